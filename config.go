@@ -1,0 +1,130 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// config is everything the gateway reads at start. Each setting comes from
+// an environment variable, and a flag of the same name in lower case with
+// dashes (PORT -> -port) overrides it.
+type config struct {
+	Port            int
+	RESTBaseURL     string
+	RESTStatusParam string
+	RESTTimeout     time.Duration
+	RESTMaxConc     int
+	RESTMaxInFlight int
+	LoaderWait      time.Duration
+	MaxComplexity   int
+	APQCacheSize    int
+	ShutdownGrace   time.Duration
+	PrintSchema     bool
+	SandboxLatency  time.Duration
+}
+
+// setting is one documented configuration variable; README.md's table
+// lists the same names and defaults.
+type setting struct {
+	env, def, help string
+	apply          func(c *config, v string) error
+}
+
+var settings = []setting{
+	{"PORT", "8080", "port to listen on", func(c *config, v string) (err error) {
+		c.Port, err = parseInt(v, 0, 65535)
+		return err
+	}},
+	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *config, v string) error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return errors.New("must be an absolute http:// or https:// URL")
+		}
+		c.RESTBaseURL = v
+		return nil
+	}},
+	{"REST_STATUS_PARAM", "status", "name of the REST list's status filter query parameter", func(c *config, v string) error {
+		if v == "" || strings.ContainsAny(v, "&=?# ") {
+			return errors.New("must be a plain query parameter name")
+		}
+		c.RESTStatusParam = v
+		return nil
+	}},
+	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
+	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", func(c *config, v string) (err error) {
+		c.RESTMaxConc, err = parseInt(v, 1, 1024)
+		return err
+	}},
+	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", func(c *config, v string) (err error) {
+		c.RESTMaxInFlight, err = parseInt(v, 1, 65536)
+		return err
+	}},
+	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *config) *time.Duration { return &c.LoaderWait })},
+	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", func(c *config, v string) (err error) {
+		c.MaxComplexity, err = parseInt(v, 1, 1<<30)
+		return err
+	}},
+	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", func(c *config, v string) (err error) {
+		c.APQCacheSize, err = parseInt(v, 1, 1<<24)
+		return err
+	}},
+	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *config) *time.Duration { return &c.ShutdownGrace })},
+	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *config) *time.Duration { return &c.SandboxLatency })},
+}
+
+func durationSetting(field func(*config) *time.Duration) func(*config, string) error {
+	return func(c *config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			return errors.New("must be a duration such as 250ms or 10s")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
+func parseInt(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("must be an integer from %d to %d", lo, hi)
+	}
+	return n, nil
+}
+
+func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
+
+// loadConfig reads settings from getenv, then from args as flags.
+func loadConfig(getenv func(string) string, args []string) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("paygraph", flag.ContinueOnError)
+	values := make(map[string]*string, len(settings))
+	for _, s := range settings {
+		v := s.def
+		if e := getenv(s.env); e != "" {
+			v = e
+		}
+		values[s.env] = fs.String(flagName(s.env), v, s.help+" (env "+s.env+")")
+	}
+	fs.BoolVar(&c.PrintSchema, "print-schema", false, "print the GraphQL schema (SDL) and exit")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var errs []error
+	for _, s := range settings {
+		if err := s.apply(&c, *values[s.env]); err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q: %w", s.env, *values[s.env], err))
+		}
+	}
+	return c, errors.Join(errs...)
+}
+
+// flagHelp is returned when -h asked for usage, which is not an error.
+var flagHelp = flag.ErrHelp

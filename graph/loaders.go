@@ -1,0 +1,243 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/graph-gophers/dataloader/v7"
+
+	"paygraph/restclient"
+)
+
+// REST is what the resolvers need from the REST API; *restclient.Client
+// implements it, tests may stub it.
+type REST interface {
+	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
+	GetPayment(ctx context.Context, id string) (*restclient.Payment, error)
+	GetPaymentLink(ctx context.Context, id string) (*restclient.PaymentLink, error)
+	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
+}
+
+// FetchLimits bounds concurrent REST calls: PerRequest for one GraphQL
+// request, and a process-wide semaphore shared by all requests so that one
+// huge query cannot starve the others.
+type FetchLimits struct {
+	PerRequest int
+	global     chan struct{}
+	// Wait is the loader's batch window. REST has no batch endpoint, so a
+	// window only groups keys; the per-request cache already dedupes them,
+	// and every microsecond of window is latency on single lookups.
+	Wait time.Duration
+}
+
+// NewFetchLimits returns limits of perRequest concurrent calls per GraphQL
+// request and global concurrent calls per process.
+func NewFetchLimits(perRequest, global int, wait time.Duration) *FetchLimits {
+	if perRequest < 1 {
+		perRequest = 1
+	}
+	if global < perRequest {
+		global = perRequest
+	}
+	return &FetchLimits{PerRequest: perRequest, global: make(chan struct{}, global), Wait: wait}
+}
+
+// Loaders are the per-request batching loaders. They are created for each
+// HTTP request and dropped with it, so one caller's data can never answer
+// another caller's query.
+type Loaders struct {
+	rest   REST
+	limits *FetchLimits
+	slots  chan struct{}
+
+	paymentsOnce sync.Once
+	payments     *dataloader.Loader[string, *restclient.Payment]
+	linksOnce    sync.Once
+	links        *dataloader.Loader[string, *restclient.PaymentLink]
+	sessionsOnce sync.Once
+	sessions     *dataloader.Loader[string, *restclient.CheckoutSession]
+	flights      sessionFlights
+}
+
+// NewLoaders returns empty loaders for one request.
+func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
+	return &Loaders{rest: rest, limits: limits, slots: make(chan struct{}, limits.PerRequest)}
+}
+
+type loadersKey struct{}
+
+// LoadersMiddleware puts fresh Loaders in every request's context.
+func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := context.WithValue(r.Context(), loadersKey{}, NewLoaders(rest, limits))
+			next.ServeHTTP(w, r.WithContext(ctx))
+		})
+	}
+}
+
+// For returns the request's loaders. A context without them (a resolver
+// called outside the HTTP stack) gets loaders of its own with no sharing.
+func loadersFor(ctx context.Context, fallback func() *Loaders) *Loaders {
+	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+		return l
+	}
+	return fallback()
+}
+
+func newLoader[V any](l *Loaders, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
+	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		results := make([]*dataloader.Result[V], len(keys))
+		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
+			v, err := fetch(ctx, keys[i])
+			results[i] = &dataloader.Result[V]{Data: v, Error: err}
+		})
+		return results
+	}
+	return dataloader.NewBatchedLoader(batch,
+		dataloader.WithWait[string, V](l.limits.Wait),
+		dataloader.WithBatchCapacity[string, V](l.limits.PerRequest*4))
+}
+
+// fanOut runs fn for 0..n-1 concurrently, each call holding a per-request
+// and a process-wide slot. A cancelled context stops waiting for slots.
+func (l *Loaders) fanOut(ctx context.Context, n int, fn func(context.Context, int)) {
+	if n == 1 {
+		l.withSlot(ctx, func(ctx context.Context) { fn(ctx, 0) })
+		return
+	}
+	var wg sync.WaitGroup
+	wg.Add(n)
+	for i := 0; i < n; i++ {
+		go func() {
+			defer wg.Done()
+			l.withSlot(ctx, func(ctx context.Context) { fn(ctx, i) })
+		}()
+	}
+	wg.Wait()
+}
+
+func (l *Loaders) withSlot(ctx context.Context, fn func(context.Context)) {
+	select {
+	case l.slots <- struct{}{}:
+	case <-ctx.Done():
+		fn(ctx) // the REST client reports the cancellation as a typed error
+		return
+	}
+	defer func() { <-l.slots }()
+	select {
+	case l.limits.global <- struct{}{}:
+	case <-ctx.Done():
+		fn(ctx)
+		return
+	}
+	defer func() { <-l.limits.global }()
+	fn(ctx)
+}
+
+// Payment loads one payment's detail (with customer.address).
+func (l *Loaders) Payment(ctx context.Context, id string) (*restclient.Payment, error) {
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, l.rest.GetPayment) })
+	return l.payments.Load(ctx, id)()
+}
+
+// PaymentThunk starts loading a payment and returns a function that waits for it.
+func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, l.rest.GetPayment) })
+	return l.payments.Load(ctx, id)
+}
+
+// PaymentLinkThunk starts loading a payment link.
+func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
+	l.linksOnce.Do(func() { l.links = newLoader(l, l.rest.GetPaymentLink) })
+	return l.links.Load(ctx, id)
+}
+
+// CheckoutSession loads a session by id or reference. Whichever key it was
+// asked by, it is then known by both within this request.
+func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+	l.sessionsOnce.Do(func() {
+		l.flights.known = make(map[string]*restclient.CheckoutSession)
+		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
+		l.sessions = newLoader(l, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
+		})
+	})
+	s, err := l.sessions.Load(ctx, key)()
+	if err == nil {
+		for _, other := range [2]string{s.ID, s.Reference} {
+			if other != "" && other != key {
+				l.sessions.Prime(ctx, other, s)
+			}
+		}
+	}
+	return s, err
+}
+
+// sessionFlights lets a lookup by reference and a lookup by id of the same
+// session share one REST call. Nothing tells a reference's id before it is
+// fetched, so each fetch first waits for the fetches of the other kind that
+// started before it and looks in what they found. Waiting only on earlier
+// fetches of the other kind keeps the waits acyclic.
+type sessionFlights struct {
+	mu       sync.Mutex
+	known    map[string]*restclient.CheckoutSession
+	inFlight [2]map[chan struct{}]struct{} // by kind: 0 reference, 1 id
+}
+
+func sessionKeyKind(key string) int {
+	if strings.HasPrefix(key, "pay_") {
+		return 1
+	}
+	return 0
+}
+
+func (f *sessionFlights) fetch(ctx context.Context, key string, get func(context.Context, string) (*restclient.CheckoutSession, error)) (*restclient.CheckoutSession, error) {
+	kind := sessionKeyKind(key)
+	f.mu.Lock()
+	if s, ok := f.known[key]; ok {
+		f.mu.Unlock()
+		return s, nil
+	}
+	var earlier []chan struct{}
+	for ch := range f.inFlight[1-kind] {
+		earlier = append(earlier, ch)
+	}
+	done := make(chan struct{})
+	f.inFlight[kind][done] = struct{}{}
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		delete(f.inFlight[kind], done)
+		f.mu.Unlock()
+		close(done)
+	}()
+
+	for _, ch := range earlier {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	if len(earlier) > 0 {
+		f.mu.Lock()
+		s, ok := f.known[key]
+		f.mu.Unlock()
+		if ok {
+			return s, nil
+		}
+	}
+	s, err := get(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.known[s.ID] = s
+	f.known[s.Reference] = s
+	f.known[key] = s
+	f.mu.Unlock()
+	return s, nil
+}

@@ -1,0 +1,222 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph/model"
+	"paygraph/graph/relay"
+	"paygraph/restclient"
+)
+
+const (
+	defaultFirst = 20
+	maxFirst     = 100
+	restMaxLimit = 100
+	// maxListCalls bounds the REST pages one connection may fetch, in case
+	// the REST API answers short or empty pages that claim has_more.
+	maxListCalls = 4
+	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
+	MaxNodes = 100
+)
+
+func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
+	n := defaultFirst
+	if first != nil {
+		n = *first
+	}
+	if n < 0 || n > maxFirst {
+		return nil, inputErrorf("first must be between 0 and %d, got %d", maxFirst, n)
+	}
+	var filter restclient.PaymentStatus
+	if status != nil {
+		filter = restclient.PaymentStatus(*status)
+	}
+	pos := relay.Position{Status: filter}
+	if after != nil {
+		p, err := relay.Decode(*after)
+		if err != nil {
+			return nil, inputErrorf("after is not a cursor of this API (use an edge's cursor or pageInfo.endCursor unchanged)")
+		}
+		if p.Status != filter {
+			return nil, inputErrorf("after belongs to a list with another status filter (%s); pass the same status to continue it", describeFilter(p.Status))
+		}
+		pos = p
+	}
+
+	edges := make([]*model.PaymentEdge, 0, n)
+	hasNext := false
+	for calls := 0; ; calls++ {
+		if calls == maxListCalls {
+			hasNext = true
+			break
+		}
+		want := n - len(edges)
+		limit := min(pos.Skip+max(want, 1), restMaxLimit)
+		page, err := r.REST.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: pos.RestCursor, Status: filter})
+		if err != nil {
+			return nil, err
+		}
+		more := page.HasMore && page.NextCursor != nil && *page.NextCursor != ""
+		start := min(pos.Skip, len(page.Data))
+		take := min(want, len(page.Data)-start)
+		for i := start; i < start+take; i++ {
+			next := relay.Position{RestCursor: pos.RestCursor, Skip: i + 1, Status: filter}
+			if i+1 == len(page.Data) && more {
+				next = relay.Position{RestCursor: *page.NextCursor, Status: filter}
+			}
+			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next})
+		}
+		if start+take < len(page.Data) {
+			hasNext = true
+			break
+		}
+		if !more {
+			break
+		}
+		pos = relay.Position{RestCursor: *page.NextCursor, Status: filter}
+		if len(edges) == n {
+			hasNext = true
+			break
+		}
+	}
+
+	conn := &model.PaymentConnection{
+		Edges:    edges,
+		Nodes:    make([]*model.Payment, len(edges)),
+		PageInfo: &model.PageInfo{HasNextPage: hasNext, HasPreviousPage: after != nil},
+	}
+	for i, e := range edges {
+		conn.Nodes[i] = e.Node
+	}
+	if len(edges) > 0 {
+		start, end := edges[0].Cursor(), edges[len(edges)-1].Cursor()
+		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &start, &end
+	}
+	return conn, nil
+}
+
+func describeFilter(s restclient.PaymentStatus) string {
+	if s == "" {
+		return "no status"
+	}
+	return "status " + string(s)
+}
+
+func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, error) {
+	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
+		return nil, err
+	}
+	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
+	if err != nil {
+		return nil, err
+	}
+	return model.NewPayment(p), nil
+}
+
+func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
+	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
+		return nil, err
+	}
+	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
+	if err != nil {
+		return nil, err
+	}
+	return model.NewPaymentLink(l), nil
+}
+
+func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
+	if err := checkID("checkout session id or reference", id, ""); err != nil {
+		return nil, err
+	}
+	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return model.NewCheckoutSession(s), nil
+}
+
+// nodeThunk starts loading the object behind a Relay id and returns a
+// function that waits for it, so that nodes(ids:) fans out at once.
+func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
+	l := r.loaders(ctx)
+	switch {
+	case validID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
+		t := l.PaymentThunk(ctx, id)
+		return func() (model.Node, error) {
+			p, err := t()
+			if err != nil {
+				return nil, err
+			}
+			return model.NewPayment(p), nil
+		}
+	case validID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
+		t := l.PaymentLinkThunk(ctx, id)
+		return func() (model.Node, error) {
+			pl, err := t()
+			if err != nil {
+				return nil, err
+			}
+			return model.NewPaymentLink(pl), nil
+		}
+	default:
+		err := inputErrorf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id)
+		return func() (model.Node, error) { return nil, err }
+	}
+}
+
+func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
+	return r.nodeThunk(ctx, id)()
+}
+
+// nodes answers in the order of ids; a missing or invalid one is null with
+// its own error at its own index.
+func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error) {
+	if len(ids) > MaxNodes {
+		return nil, inputErrorf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
+	}
+	thunks := make([]func() (model.Node, error), len(ids))
+	for i, id := range ids {
+		thunks[i] = r.nodeThunk(ctx, id)
+	}
+	out := make([]model.Node, len(ids))
+	path := graphql.GetPath(ctx)
+	for i, t := range thunks {
+		n, err := t()
+		if err != nil {
+			graphql.AddError(ctx, &gqlerror.Error{
+				Err:     err,
+				Message: err.Error(),
+				Path:    append(path[:len(path):len(path)], ast.PathIndex(i)),
+			})
+			continue
+		}
+		out[i] = n
+	}
+	return out, nil
+}
+
+func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
+	if c.AddressOf == "" {
+		return c.Address, nil
+	}
+	p, err := r.loaders(ctx).PaymentThunk(ctx, c.AddressOf)()
+	if err != nil {
+		return nil, err
+	}
+	return p.Customer.Address, nil
+}
+
+func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession) (*model.Payment, error) {
+	if s.PaymentID == "" {
+		return nil, nil
+	}
+	p, err := r.loaders(ctx).PaymentThunk(ctx, s.PaymentID)()
+	if err != nil {
+		return nil, err
+	}
+	return model.NewPayment(p), nil
+}

@@ -1,0 +1,60 @@
+// Package graph is the GraphQL layer: the schema's resolvers, the
+// per-request batching loaders, Relay cursors and the mapping of REST
+// failures onto the contract's error codes, plus gqlgen's generated
+// executor (generated.go, model/models_gen.go: never edited by hand).
+package graph
+
+//go:generate go run github.com/99designs/gqlgen generate
+
+import (
+	"context"
+
+	"paygraph/restclient"
+)
+
+// Resolver is the root of the resolvers; it holds what is shared by all
+// requests (nothing that belongs to a caller).
+type Resolver struct {
+	REST   REST
+	Limits *FetchLimits
+}
+
+func (r *Resolver) loaders(ctx context.Context) *Loaders {
+	return loadersFor(ctx, func() *Loaders { return NewLoaders(r.REST, r.Limits) })
+}
+
+// The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
+// short alphanumeric references; ids outside this alphabet could not be
+// REST ids and are refused before any call (the REST client escapes every
+// id as well, so none could ever change the path).
+const maxIDLen = 128
+
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+const (
+	paymentIDPrefix = "pay_"
+	linkIDPrefix    = "pl_"
+)
+
+func checkID(what, id, prefix string) error {
+	if !validID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+		if prefix == "" {
+			return inputErrorf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
+		}
+		return inputErrorf("%s %q is not a valid id: expected %s followed by letters, digits, '_' or '-'", what, id, prefix)
+	}
+	return nil
+}
+
+var _ REST = (*restclient.Client)(nil)

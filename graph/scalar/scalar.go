@@ -1,0 +1,120 @@
+// Package scalar implements the contract's custom scalars (DateTime,
+// Decimal, SafeInt) as gqlgen marshal/unmarshal function pairs over the
+// exact Go types the rest of the gateway uses.
+package scalar
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/restclient"
+)
+
+// dateTimeLayout always renders three fractional digits and Z, as the
+// contract requires (time.RFC3339Nano would drop trailing zeros).
+const dateTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// MaxSafeInt is 2^53-1, the largest integer a JSON client can hold exactly.
+const MaxSafeInt = 1<<53 - 1
+
+// AppendDateTime appends t in the contract's DateTime form.
+func AppendDateTime(b []byte, t time.Time) []byte {
+	return t.UTC().AppendFormat(b, dateTimeLayout)
+}
+
+// MarshalDateTime writes t as a quoted DateTime string.
+func MarshalDateTime(t time.Time) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [32]byte
+		b := append(buf[:0], '"')
+		b = AppendDateTime(b, t)
+		b = append(b, '"')
+		_, _ = w.Write(b)
+	})
+}
+
+// UnmarshalDateTime accepts an RFC 3339 string and normalises it to UTC.
+func UnmarshalDateTime(v any) (time.Time, error) {
+	s, ok := v.(string)
+	if !ok {
+		return time.Time{}, fmt.Errorf("DateTime must be a string like 2026-11-21T09:30:00.000Z, got %T", v)
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("DateTime must look like 2026-11-21T09:30:00.000Z: %q", s)
+	}
+	return t.UTC(), nil
+}
+
+// MarshalDecimal writes p as a quoted taka string with two fractional digits.
+func MarshalDecimal(p restclient.Paisa) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		var buf [32]byte
+		b := append(buf[:0], '"')
+		b = p.AppendTaka(b)
+		b = append(b, '"')
+		_, _ = w.Write(b)
+	})
+}
+
+// UnmarshalDecimal accepts only a string: a JSON number may already have
+// been rounded by the client, which is exactly what Decimal exists to avoid.
+func UnmarshalDecimal(v any) (restclient.Paisa, error) {
+	s, ok := v.(string)
+	if !ok {
+		return 0, fmt.Errorf("Decimal must be a string like \"1250.00\", got %T", v)
+	}
+	p, err := restclient.ParseTaka(s)
+	if err != nil {
+		return 0, fmt.Errorf("Decimal %q is not an exact amount of taka with at most two fractional digits", s)
+	}
+	return p, nil
+}
+
+var errUnsafeInt = errors.New("SafeInt must be an integer between -(2^53-1) and 2^53-1")
+
+// MarshalSafeInt writes n as a JSON number. Values outside the safe range
+// cannot reach here from REST data (the decoders reject them), so an
+// out-of-range value is written as null rather than as a wrong number.
+func MarshalSafeInt(n int64) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		if n > MaxSafeInt || n < -MaxSafeInt {
+			_, _ = io.WriteString(w, "null")
+			return
+		}
+		var buf [24]byte
+		_, _ = w.Write(strconv.AppendInt(buf[:0], n, 10))
+	})
+}
+
+// UnmarshalSafeInt accepts integers within ±(2^53-1).
+func UnmarshalSafeInt(v any) (int64, error) {
+	var n int64
+	switch x := v.(type) {
+	case int:
+		n = int64(x)
+	case int64:
+		n = x
+	case interface{ Int64() (int64, error) }: // json.Number
+		var err error
+		if n, err = x.Int64(); err != nil {
+			return 0, errUnsafeInt
+		}
+	case string:
+		var err error
+		if n, err = strconv.ParseInt(x, 10, 64); err != nil {
+			return 0, errUnsafeInt
+		}
+	default:
+		return 0, errUnsafeInt
+	}
+	if n > MaxSafeInt || n < -MaxSafeInt {
+		return 0, errUnsafeInt
+	}
+	return n, nil
+}

@@ -1,0 +1,497 @@
+package restclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Endpoint names a REST route pattern (for metrics and logs); it never
+// contains an id.
+type Endpoint string
+
+// The four REST routes.
+const (
+	EndpointListPayments       Endpoint = "/api/v1/payments"
+	EndpointGetPayment         Endpoint = "/api/v1/payments/{id}"
+	EndpointGetPaymentLink     Endpoint = "/api/v1/payment-links/{id}"
+	EndpointGetCheckoutSession Endpoint = "/api/v1/checkout/sessions/{id}"
+)
+
+// Route prefixes: the endpoint pattern without "/{id}".
+const (
+	routePayments         = "/api/v1/payments"
+	routePaymentLinks     = "/api/v1/payment-links"
+	routeCheckoutSessions = "/api/v1/checkout/sessions"
+)
+
+// Limits.
+const (
+	// MaxIDLength is the longest id (in bytes) sent to the REST API.
+	MaxIDLength = 256
+	// MaxBodyBytes is the largest successful response body accepted.
+	MaxBodyBytes = 8 << 20
+	// maxErrorBodyBytes is how much of an error response body is read.
+	maxErrorBodyBytes = 64 << 10
+	// maxDrainBytes is how much unread body is drained so that the
+	// connection can be reused; beyond it the connection is dropped.
+	maxDrainBytes = 256 << 10
+	// DefaultTimeout is the per-call timeout when Config.Timeout is 0.
+	DefaultTimeout = 10 * time.Second
+)
+
+// Config configures a Client.
+type Config struct {
+	BaseURL     string        // {base_url}, e.g. "http://127.0.0.1:9000"; a trailing slash or a path prefix works
+	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
+	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
+	Timeout     time.Duration // per-call timeout; 0 -> 10s
+}
+
+// Client is the typed client of the Payment Records Read API. It is safe
+// for concurrent use; it holds no per-caller state (credentials come from
+// each call's context).
+type Client struct {
+	hc          *http.Client
+	scheme      string
+	host        string
+	user        *url.Userinfo
+	basePath    string // decoded base path, no trailing slash
+	baseRawPath string // escaped base path, no trailing slash
+	statusParam string
+	timeout     time.Duration
+	timeoutMsg  string
+}
+
+// New returns a Client for cfg. BaseURL must be an absolute http or https
+// URL without query or fragment.
+func New(cfg Config) (*Client, error) {
+	if strings.TrimSpace(cfg.BaseURL) == "" {
+		return nil, errors.New("restclient: BaseURL is empty; want an absolute http(s) URL such as http://127.0.0.1:9000")
+	}
+	u, err := url.Parse(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("restclient: BaseURL %q is not a valid URL: %w", cfg.BaseURL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("restclient: BaseURL %q must be an absolute http or https URL (got scheme %q)", u.Redacted(), u.Scheme)
+	}
+	if u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("restclient: BaseURL %q has no host; want e.g. http://127.0.0.1:9000", u.Redacted())
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return nil, fmt.Errorf("restclient: BaseURL %q must not have a query or fragment", u.Redacted())
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("restclient: Timeout %v is negative", cfg.Timeout)
+	}
+	c := &Client{
+		scheme:      u.Scheme,
+		host:        u.Host,
+		user:        u.User,
+		basePath:    strings.TrimRight(u.Path, "/"),
+		baseRawPath: strings.TrimRight(u.EscapedPath(), "/"),
+		statusParam: cfg.StatusParam,
+		timeout:     cfg.Timeout,
+	}
+	if c.statusParam == "" {
+		c.statusParam = "status"
+	}
+	if c.timeout == 0 {
+		c.timeout = DefaultTimeout
+	}
+	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
+	if cfg.HTTPClient != nil {
+		hc := *cfg.HTTPClient
+		if hc.CheckRedirect == nil {
+			hc.CheckRedirect = noRedirects
+		}
+		c.hc = &hc
+	} else {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 256
+		t.MaxIdleConnsPerHost = 64
+		c.hc = &http.Client{Transport: t, CheckRedirect: noRedirects}
+	}
+	return c, nil
+}
+
+// noRedirects stops the client from following redirects: a redirect would
+// carry the credential headers to wherever it points.
+func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+// ListPayments lists one page of payments.
+func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, error) {
+	if p.Limit < 0 {
+		return nil, &Error{Kind: KindBadRequest, Endpoint: EndpointListPayments, Message: "limit must not be negative"}
+	}
+	var q url.Values
+	if p.Limit != 0 || p.Cursor != "" || p.Status != "" {
+		q = make(url.Values, 3)
+		if p.Limit != 0 {
+			q["limit"] = []string{strconv.Itoa(p.Limit)}
+		}
+		if p.Cursor != "" {
+			q["cursor"] = []string{p.Cursor}
+		}
+		if p.Status != "" {
+			q[c.statusParam] = []string{string(p.Status)}
+		}
+	}
+	var w wirePage
+	if err := c.do(ctx, EndpointListPayments, routePayments, "", q, &w); err != nil {
+		return nil, err
+	}
+	page, err := w.toPage()
+	if err != nil {
+		return nil, unexpected(EndpointListPayments, err)
+	}
+	return page, nil
+}
+
+// GetPayment retrieves one payment (Detailed is true).
+func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
+	var w wirePayment
+	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &w); err != nil {
+		return nil, err
+	}
+	p := new(Payment)
+	if err := w.to(p, true); err != nil {
+		return nil, unexpected(EndpointGetPayment, err)
+	}
+	return p, nil
+}
+
+// GetPaymentLink retrieves one payment link.
+func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, error) {
+	var w wireLink
+	if err := c.do(ctx, EndpointGetPaymentLink, routePaymentLinks, id, nil, &w); err != nil {
+		return nil, err
+	}
+	l, err := w.toLink()
+	if err != nil {
+		return nil, unexpected(EndpointGetPaymentLink, err)
+	}
+	return l, nil
+}
+
+// GetCheckoutSession retrieves one checkout session by its id or its
+// payment reference.
+func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*CheckoutSession, error) {
+	var w wireSessionEnvelope
+	if err := c.do(ctx, EndpointGetCheckoutSession, routeCheckoutSessions, idOrRef, nil, &w); err != nil {
+		return nil, err
+	}
+	s, err := w.toSession()
+	if err != nil {
+		return nil, unexpected(EndpointGetCheckoutSession, err)
+	}
+	return s, nil
+}
+
+// errorCarrier is implemented by the wire structs: it reports a string
+// "error" key in a 2xx body that has no id/data.
+type errorCarrier interface{ errorBody() (string, bool) }
+
+// checkID reports why id cannot be sent as a path segment, or "".
+func checkID(id string) string {
+	switch {
+	case id == "":
+		return "id is empty"
+	case id == "." || id == "..":
+		return "id must not be . or .."
+	case len(id) > MaxIDLength:
+		return "id is longer than " + strconv.Itoa(MaxIDLength) + " bytes"
+	}
+	for i := 0; i < len(id); i++ {
+		if b := id[i]; b < 0x20 || b == 0x7f {
+			return "id contains a control character"
+		}
+	}
+	if !utf8.ValidString(id) {
+		return "id is not valid UTF-8"
+	}
+	return ""
+}
+
+// do performs one GET of route (+ "/" + id when id != "") with query,
+// and decodes a 2xx JSON body into into. It is the single place where
+// requests are made (retries and circuit breaking belong here).
+func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
+	creds, ok := CredentialsFrom(ctx)
+	if !ok {
+		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
+	}
+	u := url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
+	if ep != EndpointListPayments {
+		if why := checkID(id); why != "" {
+			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
+		}
+		u.Path = c.basePath + route + "/" + id
+		u.RawPath = c.baseRawPath + route + "/" + url.PathEscape(id)
+	} else {
+		u.Path = c.basePath + route
+		u.RawPath = c.baseRawPath + route
+	}
+	if query != nil {
+		u.RawQuery = query.Encode()
+	}
+
+	// Checked before starting: a dead parent must not count as our timeout.
+	if err := ctx.Err(); err != nil {
+		return ctxError(ctx, ep, err)
+	}
+	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+
+	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, "", nil)
+	if err != nil {
+		return &Error{Kind: KindUpstream, Endpoint: ep, Message: "cannot build the REST request", Err: err}
+	}
+	req.URL = &u
+	req.Host = u.Host
+	req.Header["X-Api-Key"] = []string{creds.APIKey}
+	req.Header["X-Api-Secret"] = []string{creds.APISecret}
+	req.Header["Accept"] = []string{"application/json"}
+
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
+	}
+	defer drainClose(resp.Body)
+
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return c.statusError(ctx, callCtx, ep, resp, creds)
+	}
+
+	lr := limitedReader{r: resp.Body, n: MaxBodyBytes}
+	dec := json.NewDecoder(&lr)
+	dec.UseNumber()
+	if err := dec.Decode(into); err != nil {
+		if lr.exceeded {
+			return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
+				Message: "REST API answered something unexpected: body larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
+		}
+		if isDecodeError(err) {
+			e := unexpected(ep, describeDecodeError(err))
+			e.Status = resp.StatusCode
+			return e
+		}
+		return c.transportError(ctx, callCtx, ep, err, "REST API connection failed while reading the answer: ")
+	}
+	if msg, isErr := into.errorBody(); isErr {
+		msg = creds.scrub(msg)
+		if msg == "" {
+			msg = "REST API answered an error without a message"
+		}
+		kind := KindUpstream
+		if containsNotFound(msg) {
+			kind = KindNotFound
+		}
+		return &Error{Kind: kind, Endpoint: ep, Status: resp.StatusCode, Message: msg}
+	}
+	return nil
+}
+
+// ctxError maps a context error of the caller's context.
+func ctxError(parent context.Context, ep Endpoint, err error) *Error {
+	if errors.Is(parent.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer before the caller's deadline", Err: err}
+	}
+	return &Error{Kind: KindCanceled, Endpoint: ep, Message: "request canceled by the caller", Err: err}
+}
+
+// transportError maps a failure to get or read a response.
+func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, err error, prefix string) *Error {
+	if parent.Err() != nil {
+		return ctxError(parent, ep, err)
+	}
+	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
+		return &Error{Kind: KindTimeout, Endpoint: ep, Message: c.timeoutMsg, Err: err}
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() { // e.g. http.Client.Timeout
+		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
+	}
+	cause := err
+	var ue *url.Error
+	if errors.As(err, &ue) { // drop "Get <url>:", keep the cause
+		cause = ue.Err
+	}
+	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + cause.Error(), Err: err}
+}
+
+// statusError maps a non-2xx response.
+func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp *http.Response, creds Credentials) *Error {
+	code := resp.StatusCode
+	e := &Error{Endpoint: ep, Status: code}
+	body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
+	var eb struct {
+		Error errField `json:"error"`
+	}
+	if readErr == nil && json.Unmarshal(body, &eb) == nil && eb.Error.set && eb.Error.msg != "" {
+		e.Message = creds.scrub(eb.Error.msg)
+	} else {
+		e.Message = "REST API answered " + strconv.Itoa(code)
+		if t := http.StatusText(code); t != "" {
+			e.Message += " " + t
+		}
+	}
+	switch {
+	case code == http.StatusBadRequest || code == http.StatusUnprocessableEntity:
+		e.Kind = KindBadRequest
+	case code == http.StatusUnauthorized:
+		e.Kind = KindUnauthorized
+	case code == http.StatusForbidden:
+		e.Kind = KindForbidden
+	case code == http.StatusNotFound:
+		e.Kind = KindNotFound
+	case code == http.StatusTooManyRequests:
+		e.Kind = KindRateLimited
+		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	case code == http.StatusRequestTimeout || code == http.StatusGatewayTimeout:
+		e.Kind = KindTimeout
+	case code >= 500:
+		e.Kind = KindUpstream
+	case code >= 400:
+		e.Kind = KindBadRequest
+	default: // 1xx/3xx: a redirect is not followed (it would carry the credentials)
+		e.Kind = KindUpstream
+		if code >= 300 {
+			e.Message = "REST API answered an unexpected redirect (" + strconv.Itoa(code) + ")"
+		}
+	}
+	if code >= 400 && code < 500 && e.Kind != KindNotFound && containsNotFound(e.Message) {
+		e.Kind = KindNotFound
+	}
+	return e
+}
+
+// parseRetryAfter parses a Retry-After value: delay-seconds or an HTTP-date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs <= 0 {
+			return 0
+		}
+		if secs > 1<<31 { // absurd; keep the Duration from overflowing
+			secs = 1 << 31
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d.Round(time.Second)
+		}
+	}
+	return 0
+}
+
+// containsNotFound reports whether msg contains "not found", any case.
+func containsNotFound(msg string) bool {
+	const want = "not found"
+	for i := 0; i+len(want) <= len(msg); i++ {
+		if strings.EqualFold(msg[i:i+len(want)], want) {
+			return true
+		}
+	}
+	return false
+}
+
+// unexpected wraps a decoding problem (a description without body values).
+func unexpected(ep Endpoint, err error) *Error {
+	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API answered something unexpected: " + err.Error()}
+}
+
+func isDecodeError(err error) bool {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &se) || errors.As(err, &te) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+}
+
+// describeDecodeError describes a JSON decoding error without quoting the
+// body (json.SyntaxError and UnmarshalTypeError messages can).
+func describeDecodeError(err error) error {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
+	case errors.As(err, &te):
+		f := te.Field
+		if f == "" {
+			f = "body"
+		}
+		return fmt.Errorf("%s is not a %s", f, jsonKind(te.Type.Kind().String()))
+	case errors.Is(err, io.EOF):
+		return errors.New("empty body")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("truncated JSON")
+	}
+	return errors.New("invalid JSON value")
+}
+
+func jsonKind(goKind string) string {
+	switch goKind {
+	case "struct", "map":
+		return "JSON object"
+	case "slice", "array":
+		return "JSON array"
+	case "bool":
+		return "JSON boolean"
+	case "string":
+		return "JSON string"
+	case "int", "int64", "float64":
+		return "JSON number"
+	}
+	return "value of the expected type"
+}
+
+// limitedReader reads at most n bytes and then fails with errBodyTooLarge
+// (unlike io.LimitReader, whose silent EOF would look like truncated JSON).
+type limitedReader struct {
+	r        io.Reader
+	n        int64
+	exceeded bool
+}
+
+var errBodyTooLarge = errors.New("restclient: response body too large")
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if l.n <= 0 {
+		// Probe one byte to tell "exactly n" from "more than n".
+		var one [1]byte
+		k, err := l.r.Read(one[:])
+		if k > 0 {
+			l.exceeded = true
+			return 0, errBodyTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > l.n {
+		p = p[:l.n]
+	}
+	k, err := l.r.Read(p)
+	l.n -= int64(k)
+	return k, err
+}
+
+// drainClose reads what is left of a body (bounded) so the connection can
+// go back to the pool, then closes it.
+func drainClose(body io.ReadCloser) {
+	_, _ = io.CopyN(io.Discard, body, maxDrainBytes)
+	_ = body.Close()
+}

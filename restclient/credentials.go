@@ -1,0 +1,118 @@
+package restclient
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+)
+
+// Credentials is the caller's credential pair, forwarded unchanged as the
+// x-api-key and x-api-secret headers of every REST call made for it.
+//
+// Every textual form of a Credentials (String, %v, %+v, %#v, %s, %q, %d,
+// slog, encoding/json) is redacted: it shows at most the key's prefix
+// ("ak_test_…") and never the secret.
+type Credentials struct {
+	APIKey    string
+	APISecret string
+}
+
+type credentialsKey struct{}
+
+// WithCredentials returns a context carrying c.
+func WithCredentials(ctx context.Context, c Credentials) context.Context {
+	return context.WithValue(ctx, credentialsKey{}, c)
+}
+
+// CredentialsFrom returns the credentials carried by ctx; ok is false when
+// there are none or when either half is empty.
+func CredentialsFrom(ctx context.Context) (Credentials, bool) {
+	c, _ := ctx.Value(credentialsKey{}).(Credentials)
+	if c.APIKey == "" || c.APISecret == "" {
+		return c, false
+	}
+	return c, true
+}
+
+// redactedKey returns the key's recognisable prefix ("ak_test_…"), or
+// "[redacted]" when the key does not look like "<word>_<word>_<rest>".
+func redactedKey(key string) string {
+	if key == "" {
+		return "[none]"
+	}
+	// Up to and including the second '_' within the first 16 bytes, the
+	// prefix made only of ASCII letters/digits.
+	underscores := 0
+	for i := 0; i < len(key) && i < 16; i++ {
+		c := key[i]
+		switch {
+		case c == '_':
+			underscores++
+			if underscores == 2 {
+				if i+1 == len(key) {
+					return "[redacted]" // nothing after the prefix: it would be the whole key
+				}
+				return key[:i+1] + "…"
+			}
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		default:
+			return "[redacted]"
+		}
+	}
+	return "[redacted]"
+}
+
+// String returns a redacted form: the key's prefix ("ak_test_…") or
+// "[redacted]"; never the secret.
+func (c Credentials) String() string { return redactedKey(c.APIKey) }
+
+// GoString implements fmt.GoStringer (%#v) without the secret.
+func (c Credentials) GoString() string {
+	secret := "[none]"
+	if c.APISecret != "" {
+		secret = "[redacted]"
+	}
+	return "restclient.Credentials{APIKey:" + strconv.Quote(redactedKey(c.APIKey)) +
+		", APISecret:" + strconv.Quote(secret) + "}"
+}
+
+// Format implements fmt.Formatter so that every verb (%v, %+v, %#v, %s,
+// %q, %x, %d...) prints the redacted form, never the fields.
+func (c Credentials) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		_, _ = io.WriteString(f, c.GoString())
+	case verb == 'q':
+		_, _ = io.WriteString(f, strconv.Quote(c.String()))
+	default:
+		_, _ = io.WriteString(f, c.String())
+	}
+}
+
+// LogValue implements slog.LogValuer.
+func (c Credentials) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("api_key", redactedKey(c.APIKey)),
+		slog.Bool("api_secret_set", c.APISecret != ""),
+	)
+}
+
+// MarshalJSON keeps encoding/json from printing the secret.
+func (c Credentials) MarshalJSON() ([]byte, error) {
+	return []byte(strconv.Quote(c.String())), nil
+}
+
+// scrub replaces any occurrence of the credentials in msg (an upstream
+// error message, say) by "[redacted]".
+func (c Credentials) scrub(msg string) string {
+	if c.APISecret != "" && strings.Contains(msg, c.APISecret) {
+		msg = strings.ReplaceAll(msg, c.APISecret, "[redacted]")
+	}
+	if c.APIKey != "" && strings.Contains(msg, c.APIKey) {
+		msg = strings.ReplaceAll(msg, c.APIKey, "[redacted]")
+	}
+	return msg
+}

@@ -1,0 +1,6 @@
+// Package restclient is the typed client of the Payment Records Read API:
+// it builds requests (escaping every id into a single path segment),
+// forwards the caller's credential pair taken from the context, decodes
+// responses into exact types (money in paisa, never a float) and reports
+// failures as typed errors. It knows nothing about GraphQL.
+package restclient

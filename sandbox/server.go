@@ -1,0 +1,564 @@
+package sandbox
+
+import (
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Options configures a Server.
+type Options struct {
+	Seed        int64         // 0 -> DefaultSeed; same seed -> byte-identical data
+	StatusParam string        // name of the list status filter query param; "" -> "status"
+	PayURL      string        // {pay_url} for payment link urls; "" -> "https://pay.example.com"
+	Latency     time.Duration // added to every request (respecting the request context)
+}
+
+// Route patterns reported in Call.Route.
+const (
+	RoutePayments        = "/api/v1/payments"
+	RoutePayment         = "/api/v1/payments/{id}"
+	RoutePaymentLink     = "/api/v1/payment-links/{id}"
+	RouteCheckoutSession = "/api/v1/checkout/sessions/{id}"
+)
+
+// List limits.
+const (
+	DefaultLimit = 20
+	MaxLimit     = 100
+)
+
+// Error messages rendered as {"error": "..."}.
+const (
+	ErrMsgNotFound          = "Not found"
+	ErrMsgMethodNotAllowed  = "Method not allowed"
+	ErrMsgMissingCreds      = "Missing API credentials"
+	ErrMsgInvalidCreds      = "Invalid API credentials"
+	ErrMsgInvalidLimit      = "Invalid limit"
+	ErrMsgInvalidCursor     = "Invalid cursor"
+	ErrMsgInvalidStatus     = "Invalid status"
+	ErrMsgPaymentNotFound   = "Payment not found"
+	ErrMsgLinkNotFound      = "Payment link not found"
+	ErrMsgSessionNotFound   = "Checkout session not found"
+	ErrMsgInternal          = "Internal server error"
+	ErrMsgBadGateway        = "Bad gateway"
+	ErrMsgUnavailable       = "Service unavailable"
+	ErrMsgTooManyRequests   = "Too many requests"
+	faultRetryAfterSeconds  = "7"
+	badJSONBody             = "<html><body><h1>Service temporarily unavailable</h1></body></html>\n"
+	contentTypeJSON         = "application/json"
+	defaultPayURL           = "https://pay.example.com"
+	defaultStatusFilterName = "status"
+)
+
+// Call is one recorded request.
+type Call struct {
+	Method      string
+	Route       string // a Route* constant, or "" for unknown paths
+	EscapedPath string
+	RawQuery    string
+	APIKey      string // x-api-key header as sent
+	APISecret   string // x-api-secret header as sent
+	// Status is the HTTP status written; 0 while the request is in flight
+	// and when no response was written (hang, drop, cancelled latency).
+	Status int
+	// Fault is the fault injected into this request (FaultNone if none).
+	// The Call passed to a fault hook always has FaultNone.
+	Fault Fault
+}
+
+// Fault is a failure injected into a request by the fault hook.
+type Fault int
+
+const (
+	FaultNone    Fault = iota
+	Fault500           // 500 {"error":"Internal server error"}
+	Fault502           // 502 {"error":"Bad gateway"}
+	Fault503           // 503 {"error":"Service unavailable"}
+	Fault429           // 429 {"error":"Too many requests"} with Retry-After: 7
+	FaultHang          // block until the request context ends; write nothing
+	FaultDrop          // hijack and close the connection without answering
+	FaultBadJSON       // 200, Content-Type application/json, body that is not JSON
+)
+
+func (f Fault) String() string {
+	switch f {
+	case FaultNone:
+		return "none"
+	case Fault500:
+		return "500"
+	case Fault502:
+		return "502"
+	case Fault503:
+		return "503"
+	case Fault429:
+		return "429"
+	case FaultHang:
+		return "hang"
+	case FaultDrop:
+		return "drop"
+	case FaultBadJSON:
+		return "badjson"
+	}
+	return "Fault(" + strconv.Itoa(int(f)) + ")"
+}
+
+// Server is the sandbox REST API. It is safe for concurrent use.
+type Server struct {
+	statusParam string
+	businesses  []*business
+	byKey       map[string]*business
+
+	latency atomic.Int64
+	faults  atomic.Pointer[faultHook]
+
+	mu    sync.Mutex
+	calls []Call
+	epoch uint64 // bumped by ResetCalls so in-flight requests don't touch new entries
+}
+
+type faultHook struct{ f func(Call) Fault }
+
+type business struct {
+	info     Business
+	payments []Payment
+	links    []PaymentLink
+	sessions []CheckoutSession
+
+	listJSON   [][]byte // list form, in list order
+	detailJSON [][]byte // retrieve form, in list order
+	paymentPos map[string]int
+	statusPos  map[string][]int // status -> ascending list positions
+
+	linkJSON    map[string][]byte // by id
+	sessionJSON map[string][]byte // by id and by reference
+}
+
+// New builds a Server with data generated from opts.Seed.
+func New(opts Options) *Server {
+	seed := opts.Seed
+	if seed == 0 {
+		seed = DefaultSeed
+	}
+	payURL := strings.TrimSuffix(opts.PayURL, "/")
+	if payURL == "" {
+		payURL = defaultPayURL
+	}
+	s := &Server{statusParam: opts.StatusParam, byKey: map[string]*business{}}
+	if s.statusParam == "" {
+		s.statusParam = defaultStatusFilterName
+	}
+	s.latency.Store(int64(opts.Latency))
+	for _, d := range generate(seed, payURL) {
+		b := &business{
+			info: d.info, payments: d.payments, links: d.links, sessions: d.sessions,
+			paymentPos:  make(map[string]int, len(d.payments)),
+			statusPos:   map[string][]int{},
+			linkJSON:    make(map[string][]byte, len(d.links)),
+			sessionJSON: make(map[string][]byte, 2*len(d.sessions)),
+		}
+		for _, st := range Statuses() {
+			b.statusPos[st] = []int{}
+		}
+		for i, p := range d.payments {
+			b.listJSON = append(b.listJSON, renderPayment(p, false))
+			b.detailJSON = append(b.detailJSON, renderPayment(p, true))
+			b.paymentPos[p.ID] = i
+			b.statusPos[p.Status] = append(b.statusPos[p.Status], i)
+		}
+		for _, l := range d.links {
+			b.linkJSON[l.ID] = renderLink(l)
+		}
+		for _, cs := range d.sessions {
+			body := renderSession(cs)
+			b.sessionJSON[cs.ID] = body
+			b.sessionJSON[cs.Reference] = body
+		}
+		s.businesses = append(s.businesses, b)
+		s.byKey[b.info.APIKey] = b
+	}
+	return s
+}
+
+// Businesses returns the sandbox's businesses with their credentials.
+func (s *Server) Businesses() []Business {
+	out := make([]Business, len(s.businesses))
+	for i, b := range s.businesses {
+		out[i] = b.info
+	}
+	return out
+}
+
+// Payments returns a copy of the business's payments in REST list order
+// (nil for an unknown key).
+func (s *Server) Payments(apiKey string) []Payment {
+	if b := s.byKey[apiKey]; b != nil {
+		return slices.Clone(b.payments)
+	}
+	return nil
+}
+
+// PaymentLinks returns a copy of the business's payment links (nil for an
+// unknown key).
+func (s *Server) PaymentLinks(apiKey string) []PaymentLink {
+	b := s.byKey[apiKey]
+	if b == nil {
+		return nil
+	}
+	out := make([]PaymentLink, len(b.links))
+	for i, l := range b.links {
+		out[i] = l.clone()
+	}
+	return out
+}
+
+// CheckoutSessions returns a copy of the business's checkout sessions (nil
+// for an unknown key).
+func (s *Server) CheckoutSessions(apiKey string) []CheckoutSession {
+	b := s.byKey[apiKey]
+	if b == nil {
+		return nil
+	}
+	out := make([]CheckoutSession, len(b.sessions))
+	for i, c := range b.sessions {
+		out[i] = c.clone()
+	}
+	return out
+}
+
+// StatusParam returns the name of the list status filter query parameter.
+func (s *Server) StatusParam() string { return s.statusParam }
+
+// EncodeCursor returns the cursor the list endpoint produces after the
+// payment with the given id.
+func EncodeCursor(paymentID string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(paymentID))
+}
+
+// ---- call accounting, latency, faults ----
+
+// Calls returns a copy of the call log, in arrival order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.calls)
+}
+
+// CallCount returns the number of recorded calls for a route pattern
+// (a Route* constant); "" counts all calls.
+func (s *Server) CallCount(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if route == "" {
+		return len(s.calls)
+	}
+	n := 0
+	for _, c := range s.calls {
+		if c.Route == route {
+			n++
+		}
+	}
+	return n
+}
+
+// ResetCalls clears the call log.
+func (s *Server) ResetCalls() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = nil
+	s.epoch++
+}
+
+// SetLatency sets the delay added to every request.
+func (s *Server) SetLatency(d time.Duration) { s.latency.Store(int64(d)) }
+
+// SetFaults installs a hook deciding, per request, which fault to inject.
+// The hook may be called concurrently. nil removes it.
+func (s *Server) SetFaults(f func(c Call) Fault) {
+	if f == nil {
+		s.faults.Store(nil)
+		return
+	}
+	s.faults.Store(&faultHook{f: f})
+}
+
+// RandomFaults returns a concurrency-safe fault hook that injects a fault
+// into roughly rate (0..1) of the requests, choosing uniformly among kinds
+// (default: Fault500, Fault502, Fault503, Fault429). The decision sequence
+// is deterministic for a seed; which request gets which decision depends on
+// arrival order.
+func RandomFaults(seed int64, rate float64, kinds ...Fault) func(Call) Fault {
+	if len(kinds) == 0 {
+		kinds = []Fault{Fault500, Fault502, Fault503, Fault429}
+	}
+	kinds = slices.Clone(kinds)
+	var mu sync.Mutex
+	rng := newRand(seed)
+	return func(Call) Fault {
+		mu.Lock()
+		defer mu.Unlock()
+		if rng.Float64() >= rate {
+			return FaultNone
+		}
+		return kinds[rng.IntN(len(kinds))]
+	}
+}
+
+func (s *Server) record(c Call) (int, uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, c)
+	return len(s.calls) - 1, s.epoch
+}
+
+func (s *Server) finish(idx int, epoch uint64, status int, fault Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if epoch == s.epoch && idx < len(s.calls) {
+		s.calls[idx].Status = status
+		s.calls[idx].Fault = fault
+	}
+}
+
+// ---- HTTP ----
+
+// ServeHTTP implements the REST API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	escaped := r.URL.EscapedPath()
+	route, id, idOK := matchRoute(escaped)
+	c := Call{
+		Method: r.Method, Route: route, EscapedPath: escaped, RawQuery: r.URL.RawQuery,
+		APIKey: r.Header.Get("x-api-key"), APISecret: r.Header.Get("x-api-secret"),
+	}
+	idx, epoch := s.record(c)
+
+	fault := FaultNone
+	if h := s.faults.Load(); h != nil {
+		fault = h.f(c)
+	}
+	status := 0
+	defer func() { s.finish(idx, epoch, status, fault) }()
+
+	if d := time.Duration(s.latency.Load()); d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		}
+	}
+
+	if fault != FaultNone {
+		status = s.applyFault(w, r, fault)
+		return
+	}
+	status = s.handle(w, r, route, id, idOK)
+}
+
+func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int {
+	switch f {
+	case Fault500:
+		return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
+	case Fault502:
+		return writeJSON(w, http.StatusBadGateway, errorBody(ErrMsgBadGateway))
+	case Fault503:
+		return writeJSON(w, http.StatusServiceUnavailable, errorBody(ErrMsgUnavailable))
+	case Fault429:
+		w.Header().Set("Retry-After", faultRetryAfterSeconds)
+		return writeJSON(w, http.StatusTooManyRequests, errorBody(ErrMsgTooManyRequests))
+	case FaultHang:
+		<-r.Context().Done()
+		return 0
+	case FaultDrop:
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			panic(http.ErrAbortHandler) // e.g. HTTP/2: abort the stream instead
+		}
+		conn.Close()
+		return 0
+	case FaultBadJSON:
+		return writeJSON(w, http.StatusOK, []byte(badJSONBody))
+	}
+	return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
+}
+
+// matchRoute maps an escaped path to a route pattern and its (unescaped) id.
+// idOK is false when the id segment could not be unescaped.
+func matchRoute(escaped string) (route, id string, idOK bool) {
+	rest, ok := strings.CutPrefix(escaped, "/api/v1/")
+	if !ok {
+		return "", "", false
+	}
+	seg := strings.Split(rest, "/")
+	var raw string
+	switch {
+	case len(seg) == 1 && seg[0] == "payments":
+		return RoutePayments, "", true
+	case len(seg) == 2 && seg[0] == "payments":
+		route, raw = RoutePayment, seg[1]
+	case len(seg) == 2 && seg[0] == "payment-links":
+		route, raw = RoutePaymentLink, seg[1]
+	case len(seg) == 3 && seg[0] == "checkout" && seg[1] == "sessions":
+		route, raw = RouteCheckoutSession, seg[2]
+	default:
+		return "", "", false
+	}
+	if raw == "" {
+		return "", "", false // trailing slash: no such route
+	}
+	id, err := url.PathUnescape(raw)
+	if err != nil {
+		return route, "", false
+	}
+	return route, id, true
+}
+
+var (
+	bodyNotFound         = errorBody(ErrMsgNotFound)
+	bodyMethodNotAllowed = errorBody(ErrMsgMethodNotAllowed)
+	bodyMissingCreds     = errorBody(ErrMsgMissingCreds)
+	bodyInvalidCreds     = errorBody(ErrMsgInvalidCreds)
+	bodyInvalidLimit     = errorBody(ErrMsgInvalidLimit)
+	bodyInvalidCursor    = errorBody(ErrMsgInvalidCursor)
+	bodyInvalidStatus    = errorBody(ErrMsgInvalidStatus)
+	bodyPaymentNotFound  = errorBody(ErrMsgPaymentNotFound)
+	bodyLinkNotFound     = errorBody(ErrMsgLinkNotFound)
+	bodySessionNotFound  = errorBody(ErrMsgSessionNotFound)
+)
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string, idOK bool) int {
+	if route == "" {
+		return writeJSON(w, http.StatusNotFound, bodyNotFound)
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		return writeJSON(w, http.StatusMethodNotAllowed, bodyMethodNotAllowed)
+	}
+	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
+	if key == "" || secret == "" {
+		return writeJSON(w, http.StatusUnauthorized, bodyMissingCreds)
+	}
+	b := s.byKey[key]
+	if b == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(b.info.APISecret)) != 1 {
+		return writeJSON(w, http.StatusUnauthorized, bodyInvalidCreds)
+	}
+	switch route {
+	case RoutePayments:
+		return s.list(w, r, b)
+	case RoutePayment:
+		if i, ok := b.paymentPos[id]; ok && idOK {
+			return writeJSON(w, http.StatusOK, b.detailJSON[i])
+		}
+		return writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
+	case RoutePaymentLink:
+		if body, ok := b.linkJSON[id]; ok && idOK {
+			return writeJSON(w, http.StatusOK, body)
+		}
+		return writeJSON(w, http.StatusNotFound, bodyLinkNotFound)
+	case RouteCheckoutSession:
+		if body, ok := b.sessionJSON[id]; ok && idOK {
+			return writeJSON(w, http.StatusOK, body)
+		}
+		return writeJSON(w, http.StatusNotFound, bodySessionNotFound)
+	}
+	return writeJSON(w, http.StatusNotFound, bodyNotFound)
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
+	q := r.URL.Query()
+	limit, ok := parseLimit(q.Get("limit"))
+	if !ok {
+		return writeJSON(w, http.StatusBadRequest, bodyInvalidLimit)
+	}
+	start := 0
+	if c := q.Get("cursor"); c != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(c)
+		pos, found := b.paymentPos[string(raw)]
+		if err != nil || !found {
+			return writeJSON(w, http.StatusBadRequest, bodyInvalidCursor)
+		}
+		start = pos + 1
+	}
+	var page []int
+	hasMore := false
+	if st := q.Get(s.statusParam); st != "" {
+		positions, ok := b.statusPos[st]
+		if !ok {
+			return writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
+		}
+		k := sort.SearchInts(positions, start)
+		end := min(k+limit, len(positions))
+		page = positions[k:end]
+		hasMore = end < len(positions)
+	} else {
+		end := min(start+limit, len(b.payments))
+		page = make([]int, 0, max(end-start, 0))
+		for i := start; i < end; i++ {
+			page = append(page, i)
+		}
+		hasMore = end < len(b.payments)
+	}
+
+	size := 64
+	for _, i := range page {
+		size += len(b.listJSON[i]) + 1
+	}
+	out := make([]byte, 0, size)
+	out = append(out, `{"data":[`...)
+	for n, i := range page {
+		if n > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b.listJSON[i]...)
+	}
+	out = append(out, `],"has_more":`...)
+	out = strconv.AppendBool(out, hasMore)
+	out = append(out, `,"next_cursor":`...)
+	if hasMore && len(page) > 0 {
+		out = append(out, '"')
+		out = append(out, EncodeCursor(b.payments[page[len(page)-1]].ID)...)
+		out = append(out, '"')
+	} else {
+		out = append(out, "null"...)
+	}
+	out = append(out, '}')
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// parseLimit applies the limit rules: "" -> default, > MaxLimit -> MaxLimit,
+// non-integer or < 1 -> invalid.
+func parseLimit(v string) (int, bool) {
+	if v == "" {
+		return DefaultLimit, true
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		if errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(v, "-") {
+			return MaxLimit, true // a huge integer is still > 100
+		}
+		return 0, false
+	}
+	if n < 1 {
+		return 0, false
+	}
+	return int(min(n, MaxLimit)), true
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) int {
+	h := w.Header()
+	h.Set("Content-Type", contentTypeJSON)
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+	return status
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The project's one test command (README "Test"; .ci/run calls exactly
+# this). It installs what the tests need, checks formatting, vet and that
+# gqlgen's output is up to date, then runs every test with the race
+# detector.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ -x scripts/ci-setup.sh ]; then
+  scripts/ci-setup.sh
+fi
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== gqlgen output is up to date"
+before=$(git status --porcelain -- graph 2>/dev/null || true)
+go run github.com/99designs/gqlgen generate
+after=$(git status --porcelain -- graph 2>/dev/null || true)
+if [ "$before" != "$after" ]; then
+  echo "go run github.com/99designs/gqlgen changed graph/: commit its output"; git status --porcelain -- graph; git diff --stat -- graph; exit 1
+fi
+
+echo "== go test -race"
+go test -race -count=1 -timeout 15m ./...

@@ -1,0 +1,177 @@
+// Command paygraph is a GraphQL gateway in front of a merchant's Payment
+// Records Read API. With no REST_BASE_URL it starts an embedded sandbox
+// REST API with demo data, so `go run .` is enough to explore it.
+package main
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"paygraph/graph"
+	"paygraph/restclient"
+	"paygraph/sandbox"
+)
+
+//go:embed schema.graphqls
+var schemaSDL string
+
+func main() {
+	cfg, err := loadConfig(os.Getenv, os.Args[1:])
+	if errors.Is(err, flagHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "paygraph: bad configuration:", err)
+		os.Exit(2)
+	}
+	if cfg.PrintSchema {
+		fmt.Print(schemaSDL)
+		return
+	}
+	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, cfg, logger, os.Stdout); err != nil {
+		logger.Error("paygraph stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// run serves until ctx is done, then shuts down gracefully.
+func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) error {
+	baseURL, demo := cfg.RESTBaseURL, (*sandbox.Server)(nil)
+	if baseURL == "" {
+		demo = sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency})
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		sb := &http.Server{Handler: demo, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = sb.Serve(ln) }()
+		defer sb.Close()
+		baseURL = "http://" + ln.Addr().String()
+	}
+	gw, err := newGateway(cfg, baseURL)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{
+		Handler:           gw,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      cfg.RESTTimeout*3 + 30*time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+	}
+	printBanner(out, ln.Addr(), baseURL, demo)
+	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", baseURL, "sandbox", demo != nil)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	gw.ready.Store(false)
+	logger.Info("shutting down", "grace", cfg.ShutdownGrace.String())
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("graceful shutdown: %w", err)
+	}
+	return nil
+}
+
+// gateway is the HTTP surface of the process.
+type gateway struct {
+	http.Handler
+	ready *atomic.Bool
+}
+
+func newGateway(cfg config, baseURL string) (*gateway, error) {
+	rc, err := restclient.New(restclient.Config{
+		BaseURL:     baseURL,
+		HTTPClient:  &http.Client{Transport: newTransport(cfg)},
+		StatusParam: cfg.RESTStatusParam,
+		Timeout:     cfg.RESTTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ready := new(atomic.Bool)
+	ready.Store(true)
+	gql := graph.NewHandler(graph.HandlerConfig{
+		REST:          rc,
+		Limits:        graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait),
+		MaxComplexity: cfg.MaxComplexity,
+		APQCacheSize:  cfg.APQCacheSize,
+	})
+	r := chi.NewRouter()
+	r.Handle("/graphql", gql)
+	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !ready.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = io.WriteString(w, "ready\n")
+	})
+	return &gateway{Handler: r, ready: ready}, nil
+}
+
+// newTransport sizes the keep-alive pool for the concurrency bounds, so
+// that steady load reuses connections instead of dialling.
+func newTransport(cfg config) *http.Transport {
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          cfg.RESTMaxInFlight,
+		MaxIdleConnsPerHost:   cfg.RESTMaxInFlight,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: cfg.RESTTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+const exampleQuery = `{ payments(first: 3) { edges { cursor node { id amount { amount paisa } customer { name address } } } pageInfo { hasNextPage endCursor } } }`
+
+func printBanner(out io.Writer, addr net.Addr, baseURL string, demo *sandbox.Server) {
+	port := "8080"
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(ta.Port)
+	}
+	url := "http://localhost:" + port
+	fmt.Fprintf(out, "paygraph is listening on %s (GraphQL at %s/graphql)\n", url, url)
+	if demo == nil {
+		fmt.Fprintf(out, "REST API: %s\n", baseURL)
+		return
+	}
+	fmt.Fprintf(out, "REST API: embedded sandbox with demo data at %s\n\nDemo credentials:\n", baseURL)
+	for _, b := range demo.Businesses() {
+		fmt.Fprintf(out, "  %-20s x-api-key: %s  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
+	}
+	b := demo.Businesses()[0]
+	fmt.Fprintf(out, "\nTry it:\n  curl -s %s/graphql -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '{\"query\":\"%s\"}'\n",
+		url, b.APIKey, b.APISecret, exampleQuery)
+}
