@@ -84,8 +84,13 @@ func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 	}
 	gqlErr.Extensions["code"] = code
 	var re *restclient.Error
-	if code == CodeRateLimited && errors.As(err, &re) && re.RetryAfter > 0 {
-		gqlErr.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
+	if errors.As(err, &re) {
+		if re.Message != "" {
+			gqlErr.Message = re.Message // the REST API's own words: "Payment not found"
+		}
+		if code == CodeRateLimited && re.RetryAfter > 0 {
+			gqlErr.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
+		}
 	}
 	return gqlErr
 }

@@ -281,12 +281,12 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 			return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
 				Message: "REST API answered something unexpected: body larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
 		}
-		if isDecodeError(err) {
-			e := unexpected(ep, describeDecodeError(err))
-			e.Status = resp.StatusCode
-			return e
+		if lr.err != nil { // the connection failed, not the JSON
+			return c.transportError(ctx, callCtx, ep, lr.err, "REST API connection failed while reading the answer: ")
 		}
-		return c.transportError(ctx, callCtx, ep, err, "REST API connection failed while reading the answer: ")
+		e := unexpected(ep, describeDecodeError(err))
+		e.Status = resp.StatusCode
+		return e
 	}
 	if msg, isErr := into.errorBody(); isErr {
 		msg = creds.scrub(msg)
@@ -415,13 +415,6 @@ func unexpected(ep Endpoint, err error) *Error {
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API answered something unexpected: " + err.Error()}
 }
 
-func isDecodeError(err error) bool {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	return errors.As(err, &se) || errors.As(err, &te) ||
-		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
-}
-
 // describeDecodeError describes a JSON decoding error without quoting the
 // body (json.SyntaxError and UnmarshalTypeError messages can).
 func describeDecodeError(err error) error {
@@ -462,10 +455,13 @@ func jsonKind(goKind string) string {
 
 // limitedReader reads at most n bytes and then fails with errBodyTooLarge
 // (unlike io.LimitReader, whose silent EOF would look like truncated JSON).
+// It records a read error other than io.EOF in err, so that a failed
+// connection can be told from a malformed body.
 type limitedReader struct {
 	r        io.Reader
 	n        int64
 	exceeded bool
+	err      error
 }
 
 var errBodyTooLarge = errors.New("restclient: response body too large")
@@ -479,14 +475,21 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 			l.exceeded = true
 			return 0, errBodyTooLarge
 		}
-		return 0, err
+		return 0, l.note(err)
 	}
 	if int64(len(p)) > l.n {
 		p = p[:l.n]
 	}
 	k, err := l.r.Read(p)
 	l.n -= int64(k)
-	return k, err
+	return k, l.note(err)
+}
+
+func (l *limitedReader) note(err error) error {
+	if err != nil && err != io.EOF {
+		l.err = err
+	}
+	return err
 }
 
 // drainClose reads what is left of a body (bounded) so the connection can

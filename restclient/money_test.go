@@ -46,7 +46,7 @@ func TestParseTaka(t *testing.T) {
 		{"000000000000000000000000000000019.99", 1999, nil},
 		{"00.5", 50, nil}, // leading zeros tolerated (documented choice)
 		{"007", 700, nil},
-		{"100000000000000000000000000000e-30", 100, nil},
+		{"100000000000000000000000000000e-30", 10, nil}, // 1e29 * 1e-30 taka,
 
 		{"1.999", 0, ErrAmountPrecision},
 		{"1.005", 0, ErrAmountPrecision},

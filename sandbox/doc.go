@@ -35,6 +35,15 @@
 //     unescaped; an id containing "/" or "?" is simply an unknown id.
 //   - A checkout session can be looked up by its id or its reference.
 //
+// Request processing order: record the Call, ask the fault hook, sleep the
+// configured latency (returning early, without answering, when the request
+// context ends), then either inject the fault or handle normally (route ->
+// method -> credentials -> parameters -> lookup). Faults therefore hit any
+// route, even unauthenticated or unknown ones.
+//
+// Credentials are derived from a fixed internal seed, so the demo
+// credentials printed by cmd/sandbox are the same for every Options.Seed.
+//
 // Besides serving HTTP, a Server records every request (see Call, Calls,
 // CallCount, ResetCalls), can add latency (SetLatency) and can inject faults
 // (SetFaults, RandomFaults) for resilience tests.

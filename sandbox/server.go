@@ -39,20 +39,23 @@ const (
 
 // Error messages rendered as {"error": "..."}.
 const (
-	ErrMsgNotFound          = "Not found"
-	ErrMsgMethodNotAllowed  = "Method not allowed"
-	ErrMsgMissingCreds      = "Missing API credentials"
-	ErrMsgInvalidCreds      = "Invalid API credentials"
-	ErrMsgInvalidLimit      = "Invalid limit"
-	ErrMsgInvalidCursor     = "Invalid cursor"
-	ErrMsgInvalidStatus     = "Invalid status"
-	ErrMsgPaymentNotFound   = "Payment not found"
-	ErrMsgLinkNotFound      = "Payment link not found"
-	ErrMsgSessionNotFound   = "Checkout session not found"
-	ErrMsgInternal          = "Internal server error"
-	ErrMsgBadGateway        = "Bad gateway"
-	ErrMsgUnavailable       = "Service unavailable"
-	ErrMsgTooManyRequests   = "Too many requests"
+	ErrMsgNotFound         = "Not found"
+	ErrMsgMethodNotAllowed = "Method not allowed"
+	ErrMsgMissingCreds     = "Missing API credentials"
+	ErrMsgInvalidCreds     = "Invalid API credentials"
+	ErrMsgInvalidLimit     = "Invalid limit"
+	ErrMsgInvalidCursor    = "Invalid cursor"
+	ErrMsgInvalidStatus    = "Invalid status"
+	ErrMsgPaymentNotFound  = "Payment not found"
+	ErrMsgLinkNotFound     = "Payment link not found"
+	ErrMsgSessionNotFound  = "Checkout session not found"
+	ErrMsgInternal         = "Internal server error"
+	ErrMsgBadGateway       = "Bad gateway"
+	ErrMsgUnavailable      = "Service unavailable"
+	ErrMsgTooManyRequests  = "Too many requests"
+)
+
+const (
 	faultRetryAfterSeconds  = "7"
 	badJSONBody             = "<html><body><h1>Service temporarily unavailable</h1></body></html>\n"
 	contentTypeJSON         = "application/json"

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const (
+	routeList    = "/api/v1/payments"
+	routePayment = "/api/v1/payments/{id}"
+	routeLink    = "/api/v1/payment-links/{id}"
+	routeSession = "/api/v1/checkout/sessions/{id}"
+)
+
+func TestBatchingCallCounts(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	pays := g.Sandbox.Payments(b.APIKey)
+	sess := g.Sandbox.CheckoutSessions(b.APIKey)[0]
+	link := g.Sandbox.PaymentLinks(b.APIKey)[0]
+
+	var aliases strings.Builder
+	aliases.WriteString("{")
+	for i := range 10 {
+		fmt.Fprintf(&aliases, " a%d: payment(id: %q) { id amount { paisa } customer { address } }", i, pays[0].ID)
+	}
+	aliases.WriteString(" }")
+
+	for _, tc := range []struct {
+		name  string
+		query string
+		want  map[string]int
+	}{
+		{"10 aliases of one payment", aliases.String(), map[string]int{routePayment: 1}},
+		{"session, its payment and payment(id:) of it", fmt.Sprintf(`{
+			checkoutSession(id: %q) { payment { id status } }
+			payment(id: %q) { id customer { address } }
+			node(id: %q) { id } }`, sess.Reference, sess.PaymentID, sess.PaymentID),
+			map[string]int{routeSession: 1, routePayment: 1}},
+		{"session by reference and by id", fmt.Sprintf(`{
+			a: checkoutSession(id: %q) { sessionId } b: checkoutSession(id: %q) { reference } c: checkoutSession(id: %q) { amount { paisa } } }`,
+			sess.Reference, sess.ID, sess.Reference), map[string]int{routeSession: 1}},
+		{"session by id then by reference", fmt.Sprintf(`{
+			a: checkoutSession(id: %q) { sessionId } b: checkoutSession(id: %q) { reference } }`,
+			sess.ID, sess.Reference), map[string]int{routeSession: 1}},
+		{"list of 50 with addresses", `{ payments(first: 50) { nodes { id customer { address } } } }`,
+			map[string]int{routeList: 1, routePayment: 50}},
+		{"list of 50 without addresses", `{ payments(first: 50) { nodes { id amount { amount } customer { name email phone } } edges { cursor } } }`,
+			map[string]int{routeList: 1}},
+		{"list items and payment(id:) of one of them", fmt.Sprintf(`{ payments(first: 5) { nodes { customer { address } } } payment(id: %q) { id } }`, pays[2].ID),
+			map[string]int{routeList: 1, routePayment: 5}},
+		{"nodes with duplicates", fmt.Sprintf(`{ nodes(ids: [%q, %q, %q, %q]) { id } }`, pays[0].ID, link.ID, pays[0].ID, link.ID),
+			map[string]int{routePayment: 1, routeLink: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g.Sandbox.ResetCalls()
+			r := g.post(t, creds(b), tc.query, nil)
+			r.wantNoErrors(t)
+			total := 0
+			for route, n := range tc.want {
+				total += n
+				if got := g.Sandbox.CallCount(route); got != n {
+					t.Errorf("%s: %d calls, want %d", route, got, n)
+				}
+			}
+			if got := g.Sandbox.CallCount(""); got != total {
+				t.Errorf("%d REST calls in all, want %d", got, total)
+			}
+		})
+	}
+}
+
+func TestNodesOfHundredIDs(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	pays := g.Sandbox.Payments(b.APIKey)
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = pays[i].ID
+		if i%10 == 3 {
+			ids[i] = fmt.Sprintf("pay_prod_%032d", i) // missing
+		}
+	}
+	g.Sandbox.ResetCalls()
+	r := g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids})
+	var data struct{ Nodes []*struct{ ID string } }
+	r.decode(t, &data)
+	if len(data.Nodes) != 100 {
+		t.Fatalf("%d nodes", len(data.Nodes))
+	}
+	for i, n := range data.Nodes {
+		if (i%10 == 3) != (n == nil) || (n != nil && n.ID != ids[i]) {
+			t.Errorf("node %d = %+v, want %s", i, n, ids[i])
+		}
+	}
+	if len(r.Errors) != 10 {
+		t.Errorf("%d errors, want 10", len(r.Errors))
+	}
+	for _, e := range r.Errors {
+		if i := int(e.Path[1].(float64)); i%10 != 3 || e.Extensions["code"] != "NOT_FOUND" {
+			t.Errorf("error %+v", e)
+		}
+	}
+	if n := g.Sandbox.CallCount(routePayment); n != 100 {
+		t.Errorf("%d payment calls, want 100", n)
+	}
+	r = g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": append(ids, ids[0])})
+	r.wantCode(t, "BAD_USER_INPUT")
+}
+
+// TestTwoBusinessesSameID: each caller gets its own answer for the same id.
+func TestTwoBusinessesSameID(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	a, b := g.Biz[0], g.Biz[1]
+	id := g.Sandbox.Payments(a.APIKey)[0].ID
+	q := fmt.Sprintf(`{ payment(id: %q) { id customer { name } } }`, id)
+	for range 20 {
+		var wg sync.WaitGroup
+		var ra, rb *gqlResponse
+		wg.Add(2)
+		go func() { defer wg.Done(); ra = g.post(t, creds(a), q, nil) }()
+		go func() { defer wg.Done(); rb = g.post(t, creds(b), q, nil) }()
+		wg.Wait()
+		ra.wantNoErrors(t)
+		if !strings.Contains(string(ra.Data), id) {
+			t.Fatalf("owner got %s", ra.Data)
+		}
+		if rb.wantCode(t, "NOT_FOUND"); string(rb.Data) != `{"payment":null}` {
+			t.Fatalf("other business got %s", rb.Data)
+		}
+	}
+}
+
+// TestListJoinIsConcurrent: 50 addresses at 20 ms per REST call take about
+// two round trips, not 51 (the bound is loose: this is not a benchmark).
+func TestListJoinIsConcurrent(t *testing.T) {
+	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "64"}, nil)
+	g.Sandbox.SetLatency(20 * time.Millisecond)
+	start := time.Now()
+	r := g.post(t, creds(g.Biz[0]), `{ payments(first: 50) { nodes { customer { address } } } }`, nil)
+	r.wantNoErrors(t)
+	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
+		t.Errorf("took %v; 51 sequential calls would take over 1s, two round trips about 40ms", elapsed)
+	}
+}
+
+// TestClientDisconnectCancelsRESTCalls: when the caller goes away, the REST
+// calls made for it are cancelled.
+func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
+	var started, cancelled atomic.Int64
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+		started.Add(1)
+		select {
+		case <-r.Context().Done():
+			cancelled.Add(1)
+		case <-release:
+		}
+	}}
+	g := startGateway(t, map[string]string{"REST_TIMEOUT": "30s"}, rest)
+	ctx, cancel := context.WithCancel(context.Background())
+	body := []byte(`{"query":"{ a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"pay_prod_2\") { id } c: paymentLink(id: \"pl_1\") { id } }"}`)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+	req.Header = anyCreds.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+	}()
+	waitFor(t, func() bool { return started.Load() == 3 })
+	cancel()
+	<-done
+	waitFor(t, func() bool { return cancelled.Load() == 3 })
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

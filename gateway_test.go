@@ -1,0 +1,486 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"paygraph/sandbox"
+)
+
+type paymentNode struct {
+	ID     string `json:"id"`
+	Status string `json:"status"`
+	Amount struct {
+		Amount   string `json:"amount"`
+		Paisa    int64  `json:"paisa"`
+		Currency string `json:"currency"`
+	} `json:"amount"`
+	TransactionID *string `json:"transactionId"`
+	PaymentMethod *string `json:"paymentMethod"`
+	Customer      struct {
+		Name    *string `json:"name"`
+		Email   *string `json:"email"`
+		Phone   *string `json:"phone"`
+		Address *string `json:"address"`
+		City    *string `json:"city"`
+	} `json:"customer"`
+	CreatedAt string `json:"createdAt"`
+	UpdatedAt string `json:"updatedAt"`
+}
+
+const paymentFields = `id status amount { amount paisa currency } transactionId paymentMethod
+	customer { name email phone address city } createdAt updatedAt`
+
+type connection struct {
+	Edges []struct {
+		Cursor string      `json:"cursor"`
+		Node   paymentNode `json:"node"`
+	} `json:"edges"`
+	Nodes    []paymentNode `json:"nodes"`
+	PageInfo struct {
+		HasNextPage     bool    `json:"hasNextPage"`
+		HasPreviousPage bool    `json:"hasPreviousPage"`
+		StartCursor     *string `json:"startCursor"`
+		EndCursor       *string `json:"endCursor"`
+	} `json:"pageInfo"`
+}
+
+func taka(paisa int64) string {
+	sign := ""
+	if paisa < 0 {
+		sign, paisa = "-", -paisa
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, paisa/100, paisa%100)
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return *p
+}
+
+// wantPayment compares a GraphQL payment with the sandbox's record.
+func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddress bool) {
+	t.Helper()
+	check := func(field, got, want string) {
+		t.Helper()
+		if got != want {
+			t.Errorf("payment %s: %s = %q, want %q", want, field, got, want)
+		}
+	}
+	check("id", got.ID, want.ID)
+	check("status", got.Status, want.Status)
+	check("amount.amount", got.Amount.Amount, taka(want.AmountPaisa))
+	check("amount.paisa", fmt.Sprint(got.Amount.Paisa), fmt.Sprint(want.AmountPaisa))
+	check("amount.currency", got.Amount.Currency, want.Currency)
+	check("paymentMethod", str(got.PaymentMethod), want.PaymentMethod)
+	wantTx := "<nil>"
+	if want.TransactionID != "" {
+		wantTx = want.TransactionID
+	}
+	check("transactionId", str(got.TransactionID), wantTx)
+	check("customer.name", str(got.Customer.Name), want.Customer.Name)
+	check("customer.email", str(got.Customer.Email), want.Customer.Email)
+	check("customer.phone", str(got.Customer.Phone), want.Customer.Phone)
+	if withAddress {
+		check("customer.address", str(got.Customer.Address), want.Customer.Address)
+	}
+	check("customer.city", str(got.Customer.City), "<nil>")
+	check("createdAt", got.CreatedAt, want.CreatedAt)
+	check("updatedAt", got.UpdatedAt, want.UpdatedAt)
+}
+
+func TestReadmeExampleQuery(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	r := g.post(t, creds(g.Biz[0]), exampleQuery, nil)
+	r.wantNoErrors(t)
+	var data struct{ Payments connection }
+	r.decode(t, &data)
+	want := g.Sandbox.Payments(g.Biz[0].APIKey)[:3]
+	if len(data.Payments.Edges) != 3 {
+		t.Fatalf("got %d edges, want 3", len(data.Payments.Edges))
+	}
+	for i, e := range data.Payments.Edges {
+		if e.Node.ID != want[i].ID || e.Node.Amount.Paisa != want[i].AmountPaisa || e.Node.Amount.Amount != taka(want[i].AmountPaisa) {
+			t.Errorf("edge %d = %+v, want %s %d", i, e.Node, want[i].ID, want[i].AmountPaisa)
+		}
+		if str(e.Node.Customer.Address) != want[i].Customer.Address || want[i].Customer.Address == "" {
+			t.Errorf("edge %d address = %q, want %q", i, str(e.Node.Customer.Address), want[i].Customer.Address)
+		}
+		if e.Cursor == "" {
+			t.Errorf("edge %d has no cursor", i)
+		}
+	}
+	if !data.Payments.PageInfo.HasNextPage || data.Payments.PageInfo.EndCursor == nil {
+		t.Errorf("pageInfo = %+v, want a next page", data.Payments.PageInfo)
+	}
+}
+
+func TestPaymentsFieldsMatchREST(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	for _, b := range g.Biz {
+		r := g.post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
+		r.wantNoErrors(t)
+		var data struct{ Payments connection }
+		r.decode(t, &data)
+		want := g.Sandbox.Payments(b.APIKey)
+		for i, got := range data.Payments.Nodes {
+			wantPayment(t, got, want[i], true)
+		}
+	}
+}
+
+// walk pages through the whole list with the given page size.
+func walk(t *testing.T, g *testGateway, b sandbox.Business, first int, status string) []string {
+	t.Helper()
+	var ids []string
+	after := ""
+	for calls := 0; ; calls++ {
+		if calls > 1000 {
+			t.Fatal("walk does not end")
+		}
+		vars := map[string]any{"first": first}
+		if after != "" {
+			vars["after"] = after
+		}
+		if status != "" {
+			vars["status"] = status
+		}
+		r := g.post(t, creds(b), `query($first: Int, $after: String, $status: PaymentStatus) {
+			payments(first: $first, after: $after, status: $status) {
+				edges { cursor node { id status } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, vars)
+		r.wantNoErrors(t)
+		var data struct{ Payments connection }
+		r.decode(t, &data)
+		c := data.Payments
+		if c.PageInfo.HasPreviousPage != (after != "") {
+			t.Fatalf("hasPreviousPage = %v with after %q", c.PageInfo.HasPreviousPage, after)
+		}
+		if len(c.Edges) > first {
+			t.Fatalf("got %d edges for first %d", len(c.Edges), first)
+		}
+		for _, e := range c.Edges {
+			if status != "" && e.Node.Status != status {
+				t.Fatalf("filter %s returned a %s payment", status, e.Node.Status)
+			}
+			ids = append(ids, e.Node.ID)
+		}
+		if len(c.Edges) > 0 && (str(c.PageInfo.EndCursor) != c.Edges[len(c.Edges)-1].Cursor || str(c.PageInfo.StartCursor) != c.Edges[0].Cursor) {
+			t.Fatalf("start/end cursors %+v do not match the edges", c.PageInfo)
+		}
+		if !c.PageInfo.HasNextPage {
+			return ids
+		}
+		if len(c.Edges) < first {
+			t.Fatalf("short page (%d of %d) claims a next page", len(c.Edges), first)
+		}
+		after = *c.PageInfo.EndCursor
+	}
+}
+
+func wantIDs(b sandbox.Business, sb *sandbox.Server, status string) []string {
+	var ids []string
+	for _, p := range sb.Payments(b.APIKey) {
+		if status == "" || p.Status == status {
+			ids = append(ids, p.ID)
+		}
+	}
+	return ids
+}
+
+func TestWalkWholeList(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	statuses := []string{"", "PENDING", "SUCCEEDED", "FAILED", "CANCELLED", "REFUNDED"}
+	for _, first := range []int{1, 7, 20, 100} {
+		for _, status := range statuses {
+			if first == 1 && status != "" && status != "REFUNDED" {
+				continue // page size 1 over every filter is slow and adds nothing
+			}
+			t.Run(fmt.Sprintf("first=%d,status=%s", first, status), func(t *testing.T) {
+				got := walk(t, g, g.Biz[0], first, status)
+				want := wantIDs(g.Biz[0], g.Sandbox, status)
+				if len(want) == 0 {
+					t.Fatal("sandbox has no payments for this filter")
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("walked %d ids, want %d in REST order\n got %v\nwant %v", len(got), len(want), got, want)
+				}
+			})
+		}
+	}
+}
+
+func TestWalkWithCustomStatusParam(t *testing.T) {
+	g := startGateway(t, map[string]string{"REST_STATUS_PARAM": "payment_status"}, nil)
+	got := walk(t, g, g.Biz[1], 30, "FAILED")
+	if want := wantIDs(g.Biz[1], g.Sandbox, "FAILED"); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestResumeFromAnyEdge(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	all := wantIDs(b, g.Sandbox, "")
+	r := g.post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
+	r.wantNoErrors(t)
+	var data struct{ Payments connection }
+	r.decode(t, &data)
+	for _, i := range []int{0, 4, 18, 19, 29} {
+		for _, first := range []int{1, 5, 100} {
+			r := g.post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
+				map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
+			r.wantNoErrors(t)
+			var page struct{ Payments connection }
+			r.decode(t, &page)
+			var got []string
+			for _, n := range page.Payments.Nodes {
+				got = append(got, n.ID)
+			}
+			want := all[i+1 : min(i+1+first, len(all))]
+			if !slices.Equal(got, want) {
+				t.Errorf("after edge %d, first %d: got %v, want %v", i, first, got, want)
+			}
+			if !page.Payments.PageInfo.HasPreviousPage || page.Payments.PageInfo.HasNextPage != (i+1+first < len(all)) {
+				t.Errorf("after edge %d, first %d: pageInfo %+v", i, first, page.Payments.PageInfo)
+			}
+		}
+	}
+}
+
+func TestFirstZeroAndBadPaginationInput(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	r := g.post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
+	r.wantNoErrors(t)
+	var data struct{ Payments connection }
+	r.decode(t, &data)
+	if len(data.Payments.Edges) != 0 || !data.Payments.PageInfo.HasNextPage {
+		t.Errorf("first 0: %+v", data.Payments)
+	}
+
+	r = g.post(t, creds(b), `{ payments(first: 2, status: FAILED) { pageInfo { endCursor } } }`, nil)
+	r.wantNoErrors(t)
+	r.decode(t, &data)
+	failedCursor := *data.Payments.PageInfo.EndCursor
+
+	g.Sandbox.ResetCalls()
+	for _, tc := range []struct{ name, query string }{
+		{"first -1", `{ payments(first: -1) { nodes { id } } }`},
+		{"first 101", `{ payments(first: 101) { nodes { id } } }`},
+		{"first huge", `{ payments(first: 2000000000) { nodes { id } } }`},
+		{"garbage cursor", `{ payments(after: "not-a-cursor") { nodes { id } } }`},
+		{"empty cursor", `{ payments(after: "") { nodes { id } } }`},
+		{"tampered cursor", fmt.Sprintf(`{ payments(status: FAILED, after: %q) { nodes { id } } }`, tamper(failedCursor))},
+		{"cursor of another filter", fmt.Sprintf(`{ payments(status: SUCCEEDED, after: %q) { nodes { id } } }`, failedCursor)},
+		{"cursor without its filter", fmt.Sprintf(`{ payments(after: %q) { nodes { id } } }`, failedCursor)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.post(t, creds(b), tc.query, nil)
+			e := r.wantCode(t, "BAD_USER_INPUT")
+			if e.Message == "" || !slices.Equal(e.Path, []any{"payments"}) {
+				t.Errorf("error %+v", e)
+			}
+		})
+	}
+	if n := g.Sandbox.CallCount(""); n != 0 {
+		t.Errorf("bad input made %d REST calls", n)
+	}
+}
+
+func tamper(c string) string {
+	b := []byte(c)
+	i := len(b) / 2
+	if b[i] == 'A' {
+		b[i] = 'B'
+	} else {
+		b[i] = 'A'
+	}
+	return string(b)
+}
+
+func TestPaymentLinkAndNode(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	links := g.Sandbox.PaymentLinks(b.APIKey)
+	var sawNullMax, sawMax bool
+	for _, l := range links {
+		r := g.post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
+			isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
+		r.wantNoErrors(t)
+		var data struct {
+			PaymentLink struct {
+				ID, URL, Slug, Title string
+				Description          *string
+				Amount               struct {
+					Amount   string
+					Paisa    int64
+					Currency string
+				}
+				IsReusable, IsActive bool
+				CurrentUses          int
+				MaxUses              *int
+				ExpiresAt            *string
+				SuccessURL           *string
+				CreatedAt, UpdatedAt string
+			}
+		}
+		r.decode(t, &data)
+		got := data.PaymentLink
+		desc := ""
+		if got.Description != nil {
+			desc = *got.Description
+		}
+		if got.ID != l.ID || got.URL != l.URL || got.Slug != l.Slug || got.Title != l.Title || desc != l.Description ||
+			got.Amount.Paisa != l.AmountPaisa || got.Amount.Amount != taka(l.AmountPaisa) || got.Amount.Currency != l.Currency ||
+			got.IsReusable != l.IsReusable || got.IsActive != l.IsActive || got.CurrentUses != l.CurrentUses ||
+			str(got.SuccessURL) != l.SuccessURL || got.CreatedAt != l.CreatedAt || got.UpdatedAt != l.UpdatedAt {
+			t.Errorf("link %s: got %+v, want %+v", l.ID, got, l)
+		}
+		if (got.MaxUses == nil) != (l.MaxUses == nil) || (l.MaxUses != nil && *got.MaxUses != *l.MaxUses) {
+			t.Errorf("link %s maxUses %v, want %v", l.ID, got.MaxUses, l.MaxUses)
+		}
+		if (got.ExpiresAt == nil) != (l.ExpiresAt == nil) || (l.ExpiresAt != nil && *got.ExpiresAt != *l.ExpiresAt) {
+			t.Errorf("link %s expiresAt %v, want %v", l.ID, got.ExpiresAt, l.ExpiresAt)
+		}
+		sawNullMax = sawNullMax || l.MaxUses == nil
+		sawMax = sawMax || l.MaxUses != nil
+	}
+	if !sawNullMax || !sawMax {
+		t.Error("sandbox links should have some with and some without max_uses")
+	}
+
+	pay := g.Sandbox.Payments(b.APIKey)[5]
+	r := g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
+		map[string]any{"ids": []string{links[0].ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
+	var data struct {
+		Nodes []*struct{ Typename, ID, Status, URL string } `json:"nodes"`
+	}
+	r.decode(t, &data)
+	if len(data.Nodes) != 5 || data.Nodes[0] == nil || data.Nodes[0].ID != links[0].ID || data.Nodes[1] != nil ||
+		data.Nodes[2] == nil || data.Nodes[2].ID != pay.ID || data.Nodes[2].Status != pay.Status || data.Nodes[3] != nil || data.Nodes[4] != nil {
+		t.Fatalf("nodes = %s", r.Data)
+	}
+	wantErrs := map[float64]string{1: "BAD_USER_INPUT", 3: "NOT_FOUND", 4: "BAD_USER_INPUT"}
+	if len(r.Errors) != len(wantErrs) {
+		t.Fatalf("errors = %+v", r.Errors)
+	}
+	for _, e := range r.Errors {
+		if len(e.Path) != 2 || e.Path[0] != "nodes" || wantErrs[e.Path[1].(float64)] != e.Extensions["code"] {
+			t.Errorf("error %+v", e)
+		}
+	}
+	for _, e := range r.Errors {
+		if e.Extensions["code"] == "NOT_FOUND" && e.Message != "Payment not found" {
+			t.Errorf("NOT_FOUND message %q, want the REST API's", e.Message)
+		}
+	}
+
+	r = g.post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
+	r.wantNoErrors(t)
+	if !strings.Contains(string(r.Data), fmt.Sprintf(`"paisa":%d`, pay.AmountPaisa)) {
+		t.Errorf("node = %s", r.Data)
+	}
+}
+
+func TestCheckoutSession(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[1]
+	for _, s := range g.Sandbox.CheckoutSessions(b.APIKey) {
+		for _, key := range []string{s.ID, s.Reference} {
+			r := g.post(t, creds(b), `query($id: String!) { checkoutSession(id: $id) { sessionId reference paymentId status paymentStatus
+				amount { amount paisa currency } subtotal { amount paisa } customer { name email phone address city }
+				successUrl cancelUrl transactionId paymentMethod metadata { key value } createdAt updatedAt payment { id } } }`, map[string]any{"id": key})
+			r.wantNoErrors(t)
+			var data struct {
+				CheckoutSession struct {
+					SessionID, Reference, PaymentID, Status, PaymentStatus string
+					Amount, Subtotal                                       struct {
+						Amount string
+						Paisa  int64
+					}
+					Customer             struct{ Name, Email, Phone, Address, City string }
+					Metadata             []struct{ Key, Value string }
+					Payment              struct{ ID string }
+					CreatedAt, UpdatedAt string
+				}
+			}
+			r.decode(t, &data)
+			got := data.CheckoutSession
+			if got.SessionID != s.ID || got.Reference != s.Reference || got.PaymentID != s.PaymentID || got.Payment.ID != s.PaymentID ||
+				got.Status != s.Status || got.PaymentStatus != s.PaymentStatus ||
+				got.Amount.Paisa != s.AmountPaisa || got.Amount.Amount != s.Amount || got.Subtotal.Paisa != s.SubtotalPaisa || got.Subtotal.Amount != s.Subtotal ||
+				got.Customer.City != s.Customer.City || got.Customer.Address != s.Customer.Address ||
+				got.CreatedAt != s.CreatedAt || got.UpdatedAt != s.UpdatedAt {
+				t.Errorf("session by %s: got %+v, want %+v", key, got, s)
+			}
+			if len(got.Metadata) != len(s.MetaData) {
+				t.Fatalf("metadata %v, want %v", got.Metadata, s.MetaData)
+			}
+			want := map[string]string{}
+			for _, m := range s.MetaData {
+				want[m.Key] = m.Value
+			}
+			for i, m := range got.Metadata {
+				if want[m.Key] != m.Value || (i > 0 && got.Metadata[i-1].Key >= m.Key) {
+					t.Errorf("metadata %v is not meta_data %v sorted by key", got.Metadata, s.MetaData)
+				}
+			}
+		}
+	}
+	r := g.post(t, creds(b), `{ checkoutSession(id: "NOSUCHREF1") { sessionId } }`, nil)
+	if e := r.wantCode(t, "NOT_FOUND"); e.Message != "Checkout session not found" {
+		t.Errorf("message %q", e.Message)
+	}
+}
+
+func TestIDsNeverChangeTheRESTPath(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	for _, id := range []string{"../payment-links/pl_x", "a?b", "pay_prod_x/../../payment-links/pl_1", "pay_%2e%2e", "pay_x#frag", "pay_ x", "", ".."} {
+		for _, q := range []string{
+			`query($id: ID!) { payment(id: $id) { id } }`,
+			`query($id: ID!) { paymentLink(id: $id) { id } }`,
+			`query($id: String!) { checkoutSession(id: $id) { sessionId } }`,
+			`query($id: ID!) { node(id: $id) { id } }`,
+		} {
+			g.Sandbox.ResetCalls()
+			r := g.post(t, creds(b), q, map[string]any{"id": id})
+			r.wantCode(t, "BAD_USER_INPUT")
+			if n := g.Sandbox.CallCount(""); n != 0 {
+				t.Errorf("id %q made %d REST calls: %+v", id, n, g.Sandbox.Calls())
+			}
+		}
+	}
+}
+
+func TestMissingCredentials(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	for name, h := range map[string]map[string][]string{
+		"none":        nil,
+		"key only":    {"X-Api-Key": {b.APIKey}},
+		"secret only": {"X-Api-Secret": {b.APISecret}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g.Sandbox.ResetCalls()
+			r := g.post(t, h, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id } }`, nil)
+			if len(r.Errors) != 2 || r.codes()[0] != "UNAUTHENTICATED" || r.codes()[1] != "UNAUTHENTICATED" {
+				t.Fatalf("errors %+v", r.Errors)
+			}
+			if n := g.Sandbox.CallCount(""); n != 0 {
+				t.Errorf("%d REST calls without credentials", n)
+			}
+		})
+	}
+	r := g.post(t, nil, `{ __schema { queryType { name } } __typename }`, nil)
+	r.wantNoErrors(t)
+	if !strings.Contains(string(r.Data), `"Query"`) {
+		t.Errorf("introspection: %s", r.Data)
+	}
+	r = g.post(t, creds(sandbox.Business{APIKey: "ak_test_wrong", APISecret: "sk_test_wrong"}), `{ payment(id: "pay_prod_1") { id } }`, nil)
+	r.wantCode(t, "UNAUTHENTICATED")
+}
