@@ -23,6 +23,12 @@ type config struct {
 	LoaderWait      time.Duration
 	MaxComplexity   int
 	APQCacheSize    int
+	MaxDepth        int
+	MaxFields       int
+	MaxQueryLength  int
+	MaxBodyBytes    int64
+	RequestTimeout  time.Duration
+	CORSOrigins     []string
 	ShutdownGrace   time.Duration
 	PrintSchema     bool
 	SandboxLatency  time.Duration
@@ -75,6 +81,37 @@ var settings = []setting{
 	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", func(c *config, v string) (err error) {
 		c.APQCacheSize, err = parseInt(v, 1, 1<<24)
 		return err
+	}},
+	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", func(c *config, v string) (err error) {
+		c.MaxDepth, err = parseInt(v, 1, 1000)
+		return err
+	}},
+	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", func(c *config, v string) (err error) {
+		c.MaxFields, err = parseInt(v, 1, 1<<20)
+		return err
+	}},
+	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", func(c *config, v string) (err error) {
+		c.MaxQueryLength, err = parseInt(v, 1, 1<<24)
+		return err
+	}},
+	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *config, v string) error {
+		n, err := parseInt(v, 1024, 1<<30)
+		c.MaxBodyBytes = int64(n)
+		return err
+	}},
+	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *config) *time.Duration { return &c.RequestTimeout })},
+	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *config, v string) error {
+		c.CORSOrigins = nil
+		for _, o := range strings.Split(v, ",") {
+			if o = strings.TrimSpace(o); o == "" {
+				continue
+			}
+			if u, err := url.Parse(o); o != "*" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "") {
+				return fmt.Errorf("%q is not an origin like https://shop.example.com", o)
+			}
+			c.CORSOrigins = append(c.CORSOrigins, o)
+		}
+		return nil
 	}},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *config) *time.Duration { return &c.ShutdownGrace })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *config) *time.Duration { return &c.SandboxLatency })},

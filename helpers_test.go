@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -34,7 +35,7 @@ func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testG
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := newGateway(cfg, restSrv.URL)
+	gw, err := newGateway(cfg, restSrv.URL, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/rs/cors"
 
 	"paygraph/graph"
 	"paygraph/restclient"
@@ -65,7 +67,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		defer sb.Close()
 		baseURL = "http://" + ln.Addr().String()
 	}
-	gw, err := newGateway(cfg, baseURL)
+	gw, err := newGateway(cfg, baseURL, logger)
 	if err != nil {
 		return err
 	}
@@ -107,7 +109,7 @@ type gateway struct {
 	ready *atomic.Bool
 }
 
-func newGateway(cfg config, baseURL string) (*gateway, error) {
+func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, error) {
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:     baseURL,
 		HTTPClient:  &http.Client{Transport: newTransport(cfg)},
@@ -120,13 +122,17 @@ func newGateway(cfg config, baseURL string) (*gateway, error) {
 	ready := new(atomic.Bool)
 	ready.Store(true)
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:          rc,
-		Limits:        graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait),
-		MaxComplexity: cfg.MaxComplexity,
-		APQCacheSize:  cfg.APQCacheSize,
+		REST:           rc,
+		FetchLimits:    graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait),
+		MaxComplexity:  cfg.MaxComplexity,
+		APQCacheSize:   cfg.APQCacheSize,
+		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:   cfg.MaxBodyBytes,
+		RequestTimeout: cfg.RequestTimeout,
+		Logger:         logger,
 	})
 	r := chi.NewRouter()
-	r.Handle("/graphql", gql)
+	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
@@ -136,6 +142,46 @@ func newGateway(cfg config, baseURL string) (*gateway, error) {
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	return &gateway{Handler: r, ready: ready}, nil
+}
+
+// corsFor lets the merchant's own frontends (and only them) call /graphql
+// from a browser with the two credential headers. With no origins
+// configured, browsers elsewhere are refused, so a page on another site
+// cannot spend a victim's credentials.
+func corsFor(origins []string) func(http.Handler) http.Handler {
+	allowed := make(map[string]bool, len(origins))
+	for _, o := range origins {
+		allowed[o] = true
+	}
+	allow := func(origin string) bool { return allowed["*"] || allowed[origin] }
+	c := cors.New(cors.Options{
+		// rs/cors reads an empty AllowedOrigins as "*": decide ourselves.
+		AllowOriginFunc: allow,
+		AllowedMethods:  []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders: []string{"Content-Type", "Accept", graph.HeaderAPIKey, graph.HeaderAPISecret,
+			"X-Request-Id", "traceparent", "tracestate", "apollo-require-preflight"},
+		ExposedHeaders: []string{"X-Request-Id"},
+		MaxAge:         600,
+	})
+	return func(next http.Handler) http.Handler {
+		// A browser on a foreign origin that skips the preflight (a
+		// simple GET) still must not reach the REST API with our caller's
+		// credentials: refuse it outright. Same-origin pages (GraphiQL)
+		// and non-browser clients, which send no Origin, pass.
+		guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if o := r.Header.Get("Origin"); o != "" && !allow(o) && !sameOrigin(o, r) {
+				http.Error(w, "origin not allowed", http.StatusForbidden)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+		return c.Handler(guard)
+	}
+}
+
+func sameOrigin(origin string, r *http.Request) bool {
+	u, err := url.Parse(origin)
+	return err == nil && u.Host == r.Host
 }
 
 // newTransport sizes the keep-alive pool for the concurrency bounds, so

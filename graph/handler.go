@@ -1,7 +1,16 @@
 package graph
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -22,15 +31,23 @@ const (
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
 	REST           REST
-	Limits         *FetchLimits
+	FetchLimits    *FetchLimits
 	MaxComplexity  int // refuse operations whose estimated REST fan-out is larger
 	APQCacheSize   int // automatic persisted queries kept in memory
 	QueryCacheSize int // parsed and validated documents kept in memory
+	Limits         QueryLimits
+	MaxBodyBytes   int64         // largest request body accepted
+	RequestTimeout time.Duration // deadline of one GraphQL request, REST calls included
+	Logger         *slog.Logger
+	// RequestID names the request in logs (the access log's id), if any.
+	RequestID func(context.Context) string
+	// Extensions are added to the gqlgen server (metrics, tracing).
+	Extensions []graphql.HandlerExtension
 }
 
 func (c *HandlerConfig) defaults() {
-	if c.Limits == nil {
-		c.Limits = NewFetchLimits(16, 256, 0)
+	if c.FetchLimits == nil {
+		c.FetchLimits = NewFetchLimits(16, 256, 0)
 	}
 	if c.MaxComplexity <= 0 {
 		c.MaxComplexity = 5000
@@ -41,6 +58,15 @@ func (c *HandlerConfig) defaults() {
 	if c.QueryCacheSize <= 0 {
 		c.QueryCacheSize = 1000
 	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 256 << 10
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RequestID == nil {
+		c.RequestID = func(context.Context) string { return "" }
+	}
 }
 
 // NewHandler returns the /graphql HTTP handler: POST and GET transports,
@@ -50,7 +76,7 @@ func (c *HandlerConfig) defaults() {
 func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.defaults()
 	es := NewExecutableSchema(Config{
-		Resolvers:  &Resolver{REST: cfg.REST, Limits: cfg.Limits},
+		Resolvers:  &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits},
 		Complexity: complexityRoot(),
 	})
 	srv := handler.New(es)
@@ -60,9 +86,54 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
 	srv.Use(extension.Introspection{})
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](cfg.APQCacheSize)})
+	srv.Use(cfg.Limits)
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	for _, ext := range cfg.Extensions {
+		srv.Use(ext)
+	}
+	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
-	return CredentialsMiddleware(LoadersMiddleware(cfg.REST, cfg.Limits)(srv))
+	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
+			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return errPanic
+	})
+	var h http.Handler = LoadersMiddleware(cfg.REST, cfg.FetchLimits)(srv)
+	h = CredentialsMiddleware(h)
+	return limitRequest(cfg.MaxBodyBytes, cfg.RequestTimeout, h)
+}
+
+// parserTokenLimit bounds the lexer's work on one document.
+const parserTokenLimit = 20000
+
+var errPanic = errors.New("internal error")
+
+// limitRequest refuses bodies over maxBody (413, before gqlgen reads
+// them) and puts a deadline on the whole request, REST calls included.
+func limitRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > maxBody {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, CodeBadUserInput,
+				fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBody))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if timeout > 0 {
+			ctx, cancel := context.WithTimeout(r.Context(), timeout)
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// writeHTTPError answers with a GraphQL-shaped error body.
+func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // CredentialsMiddleware puts the caller's x-api-key and x-api-secret into
