@@ -1,10 +1,12 @@
 package graph
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -93,11 +95,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
-	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+	recovered := func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		return errPanic
-	})
+	}
+	srv.SetRecoverFunc(recovered)
+	cfg.FetchLimits.recovered = recovered
 	var h http.Handler = LoadersMiddleware(cfg.REST, cfg.FetchLimits)(srv)
 	h = CredentialsMiddleware(h)
 	return limitRequest(cfg.MaxBodyBytes, cfg.RequestTimeout, h)
@@ -117,7 +121,19 @@ func limitRequest(maxBody int64, timeout time.Duration, next http.Handler) http.
 				fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBody))
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+			// Unknown length (chunked): read it here, so that an oversized
+			// body is a 413 rather than a decode error further down.
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			if err != nil || int64(len(body)) > maxBody {
+				writeHTTPError(w, http.StatusRequestEntityTooLarge, CodeBadUserInput,
+					fmt.Sprintf("request body is larger than the limit of %d bytes", maxBody))
+				return
+			}
+			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		} else {
+			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
+		}
 		if timeout > 0 {
 			ctx, cancel := context.WithTimeout(r.Context(), timeout)
 			defer cancel()

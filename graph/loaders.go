@@ -31,6 +31,9 @@ type FetchLimits struct {
 	// window only groups keys; the per-request cache already dedupes them,
 	// and every microsecond of window is latency on single lookups.
 	Wait time.Duration
+	// recovered turns a panic in a fetch into an error (and logs it); a
+	// fetch runs on a goroutine of its own, where nothing else would.
+	recovered func(ctx context.Context, p any) error
 }
 
 // NewFetchLimits returns limits of perRequest concurrent calls per GraphQL
@@ -92,6 +95,15 @@ func newLoader[V any](l *Loaders, fetch func(context.Context, string) (V, error)
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		results := make([]*dataloader.Result[V], len(keys))
 		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
+			defer func() {
+				if p := recover(); p != nil {
+					err := errPanic
+					if l.limits.recovered != nil {
+						err = l.limits.recovered(ctx, p)
+					}
+					results[i] = &dataloader.Result[V]{Error: err}
+				}
+			}()
 			v, err := fetch(ctx, keys[i])
 			results[i] = &dataloader.Result[V]{Data: v, Error: err}
 		})
