@@ -31,6 +31,7 @@ type config struct {
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
 	PrintSchema     bool
+	HealthCheck     bool
 	SandboxLatency  time.Duration
 }
 
@@ -151,6 +152,7 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 		values[s.env] = fs.String(flagName(s.env), v, s.help+" (env "+s.env+")")
 	}
 	fs.BoolVar(&c.PrintSchema, "print-schema", false, "print the GraphQL schema (SDL) and exit")
+	fs.BoolVar(&c.HealthCheck, "healthcheck", false, "probe http://127.0.0.1:$PORT/healthz and exit 0 if healthy (for container health checks: no shell needed)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}

@@ -44,6 +44,9 @@ func main() {
 		fmt.Print(schemaSDL)
 		return
 	}
+	if cfg.HealthCheck {
+		os.Exit(healthCheck(cfg.Port))
+	}
 	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -101,6 +104,23 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	return nil
+}
+
+// healthCheck probes the local /healthz: the container image has no shell
+// or curl, so the binary checks itself.
+func healthCheck(port int) int {
+	c := &http.Client{Timeout: 3 * time.Second}
+	resp, err := c.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/healthz")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "unhealthy:", err)
+		return 1
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		fmt.Fprintln(os.Stderr, "unhealthy: status", resp.StatusCode)
+		return 1
+	}
+	return 0
 }
 
 // gateway is the HTTP surface of the process.

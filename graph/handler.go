@@ -35,7 +35,10 @@ type HandlerConfig struct {
 	REST           REST
 	FetchLimits    *FetchLimits
 	MaxComplexity  int // refuse operations whose estimated REST fan-out is larger
-	APQCacheSize   int // automatic persisted queries kept in memory
+	APQCacheSize   int // automatic persisted queries kept in memory, when APQCache is nil
+	// APQCache stores automatic persisted queries (a shared store lets one
+	// replica serve a hash registered on another); nil: an in-memory LRU.
+	APQCache graphql.Cache[string]
 	QueryCacheSize int // parsed and validated documents kept in memory
 	Limits         QueryLimits
 	MaxBodyBytes   int64         // largest request body accepted
@@ -87,7 +90,11 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
 	srv.Use(extension.Introspection{})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](cfg.APQCacheSize)})
+	apq := cfg.APQCache
+	if apq == nil {
+		apq = lru.New[string](cfg.APQCacheSize)
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	srv.Use(cfg.Limits)
 	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
 	for _, ext := range cfg.Extensions {
