@@ -32,13 +32,13 @@ const (
 
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
-	REST           REST
-	FetchLimits    *FetchLimits
-	MaxComplexity  int // refuse operations whose estimated REST fan-out is larger
-	APQCacheSize   int // automatic persisted queries kept in memory, when APQCache is nil
+	REST          REST
+	FetchLimits   *FetchLimits
+	MaxComplexity int // refuse operations whose estimated REST fan-out is larger
+	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
-	APQCache graphql.Cache[string]
+	APQCache       graphql.Cache[string]
 	QueryCacheSize int // parsed and validated documents kept in memory
 	Limits         QueryLimits
 	MaxBodyBytes   int64         // largest request body accepted
