@@ -54,6 +54,10 @@ func (p Position) Encode() string {
 	b = append(b, cursorVersion, statusIndex(p.Status))
 	b = binary.AppendUvarint(b, uint64(p.Skip))
 	b = append(b, p.RestCursor...)
+	return encodeRaw(b)
+}
+
+func encodeRaw(b []byte) string {
 	sum := sha256.Sum256(b)
 	b = append(b, sum[:cursorCheckLen]...)
 	return base64.RawURLEncoding.EncodeToString(b)

@@ -1,0 +1,133 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"testing"
+
+	"paygraph/graph/relay"
+	"paygraph/restclient"
+)
+
+// pagedREST serves a list of n payments in pages whose size it chooses,
+// ignoring the requested limit when short is set, like a REST API that
+// answers short pages. Its cursor is the offset.
+type pagedREST struct {
+	REST
+	n, short int
+	empty    bool // every page is empty but claims more
+	calls    int
+}
+
+func (p *pagedREST) ListPayments(_ context.Context, lp restclient.ListParams) (*restclient.PaymentPage, error) {
+	p.calls++
+	off, _ := strconv.Atoi(lp.Cursor)
+	size := lp.Limit
+	if p.short > 0 {
+		size = min(size, p.short)
+	}
+	page := &restclient.PaymentPage{}
+	if p.empty {
+		next := strconv.Itoa(off + 1)
+		page.HasMore, page.NextCursor = true, &next
+		return page, nil
+	}
+	for i := off; i < min(off+size, p.n); i++ {
+		page.Data = append(page.Data, restclient.Payment{ID: fmt.Sprintf("pay_%03d", i), Status: restclient.StatusSucceeded})
+	}
+	if end := off + len(page.Data); end < p.n {
+		next := strconv.Itoa(end)
+		page.HasMore, page.NextCursor = true, &next
+	}
+	return page, nil
+}
+
+func TestPaymentsPaging(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		rest         *pagedREST
+		first        int
+		wantPerPage  int
+		wantMaxCalls int
+	}{
+		{"exact pages", &pagedREST{n: 45}, 10, 10, 1},
+		{"short REST pages", &pagedREST{n: 45, short: 3}, 10, 10, maxListCalls},
+		{"tiny REST pages", &pagedREST{n: 45, short: 1}, 10, maxListCalls, maxListCalls},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &Resolver{REST: tc.rest, Limits: NewFetchLimits(4, 4, 0)}
+			var got []string
+			var after *string
+			for range 100 {
+				tc.rest.calls = 0
+				first := tc.first
+				c, err := r.payments(context.Background(), &first, after, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tc.rest.calls > tc.wantMaxCalls {
+					t.Fatalf("%d REST calls for one page", tc.rest.calls)
+				}
+				if c.PageInfo.HasNextPage && len(c.Edges) < tc.wantPerPage {
+					t.Fatalf("page of %d with a next page", len(c.Edges))
+				}
+				for _, e := range c.Edges {
+					got = append(got, e.Node.ID)
+				}
+				if !c.PageInfo.HasNextPage {
+					break
+				}
+				after = c.PageInfo.EndCursor
+			}
+			var want []string
+			for i := range tc.rest.n {
+				want = append(want, fmt.Sprintf("pay_%03d", i))
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("walked %v", got)
+			}
+		})
+	}
+}
+
+// A REST API that answers empty pages forever still costs a bounded number
+// of calls per query.
+func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
+	rest := &pagedREST{empty: true}
+	r := &Resolver{REST: rest, Limits: NewFetchLimits(4, 4, 0)}
+	first := 10
+	c, err := r.payments(context.Background(), &first, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rest.calls != maxListCalls || len(c.Edges) != 0 || !c.PageInfo.HasNextPage {
+		t.Fatalf("calls %d, edges %d, pageInfo %+v", rest.calls, len(c.Edges), c.PageInfo)
+	}
+}
+
+func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
+	rest := &pagedREST{n: 12}
+	r := &Resolver{REST: rest, Limits: NewFetchLimits(4, 4, 0)}
+	first := 5
+	c, err := r.payments(context.Background(), &first, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range c.Edges {
+		p, err := relay.Decode(e.Cursor())
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The last edge of a page that has a next page points at the next
+		// page itself, so continuing from it reads nothing twice.
+		want := relay.Position{Skip: i + 1}
+		if i == len(c.Edges)-1 {
+			want = relay.Position{RestCursor: "5"}
+		}
+		if p != want {
+			t.Errorf("edge %d cursor = %+v, want %+v", i, p, want)
+		}
+	}
+}
