@@ -1,0 +1,58 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigDefaults(t *testing.T) {
+	c, err := loadConfig(func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 8080 || c.RESTBaseURL != "" || c.RESTStatusParam != "status" || c.RESTTimeout != 10*time.Second ||
+		c.RESTMaxConc != 16 || c.MaxComplexity != 5000 || len(c.CORSOrigins) != 0 || c.ShutdownGrace != 20*time.Second {
+		t.Errorf("defaults: %+v", c)
+	}
+}
+
+func TestConfigEnvAndFlags(t *testing.T) {
+	env := map[string]string{"PORT": "9000", "REST_BASE_URL": "https://api.example.com/prefix", "REST_STATUS_PARAM": "payment_status",
+		"REST_TIMEOUT": "2s", "CORS_ALLOWED_ORIGINS": "https://a.example.com, https://b.example.com"}
+	c, err := loadConfig(func(k string) string { return env[k] }, []string{"-port", "9100", "-rest-timeout=750ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 9100 || c.RESTTimeout != 750*time.Millisecond || c.RESTBaseURL != env["REST_BASE_URL"] ||
+		c.RESTStatusParam != "payment_status" || len(c.CORSOrigins) != 2 {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestConfigRefusesBadValues(t *testing.T) {
+	for _, tc := range []struct{ env, value string }{
+		{"PORT", "http"},
+		{"PORT", "70000"},
+		{"REST_BASE_URL", "localhost:9090"},
+		{"REST_BASE_URL", "ftp://x"},
+		{"REST_STATUS_PARAM", "a&b"},
+		{"REST_TIMEOUT", "10"},
+		{"REST_TIMEOUT", "-1s"},
+		{"REST_MAX_CONCURRENCY", "0"},
+		{"MAX_DEPTH", "many"},
+		{"MAX_BODY_BYTES", "10"},
+		{"CORS_ALLOWED_ORIGINS", "shop.example.com"},
+		{"CORS_ALLOWED_ORIGINS", "https://shop.example.com/path"},
+	} {
+		_, err := loadConfig(func(k string) string {
+			if k == tc.env {
+				return tc.value
+			}
+			return ""
+		}, nil)
+		if err == nil || !strings.Contains(err.Error(), tc.env) {
+			t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
+		}
+	}
+}
