@@ -43,10 +43,7 @@ type setting struct {
 }
 
 var settings = []setting{
-	{"PORT", "8080", "port to listen on", func(c *config, v string) (err error) {
-		c.Port, err = parseInt(v, 0, 65535)
-		return err
-	}},
+	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *config) *int { return &c.Port })},
 	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *config, v string) error {
 		if v == "" {
 			return nil
@@ -66,35 +63,14 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", func(c *config, v string) (err error) {
-		c.RESTMaxConc, err = parseInt(v, 1, 1024)
-		return err
-	}},
-	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", func(c *config, v string) (err error) {
-		c.RESTMaxInFlight, err = parseInt(v, 1, 65536)
-		return err
-	}},
+	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
+	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *config) *time.Duration { return &c.LoaderWait })},
-	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", func(c *config, v string) (err error) {
-		c.MaxComplexity, err = parseInt(v, 1, 1<<30)
-		return err
-	}},
-	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", func(c *config, v string) (err error) {
-		c.APQCacheSize, err = parseInt(v, 1, 1<<24)
-		return err
-	}},
-	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", func(c *config, v string) (err error) {
-		c.MaxDepth, err = parseInt(v, 1, 1000)
-		return err
-	}},
-	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", func(c *config, v string) (err error) {
-		c.MaxFields, err = parseInt(v, 1, 1<<20)
-		return err
-	}},
-	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", func(c *config, v string) (err error) {
-		c.MaxQueryLength, err = parseInt(v, 1, 1<<24)
-		return err
-	}},
+	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", intSetting(1, 1<<30, func(c *config) *int { return &c.MaxComplexity })},
+	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *config) *int { return &c.APQCacheSize })},
+	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", intSetting(1, 1000, func(c *config) *int { return &c.MaxDepth })},
+	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", intSetting(1, 1<<20, func(c *config) *int { return &c.MaxFields })},
+	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *config) *int { return &c.MaxQueryLength })},
 	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
 		c.MaxBodyBytes = int64(n)
@@ -116,6 +92,13 @@ var settings = []setting{
 	}},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *config) *time.Duration { return &c.ShutdownGrace })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *config) *time.Duration { return &c.SandboxLatency })},
+}
+
+func intSetting(lo, hi int, field func(*config) *int) func(*config, string) error {
+	return func(c *config, v string) (err error) {
+		*field(c), err = parseInt(v, lo, hi)
+		return err
+	}
 }
 
 func durationSetting(field func(*config) *time.Duration) func(*config, string) error {
