@@ -69,8 +69,18 @@ func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 	code := ErrorCode(err)
 	if code == "" {
-		if _, ok := gqlErr.Extensions["code"]; ok || gqlErr.Err == nil {
+		if _, ok := gqlErr.Extensions["code"]; ok {
 			return gqlErr // gqlgen's own parse/validation/argument errors
+		}
+		if gqlErr.Err == nil {
+			// gqlgen's errors about what the caller sent (a malformed APQ
+			// extension, an unknown operation name) carry no code of
+			// their own.
+			if gqlErr.Extensions == nil {
+				gqlErr.Extensions = make(map[string]any, 1)
+			}
+			gqlErr.Extensions["code"] = CodeBadUserInput
+			return gqlErr
 		}
 		var nested *gqlerror.Error
 		if errors.As(gqlErr.Err, &nested) && nested != gqlErr {

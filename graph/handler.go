@@ -87,7 +87,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(jsonPOST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
 	srv.Use(extension.Introspection{})
 	apq := cfg.APQCache
@@ -111,6 +111,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.FetchLimits.recovered = recovered
 	var h http.Handler = LoadersMiddleware(cfg.REST, cfg.FetchLimits)(srv)
 	h = CredentialsMiddleware(h)
+	h = guardTransport(h)
 	return limitRequest(cfg.MaxBodyBytes, cfg.RequestTimeout, h)
 }
 

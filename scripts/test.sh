@@ -29,3 +29,9 @@ fi
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
+
+echo "== fuzz (short; FUZZTIME=10m scripts/fuzz.sh for a long run)"
+scripts/fuzz.sh
+
+echo "== soak (CI size; PAYGRAPH_SOAK=long for the large one)"
+PAYGRAPH_SOAK=ci go test -race -count=1 -run '^TestSoak$' -v .
