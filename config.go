@@ -31,8 +31,17 @@ type config struct {
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
 	PrintSchema     bool
-	HealthCheck     bool
-	SandboxLatency  time.Duration
+	// demo is set by run in sandbox mode only: GraphiQL is then pre-filled
+	// with these credentials and an example query. Never from the
+	// environment, so a real deployment pre-fills nothing.
+	demo           *demoSettings
+	HealthCheck    bool
+	SandboxLatency time.Duration
+}
+
+type demoSettings struct {
+	Headers map[string]string
+	Query   string
 }
 
 // setting is one documented configuration variable; README.md's table

@@ -2,13 +2,17 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"paygraph/sandbox"
 )
@@ -130,4 +134,49 @@ func (g *testGateway) send(t testing.TB, method, path string, h http.Header, bod
 		}
 	}
 	return out
+}
+
+// startSandboxGateway runs the whole process as `go run .` does (embedded
+// sandbox, demo data) on a free port, and stops it when the test ends.
+func startSandboxGateway(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	cfg, err := loadConfig(func(k string) string {
+		if k == "PORT" {
+			return strconv.Itoa(port)
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	exited := make(chan error, 1)
+	go func() { exited <- run(ctx, cfg, slog.New(slog.DiscardHandler), io.Discard) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-exited; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	})
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return url
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gateway did not become ready: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/rs/cors"
 
 	"paygraph/graph"
+	"paygraph/graphiql"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -69,6 +70,11 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		go func() { _ = sb.Serve(ln) }()
 		defer sb.Close()
 		baseURL = "http://" + ln.Addr().String()
+		b := demo.Businesses()[0]
+		cfg.demo = &demoSettings{
+			Headers: map[string]string{graph.HeaderAPIKey: b.APIKey, graph.HeaderAPISecret: b.APISecret},
+			Query:   graphiqlExample,
+		}
 	}
 	gw, err := newGateway(cfg, baseURL, logger)
 	if err != nil {
@@ -153,6 +159,10 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	})
 	r := chi.NewRouter()
 	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
+	gq := graphiql.Handler(graphiqlOptions(cfg.demo))
+	r.Handle("/", gq)
+	r.Handle("/index.html", gq)
+	r.Handle("/graphiql/*", gq)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !ready.Load() {
@@ -220,6 +230,32 @@ func newTransport(cfg config) *http.Transport {
 	}
 }
 
+func graphiqlOptions(demo *demoSettings) graphiql.Options {
+	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph"}
+	if demo != nil {
+		opts.Headers, opts.DefaultQuery = demo.Headers, demo.Query
+	}
+	return opts
+}
+
+const graphiqlExample = `# Demo data from the embedded sandbox: press Run.
+{
+  payments(first: 5) {
+    edges {
+      cursor
+      node {
+        id
+        status
+        amount { amount paisa currency }
+        customer { name address }
+        createdAt
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`
+
 const exampleQuery = `{ payments(first: 3) { edges { cursor node { id amount { amount paisa } customer { name address } } } pageInfo { hasNextPage endCursor } } }`
 
 func printBanner(out io.Writer, addr net.Addr, baseURL string, demo *sandbox.Server) {
@@ -228,7 +264,7 @@ func printBanner(out io.Writer, addr net.Addr, baseURL string, demo *sandbox.Ser
 		port = strconv.Itoa(ta.Port)
 	}
 	url := "http://localhost:" + port
-	fmt.Fprintf(out, "paygraph is listening on %s (GraphQL at %s/graphql)\n", url, url)
+	fmt.Fprintf(out, "paygraph is listening on %s (GraphiQL at %s/, GraphQL at %s/graphql)\n", url, url, url)
 	if demo == nil {
 		fmt.Fprintf(out, "REST API: %s\n", baseURL)
 		return

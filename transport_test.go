@@ -309,3 +309,28 @@ func TestGracefulShutdown(t *testing.T) {
 		t.Errorf("run: %v", err)
 	}
 }
+
+// GraphiQL is pre-filled with the demo credentials only in sandbox mode;
+// in front of a real REST API the page holds nothing of anyone's.
+func TestGraphiQLPrefillOnlyInSandboxMode(t *testing.T) {
+	page := func(base string) string {
+		resp, err := http.Get(base + "/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("GET /: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		return string(body)
+	}
+	demo := sandbox.New(sandbox.Options{}).Businesses()[0]
+	if p := page(startSandboxGateway(t)); !strings.Contains(p, demo.APIKey) || !strings.Contains(p, demo.APISecret) || !strings.Contains(p, "payments(first: 5)") {
+		t.Errorf("sandbox mode: page is not pre-filled:\n%s", p)
+	}
+	g := startGateway(t, nil, nil) // a configured REST_BASE_URL
+	if p := page(g.URL); strings.Contains(p, "ak_test_") || strings.Contains(p, "sk_test_") || strings.Contains(p, "payments(") {
+		t.Errorf("real backend: page is pre-filled:\n%s", p)
+	}
+}

@@ -1,0 +1,252 @@
+// Package graphiql serves GraphiQL, the in-browser GraphQL IDE, entirely
+// from the binary: the page at "/" and its JavaScript and CSS under
+// "/graphiql/" are embedded with go:embed (GraphiQL 3 and React 18 UMD
+// bundles from the npm registry at the versions in assets/VERSIONS.md,
+// refreshed by scripts/update-graphiql.sh), so it works with no internet
+// access. The page loads nothing from another origin, and its
+// Content-Security-Policy forbids it to.
+//
+// Mount the handler for both the page and its assets:
+//
+//	h := graphiql.Handler(graphiql.Options{Endpoint: "/graphql"})
+//	router.Handle("/", h)
+//	router.Handle("/graphiql/*", h)
+package graphiql
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configure the page.
+type Options struct {
+	// Endpoint is the GraphQL endpoint, a path on the page's own origin
+	// such as "/graphql" (the page's connect-src is 'self'); "" means
+	// "/graphql".
+	Endpoint string
+	// Headers pre-fill GraphiQL's headers editor (sandbox mode: the demo
+	// x-api-key/x-api-secret). Nil or empty: nothing is pre-filled, and
+	// the page mentions no header at all.
+	Headers map[string]string
+	// DefaultQuery pre-fills the query editor; "" leaves GraphiQL's own
+	// default.
+	DefaultQuery string
+	// Title is the page's title; "" means "GraphiQL".
+	Title string
+}
+
+// AssetPrefix is the path under which the page's assets are served.
+const AssetPrefix = "/graphiql/"
+
+//go:embed assets/graphiql.min.js assets/graphiql.min.css assets/react.production.min.js assets/react-dom.production.min.js
+var vendored embed.FS
+
+//go:embed init.js page.css
+var own embed.FS
+
+//go:embed page.html
+var pageHTML string
+
+var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
+
+// CSP is the page's Content-Security-Policy. Scripts come only from the
+// gateway (no inline script: the options travel in a JSON data block that
+// init.js reads). GraphiQL's components (Radix UI, CodeMirror) insert
+// <style> elements at run time, hence 'unsafe-inline' for styles only; its
+// CSS inlines its fonts and icons as data: URLs.
+const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
+	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
+	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// asset is one embedded file, served with a strong ETag and, when the
+// client accepts it, gzip-compressed (compressed once, on first use).
+type asset struct {
+	name        string
+	contentType string
+	body        []byte
+	hash        string // hex SHA-256 prefix: the ETag and the ?v= version
+
+	gzOnce sync.Once
+	gz     []byte
+}
+
+func (a *asset) gzipped() []byte {
+	a.gzOnce.Do(func() {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = zw.Write(a.body)
+		_ = zw.Close()
+		a.gz = buf.Bytes()
+	})
+	return a.gz
+}
+
+// url is the asset's versioned URL, relative to the page (which is served
+// at "/"), so the page also works behind a path prefix.
+func (a *asset) url() string { return strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash }
+
+var (
+	assetsOnce sync.Once
+	assetsByID map[string]*asset
+)
+
+func loadAssets() map[string]*asset {
+	assetsOnce.Do(func() {
+		assetsByID = map[string]*asset{}
+		add := func(fsys embed.FS, file string) {
+			body, err := fsys.ReadFile(file)
+			if err != nil {
+				panic("graphiql: embedded asset missing: " + file)
+			}
+			sum := sha256.Sum256(body)
+			name := path.Base(file)
+			ct := "application/octet-stream"
+			switch path.Ext(name) {
+			case ".js":
+				ct = "text/javascript; charset=utf-8"
+			case ".css":
+				ct = "text/css; charset=utf-8"
+			}
+			assetsByID[name] = &asset{name: name, contentType: ct, body: body, hash: hex.EncodeToString(sum[:8])}
+		}
+		for _, f := range []string{"assets/graphiql.min.js", "assets/graphiql.min.css",
+			"assets/react.production.min.js", "assets/react-dom.production.min.js"} {
+			add(vendored, f)
+		}
+		add(own, "init.js")
+		add(own, "page.css")
+	})
+	return assetsByID
+}
+
+// pageConfig is what init.js reads from the page's JSON block.
+type pageConfig struct {
+	Endpoint     string `json:"endpoint"`
+	Headers      string `json:"headers,omitempty"`
+	DefaultQuery string `json:"defaultQuery,omitempty"`
+}
+
+type pageData struct {
+	Title  string
+	Config pageConfig
+	Assets struct{ CSS, PageCSS, React, ReactDOM, GraphiQL, Init string }
+}
+
+// Handler serves the GraphiQL page at "/" and "/index.html" and its assets
+// under "/graphiql/"; anything else is 404. It panics if the options
+// cannot be rendered (they always can: every value is escaped).
+func Handler(opts Options) http.Handler {
+	assets := loadAssets()
+	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery}}
+	if d.Title == "" {
+		d.Title = "GraphiQL"
+	}
+	if d.Config.Endpoint == "" {
+		d.Config.Endpoint = "/graphql"
+	}
+	if len(opts.Headers) > 0 {
+		// The headers editor holds JSON text; keys come out sorted.
+		// Left unescaped here (the editor shows the values as they are):
+		// the template escapes the whole block for the page.
+		var b bytes.Buffer
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(opts.Headers); err != nil {
+			panic("graphiql: headers: " + err.Error())
+		}
+		d.Config.Headers = strings.TrimSuffix(b.String(), "\n")
+	}
+	d.Assets.CSS = assets["graphiql.min.css"].url()
+	d.Assets.PageCSS = assets["page.css"].url()
+	d.Assets.React = assets["react.production.min.js"].url()
+	d.Assets.ReactDOM = assets["react-dom.production.min.js"].url()
+	d.Assets.GraphiQL = assets["graphiql.min.js"].url()
+	d.Assets.Init = assets["init.js"].url()
+
+	// html/template escapes every value for its context: Title as HTML
+	// text, Config as JSON inside the <script type="application/json">
+	// block (with <, > and & as \u escapes, so no value can close it).
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, d); err != nil {
+		panic("graphiql: page: " + err.Error())
+	}
+	page := buf.Bytes()
+	sum := sha256.Sum256(page)
+	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+	modtime := time.Time{}
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.Path
+		var a *asset
+		switch {
+		case p == "/" || p == "/index.html":
+		case strings.HasPrefix(p, AssetPrefix):
+			if a = assets[strings.TrimPrefix(p, AssetPrefix)]; a == nil {
+				http.NotFound(w, r)
+				return
+			}
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		if a == nil {
+			h.Set("Content-Type", "text/html; charset=utf-8")
+			h.Set("Content-Security-Policy", CSP)
+			h.Set("Referrer-Policy", "no-referrer")
+			h.Set("X-Frame-Options", "DENY")
+			h.Set("Cache-Control", "no-cache")
+			h.Set("ETag", etag)
+			http.ServeContent(w, r, "", modtime, bytes.NewReader(page))
+			return
+		}
+		h.Set("Content-Type", a.contentType)
+		if r.URL.Query().Get("v") == a.hash {
+			// The page links each asset by its content hash: a new
+			// version is a new URL.
+			h.Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			h.Set("Cache-Control", "public, no-cache")
+		}
+		h.Add("Vary", "Accept-Encoding")
+		body, tag := a.body, `"`+a.hash+`"`
+		if acceptsGzip(r) {
+			body, tag = a.gzipped(), `"`+a.hash+`-gz"`
+			h.Set("Content-Encoding", "gzip")
+		}
+		h.Set("ETag", tag)
+		http.ServeContent(w, r, "", modtime, bytes.NewReader(body))
+	})
+}
+
+// acceptsGzip reports whether the request's Accept-Encoding allows gzip.
+func acceptsGzip(r *http.Request) bool {
+	for _, v := range r.Header.Values("Accept-Encoding") {
+		for _, part := range strings.Split(v, ",") {
+			coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+			if !strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+				continue
+			}
+			params = strings.ReplaceAll(strings.ToLower(params), " ", "")
+			return params != "q=0" && params != "q=0.0" && params != "q=0.00" && params != "q=0.000"
+		}
+	}
+	return false
+}

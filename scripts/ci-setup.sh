@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# ci-setup.sh installs the system packages the test suite needs that Go
+# cannot fetch by itself. It is idempotent: each step is skipped when its
+# tool is already there, and it fails loudly (non-zero) when an install fails.
+#
+#   - chromium (Debian's package) for the GraphiQL browser test
+#     (browser_test.go drives /usr/bin/chromium headless through chromedp).
+set -euo pipefail
+
+apt_updated=0
+apt_install() {
+	if [[ $(id -u) -ne 0 ]]; then
+		if command -v sudo >/dev/null 2>&1; then
+			SUDO=(sudo)
+		else
+			echo "ci-setup: need root (or sudo) to install: $*" >&2
+			exit 1
+		fi
+	else
+		SUDO=()
+	fi
+	export DEBIAN_FRONTEND=noninteractive
+	if [[ $apt_updated -eq 0 ]]; then
+		"${SUDO[@]}" apt-get update
+		apt_updated=1
+	fi
+	"${SUDO[@]}" apt-get install -y --no-install-recommends "$@"
+}
+
+# Chromium for browser_test.go (fonts-liberation gives the screenshots
+# readable text without pulling in a desktop's worth of recommends).
+if [[ ! -x /usr/bin/chromium ]]; then
+	echo "ci-setup: installing chromium" >&2
+	apt_install chromium fonts-liberation
+	if [[ ! -x /usr/bin/chromium ]]; then
+		echo "ci-setup: chromium install finished but /usr/bin/chromium is missing" >&2
+		exit 1
+	fi
+fi
+/usr/bin/chromium --version >&2 || { echo "ci-setup: /usr/bin/chromium does not run" >&2; exit 1; }
