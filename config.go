@@ -20,6 +20,9 @@ type config struct {
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
 	RESTMaxInFlight int
+	RESTMaxRetries  int
+	BreakerFailures int
+	BreakerCooldown time.Duration
 	LoaderWait      time.Duration
 	MaxComplexity   int
 	APQCacheSize    int
@@ -74,6 +77,15 @@ var settings = []setting{
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *config, v string) (err error) {
+		c.RESTMaxRetries, err = parseInt(v, 0, 5)
+		return err
+	}},
+	{"BREAKER_FAILURES", "5", "consecutive REST failures that open the circuit breaker (0: no breaker)", func(c *config, v string) (err error) {
+		c.BreakerFailures, err = parseInt(v, 0, 1000)
+		return err
+	}},
+	{"BREAKER_COOLDOWN", "5s", "how long the breaker stays open before one probe call", durationSetting(func(c *config) *time.Duration { return &c.BreakerCooldown })},
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *config) *time.Duration { return &c.LoaderWait })},
 	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", intSetting(1, 1<<30, func(c *config) *int { return &c.MaxComplexity })},
 	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *config) *int { return &c.APQCacheSize })},

@@ -141,6 +141,14 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		HTTPClient:  &http.Client{Transport: newTransport(cfg)},
 		StatusParam: cfg.RESTStatusParam,
 		Timeout:     cfg.RESTTimeout,
+		Resilience: restclient.Resilience{
+			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
+			BreakerFailures: orDisabled(cfg.BreakerFailures),
+			BreakerCooldown: cfg.BreakerCooldown,
+			OnBreakerChange: func(from, to string) {
+				logger.Warn("REST API circuit breaker", "from", from, "to", to)
+			},
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -172,6 +180,15 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		_, _ = io.WriteString(w, "ready\n")
 	})
 	return &gateway{Handler: r, ready: ready}, nil
+}
+
+// orDisabled maps our "0 means none" settings onto restclient's "-1
+// means none" (where 0 takes the default).
+func orDisabled(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }
 
 // corsFor lets the merchant's own frontends (and only them) call /graphql

@@ -57,7 +57,12 @@ func TestErrorCodes(t *testing.T) {
 		{name: "hang", status: -1, code: "UPSTREAM_TIMEOUT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			var healthy atomic.Bool
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+				if healthy.Load() {
+					_, _ = w.Write([]byte(paymentJSON("19.99", "2026-11-21T09:30:00.000Z")))
+					return
+				}
 				if tc.status < 0 {
 					select {
 					case <-hang:
@@ -89,6 +94,14 @@ func TestErrorCodes(t *testing.T) {
 			}
 			if strings.Contains(e.Message, "sk_test_caller") {
 				t.Errorf("message leaks the secret: %q", e.Message)
+			}
+
+			// After the fault, the next normal query answers correctly.
+			healthy.Store(true)
+			r = g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount } } }`, nil)
+			r.wantNoErrors(t)
+			if string(r.Data) != `{"payment":{"amount":{"amount":"19.99"}}}` {
+				t.Errorf("after the fault: %s", r.Data)
 			}
 		})
 	}
@@ -165,4 +178,55 @@ func TestCredentialsNeverCrossCallers(t *testing.T) {
 	if n := rest.calls.Load(); n != 200 {
 		t.Errorf("REST calls = %d, want 200 (one per request)", n)
 	}
+}
+
+// TestTransientFaultIsRetried: a 502 then a 200 answers the query, in two
+// REST calls; a 500 is not retried.
+func TestTransientFaultIsRetried(t *testing.T) {
+	for _, tc := range []struct {
+		first     int
+		wantCalls int64
+		wantOK    bool
+	}{{502, 2, true}, {503, 2, true}, {500, 1, false}} {
+		var n atomic.Int64
+		rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 1 {
+				w.WriteHeader(tc.first)
+				return
+			}
+			_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
+		}}
+		g := startGateway(t, nil, rest)
+		r := g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
+		if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
+			t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
+		}
+	}
+}
+
+// TestBreakerThroughTheGateway: with the REST API unreachable the breaker
+// opens, queries fail fast with UPSTREAM_ERROR, and it recovers by itself.
+func TestBreakerThroughTheGateway(t *testing.T) {
+	var down atomic.Bool
+	down.Store(true)
+	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
+	}}
+	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "150ms"}, rest)
+	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
+	for range 3 {
+		g.post(t, anyCreds, q, nil).wantCode(t, "UPSTREAM_ERROR")
+	}
+	before := rest.calls.Load()
+	if e := g.post(t, anyCreds, q, nil).wantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, "circuit open") || rest.calls.Load() != before {
+		t.Fatalf("open breaker: %q, %d new calls", e.Message, rest.calls.Load()-before)
+	}
+	down.Store(false)
+	time.Sleep(200 * time.Millisecond)
+	g.post(t, anyCreds, q, nil).wantNoErrors(t)
+	g.post(t, anyCreds, q, nil).wantNoErrors(t)
 }

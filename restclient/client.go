@@ -55,6 +55,7 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
+	Resilience
 }
 
 // Client is the typed client of the Payment Records Read API. It is safe
@@ -70,6 +71,8 @@ type Client struct {
 	statusParam string
 	timeout     time.Duration
 	timeoutMsg  string
+	retry       retryPolicy
+	breaker     *breaker
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -110,6 +113,8 @@ func New(cfg Config) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
+	c.retry = cfg.Resilience.retryPolicy()
+	c.breaker = cfg.Resilience.newBreaker(u.Host)
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		if hc.CheckRedirect == nil {
@@ -246,6 +251,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		u.RawQuery = query.Encode()
 	}
 
+	return c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into) })
+}
+
+// attempt makes one HTTP request and decodes its answer into into.
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, creds Credentials, into errorCarrier) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
@@ -257,7 +267,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	if err != nil {
 		return &Error{Kind: KindUpstream, Endpoint: ep, Message: "cannot build the REST request", Err: err}
 	}
-	req.URL = &u
+	req.URL = u
 	req.Host = u.Host
 	req.Header["X-Api-Key"] = []string{creds.APIKey}
 	req.Header["X-Api-Secret"] = []string{creds.APISecret}

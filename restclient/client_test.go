@@ -520,7 +520,8 @@ func TestStatusMapping(t *testing.T) {
 				w.WriteHeader(tt.status)
 				_, _ = w.Write([]byte(tt.body))
 			})
-			c := newClient(t, Config{BaseURL: srv.URL})
+			// Retries are resilience_test.go's subject; here one answer maps to one kind.
+			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1}})
 			_, err := c.GetPayment(credCtx(), "pay_x")
 			var e *Error
 			if !errors.As(err, &e) {
