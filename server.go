@@ -164,8 +164,10 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		RequestTimeout: cfg.RequestTimeout,
 		Logger:         logger,
+		RequestID:      requestID,
 	})
 	r := chi.NewRouter()
+	r.Use(accessLog(logger))
 	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
 	gq := graphiql.Handler(graphiqlOptions(cfg.demo))
 	r.Handle("/", gq)
