@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,18 +14,40 @@ import (
 const okPayment = `{"id":"pay_x","status":"SUCCEEDED","amount":19.99,"currency":"BDT","customer":{"name":"A"},
 	"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00.000Z"}`
 
+// scriptedServer is a counting test server that plays a script until it
+// is healed, and then answers every call with okPayment.
+type scriptedServer struct {
+	*testServer
+	healed atomic.Bool
+}
+
 // scripted answers the nth call with script[n] (the last one repeats):
-// a status with a body, or "drop" to close the connection unanswered.
-func scripted(t *testing.T, script ...string) *testServer {
+// a status with a body, "drop" to close the connection unanswered, "half"
+// to close it in the middle of a 200 body, or "notjson" for a 200 whose
+// body is not JSON.
+func scripted(t *testing.T, script ...string) *scriptedServer {
 	var n atomic.Int64
-	return newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s := &scriptedServer{}
+	s.testServer = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
 		step := script[min(int(n.Add(1))-1, len(script)-1)]
+		if s.healed.Load() {
+			step = "200"
+		}
 		switch step {
 		case "drop":
 			conn, _, err := w.(http.Hijacker).Hijack()
 			if err == nil {
 				conn.Close()
 			}
+		case "half":
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_, _ = buf.WriteString("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{\"id\":\"pay_")
+				_ = buf.Flush()
+				conn.Close()
+			}
+		case "notjson":
+			_, _ = w.Write([]byte("<html>oops</html>"))
 		case "200":
 			_, _ = w.Write([]byte(okPayment))
 		case "429":
@@ -40,10 +63,19 @@ func scripted(t *testing.T, script ...string) *testServer {
 			_, _ = w.Write([]byte(`{"error":"status ` + step + `"}`))
 		}
 	})
+	return s
 }
 
 func fastRetries() Resilience {
 	return Resilience{RetryBaseDelay: time.Millisecond, BreakerFailures: -1}
+}
+
+// wantHealthy checks that a normal call through c answers correctly.
+func wantHealthy(t *testing.T, c *Client) {
+	t.Helper()
+	if p, err := c.GetPayment(credCtx(), "pay_x"); err != nil || p.ID != "pay_x" || p.Amount != 1999 {
+		t.Fatalf("normal call after the fault: %+v, %v", p, err)
+	}
 }
 
 func TestRetries(t *testing.T) {
@@ -64,10 +96,15 @@ func TestRetries(t *testing.T) {
 		{"403", []string{"403", "200"}, KindForbidden, 1},
 		{"400", []string{"400", "200"}, KindBadRequest, 1},
 		{"dropped connection then 200", []string{"drop", "200"}, -1, 2},
+		{"connection dropped mid-body then 200", []string{"half", "200"}, -1, 2},
+		{"dropped three times", []string{"drop"}, KindUpstream, 3},
+		{"200 that is not JSON is not retried", []string{"notjson", "200"}, KindUpstream, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := scripted(t, tc.script...)
-			c := newClient(t, Config{BaseURL: srv.URL, Resilience: fastRetries()})
+			// The breaker is on with its default threshold: one faulty
+			// call must not open it.
+			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{RetryBaseDelay: time.Millisecond}})
 			p, err := c.GetPayment(credCtx(), "pay_x")
 			if tc.wantKind < 0 {
 				if err != nil || p.Amount != 1999 {
@@ -82,25 +119,37 @@ func TestRetries(t *testing.T) {
 			if n := srv.calls.Load(); n != tc.wantCalls {
 				t.Errorf("%d calls, want %d", n, tc.wantCalls)
 			}
+			srv.healed.Store(true)
+			wantHealthy(t, c)
+			if c.BreakerState() != "closed" {
+				t.Errorf("breaker %s after one faulty call", c.BreakerState())
+			}
 		})
 	}
 }
 
 func TestHangIsNotRetried(t *testing.T) {
 	release := make(chan struct{})
+	var healed atomic.Bool
 	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if healed.Load() {
+			_, _ = w.Write([]byte(okPayment))
+			return
+		}
 		select {
 		case <-r.Context().Done():
 		case <-release:
 		}
 	})
 	defer close(release)
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond, Resilience: fastRetries()})
+	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond, Resilience: Resilience{RetryBaseDelay: time.Millisecond}})
 	start := time.Now()
 	_, err := c.GetPayment(credCtx(), "pay_x")
 	if KindOf(err) != KindTimeout || time.Since(start) > time.Second || srv.calls.Load() != 1 {
 		t.Fatalf("err %v after %v and %d calls", err, time.Since(start), srv.calls.Load())
 	}
+	healed.Store(true)
+	wantHealthy(t, c)
 }
 
 func TestRetriesStayWithinTheDeadline(t *testing.T) {
@@ -113,10 +162,13 @@ func TestRetriesStayWithinTheDeadline(t *testing.T) {
 	if err == nil || time.Since(start) > 500*time.Millisecond {
 		t.Fatalf("err %v after %v", err, time.Since(start))
 	}
-	// A backoff of up to 1s cannot fit in 30ms: no second call.
+	// A backoff drawn from (0, 1s] almost never fits in the 30ms left: one
+	// call (two when the draw is below ~30ms, about 3% of runs).
 	if n := srv.calls.Load(); n > 2 {
 		t.Errorf("%d calls", n)
 	}
+	srv.healed.Store(true)
+	wantHealthy(t, c)
 }
 
 func TestCancelledCallerIsNotRetried(t *testing.T) {
@@ -242,5 +294,168 @@ func TestCallerErrorsNeverOpenTheBreaker(t *testing.T) {
 	}
 	if c.BreakerState() != "closed" {
 		t.Fatalf("state %s after caller errors", c.BreakerState())
+	}
+}
+
+func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
+	var healthy atomic.Bool
+	probing := make(chan struct{})
+	release := make(chan struct{})
+	var hold atomic.Bool
+	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if hold.Load() {
+			close(probing)
+			<-release
+		}
+		if !healthy.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		_, _ = w.Write([]byte(okPayment))
+	})
+	var tr transitions
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
+		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: tr.record}})
+
+	// Two failed calls, each retried twice, open the circuit.
+	for range 2 {
+		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
+			t.Fatalf("err %v", err)
+		}
+	}
+	if n := srv.calls.Load(); n != 6 || c.BreakerState() != "open" {
+		t.Fatalf("%d calls, state %s", n, c.BreakerState())
+	}
+
+	// After the cooldown a failing probe is one request, and reopens.
+	time.Sleep(80 * time.Millisecond)
+	if s := c.BreakerState(); s != "half-open" {
+		t.Fatalf("state %s after the cooldown", s)
+	}
+	if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
+		t.Fatalf("probe: %v", err)
+	}
+	if n := srv.calls.Load(); n != 7 || c.BreakerState() != "open" {
+		t.Fatalf("after a failed probe: %d calls, state %s", n, c.BreakerState())
+	}
+
+	// While a probe is in flight, other calls fail fast.
+	time.Sleep(80 * time.Millisecond)
+	healthy.Store(true)
+	hold.Store(true)
+	probeErr := make(chan error, 1)
+	go func() {
+		_, err := c.GetPayment(credCtx(), "pay_x")
+		probeErr <- err
+	}()
+	<-probing
+	hold.Store(false)
+	_, err := c.GetPayment(credCtx(), "pay_x")
+	if e, ok := err.(*Error); !ok || e.Message != "REST API unavailable (circuit open); retry shortly" {
+		t.Errorf("during the probe: %v", err)
+	}
+	if n := srv.calls.Load(); n != 8 {
+		t.Errorf("%d calls during the probe, want 8", n)
+	}
+	close(release)
+	if err := <-probeErr; err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if s := c.BreakerState(); s != "closed" {
+		t.Fatalf("state %s after a good probe", s)
+	}
+	wantHealthy(t, c)
+
+	want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
+	if got := strings.Join(tr.list(), " "); got != want {
+		t.Errorf("transitions %q, want %q", got, want)
+	}
+}
+
+func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
+	srv := hangingServer(t)
+	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 5 * time.Second, Resilience: Resilience{BreakerFailures: 1}})
+	// The caller's own deadline passes while the REST API is slow.
+	for range 3 {
+		ctx, cancel := context.WithTimeout(credCtx(), 20*time.Millisecond)
+		_, err := c.GetPayment(ctx, "pay_x")
+		cancel()
+		if KindOf(err) != KindTimeout {
+			t.Fatalf("err %v", err)
+		}
+	}
+	// A caller already past its deadline makes no request.
+	ctx, cancel := context.WithDeadline(credCtx(), time.Now().Add(-time.Second))
+	defer cancel()
+	before := srv.calls.Load()
+	if _, err := c.GetPayment(ctx, "pay_x"); KindOf(err) != KindTimeout || srv.calls.Load() != before {
+		t.Fatalf("expired caller: %v", err)
+	}
+	if s := c.BreakerState(); s != "closed" {
+		t.Fatalf("state %s after callers' deadlines", s)
+	}
+
+	// Our own per-call timeout does count.
+	c2 := newClient(t, Config{BaseURL: srv.URL, Timeout: 20 * time.Millisecond, Resilience: Resilience{BreakerFailures: 1}})
+	if _, err := c2.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindTimeout {
+		t.Fatalf("err %v", err)
+	}
+	if s := c2.BreakerState(); s != "open" {
+		t.Fatalf("state %s after a per-call timeout", s)
+	}
+}
+
+func TestBreakerHookMayReadTheState(t *testing.T) {
+	srv := scripted(t, "503")
+	var c *Client
+	var seen []string
+	var mu sync.Mutex
+	c = newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
+		MaxRetries: -1, BreakerFailures: 1, BreakerCooldown: time.Hour,
+		OnBreakerChange: func(from, to string) {
+			s := c.BreakerState() // would deadlock if called under the breaker's lock
+			mu.Lock()
+			seen = append(seen, from+">"+to+"="+s)
+			mu.Unlock()
+		}}})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = c.GetPayment(credCtx(), "pay_x")
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a hook that reads the state deadlocked")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(seen) != 1 || seen[0] != "closed>open=open" {
+		t.Errorf("hook saw %v", seen)
+	}
+}
+
+func TestResilienceDefaults(t *testing.T) {
+	p := Resilience{}.retryPolicy()
+	if p.max != 2 || p.base != 50*time.Millisecond || p.cap != time.Second {
+		t.Errorf("defaults %+v", p)
+	}
+	if p := (Resilience{MaxRetries: -1}).retryPolicy(); p.max != 0 {
+		t.Errorf("MaxRetries -1: %d retries", p.max)
+	}
+	if b := (Resilience{BreakerFailures: -1}).newBreaker("x"); b != nil {
+		t.Error("BreakerFailures -1 still made a breaker")
+	}
+	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1", Resilience: Resilience{BreakerFailures: -1}})
+	if s := c.BreakerState(); s != "closed" {
+		t.Errorf("no breaker: state %s", s)
+	}
+	for n := range 100 { // large n must neither overflow nor panic
+		limit := min(p.base<<min(n, 10), p.cap)
+		for range 20 {
+			if d := p.backoff(n); d <= 0 || d > limit {
+				t.Fatalf("backoff(%d) = %v, want (0, %v]", n, d, limit)
+			}
+		}
 	}
 }
