@@ -1,0 +1,161 @@
+package observe
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+)
+
+// TestGatewayEndToEnd drives a gqlgen server (without generated code)
+// wired with every piece of the package, over a fake REST API: metrics,
+// access log lines, span tree and trace propagation, and no secret in any.
+func TestGatewayEndToEnd(t *testing.T) {
+	exp := useTestTracer(t)
+	rs := newRESTServer(t)
+	m := NewMetrics()
+	var logs syncBuffer
+	gw := httptest.NewServer(gateway(m, &logs, rs.URL))
+	defer gw.Close()
+
+	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+	for _, tc := range []struct {
+		name, body  string
+		traceparent string
+		wantCode    string // first error's code, "" none
+	}{
+		{"found", `{"query":"query GetPay($id: ID!) { payment(id: $id) { id status } hello }","variables":{"id":"pay_prod_abc"}}`,
+			"00-" + clientTrace + "-00f067aa0ba902b7-01", ""},
+		{"not found", `{"query":"query GetPay { payment(id: \"missing_pay_prod_x\") { id } }"}`, "", "NOT_FOUND"},
+		{"anonymous", `{"query":"{ hello }"}`, "", ""},
+		{"parse error", `{"query":"query Broken { payment(id: \"pay_prod_q\"","operationName":"Broken"}`, "", "GRAPHQL_PARSE_FAILED"},
+		{"two calls", `{"query":"query Two { a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"boom_1\") { id } }"}`, "", "UPSTREAM_ERROR"},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/graphql?debug="+testSecret, strings.NewReader(tc.body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", testKey)
+		req.Header.Set("x-api-secret", testSecret)
+		if tc.traceparent != "" {
+			req.Header.Set("traceparent", tc.traceparent)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Data   map[string]any
+			Errors []struct {
+				Extensions map[string]any
+			}
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		code := ""
+		if len(body.Errors) > 0 {
+			code, _ = body.Errors[0].Extensions["code"].(string)
+		}
+		if code != tc.wantCode {
+			t.Errorf("%s: code %q, want %q (%+v)", tc.name, code, tc.wantCode, body)
+		}
+	}
+
+	// Metrics.
+	out := scrape(t, m)
+	assertSeries(t, out,
+		`paygraph_graphql_requests_total{operation="GetPay",outcome="ok"} 1`,
+		`paygraph_graphql_requests_total{operation="GetPay",outcome="NOT_FOUND"} 1`,
+		`paygraph_graphql_requests_total{operation="anonymous",outcome="ok"} 1`,
+		`paygraph_graphql_requests_total{operation="Broken",outcome="GRAPHQL_PARSE_FAILED"} 1`,
+		`paygraph_graphql_requests_total{operation="Two",outcome="UPSTREAM_ERROR"} 1`,
+		`paygraph_graphql_request_duration_seconds_count{operation="GetPay"} 2`,
+		`paygraph_rest_calls_total{endpoint="/api/v1/payments/{id}",status_class="2xx"} 2`,
+		`paygraph_rest_calls_total{endpoint="/api/v1/payments/{id}",status_class="4xx"} 1`,
+		`paygraph_rest_calls_total{endpoint="/api/v1/payments/{id}",status_class="5xx"} 1`,
+		`paygraph_http_in_flight_requests 0`,
+	)
+	assertAbsent(t, "metrics", out, "pay_prod", "boom_1", "missing_", testSecret, testKey, "sk_test", "ak_test", "payment(id")
+
+	// Access log: one line per request, with the REST call count.
+	lines := logLines(t, logs.String())
+	if len(lines) != 5 {
+		t.Fatalf("%d log lines:\n%s", len(lines), logs.String())
+	}
+	for i, want := range []struct {
+		op, outcome string
+		calls       float64
+	}{
+		{"GetPay", "ok", 1}, {"GetPay", "NOT_FOUND", 1}, {"anonymous", "ok", 0},
+		{"Broken", "GRAPHQL_PARSE_FAILED", 0}, {"Two", "UPSTREAM_ERROR", 2},
+	} {
+		l := lines[i]
+		if l["msg"] != "request" || l["operation"] != want.op || l["outcome"] != want.outcome || l["rest_calls"] != want.calls ||
+			l["path"] != "/graphql" || l["method"] != "POST" {
+			t.Errorf("log line %d: %v, want %+v", i, l, want)
+		}
+	}
+	if lines[0]["trace_id"] != clientTrace {
+		t.Errorf("access line's trace_id %v, want the client's %s", lines[0]["trace_id"], clientTrace)
+	}
+	assertAbsent(t, "logs", logs.String(), testSecret, testKey, "R0d7", "debug=", "pay_prod")
+
+	// Spans: the first request's tree continues the client's trace, and
+	// the REST call's traceparent continues it to the REST API.
+	spans := exp.GetSpans()
+	byID := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		byID[s.SpanContext.SpanID().String()] = s
+		for _, a := range s.Attributes {
+			if v := a.Value.Emit(); strings.Contains(v, testSecret) || strings.Contains(v, testKey) || strings.Contains(v, "query GetPay") {
+				t.Errorf("span %q attribute %s = %q", s.Name, a.Key, v)
+			}
+		}
+		if strings.Contains(s.Name, "pay_prod") || strings.Contains(s.Name, "boom") {
+			t.Errorf("span name %q holds an id", s.Name)
+		}
+	}
+	chain := func(s tracetest.SpanStub) []string {
+		var names []string
+		for {
+			names = append([]string{s.Name}, names...)
+			p, ok := byID[s.Parent.SpanID().String()]
+			if !ok {
+				return names
+			}
+			s = p
+		}
+	}
+	var restSpans, fieldSpans []string
+	for _, s := range spans {
+		if s.SpanContext.TraceID().String() != clientTrace {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(s.Name, "REST "):
+			restSpans = append(restSpans, strings.Join(chain(s), " > "))
+		case strings.HasPrefix(s.Name, "graphql.resolve "):
+			fieldSpans = append(fieldSpans, strings.Join(chain(s), " > "))
+		}
+	}
+	wantREST := "HTTP POST /graphql > graphql.operation GetPay > graphql.resolve Query.payment > REST GET /api/v1/payments/{id}"
+	if len(restSpans) != 1 || restSpans[0] != wantREST {
+		t.Errorf("REST spans of the first request: %q, want [%q]", restSpans, wantREST)
+	}
+	if len(fieldSpans) != 2 { // Query.payment and Query.hello; not Payment.id nor Payment.status
+		t.Errorf("field spans: %q", fieldSpans)
+	}
+	tps, _ := rs.received()
+	if len(tps) != 4 || !strings.HasPrefix(tps[0], "00-"+clientTrace+"-") {
+		t.Errorf("traceparents at the REST API: %q", tps)
+	}
+	for _, s := range spans {
+		if s.Name == "graphql.operation Two" && s.Status.Description != "UPSTREAM_ERROR" {
+			t.Errorf("operation span status %+v", s.Status)
+		}
+	}
+}

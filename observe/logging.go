@@ -1,0 +1,363 @@
+package observe
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/trace"
+)
+
+// NewLogger returns a logger writing JSON lines (format "json" or "") or
+// logfmt-style text (format "text") of level and above to w, behind the
+// redaction layer of RedactingHandler.
+func NewLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
+	return NewLoggerWith(w, format, level, nil)
+}
+
+// NewLoggerWith is NewLogger with the known secrets of
+// RedactingHandlerWith (for instance the request's own credentials,
+// taken from the record's context).
+func NewLoggerWith(w io.Writer, format string, level slog.Level, secrets func(context.Context) []string) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler
+	if strings.EqualFold(format, "text") {
+		h = slog.NewTextHandler(w, opts)
+	} else {
+		h = slog.NewJSONHandler(w, opts)
+	}
+	return slog.New(RedactingHandlerWith(h, secrets))
+}
+
+var (
+	reSecret = regexp.MustCompile(`sk_(?:test|prod|live)_[A-Za-z0-9]+`)
+	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
+)
+
+// Redacted stands for a value that was taken out.
+const Redacted = "[redacted]"
+
+// RedactString rewrites every secret-looking token in s: API secrets
+// (sk_test_…, sk_prod_…) become "sk_…[redacted]", API keys keep only
+// their prefix ("ak_test_…").
+func RedactString(s string) string {
+	if strings.Contains(s, "sk_") {
+		s = reSecret.ReplaceAllLiteralString(s, "sk_…"+Redacted)
+	}
+	if strings.Contains(s, "ak_") {
+		s = reAPIKey.ReplaceAllStringFunc(s, keyPrefix)
+	}
+	return s
+}
+
+// keyPrefix is an API key's recognisable prefix ("ak_test_…"), or
+// "[redacted]" when v is not shaped like one.
+func keyPrefix(v string) string {
+	if m := reAPIKey.FindString(v); m != "" && strings.HasPrefix(v, m[:8]) {
+		return m[:8] + "…" // "ak_test_", "ak_prod_", "ak_live_" are 8 bytes
+	}
+	return Redacted
+}
+
+// keyKind tells whether an attribute's key names a credential: 0 no,
+// 1 an API key (its prefix stays), 2 a secret (all of it goes).
+func keyKind(key string) int {
+	k := strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(strings.ToLower(key))
+	switch {
+	case k == "x_api_key" || k == "api_key" || k == "apikey":
+		return 1
+	case strings.Contains(k, "secret"), strings.Contains(k, "password"), strings.Contains(k, "passwd"),
+		k == "authorization", k == "proxy_authorization", k == "cookie", k == "set_cookie",
+		k == "token", strings.HasSuffix(k, "_token"), k == "credentials":
+		return 2
+	}
+	return 0
+}
+
+// RedactingHandler wraps h so that no record it passes on holds a
+// credential: in the message and in every attribute (strings, errors,
+// formatted values, groups, attributes added with With), secret-looking
+// tokens are rewritten as RedactString does, and the values of attributes
+// named like a credential (x-api-secret, x-api-key, authorization,
+// password, …) are replaced (an API key keeps its prefix).
+func RedactingHandler(h slog.Handler) slog.Handler {
+	return RedactingHandlerWith(h, nil)
+}
+
+// RedactingHandlerWith is RedactingHandler that also takes out, wherever
+// they appear, the literal values that secrets returns for the record's
+// context (for instance the request's own credentials, whatever their
+// shape). Attributes added with With are redacted by pattern only.
+func RedactingHandlerWith(h slog.Handler, secrets func(context.Context) []string) slog.Handler {
+	if r, ok := h.(*redactingHandler); ok && secrets == nil {
+		return r
+	}
+	return &redactingHandler{h: h, secrets: secrets}
+}
+
+type redactingHandler struct {
+	h       slog.Handler
+	secrets func(context.Context) []string
+}
+
+func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
+	return r.h.Enabled(ctx, l)
+}
+
+func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
+	rd := redactor{}
+	if r.secrets != nil {
+		for _, s := range r.secrets(ctx) {
+			if len(s) >= 4 { // a shorter "secret" would blank out ordinary text
+				rd.known = append(rd.known, s)
+			}
+		}
+	}
+	out := slog.NewRecord(rec.Time, rec.Level, rd.str(rec.Message), rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		out.AddAttrs(rd.attr(a))
+		return true
+	})
+	return r.h.Handle(ctx, out)
+}
+
+func (r *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	rd := redactor{}
+	red := make([]slog.Attr, len(attrs))
+	for i, a := range attrs {
+		red[i] = rd.attr(a)
+	}
+	return &redactingHandler{h: r.h.WithAttrs(red), secrets: r.secrets}
+}
+
+func (r *redactingHandler) WithGroup(name string) slog.Handler {
+	return &redactingHandler{h: r.h.WithGroup(name), secrets: r.secrets}
+}
+
+type redactor struct{ known []string }
+
+func (rd redactor) str(s string) string {
+	for _, k := range rd.known {
+		if strings.Contains(s, k) {
+			s = strings.ReplaceAll(s, k, Redacted)
+		}
+	}
+	return RedactString(s)
+}
+
+func (rd redactor) attr(a slog.Attr) slog.Attr {
+	a.Value = a.Value.Resolve()
+	switch keyKind(a.Key) {
+	case 1:
+		if a.Value.Kind() == slog.KindString {
+			return slog.String(a.Key, keyPrefix(a.Value.String()))
+		}
+		return slog.String(a.Key, Redacted)
+	case 2:
+		if a.Value.Kind() == slog.KindString && a.Value.String() == "" {
+			return a // an empty value says "absent", which is fine to tell
+		}
+		return slog.String(a.Key, Redacted)
+	}
+	switch a.Value.Kind() {
+	case slog.KindString:
+		s := a.Value.String()
+		if r := rd.str(s); r != s {
+			return slog.String(a.Key, r)
+		}
+	case slog.KindGroup:
+		g := a.Value.Group()
+		red := make([]slog.Attr, len(g))
+		for i, ga := range g {
+			red[i] = rd.attr(ga)
+		}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
+	case slog.KindAny:
+		if s, changed := rd.anyValue(a.Value.Any()); changed {
+			return slog.String(a.Key, s)
+		}
+	}
+	return a
+}
+
+// anyValue checks every form a handler could print v in (error text,
+// %+v, JSON, text marshalling, bytes as text); when one holds a secret, it
+// returns a redacted text to log instead.
+func (rd redactor) anyValue(v any) (string, bool) {
+	var forms []string
+	switch x := v.(type) {
+	case nil:
+		return "", false
+	case []byte:
+		forms = append(forms, string(x))
+	case error:
+		forms = append(forms, x.Error())
+	}
+	if tm, ok := v.(encoding.TextMarshaler); ok {
+		if b, err := safeCall(tm.MarshalText); err == nil {
+			forms = append(forms, string(b))
+		}
+	}
+	forms = append(forms, fmt.Sprintf("%+v", v))
+	if b, err := safeCall(func() ([]byte, error) { return json.Marshal(v) }); err == nil {
+		forms = append(forms, string(b))
+	}
+	for _, f := range forms {
+		if rd.str(f) != f {
+			return rd.str(forms[0]), true
+		}
+	}
+	return "", false
+}
+
+// safeCall runs a marshaller, turning a panic into an error.
+func safeCall(f func() ([]byte, error)) (b []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			b, err = nil, fmt.Errorf("panic: %v", p)
+		}
+	}()
+	return f()
+}
+
+// ---- access log ----
+
+type requestIDKey struct{}
+
+// RequestID is the request's id, as AccessLog set it; "" outside a request.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}
+
+// WithRequestID returns a context carrying id as the request id.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to
+// 64 of [A-Za-z0-9._-], which cannot corrupt a log line or a header.
+func SaneRequestID(id string) bool {
+	if len(id) == 0 || len(id) > 64 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// NewRequestID returns a random id of 16 hex characters.
+func NewRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// maxLoggedPath bounds the path printed in an access line.
+const maxLoggedPath = 256
+
+// AccessLog is a middleware that gives every request an id (the caller's
+// X-Request-Id when it is sane, else a new one), returns it in the
+// X-Request-Id response header, puts it and a RequestStats in the
+// context, and logs one line per request ("request": request_id, method,
+// path, status, duration_ms, operation, outcome, rest_calls, bytes, and
+// trace_id when it runs under TraceHandler). It never logs headers, bodies
+// or the query string, where credentials and customer data could be.
+func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			id := r.Header.Get("X-Request-Id")
+			if !SaneRequestID(id) {
+				id = NewRequestID()
+			}
+			w.Header().Set("X-Request-Id", id)
+			ctx, stats := WithRequestStats(WithRequestID(r.Context(), id))
+			rec := &statusRecorder{ResponseWriter: w}
+			defer func() {
+				// Logged even when next panics (net/http recovers it).
+				status := rec.status
+				if p := recover(); p != nil {
+					if status == 0 {
+						status = http.StatusInternalServerError
+					}
+					defer panic(p)
+				}
+				if status == 0 {
+					status = http.StatusOK
+				}
+				op, outcome := stats.Operation()
+				path := r.URL.Path
+				if len(path) > maxLoggedPath {
+					path = path[:maxLoggedPath] + "…"
+				}
+				attrs := []slog.Attr{
+					slog.String("request_id", id),
+					slog.String("method", r.Method),
+					slog.String("path", path),
+					slog.Int("status", status),
+					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+					slog.String("operation", op),
+					slog.String("outcome", outcome),
+					slog.Int64("rest_calls", stats.RESTCalls()),
+					slog.Int64("bytes", rec.bytes),
+				}
+				if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
+					// Under TraceHandler: the line names its trace.
+					attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+				}
+				logger.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+			}()
+			next.ServeHTTP(rec, r.WithContext(ctx))
+		})
+	}
+}
+
+// statusRecorder remembers the status and size of a response.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int64
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 && code >= 200 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	n, err := s.ResponseWriter.Write(b)
+	s.bytes += int64(n)
+	return n, err
+}
+
+// Flush passes a flush on when the underlying writer can.
+func (s *statusRecorder) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		if s.status == 0 {
+			s.status = http.StatusOK
+		}
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

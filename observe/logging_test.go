@@ -1,0 +1,202 @@
+package observe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+type creds struct {
+	Key    string
+	Secret string
+}
+
+type wrapper struct{ Inner *creds } // %v shows a pointer, JSON the secret
+
+type stringer struct{}
+
+func (stringer) String() string { return "token " + testSecret }
+
+func TestRedactString(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"secret " + testSecret + " end", "secret sk_…[redacted] end"},
+		{"key " + testKey, "key ak_test_…"},
+		{"ak_prod_ABC123,sk_prod_XYZ789", "ak_prod_…,sk_…[redacted]"},
+		{"x-api-secret=sk_test_a&x-api-key=ak_live_b", "x-api-secret=sk_…[redacted]&x-api-key=ak_live_…"},
+		{"nothing here: sk_ ak_test_ task_test_", "nothing here: sk_ ak_test_ task_test_"},
+		{"", ""},
+	} {
+		if got := RedactString(tc.in); got != tc.want {
+			t.Errorf("RedactString(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestLoggerRedacts(t *testing.T) {
+	for _, format := range []string{"json", "text"} {
+		t.Run(format, func(t *testing.T) {
+			var buf bytes.Buffer
+			logger := NewLogger(&buf, format, slog.LevelDebug)
+			c := &creds{Key: testKey, Secret: testSecret}
+			err := fmt.Errorf("call failed: %w", errors.New("REST said: bad secret "+testSecret))
+
+			logger.Info("caller sent "+testSecret+" with "+testKey, "n", 1)
+			logger.Warn("attrs",
+				"plain", "secret="+testSecret,
+				"err", err,
+				"struct", *c,
+				"pointer", c,
+				"nested", wrapper{Inner: c},
+				"bytes", []byte("x-api-secret: "+testSecret),
+				"stringer", stringer{},
+				"x-api-secret", "hunter2-of-no-known-shape",
+				"X-Api-Key", testKey,
+				"api_key", "no-prefix-key",
+				"Authorization", "Bearer abc.def.ghi",
+				"password", "pw-Xy9plain",
+				"db_password", 4242,
+				"headers", map[string]string{"x-api-secret": testSecret},
+				slog.Group("req", slog.String("x-api-key", testKey), slog.Group("deep", slog.Any("e", err))),
+			)
+			logger.With("with", testSecret, "x-api-secret", "hunter2-of-no-known-shape").WithGroup("g").
+				Error("child", "k", testKey, slog.Any("list", []string{testSecret}))
+			logger.Debug("debug", "v", slog.AnyValue(fmt.Sprintf("%v", c)))
+
+			out := buf.String()
+			if n := strings.Count(out, "\n"); n != 4 {
+				t.Fatalf("%d lines, want 4:\n%s", n, out)
+			}
+			assertAbsent(t, "logs", out, "R0d7", "sk_test_R", testKey[8:], "Q3kz9", "hunter2", "no-prefix-key", "abc.def.ghi", "pw-Xy9plain", "4242")
+			for _, want := range []string{"ak_test_…", "sk_…[redacted]", "[redacted]", "call failed: REST said: bad secret"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("logs lack %q:\n%s", want, out)
+				}
+			}
+			// Ordinary values are untouched.
+			if format == "json" {
+				lines := logLines(t, out)
+				if lines[0]["n"] != float64(1) {
+					t.Errorf("n = %v", lines[0]["n"])
+				}
+				if _, ok := lines[2]["g"].(map[string]any); !ok {
+					t.Errorf("group lost: %v", lines[2])
+				}
+			}
+		})
+	}
+}
+
+func TestRedactingHandlerWithKnownSecrets(t *testing.T) {
+	var buf bytes.Buffer
+	type ctxKey struct{}
+	h := RedactingHandlerWith(slog.NewJSONHandler(&buf, nil), func(ctx context.Context) []string {
+		s, _ := ctx.Value(ctxKey{}).(string)
+		return []string{s, "", "ab"} // empty and too-short values are ignored
+	})
+	ctx := context.WithValue(context.Background(), ctxKey{}, "Zq-any-shape-Secret-91")
+	slog.New(h).InfoContext(ctx, "about Zq-any-shape-Secret-91", "detail", "was Zq-any-shape-Secret-91", "other", "ab cd")
+	out := buf.String()
+	assertAbsent(t, "logs", out, "Zq-any-shape")
+	if !strings.Contains(out, `"other":"ab cd"`) {
+		t.Errorf("short value blanked: %s", out)
+	}
+}
+
+var hex16 = regexp.MustCompile(`^[0-9a-f]{16}$`)
+
+func TestAccessLog(t *testing.T) {
+	for _, tc := range []struct {
+		name, reqID string
+		keep        bool
+	}{
+		{"sane id kept", "req-123_abc.DEF", true},
+		{"none", "", false},
+		{"hostile", "../\n<script>", false},
+		{"too long", strings.Repeat("a", 65), false},
+		{"secret as id", testSecret, true}, // sane, so kept and echoed, but redacted in the log
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf syncBuffer
+			var seenID string
+			h := AccessLog(NewLogger(&buf, "json", slog.LevelInfo))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				seenID = RequestID(r.Context())
+				st := StatsFrom(r.Context())
+				st.AddRESTCall()
+				st.AddRESTCall()
+				st.SetOperation("GetPayment", "NOT_FOUND")
+				w.WriteHeader(http.StatusTeapot)
+				_, _ = w.Write([]byte("hello"))
+			}))
+			req := httptest.NewRequest(http.MethodGet, "/graphql?query=%7Bpayment(id:%22pay_prod_abc%22)%7D&secret="+testSecret, nil)
+			req.Header.Set("x-api-key", testKey)
+			req.Header.Set("x-api-secret", testSecret)
+			if tc.reqID != "" {
+				req.Header["X-Request-Id"] = []string{tc.reqID}
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+
+			echoed := rec.Header().Get("X-Request-Id")
+			if tc.keep && echoed != tc.reqID || !tc.keep && !hex16.MatchString(echoed) {
+				t.Errorf("X-Request-Id %q (sent %q)", echoed, tc.reqID)
+			}
+			if seenID != echoed {
+				t.Errorf("RequestID in context %q, header %q", seenID, echoed)
+			}
+			out := buf.String()
+			lines := logLines(t, out)
+			if len(lines) != 1 {
+				t.Fatalf("%d lines: %s", len(lines), out)
+			}
+			l := lines[0]
+			wantID := echoed
+			if tc.reqID == testSecret {
+				wantID = "sk_…[redacted]"
+			}
+			for k, want := range map[string]any{
+				"msg": "request", "request_id": wantID, "method": "GET", "path": "/graphql",
+				"status": float64(418), "operation": "GetPayment", "outcome": "NOT_FOUND",
+				"rest_calls": float64(2), "bytes": float64(5),
+			} {
+				if l[k] != want {
+					t.Errorf("%s = %v, want %v", k, l[k], want)
+				}
+			}
+			if _, ok := l["duration_ms"].(float64); !ok {
+				t.Errorf("duration_ms = %v", l["duration_ms"])
+			}
+			assertAbsent(t, "access log", out, "query", "pay_prod", "R0d7", "Q3kz9", "script", "\\n")
+		})
+	}
+}
+
+func TestAccessLogDefaultsAndPanics(t *testing.T) {
+	var buf syncBuffer
+	logger := NewLogger(&buf, "text", slog.LevelInfo)
+	silent := AccessLog(logger)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	silent.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/healthz", nil))
+	if out := buf.String(); !strings.Contains(out, "status=200") || !strings.Contains(out, "rest_calls=0") {
+		t.Errorf("default status: %s", out)
+	}
+
+	buf = syncBuffer{}
+	panicky := AccessLog(logger)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }))
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Errorf("panic not passed on: %v", p)
+			}
+		}()
+		panicky.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/graphql", nil))
+	}()
+	if out := buf.String(); !strings.Contains(out, "status=500") {
+		t.Errorf("panic not logged as 500: %s", out)
+	}
+}

@@ -1,0 +1,362 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// MaxOperationNames is how many distinct GraphQL operation names the
+// metrics record; the operations named after that are "other".
+const MaxOperationNames = 100
+
+// The fixed label values.
+const (
+	OperationAnonymous = "anonymous" // an operation without a name
+	OperationOther     = "other"     // a name past the bound, or not a plain name
+	OutcomeOK          = "ok"
+	OutcomeError       = "error" // an error without a (plain) extensions.code
+	EndpointOther      = "other" // a REST path that is none of the known routes
+)
+
+// Circuit-breaker states, as SetBreakerState takes them.
+const (
+	BreakerClosed   = 0
+	BreakerHalfOpen = 1
+	BreakerOpen     = 2
+)
+
+// BreakerStateValue maps a breaker state name ("closed", "half-open",
+// "open", as restclient reports them) onto SetBreakerState's values;
+// unknown names are -1.
+func BreakerStateValue(name string) int {
+	switch name {
+	case "closed":
+		return BreakerClosed
+	case "half-open", "half_open", "halfopen":
+		return BreakerHalfOpen
+	case "open":
+		return BreakerOpen
+	}
+	return -1
+}
+
+// Metrics holds the gateway's Prometheus series, on a registry of its own
+// (with the Go runtime and process collectors).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	gqlRequests  *prometheus.CounterVec
+	gqlDuration  *prometheus.HistogramVec
+	restCalls    *prometheus.CounterVec
+	restDuration *prometheus.HistogramVec
+	batchSize    *prometheus.HistogramVec
+	inFlight     prometheus.Gauge
+	breaker      *prometheus.GaugeVec
+
+	namesMu  sync.Mutex
+	names    map[string]struct{}
+	maxNames int
+}
+
+var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// NewMetrics returns the gateway's metrics on a fresh registry.
+func NewMetrics() *Metrics {
+	m := &Metrics{
+		reg:      prometheus.NewRegistry(),
+		names:    make(map[string]struct{}),
+		maxNames: MaxOperationNames,
+		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygraph_graphql_requests_total",
+			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
+		}, []string{"operation", "outcome"}),
+		gqlDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "paygraph_graphql_request_duration_seconds",
+			Help:    "Time from the start of a GraphQL request to its response, by operation name (bounded).",
+			Buckets: durationBuckets,
+		}, []string{"operation"}),
+		restCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "paygraph_rest_calls_total",
+			Help: "REST API calls (attempts) by route pattern and status class (2xx..5xx, error, timeout, canceled).",
+		}, []string{"endpoint", "status_class"}),
+		restDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "paygraph_rest_call_duration_seconds",
+			Help:    "Time from sending a REST API call to its response headers (or failure), by route pattern.",
+			Buckets: durationBuckets,
+		}, []string{"endpoint"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "paygraph_loader_batch_size",
+			Help:    "Keys per loader batch, by loader.",
+			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
+		}, []string{"loader"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "paygraph_http_in_flight_requests",
+			Help: "HTTP requests being served.",
+		}),
+		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "paygraph_circuit_breaker_state",
+			Help: "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",
+		}, []string{"upstream"}),
+	}
+	m.reg.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.gqlRequests, m.gqlDuration, m.restCalls, m.restDuration, m.batchSize, m.inFlight, m.breaker,
+	)
+	return m
+}
+
+// Registry is the registry the metrics are on, for adding more.
+func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+
+// Handler serves the metrics in the Prometheus text format (/metrics).
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
+}
+
+// InFlight counts the requests being served by next.
+func (m *Metrics) InFlight(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		m.inFlight.Inc()
+		defer m.inFlight.Dec()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SetBreakerState records a circuit breaker's state (BreakerClosed,
+// BreakerHalfOpen, BreakerOpen). upstream is a fixed name ("rest").
+func (m *Metrics) SetBreakerState(upstream string, state int) {
+	m.breaker.WithLabelValues(upstream).Set(float64(state))
+}
+
+// The loaders whose batches ObserveBatch records.
+var loaderNames = map[string]bool{"payment": true, "payment_link": true, "checkout_session": true}
+
+// ObserveBatch records the size of one loader batch. loader is "payment",
+// "payment_link" or "checkout_session"; any other name is "other".
+func (m *Metrics) ObserveBatch(loader string, size int) {
+	if !loaderNames[loader] {
+		loader = "other"
+	}
+	m.batchSize.WithLabelValues(loader).Observe(float64(size))
+}
+
+// ---- REST calls ----
+
+// RESTTransport counts and times the REST calls made through next (nil:
+// http.DefaultTransport) by route pattern and status class, and counts
+// them in the request's RequestStats.
+func (m *Metrics) RESTTransport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &restTransport{m: m, next: next}
+}
+
+type restTransport struct {
+	m    *Metrics
+	next http.RoundTripper
+}
+
+func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ep := RoutePattern(r.URL)
+	StatsFrom(r.Context()).AddRESTCall()
+	start := time.Now()
+	resp, err := t.next.RoundTrip(r)
+	t.m.restDuration.WithLabelValues(ep).Observe(time.Since(start).Seconds())
+	t.m.restCalls.WithLabelValues(ep, statusClass(r.Context(), resp, err)).Inc()
+	return resp, err
+}
+
+func statusClass(ctx context.Context, resp *http.Response, err error) string {
+	if err == nil && resp != nil {
+		switch c := resp.StatusCode / 100; {
+		case c >= 1 && c <= 5:
+			return string(rune('0'+c)) + "xx"
+		}
+		return "error"
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
+		return "canceled"
+	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	}
+	return "error"
+}
+
+// The REST routes, as RoutePattern reports them.
+const (
+	RouteListPayments       = "/api/v1/payments"
+	RouteGetPayment         = "/api/v1/payments/{id}"
+	RouteGetPaymentLink     = "/api/v1/payment-links/{id}"
+	RouteGetCheckoutSession = "/api/v1/checkout/sessions/{id}"
+)
+
+var idRoutes = [...]struct{ prefix, pattern string }{
+	{"/api/v1/payments/", RouteGetPayment},
+	{"/api/v1/payment-links/", RouteGetPaymentLink},
+	{"/api/v1/checkout/sessions/", RouteGetCheckoutSession},
+}
+
+// RoutePattern maps a REST URL onto its route pattern, never its id:
+// "/api/v1/payments", "/api/v1/payments/{id}",
+// "/api/v1/payment-links/{id}", "/api/v1/checkout/sessions/{id}", or
+// "other". A base path in front of /api/v1 is ignored.
+func RoutePattern(u *url.URL) string {
+	if u == nil {
+		return EndpointOther
+	}
+	p := u.EscapedPath() // an escaped id holds no '/'
+	i := strings.LastIndex(p, "/api/v1/")
+	if i < 0 {
+		return EndpointOther
+	}
+	p = strings.TrimSuffix(p[i:], "/")
+	if p == RouteListPayments {
+		return RouteListPayments
+	}
+	for _, r := range idRoutes {
+		if id, ok := strings.CutPrefix(p, r.prefix); ok && id != "" && !strings.Contains(id, "/") {
+			return r.pattern
+		}
+	}
+	return EndpointOther
+}
+
+// ---- GraphQL ----
+
+// GraphQLExtension is the gqlgen extension that counts and times GraphQL
+// requests by operation name and outcome, and records both in the
+// request's RequestStats. It sees every response, parse and validation
+// failures included.
+func (m *Metrics) GraphQLExtension() graphql.HandlerExtension { return gqlMetrics{m} }
+
+type gqlMetrics struct{ m *Metrics }
+
+var (
+	_ graphql.HandlerExtension    = gqlMetrics{}
+	_ graphql.ResponseInterceptor = gqlMetrics{}
+)
+
+func (gqlMetrics) ExtensionName() string                   { return "PaygraphMetrics" }
+func (gqlMetrics) Validate(graphql.ExecutableSchema) error { return nil }
+func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	start := time.Now()
+	if graphql.HasOperationContext(ctx) {
+		// The request's start, as the gqlgen handler took it.
+		if t := graphql.GetOperationContext(ctx).Stats.OperationStart; !t.IsZero() {
+			start = t
+		}
+	}
+	resp := next(ctx)
+	if resp == nil {
+		return nil
+	}
+	raw, _ := operationOf(ctx)
+	outcome := Outcome(resp)
+	name := e.m.boundName(raw)
+	e.m.gqlRequests.WithLabelValues(name, outcome).Inc()
+	e.m.gqlDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
+	StatsFrom(ctx).SetOperation(LogName(raw), outcome)
+	return resp
+}
+
+// operationOf returns the operation's name and type ("query"...) as
+// known: the parsed operation's, else the name the client asked for.
+func operationOf(ctx context.Context) (name, typ string) {
+	if !graphql.HasOperationContext(ctx) {
+		return "", ""
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation != nil {
+		return oc.Operation.Name, string(oc.Operation.Operation)
+	}
+	return oc.OperationName, ""
+}
+
+// Outcome is "ok" for a response without errors, else the first error's
+// extensions.code when it is a plain code ([A-Z0-9_]{1,64}), else "error".
+func Outcome(resp *graphql.Response) string {
+	if resp == nil || len(resp.Errors) == 0 {
+		return OutcomeOK
+	}
+	e := resp.Errors[0]
+	if e == nil {
+		return OutcomeError
+	}
+	code, _ := e.Extensions["code"].(string)
+	if !plainCode(code) {
+		return OutcomeError
+	}
+	return code
+}
+
+func plainCode(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// plainName reports whether s matches ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
+func plainName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// LogName is how logs and spans name an operation: "anonymous" without a
+// name, "other" when it is not a plain name of at most 64 characters.
+func LogName(name string) string {
+	switch {
+	case name == "":
+		return OperationAnonymous
+	case !plainName(name):
+		return OperationOther
+	}
+	return name
+}
+
+// boundName is LogName, and "other" once MaxOperationNames distinct names
+// have been recorded.
+func (m *Metrics) boundName(raw string) string {
+	name := LogName(raw)
+	if name == OperationAnonymous || name == OperationOther {
+		return name
+	}
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	if _, ok := m.names[name]; ok {
+		return name
+	}
+	if len(m.names) >= m.maxNames {
+		return OperationOther
+	}
+	m.names[name] = struct{}{}
+	return name
+}

@@ -1,0 +1,68 @@
+package observe
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+)
+
+// RequestStats is what the layers of one HTTP request learn about it, for
+// its access log line. All methods are safe for concurrent use and on a
+// nil *RequestStats (where they do nothing).
+type RequestStats struct {
+	restCalls atomic.Int64
+
+	mu        sync.Mutex
+	operation string
+	outcome   string
+}
+
+type statsKey struct{}
+
+// WithRequestStats returns a context carrying fresh stats.
+func WithRequestStats(ctx context.Context) (context.Context, *RequestStats) {
+	s := new(RequestStats)
+	return context.WithValue(ctx, statsKey{}, s), s
+}
+
+// StatsFrom returns the stats carried by ctx, or nil.
+func StatsFrom(ctx context.Context) *RequestStats {
+	s, _ := ctx.Value(statsKey{}).(*RequestStats)
+	return s
+}
+
+// AddRESTCall counts one REST call (one HTTP attempt).
+func (s *RequestStats) AddRESTCall() {
+	if s != nil {
+		s.restCalls.Add(1)
+	}
+}
+
+// RESTCalls is the number of REST calls counted so far.
+func (s *RequestStats) RESTCalls() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.restCalls.Load()
+}
+
+// SetOperation records the GraphQL operation's (sanitised) name and
+// outcome ("ok" or an error code).
+func (s *RequestStats) SetOperation(name, outcome string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.operation, s.outcome = name, outcome
+	s.mu.Unlock()
+}
+
+// Operation returns what SetOperation recorded ("" when nothing was).
+func (s *RequestStats) Operation() (name, outcome string) {
+	if s == nil {
+		return "", ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.operation, s.outcome
+}

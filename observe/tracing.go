@@ -1,0 +1,221 @@
+package observe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// TracerName is the instrumentation scope of the spans this package makes.
+const TracerName = "paygraph/observe"
+
+// TracingEnabled reports whether the environment asks for traces:
+// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
+// set, or OTEL_TRACES_EXPORTER is, to anything but "none"; and
+// OTEL_SDK_DISABLED is not "true".
+func TracingEnabled(getenv func(string) string) bool {
+	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
+		return false
+	}
+	switch exp := strings.ToLower(strings.TrimSpace(getenv("OTEL_TRACES_EXPORTER"))); exp {
+	case "none":
+		return false
+	case "":
+		return getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	default:
+		return true
+	}
+}
+
+// SetupTracing installs, when the environment asks for traces (see
+// TracingEnabled), a global TracerProvider exporting by OTLP over HTTP
+// (endpoint, headers, timeout, sampler and resource from the standard
+// OTEL_* variables; service.name defaults to serviceName) and the W3C
+// TraceContext and Baggage propagators. When it does not, it changes
+// nothing and tracing costs next to nothing. shutdown flushes and stops
+// the exporter; it is never nil.
+func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
+	noop := func(context.Context) error { return nil }
+	if !TracingEnabled(os.Getenv) {
+		return noop, false, nil
+	}
+	if exp := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))); exp != "" && exp != "otlp" {
+		return noop, false, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported (use otlp or none)", exp)
+	}
+	proto := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
+	if proto == "" {
+		proto = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
+	}
+	if proto != "" && proto != "http/protobuf" {
+		return noop, false, fmt.Errorf("OTLP protocol %q is not supported (use http/protobuf, port 4318)", proto)
+	}
+	exporter, err := otlptracehttp.New(ctx)
+	if err != nil {
+		return noop, false, fmt.Errorf("OTLP trace exporter: %w", err)
+	}
+	res, err := resource.New(ctx,
+		resource.WithTelemetrySDK(),
+		resource.WithAttributes(attribute.String("service.name", serviceName)),
+		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES win
+	)
+	if err != nil && res == nil {
+		_ = exporter.Shutdown(ctx)
+		return noop, false, fmt.Errorf("trace resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exporter), sdktrace.WithResource(res))
+	otel.SetTracerProvider(tp)
+	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	return tp.Shutdown, true, nil
+}
+
+func tracer() trace.Tracer { return otel.GetTracerProvider().Tracer(TracerName) }
+
+// globalPropagator defers to the global propagator at every call, so that
+// a transport made before SetupTracing still propagates.
+type globalPropagator struct{}
+
+func (globalPropagator) Inject(ctx context.Context, c propagation.TextMapCarrier) {
+	otel.GetTextMapPropagator().Inject(ctx, c)
+}
+
+func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrier) context.Context {
+	return otel.GetTextMapPropagator().Extract(ctx, c)
+}
+
+func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
+
+// TraceTransport makes a client span of every REST call through next
+// (nil: http.DefaultTransport), named "REST GET /api/v1/payments/{id}"
+// (the route pattern, never the id), and injects the W3C traceparent into
+// the call. The span's url.full carries no query string.
+func TraceTransport(next http.RoundTripper) http.RoundTripper {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	ot := otelhttp.NewTransport(restoreQuery{next},
+		otelhttp.WithPropagators(globalPropagator{}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			return "REST " + r.Method + " " + RoutePattern(r.URL)
+		}),
+	)
+	return stripQuery{ot}
+}
+
+type queryKey struct{}
+
+// stripQuery hides the query string from the span's attributes;
+// restoreQuery, under the span, puts it back on the request sent.
+type stripQuery struct{ next http.RoundTripper }
+
+func (t stripQuery) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL == nil || r.URL.RawQuery == "" && !r.URL.ForceQuery {
+		return t.next.RoundTrip(r)
+	}
+	r2 := r.Clone(context.WithValue(r.Context(), queryKey{}, r.URL.RawQuery))
+	r2.URL.RawQuery, r2.URL.ForceQuery = "", false
+	return t.next.RoundTrip(r2)
+}
+
+type restoreQuery struct{ next http.RoundTripper }
+
+func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
+	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("http.route", RoutePattern(r.URL)))
+	if q, ok := r.Context().Value(queryKey{}).(string); ok {
+		r = r.Clone(r.Context())
+		r.URL.RawQuery = q
+	}
+	return t.next.RoundTrip(r)
+}
+
+// TraceHandler makes a server span of every request to next, continuing
+// the caller's trace (W3C traceparent), named "HTTP POST /graphql" (other
+// paths: "HTTP GET"). /healthz, /readyz and /metrics are not traced.
+func TraceHandler(next http.Handler) http.Handler {
+	return otelhttp.NewHandler(next, "http",
+		otelhttp.WithPropagators(globalPropagator{}),
+		otelhttp.WithFilter(func(r *http.Request) bool {
+			switch r.URL.Path {
+			case "/healthz", "/readyz", "/metrics":
+				return false
+			}
+			return true
+		}),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
+			if r.URL.Path == "/graphql" {
+				return "HTTP " + r.Method + " /graphql"
+			}
+			return "HTTP " + r.Method
+		}),
+	)
+}
+
+// TracingExtension is the gqlgen extension that makes a span per GraphQL
+// operation ("graphql.operation <name>", with its name and type but never
+// its text or variables) and, under it, a span per root field and per
+// field with a resolver of its own ("graphql.resolve Query.payments"),
+// the fields that reach the REST API; plain fields get none.
+func TracingExtension() graphql.HandlerExtension { return gqlTracing{} }
+
+type gqlTracing struct{}
+
+var (
+	_ graphql.HandlerExtension    = gqlTracing{}
+	_ graphql.ResponseInterceptor = gqlTracing{}
+	_ graphql.FieldInterceptor    = gqlTracing{}
+)
+
+func (gqlTracing) ExtensionName() string                   { return "PaygraphTracing" }
+func (gqlTracing) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (gqlTracing) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	raw, typ := operationOf(ctx)
+	name := LogName(raw)
+	attrs := []attribute.KeyValue{attribute.String("graphql.operation.name", name)}
+	if typ != "" {
+		attrs = append(attrs, attribute.String("graphql.operation.type", typ))
+	}
+	ctx, span := tracer().Start(ctx, "graphql.operation "+name, trace.WithAttributes(attrs...))
+	defer span.End()
+	resp := next(ctx)
+	if resp != nil && len(resp.Errors) > 0 {
+		outcome := Outcome(resp)
+		span.SetAttributes(attribute.String("graphql.outcome", outcome), attribute.Int("graphql.errors.count", len(resp.Errors)))
+		span.SetStatus(codes.Error, outcome)
+	}
+	return resp
+}
+
+func (gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || !(fc.IsResolver || fc.Parent == nil) || strings.HasPrefix(fc.Field.Name, "__") {
+		return next(ctx)
+	}
+	ctx, span := tracer().Start(ctx, "graphql.resolve "+fc.Object+"."+fc.Field.Name,
+		trace.WithAttributes(
+			attribute.String("graphql.field.type", fc.Object),
+			attribute.String("graphql.field.name", fc.Field.Name),
+			attribute.String("graphql.field.path", fc.Path().String()),
+		))
+	defer span.End()
+	res, err := next(ctx)
+	if err != nil {
+		msg := RedactString(err.Error())
+		span.RecordError(errors.New(msg))
+		span.SetStatus(codes.Error, msg)
+	}
+	return res, err
+}
