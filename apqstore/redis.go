@@ -1,0 +1,267 @@
+// Package apqstore keeps Automatic Persisted Queries in Redis, so that a
+// query registered through one gateway replica can be sent by hash alone to
+// any other.
+//
+// It is a cache, never a dependency: every Redis operation has a short
+// deadline, an error or a timeout is a cache miss (the APQ extension then
+// answers PersistedQueryNotFound and the client resends the full query),
+// and after a failure Redis is left alone for a short backoff so that a
+// dead or black-holed server is not dialled on every request. A small
+// in-process LRU in front serves hot hashes without a round trip.
+package apqstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+	"github.com/redis/go-redis/v9"
+)
+
+// Defaults of the options.
+const (
+	DefaultTTL           = 24 * time.Hour
+	DefaultPrefix        = "paygraph:apq:"
+	DefaultLocalSize     = 1000
+	DefaultMaxValueBytes = 32 << 10 // MAX_QUERY_LENGTH's default
+	DefaultDialTimeout   = 200 * time.Millisecond
+	DefaultOpTimeout     = 100 * time.Millisecond // read and write
+	DefaultBackoff       = time.Second
+	maxKeyBytes          = 128 // an APQ key is a 64-character sha256 in hex
+)
+
+// Redis is a graphql.Cache[string] for gqlgen's AutomaticPersistedQuery
+// extension, backed by Redis with an in-process LRU in front.
+type Redis struct {
+	client    *redis.Client
+	local     *lru.LRU[string]
+	prefix    string
+	ttl       time.Duration
+	opTimeout time.Duration // whole-operation deadline (dial + read/write)
+	maxValue  int
+	backoff   time.Duration
+	logger    *slog.Logger
+	addr      string
+
+	downUntil atomic.Int64 // unix nanoseconds: skip Redis until then
+	down      atomic.Bool  // for logging the transitions only
+	stats     struct{ localHits, redisHits, misses, errors, skipped, stores atomic.Uint64 }
+}
+
+var _ graphql.Cache[string] = (*Redis)(nil)
+
+// Option changes a default of NewRedis.
+type Option func(*settings)
+
+type settings struct {
+	prefix                          string
+	localSize, maxValue             int
+	dialTimeout, opTimeout, backoff time.Duration
+	logger                          *slog.Logger
+}
+
+// WithPrefix namespaces the keys (default "paygraph:apq:").
+func WithPrefix(p string) Option { return func(s *settings) { s.prefix = p } }
+
+// WithLocalSize sets how many queries the in-process LRU keeps (default 1000).
+func WithLocalSize(n int) Option { return func(s *settings) { s.localSize = n } }
+
+// WithMaxValueBytes sets the longest query stored in Redis (default 32 KiB);
+// longer ones are kept only in the local LRU.
+func WithMaxValueBytes(n int) Option { return func(s *settings) { s.maxValue = n } }
+
+// WithTimeouts sets the dial timeout (default 200ms) and the read and write
+// timeout (default 100ms) of Redis operations.
+func WithTimeouts(dial, op time.Duration) Option {
+	return func(s *settings) { s.dialTimeout, s.opTimeout = dial, op }
+}
+
+// WithBackoff sets how long Redis is skipped after a failure (default 1s;
+// negative: never skipped).
+func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
+
+// WithLogger logs Redis becoming unavailable and available again (once per
+// transition, not per request).
+func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
+
+// NewRedis returns a store on the Redis at url (redis://[user:pass@]host:port/db,
+// rediss:// for TLS, or unix://). ttl is how long a registered query lives
+// in Redis (0: 24h). Timeouts given as URL parameters (dial_timeout,
+// read_timeout, write_timeout) override the short defaults.
+//
+// It fails only on a bad URL or option. It pings Redis once with ctx: when
+// Redis is unreachable it logs a warning and returns a working store that
+// misses until Redis is back, so that a replica can start during a Redis
+// outage.
+func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
+	s := settings{
+		prefix: DefaultPrefix, localSize: DefaultLocalSize, maxValue: DefaultMaxValueBytes,
+		dialTimeout: DefaultDialTimeout, opTimeout: DefaultOpTimeout, backoff: DefaultBackoff,
+	}
+	for _, o := range opts {
+		o(&s)
+	}
+	switch {
+	case ttl < 0:
+		return nil, errors.New("apqstore: negative TTL")
+	case ttl == 0:
+		ttl = DefaultTTL
+	}
+	if s.localSize <= 0 || s.maxValue <= 0 || s.dialTimeout <= 0 || s.opTimeout <= 0 {
+		return nil, errors.New("apqstore: sizes and timeouts must be positive")
+	}
+	ro, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("apqstore: REDIS_URL: %w", err)
+	}
+	if ro.DialTimeout == 0 {
+		ro.DialTimeout = s.dialTimeout
+	}
+	if ro.ReadTimeout == 0 {
+		ro.ReadTimeout = s.opTimeout
+	}
+	if ro.WriteTimeout == 0 {
+		ro.WriteTimeout = s.opTimeout
+	}
+	if ro.PoolTimeout == 0 {
+		ro.PoolTimeout = s.opTimeout // waiting for a free connection
+	}
+	if ro.MaxRetries == 0 {
+		ro.MaxRetries = -1 // a retry would double the worst case: a miss is cheaper
+	}
+	ro.ContextTimeoutEnabled = true
+	ro.DisableIdentity = true // no CLIENT SETINFO round trip on each new connection
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	r := &Redis{
+		client:    redis.NewClient(ro),
+		local:     lru.New[string](s.localSize),
+		prefix:    s.prefix,
+		ttl:       ttl,
+		opTimeout: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout),
+		maxValue:  s.maxValue,
+		backoff:   s.backoff,
+		logger:    s.logger,
+		addr:      ro.Addr,
+	}
+	_ = r.Ping(ctx) // when it fails, observe logs a warning and starts the backoff
+	return r, nil
+}
+
+// Ping checks that Redis answers, within the operation deadline.
+func (r *Redis) Ping(ctx context.Context) error {
+	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	defer cancel()
+	err := r.client.Ping(octx).Err()
+	r.observe(ctx, err)
+	return err
+}
+
+// Get returns the query registered under key (its sha256): from the local
+// LRU, else from Redis. Any Redis failure is a miss.
+func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
+	if v, ok := r.local.Get(ctx, key); ok {
+		r.stats.localHits.Add(1)
+		return v, true
+	}
+	if len(key) == 0 || len(key) > maxKeyBytes {
+		r.stats.misses.Add(1)
+		return "", false
+	}
+	if r.skipping() {
+		r.stats.skipped.Add(1)
+		r.stats.misses.Add(1)
+		return "", false
+	}
+	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	defer cancel()
+	v, err := r.client.Get(octx, r.prefix+key).Result()
+	if errors.Is(err, redis.Nil) {
+		r.observe(ctx, nil)
+		r.stats.misses.Add(1)
+		return "", false
+	}
+	r.observe(ctx, err)
+	if err != nil || len(v) > r.maxValue {
+		r.stats.misses.Add(1)
+		return "", false
+	}
+	r.stats.redisHits.Add(1)
+	r.local.Add(ctx, key, v)
+	return v, true
+}
+
+// Add registers query under key, in the local LRU and in Redis with the
+// TTL. It waits for Redis at most the operation deadline and never fails:
+// a query Redis did not take is still served by this replica.
+func (r *Redis) Add(ctx context.Context, key, query string) {
+	r.local.Add(ctx, key, query)
+	if len(key) == 0 || len(key) > maxKeyBytes || len(query) > r.maxValue {
+		return
+	}
+	if r.skipping() {
+		r.stats.skipped.Add(1)
+		return
+	}
+	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	defer cancel()
+	err := r.client.Set(octx, r.prefix+key, query, r.ttl).Err()
+	r.observe(ctx, err)
+	if err == nil {
+		r.stats.stores.Add(1)
+	}
+}
+
+// Close closes the Redis connections.
+func (r *Redis) Close() error { return r.client.Close() }
+
+// Stats counts what the store did since it was created.
+type Stats struct {
+	LocalHits, RedisHits, Misses uint64
+	Stores                       uint64 // queries written to Redis
+	Errors                       uint64 // Redis operations that failed or timed out
+	Skipped                      uint64 // operations not sent to Redis during a backoff
+}
+
+// Stats returns the counters.
+func (r *Redis) Stats() Stats {
+	return Stats{
+		LocalHits: r.stats.localHits.Load(), RedisHits: r.stats.redisHits.Load(), Misses: r.stats.misses.Load(),
+		Stores: r.stats.stores.Load(), Errors: r.stats.errors.Load(), Skipped: r.stats.skipped.Load(),
+	}
+}
+
+// skipping reports whether Redis failed recently enough to be left alone.
+func (r *Redis) skipping() bool {
+	until := r.downUntil.Load()
+	return until != 0 && time.Now().UnixNano() < until
+}
+
+// observe records the outcome of one operation: a failure starts a backoff
+// (unless the caller's own context ended, which says nothing about Redis).
+func (r *Redis) observe(ctx context.Context, err error) {
+	if err == nil {
+		r.downUntil.Store(0)
+		if r.down.CompareAndSwap(true, false) {
+			r.logger.InfoContext(ctx, "APQ store: Redis is available again")
+		}
+		return
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	r.stats.errors.Add(1)
+	if r.backoff > 0 {
+		r.downUntil.Store(time.Now().Add(r.backoff).UnixNano())
+	}
+	if r.down.CompareAndSwap(false, true) {
+		r.logger.WarnContext(ctx, "APQ store: Redis unavailable; persisted queries are per replica until it is back",
+			"addr", r.addr, "err", err, "backoff", r.backoff.String())
+	}
+}
