@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -34,6 +35,14 @@ type config struct {
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
 	PrintSchema     bool
+	LogFormat       string
+	RedisURL        string
+	APQTTL          time.Duration
+	// tracing is set by run when the OTEL_* environment turned tracing on.
+	tracing bool
+	// restTransport replaces the tuned transport to the REST API (tests and
+	// benchmarks with a stub REST API).
+	restTransport http.RoundTripper
 	// demo is set by run in sandbox mode only: GraphiQL is then pre-filled
 	// with these credentials and an example query. Never from the
 	// environment, so a real deployment pre-fills nothing.
@@ -111,6 +120,27 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{"REDIS_URL", "", "Redis for the shared APQ store (redis://, rediss:// or unix://); unset: in-memory only", func(c *config, v string) error {
+		if v == "" {
+			return nil
+		}
+		u, err := url.Parse(v)
+		if err != nil || !(u.Scheme == "redis" || u.Scheme == "rediss") || u.Host == "" {
+			if err != nil || u.Scheme != "unix" || u.Path == "" {
+				return errors.New("must be a redis://host:port/db, rediss://... or unix:///path URL")
+			}
+		}
+		c.RedisURL = v
+		return nil
+	}},
+	{"APQ_TTL", "24h", "how long a persisted query lives in Redis", durationSetting(func(c *config) *time.Duration { return &c.APQTTL })},
+	{"LOG_FORMAT", "json", "log lines as json or text", func(c *config, v string) error {
+		if v != "json" && v != "text" {
+			return errors.New("must be json or text")
+		}
+		c.LogFormat = v
+		return nil
+	}},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *config) *time.Duration { return &c.ShutdownGrace })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *config) *time.Duration { return &c.SandboxLatency })},
 }
@@ -141,6 +171,10 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// hidden settings may hold a password (redis://user:pass@host): their
+// value is never echoed, neither in -help nor in an error.
+var hidden = map[string]bool{"REDIS_URL": true}
+
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
 // loadConfig reads settings from getenv, then from args as flags.
@@ -153,7 +187,9 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 		if e := getenv(s.env); e != "" {
 			v = e
 		}
-		values[s.env] = fs.String(flagName(s.env), v, s.help+" (env "+s.env+")")
+		values[s.env] = new(string)
+		fs.Var(settingValue{values[s.env], hidden[s.env]}, flagName(s.env), s.help+" (env "+s.env+")")
+		*values[s.env] = v
 	}
 	fs.BoolVar(&c.PrintSchema, "print-schema", false, "print the GraphQL schema (SDL) and exit")
 	fs.BoolVar(&c.HealthCheck, "healthcheck", false, "probe http://127.0.0.1:$PORT/healthz and exit 0 if healthy (for container health checks: no shell needed)")
@@ -163,11 +199,30 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q: %w", s.env, *values[s.env], err))
+			shown := strconv.Quote(*values[s.env])
+			if hidden[s.env] {
+				shown = "(value hidden)"
+			}
+			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
 		}
 	}
 	return c, errors.Join(errs...)
 }
+
+// settingValue is a string flag whose value -help may not show.
+type settingValue struct {
+	v      *string
+	hidden bool
+}
+
+func (s settingValue) String() string {
+	if s.v == nil || s.hidden {
+		return ""
+	}
+	return *s.v
+}
+
+func (s settingValue) Set(v string) error { *s.v = v; return nil }
 
 // flagHelp is returned when -h asked for usage, which is not an error.
 var flagHelp = flag.ErrHelp

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,11 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"MAX_BODY_BYTES", "10"},
 		{"CORS_ALLOWED_ORIGINS", "shop.example.com"},
 		{"CORS_ALLOWED_ORIGINS", "https://shop.example.com/path"},
+		{"REDIS_URL", "localhost:6379"},
+		{"REDIS_URL", "http://redis:6379"},
+		{"REDIS_URL", "unix://"},
+		{"APQ_TTL", "forever"},
+		{"LOG_FORMAT", "xml"},
 	} {
 		_, err := loadConfig(func(k string) string {
 			if k == tc.env {
@@ -54,5 +60,42 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.env) {
 			t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
 		}
+	}
+}
+
+func TestConfigRedisURL(t *testing.T) {
+	for _, v := range []string{"redis://redis:6379/0", "rediss://user:pw@redis.example.com:6380", "unix:///run/redis.sock"} {
+		c, err := loadConfig(func(k string) string {
+			if k == "REDIS_URL" {
+				return v
+			}
+			return ""
+		}, nil)
+		if err != nil || c.RedisURL != v || c.APQTTL != 24*time.Hour {
+			t.Errorf("REDIS_URL=%s: %v, %+v", v, err, c)
+		}
+	}
+}
+
+// A Redis URL can hold a password: neither an error nor -help may echo it.
+func TestConfigHidesRedisURL(t *testing.T) {
+	const secret = "hunter2-redis-password"
+	env := func(k string) string {
+		if k == "REDIS_URL" {
+			return "http://user:" + secret + "@redis:6379"
+		}
+		return ""
+	}
+	if _, err := loadConfig(env, nil); err == nil || strings.Contains(err.Error(), secret) {
+		t.Errorf("error %v echoes the Redis password", err)
+	}
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	v := "redis://user:" + secret + "@redis:6379"
+	fs.Var(settingValue{&v, hidden["REDIS_URL"]}, "redis-url", "")
+	fs.PrintDefaults()
+	if strings.Contains(out.String(), secret) {
+		t.Errorf("-help shows the Redis password: %s", out.String())
 	}
 }

@@ -27,6 +27,13 @@ type testGateway struct {
 
 func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testGateway {
 	t.Helper()
+	return startGatewayWith(t, env, rest, slog.New(slog.DiscardHandler), nil)
+}
+
+// startGatewayWith is startGateway with the gateway's logger and a last
+// say on its configuration (for settings that run makes, such as tracing).
+func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, logger *slog.Logger, tune func(*config)) *testGateway {
+	t.Helper()
 	g := &testGateway{}
 	if rest == nil {
 		g.Sandbox = sandbox.New(sandbox.Options{StatusParam: env["REST_STATUS_PARAM"]})
@@ -39,10 +46,14 @@ func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testG
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := newGateway(cfg, restSrv.URL, slog.New(slog.DiscardHandler))
+	if tune != nil {
+		tune(&cfg)
+	}
+	gw, err := newGateway(cfg, restSrv.URL, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { gw.Close() })
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL

@@ -20,11 +20,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/go-chi/chi/v5"
 	"github.com/rs/cors"
 
+	"paygraph/apqstore"
 	"paygraph/graph"
 	"paygraph/graphiql"
+	"paygraph/observe"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -48,7 +51,7 @@ func main() {
 	if cfg.HealthCheck {
 		os.Exit(healthCheck(cfg.Port))
 	}
-	logger := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	logger := observe.NewLoggerWith(os.Stderr, cfg.LogFormat, slog.LevelInfo, callerSecrets)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, logger, os.Stdout); err != nil {
@@ -57,8 +60,28 @@ func main() {
 	}
 }
 
+// callerSecrets are the request's own credentials, which the logger takes
+// out of any line logged in the request's context, whatever their shape.
+func callerSecrets(ctx context.Context) []string {
+	c, ok := restclient.CredentialsFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return []string{c.APIKey, c.APISecret}
+}
+
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) error {
+	stopTracing, tracing, err := observe.SetupTracing(ctx, "paygraph")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = stopTracing(fctx)
+	}()
+	cfg.tracing = tracing
 	baseURL, demo := cfg.RESTBaseURL, (*sandbox.Server)(nil)
 	if baseURL == "" {
 		demo = sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency})
@@ -80,6 +103,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 	if err != nil {
 		return err
 	}
+	defer gw.Close()
 	ln, err := net.Listen("tcp", net.JoinHostPort("", strconv.Itoa(cfg.Port)))
 	if err != nil {
 		return err
@@ -93,7 +117,8 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		MaxHeaderBytes:    64 << 10,
 	}
 	printBanner(out, ln.Addr(), baseURL, demo)
-	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", baseURL, "sandbox", demo != nil)
+	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", baseURL, "sandbox", demo != nil,
+		"tracing", tracing, "apq_store", apqStoreName(cfg))
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -129,16 +154,43 @@ func healthCheck(port int) int {
 	return 0
 }
 
+func apqStoreName(cfg config) string {
+	if cfg.RedisURL != "" {
+		return "redis"
+	}
+	return "memory"
+}
+
 // gateway is the HTTP surface of the process.
 type gateway struct {
 	http.Handler
-	ready *atomic.Bool
+	ready   *atomic.Bool
+	metrics *observe.Metrics
+	closers []io.Closer
+}
+
+// Close releases what the gateway holds besides its handler (the Redis
+// connections of the APQ store).
+func (g *gateway) Close() error {
+	var errs []error
+	for _, c := range g.closers {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, error) {
+	metrics := observe.NewMetrics()
+	rest := cfg.restTransport
+	if rest == nil {
+		rest = newTransport(cfg)
+	}
+	if cfg.tracing {
+		rest = observe.TraceTransport(rest)
+	}
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:     baseURL,
-		HTTPClient:  &http.Client{Transport: newTransport(cfg)},
+		HTTPClient:  &http.Client{Transport: metrics.RESTTransport(rest)},
 		StatusParam: cfg.RESTStatusParam,
 		Timeout:     cfg.RESTTimeout,
 		Resilience: restclient.Resilience{
@@ -147,27 +199,53 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 			BreakerCooldown: cfg.BreakerCooldown,
 			OnBreakerChange: func(from, to string) {
 				logger.Warn("REST API circuit breaker", "from", from, "to", to)
+				metrics.SetBreakerState("rest", observe.BreakerStateValue(to))
 			},
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	ready := new(atomic.Bool)
-	ready.Store(true)
+	if cfg.BreakerFailures > 0 {
+		metrics.SetBreakerState("rest", observe.BreakerClosed)
+	}
+	gw := &gateway{ready: new(atomic.Bool), metrics: metrics}
+	gw.ready.Store(true)
+	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
+	if cfg.RedisURL != "" {
+		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
+			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
+			apqstore.WithLogger(logger))
+		if err != nil {
+			return nil, err
+		}
+		apq, gw.closers = store, append(gw.closers, store)
+	}
+	limits := graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait)
+	limits.OnBatch = metrics.ObserveBatch
+	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
+	if cfg.tracing {
+		extensions = append(extensions, observe.TracingExtension())
+	}
 	gql := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
-		FetchLimits:    graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait),
+		FetchLimits:    limits,
 		MaxComplexity:  cfg.MaxComplexity,
 		APQCacheSize:   cfg.APQCacheSize,
+		APQCache:       apq,
 		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
 		MaxBodyBytes:   cfg.MaxBodyBytes,
 		RequestTimeout: cfg.RequestTimeout,
 		Logger:         logger,
-		RequestID:      requestID,
+		RequestID:      observe.RequestID,
+		Extensions:     extensions,
 	})
 	r := chi.NewRouter()
-	r.Use(accessLog(logger))
+	if cfg.tracing {
+		r.Use(observe.TraceHandler)
+	}
+	r.Use(observe.AccessLog(logger), metrics.InFlight)
+	r.Handle("/metrics", metrics.Handler())
 	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
 	gq := graphiql.Handler(graphiqlOptions(cfg.demo))
 	r.Handle("/", gq)
@@ -175,13 +253,14 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	r.Handle("/graphiql/*", gq)
 	r.Get("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	r.Get("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		if !ready.Load() {
+		if !gw.ready.Load() {
 			http.Error(w, "shutting down", http.StatusServiceUnavailable)
 			return
 		}
 		_, _ = io.WriteString(w, "ready\n")
 	})
-	return &gateway{Handler: r, ready: ready}, nil
+	gw.Handler = r
+	return gw, nil
 }
 
 // orDisabled maps our "0 means none" settings onto restclient's "-1

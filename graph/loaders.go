@@ -31,6 +31,9 @@ type FetchLimits struct {
 	// window only groups keys; the per-request cache already dedupes them,
 	// and every microsecond of window is latency on single lookups.
 	Wait time.Duration
+	// OnBatch, when set, is told the size of every loader batch (loader is
+	// "payment", "payment_link" or "checkout_session"), for metrics.
+	OnBatch func(loader string, size int)
 	// recovered turns a panic in a fetch into an error (and logs it); a
 	// fetch runs on a goroutine of its own, where nothing else would.
 	recovered func(ctx context.Context, p any) error
@@ -91,8 +94,11 @@ func loadersFor(ctx context.Context, fallback func() *Loaders) *Loaders {
 	return fallback()
 }
 
-func newLoader[V any](l *Loaders, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
+func newLoader[V any](l *Loaders, name string, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
+		if l.limits.OnBatch != nil {
+			l.limits.OnBatch(name, len(keys))
+		}
 		results := make([]*dataloader.Result[V], len(keys))
 		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
 			defer func() {
@@ -152,19 +158,19 @@ func (l *Loaders) withSlot(ctx context.Context, fn func(context.Context)) {
 
 // Payment loads one payment's detail (with customer.address).
 func (l *Loaders) Payment(ctx context.Context, id string) (*restclient.Payment, error) {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, "payment", l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)()
 }
 
 // PaymentThunk starts loading a payment and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, "payment", l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)
 }
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.linksOnce.Do(func() { l.links = newLoader(l, l.rest.GetPaymentLink) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, "payment_link", l.rest.GetPaymentLink) })
 	return l.links.Load(ctx, id)
 }
 
@@ -174,7 +180,7 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
-		l.sessions = newLoader(l, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+		l.sessions = newLoader(l, "checkout_session", func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
 		})
 	})

@@ -1,0 +1,383 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"paygraph/sandbox"
+)
+
+// TestReplicas runs the deployment shape of README "Deploy and scale out"
+// for real: one redis-server, the sandbox REST API, and two gateway
+// processes built from this package, each with REDIS_URL. A query
+// registered (APQ) through replica A is served by hash alone through
+// replica B; a cursor from A continues on B; with Redis stopped both keep
+// answering, and a hash-only request is a quick PERSISTED_QUERY_NOT_FOUND
+// (the client's cue to resend the full query), never a failure or a hang.
+func TestReplicas(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the gateway binary: not in -short")
+	}
+	redisBin := lookRedisServer(t)
+	bin := buildGateway(t)
+	rds := startRedisProcess(t, redisBin)
+
+	sb := sandbox.New(sandbox.Options{})
+	biz := sb.Businesses()[0]
+	restURL := serveLoopback(t, sb)
+
+	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s"}
+	a := startReplica(t, "A", bin, env)
+	b := startReplica(t, "B", bin, env)
+	h := creds(biz)
+
+	// APQ across replicas.
+	const q = `query ReplicaAPQ($first: Int) { payments(first: $first) { nodes { id status amount { paisa } } } }`
+	vars := map[string]any{"first": 4}
+	a.apq(t, h, "", q, vars).wantCode(t, "PERSISTED_QUERY_NOT_FOUND") // nobody has seen it yet
+	b.apq(t, h, "", q, vars).wantCode(t, "PERSISTED_QUERY_NOT_FOUND")
+	regA := a.apq(t, h, q, q, vars) // register on A: query + hash
+	regA.wantNoErrors(t)
+	byHashB := b.apq(t, h, "", q, vars) // hash alone on B
+	if len(byHashB.Errors) > 0 {
+		t.Fatalf("replica B does not serve by hash a query registered on A (REDIS_URL is the shared APQ store): %+v", byHashB.Errors)
+	}
+	if !bytes.Equal(regA.Data, byHashB.Data) {
+		t.Fatalf("B served the hash with other data:\nA %s\nB %s", regA.Data, byHashB.Data)
+	}
+
+	// A cursor from A continues on B, and gives what one process gives.
+	const page = `query($after: String) { payments(first: 5, after: $after) { nodes { id } pageInfo { hasNextPage endCursor } } }`
+	var p1 connectionPage
+	okData(t, a.post(t, h, page, nil), &p1)
+	if !p1.Payments.PageInfo.HasNextPage || p1.Payments.PageInfo.EndCursor == "" {
+		t.Fatalf("page 1 from A has no next page: %+v", p1)
+	}
+	after := map[string]any{"after": p1.Payments.PageInfo.EndCursor}
+	var onB, onA connectionPage
+	okData(t, b.post(t, h, page, after), &onB)
+	okData(t, a.post(t, h, page, after), &onA)
+	var ten connectionPage
+	okData(t, a.post(t, h, `{ payments(first: 10) { nodes { id } pageInfo { hasNextPage endCursor } } }`, nil), &ten)
+	idsB, idsA, want := onB.ids(), onA.ids(), ten.ids()[5:]
+	if len(idsB) != 5 || !slices.Equal(idsB, idsA) || !slices.Equal(idsB, want) {
+		t.Fatalf("page 2 through B %v, through A %v, want %v (items 6..10 of one process)", idsB, idsA, want)
+	}
+	if onB.Payments.PageInfo != onA.Payments.PageInfo {
+		t.Fatalf("pageInfo differs: B %+v, A %+v", onB.Payments.PageInfo, onA.Payments.PageInfo)
+	}
+
+	// Redis dies mid-test.
+	rds.Stop()
+	for _, g := range []*replica{a, b} {
+		for i := range 5 {
+			var got connectionPage
+			okData(t, g.post(t, h, page, after), &got)
+			if !slices.Equal(got.ids(), want) {
+				t.Fatalf("replica %s, request %d with Redis down: %v, want %v", g.name, i, got.ids(), want)
+			}
+		}
+		// A hash nobody registered: a quick PERSISTED_QUERY_NOT_FOUND.
+		fresh := fmt.Sprintf(`{ payments(first: 2) { nodes { id } } } # replica %s`, g.name)
+		start := time.Now()
+		g.apq(t, h, "", fresh, nil).wantCode(t, "PERSISTED_QUERY_NOT_FOUND")
+		if d := time.Since(start); d > 2*time.Second {
+			t.Fatalf("replica %s: hash-only request with Redis down took %v", g.name, d)
+		}
+		// The client resends the query with its hash: served, and kept
+		// by this replica (its local LRU) for the next hash-only request.
+		g.apq(t, h, fresh, fresh, nil).wantNoErrors(t)
+		g.apq(t, h, "", fresh, nil).wantNoErrors(t)
+	}
+	// B still serves the hash it fetched from Redis earlier, from memory.
+	if r := b.apq(t, h, "", q, vars); !bytes.Equal(r.Data, regA.Data) || len(r.Errors) > 0 {
+		t.Fatalf("B lost the persisted query it had: %s %+v", r.Data, r.Errors)
+	}
+	for _, g := range []*replica{a, b} {
+		if code := g.status(t, "/healthz"); code != http.StatusOK {
+			t.Fatalf("replica %s /healthz: %d", g.name, code)
+		}
+	}
+}
+
+type connectionPage struct {
+	Payments struct {
+		Nodes    []struct{ ID string }
+		PageInfo struct {
+			HasNextPage bool
+			EndCursor   string
+		}
+	}
+}
+
+func (p connectionPage) ids() []string {
+	var out []string
+	for _, n := range p.Payments.Nodes {
+		out = append(out, n.ID)
+	}
+	return out
+}
+
+// lookRedisServer finds Debian's redis-server: scripts/ci-setup.sh
+// installs it, so in CI (CI set) its absence fails the test.
+func lookRedisServer(t *testing.T) string {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("redis-server is not installed (scripts/ci-setup.sh installs it)")
+		}
+		t.Skip("redis-server is not installed; scripts/ci-setup.sh installs it")
+	}
+	return bin
+}
+
+// buildGateway builds this package's binary with the Dockerfile's flags.
+func buildGateway(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	out := filepath.Join(t.TempDir(), "paygraph")
+	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, msg)
+	}
+	return out
+}
+
+func freeLoopbackPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// serveLoopback serves h on a real loopback port until the test ends.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+// process is a child process that the test always ends.
+type process struct {
+	name   string
+	cmd    *exec.Cmd
+	out    *lockedBuffer
+	exited chan struct{}
+	once   sync.Once
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func startProcess(t *testing.T, name string, env []string, bin string, args ...string) *process {
+	t.Helper()
+	p := &process{name: name, cmd: exec.Command(bin, args...), out: new(lockedBuffer), exited: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	go func() { _ = p.cmd.Wait(); close(p.exited) }()
+	t.Cleanup(func() {
+		p.Stop()
+		if t.Failed() {
+			t.Logf("output of %s:\n%s", name, p.out.String())
+		}
+	})
+	return p
+}
+
+// Stop sends SIGTERM, then SIGKILL if it has not exited within 5s.
+func (p *process) Stop() {
+	p.once.Do(func() {
+		_ = p.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-p.exited:
+		case <-time.After(5 * time.Second):
+			_ = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+}
+
+type redisProcess struct {
+	*process
+	URL string
+}
+
+func startRedisProcess(t *testing.T, bin string) *redisProcess {
+	t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t))
+	_, port, _ := net.SplitHostPort(addr)
+	p := startProcess(t, "redis-server", nil, bin, "--port", port, "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if redisPing(addr) {
+			return &redisProcess{process: p, URL: "redis://" + addr + "/0"}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("redis-server exited:\n%s", p.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server does not answer on %s:\n%s", addr, p.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// redisPing speaks just enough RESP to see the server answer.
+func redisPing(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 7)
+	n, _ := io.ReadFull(c, buf)
+	return string(buf[:n]) == "+PONG\r\n"
+}
+
+// replica is one gateway process.
+type replica struct {
+	*process
+	name   string
+	url    string
+	client *http.Client
+}
+
+func startReplica(t *testing.T, name, bin string, env []string) *replica {
+	t.Helper()
+	port := freeLoopbackPort(t)
+	p := startProcess(t, "replica "+name, append([]string{"PORT=" + strconv.Itoa(port)}, env...), bin)
+	tr := &http.Transport{}
+	t.Cleanup(tr.CloseIdleConnections)
+	r := &replica{process: p, name: name, url: "http://127.0.0.1:" + strconv.Itoa(port),
+		client: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if r.status(t, "/readyz") == http.StatusOK {
+			return r
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("replica %s exited:\n%s", name, p.out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s not ready:\n%s", name, p.out.String())
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+}
+
+func (r *replica) status(t *testing.T, path string) int {
+	t.Helper()
+	resp, err := r.client.Get(r.url + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func (r *replica) post(t *testing.T, h http.Header, query string, vars map[string]any) *gqlResponse {
+	t.Helper()
+	return r.do(t, h, map[string]any{"query": query, "variables": vars})
+}
+
+// apq sends an Automatic Persisted Query: the hash of hashOf, with query
+// as the text ("" for hash alone).
+func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars map[string]any) *gqlResponse {
+	t.Helper()
+	sum := sha256.Sum256([]byte(hashOf))
+	body := map[string]any{"variables": vars, "extensions": map[string]any{
+		"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}}
+	if query != "" {
+		body["query"] = query
+	}
+	return r.do(t, h, body)
+}
+
+func (r *replica) do(t *testing.T, h http.Header, body map[string]any) *gqlResponse {
+	t.Helper()
+	raw, _ := json.Marshal(body)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/graphql", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = h.Clone()
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := r.client.Do(req)
+	if err != nil {
+		t.Fatalf("replica %s: %v", r.name, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	out := &gqlResponse{Status: resp.StatusCode}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("replica %s: status %d, body %q is not a GraphQL response", r.name, resp.StatusCode, b)
+	}
+	return out
+}
+
+// okData decodes the data of a response that must have no errors.
+func okData(t *testing.T, r *gqlResponse, into any) {
+	t.Helper()
+	r.wantNoErrors(t)
+	r.decode(t, into)
+}
