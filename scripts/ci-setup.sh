@@ -38,3 +38,21 @@ if [[ ! -x /usr/bin/chromium ]]; then
 	fi
 fi
 /usr/bin/chromium --version >&2 || { echo "ci-setup: /usr/bin/chromium does not run" >&2; exit 1; }
+
+# redis-server (Debian's package) for the shared APQ store's tests
+# (apqstore/redis_test.go, replicas_test.go start it on a free loopback
+# port themselves; no service is enabled or started here).
+if ! command -v redis-server >/dev/null 2>&1; then
+	echo "ci-setup: installing redis-server" >&2
+	apt_install redis-server
+	command -v redis-server >/dev/null 2>&1 || { echo "ci-setup: redis-server install finished but it is missing" >&2; exit 1; }
+fi
+redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; exit 1; }
+
+# Deployment checks' tools (scripts/check-deploy.sh pins them): kubeconform
+# and kustomize from the Go module proxy, dockerfile-utils from npm.
+# hadolint is not installed: it is in neither Debian bookworm, the Go
+# module proxy nor npm (npm's "hadolint" is only a wrapper around a binary
+# it does not ship), so the Dockerfile is linted by dockerfile-utils and
+# its policy asserted by deploy/deploy_test.go instead.
+"$(dirname "$0")/check-deploy.sh" --install-tools

@@ -5,6 +5,9 @@
 # detector.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Tests that need an installed tool (chromium, redis-server) skip in a bare
+# `go test` on a laptop, but fail loudly here, where ci-setup installs them.
+export CI="${CI:-true}"
 
 if [ -x scripts/ci-setup.sh ]; then
   scripts/ci-setup.sh
@@ -26,6 +29,9 @@ after=$(git status --porcelain -- graph 2>/dev/null || true)
 if [ "$before" != "$after" ]; then
   echo "go run github.com/99designs/gqlgen changed graph/: commit its output"; git status --porcelain -- graph; git diff --stat -- graph; exit 1
 fi
+
+echo "== deploy: Dockerfile lint, the image's go build, kustomize + kubeconform"
+scripts/check-deploy.sh
 
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
