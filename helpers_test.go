@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -151,12 +150,7 @@ func (g *testGateway) send(t testing.TB, method, path string, h http.Header, bod
 // sandbox, demo data) on a free port, and stops it when the test ends.
 func startSandboxGateway(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
+	port := freeLoopbackPort(t)
 	cfg, err := loadConfig(func(k string) string {
 		if k == "PORT" {
 			return strconv.Itoa(port)

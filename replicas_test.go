@@ -165,7 +165,7 @@ func buildGateway(t *testing.T) string {
 	return out
 }
 
-func freeLoopbackPort(t *testing.T) int {
+func freeLoopbackPort(t testing.TB) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
