@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -312,5 +313,14 @@ func TestTracingSpanTree(t *testing.T) {
 		if len(parts) != 4 || parts[1] != clientTrace || !restSpans[parts[2]] {
 			t.Errorf("REST call with traceparent %q: want the caller's trace and a REST span's id", p)
 		}
+	}
+}
+
+// A REST base URL with a password in it is printed without the password.
+func TestBannerHidesURLPassword(t *testing.T) {
+	var out strings.Builder
+	printBanner(&out, &net.TCPAddr{Port: 8080}, "https://gw:s3cr3t-pw@api.example.com/v1", nil)
+	if strings.Contains(out.String(), "s3cr3t-pw") || !strings.Contains(out.String(), "api.example.com/v1") {
+		t.Errorf("banner: %s", out.String())
 	}
 }

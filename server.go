@@ -117,7 +117,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		MaxHeaderBytes:    64 << 10,
 	}
 	printBanner(out, ln.Addr(), baseURL, demo)
-	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", baseURL, "sandbox", demo != nil,
+	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(baseURL), "sandbox", demo != nil,
 		"tracing", tracing, "apq_store", apqStoreName(cfg))
 
 	served := make(chan error, 1)
@@ -152,6 +152,16 @@ func healthCheck(port int) int {
 		return 1
 	}
 	return 0
+}
+
+// redactedURL hides a password in a URL (https://user:pass@host) before
+// it is printed.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
 }
 
 func apqStoreName(cfg config) string {
@@ -364,7 +374,7 @@ func printBanner(out io.Writer, addr net.Addr, baseURL string, demo *sandbox.Ser
 	url := "http://localhost:" + port
 	fmt.Fprintf(out, "paygraph is listening on %s (GraphiQL at %s/, GraphQL at %s/graphql)\n", url, url, url)
 	if demo == nil {
-		fmt.Fprintf(out, "REST API: %s\n", baseURL)
+		fmt.Fprintf(out, "REST API: %s\n", redactedURL(baseURL))
 		return
 	}
 	fmt.Fprintf(out, "REST API: embedded sandbox with demo data at %s\n\nDemo credentials:\n", baseURL)
