@@ -1,7 +1,9 @@
 package restclient
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -73,6 +76,11 @@ type Client struct {
 	timeoutMsg  string
 	retry       retryPolicy
 	breaker     *breaker
+	// direct is hc's transport when hc.Do would add nothing but cost:
+	// no cookie jar, no client timeout, no redirects followed, no user
+	// info in the base URL. send then calls it without http.Client.Do,
+	// which clones every request's headers (for redirects) first.
+	direct http.RoundTripper
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -115,10 +123,13 @@ func New(cfg Config) (*Client, error) {
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
 	c.retry = cfg.Resilience.retryPolicy()
 	c.breaker = cfg.Resilience.newBreaker(u.Host)
+	ownRedirects := true
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		if hc.CheckRedirect == nil {
 			hc.CheckRedirect = noRedirects
+		} else {
+			ownRedirects = false
 		}
 		c.hc = &hc
 	} else {
@@ -126,6 +137,12 @@ func New(cfg Config) (*Client, error) {
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
 		c.hc = &http.Client{Transport: t, CheckRedirect: noRedirects}
+	}
+	if ownRedirects && c.hc.Jar == nil && c.hc.Timeout == 0 && c.user == nil {
+		c.direct = c.hc.Transport
+		if c.direct == nil {
+			c.direct = http.DefaultTransport
+		}
 	}
 	return c, nil
 }
@@ -232,7 +249,7 @@ func checkID(id string) string {
 // and decodes a 2xx JSON body into into. It is the single place where
 // requests are made (retries and circuit breaking belong here).
 func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
-	creds, ok := CredentialsFrom(ctx)
+	creds, ok := credentialsFrom(ctx)
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
 	}
@@ -255,38 +272,57 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 }
 
 // attempt makes one HTTP request and decodes its answer into into.
-func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, creds Credentials, into errorCarrier) error {
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
 	}
-	callCtx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-
-	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, "", nil)
-	if err != nil {
-		return &Error{Kind: KindUpstream, Endpoint: ep, Message: "cannot build the REST request", Err: err}
+	creds := cv.c
+	// The per-call timeout, unless the caller's deadline comes first
+	// anyway: then it is the only one that can fire, and a timer of our
+	// own would only cost (7 allocations and a runtime timer per call).
+	callCtx := ctx
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
 	}
-	req.URL = u
-	req.Host = u.Host
-	req.Header["X-Api-Key"] = []string{creds.APIKey}
-	req.Header["X-Api-Secret"] = []string{creds.APISecret}
-	req.Header["Accept"] = []string{"application/json"}
 
-	resp, err := c.hc.Do(req)
+	// Built directly rather than by http.NewRequestWithContext, which
+	// would parse a URL only to be replaced; the header values are shared
+	// (the credentials' per request, Accept's per process).
+	req := (&http.Request{
+		Method:     http.MethodGet,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header: http.Header{
+			"X-Api-Key":    cv.keyHeader,
+			"X-Api-Secret": cv.secretField,
+			"Accept":       acceptJSON,
+		},
+		Host: u.Host,
+	}).WithContext(callCtx)
+
+	resp, err := c.send(req)
 	if err != nil {
 		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
 	}
-	defer drainClose(resp.Body)
+	lr := limitedReader{r: resp.Body, n: MaxBodyBytes}
+	defer func() {
+		if lr.eof { // read to the end already (the usual case): nothing to drain
+			_ = resp.Body.Close()
+			return
+		}
+		drainClose(resp.Body)
+	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return c.statusError(ctx, callCtx, ep, resp, creds)
 	}
 
-	lr := limitedReader{r: resp.Body, n: MaxBodyBytes}
-	dec := json.NewDecoder(&lr)
-	dec.UseNumber()
-	if err := dec.Decode(into); err != nil {
+	if err := decodeBody(&lr, into); err != nil {
 		if lr.exceeded {
 			return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
 				Message: "REST API answered something unexpected: body larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
@@ -311,6 +347,89 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, creds Cre
 	}
 	return nil
 }
+
+// send is c.hc.Do(req), calling the transport directly when c.direct is
+// set: what http.Client.Do would do for this GET (no body, headers set,
+// no redirect followed, no jar, no timeout) is done here, and its errors
+// look the same (a *url.Error "Get <url>: <cause>").
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	if c.direct == nil {
+		return c.hc.Do(req)
+	}
+	resp, err := c.direct.RoundTrip(req)
+	if err != nil {
+		if resp != nil && resp.Body != nil {
+			_ = resp.Body.Close()
+		}
+		var tlsErr tls.RecordHeaderError
+		if errors.As(err, &tlsErr) && string(tlsErr.RecordHeader[:]) == "HTTP/" {
+			err = http.ErrSchemeMismatch
+		}
+		return nil, &url.Error{Op: "Get", URL: req.URL.Redacted(), Err: err}
+	}
+	if resp == nil {
+		return nil, &url.Error{Op: "Get", URL: req.URL.Redacted(),
+			Err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", c.direct)}
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	return resp, nil
+}
+
+// acceptJSON is the Accept header value of every REST call.
+var acceptJSON = []string{"application/json"}
+
+// bodyBuffers holds the buffers REST bodies are read into; a body is
+// decoded from one and the buffer reused (decoded values copy what they
+// keep: the wire structs hold no json.RawMessage).
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBuffer is the largest buffer kept for reuse (a 100-item page
+// is ≈ 33 KB); bigger ones are left to the GC.
+const maxPooledBuffer = 256 << 10
+
+// decodeBody decodes the first JSON value of r into into, as a
+// json.Decoder would (trailing data ignored, io.EOF for an empty body,
+// io.ErrUnexpectedEOF for a truncated one, r's own errors passed on).
+// The usual case, a whole valid body, is read into a pooled buffer and
+// decoded with json.Unmarshal: no decoder and no buffer growth per call.
+// Everything else is handed to a json.Decoder over the same bytes
+// followed by the same read error, so errors are exactly the Decoder's.
+// The wire structs hold no interface values, so the Decoder's UseNumber
+// changes nothing there (amounts are json.Number fields either way).
+func decodeBody(r io.Reader, into any) error {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= maxPooledBuffer {
+			buf.Reset()
+			bodyBuffers.Put(buf)
+		}
+	}()
+	buf.Reset()
+	_, readErr := buf.ReadFrom(r)
+	if readErr == nil {
+		err := json.Unmarshal(buf.Bytes(), into)
+		var se *json.SyntaxError
+		if !errors.As(err, &se) {
+			// nil, or a type error, which the Decoder reports alike;
+			// Unmarshal writes nothing before it has found the body valid.
+			return err
+		}
+	}
+	var rest io.Reader = bytes.NewReader(buf.Bytes())
+	if readErr != nil {
+		rest = io.MultiReader(rest, errReader{readErr})
+	}
+	dec := json.NewDecoder(rest)
+	dec.UseNumber()
+	return dec.Decode(into)
+}
+
+// errReader fails every read with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 // ctxError maps a context error of the caller's context.
 func ctxError(parent context.Context, ep Endpoint, err error) *Error {
@@ -471,6 +590,7 @@ type limitedReader struct {
 	r        io.Reader
 	n        int64
 	exceeded bool
+	eof      bool // r said io.EOF
 	err      error
 }
 
@@ -496,7 +616,9 @@ func (l *limitedReader) Read(p []byte) (int, error) {
 }
 
 func (l *limitedReader) note(err error) error {
-	if err != nil && err != io.EOF {
+	if err == io.EOF {
+		l.eof = true
+	} else if err != nil {
 		l.err = err
 	}
 	return err

@@ -22,19 +22,38 @@ type Credentials struct {
 
 type credentialsKey struct{}
 
+// credentialsValue is what WithCredentials puts in a context: the pair and
+// its two header values, built once per context rather than once per REST
+// call (net/http only reads them).
+type credentialsValue struct {
+	c           Credentials
+	keyHeader   []string // headers[0:1]
+	secretField []string // headers[1:2]
+	headers     [2]string
+}
+
 // WithCredentials returns a context carrying c.
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	return context.WithValue(ctx, credentialsKey{}, c)
+	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}}
+	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
+	return context.WithValue(ctx, credentialsKey{}, v)
 }
 
 // CredentialsFrom returns the credentials carried by ctx; ok is false when
 // there are none or when either half is empty.
 func CredentialsFrom(ctx context.Context) (Credentials, bool) {
-	c, _ := ctx.Value(credentialsKey{}).(Credentials)
-	if c.APIKey == "" || c.APISecret == "" {
-		return c, false
+	v, _ := credentialsFrom(ctx)
+	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
+}
+
+// credentialsFrom is CredentialsFrom with the header values (a zero
+// value, never nil, when ctx has none).
+func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
+	v, _ := ctx.Value(credentialsKey{}).(*credentialsValue)
+	if v == nil {
+		return &credentialsValue{}, false
 	}
-	return c, true
+	return v, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
 // redactedKey returns the key's recognisable prefix ("ak_test_…"), or

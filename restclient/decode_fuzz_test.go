@@ -2,7 +2,6 @@ package restclient
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,9 +21,7 @@ func ratPaisaBounded(s string) (Paisa, bool) {
 
 // decodeForTest decodes body the way Client.do does.
 func decodeForTest(body []byte, into any) error {
-	dec := json.NewDecoder(&limitedReader{r: bytes.NewReader(body), n: MaxBodyBytes})
-	dec.UseNumber()
-	return dec.Decode(into)
+	return decodeBody(&limitedReader{r: bytes.NewReader(body), n: MaxBodyBytes}, into)
 }
 
 func FuzzDecodePayment(f *testing.F) {

@@ -83,6 +83,9 @@ func (p retryPolicy) backoff(n int) time.Duration {
 // is an idempotent GET, so a connection that failed, or a gateway in
 // front of the REST API that said 502/503/504, is worth another try.
 func retryable(err error) bool {
+	if err == nil { // the usual case: no errors.As (its target escapes)
+		return false
+	}
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
@@ -109,6 +112,9 @@ func badCertificate(err error) bool {
 // unhealthy tells whether err says the REST API itself is in trouble, as
 // opposed to the caller (4xx, cancellation) or one odd answer.
 func unhealthy(err error) bool {
+	if err == nil {
+		return false
+	}
 	var e *Error
 	if !errors.As(err, &e) {
 		return false
@@ -164,6 +170,9 @@ func (r Resilience) newBreaker(name string) *breaker {
 			return err == nil || !unhealthy(err)
 		},
 		IsExcluded: func(err error) bool {
+			if err == nil { // every successful call: no errors.As (its target escapes)
+				return false
+			}
 			var g callerGone
 			return errors.As(err, &g)
 		},
