@@ -109,10 +109,30 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
-	var h http.Handler = LoadersMiddleware(cfg.REST, cfg.FetchLimits)(srv)
-	h = CredentialsMiddleware(h)
-	h = guardTransport(h)
-	return limitRequest(cfg.MaxBodyBytes, cfg.RequestTimeout, h)
+	h := guardTransport(requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
+	return limitRequest(cfg.MaxBodyBytes, 0, h)
+}
+
+// requestScope is limitRequest's deadline, CredentialsMiddleware and
+// LoadersMiddleware in one: the deadline on the whole request (REST calls
+// included), the caller's credentials and fresh loaders, in one copy of
+// the request rather than three.
+func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		// The canonical spellings: Header.Get would canonicalise
+		// HeaderAPIKey and HeaderAPISecret into a new string every time.
+		if key, secret := r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret"); key != "" && secret != "" {
+			ctx = restclient.WithCredentials(ctx, restclient.Credentials{APIKey: key, APISecret: secret})
+		}
+		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
 }
 
 // parserTokenLimit bounds the lexer's work on one document.

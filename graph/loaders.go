@@ -99,7 +99,12 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(name, len(keys))
 		}
+		// One backing array for the results, not one allocation per key.
+		backing := make([]dataloader.Result[V], len(keys))
 		results := make([]*dataloader.Result[V], len(keys))
+		for i := range backing {
+			results[i] = &backing[i]
+		}
 		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
 			defer func() {
 				if p := recover(); p != nil {
@@ -107,17 +112,22 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 					if l.limits.recovered != nil {
 						err = l.limits.recovered(ctx, p)
 					}
-					results[i] = &dataloader.Result[V]{Error: err}
+					backing[i] = dataloader.Result[V]{Error: err}
 				}
 			}()
 			v, err := fetch(ctx, keys[i])
-			results[i] = &dataloader.Result[V]{Data: v, Error: err}
+			backing[i] = dataloader.Result[V]{Data: v, Error: err}
 		})
 		return results
 	}
+	// A batch never holds more than the batch capacity, so the batcher's
+	// input channel needs no more room than that (dataloader's default is
+	// 1000 entries: an 8 KB channel per batch, i.e. per request here).
+	batchCap := l.limits.PerRequest * 4
 	return dataloader.NewBatchedLoader(batch,
 		dataloader.WithWait[string, V](l.limits.Wait),
-		dataloader.WithBatchCapacity[string, V](l.limits.PerRequest*4))
+		dataloader.WithBatchCapacity[string, V](batchCap),
+		dataloader.WithInputCapacity[string, V](batchCap))
 }
 
 // fanOut runs fn for 0..n-1 concurrently, each call holding a per-request

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -9,6 +8,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -28,6 +29,10 @@ func (jsonPOST) Supports(r *http.Request) bool {
 }
 
 func isJSON(contentType string) bool {
+	switch contentType { // the usual spellings, without parsing (which allocates)
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
+		return true
+	}
 	mediaType, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mediaType == "application/json"
 }
@@ -35,24 +40,27 @@ func isJSON(contentType string) bool {
 func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		status, msg := http.StatusBadRequest, "could not read the request body"
-		var tooBig *http.MaxBytesError
-		var netErr net.Error
-		switch {
-		case errors.As(err, &tooBig):
-			status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
-		case errors.As(err, &netErr) && netErr.Timeout():
-			status, msg = http.StatusRequestTimeout, "request body was not received in time"
-		}
-		writeHTTPError(w, status, CodeBadUserInput, msg)
-		return
-	}
+	// One streaming pass over the body (under limitRequest's
+	// MaxBytesReader): no copy of the whole body is made first. The
+	// reader records a read failure, so that it is told from bad JSON.
+	body := readErrRecorder{r: r.Body}
 	var params graphql.RawParams
-	dec := json.NewDecoder(bytes.NewReader(body))
+	dec := json.NewDecoder(&body)
 	dec.UseNumber()
 	if err := dec.Decode(&params); err != nil {
+		if body.err != nil {
+			status, msg := http.StatusBadRequest, "could not read the request body"
+			var tooBig *http.MaxBytesError
+			var netErr net.Error
+			switch {
+			case errors.As(body.err, &tooBig):
+				status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
+			case errors.As(body.err, &netErr) && netErr.Timeout():
+				status, msg = http.StatusRequestTimeout, "request body was not received in time"
+			}
+			writeHTTPError(w, status, CodeBadUserInput, msg)
+			return
+		}
 		writeHTTPError(w, http.StatusBadRequest, CodeBadUserInput,
 			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
 		return
@@ -60,7 +68,7 @@ func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = contentTypeJSON
 	rc, opErr := exec.CreateOperationContext(ctx, &params)
 	if opErr != nil {
 		w.WriteHeader(statusFor(opErr))
@@ -71,6 +79,25 @@ func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	writeResponse(w, responses(ctx))
 }
 
+// contentTypeJSON is the Content-Type header value of every response,
+// shared (net/http only reads it).
+var contentTypeJSON = []string{"application/json"}
+
+// readErrRecorder passes reads through and keeps the first error other
+// than io.EOF.
+type readErrRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (b *readErrRecorder) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
 func statusFor(errs gqlerror.List) int {
 	if errcode.GetErrorKind(errs) == errcode.KindProtocol {
 		return http.StatusUnprocessableEntity
@@ -79,11 +106,66 @@ func statusFor(errs gqlerror.List) int {
 }
 
 func writeResponse(w io.Writer, resp *graphql.Response) {
+	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
+	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
+		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 && plainJSON(resp.Data) {
+		// The common case: gqlgen's data is already encoded, compact JSON.
+		// json.Marshal would re-validate and copy it, and write exactly
+		// these bytes (plainJSON: it has nothing Marshal would escape).
+		// One Write (a pooled buffer): the ResponseWriter, and the
+		// middleware wrapping it, see the body as json.Marshal's.
+		bp := responseBuffers.Get().(*[]byte)
+		b := append(append(append((*bp)[:0], `{"data":`...), resp.Data...), '}')
+		_, _ = w.Write(b)
+		if cap(b) <= maxPooledResponse {
+			*bp = b
+			responseBuffers.Put(bp)
+		}
+		return
+	}
 	b, err := json.Marshal(resp)
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
 	_, _ = w.Write(b)
+}
+
+// responseBuffers holds the buffers successful responses are assembled in.
+var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledResponse is the largest response buffer kept for reuse.
+const maxPooledResponse = 1 << 20
+
+// plainJSON reports whether data holds nothing that json.Marshal would
+// rewrite in a json.RawMessage: no insignificant whitespace, no '<', '>',
+// '&', U+2028 or U+2029 (which it escapes), and valid UTF-8 (invalid bytes
+// it replaces). gqlgen writes compact JSON, so whitespace only occurs
+// inside strings; data with anything else takes json.Marshal's path.
+func plainJSON(data []byte) bool {
+	inString := false
+	for i := 0; i < len(data); {
+		c := data[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '<' || c == '>' || c == '&':
+				return false
+			case c == '"':
+				inString = !inString
+			case c == '\\':
+				i++ // the escaped byte is ASCII: a quote or a letter
+			case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+				return false
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += size
+	}
+	return true
 }
 
 // guardTransport answers, with a code, the requests that no transport
