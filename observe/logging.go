@@ -71,7 +71,7 @@ func keyPrefix(v string) string {
 // keyKind tells whether an attribute's key names a credential: 0 no,
 // 1 an API key (its prefix stays), 2 a secret (all of it goes).
 func keyKind(key string) int {
-	k := strings.NewReplacer("-", "_", ".", "_", " ", "_").Replace(strings.ToLower(key))
+	k := normKey(key)
 	switch {
 	case k == "x_api_key" || k == "api_key" || k == "apikey":
 		return 1
@@ -81,6 +81,22 @@ func keyKind(key string) int {
 		return 2
 	}
 	return 0
+}
+
+// keyNormalizer maps '-', '.' and ' ' onto '_'.
+var keyNormalizer = strings.NewReplacer("-", "_", ".", "_", " ", "_")
+
+// normKey is an attribute key lower-cased with '-', '.' and ' ' as '_'.
+// Keys already in that form (every key the gateway logs) are returned as
+// they are, without building a new string: this runs for every attribute
+// of every log line.
+func normKey(key string) string {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; 'A' <= c && c <= 'Z' || c == '-' || c == '.' || c == ' ' || c >= 0x80 {
+			return keyNormalizer.Replace(strings.ToLower(key))
+		}
+	}
+	return key
 }
 
 // RedactingHandler wraps h so that no record it passes on holds a

@@ -179,11 +179,13 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
+// statusClasses are the 1xx..5xx label values, not built per call.
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+
 func statusClass(ctx context.Context, resp *http.Response, err error) string {
 	if err == nil && resp != nil {
-		switch c := resp.StatusCode / 100; {
-		case c >= 1 && c <= 5:
-			return string(rune('0'+c)) + "xx"
+		if c := resp.StatusCode / 100; c >= 1 && c <= 5 {
+			return statusClasses[c-1]
 		}
 		return "error"
 	}
