@@ -1,0 +1,676 @@
+// Command bench is paygraph's load benchmark (issue 6): the gateway side
+// by side with the REST API it fronts, each in its own process on
+// loopback TCP.
+//
+//	go run ./bench                                   # defaults: ~3.5 minutes
+//	go run ./bench -duration 10s -concurrency 1,16,64 -latency 0,5ms -out /tmp/bench.md
+//	go run ./bench -scenarios single -concurrency 64 -latency 0 -duration 60s   # RSS after a minute
+//
+// For every backend latency it starts two processes: the sandbox REST API
+// (this binary re-executed with -serve-sandbox: sandbox.Server behind a
+// request counter) and the gateway (the root package, built once with
+// `go build`, run with REST_BASE_URL pointing at the sandbox and PORT a
+// free port). Then, for every concurrency and scenario, a bounded pool of
+// workers (plain goroutines, one keep-alive http.Client) sends requests
+// for -duration after a -warmup, and it prints one markdown table per
+// latency: requests/s, p50/p90/p99, REST calls per query (the sandbox
+// process's counter: no extra hop), the gateway's overhead over the
+// direct-REST floor at the same concurrency and latency, the gateway's
+// CPU seconds per 1,000 queries (/proc/<pid>/stat utime+stime) and its
+// RSS (/proc/<pid>/status VmRSS). The gateway has no pprof endpoint, so
+// goroutines are not visible from outside: after the load it reports the
+// gateway's open file descriptors and threads instead (each connection is
+// an fd, and each open connection holds the gateway's goroutines).
+//
+// The load generator, the sandbox and the gateway share this machine's
+// CPUs: on 2 cores, throughput figures are of the three together.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"paygraph/sandbox"
+)
+
+// scenario is one kind of request.
+type scenario struct {
+	name   string
+	direct bool // GET straight to the REST API (the floor)
+	path   string
+	body   []byte // GraphQL request body (POST /graphql)
+	want   int    // REST calls per query the gateway should make
+}
+
+func main() {
+	serve := flag.String("serve-sandbox", "", "internal: serve the sandbox REST API on this address and print it")
+	sbLatency := flag.Duration("sandbox-latency", 0, "internal: the served sandbox's latency per call")
+	duration := flag.Duration("duration", 5*time.Second, "measured time per scenario, concurrency and latency")
+	warmup := flag.Duration("warmup", 500*time.Millisecond, "unmeasured time before each measurement")
+	concList := flag.String("concurrency", "1,16,64", "comma-separated numbers of concurrent clients")
+	latList := flag.String("latency", "0,5ms", "comma-separated backend latencies per REST call")
+	out := flag.String("out", "", "also write the markdown report to this file")
+	only := flag.String("scenarios", "", "comma-separated scenario names to run (default all; the floor always runs)")
+	gwEnv := flag.String("gateway-env", "", "comma-separated KEY=VALUE settings for the gateway (default: its own defaults)")
+	idle := flag.Duration("idle-check", 0, "after the load, also wait this long (past the gateway's 90 s keep-alive idle timeout, say 100s) and report its fds, threads and RSS again")
+	flag.Parse()
+
+	if *serve != "" {
+		serveSandbox(*serve, *sbLatency)
+		return
+	}
+	concs, err := parseInts(*concList)
+	if err != nil {
+		fatal("-concurrency: %v", err)
+	}
+	lats, err := parseDurations(*latList)
+	if err != nil {
+		fatal("-latency: %v", err)
+	}
+	var env []string
+	if *gwEnv != "" {
+		env = strings.Split(*gwEnv, ",")
+	}
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle}
+	r.scenarios = buildScenarios()
+	if *only != "" {
+		keep := map[string]bool{"rest": true}
+		for _, n := range strings.Split(*only, ",") {
+			keep[strings.TrimSpace(n)] = true
+		}
+		r.scenarios = slices.DeleteFunc(r.scenarios, func(s scenario) bool { return !keep[s.name] })
+	}
+
+	tmp, err := os.MkdirTemp("", "paygraph-bench-")
+	if err != nil {
+		fatal("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	r.gatewayBin = filepath.Join(tmp, "paygraph")
+	root, err := moduleRoot()
+	if err != nil {
+		fatal("%v", err)
+	}
+	fmt.Fprintf(os.Stderr, "building the gateway (%s) ...\n", root)
+	build := exec.Command("go", "build", "-o", r.gatewayBin, ".")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fatal("go build: %v", err)
+	}
+	if r.self, err = os.Executable(); err != nil {
+		fatal("%v", err)
+	}
+
+	var report bytes.Buffer
+	fmt.Fprintf(&report, "paygraph load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(&report, "machine: %d CPUs (%s), %s %s/%s; -duration %s -warmup %s; gateway env: %s\n\n",
+		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, orNone(*gwEnv))
+	for _, lat := range lats {
+		if err := r.runLatency(lat, &report); err != nil {
+			fatal("latency %s: %v", lat, err)
+		}
+	}
+	os.Stdout.Write(report.Bytes())
+	if *out != "" {
+		if err := os.WriteFile(*out, report.Bytes(), 0o644); err != nil {
+			fatal("%v", err)
+		}
+	}
+}
+
+func fatal(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(defaults)"
+	}
+	return s
+}
+
+// The data of the sandbox's default seed: the same in this process and in
+// the sandbox process.
+var (
+	data      = sandbox.New(sandbox.Options{})
+	biz       = data.Businesses()[0]
+	paymentID = data.Payments(biz.APIKey)[0].ID
+	sessionID = data.CheckoutSessions(biz.APIKey)[0].Reference
+)
+
+func gql(query string, vars map[string]any) []byte {
+	b, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+func buildScenarios() []scenario {
+	var aliases strings.Builder
+	aliases.WriteString("query A($id: ID!) {")
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&aliases, " p%d: payment(id: $id) { id status amount { amount currency } customer { name } }", i)
+	}
+	aliases.WriteString(" }")
+	id := map[string]any{"id": paymentID}
+	return []scenario{
+		{name: "rest", direct: true, path: "/api/v1/payments/" + paymentID, want: 1},
+		{name: "single", want: 1, body: gql(`query Pay($id: ID!) { payment(id: $id) { id status amount { amount paisa currency } customer { name email address } createdAt } }`, id)},
+		{name: "list20", want: 1, body: gql(`{ payments(first: 20) { nodes { id status amount { amount paisa currency } customer { name email } createdAt } pageInfo { hasNextPage endCursor } } }`, nil)},
+		{name: "aliases20", want: 1, body: gql(aliases.String(), id)},
+		{name: "list50addr", want: 51, body: gql(`{ payments(first: 50) { nodes { customer { address } } } }`, nil)},
+		{name: "checkout", want: 2, body: gql(`query S($id: String!) { checkoutSession(id: $id) { sessionId paymentStatus amount { amount } subtotal { amount } metadata { key value } payment { id status amount { amount } customer { address } } } }`, map[string]any{"id": sessionID})},
+	}
+}
+
+// ---- the sandbox process ----
+
+// serveSandbox runs in the child process: the sandbox behind a counter of
+// REST requests, readable (and not counted) at GET /__bench/calls.
+func serveSandbox(addr string, latency time.Duration) {
+	sb := sandbox.New(sandbox.Options{Latency: latency})
+	var calls atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/__bench/calls" {
+			fmt.Fprintln(w, calls.Load())
+			return
+		}
+		calls.Add(1)
+		sb.ServeHTTP(w, r)
+	})
+	// The sandbox logs every call for its tests; under load that log
+	// would grow without bound, so drop it now and then.
+	go func() {
+		for range time.Tick(time.Second) {
+			sb.ResetCalls()
+		}
+	}()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fatal("sandbox: %v", err)
+	}
+	fmt.Printf("LISTEN http://%s\n", ln.Addr())
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		// Stop with the parent: it closes our stdin.
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
+	}()
+	if err := srv.Serve(ln); err != nil {
+		fatal("sandbox: %v", err)
+	}
+}
+
+// ---- processes ----
+
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	tail  *tailBuffer
+}
+
+func (p *proc) stop() {
+	if p == nil || p.cmd.Process == nil {
+		return
+	}
+	if p.stdin != nil {
+		p.stdin.Close()
+	}
+	_ = p.cmd.Process.Signal(os.Interrupt)
+	done := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-done
+	}
+}
+
+// tailBuffer keeps the last 8 KiB written to it (a child's log).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 8<<10 {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-(8<<10):]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
+
+func startSandbox(self string, latency time.Duration) (*proc, string, error) {
+	cmd := exec.Command(self, "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", latency.String())
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM} // never outlive the benchmark
+	p := &proc{cmd: cmd, stdin: stdin, tail: &tailBuffer{}}
+	cmd.Stderr = p.tail
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
+	if err != nil || !ok {
+		p.stop()
+		return nil, "", fmt.Errorf("sandbox did not start: %q %v %s", line, err, p.tail)
+	}
+	return p, url, nil
+}
+
+func startGateway(bin, restURL string, extraEnv []string) (*proc, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, "", err
+	}
+	cmd := exec.Command(bin)
+	cmd.Env = append(os.Environ(), "REST_BASE_URL="+restURL, "PORT="+strconv.Itoa(port))
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	p := &proc{cmd: cmd, tail: &tailBuffer{}}
+	// The access log (one JSON line per request) goes to a pipe that keeps
+	// its tail: the gateway pays for logging as it does in production.
+	cmd.Stdout, cmd.Stderr = p.tail, p.tail
+	if err := cmd.Start(); err != nil {
+		return nil, "", err
+	}
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p, url, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			p.stop()
+			return nil, "", fmt.Errorf("gateway not ready: %v\n%s", err, p.tail)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+func moduleRoot() (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	mod := strings.TrimSpace(string(out))
+	if mod == "" || mod == os.DevNull {
+		return "", errors.New("run it inside the paygraph module (go run ./bench)")
+	}
+	return filepath.Dir(mod), nil
+}
+
+// ---- /proc ----
+
+var clockTicks = func() float64 {
+	out, err := exec.Command("getconf", "CLK_TCK").Output()
+	if n, err2 := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && err2 == nil && n > 0 {
+		return float64(n)
+	}
+	return 100
+}()
+
+// cpuSeconds is the process's user+system CPU time.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	// Fields after the ")" closing the command name: state is field 3,
+	// utime 14, stime 15.
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / clockTicks
+}
+
+// procStatus reads a "Key: value" line of /proc/<pid>/status (first field).
+func procStatus(pid int, key string) int64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+func rssMB(pid int) float64 { return float64(procStatus(pid, "VmRSS")) / 1024 }
+
+func openFDs(pid int) int {
+	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	return len(ents)
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "model name"); ok {
+			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+		}
+	}
+	return "unknown CPU"
+}
+
+// ---- load ----
+
+type runner struct {
+	duration, warmup time.Duration
+	concs            []int
+	scenarios        []scenario
+	gwEnv            []string
+	gatewayBin, self string
+	idleCheck        time.Duration
+}
+
+type result struct {
+	sc          scenario
+	conc        int
+	n, errs     int
+	firstErr    string
+	rps         float64
+	p50, p90    time.Duration
+	p99         time.Duration
+	callsPerQ   float64
+	cpuPer1k    float64 // gateway CPU seconds per 1,000 queries
+	rss         float64 // gateway RSS after the run, MB
+	sandboxCPU1 float64 // sandbox CPU seconds per 1,000 queries
+}
+
+func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
+	sb, restURL, err := startSandbox(r.self, lat)
+	if err != nil {
+		return err
+	}
+	defer sb.stop()
+	gw, gwURL, err := startGateway(r.gatewayBin, restURL, r.gwEnv)
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+	gwPID, sbPID := gw.cmd.Process.Pid, sb.cmd.Process.Pid
+	idleRSS, idleFDs, idleThreads := rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads")
+
+	maxConc := slices.Max(r.concs)
+	tr := &http.Transport{MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, MaxConnsPerHost: 0,
+		IdleConnTimeout: 90 * time.Second, DisableCompression: true}
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+
+	var results []result
+	for _, c := range r.concs {
+		for _, sc := range r.scenarios {
+			target := gwURL + "/graphql"
+			if sc.direct {
+				target = restURL + sc.path
+			}
+			fmt.Fprintf(os.Stderr, "latency %-5s c=%-3d %-11s ", lat, c, sc.name)
+			r.load(client, sc, target, c, r.warmup) // warm: connections, caches
+			calls0 := readCalls(client, restURL)
+			cpu0, sbcpu0 := cpuSeconds(gwPID), cpuSeconds(sbPID)
+			res := r.load(client, sc, target, c, r.duration)
+			res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
+			if !sc.direct {
+				res.cpuPer1k = (cpuSeconds(gwPID) - cpu0) / float64(max(res.n, 1)) * 1000
+			}
+			res.sandboxCPU1 = (cpuSeconds(sbPID) - sbcpu0) / float64(max(res.n, 1)) * 1000
+			res.rss = rssMB(gwPID)
+			fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d\n",
+				res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs)
+			if res.errs > 0 {
+				fmt.Fprintf(os.Stderr, "  first error: %s\n", res.firstErr)
+			}
+			results = append(results, res)
+		}
+	}
+	// After the load: close our keep-alive connections, give the gateway a
+	// moment, and look at what it still holds.
+	tr.CloseIdleConnections()
+	time.Sleep(2 * time.Second)
+	afterRSS, afterFDs, afterThreads := rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads")
+
+	fmt.Fprintf(report, "### Backend latency %s per REST call\n\n", lat)
+	fmt.Fprintln(report, "| scenario | c | req/s | vs floor | p50 | p90 | p99 | REST calls/query | overhead p50 | overhead p99 | gateway CPU s/1k q | sandbox CPU s/1k q | gateway RSS MB | errors |")
+	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	floor := map[int]result{}
+	for _, res := range results {
+		if res.sc.direct {
+			floor[res.conc] = res
+		}
+	}
+	for _, sc := range r.scenarios {
+		for _, res := range results {
+			if res.sc.name != sc.name {
+				continue
+			}
+			f := floor[res.conc]
+			vs, o50, o99, cpu, rss := "1.00", "—", "—", "—", "—"
+			if !sc.direct {
+				vs = fmt.Sprintf("%.2f", res.rps/f.rps)
+				o50, o99 = fmtDur(res.p50-f.p50), fmtDur(res.p99-f.p99)
+				cpu, rss = fmt.Sprintf("%.3f", res.cpuPer1k), fmt.Sprintf("%.1f", res.rss)
+			}
+			name := sc.name
+			if sc.direct {
+				name = "rest (floor: GET /api/v1/payments/{id})"
+			}
+			fmt.Fprintf(report, "| %s | %d | %.0f | %s | %s | %s | %s | %.2f (want %d) | %s | %s | %s | %.3f | %s | %d |\n",
+				name, res.conc, res.rps, vs, fmtDur(res.p50), fmtDur(res.p90), fmtDur(res.p99),
+				res.callsPerQ, sc.want, o50, o99, cpu, res.sandboxCPU1, rss, res.errs)
+		}
+	}
+	fmt.Fprintf(report, "\nGateway process: RSS %.1f MB idle before the load, %.1f MB 2 s after it; open fds %d → %d; threads %d → %d.\n\n",
+		idleRSS, afterRSS, idleFDs, afterFDs, idleThreads, afterThreads)
+	if r.idleCheck > 0 {
+		fmt.Fprintf(os.Stderr, "waiting %s with no load ...\n", r.idleCheck)
+		time.Sleep(r.idleCheck)
+		fmt.Fprintf(report, "After %s more with no load: RSS %.1f MB, open fds %d, threads %d.\n\n",
+			r.idleCheck, rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads"))
+	}
+	return nil
+}
+
+func readCalls(c *http.Client, restURL string) int64 {
+	resp, err := c.Get(restURL + "/__bench/calls")
+	if err != nil {
+		return 0
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	n, _ := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	return n
+}
+
+// load runs conc workers sending sc's request back to back for d.
+func (r *runner) load(client *http.Client, sc scenario, target string, conc int, d time.Duration) result {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	type worker struct {
+		lat      []time.Duration
+		errs     int
+		firstErr string
+	}
+	ws := make([]worker, conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range ws {
+		wg.Add(1)
+		go func(w *worker) {
+			defer wg.Done()
+			w.lat = make([]time.Duration, 0, 4096)
+			buf := make([]byte, 0, 64<<10)
+			for ctx.Err() == nil {
+				var req *http.Request
+				if sc.direct {
+					req, _ = http.NewRequest(http.MethodGet, target, nil)
+				} else {
+					req, _ = http.NewRequest(http.MethodPost, target, bytes.NewReader(sc.body))
+					req.Header.Set("Content-Type", "application/json")
+				}
+				req.Header.Set("X-Api-Key", biz.APIKey)
+				req.Header.Set("X-Api-Secret", biz.APISecret)
+				t0 := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					buf = buf[:0]
+					buf, err = readAll(resp.Body, buf)
+					resp.Body.Close()
+				}
+				el := time.Since(t0)
+				switch {
+				case err != nil:
+					w.errs++
+					if w.firstErr == "" {
+						w.firstErr = err.Error()
+					}
+				case resp.StatusCode != http.StatusOK || (!sc.direct && bytes.Contains(buf, []byte(`"errors"`))):
+					w.errs++
+					if w.firstErr == "" {
+						w.firstErr = fmt.Sprintf("%d %.300s", resp.StatusCode, buf)
+					}
+				default:
+					w.lat = append(w.lat, el)
+				}
+			}
+		}(&ws[i])
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	res := result{sc: sc, conc: conc}
+	var all []time.Duration
+	for _, w := range ws {
+		all = append(all, w.lat...)
+		res.errs += w.errs
+		if res.firstErr == "" {
+			res.firstErr = w.firstErr
+		}
+	}
+	res.n = len(all) + res.errs
+	res.rps = float64(len(all)) / elapsed.Seconds()
+	slices.Sort(all)
+	res.p50, res.p90, res.p99 = pct(all, 0.50), pct(all, 0.90), pct(all, 0.99)
+	return res
+}
+
+func readAll(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(float64(len(sorted))*p+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func fmtDur(d time.Duration) string {
+	ms := float64(d) / float64(time.Millisecond)
+	switch {
+	case ms <= -10 || ms >= 10:
+		return fmt.Sprintf("%.1f ms", ms)
+	default:
+		return fmt.Sprintf("%.3f ms", ms)
+	}
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q is not a positive integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "0" {
+			out = append(out, 0)
+			continue
+		}
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("%q is not a duration", f)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
