@@ -146,7 +146,6 @@ type pageData struct {
 // under "/graphiql/"; anything else is 404. It panics if the options
 // cannot be rendered (they always can: every value is escaped).
 func Handler(opts Options) http.Handler {
-	assets := loadAssets()
 	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery}}
 	if d.Title == "" {
 		d.Title = "GraphiQL"
@@ -167,26 +166,38 @@ func Handler(opts Options) http.Handler {
 		}
 		d.Config.Headers = strings.TrimSuffix(b.String(), "\n")
 	}
-	d.Assets.CSS = assets["graphiql.min.css"].url()
-	d.Assets.PageCSS = assets["page.css"].url()
-	d.Assets.React = assets["react.production.min.js"].url()
-	d.Assets.ReactDOM = assets["react-dom.production.min.js"].url()
-	d.Assets.GraphiQL = assets["graphiql.min.js"].url()
-	d.Assets.Init = assets["init.js"].url()
-
-	// html/template escapes every value for its context: Title as HTML
-	// text, Config as JSON inside the <script type="application/json">
-	// block (with <, > and & as \u escapes, so no value can close it).
-	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, d); err != nil {
-		panic("graphiql: page: " + err.Error())
+	// The assets (4 MB) are hashed and the page rendered on the first
+	// request, not at start: a gateway that nobody opens GraphiQL on never
+	// reads them, and their pages stay out of its resident memory.
+	var (
+		prepared sync.Once
+		assets   map[string]*asset
+		page     []byte
+		etag     string
+	)
+	prepare := func() {
+		assets = loadAssets()
+		d.Assets.CSS = assets["graphiql.min.css"].url()
+		d.Assets.PageCSS = assets["page.css"].url()
+		d.Assets.React = assets["react.production.min.js"].url()
+		d.Assets.ReactDOM = assets["react-dom.production.min.js"].url()
+		d.Assets.GraphiQL = assets["graphiql.min.js"].url()
+		d.Assets.Init = assets["init.js"].url()
+		// html/template escapes every value for its context: Title as HTML
+		// text, Config as JSON inside the <script type="application/json">
+		// block (with <, > and & as \u escapes, so no value can close it).
+		var buf bytes.Buffer
+		if err := pageTemplate.Execute(&buf, d); err != nil {
+			panic("graphiql: page: " + err.Error())
+		}
+		page = buf.Bytes()
+		sum := sha256.Sum256(page)
+		etag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	}
-	page := buf.Bytes()
-	sum := sha256.Sum256(page)
-	etag := `"` + hex.EncodeToString(sum[:8]) + `"`
 	modtime := time.Time{}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		prepared.Do(prepare)
 		p := r.URL.Path
 		var a *asset
 		switch {
