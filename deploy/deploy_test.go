@@ -265,7 +265,7 @@ func TestManifests(t *testing.T) {
 	for _, want := range []string{
 		"path: /readyz", "path: /healthz", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
 		"allowPrivilegeEscalation: false", "- ALL", "type: RuntimeDefault", "configMapRef:",
-		"cpu: 250m", "memory: 64Mi", `cpu: "1"`, "memory: 128Mi", "automountServiceAccountToken: false",
+		"cpu: 500m", "memory: 64Mi", `cpu: "2"`, "memory: 192Mi", "automountServiceAccountToken: false",
 	} {
 		if !strings.Contains(dep, want) {
 			t.Errorf("deployment.yaml lacks %q", want)
