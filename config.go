@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -36,6 +37,7 @@ type config struct {
 	ShutdownGrace   time.Duration
 	PrintSchema     bool
 	LogFormat       string
+	PprofAddr       string
 	RedisURL        string
 	APQTTL          time.Duration
 	// tracing is set by run when the OTEL_* environment turned tracing on.
@@ -139,6 +141,16 @@ var settings = []setting{
 			return errors.New("must be json or text")
 		}
 		c.LogFormat = v
+		return nil
+	}},
+	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *config, v string) error {
+		if v == "" {
+			return nil
+		}
+		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
+			return errors.New("must be host:port, such as 127.0.0.1:6060")
+		}
+		c.PprofAddr = v
 		return nil
 	}},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *config) *time.Duration { return &c.ShutdownGrace })},

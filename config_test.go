@@ -50,6 +50,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"REDIS_URL", "unix://"},
 		{"APQ_TTL", "forever"},
 		{"LOG_FORMAT", "xml"},
+		{"PPROF_ADDR", "6060"},
 	} {
 		_, err := loadConfig(func(k string) string {
 			if k == tc.env {

@@ -150,12 +150,18 @@ func (g *testGateway) send(t testing.TB, method, path string, h http.Header, bod
 // sandbox, demo data) on a free port, and stops it when the test ends.
 func startSandboxGateway(t testing.TB) string {
 	t.Helper()
+	return startSandboxGatewayEnv(t, nil)
+}
+
+// startSandboxGatewayEnv is startSandboxGateway with settings.
+func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
+	t.Helper()
 	port := freeLoopbackPort(t)
 	cfg, err := loadConfig(func(k string) string {
 		if k == "PORT" {
 			return strconv.Itoa(port)
 		}
-		return ""
+		return env[k]
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -324,3 +324,28 @@ func TestBannerHidesURLPassword(t *testing.T) {
 		t.Errorf("banner: %s", out.String())
 	}
 }
+
+// PPROF_ADDR serves the profiles on a listener of its own, and nothing
+// of pprof is on the public port.
+func TestPprofOnItsOwnListener(t *testing.T) {
+	pprofAddr := "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t))
+	gw := startSandboxGatewayEnv(t, map[string]string{"PPROF_ADDR": pprofAddr})
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("http://" + pprofAddr + "/debug/pprof/"); code != http.StatusOK || !strings.Contains(body, "goroutine") {
+		t.Errorf("pprof index on PPROF_ADDR: %d", code)
+	}
+	if code, _ := get("http://" + pprofAddr + "/debug/pprof/heap?debug=1"); code != http.StatusOK {
+		t.Errorf("heap profile: %d", code)
+	}
+	if code, body := get(gw + "/debug/pprof/"); code == http.StatusOK && strings.Contains(body, "goroutine") {
+		t.Errorf("pprof is served on the public port")
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"os/signal"
@@ -120,6 +121,14 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(baseURL), "sandbox", demo != nil,
 		"tracing", tracing, "apq_store", apqStoreName(cfg))
 
+	if cfg.PprofAddr != "" {
+		stopPprof, err := servePprof(cfg.PprofAddr, logger)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 	select {
@@ -135,6 +144,26 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		return fmt.Errorf("graceful shutdown: %w", err)
 	}
 	return nil
+}
+
+// servePprof serves net/http/pprof on addr, a listener of its own: never
+// on the public port, where any caller could read the process's memory
+// profile or slow it down with a CPU profile.
+func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("PPROF_ADDR: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // healthCheck probes the local /healthz: the container image has no shell

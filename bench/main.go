@@ -71,6 +71,7 @@ func main() {
 	out := flag.String("out", "", "also write the markdown report to this file")
 	only := flag.String("scenarios", "", "comma-separated scenario names to run (default all; the floor always runs)")
 	gwEnv := flag.String("gateway-env", "", "comma-separated KEY=VALUE settings for the gateway (default: its own defaults)")
+	profile := flag.String("profile", "", "write the gateway's CPU profile (over each measured gateway scenario) and allocation profile (before and after it) into this directory, taken from its PPROF_ADDR listener")
 	idle := flag.Duration("idle-check", 0, "after the load, also wait this long (past the gateway's 90 s keep-alive idle timeout, say 100s) and report its fds, threads and RSS again")
 	flag.Parse()
 
@@ -90,7 +91,15 @@ func main() {
 	if *gwEnv != "" {
 		env = strings.Split(*gwEnv, ",")
 	}
-	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle}
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile}
+	if *profile != "" {
+		if err := os.MkdirAll(*profile, 0o755); err != nil {
+			fatal("-profile: %v", err)
+		}
+		if *duration < 2*time.Second {
+			fatal("-profile needs -duration of at least 2s")
+		}
+	}
 	r.scenarios = buildScenarios()
 	if *only != "" {
 		keep := map[string]bool{"rest": true}
@@ -422,6 +431,8 @@ type runner struct {
 	gwEnv            []string
 	gatewayBin, self string
 	idleCheck        time.Duration
+	profileDir       string
+	pprofURL         string
 }
 
 type result struct {
@@ -444,7 +455,16 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 		return err
 	}
 	defer sb.stop()
-	gw, gwURL, err := startGateway(r.gatewayBin, restURL, r.gwEnv)
+	gwEnv := r.gwEnv
+	if r.profileDir != "" {
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port) + "/debug/pprof/"
+		gwEnv = append(slices.Clone(gwEnv), "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
+	}
+	gw, gwURL, err := startGateway(r.gatewayBin, restURL, gwEnv)
 	if err != nil {
 		return err
 	}
@@ -468,7 +488,9 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 			r.load(client, sc, target, c, r.warmup) // warm: connections, caches
 			calls0 := readCalls(client, restURL)
 			cpu0, sbcpu0 := cpuSeconds(gwPID), cpuSeconds(sbPID)
+			profiled := r.startProfile(sc, c, lat)
 			res := r.load(client, sc, target, c, r.duration)
+			profiled()
 			res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
 			if !sc.direct {
 				res.cpuPer1k = (cpuSeconds(gwPID) - cpu0) / float64(max(res.n, 1)) * 1000
@@ -528,6 +550,47 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 			r.idleCheck, rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads"))
 	}
 	return nil
+}
+
+// startProfile, with -profile and for a gateway scenario, starts the
+// gateway's CPU profile for (almost) the measured time and saves its
+// allocation profile; the function it returns waits for the CPU profile
+// and saves the allocation profile again, so that
+// `go tool pprof -diff_base allocs-before allocs-after` shows the
+// scenario's allocations alone.
+func (r *runner) startProfile(sc scenario, conc int, lat time.Duration) (wait func()) {
+	if r.profileDir == "" || sc.direct {
+		return func() {}
+	}
+	name := fmt.Sprintf("%s-c%d-%s", sc.name, conc, lat)
+	save := func(what, url string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "profile %s: %v\n", what, err)
+			return
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			fmt.Fprintf(os.Stderr, "profile %s: %d %v\n", what, resp.StatusCode, err)
+			return
+		}
+		file := filepath.Join(r.profileDir, what+"-"+name+".pprof")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			fmt.Fprintf(os.Stderr, "profile %s: %v\n", what, err)
+		}
+	}
+	save("allocs-before", r.pprofURL+"allocs")
+	done := make(chan struct{})
+	secs := int((r.duration - time.Second).Seconds())
+	go func() {
+		defer close(done)
+		save("cpu", r.pprofURL+"profile?seconds="+strconv.Itoa(secs))
+	}()
+	return func() {
+		<-done
+		save("allocs-after", r.pprofURL+"allocs")
+	}
 }
 
 func readCalls(c *http.Client, restURL string) int64 {
