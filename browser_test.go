@@ -21,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
@@ -36,12 +37,7 @@ const browserExampleQuery = graphiqlExample
 // result pane and saves a screenshot (docs/graphiql.png when it is missing
 // or UPDATE_SCREENSHOT=1, and always one in a temporary directory).
 func TestGraphiQLInBrowser(t *testing.T) {
-	if _, err := os.Stat(chromiumPath); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("chromium not installed: run scripts/ci-setup.sh (%v)", err)
-		}
-		t.Skipf("chromium not installed (%s): run scripts/ci-setup.sh", chromiumPath)
-	}
+	testenv.Tool(t, chromiumPath)
 
 	// Exactly what `go run .` serves: run() in sandbox mode, GraphiQL at
 	// "/" pre-filled with the demo credentials and the example query.

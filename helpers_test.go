@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
@@ -156,7 +157,7 @@ func startSandboxGateway(t testing.TB) string {
 // startSandboxGatewayEnv is startSandboxGateway with settings.
 func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
 	t.Helper()
-	port := freeLoopbackPort(t)
+	port := testenv.FreeLoopbackPort(t)
 	cfg, err := loadConfig(func(k string) string {
 		if k == "PORT" {
 			return strconv.Itoa(port)

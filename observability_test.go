@@ -22,6 +22,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"paygraph/internal/testenv"
 	"paygraph/observe"
 	"paygraph/sandbox"
 )
@@ -328,7 +329,7 @@ func TestBannerHidesURLPassword(t *testing.T) {
 // PPROF_ADDR serves the profiles on a listener of its own, and nothing
 // of pprof is on the public port.
 func TestPprofOnItsOwnListener(t *testing.T) {
-	pprofAddr := "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t))
+	pprofAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreeLoopbackPort(t))
 	gw := startSandboxGatewayEnv(t, map[string]string{"PPROF_ADDR": pprofAddr})
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)

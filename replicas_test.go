@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
@@ -35,7 +36,7 @@ func TestReplicas(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary: not in -short")
 	}
-	redisBin := lookRedisServer(t)
+	redisBin := testenv.Tool(t, "redis-server")
 	bin := buildGateway(t)
 	rds := startRedisProcess(t, redisBin)
 
@@ -135,20 +136,6 @@ func (p connectionPage) ids() []string {
 	return out
 }
 
-// lookRedisServer finds Debian's redis-server: scripts/ci-setup.sh
-// installs it, so in CI (CI set) its absence fails the test.
-func lookRedisServer(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed (scripts/ci-setup.sh installs it)")
-		}
-		t.Skip("redis-server is not installed; scripts/ci-setup.sh installs it")
-	}
-	return bin
-}
-
 // buildGateway builds this package's binary with the Dockerfile's flags.
 func buildGateway(t *testing.T) string {
 	t.Helper()
@@ -163,16 +150,6 @@ func buildGateway(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, msg)
 	}
 	return out
-}
-
-func freeLoopbackPort(t testing.TB) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // serveLoopback serves h on a real loopback port until the test ends.
@@ -253,7 +230,7 @@ type redisProcess struct {
 
 func startRedisProcess(t *testing.T, bin string) *redisProcess {
 	t.Helper()
-	addr := "127.0.0.1:" + strconv.Itoa(freeLoopbackPort(t))
+	addr := "127.0.0.1:" + strconv.Itoa(testenv.FreeLoopbackPort(t))
 	_, port, _ := net.SplitHostPort(addr)
 	p := startProcess(t, "redis-server", nil, bin, "--port", port, "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
@@ -300,7 +277,7 @@ type replica struct {
 
 func startReplica(t *testing.T, name, bin string, env []string) *replica {
 	t.Helper()
-	port := freeLoopbackPort(t)
+	port := testenv.FreeLoopbackPort(t)
 	p := startProcess(t, "replica "+name, append([]string{"PORT=" + strconv.Itoa(port)}, env...), bin)
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)

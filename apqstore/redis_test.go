@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -18,6 +17,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/redis/go-redis/v9"
+
+	"paygraph/internal/testenv"
 )
 
 // redisServer is a real redis-server on a free loopback port.
@@ -32,14 +33,8 @@ type redisServer struct {
 // it). Without it the test fails in CI (CI set) and is skipped elsewhere.
 func startRedis(t *testing.T) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed (scripts/ci-setup.sh installs it)")
-		}
-		t.Skip("redis-server is not installed; scripts/ci-setup.sh installs it")
-	}
-	port := freePort(t)
+	bin := testenv.Tool(t, "redis-server")
+	port := testenv.FreeLoopbackPort(t)
 	var out bytes.Buffer
 	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
 		"--save", "", "--appendonly", "no", "--protected-mode", "yes", "--dir", t.TempDir())
@@ -68,16 +63,6 @@ func (s *redisServer) Stop() {
 		_ = s.cmd.Process.Kill()
 		_ = s.cmd.Wait()
 	})
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
 
 func hash(q string) string {
@@ -244,7 +229,7 @@ func TestUnreachableAtStart(t *testing.T) {
 		defer mu.Unlock()
 		return logs.Write(p)
 	}), nil))
-	port := freePort(t) // closed again: connection refused
+	port := testenv.FreeLoopbackPort(t) // closed again: connection refused
 	start := time.Now()
 	r, err := NewRedis(context.Background(), "redis://127.0.0.1:"+strconv.Itoa(port)+"/0", 0, WithLogger(logger))
 	if err != nil {
