@@ -7,19 +7,20 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
 // Decoding benchmarks on real-size bodies rendered by the sandbox (the
 // existing BenchmarkDecodeList decodes a 2-item page). They decode through
-// the same path as Client.attempt: a streaming json.Decoder with UseNumber
-// over the size-limiting reader, then the conversion into the exported
-// types (exact paisa, parsed times). No double decoding: the body is read
-// once, by the decoder. Figures: BENCHMARKS.md.
+// the same path as Client.attempt (decodeBody: the body read once into a
+// pooled buffer and unmarshalled, amounts kept as JSON number text), then
+// the conversion into the exported types (exact paisa, parsed times).
+// Figures: BENCHMARKS.md.
 //
 //	go test -run '^$' -bench 'DecodePage100|DecodePaymentDetail|GetPaymentStub' -benchmem ./restclient
 
-func sandboxBody(b *testing.B, path string) []byte {
+func sandboxBody(b testing.TB, path string) []byte {
 	b.Helper()
 	sb := sandbox.New(sandbox.Options{})
 	biz := sb.Businesses()[0]
@@ -100,6 +101,44 @@ func BenchmarkGetPaymentStub(b *testing.B) {
 	for b.Loop() {
 		if _, err := c.GetPayment(ctx, "pay_prod_0123"); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestDecodeAllocationBudget keeps decoding within the allocation budgets
+// of BENCHMARKS.md (measured 1,662 for a 100-item page, 27 for a payment).
+func TestDecodeAllocationBudget(t *testing.T) {
+	if testenv.RaceEnabled() {
+		t.Skip("the race detector changes allocation counts")
+	}
+	page, detail := sandboxBody(t, "/api/v1/payments?limit=100"), sandboxBody(t, "")
+	for _, tc := range []struct {
+		name   string
+		budget float64
+		decode func() error
+	}{
+		{"100-item page", 1700, func() error {
+			var w wirePage
+			if err := decodeForTest(page, &w); err != nil {
+				return err
+			}
+			_, err := w.toPage()
+			return err
+		}},
+		{"payment detail", 30, func() error {
+			var w wirePayment
+			if err := decodeForTest(detail, &w); err != nil {
+				return err
+			}
+			var p Payment
+			return w.to(&p, true)
+		}},
+	} {
+		if err := tc.decode(); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := testing.AllocsPerRun(50, func() { _ = tc.decode() }); got > tc.budget {
+			t.Errorf("%s: %.0f allocs/op, over the budget of %.0f", tc.name, got, tc.budget)
 		}
 	}
 }

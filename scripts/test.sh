@@ -36,6 +36,10 @@ scripts/check-deploy.sh
 echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
 
+echo "== allocation budgets (without -race, which changes allocation counts)"
+go test -count=1 -run 'AllocationBudget' -v ./... | grep -E 'allocs/op|^(---|ok|FAIL)' || true
+go test -count=1 -run 'AllocationBudget' ./... >/dev/null
+
 echo "== fuzz (short; FUZZTIME=10m scripts/fuzz.sh for a long run)"
 scripts/fuzz.sh
 

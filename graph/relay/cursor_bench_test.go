@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"paygraph/internal/testenv"
 	"paygraph/restclient"
 )
 
@@ -44,5 +45,22 @@ func BenchmarkCursorDecode(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCursorAllocationBudget: at most 3 allocations to encode a cursor and
+// 2 to decode one (BENCHMARKS.md).
+func TestCursorAllocationBudget(t *testing.T) {
+	if testenv.RaceEnabled() {
+		t.Skip("the race detector changes allocation counts")
+	}
+	for _, bp := range benchPositions {
+		s := bp.pos.Encode()
+		if got := testing.AllocsPerRun(100, func() { _ = bp.pos.Encode() }); got > 3 {
+			t.Errorf("%s: encode %.0f allocs/op, budget 3", bp.name, got)
+		}
+		if got := testing.AllocsPerRun(100, func() { _, _ = Decode(s) }); got > 2 {
+			t.Errorf("%s: decode %.0f allocs/op, budget 2", bp.name, got)
+		}
 	}
 }
