@@ -37,8 +37,8 @@ echo "== go test -race"
 go test -race -count=1 -timeout 15m ./...
 
 echo "== allocation budgets (without -race, which changes allocation counts)"
-go test -count=1 -run 'AllocationBudget' -v ./... | grep -E 'allocs/op|^(---|ok|FAIL)' || true
-go test -count=1 -run 'AllocationBudget' ./... >/dev/null
+# (pipefail: a failing go test fails the script through the grep)
+go test -count=1 -run 'AllocationBudget' -v ./... | grep -E 'allocs/op|^(---|ok|FAIL)'
 
 echo "== fuzz (short; FUZZTIME=10m scripts/fuzz.sh for a long run)"
 scripts/fuzz.sh
