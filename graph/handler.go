@@ -113,10 +113,12 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	return limitRequest(cfg.MaxBodyBytes, 0, h)
 }
 
-// requestScope is limitRequest's deadline, CredentialsMiddleware and
-// LoadersMiddleware in one: the deadline on the whole request (REST calls
-// included), the caller's credentials and fresh loaders, in one copy of
-// the request rather than three.
+// requestScope gives each request, in one copy of the request: the
+// deadline of the whole request (REST calls included); the caller's
+// x-api-key and x-api-secret, where the REST client takes them from (when
+// either is missing nothing is put there, and every REST-backed field
+// answers UNAUTHENTICATED without a call; introspection still works); and
+// fresh loaders, so that no cache outlives the request.
 func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -178,20 +180,6 @@ func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// CredentialsMiddleware puts the caller's x-api-key and x-api-secret into
-// the request context, where the REST client takes them from. When either
-// is missing nothing is put there, and every REST-backed field answers
-// UNAUTHENTICATED without a call; introspection still works.
-func CredentialsMiddleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		key, secret := r.Header.Get(HeaderAPIKey), r.Header.Get(HeaderAPISecret)
-		if key != "" && secret != "" {
-			r = r.WithContext(restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: key, APISecret: secret}))
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 // complexityRoot estimates REST fan-out: payments(first: n) costs n times

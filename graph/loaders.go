@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -74,16 +73,6 @@ func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 }
 
 type loadersKey struct{}
-
-// LoadersMiddleware puts fresh Loaders in every request's context.
-func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := context.WithValue(r.Context(), loadersKey{}, NewLoaders(rest, limits))
-			next.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-}
 
 // For returns the request's loaders. A context without them (a resolver
 // called outside the HTTP stack) gets loaders of its own with no sharing.
