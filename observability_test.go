@@ -108,6 +108,12 @@ func TestMetricsEndpoint(t *testing.T) {
 	g.post(t, h, `{ payments(first: `, nil).wantCode(t, "GRAPHQL_PARSE_FAILED")
 	wrong := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {"sk_test_notthesecretatallnotatall0"}}
 	g.post(t, wrong, `query Sneaky { payment(id: "`+pay.ID+`") { id } }`, nil).wantCode(t, "UNAUTHENTICATED")
+	// Refused before gqlgen sees them: not JSON, and over MAX_BODY_BYTES.
+	g.send(t, http.MethodPost, "/graphql", h, []byte(`{"query": "{ payments`)).wantCode(t, "BAD_USER_INPUT")
+	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
+	if r := g.send(t, http.MethodPost, "/graphql", h, []byte(big)); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 300 KiB body: status %d", r.Status)
+	}
 	for i := range observe.MaxOperationNames + 20 { // a client inventing names
 		g.post(t, h, fmt.Sprintf(`query Invented%d { __typename }`, i), nil).wantNoErrors(t)
 	}
@@ -122,6 +128,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		{`paygraph_graphql_requests_total{operation="Missing",outcome="NOT_FOUND"}`, 1},
 		{`paygraph_graphql_requests_total{operation="anonymous",outcome="GRAPHQL_PARSE_FAILED"}`, 1},
 		{`paygraph_graphql_requests_total{operation="Sneaky",outcome="UNAUTHENTICATED"}`, 1},
+		{`paygraph_graphql_requests_total{operation="unparsed",outcome="BAD_USER_INPUT"}`, 2},
 		{`paygraph_graphql_request_duration_seconds_count{operation="ListWithAddresses"}`, 1},
 		{`paygraph_rest_calls_total{endpoint="/api/v1/payments",status_class="2xx"}`, 1},
 		{`paygraph_rest_calls_total{endpoint="/api/v1/payments/{id}",status_class="2xx"}`, 6},
@@ -144,8 +151,8 @@ func TestMetricsEndpoint(t *testing.T) {
 			names[strings.SplitN(strings.TrimPrefix(s, `paygraph_graphql_requests_total{operation="`), `"`, 2)[0]] = true
 		}
 	}
-	if len(names) > observe.MaxOperationNames+2 || !names[observe.OperationOther] {
-		t.Errorf("%d operation names (bound %d + anonymous + other), other present: %v", len(names), observe.MaxOperationNames, names[observe.OperationOther])
+	if len(names) > observe.MaxOperationNames+3 || !names[observe.OperationOther] {
+		t.Errorf("%d operation names (bound %d + anonymous, unparsed, other), other present: %v", len(names), observe.MaxOperationNames, names[observe.OperationOther])
 	}
 	for _, k := range []string{"go_goroutines", "go_memstats_heap_alloc_bytes", "process_resident_memory_bytes"} {
 		if _, ok := m[k]; !ok {

@@ -278,6 +278,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		Logger:         logger,
 		RequestID:      observe.RequestID,
 		Extensions:     extensions,
+		OnRefused:      metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	if cfg.tracing {

@@ -48,6 +48,11 @@ type HandlerConfig struct {
 	RequestID func(context.Context) string
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
+	// OnRefused, when set, is told of every request refused before the
+	// GraphQL server saw it (body too large, not JSON, wrong method or
+	// content type), with the error code it got: the extensions never see
+	// those requests.
+	OnRefused func(ctx context.Context, code string)
 }
 
 func (c *HandlerConfig) defaults() {
@@ -87,7 +92,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
-	srv.AddTransport(jsonPOST{})
+	refuse := refuser(cfg.OnRefused)
+	srv.AddTransport(jsonPOST{refuse: refuse})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
 	srv.Use(extension.Introspection{})
 	apq := cfg.APQCache
@@ -109,8 +115,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
-	h := guardTransport(requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
-	return limitRequest(cfg.MaxBodyBytes, 0, h)
+	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
+	return limitRequest(cfg.MaxBodyBytes, refuse, h)
 }
 
 // requestScope gives each request, in one copy of the request: the
@@ -143,11 +149,11 @@ const parserTokenLimit = 20000
 var errPanic = errors.New("internal error")
 
 // limitRequest refuses bodies over maxBody (413, before gqlgen reads
-// them) and puts a deadline on the whole request, REST calls included.
-func limitRequest(maxBody int64, timeout time.Duration, next http.Handler) http.Handler {
+// them).
+func limitRequest(maxBody int64, refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength > maxBody {
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, CodeBadUserInput,
+			refuse.answer(w, r, http.StatusRequestEntityTooLarge, CodeBadUserInput,
 				fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBody))
 			return
 		}
@@ -156,7 +162,7 @@ func limitRequest(maxBody int64, timeout time.Duration, next http.Handler) http.
 			// body is a 413 rather than a decode error further down.
 			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 			if err != nil || int64(len(body)) > maxBody {
-				writeHTTPError(w, http.StatusRequestEntityTooLarge, CodeBadUserInput,
+				refuse.answer(w, r, http.StatusRequestEntityTooLarge, CodeBadUserInput,
 					fmt.Sprintf("request body is larger than the limit of %d bytes", maxBody))
 				return
 			}
@@ -164,13 +170,20 @@ func limitRequest(maxBody int64, timeout time.Duration, next http.Handler) http.
 		} else {
 			r.Body = http.MaxBytesReader(w, r.Body, maxBody)
 		}
-		if timeout > 0 {
-			ctx, cancel := context.WithTimeout(r.Context(), timeout)
-			defer cancel()
-			r = r.WithContext(ctx)
-		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// refuser reports a refused request (HandlerConfig.OnRefused); nil
+// reports nothing.
+type refuser func(ctx context.Context, code string)
+
+// answer refuses r with a GraphQL-shaped error body, and reports it.
+func (f refuser) answer(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	if f != nil {
+		f(r.Context(), code)
+	}
+	writeHTTPError(w, status, code, msg)
 }
 
 // writeHTTPError answers with a GraphQL-shaped error body.

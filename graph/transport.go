@@ -20,7 +20,7 @@ import (
 // itself, without an extensions.code and echoing the whole body back; this
 // one decodes the body once and answers every failure with a code and a
 // fixed message.
-type jsonPOST struct{}
+type jsonPOST struct{ refuse refuser }
 
 var _ graphql.Transport = jsonPOST{}
 
@@ -37,7 +37,7 @@ func isJSON(contentType string) bool {
 	return err == nil && mediaType == "application/json"
 }
 
-func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
 	// One streaming pass over the body (under limitRequest's
@@ -58,10 +58,10 @@ func (jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 			case errors.As(body.err, &netErr) && netErr.Timeout():
 				status, msg = http.StatusRequestTimeout, "request body was not received in time"
 			}
-			writeHTTPError(w, status, CodeBadUserInput, msg)
+			t.refuse.answer(w, r, status, CodeBadUserInput, msg)
 			return
 		}
-		writeHTTPError(w, http.StatusBadRequest, CodeBadUserInput,
+		t.refuse.answer(w, r, http.StatusBadRequest, CodeBadUserInput,
 			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
 		return
 	}
@@ -171,27 +171,27 @@ func plainJSON(data []byte) bool {
 // guardTransport answers, with a code, the requests that no transport
 // would take, and GET parameters that gqlgen's GET transport would refuse
 // without one.
-func guardTransport(next http.Handler) http.Handler {
+func guardTransport(refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
 		case http.MethodOptions:
 		case http.MethodPost:
 			if !isJSON(r.Header.Get("Content-Type")) {
-				writeHTTPError(w, http.StatusUnsupportedMediaType, CodeBadUserInput, "Content-Type must be application/json")
+				refuse.answer(w, r, http.StatusUnsupportedMediaType, CodeBadUserInput, "Content-Type must be application/json")
 				return
 			}
 		case http.MethodGet:
 			if msg := checkGETParams(r.URL.RawQuery); msg != "" {
-				writeHTTPError(w, http.StatusBadRequest, CodeBadUserInput, msg)
+				refuse.answer(w, r, http.StatusBadRequest, CodeBadUserInput, msg)
 				return
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			writeHTTPError(w, http.StatusMethodNotAllowed, CodeBadUserInput, "use POST with a JSON body, or GET for queries")
+			refuse.answer(w, r, http.StatusMethodNotAllowed, CodeBadUserInput, "use POST with a JSON body, or GET for queries")
 			return
 		}
 		if r.Header.Get("Upgrade") != "" {
-			writeHTTPError(w, http.StatusBadRequest, CodeBadUserInput, "protocol upgrades (websockets) are not supported")
+			refuse.answer(w, r, http.StatusBadRequest, CodeBadUserInput, "protocol upgrades (websockets) are not supported")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -24,6 +24,7 @@ const MaxOperationNames = 100
 const (
 	OperationAnonymous = "anonymous" // an operation without a name
 	OperationOther     = "other"     // a name past the bound, or not a plain name
+	OperationUnparsed  = "unparsed"  // a request refused before its body was read as GraphQL
 	OutcomeOK          = "ok"
 	OutcomeError       = "error" // an error without a (plain) extensions.code
 	EndpointOther      = "other" // a REST path that is none of the known routes
@@ -274,6 +275,18 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	e.m.gqlDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	StatsFrom(ctx).SetOperation(LogName(raw), outcome)
 	return resp
+}
+
+// CountRefused counts a request refused before the GraphQL server saw it
+// (graph.HandlerConfig.OnRefused): operation "unparsed", outcome its code,
+// and records both for the access log.
+func (m *Metrics) CountRefused(ctx context.Context, code string) {
+	outcome := code
+	if !plainCode(code) {
+		outcome = OutcomeError
+	}
+	m.gqlRequests.WithLabelValues(OperationUnparsed, outcome).Inc()
+	StatsFrom(ctx).SetOperation(OperationUnparsed, outcome)
 }
 
 // operationOf returns the operation's name and type ("query"...) as
