@@ -53,6 +53,9 @@ func main() {
 		os.Exit(healthCheck(cfg.Port))
 	}
 	logger := observe.NewLoggerWith(os.Stderr, cfg.LogFormat, slog.LevelInfo, callerSecrets)
+	// Libraries that write with the standard log package (dataloader's
+	// panic report, net/http's) go through the same redacting handler.
+	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, cfg, logger, os.Stdout); err != nil {
@@ -116,6 +119,7 @@ func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) er
 		WriteTimeout:      cfg.RESTTimeout*3 + 30*time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	printBanner(out, ln.Addr(), baseURL, demo)
 	logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(baseURL), "sandbox", demo != nil,
