@@ -202,15 +202,24 @@ func (tr *transitions) list() []string {
 	return append([]string(nil), tr.got...)
 }
 
-func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
-	var healthy atomic.Bool
-	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+// unhealthyUntil answers 503 until healthy is set, then a payment; each
+// request first runs before, if any.
+func unhealthyUntil(healthy *atomic.Bool, before func()) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if before != nil {
+			before()
+		}
 		if !healthy.Load() {
 			w.WriteHeader(503)
 			return
 		}
 		_, _ = w.Write([]byte(okPayment))
-	})
+	}
+}
+
+func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
+	var healthy atomic.Bool
+	srv := newTestServer(t, unhealthyUntil(&healthy, nil))
 	var tr transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
 		MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond, OnBreakerChange: tr.record}})
@@ -302,17 +311,12 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 	probing := make(chan struct{})
 	release := make(chan struct{})
 	var hold atomic.Bool
-	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	srv := newTestServer(t, unhealthyUntil(&healthy, func() {
 		if hold.Load() {
 			close(probing)
 			<-release
 		}
-		if !healthy.Load() {
-			w.WriteHeader(503)
-			return
-		}
-		_, _ = w.Write([]byte(okPayment))
-	})
+	}))
 	var tr transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
 		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: tr.record}})
