@@ -6,9 +6,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
+
+	"paygraph/restclient"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -200,41 +201,12 @@ func statusClass(ctx context.Context, resp *http.Response, err error) string {
 	return "error"
 }
 
-// The REST routes, as RoutePattern reports them.
-const (
-	RouteListPayments       = "/api/v1/payments"
-	RouteGetPayment         = "/api/v1/payments/{id}"
-	RouteGetPaymentLink     = "/api/v1/payment-links/{id}"
-	RouteGetCheckoutSession = "/api/v1/checkout/sessions/{id}"
-)
-
-var idRoutes = [...]struct{ prefix, pattern string }{
-	{"/api/v1/payments/", RouteGetPayment},
-	{"/api/v1/payment-links/", RouteGetPaymentLink},
-	{"/api/v1/checkout/sessions/", RouteGetCheckoutSession},
-}
-
-// RoutePattern maps a REST URL onto its route pattern, never its id:
-// "/api/v1/payments", "/api/v1/payments/{id}",
-// "/api/v1/payment-links/{id}", "/api/v1/checkout/sessions/{id}", or
-// "other". A base path in front of /api/v1 is ignored.
+// RoutePattern names a REST call by the route pattern restclient made it
+// for ("/api/v1/payments/{id}"), never by its id; "other" for any other
+// URL.
 func RoutePattern(u *url.URL) string {
-	if u == nil {
-		return EndpointOther
-	}
-	p := u.EscapedPath() // an escaped id holds no '/'
-	i := strings.LastIndex(p, "/api/v1/")
-	if i < 0 {
-		return EndpointOther
-	}
-	p = strings.TrimSuffix(p[i:], "/")
-	if p == RouteListPayments {
-		return RouteListPayments
-	}
-	for _, r := range idRoutes {
-		if id, ok := strings.CutPrefix(p, r.prefix); ok && id != "" && !strings.Contains(id, "/") {
-			return r.pattern
-		}
+	if ep := restclient.EndpointOf(u); ep != "" {
+		return string(ep)
 	}
 	return EndpointOther
 }

@@ -16,18 +16,8 @@ import (
 
 func TestRoutePattern(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
-		{"http://h/api/v1/payments", RouteListPayments},
-		{"http://h/api/v1/payments?cursor=abc&limit=5", RouteListPayments},
-		{"http://h/api/v1/payments/", RouteListPayments},
-		{"http://h/api/v1/payments/pay_prod_abc", RouteGetPayment},
-		{"http://h/base/path/api/v1/payments/pay_prod_abc", RouteGetPayment},
-		{"http://h/api/v1/payments/a%2Fb", RouteGetPayment}, // an escaped '/' stays in the one segment
-		{"http://h/api/v1/payment-links/plink_123", RouteGetPaymentLink},
-		{"http://h/api/v1/checkout/sessions/cs_test_1", RouteGetCheckoutSession},
+		{"http://h/api/v1/payments/pay_prod_abc", "/api/v1/payments/{id}"},
 		{"http://h/api/v1/payments/pay_1/refunds", EndpointOther},
-		{"http://h/api/v1/checkout/sessions", EndpointOther},
-		{"http://h/api/v2/payments/pay_1", EndpointOther},
-		{"http://h/pay_prod_abc", EndpointOther},
 		{"http://h/", EndpointOther},
 	} {
 		u, err := url.Parse(tc.url)

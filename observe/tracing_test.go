@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"paygraph/restclient"
+
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -70,7 +72,7 @@ func TestTraceTransport(t *testing.T) {
 		if strings.Contains(full, "?") || strings.Contains(full, "sk_test") || !strings.Contains(full, "/api/v1/payments/") {
 			t.Errorf("url.full = %q", full)
 		}
-		if route, _ := attrOf(s, "http.route"); route != RouteGetPayment {
+		if route, _ := attrOf(s, "http.route"); route != string(restclient.EndpointGetPayment) {
 			t.Errorf("http.route = %q", route)
 		}
 		for _, a := range s.Attributes {

@@ -3,7 +3,6 @@ package restclient
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +35,40 @@ const (
 	routePaymentLinks     = "/api/v1/payment-links"
 	routeCheckoutSessions = "/api/v1/checkout/sessions"
 )
+
+// idRoutes are the routes that end in one id segment.
+var idRoutes = [...]struct {
+	prefix string // route + "/"
+	ep     Endpoint
+}{
+	{routePayments + "/", EndpointGetPayment},
+	{routePaymentLinks + "/", EndpointGetPaymentLink},
+	{routeCheckoutSessions + "/", EndpointGetCheckoutSession},
+}
+
+// EndpointOf names the REST call to u by its route pattern, never its id
+// (a base path in front of /api/v1 is ignored), or "" when u is none of
+// the four routes. Metrics and traces name REST calls by it.
+func EndpointOf(u *url.URL) Endpoint {
+	if u == nil {
+		return ""
+	}
+	p := u.EscapedPath() // an escaped id holds no '/'
+	i := strings.LastIndex(p, "/api/v1/")
+	if i < 0 {
+		return ""
+	}
+	p = strings.TrimSuffix(p[i:], "/")
+	if p == routePayments {
+		return EndpointListPayments
+	}
+	for _, r := range idRoutes {
+		if id, ok := strings.CutPrefix(p, r.prefix); ok && id != "" && !strings.Contains(id, "/") {
+			return r.ep
+		}
+	}
+	return ""
+}
 
 // Limits.
 const (
@@ -76,11 +109,6 @@ type Client struct {
 	timeoutMsg  string
 	retry       retryPolicy
 	breaker     *breaker
-	// direct is hc's transport when hc.Do would add nothing but cost:
-	// no cookie jar, no client timeout, no redirects followed, no user
-	// info in the base URL. send then calls it without http.Client.Do,
-	// which clones every request's headers (for redirects) first.
-	direct http.RoundTripper
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -123,13 +151,10 @@ func New(cfg Config) (*Client, error) {
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
 	c.retry = cfg.Resilience.retryPolicy()
 	c.breaker = cfg.Resilience.newBreaker(u.Host)
-	ownRedirects := true
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		if hc.CheckRedirect == nil {
 			hc.CheckRedirect = noRedirects
-		} else {
-			ownRedirects = false
 		}
 		c.hc = &hc
 	} else {
@@ -137,12 +162,6 @@ func New(cfg Config) (*Client, error) {
 		t.MaxIdleConns = 256
 		t.MaxIdleConnsPerHost = 64
 		c.hc = &http.Client{Transport: t, CheckRedirect: noRedirects}
-	}
-	if ownRedirects && c.hc.Jar == nil && c.hc.Timeout == 0 && c.user == nil {
-		c.direct = c.hc.Transport
-		if c.direct == nil {
-			c.direct = http.DefaultTransport
-		}
 	}
 	return c, nil
 }
@@ -305,7 +324,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		Host: u.Host,
 	}).WithContext(callCtx)
 
-	resp, err := c.send(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
 	}
@@ -346,35 +365,6 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		return &Error{Kind: kind, Endpoint: ep, Status: resp.StatusCode, Message: msg}
 	}
 	return nil
-}
-
-// send is c.hc.Do(req), calling the transport directly when c.direct is
-// set: what http.Client.Do would do for this GET (no body, headers set,
-// no redirect followed, no jar, no timeout) is done here, and its errors
-// look the same (a *url.Error "Get <url>: <cause>").
-func (c *Client) send(req *http.Request) (*http.Response, error) {
-	if c.direct == nil {
-		return c.hc.Do(req)
-	}
-	resp, err := c.direct.RoundTrip(req)
-	if err != nil {
-		if resp != nil && resp.Body != nil {
-			_ = resp.Body.Close()
-		}
-		var tlsErr tls.RecordHeaderError
-		if errors.As(err, &tlsErr) && string(tlsErr.RecordHeader[:]) == "HTTP/" {
-			err = http.ErrSchemeMismatch
-		}
-		return nil, &url.Error{Op: "Get", URL: req.URL.Redacted(), Err: err}
-	}
-	if resp == nil {
-		return nil, &url.Error{Op: "Get", URL: req.URL.Redacted(),
-			Err: fmt.Errorf("http: RoundTripper implementation (%T) returned a nil *Response with a nil error", c.direct)}
-	}
-	if resp.Body == nil {
-		resp.Body = http.NoBody
-	}
-	return resp, nil
 }
 
 // acceptJSON is the Accept header value of every REST call.
