@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -139,6 +140,7 @@ type breaker struct {
 	hook       func(from, to string)
 	mu         sync.Mutex
 	pending    [][2]string
+	queued     atomic.Bool // pending is not empty: flush has work
 	delivering sync.Mutex
 }
 
@@ -181,6 +183,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		st.OnStateChange = func(_ string, from, to gobreaker.State) {
 			b.mu.Lock()
 			b.pending = append(b.pending, [2]string{stateName(from), stateName(to)})
+			b.queued.Store(true)
 			b.mu.Unlock()
 		}
 	}
@@ -201,19 +204,13 @@ func (b *breaker) state() gobreaker.State {
 // delivering leaves its changes to it (which also keeps a hook that calls
 // BreakerState from deadlocking).
 func (b *breaker) flush() {
-	if b.hook == nil {
-		return
-	}
-	for b.delivering.TryLock() {
-		b.deliver()
+	// Every REST call ends here: without a queued change (nearly always)
+	// it costs one atomic load, no lock.
+	for b.queued.Load() && b.delivering.TryLock() {
 		// A change queued after deliver's last look but before it
-		// unlocked was left to this goroutine by one whose TryLock failed.
-		b.mu.Lock()
-		more := len(b.pending) > 0
-		b.mu.Unlock()
-		if !more {
-			return
-		}
+		// unlocked was left to this goroutine by one whose TryLock
+		// failed: the loop looks again.
+		b.deliver()
 	}
 }
 
@@ -224,6 +221,7 @@ func (b *breaker) deliver() {
 		b.mu.Lock()
 		batch := b.pending
 		b.pending = nil
+		b.queued.Store(false)
 		b.mu.Unlock()
 		if len(batch) == 0 {
 			return
