@@ -207,19 +207,17 @@ func apqStoreName(cfg config) string {
 // gateway is the HTTP surface of the process.
 type gateway struct {
 	http.Handler
-	ready   *atomic.Bool
-	metrics *observe.Metrics
-	closers []io.Closer
+	ready *atomic.Bool
+	apq   io.Closer // the Redis APQ store, if any
 }
 
 // Close releases what the gateway holds besides its handler (the Redis
 // connections of the APQ store).
 func (g *gateway) Close() error {
-	var errs []error
-	for _, c := range g.closers {
-		errs = append(errs, c.Close())
+	if g.apq == nil {
+		return nil
 	}
-	return errors.Join(errs...)
+	return g.apq.Close()
 }
 
 func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, error) {
@@ -252,7 +250,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	if cfg.BreakerFailures > 0 {
 		metrics.SetBreakerState("rest", observe.BreakerClosed)
 	}
-	gw := &gateway{ready: new(atomic.Bool), metrics: metrics}
+	gw := &gateway{ready: new(atomic.Bool)}
 	gw.ready.Store(true)
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
 	if cfg.RedisURL != "" {
@@ -262,7 +260,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		if err != nil {
 			return nil, err
 		}
-		apq, gw.closers = store, append(gw.closers, store)
+		apq, gw.apq = store, store
 	}
 	limits := graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait)
 	limits.OnBatch = metrics.ObserveBatch

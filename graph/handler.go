@@ -30,6 +30,13 @@ const (
 	HeaderAPISecret = "x-api-secret"
 )
 
+// The credential headers as net/http stores them: Header.Get with the
+// lower-case names would canonicalise them into a new string per request.
+var (
+	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
+	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
+)
+
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
 	REST          REST
@@ -133,9 +140,7 @@ func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next ht
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
-		// The canonical spellings: Header.Get would canonicalise
-		// HeaderAPIKey and HeaderAPISecret into a new string every time.
-		if key, secret := r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret"); key != "" && secret != "" {
+		if key, secret := r.Header.Get(canonicalAPIKey), r.Header.Get(canonicalAPISecret); key != "" && secret != "" {
 			ctx = restclient.WithCredentials(ctx, restclient.Credentials{APIKey: key, APISecret: secret})
 		}
 		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
