@@ -44,4 +44,4 @@ echo "== fuzz (short; FUZZTIME=10m scripts/fuzz.sh for a long run)"
 scripts/fuzz.sh
 
 echo "== soak (CI size; PAYGRAPH_SOAK=long for the large one)"
-PAYGRAPH_SOAK=ci go test -race -count=1 -run '^TestSoak$' -v .
+PAYGRAPH_SOAK=ci go test -race -count=1 -run '^TestSoak$' -v ./gateway/

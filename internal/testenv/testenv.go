@@ -1,13 +1,15 @@
 // Package testenv holds what tests in several packages need from the
-// machine: the external tools that scripts/ci-setup.sh installs, and free
-// loopback ports.
+// machine: the external tools that scripts/ci-setup.sh installs, free
+// loopback ports, and a log sink safe to read while it is written.
 package testenv
 
 import (
+	"bytes"
 	"net"
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"sync"
 	"testing"
 )
 
@@ -54,4 +56,25 @@ func RaceEnabled() bool {
 		}
 	}
 	return false
+}
+
+// LockedBuffer is a bytes.Buffer safe for concurrent writers and readers:
+// the sink of a gateway's log (in-process or a child process's output)
+// that a test searches while the gateway still writes.
+type LockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *LockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *LockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,6 +1,8 @@
-package main
+package gateway_test
 
 import (
+	"paygraph/gateway"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -171,8 +173,8 @@ func TestMetricsEndpoint(t *testing.T) {
 // and finds neither credential anywhere in the log, while every request
 // has its access line.
 func TestLogsHoldNoSecrets(t *testing.T) {
-	var logs lockedBuffer
-	logger := observe.NewLoggerWith(&logs, "json", slog.LevelDebug, callerSecrets)
+	var logs testenv.LockedBuffer
+	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
 	sb := sandbox.New(sandbox.Options{})
 	faults := []sandbox.Fault{sandbox.Fault500, sandbox.Fault503, sandbox.Fault429, sandbox.FaultHang, sandbox.FaultDrop, sandbox.FaultBadJSON, sandbox.FaultNone}
 	var n atomic.Int64
@@ -183,7 +185,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 		return faults[i%len(faults)]
 	})
-	g := startGatewayWith(t, map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "50ms"}, sb, logger, nil)
+	g := startGatewayWith(t, map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "50ms"}, sb, logger)
 	biz := sb.Businesses()[0]
 	pay := sb.Payments(biz.APIKey)[0]
 	wrongSecret := "sk_test_" + strings.Repeat("Zq9", 10)
@@ -255,7 +257,7 @@ func TestTracingSpanTree(t *testing.T) {
 		mu.Unlock()
 		sb.ServeHTTP(w, r)
 	})
-	g := startGatewayWith(t, nil, rest, slog.New(slog.DiscardHandler), func(c *config) { c.tracing = true })
+	g := startGatewayWith(t, nil, rest, slog.New(slog.DiscardHandler), gateway.WithTracing(true))
 	biz := sb.Businesses()[0]
 	h := creds(biz)
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -326,8 +328,18 @@ func TestTracingSpanTree(t *testing.T) {
 
 // A REST base URL with a password in it is printed without the password.
 func TestBannerHidesURLPassword(t *testing.T) {
+	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.RESTBaseURL = "https://gw:s3cr3t-pw@api.example.com/v1"
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
 	var out strings.Builder
-	printBanner(&out, &net.TCPAddr{Port: 8080}, "https://gw:s3cr3t-pw@api.example.com/v1", nil)
+	gw.PrintBanner(&out, &net.TCPAddr{Port: 8080})
 	if strings.Contains(out.String(), "s3cr3t-pw") || !strings.Contains(out.String(), "api.example.com/v1") {
 		t.Errorf("banner: %s", out.String())
 	}

@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 import (
 	"bufio"
@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -40,11 +40,12 @@ func startHostile(t *testing.T) *hostileEnv {
 	sb := sandbox.New(sandbox.Options{})
 	rest := httptest.NewServer(sb)
 	t.Cleanup(rest.Close)
-	cfg, err := loadConfig(func(string) string { return "" }, nil)
+	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := newGateway(cfg, rest.URL, slog.New(slog.DiscardHandler))
+	cfg.RESTBaseURL = rest.URL
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,9 @@
-package main
+package e2e
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"paygraph/internal/gqltest"
 	"runtime"
 	"slices"
 	"strconv"
@@ -47,15 +46,15 @@ func TestReplicas(t *testing.T) {
 	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s"}
 	a := startReplica(t, "A", bin, env)
 	b := startReplica(t, "B", bin, env)
-	h := creds(biz)
+	h := gqltest.Headers(biz.APIKey, biz.APISecret)
 
 	// APQ across replicas.
 	const q = `query ReplicaAPQ($first: Int) { payments(first: $first) { nodes { id status amount { paisa } } } }`
 	vars := map[string]any{"first": 4}
-	a.apq(t, h, "", q, vars).wantCode(t, "PERSISTED_QUERY_NOT_FOUND") // nobody has seen it yet
-	b.apq(t, h, "", q, vars).wantCode(t, "PERSISTED_QUERY_NOT_FOUND")
+	a.apq(t, h, "", q, vars).WantCode(t, "PERSISTED_QUERY_NOT_FOUND") // nobody has seen it yet
+	b.apq(t, h, "", q, vars).WantCode(t, "PERSISTED_QUERY_NOT_FOUND")
 	regA := a.apq(t, h, q, q, vars) // register on A: query + hash
-	regA.wantNoErrors(t)
+	regA.WantNoErrors(t)
 	byHashB := b.apq(t, h, "", q, vars) // hash alone on B
 	if len(byHashB.Errors) > 0 {
 		t.Fatalf("replica B does not serve by hash a query registered on A (REDIS_URL is the shared APQ store): %+v", byHashB.Errors)
@@ -98,14 +97,14 @@ func TestReplicas(t *testing.T) {
 		// A hash nobody registered: a quick PERSISTED_QUERY_NOT_FOUND.
 		fresh := fmt.Sprintf(`{ payments(first: 2) { nodes { id } } } # replica %s`, g.name)
 		start := time.Now()
-		g.apq(t, h, "", fresh, nil).wantCode(t, "PERSISTED_QUERY_NOT_FOUND")
+		g.apq(t, h, "", fresh, nil).WantCode(t, "PERSISTED_QUERY_NOT_FOUND")
 		if d := time.Since(start); d > 2*time.Second {
 			t.Fatalf("replica %s: hash-only request with Redis down took %v", g.name, d)
 		}
 		// The client resends the query with its hash: served, and kept
 		// by this replica (its local LRU) for the next hash-only request.
-		g.apq(t, h, fresh, fresh, nil).wantNoErrors(t)
-		g.apq(t, h, "", fresh, nil).wantNoErrors(t)
+		g.apq(t, h, fresh, fresh, nil).WantNoErrors(t)
+		g.apq(t, h, "", fresh, nil).WantNoErrors(t)
 	}
 	// B still serves the hash it fetched from Redis earlier, from memory.
 	if r := b.apq(t, h, "", q, vars); !bytes.Equal(r.Data, regA.Data) || len(r.Errors) > 0 {
@@ -144,7 +143,7 @@ func buildGateway(t *testing.T) string {
 		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	out := filepath.Join(t.TempDir(), "paygraph")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, ".")
+	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, "paygraph")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, msg)
@@ -170,31 +169,14 @@ func serveLoopback(t *testing.T, h http.Handler) string {
 type process struct {
 	name   string
 	cmd    *exec.Cmd
-	out    *lockedBuffer
+	out    *testenv.LockedBuffer
 	exited chan struct{}
 	once   sync.Once
 }
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 func startProcess(t *testing.T, name string, env []string, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, cmd: exec.Command(bin, args...), out: new(lockedBuffer), exited: make(chan struct{})}
+	p := &process{name: name, cmd: exec.Command(bin, args...), out: new(testenv.LockedBuffer), exited: make(chan struct{})}
 	p.cmd.Env = append(os.Environ(), env...)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
 	if err := p.cmd.Start(); err != nil {
@@ -310,14 +292,14 @@ func (r *replica) status(t *testing.T, path string) int {
 	return resp.StatusCode
 }
 
-func (r *replica) post(t *testing.T, h http.Header, query string, vars map[string]any) *gqlResponse {
+func (r *replica) post(t *testing.T, h http.Header, query string, vars map[string]any) *gqltest.Response {
 	t.Helper()
 	return r.do(t, h, map[string]any{"query": query, "variables": vars})
 }
 
 // apq sends an Automatic Persisted Query: the hash of hashOf, with query
 // as the text ("" for hash alone).
-func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars map[string]any) *gqlResponse {
+func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars map[string]any) *gqltest.Response {
 	t.Helper()
 	sum := sha256.Sum256([]byte(hashOf))
 	body := map[string]any{"variables": vars, "extensions": map[string]any{
@@ -328,33 +310,15 @@ func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars ma
 	return r.do(t, h, body)
 }
 
-func (r *replica) do(t *testing.T, h http.Header, body map[string]any) *gqlResponse {
+func (r *replica) do(t *testing.T, h http.Header, body map[string]any) *gqltest.Response {
 	t.Helper()
-	raw, _ := json.Marshal(body)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url+"/graphql", bytes.NewReader(raw))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := r.client.Do(req)
-	if err != nil {
-		t.Fatalf("replica %s: %v", r.name, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	out := &gqlResponse{Status: resp.StatusCode}
-	if err := json.Unmarshal(b, out); err != nil {
-		t.Fatalf("replica %s: status %d, body %q is not a GraphQL response", r.name, resp.StatusCode, b)
-	}
-	return out
+	c := gqltest.Client{URL: r.url, HTTP: r.client}
+	return c.PostBody(t, h, body)
 }
 
 // okData decodes the data of a response that must have no errors.
-func okData(t *testing.T, r *gqlResponse, into any) {
+func okData(t *testing.T, r *gqltest.Response, into any) {
 	t.Helper()
-	r.wantNoErrors(t)
-	r.decode(t, into)
+	r.WantNoErrors(t)
+	r.Decode(t, into)
 }

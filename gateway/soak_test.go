@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 // The soak test: two businesses' clients run a mixed workload against the
 // gateway over real TCP while the sandbox injects latency, 5xx, 429, hangs
@@ -15,11 +15,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
+	"paygraph/gateway"
 	"reflect"
 	"runtime"
 	"runtime/pprof"
@@ -694,11 +694,12 @@ func TestSoak(t *testing.T) {
 	// The gateway as production wires it, on real TCP.
 	const pool = 16
 	env := map[string]string{"REST_TIMEOUT": "300ms", "REST_MAX_INFLIGHT": strconv.Itoa(pool), "REST_MAX_CONCURRENCY": "8"}
-	cfg, err := loadConfig(func(k string) string { return env[k] }, nil)
+	cfg, err := gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw, err := newGateway(cfg, "http://"+ln.Addr().String(), slog.New(slog.DiscardHandler))
+	cfg.RESTBaseURL = "http://" + ln.Addr().String()
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
-package main
+package gateway_test
 
 import (
+	"paygraph/gateway"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,7 +30,7 @@ import (
 const chromiumPath = "/usr/bin/chromium"
 
 // browserExampleQuery is what the newcomer finds in the editor and runs.
-const browserExampleQuery = graphiqlExample
+const browserExampleQuery = gateway.GraphiQLExample
 
 // TestGraphiQLInBrowser loads GraphiQL from a gateway on the sandbox in
 // headless Chromium (Debian's package, installed by scripts/ci-setup.sh),

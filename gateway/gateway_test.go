@@ -1,6 +1,8 @@
-package main
+package gateway_test
 
 import (
+	"paygraph/gateway"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -95,7 +97,7 @@ func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddres
 
 func TestReadmeExampleQuery(t *testing.T) {
 	g := startGateway(t, nil, nil)
-	r := g.post(t, creds(g.Biz[0]), exampleQuery, nil)
+	r := g.post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
 	r.wantNoErrors(t)
 	var data struct{ Payments connection }
 	r.decode(t, &data)

@@ -1,4 +1,4 @@
-package main
+package gateway
 
 import (
 	"flag"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestConfigDefaults(t *testing.T) {
-	c, err := loadConfig(func(string) string { return "" }, nil)
+	c, err := LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func TestConfigDefaults(t *testing.T) {
 func TestConfigEnvAndFlags(t *testing.T) {
 	env := map[string]string{"PORT": "9000", "REST_BASE_URL": "https://api.example.com/prefix", "REST_STATUS_PARAM": "payment_status",
 		"REST_TIMEOUT": "2s", "CORS_ALLOWED_ORIGINS": "https://a.example.com, https://b.example.com"}
-	c, err := loadConfig(func(k string) string { return env[k] }, []string{"-port", "9100", "-rest-timeout=750ms"})
+	c, err := LoadConfig(nil, func(k string) string { return env[k] }, []string{"-port", "9100", "-rest-timeout=750ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"LOG_FORMAT", "xml"},
 		{"PPROF_ADDR", "6060"},
 	} {
-		_, err := loadConfig(func(k string) string {
+		_, err := LoadConfig(nil, func(k string) string {
 			if k == tc.env {
 				return tc.value
 			}
@@ -66,7 +66,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 
 func TestConfigRedisURL(t *testing.T) {
 	for _, v := range []string{"redis://redis:6379/0", "rediss://user:pw@redis.example.com:6380", "unix:///run/redis.sock"} {
-		c, err := loadConfig(func(k string) string {
+		c, err := LoadConfig(nil, func(k string) string {
 			if k == "REDIS_URL" {
 				return v
 			}
@@ -87,7 +87,7 @@ func TestConfigHidesRedisURL(t *testing.T) {
 		}
 		return ""
 	}
-	if _, err := loadConfig(env, nil); err == nil || strings.Contains(err.Error(), secret) {
+	if _, err := LoadConfig(nil, env, nil); err == nil || strings.Contains(err.Error(), secret) {
 		t.Errorf("error %v echoes the Redis password", err)
 	}
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)

@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/gateway"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -264,7 +265,7 @@ func TestGracefulShutdown(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cfg, err := loadConfig(func(k string) string {
+	cfg, err := gateway.LoadConfig(nil, func(k string) string {
 		return map[string]string{"PORT": fmt.Sprint(port), "REST_BASE_URL": "http://" + restLn.Addr().String(), "SHUTDOWN_GRACE": "10s"}[k]
 	}, nil)
 	if err != nil {
@@ -272,7 +273,7 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	exited := make(chan error, 1)
-	go func() { exited <- run(ctx, cfg, slog.New(slog.DiscardHandler), io.Discard) }()
+	go func() { exited <- runGateway(ctx, cfg) }()
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)
 	waitFor(t, func() bool {
 		resp, err := http.Get(base + "/healthz")

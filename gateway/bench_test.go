@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 // Hot-path benchmarks of the whole /graphql handler (issue 6) and the
 // batching benchmark of issue 3. Figures and commands: BENCHMARKS.md.
@@ -17,9 +17,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/gateway"
 	"strings"
 	"testing"
 	"time"
@@ -126,12 +126,12 @@ func newBenchFixture(t testing.TB) *benchFixture {
 // /graphql) is measured.
 func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 	t.Helper()
-	cfg, err := loadConfig(func(string) string { return "" }, nil)
+	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.restTransport = rt
-	gw, err := newGateway(cfg, "http://rest.invalid", slog.New(slog.DiscardHandler))
+	cfg.RESTBaseURL = "http://rest.invalid"
+	gw, err := gateway.New(cfg, gateway.WithRESTTransport(rt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,11 +230,12 @@ func BenchmarkSinglePaymentLoopback(b *testing.B) {
 	f := newBenchFixture(b)
 	srv := httptest.NewServer(f.sb)
 	defer srv.Close()
-	cfg, err := loadConfig(func(string) string { return "" }, nil)
+	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gw, err := newGateway(cfg, srv.URL, slog.New(slog.DiscardHandler))
+	cfg.RESTBaseURL = srv.URL
+	gw, err := gateway.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package gateway_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/gateway"
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
@@ -27,12 +29,12 @@ type testGateway struct {
 
 func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testGateway {
 	t.Helper()
-	return startGatewayWith(t, env, rest, slog.New(slog.DiscardHandler), nil)
+	return startGatewayWith(t, env, rest, slog.New(slog.DiscardHandler))
 }
 
 // startGatewayWith is startGateway with the gateway's logger and a last
 // say on its configuration (for settings that run makes, such as tracing).
-func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, logger *slog.Logger, tune func(*config)) *testGateway {
+func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, logger *slog.Logger, opts ...gateway.Option) *testGateway {
 	t.Helper()
 	g := &testGateway{}
 	if rest == nil {
@@ -42,14 +44,12 @@ func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, lo
 	}
 	restSrv := httptest.NewServer(rest)
 	t.Cleanup(restSrv.Close)
-	cfg, err := loadConfig(func(k string) string { return env[k] }, nil)
+	cfg, err := gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tune != nil {
-		tune(&cfg)
-	}
-	gw, err := newGateway(cfg, restSrv.URL, logger)
+	cfg.RESTBaseURL = restSrv.URL
+	gw, err := gateway.New(cfg, append([]gateway.Option{gateway.WithLogger(logger)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func startSandboxGateway(t testing.TB) string {
 func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
 	t.Helper()
 	port := testenv.FreeLoopbackPort(t)
-	cfg, err := loadConfig(func(k string) string {
+	cfg, err := gateway.LoadConfig(nil, func(k string) string {
 		if k == "PORT" {
 			return strconv.Itoa(port)
 		}
@@ -169,7 +169,7 @@ func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	exited := make(chan error, 1)
-	go func() { exited <- run(ctx, cfg, slog.New(slog.DiscardHandler), io.Discard) }()
+	go func() { exited <- runGateway(ctx, cfg) }()
 	t.Cleanup(func() {
 		stop()
 		if err := <-exited; err != nil {
@@ -191,4 +191,20 @@ func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// runGateway is what main does with cfg: build the gateway (the embedded
+// sandbox when cfg has no REST_BASE_URL), listen on PORT, serve until ctx
+// is done, shut down gracefully.
+func runGateway(ctx context.Context, cfg gateway.Config) error {
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(cfg.Port))
+	if err != nil {
+		return err
+	}
+	return gw.Serve(ctx, ln)
 }

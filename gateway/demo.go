@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"paygraph/graph"
+	"paygraph/graphiql"
+	"paygraph/sandbox"
+)
+
+// demo is the embedded sandbox REST API that `go run .` starts when no
+// REST_BASE_URL is set, so that a newcomer can explore at once.
+type demo struct {
+	sandbox *sandbox.Server
+	server  *http.Server
+	baseURL string
+}
+
+func startDemo(cfg Config) (*demo, error) {
+	sb := sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return &demo{sandbox: sb, server: srv, baseURL: "http://" + ln.Addr().String()}, nil
+}
+
+func (d *demo) Close() error { return d.server.Close() }
+
+// Sandbox is the embedded sandbox REST API, or nil when REST_BASE_URL names
+// a real one.
+func (g *Gateway) Sandbox() *sandbox.Server {
+	if g.demo == nil {
+		return nil
+	}
+	return g.demo.sandbox
+}
+
+// graphiqlOptions pre-fills GraphiQL with the demo credentials and an
+// example query in sandbox mode only: a real deployment pre-fills nothing.
+func (g *Gateway) graphiqlOptions() graphiql.Options {
+	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph"}
+	if g.demo != nil {
+		b := g.demo.sandbox.Businesses()[0]
+		opts.Headers = map[string]string{graph.HeaderAPIKey: b.APIKey, graph.HeaderAPISecret: b.APISecret}
+		opts.DefaultQuery = GraphiQLExample
+	}
+	return opts
+}
+
+// GraphiQLExample is the query GraphiQL opens with in sandbox mode.
+const GraphiQLExample = `# Demo data from the embedded sandbox: press Run.
+{
+  payments(first: 5) {
+    edges {
+      cursor
+      node {
+        id
+        status
+        amount { amount paisa currency }
+        customer { name address }
+        createdAt
+      }
+    }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+`
+
+// ExampleQuery is the query of the banner's curl line.
+const ExampleQuery = `{ payments(first: 3) { edges { cursor node { id amount { amount paisa } customer { name address } } } pageInfo { hasNextPage endCursor } } }`
+
+// PrintBanner tells a person at the terminal where the gateway listens
+// and, in sandbox mode, the demo credentials and a curl line to paste.
+func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
+	port := "8080"
+	if ta, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(ta.Port)
+	}
+	url := "http://localhost:" + port
+	fmt.Fprintf(out, "paygraph is listening on %s (GraphiQL at %s/, GraphQL at %s/graphql)\n", url, url, url)
+	if g.demo == nil {
+		fmt.Fprintf(out, "REST API: %s\n", redactedURL(g.baseURL))
+		return
+	}
+	sb := g.demo.sandbox
+	fmt.Fprintf(out, "REST API: embedded sandbox with demo data at %s\n\nDemo credentials:\n", g.baseURL)
+	for _, b := range sb.Businesses() {
+		fmt.Fprintf(out, "  %-20s x-api-key: %s  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
+	}
+	b := sb.Businesses()[0]
+	fmt.Fprintf(out, "\nTry it:\n  curl -s %s/graphql -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '{\"query\":\"%s\"}'\n",
+		url, b.APIKey, b.APISecret, ExampleQuery)
+}
+
+// redactedURL hides a password in a URL (https://user:pass@host) before
+// it is printed.
+func redactedURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}

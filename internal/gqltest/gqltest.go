@@ -1,0 +1,184 @@
+// Package gqltest is the one GraphQL client of the project's tests: it
+// sends operations to a gateway (an httptest server in-process, or the
+// binary run as a process by e2e), decodes the GraphQL response and checks
+// its error codes, so that every suite speaks to the gateway the same way
+// and a failure reads the same everywhere.
+package gqltest
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+)
+
+// Client talks to one gateway.
+type Client struct {
+	// URL is the gateway's base URL, such as http://127.0.0.1:8080.
+	URL string
+	// HTTP sends the requests; nil: http.DefaultClient.
+	HTTP *http.Client
+	// Forbidden are strings no response body may contain (the secrets of
+	// the test's merchants): every response is checked for them.
+	Forbidden []string
+}
+
+// Error is one entry of a GraphQL response's errors.
+type Error struct {
+	Message    string         `json:"message"`
+	Path       []any          `json:"path"`
+	Locations  []Location     `json:"locations"`
+	Extensions map[string]any `json:"extensions"`
+}
+
+// Location is a position in the query text.
+type Location struct {
+	Line   int `json:"line"`
+	Column int `json:"column"`
+}
+
+// Code is the error's extensions.code, or "".
+func (e Error) Code() string {
+	c, _ := e.Extensions["code"].(string)
+	return c
+}
+
+// Response is a GraphQL response with its HTTP status and headers.
+type Response struct {
+	Status int
+	Header http.Header
+	// Raw is the body as received.
+	Raw    []byte
+	Data   json.RawMessage `json:"data"`
+	Errors []Error         `json:"errors"`
+}
+
+// Headers returns the two credential headers of a merchant.
+func Headers(apiKey, apiSecret string) http.Header {
+	return http.Header{"X-Api-Key": {apiKey}, "X-Api-Secret": {apiSecret}}
+}
+
+// Post sends query (and vars) as a JSON POST to /graphql.
+func (c *Client) Post(t testing.TB, h http.Header, query string, vars map[string]any) *Response {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Send(t, http.MethodPost, "/graphql", h, body)
+}
+
+// PostBody sends body (any JSON value, marshalled) as a POST to /graphql.
+func (c *Client) PostBody(t testing.TB, h http.Header, body any) *Response {
+	t.Helper()
+	raw, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Send(t, http.MethodPost, "/graphql", h, raw)
+}
+
+// Get sends query as GET /graphql?query=... with the given extra
+// parameters (variables, operationName, extensions as JSON text).
+func (c *Client) Get(t testing.TB, h http.Header, query string, params url.Values) *Response {
+	t.Helper()
+	q := url.Values{}
+	for k, v := range params {
+		q[k] = v
+	}
+	if query != "" {
+		q.Set("query", query)
+	}
+	return c.Send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
+}
+
+// Send makes one request to path and decodes the answer as a GraphQL
+// response; a body that is not one fails the test.
+func (c *Client) Send(t testing.TB, method, path string, h http.Header, body []byte) *Response {
+	t.Helper()
+	r := c.Do(t, method, path, h, body)
+	if err := json.Unmarshal(r.Raw, r); err != nil {
+		t.Fatalf("%s %s: status %d, body %q is not a GraphQL response", method, path, r.Status, r.Raw)
+	}
+	return r
+}
+
+// Do makes one request to path and returns the answer undecoded (for
+// bodies that need not be GraphQL responses).
+func (c *Client) Do(t testing.TB, method, path string, h http.Header, body []byte) *Response {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.URL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h != nil {
+		req.Header = h.Clone()
+	}
+	if body != nil && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: reading the body: %v", method, path, err)
+	}
+	for _, f := range c.Forbidden {
+		if f != "" && strings.Contains(string(raw), f) {
+			t.Fatalf("%s %s: the response contains a secret: %s", method, path, raw)
+		}
+	}
+	return &Response{Status: resp.StatusCode, Header: resp.Header, Raw: raw}
+}
+
+// Decode unmarshals the response's data into into.
+func (r *Response) Decode(t testing.TB, into any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Data, into); err != nil {
+		t.Fatalf("decoding data %s: %v", r.Data, err)
+	}
+}
+
+// Codes lists the errors' codes in order.
+func (r *Response) Codes() []string {
+	out := make([]string, 0, len(r.Errors))
+	for _, e := range r.Errors {
+		out = append(out, e.Code())
+	}
+	return out
+}
+
+// WantNoErrors fails the test when the response has errors.
+func (r *Response) WantNoErrors(t testing.TB) *Response {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("unexpected errors: %+v (status %d)", r.Errors, r.Status)
+	}
+	return r
+}
+
+// WantCode fails the test unless an error has code, and returns it.
+func (r *Response) WantCode(t testing.TB, code string) Error {
+	t.Helper()
+	for _, e := range r.Errors {
+		if e.Code() == code {
+			return e
+		}
+	}
+	t.Fatalf("want an error with code %s, got %+v (status %d, data %s)", code, r.Errors, r.Status, r.Data)
+	return Error{}
+}
