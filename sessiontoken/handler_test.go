@@ -272,6 +272,53 @@ func TestHandlerRefuses(t *testing.T) {
 	}
 }
 
+// A body of unknown length (chunked) is bounded while it is read: of a
+// 1 MiB body the handler reads at most MaxRequestBytes+1 bytes.
+func TestHandlerBoundsChunkedBody(t *testing.T) {
+	var read atomic.Int64
+	h := NewHandler(Options{Keyring: keyring(t, newClock(), testKeyA), Verify: func(context.Context, Credentials) error {
+		t.Error("the pair was checked for a refused body")
+		return nil
+	}})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = countingBody{r.Body, &read}
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	body := io.MultiReader(strings.NewReader(`{"scope":{"kind":"all"},"pad":"`), strings.NewReader(strings.Repeat("x", 1<<20)))
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, body)
+	if req.ContentLength != 0 {
+		t.Fatal("test setup: the request has a length")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", testCreds.APIKey)
+	req.Header.Set("x-api-secret", testCreds.APISecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if code, msg := decodeError(t, b); resp.StatusCode != 413 || code != "BAD_USER_INPUT" || !strings.Contains(msg, "larger than 4096") {
+		t.Errorf("status %d %s %q, want 413 BAD_USER_INPUT", resp.StatusCode, code, msg)
+	}
+	t.Logf("read %d bytes of a %d-byte body", read.Load(), 1<<20)
+	if n := read.Load(); n > MaxRequestBytes+1 {
+		t.Errorf("read %d bytes, more than the bound %d", n, MaxRequestBytes+1)
+	}
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (c countingBody) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
 func TestHandlerWithoutKeys(t *testing.T) {
 	verified := false
 	h := NewHandler(Options{Verify: func(context.Context, Credentials) error { verified = true; return nil }})

@@ -396,3 +396,36 @@ func TestMerchantOf(t *testing.T) {
 		t.Errorf("MerchantOf = %q, want m_ and 16 hex digits, without the key", a)
 	}
 }
+
+// Per-request cost of a token: Verify runs once per /graphql request.
+func BenchmarkVerify(b *testing.B) {
+	kr := keyring(b, newClock(), testKeyA, testKeyB)
+	pinned, _ := mustScope(b, ScopeCheckoutSession, "REF123").withSession(testSession)
+	tok := mint(b, kr, pinned, time.Hour)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := kr.Verify(tok); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// A refusal costs no decryption (what a flood of garbage tokens costs).
+func BenchmarkVerifyForeign(b *testing.B) {
+	tok := mint(b, keyring(b, newClock(), testKeyC), AllReads(), time.Hour)
+	kr := keyring(b, newClock(), testKeyA, testKeyB)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := kr.Verify(tok); err == nil {
+			b.Fatal("accepted")
+		}
+	}
+}
+
+func BenchmarkMint(b *testing.B) {
+	kr := keyring(b, newClock(), testKeyA)
+	b.ReportAllocs()
+	for b.Loop() {
+		mint(b, kr, AllReads(), time.Hour)
+	}
+}
