@@ -152,17 +152,6 @@ func (k *Keyring) WithClock(now func() time.Time) *Keyring {
 	return &c
 }
 
-// KeyIDs returns the PASERK ids ("k4.lid.…") of the keys, the minting one
-// first: safe to log and to compare between replicas (a key id is a
-// one-way BLAKE2b hash of the key).
-func (k *Keyring) KeyIDs() []string {
-	ids := make([]string, len(k.keys))
-	for i, rk := range k.keys {
-		ids[i] = rk.id
-	}
-	return ids
-}
-
 // lookup returns the key whose footer is exactly footer.
 func (k *Keyring) lookup(footer []byte) (*ringKey, bool) {
 	for i := range k.keys {
