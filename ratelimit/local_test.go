@@ -135,7 +135,7 @@ func TestLocalBurstAndRetryAfter(t *testing.T) {
 
 	t.Run("the tighter budget names an allowed decision", func(t *testing.T) {
 		l, _ := newTestLimiter(t, Config{RequestsPerSecond: 10, RequestsBurst: 10, RESTCallsPerSecond: 100, RESTBurst: 100})
-		check(t, "cost 1", l.Allow(ctx, "m", 1), want{true, 9, 0, PolicyRequests})   // 9/10 < 99/100
+		check(t, "cost 1", l.Allow(ctx, "m", 1), want{true, 9, 0, PolicyRequests})     // 9/10 < 99/100
 		check(t, "cost 50", l.Allow(ctx, "m", 50), want{true, 49, 0, PolicyRESTCalls}) // 49/100 < 8/10
 	})
 
