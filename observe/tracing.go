@@ -178,7 +178,9 @@ func TracingExtensionWith(secrets func(context.Context) []string) graphql.Handle
 	return gqlTracing{secrets: secrets}
 }
 
-type gqlTracing struct{ secrets func(context.Context) []string }
+type gqlTracing struct {
+	secrets func(context.Context) []string
+}
 
 var (
 	_ graphql.HandlerExtension    = gqlTracing{}
