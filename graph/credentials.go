@@ -36,7 +36,7 @@ type callerHeaders struct {
 // itself, so that it can run first, before the access log.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ctx, changed := withCaller(r); changed {
+		if ctx, changed := readCaller(r); changed {
 			r = r.WithContext(ctx)
 		}
 		next.ServeHTTP(w, r)
@@ -48,23 +48,30 @@ func Credentials(next http.Handler) http.Handler {
 // literal strings the logger and the metrics must never print, whatever
 // their shape. Nil outside a request or without credential headers.
 func CallerSecrets(ctx context.Context) []string {
-	if c, ok := restclient.CredentialsFrom(ctx); ok {
-		return []string{c.APIKey, c.APISecret}
-	}
 	if h, _ := ctx.Value(callerKey{}).(*callerHeaders); h != nil {
 		return h.values
+	}
+	if c, ok := restclient.CredentialsFrom(ctx); ok {
+		return []string{c.APIKey, c.APISecret}
 	}
 	return nil
 }
 
-// withCaller returns r's context with what r's credential headers hold,
-// and whether it differs from r's: unchanged when an outer Credentials
-// already read them, or when there are none.
-func withCaller(r *http.Request) (context.Context, bool) {
-	ctx := r.Context()
-	if _, ok := restclient.CredentialsFrom(ctx); ok || ctx.Value(callerKey{}) != nil {
-		return ctx, false
+// callerRead reports whether an outer Credentials already read the
+// headers into ctx. (When there were none it left nothing: reading them
+// again finds nothing again.)
+func callerRead(ctx context.Context) bool {
+	if ctx.Value(callerKey{}) != nil {
+		return true
 	}
+	_, ok := restclient.CredentialsFrom(ctx)
+	return ok
+}
+
+// readCaller returns r's context with what r's credential headers hold,
+// and whether it differs from r's (not when there are none).
+func readCaller(r *http.Request) (context.Context, bool) {
+	ctx := r.Context()
 	// Direct map reads: Header.Get would canonicalise the name, and would
 	// hide a second line.
 	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret]
@@ -120,8 +127,10 @@ func ambiguous(vs []string) bool {
 // did.
 func ambiguousCredentials(refuse refuser, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ctx, changed := withCaller(r); changed {
-			r = r.WithContext(ctx)
+		if !callerRead(r.Context()) {
+			if ctx, changed := readCaller(r); changed {
+				r = r.WithContext(ctx)
+			}
 		}
 		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
 			refuse.answer(w, r, http.StatusBadRequest, CodeUnauthenticated,
