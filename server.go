@@ -64,15 +64,12 @@ func main() {
 	}
 }
 
-// callerSecrets are the request's own credentials, which the logger takes
-// out of any line logged in the request's context, whatever their shape.
-func callerSecrets(ctx context.Context) []string {
-	c, ok := restclient.CredentialsFrom(ctx)
-	if !ok {
-		return nil
-	}
-	return []string{c.APIKey, c.APISecret}
-}
+// callerSecrets are the request's own credentials (what its credential
+// headers held, as graph.Credentials read them at the top of the router),
+// which the logger takes out of any line logged in the request's context,
+// and which no request id, metric label or span name may hold, whatever
+// their shape.
+func callerSecrets(ctx context.Context) []string { return graph.CallerSecrets(ctx) }
 
 // run serves until ctx is done, then shuts down gracefully.
 func run(ctx context.Context, cfg config, logger *slog.Logger, out io.Writer) error {
@@ -221,7 +218,7 @@ func (g *gateway) Close() error {
 }
 
 func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, error) {
-	metrics := observe.NewMetrics()
+	metrics := observe.NewMetricsWith(callerSecrets)
 	rest := cfg.restTransport
 	if rest == nil {
 		rest = newTransport(cfg)
@@ -266,7 +263,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	limits.OnBatch = metrics.ObserveBatch
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if cfg.tracing {
-		extensions = append(extensions, observe.TracingExtension())
+		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
@@ -283,12 +280,16 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		OnRefused:      metrics.CountRefused,
 	})
 	r := chi.NewRouter()
+	// The credential headers are read first, so that every layer below
+	// knows the caller's pair: the access log's line (request id and
+	// operation name included) is redacted of it like any other.
+	r.Use(graph.Credentials)
 	if cfg.tracing {
 		r.Use(observe.TraceHandler)
 	}
-	r.Use(observe.AccessLog(logger), metrics.InFlight)
+	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
-	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
+	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(gql)))
 	gq := graphiql.Handler(graphiqlOptions(cfg.demo))
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
