@@ -127,12 +127,12 @@ func TestBreakerIsolation(t *testing.T) {
 		{"ids hanging past the timeout", "hang", poisonID, KindTimeout, 0},
 		{"cursor answered 500", "500", poisonCursor, KindUpstream, 0},
 		{"invented credentials, ids answered 500", "500", poisonID, KindUpstream, 4},
-		{"invented credentials, ids hanging", "hang", poisonID, KindTimeout, 4},
+		{"invented credentials, ids hanging", "hang", poisonID, KindTimeout, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := newMerchantServer(t, tc.fail, "A", "B")
 			var process transitions
-			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 50 * time.Millisecond, Resilience: Resilience{
+			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 150 * time.Millisecond, Resilience: Resilience{
 				RetryBaseDelay: time.Millisecond, OnBreakerChange: process.record}}) // default threshold: 5
 			a, b := merchantCtx("A"), merchantCtx("B")
 			if _, err := c.GetPayment(a, "pay_good"); err != nil { // A is a real merchant
@@ -221,7 +221,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 			}}
 			t.Cleanup(tr.CloseIdleConnections)
 			var process transitions
-			c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Timeout: 50 * time.Millisecond,
+			c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Timeout: 150 * time.Millisecond,
 				Resilience: Resilience{MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: time.Hour, OnBreakerChange: process.record}})
 			if tc.outage == "closed" {
 				c.host = closedAddr(t)

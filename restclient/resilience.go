@@ -225,7 +225,6 @@ const (
 // (cb) and one circuit per merchant (merchants). See Resilience.
 type breaker struct {
 	cb        *gobreaker.CircuitBreaker[struct{}]
-	failures  uint32
 	run       failureRun
 	merchants merchantTable
 	// merchantSettings makes a merchant's circuit; Name is its tag.
@@ -263,7 +262,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 	if cooldown <= 0 {
 		cooldown = 5 * time.Second
 	}
-	b := &breaker{failures: failures, hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange}
+	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange}
 	b.merchants.max = maxMerchants
 	healthy := func(err error) bool { return err == nil || !unhealthy(err) }
 	skipped := func(err error) bool { return err == errSkip }
@@ -365,6 +364,9 @@ func stateName(s gobreaker.State) string {
 // which merchants known to the REST API the others came from (up to
 // breakerMerchants of them). Any healthy answer ends the run.
 type failureRun struct {
+	// active: the run is not empty. Every successful call ends the run:
+	// without one (nearly always) that costs an atomic load, no lock.
+	active   atomic.Bool
 	mu       sync.Mutex
 	systemic uint32
 	n        int
@@ -372,20 +374,26 @@ type failureRun struct {
 }
 
 func (r *failureRun) reset() {
+	if !r.active.Load() {
+		return
+	}
 	r.mu.Lock()
 	r.systemic, r.n = 0, 0
+	r.active.Store(false)
 	r.mu.Unlock()
 }
 
 func (r *failureRun) addSystemic() {
 	r.mu.Lock()
 	r.systemic++
+	r.active.Store(true)
 	r.mu.Unlock()
 }
 
 func (r *failureRun) addMerchant(key uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.active.Store(true)
 	for _, k := range r.seen[:r.n] {
 		if k == key {
 			return
