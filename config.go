@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"paygraph/restclient"
 )
 
 // config is everything the gateway reads at start. Each setting comes from
@@ -22,6 +24,8 @@ type config struct {
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
 	RESTMaxInFlight int
+	RESTMaxBody     int64
+	RESTMaxPage     int64
 	RESTMaxRetries  int
 	BreakerFailures int
 	BreakerCooldown time.Duration
@@ -88,6 +92,10 @@ var settings = []setting{
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
+		int64Setting(1024, 1<<28, func(c *config) *int64 { return &c.RESTMaxBody })},
+	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",
+		int64Setting(1024, 1<<28, func(c *config) *int64 { return &c.RESTMaxPage })},
 	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *config, v string) (err error) {
 		c.RESTMaxRetries, err = parseInt(v, 0, 5)
 		return err
@@ -160,6 +168,14 @@ var settings = []setting{
 func intSetting(lo, hi int, field func(*config) *int) func(*config, string) error {
 	return func(c *config, v string) (err error) {
 		*field(c), err = parseInt(v, lo, hi)
+		return err
+	}
+}
+
+func int64Setting(lo, hi int, field func(*config) *int64) func(*config, string) error {
+	return func(c *config, v string) error {
+		n, err := parseInt(v, lo, hi)
+		*field(c) = int64(n)
 		return err
 	}
 }

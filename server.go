@@ -227,17 +227,24 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		rest = observe.TraceTransport(rest)
 	}
 	rc, err := restclient.New(restclient.Config{
-		BaseURL:     baseURL,
-		HTTPClient:  &http.Client{Transport: metrics.RESTTransport(rest)},
-		StatusParam: cfg.RESTStatusParam,
-		Timeout:     cfg.RESTTimeout,
+		BaseURL:      baseURL,
+		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
+		StatusParam:  cfg.RESTStatusParam,
+		Timeout:      cfg.RESTTimeout,
+		MaxBodyBytes: cfg.RESTMaxBody,
+		MaxPageBytes: cfg.RESTMaxPage,
 		Resilience: restclient.Resilience{
 			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
 			BreakerFailures: orDisabled(cfg.BreakerFailures),
 			BreakerCooldown: cfg.BreakerCooldown,
 			OnBreakerChange: func(from, to string) {
-				logger.Warn("REST API circuit breaker", "from", from, "to", to)
+				logger.Warn("REST API circuit breaker", "scope", "process", "from", from, "to", to)
 				metrics.SetBreakerState("rest", observe.BreakerStateValue(to))
+			},
+			// One merchant's circuit: logged, not a metric (its label
+			// would be unbounded); the tag is an opaque hash.
+			OnMerchantBreakerChange: func(merchant, from, to string) {
+				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from, "to", to)
 			},
 		},
 	})
