@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"paygraph/restclient"
 )
 
 // Config is everything the gateway reads at start. Each setting comes from
@@ -25,6 +27,8 @@ type Config struct {
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
 	RESTMaxInFlight int
+	RESTMaxBody     int64
+	RESTMaxPage     int64
 	RESTMaxRetries  int
 	BreakerFailures int
 	BreakerCooldown time.Duration
@@ -75,6 +79,10 @@ var settings = []setting{
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
+		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
+	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",
+		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxPage })},
 	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *Config, v string) (err error) {
 		c.RESTMaxRetries, err = parseInt(v, 0, 5)
 		return err
@@ -147,6 +155,14 @@ var settings = []setting{
 func intSetting(lo, hi int, field func(*Config) *int) func(*Config, string) error {
 	return func(c *Config, v string) (err error) {
 		*field(c), err = parseInt(v, lo, hi)
+		return err
+	}
+}
+
+func int64Setting(lo, hi int, field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := parseInt(v, lo, hi)
+		*field(c) = int64(n)
 		return err
 	}
 }

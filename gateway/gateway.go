@@ -90,7 +90,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 // wire builds everything below the gateway and the router in front of it.
 func (g *Gateway) wire(o options) error {
 	cfg, logger := g.cfg, g.logger
-	metrics := observe.NewMetrics()
+	metrics := observe.NewMetricsWith(callerSecrets)
 	rest := o.restTransport
 	if rest == nil {
 		rest = newTransport(cfg)
@@ -99,17 +99,24 @@ func (g *Gateway) wire(o options) error {
 		rest = observe.TraceTransport(rest)
 	}
 	rc, err := restclient.New(restclient.Config{
-		BaseURL:     g.baseURL,
-		HTTPClient:  &http.Client{Transport: metrics.RESTTransport(rest)},
-		StatusParam: cfg.RESTStatusParam,
-		Timeout:     cfg.RESTTimeout,
+		BaseURL:      g.baseURL,
+		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
+		StatusParam:  cfg.RESTStatusParam,
+		Timeout:      cfg.RESTTimeout,
+		MaxBodyBytes: cfg.RESTMaxBody,
+		MaxPageBytes: cfg.RESTMaxPage,
 		Resilience: restclient.Resilience{
 			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
 			BreakerFailures: orDisabled(cfg.BreakerFailures),
 			BreakerCooldown: cfg.BreakerCooldown,
 			OnBreakerChange: func(from, to string) {
-				logger.Warn("REST API circuit breaker", "from", from, "to", to)
+				logger.Warn("REST API circuit breaker", "scope", "process", "from", from, "to", to)
 				metrics.SetBreakerState("rest", observe.BreakerStateValue(to))
+			},
+			// One merchant's circuit: logged, not a metric (its label
+			// would be unbounded); the tag is an opaque hash.
+			OnMerchantBreakerChange: func(merchant, from, to string) {
+				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from, "to", to)
 			},
 		},
 	})
@@ -134,7 +141,7 @@ func (g *Gateway) wire(o options) error {
 	limits.OnBatch = metrics.ObserveBatch
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
-		extensions = append(extensions, observe.TracingExtension())
+		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
@@ -151,12 +158,16 @@ func (g *Gateway) wire(o options) error {
 		OnRefused:      metrics.CountRefused,
 	})
 	r := chi.NewRouter()
+	// The credential headers are read first, so that every layer below
+	// knows the caller's pair: the access log's line (request id and
+	// operation name included) is redacted of it like any other.
+	r.Use(graph.Credentials)
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
-	r.Use(observe.AccessLog(logger), metrics.InFlight)
+	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
-	r.Handle("/graphql", corsFor(cfg.CORSOrigins)(gql))
+	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(gql)))
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)

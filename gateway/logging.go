@@ -5,8 +5,8 @@ import (
 	"io"
 	"log/slog"
 
+	"paygraph/graph"
 	"paygraph/observe"
-	"paygraph/restclient"
 )
 
 // NewLogger is the process's logger (LOG_FORMAT): observe's redacting
@@ -16,11 +16,9 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	return observe.NewLoggerWith(w, cfg.LogFormat, slog.LevelInfo, callerSecrets)
 }
 
-// callerSecrets are the request's own credentials.
-func callerSecrets(ctx context.Context) []string {
-	c, ok := restclient.CredentialsFrom(ctx)
-	if !ok {
-		return nil
-	}
-	return []string{c.APIKey, c.APISecret}
-}
+// callerSecrets are the request's own credentials (what its credential
+// headers held, as graph.Credentials read them at the top of the router),
+// which the logger takes out of any line logged in the request's context,
+// and which no request id, metric label or span name may hold, whatever
+// their shape.
+func callerSecrets(ctx context.Context) []string { return graph.CallerSecrets(ctx) }

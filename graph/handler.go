@@ -21,7 +21,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
-	"paygraph/restclient"
 )
 
 // The credential headers forwarded, unchanged, to the REST API.
@@ -30,8 +29,8 @@ const (
 	HeaderAPISecret = "x-api-secret"
 )
 
-// The credential headers as net/http stores them: Header.Get with the
-// lower-case names would canonicalise them into a new string per request.
+// The credential headers as net/http stores them (the keys of
+// http.Header), computed once rather than per request.
 var (
 	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
@@ -88,8 +87,9 @@ func (c *HandlerConfig) defaults() {
 
 // NewHandler returns the /graphql HTTP handler: POST and GET transports,
 // APQ, the parsed-query cache, the complexity limit, the error presenter,
-// and the middleware that takes the caller's credentials and creates the
-// request's loaders.
+// the refusal of ambiguous credential headers (the pair itself is read by
+// Credentials, at the top of the router, or here when no outer Credentials
+// did), and the middleware that creates the request's loaders.
 func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.defaults()
 	es := NewExecutableSchema(Config{
@@ -123,15 +123,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
 	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
-	return limitRequest(cfg.MaxBodyBytes, refuse, h)
+	return ambiguousCredentials(refuse, limitRequest(cfg.MaxBodyBytes, refuse, h))
 }
 
 // requestScope gives each request, in one copy of the request: the
-// deadline of the whole request (REST calls included); the caller's
-// x-api-key and x-api-secret, where the REST client takes them from (when
-// either is missing nothing is put there, and every REST-backed field
-// answers UNAUTHENTICATED without a call; introspection still works); and
-// fresh loaders, so that no cache outlives the request.
+// deadline of the whole request (REST calls included), and fresh loaders,
+// so that no cache outlives the request. (The caller's pair is already in
+// the context: Credentials put it there.)
 func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
@@ -139,9 +137,6 @@ func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next ht
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
-		}
-		if key, secret := r.Header.Get(canonicalAPIKey), r.Header.Get(canonicalAPISecret); key != "" && secret != "" {
-			ctx = restclient.WithCredentials(ctx, restclient.Credentials{APIKey: key, APISecret: secret})
 		}
 		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
 		next.ServeHTTP(w, r.WithContext(ctx))

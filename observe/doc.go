@@ -8,10 +8,16 @@
 // any metric label or span name, and no x-api-secret (nor x-api-key beyond
 // its "ak_test_"/"ak_prod_" prefix) in any log line. Labels are bounded:
 // REST endpoints are reported by route pattern ("/api/v1/payments/{id}"),
-// GraphQL operation names are taken only when they are plain names, and
-// only the first hundred distinct ones; later ones are "other".
+// GraphQL operation names are taken only when they are plain names, at
+// most a hundred distinct ones, and only from requests the REST API served
+// (so callers without valid credentials cannot use the set up); others are
+// "other" (MaxOperationNames). The request's own credential pair, handed
+// in as a function of the request context (NewLoggerWith, NewMetricsWith,
+// AccessLogWith, TracingExtensionWith), is kept out of log lines, labels,
+// span names and request ids whatever its shape.
 //
 // The layers share a RequestStats through the request context: AccessLog
 // creates it, the GraphQL extension records the operation name and
-// outcome, the REST transport counts the calls, and AccessLog prints them.
+// outcome, the REST transport counts the calls (and those answered with
+// 2xx), and AccessLog prints them.
 package observe

@@ -71,7 +71,8 @@ func TestGatewayEndToEnd(t *testing.T) {
 		`paygraph_graphql_requests_total{operation="GetPay",outcome="ok"} 1`,
 		`paygraph_graphql_requests_total{operation="GetPay",outcome="NOT_FOUND"} 1`,
 		`paygraph_graphql_requests_total{operation="anonymous",outcome="ok"} 1`,
-		`paygraph_graphql_requests_total{operation="Broken",outcome="GRAPHQL_PARSE_FAILED"} 1`,
+		// No REST call served it: its name does not join the label set.
+		`paygraph_graphql_requests_total{operation="other",outcome="GRAPHQL_PARSE_FAILED"} 1`,
 		`paygraph_graphql_requests_total{operation="Two",outcome="UPSTREAM_ERROR"} 1`,
 		`paygraph_graphql_request_duration_seconds_count{operation="GetPay"} 2`,
 		`paygraph_rest_calls_total{endpoint="/api/v1/payments/{id}",status_class="2xx"} 2`,

@@ -245,6 +245,18 @@ func safeCall(f func() ([]byte, error)) (b []byte, err error) {
 	return f()
 }
 
+// holdsSecret reports whether v contains one of secrets, or is a piece of
+// one at least 4 bytes long (shorter pieces tell nothing): such a value
+// is not used as a request id, a metric label or a span name.
+func holdsSecret(v string, secrets []string) bool {
+	for _, s := range secrets {
+		if s != "" && (strings.Contains(v, s) || len(v) >= 4 && strings.Contains(s, v)) {
+			return true
+		}
+	}
+	return false
+}
+
 // ---- access log ----
 
 type requestIDKey struct{}
@@ -293,11 +305,23 @@ const maxLoggedPath = 256
 // trace_id when it runs under TraceHandler). It never logs headers, bodies
 // or the query string, where credentials and customer data could be.
 func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
+	return AccessLogWith(logger, nil)
+}
+
+// AccessLogWith is AccessLog that also refuses, as a request id, a value
+// that holds one of the literal values secrets returns for the request's
+// context (the caller's own credential pair, whatever its shape) or is a
+// piece of one: a new id is made instead, so that the secret is neither
+// logged nor echoed in the X-Request-Id response header. The line itself
+// is logged in the request's context, so that a logger from
+// NewLoggerWith takes the pair out of it: the pair must be in the context
+// before AccessLog runs.
+func AccessLogWith(logger *slog.Logger, secrets func(context.Context) []string) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			id := r.Header.Get("X-Request-Id")
-			if !SaneRequestID(id) {
+			if !SaneRequestID(id) || secrets != nil && holdsSecret(id, secrets(r.Context())) {
 				id = NewRequestID()
 			}
 			w.Header().Set("X-Request-Id", id)

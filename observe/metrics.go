@@ -19,12 +19,21 @@ import (
 
 // MaxOperationNames is how many distinct GraphQL operation names the
 // metrics record; the operations named after that are "other".
+//
+// A name joins that set (for the life of the process) only from a
+// request that showed credentials the REST API accepted: it made at least
+// one REST call answered with 2xx. A caller without valid credentials
+// cannot make a REST call succeed, so junk names from anonymous or
+// unauthenticated callers are "other" and never fill the set; a real
+// operation still finds room once it is served. Nor does a name join that
+// holds the request's own key or secret, or is a piece of one (see
+// NewMetricsWith), or looks like any credential (LogName).
 const MaxOperationNames = 100
 
 // The fixed label values.
 const (
 	OperationAnonymous = "anonymous" // an operation without a name
-	OperationOther     = "other"     // a name past the bound, or not a plain name
+	OperationOther     = "other"     // a name not in the label set (MaxOperationNames), not a plain name, or like a credential
 	OperationUnparsed  = "unparsed"  // a request refused before its body was read as GraphQL
 	OutcomeOK          = "ok"
 	OutcomeError       = "error" // an error without a (plain) extensions.code
@@ -69,16 +78,24 @@ type Metrics struct {
 	namesMu  sync.Mutex
 	names    map[string]struct{}
 	maxNames int
+	secrets  func(context.Context) []string
 }
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
 // NewMetrics returns the gateway's metrics on a fresh registry.
-func NewMetrics() *Metrics {
+func NewMetrics() *Metrics { return NewMetricsWith(nil) }
+
+// NewMetricsWith is NewMetrics that also keeps out of the operation label
+// set any name holding one of the literal values secrets returns for the
+// request's context (the request's own credential pair, whatever its
+// shape), or a piece of one.
+func NewMetricsWith(secrets func(context.Context) []string) *Metrics {
 	m := &Metrics{
 		reg:      prometheus.NewRegistry(),
 		names:    make(map[string]struct{}),
 		maxNames: MaxOperationNames,
+		secrets:  secrets,
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -158,7 +175,7 @@ func (m *Metrics) ObserveBatch(loader string, size int) {
 
 // RESTTransport counts and times the REST calls made through next (nil:
 // http.DefaultTransport) by route pattern and status class, and counts
-// them in the request's RequestStats.
+// them, and those answered with 2xx, in the request's RequestStats.
 func (m *Metrics) RESTTransport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -173,9 +190,13 @@ type restTransport struct {
 
 func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	ep := RoutePattern(r.URL)
-	StatsFrom(r.Context()).AddRESTCall()
+	stats := StatsFrom(r.Context())
+	stats.AddRESTCall()
 	start := time.Now()
 	resp, err := t.next.RoundTrip(r)
+	if err == nil && resp.StatusCode/100 == 2 {
+		stats.AddRESTSuccess()
+	}
 	t.m.restDuration.WithLabelValues(ep).Observe(time.Since(start).Seconds())
 	t.m.restCalls.WithLabelValues(ep, statusClass(r.Context(), resp, err)).Inc()
 	return resp, err
@@ -242,7 +263,7 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	}
 	raw, _ := operationOf(ctx)
 	outcome := Outcome(resp)
-	name := e.m.boundName(raw)
+	name := e.m.operationLabel(ctx, raw)
 	e.m.gqlRequests.WithLabelValues(name, outcome).Inc()
 	e.m.gqlDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
 	StatsFrom(ctx).SetOperation(LogName(raw), outcome)
@@ -318,20 +339,24 @@ func plainName(s string) bool {
 }
 
 // LogName is how logs and spans name an operation: "anonymous" without a
-// name, "other" when it is not a plain name of at most 64 characters.
+// name, "other" when it is not a plain name of at most 64 characters or
+// when it is shaped like an API key or secret (ak_test_…, sk_prod_…),
+// anyone's.
 func LogName(name string) string {
 	switch {
 	case name == "":
 		return OperationAnonymous
-	case !plainName(name):
+	case !plainName(name), RedactString(name) != name:
 		return OperationOther
 	}
 	return name
 }
 
-// boundName is LogName, and "other" once MaxOperationNames distinct names
-// have been recorded.
-func (m *Metrics) boundName(raw string) string {
+// operationLabel is the operation label of a request named raw: LogName,
+// then "other" unless the name is in the label set or may join it now
+// (MaxOperationNames says when). Names already in the set are not checked
+// again: they are on /metrics already.
+func (m *Metrics) operationLabel(ctx context.Context, raw string) string {
 	name := LogName(raw)
 	if name == OperationAnonymous || name == OperationOther {
 		return name
@@ -341,7 +366,8 @@ func (m *Metrics) boundName(raw string) string {
 	if _, ok := m.names[name]; ok {
 		return name
 	}
-	if len(m.names) >= m.maxNames {
+	if len(m.names) >= m.maxNames || StatsFrom(ctx).RESTSuccesses() == 0 ||
+		m.secrets != nil && holdsSecret(name, m.secrets(ctx)) {
 		return OperationOther
 	}
 	m.names[name] = struct{}{}

@@ -107,6 +107,10 @@ func respond(ext graphql.HandlerExtension, ctx context.Context, opName string, o
 func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
 	m := NewMetrics()
 	ext := m.GraphQLExtension()
+	// Requests the REST API served (a 2xx): their names may join the
+	// label set (TestOperationLabelAdmission covers the others).
+	served, stats := WithRequestStats(context.Background())
+	stats.AddRESTSuccess()
 	query := func(name string) *ast.OperationDefinition {
 		return &ast.OperationDefinition{Name: name, Operation: ast.Query}
 	}
@@ -131,14 +135,14 @@ func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
 		{"pay_prod_abc\"} 1\n", nil, noCode},           // an unparsed request's name from the client
 		{"", query("a" + strings.Repeat("b", 64)), ok}, // 65 characters
 	} {
-		respond(ext, context.Background(), tc.opName, tc.op, tc.resp)
+		respond(ext, served, tc.opName, tc.op, tc.resp)
 	}
 	// 100 distinct names are recorded in all; GetPayment and Weird are two.
 	for i := 0; i < 98; i++ {
-		respond(ext, context.Background(), "", query(fmt.Sprintf("Op%03d", i)), ok)
+		respond(ext, served, "", query(fmt.Sprintf("Op%03d", i)), ok)
 	}
-	respond(ext, context.Background(), "", query("TheHundredAndFirst"), ok)
-	respond(ext, context.Background(), "", query("Op000"), ok) // known names stay
+	respond(ext, served, "", query("TheHundredAndFirst"), ok)
+	respond(ext, served, "", query("Op000"), ok) // known names stay
 
 	out := scrape(t, m)
 	assertSeries(t, out,

@@ -11,6 +11,7 @@ import (
 // nil *RequestStats (where they do nothing).
 type RequestStats struct {
 	restCalls atomic.Int64
+	restOK    atomic.Int64
 
 	mu        sync.Mutex
 	operation string
@@ -44,6 +45,22 @@ func (s *RequestStats) RESTCalls() int64 {
 		return 0
 	}
 	return s.restCalls.Load()
+}
+
+// AddRESTSuccess counts one REST call the REST API answered with 2xx:
+// proof that it accepted the request's credentials.
+func (s *RequestStats) AddRESTSuccess() {
+	if s != nil {
+		s.restOK.Add(1)
+	}
+}
+
+// RESTSuccesses is the number of REST calls answered with 2xx so far.
+func (s *RequestStats) RESTSuccesses() int64 {
+	if s == nil {
+		return 0
+	}
+	return s.restOK.Load()
 }
 
 // SetOperation records the GraphQL operation's (sanitised) name and

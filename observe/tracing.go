@@ -170,7 +170,17 @@ func TraceHandler(next http.Handler) http.Handler {
 // the fields that reach the REST API; plain fields get none.
 func TracingExtension() graphql.HandlerExtension { return gqlTracing{} }
 
-type gqlTracing struct{}
+// TracingExtensionWith is TracingExtension that names "other" an
+// operation whose name holds one of the literal values secrets returns for
+// the request's context (the caller's own credential pair, whatever its
+// shape), or a piece of one.
+func TracingExtensionWith(secrets func(context.Context) []string) graphql.HandlerExtension {
+	return gqlTracing{secrets: secrets}
+}
+
+type gqlTracing struct {
+	secrets func(context.Context) []string
+}
 
 var (
 	_ graphql.HandlerExtension    = gqlTracing{}
@@ -181,9 +191,12 @@ var (
 func (gqlTracing) ExtensionName() string                   { return "PaygraphTracing" }
 func (gqlTracing) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (gqlTracing) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	raw, typ := operationOf(ctx)
 	name := LogName(raw)
+	if name != OperationAnonymous && name != OperationOther && e.secrets != nil && holdsSecret(name, e.secrets(ctx)) {
+		name = OperationOther
+	}
 	attrs := []attribute.KeyValue{attribute.String("graphql.operation.name", name)}
 	if typ != "" {
 		attrs = append(attrs, attribute.String("graphql.operation.type", typ))

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,15 @@ func EndpointOf(u *url.URL) Endpoint {
 const (
 	// MaxIDLength is the longest id (in bytes) sent to the REST API.
 	MaxIDLength = 256
-	// MaxBodyBytes is the largest successful response body accepted.
-	MaxBodyBytes = 8 << 20
+	// DefaultMaxBodyBytes is the largest single-record body (a payment, a
+	// payment link, a checkout session) when Config.MaxBodyBytes is 0: a
+	// documented record is about 1 KB, and a session's meta_data is
+	// free-form, so 64 times that.
+	DefaultMaxBodyBytes = 64 << 10
+	// DefaultMaxPageBytes is the largest list-page body when
+	// Config.MaxPageBytes is 0: a page of 100 payments is about 35 KB, so
+	// about 30 times that.
+	DefaultMaxPageBytes = 1 << 20
 	// maxErrorBodyBytes is how much of an error response body is read.
 	maxErrorBodyBytes = 64 << 10
 	// maxDrainBytes is how much unread body is drained so that the
@@ -91,6 +99,13 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
+	// MaxBodyBytes and MaxPageBytes are the largest successful response
+	// bodies accepted, in bytes: of a single record and of a list page
+	// (0 -> DefaultMaxBodyBytes, DefaultMaxPageBytes). A larger body is
+	// KindUpstream; no more than the limit plus one byte of it is read,
+	// and no more than the limit is buffered.
+	MaxBodyBytes int64
+	MaxPageBytes int64
 	Resilience
 }
 
@@ -107,6 +122,8 @@ type Client struct {
 	statusParam string
 	timeout     time.Duration
 	timeoutMsg  string
+	maxBody     int64 // of a single record
+	maxPage     int64 // of a list page
 	retry       retryPolicy
 	breaker     *breaker
 }
@@ -133,6 +150,9 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Timeout < 0 {
 		return nil, fmt.Errorf("restclient: Timeout %v is negative", cfg.Timeout)
 	}
+	if cfg.MaxBodyBytes < 0 || cfg.MaxPageBytes < 0 {
+		return nil, errors.New("restclient: MaxBodyBytes and MaxPageBytes must not be negative")
+	}
 	c := &Client{
 		scheme:      u.Scheme,
 		host:        u.Host,
@@ -141,6 +161,8 @@ func New(cfg Config) (*Client, error) {
 		baseRawPath: strings.TrimRight(u.EscapedPath(), "/"),
 		statusParam: cfg.StatusParam,
 		timeout:     cfg.Timeout,
+		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
+		maxPage:     cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes),
 	}
 	if c.statusParam == "" {
 		c.statusParam = "status"
@@ -193,6 +215,9 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 		return nil, err
 	}
 	page, err := w.toPage()
+	if err == nil {
+		err = page.advancesFrom(p.Cursor)
+	}
 	if err != nil {
 		return nil, unexpected(EndpointListPayments, err)
 	}
@@ -206,7 +231,11 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 		return nil, err
 	}
 	p := new(Payment)
-	if err := w.to(p, true); err != nil {
+	err := w.to(p, true)
+	if err == nil {
+		err = sameID("payment", id, p.ID)
+	}
+	if err != nil {
 		return nil, unexpected(EndpointGetPayment, err)
 	}
 	return p, nil
@@ -219,6 +248,9 @@ func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, e
 		return nil, err
 	}
 	l, err := w.toLink()
+	if err == nil {
+		err = sameID("payment link", id, l.ID)
+	}
 	if err != nil {
 		return nil, unexpected(EndpointGetPaymentLink, err)
 	}
@@ -233,6 +265,9 @@ func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*Check
 		return nil, err
 	}
 	s, err := w.toSession()
+	if err == nil {
+		err = s.answers(idOrRef)
+	}
 	if err != nil {
 		return nil, unexpected(EndpointGetCheckoutSession, err)
 	}
@@ -328,9 +363,15 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	if err != nil {
 		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
 	}
-	lr := limitedReader{r: resp.Body, n: MaxBodyBytes}
+	limit, what := c.maxBody, "one record"
+	if ep == EndpointListPayments {
+		limit, what = c.maxPage, "a list page"
+	}
+	lr := limitedReader{r: resp.Body, n: limit}
 	defer func() {
-		if lr.eof { // read to the end already (the usual case): nothing to drain
+		// Read to the end already (the usual case): nothing to drain. Over
+		// the limit: not a byte more is read; the connection is dropped.
+		if lr.eof || lr.exceeded {
 			_ = resp.Body.Close()
 			return
 		}
@@ -341,10 +382,18 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		return c.statusError(ctx, callCtx, ep, resp, creds)
 	}
 
-	if err := decodeBody(&lr, into); err != nil {
+	tooLarge := func() error {
+		return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
+			Message: "REST API answered something unexpected: a body larger than the limit of " +
+				strconv.FormatInt(limit, 10) + " bytes for " + what}
+	}
+	if resp.ContentLength > limit { // refused before reading it
+		lr.exceeded = true
+		return tooLarge()
+	}
+	if err := decodeBody(&lr, into, resp.ContentLength); err != nil {
 		if lr.exceeded {
-			return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
-				Message: "REST API answered something unexpected: body larger than " + strconv.Itoa(MaxBodyBytes>>20) + " MiB"}
+			return tooLarge()
 		}
 		if lr.err != nil { // the connection failed, not the JSON
 			return c.transportError(ctx, callCtx, ep, lr.err, "REST API connection failed while reading the answer: ")
@@ -373,33 +422,39 @@ var acceptJSON = []string{"application/json"}
 // bodyBuffers holds the buffers REST bodies are read into; a body is
 // decoded from one and the buffer reused (decoded values copy what they
 // keep: the wire structs hold no json.RawMessage).
-var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer is the largest buffer kept for reuse (a 100-item page
-// is ≈ 33 KB); bigger ones are left to the GC.
+// is ≈ 35 KB); bigger ones are left to the GC.
 const maxPooledBuffer = 256 << 10
 
-// decodeBody decodes the first JSON value of r into into, as a
+// decodeBody decodes the first JSON value of lr into into, as a
 // json.Decoder would (trailing data ignored, io.EOF for an empty body,
-// io.ErrUnexpectedEOF for a truncated one, r's own errors passed on).
+// io.ErrUnexpectedEOF for a truncated one, the reader's own errors passed
+// on). size is the body's length when known (Content-Length), else -1.
 // The usual case, a whole valid body, is read into a pooled buffer and
 // decoded with json.Unmarshal: no decoder and no buffer growth per call.
 // Everything else is handed to a json.Decoder over the same bytes
 // followed by the same read error, so errors are exactly the Decoder's.
 // The wire structs hold no interface values, so the Decoder's UseNumber
 // changes nothing there (amounts are json.Number fields either way).
-func decodeBody(r io.Reader, into any) error {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
+func decodeBody(lr *limitedReader, into any, size int64) error {
+	pooled := bodyBuffers.Get().(*[]byte)
+	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
 	defer func() {
-		if buf.Cap() <= maxPooledBuffer {
-			buf.Reset()
-			bodyBuffers.Put(buf)
-		}
+		switch {
+		case cap(buf) <= maxPooledBuffer:
+			*pooled = buf[:0]
+		case spare != nil: // the largest buffer the pool may keep
+			*pooled = spare[:0]
+		} // else the pool gets back the buffer it gave
+		bodyBuffers.Put(pooled)
 	}()
-	buf.Reset()
-	_, readErr := buf.ReadFrom(r)
+	if readErr == errBodyTooLarge { // even if a JSON value fits before the limit
+		return readErr
+	}
 	if readErr == nil {
-		err := json.Unmarshal(buf.Bytes(), into)
+		err := json.Unmarshal(buf, into)
 		var se *json.SyntaxError
 		if !errors.As(err, &se) {
 			// nil, or a type error, which the Decoder reports alike;
@@ -407,13 +462,57 @@ func decodeBody(r io.Reader, into any) error {
 			return err
 		}
 	}
-	var rest io.Reader = bytes.NewReader(buf.Bytes())
+	var rest io.Reader = bytes.NewReader(buf)
 	if readErr != nil {
 		rest = io.MultiReader(rest, errReader{readErr})
 	}
 	dec := json.NewDecoder(rest)
 	dec.UseNumber()
 	return dec.Decode(into)
+}
+
+// readBody reads lr to its end into buf and returns it. The buffer never
+// grows past lr's limit, whatever the body: an exact fit when size is
+// known, else by four times each step, so that a body running to the limit
+// allocates little more than the limit (about 1.3 times from an empty
+// buffer, 1 time from a pooled one of maxPooledBuffer; doubling would be
+// 2). spare is the largest buffer the pool may keep that was outgrown, if
+// any.
+func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
+	if size > int64(cap(buf)) && size <= lr.n {
+		buf = make([]byte, 0, size)
+	}
+	for {
+		if len(buf) < cap(buf) {
+			k, err := lr.Read(buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+k]
+			if err != nil {
+				return buf, spare, eofIsEnd(err)
+			}
+			continue
+		}
+		// Full: one byte tells whether more is coming, so that a body
+		// that fits exactly never grows the buffer.
+		k, err := lr.Read(lr.probe[:])
+		if k == 1 {
+			grown := make([]byte, len(buf), min(max(4*cap(buf), 4<<10), len(buf)+1+int(lr.n)))
+			copy(grown, buf)
+			if cap(buf) <= maxPooledBuffer && cap(grown) > maxPooledBuffer {
+				spare = buf
+			}
+			buf = append(grown, lr.probe[0])
+		}
+		if err != nil {
+			return buf, spare, eofIsEnd(err)
+		}
+	}
+}
+
+func eofIsEnd(err error) error {
+	if err == io.EOF {
+		return nil
+	}
+	return err
 }
 
 // errReader fails every read with err.
@@ -573,15 +672,17 @@ func jsonKind(goKind string) string {
 }
 
 // limitedReader reads at most n bytes and then fails with errBodyTooLarge
-// (unlike io.LimitReader, whose silent EOF would look like truncated JSON).
-// It records a read error other than io.EOF in err, so that a failed
-// connection can be told from a malformed body.
+// (unlike io.LimitReader, whose silent EOF would look like truncated JSON);
+// to tell "exactly n" from "more than n" it reads one byte more, never
+// two. It records a read error other than io.EOF in err, so that a
+// failed connection can be told from a malformed body.
 type limitedReader struct {
 	r        io.Reader
 	n        int64
 	exceeded bool
 	eof      bool // r said io.EOF
 	err      error
+	probe    [1]byte // the byte past n, and readBody's look-ahead
 }
 
 var errBodyTooLarge = errors.New("restclient: response body too large")
@@ -589,8 +690,7 @@ var errBodyTooLarge = errors.New("restclient: response body too large")
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
 		// Probe one byte to tell "exactly n" from "more than n".
-		var one [1]byte
-		k, err := l.r.Read(one[:])
+		k, err := l.r.Read(l.probe[:])
 		if k > 0 {
 			l.exceeded = true
 			return 0, errBodyTooLarge

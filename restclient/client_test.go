@@ -406,7 +406,7 @@ func TestCheckoutSessionVariants(t *testing.T) {
 }
 
 func TestPaymentBodyVariants(t *testing.T) {
-	const good = `"id":"pay_1","status":"FAILED","amount":19.99,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00Z"`
+	const good = `"id":"p","status":"FAILED","amount":19.99,"created_at":"2026-11-21T09:30:00.000Z","updated_at":"2026-11-21T09:30:00Z"`
 	tests := []struct {
 		name    string
 		body    string
@@ -424,7 +424,7 @@ func TestPaymentBodyVariants(t *testing.T) {
 			}},
 		{"amount as string", `{"id":"p","status":"CANCELLED","amount":"0.29","created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`, false,
 			func(p *Payment) bool { return p.Amount == 29 }},
-		{"unknown fields ignored", `{` + good + `,"extra":{"a":[1,2]}}`, false, func(p *Payment) bool { return p.ID == "pay_1" }},
+		{"unknown fields ignored", `{` + good + `,"extra":{"a":[1,2]}}`, false, func(p *Payment) bool { return p.ID == "p" }},
 		{"amount too precise", `{"id":"p","status":"FAILED","amount":1.999,"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`, true, nil},
 		{"amount huge", `{"id":"p","status":"FAILED","amount":1e300,"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`, true, nil},
 		{"amount not a number", `{"id":"p","status":"FAILED","amount":"abc","created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`, true, nil},
@@ -605,7 +605,7 @@ func TestCredentialsForwardedUnchanged(t *testing.T) {
 		{APIKey: "ak_prod_X y+Z/=", APISecret: "sk_prod_ünïcode\"quote'"},
 		{APIKey: testKey, APISecret: testSecret},
 	} {
-		if _, err := c.GetPayment(WithCredentials(context.Background(), cr), "pay_1"); err != nil {
+		if _, err := c.GetPayment(WithCredentials(context.Background(), cr), "pay_prod_0123456789abcdef0123456789abcdef"); err != nil {
 			t.Fatal(err)
 		}
 		if r := srv.last(t); r.Key != cr.APIKey || r.Secret != cr.APISecret {
@@ -666,7 +666,7 @@ func TestPathEscaping(t *testing.T) {
 }
 
 func TestInvalidIDs(t *testing.T) {
-	srv := jsonServer(t, 200, paymentBody)
+	srv := echoIDServer(t)
 	c := newClient(t, Config{BaseURL: srv.URL})
 	ids := []string{"", ".", "..", strings.Repeat("a", MaxIDLength+1), "a\nb", "a\x00b", "a\rb", "\tab", "a\x7fb", "\xff\xfe"}
 	for _, id := range ids {
@@ -817,7 +817,7 @@ func TestConnectionDropped(t *testing.T) {
 func TestBodyTooLarge(t *testing.T) {
 	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"id":"pay_1","pad":"`))
-		_, _ = w.Write([]byte(strings.Repeat("x", MaxBodyBytes)))
+		_, _ = w.Write([]byte(strings.Repeat("x", DefaultMaxBodyBytes)))
 		_, _ = w.Write([]byte(`"}`))
 	})
 	c := newClient(t, Config{BaseURL: srv.URL})
@@ -887,8 +887,9 @@ func TestNewValidatesConfig(t *testing.T) {
 
 func TestConcurrentCallersKeepTheirCredentials(t *testing.T) {
 	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
-		// Echo the key back as the id so that each caller can check its own answer.
-		fmt.Fprintf(w, `{"id":%q,"status":"PENDING","amount":1,"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`,
+		// Echo the key back as the customer's name so that each caller can
+		// check its own answer (the id must be the one asked for).
+		fmt.Fprintf(w, `{"id":"pay_1","status":"PENDING","amount":1,"customer":{"name":%q},"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`,
 			r.Header.Get("x-api-key")+"|"+r.Header.Get("x-api-secret"))
 	})
 	c := newClient(t, Config{BaseURL: srv.URL})
@@ -897,7 +898,7 @@ func TestConcurrentCallersKeepTheirCredentials(t *testing.T) {
 		wg.Go(func() {
 			cr := Credentials{APIKey: fmt.Sprintf("ak_test_%d", i), APISecret: fmt.Sprintf("sk_test_%d", i)}
 			p, err := c.GetPayment(WithCredentials(context.Background(), cr), "pay_1")
-			if err != nil || p.ID != cr.APIKey+"|"+cr.APISecret {
+			if err != nil || p.Customer.Name == nil || *p.Customer.Name != cr.APIKey+"|"+cr.APISecret {
 				t.Errorf("caller %d got %v, %v", i, p, err)
 			}
 		})

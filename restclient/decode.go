@@ -332,3 +332,35 @@ func (w *wireSessionEnvelope) toSession() (*CheckoutSession, error) {
 	slices.SortFunc(s.Metadata, func(a, b MetadataEntry) int { return strings.Compare(a.Key, b.Key) })
 	return s, nil
 }
+
+// A record must be the one asked for: the REST API answering another id
+// (a routing or caching fault on its side) must not be shown as the
+// record asked for, which could be another merchant's. The messages quote
+// neither id.
+
+// sameID reports a record whose id is not the one asked for.
+func sameID(obj, asked, got string) error {
+	if got != asked {
+		return errors.New(obj + " id is not the id asked for")
+	}
+	return nil
+}
+
+// answers reports a checkout session that is neither the one asked for by
+// id nor the one asked for by payment reference.
+func (s *CheckoutSession) answers(idOrRef string) error {
+	if s.ID != idOrRef && s.Reference != idOrRef {
+		return errors.New("checkout session has neither the id nor the reference asked for")
+	}
+	return nil
+}
+
+// advancesFrom reports a page that would send the walk back to the
+// cursor that fetched it (has_more with next_cursor equal to it): a
+// client following it would ask for the same page forever.
+func (p *PaymentPage) advancesFrom(cursor string) error {
+	if cursor != "" && p.HasMore && p.NextCursor != nil && *p.NextCursor == cursor {
+		return errors.New("list next_cursor is the cursor just sent; the list would never end")
+	}
+	return nil
+}

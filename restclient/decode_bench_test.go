@@ -3,6 +3,7 @@ package restclient
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -97,9 +98,13 @@ func BenchmarkGetPaymentStub(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := WithCredentials(context.Background(), Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
+	var rec struct{ ID string }
+	if err := json.Unmarshal(body, &rec); err != nil {
+		b.Fatal(err)
+	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := c.GetPayment(ctx, "pay_prod_0123"); err != nil {
+		if _, err := c.GetPayment(ctx, rec.ID); err != nil { // the id the body holds
 			b.Fatal(err)
 		}
 	}

@@ -42,7 +42,7 @@ func TestDecodeBodyLikeDecoder(t *testing.T) {
 		dec := json.NewDecoder(reader())
 		dec.UseNumber()
 		wantErr := dec.Decode(&want)
-		gotErr := decodeBody(reader(), &got)
+		gotErr := decodeBody(&limitedReader{r: reader(), n: DefaultMaxBodyBytes}, &got, -1)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) {
 			t.Errorf("body %q (fail %v):\n got %+v, %v\nwant %+v, %v", tc.body, tc.fail, got, gotErr, want, wantErr)
 		}

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/binary"
 	"errors"
+	"hash/maphash"
 	"math/rand/v2"
+	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,8 +18,61 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and the circuit breaker. Zero values take
+// Resilience configures retries and circuit breaking. Zero values take
 // the defaults; -1 disables.
+//
+// # Why two kinds of circuit
+//
+// A circuit breaker sheds calls when the REST API is in trouble. But a
+// 5xx or a timeout does not always mean that: the REST API may fail on
+// one id, one cursor, one merchant's data, and the gateway cannot tell
+// that from an outage by looking at one answer. With one process-wide
+// circuit counting every 5xx and timeout, six `payment(id:)` aliases
+// whose ids make the REST API answer 500 (or hang) opened it, and every
+// merchant got "circuit open" for the cooldown: one caller's input denied
+// service to all the others. So failures are counted where they can be
+// caused:
+//
+//   - Each merchant (credential pair) has its own circuit, which counts
+//     every failure of its calls: a 5xx, a per-call timeout, a connection
+//     error. A merchant whose calls keep failing is shed on its own, fast,
+//     and the REST API is spared its retries; nobody else notices. The
+//     circuits live in a bounded table keyed by a per-process keyed hash
+//     of the pair (the credentials themselves are never kept), where idle
+//     entries, and then entries never accepted by the REST API, are
+//     evicted first, so invented credential pairs cannot grow it.
+//   - The process-wide circuit (BreakerState, OnBreakerChange, the
+//     metric) opens only on evidence that no single caller's input can
+//     produce: BreakerFailures consecutive failures that either happened
+//     before any request reached the REST API (a refused or failed dial,
+//     DNS, a TLS handshake: the URL's host is ours, never the caller's),
+//     or that came from at least three distinct merchants whose
+//     credentials the REST API has accepted (a 2xx) before. The second
+//     rule catches a REST API that is up but failing for everyone (500s,
+//     503s from its load balancer, hangs) as quickly as before once a few
+//     merchants are calling; an attacker would need three merchants'
+//     valid credentials, and invented pairs (never answered 2xx) are not
+//     counted at all. A reset or dropped connection after the request was
+//     sent is counted like a 5xx: a REST worker crashing on one id looks
+//     exactly like that.
+//
+// Both circuits are gobreaker state machines with the same threshold and
+// cooldown: open, then half-open with one probe (no retries) whose
+// success closes and whose failure reopens. A failure, for either, is a
+// call (retries included) that ended in a connection error, a per-call
+// timeout (Timeout) or a 5xx; a call the REST API answered otherwise (2xx,
+// 3xx, 4xx, 429 included, and a 2xx body that does not decode: the REST
+// API is up, the answer is odd) is a success; a call whose caller went
+// away (context cancelled or past its deadline) counts as neither, so
+// callers can never open a circuit. A merchant's calls that its own open
+// circuit refused are not counted by the process-wide one.
+//
+// What remains: a merchant with valid credentials can still open its own
+// circuit (that is the point), and whoever holds three merchants' valid
+// credentials can open the process-wide one. While the process-wide
+// circuit is half-open, its probe may be any merchant's call, so a
+// merchant with poisoned ids can, by winning that race, keep an open
+// circuit open one more cooldown; it cannot open a closed one.
 type Resilience struct {
 	// MaxRetries is how many times a call is retried after a connection
 	// error or a 502, 503 or 504 (default 2; -1: never). Nothing else is
@@ -27,28 +84,28 @@ type Resilience struct {
 	// each retry, up to 1s, with full jitter, and never runs past the
 	// caller's deadline.
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open the circuit (default 5;
-	// -1: no breaker). A failure is a call (retries included) that ended
-	// in a connection error, a per-call timeout (Timeout) or a 5xx. A
-	// call the REST API answered otherwise (2xx, 3xx, 4xx, 429 included,
-	// and a 2xx body that does not decode: the REST API is up, the answer
-	// is odd) counts as a success and resets the count. A call whose
-	// caller went away (context cancelled or past its deadline) counts as
-	// neither, so callers can never open the circuit. While it is open
-	// calls fail at once with KindUpstream "REST API unavailable (circuit
-	// open); retry shortly" and make no request; after BreakerCooldown
-	// (default 5s) it is half-open: one probe call goes through (without
-	// retries; others fail fast meanwhile), and its success closes the
-	// circuit while its failure opens it again.
+	// BreakerFailures consecutive failures open a circuit (default 5; -1:
+	// no circuits at all), as described above. While the process-wide
+	// circuit is open calls fail at once with KindUpstream "REST API
+	// unavailable (circuit open); retry shortly" and make no request;
+	// while a merchant's is open, that merchant's calls fail at once with
+	// KindUpstream "REST API calls for these credentials keep failing
+	// (circuit open); retry shortly". After BreakerCooldown (default 5s)
+	// a circuit is half-open.
 	BreakerFailures int
 	BreakerCooldown time.Duration
-	// OnBreakerChange is told of every change of state ("closed",
-	// "half-open", "open"), in order, for metrics and readiness. It is
-	// called from the goroutine of a call, outside the breaker's lock (it
-	// may call BreakerState), and should return quickly. The change from
-	// open to half-open is noticed lazily: by the next call or
-	// BreakerState after the cooldown.
+	// OnBreakerChange is told of every change of state of the
+	// process-wide circuit ("closed", "half-open", "open"), in order, for
+	// metrics and readiness. It is called from the goroutine of a call,
+	// outside the breaker's lock (it may call BreakerState), and should
+	// return quickly. The change from open to half-open is noticed
+	// lazily: by the next call or BreakerState after the cooldown.
 	OnBreakerChange func(from, to string)
+	// OnMerchantBreakerChange is told, in the same way, of every change
+	// of a merchant's circuit, for logs. merchant is an opaque tag (16 hex
+	// digits of the keyed hash, stable within the process, meaningless
+	// outside it), never a credential.
+	OnMerchantBreakerChange func(merchant, from, to string)
 }
 
 type retryPolicy struct {
@@ -110,8 +167,8 @@ func badCertificate(err error) bool {
 	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
 }
 
-// unhealthy tells whether err says the REST API itself is in trouble, as
-// opposed to the caller (4xx, cancellation) or one odd answer.
+// unhealthy tells whether err says the REST API itself may be in trouble,
+// as opposed to the caller (4xx, cancellation) or one odd answer.
 func unhealthy(err error) bool {
 	if err == nil {
 		return false
@@ -131,24 +188,67 @@ func unhealthy(err error) bool {
 	return false
 }
 
-// breaker wraps gobreaker for one upstream.
-type breaker struct {
-	cb *gobreaker.CircuitBreaker[struct{}]
-
-	// gobreaker reports state changes under its own lock; they are queued
-	// here and handed to hook outside it (see flush).
-	hook       func(from, to string)
-	mu         sync.Mutex
-	pending    [][2]string
-	queued     atomic.Bool // pending is not empty: flush has work
-	delivering sync.Mutex
+// systemic tells whether err happened before the request reached the
+// REST API: dialing (refused, unreachable, DNS, a proxy) or the TLS
+// handshake. The host is the gateway's configuration, never the
+// caller's, so no caller's input can cause these.
+func systemic(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect") {
+		return true
+	}
+	var dns *net.DNSError
+	var rh tls.RecordHeaderError
+	var alert tls.AlertError
+	return errors.As(err, &dns) || errors.As(err, &rh) || errors.As(err, &alert) || badCertificate(err)
 }
 
-// callerGone marks the error of a call whose caller went away, for
-// IsExcluded; withResilience unwraps it.
-type callerGone struct{ err error }
+// Sizes of the merchant circuits.
+const (
+	// breakerMerchants is how many distinct merchants (known to the REST
+	// API) must be among the failures that open the process-wide
+	// circuit, unless the failures are systemic. Three: one merchant is
+	// an attacker's reach, two may be one business with two key pairs.
+	breakerMerchants = 3
+	// maxMerchants bounds the table of merchant circuits (each about
+	// 0.3 KB measured, 1.3 MB when full); merchantIdle is how long an
+	// unused entry is kept when the table needs room.
+	maxMerchants = 4096
+	merchantIdle = 10 * time.Minute
+	// evictionSample is how many entries a full table looks at to choose
+	// the one to evict (sampled LRU, as Redis does): an insert costs
+	// O(evictionSample), never a scan of the table.
+	evictionSample = 32
+)
 
-func (c callerGone) Error() string { return c.err.Error() }
+// breaker is the circuit breaking of one Client: the process-wide circuit
+// (cb) and one circuit per merchant (merchants). See Resilience.
+type breaker struct {
+	cb        *gobreaker.CircuitBreaker[struct{}]
+	run       failureRun
+	merchants merchantTable
+	// merchantSettings makes a merchant's circuit; Name is its tag.
+	merchantSettings gobreaker.Settings
+
+	// gobreaker reports state changes under its own lock; they are queued
+	// here and handed to the hooks outside it (see flush).
+	hook         func(from, to string)
+	merchantHook func(merchant, from, to string)
+	mu           sync.Mutex
+	pending      []stateChange
+	queued       atomic.Bool // pending is not empty: flush has work
+	delivering   sync.Mutex
+}
+
+// stateChange is one queued change; merchant is "" for the process-wide
+// circuit.
+type stateChange struct{ merchant, from, to string }
+
+// errSkip is what a call returns to a circuit that must not count it: a
+// caller that went away, a merchant's call its own circuit refused, or
+// (for the process-wide circuit) a failure that proves nothing about the
+// REST API as a whole. The call's own error travels beside it.
+var errSkip = errors.New("restclient: not counted by the circuit breaker")
 
 func (r Resilience) newBreaker(name string) *breaker {
 	if r.BreakerFailures < 0 {
@@ -162,44 +262,57 @@ func (r Resilience) newBreaker(name string) *breaker {
 	if cooldown <= 0 {
 		cooldown = 5 * time.Second
 	}
-	b := &breaker{hook: r.OnBreakerChange}
-	st := gobreaker.Settings{
+	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange}
+	b.merchants.max = maxMerchants
+	healthy := func(err error) bool { return err == nil || !unhealthy(err) }
+	skipped := func(err error) bool { return err == errSkip }
+	b.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        name,
 		MaxRequests: 1,
 		Timeout:     cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		IsSuccessful: func(err error) bool {
-			return err == nil || !unhealthy(err)
+		ReadyToTrip: func(c gobreaker.Counts) bool {
+			return c.ConsecutiveFailures >= failures && b.run.tripped(failures)
 		},
-		IsExcluded: func(err error) bool {
-			if err == nil { // every successful call: no errors.As (its target escapes)
-				return false
+		IsSuccessful: healthy,
+		IsExcluded:   skipped,
+		OnStateChange: func(_ string, from, to gobreaker.State) {
+			b.run.reset() // a new circuit generation starts a new run
+			if b.hook != nil {
+				b.queue(stateChange{"", stateName(from), stateName(to)})
 			}
-			var g callerGone
-			return errors.As(err, &g)
 		},
+	})
+	b.merchantSettings = gobreaker.Settings{
+		MaxRequests:  1,
+		Timeout:      cooldown,
+		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		IsSuccessful: healthy,
+		IsExcluded:   skipped,
 	}
-	if b.hook != nil {
-		st.OnStateChange = func(_ string, from, to gobreaker.State) {
-			b.mu.Lock()
-			b.pending = append(b.pending, [2]string{stateName(from), stateName(to)})
-			b.queued.Store(true)
-			b.mu.Unlock()
+	if b.merchantHook != nil {
+		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
+			b.queue(stateChange{tag, stateName(from), stateName(to)})
 		}
 	}
-	b.cb = gobreaker.NewCircuitBreaker[struct{}](st)
 	return b
 }
 
-// state reads the state (which may move open -> half-open) and reports
-// any change.
+func (b *breaker) queue(c stateChange) {
+	b.mu.Lock()
+	b.pending = append(b.pending, c)
+	b.queued.Store(true)
+	b.mu.Unlock()
+}
+
+// state reads the process-wide state (which may move open -> half-open)
+// and reports any change.
 func (b *breaker) state() gobreaker.State {
 	s := b.cb.State()
 	b.flush()
 	return s
 }
 
-// flush hands the queued state changes to the hook, one goroutine at a
+// flush hands the queued state changes to the hooks, one goroutine at a
 // time so that they arrive in order. A goroutine that finds another one
 // delivering leaves its changes to it (which also keeps a hook that calls
 // BreakerState from deadlocking).
@@ -214,9 +327,9 @@ func (b *breaker) flush() {
 	}
 }
 
-// deliver calls the hook for every queued change; b.delivering is held.
+// deliver calls the hooks for every queued change; b.delivering is held.
 func (b *breaker) deliver() {
-	defer b.delivering.Unlock() // even if the hook panics
+	defer b.delivering.Unlock() // even if a hook panics
 	for {
 		b.mu.Lock()
 		batch := b.pending
@@ -226,8 +339,12 @@ func (b *breaker) deliver() {
 		if len(batch) == 0 {
 			return
 		}
-		for _, t := range batch {
-			b.hook(t[0], t[1])
+		for _, c := range batch {
+			if c.merchant == "" {
+				b.hook(c.from, c.to)
+			} else {
+				b.merchantHook(c.merchant, c.from, c.to)
+			}
 		}
 	}
 }
@@ -242,8 +359,174 @@ func stateName(s gobreaker.State) string {
 	return "closed"
 }
 
-// BreakerState is the circuit breaker's state: "closed", "half-open" or
-// "open" ("closed" when there is no breaker).
+// failureRun is what the process-wide circuit knows of its current run of
+// consecutive failures besides their number: how many were systemic, and
+// which merchants known to the REST API the others came from (up to
+// breakerMerchants of them). Any healthy answer ends the run.
+type failureRun struct {
+	// active: the run is not empty. Every successful call ends the run:
+	// without one (nearly always) that costs an atomic load, no lock.
+	active   atomic.Bool
+	mu       sync.Mutex
+	systemic uint32
+	n        int
+	seen     [breakerMerchants]uint64
+}
+
+func (r *failureRun) reset() {
+	if !r.active.Load() {
+		return
+	}
+	r.mu.Lock()
+	r.systemic, r.n = 0, 0
+	r.active.Store(false)
+	r.mu.Unlock()
+}
+
+func (r *failureRun) addSystemic() {
+	r.mu.Lock()
+	r.systemic++
+	r.active.Store(true)
+	r.mu.Unlock()
+}
+
+func (r *failureRun) addMerchant(key uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.active.Store(true)
+	for _, k := range r.seen[:r.n] {
+		if k == key {
+			return
+		}
+	}
+	if r.n < len(r.seen) {
+		r.seen[r.n] = key
+		r.n++
+	}
+}
+
+// tripped tells whether the run is evidence against the REST API as a
+// whole (the count itself is gobreaker's).
+func (r *failureRun) tripped(failures uint32) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.systemic >= failures || r.n >= breakerMerchants
+}
+
+// merchantSeed keys the hash that names a credential pair: without it
+// nobody can compute which pairs share a circuit.
+var merchantSeed = maphash.MakeSeed()
+
+// merchantKey names a credential pair by a keyed 64-bit hash, so that the
+// table holds no credential. Both lengths are hashed so that no two pairs
+// hash the same text.
+func merchantKey(c Credentials) uint64 {
+	var h maphash.Hash
+	h.SetSeed(merchantSeed)
+	var n [16]byte
+	binary.LittleEndian.PutUint64(n[:8], uint64(len(c.APIKey)))
+	binary.LittleEndian.PutUint64(n[8:], uint64(len(c.APISecret)))
+	_, _ = h.Write(n[:])
+	_, _ = h.WriteString(c.APIKey)
+	_, _ = h.WriteString(c.APISecret)
+	return h.Sum64()
+}
+
+// merchant is one credential pair's circuit.
+type merchant struct {
+	cb *gobreaker.CircuitBreaker[struct{}]
+	// trusted: the REST API has answered this pair with a 2xx, so its
+	// failures may count towards the process-wide circuit.
+	trusted atomic.Bool
+	used    atomic.Int64 // UnixNano of the last call
+}
+
+// merchantTable holds the merchant circuits, at most max of them.
+type merchantTable struct {
+	mu  sync.Mutex
+	m   map[uint64]*merchant
+	max int
+}
+
+// get returns key's entry, or nil: entries are made only by add, so a
+// call that needs none (a 4xx, say) costs a lookup and no memory.
+func (t *merchantTable) get(key uint64, now int64) *merchant {
+	t.mu.Lock()
+	m := t.m[key]
+	t.mu.Unlock()
+	if m != nil {
+		m.used.Store(now)
+	}
+	return m
+}
+
+// add returns key's entry, making it (and making room) if needed.
+func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if m := t.m[key]; m != nil {
+		return m
+	}
+	if t.m == nil {
+		t.m = make(map[uint64]*merchant)
+	}
+	if len(t.m) >= t.max {
+		t.evict(now)
+	}
+	settings.Name = merchantTag(key)
+	m := &merchant{cb: gobreaker.NewCircuitBreaker[struct{}](settings)}
+	m.used.Store(now)
+	t.m[key] = m
+	return m
+}
+
+// evict makes room for one entry: among a sample of entries (Go's map
+// iteration starts at a random place), every idle one goes; if none is
+// idle, the least recently used one goes, preferring one the REST API has
+// never accepted (invented credentials) over a real merchant's.
+func (t *merchantTable) evict(now int64) {
+	var victim uint64
+	var victimUsed int64
+	victimTrusted, found, freed := true, false, false
+	seen := 0
+	for k, m := range t.m {
+		if seen++; seen > evictionSample {
+			break
+		}
+		used, trusted := m.used.Load(), m.trusted.Load()
+		if now-used > int64(merchantIdle) {
+			delete(t.m, k)
+			freed = true
+			continue
+		}
+		if !found || (victimTrusted && !trusted) || (victimTrusted == trusted && used < victimUsed) {
+			victim, victimUsed, victimTrusted, found = k, used, trusted, true
+		}
+	}
+	if !freed && found {
+		delete(t.m, victim)
+	}
+}
+
+func (t *merchantTable) len() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.m)
+}
+
+// merchantTag is the name of key's circuit in OnMerchantBreakerChange.
+func merchantTag(key uint64) string {
+	s := strconv.FormatUint(key, 16)
+	for len(s) < 16 {
+		s = "0" + s
+	}
+	return s
+}
+
+// BreakerState is the process-wide circuit's state: "closed", "half-open"
+// or "open" ("closed" when there are no circuits). Merchants' own
+// circuits are not reflected: one merchant's trouble is not the REST
+// API's.
 func (c *Client) BreakerState() string {
 	if c.breaker == nil {
 		return "closed"
@@ -251,7 +534,14 @@ func (c *Client) BreakerState() string {
 	return stateName(c.breaker.state())
 }
 
-// withResilience runs attempt, with retries, inside the circuit breaker.
+// Messages of calls a circuit refused.
+const (
+	msgCircuitOpen         = "REST API unavailable (circuit open); retry shortly"
+	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"
+)
+
+// withResilience runs attempt, with retries, inside the caller's merchant
+// circuit and the process-wide one.
 func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func() error) error {
 	call := func(retries int) error {
 		err := attempt()
@@ -271,27 +561,82 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func()
 		}
 		return err
 	}
-	if c.breaker == nil {
+	b := c.breaker
+	if b == nil {
 		return call(c.retry.max)
 	}
+	cv, _ := credentialsFrom(ctx)
+	key := merchantKey(cv.c)
+	now := time.Now().UnixNano()
+	m := b.merchants.get(key, now)
 	retries := c.retry.max
-	if c.breaker.state() == gobreaker.StateHalfOpen {
-		retries = 0 // the probe is one request
+	if b.state() == gobreaker.StateHalfOpen || (m != nil && m.cb.State() == gobreaker.StateHalfOpen) {
+		retries = 0 // a probe is one request
 	}
-	_, err := c.breaker.cb.Execute(func() (struct{}, error) {
-		err := call(retries)
-		if err != nil && ctx.Err() != nil {
-			return struct{}{}, callerGone{err}
+
+	var err error            // the call's own error
+	var merchantRefused bool // the merchant's open circuit refused the call
+	_, cbErr := b.cb.Execute(func() (struct{}, error) {
+		if m == nil {
+			err = call(retries)
+		} else {
+			_, mErr := m.cb.Execute(func() (struct{}, error) {
+				err = call(retries)
+				if err != nil && ctx.Err() != nil {
+					return struct{}{}, errSkip // the caller went away
+				}
+				return struct{}{}, err
+			})
+			if errors.Is(mErr, gobreaker.ErrOpenState) || errors.Is(mErr, gobreaker.ErrTooManyRequests) {
+				merchantRefused = true
+				return struct{}{}, errSkip
+			}
 		}
-		return struct{}{}, err
+		return struct{}{}, b.account(ctx, err, m, key, now)
 	})
-	c.breaker.flush()
-	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API unavailable (circuit open); retry shortly", Err: err}
+	b.flush()
+	switch {
+	case merchantRefused:
+		return &Error{Kind: KindUpstream, Endpoint: ep, Message: msgMerchantCircuitOpen, Err: gobreaker.ErrOpenState}
+	case errors.Is(cbErr, gobreaker.ErrOpenState) || errors.Is(cbErr, gobreaker.ErrTooManyRequests):
+		return &Error{Kind: KindUpstream, Endpoint: ep, Message: msgCircuitOpen, Err: cbErr}
 	}
-	var g callerGone
-	if errors.As(err, &g) {
-		return g.err
+	return err
+}
+
+// account records a call's outcome for the merchant (its first failure,
+// or the REST API's acceptance of its credentials) and the process-wide
+// run, and returns what the process-wide circuit is to count: err, or
+// errSkip.
+func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
+	if err == nil {
+		b.run.reset()
+		if m == nil {
+			m = b.merchants.add(key, now, b.merchantSettings)
+		}
+		if !m.trusted.Load() {
+			m.trusted.Store(true)
+		}
+		return nil
+	}
+	if ctx.Err() != nil {
+		return errSkip // the caller went away: no evidence either way
+	}
+	if !unhealthy(err) {
+		b.run.reset() // the REST API answered: it is up
+		return err
+	}
+	if m == nil { // the merchant's first failure: its circuit starts here
+		m = b.merchants.add(key, now, b.merchantSettings)
+		_, _ = m.cb.Execute(func() (struct{}, error) { return struct{}{}, err })
+	}
+	switch {
+	case systemic(err):
+		b.run.addSystemic()
+	case m.trusted.Load():
+		b.run.addMerchant(key)
+	default:
+		return errSkip // invented credentials, or a merchant the REST API never accepted
 	}
 	return err
 }

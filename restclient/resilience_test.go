@@ -196,6 +196,9 @@ func (tr *transitions) record(from, to string) {
 	tr.got = append(tr.got, from+">"+to)
 }
 
+// recordMerchant records a merchant's changes (all of one merchant here).
+func (tr *transitions) recordMerchant(_, from, to string) { tr.record(from, to) }
+
 func (tr *transitions) list() []string {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
@@ -217,23 +220,28 @@ func unhealthyUntil(healthy *atomic.Bool, before func()) http.HandlerFunc {
 	}
 }
 
+// TestBreakerOpensFailsFastAndRecovers: one merchant's failing calls open
+// its own circuit (the process-wide one stays closed: one merchant's
+// failures prove nothing about the REST API as a whole, see
+// TestBreakerIsolation), which fails fast and recovers after a good probe.
 func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	var healthy atomic.Bool
 	srv := newTestServer(t, unhealthyUntil(&healthy, nil))
-	var tr transitions
+	var tr, process transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond, OnBreakerChange: tr.record}})
+		MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond,
+		OnBreakerChange: process.record, OnMerchantBreakerChange: tr.recordMerchant}})
 	for range 3 {
 		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if c.BreakerState() != "open" {
-		t.Fatalf("state %s after 3 failures", c.BreakerState())
+	if s := c.merchantState(credCtx()); s != "open" {
+		t.Fatalf("merchant state %s after 3 failures", s)
 	}
 	before := srv.calls.Load()
 	_, err := c.GetPayment(credCtx(), "pay_x")
-	if KindOf(err) != KindUpstream || err.(*Error).Message != "REST API unavailable (circuit open); retry shortly" || srv.calls.Load() != before {
+	if KindOf(err) != KindUpstream || err.(*Error).Message != msgMerchantCircuitOpen || srv.calls.Load() != before {
 		t.Fatalf("while open: err %v, %d new calls", err, srv.calls.Load()-before)
 	}
 
@@ -242,15 +250,18 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	if p, err := c.GetPayment(credCtx(), "pay_x"); err != nil || p.ID != "pay_x" {
 		t.Fatalf("probe: %v", err)
 	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("state %s after a good probe", c.BreakerState())
+	if s := c.merchantState(credCtx()); s != "closed" {
+		t.Fatalf("merchant state %s after a good probe", s)
 	}
 	if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}
-	want := []string{"closed>open", "open>half-open", "half-open>closed"}
-	if got := tr.list(); len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
-		t.Errorf("transitions %v, want %v", got, want)
+	want := "closed>open open>half-open half-open>closed"
+	if got := strings.Join(tr.list(), " "); got != want {
+		t.Errorf("merchant transitions %q, want %q", got, want)
+	}
+	if got := process.list(); len(got) != 0 || c.BreakerState() != "closed" {
+		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState(), got)
 	}
 }
 
@@ -317,9 +328,12 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 			<-release
 		}
 	}))
+	// The merchant's own circuit (one merchant's failures leave the
+	// process-wide one closed; TestProcessBreakerHalfOpen does the same
+	// with it).
 	var tr transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: tr.record}})
+		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnMerchantBreakerChange: tr.recordMerchant}})
 
 	// Two failed calls, each retried twice, open the circuit.
 	for range 2 {
@@ -327,20 +341,20 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if n := srv.calls.Load(); n != 6 || c.BreakerState() != "open" {
-		t.Fatalf("%d calls, state %s", n, c.BreakerState())
+	if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 6 || s != "open" {
+		t.Fatalf("%d calls, state %s", n, s)
 	}
 
 	// After the cooldown a failing probe is one request, and reopens.
 	time.Sleep(80 * time.Millisecond)
-	if s := c.BreakerState(); s != "half-open" {
+	if s := c.merchantState(credCtx()); s != "half-open" {
 		t.Fatalf("state %s after the cooldown", s)
 	}
 	if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
 		t.Fatalf("probe: %v", err)
 	}
-	if n := srv.calls.Load(); n != 7 || c.BreakerState() != "open" {
-		t.Fatalf("after a failed probe: %d calls, state %s", n, c.BreakerState())
+	if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 7 || s != "open" {
+		t.Fatalf("after a failed probe: %d calls, state %s", n, s)
 	}
 
 	// While a probe is in flight, other calls fail fast.
@@ -355,7 +369,7 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 	<-probing
 	hold.Store(false)
 	_, err := c.GetPayment(credCtx(), "pay_x")
-	if e, ok := err.(*Error); !ok || e.Message != "REST API unavailable (circuit open); retry shortly" {
+	if e, ok := err.(*Error); !ok || e.Message != msgMerchantCircuitOpen {
 		t.Errorf("during the probe: %v", err)
 	}
 	if n := srv.calls.Load(); n != 8 {
@@ -365,7 +379,7 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 	if err := <-probeErr; err != nil {
 		t.Fatalf("probe: %v", err)
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.merchantState(credCtx()); s != "closed" {
 		t.Fatalf("state %s after a good probe", s)
 	}
 	wantHealthy(t, c)
@@ -399,22 +413,28 @@ func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
 		t.Fatalf("state %s after callers' deadlines", s)
 	}
 
-	// Our own per-call timeout does count.
+	if s := c.merchantState(credCtx()); s != "none" {
+		t.Fatalf("merchant circuit %s after callers' deadlines", s)
+	}
+
+	// Our own per-call timeout does count (for the merchant: a REST API
+	// that hangs on one merchant's ids is that merchant's trouble).
 	c2 := newClient(t, Config{BaseURL: srv.URL, Timeout: 20 * time.Millisecond, Resilience: Resilience{BreakerFailures: 1}})
 	if _, err := c2.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindTimeout {
 		t.Fatalf("err %v", err)
 	}
-	if s := c2.BreakerState(); s != "open" {
-		t.Fatalf("state %s after a per-call timeout", s)
+	if s := c2.merchantState(credCtx()); s != "open" {
+		t.Fatalf("merchant state %s after a per-call timeout", s)
 	}
 }
 
 func TestBreakerHookMayReadTheState(t *testing.T) {
-	srv := scripted(t, "503")
+	// Nothing listens: a systemic failure, which opens the process-wide
+	// circuit at once.
 	var c *Client
 	var seen []string
 	var mu sync.Mutex
-	c = newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
+	c = newClient(t, Config{BaseURL: "http://" + closedAddr(t), Resilience: Resilience{
 		MaxRetries: -1, BreakerFailures: 1, BreakerCooldown: time.Hour,
 		OnBreakerChange: func(from, to string) {
 			s := c.BreakerState() // would deadlock if called under the breaker's lock

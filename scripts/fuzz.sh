@@ -22,6 +22,7 @@ targets=(
   "./restclient FuzzClientResponse"
   "./restclient FuzzRequestPath"
   "./graph FuzzHandler"
+  "./sessiontoken FuzzVerify"
 )
 
 failed=0

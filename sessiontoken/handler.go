@@ -1,0 +1,291 @@
+package sessiontoken
+
+// This file is the token endpoint: the merchant's server trades its
+// credential pair for a short-lived, scoped token.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Defaults of the token endpoint, owned here; the composition root's
+// settings table refers to them (TOKEN_MAX_TTL defaults to DefaultMaxTTL).
+const (
+	// DefaultTTL is a token's lifetime when the request names none: a
+	// checkout screen's visit, short enough that a leaked token soon dies.
+	DefaultTTL = 15 * time.Minute
+	// DefaultMaxTTL is the longest lifetime a request may ask for, and so
+	// how long a key must stay in TOKEN_KEYS after it stops minting.
+	DefaultMaxTTL = time.Hour
+	// MaxRequestBytes bounds the request body; a valid one is under 300 bytes.
+	MaxRequestBytes = 4096
+)
+
+// The credential headers, as the contract names them.
+const (
+	headerAPIKey    = "X-Api-Key"
+	headerAPISecret = "X-Api-Secret"
+)
+
+// Errors the Options hooks return to choose the answer (wrap them freely;
+// anything else is an upstream failure: 502 UPSTREAM_ERROR, or 504
+// UPSTREAM_TIMEOUT for a context deadline).
+var (
+	// ErrBadCredentials: the REST API refused the pair (401 UNAUTHENTICATED).
+	ErrBadCredentials = errors.New("the REST API refused the credential pair")
+	// ErrRateLimited: the REST API answered 429 (429 RATE_LIMITED).
+	ErrRateLimited = errors.New("the REST API is rate limiting these credentials")
+	// ErrNoSuchSession: LookupCheckoutSession found no such session for
+	// the pair (400 BAD_USER_INPUT).
+	ErrNoSuchSession = errors.New("no checkout session with this id or reference")
+)
+
+// Options configure NewHandler.
+type Options struct {
+	// Keyring mints the tokens. Nil: tokens are off, and the endpoint
+	// answers 404 saying that TOKEN_KEYS is not set.
+	Keyring *Keyring
+	// DefaultTTL is the lifetime when the request names none. Zero:
+	// the package's DefaultTTL; above MaxTTL: MaxTTL.
+	DefaultTTL time.Duration
+	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL);
+	// a longer one is refused with 400, not shortened, so that a client
+	// never holds a token that dies sooner than it asked. Zero: the
+	// package's DefaultMaxTTL.
+	MaxTTL time.Duration
+	// Verify checks the pair against the REST API, once per mint (say, a
+	// one-item list call), returning nil when the pair is good or one of
+	// the errors above. Required when Keyring is set.
+	Verify func(ctx context.Context, c Credentials) error
+	// LookupCheckoutSession, when set, is used instead of Verify for a
+	// checkout-session scope: it reads the session with the pair (one REST
+	// call that checks the pair too) and returns its names, which the
+	// token then carries. The resolvers then allow the session by either
+	// name and its payment without reading it first, and a token is never
+	// minted for a session that does not exist. Nil: Verify, and the
+	// resolvers learn the names (Scope.SessionToLearn).
+	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
+	// Clock is the time source of minting. Nil: time.Now.
+	Clock func() time.Time
+}
+
+// request is the token endpoint's body:
+//
+//	{"ttlSeconds": 900, "scope": {"kind": "checkoutSession", "id": "REF123"}}
+//
+// ttlSeconds is optional (Options.DefaultTTL); scope is required, so that
+// the broadest scope is always a choice ({"kind": "all"}).
+type request struct {
+	TTLSeconds *int64 `json:"ttlSeconds"`
+	Scope      *Scope `json:"scope"`
+}
+
+// response is the token endpoint's answer:
+//
+//	{"token": "v4.local.…", "expiresAt": "2026-11-21T09:45:00.000Z",
+//	 "scope": {"kind": "checkoutSession", "id": "REF123"}}
+type response struct {
+	Token     string `json:"token"`
+	ExpiresAt string `json:"expiresAt"`
+	Scope     Scope  `json:"scope"`
+}
+
+// NewHandler returns the token endpoint (mounted at POST /auth/token, say).
+// It panics when Keyring is set without Verify, or a TTL is negative:
+// wiring mistakes, found at start.
+//
+// The exchange: POST with x-api-key and x-api-secret (each exactly once)
+// and a JSON body (content type application/json, at most
+// MaxRequestBytes); the pair is checked against the REST API once, then a
+// token is minted. Errors have the contract's GraphQL shape
+// {"errors":[{"message":…,"extensions":{"code":…}}]}: 401 UNAUTHENTICATED
+// for a missing or refused pair; 400 BAD_USER_INPUT for a bad body, scope
+// or ttl, or a header sent twice; 405, 413 and 415 BAD_USER_INPUT for the
+// method, size and content type; 429 RATE_LIMITED, 502 UPSTREAM_ERROR and
+// 504 UPSTREAM_TIMEOUT when the check could not be made. Every answer is
+// Cache-Control: no-store.
+func NewHandler(opts Options) http.Handler {
+	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
+		panic("sessiontoken: negative TTL option")
+	}
+	if opts.Keyring != nil && opts.Verify == nil {
+		panic("sessiontoken: Options.Verify is required: a token endpoint that does not check the pair would mint for anyone")
+	}
+	if opts.MaxTTL == 0 {
+		opts.MaxTTL = DefaultMaxTTL
+	}
+	if opts.DefaultTTL == 0 {
+		opts.DefaultTTL = DefaultTTL
+	}
+	opts.DefaultTTL = min(opts.DefaultTTL, opts.MaxTTL)
+	if opts.Keyring != nil && opts.Clock != nil {
+		opts.Keyring = opts.Keyring.WithClock(opts.Clock)
+	}
+	return &handler{opts}
+}
+
+type handler struct{ opts Options }
+
+const (
+	codeBadUserInput    = "BAD_USER_INPUT"
+	codeUnauthenticated = "UNAUTHENTICATED"
+)
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	if h.opts.Keyring == nil {
+		writeError(w, http.StatusNotFound, "NOT_FOUND", "session tokens are off: TOKEN_KEYS is not set")
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeError(w, http.StatusMethodNotAllowed, codeBadUserInput, "the token endpoint takes POST only")
+		return
+	}
+	creds, status, code, msg := credentialsOf(r)
+	if status != 0 {
+		writeError(w, status, code, msg)
+		return
+	}
+	req, status, msg := readRequest(w, r)
+	if status != 0 {
+		writeError(w, status, codeBadUserInput, msg)
+		return
+	}
+	ttl := h.opts.DefaultTTL
+	if req.TTLSeconds != nil {
+		n := *req.TTLSeconds
+		if n <= 0 {
+			writeError(w, http.StatusBadRequest, codeBadUserInput, "ttlSeconds must be a positive number of seconds")
+			return
+		}
+		if n > int64(h.opts.MaxTTL/time.Second) {
+			writeError(w, http.StatusBadRequest, codeBadUserInput, fmt.Sprintf(
+				"ttlSeconds %d is above the maximum of %d (TOKEN_MAX_TTL)", n, int64(h.opts.MaxTTL/time.Second)))
+			return
+		}
+		ttl = time.Duration(n) * time.Second
+	}
+	scope := *req.Scope
+
+	var err error
+	if scope.Kind() == ScopeCheckoutSession && h.opts.LookupCheckoutSession != nil {
+		var ids CheckoutSessionIDs
+		if ids, err = h.opts.LookupCheckoutSession(r.Context(), creds, scope.ID()); err == nil {
+			if scope, err = scope.withSession(ids); err != nil {
+				err = fmt.Errorf("%w: %w", errUpstreamAnswer, err)
+			}
+		}
+	} else {
+		err = h.opts.Verify(r.Context(), creds)
+	}
+	if err != nil {
+		writeCheckError(w, err)
+		return
+	}
+
+	token, expiresAt, err := h.opts.Keyring.Mint(creds, scope, ttl)
+	if err != nil {
+		// Mint refuses only what was checked above; its message holds no
+		// credential, but say nothing more than that it failed.
+		writeError(w, http.StatusInternalServerError, "INTERNAL_SERVER_ERROR", "internal error: the token could not be made")
+		return
+	}
+	body, _ := json.Marshal(response{Token: token, ExpiresAt: expiresAt.UTC().Format(DateTimeLayout), Scope: scope})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// errUpstreamAnswer: the lookup answered names that are not the session's.
+var errUpstreamAnswer = errors.New("the REST API's checkout session does not match the scope")
+
+// credentialsOf reads the pair, or says what answer to give (status 0:
+// none). Each header must come exactly once: with two values, which one
+// the REST API would see is not ours to guess.
+func credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {
+	keys, secrets := r.Header.Values(headerAPIKey), r.Header.Values(headerAPISecret)
+	switch {
+	case len(keys) > 1 || len(secrets) > 1:
+		return c, http.StatusBadRequest, codeBadUserInput, "x-api-key and x-api-secret must each be sent once"
+	case len(keys) == 0 || len(secrets) == 0 || keys[0] == "" || secrets[0] == "":
+		msg := "the token endpoint needs the x-api-key and x-api-secret headers"
+		if r.Header.Get("Authorization") != "" {
+			msg += "; a session token cannot mint another"
+		}
+		return c, http.StatusUnauthorized, codeUnauthenticated, msg
+	case len(keys[0]) > MaxCredentialBytes || len(secrets[0]) > MaxCredentialBytes:
+		return c, http.StatusBadRequest, codeBadUserInput,
+			"x-api-key or x-api-secret is longer than " + strconv.Itoa(MaxCredentialBytes) + " bytes"
+	}
+	return Credentials{APIKey: keys[0], APISecret: secrets[0]}, 0, "", ""
+}
+
+// readRequest reads and checks the body, or says what answer to give
+// (status 0: none). The body is bounded before it is read.
+func readRequest(w http.ResponseWriter, r *http.Request) (req request, status int, msg string) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return req, http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json)"
+	}
+	if r.ContentLength > MaxRequestBytes {
+		return req, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", MaxRequestBytes)
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, MaxRequestBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(&struct{}{}) != io.EOF {
+		err = errors.New("more than one JSON value")
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return req, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", MaxRequestBytes)
+		}
+		return req, http.StatusBadRequest, `the body is not {"ttlSeconds": n, "scope": {"kind": "all"|"checkoutSession"|"payment", "id": "..."}}: ` + err.Error()
+	}
+	if req.Scope == nil {
+		return req, http.StatusBadRequest, `scope is required: {"kind": "all"} for every read, {"kind": "checkoutSession", "id": …} or {"kind": "payment", "id": …}`
+	}
+	return req, 0, ""
+}
+
+// writeCheckError answers a failed credential check. Its message is
+// chosen here: the hook's error text is never sent (it is the REST
+// API's, and not the caller's business).
+func writeCheckError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, ErrBadCredentials):
+		writeError(w, http.StatusUnauthorized, codeUnauthenticated, "the REST API refused this x-api-key and x-api-secret")
+	case errors.Is(err, ErrNoSuchSession):
+		writeError(w, http.StatusBadRequest, codeBadUserInput, "scope.id: "+ErrNoSuchSession.Error()+" for these credentials")
+	case errors.Is(err, ErrRateLimited):
+		writeError(w, http.StatusTooManyRequests, "RATE_LIMITED", "the REST API is rate limiting these credentials; retry later")
+	case errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusGatewayTimeout, "UPSTREAM_TIMEOUT", "the REST API did not answer in time to check the credentials")
+	default:
+		writeError(w, http.StatusBadGateway, "UPSTREAM_ERROR", "the credentials could not be checked: the REST API failed")
+	}
+}
+
+// writeError answers with the contract's GraphQL-shaped error body.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	type ext struct {
+		Code string `json:"code"`
+	}
+	type gqlError struct {
+		Message    string `json:"message"`
+		Extensions ext    `json:"extensions"`
+	}
+	body, _ := json.Marshal(struct {
+		Errors []gqlError `json:"errors"`
+	}{[]gqlError{{msg, ext{code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

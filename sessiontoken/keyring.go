@@ -1,0 +1,207 @@
+package sessiontoken
+
+// This file holds the gateway's token keys: parsing TOKEN_KEYS, and the
+// PASERK key id written in every token's footer.
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"aidanwoods.dev/go-paseto"
+	"golang.org/x/crypto/blake2b"
+)
+
+// KeyBytes is the length of a v4.local key.
+const KeyBytes = 32
+
+// Keyring holds the keys of TOKEN_KEYS: the first mints, every one
+// verifies, so a key is rotated by putting the new one first, waiting for
+// the longest token lifetime (TOKEN_MAX_TTL) and then removing the old one.
+//
+// A Keyring is safe for concurrent use. Its textual forms (%v, %#v, slog,
+// JSON) name the number of keys and the minting key's id, never a key.
+type Keyring struct {
+	keys []ringKey // keys[0] mints
+	now  func() time.Time
+}
+
+// ringKey is one key with its id and the footer that names it.
+type ringKey struct {
+	id     string // PASERK "k4.lid." id
+	footer []byte // {"kid":"<id>"}, the exact bytes every token minted with it carries
+	key    paseto.V4SymmetricKey
+}
+
+// footerJSON is the footer of every token: the PASETO specification's
+// "kid" claim holding the key's PASERK id.
+type footerJSON struct {
+	KID string `json:"kid"`
+}
+
+// ParseKeyring reads TOKEN_KEYS: comma-separated 32-byte keys, each as 64
+// hex digits or as base64 (standard or URL alphabet, padded or not);
+// spaces around a key are ignored. An empty value is an error: callers
+// decide "tokens are off" before asking for a keyring. Errors name the
+// position of a bad key, never its text.
+func ParseKeyring(value string) (*Keyring, error) {
+	parts := strings.Split(value, ",")
+	keys := make([][]byte, 0, len(parts))
+	for i, p := range parts {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d of %d is empty", i+1, len(parts))
+		}
+		k, err := decodeKey(p)
+		if err != nil {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d of %d: %w", i+1, len(parts), err)
+		}
+		keys = append(keys, k)
+	}
+	return NewKeyring(keys...)
+}
+
+// decodeKey reads one key. 64 hex digits cannot be the base64 of 32
+// bytes (that is 43 or 44 characters), so the two forms never overlap.
+func decodeKey(s string) ([]byte, error) {
+	if len(s) == 2*KeyBytes {
+		k, err := hex.DecodeString(s)
+		if err != nil {
+			return nil, errors.New("64 characters but not hex digits")
+		}
+		return k, nil
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if k, err := enc.Strict().DecodeString(s); err == nil {
+			if len(k) != KeyBytes {
+				return nil, fmt.Errorf("base64 of %d bytes, want %d", len(k), KeyBytes)
+			}
+			return k, nil
+		}
+	}
+	return nil, fmt.Errorf("neither %d hex digits nor the base64 of %d bytes (%d characters)", 2*KeyBytes, KeyBytes, len(s))
+}
+
+// NewKeyring returns a keyring of keys (each KeyBytes long), the first
+// minting. It refuses no key, a key of the wrong length, an all-zero key
+// (a placeholder, not a key) and a key given twice.
+func NewKeyring(keys ...[]byte) (*Keyring, error) {
+	if len(keys) == 0 {
+		return nil, errors.New("TOKEN_KEYS: no key")
+	}
+	kr := &Keyring{keys: make([]ringKey, 0, len(keys)), now: time.Now}
+	for i, k := range keys {
+		if len(k) != KeyBytes {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d is %d bytes, want %d", i+1, len(k), KeyBytes)
+		}
+		if allZero(k) {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d is all zero bytes", i+1)
+		}
+		pk, err := paseto.V4SymmetricKeyFromBytes(k)
+		if err != nil {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d: not a v4.local key", i+1)
+		}
+		id := localKeyID(k)
+		for j, prev := range kr.keys {
+			if prev.id == id {
+				return nil, fmt.Errorf("TOKEN_KEYS: key %d repeats key %d", i+1, j+1)
+			}
+		}
+		footer, _ := json.Marshal(footerJSON{KID: id})
+		kr.keys = append(kr.keys, ringKey{id: id, footer: footer, key: pk})
+	}
+	return kr, nil
+}
+
+// NewRandomKeyring returns a keyring of one fresh random key: sandbox mode,
+// where tokens need to live only as long as the process.
+func NewRandomKeyring() *Keyring {
+	k := make([]byte, KeyBytes)
+	_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
+	kr, err := NewKeyring(k)
+	if err != nil {
+		panic("sessiontoken: random key refused: " + err.Error()) // 2^-256: all zero
+	}
+	return kr
+}
+
+// GenerateKey returns a new random key as 64 hex digits, the form
+// TOKEN_KEYS takes (for a "-generate-token-key" command or the docs).
+func GenerateKey() string {
+	k := make([]byte, KeyBytes)
+	_, _ = rand.Read(k)
+	return hex.EncodeToString(k)
+}
+
+// WithClock returns a copy of k (sharing its keys) that reads the time
+// from now: tests, and a composition root with a clock of its own.
+func (k *Keyring) WithClock(now func() time.Time) *Keyring {
+	c := *k
+	if now == nil {
+		now = time.Now
+	}
+	c.now = now
+	return &c
+}
+
+// lookup returns the key whose footer is exactly footer.
+func (k *Keyring) lookup(footer []byte) (*ringKey, bool) {
+	for i := range k.keys {
+		if string(k.keys[i].footer) == string(footer) {
+			return &k.keys[i], true
+		}
+	}
+	return nil, false
+}
+
+// localKeyID is the PASERK "lid" of a v4.local key: "k4.lid." followed by
+// the base64url BLAKE2b-264 of "k4.lid." and the key's PASERK
+// ("k4.local." + base64url(key)). The PASETO specification recommends it
+// as the footer's "kid"; it is a one-way hash made to be published.
+func localKeyID(key []byte) string {
+	const h = "k4.lid."
+	paserk := "k4.local." + base64.RawURLEncoding.EncodeToString(key)
+	d, err := blake2b.New(33, nil)
+	if err != nil {
+		panic(err) // 33 is a valid size
+	}
+	_, _ = io.WriteString(d, h)
+	_, _ = io.WriteString(d, paserk)
+	return h + base64.RawURLEncoding.EncodeToString(d.Sum(nil))
+}
+
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// String describes the keyring without a key: "keyring{2 keys, minting k4.lid.…}".
+// Value receivers, so that a Keyring value is covered as well as a pointer.
+func (k Keyring) String() string {
+	if len(k.keys) == 0 {
+		return "keyring{none}"
+	}
+	return "keyring{" + strconv.Itoa(len(k.keys)) + " keys, minting " + k.keys[0].id + "}"
+}
+
+// Format makes every fmt verb print String: the struct's fields hold the
+// keys, and %v or %+v would otherwise print them.
+func (k Keyring) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
+
+// LogValue implements slog.LogValuer.
+func (k Keyring) LogValue() slog.Value { return slog.StringValue(k.String()) }
+
+// MarshalJSON keeps encoding/json from reaching the keys.
+func (k Keyring) MarshalJSON() ([]byte, error) { return json.Marshal(k.String()) }

@@ -1,0 +1,66 @@
+package sessiontoken
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLooksLikeToken(t *testing.T) {
+	tok := mint(t, keyring(t, newClock(), testKeyA), AllReads(), time.Hour)
+	tests := []struct {
+		name string
+		in   string
+		want bool
+	}{
+		{"a token", tok, true},
+		{"with Bearer", "Bearer " + tok, true},
+		{"with lower-case bearer and spaces", "  bearer  " + tok + " ", true},
+		{"truncated", tok[:20], true},
+		{"tampered with a dot more", tok + ".x", true},
+		{"prefix alone", Prefix, false},
+		{"another PASETO purpose", "v4.public.abc", false},
+		{"an API secret", testCreds.APISecret, false},
+		{"text around a token", "token=" + tok, false},
+		{"empty", "", false},
+		{"space inside", Prefix + "abc def", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := LooksLikeToken(tt.in); got != tt.want {
+				t.Errorf("LooksLikeToken = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRedactTokens(t *testing.T) {
+	tok := mint(t, keyring(t, newClock(), testKeyA), AllReads(), time.Hour)
+	tests := []struct{ name, in, want string }{
+		{"no token", "GET /graphql 200", "GET /graphql 200"},
+		{"a token", tok, RedactedToken},
+		{"in a header line", "Authorization: Bearer " + tok + " (from 10.0.0.1)", "Authorization: Bearer " + RedactedToken + " (from 10.0.0.1)"},
+		{"two tokens", tok + "," + tok, RedactedToken + "," + RedactedToken},
+		{"in JSON", `{"token":"` + tok + `"}`, `{"token":"` + RedactedToken + `"}`},
+		{"truncated", "bad token " + tok[:30] + "…", "bad token " + RedactedToken + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := RedactTokens(tt.in)
+			if got != tt.want {
+				t.Errorf("RedactTokens = %q, want %q", got, tt.want)
+			}
+			if body := strings.TrimPrefix(tok, Prefix); strings.Contains(got, body[:16]) {
+				t.Error("part of the token survived")
+			}
+		})
+	}
+}
+
+func BenchmarkRedactTokensNoToken(b *testing.B) {
+	s := `{"level":"INFO","msg":"request","method":"POST","path":"/graphql","status":200,"duration_ms":3}`
+	b.ReportAllocs()
+	for b.Loop() {
+		RedactTokens(s)
+	}
+}

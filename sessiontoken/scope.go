@@ -1,0 +1,287 @@
+package sessiontoken
+
+// This file holds what a token may read (Scope) and the checks the GraphQL
+// layer makes with it before any REST call.
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ScopeKind names what a token may read.
+type ScopeKind string
+
+// The kinds of scope, as spelled in the token endpoint's JSON.
+const (
+	// ScopeAll: every read of the merchant (what the two headers give).
+	ScopeAll ScopeKind = "all"
+	// ScopeCheckoutSession: one checkout session, by its id or its
+	// reference, and the payment behind it; nothing else.
+	ScopeCheckoutSession ScopeKind = "checkoutSession"
+	// ScopePayment: one payment; nothing else.
+	ScopePayment ScopeKind = "payment"
+)
+
+// MaxIDBytes bounds a scope's id (and the session ids a token carries):
+// REST ids and references are short, and the bound keeps tokens small.
+const MaxIDBytes = 128
+
+// Scope is what a token may read. The zero Scope allows nothing.
+//
+// A checkout-session scope knows the session by the id or reference it was
+// minted with, and also by the session's other name and its payment id once
+// they are known: pinned in the token at minting (Options.LookupCheckoutSession)
+// or learned by the resolvers from the session they fetched
+// (LearnCheckoutSession). What is learned lives in the Scope that Verify
+// returned (its copies share it), so it lasts one request, and it is
+// always true of that token: a session's id, reference and payment id never
+// change.
+//
+// Methods are safe for concurrent use (resolvers run in parallel).
+type Scope struct {
+	kind  ScopeKind
+	id    string        // as minted: payment id, or checkout session id or reference
+	facts *sessionFacts // checkout-session scopes only
+}
+
+// CheckoutSessionIDs are the three names of one checkout session's data: its
+// id, its reference (either retrieves it) and its payment's id.
+type CheckoutSessionIDs struct {
+	ID        string `json:"sessionId"`
+	Reference string `json:"reference"`
+	PaymentID string `json:"paymentId"`
+}
+
+// sessionFacts are the CheckoutSessionIDs of a checkout-session scope,
+// once known.
+type sessionFacts struct {
+	mu    sync.RWMutex
+	known bool
+	ids   CheckoutSessionIDs
+}
+
+// AllReads is the scope of every read of the merchant.
+func AllReads() Scope { return Scope{kind: ScopeAll} }
+
+// OneCheckoutSession is the scope of the checkout session idOrRef (its id
+// or its payment reference) and its payment.
+func OneCheckoutSession(idOrRef string) (Scope, error) {
+	return NewScope(ScopeCheckoutSession, idOrRef)
+}
+
+// OnePayment is the scope of the payment id.
+func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
+
+// NewScope returns the scope of kind over id. "all" takes no id; the
+// others need one of 1..MaxIDBytes letters, digits, '_' or '-' (the REST
+// API's id alphabet: anything else could not name a REST resource).
+func NewScope(kind ScopeKind, id string) (Scope, error) {
+	switch kind {
+	case ScopeAll:
+		if id != "" {
+			return Scope{}, errors.New(`scope "all" takes no id`)
+		}
+		return AllReads(), nil
+	case ScopeCheckoutSession, ScopePayment:
+		if err := checkID(id); err != nil {
+			return Scope{}, fmt.Errorf("scope %q: id %w", kind, err)
+		}
+		s := Scope{kind: kind, id: id}
+		if kind == ScopeCheckoutSession {
+			s.facts = &sessionFacts{}
+		}
+		return s, nil
+	default:
+		return Scope{}, fmt.Errorf(`unknown scope kind: want "all", "checkoutSession" or "payment"`)
+	}
+}
+
+// checkID tells why id could not be a REST id or reference, or nil.
+func checkID(id string) error {
+	if id == "" {
+		return errors.New("is missing")
+	}
+	if len(id) > MaxIDBytes {
+		return fmt.Errorf("is longer than %d bytes", MaxIDBytes)
+	}
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return errors.New("may hold only letters, digits, '_' and '-'")
+		}
+	}
+	return nil
+}
+
+// Kind is the scope's kind ("" for the zero Scope).
+func (s Scope) Kind() ScopeKind { return s.kind }
+
+// ID is the id the scope was minted with ("" for "all").
+func (s Scope) ID() string { return s.id }
+
+// String is "all", "payment:<id>" or "checkoutSession:<id>": ids, never
+// a credential, so it may be logged.
+func (s Scope) String() string {
+	switch s.kind {
+	case ScopeAll:
+		return string(ScopeAll)
+	case "":
+		return "none"
+	}
+	return string(s.kind) + ":" + s.id
+}
+
+// AllowsList tells whether the token may list payments (Query.payments).
+func (s Scope) AllowsList() bool { return s.kind == ScopeAll }
+
+// AllowsPaymentLink tells whether the token may read the payment link id.
+// Only "all" may: no narrower scope names a link.
+func (s Scope) AllowsPaymentLink(id string) bool { return s.kind == ScopeAll && id != "" }
+
+// AllowsPayment tells whether the token may read the payment id: "all";
+// the payment scope's own payment; a checkout scope's session's payment
+// once that payment's id is known (see SessionToLearn).
+func (s Scope) AllowsPayment(id string) bool {
+	switch {
+	case id == "":
+		return false
+	case s.kind == ScopeAll:
+		return true
+	case s.kind == ScopePayment:
+		return id == s.id
+	case s.kind == ScopeCheckoutSession:
+		ids, ok := s.facts.get()
+		return ok && id == ids.PaymentID
+	}
+	return false
+}
+
+// AllowsCheckoutSession tells whether the token may read the checkout
+// session idOrRef: "all"; a checkout scope's session by the name it was
+// minted with, or by its other name once known (see SessionToLearn).
+func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
+	switch {
+	case idOrRef == "":
+		return false
+	case s.kind == ScopeAll:
+		return true
+	case s.kind == ScopeCheckoutSession:
+		if idOrRef == s.id {
+			return true
+		}
+		ids, ok := s.facts.get()
+		return ok && (idOrRef == ids.ID || idOrRef == ids.Reference)
+	}
+	return false
+}
+
+// SessionToLearn returns the id or reference of the scope's checkout
+// session while the session's other names are not known yet (ok false
+// for any other scope, and once they are). A resolver refused by
+// AllowsPayment or AllowsCheckoutSession may then read that session (it
+// is in the scope), pass it to LearnCheckoutSession and ask again. Tokens
+// minted with Options.LookupCheckoutSession know them from the start.
+func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
+	if s.kind != ScopeCheckoutSession {
+		return "", false
+	}
+	if _, known := s.facts.get(); known {
+		return "", false
+	}
+	return s.id, true
+}
+
+// LearnCheckoutSession is told the names of a checkout session the
+// resolvers fetched. When it is the scope's session (its id or reference
+// is the one the scope was minted with) the scope records its id,
+// reference and payment id, so that they are allowed from then on, and it
+// returns true. For any other session it records nothing and returns
+// false; an "all" scope returns true (everything is in it).
+func (s Scope) LearnCheckoutSession(ids CheckoutSessionIDs) bool {
+	switch s.kind {
+	case ScopeAll:
+		return true
+	case ScopeCheckoutSession:
+		return s.facts.learn(s.id, ids)
+	}
+	return false
+}
+
+// withSession returns s with the session's names known from the start
+// (pinned at minting), or an error when ids are not the session's.
+func (s Scope) withSession(ids CheckoutSessionIDs) (Scope, error) {
+	if s.kind != ScopeCheckoutSession {
+		return s, nil
+	}
+	if err := checkSessionIDs(s.id, ids); err != nil {
+		return Scope{}, err
+	}
+	return Scope{kind: s.kind, id: s.id, facts: &sessionFacts{known: true, ids: ids}}, nil
+}
+
+// checkSessionIDs tells why ids cannot be the names of the session the
+// scope idOrRef names.
+func checkSessionIDs(idOrRef string, ids CheckoutSessionIDs) error {
+	for _, id := range []string{ids.ID, ids.Reference, ids.PaymentID} {
+		if err := checkID(id); err != nil {
+			return fmt.Errorf("checkout session ids: an id %w", err)
+		}
+	}
+	if idOrRef != ids.ID && idOrRef != ids.Reference {
+		return errors.New("checkout session ids: neither the id nor the reference is the scope's")
+	}
+	return nil
+}
+
+func (f *sessionFacts) get() (CheckoutSessionIDs, bool) {
+	if f == nil {
+		return CheckoutSessionIDs{}, false
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	return f.ids, f.known
+}
+
+func (f *sessionFacts) learn(idOrRef string, ids CheckoutSessionIDs) bool {
+	if f == nil || checkSessionIDs(idOrRef, ids) != nil {
+		return false
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.known {
+		return f.ids == ids // the same session; never overwritten
+	}
+	f.ids, f.known = ids, true
+	return true
+}
+
+// scopeJSON is a scope in the token endpoint's JSON: {"kind": "payment",
+// "id": "pay_…"}; "id" is absent for "all".
+type scopeJSON struct {
+	Kind ScopeKind `json:"kind"`
+	ID   string    `json:"id,omitempty"`
+}
+
+// MarshalJSON writes {"kind": ..., "id": ...}.
+func (s Scope) MarshalJSON() ([]byte, error) {
+	return json.Marshal(scopeJSON{Kind: s.kind, ID: s.id})
+}
+
+// UnmarshalJSON reads {"kind": ..., "id": ...}, refusing other fields and
+// anything NewScope refuses.
+func (s *Scope) UnmarshalJSON(b []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var j scopeJSON
+	if err := dec.Decode(&j); err != nil {
+		return fmt.Errorf(`scope is not {"kind": ..., "id": ...}: %w`, err)
+	}
+	v, err := NewScope(j.Kind, j.ID)
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}

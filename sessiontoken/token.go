@@ -1,0 +1,252 @@
+package sessiontoken
+
+// This file mints and verifies tokens.
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"aidanwoods.dev/go-paseto"
+)
+
+// Prefix starts every token: the PASETO version and purpose.
+const Prefix = "v4.local."
+
+// Bounds checked before any work: a token longer than MaxTokenBytes is
+// refused before it is decoded, and Mint refuses credentials longer than
+// MaxCredentialBytes, so that every token it makes stays under that bound
+// (a token of the longest credentials and ids is 1,783 bytes:
+// TestLargestTokenFits).
+const (
+	MaxTokenBytes      = 2048
+	MaxCredentialBytes = 256
+)
+
+// implicit is PASETO v4's implicit assertion: authenticated with every
+// token but never written in it. It binds a token to this use, so that
+// nothing else sealed with the same key (another PASETO issuer sharing
+// TOKEN_KEYS by mistake) verifies as a session token, and it versions the
+// claims' format: a later format changes it.
+var implicit = []byte("paygraph session token v1")
+
+// The errors of Verify; each says which without the token or any part
+// of it. Test with errors.Is.
+var (
+	// ErrMalformed: not a v4.local token of the expected shape (wrong
+	// prefix, not base64url, too long, a footer that names no key).
+	ErrMalformed = errors.New("session token is malformed")
+	// ErrForeign: a well-formed token made with a key this gateway does
+	// not hold (another deployment's, or one removed from TOKEN_KEYS).
+	ErrForeign = errors.New("session token was not made with a key of this gateway")
+	// ErrTampered: made for a key we hold, but its bytes were changed
+	// (the authentication tag does not match).
+	ErrTampered = errors.New("session token was modified: its authentication failed")
+	// ErrExpired: genuine, but past its expiry.
+	ErrExpired = errors.New("session token has expired")
+)
+
+// Credentials is the merchant's credential pair a token carries, encrypted.
+// It has the fields of restclient.Credentials, so the composition root
+// converts one into the other with a plain type conversion
+// (restclient.Credentials(c)) and this package imports nothing of the
+// gateway.
+//
+// Every textual form (%v, %+v, %#v, %s, %q, slog, encoding/json) is
+// "[redacted]": neither half is printed.
+type Credentials struct {
+	APIKey    string
+	APISecret string
+}
+
+const redacted = "[redacted]"
+
+// String returns "[redacted]".
+func (Credentials) String() string { return redacted }
+
+// GoString returns a %#v form without either value.
+func (Credentials) GoString() string {
+	return `sessiontoken.Credentials{APIKey:"[redacted]", APISecret:"[redacted]"}`
+}
+
+// Format makes every fmt verb print "[redacted]" (%#v: GoString).
+func (c Credentials) Format(f fmt.State, verb rune) {
+	if verb == 'v' && f.Flag('#') {
+		_, _ = io.WriteString(f, c.GoString())
+		return
+	}
+	_, _ = io.WriteString(f, redacted)
+}
+
+// LogValue implements slog.LogValuer.
+func (Credentials) LogValue() slog.Value { return slog.StringValue(redacted) }
+
+// MarshalJSON keeps encoding/json from printing either value.
+func (Credentials) MarshalJSON() ([]byte, error) { return []byte(`"` + redacted + `"`), nil }
+
+// Claims is what a verified token says.
+type Claims struct {
+	Credentials Credentials // the merchant's pair, to forward to the REST API
+	Scope       Scope       // what the token may read
+	ExpiresAt   time.Time
+	// Merchant identifies the merchant (MerchantOf its API key) for rate
+	// limits and metrics; it is never a credential.
+	Merchant string
+}
+
+// MerchantOf is a stable, one-way name of the merchant that owns apiKey:
+// "m_" and 16 hex digits of a SHA-256 of the key. It is the same on every
+// replica and across key rotations, and reveals neither credential, so it
+// may key per-merchant limits or appear in metrics and logs.
+func MerchantOf(apiKey string) string {
+	h := sha256.Sum256([]byte("paygraph merchant\x00" + apiKey))
+	return "m_" + hex.EncodeToString(h[:8])
+}
+
+// payload is the encrypted part of a token. The credential pair exists
+// only here: the footer holds the key id alone, and the implicit assertion
+// is a constant.
+type payload struct {
+	Exp    time.Time           `json:"exp"` // PASETO's registered claims
+	Iat    time.Time           `json:"iat"`
+	Key    string              `json:"key"`
+	Secret string              `json:"secret"`
+	Scope  scopeJSON           `json:"scope"`
+	IDs    *CheckoutSessionIDs `json:"session,omitempty"` // a checkout scope's session, when pinned at minting
+}
+
+// Mint makes a token for creds and scope that expires ttl from now,
+// sealed with the first key. expiresAt has millisecond precision, the
+// contract's DateTime. It refuses a missing or over-long credential, a
+// zero or invalid scope and a ttl under a millisecond; it does not check
+// the pair (the token endpoint does, once, before calling it).
+func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
+	if creds.APIKey == "" || creds.APISecret == "" {
+		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
+	}
+	if len(creds.APIKey) > MaxCredentialBytes || len(creds.APISecret) > MaxCredentialBytes {
+		return "", time.Time{}, fmt.Errorf("sessiontoken: a credential is longer than %d bytes", MaxCredentialBytes)
+	}
+	if ttl < time.Millisecond {
+		return "", time.Time{}, errors.New("sessiontoken: a token must live at least 1ms")
+	}
+	if _, err := NewScope(scope.kind, scope.id); err != nil {
+		return "", time.Time{}, fmt.Errorf("sessiontoken: %w", err)
+	}
+	now := k.now().UTC()
+	expiresAt = now.Add(ttl).Truncate(time.Millisecond)
+	p := payload{
+		Exp: expiresAt, Iat: now.Truncate(time.Millisecond),
+		Key: creds.APIKey, Secret: creds.APISecret,
+		Scope: scopeJSON{Kind: scope.kind, ID: scope.id},
+	}
+	if ids, ok := scope.facts.get(); ok {
+		p.IDs = &ids
+	}
+	claims, err := json.Marshal(p)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("sessiontoken: %w", err)
+	}
+	signer := &k.keys[0]
+	t, err := paseto.NewTokenFromClaimsJSON(claims, signer.footer)
+	if err != nil {
+		return "", time.Time{}, errors.New("sessiontoken: claims refused by paseto") // never the claims: they hold the secret
+	}
+	return t.V4Encrypt(signer.key, implicit), expiresAt, nil
+}
+
+// Verify checks token and returns its claims. It refuses, in this order:
+// what is not shaped like one of our tokens (ErrMalformed), a token of a
+// key we do not hold (ErrForeign), a changed token (ErrTampered) and an
+// expired one (ErrExpired). Only a token byte for byte as Mint made it is
+// accepted. Each call returns a Scope of its own (see Scope).
+func (k *Keyring) Verify(token string) (Claims, error) {
+	footer, err := splitToken(token)
+	if err != nil {
+		return Claims{}, err
+	}
+	rk, ok := k.lookup(footer)
+	if !ok {
+		var f footerJSON
+		if json.Unmarshal(footer, &f) == nil && strings.HasPrefix(f.KID, "k4.lid.") {
+			return Claims{}, fmt.Errorf("%w (its key id is not in TOKEN_KEYS)", ErrForeign)
+		}
+		return Claims{}, fmt.Errorf("%w: its footer names no key", ErrMalformed)
+	}
+	// Expiry is checked below against k.now, so the parser has no rules.
+	t, err := paseto.NewParserWithoutExpiryCheck().ParseV4Local(rk.key, token, implicit)
+	if err != nil {
+		return Claims{}, ErrTampered
+	}
+	var p payload
+	if err := json.Unmarshal(t.ClaimsJSON(), &p); err != nil || p.Exp.IsZero() || p.Key == "" || p.Secret == "" {
+		// Authentic but not our claims: something else sealed with our key.
+		return Claims{}, fmt.Errorf("%w: its claims are not a session token's", ErrMalformed)
+	}
+	scope, err := NewScope(p.Scope.Kind, p.Scope.ID)
+	if err == nil && p.IDs != nil {
+		scope, err = scope.withSession(*p.IDs)
+	}
+	if err != nil {
+		return Claims{}, fmt.Errorf("%w: its scope is not valid", ErrMalformed)
+	}
+	if now := k.now(); !now.Before(p.Exp) {
+		return Claims{}, fmt.Errorf("%w at %s", ErrExpired, p.Exp.UTC().Format(DateTimeLayout))
+	}
+	return Claims{
+		Credentials: Credentials{APIKey: p.Key, APISecret: p.Secret},
+		Scope:       scope,
+		ExpiresAt:   p.Exp,
+		Merchant:    MerchantOf(p.Key),
+	}, nil
+}
+
+// DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".
+const DateTimeLayout = "2006-01-02T15:04:05.000Z"
+
+// splitToken checks the token's shape and returns its decoded footer:
+// "v4.local." then a base64url payload of at least a nonce and a tag,
+// then "." and a non-empty base64url footer, nothing else (no padding, no
+// line breaks: two spellings of one token are never both accepted).
+func splitToken(token string) ([]byte, error) {
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, MaxTokenBytes)
+	}
+	rest, ok := strings.CutPrefix(token, Prefix)
+	if !ok {
+		return nil, fmt.Errorf("%w: it does not start with %q", ErrMalformed, Prefix)
+	}
+	body, foot, ok := strings.Cut(rest, ".")
+	if !ok || body == "" || foot == "" || !isBase64URL(body) || !isBase64URL(foot) {
+		return nil, fmt.Errorf("%w: not <payload>.<footer> in base64url after %q", ErrMalformed, Prefix)
+	}
+	b := base64.RawURLEncoding.Strict()
+	if b.DecodedLen(len(body)) < 64 { // a 32-byte nonce and a 32-byte tag
+		return nil, fmt.Errorf("%w: its payload is too short", ErrMalformed)
+	}
+	if _, err := b.DecodeString(body); err != nil {
+		return nil, fmt.Errorf("%w: its payload is not base64url", ErrMalformed)
+	}
+	footer, err := b.DecodeString(foot)
+	if err != nil {
+		return nil, fmt.Errorf("%w: its footer is not base64url", ErrMalformed)
+	}
+	return footer, nil
+}
+
+// isBase64URL tells whether s holds only the unpadded base64url alphabet.
+func isBase64URL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,137 @@
+// Writing an Apollo manifest from the .graphql files of a client, for the
+// main binary's -manifest helper.
+
+package trusteddocs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/formatter"
+	"github.com/vektah/gqlparser/v2/parser"
+)
+
+type manifestOperation struct {
+	ID   string `json:"id"`
+	Body string `json:"body"`
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// BuildManifest reads .graphql files (each with one or more operations
+// and fragments; a fragment may be defined in any of the files) and
+// returns an Apollo persisted query manifest: one entry per operation,
+// whose body is the operation followed by every fragment it uses
+// (transitively, sorted by name), printed by gqlparser's formatter, and
+// whose id is the SHA-256 of that body. Operations must be named, and
+// names unique, since clients and logs refer to them by name.
+//
+// The body is gqlparser's printing, not the client's: a client that sends
+// the documentId (or the sha256 form) needs nothing else; a client that
+// sends a hash of the text it prints itself (Apollo Client's APQ link)
+// should use its own stack's generator instead (Apollo's
+// generate-persisted-query-manifest, or the Relay compiler's
+// persistConfig), so that the hashes match.
+func BuildManifest(files []string) ([]byte, error) {
+	var ops []*ast.OperationDefinition
+	fragments := map[string]*ast.FragmentDefinition{}
+	where := map[string]string{} // definition name -> file, for messages
+	for _, file := range files {
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("trusteddocs: %w", err)
+		}
+		doc, err := parser.ParseQuery(&ast.Source{Name: file, Input: string(src)})
+		if err != nil {
+			return nil, fmt.Errorf("trusteddocs: %s: %w", file, err)
+		}
+		for _, op := range doc.Operations {
+			if op.Name == "" {
+				return nil, fmt.Errorf("trusteddocs: %s: an operation has no name; name every operation", file)
+			}
+			if prev, ok := where["operation "+op.Name]; ok {
+				return nil, fmt.Errorf("trusteddocs: operation %s is defined in %s and %s", op.Name, prev, file)
+			}
+			where["operation "+op.Name] = file
+			ops = append(ops, op)
+		}
+		for _, f := range doc.Fragments {
+			if prev, ok := where["fragment "+f.Name]; ok {
+				return nil, fmt.Errorf("trusteddocs: fragment %s is defined in %s and %s", f.Name, prev, file)
+			}
+			where["fragment "+f.Name] = file
+			fragments[f.Name] = f
+		}
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("trusteddocs: no operation in %d file(s)", len(files))
+	}
+	slices.SortFunc(ops, func(a, b *ast.OperationDefinition) int { return strings.Compare(a.Name, b.Name) })
+
+	out := struct {
+		Format     string              `json:"format"`
+		Version    int                 `json:"version"`
+		Operations []manifestOperation `json:"operations"`
+	}{Format: FormatApollo, Version: 1}
+	for _, op := range ops {
+		used := map[string]bool{}
+		if err := collectFragments(op.SelectionSet, fragments, used); err != nil {
+			return nil, fmt.Errorf("trusteddocs: operation %s (%s): %w", op.Name, where["operation "+op.Name], err)
+		}
+		names := make([]string, 0, len(used))
+		for n := range used {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		doc := &ast.QueryDocument{Operations: ast.OperationList{op}}
+		for _, n := range names {
+			doc.Fragments = append(doc.Fragments, fragments[n])
+		}
+		var buf bytes.Buffer
+		formatter.NewFormatter(&buf).FormatQueryDocument(doc)
+		body := buf.String()
+		out.Operations = append(out.Operations, manifestOperation{ID: hashOf(body), Body: body, Name: op.Name, Type: string(op.Operation)})
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// collectFragments adds to used every fragment set spreads, transitively.
+func collectFragments(set ast.SelectionSet, fragments map[string]*ast.FragmentDefinition, used map[string]bool) error {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if err := collectFragments(s.SelectionSet, fragments, used); err != nil {
+				return err
+			}
+		case *ast.InlineFragment:
+			if err := collectFragments(s.SelectionSet, fragments, used); err != nil {
+				return err
+			}
+		case *ast.FragmentSpread:
+			if used[s.Name] {
+				continue
+			}
+			f, ok := fragments[s.Name]
+			if !ok {
+				return fmt.Errorf("uses fragment %s, which none of the files defines", s.Name)
+			}
+			used[s.Name] = true
+			if err := collectFragments(f.SelectionSet, fragments, used); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
