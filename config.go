@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"paygraph/restclient"
 )
 
 // config is everything the gateway reads at start. Each setting comes from
@@ -22,6 +24,10 @@ type config struct {
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
 	RESTMaxInFlight int
+
+	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (loadConfig).
+	RESTMaxInFlightPerMerchant int
+
 	RESTMaxRetries  int
 	BreakerFailures int
 	BreakerCooldown time.Duration
@@ -86,8 +92,9 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
-	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
+	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlightPerMerchant })},
 	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *config, v string) (err error) {
 		c.RESTMaxRetries, err = parseInt(v, 0, 5)
 		return err
@@ -183,6 +190,10 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// restMaxInFlightPerMerchant is checked against REST_MAX_INFLIGHT once
+// both are read (loadConfig).
+const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
+
 // hidden settings may hold a password (redis://user:pass@host): their
 // value is never echoed, neither in -help nor in an error.
 var hidden = map[string]bool{"REDIS_URL": true}
@@ -208,6 +219,8 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	perMerchantSet := getenv(restMaxInFlightPerMerchant) != ""
+	fs.Visit(func(f *flag.Flag) { perMerchantSet = perMerchantSet || f.Name == flagName(restMaxInFlightPerMerchant) })
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
@@ -216,6 +229,17 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 				shown = "(value hidden)"
 			}
 			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
+		}
+	}
+	// One merchant's share cannot exceed the pool it is a share of: an
+	// explicit value over it is a mistake; the default shrinks to fit a
+	// small pool.
+	if c.RESTMaxInFlight > 0 && c.RESTMaxInFlightPerMerchant > c.RESTMaxInFlight {
+		if perMerchantSet {
+			errs = append(errs, fmt.Errorf("%s=%d: must be at most REST_MAX_INFLIGHT (%d)",
+				restMaxInFlightPerMerchant, c.RESTMaxInFlightPerMerchant, c.RESTMaxInFlight))
+		} else {
+			c.RESTMaxInFlightPerMerchant = c.RESTMaxInFlight
 		}
 	}
 	return c, errors.Join(errs...)

@@ -39,10 +39,15 @@ var (
 
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
-	REST          REST
-	FetchLimits   *FetchLimits
-	MaxComplexity int // refuse operations whose estimated REST fan-out is larger
-	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil
+	REST        REST
+	FetchLimits *FetchLimits
+	// RESTPerRequest bounds the REST calls one GraphQL request has in
+	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
+	// context, where the REST client's limiter finds it; 0:
+	// restclient.DefaultRequestLimit.
+	RESTPerRequest int
+	MaxComplexity  int // refuse operations whose estimated REST fan-out is larger
+	APQCacheSize   int // automatic persisted queries kept in memory, when APQCache is nil
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	APQCache       graphql.Cache[string]
@@ -64,7 +69,10 @@ type HandlerConfig struct {
 
 func (c *HandlerConfig) defaults() {
 	if c.FetchLimits == nil {
-		c.FetchLimits = NewFetchLimits(16, 256, 0)
+		c.FetchLimits = &FetchLimits{}
+	}
+	if c.RESTPerRequest <= 0 {
+		c.RESTPerRequest = restclient.DefaultRequestLimit
 	}
 	if c.MaxComplexity <= 0 {
 		c.MaxComplexity = 5000
@@ -122,7 +130,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
-	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
+	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.RESTPerRequest, cfg.REST, cfg.FetchLimits, srv))
 	return limitRequest(cfg.MaxBodyBytes, refuse, h)
 }
 
@@ -130,9 +138,11 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 // deadline of the whole request (REST calls included); the caller's
 // x-api-key and x-api-secret, where the REST client takes them from (when
 // either is missing nothing is put there, and every REST-backed field
-// answers UNAUTHENTICATED without a call; introspection still works); and
-// fresh loaders, so that no cache outlives the request.
-func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
+// answers UNAUTHENTICATED without a call; introspection still works); the
+// request's own bound on REST calls in flight (perRequest), which the REST
+// client's limiter applies to every call made for it; and fresh loaders,
+// so that no cache outlives the request.
+func requestScope(timeout time.Duration, perRequest int, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if timeout > 0 {
@@ -143,6 +153,7 @@ func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next ht
 		if key, secret := r.Header.Get(canonicalAPIKey), r.Header.Get(canonicalAPISecret); key != "" && secret != "" {
 			ctx = restclient.WithCredentials(ctx, restclient.Credentials{APIKey: key, APISecret: secret})
 		}
+		ctx = restclient.WithRequestLimit(ctx, perRequest)
 		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
