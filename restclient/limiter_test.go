@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -354,4 +355,29 @@ func TestLimiterAllocations(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per uncontended acquire and release, want 0", allocs)
 	}
+}
+
+// BenchmarkLimiter: one call's acquire and release, alone and with
+// callers of 8 merchants on every core (none waits: the pool is large).
+func BenchmarkLimiter(b *testing.B) {
+	l := NewLimiter(LimiterConfig{})
+	b.Run("uncontended", func(b *testing.B) {
+		ctx := WithRequestLimit(credCtx(), 16)
+		cv, _ := credentialsFrom(ctx)
+		for b.Loop() {
+			s, _ := l.slotFor(ctx, cv)
+			s.release()
+		}
+	})
+	b.Run("parallel-8-merchants", func(b *testing.B) {
+		var n atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			ctx := WithRequestLimit(merchantCtx(fmt.Sprint(n.Add(1)%8)), 16)
+			cv, _ := credentialsFrom(ctx)
+			for pb.Next() {
+				s, _ := l.slotFor(ctx, cv)
+				s.release()
+			}
+		})
+	})
 }
