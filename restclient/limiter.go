@@ -37,13 +37,15 @@ type LimiterConfig struct {
 
 // Limiter is the one place REST calls wait for a slot: every call of a
 // Client passes it (Client.do), lists and single records alike. A call
-// holds, in this order, a slot of its GraphQL request (when the context
+// holds, in this order, a slot of its caller's request (when the context
 // carries a limit, WithRequestLimit), one of its merchant (its credential
 // pair) and one of the process. Taking the narrowest first means that a
 // call waiting for the process pool already holds its own request's and
 // merchant's slots, so a busy merchant queues on its own slots and never
-// occupies more than its share of the process pool; a second merchant
-// always finds slots while MaxInFlightPerMerchant < MaxInFlight.
+// occupies more than its share of the process pool: one merchant at its
+// cap leaves MaxInFlight - MaxInFlightPerMerchant slots to the others
+// (with the defaults, it takes four merchants at their caps to fill the
+// pool).
 //
 // Merchants are keyed by a SHA-256 of the credential pair, never the
 // secret itself, and an entry lives only while a call of that merchant
@@ -113,7 +115,7 @@ func (r *requestSlots) Value(key any) any {
 
 // WithRequestLimit returns a context whose REST calls, and those of every
 // context derived from it, hold at most n slots at once (n < 1 is 1). The
-// HTTP layer calls it once per GraphQL request (REST_MAX_CONCURRENCY).
+// gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	return &requestSlots{Context: ctx, sem: make(chan struct{}, max(n, 1))}
 }
