@@ -39,15 +39,10 @@ var (
 
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
-	REST        REST
-	FetchLimits *FetchLimits
-	// RESTPerRequest bounds the REST calls one GraphQL request has in
-	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
-	// context, where the REST client's limiter finds it; 0:
-	// restclient.DefaultRequestLimit.
-	RESTPerRequest int
-	MaxComplexity  int // refuse operations whose estimated REST fan-out is larger
-	APQCacheSize   int // automatic persisted queries kept in memory, when APQCache is nil
+	REST          REST
+	FetchLimits   *FetchLimits
+	MaxComplexity int // refuse operations whose estimated REST fan-out is larger
+	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	APQCache       graphql.Cache[string]
@@ -65,6 +60,12 @@ type HandlerConfig struct {
 	// content type), with the error code it got: the extensions never see
 	// those requests.
 	OnRefused func(ctx context.Context, code string)
+
+	// RESTPerRequest bounds the REST calls one GraphQL request has in
+	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
+	// context, where the REST client's limiter finds it; 0:
+	// restclient.DefaultRequestLimit.
+	RESTPerRequest int
 }
 
 func (c *HandlerConfig) defaults() {
