@@ -26,6 +26,10 @@ type config struct {
 	RESTMaxInFlight int
 	RESTMaxBody     int64
 	RESTMaxPage     int64
+
+	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (loadConfig).
+	RESTMaxInFlightPerMerchant int
+
 	RESTMaxRetries  int
 	BreakerFailures int
 	BreakerCooldown time.Duration
@@ -90,8 +94,9 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
-	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *config) *int { return &c.RESTMaxConc })},
+	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlight })},
+	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *config) *int { return &c.RESTMaxInFlightPerMerchant })},
 	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
 		int64Setting(1024, 1<<28, func(c *config) *int64 { return &c.RESTMaxBody })},
 	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",
@@ -199,6 +204,10 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// restMaxInFlightPerMerchant is checked against REST_MAX_INFLIGHT once
+// both are read (loadConfig).
+const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
+
 // hidden settings may hold a password (redis://user:pass@host): their
 // value is never echoed, neither in -help nor in an error.
 var hidden = map[string]bool{"REDIS_URL": true}
@@ -224,6 +233,8 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	perMerchantSet := getenv(restMaxInFlightPerMerchant) != ""
+	fs.Visit(func(f *flag.Flag) { perMerchantSet = perMerchantSet || f.Name == flagName(restMaxInFlightPerMerchant) })
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
@@ -232,6 +243,17 @@ func loadConfig(getenv func(string) string, args []string) (config, error) {
 				shown = "(value hidden)"
 			}
 			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
+		}
+	}
+	// One merchant's share cannot exceed the pool it is a share of: an
+	// explicit value over it is a mistake; the default shrinks to fit a
+	// small pool.
+	if c.RESTMaxInFlight > 0 && c.RESTMaxInFlightPerMerchant > c.RESTMaxInFlight {
+		if perMerchantSet {
+			errs = append(errs, fmt.Errorf("%s=%d: must be at most REST_MAX_INFLIGHT (%d)",
+				restMaxInFlightPerMerchant, c.RESTMaxInFlightPerMerchant, c.RESTMaxInFlight))
+		} else {
+			c.RESTMaxInFlightPerMerchant = c.RESTMaxInFlight
 		}
 	}
 	return c, errors.Join(errs...)

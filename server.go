@@ -233,6 +233,10 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		Timeout:      cfg.RESTTimeout,
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
+			MaxInFlight:            cfg.RESTMaxInFlight,
+			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
+		}),
 		Resilience: restclient.Resilience{
 			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
 			BreakerFailures: orDisabled(cfg.BreakerFailures),
@@ -266,8 +270,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		}
 		apq, gw.apq = store, store
 	}
-	limits := graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait)
-	limits.OnBatch = metrics.ObserveBatch
+	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if cfg.tracing {
 		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
@@ -275,6 +278,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	gql := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
 		FetchLimits:    limits,
+		RESTPerRequest: cfg.RESTMaxConc,
 		MaxComplexity:  cfg.MaxComplexity,
 		APQCacheSize:   cfg.APQCacheSize,
 		APQCache:       apq,

@@ -21,6 +21,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
+	"paygraph/restclient"
 )
 
 // The credential headers forwarded, unchanged, to the REST API.
@@ -59,11 +60,20 @@ type HandlerConfig struct {
 	// content type), with the error code it got: the extensions never see
 	// those requests.
 	OnRefused func(ctx context.Context, code string)
+
+	// RESTPerRequest bounds the REST calls one GraphQL request has in
+	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
+	// context, where the REST client's limiter finds it; 0:
+	// restclient.DefaultRequestLimit.
+	RESTPerRequest int
 }
 
 func (c *HandlerConfig) defaults() {
 	if c.FetchLimits == nil {
-		c.FetchLimits = NewFetchLimits(16, 256, 0)
+		c.FetchLimits = &FetchLimits{}
+	}
+	if c.RESTPerRequest <= 0 {
+		c.RESTPerRequest = restclient.DefaultRequestLimit
 	}
 	if c.MaxComplexity <= 0 {
 		c.MaxComplexity = 5000
@@ -122,15 +132,17 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
-	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
+	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.RESTPerRequest, cfg.REST, cfg.FetchLimits, srv))
 	return ambiguousCredentials(refuse, limitRequest(cfg.MaxBodyBytes, refuse, h))
 }
 
 // requestScope gives each request, in one copy of the request: the
-// deadline of the whole request (REST calls included), and fresh loaders,
+// deadline of the whole request (REST calls included); the
+// request's own bound on REST calls in flight (perRequest), which the REST
+// client's limiter applies to every call made for it; and fresh loaders,
 // so that no cache outlives the request. (The caller's pair is already in
 // the context: Credentials put it there.)
-func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
+func requestScope(timeout time.Duration, perRequest int, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if timeout > 0 {
@@ -138,6 +150,7 @@ func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next ht
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
+		ctx = restclient.WithRequestLimit(ctx, perRequest)
 		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
