@@ -269,18 +269,19 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		extensions = append(extensions, observe.TracingExtension())
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:           rc,
-		FetchLimits:    limits,
-		MaxComplexity:  cfg.MaxComplexity,
-		APQCacheSize:   cfg.APQCacheSize,
-		APQCache:       apq,
-		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RequestTimeout: cfg.RequestTimeout,
-		Logger:         logger,
-		RequestID:      observe.RequestID,
-		Extensions:     extensions,
-		OnRefused:      metrics.CountRefused,
+		REST:            rc,
+		FetchLimits:     limits,
+		MaxComplexity:   cfg.MaxComplexity,
+		APQCacheSize:    cfg.APQCacheSize,
+		APQCache:        apq,
+		QueryCacheBytes: cfg.QueryCacheBytes,
+		Limits:          graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		Logger:          logger,
+		RequestID:       observe.RequestID,
+		Extensions:      extensions,
+		OnRefused:       metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	if cfg.tracing {
