@@ -127,7 +127,7 @@ func (l queryLimits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	w := docWalker{
 		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
 		onPath:    make(map[string]bool),
-		paths:     make(map[pathKey]*pathCount),
+		paths:     make(map[pathKey]int32),
 		maxDepth:  l.MaxDepth,
 		maxFields: l.MaxFields,
 		maxWork:   docWorkPerField * l.MaxFields,
@@ -156,9 +156,11 @@ func (l queryLimits) check(doc *ast.QueryDocument) *gqlerror.Error {
 type docWalker struct {
 	fragments map[string]*ast.FragmentDefinition
 	onPath    map[string]bool // fragments being expanded, to stop cycles (which validation refuses)
-	// paths counts the fields at each response path of the current root;
-	// a path is its parent path's id and a response name.
-	paths                        map[pathKey]*pathCount
+	// paths numbers the response paths of the current root, from 1 (0 is
+	// the root): a path is its parent's number and a response name.
+	// counts[n-1] is the number of fields at path n.
+	paths                        map[pathKey]int32
+	counts                       []int32
 	maxDepth, maxFields, maxWork int
 	fields, work                 int // fields of the current root; selections of the whole document
 	err                          *gqlerror.Error
@@ -169,11 +171,10 @@ type pathKey struct {
 	name   string
 }
 
-type pathCount struct{ id, n int32 }
-
 func (w *docWalker) root(set ast.SelectionSet) *gqlerror.Error {
 	w.fields = 0
 	clear(w.paths)
+	w.counts = w.counts[:0]
 	w.walk(set, 1, 0)
 	return w.err
 }
@@ -202,17 +203,18 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				name = s.Name
 			}
 			k := pathKey{parent, name}
-			c := w.paths[k]
-			if c == nil {
-				c = &pathCount{id: int32(len(w.paths) + 1)}
-				w.paths[k] = c
+			path, ok := w.paths[k]
+			if !ok {
+				w.counts = append(w.counts, 0)
+				path = int32(len(w.counts))
+				w.paths[k] = path
 			}
-			if c.n++; c.n > maxSameResponseName {
+			if w.counts[path-1]++; w.counts[path-1] > maxSameResponseName {
 				w.err = limitError(CodeFieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", maxSameResponseName, name)
 				return
 			}
 			if len(s.SelectionSet) > 0 {
-				w.walk(s.SelectionSet, depth+1, c.id)
+				w.walk(s.SelectionSet, depth+1, path)
 			}
 		case *ast.InlineFragment:
 			w.walk(s.SelectionSet, depth, parent)
