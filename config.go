@@ -106,8 +106,8 @@ var settings = []setting{
 		c.QueryCacheBytes = int64(n)
 		return err
 	}},
-	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", intSetting(1, 1000, func(c *config) *int { return &c.MaxDepth })},
-	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", intSetting(1, 1<<20, func(c *config) *int { return &c.MaxFields })},
+	{"MAX_DEPTH", "15", "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *config) *int { return &c.MaxDepth })},
+	{"MAX_FIELDS", "1000", "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *config) *int { return &c.MaxFields })},
 	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *config) *int { return &c.MaxQueryLength })},
 	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)

@@ -126,8 +126,8 @@ func newHandler(cfg HandlerConfig) (http.Handler, *queryCache) {
 	if apq == nil {
 		apq = lru.New[string](cfg.APQCacheSize)
 	}
-	// After APQ, which turns a hash into its query.
 	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
