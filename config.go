@@ -36,6 +36,7 @@ type config struct {
 	LoaderWait      time.Duration
 	MaxComplexity   int
 	APQCacheSize    int
+	QueryCacheBytes int64
 	MaxDepth        int
 	MaxFields       int
 	MaxQueryLength  int
@@ -111,10 +112,15 @@ var settings = []setting{
 	}},
 	{"BREAKER_COOLDOWN", "5s", "how long the breaker stays open before one probe call", durationSetting(func(c *config) *time.Duration { return &c.BreakerCooldown })},
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *config) *time.Duration { return &c.LoaderWait })},
-	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", intSetting(1, 1<<30, func(c *config) *int { return &c.MaxComplexity })},
+	{"MAX_COMPLEXITY", "500", "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *config) *int { return &c.MaxComplexity })},
 	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *config) *int { return &c.APQCacheSize })},
-	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", intSetting(1, 1000, func(c *config) *int { return &c.MaxDepth })},
-	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", intSetting(1, 1<<20, func(c *config) *int { return &c.MaxFields })},
+	{"QUERY_CACHE_BYTES", "16777216", "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *config, v string) error {
+		n, err := parseInt(v, 1<<16, 1<<34)
+		c.QueryCacheBytes = int64(n)
+		return err
+	}},
+	{"MAX_DEPTH", "15", "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *config) *int { return &c.MaxDepth })},
+	{"MAX_FIELDS", "1000", "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *config) *int { return &c.MaxFields })},
 	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *config) *int { return &c.MaxQueryLength })},
 	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)

@@ -276,19 +276,20 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:           rc,
-		FetchLimits:    limits,
-		RESTPerRequest: cfg.RESTMaxConc,
-		MaxComplexity:  cfg.MaxComplexity,
-		APQCacheSize:   cfg.APQCacheSize,
-		APQCache:       apq,
-		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RequestTimeout: cfg.RequestTimeout,
-		Logger:         logger,
-		RequestID:      observe.RequestID,
-		Extensions:     extensions,
-		OnRefused:      metrics.CountRefused,
+		REST:            rc,
+		FetchLimits:     limits,
+		RESTPerRequest:  cfg.RESTMaxConc,
+		MaxComplexity:   cfg.MaxComplexity,
+		APQCacheSize:    cfg.APQCacheSize,
+		APQCache:        apq,
+		QueryCacheBytes: cfg.QueryCacheBytes,
+		Limits:          graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		Logger:          logger,
+		RequestID:       observe.RequestID,
+		Extensions:      extensions,
+		OnRefused:       metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
