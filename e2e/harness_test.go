@@ -161,7 +161,7 @@ func startGateway(t testing.TB, env map[string]string) *proc {
 	})
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		if code, _ := p.get("/readyz"); code == http.StatusOK {
+		if code, _ := p.get("/readyz", 3*time.Second); code == http.StatusOK {
 			return p
 		}
 		select {
@@ -279,8 +279,8 @@ func statusField(pid int, field string) (int64, error) {
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
 
-func (p *proc) get(path string) (int, []byte) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+func (p *proc) get(path string, timeout time.Duration) (int, []byte) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, p.URL+path, nil)
 	resp, err := p.client.Do(req)
@@ -292,9 +292,10 @@ func (p *proc) get(path string) (int, []byte) {
 	return resp.StatusCode, b
 }
 
-// Metrics is the gateway's /metrics text ("" when it does not answer).
+// Metrics is the gateway's /metrics text ("" when it does not answer
+// within 10 s, which under load is a figure too).
 func (p *proc) Metrics() string {
-	code, b := p.get("/metrics")
+	code, b := p.get("/metrics", 10*time.Second)
 	if code != http.StatusOK {
 		return ""
 	}
