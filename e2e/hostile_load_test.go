@@ -383,6 +383,7 @@ func runLoad(p *proc, fake *restFake, attack gqlReq, workers int, sc hostileScal
 	ctx, cancel := context.WithCancel(context.Background())
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	attack = attack.encoded()
 	attack.Header = fake.A.Header()
 	attack.Timeout = sc.loadWindow + sc.probeTimeout + 30*time.Second
 	for range workers {
@@ -787,14 +788,16 @@ func item9Smaller(t *testing.T, sc hostileScale, fake *restFake, figs *figures) 
 	pays := fake.sb.Payments(fake.A.biz.APIKey)
 	t.Run("own_secret_as_operation_name_and_request_id", func(t *testing.T) {
 		p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL})
+		// Served or refused, either is fine: what matters is where the
+		// name goes.
+		got := map[string]int{}
 		for _, name := range []string{fake.A.Secret, fake.A.Key} {
 			h := fake.A.Header()
 			h.Set("X-Request-Id", name)
 			r := p.do(ctx, gqlReq{Query: fmt.Sprintf(`query %s { payment(id: %q) { id } }`, name, pays[0].ID), OpName: name, Header: h})
-			if r.Outcome() != "ok" {
-				t.Fatalf("operation named after a credential: %s %s", r.Outcome(), r.Body)
-			}
+			got[r.Outcome()]++
 		}
+		figs.info(t, "9", "operations named after the caller's key and secret: answers", outcomes(got))
 		h := fake.A.Header()
 		h.Set("X-Request-Id", "e2e-sentinel-item9")
 		p.do(ctx, gqlReq{Query: `query Sentinel { __typename }`, Header: h})
