@@ -29,12 +29,17 @@ type Config struct {
 	RESTMaxInFlight int
 	RESTMaxBody     int64
 	RESTMaxPage     int64
+
+	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
+	RESTMaxInFlightPerMerchant int
+
 	RESTMaxRetries  int
 	BreakerFailures int
 	BreakerCooldown time.Duration
 	LoaderWait      time.Duration
 	MaxComplexity   int
 	APQCacheSize    int
+	QueryCacheBytes int64
 	MaxDepth        int
 	MaxFields       int
 	MaxQueryLength  int
@@ -77,8 +82,9 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_MAX_CONCURRENCY", "16", "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
-	{"REST_MAX_INFLIGHT", "256", "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
+	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
+	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
+	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlightPerMerchant })},
 	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
 		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
 	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",
@@ -93,10 +99,15 @@ var settings = []setting{
 	}},
 	{"BREAKER_COOLDOWN", "5s", "how long the breaker stays open before one probe call", durationSetting(func(c *Config) *time.Duration { return &c.BreakerCooldown })},
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *Config) *time.Duration { return &c.LoaderWait })},
-	{"MAX_COMPLEXITY", "5000", "largest estimated REST fan-out of one operation", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
+	{"MAX_COMPLEXITY", "500", "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
 	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *Config) *int { return &c.APQCacheSize })},
-	{"MAX_DEPTH", "15", "deepest selection nesting of one operation", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
-	{"MAX_FIELDS", "1000", "most fields (aliases counted) one operation may select", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
+	{"QUERY_CACHE_BYTES", "16777216", "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *Config, v string) error {
+		n, err := parseInt(v, 1<<16, 1<<34)
+		c.QueryCacheBytes = int64(n)
+		return err
+	}},
+	{"MAX_DEPTH", "15", "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
+	{"MAX_FIELDS", "1000", "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
 	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *Config) *int { return &c.MaxQueryLength })},
 	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *Config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
@@ -186,6 +197,10 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// restMaxInFlightPerMerchant is checked against REST_MAX_INFLIGHT once
+// both are read (LoadConfig).
+const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
+
 // hidden settings may hold a password (redis://user:pass@host): their
 // value is never echoed, neither in -help nor in an error.
 var hidden = map[string]bool{"REDIS_URL": true}
@@ -215,6 +230,8 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
+	perMerchantSet := getenv(restMaxInFlightPerMerchant) != ""
+	fs.Visit(func(f *flag.Flag) { perMerchantSet = perMerchantSet || f.Name == flagName(restMaxInFlightPerMerchant) })
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
@@ -223,6 +240,17 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 				shown = "(value hidden)"
 			}
 			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
+		}
+	}
+	// One merchant's share cannot exceed the pool it is a share of: an
+	// explicit value over it is a mistake; the default shrinks to fit a
+	// small pool.
+	if c.RESTMaxInFlight > 0 && c.RESTMaxInFlightPerMerchant > c.RESTMaxInFlight {
+		if perMerchantSet {
+			errs = append(errs, fmt.Errorf("%s=%d: must be at most REST_MAX_INFLIGHT (%d)",
+				restMaxInFlightPerMerchant, c.RESTMaxInFlightPerMerchant, c.RESTMaxInFlight))
+		} else {
+			c.RESTMaxInFlightPerMerchant = c.RESTMaxInFlight
 		}
 	}
 	return c, errors.Join(errs...)

@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.Port != 8080 || c.RESTBaseURL != "" || c.RESTStatusParam != "status" || c.RESTTimeout != 10*time.Second ||
-		c.RESTMaxConc != 16 || c.MaxComplexity != 5000 || len(c.CORSOrigins) != 0 || c.ShutdownGrace != 20*time.Second {
+		c.RESTMaxConc != 16 || c.MaxComplexity != 500 || len(c.CORSOrigins) != 0 || c.ShutdownGrace != 20*time.Second {
 		t.Errorf("defaults: %+v", c)
 	}
 }

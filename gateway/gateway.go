@@ -105,6 +105,10 @@ func (g *Gateway) wire(o options) error {
 		Timeout:      cfg.RESTTimeout,
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
+			MaxInFlight:            cfg.RESTMaxInFlight,
+			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
+		}),
 		Resilience: restclient.Resilience{
 			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
 			BreakerFailures: orDisabled(cfg.BreakerFailures),
@@ -137,25 +141,26 @@ func (g *Gateway) wire(o options) error {
 		apq = store
 		g.closers = append(g.closers, store)
 	}
-	limits := graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait)
-	limits.OnBatch = metrics.ObserveBatch
+	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:           rc,
-		FetchLimits:    limits,
-		MaxComplexity:  cfg.MaxComplexity,
-		APQCacheSize:   cfg.APQCacheSize,
-		APQCache:       apq,
-		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RequestTimeout: cfg.RequestTimeout,
-		Logger:         logger,
-		RequestID:      observe.RequestID,
-		Extensions:     extensions,
-		OnRefused:      metrics.CountRefused,
+		REST:            rc,
+		FetchLimits:     limits,
+		RESTPerRequest:  cfg.RESTMaxConc,
+		MaxComplexity:   cfg.MaxComplexity,
+		APQCacheSize:    cfg.APQCacheSize,
+		APQCache:        apq,
+		QueryCacheBytes: cfg.QueryCacheBytes,
+		Limits:          graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:    cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		Logger:          logger,
+		RequestID:       observe.RequestID,
+		Extensions:      extensions,
+		OnRefused:       metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below

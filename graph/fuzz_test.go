@@ -85,7 +85,8 @@ func fzKnownCodeless(msg string) bool {
 func TestTransportErrorsCarryACode(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}}})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}},
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,14 +149,15 @@ func FuzzHandler(f *testing.F) {
 	sb := sandbox.New(sandbox.Options{})
 	biz := sb.Businesses()
 	a, b := biz[0], biz[1]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}}})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}},
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
 	if err != nil {
 		f.Fatal(err)
 	}
 	logs := &fzLogs{}
 	h := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
-		FetchLimits:    graph.NewFetchLimits(4, 16, 0),
+		RESTPerRequest: 4,
 		Limits:         graph.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
 		RequestTimeout: 5 * time.Second,
 		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
@@ -298,11 +300,12 @@ func FuzzHandler(f *testing.F) {
 func TestHandlerLeavesNoGoroutines(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}}, Timeout: time.Second})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}}, Timeout: time.Second,
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 8})})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := graph.NewHandler(graph.HandlerConfig{REST: rc, FetchLimits: graph.NewFetchLimits(4, 8, 0), RequestTimeout: 200 * time.Millisecond})
+	h := graph.NewHandler(graph.HandlerConfig{REST: rc, RESTPerRequest: 4, RequestTimeout: 200 * time.Millisecond})
 	var ids []string
 	for _, p := range sb.Payments(a.APIKey)[:40] {
 		ids = append(ids, `"`+p.ID+`"`)

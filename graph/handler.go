@@ -18,9 +18,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 
-	"paygraph/graph/model"
+	"paygraph/restclient"
 )
 
 // The credential headers forwarded, unchanged, to the REST API.
@@ -38,14 +37,20 @@ var (
 
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
-	REST          REST
-	FetchLimits   *FetchLimits
-	MaxComplexity int // refuse operations whose estimated REST fan-out is larger
+	REST        REST
+	FetchLimits *FetchLimits
+	// MaxComplexity refuses operations that may make more REST calls
+	// (restCalls); zero: 500.
+	MaxComplexity int
 	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
-	APQCache       graphql.Cache[string]
-	QueryCacheSize int // parsed and validated documents kept in memory
+	APQCache graphql.Cache[string]
+	// QueryCacheBytes bounds the parsed and validated documents kept in
+	// memory, by their estimated heap (docCost); zero: 16 MiB.
+	QueryCacheBytes int64
+	// Limits are checked before validation; zero fields: 15 levels, 1000
+	// fields, 32768 bytes.
 	Limits         QueryLimits
 	MaxBodyBytes   int64         // largest request body accepted
 	RequestTimeout time.Duration // deadline of one GraphQL request, REST calls included
@@ -59,20 +64,38 @@ type HandlerConfig struct {
 	// content type), with the error code it got: the extensions never see
 	// those requests.
 	OnRefused func(ctx context.Context, code string)
+
+	// RESTPerRequest bounds the REST calls one GraphQL request has in
+	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
+	// context, where the REST client's limiter finds it; 0:
+	// restclient.DefaultRequestLimit.
+	RESTPerRequest int
 }
 
 func (c *HandlerConfig) defaults() {
 	if c.FetchLimits == nil {
-		c.FetchLimits = NewFetchLimits(16, 256, 0)
+		c.FetchLimits = &FetchLimits{}
+	}
+	if c.RESTPerRequest <= 0 {
+		c.RESTPerRequest = restclient.DefaultRequestLimit
 	}
 	if c.MaxComplexity <= 0 {
-		c.MaxComplexity = 5000
+		c.MaxComplexity = 500
 	}
 	if c.APQCacheSize <= 0 {
 		c.APQCacheSize = 1000
 	}
-	if c.QueryCacheSize <= 0 {
-		c.QueryCacheSize = 1000
+	if c.QueryCacheBytes <= 0 {
+		c.QueryCacheBytes = 16 << 20
+	}
+	if c.Limits.MaxDepth <= 0 {
+		c.Limits.MaxDepth = 15
+	}
+	if c.Limits.MaxFields <= 0 {
+		c.Limits.MaxFields = 1000
+	}
+	if c.Limits.MaxQueryLength <= 0 {
+		c.Limits.MaxQueryLength = 32768
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 256 << 10
@@ -86,33 +109,42 @@ func (c *HandlerConfig) defaults() {
 }
 
 // NewHandler returns the /graphql HTTP handler: POST and GET transports,
-// APQ, the parsed-query cache, the complexity limit, the error presenter,
-// the refusal of ambiguous credential headers (the pair itself is read by
-// Credentials, at the top of the router, or here when no outer Credentials
-// did), and the middleware that creates the request's loaders.
+// APQ, the parsed-query cache, the query limits, the error presenter and
+// cap, the refusal of ambiguous credential headers (the pair itself is read
+// by Credentials, at the top of the router, or here when no outer
+// Credentials did), and the middleware that creates the request's loaders.
 func NewHandler(cfg HandlerConfig) http.Handler {
+	h, _ := newHandler(cfg)
+	return h
+}
+
+// newHandler is NewHandler, with its parsed-query cache for tests.
+func newHandler(cfg HandlerConfig) (http.Handler, *queryCache) {
 	cfg.defaults()
 	es := NewExecutableSchema(Config{
-		Resolvers:  &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits},
-		Complexity: complexityRoot(),
+		Resolvers: &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits},
 	})
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	refuse := refuser(cfg.OnRefused)
 	srv.AddTransport(jsonPOST{refuse: refuse})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
+	cache := newQueryCache(cfg.QueryCacheBytes)
+	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
 	apq := cfg.APQCache
 	if apq == nil {
 		apq = lru.New[string](cfg.APQCacheSize)
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
-	srv.Use(cfg.Limits)
-	srv.Use(extension.FixedComplexityLimit(cfg.MaxComplexity))
+	// After APQ, which turns a hash into the query the limits check.
+	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
+	// Innermost, so that the extensions above see the capped list.
+	srv.Use(errorCap{})
+	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	recovered := func(ctx context.Context, p any) error {
@@ -122,15 +154,17 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	}
 	srv.SetRecoverFunc(recovered)
 	cfg.FetchLimits.recovered = recovered
-	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.REST, cfg.FetchLimits, srv))
-	return ambiguousCredentials(refuse, limitRequest(cfg.MaxBodyBytes, refuse, h))
+	h := guardTransport(refuse, requestScope(cfg.RequestTimeout, cfg.RESTPerRequest, cfg.REST, cfg.FetchLimits, srv))
+	return ambiguousCredentials(refuse, limitRequest(cfg.MaxBodyBytes, refuse, h)), cache
 }
 
 // requestScope gives each request, in one copy of the request: the
-// deadline of the whole request (REST calls included), and fresh loaders,
+// deadline of the whole request (REST calls included); the
+// request's own bound on REST calls in flight (perRequest), which the REST
+// client's limiter applies to every call made for it; and fresh loaders,
 // so that no cache outlives the request. (The caller's pair is already in
 // the context: Credentials put it there.)
-func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
+func requestScope(timeout time.Duration, perRequest int, rest REST, limits *FetchLimits, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
 		if timeout > 0 {
@@ -138,13 +172,11 @@ func requestScope(timeout time.Duration, rest REST, limits *FetchLimits, next ht
 			ctx, cancel = context.WithTimeout(ctx, timeout)
 			defer cancel()
 		}
+		ctx = restclient.WithRequestLimit(ctx, perRequest)
 		ctx = context.WithValue(ctx, loadersKey{}, NewLoaders(rest, limits))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
-
-// parserTokenLimit bounds the lexer's work on one document.
-const parserTokenLimit = 20000
 
 var errPanic = errors.New("internal error")
 
@@ -193,23 +225,4 @@ func writeHTTPError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
-}
-
-// complexityRoot estimates REST fan-out: payments(first: n) costs n times
-// its selection, nodes(ids) the number of ids times its selection.
-func complexityRoot() ComplexityRoot {
-	var c ComplexityRoot
-	c.Query.Payments = func(child int, first *int, _ *string, _ *model.PaymentStatus) int {
-		n := defaultFirst
-		if first != nil {
-			// Out-of-range values are refused by the resolver with
-			// BAD_USER_INPUT; clamp so that the error says so.
-			n = min(max(*first, 0), maxFirst)
-		}
-		return 1 + n*max(child, 1)
-	}
-	c.Query.Nodes = func(child int, ids []string) int {
-		return 1 + min(len(ids), MaxNodes)*max(child, 1)
-	}
-	return c
 }

@@ -7,105 +7,225 @@ import (
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
 )
 
-// Codes of the query-limit refusals, alongside gqlgen's own
-// COMPLEXITY_LIMIT_EXCEEDED for the complexity limit.
+// Codes of the query-limit refusals.
 const (
 	CodeDepthLimit       = "DEPTH_LIMIT_EXCEEDED"
 	CodeFieldLimit       = "FIELD_LIMIT_EXCEEDED"
 	CodeQueryLengthLimit = "QUERY_TOO_LARGE"
+	CodeComplexityLimit  = "COMPLEXITY_LIMIT_EXCEEDED"
 )
 
-// QueryLimits refuses, before any resolver runs, operations that are too
-// deep, select too many fields (aliases included), or whose text is too
-// long. Complexity (the REST fan-out estimate) is gqlgen's own extension.
+// QueryLimits are the limits a document must pass before it is validated:
+// validation costs more than parsing (gqlparser's overlapping-fields rule
+// is quadratic in the fields that share a response name), so these are
+// checked on the parsed document first. Zero means the default
+// (HandlerConfig).
 type QueryLimits struct {
-	MaxDepth       int
-	MaxFields      int
-	MaxQueryLength int
+	MaxDepth       int // deepest field nesting of any operation or fragment
+	MaxFields      int // most fields one operation selects as it executes: aliases count, a fragment counts each time it is spread
+	MaxQueryLength int // longest query text, in bytes
+}
+
+// The limits on the shape of a document that no setting changes: each
+// bounds the work of one validation rule on a document that passes the
+// settings' limits (BenchmarkValidateWorstCase measures what they allow).
+const (
+	// parserTokenLimit bounds the lexer's work on one document.
+	parserTokenLimit = 20000
+	// maxSameResponseName bounds the fields that share one response name at
+	// one place (one response path, fragments and inline fragments
+	// flattened, as the executor merges them). The overlapping-fields rule
+	// compares every pair of them, and reports each pair that differs, so
+	// its work is at most maxSameResponseName/2 comparisons a field.
+	maxSameResponseName = 32
+	// maxFragments bounds the fragment definitions of a document: the
+	// overlapping-fields rule compares fragments spread together pairwise,
+	// following each one's nested spreads, up to every pair of fragments.
+	maxFragments = 100
+	// docWorkPerField bounds, as a multiple of MaxFields, every selection
+	// (field, fragment spread, inline fragment) of every operation and
+	// fragment definition of the document, counted as each would execute:
+	// validation walks each definition, and a document may hold many, or
+	// fragments spread into each other that select nothing.
+	docWorkPerField = 10
+)
+
+// queryLimits is the gqlgen extension that applies QueryLimits, the
+// complexity limit and the parsed-query cache's admission. Its two hooks
+// are the two ends of parsing and validation:
+//
+//   - MutateOperationParameters runs before gqlgen parses and validates the
+//     query (executor.parseQuery). Unless the document is already cached
+//     (it passed then), it parses it (with the token limit) and refuses
+//     what is too long, too deep, too wide or too repetitive; only a
+//     document that passes reaches validation.
+//   - MutateOperationContext runs after validation, with the variables:
+//     the REST-call estimate (complexity.go), then, the last limit passed,
+//     the cache commits the document gqlgen staged in it.
+type queryLimits struct {
+	QueryLimits
+	maxComplexity int
+	cache         *queryCache
 }
 
 var (
-	_ graphql.HandlerExtension          = QueryLimits{}
-	_ graphql.OperationParameterMutator = QueryLimits{}
-	_ graphql.OperationContextMutator   = QueryLimits{}
+	_ graphql.HandlerExtension          = queryLimits{}
+	_ graphql.OperationParameterMutator = queryLimits{}
+	_ graphql.OperationContextMutator   = queryLimits{}
 )
 
-func (QueryLimits) ExtensionName() string                          { return "QueryLimits" }
-func (QueryLimits) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (queryLimits) ExtensionName() string                          { return "QueryLimits" }
+func (queryLimits) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters runs before parsing, so a huge query costs
-// nothing but its bytes.
-func (l QueryLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
-	if l.MaxQueryLength > 0 && len(p.Query) > l.MaxQueryLength {
-		err := gqlerror.Errorf("query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
-		errcode.Set(err, CodeQueryLengthLimit)
-		return err
+func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if len(p.Query) > l.MaxQueryLength {
+		return limitError(CodeQueryLengthLimit, "query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
 	}
-	return nil
-}
-
-// MutateOperationContext runs after validation and before execution.
-func (l QueryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	op := opCtx.Doc.Operations.ForName(opCtx.OperationName)
-	if op == nil {
+	if l.cache.contains(p.Query) {
 		return nil
 	}
-	w := selectionWalker{doc: opCtx.Doc, maxFields: l.MaxFields, maxDepth: l.MaxDepth, fragments: map[string]bool{}}
-	w.walk(op.SelectionSet, 1)
-	switch {
-	case l.MaxDepth > 0 && w.depth > l.MaxDepth:
-		err := gqlerror.Errorf("query is %d levels deep, more than the limit of %d", w.depth, l.MaxDepth)
-		errcode.Set(err, CodeDepthLimit)
-		return err
-	case l.MaxFields > 0 && w.fields > l.MaxFields:
-		err := gqlerror.Errorf("query selects more than %d fields (aliases count one each)", l.MaxFields)
-		errcode.Set(err, CodeFieldLimit)
-		return err
+	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, parserTokenLimit)
+	if err != nil {
+		// The error gqlgen's own parse would give (it would parse again).
+		if gqlErr, ok := err.(*gqlerror.Error); ok {
+			errcode.Set(gqlErr, errcode.ParseFailed)
+			return gqlErr
+		}
+		return nil
+	}
+	return l.check(doc)
+}
+
+func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	if calls := restCalls(opCtx.Doc, opCtx.Operation, opCtx.Variables); calls > l.maxComplexity {
+		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
+	}
+	l.cache.commit(opCtx)
+	return nil
+}
+
+func limitError(code, format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	errcode.Set(err, code)
+	return err
+}
+
+// check walks every operation and every fragment definition of doc (the
+// validator walks each of them) as it would execute, fragments expanded at
+// each spread, and refuses it at the first limit passed. The walk stops
+// there too, so its own cost is bounded by the limits it checks.
+func (l queryLimits) check(doc *ast.QueryDocument) *gqlerror.Error {
+	if len(doc.Fragments) > maxFragments {
+		return limitError(CodeQueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), maxFragments)
+	}
+	w := docWalker{
+		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
+		onPath:    make(map[string]bool),
+		paths:     make(map[pathKey]int32),
+		maxDepth:  l.MaxDepth,
+		maxFields: l.MaxFields,
+		maxWork:   docWorkPerField * l.MaxFields,
+	}
+	for _, f := range doc.Fragments {
+		if _, ok := w.fragments[f.Name]; !ok { // the first of a name, as the validator takes
+			w.fragments[f.Name] = f
+		}
+	}
+	for _, op := range doc.Operations {
+		if err := w.root(op.SelectionSet); err != nil {
+			return err
+		}
+	}
+	for _, f := range doc.Fragments {
+		w.onPath[f.Name] = true
+		err := w.root(f.SelectionSet)
+		delete(w.onPath, f.Name)
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-type selectionWalker struct {
-	doc                 *ast.QueryDocument
-	fields, depth       int
-	maxFields, maxDepth int
-	fragments           map[string]bool // on the current path, to stop cycles
+type docWalker struct {
+	fragments map[string]*ast.FragmentDefinition
+	onPath    map[string]bool // fragments being expanded, to stop cycles (which validation refuses)
+	// paths numbers the response paths of the current root, from 1 (0 is
+	// the root): a path is its parent's number and a response name.
+	// counts[n-1] is the number of fields at path n.
+	paths                        map[pathKey]int32
+	counts                       []int32
+	maxDepth, maxFields, maxWork int
+	fields, work                 int // fields of the current root; selections of the whole document
+	err                          *gqlerror.Error
 }
 
-// walk counts every field as it would execute: a fragment spread counts
-// each time it is spread. It stops early once a limit is passed, so a
-// fragment bomb cannot make the walk itself expensive.
-func (w *selectionWalker) walk(set ast.SelectionSet, depth int) {
+type pathKey struct {
+	parent int32
+	name   string
+}
+
+func (w *docWalker) root(set ast.SelectionSet) *gqlerror.Error {
+	w.fields = 0
+	clear(w.paths)
+	w.counts = w.counts[:0]
+	w.walk(set, 1, 0)
+	return w.err
+}
+
+func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 	for _, sel := range set {
-		if w.over() {
+		if w.err != nil {
+			return
+		}
+		if w.work++; w.work > w.maxWork {
+			w.err = limitError(CodeFieldLimit, "the document's operations and fragments select more than %d fields and fragments in all, counted as each would execute", w.maxWork)
 			return
 		}
 		switch s := sel.(type) {
 		case *ast.Field:
-			w.fields++
-			w.depth = max(w.depth, depth)
+			if w.fields++; w.fields > w.maxFields {
+				w.err = limitError(CodeFieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
+				return
+			}
+			if depth > w.maxDepth {
+				w.err = limitError(CodeDepthLimit, "query is more than %d levels deep", w.maxDepth)
+				return
+			}
+			name := s.Alias
+			if name == "" {
+				name = s.Name
+			}
+			k := pathKey{parent, name}
+			path, ok := w.paths[k]
+			if !ok {
+				w.counts = append(w.counts, 0)
+				path = int32(len(w.counts))
+				w.paths[k] = path
+			}
+			if w.counts[path-1]++; w.counts[path-1] > maxSameResponseName {
+				w.err = limitError(CodeFieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", maxSameResponseName, name)
+				return
+			}
 			if len(s.SelectionSet) > 0 {
-				w.walk(s.SelectionSet, depth+1)
+				w.walk(s.SelectionSet, depth+1, path)
 			}
 		case *ast.InlineFragment:
-			w.walk(s.SelectionSet, depth)
+			w.walk(s.SelectionSet, depth, parent)
 		case *ast.FragmentSpread:
-			if w.fragments[s.Name] {
+			f := w.fragments[s.Name]
+			if f == nil || w.onPath[s.Name] {
 				continue
 			}
-			f := w.doc.Fragments.ForName(s.Name)
-			if f == nil {
-				continue
-			}
-			w.fragments[s.Name] = true
-			w.walk(f.SelectionSet, depth)
-			delete(w.fragments, s.Name)
+			w.onPath[s.Name] = true
+			w.walk(f.SelectionSet, depth, parent)
+			delete(w.onPath, s.Name)
 		}
 	}
-}
-
-func (w *selectionWalker) over() bool {
-	return (w.maxFields > 0 && w.fields > w.maxFields) || (w.maxDepth > 0 && w.depth > w.maxDepth)
 }

@@ -20,12 +20,10 @@ type REST interface {
 	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
 }
 
-// FetchLimits bounds concurrent REST calls: PerRequest for one GraphQL
-// request, and a process-wide semaphore shared by all requests so that one
-// huge query cannot starve the others.
+// FetchLimits are the loaders' settings. The bounds on concurrent REST
+// calls are not here: every REST call passes the REST client's limiter
+// (restclient.Limiter), the one place they live.
 type FetchLimits struct {
-	PerRequest int
-	global     chan struct{}
 	// Wait is the loader's batch window. REST has no batch endpoint, so a
 	// window only groups keys; the per-request cache already dedupes them,
 	// and every microsecond of window is latency on single lookups.
@@ -38,16 +36,14 @@ type FetchLimits struct {
 	recovered func(ctx context.Context, p any) error
 }
 
-// NewFetchLimits returns limits of perRequest concurrent calls per GraphQL
-// request and global concurrent calls per process.
-func NewFetchLimits(perRequest, global int, wait time.Duration) *FetchLimits {
-	if perRequest < 1 {
-		perRequest = 1
-	}
-	if global < perRequest {
-		global = perRequest
-	}
-	return &FetchLimits{PerRequest: perRequest, global: make(chan struct{}, global), Wait: wait}
+// SlotHolder is implemented by a REST whose calls pass a limiter
+// (*restclient.Client): Hold takes a call's slot ahead of it and returns
+// the context that carries it to the call (restclient.Limiter.Hold). The
+// loaders use it so that no goroutine is started for a call before it
+// holds its slot; with a REST that does not implement it (a test stub),
+// they start them at once.
+type SlotHolder interface {
+	Hold(ctx context.Context) (*restclient.Held, error)
 }
 
 // Loaders are the per-request batching loaders. They are created for each
@@ -56,7 +52,7 @@ func NewFetchLimits(perRequest, global int, wait time.Duration) *FetchLimits {
 type Loaders struct {
 	rest   REST
 	limits *FetchLimits
-	slots  chan struct{}
+	holder SlotHolder // nil: rest has no limiter
 
 	paymentsOnce sync.Once
 	payments     *dataloader.Loader[string, *restclient.Payment]
@@ -65,11 +61,16 @@ type Loaders struct {
 	sessionsOnce sync.Once
 	sessions     *dataloader.Loader[string, *restclient.CheckoutSession]
 	flights      sessionFlights
+	lists        listFlights
 }
 
 // NewLoaders returns empty loaders for one request.
 func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
-	return &Loaders{rest: rest, limits: limits, slots: make(chan struct{}, limits.PerRequest)}
+	if limits == nil {
+		limits = &FetchLimits{}
+	}
+	h, _ := rest.(SlotHolder)
+	return &Loaders{rest: rest, limits: limits, holder: h}
 }
 
 type loadersKey struct{}
@@ -109,50 +110,114 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		})
 		return results
 	}
-	// A batch never holds more than the batch capacity, so the batcher's
-	// input channel needs no more room than that (dataloader's default is
-	// 1000 entries: an 8 KB channel per batch, i.e. per request here).
-	batchCap := l.limits.PerRequest * 4
 	return dataloader.NewBatchedLoader(batch,
 		dataloader.WithWait[string, V](l.limits.Wait),
-		dataloader.WithBatchCapacity[string, V](batchCap),
-		dataloader.WithInputCapacity[string, V](batchCap))
+		dataloader.WithBatchCapacity[string, V](batchCapacity),
+		dataloader.WithInputCapacity[string, V](batchCapacity))
 }
 
-// fanOut runs fn for 0..n-1 concurrently, each call holding a per-request
-// and a process-wide slot. A cancelled context stops waiting for slots.
+// batchCapacity is the most keys one batch takes: a whole nodes(ids:).
+// A batch never holds more, so the batcher's input channel needs no more
+// room than that (dataloader's default is 1000 entries: an 8 KB channel
+// per batch).
+const batchCapacity = MaxNodes
+
+// fanOut runs fn for 0..n-1, each call holding its REST slot. The slot
+// is taken here, in the batch's goroutine, before the goroutine that makes
+// the call is started: a batch waiting for slots costs one goroutine, not
+// one per key. The last call runs in the batch's goroutine itself. Once
+// the context is done, the calls left run here too, each answering the
+// REST client's typed cancellation or timeout error at once.
 func (l *Loaders) fanOut(ctx context.Context, n int, fn func(context.Context, int)) {
-	if n == 1 {
-		l.withSlot(ctx, func(ctx context.Context) { fn(ctx, 0) })
-		return
-	}
-	var wg sync.WaitGroup
-	wg.Add(n)
+	var wg *sync.WaitGroup // only when a goroutine is started (n > 1)
 	for i := 0; i < n; i++ {
-		go func() {
-			defer wg.Done()
-			l.withSlot(ctx, func(ctx context.Context) { fn(ctx, i) })
-		}()
+		held, err := l.hold(ctx)
+		if err != nil {
+			for ; i < n; i++ {
+				fn(ctx, i)
+			}
+			break
+		}
+		if i == n-1 {
+			runHeld(ctx, held, i, fn)
+			break
+		}
+		if wg == nil {
+			wg = new(sync.WaitGroup)
+		}
+		wg.Add(1)
+		go runHeldDone(ctx, wg, held, i, fn)
 	}
-	wg.Wait()
+	if wg != nil {
+		wg.Wait()
+	}
 }
 
-func (l *Loaders) withSlot(ctx context.Context, fn func(context.Context)) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-ctx.Done():
-		fn(ctx) // the REST client reports the cancellation as a typed error
-		return
+// runHeld runs fn(i) with the slot held (held is nil without a holder).
+func runHeld(ctx context.Context, held *restclient.Held, i int, fn func(context.Context, int)) {
+	defer held.Release()
+	if held != nil {
+		ctx = held
 	}
-	defer func() { <-l.slots }()
-	select {
-	case l.limits.global <- struct{}{}:
-	case <-ctx.Done():
-		fn(ctx)
-		return
+	fn(ctx, i)
+}
+
+func runHeldDone(ctx context.Context, wg *sync.WaitGroup, held *restclient.Held, i int, fn func(context.Context, int)) {
+	defer wg.Done()
+	runHeld(ctx, held, i, fn)
+}
+
+// hold takes one call's slot (SlotHolder); without a holder nothing.
+func (l *Loaders) hold(ctx context.Context) (*restclient.Held, error) {
+	if l.holder == nil {
+		return nil, nil
 	}
-	defer func() { <-l.limits.global }()
-	fn(ctx)
+	return l.holder.Hold(ctx)
+}
+
+// ListPayments lists one page, once per request for each distinct
+// (limit, cursor, status): fields and aliases that ask for the same page
+// share one REST call, made by the first of them.
+func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
+	return l.lists.do(ctx, p, l.rest.ListPayments)
+}
+
+// listFlights remembers the list pages of one request by their parameters.
+type listFlights struct {
+	mu    sync.Mutex
+	calls map[restclient.ListParams]*listCall
+}
+
+type listCall struct {
+	done sync.WaitGroup // one, until page and err are set
+	page *restclient.PaymentPage
+	err  error
+}
+
+func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func(context.Context, restclient.ListParams) (*restclient.PaymentPage, error)) (*restclient.PaymentPage, error) {
+	f.mu.Lock()
+	if c, ok := f.calls[p]; ok {
+		f.mu.Unlock()
+		c.done.Wait() // the first one's call ends with the request at the latest
+		return c.page, c.err
+	}
+	if f.calls == nil {
+		f.calls = make(map[restclient.ListParams]*listCall)
+	}
+	c := &listCall{}
+	c.done.Add(1)
+	f.calls[p] = c
+	f.mu.Unlock()
+	defer func() {
+		if r := recover(); r != nil {
+			c.err = errPanic // the others answer as this one will
+			c.done.Done()
+			panic(r)
+		}
+	}()
+	c.page, c.err = list(ctx, p)
+	c.done.Done()
+	return c.page, c.err
 }
 
 // Payment loads one payment's detail (with customer.address).

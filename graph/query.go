@@ -49,6 +49,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 
 	edges := make([]*model.PaymentEdge, 0, n)
 	hasNext := false
+	loaders := r.loaders(ctx)
 	for calls := 0; ; calls++ {
 		if calls == maxListCalls {
 			hasNext = true
@@ -56,7 +57,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		}
 		want := n - len(edges)
 		limit := min(pos.Skip+max(want, 1), restMaxLimit)
-		page, err := r.REST.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: pos.RestCursor, Status: filter})
+		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: pos.RestCursor, Status: filter})
 		if err != nil {
 			return nil, err
 		}

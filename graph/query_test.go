@@ -57,7 +57,7 @@ func TestPaymentsPaging(t *testing.T) {
 		{"tiny REST pages", &pagedREST{n: 45, short: 1}, 10, maxListCalls, maxListCalls},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Resolver{REST: tc.rest, Limits: NewFetchLimits(4, 4, 0)}
+			r := &Resolver{REST: tc.rest, Limits: &FetchLimits{}}
 			var got []string
 			var after *string
 			for range 100 {
@@ -96,7 +96,7 @@ func TestPaymentsPaging(t *testing.T) {
 // of calls per query.
 func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 	rest := &pagedREST{empty: true}
-	r := &Resolver{REST: rest, Limits: NewFetchLimits(4, 4, 0)}
+	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
 	first := 10
 	c, err := r.payments(context.Background(), &first, nil, nil)
 	if err != nil {
@@ -109,7 +109,7 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 
 func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
 	rest := &pagedREST{n: 12}
-	r := &Resolver{REST: rest, Limits: NewFetchLimits(4, 4, 0)}
+	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
 	first := 5
 	c, err := r.payments(context.Background(), &first, nil, nil)
 	if err != nil {

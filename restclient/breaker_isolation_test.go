@@ -17,7 +17,7 @@ import (
 // when it has no entry.
 func (c *Client) merchantState(ctx context.Context) string {
 	cv, _ := credentialsFrom(ctx)
-	m := c.breaker.merchants.get(merchantKey(cv.c), time.Now().UnixNano())
+	m := c.breaker.merchants.get(cv.merchant.short(), time.Now().UnixNano())
 	if m == nil {
 		return "none"
 	}
@@ -368,9 +368,9 @@ func TestMerchantTableBounded(t *testing.T) {
 // hashed: moving a byte from the key to the secret changes the key), and
 // the tag is 16 hex digits that contain neither credential.
 func TestMerchantKey(t *testing.T) {
-	a := merchantKey(Credentials{APIKey: "ak_test_ab", APISecret: "c"})
-	b := merchantKey(Credentials{APIKey: "ak_test_a", APISecret: "bc"})
-	if a == b || a != merchantKey(Credentials{APIKey: "ak_test_ab", APISecret: "c"}) {
+	a := merchantKeyOf(Credentials{APIKey: "ak_test_ab", APISecret: "c"})
+	b := merchantKeyOf(Credentials{APIKey: "ak_test_a", APISecret: "bc"})
+	if a == b || a != merchantKeyOf(Credentials{APIKey: "ak_test_ab", APISecret: "c"}) {
 		t.Errorf("keys %x %x", a, b)
 	}
 	if tag := merchantTag(1); tag != "0000000000000001" {

@@ -106,6 +106,10 @@ type Config struct {
 	// and no more than the limit is buffered.
 	MaxBodyBytes int64
 	MaxPageBytes int64
+	// Limiter bounds the calls in flight (per request, merchant and
+	// process); nil -> a limiter of its own with the default bounds. Share
+	// one between clients to share the bounds.
+	Limiter *Limiter
 	Resilience
 }
 
@@ -126,6 +130,7 @@ type Client struct {
 	maxPage     int64 // of a list page
 	retry       retryPolicy
 	breaker     *breaker
+	limiter     *Limiter
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -171,6 +176,10 @@ func New(cfg Config) (*Client, error) {
 		c.timeout = DefaultTimeout
 	}
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
+	c.limiter = cfg.Limiter
+	if c.limiter == nil {
+		c.limiter = NewLimiter(LimiterConfig{})
+	}
 	c.retry = cfg.Resilience.retryPolicy()
 	c.breaker = cfg.Resilience.newBreaker(u.Host)
 	if cfg.HTTPClient != nil {
@@ -301,7 +310,9 @@ func checkID(id string) string {
 
 // do performs one GET of route (+ "/" + id when id != "") with query,
 // and decodes a 2xx JSON body into into. It is the single place where
-// requests are made (retries and circuit breaking belong here).
+// requests are made (the limiter's slot, retries and circuit breaking
+// belong here). The slot is taken once the call is known to be sent, and
+// held across its retries.
 func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
@@ -322,6 +333,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		u.RawQuery = query.Encode()
 	}
 
+	s, err := c.limiter.slotFor(ctx, creds)
+	if err != nil {
+		return ctxError(ctx, ep, err)
+	}
+	defer s.release()
 	return c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into) })
 }
 

@@ -30,11 +30,12 @@ type credentialsValue struct {
 	keyHeader   []string // headers[0:1]
 	secretField []string // headers[1:2]
 	headers     [2]string
+	merchant    merchantKey // the Limiter's key of the pair
 }
 
 // WithCredentials returns a context carrying c.
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}}
+	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: merchantKeyOf(c)}
 	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
 	return context.WithValue(ctx, credentialsKey{}, v)
 }

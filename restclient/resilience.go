@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/binary"
 	"errors"
-	"hash/maphash"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -413,25 +411,6 @@ func (r *failureRun) tripped(failures uint32) bool {
 	return r.systemic >= failures || r.n >= breakerMerchants
 }
 
-// merchantSeed keys the hash that names a credential pair: without it
-// nobody can compute which pairs share a circuit.
-var merchantSeed = maphash.MakeSeed()
-
-// merchantKey names a credential pair by a keyed 64-bit hash, so that the
-// table holds no credential. Both lengths are hashed so that no two pairs
-// hash the same text.
-func merchantKey(c Credentials) uint64 {
-	var h maphash.Hash
-	h.SetSeed(merchantSeed)
-	var n [16]byte
-	binary.LittleEndian.PutUint64(n[:8], uint64(len(c.APIKey)))
-	binary.LittleEndian.PutUint64(n[8:], uint64(len(c.APISecret)))
-	_, _ = h.Write(n[:])
-	_, _ = h.WriteString(c.APIKey)
-	_, _ = h.WriteString(c.APISecret)
-	return h.Sum64()
-}
-
 // merchant is one credential pair's circuit.
 type merchant struct {
 	cb *gobreaker.CircuitBreaker[struct{}]
@@ -566,7 +545,7 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func()
 		return call(c.retry.max)
 	}
 	cv, _ := credentialsFrom(ctx)
-	key := merchantKey(cv.c)
+	key := cv.merchant.short()
 	now := time.Now().UnixNano()
 	m := b.merchants.get(key, now)
 	retries := c.retry.max

@@ -1,0 +1,15 @@
+// Package e2e holds the tests that run the gateway as its own process, as
+// a pod runs it: the binary built once from the module root, its settings
+// in the environment, a REST API on a real port, and nothing shared with
+// the test but HTTP. Only what an operator can see is measured: answers,
+// the process's memory (/proc), its /metrics and its log output. That is
+// why the package is black-box (it imports only paygraph/sandbox and
+// paygraph/internal/testenv): a figure taken here is the figure a deployed
+// gateway would show, whatever the packages inside it are called.
+//
+// The harness (harness_test.go, restfake_test.go) is shared by every suite
+// in this folder; hostile_load_test.go is the hostile-load suite of issue
+// 11 (RELIABILITY.md, "Hostile load").
+//
+// This file holds no code: the package is made of tests.
+package e2e

@@ -1,0 +1,148 @@
+package graph
+
+import (
+	"encoding/json"
+	"reflect"
+
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// restCalls is the complexity of an operation: the REST calls answering it
+// can make, counted on the validated operation with its variables,
+// fragments expanded wherever they are spread:
+//
+//   - payments: 1 page (2 with after: a cursor in the middle of a REST page
+//     needs the rest of that page and the next), plus first (default 20,
+//     0..100) payment details when its items select customer.address,
+//     which the REST list omits. The details are counted once a list
+//     however many times edges and nodes select the address: they are the
+//     same payments, which the loader fetches once.
+//   - payment, paymentLink, node: 1.
+//   - checkoutSession: 1, plus 1 when it selects its payment.
+//   - nodes(ids): one per id (at most 100: more is refused by the field).
+//   - everything else (the fields of a record, introspection): 0.
+//
+// It is an upper bound in one respect: identical fields (the same id
+// asked twice, two identical lists) are counted each time, although the
+// loaders make each distinct call once a request. A REST API that answers
+// short pages may make a list take up to maxListCalls pages; that is not
+// counted, since the REST API documents full pages.
+func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
+	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}}
+	calls := 0
+	e.eachField(op.SelectionSet, func(f *ast.Field) {
+		calls += e.rootField(f)
+	})
+	return calls
+}
+
+type estimate struct {
+	doc    *ast.QueryDocument
+	vars   map[string]any
+	onPath map[string]bool // fragments being expanded (validation refused cycles; this is a guard)
+}
+
+func (e *estimate) rootField(f *ast.Field) int {
+	if f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" {
+		return 0 // introspection
+	}
+	switch f.Name {
+	case "payments":
+		args := f.ArgumentMap(e.vars)
+		n := defaultFirst
+		if v, ok := intValue(args["first"]); ok {
+			// Out-of-range values are refused by the resolver with
+			// BAD_USER_INPUT; clamp so that the error says so.
+			n = int(min(max(v, 0), maxFirst))
+		}
+		calls := 1
+		if args["after"] != nil {
+			calls = 2
+		}
+		if e.selects(f.SelectionSet, "Customer", "address") {
+			calls += n
+		}
+		return calls
+	case "payment", "paymentLink", "node":
+		return 1
+	case "checkoutSession":
+		if e.selects(f.SelectionSet, "CheckoutSession", "payment") {
+			return 2
+		}
+		return 1
+	case "nodes":
+		// More than MaxNodes is refused by the resolver with BAD_USER_INPUT.
+		return min(listLen(f.ArgumentMap(e.vars)["ids"]), MaxNodes)
+	}
+	return 0
+}
+
+// selects reports whether set selects, at any depth, the field name of
+// the type typeName.
+func (e *estimate) selects(set ast.SelectionSet, typeName, name string) bool {
+	found := false
+	e.eachField(set, func(f *ast.Field) {
+		if found {
+			return
+		}
+		if f.Name == name && f.ObjectDefinition != nil && f.ObjectDefinition.Name == typeName {
+			found = true
+			return
+		}
+		found = e.selects(f.SelectionSet, typeName, name)
+	})
+	return found
+}
+
+// eachField calls fn with every field of set, inline fragments and
+// fragment spreads flattened.
+func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			fn(s)
+		case *ast.InlineFragment:
+			e.eachField(s.SelectionSet, fn)
+		case *ast.FragmentSpread:
+			f := e.doc.Fragments.ForName(s.Name)
+			if f == nil || e.onPath[s.Name] {
+				continue
+			}
+			e.onPath[s.Name] = true
+			e.eachField(f.SelectionSet, fn)
+			delete(e.onPath, s.Name)
+		}
+	}
+}
+
+// listLen is the length of a list argument: []any from a literal or JSON,
+// another slice type where gqlparser coerced a single value into a list,
+// or one value a literal gave for the list.
+func listLen(v any) int {
+	if v == nil {
+		return 0
+	}
+	if rv := reflect.ValueOf(v); rv.Kind() == reflect.Slice {
+		return rv.Len()
+	}
+	return 1
+}
+
+// intValue reads an Int argument as gqlparser gives it: int64 from a
+// literal, json.Number (or another number type) from a variable.
+func intValue(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case int32:
+		return int64(n), true
+	case float64:
+		return int64(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return i, err == nil
+	}
+	return 0, false
+}

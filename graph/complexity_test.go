@@ -1,0 +1,122 @@
+package graph
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// everyPaymentField selects every field of a payment, the address join
+// included.
+const everyPaymentField = `id status amount { amount paisa currency } transactionId paymentMethod
+	customer { name email phone address city } createdAt updatedAt`
+
+// nodesQuery is n aliases of nodes(ids: $ids): with 100 ids, issue 11's
+// starvation query at n = 49 (about 4,900 REST calls).
+func nodesQuery(n int) string {
+	var b strings.Builder
+	b.WriteString("query($ids: [ID!]!) {")
+	for i := range n {
+		fmt.Fprintf(&b, " n%d: nodes(ids: $ids) { id }", i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
+
+// TestRESTCalls: the complexity of an operation is the number of REST
+// calls it can make (restCalls documents the formula).
+func TestRESTCalls(t *testing.T) {
+	hundredIDs := make([]any, 100)
+	for i := range hundredIDs {
+		hundredIDs[i] = fmt.Sprintf("pay_%d", i)
+	}
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		want        int
+	}{
+		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + everyPaymentField + ` } }
+			nodes { ` + everyPaymentField + ` } pageInfo { hasNextPage endCursor } } }`, nil, 1 + 100},
+		{"two full lists without address", `{ a: payments(first: 100) { nodes { id status amount { amount } customer { name email } } }
+			b: payments(first: 100, status: FAILED) { edges { cursor node { id } } } }`, nil, 2},
+		{"list continued after a cursor", `{ payments(first: 10, after: "c") { nodes { id } } }`, nil, 2},
+		{"list with the default first and address", `{ payments { nodes { customer { address } } } }`, nil, 1 + defaultFirst},
+		{"first from a variable", `query($n: Int) { payments(first: $n) { nodes { customer { address } } } }`, map[string]any{"n": json.Number("50")}, 1 + 50},
+		{"first out of range is clamped", `{ payments(first: 1000) { nodes { customer { address } } } }`, nil, 1 + maxFirst},
+		{"address through fragments on the list", `{ payments(first: 10) { ...Conn } }
+			fragment Conn on PaymentConnection { edges { node { ...P } } }
+			fragment P on Payment { customer { address } }`, nil, 1 + 10},
+		{"one payment with its address", `{ payment(id: "pay_1") { ` + everyPaymentField + ` } }`, nil, 1},
+		{"payment link", `{ paymentLink(id: "pl_1") { url } }`, nil, 1},
+		{"checkout session", `{ checkoutSession(id: "ref") { sessionId customer { address } } }`, nil, 1},
+		{"checkout session with its payment", `{ checkoutSession(id: "ref") { sessionId payment { ` + everyPaymentField + ` } again: payment { id } } }`, nil, 2},
+		{"node with an inline fragment", `{ node(id: "pay_1") { id ... on Payment { customer { address } } } }`, nil, 1},
+		{"100 nodes", `{ nodes(ids: [` + strings.Repeat(`"pay_1" `, 100) + `]) { id ... on Payment { customer { address } } } }`, nil, 100},
+		{"nodes ids from a variable", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": hundredIDs[:30]}, 30},
+		{"one id coerced into the list", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []string{"pay_1"}}, 1},
+		{"more ids than nodes takes", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": append(hundredIDs, hundredIDs...)}, MaxNodes},
+		{"49 aliases of nodes(100 ids)", nodesQuery(49), map[string]any{"ids": hundredIDs}, 4900},
+		{"aliases and fragments spread twice", `{ a: payment(id: "pay_1") { id } ...F ...F }
+			fragment F on Query { b: paymentLink(id: "pl_1") { id } c: nodes(ids: ["pay_1", "pl_2"]) { id } }`, nil, 1 + 2*(1+2)},
+		{"inline fragment on Query", `{ ... on Query { payment(id: "pay_1") { id } } }`, nil, 1},
+		{"introspection", introspectionQuery, nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc := validated(t, tc.query)
+			if got := restCalls(doc, doc.Operations[0], tc.vars); got != tc.want {
+				t.Errorf("%d REST calls, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestComplexityLimit: the default budget (500 REST calls) serves the
+// documented uses and refuses issue 11's starvation query before any REST
+// call.
+func TestComplexityLimit(t *testing.T) {
+	r := newLimitsRig(t, HandlerConfig{})
+	sessions := r.sb.CheckoutSessions(r.biz.APIKey)
+	var ids []string
+	for _, p := range r.sb.Payments(r.biz.APIKey) {
+		ids = append(ids, p.ID)
+	}
+	if len(ids) < 100 {
+		t.Fatalf("the sandbox has %d payments, want 100", len(ids))
+	}
+	ids = ids[:100]
+	idList, _ := json.Marshal(ids)
+
+	for _, tc := range []struct{ name, query string }{
+		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + everyPaymentField + ` } } nodes { ` + everyPaymentField + ` } } }`},
+		{"100 nodes", `{ nodes(ids: ` + string(idList) + `) { id ... on Payment { ` + everyPaymentField + ` } } }`},
+		{"checkout session with its payment", `{ checkoutSession(id: "` + sessions[0].Reference + `") { sessionId payment { ` + everyPaymentField + ` } } }`},
+	} {
+		t.Run(tc.name+" is served", func(t *testing.T) {
+			r.post(t, tc.query, nil).wantNoErrors(t)
+		})
+	}
+
+	t.Run("49 aliases of nodes(100 ids) are refused", func(t *testing.T) {
+		r.sb.ResetCalls()
+		a := r.post(t, nodesQuery(49), map[string]any{"ids": ids})
+		a.wantRefused(t, CodeComplexityLimit)
+		if n := r.sb.CallCount(""); n != 0 {
+			t.Errorf("%d REST calls", n)
+		}
+	})
+	t.Run("first from a variable counts", func(t *testing.T) {
+		q := fiveLists
+		r.post(t, q, map[string]any{"n": 100}).wantRefused(t, CodeComplexityLimit) // 5 × (1 + 100)
+		r.post(t, q, map[string]any{"n": 10}).wantNoErrors(t)                      // 5 × (1 + 10)
+	})
+}
+
+// fiveLists is five lists of $n payments with their addresses: 5 × (1 +
+// $n) REST calls, over the default budget for n > 98.
+const fiveLists = `query($n: Int) {
+	a: payments(first: $n) { nodes { customer { address } } }
+	b: payments(first: $n, status: PENDING) { nodes { customer { address } } }
+	c: payments(first: $n, status: FAILED) { nodes { customer { address } } }
+	d: payments(first: $n, status: CANCELLED) { nodes { customer { address } } }
+	e: payments(first: $n, status: REFUNDED) { nodes { customer { address } } } }`

@@ -1,0 +1,147 @@
+package graph
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/validator"
+
+	"paygraph/restclient"
+	"paygraph/sandbox"
+)
+
+// limitsRig is the /graphql handler in front of the sandbox, served in
+// process (the sandbox counts the REST calls it gets), with the handler's
+// parsed-query cache in view.
+type limitsRig struct {
+	h     http.Handler
+	cache *queryCache
+	sb    *sandbox.Server
+	biz   sandbox.Business
+}
+
+type inProcess struct{ h http.Handler }
+
+func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
+}
+
+func newLimitsRig(tb testing.TB, cfg HandlerConfig) *limitsRig {
+	tb.Helper()
+	sb := sandbox.New(sandbox.Options{})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cfg.REST = rc
+	h, cache := newHandler(cfg)
+	return &limitsRig{h: h, cache: cache, sb: sb, biz: sb.Businesses()[0]}
+}
+
+// answer is a /graphql response as the client sees it.
+type answer struct {
+	status int
+	body   []byte
+	Data   json.RawMessage `json:"data"`
+	Errors []struct {
+		Message    string `json:"message"`
+		Extensions struct {
+			Code string `json:"code"`
+		} `json:"extensions"`
+	} `json:"errors"`
+}
+
+func (r *limitsRig) serve(tb testing.TB, req *http.Request) answer {
+	tb.Helper()
+	req.Header.Set("x-api-key", r.biz.APIKey)
+	req.Header.Set("x-api-secret", r.biz.APISecret)
+	rec := httptest.NewRecorder()
+	r.h.ServeHTTP(rec, req)
+	a := answer{status: rec.Code, body: rec.Body.Bytes()}
+	if err := json.Unmarshal(a.body, &a); err != nil {
+		tb.Fatalf("status %d, answer is not JSON: %.300s", a.status, a.body)
+	}
+	return a
+}
+
+func (r *limitsRig) post(tb testing.TB, query string, vars map[string]any) answer {
+	tb.Helper()
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(body)))
+	req.Header.Set("Content-Type", "application/json")
+	return r.serve(tb, req)
+}
+
+func (r *limitsRig) get(tb testing.TB, query string) answer {
+	tb.Helper()
+	return r.serve(tb, httptest.NewRequest(http.MethodGet, "/graphql?query="+url.QueryEscape(query), nil))
+}
+
+// codes lists the answer's error codes, in order.
+func (a answer) codes() []string {
+	var out []string
+	for _, e := range a.Errors {
+		out = append(out, e.Extensions.Code)
+	}
+	return out
+}
+
+// wantRefused fails unless every error of a has code and a carries no data.
+func (a answer) wantRefused(tb testing.TB, code string) {
+	tb.Helper()
+	if len(a.Errors) == 0 {
+		tb.Fatalf("accepted: %.300s", a.body)
+	}
+	for _, c := range a.codes() {
+		if c != code {
+			tb.Fatalf("codes %v, want %s: %.300s", a.codes(), code, a.body)
+		}
+	}
+	if len(a.Data) > 0 && string(a.Data) != "null" {
+		tb.Errorf("refusal carries data: %.200s", a.Data)
+	}
+}
+
+func (a answer) wantNoErrors(tb testing.TB) {
+	tb.Helper()
+	if len(a.Errors) > 0 {
+		tb.Fatalf("status %d, errors: %.500s", a.status, a.body)
+	}
+}
+
+// testSchema is the gateway's schema, for tests that validate documents
+// without serving them.
+var testSchema = NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()
+
+// validated parses and validates query as gqlgen does, failing on any
+// error.
+func validated(tb testing.TB, query string) *ast.QueryDocument {
+	tb.Helper()
+	doc, err := parser.ParseQuery(&ast.Source{Input: query})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if errs := validator.ValidateWithRules(testSchema, doc, nil); len(errs) > 0 {
+		tb.Fatalf("%s: %v", query, errs)
+	}
+	return doc
+}
+
+// introspectionQuery is the query GraphiQL sends (graphql-js
+// getIntrospectionQuery), ofType nested as deep as it goes.
+const introspectionQuery = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
+  types { ...FullType } directives { name description locations args { ...InputValue } } } }
+fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
+  type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`

@@ -1,0 +1,179 @@
+package graph
+
+import (
+	"context"
+	"math"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// queryCache is the parsed-query cache: validated documents by query text,
+// least recently used out first, bounded by an estimate of the heap they
+// hold rather than by their count, since one 32 KB document holds as much
+// as a thousand small ones (BenchmarkQueryCacheCost).
+//
+// It keeps only documents that passed every limit. gqlgen adds a document
+// as soon as it has validated it, before the complexity limit runs, so Add
+// only stages the document in the request's operation context, and commit
+// (called by queryLimits once the last limit passed) stores it.
+type queryCache struct {
+	mu       sync.Mutex
+	lru      *simplelru.LRU[string, cachedDoc]
+	bytes    int64 // estimated heap of the documents held
+	maxBytes int64
+}
+
+type cachedDoc struct {
+	doc  *ast.QueryDocument
+	cost int64
+}
+
+var _ graphql.Cache[*ast.QueryDocument] = (*queryCache)(nil)
+
+func newQueryCache(maxBytes int64) *queryCache {
+	c := &queryCache{maxBytes: maxBytes}
+	// The count is not the bound: maxBytes is.
+	c.lru, _ = simplelru.NewLRU(math.MaxInt32, func(_ string, v cachedDoc) { c.bytes -= v.cost })
+	return c
+}
+
+func (c *queryCache) Get(_ context.Context, query string) (*ast.QueryDocument, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.lru.Get(query)
+	return v.doc, ok
+}
+
+// contains reports whether query is cached, without making it recent.
+func (c *queryCache) contains(query string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Contains(query)
+}
+
+// stagedKey names the staged document in the operation context's stats.
+const stagedKey = "paygraph.queryCache.staged"
+
+type stagedDoc struct {
+	query string
+	doc   *ast.QueryDocument
+}
+
+// Add stages doc in the request; commit stores it.
+func (c *queryCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
+	if graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(stagedKey, stagedDoc{query, doc})
+	}
+}
+
+// commit stores the document staged in opCtx, if any, evicting the least
+// recently used until the cache is within its bytes. A document larger
+// than the whole cache is not kept.
+func (c *queryCache) commit(opCtx *graphql.OperationContext) {
+	s, ok := opCtx.Stats.GetExtension(stagedKey).(stagedDoc)
+	if !ok {
+		return
+	}
+	opCtx.Stats.SetExtension(stagedKey, nil)
+	cost := docCost(s.query, s.doc)
+	if cost > c.maxBytes {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.lru.Contains(s.query) {
+		return // another request cached it meanwhile
+	}
+	c.lru.Add(s.query, cachedDoc{s.doc, cost})
+	c.bytes += cost
+	for c.bytes > c.maxBytes {
+		c.lru.RemoveOldest()
+	}
+}
+
+// stats returns the documents held and their estimated bytes.
+func (c *queryCache) stats() (docs int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lru.Len(), c.bytes
+}
+
+// Heap per AST node of a parsed and validated document, measured by
+// BenchmarkQueryCacheCost (gqlparser v2.5.64, amd64), rounded up: a field,
+// fragment or definition with its position, slices and the validator's
+// annotations; a value, argument, directive or variable definition.
+const (
+	selectionBytes = 420
+	valueBytes     = 230
+	docBytes       = 1024 // the document, its lists and the cache's entry
+)
+
+// docCost estimates the heap that doc holds: the query text (which its
+// source keeps and the cache's key shares) and its nodes, counted by kind.
+// Counting nodes rather than scaling the text's length keeps the estimate
+// honest for any shape: per byte of text, a document of short aliases
+// holds 25 bytes and one of list values over 100.
+func docCost(query string, doc *ast.QueryDocument) int64 {
+	n := nodeCount{}
+	for _, op := range doc.Operations {
+		n.selections++
+		for _, v := range op.VariableDefinitions {
+			n.values++
+			n.value(v.DefaultValue)
+			n.directives(v.Directives)
+		}
+		n.directives(op.Directives)
+		n.set(op.SelectionSet)
+	}
+	for _, f := range doc.Fragments {
+		n.selections++
+		n.directives(f.Directives)
+		n.set(f.SelectionSet)
+	}
+	return int64(len(query)) + docBytes + n.selections*selectionBytes + n.values*valueBytes
+}
+
+type nodeCount struct{ selections, values int64 }
+
+func (n *nodeCount) set(set ast.SelectionSet) {
+	for _, sel := range set {
+		n.selections++
+		switch s := sel.(type) {
+		case *ast.Field:
+			for _, a := range s.Arguments {
+				n.values++
+				n.value(a.Value)
+			}
+			n.directives(s.Directives)
+			n.set(s.SelectionSet)
+		case *ast.InlineFragment:
+			n.directives(s.Directives)
+			n.set(s.SelectionSet)
+		case *ast.FragmentSpread:
+			n.directives(s.Directives)
+		}
+	}
+}
+
+func (n *nodeCount) directives(ds ast.DirectiveList) {
+	for _, d := range ds {
+		n.values++
+		for _, a := range d.Arguments {
+			n.values++
+			n.value(a.Value)
+		}
+	}
+}
+
+func (n *nodeCount) value(v *ast.Value) {
+	if v == nil {
+		return
+	}
+	n.values++
+	for _, c := range v.Children {
+		n.value(c.Value)
+	}
+}

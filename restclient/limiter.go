@@ -1,0 +1,306 @@
+package restclient
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"sync"
+	"sync/atomic"
+)
+
+// Defaults of the limiter's bounds (the gateway's REST_MAX_CONCURRENCY,
+// REST_MAX_INFLIGHT and REST_MAX_INFLIGHT_PER_MERCHANT take theirs from
+// here).
+const (
+	// DefaultRequestLimit is the per-request bound that the HTTP layer
+	// usually puts in a request's context (WithRequestLimit): enough for a
+	// 100-item list's joins to take a few round trips, not 100.
+	DefaultRequestLimit = 16
+	// DefaultMaxInFlight is the process-wide bound.
+	DefaultMaxInFlight = 256
+	// DefaultMaxInFlightPerMerchant is the most of the process pool one
+	// credential pair may hold: a quarter, so that one merchant's load
+	// always leaves three quarters of the pool to the others.
+	DefaultMaxInFlightPerMerchant = 64
+)
+
+// LimiterConfig configures a Limiter. Zero values take the defaults.
+type LimiterConfig struct {
+	// MaxInFlight bounds the REST calls in flight in the process
+	// (DefaultMaxInFlight).
+	MaxInFlight int
+	// MaxInFlightPerMerchant bounds the REST calls in flight for one
+	// credential pair (DefaultMaxInFlightPerMerchant); a value above
+	// MaxInFlight is MaxInFlight.
+	MaxInFlightPerMerchant int
+}
+
+// Limiter is the one place REST calls wait for a slot: every call of a
+// Client passes it (Client.do), lists and single records alike. A call
+// holds, in this order, a slot of its caller's request (when the context
+// carries a limit, WithRequestLimit), one of its merchant (its credential
+// pair) and one of the process. Taking the narrowest first means that a
+// call waiting for the process pool already holds its own request's and
+// merchant's slots, so a busy merchant queues on its own slots and never
+// occupies more than its share of the process pool: one merchant at its
+// cap leaves MaxInFlight - MaxInFlightPerMerchant slots to the others
+// (with the defaults, it takes four merchants at their caps to fill the
+// pool).
+//
+// Merchants are keyed by a SHA-256 of the credential pair, never the
+// secret itself, and an entry lives only while a call of that merchant
+// holds or waits for a slot, so the map is bounded by active merchants.
+//
+// Waiting stops when the context is done, with the client's typed
+// cancellation or timeout error. Waiters are served first come, first
+// served (Go channels queue blocked senders in order).
+type Limiter struct {
+	process     chan struct{}
+	perMerchant int
+
+	mu        sync.Mutex
+	merchants map[merchantKey]*merchantSlots
+	// spare keeps the semaphores of idle merchants for the next one, so an
+	// uncontended call allocates nothing.
+	spare sync.Pool
+}
+
+// merchantKey identifies a credential pair: SHA-256 of the key's length,
+// the key and the secret. It is collision-resistant, so no caller can
+// share (and use up) another merchant's slots without its secret.
+type merchantKey [sha256.Size]byte
+
+// merchantSlots is a merchant's semaphore; refs counts the calls holding
+// or waiting for one of its slots (under Limiter.mu).
+type merchantSlots struct {
+	sem  chan struct{}
+	refs int
+}
+
+// NewLimiter returns a limiter with cfg's bounds.
+func NewLimiter(cfg LimiterConfig) *Limiter {
+	process := cfg.MaxInFlight
+	if process <= 0 {
+		process = DefaultMaxInFlight
+	}
+	per := cfg.MaxInFlightPerMerchant
+	if per <= 0 {
+		per = DefaultMaxInFlightPerMerchant
+	}
+	per = min(per, process)
+	l := &Limiter{
+		process:     make(chan struct{}, process),
+		perMerchant: per,
+		merchants:   make(map[merchantKey]*merchantSlots),
+	}
+	l.spare.New = func() any { return &merchantSlots{sem: make(chan struct{}, per)} }
+	return l
+}
+
+// requestSlots is what WithRequestLimit puts in a context: the request's
+// semaphore, and the context itself (one allocation, not two).
+type requestSlots struct {
+	context.Context
+	sem chan struct{}
+}
+
+type requestSlotsKey struct{}
+
+func (r *requestSlots) Value(key any) any {
+	if key == (requestSlotsKey{}) {
+		return r
+	}
+	return r.Context.Value(key)
+}
+
+// WithRequestLimit returns a context whose REST calls, and those of every
+// context derived from it, hold at most n slots at once (n < 1 is 1). The
+// gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
+func WithRequestLimit(ctx context.Context, n int) context.Context {
+	return &requestSlots{Context: ctx, sem: make(chan struct{}, max(n, 1))}
+}
+
+func requestSlotsFrom(ctx context.Context) chan struct{} {
+	if r, ok := ctx.Value(requestSlotsKey{}).(*requestSlots); ok {
+		return r.sem
+	}
+	return nil
+}
+
+// slot is what a call holds; its zero value holds nothing.
+type slot struct {
+	l        *Limiter
+	request  chan struct{}
+	merchant *merchantSlots
+	key      merchantKey
+}
+
+// acquire takes a request, a merchant and a process slot, in that order,
+// giving back what it took when ctx ends first. The usual case (free
+// slots) takes no lock beyond the merchant map's and allocates nothing.
+func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
+	s := slot{l: l, key: cv.merchant}
+	if req := requestSlotsFrom(ctx); req != nil {
+		if err := take(ctx, req); err != nil {
+			return slot{}, err
+		}
+		s.request = req
+	}
+	s.merchant = l.join(s.key)
+	if err := take(ctx, s.merchant.sem); err != nil {
+		l.leave(s.key, s.merchant)
+		s.merchant = nil
+		s.release()
+		return slot{}, err
+	}
+	if err := take(ctx, l.process); err != nil {
+		<-s.merchant.sem
+		l.leave(s.key, s.merchant)
+		s.merchant = nil
+		s.release()
+		return slot{}, err
+	}
+	return s, nil
+}
+
+// take puts one token in sem, waiting while it is full unless ctx ends.
+func take(ctx context.Context, sem chan struct{}) error {
+	select {
+	case sem <- struct{}{}:
+		return nil
+	default: // full: wait (ctx.Done may allocate, so only now)
+	}
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// join returns the merchant's semaphore, counting the caller in.
+func (l *Limiter) join(k merchantKey) *merchantSlots {
+	l.mu.Lock()
+	m := l.merchants[k]
+	if m == nil {
+		m = l.spare.Get().(*merchantSlots)
+		l.merchants[k] = m
+	}
+	m.refs++
+	l.mu.Unlock()
+	return m
+}
+
+// leave counts the caller out, dropping the entry of a merchant that has
+// no call left (its semaphore is empty then, and is kept for reuse).
+func (l *Limiter) leave(k merchantKey, m *merchantSlots) {
+	l.mu.Lock()
+	m.refs--
+	idle := m.refs == 0
+	if idle {
+		delete(l.merchants, k)
+	}
+	l.mu.Unlock()
+	if idle {
+		l.spare.Put(m)
+	}
+}
+
+// release gives back every slot s holds.
+func (s slot) release() {
+	if s.merchant != nil {
+		<-s.l.process
+		<-s.merchant.sem
+		s.l.leave(s.key, s.merchant)
+	}
+	if s.request != nil {
+		<-s.request
+	}
+}
+
+// Held is a context that carries one REST call's slot, taken ahead of the
+// call (Limiter.Hold): the first call made with it, or with a context
+// derived from it, uses that slot instead of taking another; later calls
+// take their own.
+type Held struct {
+	context.Context
+	s        slot
+	used     atomic.Bool // a call took it
+	released atomic.Bool
+}
+
+type heldKey struct{}
+
+// Value implements context.Context.
+func (h *Held) Value(key any) any {
+	if key == (heldKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
+}
+
+// Release gives the slot back; call it once the call has returned.
+// Calling it again, or on nil, does nothing.
+func (h *Held) Release() {
+	if h != nil && h.released.CompareAndSwap(false, true) {
+		h.s.release()
+	}
+}
+
+// Hold takes a slot for one REST call before the call is made, so that a
+// caller fanning out starts a goroutine only for a call that can run, and
+// returns the context to make the call with. Without credentials in ctx
+// nothing is held (the call answers KindUnauthorized without a slot). A
+// ctx that ends while waiting gives the KindCanceled or KindTimeout error
+// a call would, and a nil Held.
+func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
+	cv, ok := credentialsFrom(ctx)
+	if !ok {
+		h := &Held{Context: ctx}
+		h.used.Store(true)
+		return h, nil
+	}
+	s, err := l.acquire(ctx, cv)
+	if err != nil {
+		return nil, ctxError(ctx, "", err)
+	}
+	return &Held{Context: ctx, s: s}, nil
+}
+
+// slotFor returns the slot a call with ctx holds: the one held for it
+// (Hold), which its holder releases, or a new one, which the caller
+// releases.
+func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
+	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
+		return slot{}, nil // the holder releases it
+	}
+	return l.acquire(ctx, cv)
+}
+
+// merchantKeyOf hashes a credential pair (WithCredentials does, once per
+// context). The buffer stays on the stack for usual lengths.
+func merchantKeyOf(c Credentials) merchantKey {
+	var buf [256]byte
+	b := binary.BigEndian.AppendUint64(buf[:0], uint64(len(c.APIKey)))
+	b = append(b, c.APIKey...)
+	b = append(b, c.APISecret...)
+	return sha256.Sum256(b)
+}
+
+// short is the key's first 64 bits: the circuit breaker's table key (a
+// prefix of a SHA-256 is as hard to collide with on purpose as it is long).
+func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
+
+// inFlight reports the calls holding a slot of the process, and the
+// merchants with a call holding or waiting for a slot (tests).
+func (l *Limiter) inFlight() (calls, merchants int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.process), len(l.merchants)
+}
+
+// Hold takes a slot of c's limiter for one call ahead of it (see
+// Limiter.Hold).
+func (c *Client) Hold(ctx context.Context) (*Held, error) {
+	return c.limiter.Hold(ctx)
+}
