@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -186,8 +188,9 @@ func TestLimiterInClient(t *testing.T) {
 		case "/api/v1/payments/pay_500":
 			w.WriteHeader(http.StatusInternalServerError)
 		default:
+			// The record asked for: the client refuses another id.
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write([]byte(paymentBody))
+			_, _ = w.Write([]byte(strings.Replace(paymentBody, "pay_prod_0123456789abcdef0123456789abcdef", path.Base(r.URL.Path), 1)))
 		}
 	})
 	inFlightSeen := func() []int {
