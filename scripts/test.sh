@@ -33,8 +33,12 @@ fi
 echo "== deploy: Dockerfile lint, the image's go build, kustomize + kubeconform"
 scripts/check-deploy.sh
 
-echo "== go test -race"
-go test -race -count=1 -timeout 15m ./...
+echo "== go test -race (every package but the end-to-end suites)"
+go test -race -count=1 -timeout 15m $(go list ./... | grep -v '/e2e$')
+
+echo "== end to end (e2e/: the gateway binary as a process; alone, so that its"
+echo "   latency and memory figures are not those of a machine busy with -race)"
+go test -count=1 -timeout 20m ./e2e/
 
 echo "== allocation budgets (without -race, which changes allocation counts)"
 # (pipefail: a failing go test fails the script through the grep)
