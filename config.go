@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"paygraph/graph/relay"
 )
 
 // config is everything the gateway reads at start. Each setting comes from
@@ -40,6 +42,9 @@ type config struct {
 	PprofAddr       string
 	RedisURL        string
 	APQTTL          time.Duration
+	// CursorKeys sign pagination cursors; nil when CURSOR_KEYS is unset
+	// (a random key per process).
+	CursorKeys *relay.Keys
 	// tracing is set by run when the OTEL_* environment turned tracing on.
 	tracing bool
 	// restTransport replaces the tuned transport to the REST API (tests and
@@ -136,6 +141,13 @@ var settings = []setting{
 		return nil
 	}},
 	{"APQ_TTL", "24h", "how long a persisted query lives in Redis", durationSetting(func(c *config) *time.Duration { return &c.APQTTL })},
+	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", func(c *config, v string) (err error) {
+		if v == "" {
+			return nil
+		}
+		c.CursorKeys, err = relay.ParseKeys(v)
+		return err
+	}},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *config, v string) error {
 		if v != "json" && v != "text" {
 			return errors.New("must be json or text")
@@ -183,9 +195,9 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// hidden settings may hold a password (redis://user:pass@host): their
+// hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
-var hidden = map[string]bool{"REDIS_URL": true}
+var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true}
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,7 +45,12 @@ func TestReplicas(t *testing.T) {
 	biz := sb.Businesses()[0]
 	restURL := serveLoopback(t, sb)
 
-	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s"}
+	// One CURSOR_KEYS for both, as README "Deploy and scale out" asks: a
+	// cursor signed by A must verify on B.
+	cursorKey := make([]byte, 32)
+	_, _ = rand.Read(cursorKey)
+	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s",
+		"CURSOR_KEYS=" + hex.EncodeToString(cursorKey)}
 	a := startReplica(t, "A", bin, env)
 	b := startReplica(t, "B", bin, env)
 	h := creds(biz)

@@ -262,6 +262,10 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		}
 		apq, gw.apq = store, store
 	}
+	if cfg.CursorKeys == nil && cfg.RESTBaseURL != "" {
+		logger.Warn("CURSOR_KEYS is unset: pagination cursors are signed with a random key and work only on this process " +
+			"(a restart or another replica refuses them); give every replica the same CURSOR_KEYS")
+	}
 	limits := graph.NewFetchLimits(cfg.RESTMaxConc, cfg.RESTMaxInFlight, cfg.LoaderWait)
 	limits.OnBatch = metrics.ObserveBatch
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
@@ -271,6 +275,7 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 	gql := graph.NewHandler(graph.HandlerConfig{
 		REST:           rc,
 		FetchLimits:    limits,
+		CursorKeys:     cfg.CursorKeys,
 		MaxComplexity:  cfg.MaxComplexity,
 		APQCacheSize:   cfg.APQCacheSize,
 		APQCache:       apq,

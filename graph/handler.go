@@ -21,6 +21,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
+	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
@@ -39,8 +40,11 @@ var (
 
 // HandlerConfig configures the /graphql handler.
 type HandlerConfig struct {
-	REST          REST
-	FetchLimits   *FetchLimits
+	REST        REST
+	FetchLimits *FetchLimits
+	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
+	// for the life of the process.
+	CursorKeys    *relay.Keys
 	MaxComplexity int // refuse operations whose estimated REST fan-out is larger
 	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil
 	// APQCache stores automatic persisted queries (a shared store lets one
@@ -93,7 +97,7 @@ func (c *HandlerConfig) defaults() {
 func NewHandler(cfg HandlerConfig) http.Handler {
 	cfg.defaults()
 	es := NewExecutableSchema(Config{
-		Resolvers:  &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits},
+		Resolvers:  &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits, Cursors: cfg.CursorKeys},
 		Complexity: complexityRoot(),
 	})
 	srv := handler.New(es)

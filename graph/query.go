@@ -35,9 +35,15 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 	if status != nil {
 		filter = restclient.PaymentStatus(*status)
 	}
+	cursors, err := r.cursorSigner(ctx)
+	if err != nil {
+		return nil, err
+	}
 	pos := relay.Position{Status: filter}
 	if after != nil {
-		p, err := relay.Decode(*after)
+		// Checked before anything else: a cursor the gateway did not make
+		// for this merchant never reaches the REST API.
+		p, err := cursors.Decode(*after)
 		if err != nil {
 			return nil, inputErrorf("after is not a cursor of this API (use an edge's cursor or pageInfo.endCursor unchanged)")
 		}
@@ -68,7 +74,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 			if i+1 == len(page.Data) && more {
 				next = relay.Position{RestCursor: *page.NextCursor, Status: filter}
 			}
-			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next})
+			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next, Cursors: cursors})
 		}
 		if start+take < len(page.Data) {
 			hasNext = true
