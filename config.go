@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"paygraph/graph"
 	"paygraph/graph/relay"
 )
 
@@ -34,6 +35,7 @@ type config struct {
 	MaxFields       int
 	MaxQueryLength  int
 	MaxBodyBytes    int64
+	MaxResponse     int64 // bytes
 	RequestTimeout  time.Duration
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
@@ -111,6 +113,11 @@ var settings = []setting{
 	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
 		c.MaxBodyBytes = int64(n)
+		return err
+	}},
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *config, v string) error {
+		n, err := parseInt(v, 64<<10, 1<<30)
+		c.MaxResponse = int64(n)
 		return err
 	}},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *config) *time.Duration { return &c.RequestTimeout })},

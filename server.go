@@ -273,19 +273,20 @@ func newGateway(cfg config, baseURL string, logger *slog.Logger) (*gateway, erro
 		extensions = append(extensions, observe.TracingExtension())
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:           rc,
-		FetchLimits:    limits,
-		CursorKeys:     cfg.CursorKeys,
-		MaxComplexity:  cfg.MaxComplexity,
-		APQCacheSize:   cfg.APQCacheSize,
-		APQCache:       apq,
-		Limits:         graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:   cfg.MaxBodyBytes,
-		RequestTimeout: cfg.RequestTimeout,
-		Logger:         logger,
-		RequestID:      observe.RequestID,
-		Extensions:     extensions,
-		OnRefused:      metrics.CountRefused,
+		REST:             rc,
+		FetchLimits:      limits,
+		CursorKeys:       cfg.CursorKeys,
+		MaxComplexity:    cfg.MaxComplexity,
+		APQCacheSize:     cfg.APQCacheSize,
+		APQCache:         apq,
+		Limits:           graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		MaxResponseBytes: cfg.MaxResponse,
+		RequestTimeout:   cfg.RequestTimeout,
+		Logger:           logger,
+		RequestID:        observe.RequestID,
+		Extensions:       extensions,
+		OnRefused:        metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	if cfg.tracing {

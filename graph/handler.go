@@ -64,6 +64,10 @@ type HandlerConfig struct {
 	// content type), with the error code it got: the extensions never see
 	// those requests.
 	OnRefused func(ctx context.Context, code string)
+
+	// MaxResponseBytes bounds the bytes one response may build
+	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
+	MaxResponseBytes int64
 }
 
 func (c *HandlerConfig) defaults() {
@@ -81,6 +85,9 @@ func (c *HandlerConfig) defaults() {
 	}
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 256 << 10
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -104,7 +111,7 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	refuse := refuser(cfg.OnRefused)
-	srv.AddTransport(jsonPOST{refuse: refuse})
+	srv.AddTransport(jsonPOST{refuse: refuse, maxResponse: cfg.MaxResponseBytes})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](cfg.QueryCacheSize))
 	srv.Use(extension.Introspection{})
 	apq := cfg.APQCache
@@ -117,6 +124,8 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
+	// Inside the others: metrics and traces see the response it leaves.
+	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	recovered := func(ctx context.Context, p any) error {

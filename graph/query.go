@@ -35,6 +35,11 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 	if status != nil {
 		filter = restclient.PaymentStatus(*status)
 	}
+	var items costPlan
+	budget, plan := fieldPlan(ctx, "PaymentConnection", &items)
+	if err := budget.check(); err != nil {
+		return nil, err
+	}
 	cursors, err := r.cursorSigner(ctx)
 	if err != nil {
 		return nil, err
@@ -90,6 +95,11 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		}
 	}
 
+	if budget != nil {
+		if err := budget.charge(connectionCost(&plan, &items, edges)); err != nil {
+			return nil, err
+		}
+	}
 	conn := &model.PaymentConnection{
 		Edges:    edges,
 		Nodes:    make([]*model.Payment, len(edges)),
@@ -116,33 +126,52 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPayment(p), nil
+	return charged(ctx, model.NewPayment(p))
+}
+
+// charged returns v once the response budget has room for what the
+// field renders of it.
+func charged[T any](ctx context.Context, v T) (T, error) {
+	if err := chargeObject(ctx, v); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
 	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPaymentLink(l), nil
+	return charged(ctx, model.NewPaymentLink(l))
 }
 
 func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return model.NewCheckoutSession(s), nil
+	return charged(ctx, model.NewCheckoutSession(s))
 }
 
 // nodeThunk starts loading the object behind a Relay id and returns a
@@ -175,7 +204,14 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 }
 
 func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
-	return r.nodeThunk(ctx, id)()
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
+	n, err := r.nodeThunk(ctx, id)()
+	if err != nil {
+		return nil, err
+	}
+	return charged(ctx, n)
 }
 
 // nodes answers in the order of ids; a missing or invalid one is null with
@@ -183,6 +219,10 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error) {
 	if len(ids) > MaxNodes {
 		return nil, inputErrorf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
+	}
+	budget := budgetFrom(ctx)
+	if err := budget.check(); err != nil {
+		return nil, err
 	}
 	thunks := make([]func() (model.Node, error), len(ids))
 	for i, id := range ids {
@@ -202,15 +242,30 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 		}
 		out[i] = n
 	}
+	if budget != nil {
+		// The whole field fails: one error, not one per id.
+		if err := budget.charge(nodesCost(ctx, out)); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
 func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
 	if c.AddressOf == "" {
+		if err := chargeString(ctx, c.Address); err != nil {
+			return nil, err
+		}
 		return c.Address, nil
+	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
 	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, c.AddressOf)()
 	if err != nil {
+		return nil, err
+	}
+	if err := chargeString(ctx, p.Customer.Address); err != nil {
 		return nil, err
 	}
 	return p.Customer.Address, nil
@@ -220,9 +275,12 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if s.PaymentID == "" {
 		return nil, nil
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, s.PaymentID)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPayment(p), nil
+	return charged(ctx, model.NewPayment(p))
 }
