@@ -50,7 +50,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		// for this merchant never reaches the REST API.
 		p, err := cursors.Decode(*after)
 		if err != nil {
-			return nil, inputErrorf("after is not a cursor of this API (use an edge's cursor or pageInfo.endCursor unchanged)")
+			return nil, inputErrorf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
 		}
 		if p.Status != filter {
 			return nil, inputErrorf("after belongs to a list with another status filter (%s); pass the same status to continue it", describeFilter(p.Status))

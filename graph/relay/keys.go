@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -23,6 +24,20 @@ const MinKeyBytes = 32
 type Keys struct {
 	keys [][]byte
 }
+
+// Format prints how many keys there are, never a key, whatever the verb
+// (a Keys may end up in a %+v of the configuration).
+func (k *Keys) Format(f fmt.State, _ rune) {
+	n := 0
+	if k != nil {
+		n = len(k.keys)
+	}
+	fmt.Fprintf(f, "relay.Keys(%d, redacted)", n)
+}
+
+// Format prints nothing of the signer's MAC state, which is derived from a
+// key and a credential pair.
+func (s *Signer) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "relay.Signer(redacted)") }
 
 // NewKeys returns keys that sign with keys[0] and verify with any of them.
 func NewKeys(keys ...[]byte) (*Keys, error) {

@@ -3,6 +3,8 @@ package relay
 import (
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -101,5 +103,34 @@ func TestRandomKeysDiffer(t *testing.T) {
 	c := a.For("k", "s").Encode(Position{Skip: 1})
 	if _, err := b.For("k", "s").Decode(c); err != ErrBadCursor {
 		t.Fatalf("two random keys agree: %v", err)
+	}
+}
+
+// TestKeysNeverPrinted: neither keys nor a signer's MAC state show in any
+// textual form (a configuration printed with %+v, a log attribute).
+func TestKeysNeverPrinted(t *testing.T) {
+	k := mustKeys(t, testKeyA)
+	s := k.For("ak_test_merchant", "sk_test_secret")
+	_ = s.Encode(Position{Skip: 1}) // the signer now holds MAC state
+	var logs strings.Builder
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("x", "keys", k, "signer", s)
+	for _, tc := range []struct{ name, text string }{
+		{"%v", fmt.Sprintf("%v", k)},
+		{"%+v", fmt.Sprintf("%+v", k)},
+		{"%#v", fmt.Sprintf("%#v", k)},
+		{"%x", fmt.Sprintf("%x", k)},
+		{"%s", fmt.Sprintf("%s", k)},
+		{"struct %+v", fmt.Sprintf("%+v", struct{ K *Keys }{k})},
+		{"signer %+v", fmt.Sprintf("%+v", s)},
+		{"signer %#v", fmt.Sprintf("%#v", s)},
+		{"slog", logs.String()},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if strings.Contains(tc.text, string(testKeyA)) || strings.Contains(tc.text, hex.EncodeToString(testKeyA)) ||
+				strings.Contains(tc.text, "161 161") || strings.Contains(strings.ToLower(tc.text), "a1a1") ||
+				strings.Contains(tc.text, "sk_test_secret") || !strings.Contains(tc.text, "redacted") {
+				t.Errorf("%s", tc.text)
+			}
+		})
 	}
 }
