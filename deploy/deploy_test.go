@@ -262,6 +262,16 @@ func TestManifests(t *testing.T) {
 	if need := time.Duration(preStop)*time.Second + shutdown; time.Duration(grace)*time.Second <= need {
 		t.Errorf("terminationGracePeriodSeconds %d must exceed preStop %ds + SHUTDOWN_GRACE %v", grace, preStop, shutdown)
 	}
+	// Every replica signs and verifies cursors with the same keys, so
+	// they come from one Secret, required (a pod with a key of its own
+	// would hand out cursors the others refuse).
+	if !regexp.MustCompile(`(?s)- name: CURSOR_KEYS\s*valueFrom:\s*secretKeyRef:\s*name: paygraph-cursor-keys\s*key: CURSOR_KEYS\s`).MatchString(dep) ||
+		strings.Contains(dep, "optional: true") {
+		t.Error("deployment.yaml must take CURSOR_KEYS from the Secret paygraph-cursor-keys (required)")
+	}
+	if strings.Contains(cm, "CURSOR_KEYS:") {
+		t.Error("configmap.yaml must not hold CURSOR_KEYS: it is a secret")
+	}
 	for _, want := range []string{
 		"path: /readyz", "path: /healthz", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
 		"allowPrivilegeEscalation: false", "- ALL", "type: RuntimeDefault", "configMapRef:",
@@ -279,8 +289,19 @@ func TestManifests(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if regexp.MustCompile(`(?m)^kind: Secret|secretRef:|secretKeyRef:`).Match(b) {
+		// The gateway holds no credentials (callers send theirs): no
+		// Secret object here, and no Secret read but the one that holds
+		// its own cursor keys, which the cluster's operators create.
+		if regexp.MustCompile(`(?m)^kind: Secret|secretRef:`).Match(b) {
 			t.Errorf("%s: the gateway holds no credentials; no Secret", path)
+		}
+		for _, m := range regexp.MustCompile(`(?m)^\s*- name: (\S+)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAllSubmatch(b, -1) {
+			if string(m[1]) != "CURSOR_KEYS" {
+				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS is secret", path, m[1])
+			}
+		}
+		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: CURSOR_KEYS\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
+			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS", path, n, refs)
 		}
 		return nil
 	})

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -43,7 +44,12 @@ func TestReplicas(t *testing.T) {
 	biz := sb.Businesses()[0]
 	restURL := serveLoopback(t, sb)
 
-	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s"}
+	// One CURSOR_KEYS for both, as README "Deploy and scale out" asks: a
+	// cursor signed by A must verify on B.
+	cursorKey := make([]byte, 32)
+	_, _ = rand.Read(cursorKey)
+	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s",
+		"CURSOR_KEYS=" + hex.EncodeToString(cursorKey)}
 	a := startReplica(t, "A", bin, env)
 	b := startReplica(t, "B", bin, env)
 	h := gqltest.Headers(biz.APIKey, biz.APISecret)

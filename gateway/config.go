@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"paygraph/graph"
+	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
@@ -44,6 +46,7 @@ type Config struct {
 	MaxFields       int
 	MaxQueryLength  int
 	MaxBodyBytes    int64
+	MaxResponse     int64 // bytes
 	RequestTimeout  time.Duration
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
@@ -51,7 +54,10 @@ type Config struct {
 	PprofAddr       string
 	RedisURL        string
 	APQTTL          time.Duration
-	SandboxLatency  time.Duration
+	// CursorKeys sign pagination cursors; nil when CURSOR_KEYS is unset
+	// (a random key per process).
+	CursorKeys     *relay.Keys
+	SandboxLatency time.Duration
 }
 
 // setting is one documented configuration variable; README.md's table
@@ -114,6 +120,11 @@ var settings = []setting{
 		c.MaxBodyBytes = int64(n)
 		return err
 	}},
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *Config, v string) error {
+		n, err := parseInt(v, 64<<10, 1<<30)
+		c.MaxResponse = int64(n)
+		return err
+	}},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil
@@ -142,6 +153,13 @@ var settings = []setting{
 		return nil
 	}},
 	{"APQ_TTL", "24h", "how long a persisted query lives in Redis", durationSetting(func(c *Config) *time.Duration { return &c.APQTTL })},
+	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", func(c *Config, v string) (err error) {
+		if v == "" {
+			return nil
+		}
+		c.CursorKeys, err = relay.ParseKeys(v)
+		return err
+	}},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
 		if v != "json" && v != "text" {
 			return errors.New("must be json or text")
@@ -201,9 +219,9 @@ func parseInt(v string, lo, hi int) (int, error) {
 // both are read (LoadConfig).
 const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
 
-// hidden settings may hold a password (redis://user:pass@host): their
+// hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
-var hidden = map[string]bool{"REDIS_URL": true}
+var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true}
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 

@@ -141,26 +141,32 @@ func (g *Gateway) wire(o options) error {
 		apq = store
 		g.closers = append(g.closers, store)
 	}
+	if cfg.CursorKeys == nil && cfg.RESTBaseURL != "" {
+		logger.Warn("CURSOR_KEYS is unset: pagination cursors are signed with a random key and work only on this process " +
+			"(a restart or another replica refuses them); give every replica the same CURSOR_KEYS")
+	}
 	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
 	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:            rc,
-		FetchLimits:     limits,
-		RESTPerRequest:  cfg.RESTMaxConc,
-		MaxComplexity:   cfg.MaxComplexity,
-		APQCacheSize:    cfg.APQCacheSize,
-		APQCache:        apq,
-		QueryCacheBytes: cfg.QueryCacheBytes,
-		Limits:          graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:    cfg.MaxBodyBytes,
-		RequestTimeout:  cfg.RequestTimeout,
-		Logger:          logger,
-		RequestID:       observe.RequestID,
-		Extensions:      extensions,
-		OnRefused:       metrics.CountRefused,
+		REST:             rc,
+		FetchLimits:      limits,
+		RESTPerRequest:   cfg.RESTMaxConc,
+		MaxComplexity:    cfg.MaxComplexity,
+		APQCacheSize:     cfg.APQCacheSize,
+		APQCache:         apq,
+		QueryCacheBytes:  cfg.QueryCacheBytes,
+		CursorKeys:       cfg.CursorKeys,
+		MaxResponseBytes: cfg.MaxResponse,
+		Limits:           graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxBodyBytes:     cfg.MaxBodyBytes,
+		RequestTimeout:   cfg.RequestTimeout,
+		Logger:           logger,
+		RequestID:        observe.RequestID,
+		Extensions:       extensions,
+		OnRefused:        metrics.CountRefused,
 	})
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below

@@ -39,6 +39,10 @@ func ErrorCode(err error) string {
 	if errors.As(err, &in) {
 		return CodeBadUserInput
 	}
+	var tooLarge *ResponseTooLargeError
+	if errors.As(err, &tooLarge) {
+		return CodeResponseTooLarge
+	}
 	var re *restclient.Error
 	if !errors.As(err, &re) {
 		return ""

@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
+	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
@@ -39,6 +40,9 @@ var (
 type HandlerConfig struct {
 	REST        REST
 	FetchLimits *FetchLimits
+	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
+	// for the life of the process.
+	CursorKeys *relay.Keys
 	// MaxComplexity refuses operations that may make more REST calls
 	// (restCalls); zero: 500.
 	MaxComplexity int
@@ -70,6 +74,9 @@ type HandlerConfig struct {
 	// context, where the REST client's limiter finds it; 0:
 	// restclient.DefaultRequestLimit.
 	RESTPerRequest int
+	// MaxResponseBytes bounds the bytes one response may build
+	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
+	MaxResponseBytes int64
 }
 
 func (c *HandlerConfig) defaults() {
@@ -100,6 +107,9 @@ func (c *HandlerConfig) defaults() {
 	if c.MaxBodyBytes <= 0 {
 		c.MaxBodyBytes = 256 << 10
 	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -122,13 +132,13 @@ func NewHandler(cfg HandlerConfig) http.Handler {
 func newHandler(cfg HandlerConfig) (http.Handler, *queryCache) {
 	cfg.defaults()
 	es := NewExecutableSchema(Config{
-		Resolvers: &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits},
+		Resolvers: &Resolver{REST: cfg.REST, Limits: cfg.FetchLimits, Cursors: cfg.CursorKeys},
 	})
 	srv := handler.New(es)
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	refuse := refuser(cfg.OnRefused)
-	srv.AddTransport(jsonPOST{refuse: refuse})
+	srv.AddTransport(jsonPOST{refuse: refuse, maxResponse: cfg.MaxResponseBytes})
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
@@ -142,6 +152,8 @@ func newHandler(cfg HandlerConfig) (http.Handler, *queryCache) {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
+	// Inside the others: metrics and traces see the response it leaves.
+	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 	// Innermost, so that the extensions above see the capped list.
 	srv.Use(errorCap{})
 	srv.SetValidationRulesFn(cappedRules)

@@ -35,11 +35,22 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 	if status != nil {
 		filter = restclient.PaymentStatus(*status)
 	}
+	var items costPlan
+	budget, plan := fieldPlan(ctx, "PaymentConnection", &items)
+	if err := budget.check(); err != nil {
+		return nil, err
+	}
+	cursors, err := r.cursorSigner(ctx)
+	if err != nil {
+		return nil, err
+	}
 	pos := relay.Position{Status: filter}
 	if after != nil {
-		p, err := relay.Decode(*after)
+		// Checked before anything else: a cursor the gateway did not make
+		// for this merchant never reaches the REST API.
+		p, err := cursors.Decode(*after)
 		if err != nil {
-			return nil, inputErrorf("after is not a cursor of this API (use an edge's cursor or pageInfo.endCursor unchanged)")
+			return nil, inputErrorf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
 		}
 		if p.Status != filter {
 			return nil, inputErrorf("after belongs to a list with another status filter (%s); pass the same status to continue it", describeFilter(p.Status))
@@ -69,7 +80,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 			if i+1 == len(page.Data) && more {
 				next = relay.Position{RestCursor: *page.NextCursor, Status: filter}
 			}
-			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next})
+			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next, Cursors: cursors})
 		}
 		if start+take < len(page.Data) {
 			hasNext = true
@@ -85,6 +96,11 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		}
 	}
 
+	if budget != nil {
+		if err := budget.charge(connectionCost(&plan, &items, edges)); err != nil {
+			return nil, err
+		}
+	}
 	conn := &model.PaymentConnection{
 		Edges:    edges,
 		Nodes:    make([]*model.Payment, len(edges)),
@@ -111,33 +127,52 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPayment(p), nil
+	return charged(ctx, model.NewPayment(p))
+}
+
+// charged returns v once the response budget has room for what the
+// field renders of it.
+func charged[T any](ctx context.Context, v T) (T, error) {
+	if err := chargeObject(ctx, v); err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
 	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPaymentLink(l), nil
+	return charged(ctx, model.NewPaymentLink(l))
 }
 
 func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return model.NewCheckoutSession(s), nil
+	return charged(ctx, model.NewCheckoutSession(s))
 }
 
 // nodeThunk starts loading the object behind a Relay id and returns a
@@ -170,7 +205,14 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 }
 
 func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
-	return r.nodeThunk(ctx, id)()
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
+	n, err := r.nodeThunk(ctx, id)()
+	if err != nil {
+		return nil, err
+	}
+	return charged(ctx, n)
 }
 
 // nodes answers in the order of ids; a missing or invalid one is null with
@@ -178,6 +220,10 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error) {
 	if len(ids) > MaxNodes {
 		return nil, inputErrorf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
+	}
+	budget := budgetFrom(ctx)
+	if err := budget.check(); err != nil {
+		return nil, err
 	}
 	thunks := make([]func() (model.Node, error), len(ids))
 	for i, id := range ids {
@@ -197,15 +243,30 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 		}
 		out[i] = n
 	}
+	if budget != nil {
+		// The whole field fails: one error, not one per id.
+		if err := budget.charge(nodesCost(ctx, out)); err != nil {
+			return nil, err
+		}
+	}
 	return out, nil
 }
 
 func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
 	if c.AddressOf == "" {
+		if err := chargeString(ctx, c.Address); err != nil {
+			return nil, err
+		}
 		return c.Address, nil
+	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
 	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, c.AddressOf)()
 	if err != nil {
+		return nil, err
+	}
+	if err := chargeString(ctx, p.Customer.Address); err != nil {
 		return nil, err
 	}
 	return p.Customer.Address, nil
@@ -215,9 +276,12 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if s.PaymentID == "" {
 		return nil, nil
 	}
+	if err := budgetFrom(ctx).check(); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, s.PaymentID)()
 	if err != nil {
 		return nil, err
 	}
-	return model.NewPayment(p), nil
+	return charged(ctx, model.NewPayment(p))
 }

@@ -44,6 +44,9 @@ func (p *pagedREST) ListPayments(_ context.Context, lp restclient.ListParams) (*
 	return page, nil
 }
 
+// testCaller is a context with a credential pair: a cursor is bound to one.
+var testCaller = restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: "ak_test_q", APISecret: "sk_test_q"})
+
 func TestPaymentsPaging(t *testing.T) {
 	for _, tc := range []struct {
 		name         string
@@ -63,7 +66,7 @@ func TestPaymentsPaging(t *testing.T) {
 			for range 100 {
 				tc.rest.calls = 0
 				first := tc.first
-				c, err := r.payments(context.Background(), &first, after, nil)
+				c, err := r.payments(testCaller, &first, after, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -98,7 +101,7 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 	rest := &pagedREST{empty: true}
 	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
 	first := 10
-	c, err := r.payments(context.Background(), &first, nil, nil)
+	c, err := r.payments(testCaller, &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,12 +114,16 @@ func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
 	rest := &pagedREST{n: 12}
 	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
 	first := 5
-	c, err := r.payments(context.Background(), &first, nil, nil)
+	c, err := r.payments(testCaller, &first, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signer, err := r.cursorSigner(testCaller)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for i, e := range c.Edges {
-		p, err := relay.Decode(e.Cursor())
+		p, err := signer.Decode(e.Cursor())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,9 @@ package graph
 
 import (
 	"context"
+	"sync"
 
+	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
@@ -17,6 +19,28 @@ import (
 type Resolver struct {
 	REST   REST
 	Limits *FetchLimits
+	// Cursors signs and checks pagination cursors; nil: a random key made
+	// once per process (cursors then work on this process only).
+	Cursors *relay.Keys
+}
+
+var processCursorKeys = sync.OnceValue(relay.RandomKeys)
+
+// cursorSigner returns the signer of the caller's cursors, or an
+// UNAUTHENTICATED error when the request carries no credential pair (a
+// cursor is only ever valid for one).
+func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
+	creds, ok := restclient.CredentialsFrom(ctx)
+	if !ok {
+		// What the REST client answers without a call.
+		return nil, &restclient.Error{Kind: restclient.KindUnauthorized, Endpoint: restclient.EndpointListPayments,
+			Message: "missing x-api-key or x-api-secret header"}
+	}
+	keys := r.Cursors
+	if keys == nil {
+		keys = processCursorKeys()
+	}
+	return keys.For(creds.APIKey, creds.APISecret), nil
 }
 
 func (r *Resolver) loaders(ctx context.Context) *Loaders {

@@ -19,8 +19,12 @@ import (
 // jsonPOST is the POST transport. gqlgen's own writes some failures
 // itself, without an extensions.code and echoing the whole body back; this
 // one decodes the body once and answers every failure with a code and a
-// fixed message.
-type jsonPOST struct{ refuse refuser }
+// fixed message. It checks the size of what it writes against
+// maxResponse (MAX_RESPONSE_BYTES): the last line of the response budget.
+type jsonPOST struct {
+	refuse      refuser
+	maxResponse int64 // <= 0: none
+}
 
 var _ graphql.Transport = jsonPOST{}
 
@@ -72,11 +76,11 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	rc, opErr := exec.CreateOperationContext(ctx, &params)
 	if opErr != nil {
 		w.WriteHeader(statusFor(opErr))
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
+		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr), t.maxResponse)
 		return
 	}
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx))
+	writeResponse(w, responses(ctx), t.maxResponse)
 }
 
 // contentTypeJSON is the Content-Type header value of every response,
@@ -105,7 +109,13 @@ func statusFor(errs gqlerror.List) int {
 	return http.StatusOK
 }
 
-func writeResponse(w io.Writer, resp *graphql.Response) {
+// writeResponse writes resp as JSON, or, when that would be more than
+// maxBytes (> 0), the RESPONSE_TOO_LARGE error instead.
+func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
+	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
+		writeTooLarge(w, maxBytes) // without copying the data first
+		return
+	}
 	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
 	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
 		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 && plainJSON(resp.Data) {
@@ -114,6 +124,10 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 		// these bytes (plainJSON: it has nothing Marshal would escape).
 		// One Write (a pooled buffer): the ResponseWriter, and the
 		// middleware wrapping it, see the body as json.Marshal's.
+		if maxBytes > 0 && int64(len(resp.Data)+len(`{"data":}`)) > maxBytes {
+			writeTooLarge(w, maxBytes)
+			return
+		}
 		bp := responseBuffers.Get().(*[]byte)
 		b := append(append(append((*bp)[:0], `{"data":`...), resp.Data...), '}')
 		_, _ = w.Write(b)
@@ -127,6 +141,15 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
+	if maxBytes > 0 && int64(len(b)) > maxBytes {
+		writeTooLarge(w, maxBytes)
+		return
+	}
+	_, _ = w.Write(b)
+}
+
+func writeTooLarge(w io.Writer, maxBytes int64) {
+	b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{responseTooLargeError(maxBytes)}})
 	_, _ = w.Write(b)
 }
 

@@ -30,7 +30,7 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 				want = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 			}
 			var got bytes.Buffer
-			writeResponse(&got, resp)
+			writeResponse(&got, resp, 0)
 			if !bytes.Equal(got.Bytes(), want) {
 				t.Errorf("data %q:\n got %s\nwant %s", data, got.Bytes(), want)
 			}

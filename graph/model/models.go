@@ -153,11 +153,12 @@ func newCustomer(c *restclient.Customer) *Customer {
 }
 
 // PaymentEdge is one edge of a payments connection. Its cursor is encoded
-// only when asked for.
+// (and signed for the request's merchant by Cursors) only when asked for.
 type PaymentEdge struct {
-	Node  *Payment
-	After relay.Position
+	Node    *Payment
+	After   relay.Position
+	Cursors *relay.Signer
 }
 
 // Cursor is the opaque position right after this edge.
-func (e *PaymentEdge) Cursor() string { return e.After.Encode() }
+func (e *PaymentEdge) Cursor() string { return e.Cursors.Encode(e.After) }

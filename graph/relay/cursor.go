@@ -1,12 +1,17 @@
 // Package relay encodes the gateway's Relay pagination cursors: opaque,
-// self-contained positions in the REST API's cursor-paginated payment list.
+// self-contained positions in the REST API's cursor-paginated payment list,
+// signed so that only the gateway can make one, and only for the merchant
+// it was made for.
 package relay
 
 import (
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
+	"hash"
+	"sync"
 
 	"paygraph/restclient"
 )
@@ -19,7 +24,7 @@ import (
 //
 // A REST cursor names where a page starts, whatever its limit, so a
 // position stays valid with any page size. It is self-contained: any
-// replica can continue any other's page.
+// replica holding the same keys can continue any other's page.
 type Position struct {
 	RestCursor string
 	Skip       int
@@ -27,64 +32,135 @@ type Position struct {
 }
 
 const (
-	cursorVersion  = 1
-	cursorCheckLen = 4
+	// cursorVersion 2: HMAC-SHA256 tag keyed per merchant. Version 1
+	// cursors (an unkeyed 4-byte checksum, which anyone could forge) fail
+	// the version check and their tag alike.
+	cursorVersion = 2
+	// TagLen is the length of the truncated HMAC-SHA256 tag: 128 bits, so
+	// a forger's chance per try is 2^-128.
+	TagLen = 16
 	// MaxSkip bounds Skip: positions we hand out never skip more
 	// than one REST page (100 items).
 	MaxSkip        = 100
 	maxRestCursor  = 2048
 	statusesCount  = 5
-	cursorMaxBytes = 1 + 1 + binary.MaxVarintLen64 + maxRestCursor + cursorCheckLen
+	cursorMaxBytes = 1 + 1 + binary.MaxVarintLen64 + maxRestCursor + TagLen
 )
 
 var cursorStatuses = [statusesCount + 1]restclient.PaymentStatus{"",
 	restclient.StatusPending, restclient.StatusSucceeded, restclient.StatusFailed,
 	restclient.StatusCancelled, restclient.StatusRefunded}
 
-// ErrBadCursor is returned for anything that is not a cursor this gateway made.
+// ErrBadCursor is returned for anything that is not a cursor this gateway
+// made for this merchant with one of its current keys.
 var ErrBadCursor = errors.New("bad cursor")
 
-// encode renders the position as an opaque URL-safe string: version,
-// status, skip, REST cursor and a short checksum that catches edits and
-// truncation (it is not a signature: the REST cursor inside is the
-// caller's own to replay anyway).
-func (p Position) Encode() string {
-	var buf [64]byte
-	b := buf[:0]
-	b = append(b, cursorVersion, statusIndex(p.Status))
-	b = binary.AppendUvarint(b, uint64(p.Skip))
-	b = append(b, p.RestCursor...)
-	return encodeRaw(b)
+// cursorText is the cursor's text form. Strict: a last character whose
+// unused bits are set is refused rather than read as its neighbour, so
+// that a cursor has exactly one text.
+var cursorText = base64.RawURLEncoding.Strict()
+
+// Signer makes and checks the cursors of one merchant (credential pair)
+// for one request. It is safe for concurrent use: gqlgen may render the
+// cursors of a list's edges concurrently.
+type Signer struct {
+	keys  *Keys
+	cred  [sha256.Size]byte // sha256 of the credential pair, see For
+	mu    sync.Mutex
+	macs  []hash.Hash // macs[i]: HMAC keyed by the merchant's key under keys.keys[i], made when first needed
+	first [1]hash.Hash
 }
 
-func encodeRaw(b []byte) string {
-	sum := sha256.Sum256(b)
-	b = append(b, sum[:cursorCheckLen]...)
-	return base64.RawURLEncoding.EncodeToString(b)
+// Encode renders p as an opaque URL-safe string: version, status, skip,
+// REST cursor and the merchant-keyed tag over all of them, base64url.
+// Positions come only from the gateway's own lists, so p is within bounds.
+func (s *Signer) Encode(p Position) string {
+	n := 2 + uvarintLen(uint64(p.Skip)) + len(p.RestCursor)
+	// One allocation for the binary form (with room for the whole MAC,
+	// which is truncated) and the text; the string is the second.
+	rawCap := n + sha256.Size
+	buf := make([]byte, rawCap+base64.RawURLEncoding.EncodedLen(n+TagLen))
+	raw := buf[:0:rawCap]
+	raw = append(raw, cursorVersion, statusIndex(p.Status))
+	raw = binary.AppendUvarint(raw, uint64(p.Skip))
+	raw = append(raw, p.RestCursor...)
+	s.mu.Lock()
+	raw = s.sumLocked(0, raw)
+	s.mu.Unlock()
+	text := buf[rawCap:]
+	base64.RawURLEncoding.Encode(text, raw[:n+TagLen])
+	return string(text)
 }
 
-func Decode(s string) (Position, error) {
-	if len(s) == 0 || base64.RawURLEncoding.DecodedLen(len(s)) > cursorMaxBytes {
+// Decode returns the position in c, or ErrBadCursor when c is not, byte
+// for byte, a cursor this merchant was given under one of the keys (a
+// retired key's cursors are refused). Nothing in c is trusted before its
+// tag is checked.
+func (s *Signer) Decode(c string) (Position, error) {
+	if len(c) == 0 || base64.RawURLEncoding.DecodedLen(len(c)) > cursorMaxBytes {
 		return Position{}, ErrBadCursor
 	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil || len(b) < 3+cursorCheckLen {
+	size := base64.RawURLEncoding.DecodedLen(len(c))
+	buf := make([]byte, size, size+sha256.Size)
+	m, err := cursorText.Decode(buf, []byte(c))
+	// The decoder skips '\r' and '\n'; only the exact text is a cursor.
+	if err != nil || m != size || base64.RawURLEncoding.EncodedLen(m) != len(c) || m < 3+TagLen {
 		return Position{}, ErrBadCursor
 	}
-	body, check := b[:len(b)-cursorCheckLen], b[len(b)-cursorCheckLen:]
-	sum := sha256.Sum256(body)
-	if string(sum[:cursorCheckLen]) != string(check) || body[0] != cursorVersion || int(body[1]) > statusesCount {
+	body, tag := buf[:m-TagLen], buf[m-TagLen:m]
+	var want [TagLen]byte
+	copy(want[:], tag)
+	ok := false
+	s.mu.Lock()
+	for i := range s.keys.keys {
+		sum := s.sumLocked(i, body)
+		if hmac.Equal(sum[len(body):], want[:]) {
+			ok = true
+			break
+		}
+	}
+	s.mu.Unlock()
+	if !ok || body[0] != cursorVersion || int(body[1]) > statusesCount {
 		return Position{}, ErrBadCursor
 	}
-	skip, n := binary.Uvarint(body[2:])
-	if n <= 0 || skip > MaxSkip {
+	skip, k := binary.Uvarint(body[2:])
+	if k <= 0 || skip > MaxSkip || k != uvarintLen(skip) {
 		return Position{}, ErrBadCursor
 	}
 	return Position{
-		RestCursor: string(body[2+n:]),
+		RestCursor: string(body[2+k:]),
 		Skip:       int(skip),
 		Status:     cursorStatuses[body[1]],
 	}, nil
+}
+
+// sumLocked appends the TagLen-byte tag of body under key i to body (in
+// its capacity, which holds a whole MAC) and returns the longer slice.
+// s.mu is held.
+func (s *Signer) sumLocked(i int, body []byte) []byte {
+	if s.macs == nil {
+		s.macs = s.first[:]
+		if len(s.keys.keys) > 1 {
+			s.macs = make([]hash.Hash, len(s.keys.keys))
+		}
+	}
+	mac := s.macs[i]
+	if mac == nil {
+		mac = hmac.New(sha256.New, s.keys.merchantKey(i, &s.cred))
+		s.macs[i] = mac
+	}
+	mac.Reset()
+	mac.Write(body)
+	return mac.Sum(body)[:len(body)+TagLen]
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 func statusIndex(s restclient.PaymentStatus) byte {

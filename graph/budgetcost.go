@@ -1,0 +1,357 @@
+package graph
+
+// Estimates of the JSON a REST record renders, for the response budget
+// (budget.go). An estimate is a linear function of the record's string
+// lengths: a plan, computed once per resolver call by walking the field's
+// selection (aliases, fragments and repeated fields counted each time),
+// says how many times each string of the record is rendered and how many
+// fixed bytes surround them (keys, punctuation, and the bounded values:
+// numbers, enums, dates, booleans). Applying it to a record is a few
+// len() calls and a short dot product, with no allocation: a 100-item
+// list with every field pays about 2 µs (BenchmarkPlanWalk,
+// BenchmarkConnectionCost).
+//
+// What an estimate leaves out: JSON escaping (a control character in a
+// string renders as six bytes); fields that are resolvers of their own
+// (Customer.address, CheckoutSession.payment), which charge for
+// themselves; and @skip/@include, which it ignores (counting the field).
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/graph/model"
+	"paygraph/graph/relay"
+)
+
+// slot is a string of a record whose length varies (or, for
+// slotMetaEntries, the number of metadata entries).
+type slot uint8
+
+const (
+	slotNone slot = iota
+	slotID
+	slotCurrency
+	slotTransactionID
+	slotPaymentMethod
+	slotName
+	slotEmail
+	slotPhone
+	slotCity
+	slotURL
+	slotSlug
+	slotTitle
+	slotDescription
+	slotSuccessURL
+	slotCancelURL
+	slotReference
+	slotPaymentID
+	slotStatus
+	slotPaymentStatus
+	slotMetaKeys    // the sum of the metadata keys' lengths
+	slotMetaValues  // the sum of the metadata values' lengths
+	slotMetaEntries // the number of metadata entries
+	slotCursor      // an edge's cursor (pageInfo: the longest)
+	numSlots
+)
+
+// sizes are one record's values of the slots.
+type sizes [numSlots]int
+
+// costPlan is what one selection renders per record: fixed bytes plus
+// per[s] times the record's value of slot s.
+type costPlan struct {
+	fixed int
+	per   [numSlots]int
+}
+
+func (p *costPlan) bytes(x *sizes) int {
+	n := p.fixed
+	for i, k := range p.per {
+		if k != 0 {
+			n += k * x[i]
+		}
+	}
+	return n
+}
+
+// Bytes of the bounded values, as rendered at most (with quotes).
+const (
+	keyBytes      = 4  // `"` alias `":` and a comma, beyond the alias
+	stringBytes   = 4  // quotes, or null
+	enumBytes     = 12 // "CANCELLED"
+	decimalBytes  = 24 // "90071992547409.91"
+	safeIntBytes  = 20 // -9007199254740991
+	intBytes      = 12
+	boolBytes     = 5
+	dateTimeBytes = 28 // "2026-11-21T09:30:00.000Z"
+	// unknownBytes is charged for a field these rules do not know (one
+	// added to the schema later); the transport's check still bounds it.
+	unknownBytes = 64
+)
+
+// rule says how a field renders.
+type rule struct {
+	value int    // bytes of a bounded value
+	slot  slot   // a string of the record
+	child string // an object or list of objects of this type
+	// entries: the child is a list inside the record (metadata), whose
+	// fixed bytes are counted per entry in this slot.
+	entries slot
+	items   bool // the child is a connection's list (edges, nodes): walked into the item plan
+	skip    bool // a resolver of its own, which charges for itself
+}
+
+var moneyRules = map[string]rule{"amount": {value: decimalBytes}, "paisa": {value: safeIntBytes}, "currency": {slot: slotCurrency}}
+
+var costRules = map[string]map[string]rule{
+	"Money":    moneyRules,
+	"Customer": {"name": {slot: slotName}, "email": {slot: slotEmail}, "phone": {slot: slotPhone}, "city": {slot: slotCity}, "address": {skip: true}},
+	"Payment": {
+		"id": {slot: slotID}, "status": {value: enumBytes}, "amount": {child: "Money"},
+		"transactionId": {slot: slotTransactionID}, "paymentMethod": {slot: slotPaymentMethod},
+		"customer": {child: "Customer"}, "createdAt": {value: dateTimeBytes}, "updatedAt": {value: dateTimeBytes},
+	},
+	"PaymentLink": {
+		"id": {slot: slotID}, "url": {slot: slotURL}, "slug": {slot: slotSlug}, "title": {slot: slotTitle},
+		"description": {slot: slotDescription}, "amount": {child: "Money"}, "isReusable": {value: boolBytes},
+		"isActive": {value: boolBytes}, "currentUses": {value: intBytes}, "maxUses": {value: intBytes},
+		"expiresAt": {value: dateTimeBytes}, "successUrl": {slot: slotSuccessURL},
+		"createdAt": {value: dateTimeBytes}, "updatedAt": {value: dateTimeBytes},
+	},
+	"CheckoutSession": {
+		"sessionId": {slot: slotID}, "reference": {slot: slotReference}, "paymentId": {slot: slotPaymentID},
+		"payment": {skip: true}, "status": {slot: slotStatus}, "paymentStatus": {slot: slotPaymentStatus},
+		"amount": {child: "Money"}, "subtotal": {child: "Money"}, "customer": {child: "Customer"},
+		"successUrl": {slot: slotSuccessURL}, "cancelUrl": {slot: slotCancelURL},
+		"transactionId": {slot: slotTransactionID}, "paymentMethod": {slot: slotPaymentMethod},
+		"metadata":  {child: "MetadataEntry", entries: slotMetaEntries},
+		"createdAt": {value: dateTimeBytes}, "updatedAt": {value: dateTimeBytes},
+	},
+	"MetadataEntry":     {"key": {slot: slotMetaKeys}, "value": {slot: slotMetaValues}},
+	"PaymentConnection": {"edges": {child: "PaymentEdge", items: true}, "nodes": {child: "Payment", items: true}, "pageInfo": {child: "PageInfo"}},
+	"PaymentEdge":       {"cursor": {slot: slotCursor}, "node": {child: "Payment"}},
+	"PageInfo": {
+		"hasNextPage": {value: boolBytes}, "hasPreviousPage": {value: boolBytes},
+		"startCursor": {slot: slotCursor}, "endCursor": {slot: slotCursor},
+	},
+}
+
+// planWalker builds plans from a selection.
+type planWalker struct {
+	doc   *ast.QueryDocument
+	items *costPlan // a connection's per-item plan
+}
+
+// walk adds to p what sel renders for one object of type typ; the fixed
+// bytes go to p.fixed, or, inside a list of entries, to p.per[fixedTo].
+func (w *planWalker) walk(p *costPlan, fixedTo slot, sel ast.SelectionSet, typ string) {
+	add := func(n int) {
+		if fixedTo == slotNone {
+			p.fixed += n
+		} else {
+			p.per[fixedTo] += n
+		}
+	}
+	rules := costRules[typ]
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			key := len(s.Alias) + keyBytes
+			if s.Name == "__typename" {
+				add(key + len(typ) + stringBytes)
+				continue
+			}
+			r, ok := rules[s.Name]
+			switch {
+			case !ok:
+				add(key + unknownBytes)
+				w.walk(p, fixedTo, s.SelectionSet, "")
+			case r.skip:
+			case r.items:
+				add(key + 2)
+				if w.items != nil {
+					w.items.fixed += 3 // the item's braces and comma
+					w.walk(w.items, slotNone, s.SelectionSet, r.child)
+				}
+			case r.entries != slotNone:
+				add(key + 2)
+				p.per[r.entries] += 3
+				w.walk(p, r.entries, s.SelectionSet, r.child)
+			case r.child != "":
+				add(key + 2)
+				w.walk(p, fixedTo, s.SelectionSet, r.child)
+			case r.slot != slotNone:
+				add(key + stringBytes)
+				p.per[r.slot]++
+			default:
+				add(key + r.value)
+			}
+		case *ast.InlineFragment:
+			if typeApplies(s.TypeCondition, typ) {
+				w.walk(p, fixedTo, s.SelectionSet, typ)
+			}
+		case *ast.FragmentSpread:
+			def := s.Definition
+			if def == nil && w.doc != nil {
+				def = w.doc.Fragments.ForName(s.Name)
+			}
+			if def != nil && typeApplies(def.TypeCondition, typ) {
+				w.walk(p, fixedTo, def.SelectionSet, typ)
+			}
+		}
+	}
+}
+
+// typeApplies reports whether a fragment on cond applies to an object of
+// type typ ("" when unknown: counted, to be safe).
+func typeApplies(cond, typ string) bool {
+	return cond == "" || typ == "" || cond == typ || cond == "Node" && (typ == "Payment" || typ == "PaymentLink")
+}
+
+// fieldPlan returns the request's budget and the plan of the field being
+// resolved for an object of type typ (the field's own key included); nil
+// budget when there is none to charge.
+func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudget, costPlan) {
+	var p costPlan
+	b := budgetFrom(ctx)
+	fc := graphql.GetFieldContext(ctx)
+	if b == nil || fc == nil || fc.Field.Field == nil {
+		return nil, p
+	}
+	w := planWalker{items: items}
+	if graphql.HasOperationContext(ctx) {
+		w.doc = graphql.GetOperationContext(ctx).Doc
+	}
+	p.fixed = len(fc.Field.Alias) + keyBytes + 2
+	w.walk(&p, slotNone, fc.Field.Selections, typ)
+	return b, p
+}
+
+func strLen(s *string) int {
+	if s == nil {
+		return 0
+	}
+	return len(*s)
+}
+
+func customerSizes(c *model.Customer, x *sizes) {
+	if c != nil {
+		x[slotName], x[slotEmail], x[slotPhone], x[slotCity] = strLen(c.Name), strLen(c.Email), strLen(c.Phone), strLen(c.City)
+	}
+}
+
+func paymentSizes(p *model.Payment, x *sizes) {
+	x[slotID], x[slotCurrency] = len(p.ID), len(p.Amount.Currency)
+	x[slotTransactionID], x[slotPaymentMethod] = strLen(p.TransactionID), strLen(p.PaymentMethod)
+	customerSizes(p.Customer, x)
+}
+
+func linkSizes(l *model.PaymentLink, x *sizes) {
+	x[slotID], x[slotCurrency], x[slotURL], x[slotSlug], x[slotTitle] = len(l.ID), len(l.Amount.Currency), len(l.URL), len(l.Slug), len(l.Title)
+	x[slotDescription], x[slotSuccessURL] = strLen(l.Description), strLen(l.SuccessURL)
+}
+
+func sessionSizes(s *model.CheckoutSession, x *sizes) {
+	x[slotID], x[slotReference], x[slotPaymentID], x[slotCurrency] = len(s.SessionID), len(s.Reference), len(s.PaymentID), len(s.Amount.Currency)
+	x[slotStatus], x[slotPaymentStatus] = len(s.Status), len(s.PaymentStatus)
+	x[slotSuccessURL], x[slotCancelURL] = strLen(s.SuccessURL), strLen(s.CancelURL)
+	x[slotTransactionID], x[slotPaymentMethod] = strLen(s.TransactionID), strLen(s.PaymentMethod)
+	customerSizes(s.Customer, x)
+	x[slotMetaEntries] = len(s.Metadata)
+	for _, e := range s.Metadata {
+		x[slotMetaKeys] += len(e.Key)
+		x[slotMetaValues] += len(e.Value)
+	}
+}
+
+// cursorLen is the length of the cursor of pos as relay encodes it (at
+// most: the varint of the largest skip takes 2 bytes).
+func cursorLen(pos relay.Position) int {
+	return ((2+2+len(pos.RestCursor)+relay.TagLen)*4 + 2) / 3
+}
+
+// chargeObject charges what the field being resolved renders of v, one
+// of the schema's REST-backed objects (a Node of either kind, or a
+// checkout session).
+func chargeObject(ctx context.Context, v any) error {
+	if budgetFrom(ctx) == nil {
+		return nil
+	}
+	var x sizes
+	var typ string
+	switch v := v.(type) {
+	case *model.Payment:
+		typ = "Payment"
+		paymentSizes(v, &x)
+	case *model.PaymentLink:
+		typ = "PaymentLink"
+		linkSizes(v, &x)
+	case *model.CheckoutSession:
+		typ = "CheckoutSession"
+		sessionSizes(v, &x)
+	default:
+		return nil
+	}
+	b, plan := fieldPlan(ctx, typ, nil)
+	return b.charge(plan.bytes(&x))
+}
+
+// nodesCost estimates what a nodes field renders of its objects: its
+// selection is walked once per kind of Node. (Each object is charged the
+// field's own key: a few bytes over.)
+func nodesCost(ctx context.Context, nodes []model.Node) int {
+	var plans [2]*costPlan
+	var made [2]costPlan
+	total := 0
+	for _, n := range nodes {
+		var x sizes
+		var k int
+		switch v := n.(type) {
+		case *model.Payment:
+			paymentSizes(v, &x)
+		case *model.PaymentLink:
+			k = 1
+			linkSizes(v, &x)
+		default:
+			continue
+		}
+		if plans[k] == nil {
+			_, made[k] = fieldPlan(ctx, [2]string{"Payment", "PaymentLink"}[k], nil)
+			plans[k] = &made[k]
+		}
+		total += plans[k].bytes(&x)
+	}
+	return total
+}
+
+// connectionCost estimates what a payments field renders: plan is the
+// connection's (pageInfo), items each edge's and node's.
+func connectionCost(plan, items *costPlan, edges []*model.PaymentEdge) int {
+	var x sizes
+	total, longest := 0, 0
+	for _, e := range edges {
+		paymentSizes(e.Node, &x)
+		x[slotCursor] = cursorLen(e.After)
+		longest = max(longest, x[slotCursor])
+		total += items.bytes(&x)
+	}
+	x = sizes{}
+	x[slotCursor] = longest
+	return total + plan.bytes(&x)
+}
+
+// chargeString charges a string-valued resolver (Customer.address).
+func chargeString(ctx context.Context, s *string) error {
+	b := budgetFrom(ctx)
+	if b == nil {
+		return nil
+	}
+	n := keyBytes + stringBytes + strLen(s)
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
+		n += len(fc.Field.Alias)
+	}
+	return b.charge(n)
+}
