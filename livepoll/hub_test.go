@@ -297,9 +297,9 @@ func TestRateLimitPause(t *testing.T) {
 func TestPhases(t *testing.T) {
 	const watch = time.Minute
 	tests := []struct {
-		name      string
-		step      func(n int) (Snapshot, error, bool)
-		events    string
+		name     string
+		step     func(n int) (Snapshot, error, bool)
+		events   string
 		minCalls int64
 		maxCalls int64
 		wantErr  error
