@@ -532,3 +532,63 @@ func ExampleHub() {
 	// FAILED
 	// completed: true
 }
+
+// TestCheckoutSessionFollowsPayment watches a session by its reference (the
+// fetch of the other kind) while the sandbox's admin endpoint refunds it.
+func TestCheckoutSessionFollowsPayment(t *testing.T) {
+	e := newEnv(t)
+	h := newHub(t, livepoll.Config{Interval: 10 * time.Millisecond})
+	byID := map[string]string{}
+	for _, p := range e.sb.Payments(e.a.APIKey) {
+		byID[p.ID] = p.Status
+	}
+	var ref string
+	for _, cs := range e.sb.CheckoutSessions(e.a.APIKey) {
+		if byID[cs.PaymentID] == sandbox.StatusSucceeded {
+			ref = cs.Reference
+		}
+	}
+	if ref == "" {
+		t.Skip("no settled session in the demo data")
+	}
+	type session struct {
+		Data struct {
+			Status        string `json:"status"`
+			PaymentStatus string `json:"payment_status"`
+		} `json:"data"`
+	}
+	fetch := func(ctx context.Context) (livepoll.Snapshot, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+"/api/v1/checkout/sessions/"+ref, nil)
+		req.Header.Set("x-api-key", e.a.APIKey)
+		req.Header.Set("x-api-secret", e.a.APISecret)
+		res, err := e.client.Do(req)
+		if err != nil {
+			return livepoll.Snapshot{}, err
+		}
+		defer res.Body.Close()
+		body, _ := io.ReadAll(res.Body)
+		var s session
+		if err := json.Unmarshal(body, &s); err != nil || res.StatusCode != http.StatusOK {
+			return livepoll.Snapshot{}, livepoll.Permanent(&restError{res.StatusCode, string(body)})
+		}
+		return livepoll.Snapshot{Value: s, Fingerprint: string(body), Phase: phase(s.Data.PaymentStatus)}, nil
+	}
+	sub, err := h.Subscribe(context.Background(), livepoll.Key{Merchant: merchantKey(e.a), Kind: "checkout_session", ID: ref}, fetch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, _ := next(t, sub)
+	if ev.Err != nil || ev.Snapshot.Value.(session).Data.PaymentStatus != sandbox.StatusSucceeded {
+		t.Fatalf("first event %+v", ev)
+	}
+	if err := e.sb.SetCheckoutSessionStatus(e.a.APIKey, ref, sandbox.StatusRefunded); err != nil {
+		t.Fatal(err)
+	}
+	ev, _ = next(t, sub)
+	if s, ok := ev.Snapshot.Value.(session); !ok || s.Data.PaymentStatus != sandbox.StatusRefunded || s.Data.Status != sandbox.StatusSucceeded {
+		t.Errorf("event %+v", ev)
+	}
+	if _, ok := next(t, sub); ok || sub.Err() != nil {
+		t.Errorf("not completed after REFUNDED: %v", sub.Err())
+	}
+}
