@@ -65,9 +65,11 @@
 // before creating a poller or calling fetch: more than MaxPerMerchant live
 // subscriptions of one merchant key, or more than MaxSubscriptions in the
 // process. A subscription ends after MaxLifetime whatever happens
-// (ErrLifetime), and every subscription of a resource that has not changed
-// for IdleTimeout ends (ErrIdle); a client still interested subscribes again
-// and gets the current state at once.
+// (ErrLifetime), and every subscription of a resource that has neither
+// changed nor gained a subscriber for IdleTimeout ends (ErrIdle); a client
+// still interested subscribes again and gets the current state at once. A
+// subscriber joining a PhaseSettled resource gets what is left of its watch:
+// the watch is about the resource, not about who looks at it.
 //
 // # Settings (the composition root reads them; the defaults are here)
 //

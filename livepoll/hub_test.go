@@ -762,3 +762,31 @@ func TestConfig(t *testing.T) {
 		}
 	})
 }
+
+// TestIdleRestartsOnJoin: a subscriber that comes to a resource unchanged
+// for a while is not ended by the older subscribers' idle clock.
+func TestIdleRestartsOnJoin(t *testing.T) {
+	const idle = time.Minute
+	h, clk := newTestHub(t, Config{Interval: 2 * time.Second, IdleTimeout: idle})
+	start := clk.now()
+	var late atomic.Pointer[Subscription]
+	clk.gate = func() {
+		if late.Load() == nil && clk.now().Sub(start) >= 50*time.Second {
+			s, err := h.Subscribe(context.Background(), key, func(context.Context) (Snapshot, error) { return Snapshot{}, nil })
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			late.Store(s)
+		}
+	}
+	f := newScript(func(n int) (Snapshot, error, bool) { return state("PENDING", PhaseOpen), nil, n > 1000 })
+	first := subscribe(t, h, key, f.fetch)
+	drain(t, first)
+	if first.Err() != ErrIdle || late.Load() == nil || late.Load().Err() != ErrIdle {
+		t.Fatalf("Err() = %v; late joined: %v", first.Err(), late.Load() != nil)
+	}
+	if ended := clk.now().Sub(start); ended < 50*time.Second+idle {
+		t.Errorf("ended %v after the start, less than the idle timeout after the late join", ended)
+	}
+}

@@ -324,6 +324,7 @@ func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscri
 
 	p.mu.Lock()
 	p.subs[s] = struct{}{}
+	p.joined = h.now()
 	if p.hasLatest {
 		s.c <- p.latest // the buffer is empty: never blocks
 	}

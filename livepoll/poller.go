@@ -21,9 +21,10 @@ type poller struct {
 	// mu guards what subscribers share with the goroutine.
 	mu        sync.Mutex
 	subs      map[*Subscription]struct{}
-	stopped   bool  // no longer in the hub: deliver nothing more
-	hasLatest bool  // latest holds the first event a new subscriber gets
-	latest    Event // the last state, or the last error while no state was read
+	stopped   bool      // no longer in the hub: deliver nothing more
+	hasLatest bool      // latest holds the first event a new subscriber gets
+	latest    Event     // the last state, or the last error while no state was read
+	joined    time.Time // when the last subscriber came: new interest restarts the idle clock
 }
 
 func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
@@ -95,7 +96,7 @@ func (p *poller) run() {
 		case !settledAt.IsZero() && now.Sub(settledAt) >= h.cfg.WatchAfterSettled:
 			p.finish(nil, nil) // settled long enough: complete
 			return
-		case now.Sub(changedAt) >= h.cfg.IdleTimeout:
+		case now.Sub(p.idleSince(changedAt)) >= h.cfg.IdleTimeout:
 			p.finish(nil, ErrIdle)
 			return
 		}
@@ -103,6 +104,17 @@ func (p *poller) run() {
 			return
 		}
 	}
+}
+
+// idleSince is when the poller last had news: the later of the last change
+// and the last subscriber's arrival.
+func (p *poller) idleSince(changedAt time.Time) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.joined.After(changedAt) {
+		return p.joined
+	}
+	return changedAt
 }
 
 // safeFetch calls fetch; a panic ends the key's subscriptions with
