@@ -10,8 +10,10 @@
 // A Server is an http.Handler. Construct it with New; the data (businesses,
 // payments, payment links, checkout sessions) is generated once from
 // Options.Seed with math/rand/v2 and a fixed reference date, so the same seed
-// always renders byte-identical responses. After construction the data is
-// read-only and needs no locking.
+// always renders byte-identical responses. The only change to the data after
+// construction is a payment's status, set through the admin endpoint or
+// SetPaymentStatus/SetCheckoutSessionStatus (admin.go), so that tests and the
+// demo can watch a payment move; a read sees a change wholly or not at all.
 //
 // Behaviour where rest-api.md is silent (status codes, error messages, list
 // order, cursor format, limit handling) follows these rules:
@@ -43,6 +45,17 @@
 //
 // Credentials are derived from a fixed internal seed, so the demo
 // credentials printed by cmd/sandbox are the same for every Options.Seed.
+//
+// The admin endpoint is the sandbox's own, not part of the REST API, and
+// needs the business's credential pair like the REST routes:
+//
+//	POST /sandbox/payments/{id}/status           {"status":"SUCCEEDED"}
+//	POST /sandbox/checkout/sessions/{id}/status  {"status":"REFUNDED"}  (id or reference; changes its payment)
+//
+// It answers 200 with the changed resource in its retrieve form; 400
+// {"error":"Invalid body"} or {"error":"Invalid status"}; 404 for an unknown
+// payment or session; 401 and 405 (Allow: POST) as the REST routes do. Admin
+// requests are not recorded, delayed or faulted.
 //
 // Besides serving HTTP, a Server records every request (see Call, Calls,
 // CallCount, ResetCalls), can add latency (SetLatency) and can inject faults

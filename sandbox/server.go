@@ -124,6 +124,12 @@ type Server struct {
 	latency atomic.Int64
 	faults  atomic.Pointer[faultHook]
 
+	// data guards what the admin endpoint (admin.go) changes: each
+	// business's payments, sessions, their rendered bodies and statusPos.
+	// Handlers hold it for reading while they look a record up or build a
+	// list page, never while they write to the network.
+	data sync.RWMutex
+
 	mu    sync.Mutex
 	calls []Call
 	epoch uint64 // bumped by ResetCalls so in-flight requests don't touch new entries
@@ -205,6 +211,8 @@ func (s *Server) Businesses() []Business {
 // (nil for an unknown key).
 func (s *Server) Payments(apiKey string) []Payment {
 	if b := s.byKey[apiKey]; b != nil {
+		s.data.RLock()
+		defer s.data.RUnlock()
 		return slices.Clone(b.payments)
 	}
 	return nil
@@ -231,6 +239,8 @@ func (s *Server) CheckoutSessions(apiKey string) []CheckoutSession {
 	if b == nil {
 		return nil
 	}
+	s.data.RLock()
+	defer s.data.RUnlock()
 	out := make([]CheckoutSession, len(b.sessions))
 	for i, c := range b.sessions {
 		out[i] = c.clone()
@@ -337,6 +347,10 @@ func (s *Server) finish(idx int, epoch uint64, status int, fault Fault) {
 // ServeHTTP implements the REST API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
+	if strings.HasPrefix(escaped, AdminPrefix) {
+		s.serveAdmin(w, r)
+		return
+	}
 	route, id, idOK := matchRoute(escaped)
 	c := Call{
 		Method: r.Method, Route: route, EscapedPath: escaped, RawQuery: r.URL.RawQuery,
@@ -460,7 +474,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 		return s.list(w, r, b)
 	case RoutePayment:
 		if i, ok := b.paymentPos[id]; ok && idOK {
-			return writeJSON(w, http.StatusOK, b.detailJSON[i])
+			s.data.RLock()
+			body := b.detailJSON[i] // replaced, never changed in place
+			s.data.RUnlock()
+			return writeJSON(w, http.StatusOK, body)
 		}
 		return writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
 	case RoutePaymentLink:
@@ -469,7 +486,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 		}
 		return writeJSON(w, http.StatusNotFound, bodyLinkNotFound)
 	case RouteCheckoutSession:
-		if body, ok := b.sessionJSON[id]; ok && idOK {
+		s.data.RLock()
+		body, ok := b.sessionJSON[id]
+		s.data.RUnlock()
+		if ok && idOK {
 			return writeJSON(w, http.StatusOK, body)
 		}
 		return writeJSON(w, http.StatusNotFound, bodySessionNotFound)
@@ -492,12 +512,24 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
 		}
 		start = pos + 1
 	}
+	out, ok := s.listPage(b, start, limit, q.Get(s.statusParam))
+	if !ok {
+		return writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
+	}
+	return writeJSON(w, http.StatusOK, out)
+}
+
+// listPage renders one page of the list; ok is false for an unknown status.
+// It holds s.data for reading: an admin change lands wholly before or after.
+func (s *Server) listPage(b *business, start, limit int, st string) (out []byte, ok bool) {
+	s.data.RLock()
+	defer s.data.RUnlock()
 	var page []int
 	hasMore := false
-	if st := q.Get(s.statusParam); st != "" {
+	if st != "" {
 		positions, ok := b.statusPos[st]
 		if !ok {
-			return writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
+			return nil, false
 		}
 		k := sort.SearchInts(positions, start)
 		end := min(k+limit, len(positions))
@@ -516,7 +548,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
 	for _, i := range page {
 		size += len(b.listJSON[i]) + 1
 	}
-	out := make([]byte, 0, size)
+	out = make([]byte, 0, size)
 	out = append(out, `{"data":[`...)
 	for n, i := range page {
 		if n > 0 {
@@ -534,8 +566,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
 	} else {
 		out = append(out, "null"...)
 	}
-	out = append(out, '}')
-	return writeJSON(w, http.StatusOK, out)
+	return append(out, '}'), true
 }
 
 // parseLimit applies the limit rules: "" -> default, > MaxLimit -> MaxLimit,

@@ -39,6 +39,8 @@ func main() {
 	for _, b := range srv.Businesses() {
 		fmt.Printf("business %q\n  x-api-key:    %s\n  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
 	}
+	fmt.Printf("change a payment's status (sandbox only, not a REST route):\n"+
+		"  curl -X POST http://%s/sandbox/payments/<id>/status -H 'x-api-key: ...' -H 'x-api-secret: ...' -d '{\"status\":\"SUCCEEDED\"}'\n", ln.Addr())
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

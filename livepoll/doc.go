@@ -1,0 +1,105 @@
+// Package livepoll turns a read-only REST resource into a stream of its
+// states: one poller per (merchant, kind, id) in the process, shared by
+// every subscriber to it, so that a hundred screens waiting on one payment
+// cost one REST call per interval, not a hundred. The REST API has no
+// events, callbacks or notifications; polling is the only way to see a
+// payment move, and this package makes its cost independent of how many
+// watch.
+//
+// It imports nothing of the project: the caller hands in a fetch function
+// (one REST GET, with the merchant's credentials captured in it), says what
+// a state is (Snapshot: a value, a fingerprint to compare, a Phase), and
+// maps fetch errors to its own codes.
+//
+// # A subscription
+//
+// Hub.Subscribe registers a subscriber and returns at once. Its first event
+// is the current state: from the poller's latest snapshot when the key is
+// already polled (no REST call), otherwise from the new poller's first fetch,
+// made at once. Then it gets an event whenever the fingerprint changes, an
+// error event when a fetch fails, and its channel closes when the
+// subscription ends; Subscription.Err says why (nil: the resource reached a
+// terminal state).
+//
+// Phases: PhaseOpen is polled; PhaseFinal (FAILED, CANCELLED, REFUNDED for a
+// payment) is sent and then every subscription completes; PhaseSettled
+// (SUCCEEDED, which may still become REFUNDED) is sent and watched for
+// WatchAfterSettled more, then completes unless it changed. Why 10 minutes:
+// a refund right after a payment is a correction made while the customer or
+// the cashier is still looking (a wrong amount, a double payment); refunds
+// made later are business processes nobody watches live, and a screen that
+// wants them can subscribe again. Ten minutes of a settled payment cost at
+// most 10 min / 8 s = 75 REST calls per watched payment (the backoff is at
+// its ceiling by then), whatever the number of subscribers.
+//
+// # Polling
+//
+// The wait between two fetches starts at Interval. Each fetch that finds the
+// resource unchanged (or fails) adds half an Interval, up to MaxInterval
+// (4 × Interval by default: 2, 3, 4, ... 8 s), and a change resets it, so a
+// payment that is moving is seen within an Interval while one that sits in
+// PENDING costs a quarter of the calls. Every wait is jittered by ±10 %, so
+// pollers started together (a burst of subscriptions) spread out instead of
+// hitting the REST API in step; the average wait is unchanged. A fetch error
+// carrying RetryAfter (a 429) pauses the poller at least that long. A fetch
+// error wrapped with Permanent (not found, unauthenticated) is sent and ends
+// every subscription of the key: polling again would cost calls for the
+// same answer.
+//
+// The poller is one goroutine. It stops when its last subscriber leaves
+// (its fetch is cancelled), when the resource completes, or at once on
+// Hub.Close. A subscription itself owns no goroutine: its end on a context
+// cancel is a context.AfterFunc, its lifetime a time.AfterFunc.
+//
+// # Slow subscribers
+//
+// The poller never waits for a subscriber. Each subscription buffers one
+// event; when a subscriber has not read the previous one, the new one
+// replaces it (coalescing to the latest state), except that an error never
+// replaces an unread state (the state is what the screen needs; the error
+// is sent again on the next failed fetch).
+//
+// # Bounds, checked before any work
+//
+// Subscribe refuses, with a *LimitError (errors.Is ErrTooManySubscriptions),
+// before creating a poller or calling fetch: more than MaxPerMerchant live
+// subscriptions of one merchant key, or more than MaxSubscriptions in the
+// process. A subscription ends after MaxLifetime whatever happens
+// (ErrLifetime), and every subscription of a resource that has neither
+// changed nor gained a subscriber for IdleTimeout ends (ErrIdle); a client
+// still interested subscribes again and gets the current state at once. A
+// subscriber joining a PhaseSettled resource gets what is left of its watch:
+// the watch is about the resource, not about who looks at it.
+//
+// # Settings (the composition root reads them; the defaults are here)
+//
+//	SUBSCRIPTION_POLL_INTERVAL          2s     first wait between two REST GETs of one resource; grows to 4x while it does not change
+//	SUBSCRIPTION_WATCH_AFTER_SUCCESS    10m    how long a SUCCEEDED resource is still polled for a REFUNDED (see above)
+//	SUBSCRIPTION_MAX_LIFETIME           1h     longest life of one subscription (the client resubscribes)
+//	SUBSCRIPTION_IDLE_TIMEOUT           15m    subscriptions of a resource unchanged this long end
+//	SUBSCRIPTION_MAX_PER_MERCHANT       100    live subscriptions per merchant (credential pair) per process
+//	SUBSCRIPTION_MAX                    10000  live subscriptions per process
+//
+// Why: 2 s is how long a person waiting on a checkout page does not notice
+// (wallet confirmations take several seconds themselves). One hour bounds
+// how long a forgotten tab holds a slot; 15 minutes unchanged is past the
+// few minutes a wallet or card session gives a customer, so a payment still
+// PENDING then is abandoned. 100 per merchant is more screens on live
+// payments than a shop has tills, and keeps one merchant (or one buggy app
+// release) from taking the process's share: 10,000 idle subscriptions hold
+// about 9.4 MB in this package (0.94 KB each, half of it the
+// context.AfterFunc registration in the caller's context; a poller about
+// 5 KB more, mostly its goroutine's stack: BenchmarkIdleMemory), and the
+// REST calls they cause are bounded by the pollers, at most one per
+// distinct resource per Interval.
+//
+// # Keys
+//
+// Key.Merchant is an opaque string the caller derives (a hash of the
+// credential pair, or a session token's merchant), never a secret: it is a
+// map key, and two callers with different pairs never share a poller even
+// for the same id. Key.Kind is one of a small fixed set ("payment",
+// "checkout_session") and is the only part of a key a metric may carry.
+// Each field is at most MaxKeyBytes: a key lives as long as its poller, and
+// the id comes from a client.
+package livepoll

@@ -1,0 +1,414 @@
+package livepoll
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of the settings (see the package comment for why).
+const (
+	DefaultInterval          = 2 * time.Second
+	DefaultWatchAfterSettled = 10 * time.Minute
+	DefaultMaxLifetime       = time.Hour
+	DefaultIdleTimeout       = 15 * time.Minute
+	DefaultMaxPerMerchant    = 100
+	DefaultMaxSubscriptions  = 10000
+
+	// maxBackoffFactor is MaxInterval's default, in Intervals.
+	maxBackoffFactor = 4
+	// jitter is the largest fraction a wait is moved by, either way.
+	jitter = 0.1
+	// MaxKeyBytes is the longest Key field accepted: a key is stored for as
+	// long as it is polled, and its ID comes from a client.
+	MaxKeyBytes = 256
+)
+
+// Scopes of a LimitError.
+const (
+	ScopeMerchant = "merchant"
+	ScopeProcess  = "process"
+)
+
+// Why a subscription ended, from Subscription.Err. A subscription that
+// completed after a terminal state ends with nil; one whose fetch failed
+// permanently ends with that error; one whose context was cancelled ends
+// with the context's cause; one closed with Subscription.Close, with
+// context.Canceled.
+var (
+	ErrLifetime = errors.New("livepoll: the subscription reached its maximum lifetime")
+	ErrIdle     = errors.New("livepoll: the resource did not change for the idle timeout")
+	ErrClosed   = errors.New("livepoll: the hub is closed")
+	// ErrTooManySubscriptions is what a *LimitError is (errors.Is).
+	ErrTooManySubscriptions = errors.New("livepoll: too many subscriptions")
+	// ErrInvalidKey refuses a key with an empty or over-long field, or a nil fetch.
+	ErrInvalidKey = errors.New("livepoll: invalid subscription key")
+	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked
+	// (the panic value is not kept: it may hold anything).
+	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
+)
+
+// LimitError refuses a subscription over a bound. It names the bound, never
+// the merchant.
+type LimitError struct {
+	Scope string // ScopeMerchant or ScopeProcess
+	Limit int
+}
+
+func (e *LimitError) Error() string {
+	return "livepoll: too many subscriptions for this " + e.Scope + " (limit " + strconv.Itoa(e.Limit) + ")"
+}
+
+// Is makes errors.Is(err, ErrTooManySubscriptions) true.
+func (e *LimitError) Is(target error) bool { return target == ErrTooManySubscriptions }
+
+// Key names one polled resource of one merchant.
+type Key struct {
+	Merchant string // opaque, derived by the caller, never a secret
+	Kind     string // a small fixed set: "payment", "checkout_session"
+	ID       string // the resource id as the client gave it
+}
+
+// Phase is where a resource is in its life, as the caller reads a state.
+type Phase uint8
+
+const (
+	// PhaseOpen: the resource may change; it is polled.
+	PhaseOpen Phase = iota
+	// PhaseSettled: terminal for most purposes but may change once more
+	// (SUCCEEDED may become REFUNDED); polled for WatchAfterSettled, then
+	// its subscriptions complete.
+	PhaseSettled
+	// PhaseFinal: it will not change; its subscriptions complete after
+	// this state is sent.
+	PhaseFinal
+)
+
+// Snapshot is one state of a resource.
+type Snapshot struct {
+	// Value is handed to subscribers as is; the hub never reads it.
+	Value any
+	// Fingerprint identifies the state: an event is sent only when it
+	// differs from the previous one. The REST body (string(body)) or a hash
+	// of the fields a subscriber sees.
+	Fingerprint string
+	// Phase tells whether to keep polling.
+	Phase Phase
+}
+
+// Event is what a subscriber receives: a state, or (Err not nil) a failed
+// fetch, after which the subscription goes on unless the error was
+// Permanent.
+type Event struct {
+	Snapshot Snapshot
+	Err      error
+}
+
+// FetchFunc reads the resource once. It must return when ctx ends (the
+// poller's context: cancelled when the last subscriber leaves or on
+// Hub.Close) and bound its own duration (the REST client's timeout).
+type FetchFunc func(ctx context.Context) (Snapshot, error)
+
+// RetryAfterer is implemented by a fetch error that asks to wait (a REST
+// 429 with Retry-After): the poller pauses at least that long.
+type RetryAfterer interface{ RetryAfter() time.Duration }
+
+// Permanent marks a fetch error after which polling is pointless (not
+// found, unauthenticated): it is sent, and then every subscription of the
+// key ends with it. Subscribers see err itself.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return permanent{err}
+}
+
+type permanent struct{ error }
+
+func (p permanent) Unwrap() error { return p.error }
+
+// Outcome of one poll, handed to Config.OnPoll.
+type Outcome string
+
+const (
+	OutcomeChanged     Outcome = "changed"      // a new state (the first one included)
+	OutcomeUnchanged   Outcome = "unchanged"    // the same fingerprint
+	OutcomeError       Outcome = "error"        // the fetch failed
+	OutcomeRateLimited Outcome = "rate_limited" // the fetch failed with a RetryAfter
+)
+
+// Config bounds and paces a Hub. Its zero value is the defaults; a negative
+// value is refused by New.
+type Config struct {
+	// Interval is the first wait between two fetches of one resource
+	// (SUBSCRIPTION_POLL_INTERVAL). If zero, 2 s.
+	Interval time.Duration
+	// MaxInterval is how far the wait grows while the resource does not
+	// change. If zero, 4 × Interval; less than Interval is refused.
+	MaxInterval time.Duration
+	// WatchAfterSettled is how long a PhaseSettled resource is still polled
+	// (SUBSCRIPTION_WATCH_AFTER_SUCCESS). If zero, 10 min.
+	WatchAfterSettled time.Duration
+	// MaxLifetime is the longest life of one subscription
+	// (SUBSCRIPTION_MAX_LIFETIME). If zero, 1 h.
+	MaxLifetime time.Duration
+	// IdleTimeout ends the subscriptions of a resource unchanged this long
+	// (SUBSCRIPTION_IDLE_TIMEOUT). If zero, 15 min.
+	IdleTimeout time.Duration
+	// MaxPerMerchant bounds the live subscriptions of one Key.Merchant
+	// (SUBSCRIPTION_MAX_PER_MERCHANT). If zero, 100.
+	MaxPerMerchant int
+	// MaxSubscriptions bounds the live subscriptions of the process
+	// (SUBSCRIPTION_MAX). If zero, 10000.
+	MaxSubscriptions int
+	// OnPoll, when not nil, is called after each fetch with the key's Kind
+	// (never its merchant or id) and the outcome, for a REST-polls counter.
+	// It is called from the poller's goroutine and must not block.
+	OnPoll func(kind string, outcome Outcome)
+}
+
+// Hub holds the pollers and subscriptions of the process. It is safe for
+// concurrent use.
+type Hub struct {
+	cfg Config
+
+	// now and sleep are the clock, replaced by tests.
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) bool
+
+	base   context.Context // parent of every poller's context; cancelled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // one per running poller goroutine
+
+	// mu guards the maps and counts below; lock order: mu, then a poller's mu.
+	mu          sync.Mutex
+	closed      bool
+	pollers     map[Key]*poller
+	perMerchant map[string]int
+	subs        int
+
+	nSubs, nPollers atomic.Int64 // copies of subs and len(pollers) for Stats, read without mu
+}
+
+// New returns a Hub for cfg.
+func New(cfg Config) (*Hub, error) {
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"SUBSCRIPTION_POLL_INTERVAL", cfg.Interval}, {"MaxInterval", cfg.MaxInterval},
+		{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", cfg.WatchAfterSettled}, {"SUBSCRIPTION_MAX_LIFETIME", cfg.MaxLifetime},
+		{"SUBSCRIPTION_IDLE_TIMEOUT", cfg.IdleTimeout},
+	} {
+		if d.v < 0 {
+			return nil, fmt.Errorf("livepoll: %s must not be negative, not %s", d.name, d.v)
+		}
+	}
+	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 {
+		return nil, errors.New("livepoll: SUBSCRIPTION_MAX_PER_MERCHANT and SUBSCRIPTION_MAX must not be negative")
+	}
+	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
+	cfg.MaxInterval = cmp.Or(cfg.MaxInterval, maxBackoffFactor*cfg.Interval)
+	if cfg.MaxInterval < cfg.Interval {
+		return nil, fmt.Errorf("livepoll: MaxInterval %s is less than the interval %s", cfg.MaxInterval, cfg.Interval)
+	}
+	cfg.WatchAfterSettled = cmp.Or(cfg.WatchAfterSettled, DefaultWatchAfterSettled)
+	cfg.MaxLifetime = cmp.Or(cfg.MaxLifetime, DefaultMaxLifetime)
+	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
+	cfg.MaxPerMerchant = cmp.Or(cfg.MaxPerMerchant, DefaultMaxPerMerchant)
+	cfg.MaxSubscriptions = cmp.Or(cfg.MaxSubscriptions, DefaultMaxSubscriptions)
+
+	h := &Hub{
+		cfg: cfg, now: time.Now, sleep: sleep,
+		pollers: map[Key]*poller{}, perMerchant: map[string]int{},
+	}
+	h.base, h.cancel = context.WithCancel(context.Background())
+	return h, nil
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// Stats is a count of what is live, for gauges.
+type Stats struct {
+	Subscriptions int // live subscriptions
+	Pollers       int // running pollers: at most one per Key, REST GETs in flight at most this many
+}
+
+// Stats returns the live counts without taking the hub's lock (a scrape
+// never waits for a subscribe).
+func (h *Hub) Stats() Stats {
+	return Stats{Subscriptions: int(h.nSubs.Load()), Pollers: int(h.nPollers.Load())}
+}
+
+// Subscription is one subscriber's stream of events.
+type Subscription struct {
+	c   chan Event
+	hub *Hub
+	p   *poller
+
+	// Guarded by p.mu.
+	ended     bool
+	err       error
+	stopCtx   func() bool // stops the context.AfterFunc
+	lifetimer *time.Timer
+}
+
+// Events is the stream: the current state first, then each change or error;
+// closed when the subscription ends (then see Err).
+func (s *Subscription) Events() <-chan Event { return s.c }
+
+// Err says why the subscription ended: nil while it is live and when it
+// completed after a terminal state; otherwise ErrLifetime, ErrIdle,
+// ErrClosed, the context's cause, context.Canceled (Close), or the
+// permanent fetch error.
+func (s *Subscription) Err() error {
+	s.p.mu.Lock()
+	defer s.p.mu.Unlock()
+	return s.err
+}
+
+// Close ends the subscription now; when it was the last one of its key,
+// the poller stops (its fetch in flight is cancelled). Closing twice does
+// nothing.
+func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
+
+// Subscribe starts a subscription to key, whose state fetch reads. When the
+// key is already polled, fetch is not used: the running poller's (of an
+// earlier subscriber with the same Key, hence the same merchant) is.
+//
+// It refuses before any work (no poller, no fetch): an invalid key
+// (ErrInvalidKey), a closed hub (ErrClosed), a done ctx, or a bound reached
+// (*LimitError). The subscription ends when ctx ends.
+func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
+	if !validKey(key) || fetch == nil {
+		return nil, ErrInvalidKey
+	}
+	if err := context.Cause(ctx); err != nil {
+		return nil, err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return nil, ErrClosed
+	case h.subs >= h.cfg.MaxSubscriptions:
+		return nil, &LimitError{Scope: ScopeProcess, Limit: h.cfg.MaxSubscriptions}
+	case h.perMerchant[key.Merchant] >= h.cfg.MaxPerMerchant:
+		return nil, &LimitError{Scope: ScopeMerchant, Limit: h.cfg.MaxPerMerchant}
+	}
+
+	p := h.pollers[key]
+	if p == nil {
+		p = h.newPoller(key, fetch)
+		h.pollers[key] = p
+		h.nPollers.Add(1)
+		h.wg.Add(1)
+		go p.run()
+	}
+	s := &Subscription{c: make(chan Event, 1), hub: h, p: p}
+
+	p.mu.Lock()
+	p.subs[s] = struct{}{}
+	p.joined = h.now()
+	if p.hasLatest {
+		s.c <- p.latest // the buffer is empty: never blocks
+	}
+	// Both callbacks take h.mu, so they cannot run before this returns.
+	s.stopCtx = context.AfterFunc(ctx, func() { h.leave(s, context.Cause(ctx)) })
+	s.lifetimer = time.AfterFunc(h.cfg.MaxLifetime, func() { h.leave(s, ErrLifetime) })
+	p.mu.Unlock()
+
+	h.subs++
+	h.perMerchant[key.Merchant]++
+	h.nSubs.Store(int64(h.subs))
+	return s, nil
+}
+
+func validKey(k Key) bool {
+	for _, f := range []string{k.Merchant, k.Kind, k.ID} {
+		if f == "" || len(f) > MaxKeyBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// leave ends s with reason, and stops its poller if s was the last
+// subscriber.
+func (h *Hub) leave(s *Subscription, reason error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p := s.p
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s.ended {
+		return
+	}
+	delete(p.subs, s)
+	h.endLocked(s, reason)
+	if len(p.subs) == 0 {
+		h.stopLocked(p)
+	}
+}
+
+// endLocked closes s and releases its slot; h.mu and s.p.mu are held.
+func (h *Hub) endLocked(s *Subscription, reason error) {
+	s.ended, s.err = true, reason
+	close(s.c)
+	s.stopCtx()
+	s.lifetimer.Stop()
+	h.subs--
+	m := s.p.key.Merchant
+	if h.perMerchant[m] <= 1 {
+		delete(h.perMerchant, m) // no entry per merchant that has none
+	} else {
+		h.perMerchant[m]--
+	}
+	h.nSubs.Store(int64(h.subs))
+}
+
+// stopLocked forgets p and cancels its goroutine's context (a fetch in
+// flight included); h.mu and p.mu are held.
+func (h *Hub) stopLocked(p *poller) {
+	p.stopped = true
+	if h.pollers[p.key] == p {
+		delete(h.pollers, p.key)
+		h.nPollers.Add(-1)
+	}
+	p.cancel()
+}
+
+// Close ends every subscription with ErrClosed, stops every poller, and
+// waits for their goroutines to return. Subscribe then fails with
+// ErrClosed.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	h.closed = true
+	for _, p := range h.pollers {
+		p.mu.Lock()
+		for s := range p.subs {
+			h.endLocked(s, ErrClosed)
+		}
+		clear(p.subs)
+		h.stopLocked(p)
+		p.mu.Unlock()
+	}
+	h.mu.Unlock()
+	h.cancel()
+	h.wg.Wait()
+}

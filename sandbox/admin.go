@@ -1,0 +1,237 @@
+// The admin endpoint: changes a payment's status, so that tests and the
+// `go run .` demo can watch a payment move (the REST API itself is read
+// only and has no events). It is the sandbox's own, not part of the REST
+// API: the gateway only ever calls the /api/v1 routes, so it cannot reach it.
+
+package sandbox
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Admin routes, under AdminPrefix. They are not REST routes: their
+// requests are not recorded in the call log, not delayed and never faulted,
+// so that a test's REST call counts and fault plans stay exactly the REST
+// API's.
+const (
+	AdminPrefix             = "/sandbox/"
+	AdminRoutePaymentStatus = "/sandbox/payments/{id}/status"
+	AdminRouteSessionStatus = "/sandbox/checkout/sessions/{id}/status"
+)
+
+// ErrMsgInvalidBody answers an admin request whose body is not one JSON
+// object (of at most maxAdminBodyBytes).
+const ErrMsgInvalidBody = "Invalid body"
+
+const maxAdminBodyBytes = 1 << 10
+
+// Errors of SetPaymentStatus and SetCheckoutSessionStatus.
+var (
+	ErrUnknownBusiness = errors.New("sandbox: no business has this API key")
+	ErrPaymentNotFound = errors.New("sandbox: payment not found")
+	ErrSessionNotFound = errors.New("sandbox: checkout session not found")
+	ErrInvalidStatus   = errors.New("sandbox: not a payment status")
+)
+
+// SetPaymentStatus sets the status of the business's payment id (one of
+// Statuses), as a real payment moves from PENDING to SUCCEEDED and later
+// perhaps to REFUNDED. Any status may follow any other: the REST
+// documentation does not show the transitions, and tests need them all.
+//
+// The change is what a client of the REST API would see: the payment's
+// status and updated_at (now, and always later than before) in both its
+// list and retrieve forms, the status filter of the list, and every
+// checkout session of that payment (payment_status the new status; status
+// the same, except SUCCEEDED for a REFUNDED payment, as in the generated
+// data; updated_at the payment's). Setting the status a payment already
+// has changes nothing, updated_at included.
+func (s *Server) SetPaymentStatus(apiKey, id, status string) error {
+	b := s.byKey[apiKey]
+	if b == nil {
+		return ErrUnknownBusiness
+	}
+	if !slices.Contains(Statuses(), status) {
+		return ErrInvalidStatus
+	}
+	i, ok := b.paymentPos[id]
+	if !ok {
+		return ErrPaymentNotFound
+	}
+	s.data.Lock()
+	defer s.data.Unlock()
+	b.setPaymentStatus(i, status, time.Now())
+	return nil
+}
+
+// SetCheckoutSessionStatus sets the status of the payment behind the
+// business's checkout session idOrReference (its id or its reference), with
+// the effects of SetPaymentStatus: a session's status follows its payment.
+func (s *Server) SetCheckoutSessionStatus(apiKey, idOrReference, status string) error {
+	b := s.byKey[apiKey]
+	if b == nil {
+		return ErrUnknownBusiness
+	}
+	if !slices.Contains(Statuses(), status) {
+		return ErrInvalidStatus
+	}
+	s.data.Lock()
+	defer s.data.Unlock()
+	k := slices.IndexFunc(b.sessions, func(c CheckoutSession) bool {
+		return c.ID == idOrReference || c.Reference == idOrReference
+	})
+	if k < 0 {
+		return ErrSessionNotFound
+	}
+	i, ok := b.paymentPos[b.sessions[k].PaymentID]
+	if !ok {
+		return ErrPaymentNotFound // not with generated data: every session has its payment
+	}
+	b.setPaymentStatus(i, status, time.Now())
+	return nil
+}
+
+// setPaymentStatus changes payment i and its sessions; s.data is held for
+// writing. Rendered bodies are replaced, never changed in place, since
+// handlers write them after releasing the lock.
+func (b *business) setPaymentStatus(i int, status string, now time.Time) {
+	p := &b.payments[i]
+	if p.Status == status {
+		return
+	}
+	old := p.Status
+	p.Status = status
+	p.UpdatedAt = laterTimestamp(p.UpdatedAt, now)
+	b.listJSON[i] = renderPayment(*p, false)
+	b.detailJSON[i] = renderPayment(*p, true)
+
+	if k, found := slices.BinarySearch(b.statusPos[old], i); found {
+		b.statusPos[old] = slices.Delete(b.statusPos[old], k, k+1)
+	}
+	k, _ := slices.BinarySearch(b.statusPos[status], i)
+	b.statusPos[status] = slices.Insert(b.statusPos[status], k, i)
+
+	for j := range b.sessions {
+		cs := &b.sessions[j]
+		if cs.PaymentID != p.ID {
+			continue
+		}
+		cs.PaymentStatus = status
+		cs.Status = status
+		if status == StatusRefunded {
+			cs.Status = StatusSucceeded // the checkout itself completed
+		}
+		cs.UpdatedAt = p.UpdatedAt
+		body := renderSession(*cs)
+		b.sessionJSON[cs.ID] = body
+		b.sessionJSON[cs.Reference] = body
+	}
+}
+
+// laterTimestamp renders now in TimeLayout, or prev plus one millisecond
+// when now is not after prev (a clock behind the generated data, or two
+// changes within a millisecond): updated_at only ever moves forward.
+func laterTimestamp(prev string, now time.Time) string {
+	t := now.UTC().Truncate(time.Millisecond)
+	if p, err := time.Parse(TimeLayout, prev); err == nil && !t.After(p) {
+		t = p.Add(time.Millisecond)
+	}
+	return t.Format(TimeLayout)
+}
+
+var bodyInvalidBody = errorBody(ErrMsgInvalidBody)
+
+// serveAdmin answers a request under AdminPrefix, in the REST API's order:
+// route -> method -> credentials -> body -> lookup. It answers with the
+// changed resource as the REST API now renders it (the retrieve form).
+//
+//	POST /sandbox/payments/{id}/status             {"status":"SUCCEEDED"}
+//	POST /sandbox/checkout/sessions/{id}/status    {"status":"REFUNDED"}   (id or reference)
+func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
+	route, id, ok := matchAdminRoute(r.URL.EscapedPath())
+	if !ok {
+		writeJSON(w, http.StatusNotFound, bodyNotFound)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, bodyMethodNotAllowed)
+		return
+	}
+	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
+	if key == "" || secret == "" {
+		writeJSON(w, http.StatusUnauthorized, bodyMissingCreds)
+		return
+	}
+	b := s.byKey[key]
+	if b == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(b.info.APISecret)) != 1 {
+		writeJSON(w, http.StatusUnauthorized, bodyInvalidCreds)
+		return
+	}
+	var in struct {
+		Status string `json:"status"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxAdminBodyBytes))
+	if err := dec.Decode(&in); err != nil || dec.More() {
+		writeJSON(w, http.StatusBadRequest, bodyInvalidBody)
+		return
+	}
+
+	var err error
+	if route == AdminRoutePaymentStatus {
+		err = s.SetPaymentStatus(key, id, in.Status)
+	} else {
+		err = s.SetCheckoutSessionStatus(key, id, in.Status)
+	}
+	switch {
+	case errors.Is(err, ErrInvalidStatus):
+		writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
+		return
+	case errors.Is(err, ErrPaymentNotFound):
+		writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
+		return
+	case errors.Is(err, ErrSessionNotFound):
+		writeJSON(w, http.StatusNotFound, bodySessionNotFound)
+		return
+	case err != nil:
+		writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
+		return
+	}
+
+	s.data.RLock()
+	var body []byte
+	if route == AdminRoutePaymentStatus {
+		body = b.detailJSON[b.paymentPos[id]]
+	} else {
+		body = b.sessionJSON[id]
+	}
+	s.data.RUnlock()
+	writeJSON(w, http.StatusOK, body)
+}
+
+// matchAdminRoute maps an escaped path under AdminPrefix to an admin route
+// and its unescaped id, with matchRoute's rules for ids.
+func matchAdminRoute(escaped string) (route, id string, ok bool) {
+	rest, _ := strings.CutPrefix(escaped, AdminPrefix)
+	seg := strings.Split(rest, "/")
+	var raw string
+	switch {
+	case len(seg) == 3 && seg[0] == "payments" && seg[2] == "status":
+		route, raw = AdminRoutePaymentStatus, seg[1]
+	case len(seg) == 4 && seg[0] == "checkout" && seg[1] == "sessions" && seg[3] == "status":
+		route, raw = AdminRouteSessionStatus, seg[2]
+	default:
+		return "", "", false
+	}
+	id, err := url.PathUnescape(raw)
+	if raw == "" || err != nil {
+		return "", "", false
+	}
+	return route, id, true
+}
