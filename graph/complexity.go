@@ -36,6 +36,56 @@ func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[str
 	return calls
 }
 
+// rootRESTCalls is a lower bound of restCalls that needs no validation:
+// the calls of the operation's root fields that cost the same whatever they
+// select (payments' page, payment, paymentLink, node, checkoutSession, the
+// ids of nodes), from the raw variables, fragments at the root not
+// followed. Every call it counts restCalls counts too, so refusing on it
+// never refuses what the full estimate would serve.
+func rootRESTCalls(doc *ast.QueryDocument, opName string, vars map[string]any) int {
+	var op *ast.OperationDefinition
+	switch {
+	case opName != "":
+		op = doc.Operations.ForName(opName)
+	case len(doc.Operations) == 1:
+		op = doc.Operations[0]
+	}
+	if op == nil || op.Operation != ast.Query {
+		return 0 // gqlgen refuses it, or it is not ours to count
+	}
+	calls := 0
+	for _, sel := range op.SelectionSet {
+		f, ok := sel.(*ast.Field)
+		if !ok {
+			continue
+		}
+		switch f.Name {
+		case "payments", "payment", "paymentLink", "node", "checkoutSession":
+			calls++
+		case "nodes":
+			if a := f.Arguments.ForName("ids"); a != nil && a.Value != nil {
+				calls += min(rawListLen(a.Value, vars), MaxNodes)
+			}
+		}
+	}
+	return calls
+}
+
+// rawListLen is the length of a list argument before validation: a
+// literal list, or a variable's JSON array (0 when it is anything else:
+// validation reports that).
+func rawListLen(v *ast.Value, vars map[string]any) int {
+	switch v.Kind {
+	case ast.ListValue:
+		return len(v.Children)
+	case ast.Variable:
+		if l, ok := vars[v.Raw].([]any); ok {
+			return len(l)
+		}
+	}
+	return 0
+}
+
 type estimate struct {
 	doc    *ast.QueryDocument
 	vars   map[string]any

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/parser"
 )
 
 // everyPaymentField selects every field of a payment, the address join
@@ -64,7 +67,45 @@ func TestRESTCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := validated(t, tc.query)
-			if got := restCalls(doc, doc.Operations[0], tc.vars); got != tc.want {
+			got := restCalls(doc, doc.Operations[0], tc.vars)
+			if got != tc.want {
+				t.Errorf("%d REST calls, want %d", got, tc.want)
+			}
+			// The check before validation is a lower bound: it never
+			// refuses what the full estimate serves.
+			if early := rootRESTCalls(doc, "", tc.vars); early > got {
+				t.Errorf("the early estimate %d is over the full one %d", early, got)
+			}
+		})
+	}
+}
+
+// TestEarlyComplexity: the root fields' REST calls are counted from the
+// raw document and JSON variables, before validation, so that item 3's
+// attack is refused before gqlgen coerces its 4,900 ids.
+func TestEarlyComplexity(t *testing.T) {
+	hundredIDs := make([]any, 100)
+	for i := range hundredIDs {
+		hundredIDs[i] = fmt.Sprintf("pay_%d", i)
+	}
+	for _, tc := range []struct {
+		name, query, op string
+		vars            map[string]any
+		want            int
+	}{
+		{"49 aliases of nodes from a variable", nodesQuery(49), "", map[string]any{"ids": hundredIDs}, 4900},
+		{"literal ids", `{ nodes(ids: ["pay_1", "pay_2"]) { id } a: payment(id: "pay_1") { id } }`, "", nil, 3},
+		{"a variable that is not a list", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, "", map[string]any{"ids": "pay_1"}, 0},
+		{"the named operation only", `query A { payment(id: "pay_1") { id } } query B { nodes(ids: ["x", "y"]) { id } }`, "B", nil, 2},
+		{"several operations, none named", `query A { payment(id: "pay_1") { id } } query B { payment(id: "pay_2") { id } }`, "", nil, 0},
+		{"fragments at the root are not followed", `{ ...F } fragment F on Query { payment(id: "pay_1") { id } }`, "", nil, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			doc, err := parser.ParseQuery(&ast.Source{Input: tc.query})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rootRESTCalls(doc, tc.op, tc.vars); got != tc.want {
 				t.Errorf("%d REST calls, want %d", got, tc.want)
 			}
 		})

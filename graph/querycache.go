@@ -47,11 +47,12 @@ func (c *queryCache) Get(_ context.Context, query string) (*ast.QueryDocument, b
 	return v.doc, ok
 }
 
-// contains reports whether query is cached, without making it recent.
-func (c *queryCache) contains(query string) bool {
+// peek returns the cached document of query, without making it recent.
+func (c *queryCache) peek(query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.lru.Contains(query)
+	v, ok := c.lru.Peek(query)
+	return v.doc, ok
 }
 
 // stagedKey names the staged document in the operation context's stats.

@@ -88,7 +88,9 @@ func TestQueryCacheBytes(t *testing.T) {
 	if docs == 0 || docs >= 200 {
 		t.Errorf("%d documents held", docs)
 	}
-	if !r.cache.contains(query(199)) || r.cache.contains(query(0)) {
+	_, newest := r.cache.peek(query(199))
+	_, oldest := r.cache.peek(query(0))
+	if !newest || oldest {
 		t.Error("not the most recently used documents")
 	}
 
@@ -99,7 +101,7 @@ func TestQueryCacheBytes(t *testing.T) {
 	}
 	big.WriteString("}")
 	r.post(t, big.String(), nil).wantNoErrors(t)
-	if r.cache.contains(big.String()) {
+	if _, ok := r.cache.peek(big.String()); ok {
 		t.Error("a document larger than the cache was kept")
 	}
 }
