@@ -57,13 +57,13 @@ func TestPaymentsPaging(t *testing.T) {
 		{"tiny REST pages", &pagedREST{n: 45, short: 1}, 10, maxListCalls, maxListCalls},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Resolver{REST: tc.rest, Limits: &FetchLimits{}}
+			r := &Resolver{}
 			var got []string
 			var after *string
 			for range 100 {
 				tc.rest.calls = 0
 				first := tc.first
-				c, err := r.payments(context.Background(), &first, after, nil)
+				c, err := r.payments(requestContext(tc.rest), &first, after, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -96,9 +96,9 @@ func TestPaymentsPaging(t *testing.T) {
 // of calls per query.
 func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 	rest := &pagedREST{empty: true}
-	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
+	r := &Resolver{}
 	first := 10
-	c, err := r.payments(context.Background(), &first, nil, nil)
+	c, err := r.payments(requestContext(rest), &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +109,9 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 
 func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
 	rest := &pagedREST{n: 12}
-	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
+	r := &Resolver{}
 	first := 5
-	c, err := r.payments(context.Background(), &first, nil, nil)
+	c, err := r.payments(requestContext(rest), &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
