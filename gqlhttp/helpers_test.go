@@ -61,3 +61,6 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	t.h.ServeHTTP(rec, r)
 	return rec.Result(), nil
 }
+
+// noREST is a REST for queries that make no REST call (any call panics).
+type noREST struct{ graph.REST }
