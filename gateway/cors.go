@@ -6,7 +6,7 @@ import (
 
 	"github.com/rs/cors"
 
-	"paygraph/graph"
+	"paygraph/restclient"
 )
 
 // corsFor lets the merchant's own frontends (and only them) call /graphql
@@ -23,7 +23,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		// rs/cors reads an empty AllowedOrigins as "*": decide ourselves.
 		AllowOriginFunc: allow,
 		AllowedMethods:  []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"Content-Type", "Accept", graph.HeaderAPIKey, graph.HeaderAPISecret,
+		AllowedHeaders: []string{"Content-Type", "Accept", restclient.HeaderAPIKey, restclient.HeaderAPISecret,
 			"X-Request-Id", "traceparent", "tracestate", "apollo-require-preflight"},
 		ExposedHeaders: []string{"X-Request-Id"},
 		MaxAge:         600,

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"time"
 
-	"paygraph/graph"
 	"paygraph/graphiql"
+	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
@@ -50,7 +50,7 @@ func (g *Gateway) graphiqlOptions() graphiql.Options {
 	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph"}
 	if g.demo != nil {
 		b := g.demo.sandbox.Businesses()[0]
-		opts.Headers = map[string]string{graph.HeaderAPIKey: b.APIKey, graph.HeaderAPISecret: b.APISecret}
+		opts.Headers = map[string]string{restclient.HeaderAPIKey: b.APIKey, restclient.HeaderAPISecret: b.APISecret}
 		opts.DefaultQuery = GraphiQLExample
 	}
 	return opts

@@ -22,6 +22,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"paygraph/apqstore"
+	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graphiql"
 	"paygraph/observe"
@@ -150,35 +151,43 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
 	}
-	gql := graph.NewHandler(graph.HandlerConfig{
-		REST:             rc,
-		FetchLimits:      limits,
-		RESTPerRequest:   cfg.RESTMaxConc,
+	gql := graph.NewServer(graph.ServerConfig{
 		MaxComplexity:    cfg.MaxComplexity,
+		CursorKeys:       cfg.CursorKeys,
+		MaxResponseBytes: cfg.MaxResponse,
 		APQCacheSize:     cfg.APQCacheSize,
 		APQCache:         apq,
 		QueryCacheBytes:  cfg.QueryCacheBytes,
-		CursorKeys:       cfg.CursorKeys,
-		MaxResponseBytes: cfg.MaxResponse,
 		Limits:           graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxBodyBytes:     cfg.MaxBodyBytes,
-		RequestTimeout:   cfg.RequestTimeout,
 		Logger:           logger,
 		RequestID:        observe.RequestID,
 		Extensions:       extensions,
-		OnRefused:        metrics.CountRefused,
 	})
+	gqlhttp.AddTransports(gql, cfg.MaxResponse)
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
 	// knows the caller's pair: the access log's line (request id and
 	// operation name included) is redacted of it like any other.
-	r.Use(graph.Credentials)
+	r.Use(gqlhttp.Credentials)
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
 	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
-	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(gql)))
+	// The /graphql edge, outermost first: cache headers on every answer
+	// (refusals included), CORS, then the refusals (each counted by the
+	// metrics: the GraphQL server's extensions never see those requests),
+	// cheapest first, before the request's budgets and loaders are made.
+	r.With(
+		gqlhttp.NoStore,
+		corsFor(cfg.CORSOrigins),
+		gqlhttp.OnRefused(metrics.CountRefused),
+		gqlhttp.SingleCredentials,
+		gqlhttp.RequestSize(cfg.MaxBodyBytes),
+		gqlhttp.Methods,
+		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
+		graph.LoadersMiddleware(rc, limits),
+	).Handle("/graphql", gql)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)

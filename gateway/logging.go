@@ -5,7 +5,7 @@ import (
 	"io"
 	"log/slog"
 
-	"paygraph/graph"
+	"paygraph/gqlhttp"
 	"paygraph/observe"
 )
 
@@ -17,8 +17,8 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 }
 
 // callerSecrets are the request's own credentials (what its credential
-// headers held, as graph.Credentials read them at the top of the router),
+// headers held, as gqlhttp.Credentials read them at the top of the router),
 // which the logger takes out of any line logged in the request's context,
 // and which no request id, metric label or span name may hold, whatever
 // their shape.
-func callerSecrets(ctx context.Context) []string { return graph.CallerSecrets(ctx) }
+func callerSecrets(ctx context.Context) []string { return gqlhttp.CallerSecrets(ctx) }

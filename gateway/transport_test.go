@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/restclient"
 	"paygraph/sandbox"
@@ -231,7 +232,9 @@ func (panicking) GetCheckoutSession(context.Context, string) (*restclient.Checko
 }
 
 func newTestGatewayWithREST(t *testing.T, logs io.Writer, rest graph.REST) *testGateway {
-	srv := httptest.NewServer(graph.NewHandler(graph.HandlerConfig{REST: rest, Logger: slog.New(slog.NewJSONHandler(logs, nil))}))
+	gql := graph.NewServer(graph.ServerConfig{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	gqlhttp.AddTransports(gql, 0)
+	srv := httptest.NewServer(gqlhttp.Credentials(graph.LoadersMiddleware(rest, nil)(gql)))
 	t.Cleanup(srv.Close)
 	return &testGateway{URL: srv.URL}
 }

@@ -64,7 +64,7 @@ func (b ResponseBudget) InterceptResponse(ctx context.Context, next graphql.Resp
 		return resp
 	}
 	if budgetFrom(ctx).spent() || int64(len(resp.Data)) > b.MaxBytes {
-		return &graphql.Response{Errors: gqlerror.List{responseTooLargeError(b.MaxBytes)}}
+		return &graphql.Response{Errors: gqlerror.List{ResponseTooLarge(b.MaxBytes)}}
 	}
 	return resp
 }
@@ -114,7 +114,9 @@ func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("the response would be larger than the limit of %d bytes: ask for fewer items, fields or aliases", e.Limit)
 }
 
-func responseTooLargeError(limit int64) *gqlerror.Error {
+// ResponseTooLarge is the RESPONSE_TOO_LARGE GraphQL error of a response
+// over limit bytes, for the transports' own last check.
+func ResponseTooLarge(limit int64) *gqlerror.Error {
 	err := &ResponseTooLargeError{Limit: limit}
 	return &gqlerror.Error{Err: err, Message: err.Error(), Extensions: map[string]any{"code": CodeResponseTooLarge}}
 }

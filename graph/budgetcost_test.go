@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -48,7 +49,9 @@ func TestEstimatesBoundWhatIsWritten(t *testing.T) {
 		t.Fatal(err)
 	}
 	probe := &estimateProbe{}
-	h := NewHandler(HandlerConfig{REST: rc, Extensions: []graphql.HandlerExtension{probe}})
+	gql, _ := newServer(ServerConfig{Extensions: []graphql.HandlerExtension{probe}})
+	gql.AddTransport(transport.POST{})
+	h := withCallerPair(LoadersMiddleware(rc, nil)(gql))
 	biz := sb.Businesses()[0]
 	pay := sb.Payments(biz.APIKey)
 	link := sb.PaymentLinks(biz.APIKey)[0]
@@ -72,8 +75,8 @@ func TestEstimatesBoundWhatIsWritten(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"query": tc.query})
 			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set(HeaderAPIKey, biz.APIKey)
-			req.Header.Set(HeaderAPISecret, biz.APISecret)
+			req.Header.Set(restclient.HeaderAPIKey, biz.APIKey)
+			req.Header.Set(restclient.HeaderAPISecret, biz.APISecret)
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, req)
 			if strings.Contains(rec.Body.String(), `"errors"`) {

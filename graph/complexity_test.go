@@ -116,7 +116,7 @@ func TestEarlyComplexity(t *testing.T) {
 // documented uses and refuses issue 11's starvation query before any REST
 // call.
 func TestComplexityLimit(t *testing.T) {
-	r := newLimitsRig(t, HandlerConfig{})
+	r := newLimitsRig(t, ServerConfig{})
 	sessions := r.sb.CheckoutSessions(r.biz.APIKey)
 	var ids []string
 	for _, p := range r.sb.Payments(r.biz.APIKey) {

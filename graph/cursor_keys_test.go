@@ -42,8 +42,8 @@ func gqlPost(t testing.TB, h http.Handler, biz sandbox.Business, query string, v
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(graph.HeaderAPIKey, biz.APIKey)
-	req.Header.Set(graph.HeaderAPISecret, biz.APISecret)
+	req.Header.Set(restclient.HeaderAPIKey, biz.APIKey)
+	req.Header.Set(restclient.HeaderAPISecret, biz.APISecret)
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	var a gqlAnswer
@@ -83,7 +83,7 @@ func TestForgedCursorsNeverReachREST(t *testing.T) {
 	a, b := sb.Businesses()[0], sb.Businesses()[1]
 	keyA, keyB := cursorKeys(t, 0xA1), cursorKeys(t, 0xB2)
 	handler := func(k *relay.Keys) http.Handler {
-		return graph.NewHandler(graph.HandlerConfig{REST: rc, CursorKeys: k})
+		return serveGraphQL(rc, graph.ServerConfig{CursorKeys: k})
 	}
 	onKeyA, onKeyB, rotated := handler(keyA), handler(keyB), handler(cursorKeys(t, 0xB2, 0xA1))
 

@@ -24,6 +24,10 @@ const (
 	CodeInternal        = "INTERNAL_SERVER_ERROR"
 )
 
+// errPanic is the error of a recovered panic: INTERNAL_SERVER_ERROR, "internal
+// error" (the panic itself is logged, never answered).
+var errPanic = errors.New("internal error")
+
 // InputError is a problem with what the caller sent (BAD_USER_INPUT).
 type InputError struct{ Message string }
 

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -15,39 +14,65 @@ import (
 	"testing"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+
 	"paygraph/graph"
+	"paygraph/internal/gqltest"
+	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
-// fzInProcess serves REST requests from the sandbox without a network, so
+// inProcess serves HTTP requests from a handler without a network, so
 // that a fuzz execution costs microseconds.
-type fzInProcess struct{ h http.Handler }
+type inProcess struct{ h http.Handler }
 
-func (t fzInProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
 	t.h.ServeHTTP(rec, r)
 	return rec.Result(), nil
 }
 
-// fzLogs records what the handler logs (a recovered panic is logged).
-type fzLogs struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+// serverRig is the GraphQL server (NewServer, with gqlgen's own POST and
+// GET transports: the edge's are gqlhttp's) behind LoadersMiddleware, in
+// front of the sandbox, both in process; tests speak to it with gqltest.
+type serverRig struct {
+	sb     *sandbox.Server
+	client *gqltest.Client
+	logs   *testenv.LockedBuffer
 }
 
-func (l *fzLogs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *fzLogs) take() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s := l.buf.String()
-	l.buf.Reset()
-	return s
+// newServerRig builds the rig; a timeout above zero is every request's
+// deadline (the edge's gqlhttp.Deadline, here).
+func newServerRig(tb testing.TB, restTimeout, timeout time.Duration) *serverRig {
+	tb.Helper()
+	sb := sandbox.New(sandbox.Options{})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
+		Timeout: restTimeout, Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	logs := &testenv.LockedBuffer{}
+	srv := graph.NewServer(graph.ServerConfig{
+		Limits: graph.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
+		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	})
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	h := graph.LoadersMiddleware(rc, nil)(srv)
+	scoped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{
+			APIKey: r.Header.Get(restclient.HeaderAPIKey), APISecret: r.Header.Get(restclient.HeaderAPISecret)})
+		ctx = restclient.WithRequestLimit(ctx, 4)
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+	return &serverRig{sb: sb, logs: logs,
+		client: &gqltest.Client{URL: "http://gateway.invalid", HTTP: &http.Client{Transport: inProcess{scoped}}}}
 }
 
 var fzValidID = func(id string) bool {
@@ -62,259 +87,115 @@ var fzValidID = func(id string) bool {
 	return true
 }
 
-// fzKnownCodeless matches the errors gqlgen's transports write themselves,
-// bypassing the error presenter, so that they carry no extensions.code
-// (README: "Every error carries extensions.code"). They are reported by
-// TestTransportErrorsCarryACode; the fuzz target tolerates them so that it
-// can look for anything else.
-func fzKnownCodeless(msg string) bool {
-	for _, p := range []string{"json request body could not be decoded", "transport not supported",
-		"variables could not be decoded", "extensions could not be decoded", "could not cleanup body", "invalid URL escape", "invalid semicolon separator",
-		"invalid APQ extension data", "unsupported APQ version"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// TestTransportErrorsCarryACode: a body that is not JSON, a content type
-// the gateway does not take, or GET variables that do not decode are
-// refused with a 4xx, and (README "Errors": every error carries
-// extensions.code) with a code, without echoing the body back.
-func TestTransportErrorsCarryACode(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
-	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := graph.NewHandler(graph.HandlerConfig{REST: rc})
-	for _, tc := range []struct{ name, method, ctype, target, body string }{
-		{"invalid JSON", http.MethodPost, "application/json", "/graphql", `{"query": "{ __typename }"`},
-		{"query not a string", http.MethodPost, "application/json", "/graphql", `{"query": 1}`},
-		{"JSON array", http.MethodPost, "application/json", "/graphql", `[]`},
-		{"empty body", http.MethodPost, "application/json", "/graphql", ``},
-		{"text/plain", http.MethodPost, "text/plain", "/graphql", `{"query":"{ __typename }"}`},
-		{"no content type", http.MethodPost, "", "/graphql", `{"query":"{ __typename }"}`},
-		{"multipart", http.MethodPost, "multipart/form-data; boundary=x", "/graphql", "--x\r\n\r\n--x--\r\n"},
-		{"GET bad variables", http.MethodGet, "", "/graphql?query=%7B__typename%7D&variables=%7B", ``},
-		{"GET bad escape", http.MethodGet, "", "/graphql?query=%7B__typename%7D&x=%", ``},
-		{"APQ extension not an object", http.MethodPost, "application/json", "/graphql", `{"extensions":{"persistedQuery":""}}`},
-		{"APQ version 2", http.MethodPost, "application/json", "/graphql", `{"extensions":{"persistedQuery":{"version":2,"sha256Hash":"00"}}}`},
-		{"PUT", http.MethodPut, "application/json", "/graphql", `{"query":"{ __typename }"}`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			req := httptest.NewRequest(tc.method, tc.target, strings.NewReader(tc.body))
-			if tc.ctype != "" {
-				req.Header.Set("Content-Type", tc.ctype)
-			}
-			req.Header.Set("x-api-key", a.APIKey)
-			req.Header.Set("x-api-secret", a.APISecret)
-			rec := httptest.NewRecorder()
-			h.ServeHTTP(rec, req)
-			if (rec.Code < 400 && !strings.HasPrefix(tc.name, "APQ")) || rec.Code >= 500 {
-				t.Errorf("status %d, want 4xx", rec.Code)
-			}
-			var out struct {
-				Errors []struct {
-					Message    string         `json:"message"`
-					Extensions map[string]any `json:"extensions"`
-				} `json:"errors"`
-			}
-			if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || len(out.Errors) == 0 {
-				t.Fatalf("answer %q is not a GraphQL error: %v", rec.Body, err)
-			}
-			for _, e := range out.Errors {
-				if code, _ := e.Extensions["code"].(string); code == "" {
-					t.Errorf("status %d, error %q has no extensions.code", rec.Code, e.Message)
-				}
-				if len(tc.body) > 2 && strings.Contains(e.Message, tc.body) {
-					t.Errorf("error %q echoes the request body", e.Message)
-				}
-			}
-		})
-	}
-}
-
-// FuzzHandler feeds arbitrary bodies, with several methods and content
-// types, to the /graphql handler in front of the sandbox, as business A.
-// Invariants: no panic and no INTERNAL_SERVER_ERROR; never a 5xx; the
-// answer is a GraphQL response whose every error has an extensions.code;
-// every REST call it causes is a GET of a documented route with one
-// well-formed id segment and A's credentials; and no id of business B
-// appears in the answer unless the caller sent it.
-func FuzzHandler(f *testing.F) {
-	sb := sandbox.New(sandbox.Options{})
-	biz := sb.Businesses()
+// FuzzServer feeds arbitrary query texts, as POST and as GET, to the
+// GraphQL server in front of the sandbox, as business A. Invariants: no
+// panic and no INTERNAL_SERVER_ERROR; never a 5xx; every error the
+// server presents has an extensions.code; every REST call it causes is a
+// GET of a documented route with one well-formed id segment and A's
+// credentials; and no id of business B appears in the answer unless the
+// caller sent it. (What reaches the server through the HTTP edge, bodies
+// and methods of every kind, gqlhttp's FuzzHandler covers.)
+func FuzzServer(f *testing.F) {
+	r := newServerRig(f, 0, 5*time.Second)
+	biz := r.sb.Businesses()
 	a, b := biz[0], biz[1]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		f.Fatal(err)
-	}
-	logs := &fzLogs{}
-	h := graph.NewHandler(graph.HandlerConfig{
-		REST:           rc,
-		RESTPerRequest: 4,
-		Limits:         graph.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
-		RequestTimeout: 5 * time.Second,
-		Logger:         slog.New(slog.NewTextHandler(logs, nil)),
-	})
-
 	var bIDs []string
-	for _, p := range sb.Payments(b.APIKey) {
+	for _, p := range r.sb.Payments(b.APIKey) {
 		bIDs = append(bIDs, p.ID)
 	}
-	for _, l := range sb.PaymentLinks(b.APIKey) {
+	for _, l := range r.sb.PaymentLinks(b.APIKey) {
 		bIDs = append(bIDs, l.ID)
 	}
-	for _, s := range sb.CheckoutSessions(b.APIKey) {
+	for _, s := range r.sb.CheckoutSessions(b.APIKey) {
 		bIDs = append(bIDs, s.Reference)
 	}
-	aPay := sb.Payments(a.APIKey)[0].ID
-	aLink := sb.PaymentLinks(a.APIKey)[0].ID
-	aRef := sb.CheckoutSessions(a.APIKey)[0].Reference
-
-	seeds := []string{
-		`{"query":"{ payments(first: 3) { edges { cursor node { id amount { amount paisa } } } pageInfo { hasNextPage endCursor } } }"}`,
-		`{"query":"{ payment(id: \"` + aPay + `\") { id status customer { address } } }"}`,
-		`{"query":"{ paymentLink(id: \"` + aLink + `\") { url amount { amount } maxUses expiresAt } }"}`,
-		`{"query":"{ checkoutSession(id: \"` + aRef + `\") { sessionId metadata { key value } payment { id } } }"}`,
-		`{"query":"{ nodes(ids: [\"` + aPay + `\", \"` + aLink + `\", \"pay_../x\", \"` + b.APIKey + `\"]) { id } }"}`,
-		`{"query":"query($n: Int, $a: String) { payments(first: $n, after: $a, status: FAILED) { nodes { id } } }","variables":{"n":2,"a":"AQAB"}}`,
-		`{"query":"{ payment(id: \"pay_%2e%2e%2fpayment-links\") { id } }"}`,
-		`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"0000"}}}`,
-		`{"query":"{ __schema { types { name } } }"}`,
-		`{"query":"{ a: payments(first: 100) { nodes { id } } b: payments(first: 100) { nodes { id } } }"}`,
-		`{"query":"{ payments(first: 2147483648) { nodes { id } } }"}`,
-		`{"query":"query { ...A } fragment A on Query { ...A }"}`,
-		`{"query":"{ payment(id: \"` + sb.Payments(b.APIKey)[0].ID + `\") { id } }"}`,
-		`{"query":1}`, `{"query":"{"}`, `[]`, `null`, `{`, "", "\x00", `{"query":"{ payments { nodes { id } } }","operationName":"x"}`,
-		`{"query":"mutation { x }"}`, `{"query":"subscription { x }"}`,
+	aPay := r.sb.Payments(a.APIKey)[0].ID
+	aLink := r.sb.PaymentLinks(a.APIKey)[0].ID
+	aRef := r.sb.CheckoutSessions(a.APIKey)[0].Reference
+	for _, q := range []string{
+		`{ payments(first: 3) { edges { cursor node { id amount { amount paisa } } } pageInfo { hasNextPage endCursor } } }`,
+		`{ payment(id: "` + aPay + `") { id status customer { address } } }`,
+		`{ paymentLink(id: "` + aLink + `") { url amount { amount } maxUses expiresAt } }`,
+		`{ checkoutSession(id: "` + aRef + `") { sessionId metadata { key value } payment { id } } }`,
+		`{ nodes(ids: ["` + aPay + `", "` + aLink + `", "pay_../x", "` + b.APIKey + `"]) { id } }`,
+		`query { payments(first: 2, after: "AQAB", status: FAILED) { nodes { id } } }`,
+		`{ payment(id: "pay_%2e%2e%2fpayment-links") { id } }`,
+		`{ __schema { types { name } } }`,
+		`{ a: payments(first: 100) { nodes { id } } b: payments(first: 100) { nodes { id } } }`,
+		`{ payments(first: 2147483648) { nodes { id } } }`,
+		`query { ...A } fragment A on Query { ...A }`,
+		`{ payment(id: "` + r.sb.Payments(b.APIKey)[0].ID + `") { id } }`,
+		`{`, ``, "\x00", `mutation { x }`, `subscription { x }`,
+	} {
+		f.Add(false, q)
+		f.Add(true, q)
 	}
-	for _, s := range seeds {
-		f.Add(uint8(0), []byte(s))
-	}
-	f.Add(uint8(5), []byte(`{ payments(first: 1) { nodes { id } } }`))
-	f.Add(uint8(6), []byte(`query=%7B__typename%7D&variables=%7B`))
-	f.Add(uint8(1), []byte(`{ __typename }`))
-	f.Add(uint8(4), []byte("--x\r\nContent-Disposition: form-data; name=\"operations\"\r\n\r\n{}\r\n--x--\r\n"))
-	f.Add(uint8(7), []byte(`query=%7B__typename%7D`))
-
-	f.Fuzz(func(t *testing.T, mode uint8, body []byte) {
-		sb.ResetCalls()
-		var req *http.Request
-		switch mode % 9 {
-		case 0, 1, 2, 3, 4, 7, 8:
-			req = httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			switch mode % 9 {
-			case 0:
-				req.Header.Set("Content-Type", "application/json")
-			case 1:
-				req.Header.Set("Content-Type", "application/graphql")
-			case 2:
-				req.Header.Set("Content-Type", "text/plain")
-			case 4:
-				req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
-			case 7:
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			case 8:
-				req.Header.Set("Content-Type", "application/json; charset=\x00")
-			}
-		case 5:
-			req = httptest.NewRequest(http.MethodGet, "/graphql?"+url.Values{"query": {string(body)}}.Encode(), nil)
-		case 6:
-			u := &url.URL{Path: "/graphql", RawQuery: string(body)}
-			req = httptest.NewRequest(http.MethodGet, "/graphql", nil)
-			req.URL = u
+	creds := gqltest.Headers(a.APIKey, a.APISecret)
+	f.Fuzz(func(t *testing.T, get bool, query string) {
+		r.sb.ResetCalls()
+		var resp *gqltest.Response
+		if get {
+			resp = r.client.Do(t, http.MethodGet, "/graphql?"+url.Values{"query": {query}}.Encode(), creds, nil)
+		} else {
+			body, _ := json.Marshal(map[string]string{"query": query})
+			resp = r.client.Do(t, http.MethodPost, "/graphql", creds, body)
 		}
-		req.Header.Set("x-api-key", a.APIKey)
-		req.Header.Set("x-api-secret", a.APISecret)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		req = req.WithContext(ctx)
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		resp := rec.Result()
-		raw, _ := io.ReadAll(resp.Body)
-
-		if l := logs.take(); strings.Contains(l, "panic") {
-			t.Fatalf("mode %d body %q: the handler recovered a panic: %s", mode, body, l)
+		if l := r.logs.String(); strings.Contains(l, "panic") {
+			t.Fatalf("get %v query %q: the server recovered a panic: %s", get, query, l)
 		}
-		if resp.StatusCode >= 500 {
-			t.Fatalf("mode %d body %q: status %d: %s", mode, body, resp.StatusCode, raw)
+		if resp.Status >= 500 {
+			t.Fatalf("get %v query %q: status %d: %s", get, query, resp.Status, resp.Raw)
 		}
-		var out struct {
-			Data   json.RawMessage `json:"data"`
-			Errors []struct {
-				Message    string         `json:"message"`
-				Extensions map[string]any `json:"extensions"`
-			} `json:"errors"`
+		if err := json.Unmarshal(resp.Raw, resp); err != nil {
+			t.Fatalf("get %v query %q: status %d, answer %q is not JSON: %v", get, query, resp.Status, resp.Raw, err)
 		}
-		if resp.StatusCode == http.StatusOK || len(raw) > 0 && raw[0] == '{' {
-			if err := json.Unmarshal(raw, &out); err != nil {
-				t.Fatalf("mode %d body %q: status %d, answer %q is not JSON: %v", mode, body, resp.StatusCode, raw, err)
-			}
-			if out.Data == nil && out.Errors == nil {
-				t.Fatalf("mode %d body %q: answer %q has neither data nor errors", mode, body, raw)
-			}
-			for _, e := range out.Errors {
-				code, _ := e.Extensions["code"].(string)
-				if code == "" && fzKnownCodeless(e.Message) {
-					continue // TestTransportErrorsCarryACode reports these
-				}
-				if code == "" {
-					t.Fatalf("mode %d body %q: error without extensions.code: %q", mode, body, raw)
-				}
-				if code == graph.CodeInternal {
-					t.Fatalf("mode %d body %q: internal error: %q", mode, body, raw)
-				}
+		if resp.Data == nil && resp.Errors == nil {
+			t.Fatalf("get %v query %q: answer %q has neither data nor errors", get, query, resp.Raw)
+		}
+		for _, e := range resp.Errors {
+			switch e.Code() {
+			case "":
+				t.Fatalf("get %v query %q: error without extensions.code: %q", get, query, resp.Raw)
+			case graph.CodeInternal:
+				t.Fatalf("get %v query %q: internal error: %q", get, query, resp.Raw)
 			}
 		}
 		for _, id := range bIDs {
-			if strings.Contains(string(raw), id) && !bytes.Contains(body, []byte(id)) &&
-				!strings.Contains(string(body), url.QueryEscape(id)) {
-				t.Fatalf("mode %d body %q: answer shows business B's %s: %s", mode, body, id, raw)
+			if bytes.Contains(resp.Raw, []byte(id)) && !strings.Contains(query, id) {
+				t.Fatalf("get %v query %q: answer shows business B's %s: %s", get, query, id, resp.Raw)
 			}
 		}
-		for _, c := range sb.Calls() {
+		for _, c := range r.sb.Calls() {
 			if c.Method != http.MethodGet || c.Route == "" || c.APIKey != a.APIKey || c.APISecret != a.APISecret {
-				t.Fatalf("mode %d body %q: REST call %+v", mode, body, c)
+				t.Fatalf("get %v query %q: REST call %+v", get, query, c)
 			}
 			if c.Route == sandbox.RoutePayments {
 				continue
 			}
 			seg := c.EscapedPath[strings.LastIndexByte(c.EscapedPath, '/')+1:]
 			if id, err := url.PathUnescape(seg); err != nil || !fzValidID(id) || strings.Count(c.EscapedPath, "/") != strings.Count(c.Route, "/") {
-				t.Fatalf("mode %d body %q: REST call to %q: an id that is not a REST id reached the REST API", mode, body, c.EscapedPath)
+				t.Fatalf("get %v query %q: REST call to %q: an id that is not a REST id reached the REST API", get, query, c.EscapedPath)
 			}
 		}
 	})
 }
 
-// TestHandlerLeavesNoGoroutines: requests that fan out (nodes, sessions
+// TestServerLeavesNoGoroutines: requests that fan out (nodes, sessions
 // with their payment, lists) and requests cut short by the request
 // deadline leave no goroutine behind once answered.
-func TestHandlerLeavesNoGoroutines(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
-	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: fzInProcess{sb}}, Timeout: time.Second,
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 8})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := graph.NewHandler(graph.HandlerConfig{REST: rc, RESTPerRequest: 4, RequestTimeout: 200 * time.Millisecond})
+func TestServerLeavesNoGoroutines(t *testing.T) {
+	r := newServerRig(t, time.Second, 200*time.Millisecond)
+	a := r.sb.Businesses()[0]
 	var ids []string
-	for _, p := range sb.Payments(a.APIKey)[:40] {
+	for _, p := range r.sb.Payments(a.APIKey)[:40] {
 		ids = append(ids, `"`+p.ID+`"`)
 	}
-	ref := sb.CheckoutSessions(a.APIKey)[0].Reference
+	ref := r.sb.CheckoutSessions(a.APIKey)[0].Reference
 	queries := []string{
 		`{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id ... on Payment { customer { address } } } }`,
 		`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
 	}
+	creds := gqltest.Headers(a.APIKey, a.APISecret)
 	base := runtime.NumGoroutine()
 	run := func() {
 		var wg sync.WaitGroup
@@ -322,18 +203,13 @@ func TestHandlerLeavesNoGoroutines(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				body, _ := json.Marshal(map[string]string{"query": queries[i%len(queries)]})
-				req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("x-api-key", a.APIKey)
-				req.Header.Set("x-api-secret", a.APISecret)
-				h.ServeHTTP(httptest.NewRecorder(), req)
+				r.client.Post(t, creds, queries[i%len(queries)], nil)
 			}()
 		}
 		wg.Wait()
 	}
 	run()
-	sb.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
+	r.sb.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
 	run()
 	deadline := time.Now().Add(5 * time.Second)
 	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {

@@ -22,7 +22,7 @@ const (
 // validation costs more than parsing (gqlparser's overlapping-fields rule
 // is quadratic in the fields that share a response name), so these are
 // checked on the parsed document first. Zero means the default
-// (HandlerConfig).
+// (ServerConfig).
 type QueryLimits struct {
 	MaxDepth       int // deepest field nesting of any operation or fragment
 	MaxFields      int // most fields one operation selects as it executes: aliases count, a fragment counts each time it is spread

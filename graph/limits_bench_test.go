@@ -157,7 +157,7 @@ func BenchmarkValidateWorstCase(b *testing.B) {
 // BenchmarkValidationBomb serves issue 11's bomb (1,450 copies, 29 KB of
 // query) through the handler: before, 20 s and a 252 MB answer.
 func BenchmarkValidationBomb(b *testing.B) {
-	r := newLimitsRig(b, HandlerConfig{})
+	r := newLimitsRig(b, ServerConfig{})
 	q := bomb(1450)
 	b.ReportAllocs()
 	var a answer

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
@@ -16,9 +17,10 @@ import (
 	"paygraph/sandbox"
 )
 
-// limitsRig is the /graphql handler in front of the sandbox, served in
-// process (the sandbox counts the REST calls it gets), with the handler's
-// parsed-query cache in view.
+// limitsRig is the GraphQL server in front of the sandbox, served in
+// process (the sandbox counts the REST calls it gets), with the server's
+// parsed-query cache in view. It takes gqlgen's own POST and GET
+// transports: the edge's (gqlhttp) is tested there.
 type limitsRig struct {
 	h     http.Handler
 	cache *queryCache
@@ -34,16 +36,27 @@ func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	return rec.Result(), nil
 }
 
-func newLimitsRig(tb testing.TB, cfg HandlerConfig) *limitsRig {
+func newLimitsRig(tb testing.TB, cfg ServerConfig) *limitsRig {
 	tb.Helper()
 	sb := sandbox.New(sandbox.Options{})
 	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}}})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	cfg.REST = rc
-	h, cache := newHandler(cfg)
+	srv, cache := newServer(cfg)
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
+	h := withCallerPair(LoadersMiddleware(rc, nil)(srv))
 	return &limitsRig{h: h, cache: cache, sb: sb, biz: sb.Businesses()[0]}
+}
+
+// withCallerPair puts the request's credential pair in its context, as the
+// edge does (gqlhttp.Credentials), for the REST client to send.
+func withCallerPair(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := restclient.Credentials{APIKey: r.Header.Get(restclient.HeaderAPIKey), APISecret: r.Header.Get(restclient.HeaderAPISecret)}
+		next.ServeHTTP(w, r.WithContext(restclient.WithCredentials(r.Context(), c)))
+	})
 }
 
 // answer is a /graphql response as the client sees it.

@@ -13,7 +13,7 @@ import (
 // still produce many validation errors get at most maxErrors of them plus
 // a "too many errors" entry.
 func TestValidationBomb(t *testing.T) {
-	r := newLimitsRig(t, HandlerConfig{})
+	r := newLimitsRig(t, ServerConfig{})
 	var conflicts, unknown strings.Builder
 	conflicts.WriteString("{")
 	for i := range maxSameResponseName {
@@ -65,7 +65,7 @@ func TestValidationBomb(t *testing.T) {
 // complexity) give 500 errors at execution; the response lists maxErrors
 // and says there were more.
 func TestExecutionErrorsCapped(t *testing.T) {
-	r := newLimitsRig(t, HandlerConfig{})
+	r := newLimitsRig(t, ServerConfig{})
 	ids := `"x"` + strings.Repeat(`, "x"`, 99)
 	var q strings.Builder
 	q.WriteString("{")
@@ -95,7 +95,7 @@ func TestExecutionErrorsCapped(t *testing.T) {
 // limit's code), on every operation and fragment it holds, fragments
 // counted each time they are spread.
 func TestLimitsBeforeValidation(t *testing.T) {
-	r := newLimitsRig(t, HandlerConfig{Limits: QueryLimits{MaxDepth: 5, MaxFields: 100}})
+	r := newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 5, MaxFields: 100}})
 	wide := func(n int, field string) string {
 		var b strings.Builder
 		for i := range n {
@@ -135,7 +135,7 @@ func TestLimitsBeforeValidation(t *testing.T) {
 		})
 	}
 
-	r = newLimitsRig(t, HandlerConfig{Limits: QueryLimits{MaxDepth: 3}})
+	r = newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 3}})
 	for _, tc := range []struct{ name, query string }{
 		{"too deep", `{ checkoutSession(id: "x") { payment { customer { name } } } }`},
 		{"too deep through fragments", `{ checkoutSession(id: "x") { ...S } } fragment S on CheckoutSession { payment { amount { ...M } } } fragment M on Money { amount }`},
@@ -150,6 +150,6 @@ func TestLimitsBeforeValidation(t *testing.T) {
 		r.post(t, "{"+strings.Repeat(fmt.Sprintf(` a: payment(id: %q) { id }`, id), maxSameResponseName)+"}", nil).wantNoErrors(t)
 	})
 	t.Run("GraphiQL's introspection query is served", func(t *testing.T) {
-		newLimitsRig(t, HandlerConfig{}).post(t, introspectionQuery, nil).wantNoErrors(t)
+		newLimitsRig(t, ServerConfig{}).post(t, introspectionQuery, nil).wantNoErrors(t)
 	})
 }

@@ -2,10 +2,13 @@ package graph
 
 import (
 	"context"
+	"errors"
+	"net/http"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
 	"paygraph/restclient"
@@ -31,9 +34,6 @@ type FetchLimits struct {
 	// OnBatch, when set, is told the size of every loader batch (loader is
 	// "payment", "payment_link" or "checkout_session"), for metrics.
 	OnBatch func(loader string, size int)
-	// recovered turns a panic in a fetch into an error (and logs it); a
-	// fetch runs on a goroutine of its own, where nothing else would.
-	recovered func(ctx context.Context, p any) error
 }
 
 // SlotHolder is implemented by a REST whose calls pass a limiter
@@ -73,15 +73,57 @@ func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	return &Loaders{rest: rest, limits: limits, holder: h}
 }
 
+// LoadersMiddleware is the middleware that gives each HTTP request fresh
+// loaders over rest (the shape of gqlgen's dataloader documentation): no
+// cache outlives the request, so one caller's data can never answer
+// another caller's query. It must run in front of the server NewServer
+// builds; limits may be nil (no batch window, no batch metric).
+func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(withLoaders(r.Context(), NewLoaders(rest, limits))))
+		})
+	}
+}
+
 type loadersKey struct{}
 
-// For returns the request's loaders. A context without them (a resolver
-// called outside the HTTP stack) gets loaders of its own with no sharing.
-func loadersFor(ctx context.Context, fallback func() *Loaders) *Loaders {
+// withLoaders returns ctx carrying l, for loadersFor.
+func withLoaders(ctx context.Context, l *Loaders) context.Context {
+	return context.WithValue(ctx, loadersKey{}, l)
+}
+
+// loadersFor returns the request's loaders (LoadersMiddleware put them in
+// its context). There is no fallback: a context without loaders is a
+// wiring bug (the middleware is missing), and loaders made here would
+// quietly lose the request's sharing; what it gets instead answers every
+// call with an internal error.
+func loadersFor(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
 	}
-	return fallback()
+	return NewLoaders(noLoaders{}, nil)
+}
+
+// errNoLoaders is what a resolver gets without LoadersMiddleware in front
+// of it: INTERNAL_SERVER_ERROR (the presenter hides the text).
+var errNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
+
+// noLoaders is the REST of the loaders of a context without loaders:
+// every call fails with errNoLoaders, none reaches the REST API.
+type noLoaders struct{}
+
+func (noLoaders) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
+	return nil, errNoLoaders
+}
+func (noLoaders) GetPayment(context.Context, string) (*restclient.Payment, error) {
+	return nil, errNoLoaders
+}
+func (noLoaders) GetPaymentLink(context.Context, string) (*restclient.PaymentLink, error) {
+	return nil, errNoLoaders
+}
+func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.CheckoutSession, error) {
+	return nil, errNoLoaders
 }
 
 func newLoader[V any](l *Loaders, name string, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
@@ -98,11 +140,7 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
 			defer func() {
 				if p := recover(); p != nil {
-					err := errPanic
-					if l.limits.recovered != nil {
-						err = l.limits.recovered(ctx, p)
-					}
-					backing[i] = dataloader.Result[V]{Error: err}
+					backing[i] = dataloader.Result[V]{Error: recovered(ctx, p)}
 				}
 			}()
 			v, err := fetch(ctx, keys[i])
@@ -114,6 +152,19 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		dataloader.WithWait[string, V](l.limits.Wait),
 		dataloader.WithBatchCapacity[string, V](batchCapacity),
 		dataloader.WithInputCapacity[string, V](batchCapacity))
+}
+
+// recovered turns a panic in a fetch into an error: a fetch runs on a
+// goroutine of its own, where gqlgen's recovery does not reach, so it
+// calls the server's recover func (which logs the panic) itself, found in
+// the operation's context (the batch's context is its first Load's).
+func recovered(ctx context.Context, p any) error {
+	if graphql.HasOperationContext(ctx) {
+		if f := graphql.GetOperationContext(ctx).RecoverFunc; f != nil {
+			return f(ctx, p)
+		}
+	}
+	return errPanic
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).

@@ -44,8 +44,11 @@ func (p *pagedREST) ListPayments(_ context.Context, lp restclient.ListParams) (*
 	return page, nil
 }
 
-// testCaller is a context with a credential pair: a cursor is bound to one.
-var testCaller = restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: "ak_test_q", APISecret: "sk_test_q"})
+// callerContext is a request's context with loaders over rest and a
+// credential pair (a cursor is bound to one).
+func callerContext(rest REST) context.Context {
+	return restclient.WithCredentials(requestContext(rest), restclient.Credentials{APIKey: "ak_test_q", APISecret: "sk_test_q"})
+}
 
 func TestPaymentsPaging(t *testing.T) {
 	for _, tc := range []struct {
@@ -60,13 +63,13 @@ func TestPaymentsPaging(t *testing.T) {
 		{"tiny REST pages", &pagedREST{n: 45, short: 1}, 10, maxListCalls, maxListCalls},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &Resolver{REST: tc.rest, Limits: &FetchLimits{}}
+			r := &Resolver{}
 			var got []string
 			var after *string
 			for range 100 {
 				tc.rest.calls = 0
 				first := tc.first
-				c, err := r.payments(testCaller, &first, after, nil)
+				c, err := r.payments(callerContext(tc.rest), &first, after, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -99,9 +102,9 @@ func TestPaymentsPaging(t *testing.T) {
 // of calls per query.
 func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 	rest := &pagedREST{empty: true}
-	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
+	r := &Resolver{}
 	first := 10
-	c, err := r.payments(testCaller, &first, nil, nil)
+	c, err := r.payments(callerContext(rest), &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,13 +115,14 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 
 func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
 	rest := &pagedREST{n: 12}
-	r := &Resolver{REST: rest, Limits: &FetchLimits{}}
+	r := &Resolver{}
 	first := 5
-	c, err := r.payments(testCaller, &first, nil, nil)
+	ctx := callerContext(rest)
+	c, err := r.payments(ctx, &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	signer, err := r.cursorSigner(testCaller)
+	signer, err := r.cursorSigner(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

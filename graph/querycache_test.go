@@ -12,7 +12,7 @@ import (
 // (issue 11: refused documents were cached and held 795 MiB) leave it as
 // it was; a document refused for its variables is kept once it is served.
 func TestQueryCacheAdmission(t *testing.T) {
-	r := newLimitsRig(t, HandlerConfig{Limits: QueryLimits{MaxDepth: 4, MaxFields: 40}})
+	r := newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 4, MaxFields: 40}})
 	ids := make([]string, MaxNodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pay_%d", i)
@@ -76,7 +76,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 // least recently used document, and keeps no document larger than itself.
 func TestQueryCacheBytes(t *testing.T) {
 	const max = 64 << 10
-	r := newLimitsRig(t, HandlerConfig{QueryCacheBytes: max})
+	r := newLimitsRig(t, ServerConfig{QueryCacheBytes: max})
 	query := func(i int) string { return fmt.Sprintf("query Q%d { a: __typename b: __typename }", i) }
 	for i := range 200 {
 		r.post(t, query(i), nil).wantNoErrors(t)
@@ -128,7 +128,7 @@ func BenchmarkQueryCacheHeap(b *testing.B) {
 		{"300 served 995-field queries", 300, wide(995), ""},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			r := newLimitsRig(b, HandlerConfig{})
+			r := newLimitsRig(b, ServerConfig{})
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)

@@ -14,11 +14,10 @@ import (
 	"paygraph/restclient"
 )
 
-// Resolver is the root of the resolvers; it holds what is shared by all
-// requests (nothing that belongs to a caller).
+// Resolver is the root of the resolvers. It holds nothing of a caller's:
+// what a request reads comes from its own loaders, in its context
+// (LoadersMiddleware), so nothing of one caller's can reach another's.
 type Resolver struct {
-	REST   REST
-	Limits *FetchLimits
 	// Cursors signs and checks pagination cursors; nil: a random key made
 	// once per process (cursors then work on this process only).
 	Cursors *relay.Keys
@@ -43,9 +42,8 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	return keys.For(creds.APIKey, creds.APISecret), nil
 }
 
-func (r *Resolver) loaders(ctx context.Context) *Loaders {
-	return loadersFor(ctx, func() *Loaders { return NewLoaders(r.REST, r.Limits) })
-}
+// loaders returns the request's loaders (loadersFor).
+func (r *Resolver) loaders(ctx context.Context) *Loaders { return loadersFor(ctx) }
 
 // The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
 // short alphanumeric references; ids outside this alphabet could not be

@@ -72,7 +72,7 @@ func TestResponseBudget(t *testing.T) {
 		}
 		// Complexity is left out of the way: the budget must hold whatever
 		// query the complexity limit lets through.
-		return graph.NewHandler(graph.HandlerConfig{REST: rc, MaxResponseBytes: maxResponse, MaxComplexity: 1 << 30})
+		return serveGraphQL(rc, graph.ServerConfig{MaxResponseBytes: maxResponse, MaxComplexity: 1 << 30})
 	}
 
 	t.Run("49 aliases of nodes(100 ids) of 60 KB records", func(t *testing.T) {

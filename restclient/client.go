@@ -368,9 +368,9 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		ProtoMajor: 1,
 		ProtoMinor: 1,
 		Header: http.Header{
-			"X-Api-Key":    cv.keyHeader,
-			"X-Api-Secret": cv.secretField,
-			"Accept":       acceptJSON,
+			canonicalAPIKey:    cv.keyHeader,
+			canonicalAPISecret: cv.secretField,
+			"Accept":           acceptJSON,
 		},
 		Host: u.Host,
 	}).WithContext(callCtx)
@@ -434,6 +434,13 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 
 // acceptJSON is the Accept header value of every REST call.
 var acceptJSON = []string{"application/json"}
+
+// The credential headers as net/http stores them (the keys of an
+// http.Header), computed once rather than per call.
+var (
+	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
+	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
+)
 
 // bodyBuffers holds the buffers REST bodies are read into; a body is
 // decoded from one and the buffer reused (decoded values copy what they

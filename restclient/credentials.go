@@ -9,6 +9,14 @@ import (
 	"strings"
 )
 
+// The REST API's credential headers (spelled as its documentation does).
+// The gateway's callers send the same two, which are forwarded unchanged:
+// every package names them by these constants.
+const (
+	HeaderAPIKey    = "x-api-key"
+	HeaderAPISecret = "x-api-secret"
+)
+
 // Credentials is the caller's credential pair, forwarded unchanged as the
 // x-api-key and x-api-secret headers of every REST call made for it.
 //

@@ -21,7 +21,8 @@ targets=(
   "./restclient FuzzDecodePaymentLink"
   "./restclient FuzzClientResponse"
   "./restclient FuzzRequestPath"
-  "./graph FuzzHandler"
+  "./gqlhttp FuzzHandler"
+  "./graph FuzzServer"
   "./sessiontoken FuzzVerify"
 )
 

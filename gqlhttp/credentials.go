@@ -1,19 +1,27 @@
-package graph
+package gqlhttp
 
 import (
 	"context"
 	"net/http"
 	"strings"
 
+	"paygraph/graph"
 	"paygraph/restclient"
 )
 
 // The credential headers are read once per request, by Credentials at the
 // top of the router, so that every layer of the request knows the pair:
 // the REST client sends it, and the access log (which runs outside the
-// /graphql handler) takes it out of its line, request id and operation
-// name included. The /graphql handler reads them itself when no outer
-// Credentials did (a handler used on its own), and refuses ambiguous ones.
+// /graphql route) takes it out of its line, request id and operation name
+// included. SingleCredentials, on the route, refuses ambiguous ones (and
+// reads them itself when no outer Credentials did).
+
+// The credential headers as net/http stores them (the keys of
+// http.Header), computed once rather than per request.
+var (
+	canonicalAPIKey    = http.CanonicalHeaderKey(restclient.HeaderAPIKey)
+	canonicalAPISecret = http.CanonicalHeaderKey(restclient.HeaderAPISecret)
+)
 
 // callerKey is the context key of a callerHeaders.
 type callerKey struct{}
@@ -30,14 +38,38 @@ type callerHeaders struct {
 // x-api-secret. When each was sent once and neither is empty, it puts the
 // pair in the request's context, where the REST client takes it
 // (restclient.WithCredentials); otherwise it puts there what the headers
-// held, for CallerSecrets, and the /graphql handler answers: missing
+// held, for CallerSecrets, and the /graphql route answers: missing
 // headers make every REST-backed field UNAUTHENTICATED (introspection
-// still works), duplicated ones refuse the request. It never answers
-// itself, so that it can run first, before the access log.
+// still works), duplicated ones are refused by SingleCredentials. It never
+// answers itself, so that it can run first, before the access log.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx, changed := readCaller(r); changed {
 			r = r.WithContext(ctx)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// SingleCredentials is the middleware that refuses, before any REST call,
+// a request whose x-api-key or x-api-secret came more than once: which one
+// the caller meant is unknown, and taking the first (what net/http's
+// Header.Get does) would let a proxy's added header or a client bug choose
+// the merchant. UNAUTHENTICATED (HTTP 400), as for credentials that are
+// missing: the request has no usable pair. The message names the header,
+// never its values. It reads the headers itself when no outer Credentials
+// did.
+func SingleCredentials(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !callerRead(r.Context()) {
+			if ctx, changed := readCaller(r); changed {
+				r = r.WithContext(ctx)
+			}
+		}
+		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
+			refuse(w, r, http.StatusBadRequest, graph.CodeUnauthenticated,
+				h.ambiguous+" was sent more than once (or as a list): send each credential header exactly once")
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -84,9 +116,9 @@ func readCaller(r *http.Request) (context.Context, bool) {
 	h := &callerHeaders{}
 	switch {
 	case ambiguous(keys):
-		h.ambiguous = HeaderAPIKey
+		h.ambiguous = restclient.HeaderAPIKey
 	case ambiguous(secrets):
-		h.ambiguous = HeaderAPISecret
+		h.ambiguous = restclient.HeaderAPISecret
 	}
 	for _, vs := range [...][]string{keys, secrets} {
 		for _, v := range vs {
@@ -115,28 +147,4 @@ func single(v string) bool {
 // line, or as a list in one.
 func ambiguous(vs []string) bool {
 	return len(vs) > 1 || len(vs) == 1 && strings.Contains(vs[0], ",")
-}
-
-// ambiguousCredentials refuses, before any REST call, a request whose
-// x-api-key or x-api-secret came more than once: which one the caller
-// meant is unknown, and taking the first (what net/http's Header.Get
-// does) would let a proxy's added header or a client bug choose the
-// merchant. UNAUTHENTICATED (HTTP 400), as for credentials that are
-// missing: the request has no usable pair. The message names the header,
-// never its values. It reads the headers itself when no outer Credentials
-// did.
-func ambiguousCredentials(refuse refuser, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !callerRead(r.Context()) {
-			if ctx, changed := readCaller(r); changed {
-				r = r.WithContext(ctx)
-			}
-		}
-		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
-			refuse.answer(w, r, http.StatusBadRequest, CodeUnauthenticated,
-				h.ambiguous+" was sent more than once (or as a list): send each credential header exactly once")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
 }

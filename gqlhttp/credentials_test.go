@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"net/http"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"paygraph/graph"
 	"paygraph/restclient"
 )
 
@@ -23,14 +24,14 @@ func TestCredentialHeaders(t *testing.T) {
 		{"key only", http.Header{"X-Api-Key": {"k1"}}, false, "", []string{"k1"}},
 		{"secret only", http.Header{"X-Api-Secret": {"s1"}}, false, "", []string{"s1"}},
 		{"empty secret", http.Header{"X-Api-Key": {"k1"}, "X-Api-Secret": {""}}, false, "", []string{"k1"}},
-		{"key twice", http.Header{"X-Api-Key": {"k1", "k2"}, "X-Api-Secret": {"s1"}}, false, HeaderAPIKey, []string{"k1", "k2", "s1"}},
-		{"secret twice", http.Header{"X-Api-Key": {"k1"}, "X-Api-Secret": {"s1", "s1"}}, false, HeaderAPISecret, []string{"k1", "s1", "s1"}},
-		{"key list", http.Header{"X-Api-Key": {"k1, k2"}, "X-Api-Secret": {"s1"}}, false, HeaderAPIKey, []string{"k1, k2", "k1", "k2", "s1"}},
-		{"secret list, no key", http.Header{"X-Api-Secret": {"s1,s2"}}, false, HeaderAPISecret, []string{"s1,s2", "s1", "s2"}},
+		{"key twice", http.Header{"X-Api-Key": {"k1", "k2"}, "X-Api-Secret": {"s1"}}, false, restclient.HeaderAPIKey, []string{"k1", "k2", "s1"}},
+		{"secret twice", http.Header{"X-Api-Key": {"k1"}, "X-Api-Secret": {"s1", "s1"}}, false, restclient.HeaderAPISecret, []string{"k1", "s1", "s1"}},
+		{"key list", http.Header{"X-Api-Key": {"k1, k2"}, "X-Api-Secret": {"s1"}}, false, restclient.HeaderAPIKey, []string{"k1, k2", "k1", "k2", "s1"}},
+		{"secret list, no key", http.Header{"X-Api-Secret": {"s1,s2"}}, false, restclient.HeaderAPISecret, []string{"s1,s2", "s1", "s2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var reached *http.Request
-			h := Credentials(ambiguousCredentials(nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+			h := Credentials(SingleCredentials(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 				reached = r
 			})))
 			req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
@@ -40,7 +41,7 @@ func TestCredentialHeaders(t *testing.T) {
 			if tc.ambiguous != "" {
 				if reached != nil || rec.Code != http.StatusBadRequest ||
 					!strings.Contains(rec.Body.String(), `"`+tc.ambiguous+` was sent more than once`) ||
-					!strings.Contains(rec.Body.String(), CodeUnauthenticated) {
+					!strings.Contains(rec.Body.String(), graph.CodeUnauthenticated) {
 					t.Fatalf("not refused: reached %v, %d %s", reached != nil, rec.Code, rec.Body)
 				}
 				for _, v := range tc.secrets {
@@ -63,7 +64,7 @@ func TestCredentialHeaders(t *testing.T) {
 	}
 }
 
-// TestCredentialsReadOnce: under an outer Credentials, the handler's own
+// TestCredentialsReadOnce: under an outer Credentials, SingleCredentials'
 // read changes nothing (no second copy of the request); used alone, it
 // reads the headers itself.
 func TestCredentialsReadOnce(t *testing.T) {
@@ -73,14 +74,14 @@ func TestCredentialsReadOnce(t *testing.T) {
 	var outer, inner *http.Request
 	h := Credentials(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		outer = r
-		ambiguousCredentials(nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { inner = r })).ServeHTTP(w, r)
+		SingleCredentials(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { inner = r })).ServeHTTP(w, r)
 	}))
 	h.ServeHTTP(httptest.NewRecorder(), req)
 	if outer == nil || inner != outer {
 		t.Errorf("the inner read copied the request again")
 	}
-	ambiguousCredentials(nil, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { inner = r })).ServeHTTP(httptest.NewRecorder(), req)
+	SingleCredentials(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { inner = r })).ServeHTTP(httptest.NewRecorder(), req)
 	if c, ok := restclient.CredentialsFrom(inner.Context()); !ok || c.APIKey != "k1" || c.APISecret != "s1" {
-		t.Errorf("alone, the handler did not read the pair")
+		t.Errorf("alone, SingleCredentials did not read the pair")
 	}
 }

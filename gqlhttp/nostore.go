@@ -1,6 +1,10 @@
-package graph
+package gqlhttp
 
-import "net/http"
+import (
+	"net/http"
+
+	"paygraph/restclient"
+)
 
 // NoStore is the middleware that keeps /graphql answers out of shared
 // caches: a GET query is a URL, and without it a CDN or Varnish in front
@@ -29,5 +33,6 @@ func NoStore(next http.Handler) http.Handler {
 // since each has no spare capacity.
 var (
 	cacheControlNoStore = []string{"no-store"}
-	varyOnCallers       = []string{"Origin, " + canonicalAPIKey + ", " + canonicalAPISecret + ", Authorization"}
+	varyOnCallers       = []string{"Origin, " + http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
+		http.CanonicalHeaderKey(restclient.HeaderAPISecret) + ", Authorization"}
 )

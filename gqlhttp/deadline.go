@@ -1,0 +1,32 @@
+package gqlhttp
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"paygraph/restclient"
+)
+
+// Deadline is the middleware that gives each request its two budgets, in
+// one copy of the request: the deadline of the whole request, REST calls
+// included (timeout; 0 or less: none but the client's own), and the bound
+// on the REST calls it has in flight at once (restCalls, the REST client's
+// limiter applies it to every call made for the request:
+// restclient.WithRequestLimit; 0 or less: restclient.DefaultRequestLimit).
+func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
+	if restCalls <= 0 {
+		restCalls = restclient.DefaultRequestLimit
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if timeout > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, timeout)
+				defer cancel()
+			}
+			next.ServeHTTP(w, r.WithContext(restclient.WithRequestLimit(ctx, restCalls)))
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package gqlhttp
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+)
+
+// refusedKey is the context key of the hook OnRefused sets.
+type refusedKey struct{}
+
+// OnRefused is the middleware that has every refusal of the edge below it
+// (body too large, wrong method or content type, bad GET parameters,
+// duplicated credential headers, a body that is not a GraphQL request)
+// reported to report, with the code it got: those requests never reach the
+// GraphQL server, so its extensions (the metrics') never see them. It
+// answers nothing itself; it goes above the middlewares whose refusals it
+// is to hear of.
+func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if report == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), refusedKey{}, report)))
+		})
+	}
+}
+
+// refuse answers r with a GraphQL-shaped error (status, code, msg) and
+// reports it to the OnRefused hook above, if any. msg is fixed text: it
+// never echoes what the caller sent.
+func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
+		report(r.Context(), code)
+	}
+	writeError(w, status, code, msg)
+}
+
+// writeError answers with a GraphQL-shaped error body:
+// {"errors":[{"message":msg,"extensions":{"code":code}}]}.
+func writeError(w http.ResponseWriter, status int, code, msg string) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}

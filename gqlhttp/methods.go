@@ -1,0 +1,76 @@
+package gqlhttp
+
+import (
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/url"
+
+	"paygraph/graph"
+)
+
+// Methods is the middleware that answers, with a code, the requests no
+// transport of AddTransports would take, and the GET parameters gqlgen's
+// GET transport would refuse without one: a POST that is not JSON (415), a
+// GET without a query or with variables or extensions that are not JSON
+// objects (400), any other method but OPTIONS (405, with Allow), and
+// protocol upgrades (websockets: 400). It is not configurable: the methods
+// it lets through are the transports AddTransports adds, one list.
+func Methods(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodOptions:
+		case http.MethodPost:
+			if !isJSON(r.Header.Get("Content-Type")) {
+				refuse(w, r, http.StatusUnsupportedMediaType, graph.CodeBadUserInput, "Content-Type must be application/json")
+				return
+			}
+		case http.MethodGet:
+			if msg := checkGETParams(r.URL.RawQuery); msg != "" {
+				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
+				return
+			}
+		default:
+			w.Header().Set("Allow", "GET, POST, OPTIONS")
+			refuse(w, r, http.StatusMethodNotAllowed, graph.CodeBadUserInput, "use POST with a JSON body, or GET for queries")
+			return
+		}
+		if r.Header.Get("Upgrade") != "" {
+			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "protocol upgrades (websockets) are not supported")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isJSON reports whether contentType is application/json, with or
+// without parameters.
+func isJSON(contentType string) bool {
+	switch contentType { // the usual spellings, without parsing (which allocates)
+	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
+		return true
+	}
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "application/json"
+}
+
+// checkGETParams returns why a GET's query string would not make a
+// GraphQL request, or "".
+func checkGETParams(rawQuery string) string {
+	q, err := url.ParseQuery(rawQuery)
+	if err != nil {
+		return "the URL query string is not valid"
+	}
+	if q.Get("query") == "" && q.Get("extensions") == "" {
+		return "GET needs a query parameter (or a persisted query hash in extensions)"
+	}
+	for _, name := range [...]string{"variables", "extensions"} {
+		if v := q.Get(name); v != "" {
+			var obj map[string]any
+			if json.Unmarshal([]byte(v), &obj) != nil {
+				return name + " must be a JSON object"
+			}
+		}
+	}
+	return ""
+}

@@ -1,0 +1,43 @@
+package gqlhttp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+
+	"paygraph/graph"
+)
+
+// RequestSize is the middleware that bounds the request body at maxBytes
+// before anything reads it: a body announced larger (Content-Length) is
+// refused at once, 413 BAD_USER_INPUT; one of unknown length (chunked) is
+// read here, up to one byte more than maxBytes, so that an oversized one is
+// a 413 too rather than a decode error further down; any other is read
+// through http.MaxBytesReader, which the POST transport turns into a 413 if
+// the body turns out longer than announced. A maxBytes below 1 accepts only
+// empty bodies.
+func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
+	maxBytes = max(maxBytes, 0)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > maxBytes {
+				refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput,
+					fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBytes))
+				return
+			}
+			if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+				body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+				if err != nil || int64(len(body)) > maxBytes {
+					refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput,
+						fmt.Sprintf("request body is larger than the limit of %d bytes", maxBytes))
+					return
+				}
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,121 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/lru"
+
+	"paygraph/graph/relay"
+)
+
+// ServerConfig configures the GraphQL server. HTTP concerns (transports,
+// body and method guards, credentials, the request's deadline) are not
+// here: the gateway composes them around the server (package gqlhttp).
+type ServerConfig struct {
+	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
+	// for the life of the process.
+	CursorKeys *relay.Keys
+	// MaxResponseBytes bounds the bytes one response may build
+	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
+	MaxResponseBytes int64
+	// MaxComplexity refuses operations that may make more REST calls
+	// (restCalls); zero: 500.
+	MaxComplexity int
+	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: 1000
+	// APQCache stores automatic persisted queries (a shared store lets one
+	// replica serve a hash registered on another); nil: an in-memory LRU.
+	APQCache graphql.Cache[string]
+	// QueryCacheBytes bounds the parsed and validated documents kept in
+	// memory, by their estimated heap (docCost); zero: 16 MiB.
+	QueryCacheBytes int64
+	// Limits are checked before validation; zero fields: 15 levels, 1000
+	// fields, 32768 bytes.
+	Limits QueryLimits
+	Logger *slog.Logger // nil: discard
+	// RequestID names the request in logs (the access log's id), if any.
+	RequestID func(context.Context) string
+	// Extensions are added to the gqlgen server (metrics, tracing).
+	Extensions []graphql.HandlerExtension
+}
+
+func (c *ServerConfig) defaults() {
+	if c.MaxComplexity <= 0 {
+		c.MaxComplexity = 500
+	}
+	if c.APQCacheSize <= 0 {
+		c.APQCacheSize = 1000
+	}
+	if c.QueryCacheBytes <= 0 {
+		c.QueryCacheBytes = 16 << 20
+	}
+	if c.Limits.MaxDepth <= 0 {
+		c.Limits.MaxDepth = 15
+	}
+	if c.Limits.MaxFields <= 0 {
+		c.Limits.MaxFields = 1000
+	}
+	if c.Limits.MaxQueryLength <= 0 {
+		c.Limits.MaxQueryLength = 32768
+	}
+	if c.MaxResponseBytes == 0 {
+		c.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.RequestID == nil {
+		c.RequestID = func(context.Context) string { return "" }
+	}
+}
+
+// NewServer returns the configured GraphQL server, without transports
+// (gqlhttp.AddTransports adds the edge's): the executable schema, APQ,
+// the parsed-query cache, the query limits and the complexity limit, the
+// extensions, the error presenter and cap, and the recover func that logs
+// a panic and answers INTERNAL_SERVER_ERROR. Its resolvers read the
+// request's loaders from the context: LoadersMiddleware must run in front
+// of it.
+func NewServer(cfg ServerConfig) *handler.Server {
+	srv, _ := newServer(cfg)
+	return srv
+}
+
+// newServer is NewServer, with its parsed-query cache for tests.
+func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
+	cfg.defaults()
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys}}))
+	cache := newQueryCache(cfg.QueryCacheBytes)
+	srv.SetQueryCache(cache)
+	srv.Use(extension.Introspection{})
+	apq := cfg.APQCache
+	if apq == nil {
+		apq = lru.New[string](cfg.APQCacheSize)
+	}
+	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	// After APQ, which turns a hash into the query the limits check.
+	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache})
+	for _, ext := range cfg.Extensions {
+		srv.Use(ext)
+	}
+	// Inside the others: metrics and traces see the response it leaves.
+	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
+	// Innermost, so that the extensions above see the capped list.
+	srv.Use(errorCap{})
+	srv.SetValidationRulesFn(cappedRules)
+	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetErrorPresenter(ErrorPresenter)
+	// The loaders' fetches, on goroutines of their own, recover with it
+	// too (the operation context carries it: loaders.go).
+	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
+		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
+			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		return errPanic
+	})
+	return srv, cache
+}
