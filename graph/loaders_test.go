@@ -56,8 +56,8 @@ func TestResolverWithoutLoaders(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A caller with credentials: only the loaders are missing.
-			ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: "ak_test_w", APISecret: "sk_test_w"})
-			err := tc.call(ctx)
+			caller := restclient.Credentials{APIKey: "ak_test_w", APISecret: "sk_test_w"}
+			err := tc.call(restclient.WithCredentials(context.Background(), caller))
 			if !errors.Is(err, errNoLoaders) {
 				t.Fatalf("error %v, want errNoLoaders", err)
 			}
@@ -65,7 +65,7 @@ func TestResolverWithoutLoaders(t *testing.T) {
 				t.Errorf("presented as %q %v, want internal error", got.Message, got.Extensions)
 			}
 			rest := &countingREST{}
-			if err := tc.call(requestContext(rest)); err != nil {
+			if err := tc.call(restclient.WithCredentials(requestContext(rest), caller)); err != nil {
 				t.Fatalf("with loaders: %v", err)
 			}
 			if rest.calls != 1 {
