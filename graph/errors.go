@@ -39,6 +39,9 @@ func ErrorCode(err error) string {
 	if errors.As(err, &in) {
 		return CodeBadUserInput
 	}
+	if _, ok := errors.AsType[*ScopeError](err); ok {
+		return CodeForbidden
+	}
 	var re *restclient.Error
 	if !errors.As(err, &re) {
 		return ""

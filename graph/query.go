@@ -24,6 +24,9 @@ const (
 )
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
+	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list"); err != nil {
+		return nil, err
+	}
 	n := defaultFirst
 	if first != nil {
 		n = *first
@@ -111,6 +114,9 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := r.allowPayment(ctx, id); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
 	if err != nil {
 		return nil, err
@@ -120,6 +126,9 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 
 func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
 	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
+		return nil, err
+	}
+	if err := r.allowLink(ctx, id); err != nil {
 		return nil, err
 	}
 	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
@@ -133,10 +142,14 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
+	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session %s", id); err != nil {
+		return nil, err
+	}
 	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	learn(ctx, s)
 	return model.NewCheckoutSession(s), nil
 }
 
@@ -146,6 +159,9 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 	l := r.loaders(ctx)
 	switch {
 	case validID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
+		if err := r.allowPayment(ctx, id); err != nil {
+			return func() (model.Node, error) { return nil, err }
+		}
 		t := l.PaymentThunk(ctx, id)
 		return func() (model.Node, error) {
 			p, err := t()
@@ -155,6 +171,9 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 			return model.NewPayment(p), nil
 		}
 	case validID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
+		if err := r.allowLink(ctx, id); err != nil {
+			return func() (model.Node, error) { return nil, err }
+		}
 		t := l.PaymentLinkThunk(ctx, id)
 		return func() (model.Node, error) {
 			pl, err := t()
@@ -204,6 +223,9 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if c.AddressOf == "" {
 		return c.Address, nil
 	}
+	if err := r.allowPayment(ctx, c.AddressOf); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, c.AddressOf)()
 	if err != nil {
 		return nil, err
@@ -215,9 +237,21 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if s.PaymentID == "" {
 		return nil, nil
 	}
+	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
+		return nil, err
+	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, s.PaymentID)()
 	if err != nil {
 		return nil, err
 	}
 	return model.NewPayment(p), nil
+}
+
+// allowPayment and allowLink are the scope checks of a payment or link id.
+func (r *Resolver) allowPayment(ctx context.Context, id string) error {
+	return r.allow(ctx, true, func(s Scope) bool { return s.AllowsPayment(id) }, "payment %s", id)
+}
+
+func (r *Resolver) allowLink(ctx context.Context, id string) error {
+	return r.allow(ctx, false, func(s Scope) bool { return s.AllowsPaymentLink(id) }, "payment link %s", id)
 }
