@@ -22,10 +22,12 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"paygraph/apqstore"
+	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graphiql"
 	"paygraph/observe"
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 // Gateway is the gateway's HTTP surface and what it holds (the embedded
@@ -38,6 +40,7 @@ type Gateway struct {
 	demo    *demo  // the embedded sandbox, in sandbox mode only
 	baseURL string // the REST API's {base_url} in use
 	closers []io.Closer
+	tokens  bool // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -48,6 +51,7 @@ type options struct {
 	logger        *slog.Logger
 	restTransport http.RoundTripper
 	tracing       bool
+	clock         func() time.Time
 }
 
 // WithLogger sets the logger of the gateway (default: discard).
@@ -58,6 +62,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 func WithRESTTransport(rt http.RoundTripper) Option {
 	return func(o *options) { o.restTransport = rt }
 }
+
+// WithClock sets the time source of session tokens, minting and
+// verifying (tests: expiry without waiting); default time.Now.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
 
 // WithTracing turns on the OpenTelemetry server, operation, resolver and
 // REST client spans (observe.SetupTracing says whether OTEL_* asks for it).
@@ -162,17 +170,39 @@ func (g *Gateway) wire(o options) error {
 		Extensions:      extensions,
 		OnRefused:       metrics.CountRefused,
 	})
+	keys := g.tokenKeys(o)
+	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
+	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+		metrics.CountRefused(r.Context(), code)
+		graph.WriteHTTPError(w, status, code, msg)
+	}
+	bearer := gqlhttp.BearerConfig{
+		WithScope: func(ctx context.Context, s sessiontoken.Scope) context.Context { return graph.WithScope(ctx, s) },
+		KeyHeader: graph.HeaderAPIKey, SecretHeader: graph.HeaderAPISecret,
+		Refuse: refuse,
+	}
+	if keys != nil {
+		bearer.Verify = keys.Verify
+	}
+	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
+
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
 	// knows the caller's pair: the access log's line (request id and
-	// operation name included) is redacted of it like any other.
+	// operation name included) is redacted of it like any other. A
+	// session token (Authorization: Bearer) is read right after, into the
+	// same context.
 	r.Use(graph.Credentials)
+	r.Use(readBearer)
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
 	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
-	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(gql)))
+	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(refuseBearer(gql))))
+	// The merchant's server trades its pair for a session token; no CORS:
+	// a browser never holds the pair.
+	r.Handle("/auth/token", refuseBearer(tokenEndpoint))
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
