@@ -202,7 +202,7 @@ func (g *Gateway) wire(o options) error {
 	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(refuseBearer(gql))))
 	// The merchant's server trades its pair for a session token; no CORS:
 	// a browser never holds the pair.
-	r.Handle("/auth/token", refuseBearer(tokenEndpoint))
+	r.Handle("/auth/token", graph.NoStore(refuseBearer(tokenEndpoint)))
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
