@@ -11,8 +11,9 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// TestTokenKeyRotation runs README "Session tokens: rotation" with three
-// gateway processes and no shared state but TOKEN_KEYS: a token minted by
+// TestTokenKeyRotation runs the rotation of README "Session tokens for
+// browsers and apps" with three gateway processes and no shared state but
+// TOKEN_KEYS: a token minted by
 // a replica holding key A is accepted by a replica holding [B, A] (B now
 // mints, A still verifies) and refused as foreign by one holding [B] alone
 // (A retired); a token the [B, A] replica mints is B's, so the A-only
