@@ -16,6 +16,7 @@ import (
 	"paygraph/graph"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 // Config is everything the gateway reads at start. Each setting comes from
@@ -58,6 +59,12 @@ type Config struct {
 	// (a random key per process).
 	CursorKeys     *relay.Keys
 	SandboxLatency time.Duration
+
+	// TokenKeys mints and verifies session tokens (TOKEN_KEYS); nil:
+	// tokens are off, except in sandbox mode, where New makes a random key.
+	TokenKeys       *sessiontoken.Keyring
+	TokenMaxTTL     time.Duration
+	TokenDefaultTTL time.Duration // at most TokenMaxTTL (LoadConfig)
 }
 
 // setting is one documented configuration variable; README.md's table
@@ -178,6 +185,15 @@ var settings = []setting{
 		return nil
 	}},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
+	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
+		if v == "" {
+			return nil
+		}
+		c.TokenKeys, err = sessiontoken.ParseKeyring(v)
+		return err
+	}},
+	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
+	{"TOKEN_DEFAULT_TTL", sessiontoken.DefaultTTL.String(), "session token lifetime when a mint names none (1s to TOKEN_MAX_TTL)", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenDefaultTTL })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 
@@ -207,6 +223,19 @@ func durationSetting(field func(*Config) *time.Duration) func(*Config, string) e
 	}
 }
 
+// tokenTTLSetting reads a token lifetime: whole seconds (the endpoint's
+// ttlSeconds) from 1s to a day, past which a leaked token lives too long.
+func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
+			return errors.New("must be whole seconds from 1s to 24h, such as 15m or 1h")
+		}
+		*field(c) = d
+		return nil
+	}
+}
+
 func parseInt(v string, lo, hi int) (int, error) {
 	n, err := strconv.Atoi(v)
 	if err != nil || n < lo || n > hi {
@@ -221,7 +250,7 @@ const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
 
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
-var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true}
+var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true}
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
@@ -248,8 +277,13 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	perMerchantSet := getenv(restMaxInFlightPerMerchant) != ""
-	fs.Visit(func(f *flag.Flag) { perMerchantSet = perMerchantSet || f.Name == flagName(restMaxInFlightPerMerchant) })
+	// isSet tells a setting given (env or flag) from its default.
+	isSet := func(env string) bool {
+		set := getenv(env) != ""
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName(env) })
+		return set
+	}
+	perMerchantSet := isSet(restMaxInFlightPerMerchant)
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
@@ -269,6 +303,14 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 				restMaxInFlightPerMerchant, c.RESTMaxInFlightPerMerchant, c.RESTMaxInFlight))
 		} else {
 			c.RESTMaxInFlightPerMerchant = c.RESTMaxInFlight
+		}
+	}
+	// Likewise a token's default lifetime and the longest one.
+	if c.TokenMaxTTL > 0 && c.TokenDefaultTTL > c.TokenMaxTTL {
+		if isSet("TOKEN_DEFAULT_TTL") {
+			errs = append(errs, fmt.Errorf("TOKEN_DEFAULT_TTL=%s: must be at most TOKEN_MAX_TTL (%s)", c.TokenDefaultTTL, c.TokenMaxTTL))
+		} else {
+			c.TokenDefaultTTL = c.TokenMaxTTL
 		}
 	}
 	return c, errors.Join(errs...)

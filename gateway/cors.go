@@ -10,7 +10,8 @@ import (
 )
 
 // corsFor lets the merchant's own frontends (and only them) call /graphql
-// from a browser with the two credential headers. With no origins
+// from a browser with a session token (Authorization) or the two
+// credential headers. With no origins
 // configured, browsers elsewhere are refused, so a page on another site
 // cannot spend a victim's credentials.
 func corsFor(origins []string) func(http.Handler) http.Handler {
@@ -23,7 +24,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		// rs/cors reads an empty AllowedOrigins as "*": decide ourselves.
 		AllowOriginFunc: allow,
 		AllowedMethods:  []string{http.MethodGet, http.MethodPost},
-		AllowedHeaders: []string{"Content-Type", "Accept", restclient.HeaderAPIKey, restclient.HeaderAPISecret,
+		AllowedHeaders: []string{"Content-Type", "Accept", "Authorization", restclient.HeaderAPIKey, restclient.HeaderAPISecret,
 			"X-Request-Id", "traceparent", "tracestate", "apollo-require-preflight"},
 		ExposedHeaders: []string{"X-Request-Id"},
 		MaxAge:         600,

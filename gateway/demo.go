@@ -46,8 +46,12 @@ func (g *Gateway) Sandbox() *sandbox.Server {
 
 // graphiqlOptions pre-fills GraphiQL with the demo credentials and an
 // example query in sandbox mode only: a real deployment pre-fills nothing.
+// With session tokens on, the page has a box to paste one into.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
 	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph"}
+	if g.tokens {
+		opts.TokenReplaces = []string{restclient.HeaderAPIKey, restclient.HeaderAPISecret}
+	}
 	if g.demo != nil {
 		b := g.demo.sandbox.Businesses()[0]
 		opts.Headers = map[string]string{restclient.HeaderAPIKey: b.APIKey, restclient.HeaderAPISecret: b.APISecret}
@@ -99,7 +103,20 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 	b := sb.Businesses()[0]
 	fmt.Fprintf(out, "\nTry it:\n  curl -s %s/graphql -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '{\"query\":\"%s\"}'\n",
 		url, b.APIKey, b.APISecret, ExampleQuery)
+	if g.tokens {
+		keyNote := "TOKEN_KEYS"
+		if g.cfg.TokenKeys == nil {
+			keyNote = "a random key: its tokens die with the process"
+		}
+		fmt.Fprintf(out, "\nA session token for a browser or an app, as the merchant's server gets one (%s):\n"+
+			"  curl -s %s/auth/token -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '%s'\n"+
+			"then send 'Authorization: Bearer <token>' instead of the two headers (GraphiQL has a box for it).\n",
+			keyNote, url, b.APIKey, b.APISecret, ExampleTokenRequest)
+	}
 }
+
+// ExampleTokenRequest is the body of the banner's token curl line.
+const ExampleTokenRequest = `{"ttlSeconds":900,"scope":{"kind":"all"}}`
 
 // redactedURL hides a password in a URL (https://user:pass@host) before
 // it is printed.

@@ -27,6 +27,7 @@ import (
 	"paygraph/graphiql"
 	"paygraph/observe"
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 // Gateway is the gateway's HTTP surface and what it holds (the embedded
@@ -39,6 +40,7 @@ type Gateway struct {
 	demo    *demo  // the embedded sandbox, in sandbox mode only
 	baseURL string // the REST API's {base_url} in use
 	closers []io.Closer
+	tokens  bool // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -49,6 +51,7 @@ type options struct {
 	logger        *slog.Logger
 	restTransport http.RoundTripper
 	tracing       bool
+	clock         func() time.Time
 }
 
 // WithLogger sets the logger of the gateway (default: discard).
@@ -59,6 +62,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 func WithRESTTransport(rt http.RoundTripper) Option {
 	return func(o *options) { o.restTransport = rt }
 }
+
+// WithClock sets the time source of session tokens, minting and
+// verifying (tests: expiry without waiting); default time.Now.
+func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
 
 // WithTracing turns on the OpenTelemetry server, operation, resolver and
 // REST client spans (observe.SetupTracing says whether OTEL_* asks for it).
@@ -164,11 +171,30 @@ func (g *Gateway) wire(o options) error {
 		Extensions:       extensions,
 	})
 	gqlhttp.AddTransports(gql, cfg.MaxResponse)
+	keys := g.tokenKeys(o)
+	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
+	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+		metrics.CountRefused(r.Context(), code)
+		gqlhttp.WriteError(w, status, code, msg)
+	}
+	bearer := gqlhttp.BearerConfig{
+		WithScope: func(ctx context.Context, s sessiontoken.Scope) context.Context { return graph.WithScope(ctx, s) },
+		KeyHeader: restclient.HeaderAPIKey, SecretHeader: restclient.HeaderAPISecret,
+		Refuse: refuse,
+	}
+	if keys != nil {
+		bearer.Verify = keys.Verify
+	}
+	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
+
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
 	// knows the caller's pair: the access log's line (request id and
-	// operation name included) is redacted of it like any other.
+	// operation name included) is redacted of it like any other. A
+	// session token (Authorization: Bearer) is read right after, into the
+	// same context.
 	r.Use(gqlhttp.Credentials)
+	r.Use(readBearer)
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
@@ -183,11 +209,15 @@ func (g *Gateway) wire(o options) error {
 		corsFor(cfg.CORSOrigins),
 		gqlhttp.OnRefused(metrics.CountRefused),
 		gqlhttp.SingleCredentials,
+		refuseBearer,
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
 		graph.LoadersMiddleware(rc, limits),
 	).Handle("/graphql", gql)
+	// The merchant's server trades its pair for a session token; no CORS:
+	// a browser never holds the pair.
+	r.With(gqlhttp.NoStore, refuseBearer).Handle("/auth/token", tokenEndpoint)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)

@@ -34,12 +34,14 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
 		report(r.Context(), code)
 	}
-	writeError(w, status, code, msg)
+	WriteError(w, status, code, msg)
 }
 
-// writeError answers with a GraphQL-shaped error body:
-// {"errors":[{"message":msg,"extensions":{"code":code}}]}.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
+// WriteError answers with a GraphQL-shaped error body:
+// {"errors":[{"message":msg,"extensions":{"code":code}}]}: the one writer
+// of the answers given without running an operation (the edge's refusals,
+// and, handed in by the gateway, the token endpoint's).
+func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
 		"message": msg, "extensions": map[string]string{"code": code}}}})
 	w.Header().Set("Content-Type", "application/json")

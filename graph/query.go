@@ -24,6 +24,9 @@ const (
 )
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
+	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list"); err != nil {
+		return nil, err
+	}
 	n := defaultFirst
 	if first != nil {
 		n = *first
@@ -127,6 +130,9 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := r.allowPayment(ctx, id); err != nil {
+		return nil, err
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
@@ -151,6 +157,9 @@ func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLi
 	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
 		return nil, err
 	}
+	if err := r.allowLink(ctx, id); err != nil {
+		return nil, err
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
@@ -165,6 +174,9 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
+	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session %s", id); err != nil {
+		return nil, err
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
@@ -172,6 +184,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	if err != nil {
 		return nil, err
 	}
+	learn(ctx, s)
 	return charged(ctx, model.NewCheckoutSession(s))
 }
 
@@ -181,6 +194,9 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 	l := r.loaders(ctx)
 	switch {
 	case validID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
+		if err := r.allowPayment(ctx, id); err != nil {
+			return func() (model.Node, error) { return nil, err }
+		}
 		t := l.PaymentThunk(ctx, id)
 		return func() (model.Node, error) {
 			p, err := t()
@@ -190,6 +206,9 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 			return model.NewPayment(p), nil
 		}
 	case validID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
+		if err := r.allowLink(ctx, id); err != nil {
+			return func() (model.Node, error) { return nil, err }
+		}
 		t := l.PaymentLinkThunk(ctx, id)
 		return func() (model.Node, error) {
 			pl, err := t()
@@ -259,6 +278,9 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 		}
 		return c.Address, nil
 	}
+	if err := r.allowPayment(ctx, c.AddressOf); err != nil {
+		return nil, err
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
@@ -276,6 +298,9 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if s.PaymentID == "" {
 		return nil, nil
 	}
+	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
+		return nil, err
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
@@ -284,4 +309,13 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 		return nil, err
 	}
 	return charged(ctx, model.NewPayment(p))
+}
+
+// allowPayment and allowLink are the scope checks of a payment or link id.
+func (r *Resolver) allowPayment(ctx context.Context, id string) error {
+	return r.allow(ctx, true, func(s Scope) bool { return s.AllowsPayment(id) }, "payment %s", id)
+}
+
+func (r *Resolver) allowLink(ctx context.Context, id string) error {
+	return r.allow(ctx, false, func(s Scope) bool { return s.AllowsPaymentLink(id) }, "payment link %s", id)
 }

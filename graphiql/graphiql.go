@@ -43,6 +43,12 @@ type Options struct {
 	DefaultQuery string
 	// Title is the page's title; "" means "GraphiQL".
 	Title string
+	// TokenReplaces, when set, shows a "session token" box above the
+	// editor: a token pasted there is sent as "Authorization: Bearer
+	// <token>", and the headers named here (the credential headers a
+	// token stands for) are left out of the headers editor's. Empty: no
+	// box.
+	TokenReplaces []string
 }
 
 // AssetPrefix is the path under which the page's assets are served.
@@ -134,6 +140,9 @@ type pageConfig struct {
 	Endpoint     string `json:"endpoint"`
 	Headers      string `json:"headers,omitempty"`
 	DefaultQuery string `json:"defaultQuery,omitempty"`
+	// TokenReplaces: Options.TokenReplaces (init.js draws the token box
+	// when it is set).
+	TokenReplaces []string `json:"tokenReplaces,omitempty"`
 }
 
 type pageData struct {
@@ -146,7 +155,7 @@ type pageData struct {
 // under "/graphiql/"; anything else is 404. It panics if the options
 // cannot be rendered (they always can: every value is escaped).
 func Handler(opts Options) http.Handler {
-	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery}}
+	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces}}
 	if d.Title == "" {
 		d.Title = "GraphiQL"
 	}

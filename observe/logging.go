@@ -123,6 +123,25 @@ func RedactingHandlerWith(h slog.Handler, secrets func(context.Context) []string
 type redactingHandler struct {
 	h       slog.Handler
 	secrets func(context.Context) []string
+	extra   func(string) string // WithStringRedaction's, or nil
+}
+
+// WithStringRedaction returns h (wrapped in RedactingHandler first when it
+// is not one) that also passes every string it checks through redact: a
+// composition root's own secret shapes (session tokens) whose owner this
+// package does not import.
+func WithStringRedaction(h slog.Handler, redact func(string) string) slog.Handler {
+	r, ok := h.(*redactingHandler)
+	if !ok {
+		r = &redactingHandler{h: h}
+	}
+	c := *r
+	if prev := c.extra; prev != nil {
+		c.extra = func(s string) string { return redact(prev(s)) }
+	} else {
+		c.extra = redact
+	}
+	return &c
 }
 
 func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -130,7 +149,7 @@ func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	rd := redactor{}
+	rd := redactor{extra: r.extra}
 	if r.secrets != nil {
 		for _, s := range r.secrets(ctx) {
 			if len(s) >= 4 { // a shorter "secret" would blank out ordinary text
@@ -147,25 +166,31 @@ func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 }
 
 func (r *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	rd := redactor{}
+	rd := redactor{extra: r.extra}
 	red := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
 		red[i] = rd.attr(a)
 	}
-	return &redactingHandler{h: r.h.WithAttrs(red), secrets: r.secrets}
+	return &redactingHandler{h: r.h.WithAttrs(red), secrets: r.secrets, extra: r.extra}
 }
 
 func (r *redactingHandler) WithGroup(name string) slog.Handler {
-	return &redactingHandler{h: r.h.WithGroup(name), secrets: r.secrets}
+	return &redactingHandler{h: r.h.WithGroup(name), secrets: r.secrets, extra: r.extra}
 }
 
-type redactor struct{ known []string }
+type redactor struct {
+	known []string
+	extra func(string) string
+}
 
 func (rd redactor) str(s string) string {
 	for _, k := range rd.known {
 		if strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, Redacted)
 		}
+	}
+	if rd.extra != nil {
+		s = rd.extra(s)
 	}
 	return RedactString(s)
 }

@@ -58,28 +58,31 @@
 //     in sandbox mode; with neither, Options.Keyring stays nil and the
 //     endpoint says TOKEN_KEYS is not set;
 //   - mounts NewHandler(Options{...}) at POST /auth/token, outside the
-//     /graphql body and query limits, with Verify doing a one-item
+//     /graphql body and query limits, handing in the edge's credential
+//     header names and error writer (Options.KeyHeader, SecretHeader,
+//     WriteError: this leaf keeps no copy), with Verify doing a one-item
 //     payments list through the REST client with restclient.Credentials(c)
 //     and mapping restclient.KindUnauthorized/KindForbidden to
 //     ErrBadCredentials, KindRateLimited to ErrRateLimited; and, so that
 //     out-of-scope fields never cost a REST call, LookupCheckoutSession
 //     reading the session (KindNotFound: ErrNoSuchSession);
-//   - plugs RedactTokens into observe's string redaction and LooksLikeToken
-//     into its attribute check, and lets Authorization stay a secret-named
-//     attribute;
+//   - plugs RedactTokens into observe's string redaction, and lets
+//     Authorization stay a secret-named attribute;
 //   - adds "Authorization" to the CORS allowed headers and sets TOKEN_MAX_TTL
-//     (default DefaultMaxTTL) in the settings table.
+//     (default DefaultMaxTTL) and TOKEN_DEFAULT_TTL (DefaultTTL) in the
+//     settings table.
 //
-// The /graphql edge (gqlhttp/), in the credentials middleware: when the
-// request has "Authorization: Bearer <token>" (and neither x-api header:
-// both ways at once is BAD_USER_INPUT), Keyring.Verify(token); an error
-// answers 401 UNAUTHENTICATED with err.Error() as the message (it says
-// expired, modified, foreign or malformed, never the token); otherwise it
-// puts restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
-// in the context as for the headers, and the Claims' Scope beside it (a
-// context accessor next to its key, as restclient.CredentialsFrom).
-// Claims.Merchant keys the per-merchant limits. Requests with the two
-// headers get no Scope: everything is allowed, as today.
+// The /graphql edge (gqlhttp.Bearer, beside the credentials middleware):
+// when the request has "Authorization: Bearer <token>" (and neither x-api
+// header: both ways at once, or Authorization twice, is UNAUTHENTICATED),
+// Keyring.Verify(token); an error answers 401 UNAUTHENTICATED with
+// err.Error() as the message (it says expired, modified, foreign or
+// malformed, never the token); otherwise it puts
+// restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
+// in the context as for the headers, and the Claims' Scope beside it
+// (graph.WithScope). The pair keys the per-merchant limits as the headers'
+// pair does. Requests with the two headers get no Scope: everything is
+// allowed, as today.
 //
 // The resolvers (graph/), before any REST call, with the Scope from the
 // context (none: allow): Query.payments asks AllowsList; payment and

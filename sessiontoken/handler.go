@@ -28,12 +28,6 @@ const (
 	MaxRequestBytes = 4096
 )
 
-// The credential headers, as the contract names them.
-const (
-	headerAPIKey    = "X-Api-Key"
-	headerAPISecret = "X-Api-Secret"
-)
-
 // Errors the Options hooks return to choose the answer (wrap them freely;
 // anything else is an upstream failure: 502 UPSTREAM_ERROR, or 504
 // UPSTREAM_TIMEOUT for a context deadline).
@@ -74,6 +68,14 @@ type Options struct {
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
+
+	// KeyHeader and SecretHeader name the credential headers (x-api-key,
+	// x-api-secret), and WriteError writes an error in the contract's
+	// GraphQL shape ({"errors":[{"message", "extensions":{"code"}}]}).
+	// Required: the composition root hands in the edge's own, so that
+	// each fact has one owner and this leaf copies none.
+	KeyHeader, SecretHeader string
+	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }
 
 // request is the token endpoint's body:
@@ -115,6 +117,9 @@ func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")
 	}
+	if opts.KeyHeader == "" || opts.SecretHeader == "" || opts.WriteError == nil {
+		panic("sessiontoken: Options.KeyHeader, SecretHeader and WriteError are required")
+	}
 	if opts.Keyring != nil && opts.Verify == nil {
 		panic("sessiontoken: Options.Verify is required: a token endpoint that does not check the pair would mint for anyone")
 	}
@@ -139,6 +144,7 @@ const (
 )
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	writeError := h.opts.WriteError
 	w.Header().Set("Cache-Control", "no-store")
 	if h.opts.Keyring == nil {
 		writeError(w, http.StatusNotFound, "NOT_FOUND", "session tokens are off: TOKEN_KEYS is not set")
@@ -149,7 +155,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, codeBadUserInput, "the token endpoint takes POST only")
 		return
 	}
-	creds, status, code, msg := credentialsOf(r)
+	creds, status, code, msg := h.credentialsOf(r)
 	if status != 0 {
 		writeError(w, status, code, msg)
 		return
@@ -187,7 +193,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = h.opts.Verify(r.Context(), creds)
 	}
 	if err != nil {
-		writeCheckError(w, err)
+		h.writeCheckError(w, err)
 		return
 	}
 
@@ -210,20 +216,21 @@ var errUpstreamAnswer = errors.New("the REST API's checkout session does not mat
 // credentialsOf reads the pair, or says what answer to give (status 0:
 // none). Each header must come exactly once: with two values, which one
 // the REST API would see is not ours to guess.
-func credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {
-	keys, secrets := r.Header.Values(headerAPIKey), r.Header.Values(headerAPISecret)
+func (h *handler) credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {
+	kh, sh := h.opts.KeyHeader, h.opts.SecretHeader
+	keys, secrets := r.Header.Values(kh), r.Header.Values(sh)
 	switch {
 	case len(keys) > 1 || len(secrets) > 1:
-		return c, http.StatusBadRequest, codeBadUserInput, "x-api-key and x-api-secret must each be sent once"
+		return c, http.StatusBadRequest, codeBadUserInput, kh + " and " + sh + " must each be sent once"
 	case len(keys) == 0 || len(secrets) == 0 || keys[0] == "" || secrets[0] == "":
-		msg := "the token endpoint needs the x-api-key and x-api-secret headers"
+		msg := "the token endpoint needs the " + kh + " and " + sh + " headers"
 		if r.Header.Get("Authorization") != "" {
 			msg += "; a session token cannot mint another"
 		}
 		return c, http.StatusUnauthorized, codeUnauthenticated, msg
 	case len(keys[0]) > MaxCredentialBytes || len(secrets[0]) > MaxCredentialBytes:
 		return c, http.StatusBadRequest, codeBadUserInput,
-			"x-api-key or x-api-secret is longer than " + strconv.Itoa(MaxCredentialBytes) + " bytes"
+			kh + " or " + sh + " is longer than " + strconv.Itoa(MaxCredentialBytes) + " bytes"
 	}
 	return Credentials{APIKey: keys[0], APISecret: secrets[0]}, 0, "", ""
 }
@@ -258,10 +265,11 @@ func readRequest(w http.ResponseWriter, r *http.Request) (req request, status in
 // writeCheckError answers a failed credential check. Its message is
 // chosen here: the hook's error text is never sent (it is the REST
 // API's, and not the caller's business).
-func writeCheckError(w http.ResponseWriter, err error) {
+func (h *handler) writeCheckError(w http.ResponseWriter, err error) {
+	writeError := h.opts.WriteError
 	switch {
 	case errors.Is(err, ErrBadCredentials):
-		writeError(w, http.StatusUnauthorized, codeUnauthenticated, "the REST API refused this x-api-key and x-api-secret")
+		writeError(w, http.StatusUnauthorized, codeUnauthenticated, "the REST API refused this "+h.opts.KeyHeader+" and "+h.opts.SecretHeader)
 	case errors.Is(err, ErrNoSuchSession):
 		writeError(w, http.StatusBadRequest, codeBadUserInput, "scope.id: "+ErrNoSuchSession.Error()+" for these credentials")
 	case errors.Is(err, ErrRateLimited):
@@ -271,21 +279,4 @@ func writeCheckError(w http.ResponseWriter, err error) {
 	default:
 		writeError(w, http.StatusBadGateway, "UPSTREAM_ERROR", "the credentials could not be checked: the REST API failed")
 	}
-}
-
-// writeError answers with the contract's GraphQL-shaped error body.
-func writeError(w http.ResponseWriter, status int, code, msg string) {
-	type ext struct {
-		Code string `json:"code"`
-	}
-	type gqlError struct {
-		Message    string `json:"message"`
-		Extensions ext    `json:"extensions"`
-	}
-	body, _ := json.Marshal(struct {
-		Errors []gqlError `json:"errors"`
-	}{[]gqlError{{msg, ext{code}}}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }

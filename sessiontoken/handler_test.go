@@ -47,7 +47,7 @@ func newTokenServer(t *testing.T, configure func(*Options)) *tokenServer {
 	if configure != nil {
 		configure(&opts)
 	}
-	ts.Server = httptest.NewServer(NewHandler(opts))
+	ts.Server = httptest.NewServer(NewHandler(edge(opts)))
 	t.Cleanup(ts.Close)
 	t.Cleanup(func() {
 		ts.mu.Lock()
@@ -276,10 +276,10 @@ func TestHandlerRefuses(t *testing.T) {
 // 1 MiB body the handler reads at most MaxRequestBytes+1 bytes.
 func TestHandlerBoundsChunkedBody(t *testing.T) {
 	var read atomic.Int64
-	h := NewHandler(Options{Keyring: keyring(t, newClock(), testKeyA), Verify: func(context.Context, Credentials) error {
+	h := NewHandler(edge(Options{Keyring: keyring(t, newClock(), testKeyA), Verify: func(context.Context, Credentials) error {
 		t.Error("the pair was checked for a refused body")
 		return nil
-	}})
+	}}))
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Body = countingBody{r.Body, &read}
 		h.ServeHTTP(w, r)
@@ -321,7 +321,7 @@ func (c countingBody) Read(p []byte) (int, error) {
 
 func TestHandlerWithoutKeys(t *testing.T) {
 	verified := false
-	h := NewHandler(Options{Verify: func(context.Context, Credentials) error { verified = true; return nil }})
+	h := NewHandler(edge(Options{Verify: func(context.Context, Credentials) error { verified = true; return nil }}))
 	srv := httptest.NewServer(h)
 	defer srv.Close()
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
@@ -437,7 +437,15 @@ func TestHandlerOptions(t *testing.T) {
 				t.Error("NewHandler without Verify did not panic")
 			}
 		}()
-		NewHandler(Options{Keyring: keyring(t, newClock(), testKeyA)})
+		NewHandler(edge(Options{Keyring: keyring(t, newClock(), testKeyA)}))
+	})
+	t.Run("header names and error writer are required", func(t *testing.T) {
+		defer func() {
+			if recover() == nil {
+				t.Error("NewHandler without KeyHeader, SecretHeader, WriteError did not panic")
+			}
+		}()
+		NewHandler(Options{Keyring: keyring(t, newClock(), testKeyA), Verify: func(context.Context, Credentials) error { return nil }})
 	})
 	t.Run("default ttl above the maximum is lowered to it", func(t *testing.T) {
 		ts := newTokenServer(t, func(o *Options) { o.DefaultTTL, o.MaxTTL = time.Hour, 5*time.Minute })

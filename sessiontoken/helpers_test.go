@@ -2,7 +2,9 @@ package sessiontoken
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -93,4 +95,21 @@ var testSession = CheckoutSessionIDs{
 	ID:        "pay_prod_0123456789abcdef0123456789abcdef",
 	Reference: "REF123",
 	PaymentID: "pay_prod_fedcba9876543210fedcba9876543210",
+}
+
+// edge fills what the composition root hands NewHandler: the credential
+// header names and the contract's error writer (the gateway's are
+// restclient.HeaderAPIKey, restclient.HeaderAPISecret and gqlhttp.WriteError).
+func edge(o Options) Options {
+	o.KeyHeader, o.SecretHeader, o.WriteError = "x-api-key", "x-api-secret", testWriteError
+	return o
+}
+
+// testWriteError writes the contract's GraphQL-shaped error body.
+func testWriteError(w http.ResponseWriter, status int, code, msg string) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": code}}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }

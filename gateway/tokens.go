@@ -1,0 +1,88 @@
+package gateway
+
+// This file wires session tokens (package sessiontoken, issue 15): the
+// keyring, and the token endpoint's credential check over the REST client.
+
+import (
+	"context"
+	"errors"
+
+	"paygraph/gqlhttp"
+	"paygraph/restclient"
+	"paygraph/sessiontoken"
+)
+
+// tokenKeys is the keyring of TOKEN_KEYS; in sandbox mode without it, a
+// random key that lives as long as the process (its tokens die with it);
+// nil: tokens are off.
+func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
+	keys := g.cfg.TokenKeys
+	if keys == nil && g.demo != nil {
+		keys = sessiontoken.NewRandomKeyring()
+	}
+	if keys == nil {
+		return nil
+	}
+	g.tokens = true
+	if o.clock != nil {
+		keys = keys.WithClock(o.clock)
+	}
+	return keys
+}
+
+// tokenOptions configure POST /auth/token. The pair is checked against
+// the REST API with one call before a token is minted: a one-item list,
+// or, for a checkout-session scope, reading that session (which checks
+// the pair too, and pins the session's names in the token, so that the
+// resolvers allow its id, reference and payment without a REST call).
+// Each call passes the REST client's limiter like any other, under the
+// pair's own per-merchant bound.
+func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client) sessiontoken.Options {
+	withPair := func(ctx context.Context, c sessiontoken.Credentials) context.Context {
+		return restclient.WithRequestLimit(restclient.WithCredentials(ctx, restclient.Credentials(c)), 1)
+	}
+	return sessiontoken.Options{
+		Keyring:      keys,
+		DefaultTTL:   cfg.TokenDefaultTTL,
+		MaxTTL:       cfg.TokenMaxTTL,
+		KeyHeader:    restclient.HeaderAPIKey,
+		SecretHeader: restclient.HeaderAPISecret,
+		WriteError:   gqlhttp.WriteError,
+		Verify: func(ctx context.Context, c sessiontoken.Credentials) error {
+			_, err := rc.ListPayments(withPair(ctx, c), restclient.ListParams{Limit: 1})
+			return tokenCheckError(err, false)
+		},
+		LookupCheckoutSession: func(ctx context.Context, c sessiontoken.Credentials, idOrRef string) (sessiontoken.CheckoutSessionIDs, error) {
+			s, err := rc.GetCheckoutSession(withPair(ctx, c), idOrRef)
+			if err != nil {
+				return sessiontoken.CheckoutSessionIDs{}, tokenCheckError(err, true)
+			}
+			return sessiontoken.CheckoutSessionIDs{ID: s.ID, Reference: s.Reference, PaymentID: s.PaymentID}, nil
+		},
+	}
+}
+
+// tokenCheckError maps a REST failure onto the token endpoint's answers
+// (lookup: reading the scope's checkout session, whose absence is the
+// caller's mistake); the REST error's text is never passed on.
+func tokenCheckError(err error, lookup bool) error {
+	if err == nil {
+		return nil
+	}
+	switch restclient.KindOf(err) {
+	case restclient.KindUnauthorized, restclient.KindForbidden:
+		return sessiontoken.ErrBadCredentials
+	case restclient.KindRateLimited:
+		return sessiontoken.ErrRateLimited
+	case restclient.KindNotFound, restclient.KindInvalidID, restclient.KindBadRequest:
+		if lookup {
+			return sessiontoken.ErrNoSuchSession
+		}
+	case restclient.KindTimeout:
+		return context.DeadlineExceeded
+	}
+	return errUpstream
+}
+
+// errUpstream: the REST API failed the check (502 UPSTREAM_ERROR).
+var errUpstream = errors.New("the REST API failed the credential check")

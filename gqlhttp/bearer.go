@@ -1,0 +1,138 @@
+package gqlhttp
+
+// This file is the session-token way in: "Authorization: Bearer <token>"
+// instead of the two credential headers (issue 15, package sessiontoken).
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"paygraph/restclient"
+	"paygraph/sessiontoken"
+)
+
+// BearerConfig configures Bearer. The composition root hands in every
+// fact Bearer needs from packages it does not import (graph's header
+// names, scope accessor and error writer), so that each has one owner.
+type BearerConfig struct {
+	// Verify checks a token (sessiontoken.Keyring.Verify). Nil: tokens
+	// are off, and a request with a bearer token is refused saying so.
+	Verify func(token string) (sessiontoken.Claims, error)
+	// WithScope puts the token's scope where the resolvers find it
+	// (graph.WithScope).
+	WithScope func(ctx context.Context, s sessiontoken.Scope) context.Context
+	// KeyHeader and SecretHeader are the credential headers a token
+	// replaces; a request with either and a token is refused.
+	KeyHeader, SecretHeader string
+	// Refuse answers a refused request in the contract's shape (and
+	// counts it). Bearer itself never answers: see RefuseBearer.
+	Refuse func(w http.ResponseWriter, r *http.Request, status int, code, msg string)
+}
+
+// bearerKey is the context key of a bearerState.
+type bearerKey struct{}
+
+// bearerState is what Bearer found: every Authorization value (secrets,
+// verified or not: a tampered token is mostly a real one) and, when the
+// token cannot be used, why.
+type bearerState struct {
+	values  []string
+	refusal string
+}
+
+const codeUnauthenticated = "UNAUTHENTICATED"
+
+// Bearer returns two middlewares. read runs at the top of the router,
+// right after the credential headers are read: for a request with
+// "Authorization: Bearer <token>" it verifies the token and puts the
+// credential pair it carries in the context exactly as the two headers
+// do (restclient.WithCredentials), and its scope beside it (WithScope),
+// so that every layer below (the access log's redaction, the limiter's
+// per-merchant key, the REST client) treats both ways in alike. Like the
+// headers' reader it never answers, so that the access log and the
+// metrics still see a refused request. refuse, mounted on the routes
+// that take credentials (inside CORS, so that a browser reads the 401),
+// answers 401 UNAUTHENTICATED for a token that cannot be used: expired,
+// modified, of another key, malformed (the message says which, never
+// the token), Authorization sent twice or not as "Bearer <token>", a
+// token together with a credential header, or tokens off.
+func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
+	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
+		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")
+	}
+	keyH, secretH := http.CanonicalHeaderKey(cfg.KeyHeader), http.CanonicalHeaderKey(cfg.SecretHeader)
+	read = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			vals := r.Header["Authorization"]
+			if len(vals) == 0 {
+				next.ServeHTTP(w, r)
+				return
+			}
+			st := &bearerState{values: vals}
+			ctx := r.Context()
+			token, isBearer := bearerToken(vals[0])
+			switch {
+			case len(vals) > 1:
+				st.refusal = "Authorization was sent more than once: send one Authorization: Bearer <session token>"
+			case !isBearer:
+				st.refusal = "Authorization must be Bearer <session token>"
+			case len(r.Header[keyH]) > 0 || len(r.Header[secretH]) > 0:
+				st.refusal = "send either Authorization: Bearer <session token> or " + cfg.KeyHeader + " and " + cfg.SecretHeader + ", not both"
+			case cfg.Verify == nil:
+				st.refusal = "session tokens are off: TOKEN_KEYS is not set"
+			default:
+				claims, err := cfg.Verify(token)
+				if err != nil {
+					st.refusal = refusalOf(err)
+					break
+				}
+				ctx = restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
+				ctx = cfg.WithScope(ctx, claims.Scope)
+			}
+			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, bearerKey{}, st)))
+		})
+	}
+	refuse = func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if st, _ := r.Context().Value(bearerKey{}).(*bearerState); st != nil && st.refusal != "" {
+				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+				cfg.Refuse(w, r, http.StatusUnauthorized, codeUnauthenticated, st.refusal)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	return read, refuse
+}
+
+// BearerSecrets returns the request's Authorization values (a token is
+// a credential until it expires, valid or not), for the logger and the
+// metrics to take out of what they print. Nil without one.
+func BearerSecrets(ctx context.Context) []string {
+	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil {
+		return st.values
+	}
+	return nil
+}
+
+// bearerToken takes the token out of "Bearer <token>" (the scheme in any
+// case, RFC 9110 section 11.1).
+func bearerToken(v string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
+	token = strings.TrimSpace(token)
+	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// refusalOf is the message of a token Verify refused: its own text, which
+// says expired, modified, foreign or malformed and never holds the token.
+// Anything else (none is expected) is told as malformed, without its text.
+func refusalOf(err error) string {
+	for _, known := range []error{sessiontoken.ErrExpired, sessiontoken.ErrTampered, sessiontoken.ErrForeign, sessiontoken.ErrMalformed} {
+		if errors.Is(err, known) {
+			return err.Error()
+		}
+	}
+	return sessiontoken.ErrMalformed.Error()
+}

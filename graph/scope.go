@@ -1,0 +1,84 @@
+package graph
+
+// This file holds what a session token lets the caller read (a Scope the
+// edge puts in the request's context), and the check every resolver makes
+// with it before any REST call: a field outside the scope answers
+// FORBIDDEN and costs nothing upstream.
+
+import (
+	"context"
+	"fmt"
+
+	"paygraph/restclient"
+	"paygraph/sessiontoken"
+)
+
+// Scope is what the caller may read. sessiontoken.Scope implements it; a
+// request without one (the two credential headers) may read everything.
+// Methods must be safe for concurrent use: resolvers run in parallel.
+type Scope interface {
+	AllowsList() bool
+	AllowsPayment(id string) bool
+	AllowsPaymentLink(id string) bool
+	AllowsCheckoutSession(idOrRef string) bool
+	// SessionToLearn names the scope's own checkout session while its
+	// other names (id or reference, payment id) are not known.
+	SessionToLearn() (idOrRef string, ok bool)
+	// LearnCheckoutSession is told the names of every session fetched.
+	LearnCheckoutSession(ids sessiontoken.CheckoutSessionIDs) bool
+}
+
+var _ Scope = sessiontoken.Scope{}
+
+type scopeKey struct{}
+
+// WithScope returns ctx carrying s, for the resolvers (the bearer-token
+// middleware calls it).
+func WithScope(ctx context.Context, s Scope) context.Context {
+	return context.WithValue(ctx, scopeKey{}, s)
+}
+
+// scopeFrom returns the request's Scope; ok false: no token, all reads.
+func scopeFrom(ctx context.Context) (Scope, bool) {
+	s, ok := ctx.Value(scopeKey{}).(Scope)
+	return s, ok && s != nil
+}
+
+// ScopeError is a field outside the session token's scope (FORBIDDEN).
+type ScopeError struct{ What string }
+
+func (e *ScopeError) Error() string {
+	return "this session token's scope does not include " + e.What
+}
+
+// allow answers nil when the request may read what allowed checks, or a
+// ScopeError naming it. When learnable (a payment or a session, which a
+// session's names may allow) and the token was minted without its
+// session's names (SessionToLearn), its own session, which is in scope,
+// is read first to learn them; every other refusal costs no REST call.
+func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope) bool, what string, args ...any) error {
+	s, ok := scopeFrom(ctx)
+	if !ok || allowed(s) {
+		return nil
+	}
+	if ref, ok := s.SessionToLearn(); ok && learnable {
+		if cs, err := r.loaders(ctx).CheckoutSession(ctx, ref); err == nil {
+			learnSession(s, cs)
+			if allowed(s) {
+				return nil
+			}
+		}
+	}
+	return &ScopeError{What: fmt.Sprintf(what, args...)}
+}
+
+// learn tells the request's scope, if any, the names of a session fetched.
+func learn(ctx context.Context, cs *restclient.CheckoutSession) {
+	if s, ok := scopeFrom(ctx); ok {
+		learnSession(s, cs)
+	}
+}
+
+func learnSession(s Scope, cs *restclient.CheckoutSession) {
+	s.LearnCheckoutSession(sessiontoken.CheckoutSessionIDs{ID: cs.ID, Reference: cs.Reference, PaymentID: cs.PaymentID})
+}

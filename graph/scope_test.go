@@ -1,0 +1,118 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"paygraph/graph/model"
+	"paygraph/restclient"
+	"paygraph/sessiontoken"
+)
+
+// sessionREST serves one checkout session and any payment, counting calls.
+type sessionREST struct {
+	REST
+	sessions, payments, lists, links atomic.Int64
+}
+
+var scopeSession = restclient.CheckoutSession{ID: "pay_prod_00aa", Reference: "REF9", PaymentID: "pay_prod_11bb"}
+
+func (s *sessionREST) GetCheckoutSession(_ context.Context, idOrRef string) (*restclient.CheckoutSession, error) {
+	s.sessions.Add(1)
+	if idOrRef == scopeSession.ID || idOrRef == scopeSession.Reference {
+		cs := scopeSession
+		return &cs, nil
+	}
+	return nil, &restclient.Error{Kind: restclient.KindNotFound}
+}
+
+func (s *sessionREST) GetPayment(_ context.Context, id string) (*restclient.Payment, error) {
+	s.payments.Add(1)
+	return &restclient.Payment{ID: id, Status: restclient.StatusSucceeded}, nil
+}
+
+func (s *sessionREST) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
+	s.lists.Add(1)
+	return &restclient.PaymentPage{}, nil
+}
+
+func (s *sessionREST) GetPaymentLink(_ context.Context, id string) (*restclient.PaymentLink, error) {
+	s.links.Add(1)
+	return &restclient.PaymentLink{ID: id}, nil
+}
+
+func (s *sessionREST) total() int64 {
+	return s.sessions.Load() + s.payments.Load() + s.lists.Load() + s.links.Load()
+}
+
+// The resolvers' scope checks, each with its REST cost: a token that
+// carries its session's names (pinned at minting) costs nothing for a
+// refusal; one that does not reads its own session once to learn them.
+func TestResolverScopes(t *testing.T) {
+	// Pinned at minting (the gateway's LookupCheckoutSession) or learned:
+	// the scope knows the session's names either way.
+	pinnedScope := func(t *testing.T) Scope {
+		s, _ := sessiontoken.OneCheckoutSession("REF9")
+		if !s.LearnCheckoutSession(sessiontoken.CheckoutSessionIDs{ID: scopeSession.ID, Reference: scopeSession.Reference, PaymentID: scopeSession.PaymentID}) {
+			t.Fatal("the scope did not take its session's names")
+		}
+		return s
+	}
+	unpinned := func(*testing.T) Scope { s, _ := sessiontoken.OneCheckoutSession("REF9"); return s }
+	onePayment := func(*testing.T) Scope { s, _ := sessiontoken.OnePayment("pay_prod_11bb"); return s }
+	type call func(r *Resolver, ctx context.Context) error
+	sessionBy := func(id string) call {
+		return func(r *Resolver, ctx context.Context) error { _, err := r.checkoutSession(ctx, id); return err }
+	}
+	payment := func(id string) call {
+		return func(r *Resolver, ctx context.Context) error { _, err := r.payment(ctx, id); return err }
+	}
+	tests := []struct {
+		name      string
+		scope     func(*testing.T) Scope // nil: no token
+		call      call
+		forbidden bool
+		restCalls int64
+	}{
+		{"no scope lists", nil, func(r *Resolver, ctx context.Context) error { _, err := r.payments(ctx, nil, nil, nil); return err }, false, 1},
+		{"checkout scope lists", unpinned, func(r *Resolver, ctx context.Context) error { _, err := r.payments(ctx, nil, nil, nil); return err }, true, 0},
+		{"checkout scope, its session by reference", unpinned, sessionBy("REF9"), false, 1},
+		{"unpinned, its session by id: learns first", unpinned, sessionBy("pay_prod_00aa"), false, 1},
+		{"unpinned, its payment: learns first", unpinned, payment("pay_prod_11bb"), false, 2},
+		{"unpinned, another payment: learns, refuses", unpinned, payment("pay_prod_22cc"), true, 1},
+		{"pinned, its session by id", pinnedScope, sessionBy("pay_prod_00aa"), false, 1},
+		{"pinned, another payment", pinnedScope, payment("pay_prod_22cc"), true, 0},
+		{"pinned, another session", pinnedScope, sessionBy("OTHER"), true, 0},
+		{"pinned, a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.paymentLink(ctx, "pl_x1"); return err }, true, 0},
+		{"pinned, node of a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.node(ctx, "pl_x1"); return err }, true, 0},
+		{"pinned, the session's payment field", pinnedScope, func(r *Resolver, ctx context.Context) error {
+			_, err := r.sessionPayment(ctx, &model.CheckoutSession{PaymentID: "pay_prod_11bb"})
+			return err
+		}, false, 1},
+		{"payment scope, its payment", onePayment, payment("pay_prod_11bb"), false, 1},
+		{"payment scope, a session", onePayment, sessionBy("REF9"), true, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			rest := &sessionREST{}
+			r := &Resolver{}
+			ctx := restclient.WithCredentials(requestContext(rest), restclient.Credentials{APIKey: "ak_test_s", APISecret: "sk_test_s"})
+			if tc.scope != nil {
+				ctx = WithScope(ctx, tc.scope(t))
+			}
+			err := tc.call(r, ctx)
+			_, isScope := errors.AsType[*ScopeError](err)
+			if isScope != tc.forbidden || !tc.forbidden && err != nil {
+				t.Fatalf("err %v, want forbidden %v", err, tc.forbidden)
+			}
+			if tc.forbidden && ErrorCode(err) != CodeForbidden {
+				t.Errorf("code %q, want FORBIDDEN", ErrorCode(err))
+			}
+			if got := rest.total(); got != tc.restCalls {
+				t.Errorf("%d REST calls, want %d", got, tc.restCalls)
+			}
+		})
+	}
+}
