@@ -16,7 +16,7 @@ import (
 func TestGatewayEndToEnd(t *testing.T) {
 	exp := useTestTracer(t)
 	rs := newRESTServer(t)
-	m := NewMetrics()
+	m := NewMetrics(wired(nil))
 	var logs syncBuffer
 	gw := httptest.NewServer(gateway(m, &logs, rs.URL))
 	defer gw.Close()

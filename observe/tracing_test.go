@@ -26,7 +26,7 @@ func attrOf(s tracetest.SpanStub, key string) (string, bool) {
 func TestTraceTransport(t *testing.T) {
 	exp := useTestTracer(t)
 	rs := newRESTServer(t)
-	client := &http.Client{Transport: TraceTransport(nil)}
+	client := &http.Client{Transport: TraceTransport(nil, wired(nil))}
 
 	ctx, parent := otel.Tracer("test").Start(context.Background(), "parent")
 	if _, err := get(ctx, client, rs.URL+"/api/v1/payments/pay_prod_abc?expand=customer&cursor=sk_test_x"); err != nil {

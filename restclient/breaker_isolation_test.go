@@ -21,7 +21,7 @@ func (c *Client) merchantState(ctx context.Context) string {
 	if m == nil {
 		return "none"
 	}
-	return stateName(m.cb.State())
+	return circuitState(m.cb.State()).String()
 }
 
 // merchantCtx is the context of merchant name's (made-up) credentials.
@@ -186,7 +186,7 @@ func TestBreakerIsolation(t *testing.T) {
 			if s := c.merchantState(b); s != "closed" {
 				t.Errorf("B's circuit %s", s)
 			}
-			if s, got := c.BreakerState(), process.list(); s != "closed" || len(got) != 0 {
+			if s, got := c.BreakerState().String(), process.list(); s != "closed" || len(got) != 0 {
 				t.Errorf("process-wide circuit %s, transitions %v", s, got)
 			}
 		})
@@ -239,7 +239,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 					t.Fatalf("call %d of %s: %v", i, m, err)
 				}
 			}
-			if s := c.BreakerState(); s != "open" {
+			if s := c.BreakerState().String(); s != "open" {
 				t.Fatalf("process-wide circuit %s after 3 failures", s)
 			}
 			beforeCalls, beforeDials := srv.calls.Load(), dials.Load()
@@ -275,7 +275,7 @@ func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("process-wide circuit %s after two merchants' failures", s)
 	}
 	if _, err := c.GetPayment(merchantCtx("D"), "pay_ok"); err != nil {
@@ -285,7 +285,7 @@ func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 	for _, m := range []string{"A", "B", "C"} {
 		_, _ = c.GetPayment(merchantCtx(m), "pay_poison")
 	}
-	if s := c.BreakerState(); s != "open" {
+	if s := c.BreakerState().String(); s != "open" {
 		t.Fatalf("process-wide circuit %s after three merchants' failures", s)
 	}
 }
@@ -309,17 +309,17 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, s := srv.calls.Load(), c.BreakerState(); n != 3+9 || s != "open" {
+	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 3+9 || s != "open" {
 		t.Fatalf("%d calls, state %s", n, s)
 	}
 	time.Sleep(80 * time.Millisecond)
-	if s := c.BreakerState(); s != "half-open" {
+	if s := c.BreakerState().String(); s != "half-open" {
 		t.Fatalf("state %s after the cooldown", s)
 	}
 	if _, err := c.GetPayment(merchantCtx("A"), "pay_ok"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
 		t.Fatalf("probe: %v", err)
 	}
-	if n, s := srv.calls.Load(), c.BreakerState(); n != 13 || s != "open" {
+	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 13 || s != "open" {
 		t.Fatalf("after a failed probe: %d calls, state %s", n, s)
 	}
 	time.Sleep(80 * time.Millisecond)
@@ -327,7 +327,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 	if _, err := c.GetPayment(merchantCtx("B"), "pay_ok"); err != nil {
 		t.Fatalf("good probe: %v", err)
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("state %s after a good probe", s)
 	}
 	want := "closed>open open>half-open half-open>open open>half-open half-open>closed"

@@ -40,7 +40,7 @@ import (
 //     entries, and then entries never accepted by the REST API, are
 //     evicted first, so invented credential pairs cannot grow it.
 //   - The process-wide circuit (BreakerState, OnBreakerChange, the
-//     metric) opens only on evidence that no single caller's input can
+//     metric reading BreakerState) opens only on evidence that no single caller's input can
 //     produce: BreakerFailures consecutive failures that either happened
 //     before any request reached the REST API (a refused or failed dial,
 //     DNS, a TLS handshake: the URL's host is ours, never the caller's),
@@ -93,17 +93,18 @@ type Resilience struct {
 	BreakerFailures int
 	BreakerCooldown time.Duration
 	// OnBreakerChange is told of every change of state of the
-	// process-wide circuit ("closed", "half-open", "open"), in order, for
-	// metrics and readiness. It is called from the goroutine of a call,
-	// outside the breaker's lock (it may call BreakerState), and should
-	// return quickly. The change from open to half-open is noticed
-	// lazily: by the next call or BreakerState after the cooldown.
-	OnBreakerChange func(from, to string)
+	// process-wide circuit, in order, for logs (a metric reads
+	// BreakerState instead). It is called from the goroutine of a call
+	// (or of a BreakerState), outside the breaker's lock (it may call
+	// BreakerState), and should return quickly. The change from open to
+	// half-open is noticed lazily: by the next call or BreakerState after
+	// the cooldown. nil: nobody is told.
+	OnBreakerChange func(from, to CircuitState)
 	// OnMerchantBreakerChange is told, in the same way, of every change
 	// of a merchant's circuit, for logs. merchant is an opaque tag (16 hex
 	// digits of the keyed hash, stable within the process, meaningless
 	// outside it), never a credential.
-	OnMerchantBreakerChange func(merchant, from, to string)
+	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
 type retryPolicy struct {
@@ -228,10 +229,15 @@ type breaker struct {
 	// merchantSettings makes a merchant's circuit; Name is its tag.
 	merchantSettings gobreaker.Settings
 
-	// gobreaker reports state changes under its own lock; they are queued
-	// here and handed to the hooks outside it (see flush).
-	hook         func(from, to string)
-	merchantHook func(merchant, from, to string)
+	// gobreaker reports state changes under its own lock (OnStateChange
+	// runs inside it); they are queued here and handed to the hooks
+	// outside it (see flush). The queue is only for the hooks, which log:
+	// a log write made under the process-wide circuit's lock would stall
+	// every REST call of the process while the log sink blocks, and a
+	// hook that read BreakerState there would deadlock. The metric needs
+	// no hook: it reads BreakerState when scraped.
+	hook         func(from, to CircuitState)
+	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
 	pending      []stateChange
 	queued       atomic.Bool // pending is not empty: flush has work
@@ -240,7 +246,10 @@ type breaker struct {
 
 // stateChange is one queued change; merchant is "" for the process-wide
 // circuit.
-type stateChange struct{ merchant, from, to string }
+type stateChange struct {
+	merchant string
+	from, to CircuitState
+}
 
 // errSkip is what a call returns to a circuit that must not count it: a
 // caller that went away, a merchant's call its own circuit refused, or
@@ -276,7 +285,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			b.run.reset() // a new circuit generation starts a new run
 			if b.hook != nil {
-				b.queue(stateChange{"", stateName(from), stateName(to)})
+				b.queue(stateChange{"", circuitState(from), circuitState(to)})
 			}
 		},
 	})
@@ -289,7 +298,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 	}
 	if b.merchantHook != nil {
 		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
-			b.queue(stateChange{tag, stateName(from), stateName(to)})
+			b.queue(stateChange{tag, circuitState(from), circuitState(to)})
 		}
 	}
 	return b
@@ -347,14 +356,36 @@ func (b *breaker) deliver() {
 	}
 }
 
-func stateName(s gobreaker.State) string {
+// CircuitState is the state of a circuit. Its numeric values are those
+// of the paygraph_circuit_breaker_state gauge, which reads BreakerState.
+type CircuitState int
+
+// The circuit states.
+const (
+	CircuitClosed   CircuitState = 0 // calls pass
+	CircuitHalfOpen CircuitState = 1 // one probe call passes
+	CircuitOpen     CircuitState = 2 // calls fail at once
+)
+
+// String is the state's name in logs: "closed", "half-open" or "open".
+func (s CircuitState) String() string {
 	switch s {
-	case gobreaker.StateOpen:
+	case CircuitOpen:
 		return "open"
-	case gobreaker.StateHalfOpen:
+	case CircuitHalfOpen:
 		return "half-open"
 	}
 	return "closed"
+}
+
+func circuitState(s gobreaker.State) CircuitState {
+	switch s {
+	case gobreaker.StateOpen:
+		return CircuitOpen
+	case gobreaker.StateHalfOpen:
+		return CircuitHalfOpen
+	}
+	return CircuitClosed
 }
 
 // failureRun is what the process-wide circuit knows of its current run of
@@ -502,15 +533,16 @@ func merchantTag(key uint64) string {
 	return s
 }
 
-// BreakerState is the process-wide circuit's state: "closed", "half-open"
-// or "open" ("closed" when there are no circuits). Merchants' own
-// circuits are not reflected: one merchant's trouble is not the REST
-// API's.
-func (c *Client) BreakerState() string {
+// BreakerState is the process-wide circuit's state (CircuitClosed when
+// there are no circuits). Merchants' own circuits are not reflected: one
+// merchant's trouble is not the REST API's. Reading it also notices the
+// lazy change from open to half-open and delivers queued changes to the
+// hooks.
+func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
-		return "closed"
+		return CircuitClosed
 	}
-	return stateName(c.breaker.state())
+	return circuitState(c.breaker.state())
 }
 
 // Messages of calls a circuit refused.

@@ -121,8 +121,8 @@ func TestRetries(t *testing.T) {
 			}
 			srv.healed.Store(true)
 			wantHealthy(t, c)
-			if c.BreakerState() != "closed" {
-				t.Errorf("breaker %s after one faulty call", c.BreakerState())
+			if c.BreakerState().String() != "closed" {
+				t.Errorf("breaker %s after one faulty call", c.BreakerState().String())
 			}
 		})
 	}
@@ -190,14 +190,14 @@ type transitions struct {
 	got []string
 }
 
-func (tr *transitions) record(from, to string) {
+func (tr *transitions) record(from, to CircuitState) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.got = append(tr.got, from+">"+to)
+	tr.got = append(tr.got, from.String()+">"+to.String())
 }
 
 // recordMerchant records a merchant's changes (all of one merchant here).
-func (tr *transitions) recordMerchant(_, from, to string) { tr.record(from, to) }
+func (tr *transitions) recordMerchant(_ string, from, to CircuitState) { tr.record(from, to) }
 
 func (tr *transitions) list() []string {
 	tr.mu.Lock()
@@ -260,8 +260,8 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	if got := strings.Join(tr.list(), " "); got != want {
 		t.Errorf("merchant transitions %q, want %q", got, want)
 	}
-	if got := process.list(); len(got) != 0 || c.BreakerState() != "closed" {
-		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState(), got)
+	if got := process.list(); len(got) != 0 || c.BreakerState().String() != "closed" {
+		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState().String(), got)
 	}
 }
 
@@ -279,8 +279,8 @@ func TestBreakerOnConnectionRefused(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if c.BreakerState() != "open" {
-		t.Fatalf("state %s", c.BreakerState())
+	if c.BreakerState().String() != "open" {
+		t.Fatalf("state %s", c.BreakerState().String())
 	}
 	// The REST API comes back on the same address.
 	ln2, err := net.Listen("tcp", addr)
@@ -294,8 +294,8 @@ func TestBreakerOnConnectionRefused(t *testing.T) {
 	if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("state %s", c.BreakerState())
+	if c.BreakerState().String() != "closed" {
+		t.Fatalf("state %s", c.BreakerState().String())
 	}
 }
 
@@ -312,8 +312,8 @@ func TestCallerErrorsNeverOpenTheBreaker(t *testing.T) {
 	for range 5 {
 		_, _ = c.GetPayment(ctx, "pay_x")
 	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("state %s after caller errors", c.BreakerState())
+	if c.BreakerState().String() != "closed" {
+		t.Fatalf("state %s after caller errors", c.BreakerState().String())
 	}
 }
 
@@ -409,7 +409,7 @@ func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
 	if _, err := c.GetPayment(ctx, "pay_x"); KindOf(err) != KindTimeout || srv.calls.Load() != before {
 		t.Fatalf("expired caller: %v", err)
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("state %s after callers' deadlines", s)
 	}
 
@@ -436,10 +436,10 @@ func TestBreakerHookMayReadTheState(t *testing.T) {
 	var mu sync.Mutex
 	c = newClient(t, Config{BaseURL: "http://" + closedAddr(t), Resilience: Resilience{
 		MaxRetries: -1, BreakerFailures: 1, BreakerCooldown: time.Hour,
-		OnBreakerChange: func(from, to string) {
-			s := c.BreakerState() // would deadlock if called under the breaker's lock
+		OnBreakerChange: func(from, to CircuitState) {
+			s := c.BreakerState().String() // would deadlock if called under the breaker's lock
 			mu.Lock()
-			seen = append(seen, from+">"+to+"="+s)
+			seen = append(seen, from.String()+">"+to.String()+"="+s)
 			mu.Unlock()
 		}}})
 	done := make(chan struct{})
@@ -471,7 +471,7 @@ func TestResilienceDefaults(t *testing.T) {
 		t.Error("BreakerFailures -1 still made a breaker")
 	}
 	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1", Resilience: Resilience{BreakerFailures: -1}})
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Errorf("no breaker: state %s", s)
 	}
 	for n := range 100 { // large n must neither overflow nor panic

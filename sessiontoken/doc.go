@@ -64,9 +64,9 @@
 //     ErrBadCredentials, KindRateLimited to ErrRateLimited; and, so that
 //     out-of-scope fields never cost a REST call, LookupCheckoutSession
 //     reading the session (KindNotFound: ErrNoSuchSession);
-//   - plugs RedactTokens into observe's string redaction and LooksLikeToken
-//     into its attribute check, and lets Authorization stay a secret-named
-//     attribute;
+//   - plugs RedactTokens into observe's string redaction (observe.Options'
+//     Redact, beside restclient's shapes: gateway/logging.go), and lets
+//     Authorization stay a secret-named attribute;
 //   - adds "Authorization" to the CORS allowed headers and sets TOKEN_MAX_TTL
 //     (default DefaultMaxTTL) in the settings table.
 //
