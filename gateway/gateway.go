@@ -116,8 +116,8 @@ func (g *Gateway) wire(o options) error {
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
 		}),
 		Resilience: restclient.Resilience{
-			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
-			BreakerFailures: orDisabled(cfg.BreakerFailures),
+			MaxRetries:      cfg.RESTMaxRetries,
+			BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
 			// The process-wide circuit's metric reads BreakerState
 			// (obs.BreakerState); its changes are logged.
@@ -185,15 +185,6 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/readyz", g.readyz)
 	g.Handler = r
 	return nil
-}
-
-// orDisabled maps our "0 means none" settings onto restclient's "-1
-// means none" (where 0 takes the default).
-func orDisabled(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // Close releases what the gateway holds besides its handler: the Redis

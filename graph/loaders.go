@@ -86,8 +86,9 @@ var LoaderNames = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSessi
 
 type loadersKey struct{}
 
-// For returns the request's loaders. A context without them (a resolver
-// called outside the HTTP stack) gets loaders of its own with no sharing.
+// loadersFor returns the request's loaders, which the /graphql handler
+// put in its context. A context without them (a resolver called outside
+// the HTTP stack) gets fallback's loaders, shared with nothing.
 func loadersFor(ctx context.Context, fallback func() *Loaders) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
@@ -231,13 +232,8 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	return c.page, c.err
 }
 
-// Payment loads one payment's detail (with customer.address).
-func (l *Loaders) Payment(ctx context.Context, id string) (*restclient.Payment, error) {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.rest.GetPayment) })
-	return l.payments.Load(ctx, id)()
-}
-
-// PaymentThunk starts loading a payment and returns a function that waits for it.
+// PaymentThunk starts loading a payment's detail (with customer.address)
+// and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
 	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)

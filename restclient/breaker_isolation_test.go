@@ -133,7 +133,7 @@ func TestBreakerIsolation(t *testing.T) {
 			srv := newMerchantServer(t, tc.fail, "A", "B")
 			var process transitions
 			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 150 * time.Millisecond, Resilience: Resilience{
-				RetryBaseDelay: time.Millisecond, OnBreakerChange: process.record}}) // default threshold: 5
+				MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5, OnBreakerChange: process.record}}) // the gateway's defaults
 			a, b := merchantCtx("A"), merchantCtx("B")
 			if _, err := c.GetPayment(a, "pay_good"); err != nil { // A is a real merchant
 				t.Fatal(err)
@@ -222,7 +222,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 			t.Cleanup(tr.CloseIdleConnections)
 			var process transitions
 			c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Timeout: 150 * time.Millisecond,
-				Resilience: Resilience{MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: time.Hour, OnBreakerChange: process.record}})
+				Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour, OnBreakerChange: process.record}})
 			if tc.outage == "closed" {
 				c.host = closedAddr(t)
 			} else {
@@ -263,7 +263,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 // merchant's does.
 func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 	srv := newMerchantServer(t, "500", "A", "B", "C", "D")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: time.Hour}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour}})
 	for _, m := range []string{"A", "B", "C", "D"} {
 		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
 			t.Fatal(err)
@@ -297,7 +297,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 	srv := newMerchantServer(t, "", "A", "B", "C")
 	var process transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
+		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
 	for _, m := range []string{"A", "B", "C"} {
 		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
 			t.Fatal(err)
@@ -341,7 +341,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 // (accepted by the REST API, used recently) survives them.
 func TestMerchantTableBounded(t *testing.T) {
 	srv := newMerchantServer(t, "500", "real")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 5}})
 	c.breaker.merchants.max = 64
 	real := merchantCtx("real")
 	if _, err := c.GetPayment(real, "pay_poison"); KindOf(err) != KindUpstream { // one failure on record

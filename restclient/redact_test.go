@@ -56,7 +56,7 @@ func TestCircuitStateIsTheGaugeValue(t *testing.T) {
 		})
 	}
 	c := newClient(t, Config{BaseURL: "http://" + closedAddr(t), Resilience: Resilience{
-		MaxRetries: -1, BreakerFailures: 1, BreakerCooldown: time.Hour}})
+		BreakerFailures: 1, BreakerCooldown: time.Hour}})
 	_, _ = c.GetPayment(credCtx(), "pay_x") // nothing listens: systemic, opens at once
 	if s := c.BreakerState(); s != CircuitOpen {
 		t.Errorf("state %v after a systemic failure with a threshold of 1", s)

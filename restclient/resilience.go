@@ -16,8 +16,11 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and circuit breaking. Zero values take
-// the defaults; -1 disables.
+// Resilience configures retries and circuit breaking. As everywhere in
+// the gateway's settings, a zero count means none: the zero Resilience
+// neither retries nor breaks circuits (the gateway's settings table owns
+// the defaults it runs with: REST_MAX_RETRIES, BREAKER_FAILURES,
+// BREAKER_COOLDOWN). Each field says what its zero means.
 //
 // # Why two kinds of circuit
 //
@@ -73,24 +76,26 @@ import (
 // circuit open one more cooldown; it cannot open a closed one.
 type Resilience struct {
 	// MaxRetries is how many times a call is retried after a connection
-	// error or a 502, 503 or 504 (default 2; -1: never). Nothing else is
-	// retried: not 4xx (429 included: its Retry-After goes to the
+	// error or a 502, 503 or 504; if zero (or negative), never. Nothing
+	// else is retried: not 4xx (429 included: its Retry-After goes to the
 	// caller), not 500, not a timeout (a hung REST API would only make the
 	// caller wait three times as long), not a cancelled caller.
 	MaxRetries int
-	// RetryBaseDelay is the first backoff (default 50ms); it doubles with
-	// each retry, up to 1s, with full jitter, and never runs past the
-	// caller's deadline.
+	// RetryBaseDelay is the first backoff; it doubles with each retry, up
+	// to 1s, with full jitter, and never runs past the caller's deadline.
+	// If zero, 50ms (a tuning constant, not a setting).
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit (default 5; -1:
-	// no circuits at all), as described above. While the process-wide
-	// circuit is open calls fail at once with KindUpstream "REST API
+	// BreakerFailures consecutive failures open a circuit, as described
+	// above; if zero (or negative), there are no circuits at all. While
+	// the process-wide circuit is open calls fail at once with KindUpstream "REST API
 	// unavailable (circuit open); retry shortly" and make no request;
 	// while a merchant's is open, that merchant's calls fail at once with
 	// KindUpstream "REST API calls for these credentials keep failing
-	// (circuit open); retry shortly". After BreakerCooldown (default 5s)
-	// a circuit is half-open.
+	// (circuit open); retry shortly".
 	BreakerFailures int
+	// BreakerCooldown is how long an open circuit stays open before it is
+	// half-open. If zero, 5s (a circuit needs some cooldown; none is not
+	// a choice).
 	BreakerCooldown time.Duration
 	// OnBreakerChange is told of every change of state of the
 	// process-wide circuit, in order, for logs (a metric reads
@@ -114,9 +119,6 @@ type retryPolicy struct {
 
 func (r Resilience) retryPolicy() retryPolicy {
 	p := retryPolicy{max: r.MaxRetries, base: r.RetryBaseDelay, cap: time.Second}
-	if p.max == 0 {
-		p.max = 2
-	}
 	if p.max < 0 {
 		p.max = 0
 	}
@@ -258,13 +260,10 @@ type stateChange struct {
 var errSkip = errors.New("restclient: not counted by the circuit breaker")
 
 func (r Resilience) newBreaker(name string) *breaker {
-	if r.BreakerFailures < 0 {
+	if r.BreakerFailures <= 0 {
 		return nil
 	}
 	failures := uint32(r.BreakerFailures)
-	if failures == 0 {
-		failures = 5
-	}
 	cooldown := r.BreakerCooldown
 	if cooldown <= 0 {
 		cooldown = 5 * time.Second

@@ -44,7 +44,7 @@ var cursorStatuses = [statusesCount + 1]restclient.PaymentStatus{"",
 // ErrBadCursor is returned for anything that is not a cursor this gateway made.
 var ErrBadCursor = errors.New("bad cursor")
 
-// encode renders the position as an opaque URL-safe string: version,
+// Encode renders the position as an opaque URL-safe string: version,
 // status, skip, REST cursor and a short checksum that catches edits and
 // truncation (it is not a signature: the REST cursor inside is the
 // caller's own to replay anyway).
@@ -57,12 +57,17 @@ func (p Position) Encode() string {
 	return encodeRaw(b)
 }
 
+// encodeRaw appends the checksum to b and renders it in base64url.
 func encodeRaw(b []byte) string {
 	sum := sha256.Sum256(b)
 	b = append(b, sum[:cursorCheckLen]...)
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+// Decode reads a cursor that Encode made. Anything else (a cursor
+// edited, truncated, longer than any Encode makes, of another version or
+// with a skip beyond MaxSkip) is ErrBadCursor, before any decoding work
+// beyond the length check: a caller's cursor is untrusted input.
 func Decode(s string) (Position, error) {
 	if len(s) == 0 || base64.RawURLEncoding.DecodedLen(len(s)) > cursorMaxBytes {
 		return Position{}, ErrBadCursor
