@@ -220,7 +220,7 @@ func TestOversizedBodyAllocation(t *testing.T) {
 		{"page", DefaultMaxPageBytes, func(c *Client) error { _, err := c.ListPayments(credCtx(), ListParams{}); return err }, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, Config{BaseURL: srv.URL, })
+			c := newClient(t, Config{BaseURL: srv.URL})
 			if err := tc.call(c); KindOf(err) != KindUpstream { // warm up: connections, pools
 				t.Fatalf("err %v", err)
 			}
