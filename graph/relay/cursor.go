@@ -1,5 +1,7 @@
 // Package relay encodes the gateway's Relay pagination cursors: opaque,
-// self-contained positions in the REST API's cursor-paginated payment list.
+// self-contained positions in the REST API's cursor-paginated payment list;
+// and walks that list to serve one connection page (Walk), the arithmetic
+// that gives every edge a position of its own.
 package relay
 
 import (
