@@ -17,10 +17,12 @@
 // process's counter: no extra hop), the gateway's overhead over the
 // direct-REST floor at the same concurrency and latency, the gateway's
 // CPU seconds per 1,000 queries (/proc/<pid>/stat utime+stime) and its
-// RSS (/proc/<pid>/status VmRSS). The gateway has no pprof endpoint, so
-// goroutines are not visible from outside: after the load it reports the
-// gateway's open file descriptors and threads instead (each connection is
-// an fd, and each open connection holds the gateway's goroutines).
+// RSS (/proc/<pid>/status VmRSS). After the load it reports the
+// gateway's open file descriptors and threads (each connection is an fd,
+// and each open connection holds the gateway's goroutines), which need
+// nothing from the gateway. With -profile it also runs the gateway with
+// PPROF_ADDR on a loopback port of its own and saves CPU and allocation
+// profiles from it.
 //
 // The load generator, the sandbox and the gateway share this machine's
 // CPUs: on 2 cores, throughput figures are of the three together.

@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"paygraph/internal/gqltest"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -144,9 +143,9 @@ func (p connectionPage) ids() []string {
 // buildGateway builds this package's binary with the Dockerfile's flags.
 func buildGateway(t *testing.T) string {
 	t.Helper()
-	goBin, err := exec.LookPath("go")
+	goBin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "paygraph")
 	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, "paygraph")

@@ -22,7 +22,11 @@ import (
 // Config is everything the gateway reads at start. Each setting comes from
 // an environment variable, and a flag of the same name in lower case with
 // dashes (PORT -> -port) overrides it. A zero Config is not usable: start
-// from LoadConfig, which applies the settings table's defaults.
+// from LoadConfig, which applies the settings table's defaults. The table
+// documents each field once (variable, default, meaning). One convention
+// holds here and in the packages the fields are handed to: a zero count
+// means none (RESTMaxRetries: no retries, BreakerFailures: no circuits),
+// never a sentinel such as -1.
 type Config struct {
 	Port            int
 	RESTBaseURL     string
@@ -36,8 +40,8 @@ type Config struct {
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
 
-	RESTMaxRetries  int
-	BreakerFailures int
+	RESTMaxRetries  int // REST_MAX_RETRIES; zero: none
+	BreakerFailures int // BREAKER_FAILURES; zero: no circuits
 	BreakerCooldown time.Duration
 	LoaderWait      time.Duration
 	MaxComplexity   int

@@ -98,13 +98,19 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 // wire builds everything below the gateway and the router in front of it.
 func (g *Gateway) wire(o options) error {
 	cfg, logger := g.cfg, g.logger
-	metrics := observe.NewMetricsWith(callerSecrets)
+	obs := observeOptions()
+	var rc *restclient.Client
+	if cfg.BreakerFailures > 0 {
+		// Read when /metrics is scraped, from the breaker itself.
+		obs.BreakerState = func() float64 { return float64(rc.BreakerState()) }
+	}
+	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
 	if rest == nil {
 		rest = newTransport(cfg)
 	}
 	if o.tracing {
-		rest = observe.TraceTransport(rest)
+		rest = observe.TraceTransport(rest, obs)
 	}
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:      g.baseURL,
@@ -118,25 +124,23 @@ func (g *Gateway) wire(o options) error {
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
 		}),
 		Resilience: restclient.Resilience{
-			MaxRetries:      orDisabled(cfg.RESTMaxRetries),
-			BreakerFailures: orDisabled(cfg.BreakerFailures),
+			MaxRetries:      cfg.RESTMaxRetries,
+			BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
-			OnBreakerChange: func(from, to string) {
-				logger.Warn("REST API circuit breaker", "scope", "process", "from", from, "to", to)
-				metrics.SetBreakerState("rest", observe.BreakerStateValue(to))
+			// The process-wide circuit's metric reads BreakerState
+			// (obs.BreakerState); its changes are logged.
+			OnBreakerChange: func(from, to restclient.CircuitState) {
+				logger.Warn("REST API circuit breaker", "scope", "process", "from", from.String(), "to", to.String())
 			},
 			// One merchant's circuit: logged, not a metric (its label
 			// would be unbounded); the tag is an opaque hash.
-			OnMerchantBreakerChange: func(merchant, from, to string) {
-				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from, "to", to)
+			OnMerchantBreakerChange: func(merchant string, from, to restclient.CircuitState) {
+				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from.String(), "to", to.String())
 			},
 		},
 	})
 	if err != nil {
 		return err
-	}
-	if cfg.BreakerFailures > 0 {
-		metrics.SetBreakerState("rest", observe.BreakerClosed)
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
 	if cfg.RedisURL != "" {
@@ -156,7 +160,7 @@ func (g *Gateway) wire(o options) error {
 	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
-		extensions = append(extensions, observe.TracingExtensionWith(callerSecrets))
+		extensions = append(extensions, observe.TracingExtension(obs))
 	}
 	gql := graph.NewServer(graph.ServerConfig{
 		MaxComplexity:    cfg.MaxComplexity,
@@ -198,7 +202,7 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
-	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
+	r.Use(observe.AccessLog(logger, obs), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
 	// The /graphql edge, outermost first: cache headers on every answer
 	// (refusals included), CORS, then the refusals (each counted by the
@@ -226,15 +230,6 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/readyz", g.readyz)
 	g.Handler = r
 	return nil
-}
-
-// orDisabled maps our "0 means none" settings onto restclient's "-1
-// means none" (where 0 takes the default).
-func orDisabled(n int) int {
-	if n == 0 {
-		return -1
-	}
-	return n
 }
 
 // Close releases what the gateway holds besides its handler: the Redis

@@ -4,20 +4,43 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net/url"
 	"slices"
 
 	"paygraph/gqlhttp"
+	"paygraph/graph"
 	"paygraph/observe"
+	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
 
 // NewLogger is the process's logger (LOG_FORMAT): observe's redacting
-// handler, told the request's own credential pair, which it takes out of
-// every line logged in that request's context whatever their shape, and
-// taking out anything shaped like a session token, whoever's it is.
+// handler, told the shapes of credentials and the request's own
+// credential pair, which it takes out of every line logged in that
+// request's context whatever their shape.
 func NewLogger(w io.Writer, cfg Config) *slog.Logger {
-	l := observe.NewLoggerWith(w, cfg.LogFormat, slog.LevelInfo, callerSecrets)
-	return slog.New(observe.WithStringRedaction(l.Handler(), sessiontoken.RedactTokens))
+	return observe.NewLogger(w, cfg.LogFormat, slog.LevelInfo, observeOptions())
+}
+
+// observeOptions is what observe is told of the parts it observes, from
+// their owners: restclient's route names and credential shapes,
+// sessiontoken's token shape, the loaders' names, and the caller's own
+// pair. The breaker state is added by wire, which has the client.
+func observeOptions() observe.Options {
+	return observe.Options{
+		RouteOf:     func(u *url.URL) string { return string(restclient.EndpointOf(u)) },
+		LoaderNames: graph.LoaderNames,
+		Redact:      redactCredentials,
+		RedactKey:   restclient.RedactKey,
+		Secrets:     callerSecrets,
+	}
+}
+
+// redactCredentials rewrites every credential-shaped run of s: API keys
+// and secrets as restclient writes them, session tokens as sessiontoken
+// does.
+func redactCredentials(s string) string {
+	return sessiontoken.RedactTokens(restclient.RedactCredentials(s))
 }
 
 // callerSecrets are the request's own credentials (what its credential

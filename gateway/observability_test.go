@@ -26,12 +26,13 @@ import (
 
 	"paygraph/internal/testenv"
 	"paygraph/observe"
+	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
 func TestRequestIDAndAccessLog(t *testing.T) {
 	var logs bytes.Buffer
-	h := observe.AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := observe.AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)), observe.Options{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if observe.RequestID(r.Context()) == "" {
 			t.Error("no request id in the context")
 		}
@@ -141,7 +142,7 @@ func TestMetricsEndpoint(t *testing.T) {
 		{`paygraph_rest_call_duration_seconds_count{endpoint="/api/v1/payments/{id}"}`, 8},
 		{`paygraph_loader_batch_size_sum{loader="payment"}`, 8},
 		{`paygraph_http_in_flight_requests`, 1}, // this scrape
-		{`paygraph_circuit_breaker_state{upstream="rest"}`, observe.BreakerClosed},
+		{`paygraph_circuit_breaker_state{upstream="rest"}`, float64(restclient.CircuitClosed)},
 	} {
 		if got, ok := m[tc.series]; !ok || got != tc.want {
 			t.Errorf("%s = %v (present %v), want %v", tc.series, got, ok, tc.want)
@@ -310,7 +311,7 @@ func TestTracingSpanTree(t *testing.T) {
 			t.Errorf("span name %q holds an id", s.Name)
 		}
 		for _, a := range s.Attributes {
-			if v := a.Value.Emit(); strings.Contains(v, biz.APISecret) || strings.Contains(v, biz.APIKey) || strings.Contains(v, "sk_test_") {
+			if v := a.Value.String(); strings.Contains(v, biz.APISecret) || strings.Contains(v, biz.APIKey) || strings.Contains(v, "sk_test_") {
 				t.Errorf("span %q attribute %s = %q holds a credential", s.Name, a.Key, v)
 			}
 		}

@@ -18,6 +18,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/restclient"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -237,29 +238,27 @@ func strLen(s *string) int {
 	return len(*s)
 }
 
-func customerSizes(c *model.Customer, x *sizes) {
-	if c != nil {
-		x[slotName], x[slotEmail], x[slotPhone], x[slotCity] = strLen(c.Name), strLen(c.Email), strLen(c.Phone), strLen(c.City)
-	}
+func customerSizes(c *restclient.Customer, x *sizes) {
+	x[slotName], x[slotEmail], x[slotPhone], x[slotCity] = strLen(c.Name), strLen(c.Email), strLen(c.Phone), strLen(c.City)
 }
 
 func paymentSizes(p *model.Payment, x *sizes) {
-	x[slotID], x[slotCurrency] = len(p.ID), len(p.Amount.Currency)
+	x[slotID], x[slotCurrency] = len(p.ID), len(p.Currency)
 	x[slotTransactionID], x[slotPaymentMethod] = strLen(p.TransactionID), strLen(p.PaymentMethod)
-	customerSizes(p.Customer, x)
+	customerSizes(&p.Payment.Customer, x)
 }
 
 func linkSizes(l *model.PaymentLink, x *sizes) {
-	x[slotID], x[slotCurrency], x[slotURL], x[slotSlug], x[slotTitle] = len(l.ID), len(l.Amount.Currency), len(l.URL), len(l.Slug), len(l.Title)
+	x[slotID], x[slotCurrency], x[slotURL], x[slotSlug], x[slotTitle] = len(l.ID), len(l.Currency), len(l.URL), len(l.Slug), len(l.Title)
 	x[slotDescription], x[slotSuccessURL] = strLen(l.Description), strLen(l.SuccessURL)
 }
 
 func sessionSizes(s *model.CheckoutSession, x *sizes) {
-	x[slotID], x[slotReference], x[slotPaymentID], x[slotCurrency] = len(s.SessionID), len(s.Reference), len(s.PaymentID), len(s.Amount.Currency)
+	x[slotID], x[slotReference], x[slotPaymentID], x[slotCurrency] = len(s.ID), len(s.Reference), len(s.PaymentID), len(s.Currency)
 	x[slotStatus], x[slotPaymentStatus] = len(s.Status), len(s.PaymentStatus)
 	x[slotSuccessURL], x[slotCancelURL] = strLen(s.SuccessURL), strLen(s.CancelURL)
 	x[slotTransactionID], x[slotPaymentMethod] = strLen(s.TransactionID), strLen(s.PaymentMethod)
-	customerSizes(s.Customer, x)
+	customerSizes(&s.CheckoutSession.Customer, x)
 	x[slotMetaEntries] = len(s.Metadata)
 	for _, e := range s.Metadata {
 		x[slotMetaKeys] += len(e.Key)

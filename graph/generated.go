@@ -1265,7 +1265,7 @@ func (ec *executionContext) _CheckoutSession_sessionId(ctx context.Context, fiel
 			return ec.fieldContext_CheckoutSession_sessionId(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
+			return obj.SessionID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -1276,7 +1276,7 @@ func (ec *executionContext) _CheckoutSession_sessionId(ctx context.Context, fiel
 	)
 }
 func (ec *executionContext) fieldContext_CheckoutSession_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("CheckoutSession", field, false, false, "String")
+	return graphql.NewScalarFieldContext("CheckoutSession", field, true, false, "String")
 }
 
 func (ec *executionContext) _CheckoutSession_reference(ctx context.Context, field graphql.CollectedField, obj *model.CheckoutSession) (ret graphql.Marshaler) {
@@ -1412,7 +1412,7 @@ func (ec *executionContext) _CheckoutSession_amount(ctx context.Context, field g
 			return ec.fieldContext_CheckoutSession_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
+			return obj.Amount(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.Money) graphql.Marshaler {
@@ -1426,7 +1426,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_amount(_ context.Contex
 	fc = &graphql.FieldContext{
 		Object:     "CheckoutSession",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
@@ -1444,7 +1444,7 @@ func (ec *executionContext) _CheckoutSession_subtotal(ctx context.Context, field
 			return ec.fieldContext_CheckoutSession_subtotal(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Subtotal, nil
+			return obj.Subtotal(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.Money) graphql.Marshaler {
@@ -1458,7 +1458,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_subtotal(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "CheckoutSession",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
@@ -1476,7 +1476,7 @@ func (ec *executionContext) _CheckoutSession_customer(ctx context.Context, field
 			return ec.fieldContext_CheckoutSession_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer, nil
+			return obj.Customer(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
@@ -1490,7 +1490,7 @@ func (ec *executionContext) fieldContext_CheckoutSession_customer(_ context.Cont
 	fc = &graphql.FieldContext{
 		Object:     "CheckoutSession",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
@@ -2023,7 +2023,7 @@ func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.C
 			return ec.fieldContext_Payment_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status, nil
+			return obj.Status(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.PaymentStatus) graphql.Marshaler {
@@ -2034,7 +2034,7 @@ func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.C
 	)
 }
 func (ec *executionContext) fieldContext_Payment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, false, false, "PaymentStatus")
+	return graphql.NewScalarFieldContext("Payment", field, true, false, "PaymentStatus")
 }
 
 func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (ret graphql.Marshaler) {
@@ -2046,7 +2046,7 @@ func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.C
 			return ec.fieldContext_Payment_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
+			return obj.Amount(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.Money) graphql.Marshaler {
@@ -2060,7 +2060,7 @@ func (ec *executionContext) fieldContext_Payment_amount(_ context.Context, field
 	fc = &graphql.FieldContext{
 		Object:     "Payment",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)
@@ -2124,7 +2124,7 @@ func (ec *executionContext) _Payment_customer(ctx context.Context, field graphql
 			return ec.fieldContext_Payment_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer, nil
+			return obj.Customer(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
@@ -2138,7 +2138,7 @@ func (ec *executionContext) fieldContext_Payment_customer(_ context.Context, fie
 	fc = &graphql.FieldContext{
 		Object:     "Payment",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
@@ -2468,7 +2468,7 @@ func (ec *executionContext) _PaymentLink_amount(ctx context.Context, field graph
 			return ec.fieldContext_PaymentLink_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
+			return obj.Amount(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v model.Money) graphql.Marshaler {
@@ -2482,7 +2482,7 @@ func (ec *executionContext) fieldContext_PaymentLink_amount(_ context.Context, f
 	fc = &graphql.FieldContext{
 		Object:     "PaymentLink",
 		Field:      field,
-		IsMethod:   false,
+		IsMethod:   true,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Money(ctx, field)

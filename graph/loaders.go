@@ -32,7 +32,7 @@ type FetchLimits struct {
 	// and every microsecond of window is latency on single lookups.
 	Wait time.Duration
 	// OnBatch, when set, is told the size of every loader batch (loader is
-	// "payment", "payment_link" or "checkout_session"), for metrics.
+	// one of LoaderNames), for metrics.
 	OnBatch func(loader string, size int)
 }
 
@@ -72,6 +72,17 @@ func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	h, _ := rest.(SlotHolder)
 	return &Loaders{rest: rest, limits: limits, holder: h}
 }
+
+// The loaders' names, as OnBatch reports them.
+const (
+	loaderPayment         = "payment"
+	loaderPaymentLink     = "payment_link"
+	loaderCheckoutSession = "checkout_session"
+)
+
+// LoaderNames are the names OnBatch reports batches under: a metric's
+// label values, bounded.
+var LoaderNames = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
 // LoadersMiddleware is the middleware that gives each HTTP request fresh
 // loaders over rest (the shape of gqlgen's dataloader documentation): no
@@ -271,21 +282,16 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	return c.page, c.err
 }
 
-// Payment loads one payment's detail (with customer.address).
-func (l *Loaders) Payment(ctx context.Context, id string) (*restclient.Payment, error) {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, "payment", l.rest.GetPayment) })
-	return l.payments.Load(ctx, id)()
-}
-
-// PaymentThunk starts loading a payment and returns a function that waits for it.
+// PaymentThunk starts loading a payment's detail (with customer.address)
+// and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, "payment", l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)
 }
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.linksOnce.Do(func() { l.links = newLoader(l, "payment_link", l.rest.GetPaymentLink) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.rest.GetPaymentLink) })
 	return l.links.Load(ctx, id)
 }
 
@@ -295,7 +301,7 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
-		l.sessions = newLoader(l, "checkout_session", func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+		l.sessions = newLoader(l, loaderCheckoutSession, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
 		})
 	})

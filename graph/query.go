@@ -62,42 +62,23 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 	}
 
 	edges := make([]*model.PaymentEdge, 0, n)
-	hasNext := false
 	loaders := r.loaders(ctx)
-	for calls := 0; ; calls++ {
-		if calls == maxListCalls {
-			hasNext = true
-			break
-		}
-		want := n - len(edges)
-		limit := min(pos.Skip+max(want, 1), restMaxLimit)
-		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: pos.RestCursor, Status: filter})
+	walk := relay.NewWalk(pos, n, restMaxLimit, maxListCalls)
+	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
+		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter})
 		if err != nil {
 			return nil, err
 		}
-		more := page.HasMore && page.NextCursor != nil && *page.NextCursor != ""
-		start := min(pos.Skip, len(page.Data))
-		take := min(want, len(page.Data)-start)
-		for i := start; i < start+take; i++ {
-			next := relay.Position{RestCursor: pos.RestCursor, Skip: i + 1, Status: filter}
-			if i+1 == len(page.Data) && more {
-				next = relay.Position{RestCursor: *page.NextCursor, Status: filter}
-			}
-			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: next, Cursors: cursors})
+		next := ""
+		if page.HasMore && page.NextCursor != nil {
+			next = *page.NextCursor
 		}
-		if start+take < len(page.Data) {
-			hasNext = true
-			break
-		}
-		if !more {
-			break
-		}
-		pos = relay.Position{RestCursor: *page.NextCursor, Status: filter}
-		if len(edges) == n {
-			hasNext = true
-			break
+		start, end := walk.Page(len(page.Data), next)
+		for i := start; i < end; i++ {
+			edges = append(edges, &model.PaymentEdge{Node: model.NewPayment(&page.Data[i]), After: walk.After(i), Cursors: cursors})
 		}
 	}
+	hasNext := walk.HasNext()
 
 	if budget != nil {
 		if err := budget.charge(connectionCost(&plan, &items, edges)); err != nil {

@@ -88,7 +88,7 @@ func TestResolverScopes(t *testing.T) {
 		{"pinned, a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.paymentLink(ctx, "pl_x1"); return err }, true, 0},
 		{"pinned, node of a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.node(ctx, "pl_x1"); return err }, true, 0},
 		{"pinned, the session's payment field", pinnedScope, func(r *Resolver, ctx context.Context) error {
-			_, err := r.sessionPayment(ctx, &model.CheckoutSession{PaymentID: "pay_prod_11bb"})
+			_, err := r.sessionPayment(ctx, model.NewCheckoutSession(&restclient.CheckoutSession{PaymentID: "pay_prod_11bb"}))
 			return err
 		}, false, 1},
 		{"payment scope, its payment", onePayment, payment("pay_prod_11bb"), false, 1},

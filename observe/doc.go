@@ -12,9 +12,15 @@
 // most a hundred distinct ones, and only from requests the REST API served
 // (so callers without valid credentials cannot use the set up); others are
 // "other" (MaxOperationNames). The request's own credential pair, handed
-// in as a function of the request context (NewLoggerWith, NewMetricsWith,
-// AccessLogWith, TracingExtensionWith), is kept out of log lines, labels,
-// span names and request ids whatever its shape.
+// in as a function of the request context (Options.Secrets), is kept out
+// of log lines, labels, span names and request ids whatever its shape.
+//
+// It is a leaf: it imports nothing of the gateway's. What it must know of
+// the parts it observes reaches it as values and functions in Options,
+// handed in by the composition root from their owners: the REST route
+// namer and the breaker state (restclient), the loaders' names (graph),
+// and the shapes of credentials (restclient's keys and secrets,
+// sessiontoken's tokens).
 //
 // The layers share a RequestStats through the request context: AccessLog
 // creates it, the GraphQL extension records the operation name and

@@ -244,13 +244,13 @@ func fakeSchema(client *http.Client, base string) graphql.ExecutableSchema {
 // in-flight gauge, tracing, the gqlgen server with both extensions, and a
 // REST client through the metrics and tracing transports.
 func gateway(m *Metrics, logBuf *syncBuffer, restBase string) http.Handler {
-	client := &http.Client{Transport: m.RESTTransport(TraceTransport(http.DefaultTransport))}
+	client := &http.Client{Transport: m.RESTTransport(TraceTransport(http.DefaultTransport, wired(nil)))}
 	srv := handler.New(fakeSchema(client, restBase))
 	srv.AddTransport(transport.POST{})
 	srv.Use(m.GraphQLExtension())
-	srv.Use(TracingExtension())
-	logger := NewLogger(logBuf, "json", 0)
-	return TraceHandler(AccessLog(logger)(m.InFlight(srv)))
+	srv.Use(TracingExtension(wired(nil)))
+	logger := NewLogger(logBuf, "json", 0, wired(nil))
+	return TraceHandler(AccessLog(logger, wired(nil))(m.InFlight(srv)))
 }
 
 // syncBuffer is a goroutine-safe buffer for log output.

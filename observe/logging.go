@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"strings"
 	"time"
 
@@ -19,15 +18,8 @@ import (
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
 // logfmt-style text (format "text") of level and above to w, behind the
-// redaction layer of RedactingHandler.
-func NewLogger(w io.Writer, format string, level slog.Level) *slog.Logger {
-	return NewLoggerWith(w, format, level, nil)
-}
-
-// NewLoggerWith is NewLogger with the known secrets of
-// RedactingHandlerWith (for instance the request's own credentials,
-// taken from the record's context).
-func NewLoggerWith(w io.Writer, format string, level slog.Level, secrets func(context.Context) []string) *slog.Logger {
+// redaction layer of RedactingHandler told o.
+func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler
 	if strings.EqualFold(format, "text") {
@@ -35,38 +27,11 @@ func NewLoggerWith(w io.Writer, format string, level slog.Level, secrets func(co
 	} else {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(RedactingHandlerWith(h, secrets))
+	return slog.New(RedactingHandler(h, o))
 }
-
-var (
-	reSecret = regexp.MustCompile(`sk_(?:test|prod|live)_[A-Za-z0-9]+`)
-	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
-)
 
 // Redacted stands for a value that was taken out.
 const Redacted = "[redacted]"
-
-// RedactString rewrites every secret-looking token in s: API secrets
-// (sk_test_…, sk_prod_…) become "sk_…[redacted]", API keys keep only
-// their prefix ("ak_test_…").
-func RedactString(s string) string {
-	if strings.Contains(s, "sk_") {
-		s = reSecret.ReplaceAllLiteralString(s, "sk_…"+Redacted)
-	}
-	if strings.Contains(s, "ak_") {
-		s = reAPIKey.ReplaceAllStringFunc(s, keyPrefix)
-	}
-	return s
-}
-
-// keyPrefix is an API key's recognisable prefix ("ak_test_…"), or
-// "[redacted]" when v is not shaped like one.
-func keyPrefix(v string) string {
-	if m := reAPIKey.FindString(v); m != "" && strings.HasPrefix(v, m[:8]) {
-		return m[:8] + "…" // "ak_test_", "ak_prod_", "ak_live_" are 8 bytes
-	}
-	return Redacted
-}
 
 // keyKind tells whether an attribute's key names a credential: 0 no,
 // 1 an API key (its prefix stays), 2 a secret (all of it goes).
@@ -101,47 +66,20 @@ func normKey(key string) string {
 
 // RedactingHandler wraps h so that no record it passes on holds a
 // credential: in the message and in every attribute (strings, errors,
-// formatted values, groups, attributes added with With), secret-looking
-// tokens are rewritten as RedactString does, and the values of attributes
-// named like a credential (x-api-secret, x-api-key, authorization,
-// password, …) are replaced (an API key keeps its prefix).
-func RedactingHandler(h slog.Handler) slog.Handler {
-	return RedactingHandlerWith(h, nil)
-}
-
-// RedactingHandlerWith is RedactingHandler that also takes out, wherever
-// they appear, the literal values that secrets returns for the record's
-// context (for instance the request's own credentials, whatever their
-// shape). Attributes added with With are redacted by pattern only.
-func RedactingHandlerWith(h slog.Handler, secrets func(context.Context) []string) slog.Handler {
-	if r, ok := h.(*redactingHandler); ok && secrets == nil {
-		return r
-	}
-	return &redactingHandler{h: h, secrets: secrets}
+// formatted values, groups, attributes added with With), credential-shaped
+// runs are rewritten by o.Redact, the values of attributes named like a
+// credential (x-api-secret, x-api-key, authorization, password, …) are
+// replaced (an API key's by o.RedactKey), and the literal values that
+// o.Secrets returns for the record's context (the request's own
+// credentials, whatever their shape) are taken out wherever they appear.
+// Attributes added with With are redacted by shape and name only.
+func RedactingHandler(h slog.Handler, o Options) slog.Handler {
+	return &redactingHandler{h: h, o: o}
 }
 
 type redactingHandler struct {
-	h       slog.Handler
-	secrets func(context.Context) []string
-	extra   func(string) string // WithStringRedaction's, or nil
-}
-
-// WithStringRedaction returns h (wrapped in RedactingHandler first when it
-// is not one) that also passes every string it checks through redact: a
-// composition root's own secret shapes (session tokens) whose owner this
-// package does not import.
-func WithStringRedaction(h slog.Handler, redact func(string) string) slog.Handler {
-	r, ok := h.(*redactingHandler)
-	if !ok {
-		r = &redactingHandler{h: h}
-	}
-	c := *r
-	if prev := c.extra; prev != nil {
-		c.extra = func(s string) string { return redact(prev(s)) }
-	} else {
-		c.extra = redact
-	}
-	return &c
+	h slog.Handler
+	o Options
 }
 
 func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -149,12 +87,10 @@ func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	rd := redactor{extra: r.extra}
-	if r.secrets != nil {
-		for _, s := range r.secrets(ctx) {
-			if len(s) >= 4 { // a shorter "secret" would blank out ordinary text
-				rd.known = append(rd.known, s)
-			}
+	rd := redactor{o: r.o}
+	for _, s := range r.o.secrets(ctx) {
+		if len(s) >= 4 { // a shorter "secret" would blank out ordinary text
+			rd.known = append(rd.known, s)
 		}
 	}
 	out := slog.NewRecord(rec.Time, rec.Level, rd.str(rec.Message), rec.PC)
@@ -166,21 +102,21 @@ func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 }
 
 func (r *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	rd := redactor{extra: r.extra}
+	rd := redactor{o: r.o}
 	red := make([]slog.Attr, len(attrs))
 	for i, a := range attrs {
 		red[i] = rd.attr(a)
 	}
-	return &redactingHandler{h: r.h.WithAttrs(red), secrets: r.secrets, extra: r.extra}
+	return &redactingHandler{h: r.h.WithAttrs(red), o: r.o}
 }
 
 func (r *redactingHandler) WithGroup(name string) slog.Handler {
-	return &redactingHandler{h: r.h.WithGroup(name), secrets: r.secrets, extra: r.extra}
+	return &redactingHandler{h: r.h.WithGroup(name), o: r.o}
 }
 
 type redactor struct {
+	o     Options
 	known []string
-	extra func(string) string
 }
 
 func (rd redactor) str(s string) string {
@@ -189,10 +125,7 @@ func (rd redactor) str(s string) string {
 			s = strings.ReplaceAll(s, k, Redacted)
 		}
 	}
-	if rd.extra != nil {
-		s = rd.extra(s)
-	}
-	return RedactString(s)
+	return rd.o.redact(s)
 }
 
 func (rd redactor) attr(a slog.Attr) slog.Attr {
@@ -200,7 +133,7 @@ func (rd redactor) attr(a slog.Attr) slog.Attr {
 	switch keyKind(a.Key) {
 	case 1:
 		if a.Value.Kind() == slog.KindString {
-			return slog.String(a.Key, keyPrefix(a.Value.String()))
+			return slog.String(a.Key, rd.o.redactKey(a.Value.String()))
 		}
 		return slog.String(a.Key, Redacted)
 	case 2:
@@ -329,24 +262,19 @@ const maxLoggedPath = 256
 // path, status, duration_ms, operation, outcome, rest_calls, bytes, and
 // trace_id when it runs under TraceHandler). It never logs headers, bodies
 // or the query string, where credentials and customer data could be.
-func AccessLog(logger *slog.Logger) func(http.Handler) http.Handler {
-	return AccessLogWith(logger, nil)
-}
-
-// AccessLogWith is AccessLog that also refuses, as a request id, a value
-// that holds one of the literal values secrets returns for the request's
-// context (the caller's own credential pair, whatever its shape) or is a
-// piece of one: a new id is made instead, so that the secret is neither
-// logged nor echoed in the X-Request-Id response header. The line itself
-// is logged in the request's context, so that a logger from
-// NewLoggerWith takes the pair out of it: the pair must be in the context
-// before AccessLog runs.
-func AccessLogWith(logger *slog.Logger, secrets func(context.Context) []string) func(http.Handler) http.Handler {
+//
+// A caller's id that holds one of o.Secrets (the caller's own credential
+// pair, whatever its shape) or is a piece of one is refused: a new id is
+// made instead, so that the secret is neither logged nor echoed in the
+// X-Request-Id response header. The line itself is logged in the
+// request's context, so that a logger from NewLogger takes the pair out
+// of it: the pair must be in the context before AccessLog runs.
+func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			id := r.Header.Get("X-Request-Id")
-			if !SaneRequestID(id) || secrets != nil && holdsSecret(id, secrets(r.Context())) {
+			if !SaneRequestID(id) || holdsSecret(id, o.secrets(r.Context())) {
 				id = NewRequestID()
 			}
 			w.Header().Set("X-Request-Id", id)

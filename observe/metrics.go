@@ -5,11 +5,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/url"
 	"sync"
 	"time"
-
-	"paygraph/restclient"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/prometheus/client_golang/prometheus"
@@ -27,7 +24,7 @@ import (
 // unauthenticated callers are "other" and never fill the set; a real
 // operation still finds room once it is served. Nor does a name join that
 // holds the request's own key or secret, or is a piece of one (see
-// NewMetricsWith), or looks like any credential (LogName).
+// Options.Secrets), or looks like any credential (Options.LogName).
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -40,28 +37,6 @@ const (
 	EndpointOther      = "other" // a REST path that is none of the known routes
 )
 
-// Circuit-breaker states, as SetBreakerState takes them.
-const (
-	BreakerClosed   = 0
-	BreakerHalfOpen = 1
-	BreakerOpen     = 2
-)
-
-// BreakerStateValue maps a breaker state name ("closed", "half-open",
-// "open", as restclient reports them) onto SetBreakerState's values;
-// unknown names are -1.
-func BreakerStateValue(name string) int {
-	switch name {
-	case "closed":
-		return BreakerClosed
-	case "half-open", "half_open", "halfopen":
-		return BreakerHalfOpen
-	case "open":
-		return BreakerOpen
-	}
-	return -1
-}
-
 // Metrics holds the gateway's Prometheus series, on a registry of its own
 // (with the Go runtime and process collectors).
 type Metrics struct {
@@ -73,29 +48,27 @@ type Metrics struct {
 	restDuration *prometheus.HistogramVec
 	batchSize    *prometheus.HistogramVec
 	inFlight     prometheus.Gauge
-	breaker      *prometheus.GaugeVec
 
+	opts     Options
+	loaders  map[string]bool // opts.LoaderNames
 	namesMu  sync.Mutex
 	names    map[string]struct{}
 	maxNames int
-	secrets  func(context.Context) []string
 }
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// NewMetrics returns the gateway's metrics on a fresh registry.
-func NewMetrics() *Metrics { return NewMetricsWith(nil) }
-
-// NewMetricsWith is NewMetrics that also keeps out of the operation label
-// set any name holding one of the literal values secrets returns for the
-// request's context (the request's own credential pair, whatever its
-// shape), or a piece of one.
-func NewMetricsWith(secrets func(context.Context) []string) *Metrics {
+// NewMetrics returns the gateway's metrics on a fresh registry. REST
+// calls are labelled by o.RouteOf, loader batches by o.LoaderNames; the
+// breaker gauge reads o.BreakerState; no operation label holds one of
+// o.Secrets or a piece of one.
+func NewMetrics(o Options) *Metrics {
 	m := &Metrics{
 		reg:      prometheus.NewRegistry(),
 		names:    make(map[string]struct{}),
 		maxNames: MaxOperationNames,
-		secrets:  secrets,
+		opts:     o,
+		loaders:  make(map[string]bool, len(o.LoaderNames)),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -123,16 +96,24 @@ func NewMetricsWith(secrets func(context.Context) []string) *Metrics {
 			Name: "paygraph_http_in_flight_requests",
 			Help: "HTTP requests being served.",
 		}),
-		breaker: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "paygraph_circuit_breaker_state",
-			Help: "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",
-		}, []string{"upstream"}),
+	}
+	for _, n := range o.LoaderNames {
+		m.loaders[n] = true
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.gqlRequests, m.gqlDuration, m.restCalls, m.restDuration, m.batchSize, m.inFlight, m.breaker,
+		m.gqlRequests, m.gqlDuration, m.restCalls, m.restDuration, m.batchSize, m.inFlight,
 	)
+	if o.BreakerState != nil {
+		// Read when scraped: the state is the breaker's, never a copy
+		// that a missed change could leave stale.
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "paygraph_circuit_breaker_state",
+			Help:        "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",
+			ConstLabels: prometheus.Labels{"upstream": "rest"},
+		}, o.BreakerState))
+	}
 	return m
 }
 
@@ -153,19 +134,10 @@ func (m *Metrics) InFlight(next http.Handler) http.Handler {
 	})
 }
 
-// SetBreakerState records a circuit breaker's state (BreakerClosed,
-// BreakerHalfOpen, BreakerOpen). upstream is a fixed name ("rest").
-func (m *Metrics) SetBreakerState(upstream string, state int) {
-	m.breaker.WithLabelValues(upstream).Set(float64(state))
-}
-
-// The loaders whose batches ObserveBatch records.
-var loaderNames = map[string]bool{"payment": true, "payment_link": true, "checkout_session": true}
-
-// ObserveBatch records the size of one loader batch. loader is "payment",
-// "payment_link" or "checkout_session"; any other name is "other".
+// ObserveBatch records the size of one loader batch. loader is one of
+// Options.LoaderNames; any other name is "other".
 func (m *Metrics) ObserveBatch(loader string, size int) {
-	if !loaderNames[loader] {
+	if !m.loaders[loader] {
 		loader = "other"
 	}
 	m.batchSize.WithLabelValues(loader).Observe(float64(size))
@@ -189,7 +161,7 @@ type restTransport struct {
 }
 
 func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	ep := RoutePattern(r.URL)
+	ep := t.m.opts.routeOf(r.URL)
 	stats := StatsFrom(r.Context())
 	stats.AddRESTCall()
 	start := time.Now()
@@ -220,16 +192,6 @@ func statusClass(ctx context.Context, resp *http.Response, err error) string {
 		return "timeout"
 	}
 	return "error"
-}
-
-// RoutePattern names a REST call by the route pattern restclient made it
-// for ("/api/v1/payments/{id}"), never by its id; "other" for any other
-// URL.
-func RoutePattern(u *url.URL) string {
-	if ep := restclient.EndpointOf(u); ep != "" {
-		return string(ep)
-	}
-	return EndpointOther
 }
 
 // ---- GraphQL ----
@@ -266,7 +228,7 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	name := e.m.operationLabel(ctx, raw)
 	e.m.gqlRequests.WithLabelValues(name, outcome).Inc()
 	e.m.gqlDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
-	StatsFrom(ctx).SetOperation(LogName(raw), outcome)
+	StatsFrom(ctx).SetOperation(e.m.opts.LogName(raw), outcome)
 	return resp
 }
 
@@ -338,26 +300,12 @@ func plainName(s string) bool {
 	return true
 }
 
-// LogName is how logs and spans name an operation: "anonymous" without a
-// name, "other" when it is not a plain name of at most 64 characters or
-// when it is shaped like an API key or secret (ak_test_…, sk_prod_…),
-// anyone's.
-func LogName(name string) string {
-	switch {
-	case name == "":
-		return OperationAnonymous
-	case !plainName(name), RedactString(name) != name:
-		return OperationOther
-	}
-	return name
-}
-
 // operationLabel is the operation label of a request named raw: LogName,
 // then "other" unless the name is in the label set or may join it now
 // (MaxOperationNames says when). Names already in the set are not checked
 // again: they are on /metrics already.
 func (m *Metrics) operationLabel(ctx context.Context, raw string) string {
-	name := LogName(raw)
+	name := m.opts.LogName(raw)
 	if name == OperationAnonymous || name == OperationOther {
 		return name
 	}
@@ -367,7 +315,7 @@ func (m *Metrics) operationLabel(ctx context.Context, raw string) string {
 		return name
 	}
 	if len(m.names) >= m.maxNames || StatsFrom(ctx).RESTSuccesses() == 0 ||
-		m.secrets != nil && holdsSecret(name, m.secrets(ctx)) {
+		holdsSecret(name, m.opts.secrets(ctx)) {
 		return OperationOther
 	}
 	m.names[name] = struct{}{}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -14,28 +13,9 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-func TestRoutePattern(t *testing.T) {
-	for _, tc := range []struct{ url, want string }{
-		{"http://h/api/v1/payments/pay_prod_abc", "/api/v1/payments/{id}"},
-		{"http://h/api/v1/payments/pay_1/refunds", EndpointOther},
-		{"http://h/", EndpointOther},
-	} {
-		u, err := url.Parse(tc.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := RoutePattern(u); got != tc.want {
-			t.Errorf("RoutePattern(%s) = %q, want %q", tc.url, got, tc.want)
-		}
-	}
-	if got := RoutePattern(nil); got != EndpointOther {
-		t.Errorf("RoutePattern(nil) = %q", got)
-	}
-}
-
 func TestRESTTransportMetrics(t *testing.T) {
 	rs := newRESTServer(t)
-	m := NewMetrics()
+	m := NewMetrics(wired(nil))
 	client := &http.Client{Transport: m.RESTTransport(nil)}
 	ctx, stats := WithRequestStats(context.Background())
 
@@ -105,7 +85,7 @@ func respond(ext graphql.HandlerExtension, ctx context.Context, opName string, o
 }
 
 func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
-	m := NewMetrics()
+	m := NewMetrics(wired(nil))
 	ext := m.GraphQLExtension()
 	// Requests the REST API served (a 2xx): their names may join the
 	// label set (TestOperationLabelAdmission covers the others).
@@ -164,7 +144,7 @@ func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
 }
 
 func TestGraphQLExtensionStoresStats(t *testing.T) {
-	m := NewMetrics()
+	m := NewMetrics(wired(nil))
 	ctx, stats := WithRequestStats(context.Background())
 	respond(m.GraphQLExtension(), ctx, "", &ast.OperationDefinition{Name: "ListPayments", Operation: ast.Query},
 		&graphql.Response{Errors: gqlerror.List{{Message: "x", Extensions: map[string]any{"code": "RATE_LIMITED"}}}})
@@ -182,13 +162,13 @@ func TestGraphQLExtensionStoresStats(t *testing.T) {
 }
 
 func TestLoaderBreakerInFlight(t *testing.T) {
-	m := NewMetrics()
+	o := wired(nil)
+	o.BreakerState = func() float64 { return 1 } // half-open
+	m := NewMetrics(o)
 	m.ObserveBatch("payment", 3)
 	m.ObserveBatch("payment", 40)
 	m.ObserveBatch("checkout_session", 1)
 	m.ObserveBatch("pay_prod_abc", 1)
-	m.SetBreakerState("rest", BreakerStateValue("open"))
-	m.SetBreakerState("rest", BreakerStateValue("half-open"))
 
 	release, entered := make(chan struct{}), make(chan struct{})
 	h := m.InFlight(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
@@ -216,11 +196,6 @@ func TestLoaderBreakerInFlight(t *testing.T) {
 		`paygraph_circuit_breaker_state{upstream="rest"} 1`,
 	)
 	assertAbsent(t, "metrics", out, "pay_prod")
-	for name, want := range map[string]int{"closed": 0, "half-open": 1, "open": 2, "bogus": -1} {
-		if got := BreakerStateValue(name); got != want {
-			t.Errorf("BreakerStateValue(%q) = %d", name, got)
-		}
-	}
 }
 
 type nopWriter struct{}

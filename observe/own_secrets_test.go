@@ -70,7 +70,7 @@ func TestOperationLabelAdmission(t *testing.T) {
 		{"the set is full: other", fullSet(), "PaymentScreen", 1, OperationOther},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m := NewMetricsWith(ownSecrets)
+			m := NewMetrics(wired(ownSecrets))
 			for _, n := range tc.before {
 				respond(m.GraphQLExtension(), request(1), "", op(n), notFound)
 			}
@@ -126,7 +126,7 @@ func TestRESTTransportCountsSuccesses(t *testing.T) {
 		{"mixed", []string{srv.URL + "/api/v1/payments/no", srv.URL + "/api/v1/payments/ok", srv.URL + "/api/v1/payments/ok"}, 3, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			client := &http.Client{Transport: NewMetrics().RESTTransport(nil)}
+			client := &http.Client{Transport: NewMetrics(wired(nil)).RESTTransport(nil)}
 			ctx, stats := WithRequestStats(context.Background())
 			for _, u := range tc.paths {
 				_, _ = get(ctx, client, u)
@@ -156,8 +156,8 @@ func TestAccessLogRequestIDHoldsNoSecret(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			logger := NewLoggerWith(&buf, "json", slog.LevelInfo, ownSecrets)
-			h := AccessLogWith(logger, ownSecrets)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			logger := NewLogger(&buf, "json", slog.LevelInfo, wired(ownSecrets))
+			h := AccessLog(logger, wired(ownSecrets))(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				// The operation name, as the GraphQL extension records it.
 				StatsFrom(r.Context()).SetOperation(ownSecret, OutcomeOK)
 			}))
@@ -184,7 +184,7 @@ func TestAccessLogRequestIDHoldsNoSecret(t *testing.T) {
 
 func TestTracingOperationNameHoldsNoSecret(t *testing.T) {
 	exp := useTestTracer(t)
-	ext := TracingExtensionWith(ownSecrets).(graphql.ResponseInterceptor)
+	ext := TracingExtension(wired(ownSecrets)).(graphql.ResponseInterceptor)
 	for _, name := range []string{ownSecret, "Get" + ownKey, "PaymentScreen"} {
 		ctx := graphql.WithOperationContext(withOwn(context.Background()),
 			&graphql.OperationContext{Operation: &ast.OperationDefinition{Name: name, Operation: ast.Query}})
@@ -194,7 +194,7 @@ func TestTracingOperationNameHoldsNoSecret(t *testing.T) {
 	for _, s := range exp.GetSpans() {
 		names = append(names, s.Name)
 		for _, a := range s.Attributes {
-			if v := a.Value.Emit(); strings.Contains(v, ownSecret) || strings.Contains(v, ownKey) {
+			if v := a.Value.String(); strings.Contains(v, ownSecret) || strings.Contains(v, ownKey) {
 				t.Errorf("span %q: %s = %q", s.Name, a.Key, v)
 			}
 		}

@@ -100,16 +100,17 @@ func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().F
 
 // TraceTransport makes a client span of every REST call through next
 // (nil: http.DefaultTransport), named "REST GET /api/v1/payments/{id}"
-// (the route pattern, never the id), and injects the W3C traceparent into
-// the call. The span's url.full carries no query string.
-func TraceTransport(next http.RoundTripper) http.RoundTripper {
+// (the route pattern as o.RouteOf names it, never the id), and injects
+// the W3C traceparent into the call. The span's url.full carries no query
+// string.
+func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
 	}
-	ot := otelhttp.NewTransport(restoreQuery{next},
+	ot := otelhttp.NewTransport(restoreQuery{next, o},
 		otelhttp.WithPropagators(globalPropagator{}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
-			return "REST " + r.Method + " " + RoutePattern(r.URL)
+			return "REST " + r.Method + " " + o.routeOf(r.URL)
 		}),
 	)
 	return stripQuery{ot}
@@ -130,10 +131,13 @@ func (t stripQuery) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r2)
 }
 
-type restoreQuery struct{ next http.RoundTripper }
+type restoreQuery struct {
+	next http.RoundTripper
+	o    Options
+}
 
 func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
-	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("http.route", RoutePattern(r.URL)))
+	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("http.route", t.o.routeOf(r.URL)))
 	if q, ok := r.Context().Value(queryKey{}).(string); ok {
 		r = r.Clone(r.Context())
 		r.URL.RawQuery = q
@@ -167,20 +171,13 @@ func TraceHandler(next http.Handler) http.Handler {
 // operation ("graphql.operation <name>", with its name and type but never
 // its text or variables) and, under it, a span per root field and per
 // field with a resolver of its own ("graphql.resolve Query.payments"),
-// the fields that reach the REST API; plain fields get none.
-func TracingExtension() graphql.HandlerExtension { return gqlTracing{} }
+// the fields that reach the REST API; plain fields get none. The
+// operation's name is o.LogName's, and "other" when it holds one of
+// o.Secrets (the caller's own credential pair, whatever its shape) or a
+// piece of one; error messages go through o.Redact.
+func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
-// TracingExtensionWith is TracingExtension that names "other" an
-// operation whose name holds one of the literal values secrets returns for
-// the request's context (the caller's own credential pair, whatever its
-// shape), or a piece of one.
-func TracingExtensionWith(secrets func(context.Context) []string) graphql.HandlerExtension {
-	return gqlTracing{secrets: secrets}
-}
-
-type gqlTracing struct {
-	secrets func(context.Context) []string
-}
+type gqlTracing struct{ o Options }
 
 var (
 	_ graphql.HandlerExtension    = gqlTracing{}
@@ -193,8 +190,8 @@ func (gqlTracing) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	raw, typ := operationOf(ctx)
-	name := LogName(raw)
-	if name != OperationAnonymous && name != OperationOther && e.secrets != nil && holdsSecret(name, e.secrets(ctx)) {
+	name := e.o.LogName(raw)
+	if name != OperationAnonymous && name != OperationOther && holdsSecret(name, e.o.secrets(ctx)) {
 		name = OperationOther
 	}
 	attrs := []attribute.KeyValue{attribute.String("graphql.operation.name", name)}
@@ -212,7 +209,7 @@ func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-func (gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+func (e gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !(fc.IsResolver || fc.Parent == nil) || strings.HasPrefix(fc.Field.Name, "__") {
 		return next(ctx)
@@ -226,7 +223,7 @@ func (gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (an
 	defer span.End()
 	res, err := next(ctx)
 	if err != nil {
-		msg := RedactString(err.Error())
+		msg := e.o.redact(err.Error())
 		span.RecordError(errors.New(msg))
 		span.SetStatus(codes.Error, msg)
 	}

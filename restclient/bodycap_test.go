@@ -116,7 +116,7 @@ func TestBodyCaps(t *testing.T) {
 			rt := &countingTransport{}
 			cfg := tc.cfg
 			cfg.BaseURL, cfg.HTTPClient = srv.URL, &http.Client{Transport: rt}
-			cfg.Resilience = Resilience{BreakerFailures: -1}
+			cfg.Resilience = Resilience{}
 			c := newClient(t, cfg)
 			err := tc.call(c)
 			if tc.wantOK {
@@ -220,7 +220,7 @@ func TestOversizedBodyAllocation(t *testing.T) {
 		{"page", DefaultMaxPageBytes, func(c *Client) error { _, err := c.ListPayments(credCtx(), ListParams{}); return err }, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: -1, MaxRetries: -1}})
+			c := newClient(t, Config{BaseURL: srv.URL})
 			if err := tc.call(c); KindOf(err) != KindUpstream { // warm up: connections, pools
 				t.Fatalf("err %v", err)
 			}

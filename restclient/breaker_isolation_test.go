@@ -21,7 +21,7 @@ func (c *Client) merchantState(ctx context.Context) string {
 	if m == nil {
 		return "none"
 	}
-	return stateName(m.cb.State())
+	return circuitState(m.cb.State()).String()
 }
 
 // merchantCtx is the context of merchant name's (made-up) credentials.
@@ -133,7 +133,7 @@ func TestBreakerIsolation(t *testing.T) {
 			srv := newMerchantServer(t, tc.fail, "A", "B")
 			var process transitions
 			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 150 * time.Millisecond, Resilience: Resilience{
-				RetryBaseDelay: time.Millisecond, OnBreakerChange: process.record}}) // default threshold: 5
+				MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5, OnBreakerChange: process.record}}) // the gateway's defaults
 			a, b := merchantCtx("A"), merchantCtx("B")
 			if _, err := c.GetPayment(a, "pay_good"); err != nil { // A is a real merchant
 				t.Fatal(err)
@@ -186,7 +186,7 @@ func TestBreakerIsolation(t *testing.T) {
 			if s := c.merchantState(b); s != "closed" {
 				t.Errorf("B's circuit %s", s)
 			}
-			if s, got := c.BreakerState(), process.list(); s != "closed" || len(got) != 0 {
+			if s, got := c.BreakerState().String(), process.list(); s != "closed" || len(got) != 0 {
 				t.Errorf("process-wide circuit %s, transitions %v", s, got)
 			}
 		})
@@ -222,7 +222,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 			t.Cleanup(tr.CloseIdleConnections)
 			var process transitions
 			c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: tr}, Timeout: 150 * time.Millisecond,
-				Resilience: Resilience{MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: time.Hour, OnBreakerChange: process.record}})
+				Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour, OnBreakerChange: process.record}})
 			if tc.outage == "closed" {
 				c.host = closedAddr(t)
 			} else {
@@ -239,7 +239,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 					t.Fatalf("call %d of %s: %v", i, m, err)
 				}
 			}
-			if s := c.BreakerState(); s != "open" {
+			if s := c.BreakerState().String(); s != "open" {
 				t.Fatalf("process-wide circuit %s after 3 failures", s)
 			}
 			beforeCalls, beforeDials := srv.calls.Load(), dials.Load()
@@ -263,7 +263,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 // merchant's does.
 func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 	srv := newMerchantServer(t, "500", "A", "B", "C", "D")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: time.Hour}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour}})
 	for _, m := range []string{"A", "B", "C", "D"} {
 		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
 			t.Fatal(err)
@@ -275,7 +275,7 @@ func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("process-wide circuit %s after two merchants' failures", s)
 	}
 	if _, err := c.GetPayment(merchantCtx("D"), "pay_ok"); err != nil {
@@ -285,7 +285,7 @@ func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 	for _, m := range []string{"A", "B", "C"} {
 		_, _ = c.GetPayment(merchantCtx(m), "pay_poison")
 	}
-	if s := c.BreakerState(); s != "open" {
+	if s := c.BreakerState().String(); s != "open" {
 		t.Fatalf("process-wide circuit %s after three merchants' failures", s)
 	}
 }
@@ -297,7 +297,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 	srv := newMerchantServer(t, "", "A", "B", "C")
 	var process transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
+		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
 	for _, m := range []string{"A", "B", "C"} {
 		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
 			t.Fatal(err)
@@ -309,17 +309,17 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, s := srv.calls.Load(), c.BreakerState(); n != 3+9 || s != "open" {
+	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 3+9 || s != "open" {
 		t.Fatalf("%d calls, state %s", n, s)
 	}
 	time.Sleep(80 * time.Millisecond)
-	if s := c.BreakerState(); s != "half-open" {
+	if s := c.BreakerState().String(); s != "half-open" {
 		t.Fatalf("state %s after the cooldown", s)
 	}
 	if _, err := c.GetPayment(merchantCtx("A"), "pay_ok"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
 		t.Fatalf("probe: %v", err)
 	}
-	if n, s := srv.calls.Load(), c.BreakerState(); n != 13 || s != "open" {
+	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 13 || s != "open" {
 		t.Fatalf("after a failed probe: %d calls, state %s", n, s)
 	}
 	time.Sleep(80 * time.Millisecond)
@@ -327,7 +327,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 	if _, err := c.GetPayment(merchantCtx("B"), "pay_ok"); err != nil {
 		t.Fatalf("good probe: %v", err)
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("state %s after a good probe", s)
 	}
 	want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
@@ -341,7 +341,7 @@ func TestProcessBreakerHalfOpen(t *testing.T) {
 // (accepted by the REST API, used recently) survives them.
 func TestMerchantTableBounded(t *testing.T) {
 	srv := newMerchantServer(t, "500", "real")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 5}})
 	c.breaker.merchants.max = 64
 	real := merchantCtx("real")
 	if _, err := c.GetPayment(real, "pay_poison"); KindOf(err) != KindUpstream { // one failure on record

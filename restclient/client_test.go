@@ -521,7 +521,7 @@ func TestStatusMapping(t *testing.T) {
 				_, _ = w.Write([]byte(tt.body))
 			})
 			// Retries are resilience_test.go's subject; here one answer maps to one kind.
-			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: -1}})
+			c := newClient(t, Config{BaseURL: srv.URL}) // the zero Resilience: no retries
 			_, err := c.GetPayment(credCtx(), "pay_x")
 			var e *Error
 			if !errors.As(err, &e) {

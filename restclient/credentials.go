@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -65,9 +66,38 @@ func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
 	return v, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// redactedKey returns the key's recognisable prefix ("ak_test_…"), or
-// "[redacted]" when the key does not look like "<word>_<word>_<rest>".
-func redactedKey(key string) string {
+// This package owns the shape of a credential: what an API key and an
+// API secret look like (the REST docs' sample prefixes "ak_test_",
+// "ak_prod_", "sk_test_", "sk_prod_"; "live" is taken too) and how each
+// is written where it must not be read. The logger, the metrics and the
+// traces (observe/) are handed RedactCredentials and RedactKey by the
+// composition root; they know no shape of their own.
+
+var (
+	reSecret = regexp.MustCompile(`sk_(?:test|prod|live)_[A-Za-z0-9]+`)
+	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
+)
+
+// RedactCredentials rewrites every credential-shaped run of s, anyone's:
+// an API secret (sk_test_…, sk_prod_…) becomes "sk_…[redacted]", an API
+// key keeps only its prefix ("ak_test_…"). Text without "sk_" or "ak_"
+// is returned as it is, without a regexp run: loggers call this on every
+// string of every line.
+func RedactCredentials(s string) string {
+	if strings.Contains(s, "sk_") {
+		s = reSecret.ReplaceAllLiteralString(s, "sk_…[redacted]")
+	}
+	if strings.Contains(s, "ak_") {
+		s = reAPIKey.ReplaceAllStringFunc(s, RedactKey)
+	}
+	return s
+}
+
+// RedactKey is how an API key is written where it may be seen (a log
+// attribute named x-api-key, Credentials' String): its recognisable
+// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when the
+// key does not look like "<word>_<word>_<rest>".
+func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"
 	}
@@ -95,7 +125,7 @@ func redactedKey(key string) string {
 
 // String returns a redacted form: the key's prefix ("ak_test_…") or
 // "[redacted]"; never the secret.
-func (c Credentials) String() string { return redactedKey(c.APIKey) }
+func (c Credentials) String() string { return RedactKey(c.APIKey) }
 
 // GoString implements fmt.GoStringer (%#v) without the secret.
 func (c Credentials) GoString() string {
@@ -103,7 +133,7 @@ func (c Credentials) GoString() string {
 	if c.APISecret != "" {
 		secret = "[redacted]"
 	}
-	return "restclient.Credentials{APIKey:" + strconv.Quote(redactedKey(c.APIKey)) +
+	return "restclient.Credentials{APIKey:" + strconv.Quote(RedactKey(c.APIKey)) +
 		", APISecret:" + strconv.Quote(secret) + "}"
 }
 
@@ -123,7 +153,7 @@ func (c Credentials) Format(f fmt.State, verb rune) {
 // LogValue implements slog.LogValuer.
 func (c Credentials) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("api_key", redactedKey(c.APIKey)),
+		slog.String("api_key", RedactKey(c.APIKey)),
 		slog.Bool("api_secret_set", c.APISecret != ""),
 	)
 }

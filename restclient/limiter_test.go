@@ -94,7 +94,7 @@ func TestLimiterBounds(t *testing.T) {
 		l := NewLimiter(LimiterConfig{MaxInFlight: 8, MaxInFlightPerMerchant: 8})
 		req1 := WithRequestLimit(a, 2)
 		hold(t, l, req1)
-		hold(t, l, context.WithValue(req1, struct{}{}, "a context derived from the request's"))
+		hold(t, l, context.WithValue(req1, derivedKey{}, "a context derived from the request's"))
 		if !wouldWait(t, l, req1) {
 			t.Error("a third call of the request got a slot")
 		}
@@ -202,7 +202,7 @@ func TestLimiterInClient(t *testing.T) {
 	}
 	newLimited := func(t *testing.T, rt http.RoundTripper) *Client {
 		l = NewLimiter(LimiterConfig{MaxInFlight: 4, MaxInFlightPerMerchant: 2})
-		cfg := Config{BaseURL: srv.URL, Limiter: l, Resilience: Resilience{MaxRetries: -1, BreakerFailures: -1}}
+		cfg := Config{BaseURL: srv.URL, Limiter: l} // no retries, no circuits
 		if rt != nil {
 			cfg.HTTPClient = &http.Client{Transport: rt}
 		}
@@ -254,7 +254,7 @@ func TestLimiterInClient(t *testing.T) {
 		if _, err := c.GetPayment(h, "pay_1"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := c.GetPayment(context.WithValue(h, struct{}{}, 1), "pay_2"); err != nil {
+		if _, err := c.GetPayment(context.WithValue(h, derivedKey{}, 1), "pay_2"); err != nil {
 			t.Fatal(err)
 		}
 		if got := inFlightSeen(); len(got) != 2 || got[0] != 1 || got[1] != 2 {
@@ -380,3 +380,7 @@ func BenchmarkLimiter(b *testing.B) {
 		})
 	})
 }
+
+// derivedKey is a context key of the tests' own: a context derived from
+// another must keep what the first carried.
+type derivedKey struct{}

@@ -16,8 +16,11 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and circuit breaking. Zero values take
-// the defaults; -1 disables.
+// Resilience configures retries and circuit breaking. As everywhere in
+// the gateway's settings, a zero count means none: the zero Resilience
+// neither retries nor breaks circuits (the gateway's settings table owns
+// the defaults it runs with: REST_MAX_RETRIES, BREAKER_FAILURES,
+// BREAKER_COOLDOWN). Each field says what its zero means.
 //
 // # Why two kinds of circuit
 //
@@ -40,7 +43,7 @@ import (
 //     entries, and then entries never accepted by the REST API, are
 //     evicted first, so invented credential pairs cannot grow it.
 //   - The process-wide circuit (BreakerState, OnBreakerChange, the
-//     metric) opens only on evidence that no single caller's input can
+//     metric reading BreakerState) opens only on evidence that no single caller's input can
 //     produce: BreakerFailures consecutive failures that either happened
 //     before any request reached the REST API (a refused or failed dial,
 //     DNS, a TLS handshake: the URL's host is ours, never the caller's),
@@ -73,37 +76,40 @@ import (
 // circuit open one more cooldown; it cannot open a closed one.
 type Resilience struct {
 	// MaxRetries is how many times a call is retried after a connection
-	// error or a 502, 503 or 504 (default 2; -1: never). Nothing else is
-	// retried: not 4xx (429 included: its Retry-After goes to the
+	// error or a 502, 503 or 504; if zero (or negative), never. Nothing
+	// else is retried: not 4xx (429 included: its Retry-After goes to the
 	// caller), not 500, not a timeout (a hung REST API would only make the
 	// caller wait three times as long), not a cancelled caller.
 	MaxRetries int
-	// RetryBaseDelay is the first backoff (default 50ms); it doubles with
-	// each retry, up to 1s, with full jitter, and never runs past the
-	// caller's deadline.
+	// RetryBaseDelay is the first backoff; it doubles with each retry, up
+	// to 1s, with full jitter, and never runs past the caller's deadline.
+	// If zero, 50ms (a tuning constant, not a setting).
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit (default 5; -1:
-	// no circuits at all), as described above. While the process-wide
-	// circuit is open calls fail at once with KindUpstream "REST API
+	// BreakerFailures consecutive failures open a circuit, as described
+	// above; if zero (or negative), there are no circuits at all. While
+	// the process-wide circuit is open calls fail at once with KindUpstream "REST API
 	// unavailable (circuit open); retry shortly" and make no request;
 	// while a merchant's is open, that merchant's calls fail at once with
 	// KindUpstream "REST API calls for these credentials keep failing
-	// (circuit open); retry shortly". After BreakerCooldown (default 5s)
-	// a circuit is half-open.
+	// (circuit open); retry shortly".
 	BreakerFailures int
+	// BreakerCooldown is how long an open circuit stays open before it is
+	// half-open. If zero, 5s (a circuit needs some cooldown; none is not
+	// a choice).
 	BreakerCooldown time.Duration
 	// OnBreakerChange is told of every change of state of the
-	// process-wide circuit ("closed", "half-open", "open"), in order, for
-	// metrics and readiness. It is called from the goroutine of a call,
-	// outside the breaker's lock (it may call BreakerState), and should
-	// return quickly. The change from open to half-open is noticed
-	// lazily: by the next call or BreakerState after the cooldown.
-	OnBreakerChange func(from, to string)
+	// process-wide circuit, in order, for logs (a metric reads
+	// BreakerState instead). It is called from the goroutine of a call
+	// (or of a BreakerState), outside the breaker's lock (it may call
+	// BreakerState), and should return quickly. The change from open to
+	// half-open is noticed lazily: by the next call or BreakerState after
+	// the cooldown. nil: nobody is told.
+	OnBreakerChange func(from, to CircuitState)
 	// OnMerchantBreakerChange is told, in the same way, of every change
 	// of a merchant's circuit, for logs. merchant is an opaque tag (16 hex
 	// digits of the keyed hash, stable within the process, meaningless
 	// outside it), never a credential.
-	OnMerchantBreakerChange func(merchant, from, to string)
+	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
 type retryPolicy struct {
@@ -113,9 +119,6 @@ type retryPolicy struct {
 
 func (r Resilience) retryPolicy() retryPolicy {
 	p := retryPolicy{max: r.MaxRetries, base: r.RetryBaseDelay, cap: time.Second}
-	if p.max == 0 {
-		p.max = 2
-	}
 	if p.max < 0 {
 		p.max = 0
 	}
@@ -228,10 +231,15 @@ type breaker struct {
 	// merchantSettings makes a merchant's circuit; Name is its tag.
 	merchantSettings gobreaker.Settings
 
-	// gobreaker reports state changes under its own lock; they are queued
-	// here and handed to the hooks outside it (see flush).
-	hook         func(from, to string)
-	merchantHook func(merchant, from, to string)
+	// gobreaker reports state changes under its own lock (OnStateChange
+	// runs inside it); they are queued here and handed to the hooks
+	// outside it (see flush). The queue is only for the hooks, which log:
+	// a log write made under the process-wide circuit's lock would stall
+	// every REST call of the process while the log sink blocks, and a
+	// hook that read BreakerState there would deadlock. The metric needs
+	// no hook: it reads BreakerState when scraped.
+	hook         func(from, to CircuitState)
+	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
 	pending      []stateChange
 	queued       atomic.Bool // pending is not empty: flush has work
@@ -240,7 +248,10 @@ type breaker struct {
 
 // stateChange is one queued change; merchant is "" for the process-wide
 // circuit.
-type stateChange struct{ merchant, from, to string }
+type stateChange struct {
+	merchant string
+	from, to CircuitState
+}
 
 // errSkip is what a call returns to a circuit that must not count it: a
 // caller that went away, a merchant's call its own circuit refused, or
@@ -249,13 +260,10 @@ type stateChange struct{ merchant, from, to string }
 var errSkip = errors.New("restclient: not counted by the circuit breaker")
 
 func (r Resilience) newBreaker(name string) *breaker {
-	if r.BreakerFailures < 0 {
+	if r.BreakerFailures <= 0 {
 		return nil
 	}
 	failures := uint32(r.BreakerFailures)
-	if failures == 0 {
-		failures = 5
-	}
 	cooldown := r.BreakerCooldown
 	if cooldown <= 0 {
 		cooldown = 5 * time.Second
@@ -276,7 +284,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			b.run.reset() // a new circuit generation starts a new run
 			if b.hook != nil {
-				b.queue(stateChange{"", stateName(from), stateName(to)})
+				b.queue(stateChange{"", circuitState(from), circuitState(to)})
 			}
 		},
 	})
@@ -289,7 +297,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 	}
 	if b.merchantHook != nil {
 		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
-			b.queue(stateChange{tag, stateName(from), stateName(to)})
+			b.queue(stateChange{tag, circuitState(from), circuitState(to)})
 		}
 	}
 	return b
@@ -347,14 +355,36 @@ func (b *breaker) deliver() {
 	}
 }
 
-func stateName(s gobreaker.State) string {
+// CircuitState is the state of a circuit. Its numeric values are those
+// of the paygraph_circuit_breaker_state gauge, which reads BreakerState.
+type CircuitState int
+
+// The circuit states.
+const (
+	CircuitClosed   CircuitState = 0 // calls pass
+	CircuitHalfOpen CircuitState = 1 // one probe call passes
+	CircuitOpen     CircuitState = 2 // calls fail at once
+)
+
+// String is the state's name in logs: "closed", "half-open" or "open".
+func (s CircuitState) String() string {
 	switch s {
-	case gobreaker.StateOpen:
+	case CircuitOpen:
 		return "open"
-	case gobreaker.StateHalfOpen:
+	case CircuitHalfOpen:
 		return "half-open"
 	}
 	return "closed"
+}
+
+func circuitState(s gobreaker.State) CircuitState {
+	switch s {
+	case gobreaker.StateOpen:
+		return CircuitOpen
+	case gobreaker.StateHalfOpen:
+		return CircuitHalfOpen
+	}
+	return CircuitClosed
 }
 
 // failureRun is what the process-wide circuit knows of its current run of
@@ -502,15 +532,16 @@ func merchantTag(key uint64) string {
 	return s
 }
 
-// BreakerState is the process-wide circuit's state: "closed", "half-open"
-// or "open" ("closed" when there are no circuits). Merchants' own
-// circuits are not reflected: one merchant's trouble is not the REST
-// API's.
-func (c *Client) BreakerState() string {
+// BreakerState is the process-wide circuit's state (CircuitClosed when
+// there are no circuits). Merchants' own circuits are not reflected: one
+// merchant's trouble is not the REST API's. Reading it also notices the
+// lazy change from open to half-open and delivers queued changes to the
+// hooks.
+func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
-		return "closed"
+		return CircuitClosed
 	}
-	return stateName(c.breaker.state())
+	return circuitState(c.breaker.state())
 }
 
 // Messages of calls a circuit refused.

@@ -66,10 +66,6 @@ func scripted(t *testing.T, script ...string) *scriptedServer {
 	return s
 }
 
-func fastRetries() Resilience {
-	return Resilience{RetryBaseDelay: time.Millisecond, BreakerFailures: -1}
-}
-
 // wantHealthy checks that a normal call through c answers correctly.
 func wantHealthy(t *testing.T, c *Client) {
 	t.Helper()
@@ -102,9 +98,9 @@ func TestRetries(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := scripted(t, tc.script...)
-			// The breaker is on with its default threshold: one faulty
-			// call must not open it.
-			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{RetryBaseDelay: time.Millisecond}})
+			// The gateway's defaults (2 retries, a threshold of 5): one
+			// faulty call must not open the breaker.
+			c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5}})
 			p, err := c.GetPayment(credCtx(), "pay_x")
 			if tc.wantKind < 0 {
 				if err != nil || p.Amount != 1999 {
@@ -121,8 +117,8 @@ func TestRetries(t *testing.T) {
 			}
 			srv.healed.Store(true)
 			wantHealthy(t, c)
-			if c.BreakerState() != "closed" {
-				t.Errorf("breaker %s after one faulty call", c.BreakerState())
+			if c.BreakerState().String() != "closed" {
+				t.Errorf("breaker %s after one faulty call", c.BreakerState().String())
 			}
 		})
 	}
@@ -142,7 +138,7 @@ func TestHangIsNotRetried(t *testing.T) {
 		}
 	})
 	defer close(release)
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond, Resilience: Resilience{RetryBaseDelay: time.Millisecond}})
+	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5}})
 	start := time.Now()
 	_, err := c.GetPayment(credCtx(), "pay_x")
 	if KindOf(err) != KindTimeout || time.Since(start) > time.Second || srv.calls.Load() != 1 {
@@ -154,7 +150,7 @@ func TestHangIsNotRetried(t *testing.T) {
 
 func TestRetriesStayWithinTheDeadline(t *testing.T) {
 	srv := scripted(t, "503")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{RetryBaseDelay: time.Second, BreakerFailures: -1}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Second}})
 	ctx, cancel := context.WithTimeout(credCtx(), 30*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -178,7 +174,7 @@ func TestCancelledCallerIsNotRetried(t *testing.T) {
 		cancel()
 		w.WriteHeader(503)
 	})
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{RetryBaseDelay: 20 * time.Millisecond, BreakerFailures: -1}})
+	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: 20 * time.Millisecond}})
 	_, err := c.GetPayment(ctx, "pay_x")
 	if err == nil || srv.calls.Load() != 1 {
 		t.Fatalf("err %v, %d calls", err, srv.calls.Load())
@@ -190,14 +186,14 @@ type transitions struct {
 	got []string
 }
 
-func (tr *transitions) record(from, to string) {
+func (tr *transitions) record(from, to CircuitState) {
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
-	tr.got = append(tr.got, from+">"+to)
+	tr.got = append(tr.got, from.String()+">"+to.String())
 }
 
 // recordMerchant records a merchant's changes (all of one merchant here).
-func (tr *transitions) recordMerchant(_, from, to string) { tr.record(from, to) }
+func (tr *transitions) recordMerchant(_ string, from, to CircuitState) { tr.record(from, to) }
 
 func (tr *transitions) list() []string {
 	tr.mu.Lock()
@@ -229,7 +225,7 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	srv := newTestServer(t, unhealthyUntil(&healthy, nil))
 	var tr, process transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		MaxRetries: -1, BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond,
+		BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond,
 		OnBreakerChange: process.record, OnMerchantBreakerChange: tr.recordMerchant}})
 	for range 3 {
 		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
@@ -260,8 +256,8 @@ func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
 	if got := strings.Join(tr.list(), " "); got != want {
 		t.Errorf("merchant transitions %q, want %q", got, want)
 	}
-	if got := process.list(); len(got) != 0 || c.BreakerState() != "closed" {
-		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState(), got)
+	if got := process.list(); len(got) != 0 || c.BreakerState().String() != "closed" {
+		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState().String(), got)
 	}
 }
 
@@ -273,14 +269,14 @@ func TestBreakerOnConnectionRefused(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	c := newClient(t, Config{BaseURL: "http://" + addr, Resilience: Resilience{
-		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond}})
+		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond}})
 	for range 2 {
 		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
 			t.Fatalf("err %v", err)
 		}
 	}
-	if c.BreakerState() != "open" {
-		t.Fatalf("state %s", c.BreakerState())
+	if c.BreakerState().String() != "open" {
+		t.Fatalf("state %s", c.BreakerState().String())
 	}
 	// The REST API comes back on the same address.
 	ln2, err := net.Listen("tcp", addr)
@@ -294,8 +290,8 @@ func TestBreakerOnConnectionRefused(t *testing.T) {
 	if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
 		t.Fatalf("after recovery: %v", err)
 	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("state %s", c.BreakerState())
+	if c.BreakerState().String() != "closed" {
+		t.Fatalf("state %s", c.BreakerState().String())
 	}
 }
 
@@ -312,8 +308,8 @@ func TestCallerErrorsNeverOpenTheBreaker(t *testing.T) {
 	for range 5 {
 		_, _ = c.GetPayment(ctx, "pay_x")
 	}
-	if c.BreakerState() != "closed" {
-		t.Fatalf("state %s after caller errors", c.BreakerState())
+	if c.BreakerState().String() != "closed" {
+		t.Fatalf("state %s after caller errors", c.BreakerState().String())
 	}
 }
 
@@ -333,7 +329,7 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 	// with it).
 	var tr transitions
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnMerchantBreakerChange: tr.recordMerchant}})
+		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnMerchantBreakerChange: tr.recordMerchant}})
 
 	// Two failed calls, each retried twice, open the circuit.
 	for range 2 {
@@ -409,7 +405,7 @@ func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
 	if _, err := c.GetPayment(ctx, "pay_x"); KindOf(err) != KindTimeout || srv.calls.Load() != before {
 		t.Fatalf("expired caller: %v", err)
 	}
-	if s := c.BreakerState(); s != "closed" {
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Fatalf("state %s after callers' deadlines", s)
 	}
 
@@ -435,11 +431,11 @@ func TestBreakerHookMayReadTheState(t *testing.T) {
 	var seen []string
 	var mu sync.Mutex
 	c = newClient(t, Config{BaseURL: "http://" + closedAddr(t), Resilience: Resilience{
-		MaxRetries: -1, BreakerFailures: 1, BreakerCooldown: time.Hour,
-		OnBreakerChange: func(from, to string) {
-			s := c.BreakerState() // would deadlock if called under the breaker's lock
+		BreakerFailures: 1, BreakerCooldown: time.Hour,
+		OnBreakerChange: func(from, to CircuitState) {
+			s := c.BreakerState().String() // would deadlock if called under the breaker's lock
 			mu.Lock()
-			seen = append(seen, from+">"+to+"="+s)
+			seen = append(seen, from.String()+">"+to.String()+"="+s)
 			mu.Unlock()
 		}}})
 	done := make(chan struct{})
@@ -459,19 +455,25 @@ func TestBreakerHookMayReadTheState(t *testing.T) {
 	}
 }
 
-func TestResilienceDefaults(t *testing.T) {
-	p := Resilience{}.retryPolicy()
-	if p.max != 2 || p.base != 50*time.Millisecond || p.cap != time.Second {
-		t.Errorf("defaults %+v", p)
+// TestResilienceZeroValues: a zero count is none (no retries, no
+// circuits), as in the gateway's settings; a zero delay takes its
+// constant.
+func TestResilienceZeroValues(t *testing.T) {
+	if p := (Resilience{}).retryPolicy(); p.max != 0 || p.base != 50*time.Millisecond || p.cap != time.Second {
+		t.Errorf("zero Resilience: %+v", p)
 	}
 	if p := (Resilience{MaxRetries: -1}).retryPolicy(); p.max != 0 {
 		t.Errorf("MaxRetries -1: %d retries", p.max)
 	}
-	if b := (Resilience{BreakerFailures: -1}).newBreaker("x"); b != nil {
-		t.Error("BreakerFailures -1 still made a breaker")
+	if b := (Resilience{}).newBreaker("x"); b != nil {
+		t.Error("BreakerFailures 0 still made a breaker")
 	}
-	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1", Resilience: Resilience{BreakerFailures: -1}})
-	if s := c.BreakerState(); s != "closed" {
+	p := Resilience{MaxRetries: 2}.retryPolicy()
+	if p.max != 2 {
+		t.Errorf("MaxRetries 2: %d retries", p.max)
+	}
+	c := newClient(t, Config{BaseURL: "http://127.0.0.1:1"})
+	if s := c.BreakerState().String(); s != "closed" {
 		t.Errorf("no breaker: state %s", s)
 	}
 	for n := range 100 { // large n must neither overflow nor panic

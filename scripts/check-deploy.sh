@@ -30,24 +30,10 @@ K8S_VERSION=1.35.4 # schemas in deploy/schemas/v$K8S_VERSION-standalone-strict
 # The Dockerfile's build flags; deploy/deploy_test.go checks they match it.
 GO_BUILD_FLAGS=(-trimpath "-ldflags=-s -w")
 
-TOOLS=${PAYGRAPH_TOOLS:-${XDG_CACHE_HOME:-$HOME/.cache}/paygraph-tools}
-mkdir -p "$TOOLS/bin"
 say() { echo "check-deploy: $*" >&2; }
 die() { say "FAILED: $*"; exit 1; }
-
-# The module version a Go binary was built from (go install pkg@version).
-built_version() { go version -m "$1" 2>/dev/null | awk '$1 == "mod" { print $3 }'; }
-
-install_go_tool() { # name package version
-	local name=$1 pkg=$2 version=$3
-	if [[ -x $TOOLS/bin/$name && $(built_version "$TOOLS/bin/$name") == "$version" ]]; then
-		return
-	fi
-	say "installing $name $version (Go module proxy)"
-	(cd "$TOOLS" && GOFLAGS= GOBIN="$TOOLS/bin" go install "$pkg@$version") ||
-		die "could not install $pkg@$version"
-	[[ $(built_version "$TOOLS/bin/$name") == "$version" ]] || die "$TOOLS/bin/$name is not $version"
-}
+# shellcheck source=scripts/go-tools.sh
+. scripts/go-tools.sh # TOOLS, install_go_tool
 
 install_tools() {
 	install_go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"

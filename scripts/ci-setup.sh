@@ -56,3 +56,6 @@ redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; 
 # it does not ship), so the Dockerfile is linted by dockerfile-utils and
 # its policy asserted by deploy/deploy_test.go instead.
 "$(dirname "$0")/check-deploy.sh" --install-tools
+
+# staticcheck, pinned in scripts/staticcheck.sh, into the same tools cache.
+"$(dirname "$0")/staticcheck.sh" --install-tools

@@ -2,7 +2,7 @@
 # The project's one test command (README "Test"; .ci/run calls exactly
 # this). It installs what the tests need, checks formatting, vet and that
 # gqlgen's output is up to date, then runs every test with the race
-# detector.
+# detector. gofmt, vet and staticcheck must report nothing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Tests that need an installed tool (chromium, redis-server) skip in a bare
@@ -21,6 +21,9 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+echo "== staticcheck (pinned in scripts/staticcheck.sh; no finding passes)"
+scripts/staticcheck.sh
 
 echo "== gqlgen output is up to date"
 before=$(git status --porcelain -- graph 2>/dev/null || true)

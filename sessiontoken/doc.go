@@ -66,7 +66,8 @@
 //     ErrBadCredentials, KindRateLimited to ErrRateLimited; and, so that
 //     out-of-scope fields never cost a REST call, LookupCheckoutSession
 //     reading the session (KindNotFound: ErrNoSuchSession);
-//   - plugs RedactTokens into observe's string redaction, and lets
+//   - plugs RedactTokens into observe's string redaction (observe.Options'
+//     Redact, beside restclient's shapes: gateway/logging.go), and lets
 //     Authorization stay a secret-named attribute;
 //   - adds "Authorization" to the CORS allowed headers and sets TOKEN_MAX_TTL
 //     (default DefaultMaxTTL) and TOKEN_DEFAULT_TTL (DefaultTTL) in the

@@ -1,7 +1,8 @@
 // Package relay encodes the gateway's Relay pagination cursors: opaque,
 // self-contained positions in the REST API's cursor-paginated payment list,
 // signed so that only the gateway can make one, and only for the merchant
-// it was made for.
+// it was made for; and walks that list to serve one connection page
+// (Walk), the arithmetic that gives every edge a position of its own.
 package relay
 
 import (

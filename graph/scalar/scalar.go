@@ -67,10 +67,12 @@ func MarshalDecimal(p restclient.Paisa) graphql.Marshaler {
 func UnmarshalDecimal(v any) (restclient.Paisa, error) {
 	s, ok := v.(string)
 	if !ok {
+		//lint:ignore ST1005 the message names the schema's scalar, a proper name, and reaches the caller as it is
 		return 0, fmt.Errorf("Decimal must be a string like \"1250.00\", got %T", v)
 	}
 	p, err := restclient.ParseTaka(s)
 	if err != nil {
+		//lint:ignore ST1005 as above
 		return 0, fmt.Errorf("Decimal %q is not an exact amount of taka with at most two fractional digits", s)
 	}
 	return p, nil

@@ -1,0 +1,89 @@
+package observe
+
+import (
+	"context"
+	"net/url"
+)
+
+// Options is what observe is told about the parts it observes, by the
+// composition root (gateway/), which owns them: observe imports none of
+// them. The zero Options is usable; each field says what its zero means.
+type Options struct {
+	// RouteOf names an outgoing REST call by its route pattern
+	// ("/api/v1/payments/{id}"), never by an id: metric labels and span
+	// names are bounded by it. It returns "" for a URL that is none of
+	// the routes ("other"). If nil, every REST call is "other".
+	RouteOf func(*url.URL) string
+	// LoaderNames are the loaders whose batch sizes are recorded under
+	// their own name (ObserveBatch); any other name is "other". If empty,
+	// every batch is "other".
+	LoaderNames []string
+	// BreakerState reads the REST API circuit breaker's state as the
+	// gauge paygraph_circuit_breaker_state shows it (0 closed, 1
+	// half-open, 2 open); the gauge calls it when scraped. If nil, there
+	// is no such gauge (no breaker).
+	BreakerState func() float64
+	// Redact rewrites every credential-shaped run of a text (anyone's API
+	// key, secret or session token), as the owners of those shapes write
+	// them; logs, span errors and operation names go through it, and an
+	// operation name it changes is "other". If nil, no shape is known:
+	// only Secrets and attributes named like a credential are redacted.
+	Redact func(string) string
+	// RedactKey is how the value of a log attribute named like an API key
+	// (x-api-key) is written, for instance its prefix. If nil, it is
+	// Redacted.
+	RedactKey func(string) string
+	// Secrets returns the request's own credentials (whatever their
+	// shape) for its context: they are taken out of every log line logged
+	// in that context, and no request id, operation label or span name
+	// may hold one or a piece of one. If nil, none are known.
+	Secrets func(context.Context) []string
+}
+
+// redact is o.Redact(s), or s.
+func (o Options) redact(s string) string {
+	if o.Redact == nil {
+		return s
+	}
+	return o.Redact(s)
+}
+
+// redactKey is o.RedactKey(v), or Redacted.
+func (o Options) redactKey(v string) string {
+	if o.RedactKey == nil {
+		return Redacted
+	}
+	return o.RedactKey(v)
+}
+
+// secrets returns the request's own credentials, or nil.
+func (o Options) secrets(ctx context.Context) []string {
+	if o.Secrets == nil {
+		return nil
+	}
+	return o.Secrets(ctx)
+}
+
+// routeOf is o.RouteOf(u), or EndpointOther.
+func (o Options) routeOf(u *url.URL) string {
+	if o.RouteOf != nil && u != nil {
+		if r := o.RouteOf(u); r != "" {
+			return r
+		}
+	}
+	return EndpointOther
+}
+
+// LogName is how logs, metrics and spans name an operation: "anonymous"
+// without a name, "other" when it is not a plain name of at most 64
+// characters or when it is shaped like a credential (o.Redact changes
+// it), anyone's.
+func (o Options) LogName(name string) string {
+	switch {
+	case name == "":
+		return OperationAnonymous
+	case !plainName(name), o.redact(name) != name:
+		return OperationOther
+	}
+	return name
+}
