@@ -20,12 +20,15 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/go-chi/chi/v5"
+	"github.com/redis/go-redis/v9"
 
 	"paygraph/apqstore"
+	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graphiql"
 	"paygraph/observe"
 	"paygraph/restclient"
+	"paygraph/trusteddocs"
 )
 
 // Gateway is the gateway's HTTP surface and what it holds (the embedded
@@ -38,6 +41,7 @@ type Gateway struct {
 	demo    *demo  // the embedded sandbox, in sandbox mode only
 	baseURL string // the REST API's {base_url} in use
 	closers []io.Closer
+	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -131,6 +135,7 @@ func (g *Gateway) wire(o options) error {
 		metrics.SetBreakerState("rest", observe.BreakerClosed)
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
+	var rdb *redis.Client         // the APQ store's, shared with the rate limits
 	if cfg.RedisURL != "" {
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
 			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
@@ -138,9 +143,18 @@ func (g *Gateway) wire(o options) error {
 		if err != nil {
 			return err
 		}
-		apq = store
+		apq, rdb = store, store.Client()
 		g.closers = append(g.closers, store)
 	}
+	limiter, err := newRateLimiter(cfg, rdb, metrics, logger)
+	if err != nil {
+		return err
+	}
+	docs, onDocument, err := newTrustedDocuments(cfg, metrics, logger)
+	if err != nil {
+		return err
+	}
+	g.docs = docs
 	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
@@ -161,6 +175,9 @@ func (g *Gateway) wire(o options) error {
 		RequestID:       observe.RequestID,
 		Extensions:      extensions,
 		OnRefused:       metrics.CountRefused,
+
+		TrustedDocuments:  docs,
+		OnTrustedDocument: onDocument,
 	})
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
@@ -172,7 +189,10 @@ func (g *Gateway) wire(o options) error {
 	}
 	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
-	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(gql)))
+	// The rate limit inside CORS (a preflight costs nothing) and outside
+	// the handler: a refused request's body is never read.
+	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
+	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(rateLimited(gql))))
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
@@ -219,6 +239,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	g.logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(g.baseURL),
 		"sandbox", g.demo != nil, "apq_store", apqStoreName(cfg))
+	defer g.reloadOnSIGHUP()()
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, g.logger)
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"paygraph/restclient"
+	"paygraph/trusteddocs"
 )
 
 // The credential headers forwarded, unchanged, to the REST API.
@@ -64,6 +65,12 @@ type HandlerConfig struct {
 	// content type), with the error code it got: the extensions never see
 	// those requests.
 	OnRefused func(ctx context.Context, code string)
+
+	// TrustedDocuments, when not nil, is the manifest of trusted documents
+	// and its mode (trusteddocs.go); OnTrustedDocument, when set, is told
+	// each request's decision (metrics, and the log of unlisted hashes).
+	TrustedDocuments  *trusteddocs.Store
+	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
 
 	// RESTPerRequest bounds the REST calls one GraphQL request has in
 	// flight (REST_MAX_CONCURRENCY): requestScope puts it in the request's
@@ -132,6 +139,9 @@ func newHandler(cfg HandlerConfig) (http.Handler, *queryCache) {
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
+	// Before APQ: a listed hash runs the manifest's text, and enforce
+	// refuses the rest before the APQ cache or the parser sees it.
+	srv.Use(trustedDocuments{store: cfg.TrustedDocuments, report: cfg.OnTrustedDocument})
 	apq := cfg.APQCache
 	if apq == nil {
 		apq = lru.New[string](cfg.APQCacheSize)

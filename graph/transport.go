@@ -44,10 +44,14 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	// MaxBytesReader): no copy of the whole body is made first. The
 	// reader records a read failure, so that it is told from bad JSON.
 	body := readErrRecorder{r: r.Body}
-	var params graphql.RawParams
+	var req struct {
+		graphql.RawParams
+		DocumentID string `json:"documentId"` // persisted documents (trusteddocs.go)
+	}
+	params := &req.RawParams
 	dec := json.NewDecoder(&body)
 	dec.UseNumber()
-	if err := dec.Decode(&params); err != nil {
+	if err := dec.Decode(&req); err != nil {
 		if body.err != nil {
 			status, msg := http.StatusBadRequest, "could not read the request body"
 			var tooBig *http.MaxBytesError
@@ -69,7 +73,8 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
 	w.Header()["Content-Type"] = contentTypeJSON
-	rc, opErr := exec.CreateOperationContext(ctx, &params)
+	ctx = WithDocumentID(ctx, req.DocumentID)
+	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
 		w.WriteHeader(statusFor(opErr))
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr))
@@ -185,6 +190,9 @@ func guardTransport(refuse refuser, next http.Handler) http.Handler {
 				refuse.answer(w, r, http.StatusBadRequest, CodeBadUserInput, msg)
 				return
 			}
+			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (trusteddocs.go)
+				r = r.WithContext(WithDocumentID(r.Context(), id))
+			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
 			refuse.answer(w, r, http.StatusMethodNotAllowed, CodeBadUserInput, "use POST with a JSON body, or GET for queries")
@@ -203,8 +211,8 @@ func checkGETParams(rawQuery string) string {
 	if err != nil {
 		return "the URL query string is not valid"
 	}
-	if q.Get("query") == "" && q.Get("extensions") == "" {
-		return "GET needs a query parameter (or a persisted query hash in extensions)"
+	if q.Get("query") == "" && q.Get("extensions") == "" && q.Get("documentId") == "" {
+		return "GET needs a query parameter (or a persisted query hash in extensions, or a documentId)"
 	}
 	for _, name := range [...]string{"variables", "extensions"} {
 		if v := q.Get(name); v != "" {
