@@ -24,10 +24,16 @@ func WithRESTCallBudget(ctx context.Context, b RESTCallBudget) context.Context {
 	return context.WithValue(ctx, restCallBudgetKey{}, b)
 }
 
+// RESTCallBudgetFrom is the request's budget, or nil.
+func RESTCallBudgetFrom(ctx context.Context) RESTCallBudget {
+	b, _ := ctx.Value(restCallBudgetKey{}).(RESTCallBudget)
+	return b
+}
+
 // chargeRESTCalls charges restCalls to the request's budget, if it has
 // one (a request without credentials has none: it makes no REST call).
 func chargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
-	if b, ok := ctx.Value(restCallBudgetKey{}).(RESTCallBudget); ok {
+	if b := RESTCallBudgetFrom(ctx); b != nil {
 		return b.ChargeRESTCalls(ctx, restCalls)
 	}
 	return nil
