@@ -190,7 +190,12 @@ func (g *Gateway) wire(o options) error {
 	r.Use(observe.AccessLogWith(logger, callerSecrets), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
 	// The rate limit inside CORS (a preflight costs nothing) and outside
-	// the handler: a refused request's body is never read.
+	// the handler: a refused request's body is never read. It must run
+	// after whatever puts the caller's pair in the context (Credentials
+	// above; the session-token middleware, which puts the token's pair
+	// there, so a token shares its merchant's budget). To key token
+	// requests by sessiontoken's Claims.Merchant instead, hand RateLimit a
+	// function that reads the claims first and falls back to MerchantOf.
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
 	r.Handle("/graphql", graph.NoStore(corsFor(cfg.CORSOrigins)(rateLimited(gql))))
 	gq := graphiql.Handler(g.graphiqlOptions())

@@ -262,3 +262,48 @@ func TestTrustedDocumentsReload(t *testing.T) {
 	byID(otherID).send(t, c, h, false).WantNoErrors(t)
 	byID(listedID).send(t, c, h, true).WantNoErrors(t)
 }
+
+// TestPrintManifest: `paygraph -manifest` output, loaded as
+// TRUSTED_DOCUMENTS in enforce mode, serves its operation by id.
+func TestPrintManifest(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "ops.graphql")
+	if err := os.WriteFile(src, []byte("query Page { payments(first: 2) { nodes { ...F } } }\nfragment F on Payment { id status }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	if code := gateway.PrintManifest(&out, &errOut, []string{src}); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	var m struct{ Operations []struct{ ID, Name string } }
+	if err := json.Unmarshal([]byte(out.String()), &m); err != nil || len(m.Operations) != 1 || m.Operations[0].Name != "Page" {
+		t.Fatalf("manifest %s (%v)", out.String(), err)
+	}
+	path := filepath.Join(dir, "manifest.json")
+	if err := os.WriteFile(path, []byte(out.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}, nil)
+	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
+	h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
+	var d struct{ Payments struct{ Nodes []struct{ ID, Status string } } }
+	c.PostBody(t, h, map[string]any{"documentId": m.Operations[0].ID}).WantNoErrors(t).Decode(t, &d)
+	if len(d.Payments.Nodes) != 2 || d.Payments.Nodes[0].Status == "" {
+		t.Fatalf("served %+v", d)
+	}
+	for _, tc := range []struct {
+		name  string
+		files []string
+		code  int
+	}{
+		{"no files", nil, 2},
+		{"a missing file", []string{filepath.Join(dir, "missing.graphql")}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut strings.Builder
+			if code := gateway.PrintManifest(&out, &errOut, tc.files); code != tc.code || out.Len() != 0 || errOut.Len() == 0 {
+				t.Fatalf("exit %d (want %d), stdout %q, stderr %q", code, tc.code, out.String(), errOut.String())
+			}
+		})
+	}
+}
