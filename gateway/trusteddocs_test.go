@@ -286,7 +286,9 @@ func TestPrintManifest(t *testing.T) {
 	g := startGateway(t, map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}, nil)
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 	h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
-	var d struct{ Payments struct{ Nodes []struct{ ID, Status string } } }
+	var d struct {
+		Payments struct{ Nodes []struct{ ID, Status string } }
+	}
 	c.PostBody(t, h, map[string]any{"documentId": m.Operations[0].ID}).WantNoErrors(t).Decode(t, &d)
 	if len(d.Payments.Nodes) != 2 || d.Payments.Nodes[0].Status == "" {
 		t.Fatalf("served %+v", d)
