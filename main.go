@@ -31,6 +31,7 @@ func main() { os.Exit(run()) }
 func run() int {
 	fs := flag.NewFlagSet("paygraph", flag.ContinueOnError)
 	printSchema := fs.Bool("print-schema", false, "print the GraphQL schema (SDL) and exit")
+	manifest := fs.Bool("manifest", false, "print an Apollo persisted query manifest of the operations in the .graphql files given as arguments (for TRUSTED_DOCUMENTS), and exit")
 	healthCheck := fs.Bool("healthcheck", false, "probe http://127.0.0.1:$PORT/healthz and exit 0 if healthy (container health checks need no shell)")
 	cfg, err := gateway.LoadConfig(fs, os.Getenv, os.Args[1:])
 	switch {
@@ -42,6 +43,8 @@ func run() int {
 	case *printSchema:
 		fmt.Print(schemaSDL)
 		return 0
+	case *manifest:
+		return gateway.PrintManifest(os.Stdout, os.Stderr, fs.Args())
 	case *healthCheck:
 		return gateway.HealthCheck(cfg.Port)
 	}

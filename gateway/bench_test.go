@@ -126,7 +126,7 @@ func newBenchFixture(t testing.TB) *benchFixture {
 // /graphql) is measured.
 func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 	t.Helper()
-	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
+	cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func BenchmarkSinglePaymentLoopback(b *testing.B) {
 	f := newBenchFixture(b)
 	srv := httptest.NewServer(f.sb)
 	defer srv.Close()
-	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
+	cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func BenchmarkListWithAddresses20ms(b *testing.B) {
 	const latency = 20 * time.Millisecond
 	for _, conc := range []string{"16", "50"} {
 		b.Run("REST_MAX_CONCURRENCY="+conc, func(b *testing.B) {
-			g := startGateway(b, map[string]string{"REST_MAX_CONCURRENCY": conc}, nil)
+			g := startGateway(b, unlimited(map[string]string{"REST_MAX_CONCURRENCY": conc}), nil)
 			g.Sandbox.SetLatency(latency)
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { customer { address } } } }`

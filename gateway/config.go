@@ -15,8 +15,10 @@ import (
 
 	"paygraph/graph"
 	"paygraph/graph/relay"
+	"paygraph/ratelimit"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
+	"paygraph/trusteddocs"
 )
 
 // Config is everything the gateway reads at start. Each setting comes from
@@ -39,6 +41,15 @@ type Config struct {
 
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
+
+	// The traffic controls of issue 17 (traffic.go).
+	RateLimitRESTPerSecond        int
+	RateLimitRESTBurst            int
+	RateLimitRequestsPerSecond    int
+	RateLimitRequestsBurst        int
+	TrustedDocuments              string
+	TrustedDocumentsMode          trusteddocs.Mode
+	TrustedDocumentsIntrospection bool
 
 	RESTMaxRetries  int // REST_MAX_RETRIES; zero: none
 	BreakerFailures int // BREAKER_FAILURES; zero: no circuits
@@ -171,6 +182,29 @@ var settings = []setting{
 		c.CursorKeys, err = relay.ParseKeys(v)
 		return err
 	}},
+	{"RATE_LIMIT_REST_CALLS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRESTCallsPerSecond), "sustained REST calls per second per merchant, shared by all replicas through REDIS_URL (0: no REST-calls limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRESTPerSecond })},
+	{rateLimitRESTBurst, strconv.Itoa(ratelimit.DefaultRESTBurst), "REST calls a merchant may spend at once, at least MAX_COMPLEXITY (0: no REST-calls limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRESTBurst })},
+	{"RATE_LIMIT_REQUESTS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRequestsPerSecond), "sustained GraphQL requests per second per merchant (0: no requests limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsPerSecond })},
+	{"RATE_LIMIT_REQUESTS_BURST", strconv.Itoa(ratelimit.DefaultRequestsBurst), "GraphQL requests a merchant may send at once (0: no requests limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsBurst })},
+	{"TRUSTED_DOCUMENTS", "", "path of the trusted documents manifest (Apollo persisted query manifest or Relay persisted_queries.json), reloaded on SIGHUP", func(c *Config, v string) error {
+		c.TrustedDocuments = v
+		return nil
+	}},
+	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", func(c *Config, v string) (err error) {
+		c.TrustedDocumentsMode, err = trusteddocs.ParseMode(v)
+		return err
+	}},
+	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", func(c *Config, v string) (err error) {
+		c.TrustedDocumentsIntrospection, err = strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		return nil
+	}},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
 		if v != "json" && v != "text" {
 			return errors.New("must be json or text")
@@ -252,6 +286,12 @@ func parseInt(v string, lo, hi int) (int, error) {
 // both are read (LoadConfig).
 const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
 
+// Checked against other settings once all are read (LoadConfig).
+const (
+	rateLimitRESTBurst   = "RATE_LIMIT_REST_BURST"
+	trustedDocumentsMode = "TRUSTED_DOCUMENTS_MODE"
+)
+
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
 var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true}
@@ -317,7 +357,24 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			c.TokenDefaultTTL = c.TokenMaxTTL
 		}
 	}
+	errs = append(errs, c.checkTraffic()...)
 	return c, errors.Join(errs...)
+}
+
+// checkTraffic checks the traffic controls against the other settings.
+func (c Config) checkTraffic() []error {
+	var errs []error
+	// An operation that costs more REST calls than the burst could never
+	// run (ratelimit's TooCostly), whatever the wait: the complexity limit
+	// must refuse it first, with its own code.
+	if c.RateLimitRESTPerSecond > 0 && c.RateLimitRESTBurst > 0 && c.MaxComplexity > c.RateLimitRESTBurst {
+		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
+			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
+	}
+	if c.TrustedDocumentsMode != trusteddocs.Off && c.TrustedDocuments == "" {
+		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
+	}
+	return errs
 }
 
 // settingValue is a string flag whose value -help may not show.

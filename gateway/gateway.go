@@ -20,6 +20,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/go-chi/chi/v5"
+	"github.com/redis/go-redis/v9"
 
 	"paygraph/apqstore"
 	"paygraph/gqlhttp"
@@ -28,6 +29,7 @@ import (
 	"paygraph/observe"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
+	"paygraph/trusteddocs"
 )
 
 // Gateway is the gateway's HTTP surface and what it holds (the embedded
@@ -41,6 +43,7 @@ type Gateway struct {
 	baseURL string // the REST API's {base_url} in use
 	closers []io.Closer
 	tokens  bool // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
+	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -143,6 +146,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
+	var rdb *redis.Client         // the APQ store's, shared with the rate limits
 	if cfg.RedisURL != "" {
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
 			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
@@ -150,13 +154,22 @@ func (g *Gateway) wire(o options) error {
 		if err != nil {
 			return err
 		}
-		apq = store
+		apq, rdb = store, store.Client()
 		g.closers = append(g.closers, store)
 	}
 	if cfg.CursorKeys == nil && cfg.RESTBaseURL != "" {
 		logger.Warn("CURSOR_KEYS is unset: pagination cursors are signed with a random key and work only on this process " +
 			"(a restart or another replica refuses them); give every replica the same CURSOR_KEYS")
 	}
+	limiter, err := newRateLimiter(cfg, rdb, metrics, logger)
+	if err != nil {
+		return err
+	}
+	docs, onDocument, err := newTrustedDocuments(cfg, metrics, logger)
+	if err != nil {
+		return err
+	}
+	g.docs = docs
 	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
@@ -173,6 +186,8 @@ func (g *Gateway) wire(o options) error {
 		Logger:           logger,
 		RequestID:        observe.RequestID,
 		Extensions:       extensions,
+		TrustedDocuments:  docs,
+		OnTrustedDocument: onDocument,
 	})
 	gqlhttp.AddTransports(gql, cfg.MaxResponse)
 	keys := g.tokenKeys(o)
@@ -204,6 +219,12 @@ func (g *Gateway) wire(o options) error {
 	}
 	r.Use(observe.AccessLog(logger, obs), metrics.InFlight)
 	r.Handle("/metrics", metrics.Handler())
+	// The rate limit inside CORS (a preflight costs nothing), after the
+	// refusals that cost nothing, and before the body is read. It runs
+	// after whatever puts the caller's pair in the context (Credentials
+	// and the session-token reader at the top of the router), so a token
+	// shares its merchant's budget.
+	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
 	// The /graphql edge, outermost first: cache headers on every answer
 	// (refusals included), CORS, then the refusals (each counted by the
 	// metrics: the GraphQL server's extensions never see those requests),
@@ -214,6 +235,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.OnRefused(metrics.CountRefused),
 		gqlhttp.SingleCredentials,
 		refuseBearer,
+		rateLimited,
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
@@ -259,6 +281,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	g.logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(g.baseURL),
 		"sandbox", g.demo != nil, "apq_store", apqStoreName(cfg))
+	defer g.reloadOnSIGHUP()()
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, g.logger)
 		if err != nil {

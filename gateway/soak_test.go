@@ -693,7 +693,7 @@ func TestSoak(t *testing.T) {
 
 	// The gateway as production wires it, on real TCP.
 	const pool = 16
-	env := map[string]string{"REST_TIMEOUT": "300ms", "REST_MAX_INFLIGHT": strconv.Itoa(pool), "REST_MAX_CONCURRENCY": "8"}
+	env := unlimited(map[string]string{"REST_TIMEOUT": "300ms", "REST_MAX_INFLIGHT": strconv.Itoa(pool), "REST_MAX_CONCURRENCY": "8"})
 	cfg, err := gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
 	if err != nil {
 		t.Fatal(err)

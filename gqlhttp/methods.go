@@ -30,6 +30,9 @@ func Methods(next http.Handler) http.Handler {
 				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
 				return
 			}
+			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
+				r = r.WithContext(graph.WithDocumentID(r.Context(), id))
+			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
 			refuse(w, r, http.StatusMethodNotAllowed, graph.CodeBadUserInput, "use POST with a JSON body, or GET for queries")
@@ -61,8 +64,8 @@ func checkGETParams(rawQuery string) string {
 	if err != nil {
 		return "the URL query string is not valid"
 	}
-	if q.Get("query") == "" && q.Get("extensions") == "" {
-		return "GET needs a query parameter (or a persisted query hash in extensions)"
+	if q.Get("query") == "" && q.Get("extensions") == "" && q.Get("documentId") == "" {
+		return "GET needs a query parameter (or a persisted query hash in extensions, or a documentId)"
 	}
 	for _, name := range [...]string{"variables", "extensions"} {
 		if v := q.Get(name); v != "" {

@@ -51,10 +51,14 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	// MaxBytesReader): no copy of the whole body is made first. The
 	// reader records a read failure, so that it is told from bad JSON.
 	body := readErrRecorder{r: r.Body}
-	var params graphql.RawParams
+	var req struct {
+		graphql.RawParams
+		DocumentID string `json:"documentId"` // persisted documents (graph/trusteddocs.go)
+	}
+	params := &req.RawParams
 	dec := json.NewDecoder(&body)
 	dec.UseNumber()
-	if err := dec.Decode(&params); err != nil {
+	if err := dec.Decode(&req); err != nil {
 		if body.err != nil {
 			status, msg := http.StatusBadRequest, "could not read the request body"
 			var tooBig *http.MaxBytesError
@@ -76,7 +80,8 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 
 	w.Header()["Content-Type"] = contentTypeJSON
-	rc, opErr := exec.CreateOperationContext(ctx, &params)
+	ctx = graph.WithDocumentID(ctx, req.DocumentID)
+	rc, opErr := exec.CreateOperationContext(ctx, params)
 	if opErr != nil {
 		w.WriteHeader(statusFor(opErr))
 		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr), t.maxResponse)

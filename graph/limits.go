@@ -64,7 +64,8 @@ const (
 //     document that passes reaches validation.
 //   - MutateOperationContext runs after validation, with the variables:
 //     the REST-call estimate (complexity.go), then, the last limit passed,
-//     the cache commits the document gqlgen staged in it.
+//     the cache commits the document gqlgen staged in it, and the
+//     merchant's rate limit is charged the estimate (ratelimit.go).
 type queryLimits struct {
 	QueryLimits
 	maxComplexity int
@@ -115,11 +116,14 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	if opCtx.Operation == nil {
 		return nil
 	}
-	if calls := restCalls(opCtx.Doc, opCtx.Operation, opCtx.Variables); calls > l.maxComplexity {
+	calls := restCalls(opCtx.Doc, opCtx.Operation, opCtx.Variables)
+	if calls > l.maxComplexity {
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
 	l.cache.commit(opCtx)
-	return nil
+	// The merchant's rate limit is charged the estimate last: a document
+	// refused by a limit above spends nothing of it (ratelimit.go).
+	return chargeRESTCalls(ctx, calls)
 }
 
 func limitError(code, format string, args ...any) *gqlerror.Error {

@@ -12,12 +12,18 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 
 	"paygraph/graph/relay"
+	"paygraph/trusteddocs"
 )
 
 // ServerConfig configures the GraphQL server. HTTP concerns (transports,
 // body and method guards, credentials, the request's deadline) are not
 // here: the gateway composes them around the server (package gqlhttp).
 type ServerConfig struct {
+	// TrustedDocuments, when not nil, is the manifest of trusted documents
+	// and its mode (trusteddocs.go); OnTrustedDocument, when set, is told
+	// each request's decision (metrics, and the log of unlisted hashes).
+	TrustedDocuments  *trusteddocs.Store
+	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
 	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
 	// for the life of the process.
 	CursorKeys *relay.Keys
@@ -93,6 +99,9 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
+	// Before APQ: a listed hash runs the manifest's text, and enforce
+	// refuses the rest before the APQ cache or the parser sees it.
+	srv.Use(trustedDocuments{store: cfg.TrustedDocuments, report: cfg.OnTrustedDocument})
 	apq := cfg.APQCache
 	if apq == nil {
 		apq = lru.New[string](cfg.APQCacheSize)

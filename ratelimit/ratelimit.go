@@ -353,7 +353,25 @@ type result struct {
 // whether the request may run. It never fails: a Redis error or timeout is
 // answered from the local budgets.
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
-	d := l.allow(ctx, merchant, max(0, restCalls))
+	d := l.allow(ctx, merchant, max(0, restCalls), true)
+	if l.onDecision != nil {
+		l.onDecision(l.outcome(d))
+	}
+	return d
+}
+
+// AllowRESTCalls charges merchant restCalls REST calls, and no request:
+// the second half of a request whose request was charged earlier by
+// Allow(ctx, merchant, 0). The HTTP edge charges the request before it
+// reads the body (so refused and failing requests count too), and the
+// REST-call estimate exists only once the operation is validated. With
+// nothing to charge (restCalls <= 0, or no REST-calls limit) it allows
+// without a decision: no headers, no OnDecision.
+func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
+	if restCalls <= 0 || !l.rest.enabled() {
+		return Decision{Allowed: true}
+	}
+	d := l.allow(ctx, merchant, restCalls, false)
 	if l.onDecision != nil {
 		l.onDecision(l.outcome(d))
 	}
@@ -378,8 +396,8 @@ func (l *Limiter) outcome(d Decision) string {
 	}
 }
 
-func (l *Limiter) allow(ctx context.Context, merchant string, cost int) Decision {
-	useReq, useRest := l.req.enabled(), l.rest.enabled() && cost > 0
+func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRequest bool) Decision {
+	useReq, useRest := chargeRequest && l.req.enabled(), l.rest.enabled() && cost > 0
 	if !useReq && !useRest {
 		return Decision{Allowed: true} // nothing to charge: no headers either
 	}

@@ -1,0 +1,153 @@
+// The traffic controls (issue 17): the per-merchant rate limits (package
+// ratelimit, charged by gqlhttp.RateLimit and the complexity step) and the
+// trusted documents (package trusteddocs, applied by graph before APQ),
+// built from the settings, with their metrics, logs and reload.
+
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/redis/go-redis/v9"
+
+	"paygraph/observe"
+	"paygraph/ratelimit"
+	"paygraph/trusteddocs"
+)
+
+// newRateLimiter builds the per-merchant limits: shared through rdb (the
+// APQ store's client: one Redis pool a replica) when REDIS_URL is set,
+// local otherwise. Nil when every limit is 0.
+func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger) (*ratelimit.Limiter, error) {
+	rc := ratelimit.Config{
+		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
+		RequestsPerSecond: cfg.RateLimitRequestsPerSecond, RequestsBurst: cfg.RateLimitRequestsBurst,
+		Logger: logger,
+	}
+	if (rc.RESTCallsPerSecond == 0 || rc.RESTBurst == 0) && (rc.RequestsPerSecond == 0 || rc.RequestsBurst == 0) {
+		return nil, nil
+	}
+	rc.OnDecision = metrics.RateLimitCounter()
+	if rdb != nil { // never a typed nil in the interface
+		rc.Redis = rdb
+	}
+	return ratelimit.New(rc)
+}
+
+// newTrustedDocuments loads the manifest (TRUSTED_DOCUMENTS), even in mode
+// off, so that a rollout can stage and check it; nil without one. The
+// report it returns counts every decision and logs the first sighting of
+// each unlisted document by hash (never its text), so that allow shows
+// what enforce would refuse without a log line per request.
+func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logger) (*trusteddocs.Store, func(context.Context, trusteddocs.Decision), error) {
+	if cfg.TrustedDocuments == "" {
+		return nil, nil, nil
+	}
+	store, err := trusteddocs.New(trusteddocs.Config{
+		Mode: cfg.TrustedDocumentsMode, Path: cfg.TrustedDocuments, Introspection: cfg.TrustedDocumentsIntrospection,
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	info := store.Info()
+	logger.Info("trusted documents loaded", "mode", string(store.Mode()), "format", info.Format,
+		"operations", info.Operations, "manifest_sha256", info.SHA256)
+	count := metrics.TrustedDocumentsCounter()
+	seen := unlistedSeen{hashes: make(map[string]struct{})}
+	report := func(ctx context.Context, d trusteddocs.Decision) {
+		count(d.Outcome)
+		switch d.Outcome {
+		case trusteddocs.OutcomeUnlisted, trusteddocs.OutcomeNotListed, trusteddocs.OutcomeAPQRegistrationRefused, trusteddocs.OutcomeUnknownID:
+			if d.Hash != "" && seen.first(d.Hash) {
+				logger.InfoContext(ctx, "trusted documents: a document not in the manifest (first sighting)",
+					"outcome", d.Outcome, "hash", d.Hash, "mode", string(store.Mode()), "request_id", observe.RequestID(ctx))
+			}
+		}
+	}
+	return store, report, nil
+}
+
+// maxUnlistedLogged bounds the hashes remembered for the first-sighting
+// log (64 bytes each): past it, unlisted documents are only counted.
+const maxUnlistedLogged = 4096
+
+type unlistedSeen struct {
+	mu     sync.Mutex
+	hashes map[string]struct{}
+}
+
+func (s *unlistedSeen) first(hash string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.hashes[hash]; ok || len(s.hashes) >= maxUnlistedLogged {
+		return false
+	}
+	s.hashes[hash] = struct{}{}
+	return true
+}
+
+// Reload reads the trusted documents manifest again and swaps it in whole
+// (requests in flight keep the set they started with); on an error the
+// current set stays. Serve calls it on SIGHUP. Without TRUSTED_DOCUMENTS it
+// does nothing.
+func (g *Gateway) Reload() error {
+	if g.docs == nil {
+		return nil
+	}
+	if err := g.docs.Reload(); err != nil {
+		g.logger.Error("trusted documents: reload failed; the previous manifest stays in use", "err", err)
+		return err
+	}
+	info := g.docs.Info()
+	g.logger.Info("trusted documents reloaded", "format", info.Format, "operations", info.Operations, "manifest_sha256", info.SHA256)
+	return nil
+}
+
+// reloadOnSIGHUP calls Reload on every SIGHUP until stop is called. Only
+// with a manifest: otherwise SIGHUP keeps its default meaning.
+func (g *Gateway) reloadOnSIGHUP() (stop func()) {
+	if g.docs == nil {
+		return func() {}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-hup:
+				_ = g.Reload()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { signal.Stop(hup); close(done); wg.Wait() }
+}
+
+// PrintManifest writes to w the Apollo persisted query manifest of the
+// operations in the .graphql files (trusteddocs.BuildManifest), for
+// `paygraph -manifest file.graphql...`; it returns the exit code.
+func PrintManifest(w, errw io.Writer, files []string) int {
+	if len(files) == 0 {
+		fmt.Fprintln(errw, "paygraph -manifest: name the .graphql files holding the client's operations")
+		return 2
+	}
+	b, err := trusteddocs.BuildManifest(files)
+	if err != nil {
+		fmt.Fprintln(errw, "paygraph -manifest:", err)
+		return 1
+	}
+	_, _ = w.Write(b)
+	return 0
+}

@@ -1,0 +1,57 @@
+package gateway_test
+
+import (
+	"strings"
+	"testing"
+
+	"paygraph/gateway"
+	"paygraph/ratelimit"
+	"paygraph/trusteddocs"
+)
+
+func TestTrafficSettings(t *testing.T) {
+	load := func(env map[string]string) (gateway.Config, error) {
+		return gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
+	}
+	t.Run("defaults", func(t *testing.T) {
+		c, err := load(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.RateLimitRESTPerSecond != ratelimit.DefaultRESTCallsPerSecond || c.RateLimitRESTBurst != ratelimit.DefaultRESTBurst ||
+			c.RateLimitRequestsPerSecond != ratelimit.DefaultRequestsPerSecond || c.RateLimitRequestsBurst != ratelimit.DefaultRequestsBurst {
+			t.Fatalf("rate limits %+v, want ratelimit's defaults", c)
+		}
+		if c.TrustedDocumentsMode != trusteddocs.Off || c.TrustedDocuments != "" || c.TrustedDocumentsIntrospection {
+			t.Fatalf("trusted documents on by default: %+v", c)
+		}
+		if c.MaxComplexity > c.RateLimitRESTBurst {
+			t.Fatalf("the defaults contradict each other: MAX_COMPLEXITY %d over the burst %d", c.MaxComplexity, c.RateLimitRESTBurst)
+		}
+	})
+	for _, tt := range []struct {
+		name    string
+		env     map[string]string
+		wantErr string // "" accepted
+	}{
+		{"MAX_COMPLEXITY over the REST burst", map[string]string{"MAX_COMPLEXITY": "2000"}, "RATE_LIMIT_REST_BURST=1000: must be at least MAX_COMPLEXITY (2000)"},
+		{"MAX_COMPLEXITY over a burst that is off", map[string]string{"MAX_COMPLEXITY": "2000", "RATE_LIMIT_REST_BURST": "0"}, ""},
+		{"MAX_COMPLEXITY over a burst whose rate is off", map[string]string{"MAX_COMPLEXITY": "2000", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0"}, ""},
+		{"every limit off", map[string]string{"RATE_LIMIT_REST_CALLS_PER_SECOND": "0", "RATE_LIMIT_REQUESTS_PER_SECOND": "0"}, ""},
+		{"a negative rate", map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "-1"}, "RATE_LIMIT_REQUESTS_PER_SECOND"},
+		{"enforce without a manifest", map[string]string{"TRUSTED_DOCUMENTS_MODE": "enforce"}, "TRUSTED_DOCUMENTS_MODE=enforce: needs TRUSTED_DOCUMENTS"},
+		{"an unknown mode", map[string]string{"TRUSTED_DOCUMENTS_MODE": "strict", "TRUSTED_DOCUMENTS": "m.json"}, "TRUSTED_DOCUMENTS_MODE"},
+		{"introspection not a boolean", map[string]string{"TRUSTED_DOCUMENTS_INTROSPECTION": "sometimes"}, "TRUSTED_DOCUMENTS_INTROSPECTION"},
+		{"allow with a manifest", map[string]string{"TRUSTED_DOCUMENTS_MODE": "allow", "TRUSTED_DOCUMENTS": "m.json"}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := load(tt.env)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("error %v, want one saying %q", err, tt.wantErr)
+			}
+		})
+	}
+}

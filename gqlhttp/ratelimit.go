@@ -1,0 +1,146 @@
+// The per-merchant rate limit at the /graphql edge (package ratelimit
+// decides; this file charges and answers).
+
+package gqlhttp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph"
+	"paygraph/ratelimit"
+)
+
+// RateLimit charges each /graphql request to its merchant's budgets before
+// anything of it is read, and its operation's REST calls before any is
+// made:
+//
+//   - here, one request (Limiter.Allow with no REST calls): a request
+//     refused on its merchant's requests budget is answered at once, HTTP
+//     429, RATE_LIMITED with extensions.retryAfter, its body unread;
+//   - then, through the budget it puts in the request's context
+//     (graph.WithRESTCallBudget), the operation's REST-call estimate, once
+//     the operation passed the query limits (Limiter.AllowRESTCalls): a
+//     refusal is the operation's error, RATE_LIMITED with
+//     extensions.retryAfter, in the transport's usual HTTP 200 (as every
+//     GraphQL error of an application/json answer), and no field runs.
+//
+// Both set the RateLimit, RateLimit-Policy and (when refused) Retry-After
+// headers: when both budgets allowed, the one with the smaller share left
+// names the RateLimit field.
+//
+// merchantOf names the request's merchant, never with a secret
+// (restclient.MerchantOf: the hash of the credential pair, which a session
+// token's request carries too once its middleware put the pair in the
+// context); it must run after the middleware that reads the credentials.
+// A request without a merchant is not charged: it can make no REST call.
+// onRefused, when set, is told of an edge refusal (the metrics and access
+// log count it as a request refused before it was read). A nil Limiter
+// charges nothing.
+func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool), onRefused func(ctx context.Context, code string)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			merchant, ok := merchantOf(ctx)
+			if !ok || r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d := l.Allow(ctx, merchant, 0)
+			d.SetHeaders(w.Header())
+			if !d.Allowed {
+				if onRefused != nil {
+					onRefused(ctx, graph.CodeRateLimited)
+				}
+				drain(r)
+				writeRateLimited(w, d)
+				return
+			}
+			b := &restCallBudget{l: l, merchant: merchant, edge: d, header: w.Header()}
+			next.ServeHTTP(w, r.WithContext(graph.WithRESTCallBudget(ctx, b)))
+		})
+	}
+}
+
+// restCallBudget charges one request's operation to its merchant.
+type restCallBudget struct {
+	l        *ratelimit.Limiter
+	merchant string
+	edge     ratelimit.Decision // the request's own charge, for the headers
+	header   http.Header
+}
+
+func (b *restCallBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+	d := b.l.AllowRESTCalls(ctx, b.merchant, restCalls)
+	tighter(b.edge, d).SetHeaders(b.header)
+	switch {
+	case d.TooCostly:
+		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at
+		// most RATE_LIMIT_REST_BURST); no wait would admit it.
+		err := gqlerror.Errorf("query may make %d REST calls, more than this merchant's rate limit admits at once (%d)", restCalls, d.Limit)
+		err.Extensions = map[string]any{"code": graph.CodeComplexityLimit}
+		return err
+	case !d.Allowed:
+		err := gqlerror.Errorf("%s", limitedMessage(d))
+		err.Extensions = map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()}
+		return err
+	}
+	return nil
+}
+
+// tighter is the decision the headers describe: a refusal, else the
+// budget with the smaller share left (a decision without a policy charged
+// nothing).
+func tighter(edge, rest ratelimit.Decision) ratelimit.Decision {
+	switch {
+	case !rest.Allowed || edge.Policy == "":
+		return rest
+	case rest.Policy == "":
+		return edge
+	case int64(rest.Remaining)*int64(edge.Limit) < int64(edge.Remaining)*int64(rest.Limit):
+		return rest
+	}
+	return edge
+}
+
+func limitedMessage(d ratelimit.Decision) string {
+	what := "requests"
+	if d.Policy == ratelimit.PolicyRESTCalls {
+		what = "REST calls"
+	}
+	return fmt.Sprintf("rate limit reached: this merchant has spent its %s budget; retry after %d s", what, d.RetryAfterSeconds())
+}
+
+// maxDrain is how much of a refused request's body is read (and thrown
+// away, never decoded) before the answer: net/http's own bound for the
+// same purpose (maxPostHandlerReadBytes). A body left unread is in the
+// socket when a Connection: close request's connection is closed, and the
+// kernel then resets it, so the client may lose the 429 itself
+// (TestHostileClients' 300 connections saw 7 such failures without it).
+const maxDrain = 256 << 10
+
+func drain(r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrain))
+	}
+}
+
+// writeRateLimited answers an edge refusal: HTTP 429 with a GraphQL-shaped
+// body (the headers are set already).
+func writeRateLimited(w http.ResponseWriter, d ratelimit.Decision) {
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message":    limitedMessage(d),
+		"extensions": map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()},
+	}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(body)
+}

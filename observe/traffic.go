@@ -1,0 +1,51 @@
+// The counters of the traffic controls: the per-merchant rate limits and
+// the trusted documents. Labelled by outcome only (a small fixed set the
+// controls name), never by merchant.
+
+package observe
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// RateLimitCounter registers paygraph_rate_limit_decisions_total{outcome}
+// and returns the function that counts one decision (ratelimit's
+// OnDecision: allowed, limited, fallback_allowed, fallback_limited,
+// too_costly). Call it once per Metrics.
+func (m *Metrics) RateLimitCounter() func(outcome string) {
+	return m.outcomeCounter("paygraph_rate_limit_decisions_total",
+		"Per-merchant rate limit decisions by outcome: one when a request is charged at the edge, one when its operation's REST calls are (none for an operation without any).")
+}
+
+// TrustedDocumentsCounter registers
+// paygraph_trusted_documents_total{outcome} and returns the function that
+// counts one request's decision (trusteddocs' outcomes: listed, unlisted,
+// not_listed, apq_registration_refused, unknown_id, introspection). Call
+// it once per Metrics.
+func (m *Metrics) TrustedDocumentsCounter() func(outcome string) {
+	return m.outcomeCounter("paygraph_trusted_documents_total",
+		"GraphQL requests by trusted-documents outcome (allow and enforce modes only).")
+}
+
+func (m *Metrics) outcomeCounter(name, help string) func(string) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"outcome"})
+	m.reg.MustRegister(c)
+	return func(outcome string) {
+		if !plainOutcome(outcome) {
+			outcome = OutcomeError
+		}
+		c.WithLabelValues(outcome).Inc()
+	}
+}
+
+// plainOutcome: the controls' outcomes are short lower-case words; any
+// other value (a bug) is not made a label.
+func plainOutcome(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < 'a' || c > 'z') && c != '_' {
+			return false
+		}
+	}
+	return true
+}
