@@ -10,9 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"paygraph/internal/gqltest"
-	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -26,7 +24,7 @@ import (
 
 // TestReplicas runs the deployment shape of README "Deploy and scale out"
 // for real: one redis-server, the sandbox REST API, and two gateway
-// processes built from this package, each with REDIS_URL. A query
+// processes of the harness's binary, each with REDIS_URL. A query
 // registered (APQ) through replica A is served by hash alone through
 // replica B; a cursor from A continues on B; with Redis stopped both keep
 // answering, and a hash-only request is a quick PERSISTED_QUERY_NOT_FOUND
@@ -36,16 +34,15 @@ func TestReplicas(t *testing.T) {
 		t.Skip("builds and runs the gateway binary: not in -short")
 	}
 	redisBin := testenv.Tool(t, "redis-server")
-	bin := buildGateway(t)
 	rds := startRedisProcess(t, redisBin)
 
 	sb := sandbox.New(sandbox.Options{})
 	biz := sb.Businesses()[0]
 	restURL := serveLoopback(t, sb)
 
-	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s"}
-	a := startReplica(t, "A", bin, env)
-	b := startReplica(t, "B", bin, env)
+	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL, "APQ_TTL": "1h"}
+	a := startReplica(t, "A", env)
+	b := startReplica(t, "B", env)
 	h := gqltest.Headers(biz.APIKey, biz.APISecret)
 
 	// APQ across replicas.
@@ -131,22 +128,6 @@ func (p connectionPage) ids() []string {
 	var out []string
 	for _, n := range p.Payments.Nodes {
 		out = append(out, n.ID)
-	}
-	return out
-}
-
-// buildGateway builds this package's binary with the Dockerfile's flags.
-func buildGateway(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	out := filepath.Join(t.TempDir(), "paygraph")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, "paygraph")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
 	}
 	return out
 }
@@ -249,47 +230,21 @@ func redisPing(addr string) bool {
 	return string(buf[:n]) == "+PONG\r\n"
 }
 
-// replica is one gateway process.
+// replica is one gateway process of the harness.
 type replica struct {
-	*process
-	name   string
-	url    string
-	client *http.Client
+	*proc
+	name string
 }
 
-func startReplica(t *testing.T, name, bin string, env []string) *replica {
+func startReplica(t *testing.T, name string, env map[string]string) *replica {
 	t.Helper()
-	port := testenv.FreeLoopbackPort(t)
-	p := startProcess(t, "replica "+name, append([]string{"PORT=" + strconv.Itoa(port)}, env...), bin)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	r := &replica{process: p, name: name, url: "http://127.0.0.1:" + strconv.Itoa(port),
-		client: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if r.status(t, "/readyz") == http.StatusOK {
-			return r
-		}
-		select {
-		case <-p.exited:
-			t.Fatalf("replica %s exited:\n%s", name, p.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s not ready:\n%s", name, p.out.String())
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return &replica{proc: startGateway(t, env), name: name}
 }
 
 func (r *replica) status(t *testing.T, path string) int {
 	t.Helper()
-	resp, err := r.client.Get(r.url + path)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	code, _ := r.get(path, 10*time.Second)
+	return code
 }
 
 func (r *replica) post(t *testing.T, h http.Header, query string, vars map[string]any) *gqltest.Response {
@@ -312,7 +267,7 @@ func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars ma
 
 func (r *replica) do(t *testing.T, h http.Header, body map[string]any) *gqltest.Response {
 	t.Helper()
-	c := gqltest.Client{URL: r.url, HTTP: r.client}
+	c := gqltest.Client{URL: r.URL, HTTP: r.client}
 	return c.PostBody(t, h, body)
 }
 

@@ -1,8 +1,6 @@
-package gateway_test
+package e2e
 
 import (
-	"paygraph/gateway"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
+	"paygraph/gateway"
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
@@ -41,10 +40,10 @@ const browserExampleQuery = gateway.GraphiQLExample
 func TestGraphiQLInBrowser(t *testing.T) {
 	testenv.Tool(t, chromiumPath)
 
-	// Exactly what `go run .` serves: run() in sandbox mode, GraphiQL at
-	// "/" pre-filled with the demo credentials and the example query.
-	srvURL := startSandboxGateway(t)
-	srv := struct{ URL string }{srvURL} // the page under test
+	// Exactly what `go run .` serves: the binary in sandbox mode (no
+	// REST_BASE_URL), GraphiQL at "/" pre-filled with the demo credentials
+	// and the example query.
+	srv := startGateway(t, nil) // the page under test
 	biz := sandbox.New(sandbox.Options{}).Businesses()[0]
 
 	// Chromium: headless, fresh profile, nothing in the background.
@@ -203,9 +202,9 @@ func TestGraphiQLInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", tmpShot)
-	docShot := filepath.Join("docs", "graphiql.png")
+	docShot := filepath.Join("..", "docs", "graphiql.png") // the module's docs/
 	if _, err := os.Stat(docShot); os.Getenv("UPDATE_SCREENSHOT") == "1" || os.IsNotExist(err) {
-		if err := os.MkdirAll("docs", 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(docShot), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(docShot, screenshot, 0o644); err != nil {
