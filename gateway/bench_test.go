@@ -261,10 +261,10 @@ func BenchmarkListWithAddresses20ms(b *testing.B) {
 			g.Sandbox.SetLatency(latency)
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { customer { address } } } }`
-			g.post(b, h, q, nil).wantNoErrors(b) // warm: connections, query cache
+			g.Post(b, h, q, nil).WantNoErrors(b) // warm: connections, query cache
 			g.Sandbox.ResetCalls()
 			for b.Loop() {
-				g.post(b, h, q, nil).wantNoErrors(b)
+				g.Post(b, h, q, nil).WantNoErrors(b)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(g.Sandbox.CallCount(""))/float64(b.N), "REST-calls/op")

@@ -97,10 +97,10 @@ func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddres
 
 func TestReadmeExampleQuery(t *testing.T) {
 	g := startGateway(t, nil, nil)
-	r := g.post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	want := g.Sandbox.Payments(g.Biz[0].APIKey)[:3]
 	if len(data.Payments.Edges) != 3 {
 		t.Fatalf("got %d edges, want 3", len(data.Payments.Edges))
@@ -124,10 +124,10 @@ func TestReadmeExampleQuery(t *testing.T) {
 func TestPaymentsFieldsMatchREST(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	for _, b := range g.Biz {
-		r := g.post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
-		r.wantNoErrors(t)
+		r := g.Post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
+		r.WantNoErrors(t)
 		var data struct{ Payments connection }
-		r.decode(t, &data)
+		r.Decode(t, &data)
 		want := g.Sandbox.Payments(b.APIKey)
 		for i, got := range data.Payments.Nodes {
 			wantPayment(t, got, want[i], true)
@@ -151,12 +151,12 @@ func walk(t *testing.T, g *testGateway, b sandbox.Business, first int, status st
 		if status != "" {
 			vars["status"] = status
 		}
-		r := g.post(t, creds(b), `query($first: Int, $after: String, $status: PaymentStatus) {
+		r := g.Post(t, creds(b), `query($first: Int, $after: String, $status: PaymentStatus) {
 			payments(first: $first, after: $after, status: $status) {
 				edges { cursor node { id status } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, vars)
-		r.wantNoErrors(t)
+		r.WantNoErrors(t)
 		var data struct{ Payments connection }
-		r.decode(t, &data)
+		r.Decode(t, &data)
 		c := data.Payments
 		if c.PageInfo.HasPreviousPage != (after != "") {
 			t.Fatalf("hasPreviousPage = %v with after %q", c.PageInfo.HasPreviousPage, after)
@@ -227,17 +227,17 @@ func TestResumeFromAnyEdge(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
 	all := wantIDs(b, g.Sandbox, "")
-	r := g.post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	for _, i := range []int{0, 4, 18, 19, 29} {
 		for _, first := range []int{1, 5, 100} {
-			r := g.post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
+			r := g.Post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
 				map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
-			r.wantNoErrors(t)
+			r.WantNoErrors(t)
 			var page struct{ Payments connection }
-			r.decode(t, &page)
+			r.Decode(t, &page)
 			var got []string
 			for _, n := range page.Payments.Nodes {
 				got = append(got, n.ID)
@@ -256,17 +256,17 @@ func TestResumeFromAnyEdge(t *testing.T) {
 func TestFirstZeroAndBadPaginationInput(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
-	r := g.post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	if len(data.Payments.Edges) != 0 || !data.Payments.PageInfo.HasNextPage {
 		t.Errorf("first 0: %+v", data.Payments)
 	}
 
-	r = g.post(t, creds(b), `{ payments(first: 2, status: FAILED) { pageInfo { endCursor } } }`, nil)
-	r.wantNoErrors(t)
-	r.decode(t, &data)
+	r = g.Post(t, creds(b), `{ payments(first: 2, status: FAILED) { pageInfo { endCursor } } }`, nil)
+	r.WantNoErrors(t)
+	r.Decode(t, &data)
 	failedCursor := *data.Payments.PageInfo.EndCursor
 
 	g.Sandbox.ResetCalls()
@@ -281,8 +281,8 @@ func TestFirstZeroAndBadPaginationInput(t *testing.T) {
 		{"cursor without its filter", fmt.Sprintf(`{ payments(after: %q) { nodes { id } } }`, failedCursor)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := g.post(t, creds(b), tc.query, nil)
-			e := r.wantCode(t, "BAD_USER_INPUT")
+			r := g.Post(t, creds(b), tc.query, nil)
+			e := r.WantCode(t, "BAD_USER_INPUT")
 			if e.Message == "" || !slices.Equal(e.Path, []any{"payments"}) {
 				t.Errorf("error %+v", e)
 			}
@@ -310,9 +310,9 @@ func TestPaymentLinkAndNode(t *testing.T) {
 	links := g.Sandbox.PaymentLinks(b.APIKey)
 	var sawNullMax, sawMax bool
 	for _, l := range links {
-		r := g.post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
+		r := g.Post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
 			isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
-		r.wantNoErrors(t)
+		r.WantNoErrors(t)
 		var data struct {
 			PaymentLink struct {
 				ID, URL, Slug, Title string
@@ -330,7 +330,7 @@ func TestPaymentLinkAndNode(t *testing.T) {
 				CreatedAt, UpdatedAt string
 			}
 		}
-		r.decode(t, &data)
+		r.Decode(t, &data)
 		got := data.PaymentLink
 		desc := ""
 		if got.Description != nil {
@@ -356,12 +356,12 @@ func TestPaymentLinkAndNode(t *testing.T) {
 	}
 
 	pay := g.Sandbox.Payments(b.APIKey)[5]
-	r := g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
+	r := g.Post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
 		map[string]any{"ids": []string{links[0].ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
 	var data struct {
 		Nodes []*struct{ Typename, ID, Status, URL string } `json:"nodes"`
 	}
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	if len(data.Nodes) != 5 || data.Nodes[0] == nil || data.Nodes[0].ID != links[0].ID || data.Nodes[1] != nil ||
 		data.Nodes[2] == nil || data.Nodes[2].ID != pay.ID || data.Nodes[2].Status != pay.Status || data.Nodes[3] != nil || data.Nodes[4] != nil {
 		t.Fatalf("nodes = %s", r.Data)
@@ -381,8 +381,8 @@ func TestPaymentLinkAndNode(t *testing.T) {
 		}
 	}
 
-	r = g.post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
-	r.wantNoErrors(t)
+	r = g.Post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), fmt.Sprintf(`"paisa":%d`, pay.AmountPaisa)) {
 		t.Errorf("node = %s", r.Data)
 	}
@@ -393,10 +393,10 @@ func TestCheckoutSession(t *testing.T) {
 	b := g.Biz[1]
 	for _, s := range g.Sandbox.CheckoutSessions(b.APIKey) {
 		for _, key := range []string{s.ID, s.Reference} {
-			r := g.post(t, creds(b), `query($id: String!) { checkoutSession(id: $id) { sessionId reference paymentId status paymentStatus
+			r := g.Post(t, creds(b), `query($id: String!) { checkoutSession(id: $id) { sessionId reference paymentId status paymentStatus
 				amount { amount paisa currency } subtotal { amount paisa } customer { name email phone address city }
 				successUrl cancelUrl transactionId paymentMethod metadata { key value } createdAt updatedAt payment { id } } }`, map[string]any{"id": key})
-			r.wantNoErrors(t)
+			r.WantNoErrors(t)
 			var data struct {
 				CheckoutSession struct {
 					SessionID, Reference, PaymentID, Status, PaymentStatus string
@@ -410,7 +410,7 @@ func TestCheckoutSession(t *testing.T) {
 					CreatedAt, UpdatedAt string
 				}
 			}
-			r.decode(t, &data)
+			r.Decode(t, &data)
 			got := data.CheckoutSession
 			if got.SessionID != s.ID || got.Reference != s.Reference || got.PaymentID != s.PaymentID || got.Payment.ID != s.PaymentID ||
 				got.Status != s.Status || got.PaymentStatus != s.PaymentStatus ||
@@ -433,8 +433,8 @@ func TestCheckoutSession(t *testing.T) {
 			}
 		}
 	}
-	r := g.post(t, creds(b), `{ checkoutSession(id: "NOSUCHREF1") { sessionId } }`, nil)
-	if e := r.wantCode(t, "NOT_FOUND"); e.Message != "Checkout session not found" {
+	r := g.Post(t, creds(b), `{ checkoutSession(id: "NOSUCHREF1") { sessionId } }`, nil)
+	if e := r.WantCode(t, "NOT_FOUND"); e.Message != "Checkout session not found" {
 		t.Errorf("message %q", e.Message)
 	}
 }
@@ -450,8 +450,8 @@ func TestIDsNeverChangeTheRESTPath(t *testing.T) {
 			`query($id: ID!) { node(id: $id) { id } }`,
 		} {
 			g.Sandbox.ResetCalls()
-			r := g.post(t, creds(b), q, map[string]any{"id": id})
-			r.wantCode(t, "BAD_USER_INPUT")
+			r := g.Post(t, creds(b), q, map[string]any{"id": id})
+			r.WantCode(t, "BAD_USER_INPUT")
 			if n := g.Sandbox.CallCount(""); n != 0 {
 				t.Errorf("id %q made %d REST calls: %+v", id, n, g.Sandbox.Calls())
 			}
@@ -469,8 +469,8 @@ func TestMissingCredentials(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g.Sandbox.ResetCalls()
-			r := g.post(t, h, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id } }`, nil)
-			if len(r.Errors) != 2 || r.codes()[0] != "UNAUTHENTICATED" || r.codes()[1] != "UNAUTHENTICATED" {
+			r := g.Post(t, h, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id } }`, nil)
+			if len(r.Errors) != 2 || r.Codes()[0] != "UNAUTHENTICATED" || r.Codes()[1] != "UNAUTHENTICATED" {
 				t.Fatalf("errors %+v", r.Errors)
 			}
 			if n := g.Sandbox.CallCount(""); n != 0 {
@@ -478,11 +478,11 @@ func TestMissingCredentials(t *testing.T) {
 			}
 		})
 	}
-	r := g.post(t, nil, `{ __schema { queryType { name } } __typename }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, nil, `{ __schema { queryType { name } } __typename }`, nil)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), `"Query"`) {
 		t.Errorf("introspection: %s", r.Data)
 	}
-	r = g.post(t, creds(sandbox.Business{APIKey: "ak_test_wrong", APISecret: "sk_test_wrong"}), `{ payment(id: "pay_prod_1") { id } }`, nil)
-	r.wantCode(t, "UNAUTHENTICATED")
+	r = g.Post(t, creds(sandbox.Business{APIKey: "ak_test_wrong", APISecret: "sk_test_wrong"}), `{ payment(id: "pay_prod_1") { id } }`, nil)
+	r.WantCode(t, "UNAUTHENTICATED")
 }

@@ -104,20 +104,20 @@ func TestMetricsEndpoint(t *testing.T) {
 	h := creds(biz)
 	pay := g.Sandbox.Payments(biz.APIKey)[0]
 
-	g.post(t, h, `query ListWithAddresses { payments(first: 5) { nodes { id customer { address } } } }`, nil).wantNoErrors(t)
-	g.post(t, h, `query OnePayment($id: ID!) { payment(id: $id) { id amount { paisa } } }`, map[string]any{"id": pay.ID}).wantNoErrors(t)
-	g.post(t, h, `query Missing { payment(id: "pay_nosuchpayment") { id } }`, nil).wantCode(t, "NOT_FOUND")
-	g.post(t, h, `{ payments(first: `, nil).wantCode(t, "GRAPHQL_PARSE_FAILED")
+	g.Post(t, h, `query ListWithAddresses { payments(first: 5) { nodes { id customer { address } } } }`, nil).WantNoErrors(t)
+	g.Post(t, h, `query OnePayment($id: ID!) { payment(id: $id) { id amount { paisa } } }`, map[string]any{"id": pay.ID}).WantNoErrors(t)
+	g.Post(t, h, `query Missing { payment(id: "pay_nosuchpayment") { id } }`, nil).WantCode(t, "NOT_FOUND")
+	g.Post(t, h, `{ payments(first: `, nil).WantCode(t, "GRAPHQL_PARSE_FAILED")
 	wrong := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {"sk_test_notthesecretatallnotatall0"}}
-	g.post(t, wrong, `query Sneaky { payment(id: "`+pay.ID+`") { id } }`, nil).wantCode(t, "UNAUTHENTICATED")
+	g.Post(t, wrong, `query Sneaky { payment(id: "`+pay.ID+`") { id } }`, nil).WantCode(t, "UNAUTHENTICATED")
 	// Refused before gqlgen sees them: not JSON, and over MAX_BODY_BYTES.
-	g.send(t, http.MethodPost, "/graphql", h, []byte(`{"query": "{ payments`)).wantCode(t, "BAD_USER_INPUT")
+	g.Send(t, http.MethodPost, "/graphql", h, []byte(`{"query": "{ payments`)).WantCode(t, "BAD_USER_INPUT")
 	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
-	if r := g.send(t, http.MethodPost, "/graphql", h, []byte(big)); r.Status != http.StatusRequestEntityTooLarge {
+	if r := g.Send(t, http.MethodPost, "/graphql", h, []byte(big)); r.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 300 KiB body: status %d", r.Status)
 	}
 	for i := range observe.MaxOperationNames + 20 { // a client inventing names
-		g.post(t, h, fmt.Sprintf(`query Invented%d { __typename }`, i), nil).wantNoErrors(t)
+		g.Post(t, h, fmt.Sprintf(`query Invented%d { __typename }`, i), nil).WantNoErrors(t)
 	}
 
 	m, raw := scrape(t, g)
@@ -202,7 +202,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	const requests = 30
 	for i := range requests {
 		q := fmt.Sprintf(`query Faulty%d { payment(id: %q) { id } payments(first: 2) { nodes { id customer { address } } } }`, i%3, pay.ID)
-		g.post(t, callers[i%len(callers)], q, nil)
+		g.Post(t, callers[i%len(callers)], q, nil)
 		if i%10 == 9 {
 			time.Sleep(60 * time.Millisecond) // let the breaker half-open again
 		}
@@ -265,7 +265,7 @@ func TestTracingSpanTree(t *testing.T) {
 	h := creds(biz)
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	h.Set("traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
-	g.post(t, h, `query Join { payments(first: 3) { nodes { id customer { address } } } }`, nil).wantNoErrors(t)
+	g.Post(t, h, `query Join { payments(first: 3) { nodes { id customer { address } } } }`, nil).WantNoErrors(t)
 	_ = tp.ForceFlush(context.Background())
 
 	spans := exp.GetSpans()
