@@ -1,13 +1,14 @@
 package observe
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"paygraph/internal/gqltest"
 )
 
 // TestGatewayEndToEnd drives a gqlgen server (without generated code)
@@ -20,6 +21,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 	var logs syncBuffer
 	gw := httptest.NewServer(gateway(m, &logs, rs.URL))
 	defer gw.Close()
+	client := gqltest.Client{URL: gw.URL, Forbidden: []string{testSecret}}
 
 	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 	for _, tc := range []struct {
@@ -34,35 +36,20 @@ func TestGatewayEndToEnd(t *testing.T) {
 		{"parse error", `{"query":"query Broken { payment(id: \"pay_prod_q\"","operationName":"Broken"}`, "", "GRAPHQL_PARSE_FAILED"},
 		{"two calls", `{"query":"query Two { a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"boom_1\") { id } }"}`, "", "UPSTREAM_ERROR"},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/graphql?debug="+testSecret, strings.NewReader(tc.body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-api-key", testKey)
-		req.Header.Set("x-api-secret", testSecret)
-		if tc.traceparent != "" {
-			req.Header.Set("traceparent", tc.traceparent)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			Data   map[string]any
-			Errors []struct {
-				Extensions map[string]any
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"X-Api-Key": {testKey}, "X-Api-Secret": {testSecret}}
+			if tc.traceparent != "" {
+				h.Set("traceparent", tc.traceparent)
 			}
-		}
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		code := ""
-		if len(body.Errors) > 0 {
-			code, _ = body.Errors[0].Extensions["code"].(string)
-		}
-		if code != tc.wantCode {
-			t.Errorf("%s: code %q, want %q (%+v)", tc.name, code, tc.wantCode, body)
-		}
+			r := client.Send(t, http.MethodPost, "/graphql?debug="+testSecret, h, []byte(tc.body))
+			code := ""
+			if codes := r.Codes(); len(codes) > 0 {
+				code = codes[0]
+			}
+			if code != tc.wantCode {
+				t.Errorf("code %q, want %q (%s)", code, tc.wantCode, r.Raw)
+			}
+		})
 	}
 
 	// Metrics.
