@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"paygraph/sandbox"
 )
 
@@ -55,6 +58,14 @@ func taka(paisa int64) string {
 		sign, paisa = "-", -paisa
 	}
 	return fmt.Sprintf("%s%d.%02d", sign, paisa/100, paisa%100)
+}
+
+// orEmpty is *p, or "" for nil.
+func orEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }
 
 func str(p *string) string {
@@ -304,84 +315,121 @@ func tamper(c string) string {
 	return string(b)
 }
 
-func TestPaymentLinkAndNode(t *testing.T) {
+// linkView is a payment link as a test compares it: the description as ""
+// when null (the REST API omits an empty one), the optional numbers and
+// times as pointers.
+type linkView struct {
+	ID, URL, Slug, Title, Description string
+	Amount                            moneyView
+	IsReusable, IsActive              bool
+	CurrentUses                       int
+	MaxUses                           *int
+	ExpiresAt                         *string
+	SuccessURL                        string
+	CreatedAt, UpdatedAt              string
+}
+
+type moneyView struct {
+	Amount   string
+	Paisa    int64
+	Currency string
+}
+
+// TestPaymentLink reads every link of a business and compares each field
+// with the sandbox's record; the sandbox has links with and without
+// max_uses, so both the null and the number are seen.
+func TestPaymentLink(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
 	links := g.Sandbox.PaymentLinks(b.APIKey)
 	var sawNullMax, sawMax bool
 	for _, l := range links {
-		r := g.Post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
-			isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
-		r.WantNoErrors(t)
-		var data struct {
-			PaymentLink struct {
-				ID, URL, Slug, Title string
-				Description          *string
-				Amount               struct {
-					Amount   string
-					Paisa    int64
-					Currency string
-				}
-				IsReusable, IsActive bool
-				CurrentUses          int
-				MaxUses              *int
-				ExpiresAt            *string
-				SuccessURL           *string
-				CreatedAt, UpdatedAt string
-			}
-		}
-		r.Decode(t, &data)
-		got := data.PaymentLink
-		desc := ""
-		if got.Description != nil {
-			desc = *got.Description
-		}
-		if got.ID != l.ID || got.URL != l.URL || got.Slug != l.Slug || got.Title != l.Title || desc != l.Description ||
-			got.Amount.Paisa != l.AmountPaisa || got.Amount.Amount != taka(l.AmountPaisa) || got.Amount.Currency != l.Currency ||
-			got.IsReusable != l.IsReusable || got.IsActive != l.IsActive || got.CurrentUses != l.CurrentUses ||
-			str(got.SuccessURL) != l.SuccessURL || got.CreatedAt != l.CreatedAt || got.UpdatedAt != l.UpdatedAt {
-			t.Errorf("link %s: got %+v, want %+v", l.ID, got, l)
-		}
-		if (got.MaxUses == nil) != (l.MaxUses == nil) || (l.MaxUses != nil && *got.MaxUses != *l.MaxUses) {
-			t.Errorf("link %s maxUses %v, want %v", l.ID, got.MaxUses, l.MaxUses)
-		}
-		if (got.ExpiresAt == nil) != (l.ExpiresAt == nil) || (l.ExpiresAt != nil && *got.ExpiresAt != *l.ExpiresAt) {
-			t.Errorf("link %s expiresAt %v, want %v", l.ID, got.ExpiresAt, l.ExpiresAt)
-		}
 		sawNullMax = sawNullMax || l.MaxUses == nil
 		sawMax = sawMax || l.MaxUses != nil
+		t.Run(l.ID, func(t *testing.T) {
+			r := g.Post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
+				isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
+			r.WantNoErrors(t)
+			var data struct {
+				PaymentLink struct {
+					ID, URL, Slug, Title string
+					Description          *string
+					Amount               moneyView
+					IsReusable, IsActive bool
+					CurrentUses          int
+					MaxUses              *int
+					ExpiresAt            *string
+					SuccessURL           *string
+					CreatedAt, UpdatedAt string
+				}
+			}
+			r.Decode(t, &data)
+			got := data.PaymentLink
+			gotView := linkView{ID: got.ID, URL: got.URL, Slug: got.Slug, Title: got.Title, Description: orEmpty(got.Description),
+				Amount: got.Amount, IsReusable: got.IsReusable, IsActive: got.IsActive, CurrentUses: got.CurrentUses,
+				MaxUses: got.MaxUses, ExpiresAt: got.ExpiresAt, SuccessURL: str(got.SuccessURL), CreatedAt: got.CreatedAt, UpdatedAt: got.UpdatedAt}
+			want := linkView{ID: l.ID, URL: l.URL, Slug: l.Slug, Title: l.Title, Description: l.Description,
+				Amount:     moneyView{Amount: taka(l.AmountPaisa), Paisa: l.AmountPaisa, Currency: l.Currency},
+				IsReusable: l.IsReusable, IsActive: l.IsActive, CurrentUses: l.CurrentUses,
+				MaxUses: l.MaxUses, ExpiresAt: l.ExpiresAt, SuccessURL: l.SuccessURL, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+			if diff := cmp.Diff(want, gotView); diff != "" {
+				t.Errorf("link %s (-sandbox +gateway):\n%s", l.ID, diff)
+			}
+		})
 	}
 	if !sawNullMax || !sawMax {
 		t.Error("sandbox links should have some with and some without max_uses")
 	}
+}
 
+// TestNodes resolves a mix of ids in one nodes query: a link, a malformed
+// id, a payment, an unknown payment and a path-like id. Each bad id is
+// null with its own error at its index; the good ones are served.
+func TestNodes(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	link := g.Sandbox.PaymentLinks(b.APIKey)[0]
 	pay := g.Sandbox.Payments(b.APIKey)[5]
 	r := g.Post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
-		map[string]any{"ids": []string{links[0].ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
+		map[string]any{"ids": []string{link.ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
+	type node struct{ Typename, ID, Status, URL string }
 	var data struct {
-		Nodes []*struct{ Typename, ID, Status, URL string } `json:"nodes"`
+		Nodes []*node `json:"nodes"`
 	}
 	r.Decode(t, &data)
-	if len(data.Nodes) != 5 || data.Nodes[0] == nil || data.Nodes[0].ID != links[0].ID || data.Nodes[1] != nil ||
-		data.Nodes[2] == nil || data.Nodes[2].ID != pay.ID || data.Nodes[2].Status != pay.Status || data.Nodes[3] != nil || data.Nodes[4] != nil {
-		t.Fatalf("nodes = %s", r.Data)
+	// (__typename does not decode into Typename: it is left out on both sides.)
+	want := []*node{{ID: link.ID, URL: link.URL}, nil, {ID: pay.ID, Status: pay.Status}, nil, nil}
+	if diff := cmp.Diff(want, data.Nodes); diff != "" {
+		t.Fatalf("nodes (-want +got):\n%s\n%s", diff, r.Data)
 	}
-	wantErrs := map[float64]string{1: "BAD_USER_INPUT", 3: "NOT_FOUND", 4: "BAD_USER_INPUT"}
-	if len(r.Errors) != len(wantErrs) {
-		t.Fatalf("errors = %+v", r.Errors)
+	type errAt struct {
+		Path any
+		Code string
 	}
+	var gotErrs []errAt
 	for _, e := range r.Errors {
-		if len(e.Path) != 2 || e.Path[0] != "nodes" || wantErrs[e.Path[1].(float64)] != e.Extensions["code"] {
-			t.Errorf("error %+v", e)
-		}
-	}
-	for _, e := range r.Errors {
-		if e.Extensions["code"] == "NOT_FOUND" && e.Message != "Payment not found" {
+		gotErrs = append(gotErrs, errAt{e.Path, e.Code()})
+		if e.Code() == "NOT_FOUND" && e.Message != "Payment not found" {
 			t.Errorf("NOT_FOUND message %q, want the REST API's", e.Message)
 		}
 	}
+	wantErrs := []errAt{
+		{[]any{"nodes", float64(1)}, "BAD_USER_INPUT"},
+		{[]any{"nodes", float64(3)}, "NOT_FOUND"},
+		{[]any{"nodes", float64(4)}, "BAD_USER_INPUT"},
+	}
+	sortErrs := cmpopts.SortSlices(func(a, b errAt) bool { return fmt.Sprint(a.Path) < fmt.Sprint(b.Path) })
+	if diff := cmp.Diff(wantErrs, gotErrs, sortErrs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
 
-	r = g.Post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
+// TestNode resolves one payment through node(id:).
+func TestNode(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	pay := g.Sandbox.Payments(b.APIKey)[5]
+	r := g.Post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
 	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), fmt.Sprintf(`"paisa":%d`, pay.AmountPaisa)) {
 		t.Errorf("node = %s", r.Data)
