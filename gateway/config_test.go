@@ -74,15 +74,17 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"LOG_FORMAT", "xml"},
 		{"PPROF_ADDR", "6060"},
 	} {
-		_, err := LoadConfig(nil, func(k string) string {
-			if k == tc.env {
-				return tc.value
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			_, err := LoadConfig(nil, func(k string) string {
+				if k == tc.env {
+					return tc.value
+				}
+				return ""
+			}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.env) {
+				t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
 			}
-			return ""
-		}, nil)
-		if err == nil || !strings.Contains(err.Error(), tc.env) {
-			t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
-		}
+		})
 	}
 }
 

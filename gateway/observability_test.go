@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"paygraph/gateway"
 
 	"bytes"
@@ -43,26 +45,29 @@ func TestRequestIDAndAccessLog(t *testing.T) {
 		{"../\n<script>", ""},
 		{strings.Repeat("a", 65), ""},
 	} {
-		logs.Reset()
-		req := httptest.NewRequest(http.MethodPost, "/graphql?query=secret-ish", nil)
-		req.Header.Set("X-Request-Id", tc.sent)
-		req.Header.Set("x-api-secret", "sk_test_must_not_be_logged")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		got := rec.Header().Get("X-Request-Id")
-		if tc.want != "" && got != tc.want || tc.want == "" && (!observe.SaneRequestID(got) || got == tc.sent) {
-			t.Errorf("sent %q: X-Request-Id %q", tc.sent, got)
-		}
-		var line map[string]any
-		if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
-			t.Fatalf("log %q: %v", logs.String(), err)
-		}
-		if line["request_id"] != got || line["path"] != "/graphql" || line["status"] != float64(http.StatusTeapot) {
-			t.Errorf("log line %v", line)
-		}
-		if strings.Contains(logs.String(), "sk_test_") || strings.Contains(logs.String(), "secret-ish") {
-			t.Errorf("log line holds a header or the query string: %s", logs.String())
-		}
+		t.Run(fmt.Sprintf("sent %q", tc.sent), func(t *testing.T) {
+			logs.Reset()
+			req := httptest.NewRequest(http.MethodPost, "/graphql?query=secret-ish", nil)
+			req.Header.Set("X-Request-Id", tc.sent)
+			req.Header.Set("x-api-secret", "sk_test_must_not_be_logged")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			got := rec.Header().Get("X-Request-Id")
+			if tc.want != "" && got != tc.want || tc.want == "" && (!observe.SaneRequestID(got) || got == tc.sent) {
+				t.Errorf("sent %q: X-Request-Id %q", tc.sent, got)
+			}
+			var line map[string]any
+			if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+				t.Fatalf("log %q: %v", logs.String(), err)
+			}
+			want := map[string]any{"request_id": got, "path": "/graphql", "status": float64(http.StatusTeapot)}
+			if diff := cmp.Diff(want, line, cmpopts.IgnoreMapEntries(func(k string, _ any) bool { _, ok := want[k]; return !ok })); diff != "" {
+				t.Errorf("log line (-want +got):\n%s", diff)
+			}
+			if strings.Contains(logs.String(), "sk_test_") || strings.Contains(logs.String(), "secret-ish") {
+				t.Errorf("log line holds a header or the query string: %s", logs.String())
+			}
+		})
 	}
 }
 
@@ -143,9 +148,11 @@ func TestMetricsEndpoint(t *testing.T) {
 		{`paygraph_http_in_flight_requests`, 1}, // this scrape
 		{`paygraph_circuit_breaker_state{upstream="rest"}`, observe.BreakerClosed},
 	} {
-		if got, ok := m[tc.series]; !ok || got != tc.want {
-			t.Errorf("%s = %v (present %v), want %v", tc.series, got, ok, tc.want)
-		}
+		t.Run(tc.series, func(t *testing.T) {
+			if got, ok := m[tc.series]; !ok || got != tc.want {
+				t.Errorf("%s = %v (present %v), want %v", tc.series, got, ok, tc.want)
+			}
+		})
 	}
 	if n := g.Sandbox.CallCount(sandbox.RoutePayment); n != 8 {
 		t.Errorf("the sandbox saw %d payment calls, the metrics 8", n)
@@ -315,8 +322,14 @@ func TestTracingSpanTree(t *testing.T) {
 			}
 		}
 	}
-	if count["REST GET /api/v1/payments"] != 1 || count["REST GET /api/v1/payments/{id}"] != 3 || count["graphql.resolve Customer.address"] != 3 {
-		t.Errorf("span counts %v: want 1 list call, 3 detail calls under 3 address resolvers", count)
+	// 1 list call, 3 detail calls under 3 address resolvers.
+	wantCount := map[string]int{"REST GET /api/v1/payments": 1, "REST GET /api/v1/payments/{id}": 3, "graphql.resolve Customer.address": 3}
+	gotCount := map[string]int{}
+	for name := range wantCount {
+		gotCount[name] = count[name]
+	}
+	if diff := cmp.Diff(wantCount, gotCount); diff != "" {
+		t.Errorf("span counts (-want +got):\n%s\nall: %v", diff, count)
 	}
 	if len(parents) != 4 {
 		t.Fatalf("the REST API got %d calls, want 4", len(parents))

@@ -188,19 +188,21 @@ func TestTransientFaultIsRetried(t *testing.T) {
 		wantCalls int64
 		wantOK    bool
 	}{{502, 2, true}, {503, 2, true}, {500, 1, false}} {
-		var n atomic.Int64
-		rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.WriteHeader(tc.first)
-				return
+		t.Run(fmt.Sprint("first answer ", tc.first), func(t *testing.T) {
+			var n atomic.Int64
+			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.WriteHeader(tc.first)
+					return
+				}
+				_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
+			}}
+			g := startGateway(t, nil, rest)
+			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
+			if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
+				t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
 			}
-			_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
-		}}
-		g := startGateway(t, nil, rest)
-		r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
-		if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
-			t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
-		}
+		})
 	}
 }
 
