@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/gqltest"
 	"paygraph/sandbox"
 )
 
@@ -107,10 +108,7 @@ type hostileAnswer struct {
 	status  int
 	elapsed time.Duration
 	raw     []byte
-	Errors  []struct {
-		Message    string         `json:"message"`
-		Extensions map[string]any `json:"extensions"`
-	} `json:"errors"`
+	Errors  []gqltest.Error `json:"errors"`
 }
 
 func (e *hostileEnv) send(t *testing.T, ctype string, body io.Reader, contentLength int64) *hostileAnswer {
@@ -149,8 +147,7 @@ func (a *hostileAnswer) refused(t *testing.T, codes ...string) {
 	}
 	var got []string
 	for _, e := range a.Errors {
-		c, _ := e.Extensions["code"].(string)
-		got = append(got, c)
+		got = append(got, e.Code())
 	}
 	if len(codes) > 0 {
 		for _, c := range got {

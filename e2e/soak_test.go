@@ -32,6 +32,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/gqltest"
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
@@ -230,15 +231,9 @@ func (t *soakTenant) sessionJSON(s sandbox.CheckoutSession) map[string]any {
 	}
 }
 
-type soakError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
 type soakAnswer struct {
-	Data   any         `json:"data"`
-	Errors []soakError `json:"errors"`
+	Data   any             `json:"data"`
+	Errors []gqltest.Error `json:"errors"`
 	raw    []byte
 }
 
@@ -277,8 +272,7 @@ func (c *soakClient) do(body map[string]any) (*soakAnswer, bool) {
 	c.stats.requests++
 	c.stats.latencies = append(c.stats.latencies, elapsed)
 	for _, e := range ans.Errors {
-		code, _ := e.Extensions["code"].(string)
-		c.stats.errsByCode[code]++
+		c.stats.errsByCode[e.Code()]++
 	}
 	c.stats.mu.Unlock()
 	if resp.StatusCode != http.StatusOK {
@@ -327,7 +321,7 @@ var soakAllowedCodes = map[string]bool{"UPSTREAM_ERROR": true, "UPSTREAM_TIMEOUT
 func (c *soakClient) check(what string, ans *soakAnswer, want map[string]any, notFound map[string]bool) (hadErrors bool) {
 	var errPaths []string
 	for _, e := range ans.Errors {
-		code, _ := e.Extensions["code"].(string)
+		code := e.Code()
 		p := soakPathString(e.Path)
 		switch {
 		case code == "NOT_FOUND" && notFound[p]:
