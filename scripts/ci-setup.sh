@@ -40,7 +40,7 @@ fi
 /usr/bin/chromium --version >&2 || { echo "ci-setup: /usr/bin/chromium does not run" >&2; exit 1; }
 
 # redis-server (Debian's package) for the shared APQ store's tests
-# (apqstore/redis_test.go, replicas_test.go start it on a free loopback
+# (apqstore/redis_test.go, e2e/replicas_test.go start it on a free loopback
 # port themselves; no service is enabled or started here).
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "ci-setup: installing redis-server" >&2
