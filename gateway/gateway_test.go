@@ -220,8 +220,8 @@ func TestWalkWholeList(t *testing.T) {
 				if len(want) == 0 {
 					t.Fatal("sandbox has no payments for this filter")
 				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("walked %d ids, want %d in REST order\n got %v\nwant %v", len(got), len(want), got, want)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("walked %d ids, want %d in REST order (-want +got):\n%s", len(got), len(want), diff)
 				}
 			})
 		}
@@ -244,24 +244,28 @@ func TestResumeFromAnyEdge(t *testing.T) {
 	r.WantNoErrors(t)
 	var data struct{ Payments connection }
 	r.Decode(t, &data)
+	// page is what a test compares of one page: its ids and its flags.
+	type page struct {
+		IDs                          []string
+		HasPreviousPage, HasNextPage bool
+	}
 	for _, i := range []int{0, 4, 18, 19, 29} {
 		for _, first := range []int{1, 5, 100} {
-			r := g.Post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
-				map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
-			r.WantNoErrors(t)
-			var page struct{ Payments connection }
-			r.Decode(t, &page)
-			var got []string
-			for _, n := range page.Payments.Nodes {
-				got = append(got, n.ID)
-			}
-			want := all[i+1 : min(i+1+first, len(all))]
-			if !slices.Equal(got, want) {
-				t.Errorf("after edge %d, first %d: got %v, want %v", i, first, got, want)
-			}
-			if !page.Payments.PageInfo.HasPreviousPage || page.Payments.PageInfo.HasNextPage != (i+1+first < len(all)) {
-				t.Errorf("after edge %d, first %d: pageInfo %+v", i, first, page.Payments.PageInfo)
-			}
+			t.Run(fmt.Sprintf("after edge %d, first %d", i, first), func(t *testing.T) {
+				r := g.Post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
+					map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
+				r.WantNoErrors(t)
+				var res struct{ Payments connection }
+				r.Decode(t, &res)
+				got := page{HasPreviousPage: res.Payments.PageInfo.HasPreviousPage, HasNextPage: res.Payments.PageInfo.HasNextPage}
+				for _, n := range res.Payments.Nodes {
+					got.IDs = append(got.IDs, n.ID)
+				}
+				want := page{IDs: all[i+1 : min(i+1+first, len(all))], HasPreviousPage: true, HasNextPage: i+1+first < len(all)}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("page (-want +got):\n%s", diff)
+				}
+			})
 		}
 	}
 }
