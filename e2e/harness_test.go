@@ -72,9 +72,11 @@ func gatewayBinary(t testing.TB) string {
 		if build.err != nil {
 			return
 		}
+		// go test puts its own go first on the test's PATH.
 		goBin, err := exec.LookPath("go")
 		if err != nil {
-			goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+			build.err = err
+			return
 		}
 		build.bin = filepath.Join(build.dir, "paygraph")
 		cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", build.bin, "paygraph")
