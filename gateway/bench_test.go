@@ -299,18 +299,20 @@ func TestAllocationBudget(t *testing.T) {
 		{"20 aliases", f.request(benchAliasesQuery(20), map[string]any{"id": f.paymentID}), 1, benchBudgetAliases20},
 		{"checkout session with payment", f.request(benchCheckout, map[string]any{"id": f.sessionID}), 2, benchBudgetCheckout},
 	} {
-		tc.req.check(t, h)
-		runs := 200
-		if tc.budget > 5000 {
-			runs = 20
-		}
-		total := testing.AllocsPerRun(runs, func() { tc.req.serve(h) })
-		got := total - stub*tc.restCall
-		limit := float64(tc.budget) * (1 + benchAllocHeadroom)
-		t.Logf("%s: %.0f allocs/op (%.0f with the stub); budget %d, limit %.0f", tc.name, got, total, tc.budget, limit)
-		if got > limit {
-			t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (BENCHMARKS.md) before raising the budget",
-				tc.name, got, tc.budget, benchAllocHeadroom*100)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.check(t, h)
+			runs := 200
+			if tc.budget > 5000 {
+				runs = 20
+			}
+			total := testing.AllocsPerRun(runs, func() { tc.req.serve(h) })
+			got := total - stub*tc.restCall
+			limit := float64(tc.budget) * (1 + benchAllocHeadroom)
+			t.Logf("%s: %.0f allocs/op (%.0f with the stub); budget %d, limit %.0f", tc.name, got, total, tc.budget, limit)
+			if got > limit {
+				t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (BENCHMARKS.md) before raising the budget",
+					tc.name, got, tc.budget, benchAllocHeadroom*100)
+			}
+		})
 	}
 }

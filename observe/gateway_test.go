@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -110,12 +111,14 @@ func TestGatewayEndToEndAccessLog(t *testing.T) {
 		{"GetPay", "ok", 1}, {"GetPay", "NOT_FOUND", 1}, {"anonymous", "ok", 0},
 		{"Broken", "GRAPHQL_PARSE_FAILED", 0}, {"Two", "UPSTREAM_ERROR", 2},
 	} {
-		wantLine := map[string]any{"msg": "request", "operation": want.op, "outcome": want.outcome, "rest_calls": want.calls,
-			"path": "/graphql", "method": "POST"}
-		onlyWanted := cmpopts.IgnoreMapEntries(func(k string, _ any) bool { _, ok := wantLine[k]; return !ok })
-		if diff := cmp.Diff(wantLine, lines[i], onlyWanted); diff != "" {
-			t.Errorf("log line %d (-want +got):\n%s", i, diff)
-		}
+		t.Run(fmt.Sprintf("line %d %s %s", i, want.op, want.outcome), func(t *testing.T) {
+			wantLine := map[string]any{"msg": "request", "operation": want.op, "outcome": want.outcome, "rest_calls": want.calls,
+				"path": "/graphql", "method": "POST"}
+			onlyWanted := cmpopts.IgnoreMapEntries(func(k string, _ any) bool { _, ok := wantLine[k]; return !ok })
+			if diff := cmp.Diff(wantLine, lines[i], onlyWanted); diff != "" {
+				t.Errorf("log line %d (-want +got):\n%s", i, diff)
+			}
+		})
 	}
 	if lines[0]["trace_id"] != clientTrace {
 		t.Errorf("access line's trace_id %v, want the client's %s", lines[0]["trace_id"], clientTrace)

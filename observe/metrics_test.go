@@ -20,13 +20,15 @@ func TestRoutePattern(t *testing.T) {
 		{"http://h/api/v1/payments/pay_1/refunds", EndpointOther},
 		{"http://h/", EndpointOther},
 	} {
-		u, err := url.Parse(tc.url)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := RoutePattern(u); got != tc.want {
-			t.Errorf("RoutePattern(%s) = %q, want %q", tc.url, got, tc.want)
-		}
+		t.Run(tc.url, func(t *testing.T) {
+			u, err := url.Parse(tc.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := RoutePattern(u); got != tc.want {
+				t.Errorf("RoutePattern(%s) = %q, want %q", tc.url, got, tc.want)
+			}
+		})
 	}
 	if got := RoutePattern(nil); got != EndpointOther {
 		t.Errorf("RoutePattern(nil) = %q", got)
@@ -219,9 +221,11 @@ func TestLoaderBreakerInFlight(t *testing.T) {
 	)
 	assertAbsent(t, "metrics", out, "pay_prod")
 	for name, want := range map[string]int{"closed": 0, "half-open": 1, "open": 2, "bogus": -1} {
-		if got := BreakerStateValue(name); got != want {
-			t.Errorf("BreakerStateValue(%q) = %d", name, got)
-		}
+		t.Run(name, func(t *testing.T) {
+			if got := BreakerStateValue(name); got != want {
+				t.Errorf("BreakerStateValue(%q) = %d", name, got)
+			}
+		})
 	}
 }
 
