@@ -28,6 +28,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/gqltest"
 	"paygraph/internal/testenv"
 )
 
@@ -71,7 +72,7 @@ func gatewayBinary(t testing.TB) string {
 		if build.err != nil {
 			return
 		}
-		// go test puts its own GOROOT/bin first in the test's PATH.
+		// go test puts its own go first on the test's PATH.
 		goBin, err := exec.LookPath("go")
 		if err != nil {
 			build.err = err
@@ -383,6 +384,11 @@ func (l *lockedBuffer) String() string {
 
 // ---- GraphQL over HTTP ----
 
+// The load client below is not gqltest.Client on purpose: it runs in
+// worker goroutines where a failed request is a figure, not a test
+// failure (gqltest fails the test), and it counts the bytes of answers it
+// does not keep. Its errors are gqltest's.
+
 // keepBytes is how much of a response body is kept (and decoded); the
 // rest is read and counted only, so that an answer of hundreds of MB costs
 // the test nothing.
@@ -424,23 +430,15 @@ type gqlResp struct {
 	Err     error // transport error or timeout
 
 	Data   json.RawMessage
-	Errors []gqlError
+	Errors []gqltest.Error
 	Parsed bool // the whole body was kept and is a GraphQL response
-}
-
-type gqlError struct {
-	Message    string `json:"message"`
-	Path       []any  `json:"path"`
-	Extensions struct {
-		Code string `json:"code"`
-	} `json:"extensions"`
 }
 
 // Codes counts the errors' extensions.code values.
 func (r *gqlResp) Codes() map[string]int {
 	out := map[string]int{}
 	for _, e := range r.Errors {
-		out[e.Extensions.Code]++
+		out[e.Code()]++
 	}
 	return out
 }
@@ -461,8 +459,8 @@ func (r *gqlResp) Outcome() string {
 		return fmt.Sprintf("http-%d-%s-body", r.Status, strings.ReplaceAll(kib(r.Size), " ", ""))
 	case !r.Parsed:
 		return fmt.Sprintf("http-%d-not-graphql", r.Status)
-	case len(r.Errors) > 0 && r.Errors[0].Extensions.Code != "":
-		return r.Errors[0].Extensions.Code
+	case len(r.Errors) > 0 && r.Errors[0].Code() != "":
+		return r.Errors[0].Code()
 	case len(r.Errors) > 0:
 		return "error-without-code"
 	case r.Status != http.StatusOK:
@@ -534,7 +532,7 @@ func (p *proc) do(ctx context.Context, q gqlReq) *gqlResp {
 	if out.Size <= keepBytes {
 		var g struct {
 			Data   json.RawMessage `json:"data"`
-			Errors []gqlError      `json:"errors"`
+			Errors []gqltest.Error `json:"errors"`
 		}
 		if json.Unmarshal(out.Body, &g) == nil {
 			out.Data, out.Errors, out.Parsed = g.Data, g.Errors, true

@@ -11,22 +11,22 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"paygraph/internal/gqltest"
-	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"paygraph/internal/gqltest"
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
 // TestReplicas runs the deployment shape of README "Deploy and scale out"
 // for real: one redis-server, the sandbox REST API, and two gateway
-// processes built from this package, each with REDIS_URL. A query
+// processes of the harness's binary, each with REDIS_URL. A query
 // registered (APQ) through replica A is served by hash alone through
 // replica B; a cursor from A continues on B; with Redis stopped both keep
 // answering, and a hash-only request is a quick PERSISTED_QUERY_NOT_FOUND
@@ -36,7 +36,6 @@ func TestReplicas(t *testing.T) {
 		t.Skip("builds and runs the gateway binary: not in -short")
 	}
 	redisBin := testenv.Tool(t, "redis-server")
-	bin := buildGateway(t)
 	rds := startRedisProcess(t, redisBin)
 
 	sb := sandbox.New(sandbox.Options{})
@@ -47,10 +46,10 @@ func TestReplicas(t *testing.T) {
 	// cursor signed by A must verify on B.
 	cursorKey := make([]byte, 32)
 	_, _ = rand.Read(cursorKey)
-	env := []string{"REST_BASE_URL=" + restURL, "REDIS_URL=" + rds.URL, "APQ_TTL=1h", "SHUTDOWN_GRACE=2s",
-		"CURSOR_KEYS=" + hex.EncodeToString(cursorKey)}
-	a := startReplica(t, "A", bin, env)
-	b := startReplica(t, "B", bin, env)
+	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL, "APQ_TTL": "1h",
+		"CURSOR_KEYS": hex.EncodeToString(cursorKey)}
+	a := startReplica(t, "A", env)
+	b := startReplica(t, "B", env)
 	h := gqltest.Headers(biz.APIKey, biz.APISecret)
 
 	// APQ across replicas.
@@ -81,12 +80,15 @@ func TestReplicas(t *testing.T) {
 	okData(t, a.post(t, h, page, after), &onA)
 	var ten connectionPage
 	okData(t, a.post(t, h, `{ payments(first: 10) { nodes { id } pageInfo { hasNextPage endCursor } } }`, nil), &ten)
-	idsB, idsA, want := onB.ids(), onA.ids(), ten.ids()[5:]
-	if len(idsB) != 5 || !slices.Equal(idsB, idsA) || !slices.Equal(idsB, want) {
-		t.Fatalf("page 2 through B %v, through A %v, want %v (items 6..10 of one process)", idsB, idsA, want)
+	want := ten.ids()[5:] // items 6..10 of one process
+	if len(want) != 5 {
+		t.Fatalf("the first 10 payments of one process: %v", ten.ids())
 	}
-	if onB.Payments.PageInfo != onA.Payments.PageInfo {
-		t.Fatalf("pageInfo differs: B %+v, A %+v", onB.Payments.PageInfo, onA.Payments.PageInfo)
+	if diff := cmp.Diff(want, onB.ids()); diff != "" {
+		t.Fatalf("page 2 through B (-one process +B):\n%s", diff)
+	}
+	if diff := cmp.Diff(onA, onB); diff != "" {
+		t.Fatalf("page 2 through B differs from page 2 through A (-A +B):\n%s", diff)
 	}
 
 	// Redis dies mid-test.
@@ -95,8 +97,8 @@ func TestReplicas(t *testing.T) {
 		for i := range 5 {
 			var got connectionPage
 			okData(t, g.post(t, h, page, after), &got)
-			if !slices.Equal(got.ids(), want) {
-				t.Fatalf("replica %s, request %d with Redis down: %v, want %v", g.name, i, got.ids(), want)
+			if diff := cmp.Diff(want, got.ids()); diff != "" {
+				t.Fatalf("replica %s, request %d with Redis down (-want +got):\n%s", g.name, i, diff)
 			}
 		}
 		// A hash nobody registered: a quick PERSISTED_QUERY_NOT_FOUND.
@@ -112,7 +114,7 @@ func TestReplicas(t *testing.T) {
 		g.apq(t, h, "", fresh, nil).WantNoErrors(t)
 	}
 	// B still serves the hash it fetched from Redis earlier, from memory.
-	if r := b.apq(t, h, "", q, vars); !bytes.Equal(r.Data, regA.Data) || len(r.Errors) > 0 {
+	if r := b.apq(t, h, "", q, vars); len(r.Errors) > 0 || !bytes.Equal(r.Data, regA.Data) {
 		t.Fatalf("B lost the persisted query it had: %s %+v", r.Data, r.Errors)
 	}
 	for _, g := range []*replica{a, b} {
@@ -136,22 +138,6 @@ func (p connectionPage) ids() []string {
 	var out []string
 	for _, n := range p.Payments.Nodes {
 		out = append(out, n.ID)
-	}
-	return out
-}
-
-// buildGateway builds this package's binary with the Dockerfile's flags.
-func buildGateway(t *testing.T) string {
-	t.Helper()
-	goBin, err := exec.LookPath("go") // go test puts its own GOROOT/bin first in PATH
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "paygraph")
-	cmd := exec.Command(goBin, "build", "-trimpath", "-ldflags=-s -w", "-o", out, "paygraph")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, msg)
 	}
 	return out
 }
@@ -254,47 +240,21 @@ func redisPing(addr string) bool {
 	return string(buf[:n]) == "+PONG\r\n"
 }
 
-// replica is one gateway process.
+// replica is one gateway process of the harness.
 type replica struct {
-	*process
-	name   string
-	url    string
-	client *http.Client
+	*proc
+	name string
 }
 
-func startReplica(t *testing.T, name, bin string, env []string) *replica {
+func startReplica(t *testing.T, name string, env map[string]string) *replica {
 	t.Helper()
-	port := testenv.FreeLoopbackPort(t)
-	p := startProcess(t, "replica "+name, append([]string{"PORT=" + strconv.Itoa(port)}, env...), bin)
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	r := &replica{process: p, name: name, url: "http://127.0.0.1:" + strconv.Itoa(port),
-		client: &http.Client{Transport: tr, Timeout: 10 * time.Second}}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if r.status(t, "/readyz") == http.StatusOK {
-			return r
-		}
-		select {
-		case <-p.exited:
-			t.Fatalf("replica %s exited:\n%s", name, p.out.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s not ready:\n%s", name, p.out.String())
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
+	return &replica{proc: startGateway(t, env), name: name}
 }
 
 func (r *replica) status(t *testing.T, path string) int {
 	t.Helper()
-	resp, err := r.client.Get(r.url + path)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
+	code, _ := r.get(path, 10*time.Second)
+	return code
 }
 
 func (r *replica) post(t *testing.T, h http.Header, query string, vars map[string]any) *gqltest.Response {
@@ -317,7 +277,7 @@ func (r *replica) apq(t *testing.T, h http.Header, query, hashOf string, vars ma
 
 func (r *replica) do(t *testing.T, h http.Header, body map[string]any) *gqltest.Response {
 	t.Helper()
-	c := gqltest.Client{URL: r.url, HTTP: r.client}
+	c := gqltest.Client{URL: r.URL, HTTP: r.client}
 	return c.PostBody(t, h, body)
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"paygraph/internal/gqltest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -61,8 +62,8 @@ func TestBatchingCallCounts(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g.Sandbox.ResetCalls()
-			r := g.post(t, creds(b), tc.query, nil)
-			r.wantNoErrors(t)
+			r := g.Post(t, creds(b), tc.query, nil)
+			r.WantNoErrors(t)
 			total := 0
 			for route, n := range tc.want {
 				total += n
@@ -89,9 +90,9 @@ func TestNodesOfHundredIDs(t *testing.T) {
 		}
 	}
 	g.Sandbox.ResetCalls()
-	r := g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids})
+	r := g.Post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids})
 	var data struct{ Nodes []*struct{ ID string } }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	if len(data.Nodes) != 100 {
 		t.Fatalf("%d nodes", len(data.Nodes))
 	}
@@ -111,8 +112,8 @@ func TestNodesOfHundredIDs(t *testing.T) {
 	if n := g.Sandbox.CallCount(routePayment); n != 100 {
 		t.Errorf("%d payment calls, want 100", n)
 	}
-	r = g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": append(ids, ids[0])})
-	r.wantCode(t, "BAD_USER_INPUT")
+	r = g.Post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": append(ids, ids[0])})
+	r.WantCode(t, "BAD_USER_INPUT")
 }
 
 // TestTwoBusinessesSameID: each caller gets its own answer for the same id.
@@ -123,16 +124,16 @@ func TestTwoBusinessesSameID(t *testing.T) {
 	q := fmt.Sprintf(`{ payment(id: %q) { id customer { name } } }`, id)
 	for range 20 {
 		var wg sync.WaitGroup
-		var ra, rb *gqlResponse
+		var ra, rb *gqltest.Response
 		wg.Add(2)
-		go func() { defer wg.Done(); ra = g.post(t, creds(a), q, nil) }()
-		go func() { defer wg.Done(); rb = g.post(t, creds(b), q, nil) }()
+		go func() { defer wg.Done(); ra = g.Post(t, creds(a), q, nil) }()
+		go func() { defer wg.Done(); rb = g.Post(t, creds(b), q, nil) }()
 		wg.Wait()
-		ra.wantNoErrors(t)
+		ra.WantNoErrors(t)
 		if !strings.Contains(string(ra.Data), id) {
 			t.Fatalf("owner got %s", ra.Data)
 		}
-		if rb.wantCode(t, "NOT_FOUND"); string(rb.Data) != `{"payment":null}` {
+		if rb.WantCode(t, "NOT_FOUND"); string(rb.Data) != `{"payment":null}` {
 			t.Fatalf("other business got %s", rb.Data)
 		}
 	}
@@ -144,8 +145,8 @@ func TestListJoinIsConcurrent(t *testing.T) {
 	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "64"}, nil)
 	g.Sandbox.SetLatency(20 * time.Millisecond)
 	start := time.Now()
-	r := g.post(t, creds(g.Biz[0]), `{ payments(first: 50) { nodes { customer { address } } } }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(g.Biz[0]), `{ payments(first: 50) { nodes { customer { address } } } }`, nil)
+	r.WantNoErrors(t)
 	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
 		t.Errorf("took %v; 51 sequential calls would take over 1s, two round trips about 40ms", elapsed)
 	}

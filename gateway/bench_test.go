@@ -261,10 +261,10 @@ func BenchmarkListWithAddresses20ms(b *testing.B) {
 			g.Sandbox.SetLatency(latency)
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { customer { address } } } }`
-			g.post(b, h, q, nil).wantNoErrors(b) // warm: connections, query cache
+			g.Post(b, h, q, nil).WantNoErrors(b) // warm: connections, query cache
 			g.Sandbox.ResetCalls()
 			for b.Loop() {
-				g.post(b, h, q, nil).wantNoErrors(b)
+				g.Post(b, h, q, nil).WantNoErrors(b)
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(g.Sandbox.CallCount(""))/float64(b.N), "REST-calls/op")
@@ -299,18 +299,20 @@ func TestAllocationBudget(t *testing.T) {
 		{"20 aliases", f.request(benchAliasesQuery(20), map[string]any{"id": f.paymentID}), 1, benchBudgetAliases20},
 		{"checkout session with payment", f.request(benchCheckout, map[string]any{"id": f.sessionID}), 2, benchBudgetCheckout},
 	} {
-		tc.req.check(t, h)
-		runs := 200
-		if tc.budget > 5000 {
-			runs = 20
-		}
-		total := testing.AllocsPerRun(runs, func() { tc.req.serve(h) })
-		got := total - stub*tc.restCall
-		limit := float64(tc.budget) * (1 + benchAllocHeadroom)
-		t.Logf("%s: %.0f allocs/op (%.0f with the stub); budget %d, limit %.0f", tc.name, got, total, tc.budget, limit)
-		if got > limit {
-			t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (BENCHMARKS.md) before raising the budget",
-				tc.name, got, tc.budget, benchAllocHeadroom*100)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.check(t, h)
+			runs := 200
+			if tc.budget > 5000 {
+				runs = 20
+			}
+			total := testing.AllocsPerRun(runs, func() { tc.req.serve(h) })
+			got := total - stub*tc.restCall
+			limit := float64(tc.budget) * (1 + benchAllocHeadroom)
+			t.Logf("%s: %.0f allocs/op (%.0f with the stub); budget %d, limit %.0f", tc.name, got, total, tc.budget, limit)
+			if got > limit {
+				t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (BENCHMARKS.md) before raising the budget",
+					tc.name, got, tc.budget, benchAllocHeadroom*100)
+			}
+		})
 	}
 }

@@ -37,14 +37,14 @@ func TestBreakerGaugeReadsTheBreaker(t *testing.T) {
 		creds(sandbox.Business{APIKey: "ak_test_c", APISecret: "sk_test_c"}),
 	}
 	for _, m := range merchants {
-		g.post(t, m, q, nil).wantNoErrors(t) // the REST API accepts each
+		g.Post(t, m, q, nil).WantNoErrors(t) // the REST API accepts each
 	}
 	if m, _ := scrape(t, g); m[gauge] != float64(restclient.CircuitClosed) {
 		t.Fatalf("%s = %v while closed", gauge, m[gauge])
 	}
 	down.Store(true)
 	for _, m := range merchants {
-		g.post(t, m, q, nil).wantCode(t, "UPSTREAM_ERROR")
+		g.Post(t, m, q, nil).WantCode(t, "UPSTREAM_ERROR")
 	}
 	if m, _ := scrape(t, g); m[gauge] != float64(restclient.CircuitOpen) {
 		t.Fatalf("%s = %v after three merchants' failures, want open (2)", gauge, m[gauge])

@@ -5,16 +5,35 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
+
+// configView is the part of Config that the tests below compare.
+type configView struct {
+	Port                         int
+	RESTBaseURL, RESTStatusParam string
+	RESTTimeout                  time.Duration
+	RESTMaxConc, MaxComplexity   int
+	CORSOrigins                  []string
+	ShutdownGrace                time.Duration
+}
+
+func viewOf(c Config) configView {
+	return configView{Port: c.Port, RESTBaseURL: c.RESTBaseURL, RESTStatusParam: c.RESTStatusParam, RESTTimeout: c.RESTTimeout,
+		RESTMaxConc: c.RESTMaxConc, MaxComplexity: c.MaxComplexity, CORSOrigins: c.CORSOrigins, ShutdownGrace: c.ShutdownGrace}
+}
 
 func TestConfigDefaults(t *testing.T) {
 	c, err := LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Port != 8080 || c.RESTBaseURL != "" || c.RESTStatusParam != "status" || c.RESTTimeout != 10*time.Second ||
-		c.RESTMaxConc != 16 || c.MaxComplexity != 500 || len(c.CORSOrigins) != 0 || c.ShutdownGrace != 20*time.Second {
-		t.Errorf("defaults: %+v", c)
+	want := configView{Port: 8080, RESTStatusParam: "status", RESTTimeout: 10 * time.Second,
+		RESTMaxConc: 16, MaxComplexity: 500, ShutdownGrace: 20 * time.Second}
+	if diff := cmp.Diff(want, viewOf(c), cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
 	}
 }
 
@@ -25,9 +44,12 @@ func TestConfigEnvAndFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Port != 9100 || c.RESTTimeout != 750*time.Millisecond || c.RESTBaseURL != env["REST_BASE_URL"] ||
-		c.RESTStatusParam != "payment_status" || len(c.CORSOrigins) != 2 {
-		t.Errorf("got %+v", c)
+	// Flags win over the environment; the rest keeps its defaults.
+	want := configView{Port: 9100, RESTBaseURL: env["REST_BASE_URL"], RESTStatusParam: "payment_status",
+		RESTTimeout: 750 * time.Millisecond, RESTMaxConc: 16, MaxComplexity: 500,
+		CORSOrigins: []string{"https://a.example.com", "https://b.example.com"}, ShutdownGrace: 20 * time.Second}
+	if diff := cmp.Diff(want, viewOf(c)); diff != "" {
+		t.Errorf("config (-want +got):\n%s", diff)
 	}
 }
 
@@ -52,15 +74,17 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"LOG_FORMAT", "xml"},
 		{"PPROF_ADDR", "6060"},
 	} {
-		_, err := LoadConfig(nil, func(k string) string {
-			if k == tc.env {
-				return tc.value
+		t.Run(tc.env+"="+tc.value, func(t *testing.T) {
+			_, err := LoadConfig(nil, func(k string) string {
+				if k == tc.env {
+					return tc.value
+				}
+				return ""
+			}, nil)
+			if err == nil || !strings.Contains(err.Error(), tc.env) {
+				t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
 			}
-			return ""
-		}, nil)
-		if err == nil || !strings.Contains(err.Error(), tc.env) {
-			t.Errorf("%s=%q: error %v should name the variable", tc.env, tc.value, err)
-		}
+		})
 	}
 }
 

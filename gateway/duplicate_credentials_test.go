@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"paygraph/internal/gqltest"
 	"strings"
 	"testing"
 
@@ -63,7 +64,7 @@ func TestDuplicateCredentialHeadersRefused(t *testing.T) {
 			}
 			raw, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
-			var out gqlResponse
+			var out gqltest.Response
 			if err := json.Unmarshal(raw, &out); err != nil {
 				t.Fatalf("status %d, body %q: %v", resp.StatusCode, raw, err)
 			}
@@ -77,7 +78,7 @@ func TestDuplicateCredentialHeadersRefused(t *testing.T) {
 			if calls != 0 {
 				t.Errorf("%d REST calls for a refused request", calls)
 			}
-			if resp.StatusCode != http.StatusBadRequest || len(out.Errors) != 1 || out.codes()[0] != "UNAUTHENTICATED" || out.Data != nil {
+			if resp.StatusCode != http.StatusBadRequest || len(out.Errors) != 1 || out.Codes()[0] != "UNAUTHENTICATED" || out.Data != nil {
 				t.Fatalf("status %d, data %s, errors %+v; want 400 and one UNAUTHENTICATED", resp.StatusCode, out.Data, out.Errors)
 			}
 			msg := out.Errors[0].Message

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"paygraph/sandbox"
 )
 
@@ -57,6 +60,14 @@ func taka(paisa int64) string {
 	return fmt.Sprintf("%s%d.%02d", sign, paisa/100, paisa%100)
 }
 
+// orEmpty is *p, or "" for nil.
+func orEmpty(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
 func str(p *string) string {
 	if p == nil {
 		return "<nil>"
@@ -97,20 +108,22 @@ func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddres
 
 func TestReadmeExampleQuery(t *testing.T) {
 	g := startGateway(t, nil, nil)
-	r := g.post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	want := g.Sandbox.Payments(g.Biz[0].APIKey)[:3]
 	if len(data.Payments.Edges) != 3 {
 		t.Fatalf("got %d edges, want 3", len(data.Payments.Edges))
 	}
+	type edgeView struct{ ID, Amount, Address string }
 	for i, e := range data.Payments.Edges {
-		if e.Node.ID != want[i].ID || e.Node.Amount.Paisa != want[i].AmountPaisa || e.Node.Amount.Amount != taka(want[i].AmountPaisa) {
-			t.Errorf("edge %d = %+v, want %s %d", i, e.Node, want[i].ID, want[i].AmountPaisa)
+		if want[i].Customer.Address == "" {
+			t.Fatalf("sandbox payment %s has no address: the example shows one", want[i].ID)
 		}
-		if str(e.Node.Customer.Address) != want[i].Customer.Address || want[i].Customer.Address == "" {
-			t.Errorf("edge %d address = %q, want %q", i, str(e.Node.Customer.Address), want[i].Customer.Address)
+		wantEdge := edgeView{want[i].ID, taka(want[i].AmountPaisa), want[i].Customer.Address}
+		if diff := cmp.Diff(wantEdge, edgeView{e.Node.ID, e.Node.Amount.Amount, str(e.Node.Customer.Address)}); diff != "" || e.Node.Amount.Paisa != want[i].AmountPaisa {
+			t.Errorf("edge %d (-want +got):\n%s paisa %d, want %d", i, diff, e.Node.Amount.Paisa, want[i].AmountPaisa)
 		}
 		if e.Cursor == "" {
 			t.Errorf("edge %d has no cursor", i)
@@ -124,10 +137,10 @@ func TestReadmeExampleQuery(t *testing.T) {
 func TestPaymentsFieldsMatchREST(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	for _, b := range g.Biz {
-		r := g.post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
-		r.wantNoErrors(t)
+		r := g.Post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
+		r.WantNoErrors(t)
 		var data struct{ Payments connection }
-		r.decode(t, &data)
+		r.Decode(t, &data)
 		want := g.Sandbox.Payments(b.APIKey)
 		for i, got := range data.Payments.Nodes {
 			wantPayment(t, got, want[i], true)
@@ -151,12 +164,12 @@ func walk(t *testing.T, g *testGateway, b sandbox.Business, first int, status st
 		if status != "" {
 			vars["status"] = status
 		}
-		r := g.post(t, creds(b), `query($first: Int, $after: String, $status: PaymentStatus) {
+		r := g.Post(t, creds(b), `query($first: Int, $after: String, $status: PaymentStatus) {
 			payments(first: $first, after: $after, status: $status) {
 				edges { cursor node { id status } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`, vars)
-		r.wantNoErrors(t)
+		r.WantNoErrors(t)
 		var data struct{ Payments connection }
-		r.decode(t, &data)
+		r.Decode(t, &data)
 		c := data.Payments
 		if c.PageInfo.HasPreviousPage != (after != "") {
 			t.Fatalf("hasPreviousPage = %v with after %q", c.PageInfo.HasPreviousPage, after)
@@ -207,8 +220,8 @@ func TestWalkWholeList(t *testing.T) {
 				if len(want) == 0 {
 					t.Fatal("sandbox has no payments for this filter")
 				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("walked %d ids, want %d in REST order\n got %v\nwant %v", len(got), len(want), got, want)
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Fatalf("walked %d ids, want %d in REST order (-want +got):\n%s", len(got), len(want), diff)
 				}
 			})
 		}
@@ -227,28 +240,32 @@ func TestResumeFromAnyEdge(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
 	all := wantIDs(b, g.Sandbox, "")
-	r := g.post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
+	// page is what a test compares of one page: its ids and its flags.
+	type page struct {
+		IDs                          []string
+		HasPreviousPage, HasNextPage bool
+	}
 	for _, i := range []int{0, 4, 18, 19, 29} {
 		for _, first := range []int{1, 5, 100} {
-			r := g.post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
-				map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
-			r.wantNoErrors(t)
-			var page struct{ Payments connection }
-			r.decode(t, &page)
-			var got []string
-			for _, n := range page.Payments.Nodes {
-				got = append(got, n.ID)
-			}
-			want := all[i+1 : min(i+1+first, len(all))]
-			if !slices.Equal(got, want) {
-				t.Errorf("after edge %d, first %d: got %v, want %v", i, first, got, want)
-			}
-			if !page.Payments.PageInfo.HasPreviousPage || page.Payments.PageInfo.HasNextPage != (i+1+first < len(all)) {
-				t.Errorf("after edge %d, first %d: pageInfo %+v", i, first, page.Payments.PageInfo)
-			}
+			t.Run(fmt.Sprintf("after edge %d, first %d", i, first), func(t *testing.T) {
+				r := g.Post(t, creds(b), `query($a: String, $n: Int) { payments(first: $n, after: $a) { nodes { id } pageInfo { hasNextPage hasPreviousPage } } }`,
+					map[string]any{"a": data.Payments.Edges[i].Cursor, "n": first})
+				r.WantNoErrors(t)
+				var res struct{ Payments connection }
+				r.Decode(t, &res)
+				got := page{HasPreviousPage: res.Payments.PageInfo.HasPreviousPage, HasNextPage: res.Payments.PageInfo.HasNextPage}
+				for _, n := range res.Payments.Nodes {
+					got.IDs = append(got.IDs, n.ID)
+				}
+				want := page{IDs: all[i+1 : min(i+1+first, len(all))], HasPreviousPage: true, HasNextPage: i+1+first < len(all)}
+				if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+					t.Errorf("page (-want +got):\n%s", diff)
+				}
+			})
 		}
 	}
 }
@@ -256,17 +273,17 @@ func TestResumeFromAnyEdge(t *testing.T) {
 func TestFirstZeroAndBadPaginationInput(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
-	r := g.post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
+	r.WantNoErrors(t)
 	var data struct{ Payments connection }
-	r.decode(t, &data)
+	r.Decode(t, &data)
 	if len(data.Payments.Edges) != 0 || !data.Payments.PageInfo.HasNextPage {
 		t.Errorf("first 0: %+v", data.Payments)
 	}
 
-	r = g.post(t, creds(b), `{ payments(first: 2, status: FAILED) { pageInfo { endCursor } } }`, nil)
-	r.wantNoErrors(t)
-	r.decode(t, &data)
+	r = g.Post(t, creds(b), `{ payments(first: 2, status: FAILED) { pageInfo { endCursor } } }`, nil)
+	r.WantNoErrors(t)
+	r.Decode(t, &data)
 	failedCursor := *data.Payments.PageInfo.EndCursor
 
 	g.Sandbox.ResetCalls()
@@ -281,8 +298,8 @@ func TestFirstZeroAndBadPaginationInput(t *testing.T) {
 		{"cursor without its filter", fmt.Sprintf(`{ payments(after: %q) { nodes { id } } }`, failedCursor)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := g.post(t, creds(b), tc.query, nil)
-			e := r.wantCode(t, "BAD_USER_INPUT")
+			r := g.Post(t, creds(b), tc.query, nil)
+			e := r.WantCode(t, "BAD_USER_INPUT")
 			if e.Message == "" || !slices.Equal(e.Path, []any{"payments"}) {
 				t.Errorf("error %+v", e)
 			}
@@ -304,88 +321,141 @@ func tamper(c string) string {
 	return string(b)
 }
 
-func TestPaymentLinkAndNode(t *testing.T) {
+// linkView is a payment link as a test compares it: the description as ""
+// when null (the REST API omits an empty one), the optional numbers and
+// times as pointers.
+type linkView struct {
+	ID, URL, Slug, Title, Description string
+	Amount                            moneyView
+	IsReusable, IsActive              bool
+	CurrentUses                       int
+	MaxUses                           *int
+	ExpiresAt                         *string
+	SuccessURL                        string
+	CreatedAt, UpdatedAt              string
+}
+
+type moneyView struct {
+	Amount   string
+	Paisa    int64
+	Currency string
+}
+
+// TestPaymentLink reads every link of a business and compares each field
+// with the sandbox's record; the sandbox has links with and without
+// max_uses, so both the null and the number are seen.
+func TestPaymentLink(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	b := g.Biz[0]
 	links := g.Sandbox.PaymentLinks(b.APIKey)
 	var sawNullMax, sawMax bool
 	for _, l := range links {
-		r := g.post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
-			isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
-		r.wantNoErrors(t)
-		var data struct {
-			PaymentLink struct {
-				ID, URL, Slug, Title string
-				Description          *string
-				Amount               struct {
-					Amount   string
-					Paisa    int64
-					Currency string
-				}
-				IsReusable, IsActive bool
-				CurrentUses          int
-				MaxUses              *int
-				ExpiresAt            *string
-				SuccessURL           *string
-				CreatedAt, UpdatedAt string
-			}
-		}
-		r.decode(t, &data)
-		got := data.PaymentLink
-		desc := ""
-		if got.Description != nil {
-			desc = *got.Description
-		}
-		if got.ID != l.ID || got.URL != l.URL || got.Slug != l.Slug || got.Title != l.Title || desc != l.Description ||
-			got.Amount.Paisa != l.AmountPaisa || got.Amount.Amount != taka(l.AmountPaisa) || got.Amount.Currency != l.Currency ||
-			got.IsReusable != l.IsReusable || got.IsActive != l.IsActive || got.CurrentUses != l.CurrentUses ||
-			str(got.SuccessURL) != l.SuccessURL || got.CreatedAt != l.CreatedAt || got.UpdatedAt != l.UpdatedAt {
-			t.Errorf("link %s: got %+v, want %+v", l.ID, got, l)
-		}
-		if (got.MaxUses == nil) != (l.MaxUses == nil) || (l.MaxUses != nil && *got.MaxUses != *l.MaxUses) {
-			t.Errorf("link %s maxUses %v, want %v", l.ID, got.MaxUses, l.MaxUses)
-		}
-		if (got.ExpiresAt == nil) != (l.ExpiresAt == nil) || (l.ExpiresAt != nil && *got.ExpiresAt != *l.ExpiresAt) {
-			t.Errorf("link %s expiresAt %v, want %v", l.ID, got.ExpiresAt, l.ExpiresAt)
-		}
 		sawNullMax = sawNullMax || l.MaxUses == nil
 		sawMax = sawMax || l.MaxUses != nil
+		t.Run(l.ID, func(t *testing.T) {
+			r := g.Post(t, creds(b), `query($id: ID!) { paymentLink(id: $id) { id url slug title description amount { amount paisa currency }
+				isReusable isActive currentUses maxUses expiresAt successUrl createdAt updatedAt } }`, map[string]any{"id": l.ID})
+			r.WantNoErrors(t)
+			var data struct {
+				PaymentLink struct {
+					ID, URL, Slug, Title string
+					Description          *string
+					Amount               moneyView
+					IsReusable, IsActive bool
+					CurrentUses          int
+					MaxUses              *int
+					ExpiresAt            *string
+					SuccessURL           *string
+					CreatedAt, UpdatedAt string
+				}
+			}
+			r.Decode(t, &data)
+			got := data.PaymentLink
+			gotView := linkView{ID: got.ID, URL: got.URL, Slug: got.Slug, Title: got.Title, Description: orEmpty(got.Description),
+				Amount: got.Amount, IsReusable: got.IsReusable, IsActive: got.IsActive, CurrentUses: got.CurrentUses,
+				MaxUses: got.MaxUses, ExpiresAt: got.ExpiresAt, SuccessURL: str(got.SuccessURL), CreatedAt: got.CreatedAt, UpdatedAt: got.UpdatedAt}
+			want := linkView{ID: l.ID, URL: l.URL, Slug: l.Slug, Title: l.Title, Description: l.Description,
+				Amount:     moneyView{Amount: taka(l.AmountPaisa), Paisa: l.AmountPaisa, Currency: l.Currency},
+				IsReusable: l.IsReusable, IsActive: l.IsActive, CurrentUses: l.CurrentUses,
+				MaxUses: l.MaxUses, ExpiresAt: l.ExpiresAt, SuccessURL: l.SuccessURL, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+			if diff := cmp.Diff(want, gotView); diff != "" {
+				t.Errorf("link %s (-sandbox +gateway):\n%s", l.ID, diff)
+			}
+		})
 	}
 	if !sawNullMax || !sawMax {
 		t.Error("sandbox links should have some with and some without max_uses")
 	}
+}
 
+// TestNodes resolves a mix of ids in one nodes query: a link, a malformed
+// id, a payment, an unknown payment and a path-like id. Each bad id is
+// null with its own error at its index; the good ones are served.
+func TestNodes(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	link := g.Sandbox.PaymentLinks(b.APIKey)[0]
 	pay := g.Sandbox.Payments(b.APIKey)[5]
-	r := g.post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
-		map[string]any{"ids": []string{links[0].ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
+	r := g.Post(t, creds(b), `query($ids: [ID!]!) { nodes(ids: $ids) { __typename id ... on Payment { status } ... on PaymentLink { url } } }`,
+		map[string]any{"ids": []string{link.ID, "bogus_1", pay.ID, "pay_prod_00000000000000000000000000000000", "pay_../x"}})
+	type node struct{ Typename, ID, Status, URL string }
 	var data struct {
-		Nodes []*struct{ Typename, ID, Status, URL string } `json:"nodes"`
+		Nodes []*node `json:"nodes"`
 	}
-	r.decode(t, &data)
-	if len(data.Nodes) != 5 || data.Nodes[0] == nil || data.Nodes[0].ID != links[0].ID || data.Nodes[1] != nil ||
-		data.Nodes[2] == nil || data.Nodes[2].ID != pay.ID || data.Nodes[2].Status != pay.Status || data.Nodes[3] != nil || data.Nodes[4] != nil {
-		t.Fatalf("nodes = %s", r.Data)
+	r.Decode(t, &data)
+	// (__typename does not decode into Typename: it is left out on both sides.)
+	want := []*node{{ID: link.ID, URL: link.URL}, nil, {ID: pay.ID, Status: pay.Status}, nil, nil}
+	if diff := cmp.Diff(want, data.Nodes); diff != "" {
+		t.Fatalf("nodes (-want +got):\n%s\n%s", diff, r.Data)
 	}
-	wantErrs := map[float64]string{1: "BAD_USER_INPUT", 3: "NOT_FOUND", 4: "BAD_USER_INPUT"}
-	if len(r.Errors) != len(wantErrs) {
-		t.Fatalf("errors = %+v", r.Errors)
+	type errAt struct {
+		Path any
+		Code string
 	}
+	var gotErrs []errAt
 	for _, e := range r.Errors {
-		if len(e.Path) != 2 || e.Path[0] != "nodes" || wantErrs[e.Path[1].(float64)] != e.Extensions["code"] {
-			t.Errorf("error %+v", e)
-		}
-	}
-	for _, e := range r.Errors {
-		if e.Extensions["code"] == "NOT_FOUND" && e.Message != "Payment not found" {
+		gotErrs = append(gotErrs, errAt{e.Path, e.Code()})
+		if e.Code() == "NOT_FOUND" && e.Message != "Payment not found" {
 			t.Errorf("NOT_FOUND message %q, want the REST API's", e.Message)
 		}
 	}
+	wantErrs := []errAt{
+		{[]any{"nodes", float64(1)}, "BAD_USER_INPUT"},
+		{[]any{"nodes", float64(3)}, "NOT_FOUND"},
+		{[]any{"nodes", float64(4)}, "BAD_USER_INPUT"},
+	}
+	sortErrs := cmpopts.SortSlices(func(a, b errAt) bool { return fmt.Sprint(a.Path) < fmt.Sprint(b.Path) })
+	if diff := cmp.Diff(wantErrs, gotErrs, sortErrs); diff != "" {
+		t.Errorf("errors (-want +got):\n%s", diff)
+	}
+}
 
-	r = g.post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
-	r.wantNoErrors(t)
+// TestNode resolves one payment through node(id:).
+func TestNode(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	pay := g.Sandbox.Payments(b.APIKey)[5]
+	r := g.Post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), fmt.Sprintf(`"paisa":%d`, pay.AmountPaisa)) {
 		t.Errorf("node = %s", r.Data)
 	}
+}
+
+// sessionView is the part of a checkout session TestCheckoutSession
+// compares field by field (the metadata is checked on its own: sorted by
+// key).
+type sessionView struct {
+	SessionID, Reference, PaymentID, Status, PaymentStatus string
+	Amount, Subtotal                                       amountView
+	City, Address                                          string
+	PaymentIDOfPayment                                     string // payment { id }
+	CreatedAt, UpdatedAt                                   string
+}
+
+type amountView struct {
+	Amount string
+	Paisa  int64
 }
 
 func TestCheckoutSession(t *testing.T) {
@@ -393,48 +463,52 @@ func TestCheckoutSession(t *testing.T) {
 	b := g.Biz[1]
 	for _, s := range g.Sandbox.CheckoutSessions(b.APIKey) {
 		for _, key := range []string{s.ID, s.Reference} {
-			r := g.post(t, creds(b), `query($id: String!) { checkoutSession(id: $id) { sessionId reference paymentId status paymentStatus
+			t.Run(key, func(t *testing.T) {
+				r := g.Post(t, creds(b), `query($id: String!) { checkoutSession(id: $id) { sessionId reference paymentId status paymentStatus
 				amount { amount paisa currency } subtotal { amount paisa } customer { name email phone address city }
 				successUrl cancelUrl transactionId paymentMethod metadata { key value } createdAt updatedAt payment { id } } }`, map[string]any{"id": key})
-			r.wantNoErrors(t)
-			var data struct {
-				CheckoutSession struct {
-					SessionID, Reference, PaymentID, Status, PaymentStatus string
-					Amount, Subtotal                                       struct {
-						Amount string
-						Paisa  int64
+				r.WantNoErrors(t)
+				var data struct {
+					CheckoutSession struct {
+						SessionID, Reference, PaymentID, Status, PaymentStatus string
+						Amount, Subtotal                                       struct {
+							Amount string
+							Paisa  int64
+						}
+						Customer             struct{ Name, Email, Phone, Address, City string }
+						Metadata             []struct{ Key, Value string }
+						Payment              struct{ ID string }
+						CreatedAt, UpdatedAt string
 					}
-					Customer             struct{ Name, Email, Phone, Address, City string }
-					Metadata             []struct{ Key, Value string }
-					Payment              struct{ ID string }
-					CreatedAt, UpdatedAt string
 				}
-			}
-			r.decode(t, &data)
-			got := data.CheckoutSession
-			if got.SessionID != s.ID || got.Reference != s.Reference || got.PaymentID != s.PaymentID || got.Payment.ID != s.PaymentID ||
-				got.Status != s.Status || got.PaymentStatus != s.PaymentStatus ||
-				got.Amount.Paisa != s.AmountPaisa || got.Amount.Amount != s.Amount || got.Subtotal.Paisa != s.SubtotalPaisa || got.Subtotal.Amount != s.Subtotal ||
-				got.Customer.City != s.Customer.City || got.Customer.Address != s.Customer.Address ||
-				got.CreatedAt != s.CreatedAt || got.UpdatedAt != s.UpdatedAt {
-				t.Errorf("session by %s: got %+v, want %+v", key, got, s)
-			}
-			if len(got.Metadata) != len(s.MetaData) {
-				t.Fatalf("metadata %v, want %v", got.Metadata, s.MetaData)
-			}
-			want := map[string]string{}
-			for _, m := range s.MetaData {
-				want[m.Key] = m.Value
-			}
-			for i, m := range got.Metadata {
-				if want[m.Key] != m.Value || (i > 0 && got.Metadata[i-1].Key >= m.Key) {
-					t.Errorf("metadata %v is not meta_data %v sorted by key", got.Metadata, s.MetaData)
+				r.Decode(t, &data)
+				got := data.CheckoutSession
+				wantView := sessionView{SessionID: s.ID, Reference: s.Reference, PaymentID: s.PaymentID, Status: s.Status, PaymentStatus: s.PaymentStatus,
+					Amount: amountView{s.Amount, s.AmountPaisa}, Subtotal: amountView{s.Subtotal, s.SubtotalPaisa},
+					City: s.Customer.City, Address: s.Customer.Address, PaymentIDOfPayment: s.PaymentID, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+				gotView := sessionView{SessionID: got.SessionID, Reference: got.Reference, PaymentID: got.PaymentID, Status: got.Status, PaymentStatus: got.PaymentStatus,
+					Amount: amountView{got.Amount.Amount, got.Amount.Paisa}, Subtotal: amountView{got.Subtotal.Amount, got.Subtotal.Paisa},
+					City: got.Customer.City, Address: got.Customer.Address, PaymentIDOfPayment: got.Payment.ID, CreatedAt: got.CreatedAt, UpdatedAt: got.UpdatedAt}
+				if diff := cmp.Diff(wantView, gotView); diff != "" {
+					t.Errorf("session by %s (-sandbox +gateway):\n%s", key, diff)
 				}
-			}
+				if len(got.Metadata) != len(s.MetaData) {
+					t.Fatalf("metadata %v, want %v", got.Metadata, s.MetaData)
+				}
+				want := map[string]string{}
+				for _, m := range s.MetaData {
+					want[m.Key] = m.Value
+				}
+				for i, m := range got.Metadata {
+					if want[m.Key] != m.Value || (i > 0 && got.Metadata[i-1].Key >= m.Key) {
+						t.Errorf("metadata %v is not meta_data %v sorted by key", got.Metadata, s.MetaData)
+					}
+				}
+			})
 		}
 	}
-	r := g.post(t, creds(b), `{ checkoutSession(id: "NOSUCHREF1") { sessionId } }`, nil)
-	if e := r.wantCode(t, "NOT_FOUND"); e.Message != "Checkout session not found" {
+	r := g.Post(t, creds(b), `{ checkoutSession(id: "NOSUCHREF1") { sessionId } }`, nil)
+	if e := r.WantCode(t, "NOT_FOUND"); e.Message != "Checkout session not found" {
 		t.Errorf("message %q", e.Message)
 	}
 }
@@ -450,8 +524,8 @@ func TestIDsNeverChangeTheRESTPath(t *testing.T) {
 			`query($id: ID!) { node(id: $id) { id } }`,
 		} {
 			g.Sandbox.ResetCalls()
-			r := g.post(t, creds(b), q, map[string]any{"id": id})
-			r.wantCode(t, "BAD_USER_INPUT")
+			r := g.Post(t, creds(b), q, map[string]any{"id": id})
+			r.WantCode(t, "BAD_USER_INPUT")
 			if n := g.Sandbox.CallCount(""); n != 0 {
 				t.Errorf("id %q made %d REST calls: %+v", id, n, g.Sandbox.Calls())
 			}
@@ -469,20 +543,20 @@ func TestMissingCredentials(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			g.Sandbox.ResetCalls()
-			r := g.post(t, h, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id } }`, nil)
-			if len(r.Errors) != 2 || r.codes()[0] != "UNAUTHENTICATED" || r.codes()[1] != "UNAUTHENTICATED" {
-				t.Fatalf("errors %+v", r.Errors)
+			r := g.Post(t, h, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id } }`, nil)
+			if diff := cmp.Diff([]string{"UNAUTHENTICATED", "UNAUTHENTICATED"}, r.Codes()); diff != "" {
+				t.Fatalf("error codes (-want +got):\n%s\n%+v", diff, r.Errors)
 			}
 			if n := g.Sandbox.CallCount(""); n != 0 {
 				t.Errorf("%d REST calls without credentials", n)
 			}
 		})
 	}
-	r := g.post(t, nil, `{ __schema { queryType { name } } __typename }`, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, nil, `{ __schema { queryType { name } } __typename }`, nil)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), `"Query"`) {
 		t.Errorf("introspection: %s", r.Data)
 	}
-	r = g.post(t, creds(sandbox.Business{APIKey: "ak_test_wrong", APISecret: "sk_test_wrong"}), `{ payment(id: "pay_prod_1") { id } }`, nil)
-	r.wantCode(t, "UNAUTHENTICATED")
+	r = g.Post(t, creds(sandbox.Business{APIKey: "ak_test_wrong", APISecret: "sk_test_wrong"}), `{ payment(id: "pay_prod_1") { id } }`, nil)
+	r.WantCode(t, "UNAUTHENTICATED")
 }

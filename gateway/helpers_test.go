@@ -1,30 +1,35 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"paygraph/gateway"
+	"paygraph/internal/gqltest"
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
 // testGateway is a gateway on a real loopback port in front of some REST
-// server (the sandbox unless a test gives its own).
+// server (the sandbox unless a test gives its own), spoken to through the
+// project's one GraphQL test client; every answer is checked for the
+// sandbox's secrets.
 type testGateway struct {
-	URL     string
+	gqltest.Client
 	Sandbox *sandbox.Server
 	Biz     []sandbox.Business
+}
+
+// newTestGateway is a client of the gateway at url that fails the test
+// on any answer holding a sandbox secret.
+func newTestGateway(url string) *testGateway {
+	return &testGateway{Client: gqltest.Client{URL: url, Forbidden: []string{"sk_test_", "sk_prod_"}}}
 }
 
 func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testGateway {
@@ -36,7 +41,7 @@ func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testG
 // say on its configuration (for settings that run makes, such as tracing).
 func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, logger *slog.Logger, opts ...gateway.Option) *testGateway {
 	t.Helper()
-	g := &testGateway{}
+	g := newTestGateway("")
 	if rest == nil {
 		g.Sandbox = sandbox.New(sandbox.Options{StatusParam: env["REST_STATUS_PARAM"]})
 		g.Biz = g.Sandbox.Businesses()
@@ -60,91 +65,8 @@ func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, lo
 	return g
 }
 
-type gqlError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
-type gqlResponse struct {
-	Status int
-	Data   json.RawMessage `json:"data"`
-	Errors []gqlError      `json:"errors"`
-}
-
-func (r *gqlResponse) decode(t testing.TB, into any) {
-	t.Helper()
-	if err := json.Unmarshal(r.Data, into); err != nil {
-		t.Fatalf("decoding data %s: %v", r.Data, err)
-	}
-}
-
-func (r *gqlResponse) codes() []string {
-	var out []string
-	for _, e := range r.Errors {
-		c, _ := e.Extensions["code"].(string)
-		out = append(out, c)
-	}
-	return out
-}
-
-func (r *gqlResponse) wantNoErrors(t testing.TB) {
-	t.Helper()
-	if len(r.Errors) > 0 {
-		t.Fatalf("unexpected errors: %+v", r.Errors)
-	}
-}
-
-func (r *gqlResponse) wantCode(t testing.TB, code string) gqlError {
-	t.Helper()
-	for _, e := range r.Errors {
-		if e.Extensions["code"] == code {
-			return e
-		}
-	}
-	t.Fatalf("want an error with code %s, got %+v (data %s)", code, r.Errors, r.Data)
-	return gqlError{}
-}
-
 func creds(b sandbox.Business) http.Header {
 	return http.Header{"X-Api-Key": {b.APIKey}, "X-Api-Secret": {b.APISecret}}
-}
-
-func (g *testGateway) post(t testing.TB, h http.Header, query string, vars map[string]any) *gqlResponse {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
-	return g.send(t, http.MethodPost, "/graphql", h, body)
-}
-
-func (g *testGateway) send(t testing.TB, method, path string, h http.Header, body []byte) *gqlResponse {
-	t.Helper()
-	req, err := http.NewRequest(method, g.URL+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header = h.Clone()
-	if req.Header == nil {
-		req.Header = http.Header{}
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	out := &gqlResponse{Status: resp.StatusCode}
-	if err := json.Unmarshal(raw, out); err != nil {
-		t.Fatalf("%s %s: status %d, body %q is not a GraphQL response", method, path, resp.StatusCode, raw)
-	}
-	for _, secretish := range []string{"sk_test_", "sk_prod_"} {
-		if strings.Contains(string(raw), secretish) {
-			t.Fatalf("response contains a secret: %s", raw)
-		}
-	}
-	return out
 }
 
 // startSandboxGateway runs the whole process as `go run .` does (embedded

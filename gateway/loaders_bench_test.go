@@ -22,7 +22,7 @@ func BenchmarkJoinListWithAddresses20ms(b *testing.B) {
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { id customer { address } } } }`
 			for b.Loop() {
-				r := g.post(b, h, q, nil)
+				r := g.Post(b, h, q, nil)
 				if len(r.Errors) > 0 {
 					b.Fatal(r.Errors)
 				}

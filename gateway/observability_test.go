@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"paygraph/gateway"
 
 	"bytes"
@@ -44,26 +46,29 @@ func TestRequestIDAndAccessLog(t *testing.T) {
 		{"../\n<script>", ""},
 		{strings.Repeat("a", 65), ""},
 	} {
-		logs.Reset()
-		req := httptest.NewRequest(http.MethodPost, "/graphql?query=secret-ish", nil)
-		req.Header.Set("X-Request-Id", tc.sent)
-		req.Header.Set("x-api-secret", "sk_test_must_not_be_logged")
-		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, req)
-		got := rec.Header().Get("X-Request-Id")
-		if tc.want != "" && got != tc.want || tc.want == "" && (!observe.SaneRequestID(got) || got == tc.sent) {
-			t.Errorf("sent %q: X-Request-Id %q", tc.sent, got)
-		}
-		var line map[string]any
-		if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
-			t.Fatalf("log %q: %v", logs.String(), err)
-		}
-		if line["request_id"] != got || line["path"] != "/graphql" || line["status"] != float64(http.StatusTeapot) {
-			t.Errorf("log line %v", line)
-		}
-		if strings.Contains(logs.String(), "sk_test_") || strings.Contains(logs.String(), "secret-ish") {
-			t.Errorf("log line holds a header or the query string: %s", logs.String())
-		}
+		t.Run(fmt.Sprintf("sent %q", tc.sent), func(t *testing.T) {
+			logs.Reset()
+			req := httptest.NewRequest(http.MethodPost, "/graphql?query=secret-ish", nil)
+			req.Header.Set("X-Request-Id", tc.sent)
+			req.Header.Set("x-api-secret", "sk_test_must_not_be_logged")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			got := rec.Header().Get("X-Request-Id")
+			if tc.want != "" && got != tc.want || tc.want == "" && (!observe.SaneRequestID(got) || got == tc.sent) {
+				t.Errorf("sent %q: X-Request-Id %q", tc.sent, got)
+			}
+			var line map[string]any
+			if err := json.Unmarshal(logs.Bytes(), &line); err != nil {
+				t.Fatalf("log %q: %v", logs.String(), err)
+			}
+			want := map[string]any{"request_id": got, "path": "/graphql", "status": float64(http.StatusTeapot)}
+			if diff := cmp.Diff(want, line, cmpopts.IgnoreMapEntries(func(k string, _ any) bool { _, ok := want[k]; return !ok })); diff != "" {
+				t.Errorf("log line (-want +got):\n%s", diff)
+			}
+			if strings.Contains(logs.String(), "sk_test_") || strings.Contains(logs.String(), "secret-ish") {
+				t.Errorf("log line holds a header or the query string: %s", logs.String())
+			}
+		})
 	}
 }
 
@@ -105,20 +110,20 @@ func TestMetricsEndpoint(t *testing.T) {
 	h := creds(biz)
 	pay := g.Sandbox.Payments(biz.APIKey)[0]
 
-	g.post(t, h, `query ListWithAddresses { payments(first: 5) { nodes { id customer { address } } } }`, nil).wantNoErrors(t)
-	g.post(t, h, `query OnePayment($id: ID!) { payment(id: $id) { id amount { paisa } } }`, map[string]any{"id": pay.ID}).wantNoErrors(t)
-	g.post(t, h, `query Missing { payment(id: "pay_nosuchpayment") { id } }`, nil).wantCode(t, "NOT_FOUND")
-	g.post(t, h, `{ payments(first: `, nil).wantCode(t, "GRAPHQL_PARSE_FAILED")
+	g.Post(t, h, `query ListWithAddresses { payments(first: 5) { nodes { id customer { address } } } }`, nil).WantNoErrors(t)
+	g.Post(t, h, `query OnePayment($id: ID!) { payment(id: $id) { id amount { paisa } } }`, map[string]any{"id": pay.ID}).WantNoErrors(t)
+	g.Post(t, h, `query Missing { payment(id: "pay_nosuchpayment") { id } }`, nil).WantCode(t, "NOT_FOUND")
+	g.Post(t, h, `{ payments(first: `, nil).WantCode(t, "GRAPHQL_PARSE_FAILED")
 	wrong := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {"sk_test_notthesecretatallnotatall0"}}
-	g.post(t, wrong, `query Sneaky { payment(id: "`+pay.ID+`") { id } }`, nil).wantCode(t, "UNAUTHENTICATED")
+	g.Post(t, wrong, `query Sneaky { payment(id: "`+pay.ID+`") { id } }`, nil).WantCode(t, "UNAUTHENTICATED")
 	// Refused before gqlgen sees them: not JSON, and over MAX_BODY_BYTES.
-	g.send(t, http.MethodPost, "/graphql", h, []byte(`{"query": "{ payments`)).wantCode(t, "BAD_USER_INPUT")
+	g.Send(t, http.MethodPost, "/graphql", h, []byte(`{"query": "{ payments`)).WantCode(t, "BAD_USER_INPUT")
 	big := `{"query":"{ __typename }","variables":{"pad":"` + strings.Repeat("x", 300<<10) + `"}}`
-	if r := g.send(t, http.MethodPost, "/graphql", h, []byte(big)); r.Status != http.StatusRequestEntityTooLarge {
+	if r := g.Send(t, http.MethodPost, "/graphql", h, []byte(big)); r.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 300 KiB body: status %d", r.Status)
 	}
 	for i := range observe.MaxOperationNames + 20 { // a client inventing names
-		g.post(t, h, fmt.Sprintf(`query Invented%d { __typename }`, i), nil).wantNoErrors(t)
+		g.Post(t, h, fmt.Sprintf(`query Invented%d { __typename }`, i), nil).WantNoErrors(t)
 	}
 
 	m, raw := scrape(t, g)
@@ -144,9 +149,11 @@ func TestMetricsEndpoint(t *testing.T) {
 		{`paygraph_http_in_flight_requests`, 1}, // this scrape
 		{`paygraph_circuit_breaker_state{upstream="rest"}`, float64(restclient.CircuitClosed)},
 	} {
-		if got, ok := m[tc.series]; !ok || got != tc.want {
-			t.Errorf("%s = %v (present %v), want %v", tc.series, got, ok, tc.want)
-		}
+		t.Run(tc.series, func(t *testing.T) {
+			if got, ok := m[tc.series]; !ok || got != tc.want {
+				t.Errorf("%s = %v (present %v), want %v", tc.series, got, ok, tc.want)
+			}
+		})
 	}
 	if n := g.Sandbox.CallCount(sandbox.RoutePayment); n != 8 {
 		t.Errorf("the sandbox saw %d payment calls, the metrics 8", n)
@@ -203,7 +210,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	const requests = 30
 	for i := range requests {
 		q := fmt.Sprintf(`query Faulty%d { payment(id: %q) { id } payments(first: 2) { nodes { id customer { address } } } }`, i%3, pay.ID)
-		g.post(t, callers[i%len(callers)], q, nil)
+		g.Post(t, callers[i%len(callers)], q, nil)
 		if i%10 == 9 {
 			time.Sleep(60 * time.Millisecond) // let the breaker half-open again
 		}
@@ -266,7 +273,7 @@ func TestTracingSpanTree(t *testing.T) {
 	h := creds(biz)
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	h.Set("traceparent", "00-"+clientTrace+"-"+clientSpan+"-01")
-	g.post(t, h, `query Join { payments(first: 3) { nodes { id customer { address } } } }`, nil).wantNoErrors(t)
+	g.Post(t, h, `query Join { payments(first: 3) { nodes { id customer { address } } } }`, nil).WantNoErrors(t)
 	_ = tp.ForceFlush(context.Background())
 
 	spans := exp.GetSpans()
@@ -316,8 +323,14 @@ func TestTracingSpanTree(t *testing.T) {
 			}
 		}
 	}
-	if count["REST GET /api/v1/payments"] != 1 || count["REST GET /api/v1/payments/{id}"] != 3 || count["graphql.resolve Customer.address"] != 3 {
-		t.Errorf("span counts %v: want 1 list call, 3 detail calls under 3 address resolvers", count)
+	// 1 list call, 3 detail calls under 3 address resolvers.
+	wantCount := map[string]int{"REST GET /api/v1/payments": 1, "REST GET /api/v1/payments/{id}": 3, "graphql.resolve Customer.address": 3}
+	gotCount := map[string]int{}
+	for name := range wantCount {
+		gotCount[name] = count[name]
+	}
+	if diff := cmp.Diff(wantCount, gotCount); diff != "" {
+		t.Errorf("span counts (-want +got):\n%s\nall: %v", diff, count)
 	}
 	if len(parents) != 4 {
 		t.Fatalf("the REST API got %d calls, want 4", len(parents))

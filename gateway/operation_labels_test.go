@@ -39,13 +39,13 @@ func TestOperationMetricLabelsSurviveJunk(t *testing.T) {
 			q = `query ` + name + ` { __typename }` // no REST call at all
 		}
 		if i%5 == 0 {
-			g.send(t, http.MethodGet, "/graphql?"+url.Values{"query": {q}}.Encode(), c.header, nil)
+			g.Send(t, http.MethodGet, "/graphql?"+url.Values{"query": {q}}.Encode(), c.header, nil)
 		} else {
-			g.post(t, c.header, q, nil)
+			g.Post(t, c.header, q, nil)
 		}
 	}
-	served := g.post(t, creds(biz), `query RealPaymentScreen($id: ID!) { payment(id: $id) { id status } }`, map[string]any{"id": pay})
-	served.wantNoErrors(t)
+	served := g.Post(t, creds(biz), `query RealPaymentScreen($id: ID!) { payment(id: $id) { id status } }`, map[string]any{"id": pay})
+	served.WantNoErrors(t)
 
 	m, raw := scrape(t, g)
 	for _, tc := range []struct {
@@ -69,7 +69,7 @@ func TestOperationMetricLabelsSurviveJunk(t *testing.T) {
 
 	t.Run("the cap still holds for accepted callers", func(t *testing.T) {
 		for i := range observe.MaxOperationNames + 5 {
-			g.post(t, creds(biz), fmt.Sprintf(`query Real%03d { payments(first: 1) { nodes { id } } }`, i), nil).wantNoErrors(t)
+			g.Post(t, creds(biz), fmt.Sprintf(`query Real%03d { payments(first: 1) { nodes { id } } }`, i), nil).WantNoErrors(t)
 		}
 		m, _ := scrape(t, g)
 		names := map[string]bool{}

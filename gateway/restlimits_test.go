@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"paygraph/internal/gqltest"
 	"runtime"
 	"strconv"
 	"strings"
@@ -149,8 +150,8 @@ func TestRESTLimitsCoverLists(t *testing.T) {
 			// a little while (the assertion is on counts, not on time).
 			rest.gate = func(string) { time.Sleep(5 * time.Millisecond) }
 			g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "2", "REST_MAX_INFLIGHT": "2"}, rest)
-			r := g.post(t, creds(merchantA), tc.query, nil)
-			r.wantNoErrors(t)
+			r := g.Post(t, creds(merchantA), tc.query, nil)
+			r.WantNoErrors(t)
 			calls, peak, _, _ := rest.counts("")
 			t.Logf("%d REST calls, at most %d at once", calls, peak)
 			if calls != tc.wantCalls {
@@ -188,7 +189,7 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 	}
 	const requestsOfA = 4
 	var wg sync.WaitGroup
-	answersA := make([]*gqlResponse, requestsOfA)
+	answersA := make([]*gqltest.Response, requestsOfA)
 	for i := range requestsOfA {
 		wg.Add(1)
 		go func() {
@@ -205,7 +206,7 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 	if r == nil {
 		t.Fatal("merchant B was not served while merchant A saturated its share (no answer in 10s)")
 	}
-	r.wantNoErrors(t)
+	r.WantNoErrors(t)
 	if n := rest.pairInFlight(merchantA.APIKey); n != perMerchant {
 		t.Fatalf("A has %d calls in flight while B was served, want %d still waiting on the REST API", n, perMerchant)
 	}
@@ -215,7 +216,7 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 		if r == nil {
 			t.Fatalf("A's request %d got no GraphQL answer", i)
 		}
-		r.wantNoErrors(t)
+		r.WantNoErrors(t)
 	}
 	calls, peak, callsA, peakA := rest.counts(merchantA.APIKey)
 	_, _, callsB, peakB := rest.counts(merchantB.APIKey)
@@ -231,7 +232,7 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 // postCtx posts query and returns its answer, or nil when ctx ended
 // first (or the answer was not GraphQL: an error then). It may be called
 // from any goroutine.
-func postCtx(ctx context.Context, t *testing.T, url string, h http.Header, query string) *gqlResponse {
+func postCtx(ctx context.Context, t *testing.T, url string, h http.Header, query string) *gqltest.Response {
 	t.Helper()
 	body, _ := json.Marshal(map[string]any{"query": query})
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/graphql", bytes.NewReader(body))
@@ -245,7 +246,7 @@ func postCtx(ctx context.Context, t *testing.T, url string, h http.Header, query
 		return nil
 	}
 	defer resp.Body.Close()
-	out := &gqlResponse{Status: resp.StatusCode}
+	out := &gqltest.Response{Status: resp.StatusCode}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
 		t.Error(err)
 		return nil
@@ -267,10 +268,10 @@ func TestRESTLimitNoGoroutineBeforeSlot(t *testing.T) {
 		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("pay_prod_%032x", i))
 	}
 	q := `{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id } }`
-	g.post(t, creds(merchantA), `{ __typename }`, nil) // warm: connections
+	g.Post(t, creds(merchantA), `{ __typename }`, nil) // warm: connections
 	base := runtime.NumGoroutine()
-	done := make(chan *gqlResponse)
-	go func() { done <- g.post(t, creds(merchantA), q, nil) }()
+	done := make(chan *gqltest.Response)
+	go func() { done <- g.Post(t, creds(merchantA), q, nil) }()
 	waitFor(t, func() bool { return rest.pairInFlight(merchantA.APIKey) == 2 })
 	// Let anything that would start do so before counting.
 	for range 100 {
@@ -279,7 +280,7 @@ func TestRESTLimitNoGoroutineBeforeSlot(t *testing.T) {
 	delta := runtime.NumGoroutine() - base
 	close(release)
 	r := <-done
-	r.wantNoErrors(t)
+	r.WantNoErrors(t)
 	calls, peak, _, _ := rest.counts("")
 	t.Logf("%d more goroutines while 2 calls were in flight; %d REST calls, at most %d at once", delta, calls, peak)
 	// 2 calls in flight cost about 8 goroutines of HTTP plumbing (client

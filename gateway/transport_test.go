@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"paygraph/gateway"
+	"paygraph/internal/gqltest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,12 +55,12 @@ func TestQueryLimits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			g := startGateway(t, tc.env, nil)
 			g.Sandbox.ResetCalls()
-			r := g.post(t, creds(b), tc.query, nil)
+			r := g.Post(t, creds(b), tc.query, nil)
 			if len(r.Errors) == 0 {
 				t.Fatalf("accepted: %.200s", r.Data)
 			}
 			if tc.code != "" {
-				r.wantCode(t, tc.code)
+				r.WantCode(t, tc.code)
 			}
 			if r.Data != nil && string(r.Data) != "null" {
 				t.Errorf("data %.200s", r.Data)
@@ -72,10 +73,10 @@ func TestQueryLimits(t *testing.T) {
 
 	// The default limits still let a reasonable query and the GraphiQL
 	// introspection query through.
-	r := g.post(t, creds(b), `{ payments(first: 100) { edges { cursor node { id customer { address } } } pageInfo { endCursor } } }`, nil)
-	r.wantNoErrors(t)
-	r = g.post(t, nil, introspectionQuery, nil)
-	r.wantNoErrors(t)
+	r := g.Post(t, creds(b), `{ payments(first: 100) { edges { cursor node { id customer { address } } } pageInfo { endCursor } } }`, nil)
+	r.WantNoErrors(t)
+	r = g.Post(t, nil, introspectionQuery, nil)
+	r.WantNoErrors(t)
 }
 
 // introspectionQuery is the one GraphiQL sends (graphql-js
@@ -92,11 +93,11 @@ fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofT
 func TestBodyLimit(t *testing.T) {
 	g := startGateway(t, map[string]string{"MAX_BODY_BYTES": "4096"}, nil)
 	body, _ := json.Marshal(map[string]any{"query": "{ __typename }", "variables": map[string]string{"pad": strings.Repeat("x", 10000)}})
-	r := g.send(t, http.MethodPost, "/graphql", creds(g.Biz[0]), body)
+	r := g.Send(t, http.MethodPost, "/graphql", creds(g.Biz[0]), body)
 	if r.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("status %d", r.Status)
 	}
-	r.wantCode(t, "BAD_USER_INPUT")
+	r.WantCode(t, "BAD_USER_INPUT")
 
 	// A body with no declared length is cut off while it is read.
 	req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", io.MultiReader(bytes.NewReader(body)))
@@ -171,9 +172,9 @@ func TestAPQ(t *testing.T) {
 	ext := func(h string) map[string]any {
 		return map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": h}}
 	}
-	send := func(body map[string]any) *gqlResponse {
+	send := func(body map[string]any) *gqltest.Response {
 		raw, _ := json.Marshal(body)
-		return g.send(t, http.MethodPost, "/graphql", h, raw)
+		return g.Send(t, http.MethodPost, "/graphql", h, raw)
 	}
 
 	r := send(map[string]any{"extensions": ext(hash)})
@@ -181,16 +182,16 @@ func TestAPQ(t *testing.T) {
 		t.Fatalf("hash only, unknown: %+v", r.Errors)
 	}
 	r = send(map[string]any{"query": query, "extensions": ext(hash)})
-	r.wantNoErrors(t)
+	r.WantNoErrors(t)
 	r = send(map[string]any{"extensions": ext(hash)})
-	r.wantNoErrors(t)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), "pay_prod_") {
 		t.Errorf("hash only, registered: %s", r.Data)
 	}
 	// Over GET too, as Apollo clients send it.
 	q := url.Values{"extensions": {fmt.Sprintf(`{"persistedQuery":{"version":1,"sha256Hash":%q}}`, hash)}}
-	r = g.send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
-	r.wantNoErrors(t)
+	r = g.Send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
+	r.WantNoErrors(t)
 
 	r = send(map[string]any{"query": `{ payments(first: 1) { nodes { id } } }`, "extensions": ext(hash)})
 	if len(r.Errors) == 0 || !strings.Contains(r.Errors[0].Message, "provided APQ hash does not match query") {
@@ -202,14 +203,14 @@ func TestGET(t *testing.T) {
 	g := startGateway(t, nil, nil)
 	h := creds(g.Biz[0])
 	q := url.Values{"query": {`query($n: Int) { payments(first: $n) { nodes { id } } }`}, "variables": {`{"n": 2}`}}
-	r := g.send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
-	r.wantNoErrors(t)
+	r := g.Send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
+	r.WantNoErrors(t)
 	if strings.Count(string(r.Data), "pay_prod_") != 2 {
 		t.Errorf("GET query: %s", r.Data)
 	}
 	q = url.Values{"query": {`mutation { __typename }`}}
 	g.Sandbox.ResetCalls()
-	r = g.send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
+	r = g.Send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
 	if len(r.Errors) == 0 || r.Status == http.StatusOK && r.Data != nil && string(r.Data) != "null" {
 		t.Errorf("GET mutation accepted: %d %s %+v", r.Status, r.Data, r.Errors)
 	}
@@ -236,13 +237,13 @@ func newTestGatewayWithREST(t *testing.T, logs io.Writer, rest graph.REST) *test
 	gqlhttp.AddTransports(gql, 0)
 	srv := httptest.NewServer(gqlhttp.Credentials(graph.LoadersMiddleware(rest, nil)(gql)))
 	t.Cleanup(srv.Close)
-	return &testGateway{URL: srv.URL}
+	return newTestGateway(srv.URL)
 }
 
 func TestPanicIsInternalError(t *testing.T) {
 	var logs bytes.Buffer
 	gw := newTestGatewayWithREST(t, &logs, panicking{})
-	r := gw.post(t, anyCreds, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id }
+	r := gw.Post(t, anyCreds, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id }
 		nodes(ids: ["pay_prod_2", "pay_prod_3", "pl_4"]) { id } }`, nil)
 	if len(r.Errors) != 5 {
 		t.Fatalf("errors %+v", r.Errors)
@@ -290,8 +291,8 @@ func TestGracefulShutdown(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		g := &testGateway{URL: base}
-		slow.Store(g.post(t, creds(sb.Businesses()[0]), `{ payments(first: 1) { nodes { id } } }`, nil))
+		g := newTestGateway(base)
+		slow.Store(g.Post(t, creds(sb.Businesses()[0]), `{ payments(first: 1) { nodes { id } } }`, nil))
 	}()
 	waitFor(t, func() bool { return sb.CallCount("") == 1 })
 	stop()
@@ -304,8 +305,8 @@ func TestGracefulShutdown(t *testing.T) {
 		return err != nil
 	})
 	<-done
-	r := slow.Load().(*gqlResponse)
-	r.wantNoErrors(t)
+	r := slow.Load().(*gqltest.Response)
+	r.WantNoErrors(t)
 	if !strings.Contains(string(r.Data), "pay_prod_") {
 		t.Errorf("in-flight request: %s", r.Data)
 	}
@@ -317,7 +318,8 @@ func TestGracefulShutdown(t *testing.T) {
 // GraphiQL is pre-filled with the demo credentials only in sandbox mode;
 // in front of a real REST API the page holds nothing of anyone's.
 func TestGraphiQLPrefillOnlyInSandboxMode(t *testing.T) {
-	page := func(base string) string {
+	page := func(t *testing.T, base string) string {
+		t.Helper()
 		resp, err := http.Get(base + "/")
 		if err != nil {
 			t.Fatal(err)
@@ -329,12 +331,21 @@ func TestGraphiQLPrefillOnlyInSandboxMode(t *testing.T) {
 		}
 		return string(body)
 	}
-	demo := sandbox.New(sandbox.Options{}).Businesses()[0]
-	if p := page(startSandboxGateway(t)); !strings.Contains(p, demo.APIKey) || !strings.Contains(p, demo.APISecret) || !strings.Contains(p, "payments(first: 5)") {
-		t.Errorf("sandbox mode: page is not pre-filled:\n%s", p)
-	}
-	g := startGateway(t, nil, nil) // a configured REST_BASE_URL
-	if p := page(g.URL); strings.Contains(p, "ak_test_") || strings.Contains(p, "sk_test_") || strings.Contains(p, "payments(") {
-		t.Errorf("real backend: page is pre-filled:\n%s", p)
-	}
+	t.Run("sandbox mode: pre-filled", func(t *testing.T) {
+		demo := sandbox.New(sandbox.Options{}).Businesses()[0]
+		p := page(t, startSandboxGateway(t))
+		for _, want := range []string{demo.APIKey, demo.APISecret, "payments(first: 5)"} {
+			if !strings.Contains(p, want) {
+				t.Errorf("the page lacks %q:\n%s", want, p)
+			}
+		}
+	})
+	t.Run("real backend: not pre-filled", func(t *testing.T) {
+		p := page(t, startGateway(t, nil, nil).URL) // a configured REST_BASE_URL
+		for _, unwanted := range []string{"ak_test_", "sk_test_", "payments("} {
+			if strings.Contains(p, unwanted) {
+				t.Errorf("the page holds %q:\n%s", unwanted, p)
+			}
+		}
+	})
 }

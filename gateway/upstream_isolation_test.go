@@ -54,19 +54,19 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 	queryB := func(step string) {
 		t.Helper()
 		wantB++
-		g.post(t, b, single, nil).wantNoErrors(t)
+		g.Post(t, b, single, nil).WantNoErrors(t)
 		if got := callsB.Load(); got != wantB {
 			t.Fatalf("%s: B sent %d queries, the REST API saw %d calls", step, wantB, got)
 		}
 	}
-	g.post(t, a, single, nil).wantNoErrors(t) // A is a real merchant
+	g.Post(t, a, single, nil).WantNoErrors(t) // A is a real merchant
 	queryB("before")
-	g.post(t, a, poisoned.String(), nil).wantCode(t, "UPSTREAM_ERROR")
+	g.Post(t, a, poisoned.String(), nil).WantCode(t, "UPSTREAM_ERROR")
 	queryB("after A's first poisoned query")
 	before := callsA.Load()
 	for range 3 {
-		r := g.post(t, a, poisoned.String(), nil)
-		if e := r.wantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, "circuit open") {
+		r := g.Post(t, a, poisoned.String(), nil)
+		if e := r.WantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, "circuit open") {
 			t.Fatalf("A while shed: %q", e.Message)
 		}
 		queryB("while A is shed")
@@ -98,10 +98,10 @@ func TestUpstreamBodyCaps(t *testing.T) {
 			body := tc.body + strings.Repeat(" ", tc.limit+tc.pad-len(tc.body))
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }}
 			g := startGateway(t, map[string]string{"REST_MAX_BODY_BYTES": "2048", "REST_MAX_PAGE_BYTES": "4096"}, rest)
-			r := g.post(t, anyCreds, tc.query, nil)
+			r := g.Post(t, anyCreds, tc.query, nil)
 			if tc.want == "" {
-				r.wantNoErrors(t)
-			} else if e := r.wantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, tc.want) {
+				r.WantNoErrors(t)
+			} else if e := r.WantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, tc.want) {
 				t.Errorf("message %q, want %q", e.Message, tc.want)
 			}
 			if n := rest.calls.Load(); n != 1 {

@@ -78,11 +78,11 @@ func TestErrorCodes(t *testing.T) {
 			}}
 			g := startGateway(t, map[string]string{"REST_TIMEOUT": "300ms"}, rest)
 			start := time.Now()
-			r := g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
+			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
 			if elapsed := time.Since(start); elapsed > 5*time.Second {
 				t.Errorf("took %v", elapsed)
 			}
-			e := r.wantCode(t, tc.code)
+			e := r.WantCode(t, tc.code)
 			if tc.message != "" && e.Message != tc.message {
 				t.Errorf("message %q, want %q", e.Message, tc.message)
 			}
@@ -98,8 +98,8 @@ func TestErrorCodes(t *testing.T) {
 
 			// After the fault, the next normal query answers correctly.
 			healthy.Store(true)
-			r = g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount } } }`, nil)
-			r.wantNoErrors(t)
+			r = g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount } } }`, nil)
+			r.WantNoErrors(t)
 			if string(r.Data) != `{"payment":{"amount":{"amount":"19.99"}}}` {
 				t.Errorf("after the fault: %s", r.Data)
 			}
@@ -131,8 +131,8 @@ func TestMoneyAndTimeExactness(t *testing.T) {
 				_, _ = w.Write([]byte(paymentJSON(tc.amount, tc.created)))
 			}}
 			g := startGateway(t, nil, rest)
-			r := g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount paisa } createdAt } }`, nil)
-			r.wantNoErrors(t)
+			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount paisa } createdAt } }`, nil)
+			r.WantNoErrors(t)
 			want := fmt.Sprintf(`{"payment":{"amount":{"amount":%q,"paisa":%d},"createdAt":%q}}`, tc.wantAmount, tc.wantPaisa, tc.wantCreated)
 			if string(r.Data) != want {
 				t.Errorf("got  %s\nwant %s", r.Data, want)
@@ -164,7 +164,7 @@ func TestCredentialsNeverCrossCallers(t *testing.T) {
 			caller := fmt.Sprintf("c%02d", i)
 			h := creds(sandbox.Business{APIKey: "ak_test_" + caller, APISecret: "sk_test_" + caller})
 			for range 10 {
-				r := g.post(t, h, fmt.Sprintf(`{ a: payment(id: "pay_prod_%s") { id } b: node(id: "pay_prod_%s") { id } }`, caller, caller), nil)
+				r := g.Post(t, h, fmt.Sprintf(`{ a: payment(id: "pay_prod_%s") { id } b: node(id: "pay_prod_%s") { id } }`, caller, caller), nil)
 				if len(r.Errors) > 0 || !strings.Contains(string(r.Data), caller) {
 					t.Errorf("caller %s got %s %+v", caller, r.Data, r.Errors)
 				}
@@ -188,19 +188,21 @@ func TestTransientFaultIsRetried(t *testing.T) {
 		wantCalls int64
 		wantOK    bool
 	}{{502, 2, true}, {503, 2, true}, {500, 1, false}} {
-		var n atomic.Int64
-		rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
-			if n.Add(1) == 1 {
-				w.WriteHeader(tc.first)
-				return
+		t.Run(fmt.Sprint("first answer ", tc.first), func(t *testing.T) {
+			var n atomic.Int64
+			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.WriteHeader(tc.first)
+					return
+				}
+				_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
+			}}
+			g := startGateway(t, nil, rest)
+			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
+			if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
+				t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
 			}
-			_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
-		}}
-		g := startGateway(t, nil, rest)
-		r := g.post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
-		if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
-			t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
-		}
+		})
 	}
 }
 
@@ -219,14 +221,14 @@ func TestBreakerThroughTheGateway(t *testing.T) {
 	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "150ms"}, rest)
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
 	for range 3 {
-		g.post(t, anyCreds, q, nil).wantCode(t, "UPSTREAM_ERROR")
+		g.Post(t, anyCreds, q, nil).WantCode(t, "UPSTREAM_ERROR")
 	}
 	before := rest.calls.Load()
-	if e := g.post(t, anyCreds, q, nil).wantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, "circuit open") || rest.calls.Load() != before {
+	if e := g.Post(t, anyCreds, q, nil).WantCode(t, "UPSTREAM_ERROR"); !strings.Contains(e.Message, "circuit open") || rest.calls.Load() != before {
 		t.Fatalf("open breaker: %q, %d new calls", e.Message, rest.calls.Load()-before)
 	}
 	down.Store(false)
 	time.Sleep(200 * time.Millisecond)
-	g.post(t, anyCreds, q, nil).wantNoErrors(t)
-	g.post(t, anyCreds, q, nil).wantNoErrors(t)
+	g.Post(t, anyCreds, q, nil).WantNoErrors(t)
+	g.Post(t, anyCreds, q, nil).WantNoErrors(t)
 }

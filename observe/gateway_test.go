@@ -1,27 +1,42 @@
 package observe
 
 import (
-	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"paygraph/internal/gqltest"
 )
 
-// TestGatewayEndToEnd drives a gqlgen server (without generated code)
-// wired with every piece of the package, over a fake REST API: metrics,
-// access log lines, span tree and trace propagation, and no secret in any.
-func TestGatewayEndToEnd(t *testing.T) {
-	exp := useTestTracer(t)
-	rs := newRESTServer(t)
-	m := NewMetrics(wired(nil))
-	var logs syncBuffer
-	gw := httptest.NewServer(gateway(m, &logs, rs.URL))
-	defer gw.Close()
+// clientTrace is the trace id the first request of runEndToEnd carries.
+const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
 
-	const clientTrace = "4bf92f3577b34da6a3ce929d0e0e4736"
+// endToEnd is what one run of the five requests of runEndToEnd left:
+// spans, metrics, log lines and what the REST API received.
+type endToEnd struct {
+	exp  *tracetest.InMemoryExporter
+	rs   *restServer
+	m    *Metrics
+	logs syncBuffer
+}
+
+// runEndToEnd drives a gqlgen server (without generated code) wired with
+// every piece of the package, over a fake REST API, with five requests
+// (found, not found, anonymous, parse error, two calls of which one
+// fails), each a named subtest checking the first error's code.
+func runEndToEnd(t *testing.T) *endToEnd {
+	t.Helper()
+	e := &endToEnd{exp: useTestTracer(t), rs: newRESTServer(t), m: NewMetrics(wired(nil))}
+	gw := httptest.NewServer(gateway(e.m, &e.logs, e.rs.URL))
+	defer gw.Close()
+	client := gqltest.Client{URL: gw.URL, Forbidden: []string{testSecret}}
+
 	for _, tc := range []struct {
 		name, body  string
 		traceparent string
@@ -34,39 +49,35 @@ func TestGatewayEndToEnd(t *testing.T) {
 		{"parse error", `{"query":"query Broken { payment(id: \"pay_prod_q\"","operationName":"Broken"}`, "", "GRAPHQL_PARSE_FAILED"},
 		{"two calls", `{"query":"query Two { a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"boom_1\") { id } }"}`, "", "UPSTREAM_ERROR"},
 	} {
-		req, _ := http.NewRequest(http.MethodPost, gw.URL+"/graphql?debug="+testSecret, strings.NewReader(tc.body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-api-key", testKey)
-		req.Header.Set("x-api-secret", testSecret)
-		if tc.traceparent != "" {
-			req.Header.Set("traceparent", tc.traceparent)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var body struct {
-			Data   map[string]any
-			Errors []struct {
-				Extensions map[string]any
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.Header{"X-Api-Key": {testKey}, "X-Api-Secret": {testSecret}}
+			if tc.traceparent != "" {
+				h.Set("traceparent", tc.traceparent)
 			}
-		}
-		err = json.NewDecoder(resp.Body).Decode(&body)
-		resp.Body.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		code := ""
-		if len(body.Errors) > 0 {
-			code, _ = body.Errors[0].Extensions["code"].(string)
-		}
-		if code != tc.wantCode {
-			t.Errorf("%s: code %q, want %q (%+v)", tc.name, code, tc.wantCode, body)
-		}
+			r := client.Send(t, http.MethodPost, "/graphql?debug="+testSecret, h, []byte(tc.body))
+			code := ""
+			if codes := r.Codes(); len(codes) > 0 {
+				code = codes[0]
+			}
+			if code != tc.wantCode {
+				t.Errorf("code %q, want %q (%s)", code, tc.wantCode, r.Raw)
+			}
+		})
 	}
 
+	return e
+}
+
+// TestGatewayEndToEnd: each request gets the expected answer, and no
+// answer holds the secret.
+func TestGatewayEndToEnd(t *testing.T) { runEndToEnd(t) }
+
+// TestGatewayEndToEndMetrics: the series of the five requests, and no id
+// or credential in any label.
+func TestGatewayEndToEndMetrics(t *testing.T) {
+	e := runEndToEnd(t)
 	// Metrics.
-	out := scrape(t, m)
+	out := scrape(t, e.m)
 	assertSeries(t, out,
 		`paygraph_graphql_requests_total{operation="GetPay",outcome="ok"} 1`,
 		`paygraph_graphql_requests_total{operation="GetPay",outcome="NOT_FOUND"} 1`,
@@ -82,10 +93,16 @@ func TestGatewayEndToEnd(t *testing.T) {
 	)
 	assertAbsent(t, "metrics", out, "pay_prod", "boom_1", "missing_", testSecret, testKey, "sk_test", "ak_test", "payment(id")
 
+}
+
+// TestGatewayEndToEndAccessLog: one line per request with the operation,
+// outcome and REST call count, the client's trace id, and no secret.
+func TestGatewayEndToEndAccessLog(t *testing.T) {
+	e := runEndToEnd(t)
 	// Access log: one line per request, with the REST call count.
-	lines := logLines(t, logs.String())
+	lines := logLines(t, e.logs.String())
 	if len(lines) != 5 {
-		t.Fatalf("%d log lines:\n%s", len(lines), logs.String())
+		t.Fatalf("%d log lines:\n%s", len(lines), e.logs.String())
 	}
 	for i, want := range []struct {
 		op, outcome string
@@ -94,20 +111,30 @@ func TestGatewayEndToEnd(t *testing.T) {
 		{"GetPay", "ok", 1}, {"GetPay", "NOT_FOUND", 1}, {"anonymous", "ok", 0},
 		{"Broken", "GRAPHQL_PARSE_FAILED", 0}, {"Two", "UPSTREAM_ERROR", 2},
 	} {
-		l := lines[i]
-		if l["msg"] != "request" || l["operation"] != want.op || l["outcome"] != want.outcome || l["rest_calls"] != want.calls ||
-			l["path"] != "/graphql" || l["method"] != "POST" {
-			t.Errorf("log line %d: %v, want %+v", i, l, want)
-		}
+		t.Run(fmt.Sprintf("line %d %s %s", i, want.op, want.outcome), func(t *testing.T) {
+			wantLine := map[string]any{"msg": "request", "operation": want.op, "outcome": want.outcome, "rest_calls": want.calls,
+				"path": "/graphql", "method": "POST"}
+			onlyWanted := cmpopts.IgnoreMapEntries(func(k string, _ any) bool { _, ok := wantLine[k]; return !ok })
+			if diff := cmp.Diff(wantLine, lines[i], onlyWanted); diff != "" {
+				t.Errorf("log line %d (-want +got):\n%s", i, diff)
+			}
+		})
 	}
 	if lines[0]["trace_id"] != clientTrace {
 		t.Errorf("access line's trace_id %v, want the client's %s", lines[0]["trace_id"], clientTrace)
 	}
-	assertAbsent(t, "logs", logs.String(), testSecret, testKey, "R0d7", "debug=", "pay_prod")
+	assertAbsent(t, "logs", e.logs.String(), testSecret, testKey, "R0d7", "debug=", "pay_prod")
 
+}
+
+// TestGatewayEndToEndSpans: the first request's span tree continues the
+// client's trace, the REST call's traceparent continues it to the REST
+// API, and no span holds an id or a credential.
+func TestGatewayEndToEndSpans(t *testing.T) {
+	e := runEndToEnd(t)
 	// Spans: the first request's tree continues the client's trace, and
 	// the REST call's traceparent continues it to the REST API.
-	spans := exp.GetSpans()
+	spans := e.exp.GetSpans()
 	byID := map[string]tracetest.SpanStub{}
 	for _, s := range spans {
 		byID[s.SpanContext.SpanID().String()] = s
@@ -150,7 +177,7 @@ func TestGatewayEndToEnd(t *testing.T) {
 	if len(fieldSpans) != 2 { // Query.payment and Query.hello; not Payment.id nor Payment.status
 		t.Errorf("field spans: %q", fieldSpans)
 	}
-	tps, _ := rs.received()
+	tps, _ := e.rs.received()
 	if len(tps) != 4 || !strings.HasPrefix(tps[0], "00-"+clientTrace+"-") {
 		t.Errorf("traceparents at the REST API: %q", tps)
 	}

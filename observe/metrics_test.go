@@ -41,14 +41,16 @@ func TestRESTTransportMetrics(t *testing.T) {
 		{"canceled", rs.URL + "/api/v1/payments/pay_prod_c", canceled, 0},
 		{"deadline", rs.URL + "/api/v1/payments/pay_prod_d", expired, 0},
 	} {
-		status, err := get(tc.ctx, client, tc.url)
-		if tc.status == 0 {
-			if err == nil {
-				t.Errorf("%s: no error (status %d)", tc.name, status)
+		t.Run(tc.name, func(t *testing.T) {
+			status, err := get(tc.ctx, client, tc.url)
+			if tc.status == 0 {
+				if err == nil {
+					t.Errorf("%s: no error (status %d)", tc.name, status)
+				}
+			} else if err != nil || status != tc.status {
+				t.Errorf("%s: status %d, error %v; want %d", tc.name, status, err, tc.status)
 			}
-		} else if err != nil || status != tc.status {
-			t.Errorf("%s: status %d, error %v; want %d", tc.name, status, err, tc.status)
-		}
+		})
 	}
 
 	out := scrape(t, m)

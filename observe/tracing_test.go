@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -99,9 +100,11 @@ func TestTracingEnabled(t *testing.T) {
 		{map[string]string{"OTEL_SDK_DISABLED": "true", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318"}, false},
 		{map[string]string{"OTEL_SERVICE_NAME": "x"}, false},
 	} {
-		if got := TracingEnabled(func(k string) string { return tc.env[k] }); got != tc.want {
-			t.Errorf("TracingEnabled(%v) = %v", tc.env, got)
-		}
+		t.Run(fmt.Sprint(tc.env), func(t *testing.T) {
+			if got := TracingEnabled(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("TracingEnabled(%v) = %v", tc.env, got)
+			}
+		})
 	}
 }
 

@@ -4,7 +4,7 @@
 # tool is already there, and it fails loudly (non-zero) when an install fails.
 #
 #   - chromium (Debian's package) for the GraphiQL browser test
-#     (browser_test.go drives /usr/bin/chromium headless through chromedp).
+#     (e2e/browser_test.go drives /usr/bin/chromium headless through chromedp).
 set -euo pipefail
 
 apt_updated=0
@@ -27,7 +27,7 @@ apt_install() {
 	"${SUDO[@]}" apt-get install -y --no-install-recommends "$@"
 }
 
-# Chromium for browser_test.go (fonts-liberation gives the screenshots
+# Chromium for e2e/browser_test.go (fonts-liberation gives the screenshots
 # readable text without pulling in a desktop's worth of recommends).
 if [[ ! -x /usr/bin/chromium ]]; then
 	echo "ci-setup: installing chromium" >&2
@@ -40,7 +40,7 @@ fi
 /usr/bin/chromium --version >&2 || { echo "ci-setup: /usr/bin/chromium does not run" >&2; exit 1; }
 
 # redis-server (Debian's package) for the shared APQ store's tests
-# (apqstore/redis_test.go, replicas_test.go start it on a free loopback
+# (apqstore/redis_test.go, e2e/replicas_test.go start it on a free loopback
 # port themselves; no service is enabled or started here).
 if ! command -v redis-server >/dev/null 2>&1; then
 	echo "ci-setup: installing redis-server" >&2

@@ -6,7 +6,7 @@
 # so the gateway serves GraphiQL with no internet access at run time.
 #
 # Usage: scripts/update-graphiql.sh   (needs npm; bump the pins, rerun,
-# run `go test ./graphiql/ && go test -run TestGraphiQLInBrowser .`, commit)
+# run `go test ./graphiql/ && go test -run TestGraphiQLInBrowser ./e2e/`, commit)
 set -euo pipefail
 
 GRAPHIQL_VERSION=3.8.3

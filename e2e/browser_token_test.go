@@ -1,4 +1,4 @@
-package gateway_test
+package e2e
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // not the pair, was used.
 func TestGraphiQLTokenBox(t *testing.T) {
 	testenv.Tool(t, chromiumPath)
-	srvURL := startSandboxGateway(t)
+	srvURL := startGateway(t, nil).URL // sandbox mode: no REST_BASE_URL, a random token key
 	biz := sandbox.New(sandbox.Options{}).Businesses()[0]
 	payID := sandbox.New(sandbox.Options{}).Payments(biz.APIKey)[0].ID
 	r := (&gqltest.Client{URL: srvURL}).Do(t, http.MethodPost, "/auth/token",

@@ -1,12 +1,15 @@
-package gateway_test
+package e2e
 
 // The soak test: two businesses' clients run a mixed workload against the
-// gateway over real TCP while the sandbox injects latency, 5xx, 429, hangs
-// and dropped connections. Every answer is checked against the sandbox's
-// own data. Run it with PAYGRAPH_SOAK=ci (bounded, ~20 s) or
-// PAYGRAPH_SOAK=long; without PAYGRAPH_SOAK it is skipped.
+// gateway binary (the harness's process) while the sandbox, in this test
+// process, injects latency, 5xx, 429, hangs and dropped connections. Every
+// answer is checked against the sandbox's own data; the gateway's
+// goroutines and heap are read from outside, through its /metrics (after a
+// GC forced through its pprof listener). Run it with PAYGRAPH_SOAK=ci
+// (bounded, ~20 s) or PAYGRAPH_SOAK=long; without PAYGRAPH_SOAK it is
+// skipped.
 //
-//	PAYGRAPH_SOAK=ci go test -race -count=1 -run '^TestSoak$' -v .
+//	PAYGRAPH_SOAK=ci go test -count=1 -run '^TestSoak$' -v ./e2e/
 
 import (
 	"bytes"
@@ -19,10 +22,7 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"paygraph/gateway"
 	"reflect"
-	"runtime"
-	"runtime/pprof"
 	"slices"
 	"sort"
 	"strconv"
@@ -32,6 +32,8 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/gqltest"
+	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
 
@@ -229,15 +231,9 @@ func (t *soakTenant) sessionJSON(s sandbox.CheckoutSession) map[string]any {
 	}
 }
 
-type soakError struct {
-	Message    string         `json:"message"`
-	Path       []any          `json:"path"`
-	Extensions map[string]any `json:"extensions"`
-}
-
 type soakAnswer struct {
-	Data   any         `json:"data"`
-	Errors []soakError `json:"errors"`
+	Data   any             `json:"data"`
+	Errors []gqltest.Error `json:"errors"`
 	raw    []byte
 }
 
@@ -276,8 +272,7 @@ func (c *soakClient) do(body map[string]any) (*soakAnswer, bool) {
 	c.stats.requests++
 	c.stats.latencies = append(c.stats.latencies, elapsed)
 	for _, e := range ans.Errors {
-		code, _ := e.Extensions["code"].(string)
-		c.stats.errsByCode[code]++
+		c.stats.errsByCode[e.Code()]++
 	}
 	c.stats.mu.Unlock()
 	if resp.StatusCode != http.StatusOK {
@@ -326,7 +321,7 @@ var soakAllowedCodes = map[string]bool{"UPSTREAM_ERROR": true, "UPSTREAM_TIMEOUT
 func (c *soakClient) check(what string, ans *soakAnswer, want map[string]any, notFound map[string]bool) (hadErrors bool) {
 	var errPaths []string
 	for _, e := range ans.Errors {
-		code, _ := e.Extensions["code"].(string)
+		code := e.Code()
 		p := soakPathString(e.Path)
 		switch {
 		case code == "NOT_FOUND" && notFound[p]:
@@ -662,24 +657,60 @@ func soakPercentile(d []time.Duration, q float64) time.Duration {
 	return d[min(len(d)-1, int(float64(len(d))*q))]
 }
 
-func soakGoroutineDump() string {
-	var b bytes.Buffer
-	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
-	return b.String()
+// soakGateway is the gateway process as the soak reads it from outside.
+type soakGateway struct {
+	*proc
+	pprof string // http://<PPROF_ADDR>
 }
 
-func soakHeap() uint64 {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+// figures forces a GC in the gateway (pprof's heap profile with gc=1) and
+// then reads its goroutines and in-use heap from /metrics.
+func (g *soakGateway) figures(t *testing.T) (goroutines int, heap int64) {
+	t.Helper()
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get(g.pprof + "/debug/pprof/heap?gc=1")
+	if err != nil {
+		t.Fatalf("forcing a GC in the gateway: %v", err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	m := g.Metrics()
+	n, ok1 := metricValue(m, "go_goroutines")
+	h, ok2 := metricValue(m, "go_memstats_heap_inuse_bytes")
+	if !ok1 || !ok2 {
+		t.Fatalf("no go_goroutines or go_memstats_heap_inuse_bytes in the gateway's /metrics:\n%.2000s", m)
+	}
+	return int(n), int64(h)
+}
+
+// goroutinesAtMost waits up to 5 s for the gateway's goroutines to fall
+// to limit and returns the last count.
+func (g *soakGateway) goroutinesAtMost(t *testing.T, limit func() int) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, _ := g.figures(t)
+		if n <= limit() || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// goroutineDump is the gateway's goroutine profile, for a failure message.
+func (g *soakGateway) goroutineDump() string {
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get(g.pprof + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
 
 func TestSoak(t *testing.T) {
 	size := soakSizeFromEnv(t)
-	baseGoroutines := runtime.NumGoroutine()
-	baseHeap := soakHeap()
 
 	// The sandbox, on real TCP, counting its open connections.
 	sb := sandbox.New(sandbox.Options{Latency: size.latency})
@@ -690,27 +721,21 @@ func TestSoak(t *testing.T) {
 	upstream := &soakConnCounter{Listener: ln}
 	sbSrv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = sbSrv.Serve(upstream) }()
+	t.Cleanup(func() { _ = sbSrv.Close() })
 
-	// The gateway as production wires it, on real TCP.
+	// The gateway binary as production runs it, with a pprof listener to
+	// force a GC before each heap reading.
 	const pool = 16
-	env := unlimited(map[string]string{"REST_TIMEOUT": "300ms", "REST_MAX_INFLIGHT": strconv.Itoa(pool), "REST_MAX_CONCURRENCY": "8"})
-	cfg, err := gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RESTBaseURL = "http://" + ln.Addr().String()
-	gw, err := gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	gwSrv := &http.Server{Handler: gw, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second,
-		WriteTimeout: cfg.RESTTimeout*3 + 30*time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
-	go func() { _ = gwSrv.Serve(gln) }()
-	gwURL := "http://" + gln.Addr().String() + "/graphql"
+	pprofAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreeLoopbackPort(t))
+	gw := &soakGateway{proc: startGateway(t, map[string]string{
+		"REST_BASE_URL": "http://" + ln.Addr().String(), "REST_TIMEOUT": "300ms",
+		"REST_MAX_INFLIGHT": strconv.Itoa(pool), "REST_MAX_CONCURRENCY": "8", "PPROF_ADDR": pprofAddr,
+		// The rate limits off: the load on one merchant is the point here.
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "0", "RATE_LIMIT_REQUESTS_PER_SECOND": "0",
+	}), pprof: "http://" + pprofAddr}
+	gwURL := gw.URL + "/graphql"
+	baseGoroutines, baseHeap := gw.figures(t)
+	baseOpen := int(upstream.open.Load())
 
 	biz := sb.Businesses()
 	tenants := []*soakTenant{newSoakTenant(sb, biz[0]), newSoakTenant(sb, biz[1])}
@@ -782,20 +807,14 @@ func TestSoak(t *testing.T) {
 	if openAfter > pool {
 		t.Errorf("%d upstream connections open after the soak, more than the pool of %d", openAfter, pool)
 	}
-	// Goroutines while the servers still run: the baseline plus what the
-	// idle upstream connections hold (3 each: client read and write loops,
-	// server conn), plus the two servers' accept loops.
-	var running int
-	runDeadline := time.Now().Add(5 * time.Second)
-	for {
-		running = runtime.NumGoroutine()
-		if running <= baseGoroutines+2+3*int(upstream.open.Load())+4 || time.Now().After(runDeadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if limit := baseGoroutines + 2 + 3*int(upstream.open.Load()) + 4; running > limit {
-		t.Errorf("%d goroutines after the soak with servers idle, more than %d:\n%s", running, limit, soakGoroutineDump())
+	// The gateway's goroutines with the load stopped: the baseline plus
+	// what its idle upstream connections hold (2 each: the client's read
+	// and write loops), plus 4 of slack.
+	idleLimit := func() int { return baseGoroutines + 2*(int(upstream.open.Load())-baseOpen) + 4 }
+	running := gw.goroutinesAtMost(t, idleLimit)
+	limitIdle := idleLimit()
+	if running > limitIdle {
+		t.Errorf("%d goroutines in the gateway after the soak with its connections idle, more than %d:\n%s", running, limitIdle, gw.goroutineDump())
 	}
 
 	t.Logf("soak figures: mode=%s workers=%d duration=%s requests=%d errors{%s} p50=%s p99=%s walks=%d page-retries=%d wrong=%d cross-tenant=%d | REST calls=%d injected{%s} | upstream conns peak=%d total=%d open-after=%d (pool %d)",
@@ -804,29 +823,23 @@ func TestSoak(t *testing.T) {
 		stats.walks, stats.retries, stats.wrong, stats.crossTenant,
 		len(calls), strings.Join(faultList, " "), upstream.peak.Load(), upstream.total.Load(), openAfter, pool)
 
-	// Shut everything down: goroutines and heap return to the baseline.
-	_ = gwSrv.Close()
+	// Close the REST API's connections (the gateway's idle pool ends with
+	// them): the gateway's goroutines and heap return to the baseline.
 	_ = sbSrv.Close()
-	calls, tenants, clients, stats.latencies = nil, nil, nil, nil
-	goDeadline := time.Now().Add(5 * time.Second)
-	var after int
-	for {
-		after = runtime.NumGoroutine()
-		if after <= baseGoroutines+1 || time.Now().After(goDeadline) {
-			break
-		}
+	for upstream.open.Load() > 0 && time.Now().Before(idleDeadline.Add(5*time.Second)) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	heapAfter := soakHeap()
-	t.Logf("leak check: goroutines baseline=%d after=%d; heap baseline=%.1f MiB after=%.1f MiB",
-		baseGoroutines, after, float64(baseHeap)/(1<<20), float64(heapAfter)/(1<<20))
+	after := gw.goroutinesAtMost(t, func() int { return baseGoroutines + 1 })
+	_, heapAfter := gw.figures(t)
+	t.Logf("leak check (gateway process): goroutines baseline=%d with-idle-upstream=%d (limit %d) after=%d; heap in use baseline=%.1f MiB after=%.1f MiB",
+		baseGoroutines, running, limitIdle, after, float64(baseHeap)/(1<<20), float64(heapAfter)/(1<<20))
 	if after > baseGoroutines+1 {
-		t.Errorf("goroutines did not return to the baseline %d (now %d):\n%s", baseGoroutines, after, soakGoroutineDump())
+		t.Errorf("the gateway's goroutines did not return to the baseline %d (now %d):\n%s", baseGoroutines, after, gw.goroutineDump())
 	}
-	// The gateway's bounded caches (APQ, parsed queries) stay referenced
-	// by the stopped server; anything unbounded would show here.
+	// The gateway's bounded caches (APQ, parsed queries) stay referenced;
+	// anything unbounded would show here.
 	if heapAfter > baseHeap+16<<20 {
-		t.Errorf("heap grew from %d to %d bytes", baseHeap, heapAfter)
+		t.Errorf("the gateway's heap in use grew from %d to %d bytes", baseHeap, heapAfter)
 	}
 	if stats.wrong > 0 || stats.crossTenant > 0 {
 		t.Errorf("%d wrong answers, %d cross-tenant answers; first ones:\n%s", stats.wrong, stats.crossTenant, strings.Join(stats.failures, "\n"))

@@ -1,4 +1,8 @@
-package gateway_test
+package e2e
+
+// Hostile clients, one attack at a time, against the gateway binary: each
+// is refused fast and clearly, makes no REST call, and a well-behaved
+// client of another business keeps being answered meanwhile.
 
 import (
 	"bufio"
@@ -8,24 +12,22 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"paygraph/gateway"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"paygraph/internal/gqltest"
 	"paygraph/sandbox"
 )
 
-// The production server (server.go run) reads headers within 5s and the
-// whole request within 30s. hostileServer serves the same handler with the
-// same settings except these two, shortened so that the slow-client cases
-// end in a second.
+// hostileClients runs the gateway binary, whose server reads headers
+// within 5 s and the whole request within 30 s (gateway.Serve): the
+// slow-client cases wait for those production timeouts.
 const (
-	hostileReadHeaderTimeout = 300 * time.Millisecond
-	hostileReadTimeout       = time.Second
+	hostileReadHeaderTimeout = 5 * time.Second
+	hostileReadTimeout       = 30 * time.Second
 	hostileFast              = 2 * time.Second // a refusal must come within this
 )
 
@@ -38,27 +40,9 @@ type hostileEnv struct {
 func startHostile(t *testing.T) *hostileEnv {
 	t.Helper()
 	sb := sandbox.New(sandbox.Options{})
-	rest := httptest.NewServer(sb)
-	t.Cleanup(rest.Close)
-	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RESTBaseURL = rest.URL
-	gw, err := gateway.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: gw, ReadHeaderTimeout: hostileReadHeaderTimeout, ReadTimeout: hostileReadTimeout,
-		WriteTimeout: cfg.RESTTimeout*3 + 30*time.Second, IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	p := startGateway(t, map[string]string{"REST_BASE_URL": serveLoopback(t, sb)})
 	biz := sb.Businesses()
-	return &hostileEnv{url: "http://" + ln.Addr().String() + "/graphql", addr: ln.Addr().String(), sb: sb, a: biz[0], b: biz[1]}
+	return &hostileEnv{url: p.URL + "/graphql", addr: strings.TrimPrefix(p.URL, "http://"), sb: sb, a: biz[0], b: biz[1]}
 }
 
 // victim is a well-behaved client of business B querying all along.
@@ -124,10 +108,7 @@ type hostileAnswer struct {
 	status  int
 	elapsed time.Duration
 	raw     []byte
-	Errors  []struct {
-		Message    string         `json:"message"`
-		Extensions map[string]any `json:"extensions"`
-	} `json:"errors"`
+	Errors  []gqltest.Error `json:"errors"`
 }
 
 func (e *hostileEnv) send(t *testing.T, ctype string, body io.Reader, contentLength int64) *hostileAnswer {
@@ -166,8 +147,7 @@ func (a *hostileAnswer) refused(t *testing.T, codes ...string) {
 	}
 	var got []string
 	for _, e := range a.Errors {
-		c, _ := e.Extensions["code"].(string)
-		got = append(got, c)
+		got = append(got, e.Code())
 	}
 	if len(codes) > 0 {
 		for _, c := range got {
