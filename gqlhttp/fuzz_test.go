@@ -127,6 +127,36 @@ func TestTransportErrorsCarryACode(t *testing.T) {
 	}
 }
 
+// fuzzRequest is the request FuzzHandler sends for mode: a POST with one
+// of several content types (or none), or a GET with body as the query or
+// as the whole query string.
+func fuzzRequest(mode uint8, body []byte) *http.Request {
+	var req *http.Request
+	switch mode % 9 {
+	case 5:
+		req = httptest.NewRequest(http.MethodGet, "/graphql?"+url.Values{"query": {string(body)}}.Encode(), nil)
+	case 6:
+		req = httptest.NewRequest(http.MethodGet, "/graphql", nil)
+		req.URL = &url.URL{Path: "/graphql", RawQuery: string(body)}
+	default:
+		req = httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+		if ct := fuzzContentTypes[mode%9]; ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+	}
+	return req
+}
+
+// fuzzContentTypes are the POST modes' content types ("": none).
+var fuzzContentTypes = [9]string{
+	0: "application/json",
+	1: "application/graphql",
+	2: "text/plain",
+	4: "multipart/form-data; boundary=x",
+	7: "application/x-www-form-urlencoded",
+	8: "application/json; charset=\x00",
+}
+
 // FuzzHandler feeds arbitrary bodies, with several methods and content
 // types, to the /graphql route (the edge, the loaders and the GraphQL
 // server, as the gateway composes them) in front of the sandbox, as
@@ -195,31 +225,7 @@ func FuzzHandler(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, mode uint8, body []byte) {
 		sb.ResetCalls()
-		var req *http.Request
-		switch mode % 9 {
-		case 0, 1, 2, 3, 4, 7, 8:
-			req = httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
-			switch mode % 9 {
-			case 0:
-				req.Header.Set("Content-Type", "application/json")
-			case 1:
-				req.Header.Set("Content-Type", "application/graphql")
-			case 2:
-				req.Header.Set("Content-Type", "text/plain")
-			case 4:
-				req.Header.Set("Content-Type", "multipart/form-data; boundary=x")
-			case 7:
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-			case 8:
-				req.Header.Set("Content-Type", "application/json; charset=\x00")
-			}
-		case 5:
-			req = httptest.NewRequest(http.MethodGet, "/graphql?"+url.Values{"query": {string(body)}}.Encode(), nil)
-		case 6:
-			u := &url.URL{Path: "/graphql", RawQuery: string(body)}
-			req = httptest.NewRequest(http.MethodGet, "/graphql", nil)
-			req.URL = u
-		}
+		req := fuzzRequest(mode, body)
 		req.Header.Set("x-api-key", a.APIKey)
 		req.Header.Set("x-api-secret", a.APISecret)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
