@@ -137,7 +137,7 @@ var settings = []setting{
 	{"MAX_DEPTH", "15", "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
 	{"MAX_FIELDS", "1000", "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
 	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *Config) *int { return &c.MaxQueryLength })},
-	{"MAX_BODY_BYTES", "262144", "largest request body in bytes", func(c *Config, v string) error {
+	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded)", func(c *Config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
 		c.MaxBodyBytes = int64(n)
 		return err
