@@ -88,7 +88,15 @@ func (r *Resolver) checkoutSessionUpdated(ctx context.Context, id string) (<-cha
 			if err != nil {
 				return livepoll.Snapshot{}, err
 			}
-			return livepoll.Snapshot{Value: model.NewCheckoutSession(s), Fingerprint: fingerprint(s), Phase: phaseOf(s.PaymentStatus)}, nil
+			// The session's payment is polled with it (two REST calls per
+			// interval, shared by every subscriber), so that the payment
+			// field of each event is as fresh as the session. Without it
+			// (a failed GET) the field falls back to the loader.
+			v := model.NewCheckoutSession(s)
+			if s.PaymentID != "" {
+				v.LivePayment, _ = rest.GetPayment(ctx, s.PaymentID)
+			}
+			return livepoll.Snapshot{Value: v, Fingerprint: fingerprint(v), Phase: phaseOf(s.PaymentStatus)}, nil
 		})
 }
 
