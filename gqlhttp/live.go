@@ -50,6 +50,10 @@ type Live struct {
 // timeouts of common proxies and load balancers.
 const DefaultKeepAlive = 15 * time.Second
 
+// DefaultInitTimeout is how long a WebSocket may wait before its
+// connection_init.
+const DefaultInitTimeout = 10 * time.Second
+
 // addLive adds the SSE and WebSocket transports, before the JSON POST one
 // (an SSE request is a JSON POST too: the first transport that supports a
 // request serves it).
@@ -59,7 +63,17 @@ func addLive(add func(graphql.Transport), l Live) {
 	}
 	add(sse{transport.SSE{KeepAlivePingInterval: l.KeepAlive}})
 	ws := transport.Websocket{
+		// graphql-transport-ws: a ping every KeepAlive, and a client that
+		// has not answered (pong) within two of them is gone: its
+		// connection closes and its subscriptions end (the read deadline
+		// lifted by Deadline is set again here). KeepAlivePingInterval is
+		// the legacy graphql-ws subprotocol's.
+		PingPongInterval:      l.KeepAlive,
 		KeepAlivePingInterval: l.KeepAlive,
+		// A connection that never sends connection_init holds a socket
+		// and a goroutine: it gets InitTimeout (graphql-ws clients send it
+		// at once; their own server default is 3 s).
+		InitTimeout: DefaultInitTimeout,
 		Implementation: transport.CoderWebsocketImplementation{
 			AcceptOptions: coderws.AcceptOptions{OriginPatterns: l.OriginPatterns},
 		},
