@@ -460,3 +460,22 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscriptionLifetimeCompletes: at SUBSCRIPTION_MAX_LIFETIME the
+// stream completes while its last state is not terminal, which tells the
+// client to subscribe again (README "Live status"); no error event.
+func TestSubscriptionLifetimeCompletes(t *testing.T) {
+	env := fastPolls(nil)
+	env["SUBSCRIPTION_MAX_LIFETIME"] = "200ms"
+	g := startGateway(t, env, nil)
+	b := g.Biz[0]
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := sseSubscribe(t, ctx, g.URL, creds(b), paymentSub, map[string]any{"id": pendingPayment(t, g.Sandbox, b, 0)})
+	if ev := next(t, events); ev.status() != "PENDING" {
+		t.Fatalf("first event %+v, want PENDING", ev)
+	}
+	if ev := next(t, events); !ev.done {
+		t.Fatalf("at the lifetime: %+v, want complete", ev)
+	}
+}
