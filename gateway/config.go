@@ -15,6 +15,7 @@ import (
 
 	"paygraph/graph"
 	"paygraph/graph/relay"
+	"paygraph/livepoll"
 	"paygraph/ratelimit"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
@@ -80,6 +81,9 @@ type Config struct {
 	TokenKeys       *sessiontoken.Keyring
 	TokenMaxTTL     time.Duration
 	TokenDefaultTTL time.Duration // at most TokenMaxTTL (LoadConfig)
+
+	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_*).
+	Subscriptions livepoll.Config
 }
 
 // setting is one documented configuration variable; README.md's table
@@ -232,6 +236,18 @@ var settings = []setting{
 	}},
 	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
 	{"TOKEN_DEFAULT_TTL", sessiontoken.DefaultTTL.String(), "session token lifetime when a mint names none (1s to TOKEN_MAX_TTL)", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenDefaultTTL })},
+	{"SUBSCRIPTION_POLL_INTERVAL", livepoll.DefaultInterval.String(), "first wait between two REST GETs of one subscribed resource (one poll per merchant and resource, whatever the subscribers); grows to 4x while it does not change",
+		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
+	{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", livepoll.DefaultWatchAfterSettled.String(), "how long a SUCCEEDED payment or session is still watched for a REFUNDED before its subscriptions complete",
+		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.WatchAfterSettled })},
+	{"SUBSCRIPTION_MAX_LIFETIME", livepoll.DefaultMaxLifetime.String(), "longest life of one subscription; it then completes and the client subscribes again",
+		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.MaxLifetime })},
+	{"SUBSCRIPTION_IDLE_TIMEOUT", livepoll.DefaultIdleTimeout.String(), "subscriptions of a resource unchanged this long complete",
+		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.IdleTimeout })},
+	{"SUBSCRIPTION_MAX_PER_MERCHANT", strconv.Itoa(livepoll.DefaultMaxPerMerchant), "live subscriptions of one merchant (credential pair) in this process; more: RATE_LIMITED",
+		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxPerMerchant })},
+	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process; more: RATE_LIMITED",
+		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 
@@ -247,6 +263,19 @@ func int64Setting(lo, hi int, field func(*Config) *int64) func(*Config, string) 
 		n, err := parseInt(v, lo, hi)
 		*field(c) = int64(n)
 		return err
+	}
+}
+
+// positiveDuration is durationSetting refusing zero (livepoll reads zero
+// as its default: a zero setting would not mean what it says).
+func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return errors.New("must be a positive duration such as 2s or 10m")
+		}
+		*field(c) = d
+		return nil
 	}
 }
 

@@ -57,7 +57,7 @@ func TestNoStoreHeadersOnEveryGraphQLAnswer(t *testing.T) {
 		{"wrong content type (415)", http.MethodPost, "/graphql", with(good, "Content-Type", "text/plain"), `{"query":"{ __typename }"}`, http.StatusUnsupportedMediaType},
 		{"wrong method (405)", http.MethodPut, "/graphql", postJSON, `{"query":"{ __typename }"}`, http.StatusMethodNotAllowed},
 		{"GET without a query (400)", http.MethodGet, "/graphql", good, "", http.StatusBadRequest},
-		{"websocket upgrade (400)", http.MethodGet, get(query), with(good, "Upgrade", "websocket", "Connection", "Upgrade"), "", http.StatusBadRequest},
+		{"websocket upgrade without a handshake (400)", http.MethodGet, get(query), with(good, "Upgrade", "websocket", "Connection", "Upgrade"), "", http.StatusBadRequest},
 		{"duplicate x-api-key (400)", http.MethodGet, get(query), with(good, "X-Api-Key", biz.APIKey), "", http.StatusBadRequest},
 		{"foreign origin (403)", http.MethodGet, get(query), with(good, "Origin", "https://evil.example.net"), "", http.StatusForbidden},
 		{"CORS preflight", http.MethodOptions, "/graphql",

@@ -26,6 +26,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graphiql"
+	"paygraph/livepoll"
 	"paygraph/observe"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
@@ -44,6 +45,7 @@ type Gateway struct {
 	closers []io.Closer
 	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
+	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -175,7 +177,12 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
+	hub, err := g.subscriptionHub(metrics)
+	if err != nil {
+		return err
+	}
 	gql := graph.NewServer(graph.ServerConfig{
+		Subscriptions:     graph.Subscriptions{Hub: hub, REST: rc},
 		MaxComplexity:     cfg.MaxComplexity,
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,
@@ -189,7 +196,6 @@ func (g *Gateway) wire(o options) error {
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
 	})
-	gqlhttp.AddTransports(gql, cfg.MaxResponse)
 	keys := g.tokenKeys(o)
 	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
 	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
@@ -205,6 +211,14 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
+	gqlhttp.AddTransports(gql, cfg.MaxResponse, gqlhttp.Live{
+		// A WebSocket's connection_init payload is read as the headers
+		// of any request are: by the same readers, the same refusals.
+		Readers: func(h http.Handler) http.Handler {
+			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
+		},
+		OriginPatterns: originPatterns(cfg.CORSOrigins),
+	})
 
 	r := chi.NewRouter()
 	// The credential headers are read first, so that every layer below
@@ -291,6 +305,10 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	}
 
 	served := make(chan error, 1)
+	// At shutdown the subscriptions complete at once (a client then
+	// subscribes again, to another replica), instead of holding their
+	// streams open until SHUTDOWN_GRACE runs out.
+	srv.RegisterOnShutdown(g.hub.Close)
 	go func() { served <- srv.Serve(ln) }()
 	select {
 	case err := <-served:

@@ -14,6 +14,10 @@ import (
 // on the REST calls it has in flight at once (restCalls, the REST client's
 // limiter applies it to every call made for the request:
 // restclient.WithRequestLimit; 0 or less: restclient.DefaultRequestLimit).
+// A stream (an SSE subscription, a WebSocket) gets no deadline, and the
+// server's read and write timeouts are lifted from its connection: it
+// lasts as long as its subscriptions, which the subscription hub bounds
+// (SUBSCRIPTION_MAX_LIFETIME); the keep-alives find a client that left.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit
@@ -21,7 +25,13 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if timeout > 0 {
+			if isStream(r) {
+				rc := http.NewResponseController(w)
+				_ = rc.SetWriteDeadline(time.Time{}) // not every writer supports it (tests'): then there is none
+				if isWebsocket(r) {                  // an SSE body is still read under the server's timeout
+					_ = rc.SetReadDeadline(time.Time{})
+				}
+			} else if timeout > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, timeout)
 				defer cancel()

@@ -11,14 +11,17 @@
 //   - NoStore keeps answers out of shared caches;
 //   - RequestSize refuses bodies over the limit before anything reads them;
 //   - Methods refuses what no transport takes (wrong method or content
-//     type, bad GET parameters, protocol upgrades);
+//     type, bad GET parameters, protocol upgrades but a websocket's);
 //   - Deadline gives the request its deadline and its bound on REST calls
-//     in flight;
+//     in flight (a stream gets no deadline: its subscriptions are bounded);
 //   - OnRefused tells a hook (the metrics) of every refusal above.
 //
 // AddTransports gives a gqlgen server the transports the edge accepts: its
 // own JSON POST transport (post.go says why it is ours) and gqlgen's GET
-// and OPTIONS. Every refusal is a GraphQL-shaped body with the contract's
+// and OPTIONS, and with a Live config the subscription streams: gqlgen's
+// SSE (graphql-sse) and WebSocket (graphql-transport-ws) transports,
+// whose connection_init credentials pass the same readers as headers
+// (live.go). Every refusal is a GraphQL-shaped body with the contract's
 // extensions.code (errors.go).
 //
 // It sits above graph (whose error codes it uses) and below the gateway,

@@ -14,8 +14,10 @@ import (
 // GET transport would refuse without one: a POST that is not JSON (415), a
 // GET without a query or with variables or extensions that are not JSON
 // objects (400), any other method but OPTIONS (405, with Allow), and
-// protocol upgrades (websockets: 400). It is not configurable: the methods
-// it lets through are the transports AddTransports adds, one list.
+// protocol upgrades other than a GET's to websocket (400). A websocket
+// upgrade passes as it is (gqlgen's transport answers one without a live
+// transport, or a malformed handshake). It is not configurable: the
+// methods it lets through are the transports AddTransports adds, one list.
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -26,6 +28,10 @@ func Methods(next http.Handler) http.Handler {
 				return
 			}
 		case http.MethodGet:
+			if isWebsocket(r) { // its query comes in a message, not the URL
+				next.ServeHTTP(w, r)
+				return
+			}
 			if msg := checkGETParams(r.URL.RawQuery); msg != "" {
 				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
 				return
@@ -39,7 +45,7 @@ func Methods(next http.Handler) http.Handler {
 			return
 		}
 		if r.Header.Get("Upgrade") != "" {
-			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "protocol upgrades (websockets) are not supported")
+			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "protocol upgrades other than a GET's to websocket are not supported")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -32,7 +32,10 @@ func TestMethods(t *testing.T) {
 		{"GET bad escape", http.MethodGet, "query=%7B__typename%7D&x=%zz", "", "", http.StatusBadRequest, ""},
 		{"PUT", http.MethodPut, "", "application/json", "", http.StatusMethodNotAllowed, "GET, POST, OPTIONS"},
 		{"DELETE", http.MethodDelete, "", "", "", http.StatusMethodNotAllowed, "GET, POST, OPTIONS"},
-		{"websocket upgrade", http.MethodGet, "query=%7B__typename%7D", "", "websocket", http.StatusBadRequest, ""},
+		{"websocket upgrade (the subscription transport's)", http.MethodGet, "", "", "websocket", 0, ""},
+		{"websocket upgrade, odd case", http.MethodGet, "", "", "WebSocket", 0, ""},
+		{"h2c upgrade", http.MethodGet, "query=%7B__typename%7D", "", "h2c", http.StatusBadRequest, ""},
+		{"websocket upgrade on a POST", http.MethodPost, "", "application/json", "websocket", http.StatusBadRequest, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reached := false

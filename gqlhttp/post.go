@@ -17,13 +17,18 @@ import (
 )
 
 // AddTransports gives srv the transports the /graphql edge accepts:
-// OPTIONS and GET (gqlgen's), and POST with a JSON body (jsonPOST, ours).
-// Methods refuses, with a code, whatever none of them takes. maxResponse
-// (MAX_RESPONSE_BYTES; <= 0: none) is the POST transport's last check of
-// what it writes, behind the response budget (graph.ResponseBudget).
-func AddTransports(srv *handler.Server, maxResponse int64) {
+// OPTIONS and GET (gqlgen's), and POST with a JSON body (jsonPOST, ours);
+// with live, the streams of subscriptions too: SSE and WebSocket
+// (gqlgen's, live.go). Methods refuses, with a code, whatever none of them
+// takes. maxResponse (MAX_RESPONSE_BYTES; <= 0: none) is the POST
+// transport's last check of what it writes, behind the response budget
+// (graph.ResponseBudget).
+func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
+	for _, l := range live {
+		addLive(srv.AddTransport, l)
+	}
 	srv.AddTransport(jsonPOST{maxResponse: maxResponse})
 }
 

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -50,6 +51,13 @@ func (ResponseBudget) Validate(schema graphql.ExecutableSchema) error { return n
 // find it.
 func (b ResponseBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if b.MaxBytes <= 0 {
+		return next(ctx)
+	}
+	// A subscription's events are answers of their own, each one REST
+	// record (bounded by REST_MAX_BODY_BYTES); a budget of the whole
+	// operation would run out after enough events. Each event's data is
+	// still checked against MaxBytes below.
+	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 		return next(ctx)
 	}
 	return next(context.WithValue(ctx, budgetKey{}, &responseBudget{limit: b.MaxBytes}))

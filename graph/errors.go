@@ -47,6 +47,9 @@ func ErrorCode(err error) string {
 	if errors.As(err, &tooLarge) {
 		return CodeResponseTooLarge
 	}
+	if _, ok := errors.AsType[*SubscriptionLimitError](err); ok {
+		return CodeRateLimited
+	}
 	if _, ok := errors.AsType[*ScopeError](err); ok {
 		return CodeForbidden
 	}

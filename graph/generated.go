@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	CheckoutSession() CheckoutSessionResolver
 	Customer() CustomerResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 }
 
 type DirectiveRoot struct {
@@ -132,6 +133,11 @@ type ComplexityRoot struct {
 		PaymentLink     func(childComplexity int, id string) int
 		Payments        func(childComplexity int, first *int, after *string, status *model.PaymentStatus) int
 	}
+
+	Subscription struct {
+		CheckoutSessionUpdated func(childComplexity int, id string) int
+		PaymentUpdated         func(childComplexity int, id string) int
+	}
 }
 
 // endregion ***************************** api!.gotpl *****************************
@@ -151,6 +157,10 @@ type QueryResolver interface {
 	CheckoutSession(ctx context.Context, id string) (*model.CheckoutSession, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
+}
+type SubscriptionResolver interface {
+	PaymentUpdated(ctx context.Context, id string) (<-chan *model.Payment, error)
+	CheckoutSessionUpdated(ctx context.Context, id string) (<-chan *model.CheckoutSession, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -590,6 +600,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Payments(childComplexity, args["first"].(*int), args["after"].(*string), args["status"].(*model.PaymentStatus)), true
 
+	case "Subscription.checkoutSessionUpdated":
+		if e.ComplexityRoot.Subscription.CheckoutSessionUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_checkoutSessionUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CheckoutSessionUpdated(childComplexity, args["id"].(string)), true
+	case "Subscription.paymentUpdated":
+		if e.ComplexityRoot.Subscription.PaymentUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_paymentUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PaymentUpdated(childComplexity, args["id"].(string)), true
+
 	}
 	return 0, false
 }
@@ -632,6 +665,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			}
 
 			return &response
+		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
 		}
 
 	default:
@@ -775,6 +825,25 @@ type Query {
   checkoutSession(id: String!): CheckoutSession
   node(id: ID!): Node
   nodes(ids: [ID!]!): [Node]!
+}
+
+"""
+Live status. Each subscription sends the current state at once, then a new
+event whenever a field of the resource changes, and completes after a
+terminal state: FAILED, CANCELLED and REFUNDED at once; SUCCEEDED after it
+has been watched SUBSCRIPTION_WATCH_AFTER_SUCCESS more (default 10 min) for a
+REFUNDED. The gateway polls the REST API once per resource and merchant
+whatever the number of subscribers. Over SSE (graphql-sse) or WebSocket
+(graphql-transport-ws). A REST error is an error event with the contract's
+code; NOT_FOUND, UNAUTHENTICATED and FORBIDDEN then complete. A stream that
+completes while its last state is not terminal (SUBSCRIPTION_MAX_LIFETIME,
+SUBSCRIPTION_IDLE_TIMEOUT without a change, a shutdown): subscribe again,
+the current state comes at once.
+"""
+type Subscription {
+  paymentUpdated(id: ID!): Payment!
+  "id or reference, as Query.checkoutSession."
+  checkoutSessionUpdated(id: String!): CheckoutSession!
 }
 `, BuiltIn: false},
 }
@@ -1179,6 +1248,34 @@ func (ec *executionContext) field_Query_payments_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["status"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_checkoutSessionUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_paymentUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
 	return args, nil
 }
 
@@ -3015,6 +3112,94 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_paymentUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_paymentUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PaymentUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Payment) graphql.Marshaler {
+			return ec.marshalNPayment2ᚖpaygraphᚋgraphᚋmodelᚐPayment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_paymentUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Payment(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_paymentUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_checkoutSessionUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_checkoutSessionUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CheckoutSessionUpdated(ctx, fc.Args["id"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
+			return ec.marshalNCheckoutSession2ᚖpaygraphᚋgraphᚋmodelᚐCheckoutSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_checkoutSessionUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CheckoutSession(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_checkoutSessionUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4744,6 +4929,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "paymentUpdated":
+		return ec._Subscription_paymentUpdated(ctx, fields[0])
+	case "checkoutSessionUpdated":
+		return ec._Subscription_checkoutSessionUpdated(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
@@ -5118,6 +5325,14 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 		graphql.AddInvalidNullFromMarshaler(ctx, "Boolean!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNCheckoutSession2ᚖpaygraphᚋgraphᚋmodelᚐCheckoutSession(ctx context.Context, sel ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CheckoutSession!")
+		return graphql.Null
+	}
+	return ec._CheckoutSession(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNCustomer2ᚖpaygraphᚋgraphᚋmodelᚐCustomer(ctx context.Context, sel ast.SelectionSet, v *model.Customer) graphql.Marshaler {

@@ -282,6 +282,9 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
 		return nil, err
 	}
+	if s.LivePayment != nil { // a subscription's event (subscriptions.go)
+		return model.NewPayment(s.LivePayment), nil
+	}
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}

@@ -21,6 +21,9 @@ type Resolver struct {
 	// Cursors signs and checks pagination cursors; nil: a random key made
 	// once per process (cursors then work on this process only).
 	Cursors *relay.Keys
+	// Live serves the Subscription fields (subscriptions.go); a zero
+	// value refuses them.
+	Live Subscriptions
 }
 
 var processCursorKeys = sync.OnceValue(relay.RandomKeys)

@@ -50,6 +50,16 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	return r.nodes(ctx, ids)
 }
 
+// PaymentUpdated is the resolver for the paymentUpdated field.
+func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string) (<-chan *model.Payment, error) {
+	return r.paymentUpdated(ctx, id)
+}
+
+// CheckoutSessionUpdated is the resolver for the checkoutSessionUpdated field.
+func (r *subscriptionResolver) CheckoutSessionUpdated(ctx context.Context, id string) (<-chan *model.CheckoutSession, error) {
+	return r.checkoutSessionUpdated(ctx, id)
+}
+
 // CheckoutSession returns CheckoutSessionResolver implementation.
 func (r *Resolver) CheckoutSession() CheckoutSessionResolver { return &checkoutSessionResolver{r} }
 
@@ -59,8 +69,12 @@ func (r *Resolver) Customer() CustomerResolver { return &customerResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 type (
 	checkoutSessionResolver struct{ *Resolver }
 	customerResolver        struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 )

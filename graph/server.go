@@ -46,6 +46,10 @@ type ServerConfig struct {
 	Logger *slog.Logger // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
 	RequestID func(context.Context) string
+	// Subscriptions serves paymentUpdated and checkoutSessionUpdated: the
+	// process's livepoll.Hub and the REST client its polls call. Zero:
+	// subscriptions are refused.
+	Subscriptions Subscriptions
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
 }
@@ -95,7 +99,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 // newServer is NewServer, with its parsed-query cache for tests.
 func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	cfg.defaults()
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions}}))
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
@@ -116,6 +120,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 	// Innermost, so that the extensions above see the capped list.
 	srv.Use(errorCap{})
+	// A subscription's error events (subscriptions.go).
+	srv.Use(liveErrorsExtension{})
 	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)

@@ -5,7 +5,14 @@
 (function () {
   'use strict';
   var opts = JSON.parse(document.getElementById('graphiql-options').textContent);
-  var fetcher = GraphiQL.createFetcher({ url: opts.endpoint });
+  // Subscriptions go over graphql-transport-ws (graphql-ws is in the
+  // bundle); GraphiQL sends the headers editor's values (or the token
+  // box's Authorization) as the connection_init payload, where the gateway
+  // reads credentials as it reads headers. connect-src 'self' covers ws:
+  // and wss: to the same host (CSP level 3).
+  var wsURL = new URL(opts.endpoint, location.href);
+  wsURL.protocol = wsURL.protocol === 'https:' ? 'wss:' : 'ws:';
+  var fetcher = GraphiQL.createFetcher({ url: opts.endpoint, subscriptionUrl: wsURL.href });
   if (opts.tokenReplaces) {
     fetcher = withTokenBox(fetcher, opts.tokenReplaces);
   }

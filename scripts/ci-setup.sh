@@ -5,6 +5,8 @@
 #
 #   - chromium (Debian's package) for the GraphiQL browser test
 #     (e2e/browser_test.go drives /usr/bin/chromium headless through chromedp).
+#   - node and npm, and the pinned graphql-sse client (scripts/install-nodeclient.sh)
+#     for gateway/nodeclient_test.go.
 set -euo pipefail
 
 apt_updated=0
@@ -59,3 +61,10 @@ redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; 
 
 # staticcheck, pinned in scripts/staticcheck.sh, into the same tools cache.
 "$(dirname "$0")/staticcheck.sh" --install-tools
+
+# Node and the pinned graphql-sse client for gateway/nodeclient_test.go.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	echo "ci-setup: installing nodejs and npm" >&2
+	apt_install nodejs npm
+fi
+"$(dirname "$0")/install-nodeclient.sh"

@@ -75,11 +75,16 @@ func (l *PaymentLink) Amount() Money {
 // request's payment loader from PaymentID.
 type CheckoutSession struct {
 	*restclient.CheckoutSession
+	// LivePayment, when not nil, is the session's payment fetched with it
+	// by a subscription's poll: the payment field then answers it instead
+	// of the request's loader, whose cache would hold the first state of a
+	// connection for as long as the connection lives.
+	LivePayment *restclient.Payment
 }
 
 // NewCheckoutSession binds a REST checkout session to the schema.
 func NewCheckoutSession(s *restclient.CheckoutSession) *CheckoutSession {
-	return &CheckoutSession{s}
+	return &CheckoutSession{CheckoutSession: s}
 }
 
 // SessionID is the session's REST id: the schema names it sessionId, so

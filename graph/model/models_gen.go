@@ -30,6 +30,20 @@ type PaymentConnection struct {
 type Query struct {
 }
 
+// Live status. Each subscription sends the current state at once, then a new
+// event whenever a field of the resource changes, and completes after a
+// terminal state: FAILED, CANCELLED and REFUNDED at once; SUCCEEDED after it
+// has been watched SUBSCRIPTION_WATCH_AFTER_SUCCESS more (default 10 min) for a
+// REFUNDED. The gateway polls the REST API once per resource and merchant
+// whatever the number of subscribers. Over SSE (graphql-sse) or WebSocket
+// (graphql-transport-ws). A REST error is an error event with the contract's
+// code; NOT_FOUND, UNAUTHENTICATED and FORBIDDEN then complete. A stream that
+// completes while its last state is not terminal (SUBSCRIPTION_MAX_LIFETIME,
+// SUBSCRIPTION_IDLE_TIMEOUT without a change, a shutdown): subscribe again,
+// the current state comes at once.
+type Subscription struct {
+}
+
 type PaymentStatus string
 
 const (

@@ -1,0 +1,35 @@
+package observe
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Subscriptions registers the live-subscription series: two gauges read
+// from live when scraped (active subscriptions and pollers, the hub's
+// Stats) and a counter of REST polls by kind and outcome, returned for
+// the hub's OnPoll hook. No series carries a merchant, an id or anything
+// of a caller's: kind is one of a fixed few, outcome a plain word.
+func (m *Metrics) Subscriptions(live func() (subscriptions, pollers int)) func(kind, outcome string) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "paygraph_subscriptions_active",
+			Help: "Live GraphQL subscriptions in this process (SSE and WebSocket).",
+		}, func() float64 { s, _ := live(); return float64(s) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "paygraph_subscription_pollers_active",
+			Help: "Running REST pollers: one per merchant and subscribed resource, however many subscribe to it.",
+		}, func() float64 { _, p := live(); return float64(p) }),
+	)
+	polls := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "paygraph_subscription_polls_total",
+		Help: "REST polls made for subscriptions, by resource kind and outcome (changed, unchanged, error, rate_limited).",
+	}, []string{"kind", "outcome"})
+	m.reg.MustRegister(polls)
+	return func(kind, outcome string) {
+		if !plainOutcome(kind) {
+			kind = OperationOther
+		}
+		if !plainOutcome(outcome) {
+			outcome = OutcomeError
+		}
+		polls.WithLabelValues(kind, outcome).Inc()
+	}
+}
