@@ -30,7 +30,11 @@ import (
 // means none (RESTMaxRetries: no retries, BreakerFailures: no circuits),
 // never a sentinel such as -1.
 type Config struct {
-	Port            int
+	Host string // "": every interface
+	Port int
+	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error at
+	// start instead of the embedded demo data.
+	SandboxOff      bool
 	RESTBaseURL     string
 	RESTStatusParam string
 	RESTTimeout     time.Duration
@@ -90,7 +94,24 @@ type setting struct {
 }
 
 var settings = []setting{
+	{"HOST", "", "address to listen on (an IP or host name, such as 127.0.0.1); unset: every interface", func(c *Config, v string) error {
+		if v != "" && net.ParseIP(strings.Trim(v, "[]")) == nil && (strings.ContainsAny(v, ":/[] ") || len(v) > 253) {
+			return errors.New("must be an IP address or a host name, without a port (PORT sets it)")
+		}
+		c.Host = strings.Trim(v, "[]")
+		return nil
+	}},
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
+	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", func(c *Config, v string) error {
+		switch v {
+		case "auto":
+		case "false":
+			c.SandboxOff = true
+		default:
+			return errors.New("must be auto or false")
+		}
+		return nil
+	}},
 	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -356,6 +377,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 		} else {
 			c.TokenDefaultTTL = c.TokenMaxTTL
 		}
+	}
+	if c.SandboxOff && c.RESTBaseURL == "" {
+		errs = append(errs, errors.New("SANDBOX=false: REST_BASE_URL must be set (the embedded sandbox serves only demo data)"))
 	}
 	errs = append(errs, c.checkTraffic()...)
 	return c, errors.Join(errs...)

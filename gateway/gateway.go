@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +43,7 @@ type Gateway struct {
 	demo    *demo  // the embedded sandbox, in sandbox mode only
 	baseURL string // the REST API's {base_url} in use
 	closers []io.Closer
-	tokens  bool // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
+	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 }
 
@@ -176,16 +177,16 @@ func (g *Gateway) wire(o options) error {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
 	gql := graph.NewServer(graph.ServerConfig{
-		MaxComplexity:    cfg.MaxComplexity,
-		CursorKeys:       cfg.CursorKeys,
-		MaxResponseBytes: cfg.MaxResponse,
-		APQCacheSize:     cfg.APQCacheSize,
-		APQCache:         apq,
-		QueryCacheBytes:  cfg.QueryCacheBytes,
-		Limits:           graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		Logger:           logger,
-		RequestID:        observe.RequestID,
-		Extensions:       extensions,
+		MaxComplexity:     cfg.MaxComplexity,
+		CursorKeys:        cfg.CursorKeys,
+		MaxResponseBytes:  cfg.MaxResponse,
+		APQCacheSize:      cfg.APQCacheSize,
+		APQCache:          apq,
+		QueryCacheBytes:   cfg.QueryCacheBytes,
+		Limits:            graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		Logger:            logger,
+		RequestID:         observe.RequestID,
+		Extensions:        extensions,
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
 	})
@@ -307,9 +308,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// ListenAddr is the address the gateway listens on: every interface, on
-// PORT.
-func (c Config) ListenAddr() string { return fmt.Sprintf(":%d", c.Port) }
+// ListenAddr is the address the gateway listens on: HOST (every interface
+// when unset) and PORT.
+func (c Config) ListenAddr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 func apqStoreName(cfg Config) string {
 	if cfg.RedisURL != "" {
