@@ -226,11 +226,16 @@ func (g *Gateway) wire(o options) error {
 	// and the session-token reader at the top of the router), so a token
 	// shares its merchant's budget.
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
-	// The /graphql edge, outermost first: cache headers on every answer
-	// (refusals included), CORS, then the refusals (each counted by the
+	compress, err := gqlhttp.Compress(cfg.CompressMin)
+	if err != nil {
+		return err
+	}
+	// The /graphql edge, outermost first: compression and cache headers on
+	// every answer (refusals included), CORS, then the refusals (each counted by the
 	// metrics: the GraphQL server's extensions never see those requests),
 	// cheapest first, before the request's budgets and loaders are made.
 	r.With(
+		compress,
 		gqlhttp.NoStore,
 		corsFor(cfg.CORSOrigins),
 		gqlhttp.OnRefused(metrics.CountRefused),
