@@ -1,9 +1,11 @@
 package gateway_test
 
 import (
+	"cmp"
+	"slices"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	gocmp "github.com/google/go-cmp/cmp"
 
 	"paygraph/internal/gqltest"
 )
@@ -33,7 +35,9 @@ func TestFieldErrorsHaveLocations(t *testing.T) {
 				}
 				got = append(got, e.Locations[0])
 			}
-			if diff := cmp.Diff(tc.want, got); diff != "" {
+			// Fields resolve concurrently: errors come in any order.
+			slices.SortFunc(got, func(a, b gqltest.Location) int { return cmp.Compare(a.Line*1000+a.Column, b.Line*1000+b.Column) })
+			if diff := gocmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("locations (-want +got):\n%s", diff)
 			}
 		})
