@@ -146,3 +146,33 @@ func TestApolloClientSeesVariableErrorCode(t *testing.T) {
 		t.Errorf("what Apollo Client gives the application (-want +got):\n%s\n%s", diff, out)
 	}
 }
+
+// TestApolloClientPersistedQueries: Apollo Client 4's PersistedQueryLink
+// (a mobile app's setup) sends the hash alone, gets
+// PERSISTED_QUERY_NOT_FOUND as a request error (400 under its
+// application/graphql-response+json), registers the query and gets the
+// data: the request-error statuses of the spec do not break APQ.
+func TestApolloClientPersistedQueries(t *testing.T) {
+	node, dir := nodeClients(t)
+	p := startGateway(t, nil)
+	out := runNode(t, node, dir, "apollo.mjs", map[string]string{
+		"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t), "APOLLO_APQ": "1",
+		"APOLLO_QUERY": `query First { payments(first: 1) { nodes { id } } }`,
+	})
+	var got struct {
+		Data struct {
+			Payments struct{ Nodes []struct{ ID string } }
+		}
+		Error    any
+		Statuses []int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("apollo output: %v: %s", err, out)
+	}
+	if got.Error != nil || len(got.Data.Payments.Nodes) != 1 {
+		t.Fatalf("no data: %s", out)
+	}
+	if diff := cmp.Diff([]int{400, 200}, got.Statuses); diff != "" {
+		t.Errorf("HTTP statuses (-want +got): hash alone, then registered\n%s", diff)
+	}
+}
