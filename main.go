@@ -46,7 +46,7 @@ func run() int {
 	case *manifest:
 		return gateway.PrintManifest(os.Stdout, os.Stderr, fs.Args())
 	case *healthCheck:
-		return gateway.HealthCheck(cfg.Port)
+		return gateway.HealthCheck(cfg.Host, cfg.Port)
 	}
 
 	logger := gateway.NewLogger(os.Stderr, cfg)

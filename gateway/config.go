@@ -31,7 +31,11 @@ import (
 // means none (RESTMaxRetries: no retries, BreakerFailures: no circuits),
 // never a sentinel such as -1.
 type Config struct {
-	Port            int
+	Host string // "": every interface
+	Port int
+	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error at
+	// start instead of the embedded demo data.
+	SandboxOff      bool
 	RESTBaseURL     string
 	RESTStatusParam string
 	RESTTimeout     time.Duration
@@ -64,6 +68,7 @@ type Config struct {
 	MaxQueryLength  int
 	MaxBodyBytes    int64
 	MaxResponse     int64 // bytes
+	CompressMin     int   // bytes; 0: no compression
 	RequestTimeout  time.Duration
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
@@ -94,7 +99,24 @@ type setting struct {
 }
 
 var settings = []setting{
+	{"HOST", "", "address to listen on (an IP or host name, such as 127.0.0.1); unset: every interface", func(c *Config, v string) error {
+		if v != "" && net.ParseIP(strings.Trim(v, "[]")) == nil && (strings.ContainsAny(v, ":/[] ") || len(v) > 253) {
+			return errors.New("must be an IP address or a host name, without a port (PORT sets it)")
+		}
+		c.Host = strings.Trim(v, "[]")
+		return nil
+	}},
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
+	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", func(c *Config, v string) error {
+		switch v {
+		case "auto":
+		case "false":
+			c.SandboxOff = true
+		default:
+			return errors.New("must be auto or false")
+		}
+		return nil
+	}},
 	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -151,6 +173,7 @@ var settings = []setting{
 		c.MaxResponse = int64(n)
 		return err
 	}},
+	{"COMPRESS_MIN_BYTES", "1024", "smallest /graphql answer compressed (zstd or gzip, as Accept-Encoding allows), in bytes; 0: none", intSetting(0, 1<<24, func(c *Config) *int { return &c.CompressMin })},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil
@@ -385,6 +408,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 		} else {
 			c.TokenDefaultTTL = c.TokenMaxTTL
 		}
+	}
+	if c.SandboxOff && c.RESTBaseURL == "" {
+		errs = append(errs, errors.New("SANDBOX=false: REST_BASE_URL must be set (the embedded sandbox serves only demo data)"))
 	}
 	errs = append(errs, c.checkTraffic()...)
 	return c, errors.Join(errs...)

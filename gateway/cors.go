@@ -25,7 +25,9 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		AllowOriginFunc: allow,
 		AllowedMethods:  []string{http.MethodGet, http.MethodPost},
 		AllowedHeaders: []string{"Content-Type", "Accept", "Authorization", restclient.HeaderAPIKey, restclient.HeaderAPISecret,
-			"X-Request-Id", "traceparent", "tracestate", "apollo-require-preflight"},
+			"X-Request-Id", "traceparent", "tracestate", "baggage", "apollo-require-preflight",
+			// Apollo Client's client awareness (its clientAwareness option).
+			"apollographql-client-name", "apollographql-client-version"},
 		ExposedHeaders: []string{"X-Request-Id"},
 		MaxAge:         600,
 	})

@@ -15,6 +15,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -239,11 +240,16 @@ func (g *Gateway) wire(o options) error {
 	// and the session-token reader at the top of the router), so a token
 	// shares its merchant's budget.
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
-	// The /graphql edge, outermost first: cache headers on every answer
-	// (refusals included), CORS, then the refusals (each counted by the
+	compress, err := gqlhttp.Compress(cfg.CompressMin)
+	if err != nil {
+		return err
+	}
+	// The /graphql edge, outermost first: compression and cache headers on
+	// every answer (refusals included), CORS, then the refusals (each counted by the
 	// metrics: the GraphQL server's extensions never see those requests),
 	// cheapest first, before the request's budgets and loaders are made.
 	r.With(
+		compress,
 		gqlhttp.NoStore,
 		corsFor(cfg.CORSOrigins),
 		gqlhttp.OnRefused(metrics.CountRefused),
@@ -325,9 +331,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
-// ListenAddr is the address the gateway listens on: every interface, on
-// PORT.
-func (c Config) ListenAddr() string { return fmt.Sprintf(":%d", c.Port) }
+// ListenAddr is the address the gateway listens on: HOST (every interface
+// when unset) and PORT.
+func (c Config) ListenAddr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 func apqStoreName(cfg Config) string {
 	if cfg.RedisURL != "" {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -24,12 +25,16 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ready\n")
 }
 
-// HealthCheck probes the local /healthz on port and returns the process
-// exit code (0 healthy): the container image has no shell or curl, so the
-// binary checks itself (`paygraph -healthcheck`).
-func HealthCheck(port int) int {
+// HealthCheck probes the local /healthz at host (HOST; "" or an unspecified
+// address: loopback) and port and returns the process exit code (0
+// healthy): the container image has no shell or curl, so the binary checks
+// itself (`paygraph -healthcheck`).
+func HealthCheck(host string, port int) int {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
 	c := &http.Client{Timeout: 3 * time.Second}
-	resp, err := c.Get("http://127.0.0.1:" + strconv.Itoa(port) + "/healthz")
+	resp, err := c.Get("http://" + net.JoinHostPort(host, strconv.Itoa(port)) + "/healthz")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "unhealthy:", err)
 		return 1

@@ -17,12 +17,14 @@
 //   - OnRefused tells a hook (the metrics) of every refusal above.
 //
 // AddTransports gives a gqlgen server the transports the edge accepts: its
-// own JSON POST transport (post.go says why it is ours) and gqlgen's GET
-// and OPTIONS, and with a Live config the subscription streams: gqlgen's
-// SSE (graphql-sse) and WebSocket (graphql-transport-ws) transports,
-// whose connection_init credentials pass the same readers as headers
-// (live.go). Every refusal is a GraphQL-shaped body with the contract's
-// extensions.code (errors.go).
+// own JSON POST and GET transports (post.go and get.go say why they are
+// ours), which answer through one GraphQL-over-HTTP exchange (exchange.go:
+// Accept negotiation, request errors without data), gqlgen's OPTIONS, and
+// with a Live config the subscription streams: gqlgen's SSE (graphql-sse)
+// and WebSocket (graphql-transport-ws) transports, whose connection_init
+// credentials pass the same readers as headers (live.go). Every refusal is
+// a GraphQL-shaped body with the contract's extensions.code (errors.go), in
+// the negotiated media type.
 //
 // It sits above graph (whose error codes it uses) and below the gateway,
 // which composes it; graph never imports it.

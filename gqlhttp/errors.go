@@ -34,7 +34,8 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
 		report(r.Context(), code)
 	}
-	WriteError(w, status, code, msg)
+	setContentType(w, r) // the media type the caller negotiated (exchange.go)
+	writeError(w, status, code, msg)
 }
 
 // WriteError answers with a GraphQL-shaped error body:
@@ -42,9 +43,13 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 // of the answers given without running an operation (the edge's refusals,
 // and, handed in by the gateway, the token endpoint's).
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
+	w.Header()["Content-Type"] = contentTypeJSON
+	writeError(w, status, code, msg)
+}
+
+func writeError(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
 		"message": msg, "extensions": map[string]string{"code": code}}}})
-	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }

@@ -24,7 +24,7 @@ type refusal struct {
 // JSON, and returns its code.
 func decodeRefusal(t *testing.T, rec *httptest.ResponseRecorder) string {
 	t.Helper()
-	if ct := rec.Header().Get("Content-Type"); ct != "application/json" {
+	if ct := rec.Header().Get("Content-Type"); ct != "application/json; charset=utf-8" { // the GraphQL-over-HTTP spec: say the encoding
 		t.Errorf("Content-Type %q", ct)
 	}
 	var out refusal

@@ -8,27 +8,27 @@ import (
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
 )
 
 // AddTransports gives srv the transports the /graphql edge accepts:
-// OPTIONS and GET (gqlgen's), and POST with a JSON body (jsonPOST, ours);
-// with live, the streams of subscriptions too: SSE and WebSocket
-// (gqlgen's, live.go). Methods refuses, with a code, whatever none of them
-// takes. maxResponse (MAX_RESPONSE_BYTES; <= 0: none) is the POST
-// transport's last check of what it writes, behind the response budget
-// (graph.ResponseBudget).
+// OPTIONS (gqlgen's), GET (queryGET, ours) and POST with a JSON body
+// (jsonPOST, ours); both of ours answer through exchange.go, so that GET
+// and POST answer a request the same way. With live, the streams of
+// subscriptions too: SSE and WebSocket (gqlgen's, live.go), added first so
+// that they take the GETs that ask for a stream. Methods refuses, with a
+// code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES;
+// <= 0: none) is the POST transport's last check of what it writes,
+// behind the response budget (graph.ResponseBudget).
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
 	for _, l := range live {
 		addLive(srv.AddTransport, l)
 	}
+	srv.AddTransport(queryGET{maxResponse: maxResponse})
 	srv.AddTransport(jsonPOST{maxResponse: maxResponse})
 }
 
@@ -83,22 +83,8 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-
-	w.Header()["Content-Type"] = contentTypeJSON
-	ctx = graph.WithDocumentID(ctx, req.DocumentID)
-	rc, opErr := exec.CreateOperationContext(ctx, params)
-	if opErr != nil {
-		w.WriteHeader(statusFor(opErr))
-		writeResponse(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), opErr), t.maxResponse)
-		return
-	}
-	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx), t.maxResponse)
+	exchange(w, r.WithContext(graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
-
-// contentTypeJSON is the Content-Type header value of every response,
-// shared (net/http only reads it).
-var contentTypeJSON = []string{"application/json"}
 
 // readErrRecorder passes reads through and keeps the first error other
 // than io.EOF.
@@ -113,11 +99,4 @@ func (b *readErrRecorder) Read(p []byte) (int, error) {
 		b.err = err
 	}
 	return n, err
-}
-
-func statusFor(errs gqlerror.List) int {
-	if errcode.GetErrorKind(errs) == errcode.KindProtocol {
-		return http.StatusUnprocessableEntity
-	}
-	return http.StatusOK
 }

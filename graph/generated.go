@@ -714,7 +714,7 @@ var sources = []*ast.Source{
 # kept exactly; clients generate code from it (` + "`" + `go run . -print-schema` + "`" + `).
 
 "ISO 8601 UTC timestamp with millisecond precision: 2026-11-21T09:30:00.000Z (always three fractional digits and Z)."
-scalar DateTime
+scalar DateTime @specifiedBy(url: "https://datatracker.ietf.org/doc/html/rfc3339#section-5.6")
 "An exact decimal amount of taka as a string with two fractional digits: \"1250.00\". Never a float."
 scalar Decimal
 "An integer between -(2^53-1) and 2^53-1, serialized as a JSON number."

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
@@ -51,6 +52,16 @@ const (
 	// validation walks each definition, and a document may hold many, or
 	// fragments spread into each other that select nothing.
 	docWorkPerField = 10
+	// maxIntrospectionDepth bounds the nesting below __schema and __type
+	// (and in fragments on introspection types) instead of MaxDepth:
+	// introspection makes no REST call, and graphql-js's
+	// getIntrospectionQuery alone is as deep as the default MaxDepth (15)
+	// with its default typeDepth of 9, so a client asking for a deeper
+	// typeDepth was refused. 32 serves typeDepth up to 25, far past any
+	// type of this schema ([PaymentEdge!]! wraps three times); MaxFields
+	// and the document's work bound still apply to every introspection
+	// field.
+	maxIntrospectionDepth = 32
 )
 
 // queryLimits is the gqlgen extension that applies QueryLimits, the
@@ -160,7 +171,11 @@ func (l queryLimits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	}
 	for _, f := range doc.Fragments {
 		w.onPath[f.Name] = true
+		if isIntrospectionType(f.TypeCondition) {
+			w.introStart = 1 // validation keeps such fragments inside introspection
+		}
 		err := w.root(f.SelectionSet)
+		w.introStart = 0
 		delete(w.onPath, f.Name)
 		if err != nil {
 			return err
@@ -179,7 +194,11 @@ type docWalker struct {
 	counts                       []int32
 	maxDepth, maxFields, maxWork int
 	fields, work                 int // fields of the current root; selections of the whole document
-	err                          *gqlerror.Error
+	// introStart is the depth of the first field below __schema or
+	// __type (0: not inside introspection); from there depth counts
+	// against maxIntrospectionDepth instead of maxDepth.
+	introStart int
+	err        *gqlerror.Error
 }
 
 type pathKey struct {
@@ -210,7 +229,12 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				w.err = limitError(CodeFieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
 				return
 			}
-			if depth > w.maxDepth {
+			if w.introStart > 0 {
+				if depth-w.introStart+1 > maxIntrospectionDepth {
+					w.err = limitError(CodeDepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
+					return
+				}
+			} else if depth > w.maxDepth {
 				w.err = limitError(CodeDepthLimit, "query is more than %d levels deep", w.maxDepth)
 				return
 			}
@@ -230,7 +254,13 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				return
 			}
 			if len(s.SelectionSet) > 0 {
-				w.walk(s.SelectionSet, depth+1, path)
+				if w.introStart == 0 && (s.Name == "__schema" || s.Name == "__type") {
+					w.introStart = depth + 1
+					w.walk(s.SelectionSet, depth+1, path)
+					w.introStart = 0
+				} else {
+					w.walk(s.SelectionSet, depth+1, path)
+				}
 			}
 		case *ast.InlineFragment:
 			w.walk(s.SelectionSet, depth, parent)
@@ -245,3 +275,8 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 		}
 	}
 }
+
+// isIntrospectionType reports whether name is one of GraphQL's
+// introspection types (__Schema, __Type, __Field, ...): names starting
+// with two underscores are reserved for them.
+func isIntrospectionType(name string) bool { return strings.HasPrefix(name, "__") }

@@ -231,13 +231,20 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 	}
 	out := make([]model.Node, len(ids))
 	path := graphql.GetPath(ctx)
+	// Each error points at the nodes field, as gqlgen's own field errors
+	// point at theirs: a client shows the line of the query that failed.
+	var locations []gqlerror.Location
+	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil && fc.Field.Position != nil {
+		locations = []gqlerror.Location{{Line: fc.Field.Position.Line, Column: fc.Field.Position.Column}}
+	}
 	for i, t := range thunks {
 		n, err := t()
 		if err != nil {
 			graphql.AddError(ctx, &gqlerror.Error{
-				Err:     err,
-				Message: err.Error(),
-				Path:    append(path[:len(path):len(path)], ast.PathIndex(i)),
+				Err:       err,
+				Message:   err.Error(),
+				Path:      append(path[:len(path):len(path)], ast.PathIndex(i)),
+				Locations: locations,
 			})
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 )
@@ -563,12 +565,32 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	if errors.As(err, &ne) && ne.Timeout() { // e.g. http.Client.Timeout
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
 	}
-	cause := err
-	var ue *url.Error
-	if errors.As(err, &ue) { // drop "Get <url>:", keep the cause
-		cause = ue.Err
+	// The message reaches callers: it names the kind of failure, never the
+	// net error's text, which holds the REST API's internal address
+	// ("dial tcp 10.0.3.7:8443: connect: connection refused"). Err keeps
+	// it for the logs.
+	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + connFailure(err), Err: err}
+}
+
+// connFailure is a fixed description of a connection failure, without
+// addresses or host names.
+func connFailure(err error) string {
+	var dnsErr *net.DNSError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr):
+		return "host name not resolved"
+	case errors.As(err, &certErr), errors.As(err, &recErr):
+		return "TLS handshake failed"
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "connection closed by the REST API"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "host unreachable"
 	}
-	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + cause.Error(), Err: err}
+	return "connection failed"
 }
 
 // statusError maps a non-2xx response.

@@ -62,9 +62,18 @@ redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; 
 # staticcheck, pinned in scripts/staticcheck.sh, into the same tools cache.
 "$(dirname "$0")/staticcheck.sh" --install-tools
 
-# Node and the pinned graphql-sse client for gateway/nodeclient_test.go.
+# Node and the npm packages of the third-party client tests
+# (e2e/clients_test.go: graphql-http's server audit, Apollo Client 4),
+# pinned exactly in e2e/clients/package-lock.json. Debian's nodejs and npm
+# when node is missing; npm ci installs exactly the lock file. Then the
+# pinned graphql-sse client for gateway/nodeclient_test.go.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	echo "ci-setup: installing nodejs and npm" >&2
 	apt_install nodejs npm
 fi
+node --version >&2 || { echo "ci-setup: node does not run" >&2; exit 1; }
+clients="$(cd "$(dirname "$0")/../e2e/clients" && pwd)"
+echo "ci-setup: npm ci in $clients" >&2
+(cd "$clients" && npm ci --no-audit --no-fund) || { echo "ci-setup: npm ci in e2e/clients failed" >&2; exit 1; }
+[[ -d "$clients/node_modules/graphql-http" ]] || { echo "ci-setup: e2e/clients/node_modules/graphql-http is missing after npm ci" >&2; exit 1; }
 "$(dirname "$0")/install-nodeclient.sh"

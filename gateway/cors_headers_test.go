@@ -1,0 +1,35 @@
+package gateway_test
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// TestCORSAllowsCommonClientHeaders: a preflight asking for the headers
+// common clients add (Apollo Client's client awareness, OpenTelemetry's
+// baggage) is allowed for a configured origin.
+func TestCORSAllowsCommonClientHeaders(t *testing.T) {
+	const shop = "https://shop.example.com"
+	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop}, nil)
+	for _, header := range []string{"apollographql-client-name", "apollographql-client-version", "baggage", "traceparent", "x-api-key"} {
+		t.Run(header, func(t *testing.T) {
+			pre, _ := http.NewRequest(http.MethodOptions, g.URL+"/graphql", nil)
+			pre.Header.Set("Origin", shop)
+			pre.Header.Set("Access-Control-Request-Method", "POST")
+			// Sorted and lower case, as browsers send them (rs/cors expects it).
+			asked := []string{"content-type", header}
+			sort.Strings(asked)
+			pre.Header.Set("Access-Control-Request-Headers", strings.Join(asked, ","))
+			resp, err := http.DefaultClient.Do(pre)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if got := strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")); resp.Header.Get("Access-Control-Allow-Origin") != shop || !strings.Contains(got, header) {
+				t.Errorf("preflight %d: allow-origin %q, allow-headers %q", resp.StatusCode, resp.Header.Get("Access-Control-Allow-Origin"), got)
+			}
+		})
+	}
+}

@@ -1,0 +1,56 @@
+package gqlhttp
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph"
+)
+
+// queryGET is the GET transport: GET /graphql?query=...&variables=... It
+// is ours rather than gqlgen's transport.GET so that a request answers
+// exactly as it would over POST (exchange.go: the same media types,
+// statuses and error shapes), and so that a mutation is refused with 405
+// and Allow: POST, as the GraphQL-over-HTTP specification says. Methods
+// has already refused query strings that are not a GraphQL request.
+type queryGET struct {
+	maxResponse int64 // <= 0: none
+}
+
+var _ graphql.Transport = queryGET{}
+
+func (queryGET) Supports(r *http.Request) bool {
+	// text/event-stream GETs belong to the SSE transport, if one is added.
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == "" &&
+		!strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	start := graphql.Now()
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "the URL query string is not valid")
+		return
+	}
+	params := &graphql.RawParams{
+		Query:         q.Get("query"),
+		OperationName: q.Get("operationName"),
+		Headers:       r.Header,
+	}
+	for name, into := range map[string]*map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
+		if v := q.Get(name); v != "" {
+			dec := json.NewDecoder(strings.NewReader(v))
+			dec.UseNumber()
+			if dec.Decode(into) != nil {
+				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, name+" must be a JSON object")
+				return
+			}
+		}
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	exchange(w, r, exec, params, true, t.maxResponse)
+}
