@@ -26,9 +26,19 @@
 //
 // The load generator, the sandbox and the gateway share this machine's
 // CPUs: on 2 cores, throughput figures are of the three together.
+//
+// Before/after on a busy machine: -compare REF also builds the gateway at
+// another git ref (`git archive REF` into a temporary directory, then
+// `go build` there) and runs both gateways against the same sandbox,
+// alternating them cell by cell for -rounds rounds (the order flips every
+// round), so that both figures come from the same minutes of the same
+// machine. It prints the medians side by side, then every round:
+//
+//	go run ./bench -compare HEAD~3 -scenarios single,list20 -concurrency 16 -latency 0 -rounds 5
 package main
 
 import (
+	"archive/tar"
 	"bufio"
 	"bytes"
 	"context"
@@ -75,6 +85,8 @@ func main() {
 	gwEnv := flag.String("gateway-env", "", "comma-separated KEY=VALUE settings for the gateway (default: its own defaults)")
 	profile := flag.String("profile", "", "write the gateway's CPU profile (over each measured gateway scenario) and allocation profile (before and after it) into this directory, taken from its PPROF_ADDR listener")
 	idle := flag.Duration("idle-check", 0, "after the load, also wait this long (past the gateway's 90 s keep-alive idle timeout, say 100s) and report its fds, threads and RSS again")
+	compare := flag.String("compare", "", "also build the gateway at this git ref (commit, branch, tag) and run it and this tree's alternately in the same run, printing both side by side")
+	rounds := flag.Int("rounds", 0, "measurements of every cell, the gateways' order flipping each round; the report gives medians (default 1, or 3 with -compare)")
 	flag.Parse()
 
 	if *serve != "" {
@@ -93,7 +105,19 @@ func main() {
 	if *gwEnv != "" {
 		env = strings.Split(*gwEnv, ",")
 	}
-	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile}
+	if *rounds == 0 {
+		*rounds = 1
+		if *compare != "" {
+			*rounds = 3
+		}
+	}
+	if *rounds < 1 {
+		fatal("-rounds must be at least 1")
+	}
+	if *profile != "" && *compare != "" {
+		fatal("-profile profiles one gateway: run it without -compare")
+	}
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds}
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			fatal("-profile: %v", err)
@@ -116,17 +140,22 @@ func main() {
 		fatal("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	r.gatewayBin = filepath.Join(tmp, "paygraph")
 	root, err := moduleRoot()
 	if err != nil {
 		fatal("%v", err)
 	}
-	fmt.Fprintf(os.Stderr, "building the gateway (%s) ...\n", root)
-	build := exec.Command("go", "build", "-o", r.gatewayBin, ".")
-	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fatal("go build: %v", err)
+	if *compare != "" {
+		gw, err := buildAtRef(root, *compare, tmp)
+		if err != nil {
+			fatal("-compare %s: %v", *compare, err)
+		}
+		r.gateways = append(r.gateways, gw)
 	}
+	tree := gateway{label: treeLabel(root, *compare != ""), bin: filepath.Join(tmp, "paygraph")}
+	if err := goBuild(root, tree.bin); err != nil {
+		fatal("%v", err)
+	}
+	r.gateways = append(r.gateways, tree)
 	if r.self, err = os.Executable(); err != nil {
 		fatal("%v", err)
 	}
@@ -135,6 +164,13 @@ func main() {
 	fmt.Fprintf(&report, "paygraph load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
 	fmt.Fprintf(&report, "machine: %d CPUs (%s), %s %s/%s; -duration %s -warmup %s; gateway env: %s\n\n",
 		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, orNone(*gwEnv))
+	if len(r.gateways) > 1 || r.rounds > 1 {
+		var names []string
+		for _, g := range r.gateways {
+			names = append(names, g.label)
+		}
+		fmt.Fprintf(&report, "gateways: %s; %d rounds, alternating (figures: medians of the rounds)\n\n", strings.Join(names, " and "), r.rounds)
+	}
 	for _, lat := range lats {
 		if err := r.runLatency(lat, &report); err != nil {
 			fatal("latency %s: %v", lat, err)
@@ -353,6 +389,113 @@ func freePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// gateway is one build of the gateway under test.
+type gateway struct {
+	label string // "this tree (abc1234)", or the ref and its commit
+	bin   string
+}
+
+func goBuild(dir, out string) error {
+	fmt.Fprintf(os.Stderr, "building the gateway (%s) ...\n", dir)
+	build := exec.Command("go", "build", "-o", out, ".")
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("go build in %s: %w", dir, err)
+	}
+	return nil
+}
+
+// buildAtRef builds the gateway as it is at ref: the commit's files
+// (`git archive`, so the repository and its worktrees are left alone) in
+// a directory under tmp, built there.
+func buildAtRef(root, ref, tmp string) (gateway, error) {
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
+	if err != nil {
+		return gateway{}, fmt.Errorf("not a commit of this repository")
+	}
+	commit := strings.TrimSpace(string(out))
+	dir := filepath.Join(tmp, "src-"+commit[:12])
+	archive := exec.Command("git", "-C", root, "archive", "--format=tar", commit)
+	stdout, err := archive.StdoutPipe()
+	if err != nil {
+		return gateway{}, err
+	}
+	var stderr bytes.Buffer
+	archive.Stderr = &stderr
+	if err := archive.Start(); err != nil {
+		return gateway{}, err
+	}
+	extractErr := extractTar(stdout, dir)
+	if err := archive.Wait(); err != nil {
+		return gateway{}, fmt.Errorf("git archive: %v: %s", err, stderr.Bytes())
+	}
+	if extractErr != nil {
+		return gateway{}, extractErr
+	}
+	g := gateway{label: fmt.Sprintf("%s (%s)", ref, commit[:7]), bin: filepath.Join(tmp, "paygraph-"+commit[:12])}
+	return g, goBuild(dir, g.bin)
+}
+
+// extractTar writes the directories and regular files of a tar stream
+// under dir (git archive writes nothing else a build needs).
+func extractTar(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !filepath.IsLocal(h.Name) {
+			return fmt.Errorf("archive entry %q is outside the tree", h.Name)
+		}
+		name := filepath.Join(dir, h.Name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = os.MkdirAll(name, 0o755)
+		case tar.TypeReg:
+			err = writeFile(name, tr, h.FileInfo().Mode().Perm())
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func writeFile(name string, r io.Reader, perm os.FileMode) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// treeLabel names the working tree's gateway: its commit, and whether
+// it has uncommitted changes (which the build includes).
+func treeLabel(root string, comparing bool) string {
+	if !comparing {
+		return "gateway"
+	}
+	out, err := exec.Command("git", "-C", root, "rev-parse", "--short=7", "HEAD").Output()
+	if err != nil {
+		return "this tree"
+	}
+	label := "this tree (" + strings.TrimSpace(string(out))
+	if st, err := exec.Command("git", "-C", root, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(st) > 0 {
+		label += " + uncommitted changes"
+	}
+	return label + ")"
+}
+
 func moduleRoot() (string, error) {
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
@@ -435,7 +578,9 @@ type runner struct {
 	concs            []int
 	scenarios        []scenario
 	gwEnv            []string
-	gatewayBin, self string
+	gateways         []gateway // with -compare: the ref's, then this tree's
+	self             string
+	rounds           int
 	idleCheck        time.Duration
 	profileDir       string
 	pprofURL         string
@@ -444,6 +589,7 @@ type runner struct {
 type result struct {
 	sc          scenario
 	conc        int
+	gw          int // index in runner.gateways (floor: -1)
 	n, errs     int
 	firstErr    string
 	rps         float64
@@ -455,28 +601,50 @@ type result struct {
 	sandboxCPU1 float64 // sandbox CPU seconds per 1,000 queries
 }
 
+// running is a gateway process and what it held before the load.
+type running struct {
+	gateway
+	p                 *proc
+	url               string
+	pid               int
+	idleRSS           float64
+	idleFDs           int
+	idleThreads       int64
+	afterRSS          float64
+	afterFDs          int
+	afterThreads      int64
+	idleCheckedRSS    float64
+	idleCheckedFDs    int
+	idleCheckedThread int64
+}
+
 func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 	sb, restURL, err := startSandbox(r.self, lat)
 	if err != nil {
 		return err
 	}
 	defer sb.stop()
-	gwEnv := r.gwEnv
-	if r.profileDir != "" {
-		port, err := freePort()
-		if err != nil {
-			return err
+	sbPID := sb.cmd.Process.Pid
+	var gws []*running
+	for _, g := range r.gateways {
+		gwEnv := r.gwEnv
+		if r.profileDir != "" {
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port) + "/debug/pprof/"
+			gwEnv = append(slices.Clone(gwEnv), "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
 		}
-		r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port) + "/debug/pprof/"
-		gwEnv = append(slices.Clone(gwEnv), "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
+		p, url, err := startGateway(g.bin, restURL, gwEnv)
+		if err != nil {
+			return fmt.Errorf("%s: %w", g.label, err)
+		}
+		defer p.stop()
+		pid := p.cmd.Process.Pid
+		gws = append(gws, &running{gateway: g, p: p, url: url, pid: pid,
+			idleRSS: rssMB(pid), idleFDs: openFDs(pid), idleThreads: procStatus(pid, "Threads")})
 	}
-	gw, gwURL, err := startGateway(r.gatewayBin, restURL, gwEnv)
-	if err != nil {
-		return err
-	}
-	defer gw.stop()
-	gwPID, sbPID := gw.cmd.Process.Pid, sb.cmd.Process.Pid
-	idleRSS, idleFDs, idleThreads := rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads")
 
 	maxConc := slices.Max(r.concs)
 	tr := &http.Transport{MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, MaxConnsPerHost: 0,
@@ -484,54 +652,149 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 
 	var results []result
-	for _, c := range r.concs {
-		for _, sc := range r.scenarios {
-			target := gwURL + "/graphql"
-			if sc.direct {
-				target = restURL + sc.path
+	for round := range r.rounds {
+		for _, c := range r.concs {
+			for _, sc := range r.scenarios {
+				if sc.direct {
+					results = append(results, r.measure(client, sc, c, lat, restURL+sc.path, restURL, sbPID, nil, -1))
+					continue
+				}
+				// Alternate: the gateway measured first in a round is
+				// measured last in the next.
+				for k := range gws {
+					i := k
+					if round%2 == 1 {
+						i = len(gws) - 1 - k
+					}
+					results = append(results, r.measure(client, sc, c, lat, gws[i].url+"/graphql", restURL, sbPID, gws[i], i))
+				}
 			}
-			fmt.Fprintf(os.Stderr, "latency %-5s c=%-3d %-11s ", lat, c, sc.name)
-			r.load(client, sc, target, c, r.warmup) // warm: connections, caches
-			calls0 := readCalls(client, restURL)
-			cpu0, sbcpu0 := cpuSeconds(gwPID), cpuSeconds(sbPID)
-			profiled := r.startProfile(sc, c, lat)
-			res := r.load(client, sc, target, c, r.duration)
-			profiled()
-			res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
-			if !sc.direct {
-				res.cpuPer1k = (cpuSeconds(gwPID) - cpu0) / float64(max(res.n, 1)) * 1000
-			}
-			res.sandboxCPU1 = (cpuSeconds(sbPID) - sbcpu0) / float64(max(res.n, 1)) * 1000
-			res.rss = rssMB(gwPID)
-			fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d\n",
-				res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs)
-			if res.errs > 0 {
-				fmt.Fprintf(os.Stderr, "  first error: %s\n", res.firstErr)
-			}
-			results = append(results, res)
 		}
 	}
-	// After the load: close our keep-alive connections, give the gateway a
-	// moment, and look at what it still holds.
+	// After the load: close our keep-alive connections, give the gateways
+	// a moment, and look at what they still hold.
 	tr.CloseIdleConnections()
 	time.Sleep(2 * time.Second)
-	afterRSS, afterFDs, afterThreads := rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads")
-
-	fmt.Fprintf(report, "### Backend latency %s per REST call\n\n", lat)
-	fmt.Fprintln(report, "| scenario | c | req/s | vs floor | p50 | p90 | p99 | REST calls/query | overhead p50 | overhead p99 | gateway CPU s/1k q | sandbox CPU s/1k q | gateway RSS MB | errors |")
-	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	floor := map[int]result{}
-	for _, res := range results {
-		if res.sc.direct {
-			floor[res.conc] = res
+	for _, g := range gws {
+		g.afterRSS, g.afterFDs, g.afterThreads = rssMB(g.pid), openFDs(g.pid), procStatus(g.pid, "Threads")
+	}
+	if r.idleCheck > 0 {
+		fmt.Fprintf(os.Stderr, "waiting %s with no load ...\n", r.idleCheck)
+		time.Sleep(r.idleCheck)
+		for _, g := range gws {
+			g.idleCheckedRSS, g.idleCheckedFDs, g.idleCheckedThread = rssMB(g.pid), openFDs(g.pid), procStatus(g.pid, "Threads")
 		}
 	}
+
+	fmt.Fprintf(report, "### Backend latency %s per REST call\n\n", lat)
+	if len(gws) == 1 {
+		r.table(report, results)
+	} else {
+		r.compareTables(report, results, gws)
+	}
+	for _, g := range gws {
+		who := "Gateway process"
+		if len(gws) > 1 {
+			who = "Gateway " + g.label
+		}
+		fmt.Fprintf(report, "%s: RSS %.1f MB idle before the load, %.1f MB 2 s after it; open fds %d → %d; threads %d → %d.\n",
+			who, g.idleRSS, g.afterRSS, g.idleFDs, g.afterFDs, g.idleThreads, g.afterThreads)
+		if r.idleCheck > 0 {
+			fmt.Fprintf(report, "After %s more with no load: RSS %.1f MB, open fds %d, threads %d.\n",
+				r.idleCheck, g.idleCheckedRSS, g.idleCheckedFDs, g.idleCheckedThread)
+		}
+	}
+	fmt.Fprintln(report)
+	return nil
+}
+
+// measure runs one cell: sc at concurrency c against target (a gateway's
+// /graphql, or the sandbox itself for the floor, g nil).
+func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Duration, target, restURL string, sbPID int, g *running, gi int) result {
+	label := "rest"
+	if g != nil && len(r.gateways) > 1 {
+		label = g.label
+	}
+	fmt.Fprintf(os.Stderr, "latency %-5s c=%-3d %-11s %-20.20s ", lat, c, sc.name, label)
+	r.load(client, sc, target, c, r.warmup) // warm: connections, caches
+	calls0 := readCalls(client, restURL)
+	var cpu0 float64
+	if g != nil {
+		cpu0 = cpuSeconds(g.pid)
+	}
+	sbcpu0 := cpuSeconds(sbPID)
+	profiled := r.startProfile(sc, c, lat)
+	res := r.load(client, sc, target, c, r.duration)
+	profiled()
+	res.gw = gi
+	res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
+	if g != nil {
+		res.cpuPer1k = (cpuSeconds(g.pid) - cpu0) / float64(max(res.n, 1)) * 1000
+		res.rss = rssMB(g.pid)
+	}
+	res.sandboxCPU1 = (cpuSeconds(sbPID) - sbcpu0) / float64(max(res.n, 1)) * 1000
+	fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d\n",
+		res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs)
+	if res.errs > 0 {
+		fmt.Fprintf(os.Stderr, "  first error: %s\n", res.firstErr)
+	}
+	return res
+}
+
+// cell is the median over the rounds of one scenario, concurrency and
+// gateway (errors: the total).
+func cell(results []result, name string, conc, gw int) (med result, all []result) {
+	for _, res := range results {
+		if res.sc.name == name && res.conc == conc && res.gw == gw {
+			all = append(all, res)
+		}
+	}
+	if len(all) == 0 {
+		return result{}, nil
+	}
+	med = all[0]
+	med.rps = median(all, func(r result) float64 { return r.rps })
+	med.p50 = time.Duration(median(all, func(r result) float64 { return float64(r.p50) }))
+	med.p90 = time.Duration(median(all, func(r result) float64 { return float64(r.p90) }))
+	med.p99 = time.Duration(median(all, func(r result) float64 { return float64(r.p99) }))
+	med.callsPerQ = median(all, func(r result) float64 { return r.callsPerQ })
+	med.cpuPer1k = median(all, func(r result) float64 { return r.cpuPer1k })
+	med.sandboxCPU1 = median(all, func(r result) float64 { return r.sandboxCPU1 })
+	med.rss = median(all, func(r result) float64 { return r.rss })
+	med.errs = 0
+	for _, res := range all {
+		med.errs += res.errs
+	}
+	return med, all
+}
+
+func median(rs []result, f func(result) float64) float64 {
+	v := make([]float64, len(rs))
+	for i, r := range rs {
+		v[i] = f(r)
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+// table is the report of one gateway (medians when -rounds > 1).
+func (r *runner) table(report *bytes.Buffer, results []result) {
+	fmt.Fprintln(report, "| scenario | c | req/s | vs floor | p50 | p90 | p99 | REST calls/query | overhead p50 | overhead p99 | gateway CPU s/1k q | sandbox CPU s/1k q | gateway RSS MB | errors |")
+	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, sc := range r.scenarios {
-		for _, res := range results {
-			if res.sc.name != sc.name {
+		for _, c := range r.concs {
+			gi := 0
+			if sc.direct {
+				gi = -1
+			}
+			res, all := cell(results, sc.name, c, gi)
+			if all == nil {
 				continue
 			}
-			f := floor[res.conc]
+			f, _ := cell(results, "rest", c, -1)
 			vs, o50, o99, cpu, rss := "1.00", "—", "—", "—", "—"
 			if !sc.direct {
 				vs = fmt.Sprintf("%.2f", res.rps/f.rps)
@@ -547,15 +810,63 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 				res.callsPerQ, sc.want, o50, o99, cpu, res.sandboxCPU1, rss, res.errs)
 		}
 	}
-	fmt.Fprintf(report, "\nGateway process: RSS %.1f MB idle before the load, %.1f MB 2 s after it; open fds %d → %d; threads %d → %d.\n\n",
-		idleRSS, afterRSS, idleFDs, afterFDs, idleThreads, afterThreads)
-	if r.idleCheck > 0 {
-		fmt.Fprintf(os.Stderr, "waiting %s with no load ...\n", r.idleCheck)
-		time.Sleep(r.idleCheck)
-		fmt.Fprintf(report, "After %s more with no load: RSS %.1f MB, open fds %d, threads %d.\n\n",
-			r.idleCheck, rssMB(gwPID), openFDs(gwPID), procStatus(gwPID, "Threads"))
+	fmt.Fprintln(report)
+}
+
+// compareTables puts the gateways side by side (medians of the rounds,
+// the second gateway's figure over the first's), then every round.
+func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*running) {
+	a, b := gws[0].label, gws[1].label
+	fmt.Fprintf(report, "A = %s, B = %s. Medians of %d rounds; B/A is B's median over A's.\n\n", a, b, r.rounds)
+	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | B/A req/s | A vs floor | B vs floor | A p50 | B p50 | A p99 | B p99 | A CPU s/1k q | B CPU s/1k q | B/A CPU | A RSS MB | B RSS MB | REST calls/q A, B (want) | errors A, B |")
+	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, sc := range r.scenarios {
+		if sc.direct {
+			continue
+		}
+		for _, c := range r.concs {
+			f, _ := cell(results, "rest", c, -1)
+			ra, _ := cell(results, sc.name, c, 0)
+			rb, _ := cell(results, sc.name, c, 1)
+			fmt.Fprintf(report, "| %s | %d | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %s | %s | %s | %s | %.3f | %.3f | **%.2f** | %.1f | %.1f | %.2f, %.2f (%d) | %d, %d |\n",
+				sc.name, c, f.rps, ra.rps, rb.rps, ratio(rb.rps, ra.rps), ratio(ra.rps, f.rps), ratio(rb.rps, f.rps),
+				fmtDur(ra.p50), fmtDur(rb.p50), fmtDur(ra.p99), fmtDur(rb.p99),
+				ra.cpuPer1k, rb.cpuPer1k, ratio(rb.cpuPer1k, ra.cpuPer1k), ra.rss, rb.rss,
+				ra.callsPerQ, rb.callsPerQ, sc.want, ra.errs, rb.errs)
+		}
 	}
-	return nil
+	fmt.Fprintf(report, "\nEvery round (req/s, gateway CPU s/1k q; the floor's req/s):\n\n")
+	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | A CPU s/1k q | B CPU s/1k q |")
+	fmt.Fprintln(report, "|---|---:|---|---|---|---|---|")
+	list := func(rs []result, f func(result) string) string {
+		var parts []string
+		for _, res := range rs {
+			parts = append(parts, f(res))
+		}
+		return strings.Join(parts, ", ")
+	}
+	rps := func(r result) string { return fmt.Sprintf("%.0f", r.rps) }
+	cpu := func(r result) string { return fmt.Sprintf("%.3f", r.cpuPer1k) }
+	for _, sc := range r.scenarios {
+		if sc.direct {
+			continue
+		}
+		for _, c := range r.concs {
+			_, fl := cell(results, "rest", c, -1)
+			_, ra := cell(results, sc.name, c, 0)
+			_, rb := cell(results, sc.name, c, 1)
+			fmt.Fprintf(report, "| %s | %d | %s | %s | %s | %s | %s |\n",
+				sc.name, c, list(fl, rps), list(ra, rps), list(rb, rps), list(ra, cpu), list(rb, cpu))
+		}
+	}
+	fmt.Fprintln(report)
+}
+
+func ratio(x, y float64) float64 {
+	if y == 0 {
+		return 0
+	}
+	return x / y
 }
 
 // startProfile, with -profile and for a gateway scenario, starts the
