@@ -113,6 +113,13 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 			"then send 'Authorization: Bearer <token>' instead of the two headers (GraphiQL has a box for it).\n",
 			keyNote, url, b.APIKey, b.APISecret, ExampleTokenRequest)
 	}
+	// Live status (paymentUpdated) needs something to change: the
+	// sandbox's own admin route, which is not a REST route and which the
+	// gateway never calls.
+	pay := sb.Payments(b.APIKey)[0].ID
+	fmt.Fprintf(out, "\nChange a payment's status, to watch a paymentUpdated subscription in GraphiQL (sandbox only):\n"+
+		"  curl -s -X POST %s/sandbox/payments/%s/status -H 'x-api-key: %s' -H 'x-api-secret: %s' -d '{\"status\":\"SUCCEEDED\"}'\n",
+		g.baseURL, pay, b.APIKey, b.APISecret)
 }
 
 // ExampleTokenRequest is the body of the banner's token curl line.

@@ -78,7 +78,7 @@
 //	SUBSCRIPTION_MAX_LIFETIME           1h     longest life of one subscription (the client resubscribes)
 //	SUBSCRIPTION_IDLE_TIMEOUT           15m    subscriptions of a resource unchanged this long end
 //	SUBSCRIPTION_MAX_PER_MERCHANT       100    live subscriptions per merchant (credential pair) per process
-//	SUBSCRIPTION_MAX                    10000  live subscriptions per process
+//	SUBSCRIPTION_MAX                    2000   live subscriptions per process
 //
 // Why: 2 s is how long a person waiting on a checkout page does not notice
 // (wallet confirmations take several seconds themselves). One hour bounds
@@ -86,8 +86,11 @@
 // few minutes a wallet or card session gives a customer, so a payment still
 // PENDING then is abandoned. 100 per merchant is more screens on live
 // payments than a shop has tills, and keeps one merchant (or one buggy app
-// release) from taking the process's share: 10,000 idle subscriptions hold
-// about 9.4 MB in this package (0.94 KB each, half of it the
+// release) from taking the process's share. 2,000 per process: through the
+// gateway (its transports' goroutines included) a subscription holds about
+// 16 KB, so 2,000 is about 32 MB, a fifth of a pod's GOMEMLIMIT; in this
+// package alone 10,000 idle subscriptions hold about 9.4 MB (0.94 KB each,
+// half of it the
 // context.AfterFunc registration in the caller's context; a poller about
 // 5 KB more, mostly its goroutine's stack: BenchmarkIdleMemory), and the
 // REST calls they cause are bounded by the pollers, at most one per

@@ -18,7 +18,7 @@ const (
 	DefaultMaxLifetime       = time.Hour
 	DefaultIdleTimeout       = 15 * time.Minute
 	DefaultMaxPerMerchant    = 100
-	DefaultMaxSubscriptions  = 10000
+	DefaultMaxSubscriptions  = 2000
 
 	// maxBackoffFactor is MaxInterval's default, in Intervals.
 	maxBackoffFactor = 4
@@ -164,7 +164,7 @@ type Config struct {
 	// (SUBSCRIPTION_MAX_PER_MERCHANT). If zero, 100.
 	MaxPerMerchant int
 	// MaxSubscriptions bounds the live subscriptions of the process
-	// (SUBSCRIPTION_MAX). If zero, 10000.
+	// (SUBSCRIPTION_MAX). If zero, 2000.
 	MaxSubscriptions int
 	// OnPoll, when not nil, is called after each fetch with the key's Kind
 	// (never its merchant or id) and the outcome, for a REST-polls counter.
