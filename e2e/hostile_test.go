@@ -40,21 +40,33 @@ type hostileEnv struct {
 func startHostile(t *testing.T) *hostileEnv {
 	t.Helper()
 	sb := sandbox.New(sandbox.Options{})
-	p := startGateway(t, map[string]string{"REST_BASE_URL": serveLoopback(t, sb)})
+	// MAX_BODY_BYTES at 256 KiB, the former default: the alias bomb and
+	// the deep braces (100-200 KB) are here to meet the query limits,
+	// which the default 64 KiB body limit would pre-empt (the 10 MB
+	// bodies check that limit).
+	p := startGateway(t, map[string]string{"REST_BASE_URL": serveLoopback(t, sb), "MAX_BODY_BYTES": "262144"})
 	biz := sb.Businesses()
 	return &hostileEnv{url: p.URL + "/graphql", addr: strings.TrimPrefix(p.URL, "http://"), sb: sb, a: biz[0], b: biz[1]}
 }
 
 // victim is a well-behaved client of business B querying all along.
 type victim struct {
-	ok, failed atomic.Int64
-	maxLatency atomic.Int64
-	stop       chan struct{}
-	done       sync.WaitGroup
+	ok, failed   atomic.Int64
+	firstFailure atomic.Value // string: what the first failure was
+	stopOnce     func()
+	maxLatency   atomic.Int64
+	stop         chan struct{}
+	done         sync.WaitGroup
 }
 
 func (e *hostileEnv) startVictim(t *testing.T) *victim {
 	v := &victim{stop: make(chan struct{})}
+	// Stopped when the subtest ends even if it fails before finish: a
+	// victim left running would spend business B's rate-limit budget in
+	// the next subtests.
+	var once sync.Once
+	v.stopOnce = func() { once.Do(func() { close(v.stop) }) }
+	t.Cleanup(func() { v.stopOnce(); v.done.Wait() })
 	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{}}
 	want := e.sb.Payments(e.b.APIKey)[0].ID
 	v.done.Add(1)
@@ -75,12 +87,14 @@ func (e *hostileEnv) startVictim(t *testing.T) *victim {
 			resp, err := hc.Do(req)
 			if err != nil {
 				v.failed.Add(1)
+				v.firstFailure.CompareAndSwap(nil, err.Error())
 				continue
 			}
 			body, _ := io.ReadAll(resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode != 200 || !bytes.Contains(body, []byte(want)) {
 				v.failed.Add(1)
+				v.firstFailure.CompareAndSwap(nil, fmt.Sprintf("status %d: %.300s", resp.StatusCode, body))
 				continue
 			}
 			v.ok.Add(1)
@@ -94,10 +108,10 @@ func (e *hostileEnv) startVictim(t *testing.T) *victim {
 
 func (v *victim) finish(t *testing.T, attack string) {
 	t.Helper()
-	close(v.stop)
+	v.stopOnce()
 	v.done.Wait()
 	if v.ok.Load() == 0 || v.failed.Load() > 0 {
-		t.Errorf("%s: the other client got %d answers and %d failures during the attack", attack, v.ok.Load(), v.failed.Load())
+		t.Errorf("%s: the other client got %d answers and %d failures during the attack (the first: %v)", attack, v.ok.Load(), v.failed.Load(), v.firstFailure.Load())
 	}
 	if m := time.Duration(v.maxLatency.Load()); m > 3*time.Second { // generous: -race on 2 CPUs
 		t.Errorf("%s: the other client waited up to %v during the attack", attack, m)
