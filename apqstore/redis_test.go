@@ -260,37 +260,10 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 // TestBlackhole: a Redis that accepts connections and never answers costs
 // one bounded wait, then nothing for the backoff.
 func TestBlackhole(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // read nothing, answer nothing
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
+	silent := testenv.SilentServer(t)
 	ctx := context.Background()
 	start := time.Now()
-	r := newStore(t, "redis://"+ln.Addr().String()+"/0", 0, WithBackoff(time.Hour))
+	r := newStore(t, "redis://"+silent+"/0", 0, WithBackoff(time.Hour))
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("NewRedis took %v against a silent server", d)
 	}

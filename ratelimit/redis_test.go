@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"net"
 	"os/exec"
 	"strconv"
 	"sync"
@@ -235,36 +234,9 @@ func TestRedisStoppedFallsBackAndRecovers(t *testing.T) {
 // costs one request the Limiter's deadline, not the client's read timeout
 // (5 s here), and then nothing during the backoff.
 func TestRedisSilent(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // read nothing, answer nothing
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
+	silent := testenv.SilentServer(t)
 	c := redis.NewClient(&redis.Options{
-		Addr: ln.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1,
+		Addr: silent, ContextTimeoutEnabled: true, MaxRetries: -1,
 		DialTimeout: 5 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
 	})
 	t.Cleanup(func() { _ = c.Close() })

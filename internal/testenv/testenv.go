@@ -78,3 +78,40 @@ func (l *LockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// SilentServer listens on a free loopback port, accepts every connection
+// and never reads or answers: a server that hangs (a Redis that stopped
+// answering, say). It returns the address; everything closes when the
+// test ends.
+func SilentServer(t testing.TB) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c) // read nothing, answer nothing
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		<-done
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	return ln.Addr().String()
+}
