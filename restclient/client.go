@@ -458,7 +458,9 @@ const maxPooledBuffer = 256 << 10
 // io.ErrUnexpectedEOF for a truncated one, the reader's own errors passed
 // on). size is the body's length when known (Content-Length), else -1.
 // The usual case, a whole valid body, is read into a pooled buffer and
-// decoded with json.Unmarshal: no decoder and no buffer growth per call.
+// decoded with json.Unmarshal: no decoder and no buffer growth per call
+// (payments and pages by the fast path of wirefast.go when it can, which
+// decodes exactly what json.Unmarshal would).
 // Everything else is handed to a json.Decoder over the same bytes
 // followed by the same read error, so errors are exactly the Decoder's.
 // The wire structs hold no interface values, so the Decoder's UseNumber
@@ -479,6 +481,9 @@ func decodeBody(lr *limitedReader, into any, size int64) error {
 		return readErr
 	}
 	if readErr == nil {
+		if f, ok := into.(fastDecoder); ok && f.decodeFast(buf) {
+			return nil // exactly what json.Unmarshal would decode (wirefast.go)
+		}
 		err := json.Unmarshal(buf, into)
 		var se *json.SyntaxError
 		if !errors.As(err, &se) {

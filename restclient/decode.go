@@ -13,6 +13,8 @@ import (
 // decoder runs with UseNumber, so no float is ever involved), timestamps
 // are strings, nullable fields are pointers. Their conversion methods
 // return errors that describe the problem without quoting body values.
+// wirePayment and wirePage also decode by the fast path of wirefast.go,
+// which knows their JSON names (TestFastDecodeKnowsEveryField).
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {

@@ -111,7 +111,8 @@ func BenchmarkGetPaymentStub(b *testing.B) {
 }
 
 // TestDecodeAllocationBudget keeps decoding within the allocation budgets
-// of BENCHMARKS.md (measured 1,662 for a 100-item page, 27 for a payment).
+// of BENCHMARKS.md (issue 14, with the fast path of wirefast.go: measured
+// 37 for a 100-item page, 5 for a payment; before it 1,662 and 27).
 func TestDecodeAllocationBudget(t *testing.T) {
 	if testenv.RaceEnabled() {
 		t.Skip("the race detector changes allocation counts")
@@ -122,7 +123,7 @@ func TestDecodeAllocationBudget(t *testing.T) {
 		budget float64
 		decode func() error
 	}{
-		{"100-item page", 1700, func() error {
+		{"100-item page", 40, func() error {
 			var w wirePage
 			if err := decodeForTest(page, &w); err != nil {
 				return err
@@ -130,7 +131,7 @@ func TestDecodeAllocationBudget(t *testing.T) {
 			_, err := w.toPage()
 			return err
 		}},
-		{"payment detail", 30, func() error {
+		{"payment detail", 5, func() error {
 			var w wirePayment
 			if err := decodeForTest(detail, &w); err != nil {
 				return err

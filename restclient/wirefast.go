@@ -1,0 +1,539 @@
+package restclient
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// A fast path for the two hot REST bodies: a payment and a page of
+// payments. json.Unmarshal into the wire structs costs about 17
+// allocations per payment (one per string, one more per nullable string
+// for its pointer) and most of a page's decoding time goes to reflection.
+// decodeFast reads a body of the documented shape in one pass: every
+// string is a substring of one copy of the body and the nullable ones
+// point into shared blocks, so a 100-item page costs about 20
+// allocations instead of about 1,660 (BENCHMARKS.md, issue 14).
+//
+// It is a fast path only: on anything it is not certain to decode exactly
+// as encoding/json would (invalid JSON, trailing data, a key that is not
+// exactly one of the struct's, a duplicate key, a value of another type
+// such as a quoted amount, a null list item, a body nested deeper than
+// maxFastDepth) it gives up, leaves the struct zero, and decodeBody
+// decodes the same bytes with encoding/json as before. So the values, and
+// every error, are encoding/json's; FuzzFastDecodeMatchesJSON compares the
+// two on arbitrary bodies.
+
+// fastDecoder is implemented by the wire structs that have a fast path.
+type fastDecoder interface {
+	// decodeFast decodes body and reports true, or reports false and
+	// leaves the receiver as it was (zero).
+	decodeFast(body []byte) bool
+}
+
+func (w *wirePayment) decodeFast(body []byte) bool {
+	s := scanner{src: string(body)}
+	if s.top(func() bool { return s.payment(w) }) {
+		return true
+	}
+	*w = wirePayment{}
+	return false
+}
+
+func (w *wirePage) decodeFast(body []byte) bool {
+	s := scanner{src: string(body)}
+	if s.top(func() bool { return s.page(w) }) {
+		return true
+	}
+	*w = wirePage{}
+	return false
+}
+
+// maxFastDepth bounds the nesting the fast path follows (in unknown
+// values); deeper bodies go to encoding/json, which allows 10,000.
+const maxFastDepth = 64
+
+// Nullable strings share blocks: the first fits the 8 of one payment, the
+// later ones a part of a page's (about 6 a payment).
+const (
+	firstStringBlock = 8
+	stringBlock      = 64
+)
+
+// scanner walks src, a copy of the body that the decoded strings share.
+type scanner struct {
+	src   string
+	i     int
+	depth int
+	block []string // the current block of nullable strings
+}
+
+// top decodes one object with value and accepts the body only if nothing
+// but JSON whitespace follows it.
+func (s *scanner) top(value func() bool) bool {
+	s.ws()
+	if !value() {
+		return false
+	}
+	s.ws()
+	return s.i == len(s.src)
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.src) {
+		switch s.src[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) peek() byte {
+	if s.i < len(s.src) {
+		return s.src[s.i]
+	}
+	return 0
+}
+
+// members walks an object's members, calling member with each key once
+// the scanner is at its value; member reports whether it decoded (or
+// skipped) the value. The scanner must be at '{'.
+func (s *scanner) members(member func(key string) bool) bool {
+	if s.peek() != '{' {
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.peek() == '}' {
+		s.i++
+		return true
+	}
+	for {
+		key, ok := s.key()
+		if !ok {
+			return false
+		}
+		s.ws()
+		if s.peek() != ':' {
+			return false
+		}
+		s.i++
+		s.ws()
+		if !member(key) {
+			return false
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// key reads an object key. Keys with escapes or non-ASCII bytes are left
+// to encoding/json (which unescapes them before matching).
+func (s *scanner) key() (string, bool) {
+	if s.peek() != '"' {
+		return "", false
+	}
+	start := s.i + 1
+	for j := start; j < len(s.src); j++ {
+		switch c := s.src[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.src[start:j], true
+		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// unknown skips the value of a key the struct does not have, unless
+// encoding/json would match it to one of known case-insensitively.
+func (s *scanner) unknown(key string, known []string) bool {
+	for _, k := range known {
+		if strings.EqualFold(key, k) {
+			return false
+		}
+	}
+	return s.skip()
+}
+
+// str reads a JSON string. One without escapes that is valid UTF-8 is a
+// substring of the body; any other is unquoted by encoding/json itself
+// (escapes, invalid UTF-8 replaced by U+FFFD), so it is exactly the string
+// json.Unmarshal would have stored.
+func (s *scanner) str() (string, bool) {
+	if s.peek() != '"' {
+		return "", false
+	}
+	start := s.i
+	plain, ascii := true, true
+	for j := start + 1; j < len(s.src); j++ {
+		c := s.src[j]
+		switch {
+		case c == '"':
+			s.i = j + 1
+			raw := s.src[start:s.i]
+			if plain && (ascii || utf8.ValidString(raw)) {
+				return raw[1 : len(raw)-1], true
+			}
+			var out string
+			if json.Unmarshal([]byte(raw), &out) != nil {
+				return "", false
+			}
+			return out, true
+		case c < 0x20:
+			return "", false
+		case c >= utf8.RuneSelf:
+			ascii = false
+		case c == '\\':
+			if !s.escape(j) {
+				return "", false
+			}
+			plain = false
+			if s.src[j+1] == 'u' {
+				j += 5
+			} else {
+				j++
+			}
+		}
+	}
+	return "", false
+}
+
+// escape reports whether a valid JSON escape starts at src[j] ('\\').
+func (s *scanner) escape(j int) bool {
+	if j+1 >= len(s.src) {
+		return false
+	}
+	switch s.src[j+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return true
+	case 'u':
+		if j+6 > len(s.src) {
+			return false
+		}
+		for _, c := range []byte(s.src[j+2 : j+6]) {
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// number reads a JSON number and returns its text.
+func (s *scanner) number() (string, bool) {
+	start, j := s.i, s.i
+	n := len(s.src)
+	digits := func() bool {
+		k := j
+		for j < n && '0' <= s.src[j] && s.src[j] <= '9' {
+			j++
+		}
+		return j > k
+	}
+	if j < n && s.src[j] == '-' {
+		j++
+	}
+	switch {
+	case j < n && s.src[j] == '0':
+		j++
+	case j < n && '1' <= s.src[j] && s.src[j] <= '9':
+		digits()
+	default:
+		return "", false
+	}
+	if j < n && s.src[j] == '.' {
+		j++
+		if !digits() {
+			return "", false
+		}
+	}
+	if j < n && (s.src[j] == 'e' || s.src[j] == 'E') {
+		j++
+		if j < n && (s.src[j] == '+' || s.src[j] == '-') {
+			j++
+		}
+		if !digits() {
+			return "", false
+		}
+	}
+	s.i = j
+	return s.src[start:j], true
+}
+
+// literal consumes word (true, false or null) if it is next.
+func (s *scanner) literal(word string) bool {
+	if strings.HasPrefix(s.src[s.i:], word) {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// skip validates and passes over any JSON value.
+func (s *scanner) skip() bool {
+	switch c := s.peek(); {
+	case c == '"':
+		return s.skipString()
+	case c == '{':
+		if s.depth++; s.depth > maxFastDepth {
+			return false
+		}
+		ok := s.members(func(string) bool { return s.skip() })
+		s.depth--
+		return ok
+	case c == '[':
+		if s.depth++; s.depth > maxFastDepth {
+			return false
+		}
+		ok := s.elements(s.skip)
+		s.depth--
+		return ok
+	case c == 't':
+		return s.literal("true")
+	case c == 'f':
+		return s.literal("false")
+	case c == 'n':
+		return s.literal("null")
+	default:
+		_, ok := s.number()
+		return ok
+	}
+}
+
+// skipString passes over a string without unquoting it.
+func (s *scanner) skipString() bool {
+	for j := s.i + 1; j < len(s.src); j++ {
+		switch c := s.src[j]; {
+		case c == '"':
+			s.i = j + 1
+			return true
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if !s.escape(j) {
+				return false
+			}
+			if s.src[j+1] == 'u' {
+				j += 5
+			} else {
+				j++
+			}
+		}
+	}
+	return false
+}
+
+// elements walks an array, calling element at each item. The scanner
+// must be at '['.
+func (s *scanner) elements(element func() bool) bool {
+	if s.peek() != '[' {
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.peek() == ']' {
+		s.i++
+		return true
+	}
+	for {
+		if !element() {
+			return false
+		}
+		s.ws()
+		switch s.peek() {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// The value kinds of the wire structs, decoded as encoding/json does:
+// null leaves a non-pointer field as it is and sets a pointer to nil;
+// anything else of the wrong JSON type gives up (encoding/json reports a
+// type error for it, or accepts a quoted number as a json.Number).
+
+func (s *scanner) plainString(dst *string) bool {
+	if s.literal("null") {
+		return true
+	}
+	v, ok := s.str()
+	*dst = v
+	return ok
+}
+
+func (s *scanner) nullableString(dst **string) bool {
+	if s.literal("null") {
+		*dst = nil
+		return true
+	}
+	v, ok := s.str()
+	if !ok {
+		return false
+	}
+	if len(s.block) == cap(s.block) {
+		n := stringBlock
+		if s.block == nil {
+			n = firstStringBlock
+		}
+		s.block = make([]string, 0, n)
+	}
+	s.block = append(s.block, v)
+	*dst = &s.block[len(s.block)-1]
+	return true
+}
+
+func (s *scanner) numberText(dst *json.Number) bool {
+	if s.literal("null") {
+		return true
+	}
+	v, ok := s.number()
+	*dst = json.Number(v)
+	return ok
+}
+
+func (s *scanner) boolean(dst *bool) bool {
+	switch {
+	case s.literal("null"):
+	case s.literal("true"):
+		*dst = true
+	case s.literal("false"):
+		*dst = false
+	default:
+		return false
+	}
+	return true
+}
+
+// errorField decodes "error" as errField.UnmarshalJSON does: a string is
+// kept, any other value is ignored.
+func (s *scanner) errorField(dst *errField) bool {
+	if s.peek() != '"' {
+		return s.skip()
+	}
+	v, ok := s.str()
+	dst.msg, dst.set = v, ok
+	return ok
+}
+
+// once reports whether bit is new in seen and records it: a key seen twice
+// is left to encoding/json.
+func once(seen *uint16, bit uint16) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+var (
+	customerKeys = []string{"name", "email", "phone", "address", "city"}
+	paymentKeys  = []string{"id", "status", "amount", "currency", "transaction_id", "payment_method", "customer", "created_at", "updated_at", "error"}
+	pageKeys     = []string{"data", "has_more", "next_cursor", "error"}
+)
+
+func (s *scanner) customer(c *wireCustomer) bool {
+	if s.literal("null") {
+		return true
+	}
+	var seen uint16
+	return s.members(func(key string) bool {
+		switch key {
+		case "name":
+			return once(&seen, 1<<0) && s.nullableString(&c.Name)
+		case "email":
+			return once(&seen, 1<<1) && s.nullableString(&c.Email)
+		case "phone":
+			return once(&seen, 1<<2) && s.nullableString(&c.Phone)
+		case "address":
+			return once(&seen, 1<<3) && s.nullableString(&c.Address)
+		case "city":
+			return once(&seen, 1<<4) && s.nullableString(&c.City)
+		}
+		return s.unknown(key, customerKeys)
+	})
+}
+
+func (s *scanner) payment(w *wirePayment) bool {
+	var seen uint16
+	return s.members(func(key string) bool {
+		switch key {
+		case "id":
+			return once(&seen, 1<<0) && s.plainString(&w.ID)
+		case "status":
+			return once(&seen, 1<<1) && s.plainString(&w.Status)
+		case "amount":
+			return once(&seen, 1<<2) && s.numberText(&w.Amount)
+		case "currency":
+			return once(&seen, 1<<3) && s.nullableString(&w.Currency)
+		case "transaction_id":
+			return once(&seen, 1<<4) && s.nullableString(&w.TransactionID)
+		case "payment_method":
+			return once(&seen, 1<<5) && s.nullableString(&w.PaymentMethod)
+		case "customer":
+			return once(&seen, 1<<6) && s.customer(&w.Customer)
+		case "created_at":
+			return once(&seen, 1<<7) && s.plainString(&w.CreatedAt)
+		case "updated_at":
+			return once(&seen, 1<<8) && s.plainString(&w.UpdatedAt)
+		case "error":
+			return once(&seen, 1<<9) && s.errorField(&w.Error)
+		}
+		return s.unknown(key, paymentKeys)
+	})
+}
+
+func (s *scanner) page(w *wirePage) bool {
+	var seen uint16
+	return s.members(func(key string) bool {
+		switch key {
+		case "data":
+			return once(&seen, 1<<0) && s.payments(&w.Data)
+		case "has_more":
+			return once(&seen, 1<<1) && s.boolean(&w.HasMore)
+		case "next_cursor":
+			return once(&seen, 1<<2) && s.nullableString(&w.NextCursor)
+		case "error":
+			return once(&seen, 1<<3) && s.errorField(&w.Error)
+		}
+		return s.unknown(key, pageKeys)
+	})
+}
+
+// payments decodes the data array. encoding/json makes an empty array a
+// non-nil empty slice and leaves the field nil for null.
+func (s *scanner) payments(dst *[]wirePayment) bool {
+	if s.literal("null") {
+		return true
+	}
+	// A page of the documented shape is about 330 bytes per payment.
+	out := make([]wirePayment, 0, min(max(len(s.src)/256, 1), 128))
+	ok := s.elements(func() bool {
+		if s.peek() != '{' { // null items and other values: encoding/json's
+			return false
+		}
+		out = append(out, wirePayment{})
+		return s.payment(&out[len(out)-1])
+	})
+	*dst = out
+	return ok
+}

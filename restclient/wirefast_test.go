@@ -1,0 +1,163 @@
+package restclient
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// fastVsJSON decodes body with the fast path and with json.Unmarshal into
+// fresh values of the same wire struct. It reports whether the fast path
+// took the body, and fails the test if it did and disagrees with
+// encoding/json, or if it gave up without leaving its value zero.
+func fastVsJSON[T any, P interface {
+	*T
+	fastDecoder
+}](t *testing.T, body []byte) bool {
+	t.Helper()
+	var fast, slow T
+	took := P(&fast).decodeFast(body)
+	err := json.Unmarshal(body, &slow)
+	if !took {
+		var zero T
+		if !reflect.DeepEqual(fast, zero) {
+			t.Fatalf("gave up on %q but left %+v", body, fast)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("fast path took %q, which encoding/json refuses: %v", body, err)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("body %q:\nfast %#v\njson %#v", body, fast, slow)
+	}
+	return true
+}
+
+// FuzzFastDecodeMatchesJSON: whatever the body, the fast path either
+// gives up (and decodeBody falls back to json.Unmarshal) or decodes
+// exactly what json.Unmarshal decodes, for a payment and for a page.
+func FuzzFastDecodeMatchesJSON(f *testing.F) {
+	for _, s := range fastDecodeSeeds {
+		f.Add([]byte(s))
+	}
+	f.Add(sandboxBody(f, "/api/v1/payments?limit=100"))
+	f.Add(sandboxBody(f, ""))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fastVsJSON[wirePayment](t, body)
+		fastVsJSON[wirePage](t, body)
+	})
+}
+
+var fastDecodeSeeds = []string{
+	paymentBody, listBody,
+	`{"id":"p","status":"PENDING","amount":12.5,"customer":{"name":"A","email":null,"phone":""}}`,
+	`{"data":[],"has_more":false,"next_cursor":null}`,
+	`{"data":null,"has_more":true,"next_cursor":""}`,
+	`{"data":[null]}`,
+	`{"data":[{"id":"a"},{"id":"b","customer":null}],"has_more":true,"next_cursor":"c"}`,
+	`{"id":"p","amount":"1e2"}`,
+	`{"ID":"p"}`, `{"Id":"p"}`, `{"ſtatus":"PENDING"}`, `{"i\u0064":"p"}`,
+	`{"id":"p","id":"q"}`,
+	`{"id":"p","customer":{"name":"a"},"customer":{"email":"b"}}`,
+	`{"id":"p"} `, `{"id":"p"} x`, `{"id":"p"}{}`, ` {"id":"p"}`, `null`, `[]`, `"x"`, ``,
+	`{"id":"Nazrul \"Bulbul\" Islam \u0026 \u003cSons\u003e \ud83d\ude42 \ud800 \/"}`,
+	"{\"id\":\"r\xc3\xa9 \xff\xfe\"}",
+	"{\"id\":\"a\tb\"}",
+	`{"id":"p","extra":{"a":[1,2.5e-3,-0,true,false,null,{"b":"\u00e9"}]},"more":[]}`,
+	`{"id":"p","amount":01}`, `{"id":"p","amount":-}`, `{"id":"p","amount":1.}`, `{"id":"p","amount":1e}`,
+	`{"id":"p","amount":-0.5E+7}`,
+	`{"id":7}`, `{"id":true}`, `{"amount":true}`, `{"currency":5}`, `{"has_more":"yes"}`,
+	`{"error":"Payment not found"}`, `{"error":7}`, `{"error":{"message":"x"}}`, `{"error":null}`,
+	`{"id":"p","created_at":"2026-11-21T09:30:00.000Z","updated_at":null}`,
+	`{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`,
+	`{"a":` + strings.Repeat("[", 60) + strings.Repeat("]", 60) + `}`,
+	"{\"id\":\"p\"\n,\r\"status\"\t:\"FAILED\"}",
+}
+
+// TestFastDecode pins what the fast path takes and what it leaves to
+// encoding/json (the fuzz target checks that the values agree).
+func TestFastDecode(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		body string
+		page bool
+		take bool
+	}{
+		{"documented payment", paymentBody, false, true},
+		{"documented page", listBody, true, true},
+		{"sandbox page of 100", string(sandboxBody(t, "/api/v1/payments?limit=100")), true, true},
+		{"sandbox payment", string(sandboxBody(t, "")), false, true},
+		{"escaped and non-ASCII strings", `{"id":"a \"b\" \u0026 রবীন্দ্রনাথ 🙂"}`, false, true},
+		{"invalid UTF-8 in a string", "{\"id\":\"\xff\"}", false, true},
+		{"nulls", `{"id":"p","amount":null,"currency":null,"customer":null,"created_at":null}`, false, true},
+		{"error body", `{"error":"Payment not found"}`, false, true},
+		{"error of another type", `{"error":{"code":1}}`, true, true},
+		{"empty data", `{"data":[],"has_more":false}`, true, true},
+		{"unknown keys", `{"id":"p","extra":[{"x":null}],"z":1}`, false, true},
+		{"quoted amount", `{"id":"p","amount":"12.50"}`, false, false},
+		{"key in another case", `{"Id":"p"}`, false, false},
+		{"key with an escape", `{"i\u0064":"p"}`, false, false},
+		{"duplicate key", `{"id":"p","id":"q"}`, false, false},
+		{"null item", `{"data":[null]}`, true, false},
+		{"wrong type", `{"id":7}`, false, false},
+		{"trailing data", `{"id":"p"} {}`, false, false},
+		{"not an object", `[]`, false, false},
+		{"invalid number", `{"amount":01}`, false, false},
+		{"control character in a string", "{\"id\":\"a\nb\"}", false, false},
+		{"deeper than the fast path follows", `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var took bool
+			if tc.page {
+				took = fastVsJSON[wirePage](t, []byte(tc.body))
+			} else {
+				took = fastVsJSON[wirePayment](t, []byte(tc.body))
+			}
+			if took != tc.take {
+				t.Errorf("fast path took it: %v, want %v", took, tc.take)
+			}
+		})
+	}
+}
+
+// TestDecodeBodyFallsBack: a body the fast path leaves alone still
+// decodes (and fails) exactly as before, through decodeBody.
+func TestDecodeBodyFallsBack(t *testing.T) {
+	var w wirePayment
+	if err := decodeForTest([]byte(`{"id":"p","amount":"12.50","ID":"q"}`), &w); err != nil || w.ID != "q" || w.Amount != "12.50" {
+		t.Fatalf("got %+v, %v", w, err)
+	}
+	var p wirePage
+	err := decodeForTest([]byte(`{"data":[{"id":7}]}`), &p)
+	if err == nil || describeDecodeError(err).Error() != "data.id is not a JSON string" {
+		t.Fatalf("got %v (%v)", err, describeDecodeError(err))
+	}
+}
+
+// TestFastDecodeKnowsEveryField: the fast path's key lists are the wire
+// structs' JSON names, so a field added to a wire struct cannot be
+// skipped as unknown by the fast path while encoding/json fills it.
+func TestFastDecodeKnowsEveryField(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		typ  reflect.Type
+		keys []string
+	}{
+		{"wirePayment", reflect.TypeFor[wirePayment](), paymentKeys},
+		{"wirePage", reflect.TypeFor[wirePage](), pageKeys},
+		{"wireCustomer", reflect.TypeFor[wireCustomer](), customerKeys},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var tags []string
+			for f := range tc.typ.Fields() {
+				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+				tags = append(tags, name)
+			}
+			if !reflect.DeepEqual(tags, tc.keys) {
+				t.Errorf("JSON names %q, fast path knows %q", tags, tc.keys)
+			}
+		})
+	}
+}
