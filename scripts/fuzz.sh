@@ -20,6 +20,7 @@ targets=(
   "./restclient FuzzDecodePage"
   "./restclient FuzzDecodePaymentLink"
   "./restclient FuzzClientResponse"
+  "./restclient FuzzFastDecodeMatchesJSON"
   "./restclient FuzzRequestPath"
   "./gqlhttp FuzzHandler"
   "./graph FuzzServer"
