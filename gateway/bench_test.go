@@ -35,10 +35,10 @@ import (
 // only with a reason in BENCHMARKS.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 385   // 2026-11-23: measured 379-380
-	benchBudgetList100       = 16750 // measured 16,710
-	benchBudgetAliases20     = 3250  // measured 3,222
-	benchBudgetCheckout      = 670   // measured 661 (2 REST calls)
+	benchBudgetSinglePayment = 365   // 2026-11-24: measured 357 (one-pass REST decoding)
+	benchBudgetList100       = 15300 // measured 15,100 (16,735 before the one-pass decoding)
+	benchBudgetAliases20     = 3120  // measured 3,057
+	benchBudgetCheckout      = 645   // measured 632 (2 REST calls)
 	benchAllocHeadroom       = 0.03  // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 
