@@ -32,6 +32,7 @@ func run() int {
 	fs := flag.NewFlagSet("paygraph", flag.ContinueOnError)
 	printSchema := fs.Bool("print-schema", false, "print the GraphQL schema (SDL) and exit")
 	manifest := fs.Bool("manifest", false, "print an Apollo persisted query manifest of the operations in the .graphql files given as arguments (for TRUSTED_DOCUMENTS), and exit")
+	fixtures := fs.Bool("fixtures", false, "print the embedded sandbox's fixed ids (a payment, a payment link and a checkout session reference of each demo business) and exit")
 	healthCheck := fs.Bool("healthcheck", false, "probe http://127.0.0.1:$PORT/healthz and exit 0 if healthy (container health checks need no shell)")
 	cfg, err := gateway.LoadConfig(fs, os.Getenv, os.Args[1:])
 	switch {
@@ -42,6 +43,9 @@ func run() int {
 		return 2
 	case *printSchema:
 		fmt.Print(schemaSDL)
+		return 0
+	case *fixtures:
+		gateway.PrintFixtures(os.Stdout, cfg)
 		return 0
 	case *manifest:
 		return gateway.PrintManifest(os.Stdout, os.Stderr, fs.Args())

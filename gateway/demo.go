@@ -22,8 +22,14 @@ type demo struct {
 	baseURL string
 }
 
+// demoOptions is the embedded sandbox's options: its data (and so its
+// fixtures) comes from the default seed.
+func demoOptions(cfg Config) sandbox.Options {
+	return sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency}
+}
+
 func startDemo(cfg Config) (*demo, error) {
-	sb := sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency})
+	sb := sandbox.New(demoOptions(cfg))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -100,6 +106,8 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 	for _, b := range sb.Businesses() {
 		fmt.Fprintf(out, "  %-20s x-api-key: %s  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
 	}
+	fmt.Fprintln(out)
+	writeFixtures(out, "Fixed ids for the README's queries (`go run . -fixtures` prints them again):", sb.Fixtures())
 	b := sb.Businesses()[0]
 	fmt.Fprintf(out, "\nTry it:\n  curl -s %s/graphql -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '{\"query\":\"%s\"}'\n",
 		url, b.APIKey, b.APISecret, ExampleQuery)
@@ -116,10 +124,28 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 	// Live status (paymentUpdated) needs something to change: the
 	// sandbox's own admin route, which is not a REST route and which the
 	// gateway never calls.
-	pay := sb.Payments(b.APIKey)[0].ID
+	pay := sb.Fixtures()[0].PaymentID
 	fmt.Fprintf(out, "\nChange a payment's status, to watch a paymentUpdated subscription in GraphiQL (sandbox only):\n"+
 		"  curl -s -X POST %s/sandbox/payments/%s/status -H 'x-api-key: %s' -H 'x-api-secret: %s' -d '{\"status\":\"SUCCEEDED\"}'\n",
 		g.baseURL, pay, b.APIKey, b.APISecret)
+}
+
+// PrintFixtures writes the embedded sandbox's fixed ids (those the
+// banner prints), for the -fixtures flag: the README's example queries
+// need a payment link id and a checkout reference that no query lists.
+func PrintFixtures(out io.Writer, cfg Config) {
+	writeFixtures(out, "Fixed ids of the embedded sandbox's demo data, the same on every machine (README \"Try it\"):",
+		sandbox.New(demoOptions(cfg)).Fixtures())
+}
+
+// writeFixtures prints one line of ids a demo business: the sandbox
+// chooses them (sandbox.Fixtures), so that no id is written down twice.
+func writeFixtures(out io.Writer, title string, fx []sandbox.Fixture) {
+	fmt.Fprintln(out, title)
+	for _, f := range fx {
+		fmt.Fprintf(out, "  %-20s payment: %s  payment link: %s  checkout session reference: %s\n",
+			f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference)
+	}
 }
 
 // ExampleTokenRequest is the body of the banner's token curl line.
