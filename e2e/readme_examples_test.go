@@ -1,0 +1,678 @@
+package e2e
+
+// The README's examples, run as written against the sandbox-mode binary
+// (what `go run .` runs): a newcomer pastes them first, so an example that
+// stopped working is a bug of the gateway or of the README, and this test
+// says which example and why. README.md is read at test time: nothing of
+// it is copied here.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"paygraph/sandbox"
+)
+
+// readme is the README.md of the module root.
+func readme(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// example is one runnable example of the README.
+type example struct {
+	Line int    // README line it starts on
+	Kind string // "graphql" (an operation of a graphql block), "curl", "fetch"
+	Text string // the operation, the curl command (continuations joined), the fetch's query
+	// Accept is the fetch snippet's accept header ("" for none).
+	Accept string
+}
+
+func (e example) name() string { return fmt.Sprintf("%s_line_%d", e.Kind, e.Line) }
+
+var (
+	fenceRe      = regexp.MustCompile("^\\s*```\\s*(\\w*)")
+	inlineCurlRe = regexp.MustCompile("`(curl [^`]+)`")
+	curlRe       = regexp.MustCompile(`\bcurl -`)
+	fetchQueryRe = regexp.MustCompile("query:\\s*(['\"`])(.*?)['\"`]\\s*\\}")
+	fetchAccept  = regexp.MustCompile(`accept:\s*'([^']+)'`)
+)
+
+// readmeExamples finds every runnable example of a README: each operation
+// of each ```graphql block, each curl command (in a block, with its
+// continuation lines, or inline in backticks) and the query of each
+// ```js block that calls fetch.
+func readmeExamples(text string) ([]example, error) {
+	lines := strings.Split(text, "\n")
+	var out []example
+	inFence, lang, start := false, "", 0
+	var block []string
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
+		if m := fenceRe.FindStringSubmatch(line); m != nil {
+			if !inFence {
+				inFence, lang, start, block = true, m[1], i+1, nil
+				continue
+			}
+			inFence = false
+			switch lang {
+			case "graphql":
+				ops, err := splitOperations(strings.Join(block, "\n"), start+1)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, ops...)
+			case "js":
+				js := strings.Join(block, "\n")
+				if !strings.Contains(js, "fetch(") {
+					continue
+				}
+				m := fetchQueryRe.FindStringSubmatch(js)
+				if m == nil {
+					return nil, fmt.Errorf("README line %d: a fetch snippet whose query this test cannot find", start)
+				}
+				ex := example{Line: start + 1, Kind: "fetch", Text: m[2]}
+				if a := fetchAccept.FindStringSubmatch(js); a != nil {
+					ex.Accept = a[1]
+				}
+				out = append(out, ex)
+			}
+			continue
+		}
+		if inFence {
+			block = append(block, line)
+			if at := strings.Index(line, "curl "); at >= 0 && curlRe.MatchString(line) {
+				cmd, first := line[at:], i
+				for strings.HasSuffix(cmd, "\\") && i+1 < len(lines) {
+					i++
+					block = append(block, lines[i])
+					cmd = strings.TrimSuffix(cmd, "\\") + " " + strings.TrimSpace(lines[i])
+				}
+				out = append(out, example{Line: first + 1, Kind: "curl", Text: cmd})
+			}
+			continue
+		}
+		for _, m := range inlineCurlRe.FindAllStringSubmatch(line, -1) {
+			out = append(out, example{Line: i + 1, Kind: "curl", Text: m[1]})
+		}
+	}
+	return out, nil
+}
+
+// splitOperations cuts a graphql block into its top-level operations
+// (comments dropped), each with the README line it starts on.
+func splitOperations(block string, firstLine int) ([]example, error) {
+	var out []example
+	depth, opStart, opLine, line := 0, -1, 0, firstLine
+	inString, inComment := false, false
+	for i := 0; i < len(block); i++ {
+		c := block[i]
+		switch {
+		case c == '\n':
+			line++
+			inComment = false
+			continue
+		case inComment:
+			continue
+		case inString:
+			if c == '\\' {
+				i++
+			} else if c == '"' {
+				inString = false
+			}
+			continue
+		case c == '#':
+			inComment = true
+			continue
+		case c == '"':
+			inString = true
+		case c == '{':
+			depth++
+		case c == '}':
+			depth--
+			if depth < 0 {
+				return nil, fmt.Errorf("README line %d: unbalanced }", line)
+			}
+		}
+		if opStart < 0 && c != ' ' && c != '\t' && c != '\r' {
+			opStart, opLine = i, line
+		}
+		if c == '}' && depth == 0 && opStart >= 0 {
+			out = append(out, example{Line: opLine, Kind: "graphql", Text: block[opStart : i+1]})
+			opStart = -1
+		}
+	}
+	if depth != 0 || opStart >= 0 {
+		return nil, fmt.Errorf("README line %d: a graphql block that does not end its operation", firstLine)
+	}
+	return out, nil
+}
+
+// exampleRunner runs examples in README order against one gateway,
+// remembering what a later example's placeholders need: the last
+// endCursor answered and the last session token minted.
+type exampleRunner struct {
+	base      string // the gateway's http://127.0.0.1:port
+	client    *http.Client
+	fx        sandbox.Fixture // the first demo business's: the README's credentials
+	endCursor string
+	token     string
+}
+
+// subst replaces the README's placeholders, and only those: the
+// documentation hosts, the elided or shell-variable credentials, a
+// scoped token's example reference (REF123), the cursor of the page above
+// and the token.
+func (r *exampleRunner) subst(s string) (string, error) {
+	if strings.Contains(s, "<endCursor of the page above>") {
+		if r.endCursor == "" {
+			return "", errors.New("no endCursor in any answer above this example")
+		}
+		s = strings.ReplaceAll(s, "<endCursor of the page above>", r.endCursor)
+	}
+	if strings.Contains(s, "${token}") || strings.Contains(s, "<token>") {
+		if r.token == "" {
+			return "", errors.New("no /auth/token example above this one minted a token")
+		}
+		s = strings.NewReplacer("${token}", r.token, "<token>", r.token).Replace(s)
+	}
+	return strings.NewReplacer(
+		"https://gateway.example.com", r.base,
+		"http://localhost:8080", r.base,
+		"localhost:8080", r.base,
+		"$API_KEY", r.fx.Business.APIKey,
+		"$API_SECRET", r.fx.Business.APISecret,
+		"REF123", r.fx.CheckoutReference,
+	).Replace(s), nil
+}
+
+// run runs one example and says what is wrong with its answer, if
+// anything.
+func (r *exampleRunner) run(ctx context.Context, ex example) error {
+	text, err := r.subst(ex.Text)
+	if err != nil {
+		return err
+	}
+	switch ex.Kind {
+	case "graphql":
+		if strings.HasPrefix(text, "subscription") {
+			return r.subscribe(ctx, text)
+		}
+		return r.post(ctx, text, http.Header{
+			"X-Api-Key": {r.fx.Business.APIKey}, "X-Api-Secret": {r.fx.Business.APISecret}})
+	case "fetch":
+		h := http.Header{"Authorization": {"Bearer " + r.token}}
+		if ex.Accept != "" {
+			h.Set("Accept", ex.Accept)
+		}
+		return r.post(ctx, text, h)
+	case "curl":
+		req, err := r.curlRequest(ctx, text)
+		if err != nil {
+			return err
+		}
+		return r.check(req)
+	}
+	return fmt.Errorf("unknown kind %q", ex.Kind)
+}
+
+// post sends query as a JSON POST to /graphql.
+func (r *exampleRunner) post(ctx context.Context, query string, h http.Header) error {
+	body, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/graphql", bytes.NewReader(body))
+	req.Header = h
+	req.Header.Set("Content-Type", "application/json")
+	return r.check(req)
+}
+
+// check sends req and checks its answer: 200, and for /graphql data
+// with every top-level field non-null and no errors; for /auth/token a
+// token, which later examples use.
+func (r *exampleRunner) check(req *http.Request) error {
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, body)
+	}
+	if req.URL.Path == "/auth/token" {
+		var tok struct{ Token string }
+		if err := json.Unmarshal(body, &tok); err != nil || tok.Token == "" {
+			return fmt.Errorf("no token in %s", body)
+		}
+		r.token = tok.Token
+		return nil
+	}
+	return r.checkGraphQL(body)
+}
+
+func (r *exampleRunner) checkGraphQL(body []byte) error {
+	var g struct {
+		Data   map[string]json.RawMessage
+		Errors json.RawMessage
+	}
+	if err := json.Unmarshal(body, &g); err != nil {
+		return fmt.Errorf("not a GraphQL answer: %v: %s", err, body)
+	}
+	if g.Errors != nil {
+		return fmt.Errorf("errors: %s", g.Errors)
+	}
+	if len(g.Data) == 0 {
+		return fmt.Errorf("no data: %s", body)
+	}
+	for k, v := range g.Data {
+		if string(v) == "null" {
+			return fmt.Errorf("data.%s is null: %s", k, body)
+		}
+	}
+	if c := findEndCursor(g.Data); c != "" {
+		r.endCursor = c
+	}
+	return nil
+}
+
+// findEndCursor is the first pageInfo.endCursor in an answer's data.
+func findEndCursor(v any) string {
+	switch v := v.(type) {
+	case map[string]json.RawMessage:
+		for k, raw := range v {
+			if k == "endCursor" {
+				var s string
+				_ = json.Unmarshal(raw, &s)
+				return s
+			}
+			var inner any
+			if json.Unmarshal(raw, &inner) == nil {
+				if c := findEndCursor(inner); c != "" {
+					return c
+				}
+			}
+		}
+	case map[string]any:
+		for k, x := range v {
+			if s, ok := x.(string); ok && k == "endCursor" {
+				return s
+			}
+			if c := findEndCursor(x); c != "" {
+				return c
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if c := findEndCursor(x); c != "" {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// subscribe runs a subscription over graphql-sse (the README's first
+// transport) and checks its first event; its $id is the fixture the
+// subscription's field names.
+func (r *exampleRunner) subscribe(ctx context.Context, query string) error {
+	id := r.fx.PaymentID
+	if strings.Contains(query, "checkoutSessionUpdated") {
+		id = r.fx.CheckoutReference
+	}
+	body, _ := json.Marshal(map[string]any{"query": query, "variables": map[string]string{"id": id}})
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, r.base+"/graphql", bytes.NewReader(body))
+	req.Header = http.Header{"X-Api-Key": {r.fx.Business.APIKey}, "X-Api-Secret": {r.fx.Business.APISecret},
+		"Content-Type": {"application/json"}, "Accept": {"text/event-stream"}}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("SSE answer %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "event: "):
+			event = strings.TrimPrefix(line, "event: ")
+			if event == "complete" {
+				return errors.New("the stream completed before any event")
+			}
+		case strings.HasPrefix(line, "data: ") && event == "next":
+			return r.checkGraphQL([]byte(strings.TrimPrefix(line, "data: ")))
+		}
+	}
+	return fmt.Errorf("the stream ended with no event: %v", sc.Err())
+}
+
+// curlRequest builds the request a curl command line makes: the options
+// the README uses (-s, -G, -X, -H, -d, --data-urlencode) and no others,
+// so that an example using one more fails here until this learns it.
+func (r *exampleRunner) curlRequest(ctx context.Context, cmd string) (*http.Request, error) {
+	args, err := shellWords(cmd)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 || args[0] != "curl" {
+		return nil, fmt.Errorf("not a curl command: %q", cmd)
+	}
+	var (
+		target, method string
+		get            bool
+		data           []string
+		header         = http.Header{}
+	)
+	for i := 1; i < len(args); i++ {
+		a := args[i]
+		next := func() (string, error) {
+			if i+1 >= len(args) {
+				return "", fmt.Errorf("%s without a value", a)
+			}
+			i++
+			return r.subst(args[i])
+		}
+		switch a {
+		case "-s":
+		case "-G":
+			get = true
+		case "-X":
+			if method, err = next(); err != nil {
+				return nil, err
+			}
+		case "-H":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			name, val, ok := strings.Cut(v, ":")
+			if !ok {
+				return nil, fmt.Errorf("header %q", v)
+			}
+			val = strings.TrimSpace(val)
+			if val == "…" { // an elided credential: the demo pair's
+				switch strings.ToLower(name) {
+				case "x-api-key":
+					val = r.fx.Business.APIKey
+				case "x-api-secret":
+					val = r.fx.Business.APISecret
+				}
+			}
+			header.Add(name, val)
+		case "-d", "--data":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			data = append(data, v)
+		case "--data-urlencode":
+			v, err := next()
+			if err != nil {
+				return nil, err
+			}
+			name, content, ok := strings.Cut(v, "=")
+			if !ok {
+				return nil, fmt.Errorf("--data-urlencode %q: this test knows only name=content", v)
+			}
+			data = append(data, name+"="+url.QueryEscape(content))
+		default:
+			if strings.HasPrefix(a, "-") {
+				return nil, fmt.Errorf("curl option %s: not known to this test", a)
+			}
+			if target, err = r.subst(a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !strings.HasPrefix(target, "http") {
+		target = "http://" + target
+	}
+	var body io.Reader
+	switch {
+	case get:
+		if len(data) > 0 {
+			target += "?" + strings.Join(data, "&")
+		}
+		method = http.MethodGet
+	case len(data) > 0:
+		body = strings.NewReader(strings.Join(data, "&"))
+		if method == "" {
+			method = http.MethodPost
+		}
+		if header.Get("Content-Type") == "" {
+			header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+	case method == "":
+		method = http.MethodGet
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	return req, nil
+}
+
+// shellWords splits a command line as sh would for what the README's
+// commands use: blanks, '...', "..." (with \" and \\), and $VARS left for
+// subst.
+func shellWords(s string) ([]string, error) {
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t' || c == '\n':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		case c == '\'':
+			end := strings.IndexByte(s[i+1:], '\'')
+			if end < 0 {
+				return nil, fmt.Errorf("unterminated ' in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+end])
+			i += end + 1
+			inWord = true
+		case c == '"':
+			i++
+			for ; i < len(s) && s[i] != '"'; i++ {
+				if s[i] == '\\' && i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '\\' || s[i+1] == '$') {
+					i++
+				}
+				cur.WriteByte(s[i])
+			}
+			if i >= len(s) {
+				return nil, fmt.Errorf("unterminated \" in %q", s)
+			}
+			inWord = true
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out, nil
+}
+
+// exampleResult is one example's outcome.
+type exampleResult struct {
+	Example example
+	Err     error
+}
+
+// runREADMEExamples runs every example of text, in order, against the
+// gateway at base.
+func runREADMEExamples(ctx context.Context, p *proc, text string) ([]exampleResult, error) {
+	exs, err := readmeExamples(text)
+	if err != nil {
+		return nil, err
+	}
+	r := &exampleRunner{base: p.URL, client: p.client, fx: sandbox.New(sandbox.Options{}).Fixtures()[0]}
+	out := make([]exampleResult, len(exs))
+	for i, ex := range exs {
+		out[i] = exampleResult{ex, r.run(ctx, ex)}
+	}
+	return out, nil
+}
+
+// TestREADMEExamples runs every example of README.md as written against
+// the sandbox-mode binary: each operation of each graphql block, each
+// curl line (POST and GET, with its headers), and each fetch snippet's
+// query; only placeholders are replaced. Each must answer 200 with data
+// and no errors. The "broken" cases run the same on a README with one
+// example spoiled, and must fail.
+func TestREADMEExamples(t *testing.T) {
+	p := startGateway(t, nil)
+	text := readme(t)
+	ctx := context.Background()
+	results, err := runREADMEExamples(ctx, p, text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]int{}
+	for _, res := range results {
+		kinds[res.Example.Kind]++
+		t.Run(res.Example.name(), func(t *testing.T) {
+			if res.Err != nil {
+				t.Errorf("README line %d, %s:\n%s\n=> %v", res.Example.Line, res.Example.Kind, res.Example.Text, res.Err)
+			}
+		})
+	}
+	// The README's examples as of this test: fewer found means the
+	// parser lost some, not that they passed.
+	for kind, least := range map[string]int{"graphql": 6, "curl": 4, "fetch": 2} {
+		if kinds[kind] < least {
+			t.Errorf("found %d %s examples in README.md, want at least %d: %v", kinds[kind], kind, least, kinds)
+		}
+	}
+	t.Logf("README examples run: %v", kinds)
+
+	fx := sandbox.New(sandbox.Options{}).Fixtures()[0]
+	broken := []struct {
+		name, from, to string
+	}{
+		{"broken_link_id", `paymentLink(id: "` + fx.PaymentLinkID + `")`, `paymentLink(id: "` + fx.PaymentLinkID + `x")`},
+		{"broken_next_page_with_another_filter", `status: SUCCEEDED, after:`, `status: FAILED, after:`},
+		{"broken_field_name", `customer { address } createdAt }`, `customer { address } created_at }`},
+		{"broken_curl_first_over_100", `payments(first: 3)`, `payments(first: 300)`},
+		{"broken_get_curl_without_secret", `-H 'x-api-secret: …'`, ``},
+		{"broken_fetch_query", `payments(first: 5) { nodes { id status } }`, `payments(first: 5) { nodes { id state } }`},
+	}
+	for _, b := range broken {
+		t.Run(b.name, func(t *testing.T) {
+			if strings.Count(text, b.from) != 1 {
+				t.Fatalf("README.md holds %q %d times, not once: update this case", b.from, strings.Count(text, b.from))
+			}
+			spoiled := strings.Replace(text, b.from, b.to, 1)
+			res, err := runREADMEExamples(ctx, p, spoiled)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var failed []string
+			for _, r := range res {
+				if r.Err != nil {
+					failed = append(failed, fmt.Sprintf("line %d: %v", r.Example.Line, r.Err))
+				}
+			}
+			if len(failed) != 1 {
+				t.Errorf("with %q for %q: %d examples failed, want exactly the spoiled one: %v", b.to, b.from, len(failed), failed)
+			} else {
+				t.Logf("fails as it should: %s", failed[0])
+			}
+		})
+	}
+}
+
+// TestREADMEFixtures: the README's table of fixed ids is what the
+// sandbox gives (sandbox.Fixtures), and the binary prints the same ids in
+// its banner and with -fixtures.
+func TestREADMEFixtures(t *testing.T) {
+	text := readme(t)
+	fx := sandbox.New(sandbox.Options{}).Fixtures()
+	if diff := fixtureTableDiff(text, fx); diff != "" {
+		t.Errorf("README \"Try it\" table against sandbox.Fixtures (-sandbox +README):\n%s", diff)
+	}
+	t.Run("broken_table", func(t *testing.T) {
+		spoiled := strings.Replace(text, "`"+fx[1].CheckoutReference+"`", "`"+fx[0].CheckoutReference+"`", 1)
+		if spoiled == text || fixtureTableDiff(spoiled, fx) == "" {
+			t.Errorf("a table with a wrong reference passes")
+		}
+	})
+
+	out, err := exec.Command(gatewayBinary(t), "-fixtures").Output()
+	if err != nil {
+		t.Fatalf("-fixtures: %v", err)
+	}
+	p := startGateway(t, nil)
+	for name, printed := range map[string]string{"-fixtures": string(out), "banner": p.Output()} {
+		for _, f := range fx {
+			want := []string{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference}
+			if !slices.ContainsFunc(strings.Split(printed, "\n"), func(line string) bool {
+				return allIn(line, want)
+			}) {
+				t.Errorf("%s prints no line with %v:\n%s", name, want, printed)
+			}
+		}
+	}
+}
+
+func allIn(s string, subs []string) bool {
+	for _, x := range subs {
+		if !strings.Contains(s, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// fixtureTableDiff compares the README's table rows ("| name | `pay_…` |
+// `pl_…` | `REF` |") with the fixtures.
+func fixtureTableDiff(text string, fx []sandbox.Fixture) string {
+	type row struct{ Business, Payment, Link, Reference string }
+	var want, got []row
+	for _, f := range fx {
+		want = append(want, row{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference})
+	}
+	for _, line := range strings.Split(text, "\n") {
+		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
+		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`pay_") {
+			continue
+		}
+		c := func(i int) string { return strings.Trim(strings.TrimSpace(cells[i]), "`") }
+		got = append(got, row{c(0), c(1), c(2), c(3)})
+	}
+	return cmp.Diff(want, got)
+}
