@@ -56,6 +56,7 @@ var (
 	curlRe       = regexp.MustCompile(`\bcurl -`)
 	fetchQueryRe = regexp.MustCompile("query:\\s*(['\"`])(.*?)['\"`]\\s*\\}")
 	fetchAccept  = regexp.MustCompile(`accept:\s*'([^']+)'`)
+	readmeIDRe   = regexp.MustCompile(`\bpay_prod_[0-9a-f]{32}\b|\bpl_[A-Za-z0-9]{6,}\b`)
 )
 
 // readmeExamples finds every runnable example of a README: each operation
@@ -573,7 +574,7 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	// The README's examples as of this test: fewer found means the
 	// parser lost some, not that they passed.
-	for kind, least := range map[string]int{"graphql": 6, "curl": 4, "fetch": 2} {
+	for kind, least := range map[string]int{"graphql": 8, "curl": 4, "fetch": 2} {
 		if kinds[kind] < least {
 			t.Errorf("found %d %s examples in README.md, want at least %d: %v", kinds[kind], kind, least, kinds)
 		}
@@ -624,6 +625,17 @@ func TestREADMEFixtures(t *testing.T) {
 	fx := sandbox.New(sandbox.Options{}).Fixtures()
 	if diff := fixtureTableDiff(text, fx); diff != "" {
 		t.Errorf("README \"Try it\" table against sandbox.Fixtures (-sandbox +README):\n%s", diff)
+	}
+	// Every payment or link id written anywhere in the README (the banner
+	// sample, the queries) is one of them.
+	known := map[string]bool{}
+	for _, f := range fx {
+		known[f.PaymentID], known[f.PaymentLinkID] = true, true
+	}
+	for _, id := range readmeIDRe.FindAllString(text, -1) {
+		if !known[id] {
+			t.Errorf("README.md names %s, which is no fixture of the sandbox", id)
+		}
 	}
 	t.Run("broken_table", func(t *testing.T) {
 		spoiled := strings.Replace(text, "`"+fx[1].CheckoutReference+"`", "`"+fx[0].CheckoutReference+"`", 1)
