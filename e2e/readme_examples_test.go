@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -687,4 +688,56 @@ func fixtureTableDiff(text string, fx []sandbox.Fixture) string {
 		got = append(got, row{c(0), c(1), c(2), c(3)})
 	}
 	return cmp.Diff(want, got)
+}
+
+var jsImportRe = regexp.MustCompile(`(?m)^\s*import \{([^}]+)\} from '([^']+)';`)
+
+// TestREADMEClientImports: every named import of the README's js
+// snippets from a package that e2e/clients pins (Apollo Client, graphql)
+// is an export of it, as Node loads it; the others (urql, crypto-hash,
+// graphql-sse, graphql-ws) are listed as not checked.
+func TestREADMEClientImports(t *testing.T) {
+	node, dir := nodeClients(t)
+	var script strings.Builder
+	script.WriteString("const missing = [];\n")
+	checked := 0
+	for _, m := range jsImportRe.FindAllStringSubmatch(readme(t), -1) {
+		pkg := m[2]
+		root := pkg
+		if parts := strings.Split(pkg, "/"); strings.HasPrefix(pkg, "@") && len(parts) > 1 {
+			root = parts[0] + "/" + parts[1]
+		} else {
+			root = parts[0]
+		}
+		if _, err := os.Stat(filepath.Join(dir, "node_modules", root)); err != nil {
+			t.Logf("not checked (e2e/clients does not install %s): import {%s} from '%s'", root, m[1], pkg)
+			continue
+		}
+		for _, name := range strings.Split(m[1], ",") {
+			name = strings.TrimSpace(name)
+			fmt.Fprintf(&script, "if ((await import(%q))[%q] === undefined) missing.push(%q);\n", pkg, name, name+" from "+pkg)
+			checked++
+		}
+	}
+	script.WriteString("console.log(JSON.stringify(missing));\n")
+	if checked < 5 {
+		t.Fatalf("only %d named imports checked: the README's snippets or this parser changed", checked)
+	}
+	// Run from the clients folder so that the imports resolve there.
+	cmd := exec.Command(node, "--input-type=module", "-")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(script.String())
+	cmd.Env = append(os.Environ(), "NODE_NO_WARNINGS=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("node: %v\n%s", err, out)
+	}
+	var missing []string
+	if err := json.Unmarshal(out, &missing); err != nil {
+		t.Fatalf("node output %q: %v", out, err)
+	}
+	if len(missing) > 0 {
+		t.Errorf("the README's snippets import what their packages do not export: %v", missing)
+	}
+	t.Logf("%d named imports checked", checked)
 }
