@@ -36,8 +36,10 @@ func main() {
 	}
 	fmt.Printf("sandbox REST API listening on http://%s\n", ln.Addr())
 	fmt.Printf("status filter parameter: %s\n", srv.StatusParam())
-	for _, b := range srv.Businesses() {
+	for _, f := range srv.Fixtures() {
+		b := f.Business
 		fmt.Printf("business %q\n  x-api-key:    %s\n  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
+		fmt.Printf("  a payment: %s  a payment link: %s  a checkout session reference: %s\n", f.PaymentID, f.PaymentLinkID, f.CheckoutReference)
 	}
 	fmt.Printf("change a payment's status (sandbox only, not a REST route):\n"+
 		"  curl -X POST http://%s/sandbox/payments/<id>/status -H 'x-api-key: ...' -H 'x-api-secret: ...' -d '{\"status\":\"SUCCEEDED\"}'\n", ln.Addr())
