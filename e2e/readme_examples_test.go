@@ -14,6 +14,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net/http"
 	"net/url"
 	"os"
@@ -220,8 +222,12 @@ func (r *exampleRunner) run(ctx context.Context, ex example) error {
 		if strings.HasPrefix(text, "subscription") {
 			return r.subscribe(ctx, text)
 		}
-		return r.post(ctx, text, http.Header{
-			"X-Api-Key": {r.fx.Business.APIKey}, "X-Api-Secret": {r.fx.Business.APISecret}})
+		h := http.Header{"X-Api-Key": {r.fx.Business.APIKey}, "X-Api-Secret": {r.fx.Business.APISecret}}
+		if strings.Contains(text, "@defer") {
+			// As Apollo Client and urql ask for incremental delivery.
+			h.Set("Accept", "multipart/mixed;deferSpec=20220824, application/json")
+		}
+		return r.post(ctx, text, h)
 	case "fetch":
 		h := http.Header{"Authorization": {"Bearer " + r.token}}
 		if ex.Accept != "" {
@@ -256,6 +262,9 @@ func (r *exampleRunner) check(req *http.Request) error {
 		return err
 	}
 	defer resp.Body.Close()
+	if mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "multipart/mixed" && resp.StatusCode == http.StatusOK {
+		return r.checkIncremental(multipart.NewReader(resp.Body, params["boundary"]))
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
@@ -297,6 +306,48 @@ func (r *exampleRunner) checkGraphQL(body []byte) error {
 		r.endCursor = c
 	}
 	return nil
+}
+
+// checkIncremental checks an incremental (@defer) answer: its first part
+// as any answer, each later part without errors, and at least two parts.
+func (r *exampleRunner) checkIncremental(mr *multipart.Reader) error {
+	for n := 0; ; n++ {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			if n < 2 {
+				return fmt.Errorf("an incremental answer of %d parts", n)
+			}
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		body, err := io.ReadAll(part)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			if err := r.checkGraphQL(body); err != nil {
+				return fmt.Errorf("first part: %w", err)
+			}
+			continue
+		}
+		var later struct {
+			Errors      json.RawMessage
+			Incremental []struct{ Errors json.RawMessage }
+		}
+		if err := json.Unmarshal(body, &later); err != nil {
+			return fmt.Errorf("part %d: %v: %s", n+1, err, body)
+		}
+		for _, inc := range later.Incremental {
+			if inc.Errors != nil {
+				return fmt.Errorf("part %d: errors: %s", n+1, inc.Errors)
+			}
+		}
+		if later.Errors != nil {
+			return fmt.Errorf("part %d: errors: %s", n+1, later.Errors)
+		}
+	}
 }
 
 // findEndCursor is the first pageInfo.endCursor in an answer's data.
