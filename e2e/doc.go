@@ -16,7 +16,10 @@
 // (PAYGRAPH_SOAK=ci or long); hostile_test.go hostile clients one attack at
 // a time; browser_test.go GraphiQL in headless Chromium against the
 // sandbox-mode binary; replicas_test.go two replicas sharing a real
-// redis-server.
+// redis-server; readme_examples_test.go, codegen_test.go and
+// error_status_test.go hold README.md to what the binary does (its
+// examples, fixed ids, codegen recipe and error statuses, read from the
+// README at test time).
 //
 // This file holds no code: the package is made of tests.
 package e2e
