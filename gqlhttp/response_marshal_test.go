@@ -118,4 +118,3 @@ func BenchmarkWriteResponseEscaped(b *testing.B) {
 		writeResponse(io.Discard, resp, 0)
 	}
 }
-
