@@ -34,6 +34,35 @@ type FetchLimits struct {
 	// OnBatch, when set, is told the size of every loader batch (loader is
 	// one of LoaderNames), for metrics.
 	OnBatch func(loader string, size int)
+
+	opts loaderOptions // built from Wait on first use
+}
+
+// loaderOptions are the dataloader options of each loader, built once
+// for all requests rather than three closures for every loader of every
+// request (BENCHMARKS.md, issue 14).
+type loaderOptions struct {
+	once     sync.Once
+	payments []dataloader.Option[string, *restclient.Payment]
+	links    []dataloader.Option[string, *restclient.PaymentLink]
+	sessions []dataloader.Option[string, *restclient.CheckoutSession]
+}
+
+func (f *FetchLimits) options() *loaderOptions {
+	f.opts.once.Do(func() {
+		f.opts.payments = optionsFor[*restclient.Payment](f.Wait)
+		f.opts.links = optionsFor[*restclient.PaymentLink](f.Wait)
+		f.opts.sessions = optionsFor[*restclient.CheckoutSession](f.Wait)
+	})
+	return &f.opts
+}
+
+func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
+	return []dataloader.Option[string, V]{
+		dataloader.WithWait[string, V](wait),
+		dataloader.WithBatchCapacity[string, V](batchCapacity),
+		dataloader.WithInputCapacity[string, V](batchCapacity),
+	}
 }
 
 // SlotHolder is implemented by a REST whose calls pass a limiter
@@ -137,7 +166,7 @@ func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.Checko
 	return nil, errNoLoaders
 }
 
-func newLoader[V any](l *Loaders, name string, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
+func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(name, len(keys))
@@ -159,10 +188,7 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		})
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithWait[string, V](l.limits.Wait),
-		dataloader.WithBatchCapacity[string, V](batchCapacity),
-		dataloader.WithInputCapacity[string, V](batchCapacity))
+	return dataloader.NewBatchedLoader(batch, opts...)
 }
 
 // recovered turns a panic in a fetch into an error: a fetch runs on a
@@ -285,13 +311,13 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)
 }
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.rest.GetPaymentLink) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.rest.GetPaymentLink) })
 	return l.links.Load(ctx, id)
 }
 
@@ -301,7 +327,7 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
-		l.sessions = newLoader(l, loaderCheckoutSession, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
 		})
 	})
