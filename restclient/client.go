@@ -133,11 +133,11 @@ type Client struct {
 	// would only copy the headers (for redirects) and the URL (for
 	// cookies) first: 6 allocations a call (BENCHMARKS.md, issue 14).
 	rt      http.RoundTripper
-	maxBody     int64 // of a single record
-	maxPage     int64 // of a list page
-	retry       retryPolicy
-	breaker     *breaker
-	limiter     *Limiter
+	maxBody int64 // of a single record
+	maxPage int64 // of a list page
+	retry   retryPolicy
+	breaker *breaker
+	limiter *Limiter
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https

@@ -102,4 +102,4 @@ func TestDirectRoundTripSameAsClientDo(t *testing.T) {
 type noCookies struct{}
 
 func (noCookies) SetCookies(*url.URL, []*http.Cookie) {}
-func (noCookies) Cookies(*url.URL) []*http.Cookie    { return nil }
+func (noCookies) Cookies(*url.URL) []*http.Cookie     { return nil }
