@@ -335,10 +335,17 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
 		}
 		u.Path = c.basePath + route + "/" + id
-		u.RawPath = c.baseRawPath + route + "/" + url.PathEscape(id)
+		// RawPath only when it differs from Path (an id with a '/', '%',
+		// '?' or space; a base path with escapes): otherwise net/http
+		// writes Path as it is, and building it would cost an allocation.
+		if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
+			u.RawPath = c.baseRawPath + route + "/" + esc
+		}
 	} else {
 		u.Path = c.basePath + route
-		u.RawPath = c.baseRawPath + route
+		if c.baseRawPath != c.basePath {
+			u.RawPath = c.baseRawPath + route
+		}
 	}
 	if query != nil {
 		u.RawQuery = query.Encode()
