@@ -61,7 +61,7 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	return []dataloader.Option[string, V]{
 		dataloader.WithWait[string, V](wait),
 		dataloader.WithBatchCapacity[string, V](batchCapacity),
-		dataloader.WithInputCapacity[string, V](batchCapacity),
+		dataloader.WithInputCapacity[string, V](inputCapacity),
 	}
 }
 
@@ -205,10 +205,15 @@ func recovered(ctx context.Context, p any) error {
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
-// A batch never holds more, so the batcher's input channel needs no more
-// room than that (dataloader's default is 1000 entries: an 8 KB channel
-// per batch).
 const batchCapacity = MaxNodes
+
+// inputCapacity is the room of a batch's input channel (dataloader's
+// default is 1000 entries, an 8 KB channel per batch). A batch is
+// usually one key (payment(id:)) or a few; the batcher drains the
+// channel as keys come, so a larger batch only makes its Loads wait
+// their turn. At MaxNodes the channels were 3 % of the bytes a single
+// payment allocates under load (BENCHMARKS.md, issue 14).
+const inputCapacity = 16
 
 // fanOut runs fn for 0..n-1, each call holding its REST slot. The slot
 // is taken here, in the batch's goroutine, before the goroutine that makes

@@ -376,22 +376,20 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer cancel()
 	}
 
-	// Built directly rather than by http.NewRequestWithContext, which
-	// would parse a URL only to be replaced; the header values are shared
-	// (the credentials' per request, Accept's per process).
-	req := (&http.Request{
-		Method:     http.MethodGet,
-		URL:        u,
-		Proto:      "HTTP/1.1",
-		ProtoMajor: 1,
-		ProtoMinor: 1,
-		Header: http.Header{
-			canonicalAPIKey:    cv.keyHeader,
-			canonicalAPISecret: cv.secretField,
-			"Accept":           acceptJSON,
-		},
-		Host: u.Host,
-	}).WithContext(callCtx)
+	// NewRequestWithContext with an empty URL, then ours: a Request
+	// literal would need WithContext's copy of it (an allocation of
+	// ≈ 250 bytes), and a URL string would be parsed only to be
+	// replaced. The header values are shared (the credentials' per
+	// request, Accept's per process).
+	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, "", nil)
+	if err != nil {
+		return unexpected(ep, err)
+	}
+	*req.URL = *u
+	req.Host = u.Host
+	req.Header[canonicalAPIKey] = cv.keyHeader
+	req.Header[canonicalAPISecret] = cv.secretField
+	req.Header["Accept"] = acceptJSON
 
 	resp, err := c.roundTrip(req)
 	if err != nil {
@@ -554,8 +552,15 @@ func decodeBody(lr *limitedReader, into any, size int64) error {
 // 2). spare is the largest buffer the pool may keep that was outgrown, if
 // any.
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
-	if size > int64(cap(buf)) && size <= lr.n {
-		buf = make([]byte, 0, size)
+	switch {
+	case size >= int64(cap(buf)) && size < lr.n:
+		// One byte more than the body: its end is then read as io.EOF
+		// with room left, without the full buffer's probe below (an
+		// allocation; and the pool hands the buffer back for the next
+		// body of the same length).
+		buf = make([]byte, 0, size+1)
+	case size > int64(cap(buf)) && size == lr.n:
+		buf = make([]byte, 0, size) // never past the limit
 	}
 	for {
 		if len(buf) < cap(buf) {
@@ -568,14 +573,15 @@ func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ err
 		}
 		// Full: one byte tells whether more is coming, so that a body
 		// that fits exactly never grows the buffer.
-		k, err := lr.Read(lr.probe[:])
+		probe := make([]byte, 1) // not in lr: see limitedReader
+		k, err := lr.Read(probe)
 		if k == 1 {
 			grown := make([]byte, len(buf), min(max(4*cap(buf), 4<<10), len(buf)+1+int(lr.n)))
 			copy(grown, buf)
 			if cap(buf) <= maxPooledBuffer && cap(grown) > maxPooledBuffer {
 				spare = buf
 			}
-			buf = append(grown, lr.probe[0])
+			buf = append(grown, probe[0])
 		}
 		if err != nil {
 			return buf, spare, eofIsEnd(err)
@@ -777,7 +783,9 @@ type limitedReader struct {
 	exceeded bool
 	eof      bool // r said io.EOF
 	err      error
-	probe    [1]byte // the byte past n, and readBody's look-ahead
+	// (No probe buffer in here: a slice of it handed to r.Read would move
+	// every limitedReader to the heap, an allocation a call; the probes
+	// allocate theirs, on the rare paths that need one.)
 }
 
 var errBodyTooLarge = errors.New("restclient: response body too large")
@@ -785,7 +793,7 @@ var errBodyTooLarge = errors.New("restclient: response body too large")
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
 		// Probe one byte to tell "exactly n" from "more than n".
-		k, err := l.r.Read(l.probe[:])
+		k, err := l.r.Read(make([]byte, 1))
 		if k > 0 {
 			l.exceeded = true
 			return 0, errBodyTooLarge
