@@ -248,6 +248,7 @@ func (l *Loaders) fanOut(ctx context.Context, n int, fn func(context.Context, in
 
 // runHeld runs fn(i) with the slot held (held is nil without a holder).
 func runHeld(ctx context.Context, held *restclient.Held, i int, fn func(context.Context, int)) {
+	growStack()
 	defer held.Release()
 	if held != nil {
 		ctx = held
@@ -411,3 +412,28 @@ func (f *sessionFlights) fetch(ctx context.Context, key string, get func(context
 	f.mu.Unlock()
 	return s, nil
 }
+
+// growStackBytes is the frame growStack puts on the stack: with 8 KB, no
+// REST call of the single-payment benchmark grows its stack any more
+// (16 KB measured the same).
+const growStackBytes = 8 << 10
+
+// growStack grows the calling goroutine's stack at once to the size a
+// REST call needs (net/http's transport, the JSON decoding, the circuit
+// breakers), while the stack is still shallow: a batch's goroutine is new
+// and starts with a small stack, which the call otherwise doubles several
+// times, each time copying (and walking) every frame of the call so far
+// (runtime.copystack: 4 % of the gateway's CPU for a single payment under
+// load; with growStack, the call and the growth together cost 6-8 % of
+// BenchmarkSinglePayment's CPU instead of 10-13 %: BENCHMARKS.md, issue
+// 14). CockroachDB's util/growstack does the
+// same for its storage paths.
+//
+//go:noinline
+func growStack() {
+	var buf [growStackBytes]byte
+	growStackSink(buf[:])
+}
+
+//go:noinline
+func growStackSink(b []byte) { b[0] = 0 }
