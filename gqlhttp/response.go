@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -22,19 +21,22 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 	}
 	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
 	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
-		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 && plainJSON(resp.Data) {
-		// The common case: gqlgen's data is already encoded, compact JSON.
-		// json.Marshal would re-validate and copy it, and write exactly
-		// these bytes (plainJSON: it has nothing Marshal would escape).
+		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 {
+		// The common case: gqlgen's data is already encoded, valid JSON.
+		// json.Marshal would re-validate it with its scanner and compact
+		// and escape it into a copy; appendMarshalled writes the same bytes
+		// in one pass (BENCHMARKS.md, issue 14: json.Marshal was 8.9 % of
+		// List100's CPU, since every sandbox page holds a '&' and a '<').
 		// One Write (a pooled buffer): the ResponseWriter, and the
 		// middleware wrapping it, see the body as json.Marshal's.
-		if maxBytes > 0 && int64(len(resp.Data)+len(`{"data":}`)) > maxBytes {
-			writeTooLarge(w, maxBytes)
-			return
-		}
 		bp := responseBuffers.Get().(*[]byte)
-		b := append(append(append((*bp)[:0], `{"data":`...), resp.Data...), '}')
-		_, _ = w.Write(b)
+		b := append((*bp)[:0], `{"data":`...)
+		b = append(appendMarshalled(b, resp.Data), '}')
+		if maxBytes > 0 && int64(len(b)) > maxBytes {
+			writeTooLarge(w, maxBytes)
+		} else {
+			_, _ = w.Write(b)
+		}
 		if cap(b) <= maxPooledResponse {
 			*bp = b
 			responseBuffers.Put(bp)
@@ -63,34 +65,53 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledResponse is the largest response buffer kept for reuse.
 const maxPooledResponse = 1 << 20
 
-// plainJSON reports whether data holds nothing that json.Marshal would
-// rewrite in a json.RawMessage: no insignificant whitespace, no '<', '>',
-// '&', U+2028 or U+2029 (which it escapes), and valid UTF-8 (invalid bytes
-// it replaces). gqlgen writes compact JSON, so whitespace only occurs
-// inside strings; data with anything else takes json.Marshal's path.
-func plainJSON(data []byte) bool {
+// appendMarshalled appends to dst what json.Marshal writes for
+// json.RawMessage(data) when data is valid JSON: data compacted (the
+// whitespace between tokens dropped) and HTML-safe ('<', '>', '&' as
+// \u003c, \u003e, \u0026; U+2028 and U+2029 as \u2028, \u2029; invalid
+// UTF-8 passed through, as json.Marshal passes it in a RawMessage). It
+// does not validate: the data is gqlgen's own encoding, and invalid JSON
+// (which json.Marshal would refuse) is written as it is.
+// FuzzAppendMarshalled checks it against json.Marshal.
+func appendMarshalled(dst, data []byte) []byte {
+	start := 0 // data[start:i] is still to be copied
 	inString := false
-	for i := 0; i < len(data); {
+	for i := 0; i < len(data); i++ {
 		c := data[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '<' || c == '>' || c == '&':
-				return false
-			case c == '"':
-				inString = !inString
-			case c == '\\':
-				i++ // the escaped byte is ASCII: a quote or a letter
-			case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-				return false
-			}
-			i++
+		if !special[c] {
 			continue
 		}
-		r, size := utf8.DecodeRune(data[i:])
-		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
-			return false
+		switch {
+		case c == '"':
+			inString = !inString
+		case c == '\\':
+			if inString {
+				i++ // the escaped byte: a quote, a backslash or a letter
+			}
+		case c == '<' || c == '>' || c == '&':
+			dst = append(dst, data[start:i]...)
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			start = i + 1
+		case c == 0xE2: // U+2028, U+2029 are E2 80 A8, E2 80 A9
+			if i+2 < len(data) && data[i+1] == 0x80 && data[i+2]&^1 == 0xA8 {
+				dst = append(dst, data[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[data[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
+		case !inString: // whitespace between tokens
+			dst = append(dst, data[start:i]...)
+			start = i + 1
 		}
-		i += size
 	}
-	return true
+	return append(dst, data[start:]...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// special marks the bytes appendMarshalled looks at; every other byte is
+// copied as it is.
+var special = [256]bool{
+	'"': true, '\\': true, '<': true, '>': true, '&': true, 0xE2: true,
+	' ': true, '\t': true, '\n': true, '\r': true,
 }

@@ -34,6 +34,35 @@ type FetchLimits struct {
 	// OnBatch, when set, is told the size of every loader batch (loader is
 	// one of LoaderNames), for metrics.
 	OnBatch func(loader string, size int)
+
+	opts loaderOptions // built from Wait on first use
+}
+
+// loaderOptions are the dataloader options of each loader, built once
+// for all requests rather than three closures for every loader of every
+// request (BENCHMARKS.md, issue 14).
+type loaderOptions struct {
+	once     sync.Once
+	payments []dataloader.Option[string, *restclient.Payment]
+	links    []dataloader.Option[string, *restclient.PaymentLink]
+	sessions []dataloader.Option[string, *restclient.CheckoutSession]
+}
+
+func (f *FetchLimits) options() *loaderOptions {
+	f.opts.once.Do(func() {
+		f.opts.payments = optionsFor[*restclient.Payment](f.Wait)
+		f.opts.links = optionsFor[*restclient.PaymentLink](f.Wait)
+		f.opts.sessions = optionsFor[*restclient.CheckoutSession](f.Wait)
+	})
+	return &f.opts
+}
+
+func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
+	return []dataloader.Option[string, V]{
+		dataloader.WithWait[string, V](wait),
+		dataloader.WithBatchCapacity[string, V](batchCapacity),
+		dataloader.WithInputCapacity[string, V](inputCapacity),
+	}
 }
 
 // SlotHolder is implemented by a REST whose calls pass a limiter
@@ -137,7 +166,7 @@ func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.Checko
 	return nil, errNoLoaders
 }
 
-func newLoader[V any](l *Loaders, name string, fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
+func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(name, len(keys))
@@ -159,10 +188,7 @@ func newLoader[V any](l *Loaders, name string, fetch func(context.Context, strin
 		})
 		return results
 	}
-	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithWait[string, V](l.limits.Wait),
-		dataloader.WithBatchCapacity[string, V](batchCapacity),
-		dataloader.WithInputCapacity[string, V](batchCapacity))
+	return dataloader.NewBatchedLoader(batch, opts...)
 }
 
 // recovered turns a panic in a fetch into an error: a fetch runs on a
@@ -179,10 +205,15 @@ func recovered(ctx context.Context, p any) error {
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
-// A batch never holds more, so the batcher's input channel needs no more
-// room than that (dataloader's default is 1000 entries: an 8 KB channel
-// per batch).
 const batchCapacity = MaxNodes
+
+// inputCapacity is the room of a batch's input channel (dataloader's
+// default is 1000 entries, an 8 KB channel per batch). A batch is
+// usually one key (payment(id:)) or a few; the batcher drains the
+// channel as keys come, so a larger batch only makes its Loads wait
+// their turn. At MaxNodes the channels were 3 % of the bytes a single
+// payment allocates under load (BENCHMARKS.md, issue 14).
+const inputCapacity = 16
 
 // fanOut runs fn for 0..n-1, each call holding its REST slot. The slot
 // is taken here, in the batch's goroutine, before the goroutine that makes
@@ -217,6 +248,7 @@ func (l *Loaders) fanOut(ctx context.Context, n int, fn func(context.Context, in
 
 // runHeld runs fn(i) with the slot held (held is nil without a holder).
 func runHeld(ctx context.Context, held *restclient.Held, i int, fn func(context.Context, int)) {
+	growStack()
 	defer held.Release()
 	if held != nil {
 		ctx = held
@@ -285,13 +317,13 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.rest.GetPayment) })
 	return l.payments.Load(ctx, id)
 }
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.rest.GetPaymentLink) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.rest.GetPaymentLink) })
 	return l.links.Load(ctx, id)
 }
 
@@ -301,7 +333,7 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
-		l.sessions = newLoader(l, loaderCheckoutSession, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
+		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
 		})
 	})
@@ -380,3 +412,28 @@ func (f *sessionFlights) fetch(ctx context.Context, key string, get func(context
 	f.mu.Unlock()
 	return s, nil
 }
+
+// growStackBytes is the frame growStack puts on the stack: with 8 KB, no
+// REST call of the single-payment benchmark grows its stack any more
+// (16 KB measured the same).
+const growStackBytes = 8 << 10
+
+// growStack grows the calling goroutine's stack at once to the size a
+// REST call needs (net/http's transport, the JSON decoding, the circuit
+// breakers), while the stack is still shallow: a batch's goroutine is new
+// and starts with a small stack, which the call otherwise doubles several
+// times, each time copying (and walking) every frame of the call so far
+// (runtime.copystack: 4 % of the gateway's CPU for a single payment under
+// load; with growStack, the call and the growth together cost 6-8 % of
+// BenchmarkSinglePayment's CPU instead of 10-13 %: BENCHMARKS.md, issue
+// 14). CockroachDB's util/growstack does the
+// same for its storage paths.
+//
+//go:noinline
+func growStack() {
+	var buf [growStackBytes]byte
+	growStackSink(buf[:])
+}
+
+//go:noinline
+func growStackSink(b []byte) { b[0] = 0 }

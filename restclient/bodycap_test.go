@@ -162,7 +162,8 @@ func TestReadBodyStaysWithinTheCap(t *testing.T) {
 	}{
 		{"empty", 4096, 0, -1, 0, false, 0},
 		{"small, unknown length", 65536, 1000, -1, 0, false, 4096},
-		{"exact fit of a known length", 65536, 35000, 35000, 0, false, 35000},
+		{"exact fit of a known length", 65536, 35000, 35000, 0, false, 35001}, // + the byte that reads io.EOF
+		{"known length at the limit", 65536, 65536, 65536, 0, false, 65536},
 		{"known length in a big pooled buffer", 65536, 35000, 35000, 200000, false, 200000},
 		{"at the limit, unknown length", 65536, 65536, -1, 0, false, 65536},
 		{"one over, unknown length", 65536, 65537, -1, 0, true, 65536},

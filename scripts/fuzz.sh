@@ -23,6 +23,7 @@ targets=(
   "./restclient FuzzFastDecodeMatchesJSON"
   "./restclient FuzzRequestPath"
   "./gqlhttp FuzzHandler"
+  "./gqlhttp FuzzAppendMarshalled"
   "./graph FuzzServer"
   "./sessiontoken FuzzVerify"
 )

@@ -1,0 +1,120 @@
+package gqlhttp
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// marshalled is what json.Marshal writes for a response with data.
+func marshalled(t testing.TB, data []byte) []byte {
+	t.Helper()
+	want, err := json.Marshal(&graphql.Response{Data: json.RawMessage(data)})
+	if err != nil {
+		t.Fatalf("json.Marshal(%q): %v", data, err)
+	}
+	return want
+}
+
+// The one-pass writer gives json.Marshal's bytes for every shape of valid
+// data: what it escapes, what it drops, what it passes through.
+func TestAppendMarshalledSameAsMarshal(t *testing.T) {
+	for _, tt := range []struct{ name, data string }{
+		{"plain", `{"payment":{"id":"pay_1","amount":{"amount":"12.50"}}}`},
+		{"null", `{"payment":null}`},
+		{"sandbox customer", `{"customer":{"name":"Back\\Slash & <Sons>"}}`},
+		{"html only", `{"a":"<>&"}`},
+		{"escape at both ends", `{"a":"&","b":">"}`},
+		{"line and paragraph separators", `{"a":"line` + "\u2028" + `sep` + "\u2029" + `"}`},
+		{"other E2 runes", `{"a":"€ – ‘q’ ✓"}`},
+		{"invalid UTF-8 passes", "{\"a\":\"bad \xff\xe2\x80 utf8\"}"},
+		{"escaped quote then html", `{"a":"say \"<hi>\" \\","b":"&"}`},
+		{"escaped backslash before quote", `{"a":"\\\\","b":"<"}`},
+		{"unicode escapes kept", `{"a":"\u003c \u2028 \ud83d\udcb3"}`},
+		{"whitespace between tokens", "{ \"a\" :\t[1 ,\n2]\r, \"b\": \"x y\" }"},
+		{"whitespace only in strings", `{"a":" spaced \t out "}`},
+		{"multibyte", `{"a":"ünïcödé ✓ 💳"}`},
+		{"array", `[1,2,3]`},
+		{"numbers and literals", `{"n":-1.5e3,"t":true,"f":false,"z":null}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if !json.Valid([]byte(tt.data)) {
+				t.Fatalf("test data is not valid JSON: %q", tt.data)
+			}
+			want := marshalled(t, []byte(tt.data))
+			var got bytes.Buffer
+			writeResponse(&got, &graphql.Response{Data: json.RawMessage(tt.data), Extensions: map[string]any{}}, 0)
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("\n got %s\nwant %s", got.Bytes(), want)
+			}
+		})
+	}
+}
+
+// The escaped response is measured against MAX_RESPONSE_BYTES as written:
+// data that fits before escaping and not after is refused.
+func TestWriteResponseLimitCountsEscapes(t *testing.T) {
+	data := []byte(`{"a":"<<<<"}`)
+	body := marshalled(t, data) // {"data":{"a":"\u003c\u003c\u003c\u003c"}}
+	for _, tt := range []struct {
+		name     string
+		max      int64
+		tooLarge bool
+	}{
+		{"exactly the escaped size", int64(len(body)), false},
+		{"one byte short", int64(len(body)) - 1, true},
+		{"no limit", 0, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got bytes.Buffer
+			writeResponse(&got, &graphql.Response{Data: data}, tt.max)
+			refused := bytes.Contains(got.Bytes(), []byte("RESPONSE_TOO_LARGE"))
+			if refused != tt.tooLarge {
+				t.Errorf("max %d: got %s", tt.max, got.Bytes())
+			}
+			if !refused && !bytes.Equal(got.Bytes(), body) {
+				t.Errorf("got %s, want %s", got.Bytes(), body)
+			}
+		})
+	}
+}
+
+// FuzzAppendMarshalled: for any valid JSON data, the response written is
+// byte for byte json.Marshal's (scripts/fuzz.sh runs it).
+func FuzzAppendMarshalled(f *testing.F) {
+	for _, s := range []string{
+		`{"customer":{"name":"Back\\Slash & <Sons>"}}`,
+		"{\"a\":\"\u2028\u2029\"}",
+		"{ \"a\" : [ 1 , \"<\" ] }",
+		"{\"a\":\"\xff\xe2\x80\"}",
+		`{"a":"\"\\<"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 || !json.Valid(data) {
+			return // gqlgen's data is always valid JSON
+		}
+		want := marshalled(t, data)
+		var got bytes.Buffer
+		writeResponse(&got, &graphql.Response{Data: data}, 0)
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Fatalf("data %q:\n got %s\nwant %s", data, got.Bytes(), want)
+		}
+	})
+}
+
+func BenchmarkWriteResponseEscaped(b *testing.B) {
+	item := `{"id":"pay_0123456789","status":"PAID","amount":{"amount":"12.50","paisa":"1250","currency":"BDT"},"customer":{"name":"Back\\Slash & <Sons>","email":"a@b.c"},"createdAt":"2026-01-01T00:00:00Z"},`
+	data := []byte(`{"payments":{"nodes":[` + string(bytes.Repeat([]byte(item), 100)))
+	data = append(data[:len(data)-1], `]}}`...)
+	resp := &graphql.Response{Data: data}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		writeResponse(io.Discard, resp, 0)
+	}
+}
