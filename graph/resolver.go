@@ -4,7 +4,7 @@
 // executor (generated.go, model/models_gen.go: never edited by hand).
 package graph
 
-//go:generate go run github.com/99designs/gqlgen generate
+//go:generate go run ./gen
 
 import (
 	"context"
