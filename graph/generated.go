@@ -74,9 +74,9 @@ type ComplexityRoot struct {
 	}
 
 	Money struct {
-		Amount   func(childComplexity int) int
-		Currency func(childComplexity int) int
-		Paisa    func(childComplexity int) int
+		AmountRef   func(childComplexity int) int
+		CurrencyRef func(childComplexity int) int
+		PaisaRef    func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -87,14 +87,14 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
-		Amount        func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
+		AmountRef     func(childComplexity int) int
+		CreatedAtRef  func(childComplexity int) int
 		Customer      func(childComplexity int) int
-		ID            func(childComplexity int) int
+		IDRef         func(childComplexity int) int
 		PaymentMethod func(childComplexity int) int
-		Status        func(childComplexity int) int
+		StatusRef     func(childComplexity int) int
 		TransactionID func(childComplexity int) int
-		UpdatedAt     func(childComplexity int) int
+		UpdatedAtRef  func(childComplexity int) int
 	}
 
 	PaymentConnection struct {
@@ -323,23 +323,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.MetadataEntry.Value(childComplexity), true
 
 	case "Money.amount":
-		if e.ComplexityRoot.Money.Amount == nil {
+		if e.ComplexityRoot.Money.AmountRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Money.Amount(childComplexity), true
+		return e.ComplexityRoot.Money.AmountRef(childComplexity), true
 	case "Money.currency":
-		if e.ComplexityRoot.Money.Currency == nil {
+		if e.ComplexityRoot.Money.CurrencyRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Money.Currency(childComplexity), true
+		return e.ComplexityRoot.Money.CurrencyRef(childComplexity), true
 	case "Money.paisa":
-		if e.ComplexityRoot.Money.Paisa == nil {
+		if e.ComplexityRoot.Money.PaisaRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Money.Paisa(childComplexity), true
+		return e.ComplexityRoot.Money.PaisaRef(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -367,17 +367,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
 
 	case "Payment.amount":
-		if e.ComplexityRoot.Payment.Amount == nil {
+		if e.ComplexityRoot.Payment.AmountRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Amount(childComplexity), true
+		return e.ComplexityRoot.Payment.AmountRef(childComplexity), true
 	case "Payment.createdAt":
-		if e.ComplexityRoot.Payment.CreatedAt == nil {
+		if e.ComplexityRoot.Payment.CreatedAtRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.CreatedAt(childComplexity), true
+		return e.ComplexityRoot.Payment.CreatedAtRef(childComplexity), true
 	case "Payment.customer":
 		if e.ComplexityRoot.Payment.Customer == nil {
 			break
@@ -385,11 +385,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.Customer(childComplexity), true
 	case "Payment.id":
-		if e.ComplexityRoot.Payment.ID == nil {
+		if e.ComplexityRoot.Payment.IDRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.ID(childComplexity), true
+		return e.ComplexityRoot.Payment.IDRef(childComplexity), true
 	case "Payment.paymentMethod":
 		if e.ComplexityRoot.Payment.PaymentMethod == nil {
 			break
@@ -397,11 +397,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.PaymentMethod(childComplexity), true
 	case "Payment.status":
-		if e.ComplexityRoot.Payment.Status == nil {
+		if e.ComplexityRoot.Payment.StatusRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Status(childComplexity), true
+		return e.ComplexityRoot.Payment.StatusRef(childComplexity), true
 	case "Payment.transactionId":
 		if e.ComplexityRoot.Payment.TransactionID == nil {
 			break
@@ -409,11 +409,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.TransactionID(childComplexity), true
 	case "Payment.updatedAt":
-		if e.ComplexityRoot.Payment.UpdatedAt == nil {
+		if e.ComplexityRoot.Payment.UpdatedAtRef == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.UpdatedAt(childComplexity), true
+		return e.ComplexityRoot.Payment.UpdatedAtRef(childComplexity), true
 
 	case "PaymentConnection.edges":
 		if e.ComplexityRoot.PaymentConnection.Edges == nil {
@@ -1936,18 +1936,18 @@ func (ec *executionContext) _Money_amount(ctx context.Context, field graphql.Col
 			return ec.fieldContext_Money_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Amount, nil
+			return obj.AmountRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v restclient.Paisa) graphql.Marshaler {
-			return ec.marshalNDecimal2paygraphᚋrestclientᚐPaisa(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *restclient.Paisa) graphql.Marshaler {
+			return ec.marshalNDecimal2ᚖpaygraphᚋrestclientᚐPaisa(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Money_amount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, "Decimal")
+	return graphql.NewScalarFieldContext("Money", field, true, false, "Decimal")
 }
 
 func (ec *executionContext) _Money_paisa(ctx context.Context, field graphql.CollectedField, obj *model.Money) (ret graphql.Marshaler) {
@@ -1959,11 +1959,11 @@ func (ec *executionContext) _Money_paisa(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Money_paisa(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Paisa(), nil
+			return obj.PaisaRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNSafeInt2int64(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *int64) graphql.Marshaler {
+			return ec.marshalNSafeInt2ᚖint64(ctx, selections, v)
 		},
 		true,
 		true,
@@ -1982,18 +1982,18 @@ func (ec *executionContext) _Money_currency(ctx context.Context, field graphql.C
 			return ec.fieldContext_Money_currency(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Currency, nil
+			return obj.CurrencyRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalNString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Money_currency(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Money", field, false, false, "String")
+	return graphql.NewScalarFieldContext("Money", field, true, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -2097,18 +2097,18 @@ func (ec *executionContext) _Payment_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Payment_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
+			return obj.IDRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalNID2ᚖstring(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, false, false, "ID")
+	return graphql.NewScalarFieldContext("Payment", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (ret graphql.Marshaler) {
@@ -2120,11 +2120,11 @@ func (ec *executionContext) _Payment_status(ctx context.Context, field graphql.C
 			return ec.fieldContext_Payment_status(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Status(), nil
+			return obj.StatusRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.PaymentStatus) graphql.Marshaler {
-			return ec.marshalNPaymentStatus2paygraphᚋgraphᚋmodelᚐPaymentStatus(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PaymentStatus) graphql.Marshaler {
+			return ec.marshalNPaymentStatus2ᚖpaygraphᚋgraphᚋmodelᚐPaymentStatus(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2143,11 +2143,11 @@ func (ec *executionContext) _Payment_amount(ctx context.Context, field graphql.C
 			return ec.fieldContext_Payment_amount(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Amount(), nil
+			return obj.AmountRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.Money) graphql.Marshaler {
-			return ec.marshalNMoney2paygraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Money) graphql.Marshaler {
+			return ec.marshalNMoney2ᚖpaygraphᚋgraphᚋmodelᚐMoney(ctx, selections, v)
 		},
 		true,
 		true,
@@ -2253,18 +2253,18 @@ func (ec *executionContext) _Payment_createdAt(ctx context.Context, field graphq
 			return ec.fieldContext_Payment_createdAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.CreatedAt, nil
+			return obj.CreatedAtRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2ᚖtimeᚐTime(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, false, false, "DateTime")
+	return graphql.NewScalarFieldContext("Payment", field, true, false, "DateTime")
 }
 
 func (ec *executionContext) _Payment_updatedAt(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (ret graphql.Marshaler) {
@@ -2276,18 +2276,18 @@ func (ec *executionContext) _Payment_updatedAt(ctx context.Context, field graphq
 			return ec.fieldContext_Payment_updatedAt(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.UpdatedAt, nil
+			return obj.UpdatedAtRef(), nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2ᚖtimeᚐTime(ctx, selections, v)
 		},
 		true,
 		true,
 	)
 }
 func (ec *executionContext) fieldContext_Payment_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Payment", field, false, false, "DateTime")
+	return graphql.NewScalarFieldContext("Payment", field, true, false, "DateTime")
 }
 
 func (ec *executionContext) _PaymentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PaymentConnection) (ret graphql.Marshaler) {
@@ -5357,14 +5357,36 @@ func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, se
 	return res
 }
 
-func (ec *executionContext) unmarshalNDecimal2paygraphᚋrestclientᚐPaisa(ctx context.Context, v any) (restclient.Paisa, error) {
-	res, err := scalar.UnmarshalDecimal(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+func (ec *executionContext) unmarshalNDateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	res, err := scalar.UnmarshalDateTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNDecimal2paygraphᚋrestclientᚐPaisa(ctx context.Context, sel ast.SelectionSet, v restclient.Paisa) graphql.Marshaler {
+func (ec *executionContext) marshalNDateTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DateTime!")
+		return graphql.Null
+	}
 	_ = sel
-	res := scalar.MarshalDecimal(v)
+	res := scalar.MarshalDateTime(*v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "DateTime!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNDecimal2ᚖpaygraphᚋrestclientᚐPaisa(ctx context.Context, v any) (*restclient.Paisa, error) {
+	res, err := scalar.UnmarshalDecimal(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDecimal2ᚖpaygraphᚋrestclientᚐPaisa(ctx context.Context, sel ast.SelectionSet, v *restclient.Paisa) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Decimal!")
+		return graphql.Null
+	}
+	_ = sel
+	res := scalar.MarshalDecimal(*v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "Decimal!")
 	}
@@ -5414,6 +5436,24 @@ func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast
 	return ret
 }
 
+func (ec *executionContext) unmarshalNID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ID!")
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalID(*v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
 	res, err := graphql.UnmarshalInt(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -5450,6 +5490,14 @@ func (ec *executionContext) marshalNMetadataEntry2ᚕpaygraphᚋrestclientᚐMet
 
 func (ec *executionContext) marshalNMoney2paygraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v model.Money) graphql.Marshaler {
 	return ec._Money(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMoney2ᚖpaygraphᚋgraphᚋmodelᚐMoney(ctx context.Context, sel ast.SelectionSet, v *model.Money) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Money!")
+		return graphql.Null
+	}
+	return ec._Money(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNNode2ᚕpaygraphᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v []model.Node) graphql.Marshaler {
@@ -5526,24 +5574,32 @@ func (ec *executionContext) marshalNPaymentEdge2ᚖpaygraphᚋgraphᚋmodelᚐPa
 	return ec._PaymentEdge(ctx, sel, v)
 }
 
-func (ec *executionContext) unmarshalNPaymentStatus2paygraphᚋgraphᚋmodelᚐPaymentStatus(ctx context.Context, v any) (model.PaymentStatus, error) {
-	var res model.PaymentStatus
+func (ec *executionContext) unmarshalNPaymentStatus2ᚖpaygraphᚋgraphᚋmodelᚐPaymentStatus(ctx context.Context, v any) (*model.PaymentStatus, error) {
+	var res = new(model.PaymentStatus)
 	err := res.UnmarshalGQL(v)
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNPaymentStatus2paygraphᚋgraphᚋmodelᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v model.PaymentStatus) graphql.Marshaler {
+func (ec *executionContext) marshalNPaymentStatus2ᚖpaygraphᚋgraphᚋmodelᚐPaymentStatus(ctx context.Context, sel ast.SelectionSet, v *model.PaymentStatus) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PaymentStatus!")
+		return graphql.Null
+	}
 	return v
 }
 
-func (ec *executionContext) unmarshalNSafeInt2int64(ctx context.Context, v any) (int64, error) {
+func (ec *executionContext) unmarshalNSafeInt2ᚖint64(ctx context.Context, v any) (*int64, error) {
 	res, err := scalar.UnmarshalSafeInt(v)
-	return res, graphql.ErrorOnPath(ctx, err)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
-func (ec *executionContext) marshalNSafeInt2int64(ctx context.Context, sel ast.SelectionSet, v int64) graphql.Marshaler {
+func (ec *executionContext) marshalNSafeInt2ᚖint64(ctx context.Context, sel ast.SelectionSet, v *int64) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SafeInt!")
+		return graphql.Null
+	}
 	_ = sel
-	res := scalar.MarshalSafeInt(v)
+	res := scalar.MarshalSafeInt(*v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "SafeInt!")
 	}
@@ -5558,6 +5614,24 @@ func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) 
 func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
 	_ = sel
 	res := graphql.MarshalString(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚖstring(ctx context.Context, v any) (*string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNString2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "String!")
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalString(*v)
 	if res == graphql.Null {
 		graphql.AddInvalidNullFromMarshaler(ctx, "String!")
 	}
