@@ -24,6 +24,7 @@ targets=(
   "./restclient FuzzRequestPath"
   "./gqlhttp FuzzHandler"
   "./graph FuzzServer"
+  "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
 )
 

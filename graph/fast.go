@@ -1,0 +1,501 @@
+package graph
+
+// This file is the executor's fast path for the objects a payments page
+// is made of (Payment, Money, Customer). gqlgen's generated code resolves
+// every field of every object through graphql.ResolveField: a field
+// context, a context value, closures, the value boxed, a FieldSet, a
+// deferred group and CollectFields per object: ≈ 125 of the ≈ 130
+// allocations per payment of a list (BENCHMARKS.md, issue 14). Where an
+// object's selection reaches only fields bound to the record (no
+// resolver, no @defer, no directive but @skip/@include with literal
+// arguments, no introspection but __typename), that machinery has
+// nothing to do: no field can fail, block or be seen by a field
+// interceptor (observe's tracing spans only resolvers and root fields;
+// the response budget and the scope checks are charged by resolvers).
+// Such a selection is compiled once into a plan, with gqlgen's own
+// CollectFields (the same merging of aliases and fragments, the same
+// type conditions), and the plan writes the bytes gqlgen would write.
+// Anything else returns nil, and gqlgen's generated code runs as before:
+// graph/gen adds the call at the top of the generated _Payment, _Money
+// and _Customer. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
+// run the same documents with the fast path on and off and compare the
+// bytes.
+
+import (
+	"io"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unsafe"
+	"weak"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/graph/model"
+	"paygraph/graph/scalar"
+)
+
+// fastOp is what a plan writes for one field.
+type fastOp uint8
+
+const (
+	opTypename fastOp = iota // the object's type name
+	// Payment
+	opPayID
+	opPayStatus
+	opPayAmount // sub: Money
+	opPayTransactionID
+	opPayPaymentMethod
+	opPayCustomer // sub: Customer
+	opPayCreatedAt
+	opPayUpdatedAt
+	// Money
+	opMoneyAmount
+	opMoneyPaisa
+	opMoneyCurrency
+	// Customer (address is a resolver: never in a plan)
+	opCustName
+	opCustEmail
+	opCustPhone
+	opCustCity
+)
+
+// fastType is one object type the fast path knows: its name, the
+// implementors gqlgen's CollectFields matches type conditions with, and
+// the fields a plan may hold, with the type of their object value.
+type fastType struct {
+	name       string
+	satisfies  []string
+	ops        map[string]fastOp
+	objectType map[fastOp]*fastType
+}
+
+var (
+	fastMoney = &fastType{name: "Money", satisfies: moneyImplementors,
+		ops: map[string]fastOp{"amount": opMoneyAmount, "paisa": opMoneyPaisa, "currency": opMoneyCurrency}}
+	fastCustomer = &fastType{name: "Customer", satisfies: customerImplementors,
+		ops: map[string]fastOp{"name": opCustName, "email": opCustEmail, "phone": opCustPhone, "city": opCustCity}}
+	fastPayment = &fastType{name: "Payment", satisfies: paymentImplementors,
+		ops: map[string]fastOp{"id": opPayID, "status": opPayStatus, "amount": opPayAmount,
+			"transactionId": opPayTransactionID, "paymentMethod": opPayPaymentMethod, "customer": opPayCustomer,
+			"createdAt": opPayCreatedAt, "updatedAt": opPayUpdatedAt},
+		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomer}}
+)
+
+// fastField is one field of a plan: key is the JSON before its value
+// (`"alias":`, after a comma but for the first), lit the type name of
+// __typename, sub the plan of an object value.
+type fastField struct {
+	key string
+	op  fastOp
+	lit string
+	sub *fastPlan
+}
+
+// fastPlan is a compiled selection of one object type.
+type fastPlan struct {
+	fields []fastField
+}
+
+// maxFastFields bounds the fields of one plan, nested ones included: a
+// plan is kept for the process (fastPlans), so it must stay small. The
+// largest plain selection of a Payment has 16 distinct fields; more means
+// aliases of the same fields, which gqlgen then serves.
+const maxFastFields = 64
+
+// fastSlots is the number of plans kept (fastPlans).
+const fastSlots = 512
+
+// fastEntry is a cached plan (nil: the selection is not for the fast
+// path) with what identifies its selection set: the document, weakly
+// (so that the cache holds no document alive, and an entry of a freed
+// document matches no other), the object type and the addresses of the
+// selections, which are the document's nodes while it is alive.
+type fastEntry struct {
+	doc  weak.Pointer[ast.QueryDocument]
+	typ  *fastType
+	sels []uintptr
+	plan *fastPlan
+}
+
+// fastPlans is a direct-mapped cache of plans, indexed by a hash of the
+// selection set: bounded (fastSlots entries of at most maxFastFields
+// fields), lock-free, and a collision only costs a compilation.
+var fastPlans [fastSlots]atomic.Pointer[fastEntry]
+
+// fastCompiled counts the plans compiled (the tests read it).
+var fastCompiled atomic.Int64
+
+// selAddr is the address of a selection node.
+func selAddr(s ast.Selection) uintptr {
+	switch s := s.(type) {
+	case *ast.Field:
+		return uintptr(unsafe.Pointer(s))
+	case *ast.InlineFragment:
+		return uintptr(unsafe.Pointer(s))
+	case *ast.FragmentSpread:
+		return uintptr(unsafe.Pointer(s))
+	}
+	return 0
+}
+
+// planFor returns the plan of sel for an object of type t in the
+// operation oc, or nil when gqlgen must marshal it.
+func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *fastPlan {
+	if oc == nil || oc.Doc == nil || len(sel) == 0 {
+		return nil
+	}
+	h := uint64(uintptr(unsafe.Pointer(oc.Doc)))*0x9E3779B97F4A7C15 ^ uint64(uintptr(unsafe.Pointer(t)))
+	for _, s := range sel {
+		a := selAddr(s)
+		if a == 0 {
+			return nil
+		}
+		h = (h ^ uint64(a)) * 0x100000001B3
+	}
+	slot := &fastPlans[(h^h>>29)%fastSlots]
+	if e := slot.Load(); e != nil && e.typ == t && len(e.sels) == len(sel) && e.doc.Value() == oc.Doc {
+		same := true
+		for i, s := range sel {
+			if e.sels[i] != selAddr(s) {
+				same = false
+				break
+			}
+		}
+		if same {
+			return e.plan
+		}
+	}
+	e := &fastEntry{doc: weak.Make(oc.Doc), typ: t, sels: make([]uintptr, len(sel))}
+	for i, s := range sel {
+		e.sels[i] = selAddr(s)
+	}
+	budget := maxFastFields
+	if e.plan = compileFast(oc, t, sel, &budget); e.plan != nil {
+		fastCompiled.Add(1)
+	}
+	slot.Store(e)
+	return e.plan
+}
+
+// compileFast compiles sel for an object of type t, or returns nil when
+// any of it needs gqlgen's executor. budget counts the fields left.
+func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet, budget *int) *fastPlan {
+	if !plainDirectives(oc, sel, 0) {
+		return nil
+	}
+	fields := graphql.CollectFields(oc, sel, t.satisfies)
+	if len(fields) == 0 {
+		return nil
+	}
+	p := &fastPlan{fields: make([]fastField, 0, len(fields))}
+	for i, f := range fields {
+		if *budget--; *budget < 0 || len(f.Deferrables) > 0 {
+			return nil
+		}
+		var key []byte
+		if i > 0 {
+			key = append(key, ',')
+		}
+		key = appendQuoted(key, f.Alias)
+		ff := fastField{key: string(append(key, ':'))}
+		if f.Name == "__typename" {
+			ff.op, ff.lit = opTypename, t.name
+		} else {
+			op, ok := t.ops[f.Name]
+			if !ok {
+				return nil // a resolver, another introspection field, or unknown
+			}
+			ff.op = op
+			if sub := t.objectType[op]; sub != nil {
+				if ff.sub = compileFast(oc, sub, f.Selections, budget); ff.sub == nil {
+					return nil
+				}
+			} else if len(f.Selections) > 0 {
+				return nil
+			}
+		}
+		p.fields = append(p.fields, ff)
+	}
+	return p
+}
+
+// plainDirectives reports whether every directive in sel (through its
+// fragments, not into its fields' sub-selections, which compileFast
+// checks in turn) is @skip or @include with a literal argument: what
+// CollectFields then decides is the same for every request of the
+// document, as a cached plan must be.
+func plainDirectives(oc *graphql.OperationContext, sel ast.SelectionSet, depth int) bool {
+	if depth > 32 { // fragments nest no deeper in a valid document; be safe
+		return false
+	}
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if !literalSkipInclude(s.Directives) {
+				return false
+			}
+		case *ast.InlineFragment:
+			if !literalSkipInclude(s.Directives) || !plainDirectives(oc, s.SelectionSet, depth+1) {
+				return false
+			}
+		case *ast.FragmentSpread:
+			def := oc.Doc.Fragments.ForName(s.Name)
+			if def == nil || !literalSkipInclude(s.Directives) || !literalSkipInclude(def.Directives) ||
+				!plainDirectives(oc, def.SelectionSet, depth+1) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func literalSkipInclude(ds ast.DirectiveList) bool {
+	for _, d := range ds {
+		if d.Name != "skip" && d.Name != "include" {
+			return false
+		}
+		for _, a := range d.Arguments {
+			if a.Value == nil || a.Value.Kind != ast.BooleanValue {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fastEnabled reports whether the server was built with the fast path
+// (ServerConfig.noFastPath turns it off, for the differential tests).
+func (ec *executionContext) fastEnabled() bool {
+	r, ok := ec.Resolvers.(*Resolver)
+	return ok && !r.noFastPath
+}
+
+// fastPaymentObject, fastMoneyObject and fastCustomerObject are the
+// hooks graph/gen adds to the generated _Payment, _Money and _Customer:
+// a marshaler of obj for sel, or nil to let gqlgen's code run.
+func (ec *executionContext) fastPaymentObject(sel ast.SelectionSet, obj *model.Payment) graphql.Marshaler {
+	if obj == nil || obj.Payment == nil || !ec.fastEnabled() {
+		return nil
+	}
+	if p := planFor(ec.OperationContext, fastPayment, sel); p != nil {
+		return &paymentJSON{p, obj}
+	}
+	return nil
+}
+
+func (ec *executionContext) fastMoneyObject(sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+	if obj == nil || !ec.fastEnabled() {
+		return nil
+	}
+	if p := planFor(ec.OperationContext, fastMoney, sel); p != nil {
+		return &moneyJSON{p, *obj}
+	}
+	return nil
+}
+
+func (ec *executionContext) fastCustomerObject(sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
+	if obj == nil || !ec.fastEnabled() {
+		return nil
+	}
+	if p := planFor(ec.OperationContext, fastCustomer, sel); p != nil {
+		return &customerJSON{p, obj}
+	}
+	return nil
+}
+
+type paymentJSON struct {
+	p *fastPlan
+	x *model.Payment
+}
+
+func (m *paymentJSON) MarshalGQL(w io.Writer) { m.p.writePayment(w, m.x) }
+
+type moneyJSON struct {
+	p *fastPlan
+	x model.Money
+}
+
+func (m *moneyJSON) MarshalGQL(w io.Writer) { m.p.writeMoney(w, &m.x) }
+
+type customerJSON struct {
+	p *fastPlan
+	x *model.Customer
+}
+
+func (m *customerJSON) MarshalGQL(w io.Writer) { m.p.writeCustomer(w, m.x) }
+
+// The writers below write what gqlgen's FieldSet and the generated
+// marshallers write: `{"alias":value,...}`, strings escaped as
+// graphql.MarshalString does, scalars by graph/scalar, null for a nil
+// nullable field.
+
+func (p *fastPlan) writePayment(w io.Writer, x *model.Payment) {
+	var buf [48]byte
+	io.WriteString(w, "{")
+	for i := range p.fields {
+		f := &p.fields[i]
+		io.WriteString(w, f.key)
+		switch f.op {
+		case opTypename:
+			writeQuoted(w, buf[:0], f.lit)
+		case opPayID:
+			writeQuoted(w, buf[:0], x.ID)
+		case opPayStatus:
+			writeEnum(w, buf[:0], string(x.Payment.Status))
+		case opPayAmount:
+			f.sub.writeMoney(w, x.AmountRef())
+		case opPayTransactionID:
+			writeOptString(w, buf[:0], x.TransactionID)
+		case opPayPaymentMethod:
+			writeOptString(w, buf[:0], x.PaymentMethod)
+		case opPayCustomer:
+			f.sub.writeCustomer(w, x.Customer())
+		case opPayCreatedAt:
+			writeTime(w, buf[:0], x.CreatedAt)
+		case opPayUpdatedAt:
+			writeTime(w, buf[:0], x.UpdatedAt)
+		}
+	}
+	io.WriteString(w, "}")
+}
+
+func (p *fastPlan) writeMoney(w io.Writer, x *model.Money) {
+	var buf [48]byte
+	io.WriteString(w, "{")
+	for i := range p.fields {
+		f := &p.fields[i]
+		io.WriteString(w, f.key)
+		switch f.op {
+		case opTypename:
+			writeQuoted(w, buf[:0], f.lit)
+		case opMoneyAmount:
+			b := append(buf[:0], '"')
+			b = x.Amount.AppendTaka(b)
+			w.Write(append(b, '"'))
+		case opMoneyPaisa:
+			writeSafeInt(w, buf[:0], int64(x.Amount))
+		case opMoneyCurrency:
+			writeQuoted(w, buf[:0], x.Currency)
+		}
+	}
+	io.WriteString(w, "}")
+}
+
+func (p *fastPlan) writeCustomer(w io.Writer, x *model.Customer) {
+	var buf [48]byte
+	io.WriteString(w, "{")
+	for i := range p.fields {
+		f := &p.fields[i]
+		io.WriteString(w, f.key)
+		switch f.op {
+		case opTypename:
+			writeQuoted(w, buf[:0], f.lit)
+		case opCustName:
+			writeOptString(w, buf[:0], x.Name)
+		case opCustEmail:
+			writeOptString(w, buf[:0], x.Email)
+		case opCustPhone:
+			writeOptString(w, buf[:0], x.Phone)
+		case opCustCity:
+			writeOptString(w, buf[:0], x.City)
+		}
+	}
+	io.WriteString(w, "}")
+}
+
+func writeOptString(w io.Writer, buf []byte, s *string) {
+	if s == nil {
+		io.WriteString(w, "null")
+		return
+	}
+	writeQuoted(w, buf, *s)
+}
+
+// writeQuoted writes s as graphql.MarshalString does; a short string is
+// escaped into buf and written at once.
+func writeQuoted(w io.Writer, buf []byte, s string) {
+	if len(s)+2 <= cap(buf) && plainASCII(s) {
+		b := append(buf, '"')
+		b = append(b, s...)
+		w.Write(append(b, '"'))
+		return
+	}
+	w.Write(appendQuoted(buf, s))
+}
+
+// plainASCII: printable ASCII without '"' or '\\', which gqlgen writes
+// as they are.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
+
+// appendQuoted appends s quoted and escaped exactly as gqlgen's
+// writeQuotedString (graphql/string.go, v0.17.98) writes it: \t \r \n
+// \\ \" by name, other control characters as \u00XX, everything else
+// (invalid UTF-8 too) as it is.
+func appendQuoted(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i, c := range s {
+		if c < 0x20 || c == '\\' || c == '"' {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\t':
+				b = append(b, `\t`...)
+			case '\r':
+				b = append(b, `\r`...)
+			case '\n':
+				b = append(b, `\n`...)
+			case '\\':
+				b = append(b, `\\`...)
+			case '"':
+				b = append(b, `\"`...)
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			start = i + 1
+		}
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+// writeEnum writes an enum value as gqlgen's generated MarshalGQL does
+// (strconv.Quote of its name).
+func writeEnum(w io.Writer, buf []byte, s string) {
+	if len(s)+2 <= cap(buf) && plainASCII(s) {
+		b := append(buf, '"')
+		b = append(b, s...)
+		w.Write(append(b, '"'))
+		return
+	}
+	io.WriteString(w, strconv.Quote(s))
+}
+
+// writeTime writes a DateTime as scalar.MarshalDateTime does.
+func writeTime(w io.Writer, buf []byte, t time.Time) {
+	b := append(buf, '"')
+	b = scalar.AppendDateTime(b, t)
+	w.Write(append(b, '"'))
+}
+
+// writeSafeInt writes a SafeInt as scalar.MarshalSafeInt does (null out
+// of range).
+func writeSafeInt(w io.Writer, buf []byte, n int64) {
+	if n > scalar.MaxSafeInt || n < -scalar.MaxSafeInt {
+		io.WriteString(w, "null")
+		return
+	}
+	w.Write(strconv.AppendInt(buf, n, 10))
+}
