@@ -28,7 +28,7 @@ func newFastREST(name, status string) *fastREST {
 	at := time.Date(2026, 11, 24, 7, 30, 0, 123_000_000, time.UTC)
 	return &fastREST{payments: []restclient.Payment{
 		{ID: "pay_a", Status: "SUCCEEDED", Amount: 125050, Currency: "BDT", TransactionID: ptr("trx_1"), PaymentMethod: ptr("bkash"),
-			Customer: restclient.Customer{Name: ptr("Padma"), Email: ptr("p@example.com"), Phone: ptr("+8801"), Address: ptr("Dhaka"), City: ptr("Dhaka")},
+			Customer:  restclient.Customer{Name: ptr("Padma"), Email: ptr("p@example.com"), Phone: ptr("+8801"), Address: ptr("Dhaka"), City: ptr("Dhaka")},
 			CreatedAt: at, UpdatedAt: at.Add(time.Hour)},
 		{ID: "pay_b", Status: restclient.PaymentStatus(status), Amount: -7, Currency: "a\"b\\c\n\t\r\x01\x1f é 😀 \xff",
 			Customer: restclient.Customer{Name: ptr(name), Email: ptr("")}, CreatedAt: at.In(time.FixedZone("x", 3600)), UpdatedAt: time.Time{}},
