@@ -22,6 +22,7 @@ package graph
 // bytes.
 
 import (
+	"context"
 	"io"
 	"strconv"
 	"sync/atomic"
@@ -48,6 +49,10 @@ const (
 	opPayTransactionID
 	opPayPaymentMethod
 	opPayCustomer // sub: Customer
+	// opPayCustomerGqlgen: a customer whose selection reaches its address
+	// resolver: gqlgen's _Payment_customer marshals it, when the payment
+	// is (delegated).
+	opPayCustomerGqlgen
 	opPayCreatedAt
 	opPayUpdatedAt
 	// Money
@@ -91,12 +96,19 @@ type fastField struct {
 	op  fastOp
 	lit string
 	sub *fastPlan
+	idx int // delegated: the field's index in CollectFields' answer, and in paymentJSON.delegated
+	dix int
 }
 
 // fastPlan is a compiled selection of one object type.
 type fastPlan struct {
-	fields []fastField
+	fields    []fastField
+	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
 }
+
+// maxDelegated bounds the fields of a Payment plan that gqlgen marshals
+// (customer selections reaching the address; more are aliases of it).
+const maxDelegated = 2
 
 // maxFastFields bounds the fields of one plan, nested ones included: a
 // plan is kept for the process (fastPlans), so it must stay small. The
@@ -104,8 +116,11 @@ type fastPlan struct {
 // aliases of the same fields, which gqlgen then serves.
 const maxFastFields = 64
 
-// fastSlots is the number of plans kept (fastPlans).
-const fastSlots = 512
+// fastBuckets × fastWays plans are kept (fastPlans).
+const (
+	fastBuckets = 256
+	fastWays    = 4
+)
 
 // fastEntry is a cached plan (nil: the selection is not for the fast
 // path) with what identifies its selection set: the document, weakly
@@ -119,10 +134,15 @@ type fastEntry struct {
 	plan *fastPlan
 }
 
-// fastPlans is a direct-mapped cache of plans, indexed by a hash of the
-// selection set: bounded (fastSlots entries of at most maxFastFields
-// fields), lock-free, and a collision only costs a compilation.
-var fastPlans [fastSlots]atomic.Pointer[fastEntry]
+// fastPlans is a set-associative cache of plans, its bucket chosen by a
+// hash of the selection set: bounded (fastBuckets × fastWays entries of
+// at most maxFastFields fields), lock-free, and a miss only costs a
+// compilation. Four ways keep the selection sets of one document (20
+// aliases, say) from evicting each other on every request.
+var fastPlans [fastBuckets][fastWays]atomic.Pointer[fastEntry]
+
+// fastVictim turns the way a new plan replaces when its bucket is full.
+var fastVictim atomic.Uint32
 
 // fastCompiled counts the plans compiled (the tests read it).
 var fastCompiled atomic.Int64
@@ -154,16 +174,9 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 		}
 		h = (h ^ uint64(a)) * 0x100000001B3
 	}
-	slot := &fastPlans[(h^h>>29)%fastSlots]
-	if e := slot.Load(); e != nil && e.typ == t && len(e.sels) == len(sel) && e.doc.Value() == oc.Doc {
-		same := true
-		for i, s := range sel {
-			if e.sels[i] != selAddr(s) {
-				same = false
-				break
-			}
-		}
-		if same {
+	bucket := &fastPlans[(h^h>>29)%fastBuckets]
+	for w := range bucket {
+		if e := bucket[w].Load(); e != nil && e.matches(oc.Doc, t, sel) {
 			return e.plan
 		}
 	}
@@ -172,16 +185,39 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 		e.sels[i] = selAddr(s)
 	}
 	budget := maxFastFields
-	if e.plan = compileFast(oc, t, sel, &budget); e.plan != nil {
+	if e.plan = compileFast(oc, t, sel, &budget, true); e.plan != nil {
 		fastCompiled.Add(1)
+	}
+	slot := &bucket[0]
+	for w := range bucket {
+		if old := bucket[w].Load(); old == nil || old.doc.Value() == nil { // free, or its document is gone
+			slot = &bucket[w]
+			break
+		}
+		if w == fastWays-1 {
+			slot = &bucket[fastVictim.Add(1)%fastWays]
+		}
 	}
 	slot.Store(e)
 	return e.plan
 }
 
+// matches reports whether e is the plan of sel for type t in doc.
+func (e *fastEntry) matches(doc *ast.QueryDocument, t *fastType, sel ast.SelectionSet) bool {
+	if e.typ != t || len(e.sels) != len(sel) || e.doc.Value() != doc {
+		return false
+	}
+	for i, s := range sel {
+		if e.sels[i] != selAddr(s) {
+			return false
+		}
+	}
+	return true
+}
+
 // compileFast compiles sel for an object of type t, or returns nil when
 // any of it needs gqlgen's executor. budget counts the fields left.
-func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet, budget *int) *fastPlan {
+func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet, budget *int, top bool) *fastPlan {
 	if !plainDirectives(oc, sel, 0) {
 		return nil
 	}
@@ -209,8 +245,14 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 			}
 			ff.op = op
 			if sub := t.objectType[op]; sub != nil {
-				if ff.sub = compileFast(oc, sub, f.Selections, budget); ff.sub == nil {
-					return nil
+				if ff.sub = compileFast(oc, sub, f.Selections, budget, false); ff.sub == nil {
+					// The customer's selection reaches its address: gqlgen
+					// marshals that field, the plan the others.
+					if op != opPayCustomer || !top || p.delegated == maxDelegated {
+						return nil
+					}
+					ff.op, ff.idx, ff.dix = opPayCustomerGqlgen, i, p.delegated
+					p.delegated++
 				}
 			} else if len(f.Selections) > 0 {
 				return nil
@@ -277,17 +319,34 @@ func (ec *executionContext) fastEnabled() bool {
 // fastPaymentObject, fastMoneyObject and fastCustomerObject are the
 // hooks graph/gen adds to the generated _Payment, _Money and _Customer:
 // a marshaler of obj for sel, or nil to let gqlgen's code run.
-func (ec *executionContext) fastPaymentObject(sel ast.SelectionSet, obj *model.Payment) graphql.Marshaler {
+func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.SelectionSet, obj *model.Payment) graphql.Marshaler {
 	if obj == nil || obj.Payment == nil || !ec.fastEnabled() {
 		return nil
 	}
-	if p := planFor(ec.OperationContext, fastPayment, sel); p != nil {
-		return &paymentJSON{p, obj}
+	p := planFor(ec.OperationContext, fastPayment, sel)
+	if p == nil {
+		return nil
 	}
-	return nil
+	m := &paymentJSON{p: p, x: obj}
+	if p.delegated > 0 {
+		// As gqlgen's _Payment does for these fields, in the same order
+		// (the plan's other fields cannot fail): the same field contexts,
+		// paths and errors, and a null payment when one is null.
+		fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)
+		for i := range p.fields {
+			if f := &p.fields[i]; f.op == opPayCustomerGqlgen {
+				v := ec._Payment_customer(ctx, fields[f.idx], obj)
+				if v == graphql.Null {
+					return graphql.Null
+				}
+				m.delegated[f.dix] = v
+			}
+		}
+	}
+	return m
 }
 
-func (ec *executionContext) fastMoneyObject(sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
+func (ec *executionContext) fastMoneyObject(_ context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
 	if obj == nil || !ec.fastEnabled() {
 		return nil
 	}
@@ -297,7 +356,7 @@ func (ec *executionContext) fastMoneyObject(sel ast.SelectionSet, obj *model.Mon
 	return nil
 }
 
-func (ec *executionContext) fastCustomerObject(sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
+func (ec *executionContext) fastCustomerObject(_ context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
 	if obj == nil || !ec.fastEnabled() {
 		return nil
 	}
@@ -308,11 +367,12 @@ func (ec *executionContext) fastCustomerObject(sel ast.SelectionSet, obj *model.
 }
 
 type paymentJSON struct {
-	p *fastPlan
-	x *model.Payment
+	p         *fastPlan
+	x         *model.Payment
+	delegated [maxDelegated]graphql.Marshaler
 }
 
-func (m *paymentJSON) MarshalGQL(w io.Writer) { m.p.writePayment(w, m.x) }
+func (m *paymentJSON) MarshalGQL(w io.Writer) { m.p.writePayment(w, m.x, &m.delegated) }
 
 type moneyJSON struct {
 	p *fastPlan
@@ -333,7 +393,7 @@ func (m *customerJSON) MarshalGQL(w io.Writer) { m.p.writeCustomer(w, m.x) }
 // graphql.MarshalString does, scalars by graph/scalar, null for a nil
 // nullable field.
 
-func (p *fastPlan) writePayment(w io.Writer, x *model.Payment) {
+func (p *fastPlan) writePayment(w io.Writer, x *model.Payment, delegated *[maxDelegated]graphql.Marshaler) {
 	var buf [48]byte
 	io.WriteString(w, "{")
 	for i := range p.fields {
@@ -354,6 +414,8 @@ func (p *fastPlan) writePayment(w io.Writer, x *model.Payment) {
 			writeOptString(w, buf[:0], x.PaymentMethod)
 		case opPayCustomer:
 			f.sub.writeCustomer(w, x.Customer())
+		case opPayCustomerGqlgen:
+			delegated[f.dix].MarshalGQL(w)
 		case opPayCreatedAt:
 			writeTime(w, buf[:0], x.CreatedAt)
 		case opPayUpdatedAt:

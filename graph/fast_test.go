@@ -38,7 +38,9 @@ func newFastREST(name, status string) *fastREST {
 }
 
 func (f *fastREST) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
-	page := &restclient.PaymentPage{Data: append([]restclient.Payment(nil), f.payments...)}
+	// pay_gone is only in the list: its detail (the address) is NOT_FOUND.
+	page := &restclient.PaymentPage{Data: append(append([]restclient.Payment(nil), f.payments...),
+		restclient.Payment{ID: "pay_gone", Status: "FAILED", Amount: 1, Currency: "BDT"})}
 	for i := range page.Data {
 		page.Data[i].Customer.Address = nil
 	}
@@ -140,7 +142,11 @@ func TestFastPathMatchesGqlgen(t *testing.T) {
 		{"typename only", `{ payments { nodes { __typename } } }`, nil, true},
 		{"variables in directives", `query V($s: Boolean!) { payments { nodes { id @skip(if: $s) amount { amount @include(if: $s) } } } }`, map[string]any{"s": true}, false},
 		{"variables in directives, other value", `query V($s: Boolean!) { payments { nodes { id @skip(if: $s) amount { amount @include(if: $s) } } } }`, map[string]any{"s": false}, false},
-		{"the address resolver", `{ payments { nodes { id customer { name address } } } }`, nil, false},
+		{"the address resolver, one item's failing", `{ payments { nodes { id customer { name address } } } }`, nil, true},
+		{"the address alone", `{ payments { nodes { customer { address } } } }`, nil, true},
+		{"the address twice, and a third customer", `{ payments { nodes { id a: customer { address } b: customer { address name } c: customer { city } } } }`, nil, true},
+		{"the address three times", `{ payments { nodes { id a: customer { address } b: customer { address name } c: customer { address } } } }`, nil, false},
+		{"the address in a fragment", `{ payment(id: "pay_a") { ...P } } fragment P on Payment { id customer { ... on Customer { address } } }`, nil, true},
 		{"address beside plain objects", `{ payment(id: "pay_a") { amount { amount } customer { address } } }`, nil, true},
 		{"not found", `{ payment(id: "pay_zz") { id } a: payment(id: "pay_a") { id } }`, nil, true},
 		{"introspection in an object", `{ payments { nodes { id __typename } } __type(name: "Payment") { name } }`, nil, true},
@@ -178,4 +184,24 @@ func FuzzFastPathMatchesGqlgen(f *testing.F) {
 		rest.payments = newFastREST(name, status).payments
 		p.compare(t, query, nil)
 	})
+}
+
+// TestFastPathPlansCached: the plans of a document are compiled by its
+// first request only, 20 aliases' worth of them too (they share the
+// cache's buckets without evicting each other).
+func TestFastPathPlansCached(t *testing.T) {
+	p := newFastPair(newFastREST("n", "SUCCEEDED"))
+	var q strings.Builder
+	q.WriteString("{")
+	for i := range 20 {
+		q.WriteString(" p" + string(rune('a'+i)) + `: payment(id: "pay_a") { id amount { amount } customer { name } }`)
+	}
+	q.WriteString(" }")
+	before := fastCompiled.Load()
+	p.compare(t, q.String(), nil)
+	first := fastCompiled.Load() - before
+	p.compare(t, q.String(), nil)
+	if again := fastCompiled.Load() - before - first; first != 20 || again != 0 {
+		t.Errorf("plans compiled: %d by the first request (want 20), %d by the next ones (want 0)", first, again)
+	}
 }

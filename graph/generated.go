@@ -4416,7 +4416,7 @@ func (ec *executionContext) _CheckoutSession(ctx context.Context, sel ast.Select
 var customerImplementors = []string{"Customer"}
 
 func (ec *executionContext) _Customer(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
-	if m := ec.fastCustomerObject(sel, obj); m != nil {
+	if m := ec.fastCustomerObject(ctx, sel, obj); m != nil {
 		return m
 	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, customerImplementors)
@@ -4511,7 +4511,7 @@ func (ec *executionContext) _MetadataEntry(ctx context.Context, sel ast.Selectio
 var moneyImplementors = []string{"Money"}
 
 func (ec *executionContext) _Money(ctx context.Context, sel ast.SelectionSet, obj *model.Money) graphql.Marshaler {
-	if m := ec.fastMoneyObject(sel, obj); m != nil {
+	if m := ec.fastMoneyObject(ctx, sel, obj); m != nil {
 		return m
 	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, moneyImplementors)
@@ -4605,7 +4605,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var paymentImplementors = []string{"Payment", "Node"}
 
 func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, obj *model.Payment) graphql.Marshaler {
-	if m := ec.fastPaymentObject(sel, obj); m != nil {
+	if m := ec.fastPaymentObject(ctx, sel, obj); m != nil {
 		return m
 	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)

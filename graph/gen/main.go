@@ -101,7 +101,7 @@ func rewriteLists(file string) error {
 		if bytes.Count(src, []byte(head+first)) != 1 {
 			return fmt.Errorf("%s: gqlgen's marshaller of %s does not start with %q: update graph/gen and graph/fast.go for this gqlgen", file, typ, head+first)
 		}
-		hook := fmt.Sprintf("\tif m := ec.%s(sel, obj); m != nil {\n\t\treturn m\n\t}\n", fastObjects[typ])
+		hook := fmt.Sprintf("\tif m := ec.%s(ctx, sel, obj); m != nil {\n\t\treturn m\n\t}\n", fastObjects[typ])
 		src = bytes.Replace(src, []byte(head+first), []byte(head+hook+first), 1)
 	}
 	src = bytes.Replace(src, []byte(gqlgenHeader), []byte(ourHeader), 1)
