@@ -22,6 +22,7 @@ package graph
 // bytes.
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"strconv"
@@ -372,125 +373,129 @@ type paymentJSON struct {
 	delegated [maxDelegated]graphql.Marshaler
 }
 
-func (m *paymentJSON) MarshalGQL(w io.Writer) { m.p.writePayment(w, m.x, &m.delegated) }
-
 type moneyJSON struct {
 	p *fastPlan
 	x model.Money
 }
-
-func (m *moneyJSON) MarshalGQL(w io.Writer) { m.p.writeMoney(w, &m.x) }
 
 type customerJSON struct {
 	p *fastPlan
 	x *model.Customer
 }
 
-func (m *customerJSON) MarshalGQL(w io.Writer) { m.p.writeCustomer(w, m.x) }
+// The marshalers append into the spare capacity of gqlgen's response
+// buffer (a *bytes.Buffer) and write it at once: no buffer of their own
+// and no call per value through io.Writer.
 
-// The writers below write what gqlgen's FieldSet and the generated
+func (m *paymentJSON) MarshalGQL(w io.Writer) {
+	b := m.p.appendPayment(spare(w, 512), w, m.x, &m.delegated)
+	w.Write(b)
+}
+
+func (m *moneyJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendMoney(spare(w, 128), &m.x)) }
+
+func (m *customerJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendCustomer(spare(w, 256), m.x)) }
+
+// spare returns an empty slice with at least n bytes of w's spare
+// capacity when w is a bytes.Buffer (what gqlgen marshals into), else nil.
+func spare(w io.Writer, n int) []byte {
+	if bw, ok := w.(*bytes.Buffer); ok {
+		bw.Grow(n)
+		return bw.AvailableBuffer()
+	}
+	return nil
+}
+
+// The appenders below append what gqlgen's FieldSet and the generated
 // marshallers write: `{"alias":value,...}`, strings escaped as
-// graphql.MarshalString does, scalars by graph/scalar, null for a nil
-// nullable field.
+// graphql.MarshalString does, scalars as graph/scalar does, null for a
+// nil nullable field.
 
-func (p *fastPlan) writePayment(w io.Writer, x *model.Payment, delegated *[maxDelegated]graphql.Marshaler) {
-	var buf [48]byte
-	io.WriteString(w, "{")
+func (p *fastPlan) appendPayment(b []byte, w io.Writer, x *model.Payment, delegated *[maxDelegated]graphql.Marshaler) []byte {
+	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
-		io.WriteString(w, f.key)
+		b = append(b, f.key...)
 		switch f.op {
 		case opTypename:
-			writeQuoted(w, buf[:0], f.lit)
+			b = appendQuoted(b, f.lit)
 		case opPayID:
-			writeQuoted(w, buf[:0], x.ID)
+			b = appendQuoted(b, x.ID)
 		case opPayStatus:
-			writeEnum(w, buf[:0], string(x.Payment.Status))
+			b = appendEnum(b, string(x.Payment.Status))
 		case opPayAmount:
-			f.sub.writeMoney(w, x.AmountRef())
+			b = f.sub.appendMoney(b, x.AmountRef())
 		case opPayTransactionID:
-			writeOptString(w, buf[:0], x.TransactionID)
+			b = appendOptString(b, x.TransactionID)
 		case opPayPaymentMethod:
-			writeOptString(w, buf[:0], x.PaymentMethod)
+			b = appendOptString(b, x.PaymentMethod)
 		case opPayCustomer:
-			f.sub.writeCustomer(w, x.Customer())
+			b = f.sub.appendCustomer(b, x.Customer())
 		case opPayCustomerGqlgen:
+			// gqlgen's marshaler writes to w: what is before it first.
+			w.Write(b)
 			delegated[f.dix].MarshalGQL(w)
+			b = spare(w, 256)
 		case opPayCreatedAt:
-			writeTime(w, buf[:0], x.CreatedAt)
+			b = appendTime(b, x.CreatedAt)
 		case opPayUpdatedAt:
-			writeTime(w, buf[:0], x.UpdatedAt)
+			b = appendTime(b, x.UpdatedAt)
 		}
 	}
-	io.WriteString(w, "}")
+	return append(b, '}')
 }
 
-func (p *fastPlan) writeMoney(w io.Writer, x *model.Money) {
-	var buf [48]byte
-	io.WriteString(w, "{")
+func (p *fastPlan) appendMoney(b []byte, x *model.Money) []byte {
+	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
-		io.WriteString(w, f.key)
+		b = append(b, f.key...)
 		switch f.op {
 		case opTypename:
-			writeQuoted(w, buf[:0], f.lit)
+			b = appendQuoted(b, f.lit)
 		case opMoneyAmount:
-			b := append(buf[:0], '"')
+			b = append(b, '"')
 			b = x.Amount.AppendTaka(b)
-			w.Write(append(b, '"'))
+			b = append(b, '"')
 		case opMoneyPaisa:
-			writeSafeInt(w, buf[:0], int64(x.Amount))
+			b = appendSafeInt(b, int64(x.Amount))
 		case opMoneyCurrency:
-			writeQuoted(w, buf[:0], x.Currency)
+			b = appendQuoted(b, x.Currency)
 		}
 	}
-	io.WriteString(w, "}")
+	return append(b, '}')
 }
 
-func (p *fastPlan) writeCustomer(w io.Writer, x *model.Customer) {
-	var buf [48]byte
-	io.WriteString(w, "{")
+func (p *fastPlan) appendCustomer(b []byte, x *model.Customer) []byte {
+	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
-		io.WriteString(w, f.key)
+		b = append(b, f.key...)
 		switch f.op {
 		case opTypename:
-			writeQuoted(w, buf[:0], f.lit)
+			b = appendQuoted(b, f.lit)
 		case opCustName:
-			writeOptString(w, buf[:0], x.Name)
+			b = appendOptString(b, x.Name)
 		case opCustEmail:
-			writeOptString(w, buf[:0], x.Email)
+			b = appendOptString(b, x.Email)
 		case opCustPhone:
-			writeOptString(w, buf[:0], x.Phone)
+			b = appendOptString(b, x.Phone)
 		case opCustCity:
-			writeOptString(w, buf[:0], x.City)
+			b = appendOptString(b, x.City)
 		}
 	}
-	io.WriteString(w, "}")
+	return append(b, '}')
 }
 
-func writeOptString(w io.Writer, buf []byte, s *string) {
+func appendOptString(b []byte, s *string) []byte {
 	if s == nil {
-		io.WriteString(w, "null")
-		return
+		return append(b, "null"...)
 	}
-	writeQuoted(w, buf, *s)
+	return appendQuoted(b, *s)
 }
 
-// writeQuoted writes s as graphql.MarshalString does; a short string is
-// escaped into buf and written at once.
-func writeQuoted(w io.Writer, buf []byte, s string) {
-	if len(s)+2 <= cap(buf) && plainASCII(s) {
-		b := append(buf, '"')
-		b = append(b, s...)
-		w.Write(append(b, '"'))
-		return
-	}
-	w.Write(appendQuoted(buf, s))
-}
-
-// plainASCII: printable ASCII without '"' or '\\', which gqlgen writes
-// as they are.
+// plainASCII: printable ASCII without '"' or '\\', which both gqlgen's
+// string and enum marshallers write as they are.
 func plainASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
@@ -504,10 +509,14 @@ const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 
 // appendQuoted appends s quoted and escaped exactly as gqlgen's
 // writeQuotedString (graphql/string.go, v0.17.98) writes it: \t \r \n
-// \\ \" by name, other control characters as \u00XX, everything else
-// (invalid UTF-8 too) as it is.
+// \\ \" by name, other control characters as \u00XX (upper-case hex),
+// everything else (invalid UTF-8 too) as it is.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
+	if plainASCII(s) {
+		b = append(b, s...)
+		return append(b, '"')
+	}
 	start := 0
 	for i, c := range s {
 		if c < 0x20 || c == '\\' || c == '"' {
@@ -533,31 +542,29 @@ func appendQuoted(b []byte, s string) []byte {
 	return append(b, '"')
 }
 
-// writeEnum writes an enum value as gqlgen's generated MarshalGQL does
-// (strconv.Quote of its name).
-func writeEnum(w io.Writer, buf []byte, s string) {
-	if len(s)+2 <= cap(buf) && plainASCII(s) {
-		b := append(buf, '"')
+// appendEnum appends an enum value as gqlgen's generated MarshalGQL
+// writes it (strconv.Quote of its name).
+func appendEnum(b []byte, s string) []byte {
+	if plainASCII(s) {
+		b = append(b, '"')
 		b = append(b, s...)
-		w.Write(append(b, '"'))
-		return
+		return append(b, '"')
 	}
-	io.WriteString(w, strconv.Quote(s))
+	return strconv.AppendQuote(b, s)
 }
 
-// writeTime writes a DateTime as scalar.MarshalDateTime does.
-func writeTime(w io.Writer, buf []byte, t time.Time) {
-	b := append(buf, '"')
+// appendTime appends a DateTime as scalar.MarshalDateTime writes it.
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
 	b = scalar.AppendDateTime(b, t)
-	w.Write(append(b, '"'))
+	return append(b, '"')
 }
 
-// writeSafeInt writes a SafeInt as scalar.MarshalSafeInt does (null out
-// of range).
-func writeSafeInt(w io.Writer, buf []byte, n int64) {
+// appendSafeInt appends a SafeInt as scalar.MarshalSafeInt writes it
+// (null out of range).
+func appendSafeInt(b []byte, n int64) []byte {
 	if n > scalar.MaxSafeInt || n < -scalar.MaxSafeInt {
-		io.WriteString(w, "null")
-		return
+		return append(b, "null"...)
 	}
-	w.Write(strconv.AppendInt(buf, n, 10))
+	return strconv.AppendInt(b, n, 10)
 }
