@@ -222,14 +222,39 @@ func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudge
 	if b == nil || fc == nil || fc.Field.Field == nil {
 		return nil, p
 	}
-	w := planWalker{items: items}
+	var doc *ast.QueryDocument
 	if graphql.HasOperationContext(ctx) {
-		w.doc = graphql.GetOperationContext(ctx).Doc
+		doc = graphql.GetOperationContext(ctx).Doc
 	}
-	p.fixed = len(fc.Field.Alias) + keyBytes + 2
-	w.walk(&p, slotNone, fc.Field.Selections, typ)
-	return b, p
+	walk := func() (plans [2]costPlan) {
+		w := planWalker{doc: doc}
+		if items != nil {
+			w.items = &plans[1]
+		}
+		plans[0].fixed = len(fc.Field.Alias) + keyBytes + 2
+		w.walk(&plans[0], slotNone, fc.Field.Selections, typ)
+		return plans
+	}
+	// The plans depend only on the document's nodes: walked once per
+	// selection and kept (selCache), not on every resolver call (20
+	// aliases walked their selections 20 times a request: ≈ 18 % of
+	// BenchmarkAliases20's CPU in map lookups, BENCHMARKS.md issue 14).
+	tag := typ
+	if items != nil {
+		tag += "+items"
+	}
+	plans, ok := costPlans.get(doc, tag, fc.Field.Field, fc.Field.Selections, walk)
+	if !ok {
+		plans = walk()
+	}
+	if items != nil {
+		*items = plans[1]
+	}
+	return b, plans[0]
 }
+
+// costPlans keeps fieldPlan's plans (and a connection's item plan).
+var costPlans selCache[[2]costPlan]
 
 func strLen(s *string) int {
 	if s == nil {

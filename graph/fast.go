@@ -28,8 +28,6 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
-	"unsafe"
-	"weak"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -117,103 +115,28 @@ const maxDelegated = 2
 // aliases of the same fields, which gqlgen then serves.
 const maxFastFields = 64
 
-// fastBuckets × fastWays plans are kept (fastPlans).
-const (
-	fastBuckets = 256
-	fastWays    = 4
-)
-
-// fastEntry is a cached plan (nil: the selection is not for the fast
-// path) with what identifies its selection set: the document, weakly
-// (so that the cache holds no document alive, and an entry of a freed
-// document matches no other), the object type and the addresses of the
-// selections, which are the document's nodes while it is alive.
-type fastEntry struct {
-	doc  weak.Pointer[ast.QueryDocument]
-	typ  *fastType
-	sels []uintptr
-	plan *fastPlan
-}
-
-// fastPlans is a set-associative cache of plans, its bucket chosen by a
-// hash of the selection set: bounded (fastBuckets × fastWays entries of
-// at most maxFastFields fields), lock-free, and a miss only costs a
-// compilation. Four ways keep the selection sets of one document (20
-// aliases, say) from evicting each other on every request.
-var fastPlans [fastBuckets][fastWays]atomic.Pointer[fastEntry]
-
-// fastVictim turns the way a new plan replaces when its bucket is full.
-var fastVictim atomic.Uint32
+// fastPlans keeps the plans (nil: a selection for gqlgen), per document,
+// type and selection set (selCache).
+var fastPlans selCache[*fastPlan]
 
 // fastCompiled counts the plans compiled (the tests read it).
 var fastCompiled atomic.Int64
 
-// selAddr is the address of a selection node.
-func selAddr(s ast.Selection) uintptr {
-	switch s := s.(type) {
-	case *ast.Field:
-		return uintptr(unsafe.Pointer(s))
-	case *ast.InlineFragment:
-		return uintptr(unsafe.Pointer(s))
-	case *ast.FragmentSpread:
-		return uintptr(unsafe.Pointer(s))
-	}
-	return 0
-}
-
 // planFor returns the plan of sel for an object of type t in the
 // operation oc, or nil when gqlgen must marshal it.
 func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *fastPlan {
-	if oc == nil || oc.Doc == nil || len(sel) == 0 {
+	if oc == nil || len(sel) == 0 {
 		return nil
 	}
-	h := uint64(uintptr(unsafe.Pointer(oc.Doc)))*0x9E3779B97F4A7C15 ^ uint64(uintptr(unsafe.Pointer(t)))
-	for _, s := range sel {
-		a := selAddr(s)
-		if a == 0 {
-			return nil
+	p, _ := fastPlans.get(oc.Doc, t.name, nil, sel, func() *fastPlan {
+		budget := maxFastFields
+		p := compileFast(oc, t, sel, &budget, true)
+		if p != nil {
+			fastCompiled.Add(1)
 		}
-		h = (h ^ uint64(a)) * 0x100000001B3
-	}
-	bucket := &fastPlans[(h^h>>29)%fastBuckets]
-	for w := range bucket {
-		if e := bucket[w].Load(); e != nil && e.matches(oc.Doc, t, sel) {
-			return e.plan
-		}
-	}
-	e := &fastEntry{doc: weak.Make(oc.Doc), typ: t, sels: make([]uintptr, len(sel))}
-	for i, s := range sel {
-		e.sels[i] = selAddr(s)
-	}
-	budget := maxFastFields
-	if e.plan = compileFast(oc, t, sel, &budget, true); e.plan != nil {
-		fastCompiled.Add(1)
-	}
-	slot := &bucket[0]
-	for w := range bucket {
-		if old := bucket[w].Load(); old == nil || old.doc.Value() == nil { // free, or its document is gone
-			slot = &bucket[w]
-			break
-		}
-		if w == fastWays-1 {
-			slot = &bucket[fastVictim.Add(1)%fastWays]
-		}
-	}
-	slot.Store(e)
-	return e.plan
-}
-
-// matches reports whether e is the plan of sel for type t in doc.
-func (e *fastEntry) matches(doc *ast.QueryDocument, t *fastType, sel ast.SelectionSet) bool {
-	if e.typ != t || len(e.sels) != len(sel) || e.doc.Value() != doc {
-		return false
-	}
-	for i, s := range sel {
-		if e.sels[i] != selAddr(s) {
-			return false
-		}
-	}
-	return true
+		return p
+	})
+	return p
 }
 
 // compileFast compiles sel for an object of type t, or returns nil when
