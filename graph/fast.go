@@ -25,6 +25,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -63,6 +64,11 @@ const (
 	opCustEmail
 	opCustPhone
 	opCustCity
+	// opCustAddressGqlgen: the address resolver, which gqlgen's
+	// _Customer_address resolves when the customer is marshalled (a
+	// customer plan of its own, not inside a payment's: that one has no
+	// field context of the customer for the address's path and errors).
+	opCustAddressGqlgen
 )
 
 // fastType is one object type the fast path knows: its name, the
@@ -95,8 +101,12 @@ type fastField struct {
 	op  fastOp
 	lit string
 	sub *fastPlan
-	idx int // delegated: the field's index in CollectFields' answer, and in paymentJSON.delegated
-	dix int
+	dix int // delegated: the field's index in paymentJSON.delegated
+	// nodes: a delegated field's nodes, as paths of indexes from the
+	// object's selection set (through inline fragments and fragment
+	// definitions), whose selections CollectFields merges; so that the
+	// field gqlgen resolves is rebuilt without a CollectFields per object.
+	nodes [][]int32
 }
 
 // fastPlan is a compiled selection of one object type.
@@ -164,6 +174,15 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 			ff.op, ff.lit = opTypename, t.name
 		} else {
 			op, ok := t.ops[f.Name]
+			if t == fastCustomer && f.Name == "address" && top && p.delegated == 0 && len(f.Selections) == 0 {
+				// One address per customer, as gqlgen's Dispatch runs a
+				// single concurrent field: on the caller's goroutine.
+				if ff.nodes = fieldNodes(oc, sel, t.satisfies, f); ff.nodes == nil {
+					return nil
+				}
+				op, ok = opCustAddressGqlgen, true
+				p.delegated++
+			}
 			if !ok {
 				return nil // a resolver, another introspection field, or unknown
 			}
@@ -175,7 +194,10 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 					if op != opPayCustomer || !top || p.delegated == maxDelegated {
 						return nil
 					}
-					ff.op, ff.idx, ff.dix = opPayCustomerGqlgen, i, p.delegated
+					if ff.nodes = fieldNodes(oc, sel, t.satisfies, f); ff.nodes == nil {
+						return nil
+					}
+					ff.op, ff.dix = opPayCustomerGqlgen, p.delegated
 					p.delegated++
 				}
 			} else if len(f.Selections) > 0 {
@@ -256,10 +278,9 @@ func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.Selec
 		// As gqlgen's _Payment does for these fields, in the same order
 		// (the plan's other fields cannot fail): the same field contexts,
 		// paths and errors, and a null payment when one is null.
-		fields := graphql.CollectFields(ec.OperationContext, sel, paymentImplementors)
 		for i := range p.fields {
 			if f := &p.fields[i]; f.op == opPayCustomerGqlgen {
-				v := ec._Payment_customer(ctx, fields[f.idx], obj)
+				v := ec.fastPaymentCustomer(ctx, ec.collected(sel, f.nodes), obj)
 				if v == graphql.Null {
 					return graphql.Null
 				}
@@ -280,14 +301,162 @@ func (ec *executionContext) fastMoneyObject(_ context.Context, sel ast.Selection
 	return nil
 }
 
-func (ec *executionContext) fastCustomerObject(_ context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
+func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
 	if obj == nil || !ec.fastEnabled() {
 		return nil
 	}
-	if p := planFor(ec.OperationContext, fastCustomer, sel); p != nil {
-		return &customerJSON{p, obj}
+	p := planFor(ec.OperationContext, fastCustomer, sel)
+	if p == nil {
+		return nil
 	}
-	return nil
+	m := &customerJSON{p: p, x: obj}
+	if p.delegated > 0 {
+		// As gqlgen's _Customer does for its one concurrent field (its
+		// Dispatch runs a single one on the calling goroutine, with
+		// recoverToNull's recovery); the address is nullable.
+		for i := range p.fields {
+			if f := &p.fields[i]; f.op == opCustAddressGqlgen {
+				m.delegated = ec.fastCustomerAddress(ctx, ec.collected(sel, f.nodes), obj)
+			}
+		}
+	}
+	return m
+}
+
+// fastPaymentCustomer is gqlgen's _Payment_customer (the same field
+// context, result and marshalling, and the same recovery) without the
+// resolver middleware, which, as for every plain field the fast path
+// writes, has nothing to do for a field bound to the record (observe's
+// tracing spans resolvers and root fields only).
+func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (res graphql.Marshaler) {
+	c := obj.Customer()
+	if c == nil {
+		return ec._Payment_customer(ctx, field, obj) // its null error
+	}
+	fc, _ := ec.fieldContext_Payment_customer(ctx, field)
+	ctx = graphql.WithFieldContext(ctx, fc)
+	defer func() {
+		if r := recover(); r != nil {
+			ec.Error(ctx, ec.Recover(ctx, r))
+			res = graphql.Null
+		}
+	}()
+	fc.Result = c
+	return ec._Customer(ctx, field.Selections, c)
+}
+
+// collected rebuilds the CollectedField of a delegated field from its
+// nodes' paths in sel (fieldNodes), as CollectFields answers it.
+func (ec *executionContext) collected(sel ast.SelectionSet, paths [][]int32) graphql.CollectedField {
+	f := graphql.CollectedField{IsNonDeferrable: true}
+	for _, path := range paths {
+		node := ec.nodeAt(sel, path)
+		if f.Field == nil {
+			f.Field, f.Selections = node, node.SelectionSet
+		} else {
+			if len(f.Selections) == len(f.Field.SelectionSet) {
+				f.Selections = slices.Clip(f.Selections) // never append into the document's own
+			}
+			f.Selections = append(f.Selections, node.SelectionSet...)
+		}
+	}
+	return f
+}
+
+// nodeAt follows path from sel to a field node (nil: not one).
+func (ec *executionContext) nodeAt(sel ast.SelectionSet, path []int32) *ast.Field {
+	for _, i := range path[:len(path)-1] {
+		switch s := sel[i].(type) {
+		case *ast.InlineFragment:
+			sel = s.SelectionSet
+		case *ast.FragmentSpread:
+			sel = ec.Doc.Fragments.ForName(s.Name).SelectionSet
+		}
+	}
+	f, _ := sel[path[len(path)-1]].(*ast.Field)
+	return f
+}
+
+// fieldNodes finds the field nodes of sel that CollectFields merged into
+// f (an object of a type satisfying satisfies; literal @skip/@include
+// only, see plainDirectives), as paths for collected, and checks the
+// result against f itself: nil when they differ, and the plan is not
+// made (gqlgen then runs).
+func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string, f graphql.CollectedField) [][]int32 {
+	var paths [][]int32
+	visited := map[string]bool{}
+	var walk func(sel ast.SelectionSet, prefix []int32)
+	walk = func(sel ast.SelectionSet, prefix []int32) {
+		for i, s := range sel {
+			path := append(slices.Clip(prefix), int32(i))
+			switch s := s.(type) {
+			case *ast.Field:
+				if s.Alias == f.Alias && literallyIncluded(s.Directives) {
+					paths = append(paths, path)
+				}
+			case *ast.InlineFragment:
+				if literallyIncluded(s.Directives) && conditionMatches(s.TypeCondition, satisfies) {
+					walk(s.SelectionSet, path)
+				}
+			case *ast.FragmentSpread:
+				if visited[s.Name] || !literallyIncluded(s.Directives) {
+					continue
+				}
+				visited[s.Name] = true
+				if def := oc.Doc.Fragments.ForName(s.Name); def != nil && conditionMatches(def.TypeCondition, satisfies) {
+					walk(def.SelectionSet, path)
+				}
+			}
+		}
+	}
+	walk(sel, nil)
+	if len(paths) == 0 {
+		return nil
+	}
+	// The check: the same first node and the same merged selections.
+	ec := &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
+	got := ec.collected(sel, paths)
+	if got.Field != f.Field || len(got.Selections) != len(f.Selections) {
+		return nil
+	}
+	for i := range got.Selections {
+		if got.Selections[i] != f.Selections[i] {
+			return nil
+		}
+	}
+	return paths
+}
+
+// literallyIncluded evaluates @skip and @include with literal arguments
+// (plainDirectives has refused any other) as CollectFields does.
+func literallyIncluded(ds ast.DirectiveList) bool {
+	skip, include := false, true
+	if d := ds.ForName("skip"); d != nil {
+		skip = literalIf(d)
+	}
+	if d := ds.ForName("include"); d != nil {
+		include = literalIf(d)
+	}
+	return !skip && include
+}
+
+func literalIf(d *ast.Directive) bool {
+	a := d.Arguments.ForName("if")
+	return a != nil && a.Value != nil && a.Value.Raw == "true"
+}
+
+func conditionMatches(cond string, satisfies []string) bool {
+	return cond == "" || slices.Contains(satisfies, cond)
+}
+
+func (ec *executionContext) fastCustomerAddress(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (res graphql.Marshaler) {
+	defer func() {
+		if r := recover(); r != nil {
+			ec.Error(ctx, ec.Recover(ctx, r))
+			res = graphql.Null
+		}
+	}()
+	return ec._Customer_address(ctx, field, obj)
 }
 
 type paymentJSON struct {
@@ -302,8 +471,9 @@ type moneyJSON struct {
 }
 
 type customerJSON struct {
-	p *fastPlan
-	x *model.Customer
+	p         *fastPlan
+	x         *model.Customer
+	delegated graphql.Marshaler
 }
 
 // The marshalers append into the spare capacity of gqlgen's response
@@ -317,7 +487,9 @@ func (m *paymentJSON) MarshalGQL(w io.Writer) {
 
 func (m *moneyJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendMoney(spare(w, 128), &m.x)) }
 
-func (m *customerJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendCustomer(spare(w, 256), m.x)) }
+func (m *customerJSON) MarshalGQL(w io.Writer) {
+	w.Write(m.p.appendCustomer(spare(w, 256), w, m.x, m.delegated))
+}
 
 // spare returns an empty slice with at least n bytes of w's spare
 // capacity when w is a bytes.Buffer (what gqlgen marshals into), else nil.
@@ -353,7 +525,7 @@ func (p *fastPlan) appendPayment(b []byte, w io.Writer, x *model.Payment, delega
 		case opPayPaymentMethod:
 			b = appendOptString(b, x.PaymentMethod)
 		case opPayCustomer:
-			b = f.sub.appendCustomer(b, x.Customer())
+			b = f.sub.appendCustomer(b, w, x.Customer(), nil)
 		case opPayCustomerGqlgen:
 			// gqlgen's marshaler writes to w: what is before it first.
 			w.Write(b)
@@ -389,7 +561,7 @@ func (p *fastPlan) appendMoney(b []byte, x *model.Money) []byte {
 	return append(b, '}')
 }
 
-func (p *fastPlan) appendCustomer(b []byte, x *model.Customer) []byte {
+func (p *fastPlan) appendCustomer(b []byte, w io.Writer, x *model.Customer, delegated graphql.Marshaler) []byte {
 	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -405,6 +577,10 @@ func (p *fastPlan) appendCustomer(b []byte, x *model.Customer) []byte {
 			b = appendOptString(b, x.Phone)
 		case opCustCity:
 			b = appendOptString(b, x.City)
+		case opCustAddressGqlgen:
+			w.Write(b)
+			delegated.MarshalGQL(w)
+			b = spare(w, 128)
 		}
 	}
 	return append(b, '}')
