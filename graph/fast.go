@@ -1,7 +1,7 @@
 package graph
 
 // This file is the executor's fast path for the objects a payments page
-// is made of (Payment, Money, Customer). gqlgen's generated code resolves
+// is made of (Payment, Money, Customer, PaymentEdge). gqlgen's generated code resolves
 // every field of every object through graphql.ResolveField: a field
 // context, a context value, closures, the value boxed, a FieldSet, a
 // deferred group and CollectFields per object: ≈ 125 of the ≈ 130
@@ -16,8 +16,8 @@ package graph
 // CollectFields (the same merging of aliases and fragments, the same
 // type conditions), and the plan writes the bytes gqlgen would write.
 // Anything else returns nil, and gqlgen's generated code runs as before:
-// graph/gen adds the call at the top of the generated _Payment, _Money
-// and _Customer. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
+// graph/gen adds the call at the top of the generated _Payment, _Money,
+// _Customer and _PaymentEdge. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
 // run the same documents with the fast path on and off and compare the
 // bytes.
 
@@ -69,6 +69,9 @@ const (
 	// customer plan of its own, not inside a payment's: that one has no
 	// field context of the customer for the address's path and errors).
 	opCustAddressGqlgen
+	// PaymentEdge
+	opEdgeCursor
+	opEdgeNode // sub: Payment
 )
 
 // fastType is one object type the fast path knows: its name, the
@@ -91,6 +94,9 @@ var (
 			"transactionId": opPayTransactionID, "paymentMethod": opPayPaymentMethod, "customer": opPayCustomer,
 			"createdAt": opPayCreatedAt, "updatedAt": opPayUpdatedAt},
 		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomer}}
+	fastPaymentEdge = &fastType{name: "PaymentEdge", satisfies: paymentEdgeImplementors,
+		ops:        map[string]fastOp{"cursor": opEdgeCursor, "node": opEdgeNode},
+		objectType: map[fastOp]*fastType{opEdgeNode: fastPayment}}
 )
 
 // fastField is one field of a plan: key is the JSON before its value
@@ -457,6 +463,43 @@ func (ec *executionContext) fastCustomerAddress(ctx context.Context, field graph
 		}
 	}()
 	return ec._Customer_address(ctx, field, obj)
+}
+
+// fastPaymentEdgeObject is the hook of the generated _PaymentEdge: an
+// edge whose node is a plan of its own (a node selecting its customer's
+// address is gqlgen's, with the edge).
+func (ec *executionContext) fastPaymentEdgeObject(_ context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
+	if obj == nil || obj.Node == nil || obj.Node.Payment == nil || obj.Cursors == nil || !ec.fastEnabled() {
+		return nil
+	}
+	if p := planFor(ec.OperationContext, fastPaymentEdge, sel); p != nil {
+		return &edgeJSON{p, obj}
+	}
+	return nil
+}
+
+type edgeJSON struct {
+	p *fastPlan
+	x *model.PaymentEdge
+}
+
+func (m *edgeJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendEdge(spare(w, 640), w, m.x)) }
+
+func (p *fastPlan) appendEdge(b []byte, w io.Writer, x *model.PaymentEdge) []byte {
+	b = append(b, '{')
+	for i := range p.fields {
+		f := &p.fields[i]
+		b = append(b, f.key...)
+		switch f.op {
+		case opTypename:
+			b = appendQuoted(b, f.lit)
+		case opEdgeCursor:
+			b = appendQuoted(b, x.Cursor())
+		case opEdgeNode:
+			b = f.sub.appendPayment(b, w, x.Node, nil) // a nested plan: nothing delegated
+		}
+	}
+	return append(b, '}')
 }
 
 type paymentJSON struct {

@@ -153,6 +153,9 @@ func TestFastPathMatchesGqlgen(t *testing.T) {
 	}{
 		{"list every plain field", `{ payments { nodes { ` + all + ` } } }`, nil, true},
 		{"list edges", `{ payments(first: 3) { edges { cursor node { id __typename amount { __typename amount } } } pageInfo { hasNextPage } } }`, nil, true},
+		{"edges with fragments and aliases", `{ payments(first: 4) { __typename edges { __typename c: cursor ...E node { ...P customer { email } } } } } fragment E on PaymentEdge { cursor node { id } } fragment P on Payment { status amount { currency } }`, nil, true},
+		{"edges whose nodes select the address", `{ payments { edges { cursor node { id customer { address } } } } }`, nil, true},
+		{"edges and nodes", `{ payments(first: 2) { edges { node { createdAt } } nodes { updatedAt } pageInfo { endCursor hasNextPage } } }`, nil, true},
 		{"aliases", `{ payments { nodes { a: id b: id id: status amount { x: amount y: paisa } c: customer { n: name } } } }`, nil, true},
 		{"one payment", `query P($id: ID!) { payment(id: $id) { ` + all + ` } }`, map[string]any{"id": "pay_b"}, true},
 		{"aliases of payments", `{ a: payment(id: "pay_a") { id amount { amount currency } customer { name } } b: payment(id: "pay_b") { id } c: payment(id: "pay_c") { amount { paisa } } }`, nil, true},
@@ -197,6 +200,7 @@ func FuzzFastPathMatchesGqlgen(f *testing.F) {
 		`{ nodes(ids: ["pay_a", "pl_x"]) { __typename ... on Payment { id customer { email } } } }`,
 		`{ payment(id: "pay_b") { id @skip(if: true) amount @include(if: true) { currency } } }`,
 		`{ payment(id: "pay_c") { customer { address name } } }`,
+		`{ payments(first: 3) { edges { cursor node { id customer { name } } } pageInfo { endCursor } } }`,
 	} {
 		f.Add(q, "Padma \"Tea\"\n", "SUCCEEDED")
 	}

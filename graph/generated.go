@@ -4719,6 +4719,9 @@ func (ec *executionContext) _PaymentConnection(ctx context.Context, sel ast.Sele
 var paymentEdgeImplementors = []string{"PaymentEdge"}
 
 func (ec *executionContext) _PaymentEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
+	if m := ec.fastPaymentEdgeObject(ctx, sel, obj); m != nil {
+		return m
+	}
 	fields := graphql.CollectFields(ec.OperationContext, sel, paymentEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)

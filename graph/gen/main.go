@@ -10,10 +10,10 @@
 // resolves concurrently (a resolver such as customer.address, whose loads
 // must start together to batch), and writes those fields into
 // graph/concurrent_gen.go from gqlgen's own model of the schema. It also
-// starts the generated marshallers of Payment, Money and Customer with a
-// call of graph/fast.go's fast path (fastObjects), which answers a
-// selection of plain bound fields from a compiled plan and leaves every
-// other one to gqlgen's code.
+// starts the generated marshallers of Payment, Money, Customer and
+// PaymentEdge with a call of graph/fast.go's fast path (fastObjects),
+// which answers a selection of plain bound fields from a compiled plan
+// and leaves every other one to gqlgen's code.
 //
 //	go generate ./graph        (or: go run ./graph/gen)
 //
@@ -53,9 +53,10 @@ const (
 // run gqlgen's code only when it answers nil: type name -> the hook,
 // a method of executionContext in fast.go.
 var fastObjects = map[string]string{
-	"Payment":  "fastPaymentObject",
-	"Money":    "fastMoneyObject",
-	"Customer": "fastCustomerObject",
+	"Payment":     "fastPaymentObject",
+	"Money":       "fastMoneyObject",
+	"Customer":    "fastCustomerObject",
+	"PaymentEdge": "fastPaymentEdgeObject",
 }
 
 func main() {
