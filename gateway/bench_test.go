@@ -35,11 +35,11 @@ import (
 // only with a reason in BENCHMARKS.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 365   // 2026-11-24: measured 357 (one-pass REST decoding)
-	benchBudgetList100       = 15300 // measured 15,100 (16,735 before the one-pass decoding)
-	benchBudgetAliases20     = 3120  // measured 3,057
-	benchBudgetCheckout      = 645   // measured 632 (2 REST calls)
-	benchAllocHeadroom       = 0.03  // run-to-run jitter is 2-4 allocations (goroutine scheduling)
+	benchBudgetSinglePayment = 220  // 2026-11-24: measured 215 (issue 14's executor fast path; 357 before)
+	benchBudgetList100       = 715  // measured 699 (15,100 before the fast path and the inline lists)
+	benchBudgetAliases20     = 865  // measured 846 (3,057 before)
+	benchBudgetCheckout      = 490  // measured 479 (2 REST calls; 632 before)
+	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 
 const (

@@ -216,20 +216,50 @@ func typeApplies(cond, typ string) bool {
 // resolved for an object of type typ (the field's own key included); nil
 // budget when there is none to charge.
 func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudget, costPlan) {
-	var p costPlan
 	b := budgetFrom(ctx)
 	fc := graphql.GetFieldContext(ctx)
 	if b == nil || fc == nil || fc.Field.Field == nil {
-		return nil, p
+		return nil, costPlan{}
 	}
-	w := planWalker{items: items}
+	var doc *ast.QueryDocument
 	if graphql.HasOperationContext(ctx) {
-		w.doc = graphql.GetOperationContext(ctx).Doc
+		doc = graphql.GetOperationContext(ctx).Doc
 	}
-	p.fixed = len(fc.Field.Alias) + keyBytes + 2
-	w.walk(&p, slotNone, fc.Field.Selections, typ)
-	return b, p
+	// The plans depend only on the document's nodes: walked once per
+	// selection and kept (selCache), not on every resolver call (20
+	// aliases walked their selections 20 times a request, BENCHMARKS.md
+	// issue 14). They are kept behind a pointer: this runs on the
+	// resolvers' fresh goroutines, where large frames grow the stack.
+	tag := typ
+	if items != nil {
+		tag += "+items"
+	}
+	walk := func() *[2]costPlan { return walkPlans(doc, fc.Field, typ, items != nil) }
+	plans, ok := costPlans.get(doc, tag, fc.Field.Field, fc.Field.Selections, walk)
+	if !ok {
+		plans = walk()
+	}
+	if items != nil {
+		*items = plans[1]
+	}
+	return b, plans[0]
 }
+
+// walkPlans walks field's selection for an object of type typ: its plan,
+// and with items a connection's per-item plan.
+func walkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string, items bool) *[2]costPlan {
+	plans := new([2]costPlan)
+	w := planWalker{doc: doc}
+	if items {
+		w.items = &plans[1]
+	}
+	plans[0].fixed = len(field.Alias) + keyBytes + 2
+	w.walk(&plans[0], slotNone, field.Selections, typ)
+	return plans
+}
+
+// costPlans keeps fieldPlan's plans (and a connection's item plan).
+var costPlans selCache[*[2]costPlan]
 
 func strLen(s *string) int {
 	if s == nil {

@@ -4,7 +4,7 @@
 // executor (generated.go, model/models_gen.go: never edited by hand).
 package graph
 
-//go:generate go run github.com/99designs/gqlgen generate
+//go:generate go run ./gen
 
 import (
 	"context"
@@ -24,6 +24,9 @@ type Resolver struct {
 	// Live serves the Subscription fields (subscriptions.go); a zero
 	// value refuses them.
 	Live Subscriptions
+	// noFastPath turns the executor's fast path (fast.go) off: the
+	// differential tests compare its output with gqlgen's.
+	noFastPath bool
 }
 
 var processCursorKeys = sync.OnceValue(relay.RandomKeys)

@@ -52,6 +52,9 @@ type ServerConfig struct {
 	Subscriptions Subscriptions
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
+	// noFastPath: gqlgen's executor for every object (fast.go), for the
+	// differential tests.
+	noFastPath bool
 }
 
 func (c *ServerConfig) defaults() {
@@ -99,7 +102,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 // newServer is NewServer, with its parsed-query cache for tests.
 func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	cfg.defaults()
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions}}))
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: cfg.noFastPath}}))
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})

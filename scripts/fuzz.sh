@@ -25,6 +25,7 @@ targets=(
   "./gqlhttp FuzzHandler"
   "./gqlhttp FuzzAppendMarshalled"
   "./graph FuzzServer"
+  "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
 )
 

@@ -1,0 +1,77 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// marshalList marshals a list as gqlgen's graphql.MarshalSliceConcurrently
+// does (same field contexts, same panic recovery), but on the calling
+// goroutine when no element can block. gqlgen starts a goroutine per
+// element of every list of objects; that pays only when elements wait on
+// something, here a loader behind a field gqlgen resolves concurrently
+// (customer.address of list items: their loads must all start before any
+// is awaited, to batch into one wave of REST calls). A list whose
+// selection reaches no such field only copies fields, and the goroutines
+// (start, stack growth, wake-ups) cost more than the work: ≈ 17 % of
+// BenchmarkList100 (BENCHMARKS.md, issue 14). graph/gen points gqlgen's
+// generated list marshallers here.
+func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
+	marshal func(ctx context.Context, i int) graphql.Marshaler,
+) graphql.Array {
+	if n < 2 || mayBlock(sel) {
+		return graphql.MarshalSliceConcurrently(ctx, n, workerLimit, omitPanicHandler, marshal)
+	}
+	ret := make(graphql.Array, n)
+	fcs := make([]graphql.FieldContext, n)
+	index := make([]int, n)
+	for i := range n {
+		index[i] = i
+		fcs[i].Index = &index[i]
+		ret[i] = marshalElement(graphql.WithFieldContext(ctx, &fcs[i]), i, omitPanicHandler, marshal)
+	}
+	return ret
+}
+
+func marshalElement(ctx context.Context, i int, omitPanicHandler bool,
+	marshal func(ctx context.Context, i int) graphql.Marshaler,
+) (ret graphql.Marshaler) {
+	if !omitPanicHandler {
+		defer func() {
+			if r := recover(); r != nil {
+				graphql.AddError(ctx, graphql.Recover(ctx, r))
+				ret = graphql.Null
+			}
+		}()
+	}
+	return marshal(ctx, i)
+}
+
+// mayBlock reports whether a selection reaches a field gqlgen resolves
+// concurrently (concurrent_gen.go), through sub-selections and
+// fragments, or defers a fragment. It errs towards true.
+func mayBlock(sel ast.SelectionSet) bool {
+	for _, s := range sel {
+		switch s := s.(type) {
+		case *ast.Field:
+			if s.ObjectDefinition == nil || concurrentField(s.ObjectDefinition.Name, s.Name) || mayBlock(s.SelectionSet) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if deferred(s.Directives) || mayBlock(s.SelectionSet) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Definition == nil || deferred(s.Directives) || mayBlock(s.Definition.SelectionSet) {
+				return true
+			}
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func deferred(ds ast.DirectiveList) bool { return ds.ForName("defer") != nil }

@@ -1,0 +1,118 @@
+package graph
+
+import (
+	"sync/atomic"
+	"unsafe"
+	"weak"
+
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// selCache keeps what is computed once per selection set of a parsed
+// document (the fast path's plans, fast.go; the response budget's cost
+// plans, budgetcost.go) across the requests that run that document.
+//
+// A key is the document, a tag (the object type, say), one more node
+// (or nil) and the nodes of a selection set. Nodes are compared by
+// address and the document is held weakly: the cache keeps no document
+// alive, and an entry of a freed document matches no request (a live
+// request holds its document, so its nodes' addresses are its own).
+// Merged selection sets (gqlgen's CollectFields appends the selections of
+// fields of the same alias into a new slice each time) are the same key
+// when made of the same nodes.
+//
+// It is bounded (selBuckets × selWays entries; what an entry holds is
+// its user's to bound), lock-free, and set-associative: the 20 aliases of
+// one document do not evict each other on every request, as in a
+// direct-mapped table. A miss only costs the computation again.
+type selCache[V any] struct {
+	buckets [selBuckets][selWays]atomic.Pointer[selEntry[V]]
+	victim  atomic.Uint32
+}
+
+const (
+	selBuckets = 256
+	selWays    = 4
+)
+
+type selEntry[V any] struct {
+	doc   weak.Pointer[ast.QueryDocument]
+	tag   string
+	extra uintptr
+	sels  []uintptr
+	v     V
+}
+
+// selAddr is the address of a selection node (0: not a node we know).
+func selAddr(s ast.Selection) uintptr {
+	switch s := s.(type) {
+	case *ast.Field:
+		return uintptr(unsafe.Pointer(s))
+	case *ast.InlineFragment:
+		return uintptr(unsafe.Pointer(s))
+	case *ast.FragmentSpread:
+		return uintptr(unsafe.Pointer(s))
+	}
+	return 0
+}
+
+func selHash(doc *ast.QueryDocument, tag string, extra uintptr, sel ast.SelectionSet) (uint64, bool) {
+	h := uint64(uintptr(unsafe.Pointer(doc)))*0x9E3779B97F4A7C15 ^ uint64(extra)
+	for i := 0; i < len(tag); i++ {
+		h = (h ^ uint64(tag[i])) * 0x100000001B3
+	}
+	for _, s := range sel {
+		a := selAddr(s)
+		if a == 0 {
+			return 0, false
+		}
+		h = (h ^ uint64(a)) * 0x100000001B3
+	}
+	return h ^ h>>29, true
+}
+
+// get returns the value of the key, or compute's, which it keeps. ok is
+// false, and compute is not called, for a key it cannot make (no
+// document, or a selection of an unknown kind).
+func (c *selCache[V]) get(doc *ast.QueryDocument, tag string, extra *ast.Field, sel ast.SelectionSet, compute func() V) (v V, ok bool) {
+	if doc == nil {
+		return v, false
+	}
+	x := uintptr(unsafe.Pointer(extra))
+	h, ok := selHash(doc, tag, x, sel)
+	if !ok {
+		return v, false
+	}
+	bucket := &c.buckets[h%selBuckets]
+	for w := range bucket {
+		if e := bucket[w].Load(); e != nil && e.matches(doc, tag, x, sel) {
+			return e.v, true
+		}
+	}
+	e := &selEntry[V]{doc: weak.Make(doc), tag: tag, extra: x, sels: make([]uintptr, len(sel))}
+	for i, s := range sel {
+		e.sels[i] = selAddr(s)
+	}
+	e.v = compute()
+	slot := &bucket[c.victim.Add(1)%selWays]
+	for w := range bucket {
+		if old := bucket[w].Load(); old == nil || old.doc.Value() == nil { // free, or its document is gone
+			slot = &bucket[w]
+			break
+		}
+	}
+	slot.Store(e)
+	return e.v, true
+}
+
+func (e *selEntry[V]) matches(doc *ast.QueryDocument, tag string, extra uintptr, sel ast.SelectionSet) bool {
+	if e.tag != tag || e.extra != extra || len(e.sels) != len(sel) || e.doc.Value() != doc {
+		return false
+	}
+	for i, s := range sel {
+		if e.sels[i] != selAddr(s) {
+			return false
+		}
+	}
+	return true
+}
