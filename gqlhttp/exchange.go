@@ -30,6 +30,11 @@ import (
 //     (https://graphql.github.io/graphql-over-http/draft/#sec-Response);
 //   - variable coercion errors carry BAD_USER_INPUT, no path, and the
 //     variable definition's location (graphql-js's shape).
+//   - a caller that accepts multipart/mixed (acceptsIncremental) gets the
+//     results of its @defer fragments as they complete, in a stream of
+//     parts (incremental.go), when something was deferred; any other
+//     caller gets the complete result in one payload, its @defer
+//     fragments run in line (withoutDefer).
 
 // Response Content-Type values (net/http only reads them: shared).
 var (
@@ -116,6 +121,12 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		refuseMethod(w, r)
 		return
 	}
+	if acceptsIncremental(r.Header.Get("Accept")) && deferAvailable() {
+		responses, ctx := exec.DispatchOperation(ctx, rc)
+		writeIncremental(ctx, w, responses, maxResponse)
+		return
+	}
+	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx), maxResponse)
 }
