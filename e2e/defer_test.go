@@ -95,3 +95,59 @@ func TestApolloClientDeferCustomerFragment(t *testing.T) {
 	}
 	t.Logf("%d results, %s", len(got.Results), got.ContentType)
 }
+
+// urqlResults is what e2e/clients/urql.mjs prints.
+type urqlResults struct {
+	Method, ContentType string
+	Results             []struct {
+		Data    map[string]any
+		HasNext bool
+		Error   string
+	}
+}
+
+func runURQL(t *testing.T, p *proc, query string) urqlResults {
+	t.Helper()
+	node, dir := nodeClients(t)
+	out := runNode(t, node, dir, "urql.mjs", map[string]string{
+		"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t), "URQL_QUERY": query})
+	var got urqlResults
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("urql.mjs output: %v: %s", err, out)
+	}
+	for _, r := range got.Results {
+		if r.Error != "" {
+			t.Fatalf("urql reported an error: %s", out)
+		}
+	}
+	if n := len(got.Results); n == 0 || got.Results[n-1].HasNext {
+		t.Fatalf("no last result: %s", out)
+	}
+	return got
+}
+
+// TestURQLDeferStreams: urql with its defaults (GET for a query, an
+// Accept that names JSON, text/event-stream and multipart/mixed) gets the
+// undeferred query as one JSON payload, not an event stream, and the
+// deferred one in parts: the list first, every address missing, then
+// the rest, the final data the undeferred query's.
+func TestURQLDeferStreams(t *testing.T) {
+	p := startGateway(t, nil)
+	plain := runURQL(t, p, `query Plain { payments(first: 50) { nodes { id status customer { address } } } }`)
+	if plain.Method != "GET" || !strings.HasPrefix(plain.ContentType, "application/graphql-response+json") || len(plain.Results) != 1 {
+		t.Fatalf("undeferred: %s, %q, %d results; want GET, application/graphql-response+json, one", plain.Method, plain.ContentType, len(plain.Results))
+	}
+	got := runURQL(t, p, `query Deferred { payments(first: 50) { nodes { id status customer { ... @defer { address } } } } }`)
+	if !strings.HasPrefix(got.ContentType, "multipart/mixed") || len(got.Results) < 2 {
+		t.Fatalf("deferred: %q, %d results; want multipart/mixed, two or more", got.ContentType, len(got.Results))
+	}
+	for i, n := range got.Results[0].Data["payments"].(map[string]any)["nodes"].([]any) {
+		if a := n.(map[string]any)["customer"].(map[string]any)["address"]; a != nil {
+			t.Errorf("first result, item %d: address %v already there", i, a)
+		}
+	}
+	if diff := cmp.Diff(plain.Results[0].Data, got.Results[len(got.Results)-1].Data); diff != "" {
+		t.Errorf("final data differs from the undeferred query's (-want +got):\n%s", diff)
+	}
+	t.Logf("urql: %d results over %s", len(got.Results), got.Method)
+}
