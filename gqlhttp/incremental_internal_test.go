@@ -1,6 +1,13 @@
 package gqlhttp
 
 import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -8,7 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/formatter"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"strings"
+	"paygraph/graph"
 )
 
 // TestAcceptsIncremental: multipart/mixed as Apollo Client 4 and urql send
@@ -74,4 +81,63 @@ func format(doc *ast.QueryDocument) string {
 	var b strings.Builder
 	formatter.NewFormatter(&b).FormatQueryDocument(doc)
 	return b.String()
+}
+
+// TestIncrementalCutsPart: the part that would take the stream past
+// maxBytes is not written, after a part that fitted was: the stream ends
+// there with RESPONSE_TOO_LARGE. The results come from a fake executor,
+// one when the client has read the part before it.
+func TestIncrementalCutsPart(t *testing.T) {
+	yes, no := true, false
+	path := ast.Path{ast.PathName("payments"), ast.PathName("nodes"), ast.PathIndex(0), ast.PathName("customer")}
+	big := `{"address":"` + strings.Repeat("x", 2000) + `"}`
+	next := make(chan *graphql.Response)
+	responses := func(ctx context.Context) *graphql.Response {
+		select {
+		case r := <-next:
+			return r
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	const maxBytes = 3000
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeIncremental(r.Context(), w, responses, maxBytes)
+	}))
+	defer srv.Close()
+	go func() { next <- &graphql.Response{Data: json.RawMessage(`{"payments":{}}`), HasNext: &yes} }()
+	res, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	br := bufio.NewReader(res.Body)
+	readPart := func() string { // up to and with the boundary after it
+		var b strings.Builder
+		for !strings.HasSuffix(b.String(), "}\r\n---") {
+			c, err := br.ReadByte()
+			if err != nil {
+				t.Fatalf("stream ended: %v: %q", err, b.String())
+			}
+			b.WriteByte(c)
+		}
+		return b.String()
+	}
+	first := readPart()
+	next <- &graphql.Response{Data: json.RawMessage(big), Path: path, HasNext: &yes}
+	second := readPart()
+	next <- &graphql.Response{Data: json.RawMessage(big), Path: path, HasNext: &no}
+	rest, _ := io.ReadAll(br)
+	if n := len(first) + len(second); n > maxBytes {
+		t.Errorf("%d bytes before the cut; budget %d", n, maxBytes)
+	}
+	if !strings.Contains(second, `"incremental":[{"data":{"address":"xx`) {
+		t.Errorf("second part: %.200q", second)
+	}
+	want := "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n" +
+		`{"errors":[{"message":"` + graph.ResponseTooLarge(maxBytes).Message + `","extensions":{"code":"RESPONSE_TOO_LARGE"}}],"hasNext":false}` +
+		"\r\n-----\r\n"
+	if string(rest) != want {
+		t.Errorf("after the second part:\n%q\nwant\n%q", rest, want)
+	}
 }

@@ -411,7 +411,10 @@ func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
 func TestDeferBudgetCountsAllParts(t *testing.T) {
 	address := strings.Repeat("x", 2000) // each incremental entry is over 2 KB
 	t.Run("mid-stream", func(t *testing.T) {
-		const maxBytes = 3000 // the first part (about 400 bytes) and one address fit; not all three
+		// The first part (about 440 bytes) fits, and one address or none
+		// (results ready together share a part: TestIncrementalCutsPart
+		// cuts after a written part deterministically); not all three.
+		const maxBytes = 3000
 		srv := httptest.NewServer(deferEdge(t, &deferREST{n: 3, address: address}, maxBytes, 0, 0))
 		defer srv.Close()
 		res := postQuery(t, srv.URL, acceptApollo, "", deferredQuery)
@@ -420,12 +423,20 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 		}
 		m := newMultipartReader(res.Body)
 		m.next(t)
-		parts := m.readAll(t)
-		last := parts[len(parts)-1]
-		before := m.bytes - len(last.Raw) - len("\r\n-----\r\n")
+		var last streamPart
+		before := 0 // the bytes written before the last part
+		for {
+			start := m.bytes
+			p := m.next(t)
+			if p.end {
+				break
+			}
+			last, before = p, start
+		}
 		if before > maxBytes {
 			t.Errorf("%d bytes were written before the error part; the budget is %d", before, maxBytes)
 		}
+		t.Logf("%d bytes before the error part (budget %d), %d in all", before, maxBytes, m.bytes)
 		want := map[string]any{"hasNext": false, "errors": []any{map[string]any{
 			"message":    graph.ResponseTooLarge(maxBytes).Message,
 			"extensions": map[string]any{"code": graph.CodeResponseTooLarge}}}}
@@ -450,11 +461,15 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 func TestDeferResponseBudgetEndsStream(t *testing.T) {
 	srv := graph.NewServer(graph.ServerConfig{MaxResponseBytes: 3000})
 	gqlhttp.AddTransports(srv, 0)
-	rest := &deferREST{n: 3, address: strings.Repeat("x", 2000)}
+	// The addresses wait until the first part was read: they would
+	// otherwise spend the budget before it, and the answer would be the
+	// one JSON error (the response budget fails a response as a whole).
+	rest := &deferREST{n: 3, address: strings.Repeat("x", 2000), gate: make(chan struct{})}
 	ts := httptest.NewServer(asMerchant(gqlhttp.Methods(graph.LoadersMiddleware(rest, nil)(srv))))
 	defer ts.Close()
 	m := newMultipartReader(postQuery(t, ts.URL, acceptApollo, "", deferredQuery).Body)
 	m.next(t)
+	close(rest.gate)
 	parts := m.readAll(t)
 	last := parts[len(parts)-1].Body
 	errs, _ := last["errors"].([]any)
@@ -530,5 +545,23 @@ func TestDeferComplexityCountsDeferredFields(t *testing.T) {
 		if len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != "COMPLEXITY_LIMIT_EXCEEDED" || rest.done.Load() != 0 {
 			t.Errorf("%s: answer %v after %d REST retrieves; want COMPLEXITY_LIMIT_EXCEEDED before any", q, a.Body, rest.done.Load())
 		}
+	}
+}
+
+// TestDeferLabel: a fragment's label travels with each of its results.
+func TestDeferLabel(t *testing.T) {
+	srv := httptest.NewServer(deferEdge(t, &deferREST{n: 2, address: "Road "}, 0, 0, 0))
+	defer srv.Close()
+	m := newMultipartReader(postQuery(t, srv.URL, acceptApollo, "",
+		`{ payments(first: 2) { nodes { customer { ... @defer(label: "where") { address } } } } }`).Body)
+	m.next(t)
+	var labels []any
+	for _, p := range m.readAll(t) {
+		for _, e := range p.Body["incremental"].([]any) {
+			labels = append(labels, e.(map[string]any)["label"])
+		}
+	}
+	if diff := cmp.Diff([]any{"where", "where"}, labels); diff != "" {
+		t.Errorf("labels (-want +got):\n%s", diff)
 	}
 }
