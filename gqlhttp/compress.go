@@ -2,7 +2,6 @@ package gqlhttp
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/klauspost/compress/gzhttp"
 )
@@ -19,7 +18,9 @@ import (
 // to minBytes before deciding, keeps Flush and Hijack working, pools its
 // encoders and is well kept (and already in the module graph). Streams
 // (protocol upgrades, text/event-stream) pass through untouched, so that
-// their events are never held back in a compressor's buffer.
+// their events are never held back in a compressor's buffer; a
+// multipart/mixed stream of @defer results is compressed, each part
+// flushed through the encoder (incremental.go).
 func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil
@@ -32,7 +33,7 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		compressed := wrap(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Upgrade") != "" || strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+			if r.Header.Get("Upgrade") != "" || wantsEventStream(r.Header.Get("Accept")) {
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -19,10 +19,12 @@
 // AddTransports gives a gqlgen server the transports the edge accepts: its
 // own JSON POST and GET transports (post.go and get.go say why they are
 // ours), which answer through one GraphQL-over-HTTP exchange (exchange.go:
-// Accept negotiation, request errors without data), gqlgen's OPTIONS, and
-// with a Live config the subscription streams: gqlgen's SSE (graphql-sse)
-// and WebSocket (graphql-transport-ws) transports, whose connection_init
-// credentials pass the same readers as headers (live.go). Every refusal is
+// Accept negotiation, request errors without data, @defer results streamed
+// as multipart/mixed to the clients that accept it: incremental.go),
+// gqlgen's OPTIONS, and with a Live config the subscription streams:
+// gqlgen's SSE (graphql-sse: for the requests that ask for the event
+// stream alone) and WebSocket (graphql-transport-ws) transports, whose
+// connection_init credentials pass the same readers as headers (live.go). Every refusal is
 // a GraphQL-shaped body with the contract's extensions.code (errors.go), in
 // the negotiated media type.
 //

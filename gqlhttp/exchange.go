@@ -30,6 +30,11 @@ import (
 //     (https://graphql.github.io/graphql-over-http/draft/#sec-Response);
 //   - variable coercion errors carry BAD_USER_INPUT, no path, and the
 //     variable definition's location (graphql-js's shape).
+//   - a caller that accepts multipart/mixed (acceptsIncremental) gets the
+//     results of its @defer fragments as they complete, in a stream of
+//     parts (incremental.go), when something was deferred; any other
+//     caller gets the complete result in one payload, its @defer
+//     fragments run in line (withoutDefer).
 
 // Response Content-Type values (net/http only reads them: shared).
 var (
@@ -54,17 +59,8 @@ func wantsGraphQLResponse(accept string) bool {
 	var qGR, qJSON float64 = -1, -1
 	for _, part := range strings.Split(accept, ",") {
 		media, params, _ := strings.Cut(part, ";")
-		media = strings.ToLower(strings.TrimSpace(media))
-		q := 1.0
-		for _, p := range strings.Split(params, ";") {
-			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
-			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
-				if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
-					q = f
-				}
-			}
-		}
-		switch media {
+		q := quality(params)
+		switch strings.ToLower(strings.TrimSpace(media)) {
 		case mediaGraphQLResponse:
 			qGR = max(qGR, q)
 		case mediaJSON, "application/*", "*/*":
@@ -72,6 +68,46 @@ func wantsGraphQLResponse(accept string) bool {
 		}
 	}
 	return qGR > 0 && qGR >= qJSON
+}
+
+// wantsEventStream reports whether accept (an Accept header) asks for
+// graphql-sse's event stream: it takes text/event-stream and no JSON
+// answer. graphql-sse's clients send Accept: text/event-stream (urql's
+// subscriptions add multipart/mixed); urql sends text/event-stream beside
+// the JSON types with every query and mutation, and reads a JSON answer
+// (or, for @defer, multipart/mixed) as any other client: such a request
+// is not a stream, and keeps its deadline.
+func wantsEventStream(accept string) bool {
+	if !strings.Contains(accept, "event-stream") {
+		return false // the common case, without parsing
+	}
+	stream, json := false, false
+	for _, part := range strings.Split(accept, ",") {
+		media, params, _ := strings.Cut(part, ";")
+		if quality(params) <= 0 {
+			continue
+		}
+		switch strings.ToLower(strings.TrimSpace(media)) {
+		case "text/event-stream":
+			stream = true
+		case mediaJSON, mediaGraphQLResponse, "application/graphql+json":
+			json = true
+		}
+	}
+	return stream && !json
+}
+
+// quality is the q parameter among params (1 when absent).
+func quality(params string) float64 {
+	for _, p := range strings.Split(params, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				return f
+			}
+		}
+	}
+	return 1
 }
 
 // setContentType sets the negotiated response Content-Type and reports
@@ -116,6 +152,12 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		refuseMethod(w, r)
 		return
 	}
+	if acceptsIncremental(r.Header.Get("Accept")) && deferAvailable() {
+		responses, ctx := exec.DispatchOperation(ctx, rc)
+		writeIncremental(ctx, w, responses, maxResponse)
+		return
+	}
+	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx), maxResponse)
 }

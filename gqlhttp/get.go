@@ -24,9 +24,9 @@ type queryGET struct {
 var _ graphql.Transport = queryGET{}
 
 func (queryGET) Supports(r *http.Request) bool {
-	// text/event-stream GETs belong to the SSE transport, if one is added.
-	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == "" &&
-		!strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	// Every GET but a websocket's: the SSE transport takes POSTs only, and
+	// urql sends its queries by GET with text/event-stream in Accept.
+	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
 }
 
 func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

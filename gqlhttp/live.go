@@ -84,10 +84,10 @@ func addLive(add func(graphql.Transport), l Live) {
 	add(ws)
 }
 
-// isStream reports whether r asks for a stream: an SSE POST or a
-// WebSocket upgrade.
+// isStream reports whether r asks for a stream: an SSE POST (one that
+// takes only the event stream: wantsEventStream) or a WebSocket upgrade.
 func isStream(r *http.Request) bool {
-	return isWebsocket(r) || r.Method == http.MethodPost && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+	return isWebsocket(r) || r.Method == http.MethodPost && wantsEventStream(r.Header.Get("Accept"))
 }
 
 func isWebsocket(r *http.Request) bool {
@@ -98,6 +98,14 @@ func isWebsocket(r *http.Request) bool {
 // is not a GraphQL request is refused with a code and a fixed message,
 // never echoed.
 type sse struct{ transport.SSE }
+
+// Supports takes the POSTs that ask for the event stream alone
+// (wantsEventStream): gqlgen's would take every POST whose Accept names
+// text/event-stream, urql's queries included, and serve them as streams,
+// without their deadline.
+func (t sse) Supports(r *http.Request) bool {
+	return t.SSE.Supports(r) && wantsEventStream(r.Header.Get("Accept"))
+}
 
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	body, err := io.ReadAll(r.Body) // under RequestSize's MaxBytesReader

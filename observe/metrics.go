@@ -223,6 +223,16 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	if resp == nil {
 		return nil
 	}
+	if graphql.HasOperationContext(ctx) {
+		// A @defer stream's later results (gqlhttp's incremental delivery)
+		// belong to the request counted at its first: one request, its
+		// outcome and duration those of its first payload.
+		st := &graphql.GetOperationContext(ctx).Stats
+		if st.GetExtension(countedStat) != nil {
+			return resp
+		}
+		st.SetExtension(countedStat, true)
+	}
 	raw, _ := operationOf(ctx)
 	outcome := Outcome(resp)
 	name := e.m.operationLabel(ctx, raw)
@@ -231,6 +241,11 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	StatsFrom(ctx).SetOperation(e.m.opts.LogName(raw), outcome)
 	return resp
 }
+
+// countedStat marks, in the operation's stats, an operation counted
+// already. (The results of one operation are asked for one after
+// another, never at once: gqlgen's Stats needs no lock for it.)
+const countedStat = "PaygraphMetricsCounted"
 
 // CountRefused counts a request refused before the GraphQL server saw it
 // (graph.HandlerConfig.OnRefused): operation "unparsed", outcome its code,

@@ -1,0 +1,153 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// deferResults is what e2e/clients/defer.mjs prints: the Content-Type the
+// gateway answered and every result Apollo Client handed the application.
+type deferResults struct {
+	ContentType, ContentEncoding string
+	Results                      []struct {
+		Data      map[string]any
+		DataState string
+		Errors    any
+		Error     string
+	}
+}
+
+// runDefer runs query through Apollo Client 4 with its @defer handler.
+func runDefer(t *testing.T, p *proc, query string) deferResults {
+	t.Helper()
+	node, dir := nodeClients(t)
+	out := runNode(t, node, dir, "defer.mjs", map[string]string{
+		"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t), "APOLLO_QUERY": query})
+	var got deferResults
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("defer.mjs output: %v: %s", err, out)
+	}
+	for _, r := range got.Results {
+		if r.Errors != nil || r.Error != "" {
+			t.Fatalf("Apollo Client reported errors: %s", out)
+		}
+	}
+	if n := len(got.Results); n == 0 || got.Results[n-1].DataState != "complete" {
+		t.Fatalf("no complete result: %s", out)
+	}
+	return got
+}
+
+// TestApolloClientDeferStreams: Apollo Client 4 (HttpLink with its
+// Defer20220824Handler) runs a 50-item list whose customers' addresses
+// are deferred (each is one REST retrieve) against the gateway process:
+// the gateway answers multipart/mixed, the application is handed the list
+// first, every address still missing, then results as the addresses
+// arrive, the last complete; its data is the undeferred query's.
+func TestApolloClientDeferStreams(t *testing.T) {
+	p := startGateway(t, nil)
+	const deferred = `query Deferred { payments(first: 50) { nodes { id status customer { ... @defer { address } } } } }`
+	const plain = `query Deferred { payments(first: 50) { nodes { id status customer { address } } } }`
+	got := runDefer(t, p, deferred)
+	if !strings.HasPrefix(got.ContentType, "multipart/mixed") {
+		t.Fatalf("Content-Type %q; want multipart/mixed", got.ContentType)
+	}
+	if len(got.Results) < 2 {
+		t.Fatalf("%d results; want the list first, then the addresses", len(got.Results))
+	}
+	first := got.Results[0]
+	nodes := first.Data["payments"].(map[string]any)["nodes"].([]any)
+	if first.DataState != "streaming" || len(nodes) != 50 {
+		t.Fatalf("first result: %s with %d items; want streaming, 50", first.DataState, len(nodes))
+	}
+	for i, n := range nodes {
+		if a := n.(map[string]any)["customer"].(map[string]any)["address"]; a != nil {
+			t.Errorf("first result, item %d: address %v already there", i, a)
+		}
+	}
+	want := runDefer(t, p, plain)
+	if len(want.Results) != 1 || strings.HasPrefix(want.ContentType, "multipart/") {
+		t.Errorf("the undeferred query: %d results, %q; want one JSON payload", len(want.Results), want.ContentType)
+	}
+	final := got.Results[len(got.Results)-1].Data
+	if diff := cmp.Diff(want.Results[0].Data, final); diff != "" {
+		t.Errorf("final data differs from the undeferred query's (-want +got):\n%s", diff)
+	}
+	t.Logf("%d results: the list, then %d with addresses (Content-Encoding %q)", len(got.Results), len(got.Results)-1, got.ContentEncoding)
+}
+
+// TestApolloClientDeferCustomerFragment: the issue's form, the whole
+// customer deferred, gives Apollo Client the undeferred query's data.
+// gqlgen defers only fields it resolves concurrently, and Payment.customer
+// is a plain struct field (the list item holds it): the gateway runs that
+// fragment in line, and the answer comes in one payload (the
+// specification lets a server do so). Its address, the one REST call
+// under it, is deferred in the form of TestApolloClientDeferStreams.
+func TestApolloClientDeferCustomerFragment(t *testing.T) {
+	p := startGateway(t, nil)
+	got := runDefer(t, p, `query Deferred { payments(first: 50) { nodes { id status ... @defer { customer { address } } } } }`)
+	want := runDefer(t, p, `query Deferred { payments(first: 50) { nodes { id status customer { address } } } }`)
+	if diff := cmp.Diff(want.Results[0].Data, got.Results[len(got.Results)-1].Data); diff != "" {
+		t.Errorf("final data differs from the undeferred query's (-want +got):\n%s", diff)
+	}
+	t.Logf("%d results, %s", len(got.Results), got.ContentType)
+}
+
+// urqlResults is what e2e/clients/urql.mjs prints.
+type urqlResults struct {
+	Method, ContentType string
+	Results             []struct {
+		Data    map[string]any
+		HasNext bool
+		Error   string
+	}
+}
+
+func runURQL(t *testing.T, p *proc, query string) urqlResults {
+	t.Helper()
+	node, dir := nodeClients(t)
+	out := runNode(t, node, dir, "urql.mjs", map[string]string{
+		"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t), "URQL_QUERY": query})
+	var got urqlResults
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("urql.mjs output: %v: %s", err, out)
+	}
+	for _, r := range got.Results {
+		if r.Error != "" {
+			t.Fatalf("urql reported an error: %s", out)
+		}
+	}
+	if n := len(got.Results); n == 0 || got.Results[n-1].HasNext {
+		t.Fatalf("no last result: %s", out)
+	}
+	return got
+}
+
+// TestURQLDeferStreams: urql with its defaults (GET for a query, an
+// Accept that names JSON, text/event-stream and multipart/mixed) gets the
+// undeferred query as one JSON payload, not an event stream, and the
+// deferred one in parts: the list first, every address missing, then
+// the rest, the final data the undeferred query's.
+func TestURQLDeferStreams(t *testing.T) {
+	p := startGateway(t, nil)
+	plain := runURQL(t, p, `query Plain { payments(first: 50) { nodes { id status customer { address } } } }`)
+	if plain.Method != "GET" || !strings.HasPrefix(plain.ContentType, "application/graphql-response+json") || len(plain.Results) != 1 {
+		t.Fatalf("undeferred: %s, %q, %d results; want GET, application/graphql-response+json, one", plain.Method, plain.ContentType, len(plain.Results))
+	}
+	got := runURQL(t, p, `query Deferred { payments(first: 50) { nodes { id status customer { ... @defer { address } } } } }`)
+	if !strings.HasPrefix(got.ContentType, "multipart/mixed") || len(got.Results) < 2 {
+		t.Fatalf("deferred: %q, %d results; want multipart/mixed, two or more", got.ContentType, len(got.Results))
+	}
+	for i, n := range got.Results[0].Data["payments"].(map[string]any)["nodes"].([]any) {
+		if a := n.(map[string]any)["customer"].(map[string]any)["address"]; a != nil {
+			t.Errorf("first result, item %d: address %v already there", i, a)
+		}
+	}
+	if diff := cmp.Diff(plain.Results[0].Data, got.Results[len(got.Results)-1].Data); diff != "" {
+		t.Errorf("final data differs from the undeferred query's (-want +got):\n%s", diff)
+	}
+	t.Logf("urql: %d results over %s", len(got.Results), got.Method)
+}

@@ -1,0 +1,411 @@
+package gqlhttp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph"
+)
+
+// Incremental delivery of @defer: the results gqlgen's executor produces
+// after the first (its ResponseHandler returns one per completed @defer
+// fragment, each with the fragment's path and label, and HasNext) go to
+// the client as they arrive, in the multipart/mixed format of the
+// incremental delivery RFC with the payloads of the @defer specification
+// of 2022-08-24, which Apollo Client 4 (Defer20220824Handler) and urql
+// read:
+//
+//	Content-Type: multipart/mixed; boundary="-"; deferSpec=20220824
+//
+//	\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n
+//	{"data":{...},"hasNext":true}\r\n---
+//	\r\nContent-Type: application/json; charset=utf-8\r\n\r\n
+//	{"incremental":[{"data":{...},"path":["payments","nodes",0,"customer"]}],"hasNext":false}\r\n-----\r\n
+//
+// Each part ends with the next boundary and is flushed at once, so that a
+// client parses it without waiting for the next (Apollo Server's framing;
+// Apollo Client only hands a part on once it sees the boundary after it).
+// Results that are ready together go in one part. The part's own type is
+// application/json (Apollo Client refuses any other). gqlgen's
+// transport.MultipartMixed writes the same format, but it takes its own
+// JSON body (not our POST's checks), batches on a timer, counts no bytes
+// and answers request errors its own way; this writer is driven by the
+// exchange instead, so that a deferred request is checked and negotiated
+// exactly as any other.
+//
+// The bounds: the whole stream is the request (REQUEST_TIMEOUT bounds it:
+// a stream still open at the deadline ends with UPSTREAM_TIMEOUT);
+// MAX_RESPONSE_BYTES counts every part together (the resolvers of deferred
+// fragments charge the same response budget as the others, and the bytes
+// written are counted here: a part that would pass it ends the stream with
+// RESPONSE_TOO_LARGE); deferred fields cost what they cost undeferred in
+// the complexity limit (its walk does not look at directives); and a
+// deferred fragment's errors keep their codes, paths and locations (they
+// travel in its incremental entry). Compression (Compress) flushes with
+// each part.
+
+// contentTypeMultipart is the Content-Type of a stream of results.
+var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
+
+const (
+	// partHead opens a part: the boundary, the part's headers, the blank
+	// line. The first part's opening boundary has its CRLF before it, as
+	// every later one has (RFC 2046 allows the preamble to be empty).
+	partHead = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
+	// partNext opens a later part: its boundary was written with the
+	// part before it.
+	partNext = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
+	// partEnd closes every part with the next boundary; streamEnd then
+	// makes it the closing one.
+	partEnd   = "\r\n---"
+	streamEnd = "--\r\n"
+)
+
+// acceptsIncremental reports whether accept (an Accept header) takes
+// multipart/mixed with the 2022-08-24 @defer payloads: Apollo Client
+// sends multipart/mixed;deferSpec=20220824 with every operation that has
+// a @defer, urql sends multipart/mixed without parameters with every
+// operation. A deferSpec other than 20220824 (a later payload format), or
+// q=0, does not.
+func acceptsIncremental(accept string) bool {
+	if !containsFold(accept, "multipart/mixed") {
+		return false // the common case, without parsing
+	}
+	for _, part := range strings.Split(accept, ",") {
+		media, params, _ := strings.Cut(part, ";")
+		if !strings.EqualFold(strings.TrimSpace(media), "multipart/mixed") {
+			continue
+		}
+		ok := true
+		for _, p := range strings.Split(params, ";") {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			v = strings.Trim(strings.TrimSpace(v), `"`)
+			switch strings.ToLower(strings.TrimSpace(k)) {
+			case "deferspec":
+				ok = ok && v == "20220824"
+			case "q":
+				ok = ok && strings.TrimLeft(v, "0.") != ""
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s holds sub, in any case (media types are
+// case-insensitive), without allocating.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// incrementalEntry is one completed @defer fragment in a later part.
+type incrementalEntry struct {
+	Data       json.RawMessage `json:"data"`
+	Path       ast.Path        `json:"path"`
+	Label      string          `json:"label,omitempty"`
+	Errors     gqlerror.List   `json:"errors,omitempty"`
+	Extensions map[string]any  `json:"extensions,omitempty"`
+}
+
+// laterPart is a part after the first: the fragments completed since the
+// last part, or, when the stream ends on an error of the whole response
+// (the response budget, the deadline), that error.
+type laterPart struct {
+	Incremental []incrementalEntry `json:"incremental,omitempty"`
+	Errors      gqlerror.List      `json:"errors,omitempty"`
+	HasNext     bool               `json:"hasNext"`
+}
+
+// maxStrandedReaders bounds the goroutines a timed-out stream may leave
+// behind (see readResults): past it, @defer is served as if the client
+// did not accept multipart (one complete payload: the executor then has
+// no deferred result to wait for). A stranded goroutine holds its stack
+// and the operation's execution context, a few KB: 1024 of them are a few
+// MB, and they take a thousand timed-out streams to gather.
+const maxStrandedReaders = 1024
+
+// strandedReaders counts the result readers blocked for good.
+var strandedReaders atomic.Int64
+
+// deferAvailable reports whether a request may have its @defer fragments
+// streamed.
+func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders }
+
+// writeIncremental writes the results of responses: one JSON payload when
+// nothing was deferred (or the first result is already over maxBytes),
+// else the multipart stream above.
+func writeIncremental(ctx context.Context, w http.ResponseWriter, responses graphql.ResponseHandler, maxBytes int64) {
+	first := responses(ctx)
+	if first == nil || first.HasNext == nil || !*first.HasNext {
+		writeResponse(w, first, maxBytes)
+		return
+	}
+	body, err := json.Marshal(first)
+	if err != nil {
+		body = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"hasNext":false}`)
+	}
+	written := int64(len(partHead) + len(body) + len(partEnd))
+	if maxBytes > 0 && written > maxBytes {
+		writeTooLarge(w, maxBytes) // not yet a stream: the one JSON payload
+		return
+	}
+	w.Header()["Content-Type"] = contentTypeMultipart
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	buf := make([]byte, 0, len(partHead)+len(body)+len(partEnd)+len(streamEnd))
+	buf = append(append(append(buf, partHead...), body...), partEnd...)
+	if err := writePart(w, rc, buf); err != nil {
+		return
+	}
+
+	results, stop := readResults(ctx, responses)
+	defer stop()
+	for {
+		var part laterPart
+		select {
+		case resp, ok := <-results:
+			part = collect(ctx, resp, ok, results)
+		case <-ctx.Done():
+			part = laterPart{Errors: gqlerror.List{deadlineError(ctx)}}
+		}
+		body, err := json.Marshal(&part)
+		if err != nil {
+			body, part = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"hasNext":false}`), laterPart{}
+		}
+		if n := int64(len(partNext) + len(body) + len(partEnd)); maxBytes > 0 && written+n > maxBytes {
+			part = laterPart{Errors: gqlerror.List{graph.ResponseTooLarge(maxBytes)}}
+			body, _ = json.Marshal(&part)
+		} else {
+			written += n
+		}
+		buf = append(append(append(buf[:0], partNext...), body...), partEnd...)
+		if !part.HasNext {
+			buf = append(buf, streamEnd...)
+		}
+		if err := writePart(w, rc, buf); err != nil || !part.HasNext {
+			return
+		}
+	}
+}
+
+// collect makes the next part of the stream from resp (ok: the reader had
+// one) and the results already waiting behind it.
+func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-chan *graphql.Response) laterPart {
+	var part laterPart
+	for {
+		switch {
+		case !ok || resp == nil:
+			// The executor has no more before its last result: it ends a
+			// stream whose context ended.
+			if ctx.Err() != nil {
+				part.Errors = gqlerror.List{deadlineError(ctx)}
+			}
+			part.HasNext = false
+			return part
+		case len(resp.Path) == 0 && resp.Label == "":
+			// Not a fragment's result: an error of the whole response in
+			// its place (the response budget replaces a result that
+			// spent it by RESPONSE_TOO_LARGE). It ends the stream.
+			part.Errors = resp.Errors
+			part.HasNext = false
+			return part
+		}
+		part.Incremental = append(part.Incremental, incrementalEntry{
+			Data: resp.Data, Path: resp.Path, Label: resp.Label, Errors: resp.Errors, Extensions: resp.Extensions,
+		})
+		part.HasNext = resp.HasNext != nil && *resp.HasNext
+		if !part.HasNext {
+			return part
+		}
+		select {
+		case resp, ok = <-results:
+		default:
+			return part
+		}
+	}
+}
+
+// readResults calls responses until it returns nil, on a goroutine of its
+// own, and hands each result on. It is a goroutine because gqlgen's
+// generated executor (v0.17.98's Exec) waits for a deferred result
+// without looking at the context, while a fragment that completes after
+// the context ended may drop its result instead of sending it: a call
+// already waiting then never returns. The stream ends at the deadline (or
+// at its budget) all the same; a reader still waiting when its stream
+// ended is counted while it waits (deferAvailable). stop tells the reader
+// that nobody takes its results any more.
+func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
+	out := make(chan *graphql.Response)
+	done := make(chan struct{})
+	var (
+		mu                sync.Mutex
+		waiting, stranded bool
+	)
+	go func() {
+		defer close(out)
+		for {
+			mu.Lock()
+			waiting = true
+			mu.Unlock()
+			resp := responses(ctx)
+			mu.Lock()
+			waiting = false
+			if stranded { // it was not stranded for good after all
+				stranded = false
+				strandedReaders.Add(-1)
+			}
+			mu.Unlock()
+			if resp == nil {
+				return
+			}
+			select {
+			case out <- resp:
+			case <-done:
+				return
+			}
+		}
+	}()
+	return out, func() {
+		close(done)
+		mu.Lock()
+		if waiting && !stranded {
+			stranded = true
+			strandedReaders.Add(1)
+		}
+		mu.Unlock()
+	}
+}
+
+// deadlineError is the error that ends a stream whose request's context
+// ended: UPSTREAM_TIMEOUT at the deadline (REQUEST_TIMEOUT); a caller that
+// left reads nothing.
+func deadlineError(ctx context.Context) *gqlerror.Error {
+	msg := "the request was cancelled before its deferred results were complete"
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		msg = "the request took longer than its deadline: its deferred results are incomplete"
+	}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeUpstreamTimeout}}
+}
+
+// writePart writes one part and flushes it (through Compress, whose
+// encoder flushes too): a part is never held back.
+func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
+	return rc.Flush()
+}
+
+// withoutDefer makes rc run its @defer fragments in line, for a client
+// that takes one JSON payload: the specification lets a server ignore
+// @defer, and the answer is the complete result at once, as the client
+// expects. rc's document (shared: the parsed-query cache holds it) is not
+// changed: the operation and the fragments that hold a @defer are
+// copied without it, and rc is given the copies.
+func withoutDefer(rc *graphql.OperationContext) {
+	if rc == nil || rc.Doc == nil || rc.Operation == nil ||
+		(rc.RawQuery != "" && !strings.Contains(rc.RawQuery, "defer")) {
+		return // the common case, without a walk
+	}
+	sel, changed := stripDefer(rc.Operation.SelectionSet)
+	var frags ast.FragmentDefinitionList // a copy, once one changes
+	for i, f := range rc.Doc.Fragments {
+		fsel, ok := stripDefer(f.SelectionSet)
+		if !ok {
+			continue
+		}
+		if frags == nil {
+			frags = append(ast.FragmentDefinitionList(nil), rc.Doc.Fragments...)
+		}
+		c := *f
+		c.SelectionSet = fsel
+		frags[i] = &c
+	}
+	if !changed && frags == nil {
+		return
+	}
+	doc := *rc.Doc
+	if frags != nil {
+		doc.Fragments = frags
+	}
+	op := *rc.Operation
+	op.SelectionSet = sel
+	doc.Operations = append(ast.OperationList(nil), rc.Doc.Operations...)
+	for i, o := range doc.Operations {
+		if o == rc.Operation {
+			doc.Operations[i] = &op
+		}
+	}
+	rc.Doc, rc.Operation = &doc, &op
+}
+
+// stripDefer returns set without @defer directives, copying only what
+// holds one; changed says whether it did.
+func stripDefer(set ast.SelectionSet) (out ast.SelectionSet, changed bool) {
+	for i, sel := range set {
+		next := sel
+		switch s := sel.(type) {
+		case *ast.Field:
+			if sub, ok := stripDefer(s.SelectionSet); ok {
+				c := *s
+				c.SelectionSet = sub
+				next = &c
+			}
+		case *ast.InlineFragment:
+			dirs, dok := dropDefer(s.Directives)
+			sub, sok := stripDefer(s.SelectionSet)
+			if dok || sok {
+				c := *s
+				c.Directives, c.SelectionSet = dirs, sub
+				next = &c
+			}
+		case *ast.FragmentSpread:
+			if dirs, ok := dropDefer(s.Directives); ok {
+				c := *s
+				c.Directives = dirs
+				next = &c
+			}
+		}
+		if next != sel && !changed {
+			out, changed = make(ast.SelectionSet, len(set)), true
+			copy(out, set[:i])
+		}
+		if changed {
+			out[i] = next
+		}
+	}
+	if !changed {
+		return set, false
+	}
+	return out, true
+}
+
+// dropDefer returns dirs without @defer; ok says whether it had one.
+func dropDefer(dirs ast.DirectiveList) (ast.DirectiveList, bool) {
+	if dirs.ForName("defer") == nil {
+		return dirs, false
+	}
+	out := make(ast.DirectiveList, 0, len(dirs)-1)
+	for _, d := range dirs {
+		if d.Name != "defer" {
+			out = append(out, d)
+		}
+	}
+	return out, true
+}
