@@ -242,14 +242,15 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 }
 
 // readResults calls responses until it returns nil, on a goroutine of its
-// own, and hands each result on. It is a goroutine because gqlgen's
-// generated executor (v0.17.98's Exec) waits for a deferred result
-// without looking at the context, while a fragment that completes after
-// the context ended may drop its result instead of sending it: a call
-// already waiting then never returns. The stream ends at the deadline (or
-// at its budget) all the same; a reader still waiting when its stream
-// ended is counted while it waits (deferAvailable). stop tells the reader
-// that nobody takes its results any more.
+// own, and hands each result on, so that the stream can end at its
+// deadline (or its budget) while a result is awaited. gqlgen's generated
+// executor (v0.17.98's Exec) waits for a deferred result without looking
+// at the context, while a fragment that completes after the context ended
+// drops its result: graph/gen rewrites that wait to end with the context
+// (its deferWait), so the reader returns once the request is over. A
+// reader still waiting when its stream ended is counted while it waits
+// (deferAvailable), a guard should a wait ever outlive its request. stop
+// tells the reader that nobody takes its results any more.
 func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
 	out := make(chan *graphql.Response)
 	done := make(chan struct{})

@@ -39,3 +39,6 @@ func TestStrandedReadersCounted(t *testing.T) {
 		t.Error("deferAvailable with maxStrandedReaders stranded")
 	}
 }
+
+// StrandedReaders is strandedReaders for the package's black-box tests.
+func StrandedReaders() int64 { return strandedReaders.Load() }

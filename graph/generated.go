@@ -33,6 +33,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	CheckoutSession() CheckoutSessionResolver
 	Customer() CustomerResolver
+	Payment() PaymentResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 }
@@ -149,6 +150,9 @@ type CheckoutSessionResolver interface {
 }
 type CustomerResolver interface {
 	Address(ctx context.Context, obj *model.Customer) (*string, error)
+}
+type PaymentResolver interface {
+	Customer(ctx context.Context, obj *model.Payment) (*model.Customer, error)
 }
 type QueryResolver interface {
 	Payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error)
@@ -646,7 +650,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				data = ec._Query(ctx, opCtx.Operation.SelectionSet)
 			} else {
 				if atomic.LoadInt32(&ec.PendingDeferred) > 0 {
-					result := <-ec.DeferredResults
+					var result graphql.DeferredResult
+					select {
+					case result = <-ec.DeferredResults:
+					case <-ctx.Done(): // graph/gen: the stream ended (deadline, client gone)
+						return nil
+					}
 					atomic.AddInt32(&ec.PendingDeferred, -1)
 					data = result.Result
 					response.Path = result.Path
@@ -2221,7 +2230,7 @@ func (ec *executionContext) _Payment_customer(ctx context.Context, field graphql
 			return ec.fieldContext_Payment_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.Customer(), nil
+			return ec.Resolvers.Payment().Customer(ctx, obj)
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
@@ -2236,7 +2245,7 @@ func (ec *executionContext) fieldContext_Payment_customer(_ context.Context, fie
 		Object:     "Payment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: false,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},
@@ -4619,42 +4628,43 @@ func (ec *executionContext) _Payment(ctx context.Context, sel ast.SelectionSet, 
 		case "id":
 			out.Values[i] = ec._Payment_id(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "status":
 			out.Values[i] = ec._Payment_status(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "amount":
 			out.Values[i] = ec._Payment_amount(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "transactionId":
 			out.Values[i] = ec._Payment_transactionId(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "paymentMethod":
 			out.Values[i] = ec._Payment_paymentMethod(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "customer":
-			out.Values[i] = ec._Payment_customer(ctx, field, obj)
-			if out.Values[i] == graphql.Null {
-				out.Invalids++
-			}
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Payment_customer(ctx, field, obj)
+				})
 		case "createdAt":
 			out.Values[i] = ec._Payment_createdAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "updatedAt":
 			out.Values[i] = ec._Payment_updatedAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -13,7 +13,8 @@
 // starts the generated marshallers of Payment, Money, Customer and
 // PaymentEdge with a call of graph/fast.go's fast path (fastObjects),
 // which answers a selection of plain bound fields from a compiled plan
-// and leaves every other one to gqlgen's code.
+// and leaves every other one to gqlgen's code. And it makes the executor's
+// wait for a deferred result end with the request's context (deferWait).
 //
 //	go generate ./graph        (or: go run ./graph/gen)
 //
@@ -59,6 +60,31 @@ var fastObjects = map[string]string{
 	"PaymentEdge": "fastPaymentEdgeObject",
 }
 
+// notBlocking are resolvers that return a value the record already holds,
+// without a load: they make no list concurrent (concurrent_gen.go).
+// Payment.customer is a resolver only so that `... @defer { customer {
+// ... } }` streams (gqlgen defers only the fields it resolves
+// concurrently); its sub-selection still counts (customer { address }
+// makes a list concurrent, through Customer.address).
+var notBlocking = map[string]bool{"Payment.customer": true}
+
+const (
+	// gqlgen's wait for the next deferred result in the generated Exec,
+	// and ours. gqlgen's waits without looking at the context, while a
+	// deferred fragment that completes after the context ended drops its
+	// result (ProcessDeferredGroup's select): a wait begun then never
+	// ends, and the goroutine of the stream's reader (gqlhttp's
+	// readResults) would stay blocked for good. Ours ends the responses
+	// with the context.
+	gqlgenDeferWait = "\t\t\t\t\tresult := <-ec.DeferredResults\n"
+	ourDeferWait    = "\t\t\t\t\tvar result graphql.DeferredResult\n" +
+		"\t\t\t\t\tselect {\n" +
+		"\t\t\t\t\tcase result = <-ec.DeferredResults:\n" +
+		"\t\t\t\t\tcase <-ctx.Done(): // graph/gen: the stream ended (deadline, client gone)\n" +
+		"\t\t\t\t\t\treturn nil\n" +
+		"\t\t\t\t\t}\n"
+)
+
 func main() {
 	cfg, err := config.LoadConfigFromDefaultLocations()
 	if err != nil {
@@ -94,6 +120,10 @@ func rewriteLists(file string) error {
 		return fmt.Errorf("%s does not start with gqlgen's header %q", file, gqlgenHeader)
 	}
 	src = bytes.ReplaceAll(src, []byte(gqlgenCall), []byte(ourCall))
+	if bytes.Count(src, []byte(gqlgenDeferWait)) != 1 {
+		return fmt.Errorf("%s: gqlgen's wait for a deferred result is not %q once: update graph/gen's deferWait for this gqlgen", file, gqlgenDeferWait)
+	}
+	src = bytes.Replace(src, []byte(gqlgenDeferWait), []byte(ourDeferWait), 1)
 	for _, typ := range slices.Sorted(maps.Keys(fastObjects)) {
 		// gqlgen's object marshaller, as its codegen/object.gotpl writes
 		// it; the hook goes before its CollectFields.
@@ -124,7 +154,7 @@ func (*concurrentFields) GenerateCode(data *codegen.Data) error {
 	fields := map[string][]string{} // object or interface name -> its concurrent fields
 	for _, o := range data.Objects {
 		for _, f := range o.Fields {
-			if f.IsConcurrent() {
+			if f.IsConcurrent() && !notBlocking[o.Name+"."+f.Name] {
 				fields[o.Name] = append(fields[o.Name], f.Name)
 			}
 		}
