@@ -17,7 +17,7 @@ import (
 // set of the field at path (response names), e.g. "payments.nodes".
 func selectionAt(t *testing.T, query, path string) ast.SelectionSet {
 	t.Helper()
-	doc, err := gqlparser.LoadQuery(NewExecutableSchema(Config{}).Schema(), query)
+	doc, err := gqlparser.LoadQueryWithRules(NewExecutableSchema(Config{}).Schema(), query, nil)
 	if err != nil {
 		t.Fatalf("query %q: %v", query, err)
 	}
