@@ -96,7 +96,9 @@ type Loaders struct {
 	// alone is the operation (queryLimits.MutateOperationContext) whose
 	// REST-call estimate (restCalls) is at most one: its one load cannot
 	// batch with anything, so it skips the dataloader's batch goroutine
-	// and timer (loadAlone). Cleared by the load that uses it.
+	// and timer (loadAlone). alonePay and aloneLink are the loads that
+	// took that path, one a loader at most (loaders never batch with each
+	// other, so a payment and a link loaded alone lose nothing).
 	alone     atomic.Pointer[graphql.OperationContext]
 	alonePay  atomic.Pointer[aloneCall[*restclient.Payment]]
 	aloneLink atomic.Pointer[aloneCall[*restclient.PaymentLink]]
