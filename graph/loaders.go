@@ -304,7 +304,9 @@ type aloneCall[V any] struct {
 // the same slot (fanOut), panic recovery and batch metric as a batch of
 // one; or shares that load's result when key is its key. Otherwise it
 // returns nil and the dataloader loads key.
-func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[aloneCall[V]], name, key string, fetch func(context.Context, string) (V, error)) dataloader.Thunk[V] {
+// fetch is a method expression (REST.GetPayment): a method value of
+// l.rest would be an allocation on every load, alone or not.
+func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[aloneCall[V]], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
 	if c := slot.Load(); c != nil {
 		if c.key != key {
 			return nil
@@ -332,7 +334,7 @@ func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[alon
 				c.err = recovered(ctx, p)
 			}
 		}()
-		c.v, c.err = fetch(ctx, key)
+		c.v, c.err = fetch(l.rest, ctx, key)
 	})
 	c.done.Done()
 	return func() (V, error) { return c.v, c.err }
@@ -386,7 +388,7 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, l.rest.GetPayment); t != nil {
+	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
 	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.rest.GetPayment) })
@@ -395,7 +397,7 @@ func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, l.rest.GetPaymentLink); t != nil {
+	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
 	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.rest.GetPaymentLink) })
