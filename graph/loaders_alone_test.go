@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
 
 	"paygraph/restclient"
 )
@@ -138,4 +139,50 @@ func boolStrings(bs []bool) []string {
 		}
 	}
 	return out
+}
+
+// TestRepeatedKeysShareTheDataloadersThunk: identical keys of one
+// request are answered by one REST call (the first key's thunk, kept by
+// the loaders in front of the dataloader's cache); a load whose batch
+// panicked is forgotten as the dataloader forgets it, so the next load
+// of that key calls the REST API again.
+func TestRepeatedKeysShareTheDataloadersThunk(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		panicOnce bool
+		wantCalls int
+	}{
+		{"repeated key", false, 1},
+		{"after a panicked batch", true, 1}, // the panicked batch made none
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rest := &stackREST{}
+			panicked := false
+			l := NewLoaders(rest, &FetchLimits{OnBatch: func(string, int) {
+				if tc.panicOnce && !panicked {
+					panicked = true
+					panic("batch panics")
+				}
+			}})
+			ctx := withLoaders(context.Background(), l)
+			first, firstErr := l.PaymentThunk(ctx, "pay_1")()
+			if tc.panicOnce {
+				var pe *dataloader.PanicErrorWrapper
+				if !errors.As(firstErr, &pe) {
+					t.Fatalf("first load: %v, want the dataloader's panic error", firstErr)
+				}
+			} else if firstErr != nil || first.ID != "pay_1" {
+				t.Fatalf("first load: %v, %v", first, firstErr)
+			}
+			for range 3 {
+				p, err := l.PaymentThunk(ctx, "pay_1")()
+				if err != nil || p.ID != "pay_1" {
+					t.Fatalf("later load: %v, %v", p, err)
+				}
+			}
+			if rest.calls != tc.wantCalls {
+				t.Errorf("%d REST calls, want %d", rest.calls, tc.wantCalls)
+			}
+		})
+	}
 }
