@@ -35,10 +35,10 @@ import (
 // only with a reason in BENCHMARKS.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 220  // 2026-11-24: measured 215 (issue 14's executor fast path; 357 before)
-	benchBudgetList100       = 715  // measured 699 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20     = 865  // measured 846 (3,057 before)
-	benchBudgetCheckout      = 490  // measured 479 (2 REST calls; 632 before)
+	benchBudgetSinglePayment = 189  // 2026-11-24: measured 183 (its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
+	benchBudgetList100       = 712  // measured 691 (15,100 before the fast path and the inline lists)
+	benchBudgetAliases20     = 809  // measured 785: repeated keys share the loaders' thunk (838 before it, 3,057 before the fast path)
+	benchBudgetCheckout      = 480  // measured 466 (2 REST calls; 632 before)
 	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 

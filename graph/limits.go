@@ -134,7 +134,15 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	l.cache.commit(opCtx)
 	// The merchant's rate limit is charged the estimate last: a document
 	// refused by a limit above spends nothing of it (ratelimit.go).
-	return chargeRESTCalls(ctx, calls)
+	if err := chargeRESTCalls(ctx, calls); err != nil {
+		return err
+	}
+	if calls <= 1 && opCtx.Operation.Operation == ast.Query {
+		if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+			l.Alone(opCtx) // its one load has nothing to batch with
+		}
+	}
+	return nil
 }
 
 func limitError(code, format string, args ...any) *gqlerror.Error {

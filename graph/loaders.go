@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -91,6 +92,60 @@ type Loaders struct {
 	sessions     *dataloader.Loader[string, *restclient.CheckoutSession]
 	flights      sessionFlights
 	lists        listFlights
+
+	// alone is the operation (queryLimits.MutateOperationContext) whose
+	// REST-call estimate (restCalls) is at most one: its one load cannot
+	// batch with anything, so it skips the dataloader's batch goroutine
+	// and timer (loadAlone). alonePay and aloneLink are the loads that
+	// took that path, one a loader at most (loaders never batch with each
+	// other, so a payment and a link loaded alone lose nothing).
+	alone     atomic.Pointer[graphql.OperationContext]
+	alonePay  atomic.Pointer[aloneCall[*restclient.Payment]]
+	aloneLink atomic.Pointer[aloneCall[*restclient.PaymentLink]]
+
+	paymentThunks thunks[*restclient.Payment]
+	linkThunks    thunks[*restclient.PaymentLink]
+}
+
+// thunks remembers the dataloader's thunk of every key a loader was asked
+// for in the request. The dataloader's own cache answers a repeated key
+// too, but only after allocating a channel and a result for a thunk it
+// then drops: two allocations for each of 19 identical aliases out of 20
+// (BENCHMARKS.md, issue 14). The thunks are the dataloader's, so results,
+// errors and waiting are its; a thunk whose load panicked (the
+// dataloader's PanicErrorWrapper, after which it forgets the key so that
+// it is loaded again) is forgotten here too.
+type thunks[V any] struct {
+	mu sync.Mutex
+	m  map[string]dataloader.Thunk[V]
+}
+
+func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
+	t.mu.Lock()
+	if th, ok := t.m[key]; ok {
+		t.mu.Unlock()
+		return th
+	}
+	t.mu.Unlock()
+	// Not under t.mu: Load may wait for room in its batch's input. Two
+	// first loads of a key at once both reach it, and it dedupes them.
+	inner := ld.Load(ctx, key)
+	th := func() (V, error) {
+		v, err := inner()
+		if pe := (*dataloader.PanicErrorWrapper)(nil); err != nil && errors.As(err, &pe) {
+			t.mu.Lock()
+			delete(t.m, key)
+			t.mu.Unlock()
+		}
+		return v, err
+	}
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[string]dataloader.Thunk[V])
+	}
+	t.m[key] = th
+	t.mu.Unlock()
+	return th
 }
 
 // NewLoaders returns empty loaders for one request.
@@ -269,6 +324,66 @@ func (l *Loaders) hold(ctx context.Context) (*restclient.Held, error) {
 	return l.holder.Hold(ctx)
 }
 
+// Alone tells the loaders that op can make at most one REST call (its
+// restCalls estimate, an upper bound on the loads it starts): its load
+// then runs on the resolver's goroutine, without the dataloader's batch
+// goroutine and its timer (18 % of a single payment's CPU, BENCHMARKS.md
+// issue 14), since there is nothing it could batch with. Only op's loads
+// take that path: when a connection's loaders serve several operations,
+// another operation's Alone replaces op's, which then uses the loader.
+func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
+
+// aloneCall is the load that took the alone path: a later load of the same
+// key in the request shares its result (the per-request dedupe the
+// dataloader's cache gives every other load), waiting for it if needed.
+type aloneCall[V any] struct {
+	key  string
+	done sync.WaitGroup // one, until v and err are set
+	v    V
+	err  error
+}
+
+// loadAlone loads key by fetch on the calling goroutine when ctx's
+// operation is the one Alone named and nothing was loaded alone yet, with
+// the same slot (fanOut), panic recovery and batch metric as a batch of
+// one; or shares that load's result when key is its key. Otherwise it
+// returns nil and the dataloader loads key.
+// fetch is a method expression (REST.GetPayment): a method value of
+// l.rest would be an allocation on every load, alone or not.
+func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[aloneCall[V]], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
+	if c := slot.Load(); c != nil {
+		if c.key != key {
+			return nil
+		}
+		return func() (V, error) {
+			c.done.Wait() // the alone load ends with the request at the latest
+			return c.v, c.err
+		}
+	}
+	op := l.alone.Load()
+	if op == nil || !graphql.HasOperationContext(ctx) || graphql.GetOperationContext(ctx) != op {
+		return nil
+	}
+	c := &aloneCall[V]{key: key}
+	c.done.Add(1)
+	if !slot.CompareAndSwap(nil, c) {
+		return loadAlone(l, ctx, slot, name, key, fetch) // another load took it first
+	}
+	if l.limits.OnBatch != nil {
+		l.limits.OnBatch(name, 1)
+	}
+	l.fanOut(ctx, 1, func(ctx context.Context, _ int) {
+		defer func() {
+			if p := recover(); p != nil {
+				c.err = recovered(ctx, p)
+			}
+		}()
+		c.v, c.err = fetch(l.rest, ctx, key)
+	})
+	c.done.Done()
+	return func() (V, error) { return c.v, c.err }
+}
+
 // ListPayments lists one page, once per request for each distinct
 // (limit, cursor, status): fields and aliases that ask for the same page
 // share one REST call, made by the first of them.
@@ -317,14 +432,20 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
+	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, REST.GetPayment); t != nil {
+		return t
+	}
 	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.rest.GetPayment) })
-	return l.payments.Load(ctx, id)
+	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
+	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
+		return t
+	}
 	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.rest.GetPaymentLink) })
-	return l.links.Load(ctx, id)
+	return l.linkThunks.load(ctx, id, l.links)
 }
 
 // CheckoutSession loads a session by id or reference. Whichever key it was
