@@ -45,7 +45,7 @@ func runDefer(t *testing.T, p *proc, query string) deferResults {
 // Defer20220824Handler) runs a 50-item list whose customers' addresses
 // are deferred (each is one REST retrieve) against the gateway process,
 // in both forms: the issue's, the whole customer deferred (Payment.customer
-// is a resolver for this: gqlgen defers only what it resolves
+// is bound to a method with a context for this: gqlgen defers only what it resolves
 // concurrently), and the address alone. The gateway answers
 // multipart/mixed, the application is handed the list first, every
 // address still missing, then results as the addresses arrive, the last

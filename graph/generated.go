@@ -33,7 +33,6 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 type ResolverRoot interface {
 	CheckoutSession() CheckoutSessionResolver
 	Customer() CustomerResolver
-	Payment() PaymentResolver
 	Query() QueryResolver
 	Subscription() SubscriptionResolver
 }
@@ -88,14 +87,14 @@ type ComplexityRoot struct {
 	}
 
 	Payment struct {
-		AmountRef     func(childComplexity int) int
-		CreatedAtRef  func(childComplexity int) int
-		Customer      func(childComplexity int) int
-		IDRef         func(childComplexity int) int
-		PaymentMethod func(childComplexity int) int
-		StatusRef     func(childComplexity int) int
-		TransactionID func(childComplexity int) int
-		UpdatedAtRef  func(childComplexity int) int
+		AmountRef          func(childComplexity int) int
+		CreatedAtRef       func(childComplexity int) int
+		DeferrableCustomer func(childComplexity int) int
+		IDRef              func(childComplexity int) int
+		PaymentMethod      func(childComplexity int) int
+		StatusRef          func(childComplexity int) int
+		TransactionID      func(childComplexity int) int
+		UpdatedAtRef       func(childComplexity int) int
 	}
 
 	PaymentConnection struct {
@@ -150,9 +149,6 @@ type CheckoutSessionResolver interface {
 }
 type CustomerResolver interface {
 	Address(ctx context.Context, obj *model.Customer) (*string, error)
-}
-type PaymentResolver interface {
-	Customer(ctx context.Context, obj *model.Payment) (*model.Customer, error)
 }
 type QueryResolver interface {
 	Payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error)
@@ -383,11 +379,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Payment.CreatedAtRef(childComplexity), true
 	case "Payment.customer":
-		if e.ComplexityRoot.Payment.Customer == nil {
+		if e.ComplexityRoot.Payment.DeferrableCustomer == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Payment.Customer(childComplexity), true
+		return e.ComplexityRoot.Payment.DeferrableCustomer(childComplexity), true
 	case "Payment.id":
 		if e.ComplexityRoot.Payment.IDRef == nil {
 			break
@@ -2230,7 +2226,7 @@ func (ec *executionContext) _Payment_customer(ctx context.Context, field graphql
 			return ec.fieldContext_Payment_customer(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Payment().Customer(ctx, obj)
+			return obj.DeferrableCustomer(ctx), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Customer) graphql.Marshaler {
@@ -2245,7 +2241,7 @@ func (ec *executionContext) fieldContext_Payment_customer(_ context.Context, fie
 		Object:     "Payment",
 		Field:      field,
 		IsMethod:   true,
-		IsResolver: true,
+		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Customer(ctx, field)
 		},

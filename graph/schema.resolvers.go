@@ -20,11 +20,6 @@ func (r *customerResolver) Address(ctx context.Context, obj *model.Customer) (*s
 	return r.customerAddress(ctx, obj)
 }
 
-// Customer is the resolver for the customer field.
-func (r *paymentResolver) Customer(ctx context.Context, obj *model.Payment) (*model.Customer, error) {
-	return obj.Customer(), nil
-}
-
 // Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	return r.payments(ctx, first, after, status)
@@ -71,9 +66,6 @@ func (r *Resolver) CheckoutSession() CheckoutSessionResolver { return &checkoutS
 // Customer returns CustomerResolver implementation.
 func (r *Resolver) Customer() CustomerResolver { return &customerResolver{r} }
 
-// Payment returns PaymentResolver implementation.
-func (r *Resolver) Payment() PaymentResolver { return &paymentResolver{r} }
-
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -83,7 +75,6 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 type (
 	checkoutSessionResolver struct{ *Resolver }
 	customerResolver        struct{ *Resolver }
-	paymentResolver         struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 )

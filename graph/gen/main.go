@@ -60,10 +60,11 @@ var fastObjects = map[string]string{
 	"PaymentEdge": "fastPaymentEdgeObject",
 }
 
-// notBlocking are resolvers that return a value the record already holds,
-// without a load: they make no list concurrent (concurrent_gen.go).
-// Payment.customer is a resolver only so that `... @defer { customer {
-// ... } }` streams (gqlgen defers only the fields it resolves
+// notBlocking are concurrent fields that return a value the record
+// already holds, without a load: they make no list concurrent
+// (concurrent_gen.go). Payment.customer is bound to a method with a
+// context (model.Payment.DeferrableCustomer) only so that `... @defer {
+// customer { ... } }` streams (gqlgen defers only the fields it resolves
 // concurrently); its sub-selection still counts (customer { address }
 // makes a list concurrent, through Customer.address).
 var notBlocking = map[string]bool{"Payment.customer": true}
