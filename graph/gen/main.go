@@ -30,6 +30,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 
@@ -86,7 +87,63 @@ const (
 		"\t\t\t\t\t}\n"
 )
 
+// verifiedGqlgen is the gqlgen version the mirror of its internals was
+// checked against: the rewrites below, graph/lists.go (gqlgen's list
+// marshalling), graph/fast.go (its object marshallers' bytes, its
+// unexported generated methods, its field middleware skipped for bound
+// fields) and graph/concurrent_gen.go. gen refuses any other version
+// (checkGqlgen), so a bump is "bump, run gen, re-verify what it lists,
+// run the tests", never a silent drift.
+const verifiedGqlgen = "v0.17.98"
+
+// reverify is what a gqlgen bump must check again, in this order, before
+// verifiedGqlgen moves: printed with gen's refusal.
+const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in graph/gen/main.go:
+  1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic
+     recovery, null per element (graph/lists.go marshalList mirrors it;
+     go test ./graph -run 'TestMarshalList' compares the two)
+  2. codegen/type.gotpl's list call and object.gotpl's marshaller head
+     (graph/gen rewriteLists refuses a changed shape)
+  3. the Exec's deferred-result wait (graph/gen ourDeferWait)
+  4. graphql/string.go writeQuotedString, the enum MarshalGQL
+     (strconv.Quote), graphql/resolve_field.go's field middleware and
+     null handling (graph/fast.go; go test ./graph -run 'FastPath' and
+     go test ./graph -run 'x' -fuzz FuzzFastPathMatchesGqlgen -fuzztime 60s)
+  5. the generated methods fast.go calls (_Payment_customer,
+     fieldContext_Payment_customer, _Customer, _Customer_address):
+     go build ./graph`
+
+// checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
+func checkGqlgen(version string) error {
+	if version != verifiedGqlgen {
+		return fmt.Errorf("gqlgen is %s, but graph/gen and the code that mirrors gqlgen were verified against %s only;\n%s",
+			version, verifiedGqlgen, reverify)
+	}
+	return nil
+}
+
+// gqlgenVersion is the version of gqlgen built into gen: the one go.mod
+// requires (go run ./graph/gen builds with it).
+func gqlgenVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(no build info)"
+	}
+	for _, m := range bi.Deps {
+		if m.Path == "github.com/99designs/gqlgen" {
+			if m.Replace != nil {
+				return m.Replace.Path + "@" + m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return "(not in the build)"
+}
+
 func main() {
+	if err := checkGqlgen(gqlgenVersion()); err != nil {
+		fail("%v", err)
+	}
 	cfg, err := config.LoadConfigFromDefaultLocations()
 	if err != nil {
 		fail("loading gqlgen.yml: %v", err)
