@@ -9,9 +9,11 @@ package graph
 // object's selection reaches only fields bound to the record (no
 // resolver, no @defer, no directive but @skip/@include with literal
 // arguments, no introspection but __typename), that machinery has
-// nothing to do: no field can fail, block or be seen by a field
-// interceptor (observe's tracing spans only resolvers and root fields;
-// the response budget and the scope checks are charged by resolvers).
+// nothing to do: no field can fail or block, and no field interceptor
+// needs to see it (the fast path is on only when every field interceptor
+// promises to pass bound fields through, PassesBoundFieldsThrough in
+// server.go: observe's tracing spans only resolvers and root fields; the
+// response budget and the scope checks are charged by resolvers).
 // Such a selection is compiled once into a plan, with gqlgen's own
 // CollectFields (the same merging of aliases and fragments, the same
 // type conditions), and the plan writes the bytes gqlgen would write.

@@ -102,7 +102,8 @@ func NewServer(cfg ServerConfig) *handler.Server {
 // newServer is NewServer, with its parsed-query cache for tests.
 func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	cfg.defaults()
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: cfg.noFastPath}}))
+	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
+	srv := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}}))
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
@@ -136,4 +137,31 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		return errPanic
 	})
 	return srv, cache
+}
+
+// PassesBoundFieldsThrough is the promise of a field interceptor that the
+// fast path may skip it: for every field that is neither a root field nor
+// resolved by a resolver of its own (FieldContext.IsResolver false, a
+// Parent), its InterceptField only calls next with the context it got.
+// gqlgen runs field interceptors around bound fields too; the fast path
+// (fast.go) writes bound fields without them. So the fast path is on only
+// when every graphql.FieldInterceptor among ServerConfig.Extensions makes
+// this promise (observe's tracing does); another turns it off for the
+// server, and the interceptor sees every field (TestFieldInterceptorFastPath).
+// A field interceptor added to the returned server by hand (AroundFields)
+// is not seen here: add them through ServerConfig.Extensions.
+type PassesBoundFieldsThrough interface {
+	graphql.FieldInterceptor
+	PassesBoundFieldsThrough()
+}
+
+func boundFieldsPassThrough(exts []graphql.HandlerExtension) bool {
+	for _, e := range exts {
+		if _, ok := e.(graphql.FieldInterceptor); ok {
+			if _, ok := e.(PassesBoundFieldsThrough); !ok {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -209,6 +209,11 @@ func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
+// PassesBoundFieldsThrough: InterceptField only calls next for a field
+// that is neither a root field nor a resolver's (graph.PassesBoundFieldsThrough:
+// the executor's fast path may then skip it).
+func (gqlTracing) PassesBoundFieldsThrough() {}
+
 func (e gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || !(fc.IsResolver || fc.Parent == nil) || strings.HasPrefix(fc.Field.Name, "__") {
