@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
@@ -73,6 +74,7 @@ type Config struct {
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
 	LogFormat       string
+	LogLevel        slog.Level // LOG_LEVEL
 	PprofAddr       string
 	RedisURL        string
 	APQTTL          time.Duration
@@ -237,6 +239,21 @@ var settings = []setting{
 			return errors.New("must be json or text")
 		}
 		c.LogFormat = v
+		return nil
+	}},
+	{"LOG_LEVEL", "info", "lowest level logged: debug, info, warn or error; the access lines of probes (/healthz, /readyz) and /metrics scrapes are debug", func(c *Config, v string) error {
+		switch strings.ToLower(v) {
+		case "debug":
+			c.LogLevel = slog.LevelDebug
+		case "info":
+			c.LogLevel = slog.LevelInfo
+		case "warn":
+			c.LogLevel = slog.LevelWarn
+		case "error":
+			c.LogLevel = slog.LevelError
+		default:
+			return errors.New("must be debug, info, warn or error")
+		}
 		return nil
 	}},
 	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *Config, v string) error {

@@ -72,6 +72,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{"REDIS_URL", "unix://"},
 		{"APQ_TTL", "forever"},
 		{"LOG_FORMAT", "xml"},
+		{"LOG_LEVEL", "verbose"},
 		{"PPROF_ADDR", "6060"},
 	} {
 		t.Run(tc.env+"="+tc.value, func(t *testing.T) {

@@ -14,20 +14,28 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// NewLogger is the process's logger (LOG_FORMAT): observe's redacting
+// NewLogger is the process's logger (LOG_FORMAT, LOG_LEVEL): observe's redacting
 // handler, told the shapes of credentials and the request's own
 // credential pair, which it takes out of every line logged in that
 // request's context whatever their shape.
 func NewLogger(w io.Writer, cfg Config) *slog.Logger {
-	return observe.NewLogger(w, cfg.LogFormat, slog.LevelInfo, observeOptions())
+	return observe.NewLogger(w, cfg.LogFormat, cfg.LogLevel, observeOptions())
 }
+
+// quietPaths are the routes (gateway.go) polled by machines, not called
+// by clients: the kubelet's probes and Prometheus's scrapes, 20 or more a
+// minute per pod. Their access lines are debug, so that LOG_LEVEL=info
+// logs callers' requests only.
+var quietPaths = []string{"/healthz", "/readyz", "/metrics"}
 
 // observeOptions is what observe is told of the parts it observes, from
 // their owners: restclient's route names and credential shapes,
-// sessiontoken's token shape, the loaders' names, and the caller's own
-// pair. The breaker state is added by wire, which has the client.
+// sessiontoken's token shape, the loaders' names, the caller's own
+// pair, and the routes whose access lines are debug. The breaker state is
+// added by wire, which has the client.
 func observeOptions() observe.Options {
 	return observe.Options{
+		DebugPaths:  quietPaths,
 		RouteOf:     func(u *url.URL) string { return string(restclient.EndpointOf(u)) },
 		LoaderNames: graph.LoaderNames,
 		Redact:      redactCredentials,

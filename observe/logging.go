@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -269,10 +270,18 @@ const maxLoggedPath = 256
 // X-Request-Id response header. The line itself is logged in the
 // request's context, so that a logger from NewLogger takes the pair out
 // of it: the pair must be in the context before AccessLog runs.
+//
+// The line is info, or debug for a request to one of o.DebugPaths (probes
+// and scrapes), whatever its status.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
+	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
+			level := slog.LevelInfo
+			if slices.Contains(debugPaths, r.URL.Path) {
+				level = slog.LevelDebug
+			}
 			id := r.Header.Get("X-Request-Id")
 			if !SaneRequestID(id) || holdsSecret(id, o.secrets(r.Context())) {
 				id = NewRequestID()
@@ -291,6 +300,9 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				}
 				if status == 0 {
 					status = http.StatusOK
+				}
+				if !logger.Enabled(ctx, level) {
+					return
 				}
 				op, outcome := stats.Operation()
 				path := r.URL.Path
@@ -312,7 +324,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 					// Under TraceHandler: the line names its trace.
 					attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 				}
-				logger.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
+				logger.LogAttrs(ctx, level, "request", attrs...)
 			}()
 			next.ServeHTTP(rec, r.WithContext(ctx))
 		})

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -187,5 +188,45 @@ func TestAccessLogDefaultsAndPanics(t *testing.T) {
 	}()
 	if out := buf.String(); !strings.Contains(out, "status=500") {
 		t.Errorf("panic not logged as 500: %s", out)
+	}
+}
+
+// TestAccessLogDebugPaths: the access lines of Options.DebugPaths are
+// debug, so a logger at info writes none for them and one for every other
+// request; at debug it writes both.
+func TestAccessLogDebugPaths(t *testing.T) {
+	quiet := []string{"/healthz", "/readyz", "/metrics"}
+	paths := []string{"/healthz", "/readyz", "/metrics", "/graphql", "/healthz/x", "/"}
+	for _, tc := range []struct {
+		name  string
+		level slog.Level
+		want  []string // paths logged, in order
+	}{
+		{"info", slog.LevelInfo, []string{"/graphql", "/healthz/x", "/"}},
+		{"debug", slog.LevelDebug, paths},
+		{"warn", slog.LevelWarn, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			o := Options{DebugPaths: quiet}
+			h := AccessLog(NewLogger(&buf, "json", tc.level, o), o)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/readyz" {
+					w.WriteHeader(http.StatusServiceUnavailable) // a failing probe is still a probe
+				}
+			}))
+			for _, p := range paths {
+				h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, p, nil))
+			}
+			var got []string
+			for _, l := range logLines(t, buf.String()) {
+				got = append(got, l["path"].(string))
+				if want := map[bool]string{true: "DEBUG", false: "INFO"}[slices.Contains(quiet, l["path"].(string))]; l["level"] != want {
+					t.Errorf("%s logged at %v, want %s", l["path"], l["level"], want)
+				}
+			}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("paths logged (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

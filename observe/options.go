@@ -38,6 +38,11 @@ type Options struct {
 	// in that context, and no request id, operation label or span name
 	// may hold one or a piece of one. If nil, none are known.
 	Secrets func(context.Context) []string
+	// DebugPaths are the URL paths whose access lines (AccessLog) are
+	// logged at debug rather than info: machines' polls such as health
+	// probes and metrics scrapes, which a logger at info then leaves out.
+	// If empty, every request's line is info.
+	DebugPaths []string
 }
 
 // redact is o.Redact(s), or s.
