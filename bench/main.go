@@ -20,7 +20,11 @@
 // RSS (/proc/<pid>/status VmRSS). After the load it reports the
 // gateway's open file descriptors and threads (each connection is an fd,
 // and each open connection holds the gateway's goroutines), which need
-// nothing from the gateway. With -profile it also runs the gateway with
+// nothing from the gateway. With -proxy (the default) every gateway cell
+// is measured beside a hand-written proxy (proxy.go: no GraphQL engine,
+// encoding/json, the same REST calls), interleaved with it, and the table
+// gives each scenario's ratio to it (the floor a gateway could reach) and
+// both processes' CPU per query. With -profile it also runs the gateway with
 // PPROF_ADDR on a loopback port of its own and saves CPU and allocation
 // profiles from it.
 //
@@ -75,6 +79,9 @@ type scenario struct {
 
 func main() {
 	serve := flag.String("serve-sandbox", "", "internal: serve the sandbox REST API on this address and print it")
+	serveProxyAddr := flag.String("serve-proxy", "", "internal: serve the hand-written proxy on this address and print it")
+	proxyREST := flag.String("proxy-rest", "", "internal: the REST API the served proxy calls")
+	withProxy := flag.Bool("proxy", true, "also measure the hand-written proxy (proxy.go) beside every gateway cell, interleaved, and give each scenario's ratio to it")
 	sbLatency := flag.Duration("sandbox-latency", 0, "internal: the served sandbox's latency per call")
 	duration := flag.Duration("duration", 5*time.Second, "measured time per scenario, concurrency and latency")
 	warmup := flag.Duration("warmup", 500*time.Millisecond, "unmeasured time before each measurement")
@@ -91,6 +98,10 @@ func main() {
 
 	if *serve != "" {
 		serveSandbox(*serve, *sbLatency)
+		return
+	}
+	if *serveProxyAddr != "" {
+		serveProxy(*serveProxyAddr, *proxyREST)
 		return
 	}
 	concs, err := parseInts(*concList)
@@ -117,7 +128,7 @@ func main() {
 	if *profile != "" && *compare != "" {
 		fatal("-profile profiles one gateway: run it without -compare")
 	}
-	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds}
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds, proxy: *withProxy}
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			fatal("-profile: %v", err)
@@ -318,7 +329,17 @@ func (t *tailBuffer) String() string {
 }
 
 func startSandbox(self string, latency time.Duration) (*proc, string, error) {
-	cmd := exec.Command(self, "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", latency.String())
+	return startChild(self, "sandbox", "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", latency.String())
+}
+
+// startProxy starts the hand-written proxy (proxy.go) in front of restURL.
+func startProxy(self, restURL string) (*proc, string, error) {
+	return startChild(self, "proxy", "-serve-proxy", "127.0.0.1:0", "-proxy-rest", restURL)
+}
+
+// startChild runs this binary with args and waits for its LISTEN line.
+func startChild(self, what string, args ...string) (*proc, string, error) {
+	cmd := exec.Command(self, args...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, "", err
@@ -337,7 +358,7 @@ func startSandbox(self string, latency time.Duration) (*proc, string, error) {
 	url, ok := strings.CutPrefix(strings.TrimSpace(line), "LISTEN ")
 	if err != nil || !ok {
 		p.stop()
-		return nil, "", fmt.Errorf("sandbox did not start: %q %v %s", line, err, p.tail)
+		return nil, "", fmt.Errorf("%s did not start: %q %v %s", what, line, err, p.tail)
 	}
 	return p, url, nil
 }
@@ -584,7 +605,11 @@ type runner struct {
 	idleCheck        time.Duration
 	profileDir       string
 	pprofURL         string
+	proxy            bool // measure the hand-written proxy too (gw index proxyGW)
 }
+
+// proxyGW is the hand-written proxy's index in results.
+const proxyGW = -2
 
 type result struct {
 	sc          scenario
@@ -646,6 +671,16 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 			idleRSS: rssMB(pid), idleFDs: openFDs(pid), idleThreads: procStatus(pid, "Threads")})
 	}
 
+	var px *running
+	if r.proxy {
+		p, url, err := startProxy(r.self, restURL)
+		if err != nil {
+			return err
+		}
+		defer p.stop()
+		px = &running{gateway: gateway{label: "proxy"}, p: p, url: url, pid: p.cmd.Process.Pid}
+	}
+
 	maxConc := slices.Max(r.concs)
 	tr := &http.Transport{MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, MaxConnsPerHost: 0,
 		IdleConnTimeout: 90 * time.Second, DisableCompression: true}
@@ -659,12 +694,20 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 					results = append(results, r.measure(client, sc, c, lat, restURL+sc.path, restURL, sbPID, nil, -1))
 					continue
 				}
-				// Alternate: the gateway measured first in a round is
-				// measured last in the next.
-				for k := range gws {
+				// Alternate: the target measured first in a round is
+				// measured last in the next (the proxy is the last one).
+				n := len(gws)
+				if px != nil {
+					n++
+				}
+				for k := range n {
 					i := k
 					if round%2 == 1 {
-						i = len(gws) - 1 - k
+						i = n - 1 - k
+					}
+					if i == len(gws) {
+						results = append(results, r.measure(client, sc, c, lat, px.url+"/proxy/"+sc.name, restURL, sbPID, px, proxyGW))
+						continue
 					}
 					results = append(results, r.measure(client, sc, c, lat, gws[i].url+"/graphql", restURL, sbPID, gws[i], i))
 				}
@@ -712,7 +755,7 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 // /graphql, or the sandbox itself for the floor, g nil).
 func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Duration, target, restURL string, sbPID int, g *running, gi int) result {
 	label := "rest"
-	if g != nil && len(r.gateways) > 1 {
+	if g != nil {
 		label = g.label
 	}
 	fmt.Fprintf(os.Stderr, "latency %-5s c=%-3d %-11s %-20.20s ", lat, c, sc.name, label)
@@ -723,7 +766,10 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 		cpu0 = cpuSeconds(g.pid)
 	}
 	sbcpu0 := cpuSeconds(sbPID)
-	profiled := r.startProfile(sc, c, lat)
+	profiled := func() {}
+	if gi >= 0 {
+		profiled = r.startProfile(sc, c, lat)
+	}
 	res := r.load(client, sc, target, c, r.duration)
 	profiled()
 	res.gw = gi
@@ -782,8 +828,8 @@ func median(rs []result, f func(result) float64) float64 {
 
 // table is the report of one gateway (medians when -rounds > 1).
 func (r *runner) table(report *bytes.Buffer, results []result) {
-	fmt.Fprintln(report, "| scenario | c | req/s | vs floor | p50 | p90 | p99 | REST calls/query | overhead p50 | overhead p99 | gateway CPU s/1k q | sandbox CPU s/1k q | gateway RSS MB | errors |")
-	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(report, "| scenario | c | req/s | vs floor | proxy req/s | **vs proxy** | p50 | p90 | p99 | REST calls/query | overhead p50 | overhead p99 | gateway CPU s/1k q | proxy CPU s/1k q | CPU vs proxy | sandbox CPU s/1k q | gateway RSS MB | errors (proxy's) |")
+	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, sc := range r.scenarios {
 		for _, c := range r.concs {
 			gi := 0
@@ -796,18 +842,24 @@ func (r *runner) table(report *bytes.Buffer, results []result) {
 			}
 			f, _ := cell(results, "rest", c, -1)
 			vs, o50, o99, cpu, rss := "1.00", "—", "—", "—", "—"
+			pxRPS, vsPx, pxCPU, cpuVsPx, pxErrs := "—", "—", "—", "—", ""
 			if !sc.direct {
 				vs = fmt.Sprintf("%.2f", res.rps/f.rps)
 				o50, o99 = fmtDur(res.p50-f.p50), fmtDur(res.p99-f.p99)
 				cpu, rss = fmt.Sprintf("%.3f", res.cpuPer1k), fmt.Sprintf("%.1f", res.rss)
+				if px, pall := cell(results, sc.name, c, proxyGW); pall != nil {
+					pxRPS, vsPx = fmt.Sprintf("%.0f", px.rps), fmt.Sprintf("**%.2f**", ratio(res.rps, px.rps))
+					pxCPU, cpuVsPx = fmt.Sprintf("%.3f", px.cpuPer1k), fmt.Sprintf("%.2f", ratio(res.cpuPer1k, px.cpuPer1k))
+					pxErrs = fmt.Sprintf(" (%d)", px.errs)
+				}
 			}
 			name := sc.name
 			if sc.direct {
 				name = "rest (floor: GET /api/v1/payments/{id})"
 			}
-			fmt.Fprintf(report, "| %s | %d | %.0f | %s | %s | %s | %s | %.2f (want %d) | %s | %s | %s | %.3f | %s | %d |\n",
-				name, res.conc, res.rps, vs, fmtDur(res.p50), fmtDur(res.p90), fmtDur(res.p99),
-				res.callsPerQ, sc.want, o50, o99, cpu, res.sandboxCPU1, rss, res.errs)
+			fmt.Fprintf(report, "| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %.2f (want %d) | %s | %s | %s | %s | %s | %.3f | %s | %d%s |\n",
+				name, res.conc, res.rps, vs, pxRPS, vsPx, fmtDur(res.p50), fmtDur(res.p90), fmtDur(res.p99),
+				res.callsPerQ, sc.want, o50, o99, cpu, pxCPU, cpuVsPx, res.sandboxCPU1, rss, res.errs, pxErrs)
 		}
 	}
 	fmt.Fprintln(report)
@@ -818,8 +870,8 @@ func (r *runner) table(report *bytes.Buffer, results []result) {
 func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*running) {
 	a, b := gws[0].label, gws[1].label
 	fmt.Fprintf(report, "A = %s, B = %s. Medians of %d rounds; B/A is B's median over A's.\n\n", a, b, r.rounds)
-	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | B/A req/s | A vs floor | B vs floor | A p50 | B p50 | A p99 | B p99 | A CPU s/1k q | B CPU s/1k q | B/A CPU | A RSS MB | B RSS MB | REST calls/q A, B (want) | errors A, B |")
-	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | B/A req/s | A vs floor | B vs floor | proxy req/s | A vs proxy | B vs proxy | A p50 | B p50 | A p99 | B p99 | A CPU s/1k q | B CPU s/1k q | B/A CPU | proxy CPU s/1k q | A RSS MB | B RSS MB | REST calls/q A, B (want) | errors A, B |")
+	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, sc := range r.scenarios {
 		if sc.direct {
 			continue
@@ -828,10 +880,12 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 			f, _ := cell(results, "rest", c, -1)
 			ra, _ := cell(results, sc.name, c, 0)
 			rb, _ := cell(results, sc.name, c, 1)
-			fmt.Fprintf(report, "| %s | %d | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %s | %s | %s | %s | %.3f | %.3f | **%.2f** | %.1f | %.1f | %.2f, %.2f (%d) | %d, %d |\n",
+			px, _ := cell(results, sc.name, c, proxyGW)
+			fmt.Fprintf(report, "| %s | %d | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.0f | %.2f | %.2f | %s | %s | %s | %s | %.3f | %.3f | **%.2f** | %.3f | %.1f | %.1f | %.2f, %.2f (%d) | %d, %d |\n",
 				sc.name, c, f.rps, ra.rps, rb.rps, ratio(rb.rps, ra.rps), ratio(ra.rps, f.rps), ratio(rb.rps, f.rps),
+				px.rps, ratio(ra.rps, px.rps), ratio(rb.rps, px.rps),
 				fmtDur(ra.p50), fmtDur(rb.p50), fmtDur(ra.p99), fmtDur(rb.p99),
-				ra.cpuPer1k, rb.cpuPer1k, ratio(rb.cpuPer1k, ra.cpuPer1k), ra.rss, rb.rss,
+				ra.cpuPer1k, rb.cpuPer1k, ratio(rb.cpuPer1k, ra.cpuPer1k), px.cpuPer1k, ra.rss, rb.rss,
 				ra.callsPerQ, rb.callsPerQ, sc.want, ra.errs, rb.errs)
 		}
 	}
