@@ -78,11 +78,11 @@ type (
 		Currency string `json:"currency,omitempty"`
 	}
 	outPayment struct {
-		ID        string       `json:"id,omitempty"`
-		Status    string       `json:"status,omitempty"`
-		Amount    *outMoney    `json:"amount,omitempty"`
-		Customer  any          `json:"customer,omitempty"`
-		CreatedAt string       `json:"createdAt,omitempty"`
+		ID        string    `json:"id,omitempty"`
+		Status    string    `json:"status,omitempty"`
+		Amount    *outMoney `json:"amount,omitempty"`
+		Customer  any       `json:"customer,omitempty"`
+		CreatedAt string    `json:"createdAt,omitempty"`
 	}
 	// The customer's selections: { name email address }, { name email },
 	// { name }, { address }.
