@@ -68,7 +68,7 @@ func demoHeaders(t *testing.T) string {
 }
 
 // auditAllowed lists the graphql-http audits (by id) the gateway is
-// allowed to fail, each with its reason (README "GraphQL over HTTP"):
+// allowed to fail, each with its reason (docs/testing.md):
 // none today.
 var auditAllowed = map[string]string{}
 

@@ -17,11 +17,11 @@ import (
 	"paygraph/sandbox"
 )
 
-// The README's GraphQL Code Generator recipe (its codegen.ts, read from
-// README.md at test time) run with the pinned @graphql-codegen/cli and
+// The documentation's GraphQL Code Generator recipe (its codegen.ts, read
+// from docs/clients.md at test time) run with the pinned @graphql-codegen/cli and
 // client-preset of e2e/clients against the binary's -print-schema: with
 // strictScalars on it must generate, and the custom scalars must come
-// out as the README's mapping says; without the mapping it must fail
+// out as the documented mapping says; without the mapping it must fail
 // (so strictScalars is really on).
 
 // codegenSample selects one field of each custom scalar; codegenFields
@@ -42,17 +42,17 @@ var (
 	tsFieldRe        = regexp.MustCompile(`(\w+)\??: ([\w| ]+?)(?:,| })`)
 )
 
-// readmeCodegenConfig is the README's codegen.ts and the scalar mapping
+// readmeCodegenConfig is the documentation's codegen.ts and the scalar mapping
 // it documents.
 func readmeCodegenConfig(t *testing.T) (config string, mapping map[string]string) {
 	t.Helper()
-	m := codegenBlockRe.FindStringSubmatch(readme(t))
+	m := codegenBlockRe.FindStringSubmatch(allDocs(t))
 	if m == nil {
-		t.Fatal("README.md has no ```ts block starting with // codegen.ts")
+		t.Fatal("the documentation has no ```ts block starting with // codegen.ts")
 	}
 	s := codegenScalarsRe.FindStringSubmatch(m[1])
 	if s == nil {
-		t.Fatal("the README's codegen.ts has no scalars: { ... }")
+		t.Fatal("the documented codegen.ts has no scalars: { ... }")
 	}
 	mapping = map[string]string{}
 	for _, kv := range codegenMapRe.FindAllStringSubmatch(s[1], -1) {
@@ -142,7 +142,7 @@ func wireTypes(t *testing.T) map[string]string {
 	return map[string]string{"createdAt": ts(pay.CreatedAt), "amount": ts(pay.Amount.Amount), "paisa": ts(pay.Amount.Paisa)}
 }
 
-// TestCodegenRecipe runs the README's codegen.ts and checks the
+// TestCodegenRecipe runs the documented codegen.ts and checks the
 // TypeScript types of the sample's scalar fields against its mapping.
 func TestCodegenRecipe(t *testing.T) {
 	node, clients := nodeClients(t)
@@ -151,7 +151,7 @@ func TestCodegenRecipe(t *testing.T) {
 	}
 	config, mapping := readmeCodegenConfig(t)
 	if !strings.Contains(config, "strictScalars: true") {
-		t.Errorf("the README's codegen.ts does not set strictScalars: true:\n%s", config)
+		t.Errorf("the documented codegen.ts does not set strictScalars: true:\n%s", config)
 	}
 	schema, err := exec.Command(gatewayBinary(t), "-print-schema").Output()
 	if err != nil {
@@ -159,13 +159,13 @@ func TestCodegenRecipe(t *testing.T) {
 	}
 	for _, m := range schemaScalarRe.FindAllStringSubmatch(string(schema), -1) {
 		if mapping[m[1]] == "" {
-			t.Errorf("the schema's scalar %s is not in the README's mapping %v", m[1], mapping)
+			t.Errorf("the schema's scalar %s is not in the documented mapping %v", m[1], mapping)
 		}
 	}
 
 	generated, out, err := runCodegen(t, node, clients, config)
 	if err != nil {
-		t.Fatalf("graphql-codegen with the README's codegen.ts: %v\n%s", err, out)
+		t.Fatalf("graphql-codegen with the documented codegen.ts: %v\n%s", err, out)
 	}
 	m := sampleTypeRe.FindStringSubmatch(generated)
 	if m == nil {
@@ -181,11 +181,11 @@ func TestCodegenRecipe(t *testing.T) {
 	for field, scalar := range codegenFields {
 		want[field] = mapping[scalar]
 		if mapping[scalar] != wire[field] {
-			t.Errorf("the README maps %s to %q, but the gateway sends %s (%s) as a JSON %s", scalar, mapping[scalar], field, scalar, wire[field])
+			t.Errorf("the documentation maps %s to %q, but the gateway sends %s (%s) as a JSON %s", scalar, mapping[scalar], field, scalar, wire[field])
 		}
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("generated TypeScript of the scalar fields (-README's mapping +generated):\n%s\n%s", diff, m[0])
+		t.Errorf("generated TypeScript of the scalar fields (-documented mapping +generated):\n%s\n%s", diff, m[0])
 	}
 
 	t.Run("without_the_mapping_strictScalars_fails", func(t *testing.T) {

@@ -12,14 +12,14 @@
 // The harness (harness_test.go, restfake_test.go) is shared by every suite
 // in this folder, and builds the binary once per run for all of them:
 // hostile_load_test.go is the hostile-load suite of issue 11
-// (RELIABILITY.md, "Hostile load"); soak_test.go the mixed-tenant soak
+// (docs/reliability.md, "Hostile load"); soak_test.go the mixed-tenant soak
 // (PAYGRAPH_SOAK=ci or long); hostile_test.go hostile clients one attack at
 // a time; browser_test.go GraphiQL in headless Chromium against the
 // sandbox-mode binary; replicas_test.go two replicas sharing a real
 // redis-server; readme_examples_test.go, codegen_test.go and
-// error_status_test.go hold README.md to what the binary does (its
-// examples, fixed ids, codegen recipe and error statuses, read from the
-// README at test time).
+// error_status_test.go hold README.md and docs/*.md to what the binary
+// does (their examples, fixed ids, codegen recipe and error statuses, read
+// from the files at test time).
 //
 // This file holds no code: the package is made of tests.
 package e2e

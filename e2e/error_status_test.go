@@ -18,8 +18,8 @@ import (
 
 // TestErrorStatusesAsDocumented sends one request per error code (and per
 // way of reaching it) to the sandbox-mode binary, under each media type,
-// and checks the HTTP status against the "HTTP" column of README.md's
-// error table: 200 for a field error, 200/400 for a request error (by
+// and checks the HTTP status against the "HTTP" column of docs/errors.md's
+// table: 200 for a field error, 200/400 for a request error (by
 // media type), the edge's own status for its refusals. Codes the sandbox
 // cannot produce (REST 403, 429, 5xx, a panic) are field errors by
 // construction and are not sent here (gateway/upstream_test.go covers
@@ -39,7 +39,7 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 	manifest := trustedManifest(t, "query One { payments(first: 1) { nodes { id } } }")
 
 	type statusCase struct {
-		name, code, row string // row: the README table row's first cell, when not the code itself
+		name, code, row string // row: the error table row's first cell, when not the code itself
 		env             map[string]string
 		method, ctype   string // "" : POST, application/json
 		header          func(p *proc) http.Header
@@ -128,9 +128,9 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 				want = fmt.Sprintf("%d/%d", c.json, c.gr)
 			}
 			if !ok {
-				t.Errorf("README's error table has no row %s", row)
+				t.Errorf("docs/errors.md's table has no row %s", row)
 			} else if !documents(documented, want) {
-				t.Errorf("README's HTTP column for %s says %q; the gateway answers %s", row, documented, want)
+				t.Errorf("docs/errors.md's HTTP column for %s says %q; the gateway answers %s", row, documented, want)
 			}
 
 			p := gateways[fmt.Sprint(c.env)]
@@ -177,10 +177,10 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 			}
 		})
 	}
-	// A spoiled README column is caught: the check above reads the table
-	// at test time.
+	// A spoiled column is caught: the check above reads the table at test
+	// time.
 	t.Run("broken_column", func(t *testing.T) {
-		spoiled := strings.Replace(readme(t), "| `COMPLEXITY_LIMIT_EXCEEDED` | 200/400 |", "| `COMPLEXITY_LIMIT_EXCEEDED` | 400 |", 1)
+		spoiled := strings.Replace(docFileText(t, errorsDoc), "| `COMPLEXITY_LIMIT_EXCEEDED` | 200/400 |", "| `COMPLEXITY_LIMIT_EXCEEDED` | 400 |", 1)
 		if got := errorTableOf(spoiled)["`COMPLEXITY_LIMIT_EXCEEDED`"]; documents(got, "200/400") {
 			t.Errorf("the spoiled row %q passes for 200/400", got)
 		}
@@ -198,22 +198,25 @@ func documents(cell, status string) bool {
 	return false
 }
 
-// readmeErrorTable is README.md's error table: its HTTP cell by its first
-// cell.
+// errorsDoc is the documentation file holding the error table.
+const errorsDoc = "docs/errors.md"
+
+// readmeErrorTable is docs/errors.md's error table: its HTTP cell by its
+// first cell.
 func readmeErrorTable(t *testing.T) map[string]string {
 	t.Helper()
-	table := errorTableOf(readme(t))
+	table := errorTableOf(docFileText(t, errorsDoc))
 	if len(table) < 10 {
-		t.Fatalf("README's error table has %d rows with an HTTP column", len(table))
+		t.Fatalf("%s's error table has %d rows with an HTTP column", errorsDoc, len(table))
 	}
 	return table
 }
 
+// errorTableOf reads the rows of an error table ("| `CODE` | HTTP | When
+// |") of a documentation file.
 func errorTableOf(text string) map[string]string {
-	_, section, _ := strings.Cut(text, "\n## Errors\n")
-	section, _, _ = strings.Cut(section, "\n## ")
 	out := map[string]string{}
-	for _, line := range strings.Split(section, "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		cells := strings.Split(line, " | ")
 		if len(cells) >= 3 && strings.HasPrefix(line, "| `") {
 			out[strings.TrimPrefix(cells[0], "| ")] = cells[1]

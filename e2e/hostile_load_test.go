@@ -6,7 +6,7 @@ package e2e
 // pods), measures the issue's figure from outside (VmHWM, the answer's
 // time and size, go_goroutines, the calls the REST API saw) and checks it
 // against the bound the issue sets. Figures are logged per item and as one
-// table at the end (RELIABILITY.md, "Hostile load", keeps them).
+// table at the end (docs/reliability.md, "Hostile load", keeps them).
 //
 //	go test -count=1 -run TestHostileLoad -v ./e2e/                       # CI size
 //	PAYGRAPH_HOSTILE=long go test -count=1 -timeout 30m -run TestHostileLoad -v ./e2e/

@@ -1,10 +1,11 @@
 package e2e
 
-// The README's examples, run as written against the sandbox-mode binary
-// (what `go run .` runs): a newcomer pastes them first, so an example that
-// stopped working is a bug of the gateway or of the README, and this test
-// says which example and why. README.md is read at test time: nothing of
-// it is copied here.
+// The documentation's examples (README.md and docs/*.md), run as written
+// against the sandbox-mode binary (what `go run .` runs): a newcomer
+// pastes them first, so an example that stopped working is a bug of the
+// gateway or of the documentation, and this test says which example, in
+// which file, and why. The files are read at test time: nothing of them
+// is copied here.
 
 import (
 	"bufio"
@@ -20,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -35,23 +37,71 @@ import (
 // readme is the README.md of the module root.
 func readme(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
+	return docFileText(t, "README.md")
+}
+
+// docFileText is one documentation file, by its path from the module root.
+func docFileText(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(b)
 }
 
-// example is one runnable example of the README.
+// docFile is one documentation file: its path from the module root and
+// its text.
+type docFile struct{ Name, Text string }
+
+// docFiles is README.md, then docs/*.md in name order: the order their
+// examples run in, so that a token minted in one is there for the next.
+// The dated logs under docs/perf-log/ are records, not instructions, and
+// are not run.
+func docFiles(t *testing.T) []docFile {
+	t.Helper()
+	names, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	out := []docFile{{"README.md", readme(t)}}
+	for _, n := range names {
+		name := strings.TrimPrefix(filepath.ToSlash(n), "../")
+		out = append(out, docFile{name, docFileText(t, name)})
+	}
+	if len(out) < 6 {
+		t.Fatalf("found %d documentation files, want README.md and at least five docs/*.md: %v", len(out), names)
+	}
+	return out
+}
+
+// allDocs is every documentation file's text, one after the other.
+func allDocs(t *testing.T) string {
+	var b strings.Builder
+	for _, f := range docFiles(t) {
+		b.WriteString(f.Text)
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+// example is one runnable example of the documentation.
 type example struct {
-	Line int    // README line it starts on
+	File string // the file it is in (README.md, docs/clients.md, ...)
+	Line int    // the line it starts on
 	Kind string // "graphql" (an operation of a graphql block), "curl", "fetch"
 	Text string // the operation, the curl command (continuations joined), the fetch's query
 	// Accept is the fetch snippet's accept header ("" for none).
 	Accept string
 }
 
-func (e example) name() string { return fmt.Sprintf("%s_line_%d", e.Kind, e.Line) }
+func (e example) name() string {
+	return fmt.Sprintf("%s_%s_line_%d", strings.TrimSuffix(path.Base(e.File), ".md"), e.Kind, e.Line)
+}
+
+// where is the example's file and line, for messages.
+func (e example) where() string { return fmt.Sprintf("%s line %d", e.File, e.Line) }
 
 var (
 	fenceRe      = regexp.MustCompile("^\\s*```\\s*(\\w*)")
@@ -62,11 +112,16 @@ var (
 	readmeIDRe   = regexp.MustCompile(`\bpay_prod_[0-9a-f]{32}\b|\bpl_[A-Za-z0-9]{6,}\b`)
 )
 
-// readmeExamples finds every runnable example of a README: each operation
-// of each ```graphql block, each curl command (in a block, with its
-// continuation lines, or inline in backticks) and the query of each
-// ```js block that calls fetch.
-func readmeExamples(text string) ([]example, error) {
+// typeSystemRe is the start of a graphql block that defines types (the
+// contract's SDL) rather than operations: nothing to run.
+var typeSystemRe = regexp.MustCompile(`^(?:\s*#[^\n]*\n)*\s*(?:"""|"|type\b|schema\b|scalar\b|enum\b|interface\b|input\b|union\b|directive\b|extend\b)`)
+
+// readmeExamples finds every runnable example of a documentation file:
+// each operation of each ```graphql block (a block of type definitions
+// excepted), each curl command (in a block, with its continuation lines,
+// or inline in backticks) and the query of each ```js block that calls
+// fetch.
+func readmeExamples(file, text string) ([]example, error) {
 	lines := strings.Split(text, "\n")
 	var out []example
 	inFence, lang, start := false, "", 0
@@ -81,9 +136,16 @@ func readmeExamples(text string) ([]example, error) {
 			inFence = false
 			switch lang {
 			case "graphql":
-				ops, err := splitOperations(strings.Join(block, "\n"), start+1)
+				src := strings.Join(block, "\n")
+				if typeSystemRe.MatchString(src) {
+					continue
+				}
+				ops, err := splitOperations(src, start+1)
 				if err != nil {
-					return nil, err
+					return nil, fmt.Errorf("%s: %w", file, err)
+				}
+				for i := range ops {
+					ops[i].File = file
 				}
 				out = append(out, ops...)
 			case "js":
@@ -93,9 +155,9 @@ func readmeExamples(text string) ([]example, error) {
 				}
 				m := fetchQueryRe.FindStringSubmatch(js)
 				if m == nil {
-					return nil, fmt.Errorf("README line %d: a fetch snippet whose query this test cannot find", start)
+					return nil, fmt.Errorf("%s line %d: a fetch snippet whose query this test cannot find", file, start)
 				}
-				ex := example{Line: start + 1, Kind: "fetch", Text: m[2]}
+				ex := example{File: file, Line: start + 1, Kind: "fetch", Text: m[2]}
 				if a := fetchAccept.FindStringSubmatch(js); a != nil {
 					ex.Accept = a[1]
 				}
@@ -112,19 +174,19 @@ func readmeExamples(text string) ([]example, error) {
 					block = append(block, lines[i])
 					cmd = strings.TrimSuffix(cmd, "\\") + " " + strings.TrimSpace(lines[i])
 				}
-				out = append(out, example{Line: first + 1, Kind: "curl", Text: cmd})
+				out = append(out, example{File: file, Line: first + 1, Kind: "curl", Text: cmd})
 			}
 			continue
 		}
 		for _, m := range inlineCurlRe.FindAllStringSubmatch(line, -1) {
-			out = append(out, example{Line: i + 1, Kind: "curl", Text: m[1]})
+			out = append(out, example{File: file, Line: i + 1, Kind: "curl", Text: m[1]})
 		}
 	}
 	return out, nil
 }
 
 // splitOperations cuts a graphql block into its top-level operations
-// (comments dropped), each with the README line it starts on.
+// (comments dropped), each with the line it starts on.
 func splitOperations(block string, firstLine int) ([]example, error) {
 	var out []example
 	depth, opStart, opLine, line := 0, -1, 0, firstLine
@@ -155,7 +217,7 @@ func splitOperations(block string, firstLine int) ([]example, error) {
 		case c == '}':
 			depth--
 			if depth < 0 {
-				return nil, fmt.Errorf("README line %d: unbalanced }", line)
+				return nil, fmt.Errorf("line %d: unbalanced }", line)
 			}
 		}
 		if opStart < 0 && c != ' ' && c != '\t' && c != '\r' {
@@ -167,12 +229,12 @@ func splitOperations(block string, firstLine int) ([]example, error) {
 		}
 	}
 	if depth != 0 || opStart >= 0 {
-		return nil, fmt.Errorf("README line %d: a graphql block that does not end its operation", firstLine)
+		return nil, fmt.Errorf("line %d: a graphql block that does not end its operation", firstLine)
 	}
 	return out, nil
 }
 
-// exampleRunner runs examples in README order against one gateway,
+// exampleRunner runs examples in documentation order against one gateway,
 // remembering what a later example's placeholders need: the last
 // endCursor answered and the last session token minted.
 type exampleRunner struct {
@@ -586,12 +648,16 @@ type exampleResult struct {
 	Err     error
 }
 
-// runREADMEExamples runs every example of text, in order, against the
-// gateway at base.
-func runREADMEExamples(ctx context.Context, p *proc, text string) ([]exampleResult, error) {
-	exs, err := readmeExamples(text)
-	if err != nil {
-		return nil, err
+// runREADMEExamples runs every example of the files, in order, against
+// the gateway p.
+func runREADMEExamples(ctx context.Context, p *proc, files []docFile) ([]exampleResult, error) {
+	var exs []example
+	for _, f := range files {
+		fe, err := readmeExamples(f.Name, f.Text)
+		if err != nil {
+			return nil, err
+		}
+		exs = append(exs, fe...)
 	}
 	r := &exampleRunner{base: p.URL, client: p.client, fx: sandbox.New(sandbox.Options{}).Fixtures()[0]}
 	out := make([]exampleResult, len(exs))
@@ -601,17 +667,17 @@ func runREADMEExamples(ctx context.Context, p *proc, text string) ([]exampleResu
 	return out, nil
 }
 
-// TestREADMEExamples runs every example of README.md as written against
-// the sandbox-mode binary: each operation of each graphql block, each
-// curl line (POST and GET, with its headers), and each fetch snippet's
-// query; only placeholders are replaced. Each must answer 200 with data
-// and no errors. The "broken" cases run the same on a README with one
-// example spoiled, and must fail.
+// TestREADMEExamples runs every example of README.md and docs/*.md as
+// written against the sandbox-mode binary: each operation of each graphql
+// block, each curl line (POST and GET, with its headers), and each fetch
+// snippet's query; only placeholders are replaced. Each must answer 200
+// with data and no errors. The "broken" cases run the same on the files
+// with one example spoiled, and must fail.
 func TestREADMEExamples(t *testing.T) {
 	p := startGateway(t, nil)
-	text := readme(t)
+	files := docFiles(t)
 	ctx := context.Background()
-	results, err := runREADMEExamples(ctx, p, text)
+	results, err := runREADMEExamples(ctx, p, files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -620,18 +686,18 @@ func TestREADMEExamples(t *testing.T) {
 		kinds[res.Example.Kind]++
 		t.Run(res.Example.name(), func(t *testing.T) {
 			if res.Err != nil {
-				t.Errorf("README line %d, %s:\n%s\n=> %v", res.Example.Line, res.Example.Kind, res.Example.Text, res.Err)
+				t.Errorf("%s, %s:\n%s\n=> %v", res.Example.where(), res.Example.Kind, res.Example.Text, res.Err)
 			}
 		})
 	}
-	// The README's examples as of this test: fewer found means the
+	// The documentation's examples as of this test: fewer found means the
 	// parser lost some, not that they passed.
 	for kind, least := range map[string]int{"graphql": 8, "curl": 4, "fetch": 2} {
 		if kinds[kind] < least {
-			t.Errorf("found %d %s examples in README.md, want at least %d: %v", kinds[kind], kind, least, kinds)
+			t.Errorf("found %d %s examples in the documentation, want at least %d: %v", kinds[kind], kind, least, kinds)
 		}
 	}
-	t.Logf("README examples run: %v", kinds)
+	t.Logf("documentation examples run: %v", kinds)
 
 	fx := sandbox.New(sandbox.Options{}).Fixtures()[0]
 	broken := []struct {
@@ -646,10 +712,15 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	for _, b := range broken {
 		t.Run(b.name, func(t *testing.T) {
-			if strings.Count(text, b.from) != 1 {
-				t.Fatalf("README.md holds %q %d times, not once: update this case", b.from, strings.Count(text, b.from))
+			spoiled := slices.Clone(files)
+			n := 0
+			for i, f := range files {
+				n += strings.Count(f.Text, b.from)
+				spoiled[i].Text = strings.Replace(f.Text, b.from, b.to, 1)
 			}
-			spoiled := strings.Replace(text, b.from, b.to, 1)
+			if n != 1 {
+				t.Fatalf("the documentation holds %q %d times, not once: update this case", b.from, n)
+			}
 			res, err := runREADMEExamples(ctx, p, spoiled)
 			if err != nil {
 				t.Fatal(err)
@@ -657,7 +728,7 @@ func TestREADMEExamples(t *testing.T) {
 			var failed []string
 			for _, r := range res {
 				if r.Err != nil {
-					failed = append(failed, fmt.Sprintf("line %d: %v", r.Example.Line, r.Err))
+					failed = append(failed, fmt.Sprintf("%s: %v", r.Example.where(), r.Err))
 				}
 			}
 			if len(failed) != 1 {
@@ -678,15 +749,17 @@ func TestREADMEFixtures(t *testing.T) {
 	if diff := fixtureTableDiff(text, fx); diff != "" {
 		t.Errorf("README \"Try it\" table against sandbox.Fixtures (-sandbox +README):\n%s", diff)
 	}
-	// Every payment or link id written anywhere in the README (the banner
-	// sample, the queries) is one of them.
+	// Every payment or link id written anywhere in the documentation (the
+	// banner sample, the queries) is one of them.
 	known := map[string]bool{}
 	for _, f := range fx {
 		known[f.PaymentID], known[f.PaymentLinkID] = true, true
 	}
-	for _, id := range readmeIDRe.FindAllString(text, -1) {
-		if !known[id] {
-			t.Errorf("README.md names %s, which is no fixture of the sandbox", id)
+	for _, f := range docFiles(t) {
+		for _, id := range readmeIDRe.FindAllString(f.Text, -1) {
+			if !known[id] {
+				t.Errorf("%s names %s, which is no fixture of the sandbox", f.Name, id)
+			}
 		}
 	}
 	t.Run("broken_table", func(t *testing.T) {
@@ -743,7 +816,7 @@ func fixtureTableDiff(text string, fx []sandbox.Fixture) string {
 
 var jsImportRe = regexp.MustCompile(`(?m)^\s*import \{([^}]+)\} from '([^']+)';`)
 
-// TestREADMEClientImports: every named import of the README's js
+// TestREADMEClientImports: every named import of the documentation's js
 // snippets from a package that e2e/clients pins (Apollo Client, graphql)
 // is an export of it, as Node loads it; the others (urql, crypto-hash,
 // graphql-sse, graphql-ws) are listed as not checked.
@@ -752,7 +825,7 @@ func TestREADMEClientImports(t *testing.T) {
 	var script strings.Builder
 	script.WriteString("const missing = [];\n")
 	checked := 0
-	for _, m := range jsImportRe.FindAllStringSubmatch(readme(t), -1) {
+	for _, m := range jsImportRe.FindAllStringSubmatch(allDocs(t), -1) {
 		pkg := m[2]
 		root := pkg
 		if parts := strings.Split(pkg, "/"); strings.HasPrefix(pkg, "@") && len(parts) > 1 {
@@ -772,7 +845,7 @@ func TestREADMEClientImports(t *testing.T) {
 	}
 	script.WriteString("console.log(JSON.stringify(missing));\n")
 	if checked < 5 {
-		t.Fatalf("only %d named imports checked: the README's snippets or this parser changed", checked)
+		t.Fatalf("only %d named imports checked: the documentation's snippets or this parser changed", checked)
 	}
 	// Run from the clients folder so that the imports resolve there.
 	cmd := exec.Command(node, "--input-type=module", "-")
@@ -788,7 +861,7 @@ func TestREADMEClientImports(t *testing.T) {
 		t.Fatalf("node output %q: %v", out, err)
 	}
 	if len(missing) > 0 {
-		t.Errorf("the README's snippets import what their packages do not export: %v", missing)
+		t.Errorf("the documentation's snippets import what their packages do not export: %v", missing)
 	}
 	t.Logf("%d named imports checked", checked)
 }

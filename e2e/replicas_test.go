@@ -24,7 +24,7 @@ import (
 	"paygraph/sandbox"
 )
 
-// TestReplicas runs the deployment shape of README "Deploy and scale out"
+// TestReplicas runs the deployment shape of docs/operations.md "Deploy and scale out"
 // for real: one redis-server, the sandbox REST API, and two gateway
 // processes of the harness's binary, each with REDIS_URL. A query
 // registered (APQ) through replica A is served by hash alone through
@@ -42,7 +42,7 @@ func TestReplicas(t *testing.T) {
 	biz := sb.Businesses()[0]
 	restURL := serveLoopback(t, sb)
 
-	// One CURSOR_KEYS for both, as README "Deploy and scale out" asks: a
+	// One CURSOR_KEYS for both, as docs/operations.md "Deploy and scale out" asks: a
 	// cursor signed by A must verify on B.
 	cursorKey := make([]byte, 32)
 	_, _ = rand.Read(cursorKey)

@@ -11,7 +11,7 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// TestTokenKeyRotation runs the rotation of README "Session tokens for
+// TestTokenKeyRotation runs the rotation of docs/clients.md "Session tokens for
 // browsers and apps" with three gateway processes and no shared state but
 // TOKEN_KEYS: a token minted by
 // a replica holding key A is accepted by a replica holding [B, A] (B now

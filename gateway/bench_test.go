@@ -1,7 +1,7 @@
 package gateway_test
 
 // Hot-path benchmarks of the whole /graphql handler (issue 6) and the
-// batching benchmark of issue 3. Figures and commands: BENCHMARKS.md.
+// batching benchmark of issue 3. Figures and commands: docs/perf-log/2026-11-benchmarks.md.
 //
 //	go test -run '^$' -bench 'SinglePayment|List100|Aliases20|Checkout|StubTransport' -benchmem .
 //	go test -run '^$' -bench ListWithAddresses20ms -benchtime 20x .
@@ -29,10 +29,10 @@ import (
 )
 
 // Allocation budgets per operation of the stub-transport benchmarks,
-// the stub's own allocations excluded: the figures of BENCHMARKS.md.
+// the stub's own allocations excluded: the figures of docs/perf-log/2026-11-benchmarks.md.
 // TestAllocationBudget fails when a path exceeds its budget by more than
 // benchAllocHeadroom. Lower them when an optimisation lands; raise them
-// only with a reason in BENCHMARKS.md. Each includes ~17 allocations of
+// only with a reason in docs/perf-log/2026-11-benchmarks.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
 	benchBudgetSinglePayment = 189  // 2026-11-24: measured 183 (its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
@@ -274,7 +274,7 @@ func BenchmarkListWithAddresses20ms(b *testing.B) {
 }
 
 // TestAllocationBudget keeps the hot paths within their allocation
-// budgets (BENCHMARKS.md). Allocation counts are deterministic enough to
+// budgets (docs/perf-log/2026-11-benchmarks.md). Allocation counts are deterministic enough to
 // test; times are not, and none is tested here. scripts/test.sh runs it
 // without -race, which changes allocation counts.
 func TestAllocationBudget(t *testing.T) {
@@ -310,7 +310,7 @@ func TestAllocationBudget(t *testing.T) {
 			limit := float64(tc.budget) * (1 + benchAllocHeadroom)
 			t.Logf("%s: %.0f allocs/op (%.0f with the stub); budget %d, limit %.0f", tc.name, got, total, tc.budget, limit)
 			if got > limit {
-				t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (BENCHMARKS.md) before raising the budget",
+				t.Errorf("%s: %.0f allocs/op, over the budget of %d (+%.0f%%): profile it (docs/perf-log/2026-11-benchmarks.md) before raising the budget",
 					tc.name, got, tc.budget, benchAllocHeadroom*100)
 			}
 		})

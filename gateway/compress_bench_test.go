@@ -7,7 +7,7 @@ import (
 
 // BenchmarkList100Compression: the 100-item list of BenchmarkList100 (1
 // REST call, stubbed) with no Accept-Encoding, gzip and zstd: the gateway's
-// CPU per query (ns/op) and the bytes sent (bytes/resp), for BENCHMARKS.md.
+// CPU per query (ns/op) and the bytes sent (bytes/resp), for docs/perf-log/2026-11-benchmarks.md.
 func BenchmarkList100Compression(b *testing.B) {
 	f := newBenchFixture(b)
 	h := benchStubGateway(b, f.stub)

@@ -1,5 +1,5 @@
 // Configuration: the settings table below is the one owner of every
-// default; README.md's configuration table lists the same names.
+// default; docs/operations.md's configuration table lists the same names.
 
 package gateway
 
@@ -93,7 +93,7 @@ type Config struct {
 	Subscriptions livepoll.Config
 }
 
-// setting is one documented configuration variable; README.md's table
+// setting is one documented configuration variable; docs/operations.md's table
 // lists the same names and defaults.
 type setting struct {
 	env, def, help string

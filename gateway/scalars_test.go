@@ -9,7 +9,7 @@ import (
 
 // TestScalarsSpecifiedBy: introspection gives DateTime its standard (RFC
 // 3339's date-time), so that code generators and clients can map it; the
-// scalars without one (Decimal, SafeInt: the README's codegen mapping) have
+// scalars without one (Decimal, SafeInt: docs/clients.md's codegen mapping) have
 // none.
 func TestScalarsSpecifiedBy(t *testing.T) {
 	g := startGateway(t, nil, nil)

@@ -463,7 +463,7 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 
 // TestSubscriptionLifetimeCompletes: at SUBSCRIPTION_MAX_LIFETIME the
 // stream completes while its last state is not terminal, which tells the
-// client to subscribe again (README "Live status"); no error event.
+// client to subscribe again (docs/clients.md "Live status"); no error event.
 func TestSubscriptionLifetimeCompletes(t *testing.T) {
 	env := fastPolls(nil)
 	env["SUBSCRIPTION_MAX_LIFETIME"] = "200ms"

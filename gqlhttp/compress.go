@@ -10,7 +10,7 @@ import (
 // (COMPRESS_MIN_BYTES; 0: none) with zstd or gzip, as the caller's
 // Accept-Encoding allows (zstd preferred on a tie: it costs less CPU for
 // the same size), adding Vary: Accept-Encoding. A 100-item list is 25 to
-// 47 KB of JSON that compresses to about a fifth (BENCHMARKS.md); mobile
+// 47 KB of JSON that compresses to about a fifth (docs/perf-log/2026-11-benchmarks.md); mobile
 // apps on slow links gain the most. Smaller answers (single records,
 // errors) go as they are: compressing them costs more than it saves.
 //

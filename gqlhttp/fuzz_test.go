@@ -53,7 +53,7 @@ var fzValidID = func(id string) bool {
 
 // fzKnownCodeless matches the errors gqlgen's transports write themselves,
 // bypassing the error presenter, so that they carry no extensions.code
-// (README: "Every error carries extensions.code"). They are reported by
+// (docs/errors.md: "Every error carries extensions.code"). They are reported by
 // TestTransportErrorsCarryACode; the fuzz target tolerates them so that it
 // can look for anything else.
 func fzKnownCodeless(msg string) bool {
@@ -69,7 +69,7 @@ func fzKnownCodeless(msg string) bool {
 
 // TestTransportErrorsCarryACode: a body that is not JSON, a content type
 // the gateway does not take, or GET variables that do not decode are
-// refused with a 4xx, and (README "Errors": every error carries
+// refused with a 4xx, and (docs/errors.md: every error carries
 // extensions.code) with a code, without echoing the body back.
 func TestTransportErrorsCarryACode(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})

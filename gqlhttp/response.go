@@ -25,7 +25,7 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		// The common case: gqlgen's data is already encoded, valid JSON.
 		// json.Marshal would re-validate it with its scanner and compact
 		// and escape it into a copy; appendMarshalled writes the same bytes
-		// in one pass (BENCHMARKS.md, issue 14: json.Marshal was 8.9 % of
+		// in one pass (docs/perf-log/2026-11-benchmarks.md, issue 14: json.Marshal was 8.9 % of
 		// List100's CPU, since every sandbox page holds a '&' and a '<').
 		// One Write (a pooled buffer): the ResponseWriter, and the
 		// middleware wrapping it, see the body as json.Marshal's.

@@ -227,7 +227,7 @@ func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudge
 	}
 	// The plans depend only on the document's nodes: walked once per
 	// selection and kept (selCache), not on every resolver call (20
-	// aliases walked their selections 20 times a request, BENCHMARKS.md
+	// aliases walked their selections 20 times a request, docs/perf-log/2026-11-benchmarks.md
 	// issue 14). They are kept behind a pointer: this runs on the
 	// resolvers' fresh goroutines, where large frames grow the stack.
 	tag := typ

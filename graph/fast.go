@@ -5,7 +5,7 @@ package graph
 // every field of every object through graphql.ResolveField: a field
 // context, a context value, closures, the value boxed, a FieldSet, a
 // deferred group and CollectFields per object: ≈ 125 of the ≈ 130
-// allocations per payment of a list (BENCHMARKS.md, issue 14). Where an
+// allocations per payment of a list (docs/perf-log/2026-11-benchmarks.md, issue 14). Where an
 // object's selection reaches only fields bound to the record (no
 // resolver, no @defer, no directive but @skip/@include with literal
 // arguments, no introspection but __typename), that machinery has

@@ -127,7 +127,7 @@ func worstCases() map[string]string {
 // document that passes the limits before validation: parsing it and
 // checking the limits, then gqlgen's own parse and validation (with the
 // capped rules). The largest of these is the bounded cost of an accepted
-// body; README quotes it.
+// body; docs/design.md quotes it.
 func BenchmarkValidateWorstCase(b *testing.B) {
 	l := queryLimits{QueryLimits: QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768}, cache: newQueryCache(1 << 20)}
 	for name, q := range worstCases() {

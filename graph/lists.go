@@ -16,7 +16,7 @@ import (
 // is awaited, to batch into one wave of REST calls). A list whose
 // selection reaches no such field only copies fields, and the goroutines
 // (start, stack growth, wake-ups) cost more than the work: ≈ 17 % of
-// BenchmarkList100 (BENCHMARKS.md, issue 14). graph/gen points gqlgen's
+// BenchmarkList100 (docs/perf-log/2026-11-benchmarks.md, issue 14). graph/gen points gqlgen's
 // generated list marshallers here.
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,

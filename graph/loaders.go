@@ -41,7 +41,7 @@ type FetchLimits struct {
 
 // loaderOptions are the dataloader options of each loader, built once
 // for all requests rather than three closures for every loader of every
-// request (BENCHMARKS.md, issue 14).
+// request (docs/perf-log/2026-11-benchmarks.md, issue 14).
 type loaderOptions struct {
 	once     sync.Once
 	payments []dataloader.Option[string, *restclient.Payment]
@@ -111,7 +111,7 @@ type Loaders struct {
 // for in the request. The dataloader's own cache answers a repeated key
 // too, but only after allocating a channel and a result for a thunk it
 // then drops: two allocations for each of 19 identical aliases out of 20
-// (BENCHMARKS.md, issue 14). The thunks are the dataloader's, so results,
+// (docs/perf-log/2026-11-benchmarks.md, issue 14). The thunks are the dataloader's, so results,
 // errors and waiting are its; a thunk whose load panicked (the
 // dataloader's PanicErrorWrapper, after which it forgets the key so that
 // it is loaded again) is forgotten here too.
@@ -267,7 +267,7 @@ const batchCapacity = MaxNodes
 // usually one key (payment(id:)) or a few; the batcher drains the
 // channel as keys come, so a larger batch only makes its Loads wait
 // their turn. At MaxNodes the channels were 3 % of the bytes a single
-// payment allocates under load (BENCHMARKS.md, issue 14).
+// payment allocates under load (docs/perf-log/2026-11-benchmarks.md, issue 14).
 const inputCapacity = 16
 
 // fanOut runs fn for 0..n-1, each call holding its REST slot. The slot
@@ -327,7 +327,7 @@ func (l *Loaders) hold(ctx context.Context) (*restclient.Held, error) {
 // Alone tells the loaders that op can make at most one REST call (its
 // restCalls estimate, an upper bound on the loads it starts): its load
 // then runs on the resolver's goroutine, without the dataloader's batch
-// goroutine and its timer (18 % of a single payment's CPU, BENCHMARKS.md
+// goroutine and its timer (18 % of a single payment's CPU, docs/perf-log/2026-11-benchmarks.md
 // issue 14), since there is nothing it could batch with. Only op's loads
 // take that path: when a connection's loaders serve several operations,
 // another operation's Alone replaces op's, which then uses the loader.
@@ -546,7 +546,7 @@ const growStackBytes = 8 << 10
 // times, each time copying (and walking) every frame of the call so far
 // (runtime.copystack: 4 % of the gateway's CPU for a single payment under
 // load; with growStack, the call and the growth together cost 6-8 % of
-// BenchmarkSinglePayment's CPU instead of 10-13 %: BENCHMARKS.md, issue
+// BenchmarkSinglePayment's CPU instead of 10-13 %: docs/perf-log/2026-11-benchmarks.md, issue
 // 14). CockroachDB's util/growstack does the
 // same for its storage paths.
 //

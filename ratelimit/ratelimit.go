@@ -32,7 +32,7 @@
 // equals the REST-calls rate, so that a request making one REST call meets
 // the REST-calls limit first; the requests limit binds only requests that
 // make no REST call, and at 200/s such requests cost a replica about 3 % of
-// one core (0.14 CPU-s per 1,000 queries, BENCHMARKS.md). All four are per
+// one core (0.14 CPU-s per 1,000 queries, docs/perf-log/2026-11-benchmarks.md). All four are per
 // merchant for the whole fleet when Redis is used. The REST API does not
 // publish its own limits: when its owners give one, set these below it.
 //

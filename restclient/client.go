@@ -131,7 +131,7 @@ type Client struct {
 	// rt, when set, is hc's transport, called directly: hc would follow
 	// no redirect, has no cookie jar, timeout or URL password, so Do
 	// would only copy the headers (for redirects) and the URL (for
-	// cookies) first: 6 allocations a call (BENCHMARKS.md, issue 14).
+	// cookies) first: 6 allocations a call (docs/perf-log/2026-11-benchmarks.md, issue 14).
 	rt      http.RoundTripper
 	maxBody int64 // of a single record
 	maxPage int64 // of a list page

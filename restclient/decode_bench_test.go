@@ -17,7 +17,7 @@ import (
 // the same path as Client.attempt (decodeBody: the body read once into a
 // pooled buffer and unmarshalled, amounts kept as JSON number text), then
 // the conversion into the exported types (exact paisa, parsed times).
-// Figures: BENCHMARKS.md.
+// Figures: docs/perf-log/2026-11-benchmarks.md.
 //
 //	go test -run '^$' -bench 'DecodePage100|DecodePaymentDetail|GetPaymentStub' -benchmem ./restclient
 
@@ -111,7 +111,7 @@ func BenchmarkGetPaymentStub(b *testing.B) {
 }
 
 // TestDecodeAllocationBudget keeps decoding within the allocation budgets
-// of BENCHMARKS.md (issue 14, with the fast path of wirefast.go: measured
+// of docs/perf-log/2026-11-benchmarks.md (issue 14, with the fast path of wirefast.go: measured
 // 37 for a 100-item page, 5 for a payment; before it 1,662 and 27).
 func TestDecodeAllocationBudget(t *testing.T) {
 	if testenv.RaceEnabled() {

@@ -41,7 +41,7 @@ func TestRedactKey(t *testing.T) {
 }
 
 // TestCircuitStateIsTheGaugeValue: the gauge reads BreakerState as a
-// number, so the numbers are the documented ones (README: 0 closed, 1
+// number, so the numbers are the documented ones (docs/operations.md: 0 closed, 1
 // half-open, 2 open), and the names are those of the log lines.
 func TestCircuitStateIsTheGaugeValue(t *testing.T) {
 	for _, tc := range []struct {

@@ -13,7 +13,7 @@ import (
 // decodeFast reads a body of the documented shape in one pass: every
 // string is a substring of one copy of the body and the nullable ones
 // point into shared blocks, so a 100-item page costs about 20
-// allocations instead of about 1,660 (BENCHMARKS.md, issue 14).
+// allocations instead of about 1,660 (docs/perf-log/2026-11-benchmarks.md, issue 14).
 //
 // It is a fast path only: on anything it is not certain to decode exactly
 // as encoding/json would (invalid JSON, trailing data, a key that is not

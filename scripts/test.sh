@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The project's one test command (README "Test"; .ci/run calls exactly
+# The project's one test command (docs/testing.md; .ci/run calls exactly
 # this). It installs what the tests need, checks formatting, vet and that
 # gqlgen's output is up to date, then runs every test with the race
 # detector. gofmt, vet and staticcheck must report nothing.

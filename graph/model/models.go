@@ -29,7 +29,7 @@ func (m Money) Paisa() int64 { return int64(m.Amount) }
 // twice (the resolver's result, then FieldContext.Result): a string, a
 // time, an int64 or a struct costs an allocation each time, a pointer
 // none. A pointer into the record saves two allocations per field and
-// item of a list (BENCHMARKS.md, issue 14).
+// item of a list (docs/perf-log/2026-11-benchmarks.md, issue 14).
 
 // AmountRef is Money.amount.
 func (m *Money) AmountRef() *restclient.Paisa { return &m.Amount }

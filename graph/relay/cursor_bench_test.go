@@ -12,7 +12,7 @@ import (
 // query asks for edges { cursor }; pageInfo asks for two. Decode runs once
 // per `after`. A payments field derives its merchant's signer once
 // (BenchmarkCursorSigner: the first Encode pays for the MAC key).
-// Figures: BENCHMARKS.md.
+// Figures: docs/perf-log/2026-11-benchmarks.md.
 //
 //	go test -run '^$' -bench Cursor -benchmem ./graph/relay
 
@@ -64,7 +64,7 @@ func BenchmarkCursorDecode(b *testing.B) {
 }
 
 // TestCursorAllocationBudget: at most 3 allocations to encode a cursor and
-// 2 to decode one (BENCHMARKS.md), once the signer holds its MAC state.
+// 2 to decode one (docs/perf-log/2026-11-benchmarks.md), once the signer holds its MAC state.
 func TestCursorAllocationBudget(t *testing.T) {
 	if testenv.RaceEnabled() {
 		t.Skip("the race detector changes allocation counts")
