@@ -73,6 +73,12 @@ const maxPooledResponse = 1 << 20
 // does not validate: the data is gqlgen's own encoding, and invalid JSON
 // (which json.Marshal would refuse) is written as it is.
 // FuzzAppendMarshalled checks it against json.Marshal.
+//
+// Kept because it pays (issue 25, BenchmarkAppendMarshalled, go1.26.8,
+// medians of 3 on a busy 2-core machine): one payment's response 1.2 µs
+// and no allocation against json.Marshal's 7.6 µs and one; a 100-item
+// page 130 µs against 988 µs (7.6x). Delete it if json.Marshal (or v2's
+// jsontext) comes within 1.5x on the page.
 func appendMarshalled(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	inString := false

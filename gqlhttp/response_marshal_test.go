@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -116,5 +117,41 @@ func BenchmarkWriteResponseEscaped(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		writeResponse(io.Discard, resp, 0)
+	}
+}
+
+// BenchmarkAppendMarshalled: the reason appendMarshalled exists, measured
+// against what it replaces (json.Marshal of the whole response, which
+// re-validates and compacts gqlgen's encoded data into a copy), on one
+// payment and on a 100-item page whose texts hold '&' and '<' (as the
+// sandbox's do). Figures beside appendMarshalled in response.go.
+//
+//	go test -run '^$' -bench AppendMarshalled -benchmem ./gqlhttp
+func BenchmarkAppendMarshalled(b *testing.B) {
+	item := `{"id":"pay_0123456789","status":"SUCCEEDED","amount":{"amount":"12.50","paisa":1250,"currency":"BDT"},"customer":{"name":"Rafiq & <Sons>","email":"a@b.c","address":"House 1, Road 2"},"createdAt":"2026-01-01T00:00:00.000Z"}`
+	page := []byte(`{"payments":{"nodes":[` + strings.TrimSuffix(strings.Repeat(item+",", 100), ",") + `]}}`)
+	for _, d := range []struct {
+		name string
+		data []byte
+	}{{"single", []byte(`{"payment":` + item + `}`)}, {"page100", page}} {
+		resp := &graphql.Response{Data: d.data}
+		b.Run(d.name+"/appendMarshalled", func(b *testing.B) {
+			b.SetBytes(int64(len(d.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				writeResponse(io.Discard, resp, 0)
+			}
+		})
+		b.Run(d.name+"/json.Marshal", func(b *testing.B) {
+			b.SetBytes(int64(len(d.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				out, err := json.Marshal(resp)
+				if err != nil {
+					b.Fatal(err)
+				}
+				_, _ = io.Discard.Write(out)
+			}
+		})
 	}
 }
