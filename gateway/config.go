@@ -137,7 +137,7 @@ var settings = []setting{
 		c.RESTStatusParam = v
 		return nil
 	}},
-	{"REST_TIMEOUT", "10s", "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
+	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
 	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlightPerMerchant })},
@@ -155,16 +155,16 @@ var settings = []setting{
 	}},
 	{"BREAKER_COOLDOWN", "5s", "how long the breaker stays open before one probe call", durationSetting(func(c *Config) *time.Duration { return &c.BreakerCooldown })},
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *Config) *time.Duration { return &c.LoaderWait })},
-	{"MAX_COMPLEXITY", "500", "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
-	{"APQ_CACHE_SIZE", "1000", "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *Config) *int { return &c.APQCacheSize })},
-	{"QUERY_CACHE_BYTES", "16777216", "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *Config, v string) error {
+	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
+	{"APQ_CACHE_SIZE", strconv.Itoa(graph.DefaultAPQCacheSize), "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *Config) *int { return &c.APQCacheSize })},
+	{"QUERY_CACHE_BYTES", strconv.Itoa(graph.DefaultQueryCacheBytes), "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *Config, v string) error {
 		n, err := parseInt(v, 1<<16, 1<<34)
 		c.QueryCacheBytes = int64(n)
 		return err
 	}},
-	{"MAX_DEPTH", "15", "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
-	{"MAX_FIELDS", "1000", "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
-	{"MAX_QUERY_LENGTH", "32768", "longest query text in bytes", intSetting(1, 1<<24, func(c *Config) *int { return &c.MaxQueryLength })},
+	{"MAX_DEPTH", strconv.Itoa(graph.DefaultMaxDepth), "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
+	{"MAX_FIELDS", strconv.Itoa(graph.DefaultMaxFields), "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
+	{"MAX_QUERY_LENGTH", strconv.Itoa(graph.DefaultMaxQueryLength), "longest query text in bytes", intSetting(1, 1<<24, func(c *Config) *int { return &c.MaxQueryLength })},
 	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded)", func(c *Config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
 		c.MaxBodyBytes = int64(n)

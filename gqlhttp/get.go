@@ -18,7 +18,7 @@ import (
 // and Allow: POST, as the GraphQL-over-HTTP specification says. Methods
 // has already refused query strings that are not a GraphQL request.
 type queryGET struct {
-	maxResponse int64 // <= 0: none
+	maxResponse int64 // negative: none (AddTransports)
 }
 
 var _ graphql.Transport = queryGET{}

@@ -20,10 +20,15 @@ import (
 // and POST answer a request the same way. With live, the streams of
 // subscriptions too: SSE and WebSocket (gqlgen's, live.go), added first so
 // that they take the GETs that ask for a stream. Methods refuses, with a
-// code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES;
-// <= 0: none) is the POST transport's last check of what it writes,
-// behind the response budget (graph.ResponseBudget).
+// code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES) is
+// the transports' last check of what they write, behind the response
+// budget (graph.ResponseBudget), and means what graph.ServerConfig's
+// MaxResponseBytes means: 0, graph.DefaultMaxResponseBytes; negative, no
+// bound.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
+	if maxResponse == 0 {
+		maxResponse = graph.DefaultMaxResponseBytes
+	}
 	srv.AddTransport(transport.Options{})
 	for _, l := range live {
 		addLive(srv.AddTransport, l)
@@ -40,7 +45,7 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 // message. It checks the size of what it writes against maxResponse: the
 // last line of the response budget.
 type jsonPOST struct {
-	maxResponse int64 // <= 0: none
+	maxResponse int64 // negative: none (AddTransports)
 }
 
 var _ graphql.Transport = jsonPOST{}

@@ -15,7 +15,29 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// ServerConfig configures the GraphQL server. HTTP concerns (transports,
+// The defaults of the server's limits. They have one owner: the settings
+// table (gateway/config.go) shows them as its defaults, and a zero field of
+// ServerConfig takes them, so a test's or a tool's server is bounded as a
+// deployed one is. DefaultMaxResponseBytes is in budget.go.
+const (
+	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
+	// headroom (a 100-item list with every join is 101 REST calls).
+	DefaultMaxComplexity = 500
+	// DefaultAPQCacheSize (APQ_CACHE_SIZE): persisted queries kept in memory.
+	DefaultAPQCacheSize = 1000
+	// DefaultQueryCacheBytes (QUERY_CACHE_BYTES): 16 MiB of parsed
+	// documents' estimated heap, a tenth of a pod's GOMEMLIMIT.
+	DefaultQueryCacheBytes = 16 << 20
+	// DefaultMaxDepth (MAX_DEPTH), DefaultMaxFields (MAX_FIELDS) and
+	// DefaultMaxQueryLength (MAX_QUERY_LENGTH): QueryLimits'.
+	DefaultMaxDepth       = 15
+	DefaultMaxFields      = 1000
+	DefaultMaxQueryLength = 32 << 10
+)
+
+// ServerConfig configures the GraphQL server. One convention for its
+// limits: a zero field means the default above (never "no limit"); only
+// MaxResponseBytes can be turned off, by a negative value. HTTP concerns (transports,
 // body and method guards, credentials, the request's deadline) are not
 // here: the gateway composes them around the server (package gqlhttp).
 type ServerConfig struct {
@@ -31,17 +53,17 @@ type ServerConfig struct {
 	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
 	// MaxComplexity refuses operations that may make more REST calls
-	// (restCalls); zero: 500.
+	// (restCalls); zero: DefaultMaxComplexity.
 	MaxComplexity int
-	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: 1000
+	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: DefaultAPQCacheSize
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
-	// memory, by their estimated heap (docCost); zero: 16 MiB.
+	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
 	QueryCacheBytes int64
-	// Limits are checked before validation; zero fields: 15 levels, 1000
-	// fields, 32768 bytes.
+	// Limits are checked before validation; zero fields: DefaultMaxDepth,
+	// DefaultMaxFields, DefaultMaxQueryLength.
 	Limits QueryLimits
 	Logger *slog.Logger // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
@@ -59,22 +81,22 @@ type ServerConfig struct {
 
 func (c *ServerConfig) defaults() {
 	if c.MaxComplexity <= 0 {
-		c.MaxComplexity = 500
+		c.MaxComplexity = DefaultMaxComplexity
 	}
 	if c.APQCacheSize <= 0 {
-		c.APQCacheSize = 1000
+		c.APQCacheSize = DefaultAPQCacheSize
 	}
 	if c.QueryCacheBytes <= 0 {
-		c.QueryCacheBytes = 16 << 20
+		c.QueryCacheBytes = DefaultQueryCacheBytes
 	}
 	if c.Limits.MaxDepth <= 0 {
-		c.Limits.MaxDepth = 15
+		c.Limits.MaxDepth = DefaultMaxDepth
 	}
 	if c.Limits.MaxFields <= 0 {
-		c.Limits.MaxFields = 1000
+		c.Limits.MaxFields = DefaultMaxFields
 	}
 	if c.Limits.MaxQueryLength <= 0 {
-		c.Limits.MaxQueryLength = 32768
+		c.Limits.MaxQueryLength = DefaultMaxQueryLength
 	}
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = DefaultMaxResponseBytes
