@@ -269,8 +269,15 @@ func TestManifests(t *testing.T) {
 		strings.Contains(dep, "optional: true") {
 		t.Error("deployment.yaml must take CURSOR_KEYS from the Secret paygraph-cursor-keys (required)")
 	}
-	if strings.Contains(cm, "CURSOR_KEYS:") {
-		t.Error("configmap.yaml must not hold CURSOR_KEYS: it is a secret")
+	// Likewise the session tokens' keys: the overlay's browser origins
+	// need /auth/token, which answers 404 without them.
+	if !regexp.MustCompile(`(?s)- name: TOKEN_KEYS\s*valueFrom:\s*secretKeyRef:\s*name: paygraph-token-keys\s*key: TOKEN_KEYS\s`).MatchString(dep) {
+		t.Error("deployment.yaml must take TOKEN_KEYS from the Secret paygraph-token-keys (required)")
+	}
+	for _, k := range []string{"CURSOR_KEYS:", "TOKEN_KEYS:"} {
+		if strings.Contains(cm, k) {
+			t.Errorf("configmap.yaml must not hold %s it is a secret", k)
+		}
 	}
 	for _, want := range []string{
 		"path: /readyz", "path: /healthz", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
@@ -290,18 +297,19 @@ func TestManifests(t *testing.T) {
 			return err
 		}
 		// The gateway holds no credentials (callers send theirs): no
-		// Secret object here, and no Secret read but the one that holds
-		// its own cursor keys, which the cluster's operators create.
+		// Secret object here, and no Secret read but the ones that hold
+		// its own cursor and token keys, which the cluster's operators
+		// create.
 		if regexp.MustCompile(`(?m)^kind: Secret|secretRef:`).Match(b) {
 			t.Errorf("%s: the gateway holds no credentials; no Secret", path)
 		}
 		for _, m := range regexp.MustCompile(`(?m)^\s*- name: (\S+)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAllSubmatch(b, -1) {
-			if string(m[1]) != "CURSOR_KEYS" {
-				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS is secret", path, m[1])
+			if string(m[1]) != "CURSOR_KEYS" && string(m[1]) != "TOKEN_KEYS" {
+				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS and TOKEN_KEYS are secret", path, m[1])
 			}
 		}
-		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: CURSOR_KEYS\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
-			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS", path, n, refs)
+		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: (CURSOR|TOKEN)_KEYS\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
+			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS and TOKEN_KEYS", path, n, refs)
 		}
 		return nil
 	})

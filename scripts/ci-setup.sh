@@ -51,8 +51,9 @@ if ! command -v redis-server >/dev/null 2>&1; then
 fi
 redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; exit 1; }
 
-# Deployment checks' tools (scripts/check-deploy.sh pins them): kubeconform
-# and kustomize from the Go module proxy, dockerfile-utils from npm.
+# Deployment checks' tools (scripts/check-deploy.sh pins them): kubeconform,
+# kustomize and helm from the Go module proxy, dockerfile-utils from npm,
+# promtool unpacked from Debian's prometheus package (no service).
 # hadolint is not installed: it is in neither Debian bookworm, the Go
 # module proxy nor npm (npm's "hadolint" is only a wrapper around a binary
 # it does not ship), so the Dockerfile is linted by dockerfile-utils and

@@ -23,13 +23,20 @@ import (
 	"strings"
 )
 
-// defaultKinds are the kinds deploy/kubernetes renders to.
+// defaultKinds are the kinds deploy/kubernetes and deploy/helm render to
+// (the Prometheus Operator's ServiceMonitor and PrometheusRule are not in
+// the Kubernetes OpenAPI document: scripts/check-deploy.sh checks them
+// otherwise).
 var defaultKinds = []string{
 	"io.k8s.api.apps.v1.Deployment",
+	"io.k8s.api.apps.v1.StatefulSet",
 	"io.k8s.api.core.v1.Service",
 	"io.k8s.api.core.v1.ConfigMap",
+	"io.k8s.api.core.v1.Secret",
 	"io.k8s.api.policy.v1.PodDisruptionBudget",
 	"io.k8s.api.autoscaling.v2.HorizontalPodAutoscaler",
+	"io.k8s.api.networking.v1.Ingress",
+	"io.k8s.api.networking.v1.NetworkPolicy",
 }
 
 func main() {
