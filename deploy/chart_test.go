@@ -383,3 +383,97 @@ func TestDashboardQueriesParse(t *testing.T) {
 		t.Fatalf("promtool accepted a spoiled query:\n%s", out)
 	}
 }
+
+// shellWords splits a command line as sh would for the quoting the docs
+// use: single and double quotes, and backslash escapes outside quotes.
+func shellWords(t *testing.T, s string) []string {
+	t.Helper()
+	var out []string
+	var cur strings.Builder
+	inWord := false
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				t.Fatalf("unterminated ' in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			j := strings.IndexByte(s[i+1:], '"')
+			if j < 0 {
+				t.Fatalf("unterminated \" in %q", s)
+			}
+			cur.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			cur.WriteByte(s[i+1])
+			i++
+			inWord = true
+		case c == ' ' || c == '\t':
+			if inWord {
+				out = append(out, cur.String())
+				cur.Reset()
+				inWord = false
+			}
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	if inWord {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// TestOperationsHelmExamples renders each `helm install` of
+// docs/operations.md with `helm template` and the same arguments: each
+// must render, and the one with a Redis must set REDIS_URL.
+func TestOperationsHelmExamples(t *testing.T) {
+	lines := strings.Split(read(t, "docs/operations.md"), "\n")
+	var cmds []string
+	for i := 0; i < len(lines); i++ {
+		if !strings.HasPrefix(lines[i], "helm install ") {
+			continue
+		}
+		cmd := lines[i]
+		for strings.HasSuffix(cmd, "\\") && i+1 < len(lines) {
+			i++
+			cmd = strings.TrimSuffix(cmd, "\\") + " " + strings.TrimSpace(lines[i])
+		}
+		cmds = append(cmds, cmd)
+	}
+	if len(cmds) < 2 {
+		t.Fatalf("docs/operations.md has %d helm install commands, want at least 2 (with and without Redis)", len(cmds))
+	}
+	withRedis := 0
+	for i, cmd := range cmds {
+		t.Run(fmt.Sprint("example", i+1), func(t *testing.T) {
+			args := shellWords(t, cmd)
+			if args[0] != "helm" || args[1] != "install" {
+				t.Fatalf("not a helm install: %q", cmd)
+			}
+			args[1] = "template"
+			objs := objects(t, run(t, "helm", append(args[1:], "--kube-version", kubeVersion)...))
+			if objs["Deployment/paygraph"] == nil {
+				t.Fatalf("%q renders no Deployment/paygraph", cmd)
+			}
+			cm := get(objs["ConfigMap/paygraph"], "data").(map[string]any)
+			if got := cm["REDIS_URL"]; strings.Contains(cmd, "redis.mode=") {
+				withRedis++
+				if got == nil && !strings.Contains(fmt.Sprint(objs["Deployment/paygraph"]), "REDIS_URL") {
+					t.Errorf("%q: no REDIS_URL in the ConfigMap or the Deployment", cmd)
+				}
+			} else if got != nil {
+				t.Errorf("%q: REDIS_URL %v without a Redis", cmd, got)
+			}
+		})
+	}
+	if withRedis == 0 || withRedis == len(cmds) {
+		t.Errorf("want helm install examples with and without Redis, have %d of %d with", withRedis, len(cmds))
+	}
+}
