@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graph/relay"
 	"paygraph/livepoll"
@@ -91,6 +92,12 @@ type Config struct {
 
 	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_*).
 	Subscriptions livepoll.Config
+
+	// The live connections' bounds (LIVE_*, issue 21: gqlhttp.Live).
+	LiveMaxConnections int
+	LiveMaxLifetime    time.Duration
+	LiveMaxOperations  int
+	LiveWriteTimeout   time.Duration
 }
 
 // setting is one documented configuration variable; docs/operations.md's table
@@ -288,6 +295,14 @@ var settings = []setting{
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxPerMerchant })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
+	{"LIVE_MAX_CONNECTIONS", strconv.Itoa(gqlhttp.DefaultMaxConnections), "WebSocket connections and SSE streams open at once in this process (about 42 KiB each when idle); more: HTTP 503 before the upgrade",
+		intSetting(1, 1e6, func(c *Config) *int { return &c.LiveMaxConnections })},
+	{"LIVE_MAX_LIFETIME", gqlhttp.DefaultMaxLifetime.String(), "longest life of one WebSocket connection or SSE stream; it is then closed and the client connects again (a session token's connection also ends at the token's expiry)",
+		positiveDuration(func(c *Config) *time.Duration { return &c.LiveMaxLifetime })},
+	{"LIVE_MAX_OPERATIONS", strconv.Itoa(gqlhttp.DefaultMaxOperations), "operations in flight at once on one WebSocket connection; more: RATE_LIMITED",
+		intSetting(1, 1024, func(c *Config) *int { return &c.LiveMaxOperations })},
+	{"LIVE_WRITE_TIMEOUT", gqlhttp.DefaultWriteTimeout.String(), "how long a WebSocket or SSE client may take to read one message before its connection is closed",
+		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 

@@ -218,7 +218,19 @@ func (g *Gateway) wire(o options) error {
 		Readers: func(h http.Handler) http.Handler {
 			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
 		},
-		OriginPatterns: originPatterns(cfg.CORSOrigins),
+		OriginPatterns:  originPatterns(cfg.CORSOrigins),
+		MaxConnections:  cfg.LiveMaxConnections,
+		MaxLifetime:     cfg.LiveMaxLifetime,
+		MaxOperations:   cfg.LiveMaxOperations,
+		WriteTimeout:    cfg.LiveWriteTimeout,
+		MaxMessageBytes: cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		RESTCalls:       cfg.RESTMaxConc,
+		// Every operation of a WebSocket is charged to its merchant, and
+		// logged, as a request is.
+		Budget:       gqlhttp.OperationBudget(limiter, restclient.MerchantOf),
+		OperationLog: observe.OperationLog(logger),
+		Now:          o.clock,
 	})
 
 	r := chi.NewRouter()

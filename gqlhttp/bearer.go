@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"strings"
+	"time"
 
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
@@ -38,8 +39,9 @@ type bearerKey struct{}
 // verified or not: a tampered token is mostly a real one) and, when the
 // token cannot be used, why.
 type bearerState struct {
-	values  []string
-	refusal string
+	values    []string
+	refusal   string
+	expiresAt time.Time // a verified token's expiry; zero otherwise
 }
 
 const codeUnauthenticated = "UNAUTHENTICATED"
@@ -88,6 +90,7 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 					st.refusal = refusalOf(err)
 					break
 				}
+				st.expiresAt = claims.ExpiresAt
 				ctx = restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
 				ctx = cfg.WithScope(ctx, claims.Scope)
 			}
@@ -115,6 +118,15 @@ func BearerSecrets(ctx context.Context) []string {
 		return st.values
 	}
 	return nil
+}
+
+// tokenExpiry is the expiry of the verified session token ctx's
+// credentials came from; ok false when they did not come from one.
+func tokenExpiry(ctx context.Context) (time.Time, bool) {
+	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil && !st.expiresAt.IsZero() {
+		return st.expiresAt, true
+	}
+	return time.Time{}, false
 }
 
 // bearerToken takes the token out of "Bearer <token>" (the scheme in any

@@ -14,7 +14,8 @@ import (
 // on the REST calls it has in flight at once (restCalls, the REST client's
 // limiter applies it to every call made for the request:
 // restclient.WithRequestLimit; 0 or less: restclient.DefaultRequestLimit).
-// A stream (an SSE subscription, a WebSocket) gets no deadline, and the
+// A stream (an SSE subscription, a WebSocket) gets no deadline here (each
+// of its queries gets one from the operation scope, operation.go), and the
 // server's read and write timeouts are lifted from its connection: it
 // lasts as long as its subscriptions, which the subscription hub bounds
 // (SUBSCRIPTION_MAX_LIFETIME); the keep-alives find a client that left.

@@ -31,7 +31,7 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	}
 	srv.AddTransport(transport.Options{})
 	for _, l := range live {
-		addLive(srv.AddTransport, l)
+		addLive(srv, l)
 	}
 	srv.AddTransport(queryGET{maxResponse: maxResponse})
 	srv.AddTransport(jsonPOST{maxResponse: maxResponse})

@@ -81,6 +81,40 @@ type restCallBudget struct {
 func (b *restCallBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	d := b.l.AllowRESTCalls(ctx, b.merchant, restCalls)
 	tighter(b.edge, d).SetHeaders(b.header)
+	return restCallsRefusal(d, restCalls)
+}
+
+// OperationBudget is the rate limit of the operations that do not come one
+// an HTTP request through RateLimit: each operation of a WebSocket
+// connection (whose upgrade was one request) is charged, to the merchant
+// of its own context (credentials from the upgrade's headers, the
+// connection_init payload or a session token alike), one request and then
+// its REST-call estimate, refused as RateLimit's second step refuses
+// (RATE_LIMITED with extensions.retryAfter, no field run). There are no
+// response headers to set. Nil when l is nil.
+func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool)) graph.RESTCallBudget {
+	if l == nil {
+		return nil
+	}
+	return operationBudget{l: l, merchantOf: merchantOf}
+}
+
+type operationBudget struct {
+	l          *ratelimit.Limiter
+	merchantOf func(context.Context) (string, bool)
+}
+
+func (b operationBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+	merchant, ok := b.merchantOf(ctx)
+	if !ok {
+		return nil // no REST call can be made
+	}
+	return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
+}
+
+// restCallsRefusal is the operation's error for a refused decision, nil
+// for an allowed one.
+func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 	switch {
 	case d.TooCostly:
 		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at

@@ -183,6 +183,30 @@ func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.H
 
 type loadersKey struct{}
 
+// WithOperationLoaders returns ctx carrying fresh loaders over the same
+// REST client and limits as the loaders already in ctx, for one operation
+// of a connection that serves many (a WebSocket: gqlhttp's per-operation
+// scope). The connection's own loaders, made with its upgrade request,
+// are never used for an operation then: no cache outlives the operation,
+// so a payment read again is fetched again (and sees a new status), and a
+// failed call is not remembered. When the operation was told Alone on the
+// connection's loaders (queryLimits, which runs before the operation's
+// scope is made), its fresh loaders are told so too. Without loaders in
+// ctx, ctx is returned as it is.
+func WithOperationLoaders(ctx context.Context) context.Context {
+	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
+	if !ok {
+		return ctx
+	}
+	l := NewLoaders(conn.rest, conn.limits)
+	if graphql.HasOperationContext(ctx) {
+		if op := graphql.GetOperationContext(ctx); conn.alone.CompareAndSwap(op, nil) {
+			l.Alone(op)
+		}
+	}
+	return withLoaders(ctx, l)
+}
+
 // withLoaders returns ctx carrying l, for loadersFor.
 func withLoaders(ctx context.Context, l *Loaders) context.Context {
 	return context.WithValue(ctx, loadersKey{}, l)

@@ -366,3 +366,32 @@ func (s *statusRecorder) Flush() {
 
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// OperationLog returns the access log of the GraphQL operations that share
+// one HTTP request (each operation of a WebSocket): begin gives an
+// operation's context a request id of its own and fresh RequestStats (its
+// REST calls, name and outcome, which the layers below record as they do
+// for a request), and the func it returns logs one line, "operation"
+// (request_id, connection_id: the upgrade request's id, transport,
+// duration_ms, operation, outcome, rest_calls), when the operation ends.
+// The line is logged in the operation's context, so a logger from
+// NewLogger takes the caller's credentials out of it.
+func OperationLog(logger *slog.Logger) func(ctx context.Context, transport string) (context.Context, func()) {
+	return func(ctx context.Context, transport string) (context.Context, func()) {
+		start := time.Now()
+		conn := RequestID(ctx)
+		id := NewRequestID()
+		ctx, stats := WithRequestStats(WithRequestID(ctx, id))
+		return ctx, func() {
+			op, outcome := stats.Operation()
+			logger.LogAttrs(ctx, slog.LevelInfo, "operation",
+				slog.String("request_id", id),
+				slog.String("connection_id", conn),
+				slog.String("transport", transport),
+				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+				slog.String("operation", op),
+				slog.String("outcome", outcome),
+				slog.Int64("rest_calls", stats.RESTCalls()))
+		}
+	}
+}

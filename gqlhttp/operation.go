@@ -1,0 +1,101 @@
+package gqlhttp
+
+// This file makes one scope per GraphQL operation of a live connection.
+// A POST or GET is one operation in one HTTP request, and the middlewares
+// of the /graphql route make its scope (loaders, deadline, rate limit,
+// access log). A WebSocket carries many operations in one upgrade request,
+// and an SSE stream may carry a query: operationScope, a gqlgen extension,
+// gives each of them what that request cannot, when gqlgen starts it.
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph"
+	"paygraph/restclient"
+)
+
+// operationScope is the per-operation scope of the live transports:
+//
+//   - before an operation of a WebSocket runs (in gqlgen's read loop, after
+//     the query limits and the rate limit, which graph's complexity step
+//     charges to OperationBudget), a session token past its expiry refuses
+//     it, UNAUTHENTICATED, and so does an operation past MaxOperations in
+//     flight on its connection (RATE_LIMITED): refused there, an
+//     operation starts no goroutine, and its answer is written by the read
+//     loop, which a client that stops reading thus stops too;
+//   - when it starts, it gets fresh loaders (graph.WithOperationLoaders:
+//     nothing cached outlives it), its bound on REST calls in flight, its
+//     access-log line, and, for a query or mutation (WebSocket or SSE),
+//     RequestTimeout.
+//
+// An operation of any other request (POST, GET) passes through untouched.
+type operationScope struct{ b *liveBounds }
+
+var (
+	_ graphql.HandlerExtension        = operationScope{}
+	_ graphql.OperationContextMutator = operationScope{}
+	_ graphql.OperationInterceptor    = operationScope{}
+)
+
+func (operationScope) ExtensionName() string                    { return "OperationScope" }
+func (operationScope) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (s operationScope) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
+	c := liveConnFrom(ctx)
+	if c == nil || !c.ws {
+		return nil
+	}
+	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
+		err := gqlerror.Errorf("session token has expired")
+		err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
+		return err
+	}
+	// Taken here, the last of the mutators, so that an operation that
+	// gets its slot is dispatched (gqlgen dispatches every operation whose
+	// context it made): InterceptOperation gives it back when it ends.
+	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
+		c.inFlight.Add(-1)
+		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
+		err.Extensions = map[string]any{"code": graph.CodeRateLimited}
+		return err
+	}
+	return nil
+}
+
+func (s operationScope) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	c := liveConnFrom(ctx)
+	if c == nil {
+		return next(ctx)
+	}
+	// The operation's own context: gqlgen cancels it when the operation
+	// ended and its last message was written (WebSocket), or with the
+	// request (SSE).
+	opCtx := ctx
+	op := graphql.GetOperationContext(ctx)
+	end := func() {}
+	if s.b.RequestTimeout > 0 && op.Operation != nil && op.Operation.Operation != ast.Subscription {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.b.RequestTimeout)
+		end = cancel
+	}
+	if c.ws {
+		ctx = graph.WithOperationLoaders(ctx)
+		ctx = restclient.WithRequestLimit(ctx, s.b.RESTCalls)
+		logged := func() {}
+		if s.b.OperationLog != nil {
+			ctx, logged = s.b.OperationLog(ctx, "websocket")
+		}
+		cancel := end
+		end = func() {
+			cancel()
+			c.inFlight.Add(-1)
+			logged()
+		}
+	}
+	context.AfterFunc(opCtx, end)
+	return next(ctx)
+}
