@@ -41,7 +41,7 @@ var (
 	_ graphql.OperationInterceptor    = operationScope{}
 )
 
-func (operationScope) ExtensionName() string                    { return "OperationScope" }
+func (operationScope) ExtensionName() string                   { return "OperationScope" }
 func (operationScope) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s operationScope) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
