@@ -89,6 +89,10 @@ type Config struct {
 	TokenKeys       *sessiontoken.Keyring
 	TokenMaxTTL     time.Duration
 	TokenDefaultTTL time.Duration // at most TokenMaxTTL (LoadConfig)
+	// CustomerDataMax is the most customer data any caller reads
+	// (CUSTOMER_DATA_MAX): the two credential headers read this level, a
+	// session token the lower of its own and this. Zero: full.
+	CustomerDataMax sessiontoken.CustomerData
 
 	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_*).
 	Subscriptions livepoll.Config
@@ -283,6 +287,10 @@ var settings = []setting{
 	}},
 	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
 	{"TOKEN_DEFAULT_TTL", sessiontoken.DefaultTTL.String(), "session token lifetime when a mint names none (1s to TOKEN_MAX_TTL)", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenDefaultTTL })},
+	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", func(c *Config, v string) (err error) {
+		c.CustomerDataMax, err = sessiontoken.ParseCustomerData(v)
+		return err
+	}},
 	{"SUBSCRIPTION_POLL_INTERVAL", livepoll.DefaultInterval.String(), "first wait between two REST GETs of one subscribed resource (one poll per merchant and resource, whatever the subscribers); grows to 4x while it does not change",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
 	{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", livepoll.DefaultWatchAfterSettled.String(), "how long a SUCCEEDED payment or session is still watched for a REFUNDED before its subscriptions complete",

@@ -271,6 +271,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
+		graph.CustomerDataMax(cfg.CustomerDataMax),
 		graph.LoadersMiddleware(rc, limits),
 	).Handle("/graphql", gql)
 	// The merchant's server trades its pair for a session token; no CORS:

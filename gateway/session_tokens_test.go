@@ -124,9 +124,15 @@ func (rig *tokenRig) mint(t *testing.T, h http.Header, body string) tokenAnswer 
 // mustMint mints for business b with scope, or fails.
 func (rig *tokenRig) mustMint(t *testing.T, b sandbox.Business, scope string) string {
 	t.Helper()
-	a := rig.mint(t, creds(b), `{"scope":`+scope+`}`)
+	return rig.mustMintBody(t, b, `{"scope":`+scope+`}`)
+}
+
+// mustMintBody mints for business b with the request body, or fails.
+func (rig *tokenRig) mustMintBody(t *testing.T, b sandbox.Business, body string) string {
+	t.Helper()
+	a := rig.mint(t, creds(b), body)
 	if a.Status != http.StatusOK || a.Token == "" {
-		t.Fatalf("mint %s: status %d, errors %+v", scope, a.Status, a.Errors)
+		t.Fatalf("mint %s: status %d, errors %+v", body, a.Status, a.Errors)
 	}
 	return a.Token
 }
@@ -279,8 +285,8 @@ func TestSessionTokenCheckoutScope(t *testing.T) {
 	})
 }
 
-// A payment-scoped token reads that payment only; an "all" token reads
-// what the two headers read.
+// A payment-scoped token reads that payment only; an "all" token with
+// full customer data reads what the two headers read.
 func TestSessionTokenOtherScopes(t *testing.T) {
 	rig := startTokenRig(t, nil)
 	biz := rig.Biz[0]
@@ -294,7 +300,7 @@ func TestSessionTokenOtherScopes(t *testing.T) {
 		t.Errorf("%d REST calls outside a payment scope", n)
 	}
 
-	all := bearer(rig.mustMint(t, biz, `{"kind":"all"}`))
+	all := bearer(rig.mustMintBody(t, biz, `{"scope":{"kind":"all"},"customerData":"full"}`))
 	const q = `{ payments(first: 3) { nodes { id customer { address } } } }`
 	byToken := rig.client.Post(t, all, q, nil).WantNoErrors(t)
 	byHeaders := rig.client.Post(t, creds(biz), q, nil).WantNoErrors(t)

@@ -42,12 +42,13 @@ func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client)
 		return restclient.WithRequestLimit(restclient.WithCredentials(ctx, restclient.Credentials(c)), 1)
 	}
 	return sessiontoken.Options{
-		Keyring:      keys,
-		DefaultTTL:   cfg.TokenDefaultTTL,
-		MaxTTL:       cfg.TokenMaxTTL,
-		KeyHeader:    restclient.HeaderAPIKey,
-		SecretHeader: restclient.HeaderAPISecret,
-		WriteError:   gqlhttp.WriteError,
+		Keyring:         keys,
+		DefaultTTL:      cfg.TokenDefaultTTL,
+		MaxTTL:          cfg.TokenMaxTTL,
+		MaxCustomerData: cfg.CustomerDataMax,
+		KeyHeader:       restclient.HeaderAPIKey,
+		SecretHeader:    restclient.HeaderAPISecret,
+		WriteError:      gqlhttp.WriteError,
 		Verify: func(ctx context.Context, c sessiontoken.Credentials) error {
 			_, err := rc.ListPayments(withPair(ctx, c), restclient.ListParams{Limit: 1})
 			return tokenCheckError(err, false)

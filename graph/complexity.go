@@ -5,6 +5,8 @@ import (
 	"reflect"
 
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/sessiontoken"
 )
 
 // restCalls is the complexity of an operation: the REST calls answering it
@@ -16,7 +18,9 @@ import (
 //     0..100) payment details when its items select customer.address,
 //     which the REST list omits. The details are counted once a list
 //     however many times edges and nodes select the address: they are the
-//     same payments, which the loader fetches once.
+//     same payments, which the loader fetches once. None are counted
+//     when the caller's customer-data level withholds the address
+//     (restCallsAt): it is null, and never fetched.
 //   - payment, paymentLink, node: 1.
 //   - checkoutSession: 1, plus 1 when it selects its payment.
 //   - nodes(ids): one per id (at most 100: more is refused by the field).
@@ -28,7 +32,12 @@ import (
 // short pages may make a list take up to maxListCalls pages; that is not
 // counted, since the REST API documents full pages.
 func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
-	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}}
+	return restCallsAt(doc, op, vars, sessiontoken.CustomerDataFull)
+}
+
+// restCallsAt is restCalls for a caller reading customer data at level.
+func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, level sessiontoken.CustomerData) int {
+	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: withholdsAddress(level)}
 	calls := 0
 	e.eachField(op.SelectionSet, func(f *ast.Field) {
 		calls += e.rootField(f)
@@ -90,6 +99,8 @@ type estimate struct {
 	doc    *ast.QueryDocument
 	vars   map[string]any
 	onPath map[string]bool // fragments being expanded (validation refused cycles; this is a guard)
+	// noAddress: the caller's level withholds customer.address.
+	noAddress bool
 }
 
 func (e *estimate) rootField(f *ast.Field) int {
@@ -109,7 +120,7 @@ func (e *estimate) rootField(f *ast.Field) int {
 		if args["after"] != nil {
 			calls = 2
 		}
-		if e.selects(f.SelectionSet, "Customer", "address") {
+		if !e.noAddress && e.selects(f.SelectionSet, "Customer", "address") {
 			calls += n
 		}
 		return calls

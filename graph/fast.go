@@ -122,6 +122,10 @@ type fastField struct {
 type fastPlan struct {
 	fields    []fastField
 	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
+	// customer: the plan writes a customer (its own or a nested plan's),
+	// which an operation read below full customer data leaves to gqlgen
+	// (customerdata.go: its masked paths are noted where gqlgen has them).
+	customer bool
 }
 
 // maxDelegated bounds the fields of a Payment plan that gqlgen marshals
@@ -196,6 +200,7 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 				return nil // a resolver, another introspection field, or unknown
 			}
 			ff.op = op
+			p.customer = p.customer || op == opPayCustomer
 			if sub := t.objectType[op]; sub != nil {
 				if ff.sub = compileFast(oc, sub, f.Selections, budget, false); ff.sub == nil {
 					// The customer's selection reaches its address: gqlgen
@@ -208,6 +213,9 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 					}
 					ff.op, ff.dix = opPayCustomerGqlgen, p.delegated
 					p.delegated++
+				}
+				if ff.sub != nil && ff.sub.customer {
+					p.customer = true
 				}
 			} else if len(f.Selections) > 0 {
 				return nil
@@ -279,7 +287,7 @@ func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.Selec
 		return nil
 	}
 	p := planFor(ec.OperationContext, fastPayment, sel)
-	if p == nil {
+	if p == nil || p.customer && maskedPathsFrom(ctx) != nil {
 		return nil
 	}
 	m := &paymentJSON{p: p, x: obj}
@@ -311,6 +319,9 @@ func (ec *executionContext) fastMoneyObject(_ context.Context, sel ast.Selection
 }
 
 func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
+	if obj != nil {
+		noteCustomer(ctx, ec.OperationContext, sel) // what the customer-data level hid
+	}
 	if obj == nil || !ec.fastEnabled() {
 		return nil
 	}
@@ -471,11 +482,11 @@ func (ec *executionContext) fastCustomerAddress(ctx context.Context, field graph
 // fastPaymentEdgeObject is the hook of the generated _PaymentEdge: an
 // edge whose node is a plan of its own (a node selecting its customer's
 // address is gqlgen's, with the edge).
-func (ec *executionContext) fastPaymentEdgeObject(_ context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
+func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
 	if obj == nil || obj.Node == nil || obj.Node.Payment == nil || obj.Cursors == nil || !ec.fastEnabled() {
 		return nil
 	}
-	if p := planFor(ec.OperationContext, fastPaymentEdge, sel); p != nil {
+	if p := planFor(ec.OperationContext, fastPaymentEdge, sel); p != nil && !(p.customer && maskedPathsFrom(ctx) != nil) {
 		return &edgeJSON{p, obj}
 	}
 	return nil

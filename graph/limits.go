@@ -127,7 +127,7 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	if opCtx.Operation == nil {
 		return nil
 	}
-	calls := restCalls(opCtx.Doc, opCtx.Operation, opCtx.Variables)
+	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, customerDataOf(ctx))
 	if calls > l.maxComplexity {
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}

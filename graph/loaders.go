@@ -80,9 +80,10 @@ type SlotHolder interface {
 // HTTP request and dropped with it, so one caller's data can never answer
 // another caller's query.
 type Loaders struct {
-	rest   REST
-	limits *FetchLimits
-	holder SlotHolder // nil: rest has no limiter
+	rest    REST // &masking
+	masking maskingREST
+	limits  *FetchLimits
+	holder  SlotHolder // nil: rest has no limiter
 
 	paymentsOnce sync.Once
 	payments     *dataloader.Loader[string, *restclient.Payment]
@@ -148,13 +149,19 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	return th
 }
 
-// NewLoaders returns empty loaders for one request.
+// NewLoaders returns empty loaders for one request. Every record they
+// load has its customers masked to the level of the context it was
+// loaded with (maskingREST, customerdata.go), a field of the loaders
+// rather than a wrapper of its own: no allocation more per request.
 func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
 	h, _ := rest.(SlotHolder)
-	return &Loaders{rest: rest, limits: limits, holder: h}
+	l := &Loaders{limits: limits, holder: h}
+	l.masking.REST = rest
+	l.rest = &l.masking
+	return l
 }
 
 // The loaders' names, as OnBatch reports them.

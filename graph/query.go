@@ -260,6 +260,10 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 }
 
 func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
+	if withholdsAddress(customerDataOf(ctx)) {
+		// Withheld: not fetched (the records' own are masked already).
+		return nil, nil
+	}
 	if c.AddressOf == "" {
 		if err := chargeString(ctx, c.Address); err != nil {
 			return nil, err

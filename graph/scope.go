@@ -26,6 +26,9 @@ type Scope interface {
 	SessionToLearn() (idOrRef string, ok bool)
 	// LearnCheckoutSession is told the names of every session fetched.
 	LearnCheckoutSession(ids sessiontoken.CheckoutSessionIDs) bool
+	// CustomerData is how much customer data the token reads
+	// (customerdata.go).
+	CustomerData() sessiontoken.CustomerData
 }
 
 var _ Scope = sessiontoken.Scope{}

@@ -148,6 +148,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(errorCap{})
 	// A subscription's error events (subscriptions.go).
 	srv.Use(liveErrorsExtension{})
+	// What the caller's customer-data level hid (customerdata.go).
+	srv.Use(customerDataExtension{})
 	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)

@@ -159,6 +159,7 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 	}
 	out := make(chan T)
 	errs := liveErrorsFrom(ctx)
+	level := customerDataOf(ctx)
 	go func() {
 		defer close(out)
 		defer sub.Close()
@@ -170,7 +171,7 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 				}
 				errs.set(ev.Err)
 			} else {
-				v = ev.Snapshot.Value.(T)
+				v = maskEvent(ev.Snapshot.Value, level).(T)
 			}
 			select {
 			case out <- v:

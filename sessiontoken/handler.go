@@ -68,6 +68,12 @@ type Options struct {
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
+	// MaxCustomerData is the most customer data a token may read
+	// (CUSTOMER_DATA_MAX): a request asking for more is refused with 400,
+	// not lowered, so that a client never holds a token that reads less
+	// than it asked; a request naming no level gets its scope's default
+	// (DefaultCustomerData), lowered to this. Zero: CustomerDataFull.
+	MaxCustomerData CustomerData
 
 	// KeyHeader and SecretHeader name the credential headers (x-api-key,
 	// x-api-secret), and WriteError writes an error in the contract's
@@ -80,23 +86,28 @@ type Options struct {
 
 // request is the token endpoint's body:
 //
-//	{"ttlSeconds": 900, "scope": {"kind": "checkoutSession", "id": "REF123"}}
+//	{"ttlSeconds": 900, "scope": {"kind": "checkoutSession", "id": "REF123"},
+//	 "customerData": "masked"}
 //
 // ttlSeconds is optional (Options.DefaultTTL); scope is required, so that
-// the broadest scope is always a choice ({"kind": "all"}).
+// the broadest scope is always a choice ({"kind": "all"}); customerData
+// is optional ("full", "masked" or "none"; DefaultCustomerData).
 type request struct {
-	TTLSeconds *int64 `json:"ttlSeconds"`
-	Scope      *Scope `json:"scope"`
+	TTLSeconds   *int64        `json:"ttlSeconds"`
+	Scope        *Scope        `json:"scope"`
+	CustomerData *CustomerData `json:"customerData"`
 }
 
 // response is the token endpoint's answer:
 //
 //	{"token": "v4.local.…", "expiresAt": "2026-11-21T09:45:00.000Z",
-//	 "scope": {"kind": "checkoutSession", "id": "REF123"}}
+//	 "scope": {"kind": "checkoutSession", "id": "REF123"},
+//	 "customerData": "masked"}
 type response struct {
-	Token     string `json:"token"`
-	ExpiresAt string `json:"expiresAt"`
-	Scope     Scope  `json:"scope"`
+	Token        string       `json:"token"`
+	ExpiresAt    string       `json:"expiresAt"`
+	Scope        Scope        `json:"scope"`
+	CustomerData CustomerData `json:"customerData"`
 }
 
 // NewHandler returns the token endpoint (mounted at POST /auth/token, say).
@@ -128,6 +139,9 @@ func NewHandler(opts Options) http.Handler {
 	}
 	if opts.DefaultTTL == 0 {
 		opts.DefaultTTL = DefaultTTL
+	}
+	if opts.MaxCustomerData == 0 {
+		opts.MaxCustomerData = CustomerDataFull
 	}
 	opts.DefaultTTL = min(opts.DefaultTTL, opts.MaxTTL)
 	if opts.Keyring != nil && opts.Clock != nil {
@@ -179,7 +193,15 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		ttl = time.Duration(n) * time.Second
 	}
-	scope := *req.Scope
+	scope := req.Scope.AtMost(h.opts.MaxCustomerData)
+	if c := req.CustomerData; c != nil {
+		if *c > h.opts.MaxCustomerData {
+			writeError(w, http.StatusBadRequest, codeBadUserInput, fmt.Sprintf(
+				"customerData %q is above this gateway's maximum of %q (CUSTOMER_DATA_MAX)", c, h.opts.MaxCustomerData))
+			return
+		}
+		scope = scope.WithCustomerData(*c)
+	}
 
 	var err error
 	if scope.Kind() == ScopeCheckoutSession && h.opts.LookupCheckoutSession != nil {
@@ -204,7 +226,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "INTERNAL_SERVER_ERROR", "internal error: the token could not be made")
 		return
 	}
-	body, _ := json.Marshal(response{Token: token, ExpiresAt: expiresAt.UTC().Format(DateTimeLayout), Scope: scope})
+	body, _ := json.Marshal(response{Token: token, ExpiresAt: expiresAt.UTC().Format(DateTimeLayout), Scope: scope, CustomerData: scope.CustomerData()})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
@@ -254,7 +276,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (req request, status in
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return req, http.StatusRequestEntityTooLarge, fmt.Sprintf("the body is larger than %d bytes", MaxRequestBytes)
 		}
-		return req, http.StatusBadRequest, `the body is not {"ttlSeconds": n, "scope": {"kind": "all"|"checkoutSession"|"payment", "id": "..."}}: ` + err.Error()
+		return req, http.StatusBadRequest, `the body is not {"ttlSeconds": n, "scope": {"kind": "all"|"checkoutSession"|"payment", "id": "..."}, "customerData": "full"|"masked"|"none"}: ` + err.Error()
 	}
 	if req.Scope == nil {
 		return req, http.StatusBadRequest, `scope is required: {"kind": "all"} for every read, {"kind": "checkoutSession", "id": …} or {"kind": "payment", "id": …}`

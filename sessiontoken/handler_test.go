@@ -137,9 +137,10 @@ func decodeError(t *testing.T, body []byte) (code, msg string) {
 
 // tokenResponse is the documented success shape, decoded strictly.
 type tokenResponse struct {
-	Token     string          `json:"token"`
-	ExpiresAt string          `json:"expiresAt"`
-	Scope     json.RawMessage `json:"scope"`
+	Token        string          `json:"token"`
+	ExpiresAt    string          `json:"expiresAt"`
+	Scope        json.RawMessage `json:"scope"`
+	CustomerData string          `json:"customerData"`
 }
 
 func decodeToken(t *testing.T, body []byte) tokenResponse {
@@ -148,7 +149,7 @@ func decodeToken(t *testing.T, body []byte) tokenResponse {
 	dec.DisallowUnknownFields()
 	var r tokenResponse
 	if err := dec.Decode(&r); err != nil {
-		t.Fatalf("body %s is not {\"token\",\"expiresAt\",\"scope\"}: %v", body, err)
+		t.Fatalf("body %s is not {\"token\",\"expiresAt\",\"scope\",\"customerData\"}: %v", body, err)
 	}
 	return r
 }
@@ -464,4 +465,58 @@ func TestHandlerOptions(t *testing.T) {
 			t.Errorf("status %d %s %q, want 400 naming the default maximum 3600", resp.StatusCode, code, msg)
 		}
 	})
+}
+
+// The customer-data level: chosen with "customerData" beside the scope,
+// the scope's default without it, refused above MaxCustomerData (and the
+// default lowered to it); the token carries the level the answer names.
+func TestHandlerCustomerData(t *testing.T) {
+	tests := []struct {
+		name string
+		max  CustomerData
+		body string
+		want string // the level answered and carried; "" for a refusal
+	}{
+		{"all, default", 0, `{"scope":{"kind":"all"}}`, "masked"},
+		{"checkout session, default", 0, `{"scope":{"kind":"checkoutSession","id":"REF123"}}`, "masked"},
+		{"payment, default", 0, `{"scope":{"kind":"payment","id":"pay_prod_1"}}`, "masked"},
+		{"full asked", 0, `{"scope":{"kind":"all"},"customerData":"full"}`, "full"},
+		{"none asked", 0, `{"scope":{"kind":"payment","id":"pay_prod_1"},"customerData":"none"}`, "none"},
+		{"masked asked", 0, `{"customerData":"masked","scope":{"kind":"all"}}`, "masked"},
+		{"default lowered to the maximum", CustomerDataNone, `{"scope":{"kind":"all"}}`, "none"},
+		{"at the maximum", CustomerDataMasked, `{"scope":{"kind":"all"},"customerData":"masked"}`, "masked"},
+		{"above the maximum", CustomerDataMasked, `{"scope":{"kind":"all"},"customerData":"full"}`, ""},
+		{"unknown level", 0, `{"scope":{"kind":"all"},"customerData":"partial"}`, ""},
+		{"not a string", 0, `{"scope":{"kind":"all"},"customerData":2}`, ""},
+		{"null", 0, `{"scope":{"kind":"all"},"customerData":null}`, "masked"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ts := newTokenServer(t, func(o *Options) { o.MaxCustomerData = tt.max })
+			resp, body := ts.do(t, call{headers: goodHeaders, body: tt.body})
+			if tt.want == "" {
+				if resp.StatusCode != http.StatusBadRequest {
+					t.Fatalf("status %d, want 400: %s", resp.StatusCode, body)
+				}
+				if code, msg := decodeError(t, body); code != "BAD_USER_INPUT" || !strings.Contains(msg, "customerData") {
+					t.Errorf("error %s %q does not name customerData", code, msg)
+				}
+				return
+			}
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d: %s", resp.StatusCode, body)
+			}
+			r := decodeToken(t, body)
+			if r.CustomerData != tt.want {
+				t.Errorf("customerData = %q, want %q", r.CustomerData, tt.want)
+			}
+			c, err := ts.kr.Verify(r.Token)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Scope.CustomerData().String(); got != tt.want {
+				t.Errorf("the token carries %q, want %q", got, tt.want)
+			}
+		})
+	}
 }

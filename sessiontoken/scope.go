@@ -45,6 +45,9 @@ type Scope struct {
 	kind  ScopeKind
 	id    string        // as minted: payment id, or checkout session id or reference
 	facts *sessionFacts // checkout-session scopes only
+	// customer is the customer-data level (customerdata.go): the kind's
+	// default from NewScope, or the one minted (WithCustomerData).
+	customer CustomerData
 }
 
 // CheckoutSessionIDs are the three names of one checkout session's data: its
@@ -64,7 +67,7 @@ type sessionFacts struct {
 }
 
 // AllReads is the scope of every read of the merchant.
-func AllReads() Scope { return Scope{kind: ScopeAll} }
+func AllReads() Scope { return Scope{kind: ScopeAll, customer: DefaultCustomerData(ScopeAll)} }
 
 // OneCheckoutSession is the scope of the checkout session idOrRef (its id
 // or its payment reference) and its payment.
@@ -75,7 +78,8 @@ func OneCheckoutSession(idOrRef string) (Scope, error) {
 // OnePayment is the scope of the payment id.
 func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
 
-// NewScope returns the scope of kind over id. "all" takes no id; the
+// NewScope returns the scope of kind over id, reading customer data at
+// the kind's default level (DefaultCustomerData). "all" takes no id; the
 // others need one of 1..MaxIDBytes letters, digits, '_' or '-' (the REST
 // API's id alphabet: anything else could not name a REST resource).
 func NewScope(kind ScopeKind, id string) (Scope, error) {
@@ -89,7 +93,7 @@ func NewScope(kind ScopeKind, id string) (Scope, error) {
 		if err := checkID(id); err != nil {
 			return Scope{}, fmt.Errorf("scope %q: id %w", kind, err)
 		}
-		s := Scope{kind: kind, id: id}
+		s := Scope{kind: kind, id: id, customer: DefaultCustomerData(kind)}
 		if kind == ScopeCheckoutSession {
 			s.facts = &sessionFacts{}
 		}
@@ -218,7 +222,7 @@ func (s Scope) withSession(ids CheckoutSessionIDs) (Scope, error) {
 	if err := checkSessionIDs(s.id, ids); err != nil {
 		return Scope{}, err
 	}
-	return Scope{kind: s.kind, id: s.id, facts: &sessionFacts{known: true, ids: ids}}, nil
+	return Scope{kind: s.kind, id: s.id, facts: &sessionFacts{known: true, ids: ids}, customer: s.customer}, nil
 }
 
 // checkSessionIDs tells why ids cannot be the names of the session the

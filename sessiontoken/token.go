@@ -35,7 +35,17 @@ const (
 // nothing else sealed with the same key (another PASETO issuer sharing
 // TOKEN_KEYS by mistake) verifies as a session token, and it versions the
 // claims' format: a later format changes it.
-var implicit = []byte("paygraph session token v1")
+//
+// v2 added the customer-data level (issue 27). A replica of an earlier
+// version refuses a v2 token as modified rather than reading it without
+// its level (which it would ignore, answering full customer data): a
+// rolling upgrade fails closed. implicitV1 tokens, minted before, are
+// still read for as long as they live (TOKEN_MAX_TTL), at their scope's
+// default level; the fallback can go once every replica mints v2.
+var (
+	implicit   = []byte("paygraph session token v2")
+	implicitV1 = []byte("paygraph session token v1")
+)
 
 // The errors of Verify; each says which without the token or any part
 // of it. Test with errors.Is.
@@ -120,6 +130,8 @@ type payload struct {
 	Secret string              `json:"secret"`
 	Scope  scopeJSON           `json:"scope"`
 	IDs    *CheckoutSessionIDs `json:"session,omitempty"` // a checkout scope's session, when pinned at minting
+	// Customer is the customer-data level (v2 tokens: required).
+	Customer CustomerData `json:"customerData,omitzero"`
 }
 
 // Mint makes a token for creds and scope that expires ttl from now,
@@ -145,7 +157,8 @@ func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token
 	p := payload{
 		Exp: expiresAt, Iat: now.Truncate(time.Millisecond),
 		Key: creds.APIKey, Secret: creds.APISecret,
-		Scope: scopeJSON{Kind: scope.kind, ID: scope.id},
+		Scope:    scopeJSON{Kind: scope.kind, ID: scope.id},
+		Customer: scope.CustomerData(),
 	}
 	if ids, ok := scope.facts.get(); ok {
 		p.IDs = &ids
@@ -181,16 +194,23 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: its footer names no key", ErrMalformed)
 	}
 	// Expiry is checked below against k.now, so the parser has no rules.
-	t, err := paseto.NewParserWithoutExpiryCheck().ParseV4Local(rk.key, token, implicit)
+	parser := paseto.NewParserWithoutExpiryCheck()
+	v1 := false
+	t, err := parser.ParseV4Local(rk.key, token, implicit)
 	if err != nil {
-		return Claims{}, ErrTampered
+		if t, err = parser.ParseV4Local(rk.key, token, implicitV1); err != nil {
+			return Claims{}, ErrTampered
+		}
+		v1 = true
 	}
 	var p payload
-	if err := json.Unmarshal(t.ClaimsJSON(), &p); err != nil || p.Exp.IsZero() || p.Key == "" || p.Secret == "" {
+	if err := json.Unmarshal(t.ClaimsJSON(), &p); err != nil || p.Exp.IsZero() || p.Key == "" || p.Secret == "" ||
+		(p.Customer == 0) != v1 {
 		// Authentic but not our claims: something else sealed with our key.
 		return Claims{}, fmt.Errorf("%w: its claims are not a session token's", ErrMalformed)
 	}
 	scope, err := NewScope(p.Scope.Kind, p.Scope.ID)
+	scope = scope.WithCustomerData(p.Customer) // v1: the kind's default
 	if err == nil && p.IDs != nil {
 		scope, err = scope.withSession(*p.IDs)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"aidanwoods.dev/go-paseto"
 )
 
 func TestMintVerifyRoundTrip(t *testing.T) {
@@ -427,5 +429,68 @@ func BenchmarkMint(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		mint(b, kr, AllReads(), time.Hour)
+	}
+}
+
+// A token carries its level through Mint and Verify; AtMost lowers it and
+// never raises it.
+func TestTokenCustomerData(t *testing.T) {
+	clock := newClock()
+	kr := keyring(t, clock, testKeyA)
+	for _, level := range []CustomerData{CustomerDataNone, CustomerDataMasked, CustomerDataFull} {
+		t.Run(level.String(), func(t *testing.T) {
+			tok := mint(t, kr, mustScope(t, ScopePayment, "pay_1").WithCustomerData(level), time.Minute)
+			c, err := kr.Verify(tok)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.Scope.CustomerData(); got != level {
+				t.Errorf("verified level %v, want %v", got, level)
+			}
+			for _, max := range []CustomerData{CustomerDataNone, CustomerDataMasked, CustomerDataFull} {
+				if got, want := c.Scope.AtMost(max).CustomerData(), min(level, max); got != want {
+					t.Errorf("AtMost(%v) = %v, want %v", max, got, want)
+				}
+			}
+		})
+	}
+	if got := (Scope{}).CustomerData(); got != CustomerDataNone {
+		t.Errorf("the zero Scope reads %v, want none", got)
+	}
+}
+
+// A token of the first claims format (implicit assertion v1, no level),
+// minted before the level existed, still verifies, at its scope's default
+// level; a v1-format token sealed without its level is not accepted as v2.
+func TestTokenV1ReadsTheDefaultLevel(t *testing.T) {
+	clock := newClock()
+	kr := keyring(t, clock, testKeyA)
+	claims, _ := json.Marshal(map[string]any{
+		"exp": testStart.Add(time.Minute), "iat": testStart, "key": testCreds.APIKey, "secret": testCreds.APISecret,
+		"scope": map[string]string{"kind": "all"},
+	})
+	seal := func(implicitAssertion []byte, claims []byte) string {
+		tok, err := paseto.NewTokenFromClaimsJSON(claims, kr.keys[0].footer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok.V4Encrypt(kr.keys[0].key, implicitAssertion)
+	}
+	c, err := kr.Verify(seal(implicitV1, claims))
+	if err != nil {
+		t.Fatalf("a v1 token: %v", err)
+	}
+	if got := c.Scope.CustomerData(); got != DefaultCustomerData(ScopeAll) {
+		t.Errorf("a v1 token reads %v, want its scope's default", got)
+	}
+	if _, err := kr.Verify(seal(implicit, claims)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a v2 token without a level: %v, want ErrMalformed", err)
+	}
+	withLevel, _ := json.Marshal(map[string]any{
+		"exp": testStart.Add(time.Minute), "iat": testStart, "key": testCreds.APIKey, "secret": testCreds.APISecret,
+		"scope": map[string]string{"kind": "all"}, "customerData": "full",
+	})
+	if _, err := kr.Verify(seal(implicitV1, withLevel)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("a v1 token with a level: %v, want ErrMalformed", err)
 	}
 }
