@@ -15,15 +15,17 @@
 #      default download location is not reachable from here).
 #   4. The Helm chart deploy/helm/paygraph: helm lint, and helm template with
 #      the default values and with every option on (ci/all-options-values.yaml)
-#      through kubeconform -strict. The Prometheus Operator's kinds
-#      (ServiceMonitor, PrometheusRule) have no schema in the Kubernetes
-#      OpenAPI document: kubeconform skips them (and says so); the rules
-#      inside are checked by promtool, below, and by go test ./deploy/
-#      (which also holds the chart's defaults to the kustomize base's, the
-#      alerts file and the dashboard to the chart's copies).
+#      through kubeconform -strict; the Prometheus Operator's kinds
+#      (ServiceMonitor, PrometheusRule) against schemas made by schemagen
+#      from the operator's CRDs (github.com/prometheus-operator/
+#      prometheus-operator, PROM_OPERATOR_VERSION). go test ./deploy/ holds
+#      the chart's defaults to the kustomize base's, the alerts file and
+#      the dashboard to the chart's copies.
 #   5. promtool check rules on deploy/prometheus/alerts.yaml (the chart's
 #      rules with its defaults) and on the chart's PrometheusRule as
-#      rendered with every option; the dashboard's queries are parsed by
+#      rendered with every option, and promtool test rules on
+#      deploy/prometheus/alerts_test.yaml (each alert fires on the series it
+#      is for, with its labels and annotations, and not on others); the dashboard's queries are parsed by
 #      promtool in go test ./deploy/. That every metric the alerts and the
 #      dashboard name is exported by the binary is e2e/operator_test.go's.
 #
@@ -48,6 +50,7 @@ KUSTOMIZE_VERSION=v5.8.2 # v5.8.3 needs Go 1.27
 HELM_VERSION=v3.22.0
 DOCKERFILE_UTILS_VERSION=0.16.3
 K8S_VERSION=1.35.4 # schemas in deploy/schemas/v$K8S_VERSION-standalone-strict
+PROM_OPERATOR_VERSION=v0.85.0 # the CRDs of ServiceMonitor and PrometheusRule in the same directory
 # The Dockerfile's build flags; deploy/deploy_test.go checks they match it.
 GO_BUILD_FLAGS=(-trimpath "-ldflags=-s -w")
 
@@ -146,7 +149,7 @@ for values in defaults "$all_options"; do
 	say "helm template $chart ($values) | kubeconform -strict"
 	helm template paygraph "$chart" --namespace payments --kube-version "$K8S_VERSION" "${args[@]}" >"$out" ||
 		die "helm template $chart ($values)"
-	validate -skip ServiceMonitor,PrometheusRule "$out" >&2 || die "kubeconform: $chart ($values)"
+	validate "$out" >&2 || die "kubeconform: $chart ($values)"
 done
 # Every option on renders every kind the chart has.
 for kind in Deployment Service HorizontalPodAutoscaler PodDisruptionBudget ConfigMap Secret Ingress \
@@ -156,6 +159,8 @@ done
 
 say "promtool check rules (deploy/prometheus/alerts.yaml, and the chart's PrometheusRule with every option)"
 promtool check rules deploy/prometheus/alerts.yaml >&2 || die "promtool check rules deploy/prometheus/alerts.yaml"
+# Each alert fires on the series it is for, and not on the others.
+promtool test rules deploy/prometheus/alerts_test.yaml >&2 || die "promtool test rules deploy/prometheus/alerts_test.yaml"
 # The PrometheusRule's spec is a rules file: drop the object's head.
 helm template paygraph "$chart" --kube-version "$K8S_VERSION" -f "$all_options" --show-only templates/prometheusrule.yaml |
 	sed -n '/^spec:$/,$p' | sed '1d; s/^  //' >"$tmp/chart-rules.yaml"
@@ -165,7 +170,12 @@ if [[ ${CHECK_DEPLOY_REGEN:-0} == 1 ]]; then
 	say "regenerating schemas from k8s.io/kubernetes@v$K8S_VERSION"
 	dir=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "k8s.io/kubernetes@v$K8S_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
 	[[ -n $dir ]] || die "go mod download k8s.io/kubernetes@v$K8S_VERSION"
-	go run ./deploy/schemagen -spec "$dir/api/openapi-spec/swagger.json" -version "$K8S_VERSION" -out "$tmp/schemas" >/dev/null
+	say "regenerating the ServiceMonitor and PrometheusRule schemas from github.com/prometheus-operator/prometheus-operator@$PROM_OPERATOR_VERSION"
+	pdir=$(cd "$tmp" && GOFLAGS=-mod=mod go mod download -json "github.com/prometheus-operator/prometheus-operator@$PROM_OPERATOR_VERSION" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+	[[ -n $pdir ]] || die "go mod download github.com/prometheus-operator/prometheus-operator@$PROM_OPERATOR_VERSION"
+	crds=$pdir/example/prometheus-operator-crd
+	go run ./deploy/schemagen -spec "$dir/api/openapi-spec/swagger.json" -version "$K8S_VERSION" -out "$tmp/schemas" \
+		-crd "$crds/monitoring.coreos.com_servicemonitors.yaml,$crds/monitoring.coreos.com_prometheusrules.yaml" >/dev/null
 	diff -r "$schemas/v$K8S_VERSION-standalone-strict" "$tmp/schemas/v$K8S_VERSION-standalone-strict" >&2 ||
 		die "vendored schemas differ from the ones generated from k8s.io/kubernetes@v$K8S_VERSION"
 fi

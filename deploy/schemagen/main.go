@@ -10,6 +10,13 @@
 //
 //	dir=$(go mod download -json k8s.io/kubernetes@v1.35.4 | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
 //	go run ./deploy/schemagen -spec "$dir/api/openapi-spec/swagger.json" -version 1.35.4 -out deploy/schemas
+//
+// With -crd, it also writes the schemas of CustomResourceDefinitions (YAML
+// files: the Prometheus Operator's ServiceMonitor and PrometheusRule, from
+// the github.com/prometheus-operator/prometheus-operator module's
+// example/prometheus-operator-crd), their openAPIV3Schema made strict the
+// same way (x-kubernetes-int-or-string, and x-kubernetes-preserve-unknown-
+// fields left open). scripts/check-deploy.sh's CHECK_DEPLOY_REGEN=1 runs both.
 package main
 
 import (
@@ -21,12 +28,13 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/goccy/go-yaml"
 )
 
 // defaultKinds are the kinds deploy/kubernetes and deploy/helm render to
-// (the Prometheus Operator's ServiceMonitor and PrometheusRule are not in
-// the Kubernetes OpenAPI document: scripts/check-deploy.sh checks them
-// otherwise).
+// (but the Prometheus Operator's ServiceMonitor and PrometheusRule, not in
+// the Kubernetes OpenAPI document: -crd).
 var defaultKinds = []string{
 	"io.k8s.api.apps.v1.Deployment",
 	"io.k8s.api.apps.v1.StatefulSet",
@@ -44,15 +52,90 @@ func main() {
 	version := flag.String("version", "", "Kubernetes version of the spec, such as 1.35.4")
 	out := flag.String("out", "deploy/schemas", "output directory")
 	kinds := flag.String("kinds", strings.Join(defaultKinds, ","), "comma-separated definition names")
+	crds := flag.String("crd", "", "comma-separated CustomResourceDefinition YAML files whose schemas to write too")
 	flag.Parse()
 	if *spec == "" || *version == "" {
 		fmt.Fprintln(os.Stderr, "schemagen: -spec and -version are required")
 		os.Exit(2)
 	}
-	if err := run(*spec, *version, *out, strings.Split(*kinds, ",")); err != nil {
+	err := run(*spec, *version, *out, strings.Split(*kinds, ","))
+	if err == nil && *crds != "" {
+		err = runCRDs(*version, *out, strings.Split(*crds, ","))
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
 		os.Exit(1)
 	}
+}
+
+// runCRDs writes the schema of every version of each CRD file.
+func runCRDs(version, out string, files []string) error {
+	dir := filepath.Join(out, "v"+strings.TrimPrefix(version, "v")+"-standalone-strict")
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		var crd struct {
+			Spec struct {
+				Group string
+				Names struct{ Kind string }
+				// The field names are the CRD's own (lower camel case).
+				Versions []struct {
+					Name   string
+					Schema struct {
+						OpenAPIV3Schema map[string]any `yaml:"openAPIV3Schema"`
+					}
+				}
+			}
+		}
+		if err := yaml.Unmarshal(raw, &crd); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		if crd.Spec.Group == "" || crd.Spec.Names.Kind == "" || len(crd.Spec.Versions) == 0 {
+			return fmt.Errorf("%s: not a CustomResourceDefinition with a group, a kind and versions", f)
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Schema.OpenAPIV3Schema == nil {
+				return fmt.Errorf("%s: version %s has no openAPIV3Schema", f, v.Name)
+			}
+			// A CRD's schema has no $ref: the expander only makes it strict.
+			g := &expander{stack: map[string]bool{}}
+			schema := g.expand(v.Schema.OpenAPIV3Schema).(map[string]any)
+			name, err := write(dir, schema, crd.Spec.Group, v.Name, crd.Spec.Names.Kind)
+			if err != nil {
+				return err
+			}
+			fmt.Println(name)
+		}
+	}
+	return nil
+}
+
+// write sets a schema's apiVersion and kind, and writes it where
+// kubeconform looks for it.
+func write(dir string, schema map[string]any, group, ver, kind string) (string, error) {
+	apiVersion := ver
+	if group != "" {
+		apiVersion = group + "/" + ver
+	}
+	props := schema["properties"].(map[string]any)
+	props["apiVersion"] = map[string]any{"type": "string", "enum": []any{apiVersion}}
+	props["kind"] = map[string]any{"type": "string", "enum": []any{kind}}
+	schema["$schema"] = "http://json-schema.org/draft-07/schema#"
+	file := strings.ToLower(kind)
+	if group != "" {
+		file += "-" + strings.ToLower(strings.Split(group, ".")[0])
+	}
+	file += "-" + strings.ToLower(ver) + ".json"
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(schema); err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, file), os.WriteFile(filepath.Join(dir, file), buf.Bytes(), 0o644)
 }
 
 func run(specPath, version, out string, kinds []string) error {
@@ -81,30 +164,11 @@ func run(specPath, version, out string, kinds []string) error {
 		}
 		g := &expander{defs: doc.Definitions, stack: map[string]bool{name: true}}
 		schema := g.expand(def).(map[string]any)
-		apiVersion := ver
-		if group != "" {
-			apiVersion = group + "/" + ver
-		}
-		props := schema["properties"].(map[string]any)
-		props["apiVersion"] = map[string]any{"type": "string", "enum": []any{apiVersion}}
-		props["kind"] = map[string]any{"type": "string", "enum": []any{kind}}
-		schema["$schema"] = "http://json-schema.org/draft-07/schema#"
-		file := strings.ToLower(kind)
-		if group != "" {
-			file += "-" + strings.ToLower(strings.Split(group, ".")[0])
-		}
-		file += "-" + strings.ToLower(ver) + ".json"
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(schema); err != nil {
+		file, err := write(dir, schema, group, ver, kind)
+		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, file), buf.Bytes(), 0o644); err != nil {
-			return err
-		}
-		fmt.Println(filepath.Join(dir, file))
+		fmt.Println(file)
 	}
 	return nil
 }
@@ -150,6 +214,10 @@ func (e *expander) expand(node any) any {
 			defer delete(e.stack, name)
 			return e.expand(def)
 		}
+		if n["x-kubernetes-int-or-string"] == true { // a CRD's int-or-string
+			return map[string]any{"oneOf": []any{map[string]any{"type": "string"}, map[string]any{"type": "integer"}}}
+		}
+		open := n["x-kubernetes-preserve-unknown-fields"] == true // a CRD's free-form object
 		out := make(map[string]any, len(n))
 		keys := make([]string, 0, len(n))
 		for k := range n {
@@ -176,7 +244,7 @@ func (e *expander) expand(node any) any {
 			delete(out, "type")
 			out["oneOf"] = []any{map[string]any{"type": "string"}, map[string]any{"type": "integer"}}
 		}
-		if _, ok := out["properties"]; ok {
+		if _, ok := out["properties"]; ok && !open {
 			if _, set := out["additionalProperties"]; !set {
 				out["additionalProperties"] = false
 			}
