@@ -477,3 +477,28 @@ func TestOperationsHelmExamples(t *testing.T) {
 		t.Errorf("want helm install examples with and without Redis, have %d of %d with", withRedis, len(cmds))
 	}
 }
+
+// TestChartRefusesBadValues: a misspelt value, a secret in the ConfigMap,
+// an external Redis without its URL are errors of helm template, not a
+// chart that silently ignores them.
+func TestChartRefusesBadValues(t *testing.T) {
+	for _, tc := range []struct{ name, set, want string }{
+		{"misspelt key", "redis.mod=bundled", "additional properties 'mod' not allowed"},
+		{"unknown mode", "redis.mode=sentinel", "redis"},
+		{"secret as a setting", "config.CURSOR_KEYS=abc", "CURSOR_KEYS"},
+		{"external Redis without a URL", "redis.mode=external", "redis.mode=external needs redis.url or redis.externalSecret"},
+		{"Redis URL of another scheme", "redis.mode=external,redis.url=http://redis:6379", "redis"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(tool(t, "helm"), "template", "paygraph", chartDir, "--kube-version", kubeVersion, "--set", tc.set)
+			cmd.Dir = root
+			out, err := cmd.CombinedOutput()
+			if err == nil {
+				t.Fatalf("--set %s rendered", tc.set)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Errorf("--set %s: %s; want it to say %q", tc.set, out, tc.want)
+			}
+		})
+	}
+}
