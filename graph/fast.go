@@ -275,7 +275,7 @@ func literalSkipInclude(ds ast.DirectiveList) bool {
 // fastEnabled reports whether the server was built with the fast path
 // (ServerConfig.noFastPath turns it off, for the differential tests).
 func (ec *executionContext) fastEnabled() bool {
-	r, ok := ec.Resolvers.(*Resolver)
+	r, ok := ec.Resolvers.(*resolverRoot)
 	return ok && !r.noFastPath
 }
 
