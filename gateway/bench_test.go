@@ -37,7 +37,7 @@ import (
 const (
 	benchBudgetSinglePayment = 189  // 2026-11-24: measured 183 (its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
 	benchBudgetList100       = 712  // measured 691 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20     = 809  // measured 785: repeated keys share the loaders' thunk (838 before it, 3,057 before the fast path)
+	benchBudgetAliases20     = 790  // 2026-11-25: measured 767, one resolver per type for gqlgen (787 before; 838 before the shared thunk, 3,057 before the fast path)
 	benchBudgetCheckout      = 480  // measured 466 (2 REST calls; 632 before)
 	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
