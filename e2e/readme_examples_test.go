@@ -112,6 +112,11 @@ var (
 	readmeIDRe   = regexp.MustCompile(`\bpay_prod_[0-9a-f]{32}\b|\bpl_[A-Za-z0-9]{6,}\b`)
 )
 
+// nodeMarker starts a js block that is a whole program for Node (its
+// first line: "// Node: <file name>"): the test runs it as written, from
+// e2e/clients, whose pinned packages it imports.
+const nodeMarker = "// Node:"
+
 // typeSystemRe is the start of a graphql block that defines types (the
 // contract's SDL) rather than operations: nothing to run.
 var typeSystemRe = regexp.MustCompile(`^(?:\s*#[^\n]*\n)*\s*(?:"""|"|type\b|schema\b|scalar\b|enum\b|interface\b|input\b|union\b|directive\b|extend\b)`)
@@ -119,8 +124,8 @@ var typeSystemRe = regexp.MustCompile(`^(?:\s*#[^\n]*\n)*\s*(?:"""|"|type\b|sche
 // readmeExamples finds every runnable example of a documentation file:
 // each operation of each ```graphql block (a block of type definitions
 // excepted), each curl command (in a block, with its continuation lines,
-// or inline in backticks) and the query of each ```js block that calls
-// fetch.
+// or inline in backticks), the query of each ```js block that calls
+// fetch, and each ```js block that is a Node program (nodeMarker).
 func readmeExamples(file, text string) ([]example, error) {
 	lines := strings.Split(text, "\n")
 	var out []example
@@ -150,6 +155,10 @@ func readmeExamples(file, text string) ([]example, error) {
 				out = append(out, ops...)
 			case "js":
 				js := strings.Join(block, "\n")
+				if strings.HasPrefix(js, nodeMarker) {
+					out = append(out, example{File: file, Line: start + 1, Kind: "node", Text: js})
+					continue
+				}
 				if !strings.Contains(js, "fetch(") {
 					continue
 				}
@@ -243,6 +252,10 @@ type exampleRunner struct {
 	fx        sandbox.Fixture // the first demo business's: the README's credentials
 	endCursor string
 	token     string
+	// nodePath and nodeDir run Node programs (node and e2e/clients);
+	// nodeOut is what each printed, in order.
+	nodePath, nodeDir string
+	nodeOut           []string
 }
 
 // subst replaces the README's placeholders, and only those: the
@@ -296,6 +309,8 @@ func (r *exampleRunner) run(ctx context.Context, ex example) error {
 			h.Set("Accept", ex.Accept)
 		}
 		return r.post(ctx, text, h)
+	case "node":
+		return r.node(ctx, text)
 	case "curl":
 		req, err := r.curlRequest(ctx, text)
 		if err != nil {
@@ -304,6 +319,40 @@ func (r *exampleRunner) run(ctx context.Context, ex example) error {
 		return r.check(req)
 	}
 	return fmt.Errorf("unknown kind %q", ex.Kind)
+}
+
+// errNodeSkipped: a Node program not run (no node here, outside CI; or a
+// spoiled copy that concerns another example).
+var errNodeSkipped = errors.New("not run: node and e2e/clients' packages are not installed")
+
+// node runs a Node program as written (placeholders replaced): it must
+// exit 0 within a minute, print something and write nothing to stderr
+// (a snippet throws what its client reports as an error).
+func (r *exampleRunner) node(ctx context.Context, program string) error {
+	if r.nodeDir == "" {
+		return errNodeSkipped
+	}
+	f, err := os.CreateTemp(r.nodeDir, "doc-example-*.mjs")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString(program); err != nil {
+		return err
+	}
+	f.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, r.nodePath, f.Name())
+	cmd.Dir = r.nodeDir
+	cmd.Env = append(os.Environ(), "NODE_NO_WARNINGS=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stderr.Len() > 0 || stdout.Len() == 0 {
+		return fmt.Errorf("node: %v\nstdout: %s\nstderr: %.2000s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	r.nodeOut = append(r.nodeOut, stdout.String())
+	return nil
 }
 
 // post sends query as a JSON POST to /graphql.
@@ -650,7 +699,7 @@ type exampleResult struct {
 
 // runREADMEExamples runs every example of the files, in order, against
 // the gateway p.
-func runREADMEExamples(ctx context.Context, p *proc, files []docFile) ([]exampleResult, error) {
+func runREADMEExamples(ctx context.Context, p *proc, files []docFile, nodePath, nodeDir string) ([]exampleResult, error) {
 	var exs []example
 	for _, f := range files {
 		fe, err := readmeExamples(f.Name, f.Text)
@@ -659,7 +708,7 @@ func runREADMEExamples(ctx context.Context, p *proc, files []docFile) ([]example
 		}
 		exs = append(exs, fe...)
 	}
-	r := &exampleRunner{base: p.URL, client: p.client, fx: sandbox.New(sandbox.Options{}).Fixtures()[0]}
+	r := &exampleRunner{base: p.URL, client: p.client, fx: sandbox.New(sandbox.Options{}).Fixtures()[0], nodePath: nodePath, nodeDir: nodeDir}
 	out := make([]exampleResult, len(exs))
 	for i, ex := range exs {
 		out[i] = exampleResult{ex, r.run(ctx, ex)}
@@ -677,7 +726,13 @@ func TestREADMEExamples(t *testing.T) {
 	p := startGateway(t, nil)
 	files := docFiles(t)
 	ctx := context.Background()
-	results, err := runREADMEExamples(ctx, p, files)
+	var nodePath, nodeDir string
+	if _, err := exec.LookPath("node"); err == nil || os.Getenv("CI") != "" {
+		if _, err := os.Stat("clients/node_modules/@apollo/client"); err == nil || os.Getenv("CI") != "" {
+			nodePath, nodeDir = nodeClients(t) // fails under CI when missing
+		}
+	}
+	results, err := runREADMEExamples(ctx, p, files, nodePath, nodeDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,6 +740,9 @@ func TestREADMEExamples(t *testing.T) {
 	for _, res := range results {
 		kinds[res.Example.Kind]++
 		t.Run(res.Example.name(), func(t *testing.T) {
+			if errors.Is(res.Err, errNodeSkipped) {
+				t.Skip(res.Err)
+			}
 			if res.Err != nil {
 				t.Errorf("%s, %s:\n%s\n=> %v", res.Example.where(), res.Example.Kind, res.Example.Text, res.Err)
 			}
@@ -692,7 +750,7 @@ func TestREADMEExamples(t *testing.T) {
 	}
 	// The documentation's examples as of this test: fewer found means the
 	// parser lost some, not that they passed.
-	for kind, least := range map[string]int{"graphql": 8, "curl": 4, "fetch": 2} {
+	for kind, least := range map[string]int{"graphql": 8, "curl": 4, "fetch": 2, "node": 1} {
 		if kinds[kind] < least {
 			t.Errorf("found %d %s examples in the documentation, want at least %d: %v", kinds[kind], kind, least, kinds)
 		}
@@ -702,13 +760,15 @@ func TestREADMEExamples(t *testing.T) {
 	fx := sandbox.New(sandbox.Options{}).Fixtures()[0]
 	broken := []struct {
 		name, from, to string
+		node           bool // runs the Node programs (only the case that spoils one: each takes seconds)
 	}{
-		{"broken_link_id", `paymentLink(id: "` + fx.PaymentLinkID + `")`, `paymentLink(id: "` + fx.PaymentLinkID + `x")`},
-		{"broken_next_page_with_another_filter", `status: SUCCEEDED, after:`, `status: FAILED, after:`},
-		{"broken_field_name", `customer { address } createdAt }`, `customer { address } created_at }`},
-		{"broken_curl_first_over_100", `payments(first: 3)`, `payments(first: 300)`},
-		{"broken_get_curl_without_secret", `-H 'x-api-secret: …'`, ``},
-		{"broken_fetch_query", `payments(first: 5) { nodes { id status } }`, `payments(first: 5) { nodes { id state } }`},
+		{"broken_node_program", "gql`query Payments { payments(first: 50) { nodes { id status", "gql`query Payments { payments(first: 50) { nodes { id state", true},
+		{"broken_link_id", `paymentLink(id: "` + fx.PaymentLinkID + `")`, `paymentLink(id: "` + fx.PaymentLinkID + `x")`, false},
+		{"broken_next_page_with_another_filter", `status: SUCCEEDED, after:`, `status: FAILED, after:`, false},
+		{"broken_field_name", `customer { address } createdAt }`, `customer { address } created_at }`, false},
+		{"broken_curl_first_over_100", `payments(first: 3)`, `payments(first: 300)`, false},
+		{"broken_get_curl_without_secret", `-H 'x-api-secret: …'`, ``, false},
+		{"broken_fetch_query", `payments(first: 5) { nodes { id status } }`, `payments(first: 5) { nodes { id state } }`, false},
 	}
 	for _, b := range broken {
 		t.Run(b.name, func(t *testing.T) {
@@ -721,13 +781,20 @@ func TestREADMEExamples(t *testing.T) {
 			if n != 1 {
 				t.Fatalf("the documentation holds %q %d times, not once: update this case", b.from, n)
 			}
-			res, err := runREADMEExamples(ctx, p, spoiled)
+			np, nd := "", ""
+			if b.node {
+				if nodeDir == "" {
+					t.Skip(errNodeSkipped)
+				}
+				np, nd = nodePath, nodeDir
+			}
+			res, err := runREADMEExamples(ctx, p, spoiled, np, nd)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var failed []string
 			for _, r := range res {
-				if r.Err != nil {
+				if r.Err != nil && !errors.Is(r.Err, errNodeSkipped) {
 					failed = append(failed, fmt.Sprintf("%s: %v", r.Example.where(), r.Err))
 				}
 			}

@@ -261,10 +261,15 @@ func merge(t *testing.T, data map[string]any, parts []streamPart) []any {
 	return errs
 }
 
-// plainData is the data of the query without @defer.
-func plainData(t *testing.T, h http.Handler) map[string]any {
+// plainData is the data of the query without @defer (plainQuery, or the
+// query given).
+func plainData(t *testing.T, h http.Handler, query ...string) map[string]any {
 	t.Helper()
-	a := send(t, h, http.MethodPost, "application/json", plainQuery, nil)
+	q := plainQuery
+	if len(query) > 0 {
+		q = query[0]
+	}
+	a := send(t, h, http.MethodPost, "application/json", q, nil)
 	if a.Body["errors"] != nil {
 		t.Fatalf("plain query: %v", a.Body)
 	}
@@ -319,8 +324,8 @@ func TestDeferStreamsMultipart(t *testing.T) {
 			data := first.Body["data"].(map[string]any)
 			for i, node := range data["payments"].(map[string]any)["nodes"].([]any) {
 				c := node.(map[string]any)["customer"].(map[string]any)
-				if c["name"] != "Customer "+paymentID(i) || c["address"] != nil {
-					t.Errorf("first part, item %d: customer %v; want its name and no address yet", i, c)
+				if _, has := c["address"]; c["name"] != "Customer "+paymentID(i) || has {
+					t.Errorf("first part, item %d: customer %v; want its name and no address yet (absent, not null)", i, c)
 				}
 			}
 			later := m.readAll(t)
@@ -341,6 +346,68 @@ func TestDeferStreamsMultipart(t *testing.T) {
 				t.Errorf("errors: %v", errs)
 			}
 			if diff := cmp.Diff(plainData(t, deferEdge(t, &deferREST{n: 3, address: "House 1, Road 2, "}, 0, 0, 0)), data); diff != "" {
+				t.Errorf("merged data differs from the undeferred query's (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestDeferredFieldsAbsentFromFirstPart: the incremental delivery format
+// delivers a deferred field once, in its fragment's incremental entry, so
+// the initial payload leaves it out (gqlgen writes null there; graph/gen
+// points its marshallers at graph/deferred.go). A client that merges
+// parts, such as Apollo Client, would otherwise take a first part with
+// null for a non-null field (Payment.customer) as complete. A fragment
+// gqlgen runs in line (plain fields) stays in the first part, and the
+// merged data is the undeferred query's either way.
+func TestDeferredFieldsAbsentFromFirstPart(t *testing.T) {
+	for _, tt := range []struct {
+		name, query, plain string
+		absent, present    []string // keys of each list item, or item.customer for "customer.x"
+	}{
+		{"a field of a nested object", deferredQuery, plainQuery, []string{"customer.address"}, []string{"id", "status", "customer.name"}},
+		{"a non-null field with its selection", `{ payments(first: 3) { nodes { id ... @defer { customer { name address } } } } }`,
+			`{ payments(first: 3) { nodes { id customer { name address } } } }`, []string{"customer"}, []string{"id"}},
+		{"a fragment run in line", `{ payments(first: 3) { nodes { id ... @defer { status } customer { ... @defer { address } } } } }`,
+			`{ payments(first: 3) { nodes { id status customer { address } } } }`, []string{"customer.address"}, []string{"id", "status", "customer"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewServer(deferEdge(t, &deferREST{n: 3, address: "Road 7, "}, 0, 0, 0))
+			defer srv.Close()
+			res := postQuery(t, srv.URL, acceptApollo, "", tt.query)
+			if res.Header.Get("Content-Type") != ctMultipart {
+				t.Fatalf("Content-Type %q; want %q", res.Header.Get("Content-Type"), ctMultipart)
+			}
+			m := newMultipartReader(res.Body)
+			first := m.next(t)
+			data := first.Body["data"].(map[string]any)
+			for i, node := range data["payments"].(map[string]any)["nodes"].([]any) {
+				item := node.(map[string]any)
+				has := func(key string) bool {
+					obj := item
+					if k, sub, ok := strings.Cut(key, "."); ok {
+						c, _ := item[k].(map[string]any)
+						obj, key = c, sub
+					}
+					_, ok := obj[key]
+					return ok
+				}
+				for _, k := range tt.absent {
+					if has(k) {
+						t.Errorf("first part, item %d: %s is there (%v); a deferred field must be absent", i, k, item)
+					}
+				}
+				for _, k := range tt.present {
+					if !has(k) {
+						t.Errorf("first part, item %d: %s is missing (%v)", i, k, item)
+					}
+				}
+			}
+			if errs := merge(t, data, m.readAll(t)); errs != nil {
+				t.Errorf("errors: %v", errs)
+			}
+			want := plainData(t, deferEdge(t, &deferREST{n: 3, address: "Road 7, "}, 0, 0, 0), tt.plain)
+			if diff := cmp.Diff(want, data); diff != "" {
 				t.Errorf("merged data differs from the undeferred query's (-want +got):\n%s", diff)
 			}
 		})

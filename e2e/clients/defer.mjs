@@ -5,7 +5,10 @@
 // its dataState ("streaming" while deferred parts are to come,
 // "complete") and its errors; and the Content-Type and Content-Encoding
 // the gateway answered.
-// The query comes in APOLLO_QUERY.
+// The query comes in APOLLO_QUERY; APOLLO_FETCH_POLICY, when set, is the
+// watchQuery's fetchPolicy (unset: Apollo Client's default, cache-first,
+// with the default InMemoryCache: what an application gets unless it
+// asks otherwise).
 import { ApolloClient, InMemoryCache, HttpLink, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 
@@ -23,7 +26,8 @@ const link = new HttpLink({
 const client = new ApolloClient({ link, cache: new InMemoryCache(), incrementalHandler: new Defer20220824Handler() });
 const results = [];
 await new Promise((resolve) => {
-  const sub = client.watchQuery({ query: gql(process.env.APOLLO_QUERY), fetchPolicy: 'no-cache' }).subscribe({
+  const policy = process.env.APOLLO_FETCH_POLICY;
+  const sub = client.watchQuery({ query: gql(process.env.APOLLO_QUERY), ...(policy ? { fetchPolicy: policy } : {}) }).subscribe({
     next: (r) => {
       if (r.loading && r.data === undefined) return; // the loading state before any part
       results.push({ data: r.data, dataState: r.dataState, errors: r.error?.errors ?? r.error?.message });

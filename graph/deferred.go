@@ -1,0 +1,66 @@
+package graph
+
+// Deferred fields left out of the initial payload, as the incremental
+// delivery format says (a deferred field is delivered once, in the
+// incremental entry of its fragment). gqlgen writes each field it defers
+// as null in the initial payload; a client then sees a complete-looking
+// object (Apollo Client reports the first result as "complete", with every
+// deferred field null, even a non-null one such as Payment.customer).
+// graph/gen points the generated object marshallers at these two
+// functions: resolveConcurrently marks the fields gqlgen deferred, and
+// withoutDeferred writes the object without them.
+
+import (
+	"context"
+	"io"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// deferredField is the value of a field gqlgen deferred, in its object's
+// field set. It is never written by withoutDeferred; written by anything
+// else (gqlgen's own marshalFieldSet) it is null, as gqlgen's was.
+type deferredField struct{}
+
+func (deferredField) MarshalGQL(w io.Writer) { io.WriteString(w, "null") }
+
+// resolveConcurrently is gqlgen's FieldSet.ResolveConcurrently, marking
+// field i when gqlgen deferred it (ResolveConcurrently then adds it to
+// the deferred group's field set and leaves it null in out).
+func resolveConcurrently(out *graphql.FieldSet, oc *graphql.OperationContext, deferred *graphql.DeferredGroup, i int,
+	recoverFromPanic, nonNull bool, resolve func(context.Context) graphql.Marshaler) {
+	n := len(deferred.FieldSet.Values)
+	out.ResolveConcurrently(oc, deferred, i, recoverFromPanic, nonNull, resolve)
+	if len(deferred.FieldSet.Values) > n {
+		out.Values[i] = deferredField{}
+	}
+}
+
+// withoutDeferred writes out as gqlgen's FieldSet does (each response
+// name once, in the selection's order) without the fields it deferred.
+// fields are out's, as the generated marshaller collected them.
+func withoutDeferred(out *graphql.FieldSet, fields []graphql.CollectedField) graphql.Marshaler {
+	return graphql.WriterFunc(func(w io.Writer) {
+		io.WriteString(w, "{")
+		written := make(map[string]struct{}, len(fields))
+		first := true
+		for i := range fields {
+			alias := fields[i].Alias
+			if _, ok := written[alias]; ok {
+				continue
+			}
+			written[alias] = struct{}{}
+			if _, ok := out.Values[i].(deferredField); ok {
+				continue
+			}
+			if !first {
+				io.WriteString(w, ",")
+			}
+			first = false
+			graphql.MarshalString(alias).MarshalGQL(w)
+			io.WriteString(w, ":")
+			out.Values[i].MarshalGQL(w)
+		}
+		io.WriteString(w, "}")
+	})
+}
