@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -202,6 +203,18 @@ func systemic(err error) bool {
 	var rh tls.RecordHeaderError
 	var alert tls.AlertError
 	return errors.As(err, &dns) || errors.As(err, &rh) || errors.As(err, &alert) || badCertificate(err)
+}
+
+// localExhaustion tells whether err is this process running out of its
+// own resources before a request left it: no file descriptor (EMFILE,
+// ENFILE), no local port (EADDRNOTAVAIL) or socket buffer (ENOBUFS).
+// That says nothing of the REST API's health, and counted it would let a
+// flood of connections to the gateway open the circuit for every merchant:
+// no circuit counts it. (A full slot pool never reaches a circuit: the
+// slot is taken before the call, Client.do.)
+func localExhaustion(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
+		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 // Sizes of the merchant circuits.
@@ -592,8 +605,8 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func()
 		} else {
 			_, mErr := m.cb.Execute(func() (struct{}, error) {
 				err = call(retries)
-				if err != nil && ctx.Err() != nil {
-					return struct{}{}, errSkip // the caller went away
+				if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
+					return struct{}{}, errSkip // the caller went away, or this process ran out
 				}
 				return struct{}{}, err
 			})
@@ -629,8 +642,8 @@ func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint6
 		}
 		return nil
 	}
-	if ctx.Err() != nil {
-		return errSkip // the caller went away: no evidence either way
+	if ctx.Err() != nil || localExhaustion(err) {
+		return errSkip // the caller went away, or this process ran out: no evidence either way
 	}
 	if !unhealthy(err) {
 		b.run.reset() // the REST API answered: it is up
