@@ -186,7 +186,7 @@ var settings = []setting{
 		c.MaxResponse = int64(n)
 		return err
 	}},
-	{"COMPRESS_MIN_BYTES", "1024", "smallest /graphql answer compressed (zstd or gzip, as Accept-Encoding allows), in bytes; 0: none", intSetting(0, 1<<24, func(c *Config) *int { return &c.CompressMin })},
+	{"COMPRESS_MIN_BYTES", "1024", "smallest /graphql answer compressed (gzip, or zstd when Accept-Encoding prefers it by q-value), in bytes; 0: none", intSetting(0, 1<<24, func(c *Config) *int { return &c.CompressMin })},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil

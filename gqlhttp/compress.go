@@ -7,9 +7,14 @@ import (
 )
 
 // Compress is the middleware that compresses answers of at least minBytes
-// (COMPRESS_MIN_BYTES; 0: none) with zstd or gzip, as the caller's
-// Accept-Encoding allows (zstd preferred on a tie: it costs less CPU for
-// the same size), adding Vary: Accept-Encoding. A 100-item list is 25 to
+// (COMPRESS_MIN_BYTES; 0: none) with gzip or zstd, as the caller's
+// Accept-Encoding allows, adding Vary: Accept-Encoding. gzip on a tie;
+// zstd only when the caller prefers it by q-value (zstd;q=1, gzip;q=0.5).
+// zstd costs a little less CPU for the same size, but a client that
+// offers it cannot always decode it: Node 20's fetch (undici) sends
+// "gzip, deflate, br, zstd" and fails on a zstd body (no
+// createZstdDecompress before Node 22.15), which broke GraphQL Code
+// Generator pointed at the gateway's URL. Every client decodes gzip. A 100-item list is 25 to
 // 47 KB of JSON that compresses to about a fifth (docs/perf-log/2026-11-benchmarks.md); mobile
 // apps on slow links gain the most. Smaller answers (single records,
 // errors) go as they are: compressing them costs more than it saves.
@@ -25,7 +30,7 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil
 	}
-	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(minBytes), gzhttp.CompressionLevel(gzhttpLevel),
+	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(minBytes), gzhttp.CompressionLevel(gzhttpLevel), gzhttp.PreferZstd(false),
 		gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
 	if err != nil {
 		return nil, err

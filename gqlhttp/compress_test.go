@@ -27,7 +27,9 @@ func TestCompress(t *testing.T) {
 		wantEncoding                       string
 	}{
 		{"gzip over the threshold", "gzip", "", big, 1024, "gzip"},
-		{"zstd preferred on a tie", "gzip, zstd", "", big, 1024, "zstd"},
+		{"gzip on a tie (Node 20's fetch offers zstd it cannot decode)", "gzip, deflate, br, zstd", "", big, 1024, "gzip"},
+		{"zstd when preferred by q-value", "gzip;q=0.5, zstd", "", big, 1024, "zstd"},
+		{"zstd alone", "zstd", "", big, 1024, "zstd"},
 		{"under the threshold", "gzip", "", small, 1024, ""},
 		{"no Accept-Encoding", "", "", big, 1024, ""},
 		{"identity only", "identity", "", big, 1024, ""},
