@@ -23,6 +23,8 @@ import (
 
 	"github.com/goccy/go-yaml"
 	"github.com/google/go-cmp/cmp"
+
+	"paygraph/gateway"
 )
 
 var update = flag.Bool("update", false, "rewrite deploy/prometheus/alerts.yaml from the chart")
@@ -255,6 +257,11 @@ func TestChartSecrets(t *testing.T) {
 		if !strings.Contains(env, want) {
 			t.Errorf("the Deployment does not read %s: %s", want, env)
 		}
+	}
+	// Tokens off: no key, no TOKEN_KEYS (/auth/token answers 404).
+	off := helmTemplate(t, "--set", "tokenKeys.enabled=false")
+	if off["Secret/paygraph-token-keys"] != nil || strings.Contains(fmt.Sprint(off["Deployment/paygraph"]), "TOKEN_KEYS") {
+		t.Error("tokenKeys.enabled=false still makes or reads TOKEN_KEYS")
 	}
 }
 
@@ -498,6 +505,43 @@ func TestChartRefusesBadValues(t *testing.T) {
 			}
 			if !strings.Contains(string(out), tc.want) {
 				t.Errorf("--set %s: %s; want it to say %q", tc.set, out, tc.want)
+			}
+		})
+	}
+}
+
+// TestManifestSettingsLoad: every key of the rendered ConfigMaps (the
+// base, the example overlay, the chart with its defaults and with every
+// option) is a setting the gateway reads (gateway.LoadConfig asks for it)
+// or the Go runtime's GOMEMLIMIT, and together they load without an error:
+// a misspelt or mis-valued setting fails here, not in a crash-looping pod.
+func TestManifestSettingsLoad(t *testing.T) {
+	renders := map[string]map[string]object{
+		"kustomize base":          objects(t, run(t, "kustomize", "build", "deploy/kubernetes/base")),
+		"kustomize example":       objects(t, run(t, "kustomize", "build", "deploy/kubernetes/overlays/example")),
+		"chart defaults":          helmTemplate(t),
+		"chart every option":      helmTemplate(t, "-f", chartDir+"/ci/all-options-values.yaml"),
+		"chart with external URL": helmTemplate(t, "--set", "redis.mode=external,redis.url=rediss://redis.example.com:6380/0"),
+	}
+	for name, objs := range renders {
+		t.Run(name, func(t *testing.T) {
+			data, _ := get(objs["ConfigMap/paygraph"], "data").(map[string]any)
+			if len(data) == 0 {
+				t.Fatal("no ConfigMap/paygraph data")
+			}
+			asked := map[string]bool{}
+			_, err := gateway.LoadConfig(nil, func(k string) string {
+				asked[k] = true
+				v, _ := data[k].(string)
+				return v
+			}, nil)
+			if err != nil {
+				t.Errorf("the gateway refuses these settings: %v", err)
+			}
+			for k := range data {
+				if !asked[k] && k != "GOMEMLIMIT" {
+					t.Errorf("%s is not a setting of the gateway", k)
+				}
 			}
 		})
 	}
