@@ -311,6 +311,8 @@ var settings = []setting{
 		intSetting(1, 1024, func(c *Config) *int { return &c.LiveMaxOperations })},
 	{"LIVE_WRITE_TIMEOUT", gqlhttp.DefaultWriteTimeout.String(), "how long a WebSocket or SSE client may take to read one message before its connection is closed",
 		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
+	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept: in memory without REDIS_URL, in Redis with it",
+		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.ResumeWindow })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 

@@ -183,7 +183,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	gql := graph.NewServer(graph.ServerConfig{
-		Subscriptions:     graph.Subscriptions{Hub: hub, REST: rc},
+		Subscriptions:     graph.Subscriptions{Hub: hub, REST: rc, Charge: chargePolls(limiter)},
 		MaxComplexity:     cfg.MaxComplexity,
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,

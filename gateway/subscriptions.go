@@ -1,10 +1,14 @@
 package gateway
 
 import (
+	"context"
 	"net/url"
 
+	"paygraph/graph"
 	"paygraph/livepoll"
 	"paygraph/observe"
+	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
 // subscriptionHub makes the process's livepoll hub (SUBSCRIPTION_*
@@ -12,6 +16,7 @@ import (
 // subscription completes and every poller stops.
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
+	cfg.Decode = graph.DecodeLive
 	var hub *livepoll.Hub
 	countPoll := metrics.Subscriptions(func() (int, int) {
 		st := hub.Stats()
@@ -25,6 +30,24 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics) (*livepoll.Hub, erro
 	g.hub = hub
 	g.closers = append(g.closers, closerFunc(func() error { hub.Close(); return nil }))
 	return hub, nil
+}
+
+// chargePolls charges a subscription's poll to its merchant's REST-call
+// budget (RATE_LIMIT_REST_CALLS_*), the one the merchant's requests draw
+// on: a refusal is the poller's 429, and it waits the budget's
+// retryAfter. Nil without a limiter.
+func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant string, restCalls int) error {
+	if limiter == nil {
+		return nil
+	}
+	return func(ctx context.Context, merchant string, restCalls int) error {
+		d := limiter.AllowRESTCalls(ctx, merchant, restCalls)
+		if d.Allowed {
+			return nil
+		}
+		return &restclient.Error{Kind: restclient.KindRateLimited, RetryAfter: d.RetryAfter,
+			Message: "rate limit reached: this merchant has spent its REST-call budget; the poll waits"}
+	}
 }
 
 type closerFunc func() error

@@ -32,7 +32,11 @@ type liveEvent struct {
 		Message    string
 		Extensions struct{ Code string }
 	} `json:"errors"`
-	done bool
+	Extensions struct {
+		EventID string `json:"eventId"`
+	} `json:"extensions"`
+	sseID string // the SSE event's id: field
+	done  bool
 }
 
 func (e liveEvent) status() string {
@@ -76,10 +80,14 @@ func sseSubscribe(t *testing.T, ctx context.Context, url string, h http.Header, 
 		defer close(out)
 		defer resp.Body.Close()
 		sc := bufio.NewScanner(resp.Body)
-		event := ""
+		event, id := "", ""
 		for sc.Scan() {
 			line := sc.Text()
 			switch {
+			case line == "":
+				event, id = "", ""
+			case strings.HasPrefix(line, "id: "):
+				id = strings.TrimPrefix(line, "id: ")
 			case strings.HasPrefix(line, "event: "):
 				event = strings.TrimPrefix(line, "event: ")
 				if event == "complete" {
@@ -92,6 +100,7 @@ func sseSubscribe(t *testing.T, ctx context.Context, url string, h http.Header, 
 					t.Errorf("SSE data: %v", err)
 					return
 				}
+				ev.sseID = id
 				select {
 				case out <- ev:
 				case <-ctx.Done():

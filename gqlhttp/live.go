@@ -265,7 +265,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	t.SSE.Do(w, r, exec)
+	t.SSE.Do(eventIDWriter{w}, r, exec)
 }
 
 // websocket is gqlgen's WebSocket transport behind the connection bounds:

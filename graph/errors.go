@@ -53,6 +53,9 @@ func ErrorCode(err error) string {
 	if _, ok := errors.AsType[*ScopeError](err); ok {
 		return CodeForbidden
 	}
+	if _, ok := errors.AsType[*ResumeExpiredError](err); ok {
+		return CodeEventIDExpired
+	}
 	var re *restclient.Error
 	if !errors.As(err, &re) {
 		return ""

@@ -135,8 +135,8 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		CheckoutSessionUpdated func(childComplexity int, id string) int
-		PaymentUpdated         func(childComplexity int, id string) int
+		CheckoutSessionUpdated func(childComplexity int, id string, lastEventID *string) int
+		PaymentUpdated         func(childComplexity int, id string, lastEventID *string) int
 	}
 }
 
@@ -159,8 +159,8 @@ type QueryResolver interface {
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
 }
 type SubscriptionResolver interface {
-	PaymentUpdated(ctx context.Context, id string) (<-chan *model.Payment, error)
-	CheckoutSessionUpdated(ctx context.Context, id string) (<-chan *model.CheckoutSession, error)
+	PaymentUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.Payment, error)
+	CheckoutSessionUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.CheckoutSession, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -610,7 +610,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.CheckoutSessionUpdated(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Subscription.CheckoutSessionUpdated(childComplexity, args["id"].(string), args["lastEventId"].(*string)), true
 	case "Subscription.paymentUpdated":
 		if e.ComplexityRoot.Subscription.PaymentUpdated == nil {
 			break
@@ -621,7 +621,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Subscription.PaymentUpdated(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Subscription.PaymentUpdated(childComplexity, args["id"].(string), args["lastEventId"].(*string)), true
 
 	}
 	return 0, false
@@ -844,11 +844,29 @@ code; NOT_FOUND, UNAUTHENTICATED and FORBIDDEN then complete. A stream that
 completes while its last state is not terminal (SUBSCRIPTION_MAX_LIFETIME,
 SUBSCRIPTION_IDLE_TIMEOUT without a change, a shutdown): subscribe again,
 the current state comes at once.
+
+Each state event is one observed transition and carries its event id in
+the response's extensions.eventId (over SSE also as the event's id: field):
+ids of one resource increase by one per transition. A client that
+reconnects passes the last id it handled as lastEventId (over SSE the
+Last-Event-ID header does the same) and gets the transitions it missed, in
+order, then the live ones. Transitions are kept while the resource is
+watched and SUBSCRIPTION_RESUME_WINDOW after (default 10 min), the newest
+16; an id outside them is the error EVENT_ID_EXPIRED: read the resource
+again and subscribe without lastEventId.
 """
 type Subscription {
-  paymentUpdated(id: ID!): Payment!
+  paymentUpdated(
+    id: ID!
+    "The extensions.eventId of the last event handled: resume after it."
+    lastEventId: String
+  ): Payment!
   "id or reference, as Query.checkoutSession."
-  checkoutSessionUpdated(id: String!): CheckoutSession!
+  checkoutSessionUpdated(
+    id: String!
+    "The extensions.eventId of the last event handled: resume after it."
+    lastEventId: String
+  ): CheckoutSession!
 }
 `, BuiltIn: false},
 }
@@ -1267,6 +1285,14 @@ func (ec *executionContext) field_Subscription_checkoutSessionUpdated_args(ctx c
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lastEventId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lastEventId"] = arg1
 	return args, nil
 }
 
@@ -1281,6 +1307,14 @@ func (ec *executionContext) field_Subscription_paymentUpdated_args(ctx context.C
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "lastEventId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["lastEventId"] = arg1
 	return args, nil
 }
 
@@ -3127,7 +3161,7 @@ func (ec *executionContext) _Subscription_paymentUpdated(ctx context.Context, fi
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().PaymentUpdated(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Subscription().PaymentUpdated(ctx, fc.Args["id"].(string), fc.Args["lastEventId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.Payment) graphql.Marshaler {
@@ -3171,7 +3205,7 @@ func (ec *executionContext) _Subscription_checkoutSessionUpdated(ctx context.Con
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Subscription().CheckoutSessionUpdated(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Subscription().CheckoutSessionUpdated(ctx, fc.Args["id"].(string), fc.Args["lastEventId"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CheckoutSession) graphql.Marshaler {

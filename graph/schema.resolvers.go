@@ -51,13 +51,13 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 }
 
 // PaymentUpdated is the resolver for the paymentUpdated field.
-func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string) (<-chan *model.Payment, error) {
-	return r.paymentUpdated(ctx, id)
+func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.Payment, error) {
+	return r.paymentUpdated(ctx, id, lastEventID)
 }
 
 // CheckoutSessionUpdated is the resolver for the checkoutSessionUpdated field.
-func (r *subscriptionResolver) CheckoutSessionUpdated(ctx context.Context, id string) (<-chan *model.CheckoutSession, error) {
-	return r.checkoutSessionUpdated(ctx, id)
+func (r *subscriptionResolver) CheckoutSessionUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.CheckoutSession, error) {
+	return r.checkoutSessionUpdated(ctx, id, lastEventID)
 }
 
 // CheckoutSession returns CheckoutSessionResolver implementation.

@@ -147,7 +147,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	// Innermost, so that the extensions above see the capped list.
 	srv.Use(errorCap{})
 	// A subscription's error events (subscriptions.go).
-	srv.Use(liveErrorsExtension{})
+	srv.Use(liveEventsExtension{})
 	// What the caller's customer-data level hid (customerdata.go).
 	srv.Use(customerDataExtension{})
 	srv.SetValidationRulesFn(cappedRules)

@@ -22,13 +22,20 @@ package graph
 //
 // A REST error that may pass (UPSTREAM_*, RATE_LIMITED) is an error event
 // and the subscription goes on (a 429 pauses the poller for retryAfter).
+//
+// Each state event is a transition with an event id (livepoll numbers
+// them per resource), written into the response's extensions.eventId.
+// lastEventId (or, over SSE, the Last-Event-ID header) resumes after the
+// one given; an id outside the kept transitions is EVENT_ID_EXPIRED.
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +54,10 @@ import (
 type Subscriptions struct {
 	Hub  *livepoll.Hub
 	REST REST
+	// Charge, when not nil, charges a poll's REST calls to the merchant's
+	// budget before it is made; an error (a *restclient.Error of kind
+	// KindRateLimited, with its RetryAfter) refuses it.
+	Charge func(ctx context.Context, merchant string, restCalls int) error
 }
 
 // The kinds of livepoll keys: the only part of a key a metric carries.
@@ -58,31 +69,73 @@ const (
 // errNoSubscriptions answers a subscription when the server has no hub.
 var errNoSubscriptions = errors.New("subscriptions are not enabled on this server")
 
-func (r *Resolver) paymentUpdated(ctx context.Context, id string) (<-chan *model.Payment, error) {
+// CodeEventIDExpired answers a lastEventId (or Last-Event-ID) outside the
+// kept transitions: read the resource again, subscribe without one.
+const CodeEventIDExpired = "EVENT_ID_EXPIRED"
+
+// LastEventIDHeader is graphql-sse's (and EventSource's) resume header.
+const LastEventIDHeader = "Last-Event-ID"
+
+// ResumeExpiredError is EVENT_ID_EXPIRED.
+type ResumeExpiredError struct{}
+
+func (*ResumeExpiredError) Error() string {
+	return "lastEventId is outside the kept transitions (SUBSCRIPTION_RESUME_WINDOW): read the resource again and subscribe without it"
+}
+
+// resumeAfter reads the event id to resume after: the lastEventId
+// argument, or else the Last-Event-ID header of an SSE request; 0: none.
+func resumeAfter(ctx context.Context, arg *string) (uint64, error) {
+	v := ""
+	if arg != nil {
+		v = *arg
+	} else if oc := graphql.GetOperationContext(ctx); oc != nil && oc.Headers != nil {
+		v = oc.Headers.Get(LastEventIDHeader)
+	}
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil || n == 0 {
+		return 0, inputErrorf("lastEventId must be an extensions.eventId of an earlier event")
+	}
+	return n, nil
+}
+
+func (r *Resolver) paymentUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.Payment, error) {
 	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
+		return nil, err
+	}
+	after, err := resumeAfter(ctx, lastEventID)
+	if err != nil {
 		return nil, err
 	}
 	if err := r.allowPayment(ctx, id); err != nil {
 		return nil, err
 	}
-	return subscribe[*model.Payment](ctx, r.Live, KindPayment, id, restclient.EndpointGetPayment,
+	return subscribe[*model.Payment](ctx, r.Live, KindPayment, id, after, restclient.EndpointGetPayment, 1,
 		func(ctx context.Context, rest REST) (livepoll.Snapshot, error) {
 			p, err := rest.GetPayment(ctx, id)
 			if err != nil {
 				return livepoll.Snapshot{}, err
 			}
-			return livepoll.Snapshot{Value: model.NewPayment(p), Fingerprint: fingerprint(p), Phase: phaseOf(string(p.Status))}, nil
+			data, fp := encode(p)
+			return livepoll.Snapshot{Value: model.NewPayment(p), Fingerprint: fp, Phase: phaseOf(string(p.Status)), Data: data}, nil
 		})
 }
 
-func (r *Resolver) checkoutSessionUpdated(ctx context.Context, id string) (<-chan *model.CheckoutSession, error) {
+func (r *Resolver) checkoutSessionUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
+		return nil, err
+	}
+	after, err := resumeAfter(ctx, lastEventID)
+	if err != nil {
 		return nil, err
 	}
 	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session %s", id); err != nil {
 		return nil, err
 	}
-	return subscribe[*model.CheckoutSession](ctx, r.Live, KindCheckoutSession, id, restclient.EndpointGetCheckoutSession,
+	return subscribe[*model.CheckoutSession](ctx, r.Live, KindCheckoutSession, id, after, restclient.EndpointGetCheckoutSession, 2,
 		func(ctx context.Context, rest REST) (livepoll.Snapshot, error) {
 			s, err := rest.GetCheckoutSession(ctx, id)
 			if err != nil {
@@ -96,8 +149,37 @@ func (r *Resolver) checkoutSessionUpdated(ctx context.Context, id string) (<-cha
 			if s.PaymentID != "" {
 				v.LivePayment, _ = rest.GetPayment(ctx, s.PaymentID)
 			}
-			return livepoll.Snapshot{Value: v, Fingerprint: fingerprint(v), Phase: phaseOf(s.PaymentStatus)}, nil
+			data, fp := encode(liveSession{Session: s, Payment: v.LivePayment})
+			return livepoll.Snapshot{Value: v, Fingerprint: fp, Phase: phaseOf(s.PaymentStatus), Data: data}, nil
 		})
+}
+
+// liveSession is a checkout session state as replicas share it (Data).
+type liveSession struct {
+	Session *restclient.CheckoutSession
+	Payment *restclient.Payment
+}
+
+// DecodeLive rebuilds a state another replica observed from its
+// Snapshot.Data (livepoll.Config.Decode).
+func DecodeLive(kind string, data []byte) (any, error) {
+	switch kind {
+	case KindPayment:
+		var p restclient.Payment
+		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, err
+		}
+		return model.NewPayment(&p), nil
+	case KindCheckoutSession:
+		var ls liveSession
+		if err := json.Unmarshal(data, &ls); err != nil || ls.Session == nil {
+			return nil, cmp.Or(err, errors.New("no session"))
+		}
+		v := model.NewCheckoutSession(ls.Session)
+		v.LivePayment = ls.Payment
+		return v, nil
+	}
+	return nil, errors.New("unknown kind " + kind)
 }
 
 // phaseOf reads a payment status: SUCCEEDED may still become REFUNDED
@@ -114,23 +196,24 @@ func phaseOf(status string) livepoll.Phase {
 	}
 }
 
-// fingerprint is a hash of every field of a REST record, so that any
-// change a subscriber could see is an event (a hash, not the JSON: the
-// poller keeps it for as long as it runs).
-func fingerprint(v any) string {
+// encode is the JSON of a REST record (what replicas share, DecodeLive)
+// and its fingerprint: a hash of every field, so that any change a
+// subscriber could see is a transition (a hash, not the JSON: it is
+// compared on every poll).
+func encode(v any) ([]byte, string) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return "" // cannot happen for the REST types; "" still works (every poll an event)
+		return nil, "" // cannot happen for the REST types; "" still works (every poll an event)
 	}
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	return b, hex.EncodeToString(sum[:])
 }
 
 // subscribe starts a hub subscription for the caller's merchant and
 // relays its events to the channel gqlgen reads. Everything that can be
 // refused is refused here, before any REST call: no credential pair, no
 // hub, a bound reached.
-func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, ep restclient.Endpoint,
+func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, after uint64, ep restclient.Endpoint, calls int,
 	fetch func(context.Context, REST) (livepoll.Snapshot, error)) (<-chan T, error) {
 	if live.Hub == nil || live.REST == nil {
 		return nil, errNoSubscriptions
@@ -149,35 +232,65 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 	// request's REST_MAX_CONCURRENCY slots (restclient.WithRequestLimit),
 	// which belong to a request that may be long gone; the merchant's and
 	// the process's REST slots still apply to every poll.
-	sub, err := live.Hub.Subscribe(ctx, livepoll.Key{Merchant: merchant, Kind: kind, ID: id},
+	//
+	// A poll is charged to the merchant's REST-call budget (Charge) before
+	// it is made: one poller per resource in the fleet, so once whatever
+	// the number of subscribers and replicas. A refusal is a 429 to the
+	// poller: it waits its retryAfter.
+	sub, err := live.Hub.SubscribeAfter(ctx, livepoll.Key{Merchant: merchant, Kind: kind, ID: id},
 		func(pctx context.Context) (livepoll.Snapshot, error) {
+			if live.Charge != nil {
+				if err := live.Charge(pctx, merchant, calls); err != nil {
+					return livepoll.Snapshot{}, pollError(err)
+				}
+			}
 			snap, err := fetch(restclient.WithCredentials(pctx, creds), live.REST)
 			return snap, pollError(err)
-		})
+		}, after)
 	if err != nil {
 		return nil, subscribeError(err)
 	}
 	out := make(chan T)
-	errs := liveErrorsFrom(ctx)
+	evs := liveEventsFrom(ctx)
 	level := customerDataOf(ctx)
 	go func() {
 		defer close(out)
 		defer sub.Close()
-		for ev := range sub.Events() {
-			var v T
-			if ev.Err != nil {
-				if errs == nil {
-					continue // no interceptor to carry it (cannot happen with NewServer)
+		send := func(v T, ev liveEvent) bool {
+			if evs == nil {
+				if ev.err != nil {
+					return true // no interceptor to carry it (cannot happen with NewServer)
 				}
-				errs.set(ev.Err)
 			} else {
-				v = maskEvent(ev.Snapshot.Value, level).(T)
+				evs.push(ev)
 			}
 			select {
 			case out <- v:
+				return true
 			case <-ctx.Done():
+				return false
+			}
+		}
+		for ev := range sub.Events() {
+			var v T
+			if ev.Err != nil {
+				if !send(v, liveEvent{err: ev.Err}) {
+					return
+				}
+				continue
+			}
+			// Each subscriber's own copy, at its customer-data level.
+			v, ok := maskEvent(ev.Snapshot.Value, level).(T)
+			if !ok {
+				continue // cannot happen: Value is fetch's or DecodeLive's
+			}
+			if !send(v, liveEvent{id: ev.ID}) {
 				return
 			}
+		}
+		if errors.Is(sub.Err(), livepoll.ErrResumeExpired) {
+			var zero T
+			send(zero, liveEvent{err: &ResumeExpiredError{}})
 		}
 	}()
 	return out, nil
@@ -220,67 +333,93 @@ func subscribeError(err error) error {
 	if le, ok := errors.AsType[*livepoll.LimitError](err); ok {
 		return &SubscriptionLimitError{le}
 	}
+	if errors.Is(err, livepoll.ErrResumeExpired) {
+		return &ResumeExpiredError{}
+	}
 	return err
 }
 
-// liveErrors carries a subscription's error events to its responses.
+// liveEvents carries what each value of a subscription's channel is to
+// its response: the event id of a state, or the error of an error event.
 // gqlgen's subscription channel carries values only; an event that is an
-// error is sent as a nil value, and the interceptor (liveErrorsExtension)
-// replaces the "null" error gqlgen then reports with this one.
-type liveErrors struct {
-	mu  sync.Mutex
+// error is sent as a nil value, and the interceptor (liveEventsExtension)
+// replaces the "null" error gqlgen then reports with this one. One entry
+// is pushed before each value is sent and taken by that value's response,
+// in order: the relay may push the next before the last is taken.
+type liveEvents struct {
+	mu sync.Mutex
+	q  []liveEvent
+}
+
+type liveEvent struct {
+	id  uint64
 	err error
 }
 
-func (l *liveErrors) set(err error) {
+func (l *liveEvents) push(ev liveEvent) {
 	l.mu.Lock()
-	l.err = err
+	l.q = append(l.q, ev)
 	l.mu.Unlock()
 }
 
-func (l *liveErrors) take() error {
+func (l *liveEvents) take() (liveEvent, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	err := l.err
-	l.err = nil
-	return err
+	if len(l.q) == 0 {
+		return liveEvent{}, false
+	}
+	ev := l.q[0]
+	l.q = l.q[1:]
+	return ev, true
 }
 
-type liveErrorsKey struct{}
+type liveEventsKey struct{}
 
-func liveErrorsFrom(ctx context.Context) *liveErrors {
-	l, _ := ctx.Value(liveErrorsKey{}).(*liveErrors)
+func liveEventsFrom(ctx context.Context) *liveEvents {
+	l, _ := ctx.Value(liveEventsKey{}).(*liveEvents)
 	return l
 }
 
-// liveErrorsExtension gives each subscription operation its liveErrors
-// and writes the error of an error event into that event's response.
-type liveErrorsExtension struct{}
+// liveEventsExtension gives each subscription operation its liveEvents
+// and writes each event's id or error into its response.
+type liveEventsExtension struct{}
 
 var (
-	_ graphql.OperationInterceptor = liveErrorsExtension{}
-	_ graphql.ResponseInterceptor  = liveErrorsExtension{}
+	_ graphql.OperationInterceptor = liveEventsExtension{}
+	_ graphql.ResponseInterceptor  = liveEventsExtension{}
 )
 
-func (liveErrorsExtension) ExtensionName() string                          { return "LiveErrors" }
-func (liveErrorsExtension) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (liveEventsExtension) ExtensionName() string                          { return "LiveEvents" }
+func (liveEventsExtension) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (liveErrorsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (liveEventsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if oc := graphql.GetOperationContext(ctx); oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 		return next(ctx)
 	}
-	return next(context.WithValue(ctx, liveErrorsKey{}, &liveErrors{}))
+	return next(context.WithValue(ctx, liveEventsKey{}, &liveEvents{}))
 }
 
-func (liveErrorsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+// EventIDExtension is the response extension that carries a state event's
+// id (a decimal string: ids pass 2^53).
+const EventIDExtension = "eventId"
+
+func (liveEventsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	l := liveErrorsFrom(ctx)
+	l := liveEventsFrom(ctx)
 	if resp == nil || l == nil {
 		return resp
 	}
-	if err := l.take(); err != nil {
+	ev, ok := l.take()
+	switch {
+	case !ok:
+	case ev.err != nil:
 		resp.Data = nil
-		resp.Errors = gqlerror.List{ErrorPresenter(ctx, err)}
+		resp.Errors = gqlerror.List{ErrorPresenter(ctx, ev.err)}
+	case ev.id != 0 && len(resp.Errors) == 0:
+		if resp.Extensions == nil {
+			resp.Extensions = map[string]any{}
+		}
+		resp.Extensions[EventIDExtension] = strconv.FormatUint(ev.id, 10)
 	}
 	return resp
 }

@@ -14,10 +14,10 @@
 // # A subscription
 //
 // Hub.Subscribe registers a subscriber and returns at once. Its first event
-// is the current state: from the poller's latest snapshot when the key is
-// already polled (no REST call), otherwise from the new poller's first fetch,
-// made at once. Then it gets an event whenever the fingerprint changes, an
-// error event when a fetch fails, and its channel closes when the
+// is the current state: from the poller's latest transition when the key
+// is already polled (no REST call), otherwise from the new poller's first
+// fetch, made at once. Then it gets an event whenever the fingerprint
+// changes, an error event when a fetch fails, and its channel closes when the
 // subscription ends; Subscription.Err says why (nil: the resource reached a
 // terminal state).
 //
@@ -51,13 +51,45 @@
 // Hub.Close. A subscription itself owns no goroutine: its end on a context
 // cancel is a context.AfterFunc, its lifetime a time.AfterFunc.
 //
-// # Slow subscribers
+// # Transitions, not snapshots
 //
-// The poller never waits for a subscriber. Each subscription buffers one
-// event; when a subscriber has not read the previous one, the new one
-// replaces it (coalescing to the latest state), except that an error never
-// replaces an unread state (the state is what the screen needs; the error
-// is sent again on the next failed fetch).
+// Every change a poll sees is a transition: an Event with an ID, one more
+// than the previous transition of the same key (the first is the clock's
+// Unix milliseconds, so ids of a history that was lost and started again
+// are not confused with the old ones). Each subscriber gets each
+// transition once, in order: the poller never waits for a subscriber, and
+// a subscription buffers up to MaxKept states (and one error); one that
+// leaves more unread ends with ErrTooSlow and resumes from its last id.
+// A failed fetch is sent only to a subscriber with nothing unread (the
+// state is what the screen needs; the error comes again with the next
+// failed fetch), and has ID 0.
+//
+// # Resume
+//
+// The newest MaxKept transitions of a key are kept while it is polled and
+// ResumeWindow (SUBSCRIPTION_RESUME_WINDOW) after: in memory without a
+// Store (at most MaxHistories keys without a poller; past that the one
+// that would be forgotten first goes), in the Store with one.
+// SubscribeAfter(after) sends the kept transitions after the id after,
+// then the live ones. An id outside them (older than the kept ones, or
+// never given: a restarted process, a lost Redis) is ErrResumeExpired:
+// the client reads the resource again. A kept final state is sent without
+// a fetch.
+//
+// # Across replicas: a Store
+//
+// With Config.Store, one replica at a time polls a key: the one holding
+// its lease (taken when free and renewed every tick, a quarter of an
+// Interval; it lives two ticks). Every replica with subscribers of the key
+// runs a poller that reads the Store's new transitions each tick; the one
+// holding the lease also fetches on the usual schedule and appends what
+// changed. An append names the transition it follows and is refused when
+// the Store holds a later one, so two replicas that both believe they
+// poll (a lease that lapsed during a slow fetch) never record a
+// transition twice. A replica that dies loses its lease within two ticks,
+// and another replica's poller takes it and polls at once: within one
+// Interval. A poller that stops gives its lease up. While the Store fails,
+// each replica polls for itself, as without one.
 //
 // # Bounds, checked before any work
 //
@@ -79,6 +111,7 @@
 //	SUBSCRIPTION_IDLE_TIMEOUT           15m    subscriptions of a resource unchanged this long end
 //	SUBSCRIPTION_MAX_PER_MERCHANT       100    live subscriptions per merchant (credential pair) per process
 //	SUBSCRIPTION_MAX                    2000   live subscriptions per process
+//	SUBSCRIPTION_RESUME_WINDOW          10m    transitions are kept this long after the key was last polled
 //
 // Why: 2 s is how long a person waiting on a checkout page does not notice
 // (wallet confirmations take several seconds themselves). One hour bounds

@@ -202,10 +202,10 @@ func TestBackoff(t *testing.T) {
 			}
 		})
 	}
-	t.Run("unread states coalesce to the latest", func(t *testing.T) {
+	t.Run("unread transitions queue, each once", func(t *testing.T) {
 		sub.Close()
-		if got := fingerprints(drain(t, sub)); got != "b" {
-			t.Errorf("events %q, want the latest state only", got)
+		if got := fingerprints(drain(t, sub)); got != "a,b" {
+			t.Errorf("events %q, want a,b", got)
 		}
 	})
 	t.Run("OnPoll by kind and outcome", func(t *testing.T) {
@@ -515,8 +515,21 @@ func TestSharedPoller(t *testing.T) {
 	})
 }
 
-func TestCoalesce(t *testing.T) {
-	h, _ := newTestHub(t, Config{})
+// TestTransitions: every change is one event, with the id after its
+// predecessor's, in order; a subscriber that leaves MaxKept unread is
+// ended (ErrTooSlow) after the ones it was sent, never with a gap.
+func TestTransitions(t *testing.T) {
+	h, clk := newTestHub(t, Config{})
+	// The poller waits (its clock's gate) until fast has read what it
+	// was sent: fast is never too slow, however the goroutines run.
+	var fastSub atomic.Pointer[Subscription]
+	clk.gate = func() {
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Microsecond) {
+			if s := fastSub.Load(); s == nil || len(s.c) == 0 {
+				return
+			}
+		}
+	}
 	start := make(chan struct{})
 	const n = 50
 	f := newScript(func(i int) (Snapshot, error, bool) {
@@ -527,55 +540,61 @@ func TestCoalesce(t *testing.T) {
 	})
 	slow := subscribe(t, h, key, f.fetch)
 	fast := subscribe(t, h, key, f.fetch)
-	got := make(chan []string)
+	fastSub.Store(fast)
+	got := make(chan []Event)
 	go func() {
-		var seen []string
+		var seen []Event
 		for ev := range fast.Events() {
-			seen = append(seen, ev.Snapshot.Fingerprint)
+			seen = append(seen, ev)
 		}
 		got <- seen
 	}()
 	close(start)
 	f.waitParked(t) // the poller finished while slow read nothing: it never waited
-	t.Run("a slow subscriber gets the latest state only", func(t *testing.T) {
-		ev := <-slow.Events()
-		if ev.Snapshot.Fingerprint != strconv.Itoa(n-1) {
-			t.Errorf("slow got %q, want the latest %d", ev.Snapshot.Fingerprint, n-1)
+	inOrder := func(t *testing.T, evs []Event, want int) {
+		t.Helper()
+		if len(evs) != want {
+			t.Fatalf("%d events, want %d: %s", len(evs), want, fingerprints(evs))
 		}
-		select {
-		case ev := <-slow.Events():
-			t.Errorf("a second buffered event %+v", ev)
-		default:
-		}
-	})
-	t.Run("a fast subscriber sees states in order", func(t *testing.T) {
-		fast.Close()
-		seen := <-got
-		last := -1
-		for _, s := range seen {
-			i, _ := strconv.Atoi(s)
-			if i <= last {
-				t.Fatalf("out of order: %v", seen)
+		for i, ev := range evs {
+			if ev.Snapshot.Fingerprint != strconv.Itoa(i) || ev.ID != evs[0].ID+uint64(i) {
+				t.Fatalf("event %d: id %d state %q (first id %d)", i, ev.ID, ev.Snapshot.Fingerprint, evs[0].ID)
 			}
-			last = i
 		}
-		if last != n-1 {
-			t.Errorf("fast ended at %d", last)
-		}
-	})
-	t.Run("an error never replaces an unread state", func(t *testing.T) {
-		c := make(chan Event, 1)
-		offer(c, Event{Snapshot: state("s1", PhaseOpen)})
-		offer(c, Event{Err: errNotFound})
-		if ev := <-c; ev.Snapshot.Fingerprint != "s1" {
-			t.Errorf("got %+v", ev)
-		}
-		offer(c, Event{Err: errNotFound})
-		offer(c, Event{Snapshot: state("s2", PhaseOpen)})
-		if ev := <-c; ev.Snapshot.Fingerprint != "s2" {
-			t.Errorf("got %+v", ev)
+	}
+	t.Run("a slow subscriber ends past MaxKept unread, each sent once in order", func(t *testing.T) {
+		inOrder(t, drain(t, slow), MaxKept+1) // its buffer: MaxKept states and room for an error
+		if !errors.Is(slow.Err(), ErrTooSlow) {
+			t.Errorf("Err() = %v, want ErrTooSlow", slow.Err())
 		}
 	})
+	t.Run("a fast subscriber sees every transition once, in order", func(t *testing.T) {
+		fast.Close()
+		inOrder(t, <-got, n)
+	})
+}
+
+// TestErrorNeverQueues: a failed fetch is sent only to a subscriber with
+// nothing unread.
+func TestErrorNeverQueues(t *testing.T) {
+	h, _ := newTestHub(t, Config{})
+	steps := []func() (Snapshot, error){
+		func() (Snapshot, error) { return state("s1", PhaseOpen), nil },
+		func() (Snapshot, error) { return Snapshot{}, errors.New("upstream down") },
+	}
+	f := newScript(func(i int) (Snapshot, error, bool) {
+		if i >= len(steps) {
+			return Snapshot{}, nil, true
+		}
+		s, err := steps[i]()
+		return s, err, false
+	})
+	sub := subscribe(t, h, key, f.fetch)
+	f.waitParked(t)
+	sub.Close()
+	if got := fingerprints(drain(t, sub)); got != "s1" {
+		t.Errorf("events %q, want the unread state alone", got)
+	}
 }
 
 func TestBounds(t *testing.T) {
@@ -756,6 +775,7 @@ func TestConfig(t *testing.T) {
 			Interval: DefaultInterval, MaxInterval: 4 * DefaultInterval, WatchAfterSettled: DefaultWatchAfterSettled,
 			MaxLifetime: DefaultMaxLifetime, IdleTimeout: DefaultIdleTimeout,
 			MaxPerMerchant: DefaultMaxPerMerchant, MaxSubscriptions: DefaultMaxSubscriptions,
+			ResumeWindow: DefaultResumeWindow, MaxHistories: DefaultMaxSubscriptions,
 		}
 		if !reflect.DeepEqual(h.cfg, want) {
 			t.Errorf("cfg %+v, want %+v", h.cfg, want)
@@ -789,4 +809,102 @@ func TestIdleRestartsOnJoin(t *testing.T) {
 	if ended := clk.now().Sub(start); ended < 50*time.Second+idle {
 		t.Errorf("ended %v after the start, less than the idle timeout after the late join", ended)
 	}
+}
+
+// TestResume: a subscriber that gives the last event id it handled gets
+// the transitions after it, in order, then the live ones; an id the hub
+// does not keep is ErrResumeExpired, before any work.
+func TestResume(t *testing.T) {
+	h, _ := newTestHub(t, Config{ResumeWindow: 200 * time.Millisecond})
+	release := make(chan struct{})
+	f := newScript(func(i int) (Snapshot, error, bool) {
+		switch i {
+		case 0, 1, 2:
+			return state([]string{"PENDING", "PENDING2", "SUCCEEDED"}[i], PhaseOpen), nil, false
+		case 3:
+			<-release
+			return state("REFUNDED", PhaseFinal), nil, false
+		}
+		return Snapshot{}, nil, true
+	})
+	first := subscribe(t, h, key, f.fetch)
+	var seen []Event
+	for range 3 {
+		ev, _ := next(t, first)
+		seen = append(seen, ev)
+	}
+	ids := func(evs []Event) []uint64 {
+		var out []uint64
+		for _, ev := range evs {
+			out = append(out, ev.ID)
+		}
+		return out
+	}
+	t.Run("ids are consecutive", func(t *testing.T) {
+		if got := ids(seen); got[1] != got[0]+1 || got[2] != got[1]+1 {
+			t.Fatalf("ids %v", got)
+		}
+	})
+	resumed, err := h.SubscribeAfter(context.Background(), key, f.fetch, seen[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("the missed transitions first, in order", func(t *testing.T) {
+		a, _ := next(t, resumed)
+		b, _ := next(t, resumed)
+		if fingerprints([]Event{a, b}) != "PENDING2,SUCCEEDED" || a.ID != seen[1].ID || b.ID != seen[2].ID {
+			t.Fatalf("resumed with %+v, %+v", a, b)
+		}
+	})
+	t.Run("then the live ones, to the end", func(t *testing.T) {
+		close(release)
+		for _, s := range []*Subscription{first, resumed} {
+			evs := drain(t, s)
+			if fingerprints(evs) != "REFUNDED" || evs[0].ID != seen[2].ID+1 || s.Err() != nil {
+				t.Fatalf("got %s ids %v err %v", fingerprints(evs), ids(evs), s.Err())
+			}
+		}
+	})
+	waitStats(t, h, Stats{})
+	t.Run("after the poller stopped, from the kept transitions, without a fetch", func(t *testing.T) {
+		calls := f.served.Load()
+		s, err := h.SubscribeAfter(context.Background(), key, f.fetch, seen[1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fingerprints(drain(t, s)); got != "SUCCEEDED,REFUNDED" {
+			t.Errorf("got %s", got)
+		}
+		if f.served.Load() != calls {
+			t.Errorf("%d fetches for a kept final state", f.served.Load()-calls)
+		}
+	})
+	for _, tt := range []struct {
+		name  string
+		after uint64
+	}{
+		{"an id before the kept ones", seen[0].ID - 2},
+		{"an id never given", seen[2].ID + 5},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := h.SubscribeAfter(context.Background(), key, f.fetch, tt.after); !errors.Is(err, ErrResumeExpired) {
+				t.Errorf("err %v, want ErrResumeExpired", err)
+			}
+		})
+	}
+	t.Run("past the window", func(t *testing.T) {
+		kept := func() int {
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			return len(h.hist)
+		}
+		for deadline := time.Now().Add(10 * time.Second); kept() > 0; time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("the kept transitions outlived the window")
+			}
+		}
+		if _, err := h.SubscribeAfter(context.Background(), key, f.fetch, seen[1].ID); !errors.Is(err, ErrResumeExpired) {
+			t.Errorf("err %v, want ErrResumeExpired", err)
+		}
+	})
 }

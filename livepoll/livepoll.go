@@ -19,6 +19,13 @@ const (
 	DefaultIdleTimeout       = 15 * time.Minute
 	DefaultMaxPerMerchant    = 100
 	DefaultMaxSubscriptions  = 2000
+	DefaultResumeWindow      = 10 * time.Minute
+
+	// MaxKept is the most transitions kept per resource for resuming (the
+	// newest); a payment makes three or four in its life. It is also the
+	// buffer of a subscription: a subscriber that falls further behind is
+	// ended with ErrTooSlow (it resumes from its last event id).
+	MaxKept = 16
 
 	// maxBackoffFactor is MaxInterval's default, in Intervals.
 	maxBackoffFactor = 4
@@ -51,6 +58,13 @@ var (
 	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked
 	// (the panic value is not kept: it may hold anything).
 	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
+	// ErrResumeExpired ends a subscription that asked to resume after an
+	// event id the hub no longer keeps (older than the resume window, or
+	// never seen: a Redis or a process that lost its history): the client
+	// must read the resource again and subscribe without an id.
+	ErrResumeExpired = errors.New("livepoll: the last event id is outside the resume window")
+	// ErrTooSlow ends a subscription that left more than MaxKept events unread.
+	ErrTooSlow = errors.New("livepoll: the subscriber fell too far behind")
 )
 
 // LimitError refuses a subscription over a bound. It names the bound, never
@@ -99,12 +113,19 @@ type Snapshot struct {
 	Fingerprint string
 	// Phase tells whether to keep polling.
 	Phase Phase
+	// Data is Value encoded, for a shared Store (another replica rebuilds
+	// Value from it with Config.Decode); unused without one.
+	Data []byte
 }
 
 // Event is what a subscriber receives: a state, or (Err not nil) a failed
 // fetch, after which the subscription goes on unless the error was
 // Permanent.
 type Event struct {
+	// ID numbers the transitions of one resource: each state event has
+	// the id after its predecessor's (1 more), on every replica; an error
+	// event has 0. A subscriber resumes after the last ID it handled.
+	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
@@ -166,6 +187,20 @@ type Config struct {
 	// MaxSubscriptions bounds the live subscriptions of the process
 	// (SUBSCRIPTION_MAX). If zero, 2000.
 	MaxSubscriptions int
+	// ResumeWindow is how long a resource's transitions are kept after it
+	// was last polled, for subscribers resuming after an event id
+	// (SUBSCRIPTION_RESUME_WINDOW). If zero, 10 min.
+	ResumeWindow time.Duration
+	// MaxHistories bounds the resources whose transitions are kept in
+	// memory without a poller (no Store). If zero, MaxSubscriptions.
+	MaxHistories int
+	// Store, when not nil, shares pollers between replicas (RedisStore):
+	// one replica at a time polls a key, and the others read its
+	// transitions from the Store. Nil: this process alone.
+	Store Store
+	// Decode rebuilds the Value of a state from its Snapshot.Data (a state
+	// another replica observed); required with a Store. kind is Key.Kind.
+	Decode func(kind string, data []byte) (any, error)
 	// OnPoll, when not nil, is called after each fetch with the key's Kind
 	// (never its merchant or id) and the outcome, for a REST-polls counter.
 	// It is called from the poller's goroutine and must not block.
@@ -191,6 +226,7 @@ type Hub struct {
 	pollers     map[Key]*poller
 	perMerchant map[string]int
 	subs        int
+	hist        map[Key]*history // without a Store: the kept transitions of keys no poller runs for
 
 	nSubs, nPollers atomic.Int64 // copies of subs and len(pollers) for Stats, read without mu
 }
@@ -203,13 +239,16 @@ func New(cfg Config) (*Hub, error) {
 	}{
 		{"SUBSCRIPTION_POLL_INTERVAL", cfg.Interval}, {"MaxInterval", cfg.MaxInterval},
 		{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", cfg.WatchAfterSettled}, {"SUBSCRIPTION_MAX_LIFETIME", cfg.MaxLifetime},
-		{"SUBSCRIPTION_IDLE_TIMEOUT", cfg.IdleTimeout},
+		{"SUBSCRIPTION_IDLE_TIMEOUT", cfg.IdleTimeout}, {"SUBSCRIPTION_RESUME_WINDOW", cfg.ResumeWindow},
 	} {
 		if d.v < 0 {
 			return nil, fmt.Errorf("livepoll: %s must not be negative, not %s", d.name, d.v)
 		}
 	}
-	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 {
+	if cfg.Store != nil && cfg.Decode == nil {
+		return nil, errors.New("livepoll: a Store needs a Decode")
+	}
+	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 || cfg.MaxHistories < 0 {
 		return nil, errors.New("livepoll: SUBSCRIPTION_MAX_PER_MERCHANT and SUBSCRIPTION_MAX must not be negative")
 	}
 	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
@@ -222,10 +261,12 @@ func New(cfg Config) (*Hub, error) {
 	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.MaxPerMerchant = cmp.Or(cfg.MaxPerMerchant, DefaultMaxPerMerchant)
 	cfg.MaxSubscriptions = cmp.Or(cfg.MaxSubscriptions, DefaultMaxSubscriptions)
+	cfg.ResumeWindow = cmp.Or(cfg.ResumeWindow, DefaultResumeWindow)
+	cfg.MaxHistories = cmp.Or(cfg.MaxHistories, cfg.MaxSubscriptions)
 
 	h := &Hub{
 		cfg: cfg, now: time.Now, sleep: sleep,
-		pollers: map[Key]*poller{}, perMerchant: map[string]int{},
+		pollers: map[Key]*poller{}, perMerchant: map[string]int{}, hist: map[Key]*history{},
 	}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	return h, nil
@@ -262,20 +303,25 @@ type Subscription struct {
 	p   *poller
 
 	// Guarded by p.mu.
+	after     uint64 // the event id it resumes after (0: none)
+	ready     bool   // it has been served its first events
+	cursor    uint64 // the id of the last event it was sent
+	waits     int    // reads of the Store while its resume id was unknown
 	ended     bool
 	err       error
 	stopCtx   func() bool // stops the context.AfterFunc
 	lifetimer *time.Timer
 }
 
-// Events is the stream: the current state first, then each change or error;
-// closed when the subscription ends (then see Err).
+// Events is the stream: the current state first (or, resuming, the
+// transitions after the given id), then each change or error; closed when
+// the subscription ends (then see Err).
 func (s *Subscription) Events() <-chan Event { return s.c }
 
 // Err says why the subscription ended: nil while it is live and when it
 // completed after a terminal state; otherwise ErrLifetime, ErrIdle,
-// ErrClosed, the context's cause, context.Canceled (Close), or the
-// permanent fetch error.
+// ErrClosed, ErrResumeExpired, ErrTooSlow, the context's cause,
+// context.Canceled (Close), or the permanent fetch error.
 func (s *Subscription) Err() error {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
@@ -295,6 +341,15 @@ func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 // (ErrInvalidKey), a closed hub (ErrClosed), a done ctx, or a bound reached
 // (*LimitError). The subscription ends when ctx ends.
 func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
+	return h.SubscribeAfter(ctx, key, fetch, 0)
+}
+
+// SubscribeAfter is Subscribe resuming after the event id after (0: not
+// resuming): the subscription's first events are the kept transitions
+// after it, in order, then the live ones. An id the hub does not keep
+// ends the subscription with ErrResumeExpired (at once without a Store:
+// SubscribeAfter returns it).
+func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	if !validKey(key) || fetch == nil {
 		return nil, ErrInvalidKey
 	}
@@ -313,6 +368,9 @@ func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscri
 	}
 
 	p := h.pollers[key]
+	if after > 0 && h.cfg.Store == nil && !h.resumableLocked(key, p, after) {
+		return nil, ErrResumeExpired // before any work: no poller, no fetch
+	}
 	if p == nil {
 		p = h.newPoller(key, fetch)
 		h.pollers[key] = p
@@ -320,23 +378,32 @@ func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscri
 		h.wg.Add(1)
 		go p.run()
 	}
-	s := &Subscription{c: make(chan Event, 1), hub: h, p: p}
+	s := &Subscription{c: make(chan Event, MaxKept+1), hub: h, p: p, after: after}
 
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.subs[s] = struct{}{}
 	p.joined = h.now()
-	if p.hasLatest {
-		s.c <- p.latest // the buffer is empty: never blocks
-	}
 	// Both callbacks take h.mu, so they cannot run before this returns.
 	s.stopCtx = context.AfterFunc(ctx, func() { h.leave(s, context.Cause(ctx)) })
 	s.lifetimer = time.AfterFunc(h.cfg.MaxLifetime, func() { h.leave(s, ErrLifetime) })
-	p.mu.Unlock()
-
 	h.subs++
 	h.perMerchant[key.Merchant]++
 	h.nSubs.Store(int64(h.subs))
+	p.serve(s) // what it can have at once; it may end it (a kept final state)
 	return s, nil
+}
+
+// resumableLocked reports whether the transitions after the id after are
+// kept in this process for key (h.mu is held; p is key's poller or nil).
+func (h *Hub) resumableLocked(key Key, p *poller, after uint64) bool {
+	if p != nil {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return resumable(p.recs, after)
+	}
+	hs := h.hist[key]
+	return hs != nil && resumable(hs.recs, after)
 }
 
 func validKey(k Key) bool {
@@ -389,8 +456,39 @@ func (h *Hub) stopLocked(p *poller) {
 	if h.pollers[p.key] == p {
 		delete(h.pollers, p.key)
 		h.nPollers.Add(-1)
+		if h.cfg.Store == nil && len(p.recs) > 0 && !h.closed {
+			h.keepLocked(p.key, p.recs)
+		}
 	}
 	p.cancel()
+}
+
+// keepLocked keeps the transitions of a key whose poller stopped for
+// ResumeWindow, for subscribers resuming; h.mu is held. Past
+// MaxHistories, the one that would be forgotten first goes now.
+func (h *Hub) keepLocked(key Key, recs []record) {
+	if len(h.hist) >= h.cfg.MaxHistories {
+		var (
+			oldest Key
+			first  *history
+		)
+		for k, hs := range h.hist {
+			if first == nil || hs.until.Before(first.until) {
+				oldest, first = k, hs
+			}
+		}
+		first.timer.Stop()
+		delete(h.hist, oldest)
+	}
+	hs := &history{recs: recs, until: h.now().Add(h.cfg.ResumeWindow)}
+	hs.timer = time.AfterFunc(h.cfg.ResumeWindow, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.hist[key] == hs {
+			delete(h.hist, key)
+		}
+	})
+	h.hist[key] = hs
 }
 
 // Close ends every subscription with ErrClosed, stops every poller, and
@@ -407,6 +505,10 @@ func (h *Hub) Close() {
 		clear(p.subs)
 		h.stopLocked(p)
 		p.mu.Unlock()
+	}
+	for k, hs := range h.hist {
+		hs.timer.Stop()
+		delete(h.hist, k)
 	}
 	h.mu.Unlock()
 	h.cancel()

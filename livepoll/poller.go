@@ -1,5 +1,6 @@
-// The poller: one goroutine per polled Key, fetching, comparing and
-// fanning out to the key's subscribers.
+// The poller: one goroutine per polled Key, fetching, numbering each
+// change as a transition, keeping the recent ones for resuming
+// subscribers, and handing them to the key's subscribers in order.
 
 package livepoll
 
@@ -8,8 +9,31 @@ import (
 	"errors"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 )
+
+// record is one transition: a state and its event id.
+type record struct {
+	id   uint64
+	snap Snapshot
+}
+
+func (r record) event() Event { return Event{ID: r.id, Snapshot: r.snap} }
+
+// history is what a key keeps without a poller (no Store): its recent
+// transitions, forgotten ResumeWindow after its poller stopped.
+type history struct {
+	recs  []record
+	until time.Time
+	timer *time.Timer
+}
+
+// resumable reports whether recs (the kept transitions, oldest first,
+// with consecutive ids) hold everything after the id after.
+func resumable(recs []record, after uint64) bool {
+	return len(recs) > 0 && after+1 >= recs[0].id && after <= recs[len(recs)-1].id
+}
 
 type poller struct {
 	hub    *Hub
@@ -17,80 +41,152 @@ type poller struct {
 	fetch  FetchFunc
 	ctx    context.Context
 	cancel context.CancelFunc
+	leader atomic.Bool // with a Store: this replica holds the key's lease
 
 	// mu guards what subscribers share with the goroutine.
-	mu        sync.Mutex
-	subs      map[*Subscription]struct{}
-	stopped   bool      // no longer in the hub: deliver nothing more
-	hasLatest bool      // latest holds the first event a new subscriber gets
-	latest    Event     // the last state, or the last error while no state was read
-	joined    time.Time // when the last subscriber came: new interest restarts the idle clock
+	mu      sync.Mutex
+	subs    map[*Subscription]struct{}
+	stopped bool      // no longer in the hub: deliver nothing more
+	recs    []record  // the kept transitions, oldest first, at most MaxKept
+	current bool      // recs' last is the current state: a new subscriber gets it at once
+	lastErr *Event    // the last fetch error while no state is current: a new subscriber's first event
+	synced  bool      // recs were read from the Store (always true without one)
+	joined  time.Time // when the last subscriber came: new interest restarts the idle clock
 }
 
+// newPoller makes key's poller; h.mu is held. Without a Store it takes
+// over the key's kept transitions.
 func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	p := &poller{hub: h, key: key, fetch: fetch, subs: map[*Subscription]struct{}{}}
 	p.ctx, p.cancel = context.WithCancel(h.base)
+	if h.cfg.Store == nil {
+		p.synced = true
+		if hs := h.hist[key]; hs != nil {
+			hs.timer.Stop()
+			delete(h.hist, key)
+			p.recs = hs.recs
+			p.current = p.lastPhase() == PhaseFinal // it will not change: no fetch needed
+		}
+	}
 	return p
 }
 
+func (p *poller) lastPhase() Phase {
+	if len(p.recs) == 0 {
+		return PhaseOpen
+	}
+	return p.recs[len(p.recs)-1].snap.Phase
+}
+
 // run polls until the key's subscriptions end. Its state (the wait, the
-// fingerprint, the clocks of the phases) is its own: only the goroutine
-// touches it.
+// clocks of the phases) is its own: only the goroutine touches it.
 func (p *poller) run() {
 	h := p.hub
 	defer h.wg.Done()
+	st := h.cfg.Store
+	if st != nil {
+		h.wg.Add(1)
+		go p.keepLease()
+	}
 	var (
 		wait      = h.cfg.Interval
-		fp        string
-		haveState bool
 		changedAt = h.now() // last change (or start): the idle clock
 		settledAt time.Time // when the state became PhaseSettled; zero otherwise
-		pause     time.Duration
+		nextPoll  time.Time // zero: poll at once
+		leader    bool
 	)
-	for {
-		snap, err := p.safeFetch()
-		if p.ctx.Err() != nil {
-			return // stopped while fetching: nobody is left to tell
-		}
-		now := h.now()
-		pause = 0
-		var outcome Outcome
+	seen := func(now time.Time, ph Phase) {
 		switch {
-		case err != nil:
-			outcome = OutcomeError
-			var ra RetryAfterer
-			if errors.As(err, &ra) {
-				outcome, pause = OutcomeRateLimited, ra.RetryAfter()
-			}
-			var perm permanent
-			if errors.As(err, &perm) {
-				p.report(outcome)
-				p.finish(&Event{Err: perm.error}, perm.error)
-				return
-			}
-			p.publish(Event{Err: err})
-			wait = grow(wait, h.cfg)
-		case !haveState || snap.Fingerprint != fp:
-			outcome = OutcomeChanged
-			fp, haveState, changedAt, wait = snap.Fingerprint, true, now, h.cfg.Interval
-			if snap.Phase == PhaseFinal {
-				p.report(outcome)
-				p.finish(&Event{Snapshot: snap}, nil)
-				return
-			}
-			p.publish(Event{Snapshot: snap})
-		default:
-			outcome = OutcomeUnchanged
-			wait = grow(wait, h.cfg)
+		case ph != PhaseSettled:
+			settledAt = time.Time{}
+		case settledAt.IsZero():
+			settledAt = now
 		}
-		p.report(outcome)
-		if err == nil {
-			switch {
-			case snap.Phase != PhaseSettled:
-				settledAt = time.Time{}
-			case settledAt.IsZero():
-				settledAt = now
+	}
+	for {
+		now := h.now()
+		if st != nil {
+			// Another replica's transitions (all of them on the first pass).
+			n, final := p.catchUp(st)
+			if p.ctx.Err() != nil {
+				return
 			}
+			if n > 0 {
+				changedAt, wait = now, h.cfg.Interval
+				seen(now, p.lastPhaseLocked())
+			}
+			if final {
+				p.finish(nil, nil)
+				return
+			}
+		} else if p.finalKept() {
+			p.finish(nil, nil) // a kept final state was served: nothing to poll
+			return
+		}
+		isLeader := st == nil || p.leader.Load()
+		if isLeader && !leader {
+			nextPoll = time.Time{} // taking over: poll at once
+		}
+		leader = isLeader
+		if leader && !now.Before(nextPoll) {
+			snap, err := p.safeFetch()
+			if p.ctx.Err() != nil {
+				return // stopped while fetching: nobody is left to tell
+			}
+			now = h.now()
+			var (
+				pause   time.Duration
+				outcome Outcome
+			)
+			switch last, ok := p.last(); {
+			case err != nil:
+				outcome = OutcomeError
+				var ra RetryAfterer
+				if errors.As(err, &ra) {
+					outcome, pause = OutcomeRateLimited, ra.RetryAfter()
+				}
+				var perm permanent
+				if errors.As(err, &perm) {
+					p.report(outcome)
+					p.finish(&Event{Err: perm.error}, perm.error)
+					return
+				}
+				p.publishErr(Event{Err: err})
+				wait = grow(wait, h.cfg)
+			case !ok || snap.Fingerprint != last.snap.Fingerprint:
+				outcome = OutcomeChanged
+				changedAt, wait = now, h.cfg.Interval
+				rec := record{id: uint64(now.UnixMilli()), snap: snap}
+				if ok {
+					rec.id = last.id + 1
+				}
+				if st != nil && !p.append(st, rec, last.id) {
+					// Another replica recorded a transition first: read it
+					// at the next pass, and compare again then.
+					p.report(outcome)
+					nextPoll = time.Time{}
+					if !h.sleep(p.ctx, p.tick()) {
+						return
+					}
+					continue
+				}
+				if snap.Phase == PhaseFinal {
+					p.report(outcome)
+					p.publish(rec)
+					p.finish(nil, nil)
+					return
+				}
+				p.publish(rec)
+			default:
+				outcome = OutcomeUnchanged
+				p.markCurrent()
+				wait = grow(wait, h.cfg)
+			}
+			p.report(outcome)
+			if err == nil {
+				seen(now, snap.Phase)
+			}
+			nextPoll = now.Add(max(jittered(wait), pause))
 		}
 		switch {
 		case !settledAt.IsZero() && now.Sub(settledAt) >= h.cfg.WatchAfterSettled:
@@ -100,10 +196,132 @@ func (p *poller) run() {
 			p.finish(nil, ErrIdle)
 			return
 		}
-		if !h.sleep(p.ctx, max(jittered(wait), pause)) {
+		d := nextPoll.Sub(now)
+		if st != nil && (!leader || d > p.tick()) {
+			d = p.tick() // read the Store (and maybe take over) every tick
+		}
+		if !h.sleep(p.ctx, d) {
 			return
 		}
 	}
+}
+
+// tick is how often, with a Store, a poller reads other replicas'
+// transitions and its keeper takes or renews the lease: a quarter of an
+// Interval, so that a lease lost with its replica (it lives two ticks) is
+// taken over, and polled, within one Interval.
+func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
+
+// leaseTTL is how long a lease lives without renewal.
+func (p *poller) leaseTTL() time.Duration { return 2 * p.tick() }
+
+// keepLease takes the key's lease when it is free and renews it while it
+// is held, every tick, until the poller stops; then it gives it up, so
+// that another replica's poller of the key takes over at its next tick.
+// While the Store fails, it acts as if it held the lease: each replica
+// then polls for its own subscribers, as without a Store.
+func (p *poller) keepLease() {
+	h := p.hub
+	defer h.wg.Done()
+	st := h.cfg.Store
+	for {
+		held, err := st.Lease(p.ctx, p.key, p.leader.Load(), p.leaseTTL(), h.cfg.ResumeWindow)
+		if p.ctx.Err() != nil {
+			break
+		}
+		p.leader.Store(held || err != nil)
+		if !h.sleep(p.ctx, p.tick()) {
+			break
+		}
+	}
+	if p.leader.Load() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		st.Release(ctx, p.key)
+	}
+}
+
+// catchUp reads the transitions the Store has after the last one kept and
+// hands them to the subscribers. It returns how many, and whether the
+// last is final. A Store error leaves things as they are (the next tick
+// tries again); the first pass counts as the load either way.
+func (p *poller) catchUp(st Store) (int, bool) {
+	p.mu.Lock()
+	var after uint64
+	if n := len(p.recs); n > 0 {
+		after = p.recs[n-1].id
+	}
+	p.mu.Unlock()
+	got, err := st.Since(p.ctx, p.key, after)
+	recs := make([]record, 0, len(got))
+	if err == nil {
+		for _, r := range got {
+			v, derr := p.hub.cfg.Decode(p.key.Kind, r.Data)
+			if derr != nil {
+				continue // not a state this version can read: skipped, never sent half
+			}
+			recs = append(recs, record{id: r.ID, snap: Snapshot{Value: v, Fingerprint: r.Fingerprint, Phase: r.Phase, Data: r.Data}})
+		}
+	}
+	h := p.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return 0, false
+	}
+	p.synced = true
+	n := 0
+	for _, r := range recs {
+		if last, ok := p.lastLocked(); ok && r.id <= last.id {
+			continue
+		}
+		p.publishLocked(r)
+		n++
+	}
+	if err == nil && len(p.recs) > 0 {
+		p.current = true
+	}
+	for s := range p.subs {
+		p.serve(s)
+	}
+	p.stopIfEmptyLocked()
+	return n, p.lastPhase() == PhaseFinal
+}
+
+// append records rec in the Store unless another replica recorded a
+// transition after prev first. A Store error counts as recorded: the
+// subscribers of this replica still get it.
+func (p *poller) append(st Store, rec record, prev uint64) bool {
+	last, err := st.Append(p.ctx, p.key, Record{ID: rec.id, Fingerprint: rec.snap.Fingerprint, Phase: rec.snap.Phase, Data: rec.snap.Data},
+		prev, p.hub.cfg.ResumeWindow)
+	return err != nil || last == rec.id
+}
+
+func (p *poller) last() (record, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastLocked()
+}
+
+func (p *poller) lastLocked() (record, bool) {
+	if len(p.recs) == 0 {
+		return record{}, false
+	}
+	return p.recs[len(p.recs)-1], true
+}
+
+func (p *poller) lastPhaseLocked() Phase {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.lastPhase()
+}
+
+func (p *poller) finalKept() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current && p.lastPhase() == PhaseFinal
 }
 
 // idleSince is when the poller last had news: the later of the last change
@@ -146,41 +364,149 @@ func jittered(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (1 - jitter + 2*jitter*rand.Float64()))
 }
 
-// publish sends ev to every subscriber without waiting for any, and keeps
-// it for subscribers to come.
-func (p *poller) publish(ev Event) {
+// publish keeps rec as the newest transition and sends it to every
+// subscriber that has not had it.
+func (p *poller) publish(rec record) {
+	h := p.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
 		return
 	}
-	if ev.Err == nil || !p.hasLatest || p.latest.Err != nil {
-		p.latest, p.hasLatest = ev, true // a state, or an error while no state was read
+	p.publishLocked(rec)
+	p.stopIfEmptyLocked()
+}
+
+// publishLocked: h.mu and p.mu are held.
+func (p *poller) publishLocked(rec record) {
+	p.recs = append(p.recs, rec)
+	if n := len(p.recs); n > MaxKept {
+		p.recs = append(p.recs[:0:0], p.recs[n-MaxKept:]...) // a fresh array: the old one is freed
 	}
+	p.current, p.lastErr = true, nil
 	for s := range p.subs {
-		offer(s.c, ev)
+		if s.ready {
+			if rec.id > s.cursor {
+				p.sendState(s, rec)
+			}
+		} else {
+			p.serve(s)
+		}
 	}
 }
 
-// offer puts ev in c's one-event buffer, replacing an unread event, except
-// that an error never replaces an unread state. Every sender of c holds
-// the poller's mu, so after the drain the buffer has room.
-func offer(c chan Event, ev Event) {
-	select {
-	case c <- ev:
+// markCurrent: a poll found the kept last state unchanged; subscribers
+// waiting for the current state get it.
+func (p *poller) markCurrent() {
+	h := p.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.current || p.stopped {
 		return
-	default:
 	}
-	select {
-	case old := <-c:
-		if ev.Err != nil && old.Err == nil {
-			ev = old
+	p.current, p.lastErr = true, nil
+	for s := range p.subs {
+		p.serve(s)
+	}
+	p.stopIfEmptyLocked()
+}
+
+// publishErr sends a failed fetch to every subscriber that has nothing
+// unread (an error never queues behind a state: the state is what the
+// screen needs, and the error comes again with the next failed fetch),
+// and keeps it for new subscribers while no state is current.
+func (p *poller) publishErr(ev Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	if !p.current {
+		p.lastErr = &ev
+	}
+	for s := range p.subs {
+		if s.ready || s.after == 0 {
+			offerErr(s, ev)
 		}
-	default: // the subscriber read it meanwhile
+	}
+}
+
+func offerErr(s *Subscription, ev Event) {
+	if len(s.c) > 0 {
+		return
 	}
 	select {
-	case c <- ev:
+	case s.c <- ev:
 	default:
+	}
+}
+
+// serve gives a subscriber that has had nothing yet what it can have:
+// the current state, or the kept transitions after the id it resumes
+// after, or ErrResumeExpired. h.mu and p.mu are held.
+func (p *poller) serve(s *Subscription) {
+	if s.ready || s.ended {
+		return
+	}
+	last, ok := p.lastLocked()
+	if s.after == 0 {
+		switch {
+		case p.current && ok:
+			s.ready = true
+			p.sendState(s, last)
+		case p.lastErr != nil:
+			offerErr(s, *p.lastErr)
+		}
+		return
+	}
+	if !p.synced {
+		return // with a Store: the kept transitions are not read yet
+	}
+	if !resumable(p.recs, s.after) {
+		s.waits++
+		if p.hub.cfg.Store != nil && (!ok || s.after > last.id) && s.waits < 2 {
+			return // an id this replica has not read yet: wait for one more read of the Store
+		}
+		p.endSub(s, ErrResumeExpired)
+		return
+	}
+	s.ready, s.cursor = true, s.after
+	for _, r := range p.recs {
+		if r.id > s.cursor && !s.ended {
+			p.sendState(s, r)
+		}
+	}
+}
+
+// sendState queues r for s; a final state then ends s, and a full queue
+// (MaxKept unread) ends it with ErrTooSlow. h.mu and p.mu are held.
+func (p *poller) sendState(s *Subscription, r record) {
+	s.cursor = r.id
+	select {
+	case s.c <- r.event():
+	default: // at most one error and MaxKept states unread
+		p.endSub(s, ErrTooSlow)
+		return
+	}
+	if r.snap.Phase == PhaseFinal {
+		p.endSub(s, nil)
+	}
+}
+
+// endSub ends s with reason; h.mu and p.mu are held.
+func (p *poller) endSub(s *Subscription, reason error) {
+	delete(p.subs, s)
+	p.hub.endLocked(s, reason)
+}
+
+// stopIfEmptyLocked stops a poller whose subscribers all ended.
+func (p *poller) stopIfEmptyLocked() {
+	if len(p.subs) == 0 && !p.stopped {
+		p.hub.stopLocked(p)
 	}
 }
 
@@ -197,10 +523,9 @@ func (p *poller) finish(ev *Event, reason error) {
 	}
 	for s := range p.subs {
 		if ev != nil {
-			offer(s.c, *ev)
+			offerErr(s, *ev)
 		}
-		h.endLocked(s, reason)
+		p.endSub(s, reason)
 	}
-	clear(p.subs)
 	h.stopLocked(p)
 }

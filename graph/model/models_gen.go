@@ -41,6 +41,16 @@ type Query struct {
 // completes while its last state is not terminal (SUBSCRIPTION_MAX_LIFETIME,
 // SUBSCRIPTION_IDLE_TIMEOUT without a change, a shutdown): subscribe again,
 // the current state comes at once.
+//
+// Each state event is one observed transition and carries its event id in
+// the response's extensions.eventId (over SSE also as the event's id: field):
+// ids of one resource increase by one per transition. A client that
+// reconnects passes the last id it handled as lastEventId (over SSE the
+// Last-Event-ID header does the same) and gets the transitions it missed, in
+// order, then the live ones. Transitions are kept while the resource is
+// watched and SUBSCRIPTION_RESUME_WINDOW after (default 10 min), the newest
+// 16; an id outside them is the error EVENT_ID_EXPIRED: read the resource
+// again and subscribe without lastEventId.
 type Subscription struct {
 }
 
