@@ -893,6 +893,7 @@ func TestResume(t *testing.T) {
 		})
 	}
 	t.Run("past the window", func(t *testing.T) {
+		waitStats(t, h, Stats{}) // the last poller stopped: its transitions are kept in h.hist
 		kept := func() int {
 			h.mu.Lock()
 			defer h.mu.Unlock()
