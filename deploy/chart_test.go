@@ -546,3 +546,30 @@ func TestManifestSettingsLoad(t *testing.T) {
 		})
 	}
 }
+
+// TestChartSubscriptionsAutoscaling: with autoscaling.subscriptions on,
+// the HPA scales on CPU and on live subscriptions per pod, at half of
+// SUBSCRIPTION_MAX, under the name docs/operations.md's Prometheus adapter
+// rule serves.
+func TestChartSubscriptionsAutoscaling(t *testing.T) {
+	for _, tc := range []struct{ name, set, want string }{
+		{"default cap", "autoscaling.subscriptions.enabled=true", "1000"},
+		{"raised cap", "autoscaling.subscriptions.enabled=true,config.SUBSCRIPTION_MAX=5000", "2500"},
+		{"explicit target", "autoscaling.subscriptions.enabled=true,autoscaling.subscriptions.averageValue=300", "300"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hpa := helmTemplate(t, "--set", tc.set)["HorizontalPodAutoscaler/paygraph"]
+			metrics := get(hpa, "spec", "metrics").([]any)
+			if len(metrics) != 2 || get(metrics[0], "resource", "name") != "cpu" {
+				t.Fatalf("metrics %v: want CPU and subscriptions", metrics)
+			}
+			name := get(metrics[1], "pods", "metric", "name")
+			if got := get(metrics[1], "pods", "target", "averageValue"); got != tc.want {
+				t.Errorf("averageValue %v, want %s", got, tc.want)
+			}
+			if !strings.Contains(read(t, "docs/operations.md"), fmt.Sprintf("as: %s", name)) {
+				t.Errorf("docs/operations.md's adapter rule does not serve %v", name)
+			}
+		})
+	}
+}
