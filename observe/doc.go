@@ -2,7 +2,8 @@
 // Prometheus metrics on a registry of their own, OpenTelemetry tracing
 // (off unless the standard OTEL_* variables ask for it), and structured
 // logs (log/slog) behind a redaction layer, with one access line per
-// request.
+// request (at debug for the machines' polls named in Options.DebugPaths:
+// probes and scrapes, left out at the default level, info).
 //
 // Its rule is the gateway's: no credential, resource id or query text in
 // any metric label or span name, and no x-api-secret (nor x-api-key beyond
