@@ -23,7 +23,9 @@ import (
 // token as Authorization: Bearer, and not the headers editor's demo pair
 // (the gateway would refuse both). The token is scoped to one payment, so
 // the example's payments list answers FORBIDDEN: proof that the token,
-// not the pair, was used.
+// not the pair, was used. Then an "all" token at the default customer-data
+// level (masked) runs it: the result pane shows the masked customers and
+// extensions.customerData with the masked paths (issue 27).
 func TestGraphiQLTokenBox(t *testing.T) {
 	testenv.Tool(t, chromiumPath)
 	srvURL := startGateway(t, nil).URL // sandbox mode: no REST_BASE_URL, a random token key
@@ -85,6 +87,30 @@ func TestGraphiQLTokenBox(t *testing.T) {
 	}
 	if !strings.Contains(response, "FORBIDDEN") || !strings.Contains(response, "scope does not include") {
 		t.Errorf("the example query with a payment-scoped token: %s", response)
+	}
+
+	r = (&gqltest.Client{URL: srvURL}).Do(t, http.MethodPost, "/auth/token",
+		gqltest.Headers(biz.APIKey, biz.APISecret), []byte(`{"scope":{"kind":"all"}}`))
+	var all struct{ Token string }
+	if err := json.Unmarshal(r.Raw, &all); err != nil || all.Token == "" {
+		t.Fatalf("mint: %d %s", r.Status, r.Raw)
+	}
+	if err := chromedp.Do(bctx,
+		chromedp.SetValue("#graphiql-token", all.Token),
+		chromedp.Click(chromedp.CSS(".graphiql-execute-button")),
+	); err != nil {
+		t.Fatalf("GraphiQL with an all token: %v", err)
+	}
+	for deadline := time.Now().Add(20 * time.Second); !strings.Contains(response, `"address": null`); {
+		if response, err = chromedp.Run(bctx, chromedp.Evaluate[string](responseValue)); err != nil || time.Now().After(deadline) {
+			t.Fatalf("no extensions.customerData in the result pane (it holds %q): %v", response, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, want := range []string{`"customerData": {`, `"level": "masked"`, `"maskedPaths": [`, `"edges",`, `"address"`} {
+		if !strings.Contains(response, want) {
+			t.Errorf("the result pane of a masked token does not show %s: %s", want, response)
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

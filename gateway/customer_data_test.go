@@ -21,13 +21,17 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 	"github.com/coder/websocket/wsjson"
+	gocmp "github.com/google/go-cmp/cmp"
 	"go.opentelemetry.io/otel"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -706,5 +710,41 @@ func TestCustomerDataMax(t *testing.T) {
 	r := rig.Do(t, http.MethodPost, "/auth/token", creds(rig.biz), []byte(`{"scope":{"kind":"all"},"customerData":"full"}`))
 	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Raw), "CUSTOMER_DATA_MAX") {
 		t.Errorf("a mint above the maximum: %d %s, want 400 naming CUSTOMER_DATA_MAX", r.Status, r.Raw)
+	}
+}
+
+// docs/clients.md's customer-data example answers what it says it
+// answers: its fetch's query, with a masked checkout-session token of the
+// sandbox's first business, gives the json block after it, masked forms
+// and paths as written.
+func TestClientsDocCustomerDataExample(t *testing.T) {
+	raw, err := os.ReadFile("../docs/clients.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(raw)
+	_, after, ok := strings.Cut(doc, "<!-- customer-data-example")
+	if !ok {
+		t.Fatal("docs/clients.md has no customer-data example")
+	}
+	m := regexp.MustCompile("(?s)query: `(.*?)`.*?```json\n(.*?)```").FindStringSubmatch(after)
+	if m == nil {
+		t.Fatal("the customer-data example has no fetch query followed by a json block")
+	}
+	rig := startPIIRig(t, nil)
+	fx := rig.Sandbox.Fixtures()[0]
+	token := rig.mint(t, `{"kind":"checkoutSession","id":"`+fx.CheckoutReference+`"}`, "masked")
+	query := strings.ReplaceAll(m[1], "REF123", fx.CheckoutReference)
+	r := rig.Do(t, http.MethodPost, "/graphql", http.Header{"Authorization": {"Bearer " + token}},
+		[]byte(`{"query":`+strconv.Quote(query)+`}`))
+	var got, want any
+	if err := json.Unmarshal(r.Raw, &got); err != nil {
+		t.Fatalf("%d %s", r.Status, r.Raw)
+	}
+	if err := json.Unmarshal([]byte(m[2]), &want); err != nil {
+		t.Fatalf("the example's json block: %v", err)
+	}
+	if d := gocmp.Diff(want, got); d != "" {
+		t.Errorf("the documented answer differs from the gateway's (-doc +gateway):\n%s", d)
 	}
 }

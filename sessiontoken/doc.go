@@ -46,10 +46,21 @@
 //
 // NewHandler serves POST with the pair in x-api-key and x-api-secret and
 // the body {"ttlSeconds": 900, "scope": {"kind": "checkoutSession", "id":
-// "REF123"}} (ttlSeconds optional, default 15 minutes, at most
-// TOKEN_MAX_TTL, refused above it; scope required: "all" takes no id,
-// "checkoutSession" an id or reference, "payment" a payment id). It
-// answers {"token", "expiresAt", "scope"}. See NewHandler for the errors.
+// "REF123"}, "customerData": "masked"} (ttlSeconds optional, default 15
+// minutes, at most TOKEN_MAX_TTL, refused above it; scope required: "all"
+// takes no id, "checkoutSession" an id or reference, "payment" a payment
+// id; customerData optional: "full", "masked" or "none", default
+// DefaultCustomerData, refused above Options.MaxCustomerData). It answers
+// {"token", "expiresAt", "scope", "customerData"}. See NewHandler for the
+// errors.
+//
+// # Customer data
+//
+// A token's Scope carries a customer-data level (customerdata.go): how
+// much of the customers' personal data it reads. The level is sealed in
+// the token with the scope; the GraphQL layer masks what it fetches to it
+// (graph/customerdata.go) and lowers it to the deployment's
+// CUSTOMER_DATA_MAX (Scope.AtMost).
 //
 // # Wiring
 //
