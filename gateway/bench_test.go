@@ -35,7 +35,7 @@ import (
 // only with a reason in docs/perf-log/2026-11-benchmarks.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 189  // 2026-11-24: measured 183 (its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
+	benchBudgetSinglePayment = 199  // 2026-11-25: measured 195 with the cost receipt (183 before it: the plan, the account, the receipt and its JSON, issue 26; its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
 	benchBudgetList100       = 712  // measured 691 (15,100 before the fast path and the inline lists)
 	benchBudgetAliases20     = 790  // 2026-11-25: measured 767, one resolver per type for gqlgen (787 before; 838 before the shared thunk, 3,057 before the fast path)
 	benchBudgetCheckout      = 480  // measured 466 (2 REST calls; 632 before)

@@ -102,6 +102,12 @@ type Config struct {
 	LiveMaxLifetime    time.Duration
 	LiveMaxOperations  int
 	LiveWriteTimeout   time.Duration
+
+	// CostReceipts puts extensions.cost on every answer (COST_RECEIPTS).
+	CostReceipts bool
+	// RESTInspector lists each REST call in the receipt (REST_INSPECTOR):
+	// "auto" (on in sandbox mode only), "true" or "false".
+	RESTInspector string
 }
 
 // setting is one documented configuration variable; docs/operations.md's table
@@ -313,6 +319,20 @@ var settings = []setting{
 		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
 	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept: in memory without REDIS_URL, in Redis with it",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.ResumeWindow })},
+	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", func(c *Config, v string) (err error) {
+		c.CostReceipts, err = strconv.ParseBool(v)
+		if err != nil {
+			return errors.New("must be true or false")
+		}
+		return nil
+	}},
+	{restInspector, "auto", "the REST inspector: each REST call of an operation (route, id, status, duration, bytes, retries) in its own answer's extensions.cost.calls, shown by GraphiQL; auto: on in sandbox mode only; true or false", func(c *Config, v string) error {
+		if v != "auto" && v != "true" && v != "false" {
+			return errors.New("must be auto, true or false")
+		}
+		c.RESTInspector = v
+		return nil
+	}},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 
@@ -384,6 +404,8 @@ const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
 const (
 	rateLimitRESTBurst   = "RATE_LIMIT_REST_BURST"
 	trustedDocumentsMode = "TRUSTED_DOCUMENTS_MODE"
+	costReceipts         = "COST_RECEIPTS"
+	restInspector        = "REST_INSPECTOR"
 )
 
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
@@ -467,6 +489,9 @@ func (c Config) checkTraffic() []error {
 	if c.RateLimitRESTPerSecond > 0 && c.RateLimitRESTBurst > 0 && c.MaxComplexity > c.RateLimitRESTBurst {
 		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
 			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
+	}
+	if c.RESTInspector == "true" && !c.CostReceipts {
+		errs = append(errs, fmt.Errorf("%s=true: needs %s=true (the inspector's calls ride in the receipt)", restInspector, costReceipts))
 	}
 	if c.TrustedDocumentsMode != trusteddocs.Off && c.TrustedDocuments == "" {
 		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))

@@ -196,6 +196,11 @@ func (g *Gateway) wire(o options) error {
 		Extensions:        extensions,
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
+		Cost: graph.CostReceipts{
+			Enabled:   cfg.CostReceipts,
+			Inspector: g.inspector(),
+			OnReceipt: func(_ context.Context, r *graph.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
+		},
 	})
 	keys := g.tokenKeys(o)
 	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
@@ -285,6 +290,12 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/readyz", g.readyz)
 	g.Handler = r
 	return nil
+}
+
+// inspector reports whether the REST inspector is on: REST_INSPECTOR, or
+// in sandbox mode when it is auto (demo data, no merchant's calls to hide).
+func (g *Gateway) inspector() bool {
+	return g.cfg.CostReceipts && (g.cfg.RESTInspector == "true" || g.cfg.RESTInspector == "auto" && g.demo != nil)
 }
 
 // Close releases what the gateway holds besides its handler: the Redis

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -130,6 +131,8 @@ type laterPart struct {
 	Incremental []incrementalEntry `json:"incremental,omitempty"`
 	Errors      gqlerror.List      `json:"errors,omitempty"`
 	HasNext     bool               `json:"hasNext"`
+	// Extensions of the whole response: the final part's cost receipt.
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // maxStrandedReaders bounds the goroutines a timed-out stream may leave
@@ -226,8 +229,15 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 			part.HasNext = false
 			return part
 		}
+		ext := resp.Extensions
+		if cost, ok := ext[graph.CostExtension]; ok {
+			// The receipt is the whole operation's, not the fragment's.
+			part.Extensions = map[string]any{graph.CostExtension: cost}
+			ext = maps.Clone(ext)
+			delete(ext, graph.CostExtension)
+		}
 		part.Incremental = append(part.Incremental, incrementalEntry{
-			Data: resp.Data, Path: resp.Path, Label: resp.Label, Errors: resp.Errors, Extensions: resp.Extensions,
+			Data: resp.Data, Path: resp.Path, Label: resp.Label, Errors: resp.Errors, Extensions: ext,
 		})
 		part.HasNext = resp.HasNext != nil && *resp.HasNext
 		if !part.HasNext {

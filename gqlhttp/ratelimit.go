@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"sync"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -76,10 +78,17 @@ type restCallBudget struct {
 	merchant string
 	edge     ratelimit.Decision // the request's own charge, for the headers
 	header   http.Header
+	mu       sync.Mutex
+	rest     ratelimit.Decision // the operation's REST-call charge, for its receipt
 }
+
+var _ graph.RESTCallBudgetReport = (*restCallBudget)(nil)
 
 func (b *restCallBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	d := b.l.AllowRESTCalls(ctx, b.merchant, restCalls)
+	b.mu.Lock()
+	b.rest = d
+	b.mu.Unlock()
 	tighter(b.edge, d).SetHeaders(b.header)
 	return restCallsRefusal(d, restCalls)
 }
@@ -112,8 +121,31 @@ func (b operationBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gq
 	return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
 }
 
-// restCallsRefusal is the operation's error for a refused decision, nil
-// for an allowed one.
+// RESTCallsLeft is what the operation's charge left of the merchant's
+// REST-call budget (the RateLimit header's figure when it names that
+// budget); ok false when nothing was charged.
+func (b *restCallBudget) RESTCallsLeft() (graph.BudgetLeft, bool) {
+	b.mu.Lock()
+	d := b.rest
+	b.mu.Unlock()
+	if d.Policy != ratelimit.PolicyRESTCalls {
+		return graph.BudgetLeft{}, false
+	}
+	return budgetLeft(d), true
+}
+
+// PeekRESTCalls is a dry run's check: what ChargeRESTCalls would answer,
+// charging nothing.
+func (b *restCallBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+	d := b.l.PeekRESTCalls(ctx, b.merchant, restCalls)
+	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+}
+
+func budgetLeft(d ratelimit.Decision) graph.BudgetLeft {
+	return graph.BudgetLeft{Remaining: d.Remaining, Limit: d.Limit, ResetSeconds: int(math.Ceil(d.Reset.Seconds()))}
+}
+
+// restCallsRefusal is the operation's error when d refused restCalls.
 func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 	switch {
 	case d.TooCostly:

@@ -20,7 +20,11 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		return
 	}
 	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
-	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
+	var ext []byte // the extensions (a cost receipt), as json.Marshal writes them
+	if resp != nil && len(resp.Extensions) > 0 && len(resp.Errors) == 0 {
+		ext = marshalExtensions(resp.Extensions)
+	}
+	if resp != nil && len(resp.Errors) == 0 && (len(resp.Extensions) == 0 || ext != nil) && resp.Label == "" &&
 		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 {
 		// The common case: gqlgen's data is already encoded, valid JSON.
 		// json.Marshal would re-validate it with its scanner and compact
@@ -31,7 +35,11 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		// middleware wrapping it, see the body as json.Marshal's.
 		bp := responseBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], `{"data":`...)
-		b = append(appendMarshalled(b, resp.Data), '}')
+		b = appendMarshalled(b, resp.Data)
+		if ext != nil {
+			b = append(append(b, `,"extensions":`...), ext...)
+		}
+		b = append(b, '}')
 		if maxBytes > 0 && int64(len(b)) > maxBytes {
 			writeTooLarge(w, maxBytes)
 		} else {
@@ -52,6 +60,41 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		return
 	}
 	_, _ = w.Write(b)
+}
+
+// marshalExtensions is json.Marshal(ext), or nil when it fails. One
+// entry (the cost receipt) is written without the map's reflection and
+// key sort: its key is one of the gateway's plain names.
+func marshalExtensions(ext map[string]any) []byte {
+	if len(ext) == 1 {
+		for k, v := range ext {
+			if plainKey(k) {
+				b, err := json.Marshal(v)
+				if err != nil {
+					return nil
+				}
+				out := make([]byte, 0, len(k)+len(b)+5)
+				out = append(append(append(append(out, `{"`...), k...), `":`...), b...)
+				return append(out, '}')
+			}
+		}
+	}
+	b, err := json.Marshal(ext)
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// plainKey reports whether json.Marshal writes k as it is, in quotes.
+func plainKey(k string) bool {
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return k != ""
 }
 
 func writeTooLarge(w io.Writer, maxBytes int64) {

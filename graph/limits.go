@@ -81,6 +81,7 @@ type queryLimits struct {
 	QueryLimits
 	maxComplexity int
 	cache         *queryCache
+	cost          CostReceipts
 }
 
 var (
@@ -128,19 +129,35 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 		return nil
 	}
 	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, customerDataOf(ctx))
+	loaders, _ := ctx.Value(loadersKey{}).(*Loaders)
+	dry := loaders != nil && isDryRun(opCtx)
 	if calls > l.maxComplexity {
+		if dry {
+			l.plan(ctx, loaders, opCtx, calls, true) // the refusal's answer carries the plan
+		}
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
 	l.cache.commit(opCtx)
+	// The estimate (costplan.go): every distinct REST call the operation
+	// can make, counted once however many fields ask for it.
+	estimate := calls
+	if loaders != nil {
+		plan, refusal := l.plan(ctx, loaders, opCtx, calls, dry)
+		if dry {
+			// A dry run spends no REST-call budget and runs nothing
+			// (costExtension answers its plan); a refusal is answered as
+			// the real operation's would be.
+			return refusal
+		}
+		estimate = plan.total
+	}
 	// The merchant's rate limit is charged the estimate last: a document
 	// refused by a limit above spends nothing of it (ratelimit.go).
-	if err := chargeRESTCalls(ctx, calls); err != nil {
+	if err := chargeRESTCalls(ctx, estimate); err != nil {
 		return err
 	}
-	if calls <= 1 && opCtx.Operation.Operation == ast.Query {
-		if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
-			l.Alone(opCtx) // its one load has nothing to batch with
-		}
+	if calls <= 1 && opCtx.Operation.Operation == ast.Query && loaders != nil {
+		loaders.Alone(opCtx) // its one load has nothing to batch with
 	}
 	return nil
 }

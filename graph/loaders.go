@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,6 +107,10 @@ type Loaders struct {
 
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
+
+	// cost is the operation's REST-call account (cost.go); its CallLog
+	// counts the REST calls made with the loaders' context.
+	cost costTally
 }
 
 // thunks remembers the dataloader's thunk of every key a loader was asked
@@ -216,7 +221,7 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 
 // withLoaders returns ctx carrying l, for loadersFor.
 func withLoaders(ctx context.Context, l *Loaders) context.Context {
-	return context.WithValue(ctx, loadersKey{}, l)
+	return context.WithValue(restclient.WithCallLog(ctx, &l.cost.calls), loadersKey{}, l)
 }
 
 // loadersFor returns the request's loaders (LoadersMiddleware put them in
@@ -419,6 +424,14 @@ func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[alon
 // (limit, cursor, status): fields and aliases that ask for the same page
 // share one REST call, made by the first of them.
 func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
+	return l.listPayments(ctx, p, "")
+}
+
+// listPayments is ListPayments for the list planned as listID.
+func (l *Loaders) listPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
+	if l.cost.recording() {
+		l.cost.ask(routeList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, origin{s: listID})
+	}
 	return l.lists.do(ctx, p, l.rest.ListPayments)
 }
 
@@ -463,6 +476,12 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
+	return l.paymentThunk(ctx, id, origin{})
+}
+
+// paymentThunk is PaymentThunk for the part of the plan o.
+func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloader.Thunk[*restclient.Payment] {
+	l.cost.ask(routePayment, id, o)
 	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
@@ -472,6 +491,7 @@ func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
+	l.cost.ask(routeLink, id, origin{})
 	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
@@ -490,6 +510,11 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 		})
 	})
 	s, err := l.sessions.Load(ctx, key)()
+	if err == nil {
+		l.cost.ask(routeSession, s.ID, origin{s: key})
+	} else {
+		l.cost.ask(routeSession, key, origin{s: key})
+	}
 	if err == nil {
 		for _, other := range [2]string{s.ID, s.Reference} {
 			if other != "" && other != key {

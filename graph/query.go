@@ -16,9 +16,6 @@ const (
 	defaultFirst = 20
 	maxFirst     = 100
 	restMaxLimit = 100
-	// maxListCalls bounds the REST pages one connection may fetch, in case
-	// the REST API answers short or empty pages that claim has_more.
-	maxListCalls = 4
 	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
 	MaxNodes = 100
 )
@@ -63,12 +60,31 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 
 	edges := make([]*model.PaymentEdge, 0, n)
 	loaders := r.loaders(ctx)
-	walk := relay.NewWalk(pos, n, restMaxLimit, maxListCalls)
+	// The pages the operation's estimate counted (listPages), and no
+	// more: the REST API documents full pages, with which they hold the
+	// connection; a REST API answering short or empty pages that claim
+	// has_more gets a shorter connection with hasNextPage, which its
+	// endCursor continues. So REST calls made never exceed the estimate.
+	pages := 1
+	if after != nil && pos.Skip+max(n, 1) > restMaxLimit {
+		pages = 2
+	}
+	walk := relay.NewWalk(pos, n, restMaxLimit, pages)
+	var listID string // the list's line in the plan (costplan.go)
+	if loaders.cost.recording() {
+		afterText := ""
+		if after != nil {
+			afterText = *after
+		}
+		listID = "first=" + itoa(n) + "&status=" + string(filter) + "&after=" + afterText
+	}
+	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
-		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter})
+		page, err := loaders.listPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
 		if err != nil {
 			return nil, err
 		}
+		read++
 		next := ""
 		if page.HasMore && page.NextCursor != nil {
 			next = *page.NextCursor
@@ -79,6 +95,9 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		}
 	}
 	hasNext := walk.HasNext()
+	if listID != "" {
+		loaders.cost.shortList(listID, pages, read, len(edges))
+	}
 
 	if budget != nil {
 		if err := budget.charge(connectionCost(&plan, &items, edges)); err != nil {
@@ -166,7 +185,9 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 		return nil, err
 	}
 	learn(ctx, s)
-	return charged(ctx, model.NewCheckoutSession(s))
+	m := model.NewCheckoutSession(s)
+	m.AskedAs = id
+	return charged(ctx, m)
 }
 
 // nodeThunk starts loading the object behind a Relay id and returns a
@@ -276,7 +297,7 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).PaymentThunk(ctx, c.AddressOf)()
+	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, origin{p: c.ListItem})()
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +320,7 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).PaymentThunk(ctx, s.PaymentID)()
+	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, origin{s: "session " + s.AskedAs})()
 	if err != nil {
 		return nil, err
 	}

@@ -74,6 +74,9 @@ type ServerConfig struct {
 	Subscriptions Subscriptions
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
+	// Cost configures the cost receipts (cost.go); zero: no receipt (a
+	// dry run is answered whatever it says).
+	Cost CostReceipts
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
 	// differential tests.
 	noFastPath bool
@@ -138,10 +141,13 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
 	// After APQ, which turns a hash into the query the limits check.
-	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache})
+	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
+	// Inside the metrics and traces (its OnReceipt is theirs), outside the
+	// response budget: the receipt is made once the answer is.
+	srv.Use(costExtension{cfg: cfg.Cost})
 	// Inside the others: metrics and traces see the response it leaves.
 	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 	// Innermost, so that the extensions above see the capped list.

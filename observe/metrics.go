@@ -48,6 +48,9 @@ type Metrics struct {
 	restDuration *prometheus.HistogramVec
 	batchSize    *prometheus.HistogramVec
 	inFlight     prometheus.Gauge
+	// An operation's REST calls: estimated before any is made, made, and
+	// the estimate's part that did not happen (the cost receipt's).
+	opEstimated, opMade, opUnmade prometheus.Histogram
 
 	opts     Options
 	loaders  map[string]bool // opts.LoaderNames
@@ -57,6 +60,10 @@ type Metrics struct {
 }
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// restCallBuckets are REST calls per operation: one record, a few, a
+// page with its joins (up to 1 + 100), MAX_COMPLEXITY's default (500).
+var restCallBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}
 
 // NewMetrics returns the gateway's metrics on a fresh registry. REST
 // calls are labelled by o.RouteOf, loader batches by o.LoaderNames; the
@@ -96,6 +103,21 @@ func NewMetrics(o Options) *Metrics {
 			Name: "paygraph_http_in_flight_requests",
 			Help: "HTTP requests being served.",
 		}),
+		opEstimated: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "paygraph_operation_rest_calls_estimated",
+			Help:    "REST calls per query operation, estimated before any was made (the cost receipt's estimated).",
+			Buckets: restCallBuckets,
+		}),
+		opMade: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "paygraph_operation_rest_calls_made",
+			Help:    "REST calls per query operation, made (the cost receipt's made; retries not counted).",
+			Buckets: restCallBuckets,
+		}),
+		opUnmade: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "paygraph_operation_rest_calls_unmade",
+			Help:    "REST calls per query operation estimated and not made (estimated - made, never negative).",
+			Buckets: restCallBuckets,
+		}),
 	}
 	for _, n := range o.LoaderNames {
 		m.loaders[n] = true
@@ -104,6 +126,7 @@ func NewMetrics(o Options) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.gqlRequests, m.gqlDuration, m.restCalls, m.restDuration, m.batchSize, m.inFlight,
+		m.opEstimated, m.opMade, m.opUnmade,
 	)
 	if o.BreakerState != nil {
 		// Read when scraped: the state is the breaker's, never a copy
@@ -141,6 +164,14 @@ func (m *Metrics) ObserveBatch(loader string, size int) {
 		loader = "other"
 	}
 	m.batchSize.WithLabelValues(loader).Observe(float64(size))
+}
+
+// ObserveRESTCalls records one query operation's REST calls: estimated
+// before any was made, and made.
+func (m *Metrics) ObserveRESTCalls(estimated, made int) {
+	m.opEstimated.Observe(float64(estimated))
+	m.opMade.Observe(float64(made))
+	m.opUnmade.Observe(float64(max(0, estimated-made)))
 }
 
 // ---- REST calls ----

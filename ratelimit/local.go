@@ -67,6 +67,15 @@ func (s *localStore) allow(merchant string, reqLim limit, useReq bool, restLim l
 	return req, rest
 }
 
+// peek is what is left of merchant's budget of lim, charging nothing.
+func (s *localStore) peek(merchant string, lim limit) result {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := int64(s.now().Sub(s.base))
+	tat := s.m[merchant].rest
+	return gcra(&tat, now, lim, 0) // on a copy: nothing is stored
+}
+
 // evict makes room: first every entry that is full again (no state lost),
 // then, if more than three quarters of the cap are still live, the entries
 // closest to full down to three quarters. Sweeping to 3/4 rather than one

@@ -378,6 +378,44 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	return d
 }
 
+// PeekRESTCalls says, without charging anything, whether merchant's
+// REST-call budget would admit restCalls now, and what is left of it: a
+// dry run's answer. It is Allowed without a policy when there is no
+// REST-calls limit; TooCostly past the burst. OnDecision is not told (no
+// budget was charged).
+func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
+	if !l.rest.enabled() {
+		return Decision{Allowed: true}
+	}
+	if restCalls > l.rest.burst {
+		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
+	}
+	if len(merchant) > MaxMerchantBytes {
+		sum := sha256.Sum256([]byte(merchant))
+		merchant = hex.EncodeToString(sum[:])
+	}
+	var r result
+	backend := BackendLocal
+	peeked := false
+	if l.rdb != nil && l.redisUsable() {
+		rctx, cancel := context.WithTimeout(ctx, l.timeout)
+		res, err := l.redisCharge(rctx, l.rest, merchant, 0) // a charge of 0 changes nothing
+		cancel()
+		if l.observe(ctx, err) == nil {
+			r, backend, peeked = res, BackendRedis, true
+		}
+	}
+	if !peeked {
+		r = l.local.peek(merchant, l.rest)
+	}
+	d := Decision{Allowed: r.remaining >= restCalls, Policy: l.rest.policy, Limit: l.rest.burst,
+		Remaining: r.remaining, Reset: r.reset, Backend: backend, policies: l.policies}
+	if !d.Allowed {
+		d.RetryAfter = time.Duration(restCalls-r.remaining) * time.Duration(l.rest.t)
+	}
+	return d
+}
+
 // outcome names d for metrics: a local decision is a fallback only when
 // Redis is configured.
 func (l *Limiter) outcome(d Decision) string {

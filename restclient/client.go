@@ -356,11 +356,20 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		return ctxError(ctx, ep, err)
 	}
 	defer s.release()
-	return c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into) })
+	log := callLogFrom(ctx)
+	if log == nil {
+		return c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, nil) })
+	}
+	var st callStat
+	start := time.Now()
+	err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, &st) })
+	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
+	return err
 }
 
-// attempt makes one HTTP request and decodes its answer into into.
-func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
+// attempt makes one HTTP request and decodes its answer into into; st,
+// when not nil, is told of it (the operation's CallLog).
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
@@ -391,6 +400,10 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	req.Header[canonicalAPISecret] = cv.secretField
 	req.Header["Accept"] = acceptJSON
 
+	if st != nil {
+		st.attempts++
+		st.status, st.bytes = 0, 0
+	}
 	resp, err := c.roundTrip(req)
 	if err != nil {
 		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
@@ -400,6 +413,10 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		limit, what = c.maxPage, "a list page"
 	}
 	lr := limitedReader{r: resp.Body, n: limit}
+	if st != nil {
+		st.status = resp.StatusCode
+		defer func() { st.bytes = limit - lr.n }()
+	}
 	defer func() {
 		// Read to the end already (the usual case): nothing to drain. Over
 		// the limit: not a byte more is read; the connection is dropped.

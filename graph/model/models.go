@@ -47,6 +47,9 @@ func (m *Money) CurrencyRef() *string { return &m.Currency }
 type Customer struct {
 	restclient.Customer
 	AddressOf string
+	// ListItem is the list item AddressOf came from: which part of the
+	// operation's REST-call plan its address join is (graph/cost.go).
+	ListItem *restclient.Payment
 }
 
 // Payment is a payment record. Its amount and customer, whose shapes
@@ -67,7 +70,7 @@ func NewPayment(p *restclient.Payment) *Payment {
 		customer: Customer{Customer: p.Customer},
 	}
 	if !p.Detailed {
-		m.customer.AddressOf = p.ID
+		m.customer.AddressOf, m.customer.ListItem = p.ID, p
 	}
 	return m
 }
@@ -132,6 +135,10 @@ type CheckoutSession struct {
 	// of the request's loader, whose cache would hold the first state of a
 	// connection for as long as the connection lives.
 	LivePayment *restclient.Payment
+	// AskedAs is the id or reference the operation asked for it by: which
+	// part of the operation's REST-call plan its payment join is
+	// (graph/cost.go).
+	AskedAs string
 }
 
 // NewCheckoutSession binds a REST checkout session to the schema.

@@ -172,3 +172,23 @@ func statusIndex(s restclient.PaymentStatus) byte {
 	}
 	return 0
 }
+
+// PeekSkip reads the skip of cursor c without checking its tag: an
+// estimate of the pages c continues from (the REST-call plan), taken
+// before the request's signer exists. Nothing may trust it; a cursor
+// whose tag is wrong is refused by Decode before any REST call.
+func PeekSkip(c string) (skip int, ok bool) {
+	if len(c) == 0 || base64.RawURLEncoding.DecodedLen(len(c)) > cursorMaxBytes {
+		return 0, false
+	}
+	buf := make([]byte, base64.RawURLEncoding.DecodedLen(len(c)))
+	m, err := cursorText.Decode(buf, []byte(c))
+	if err != nil || m < 3+TagLen || buf[0] != cursorVersion {
+		return 0, false
+	}
+	s, k := binary.Uvarint(buf[2 : m-TagLen])
+	if k <= 0 || s > MaxSkip {
+		return 0, false
+	}
+	return int(s), true
+}

@@ -1,0 +1,419 @@
+package graph
+
+// The cost receipt and the dry run: what an operation's REST calls were,
+// against its estimate (costplan.go), on every answer as extensions.cost;
+// and, for an operation sent with the request extension "dryRun": true,
+// its plan instead of its answer, with no REST call made and no REST-call
+// budget spent.
+//
+// The account is per operation: it lives in the operation's Loaders,
+// whose REST calls the REST client counts in the same operation's
+// CallLog (withLoaders). A receipt reads:
+//
+//	estimated  the plan's total, charged to the merchant's REST-call budget
+//	made       REST calls made (each sent at least once)
+//	retries    requests the REST API saw beyond made (retried calls)
+//	saved      asks for a record answered by another ask's call
+//	unmade     when made < estimated, the part of the estimate that did not
+//	           happen: deduplicated (two parts of the plan asked for the
+//	           same record, found only at run time), shortPages (pages or
+//	           joins a short REST page did not need), notReached (fields that
+//	           failed, were refused, or whose parent was null)
+//	budget     what is left of the merchant's REST-call budget (the
+//	           RateLimit header's figure), when one was charged
+//	calls      with the REST inspector, each call: route, id, status,
+//	           duration, bytes, retries, and the asks it answered besides
+//
+// For @defer the final part carries the receipt (the totals); a
+// subscription's events carry none: a poll is shared by every subscriber
+// of its resource and merchant (livepoll), so no event has a poll of its
+// own to account for.
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/restclient"
+)
+
+// Extension keys.
+const (
+	// CostExtension is the response extension of the receipt.
+	CostExtension = "cost"
+	// PlanExtension is the response extension of a dry run's plan.
+	PlanExtension = "plan"
+	// DryRunExtension is the request extension that asks for a dry run.
+	DryRunExtension = "dryRun"
+)
+
+// CostReceipts configures the receipts (ServerConfig.Cost).
+type CostReceipts struct {
+	// Enabled puts extensions.cost on every answer (COST_RECEIPTS).
+	Enabled bool
+	// Inspector adds each REST call to the receipt (REST_INSPECTOR).
+	Inspector bool
+	// OnReceipt, when set, is told every query's receipt (metrics).
+	OnReceipt func(ctx context.Context, r *Receipt)
+}
+
+// Receipt is extensions.cost.
+type Receipt struct {
+	Estimated int           `json:"estimated"`
+	Made      int           `json:"made"`
+	Retries   int           `json:"retries"`
+	Saved     int           `json:"saved"`
+	Unmade    *Unmade       `json:"unmade,omitempty"`
+	Budget    *BudgetLeft   `json:"budget,omitempty"`
+	Calls     []InspectCall `json:"calls,omitempty"`
+}
+
+// Unmade is the part of an estimate that did not happen, by cause.
+type Unmade struct {
+	Deduplicated int `json:"deduplicated"`
+	ShortPages   int `json:"shortPages"`
+	NotReached   int `json:"notReached"`
+}
+
+// BudgetLeft is what is left of the merchant's REST-call budget.
+type BudgetLeft struct {
+	Remaining    int `json:"remaining"`
+	Limit        int `json:"limit"`
+	ResetSeconds int `json:"resetSeconds"`
+}
+
+// InspectCall is one REST call as the REST inspector shows it: never the
+// REST base URL, a query string or a credential.
+type InspectCall struct {
+	Route        string  `json:"route"`
+	ID           string  `json:"id,omitempty"`
+	Status       int     `json:"status"`
+	DurationMs   float64 `json:"durationMs"`
+	Bytes        int64   `json:"bytes"`
+	Retries      int     `json:"retries"`
+	Deduplicated int     `json:"deduplicated"`
+}
+
+// Plan is a dry run's extensions.plan.
+type Plan struct {
+	Estimated int         `json:"estimated"`
+	Levels    []PlanLevel `json:"levels"`
+	// Complexity is the MAX_COMPLEXITY figure (every field's calls,
+	// repeats included), and MaxComplexity its limit.
+	Complexity    int         `json:"complexity"`
+	MaxComplexity int         `json:"maxComplexity"`
+	Admitted      bool        `json:"admitted"`
+	Budget        *BudgetLeft `json:"budget,omitempty"`
+}
+
+// RESTCallBudgetReport is implemented by a RESTCallBudget that can say
+// what is left after its charge, and whether an estimate would be admitted
+// without spending anything (the dry run).
+type RESTCallBudgetReport interface {
+	RESTCallsLeft() (BudgetLeft, bool)
+	// PeekRESTCalls answers, without charging, what is left and the error
+	// ChargeRESTCalls would answer for restCalls (nil: it would admit).
+	PeekRESTCalls(ctx context.Context, restCalls int) (left BudgetLeft, refusal *gqlerror.Error, ok bool)
+}
+
+// identKey names a REST record an ask is for: its route and id (a list
+// page: its parameters).
+type identKey struct {
+	route string
+	id    string
+}
+
+// origin names the part of the plan an ask comes from: a plan line's
+// identity (s), or the listed payment whose address join asks (p).
+type origin struct {
+	s string
+	p *restclient.Payment
+}
+
+type askKey struct {
+	identKey
+	origin
+}
+
+// costTally is one operation's account (Loaders.cost).
+type costTally struct {
+	calls restclient.CallLog
+
+	mu         sync.Mutex
+	on         bool // receipts: asks are recorded
+	dryRun     bool
+	plan       *opPlan
+	complexity int
+	maxComp    int
+	// asks are the distinct (record, origin) pairs asked for, with their
+	// counts: a scan while few (an operation usually asks for a handful),
+	// a map past smallAsks.
+	asks      []askCount
+	askMap    map[askKey]int
+	perRecord map[identKey]int    // askTotals', for the inspector
+	short     int                 // pages and joins short pages did not need
+	shortSeen map[string]struct{} // lists counted in short
+	peek      *Plan               // the dry run's answer
+}
+
+type askCount struct {
+	askKey
+	n int
+}
+
+// smallAsks is how many distinct asks are scanned before a map.
+const smallAsks = 32
+
+// ask records an ask for the record id of route, from o.
+func (t *costTally) ask(route, id string, o origin) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.on {
+		return
+	}
+	k := askKey{identKey{route, id}, o}
+	if t.askMap != nil {
+		t.askMap[k]++
+		return
+	}
+	for i := range t.asks {
+		if t.asks[i].askKey == k {
+			t.asks[i].n++
+			return
+		}
+	}
+	if len(t.asks) < smallAsks {
+		t.asks = append(t.asks, askCount{k, 1})
+		return
+	}
+	t.askMap = make(map[askKey]int, 2*smallAsks)
+	for _, a := range t.asks {
+		t.askMap[a.askKey] = a.n
+	}
+	t.askMap[k] = 1
+	t.asks = nil
+}
+
+// askTotals are the asks, the distinct records asked for, and the
+// distinct (record, origin) pairs; with perRecord, the asks of each
+// record (the inspector's). t.mu is held.
+func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
+	pairs = len(t.asks) + len(t.askMap)
+	if t.askMap == nil && !perRecord {
+		// Few: distinct records by a scan, without a map.
+		for i, a := range t.asks {
+			asks += a.n
+			first := true
+			for _, b := range t.asks[:i] {
+				if b.identKey == a.identKey {
+					first = false
+					break
+				}
+			}
+			if first {
+				records++
+			}
+		}
+		return asks, records, pairs
+	}
+	t.perRecord = make(map[identKey]int, pairs)
+	for _, a := range t.asks {
+		t.perRecord[a.identKey] += a.n
+		asks += a.n
+	}
+	for k, n := range t.askMap {
+		t.perRecord[k.identKey] += n
+		asks += n
+	}
+	return asks, len(t.perRecord), pairs
+}
+
+// recording reports whether asks are recorded (a receipt will be made).
+func (t *costTally) recording() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.on
+}
+
+// shortList records what a list short of its plan did not need: pages
+// planned and not read, and joins planned for items it did not have.
+func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.on || t.plan == nil {
+		return
+	}
+	if _, ok := t.shortSeen[id]; ok {
+		return
+	}
+	if t.shortSeen == nil {
+		t.shortSeen = make(map[string]struct{})
+	}
+	t.shortSeen[id] = struct{}{}
+	t.short += max(0, pagesPlanned-pagesRead)
+	for _, c := range t.plan.levels[1] {
+		if c.Route == routePayment && c.k == "details of "+id {
+			t.short += max(0, c.Calls-items)
+		}
+	}
+}
+
+// receipt makes the operation's receipt; budget is the request's.
+func (t *costTally) receipt(budget RESTCallBudget, inspector bool) *Receipt {
+	made, retries := t.calls.Counts()
+	t.mu.Lock()
+	r := &Receipt{Made: made, Retries: retries}
+	if t.plan != nil {
+		r.Estimated = t.plan.total
+	}
+	asks, records, pairs := t.askTotals(inspector)
+	r.Saved = asks - records
+	if r.Estimated != r.Made {
+		u := &Unmade{Deduplicated: pairs - records, ShortPages: t.short}
+		u.NotReached = r.Estimated - r.Made - u.Deduplicated - u.ShortPages
+		r.Unmade = u
+	}
+	perRecord := t.perRecord
+	t.mu.Unlock()
+	if rep, ok := budget.(RESTCallBudgetReport); ok {
+		if left, ok := rep.RESTCallsLeft(); ok {
+			r.Budget = &left
+		}
+	}
+	if inspector {
+		for _, c := range t.calls.Records() {
+			ic := InspectCall{
+				Route: "GET " + string(c.Endpoint), ID: c.ID, Status: c.Status,
+				DurationMs: float64(c.Duration.Microseconds()) / 1000, Bytes: c.Bytes, Retries: c.Retries,
+			}
+			if c.ID != "" {
+				t.mu.Lock()
+				ic.Deduplicated = max(0, perRecord[identKey{ic.Route, c.ID}]-1)
+				t.mu.Unlock()
+			}
+			r.Calls = append(r.Calls, ic)
+		}
+	}
+	return r
+}
+
+// isDryRun reports whether the request asks for a dry run.
+func isDryRun(opCtx *graphql.OperationContext) bool {
+	v, _ := opCtx.Extensions[DryRunExtension].(bool)
+	return v
+}
+
+// account sets up the operation's account once it is admitted (or, for a
+// dry run, planned): queryLimits.MutateOperationContext calls it.
+func (t *costTally) account(on, dryRun bool, plan *opPlan, complexity, maxComplexity int, inspector bool) {
+	t.mu.Lock()
+	t.on, t.dryRun, t.plan, t.complexity, t.maxComp = on || dryRun, dryRun, plan, complexity, maxComplexity
+	t.mu.Unlock()
+	if inspector && on {
+		t.calls.Keep()
+	}
+}
+
+// costExtension puts the receipt on answers and answers dry runs.
+type costExtension struct{ cfg CostReceipts }
+
+var (
+	_ graphql.HandlerExtension     = costExtension{}
+	_ graphql.ResponseInterceptor  = costExtension{}
+	_ graphql.OperationInterceptor = costExtension{}
+)
+
+func (costExtension) ExtensionName() string                   { return "CostReceipts" }
+func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptOperation answers a dry run with its plan, running nothing.
+func (c costExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	l, ok := ctx.Value(loadersKey{}).(*Loaders)
+	if !ok || !graphql.HasOperationContext(ctx) || !isDryRun(graphql.GetOperationContext(ctx)) {
+		return next(ctx)
+	}
+	l.cost.mu.Lock()
+	plan := l.cost.peek
+	l.cost.mu.Unlock()
+	if plan == nil {
+		return next(ctx)
+	}
+	return graphql.OneShot(&graphql.Response{Data: json.RawMessage("null"), Extensions: map[string]any{PlanExtension: plan}})
+}
+
+// InterceptResponse adds the receipt to the last result of a query (the
+// one result, or @defer's final part), and, to a dry run refused by a
+// limit, its plan.
+func (c costExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if resp == nil || !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	l, ok := ctx.Value(loadersKey{}).(*Loaders)
+	if !ok {
+		return resp
+	}
+	opCtx := graphql.GetOperationContext(ctx)
+	l.cost.mu.Lock()
+	dry, plan, on := l.cost.dryRun, l.cost.peek, l.cost.on
+	l.cost.mu.Unlock()
+	if dry {
+		if plan != nil && resp.Extensions[PlanExtension] == nil {
+			resp.Extensions = withExtension(resp.Extensions, PlanExtension, plan)
+		}
+		return resp
+	}
+	if !on || !c.cfg.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
+		resp.HasNext != nil && *resp.HasNext {
+		return resp
+	}
+	r := l.cost.receipt(RESTCallBudgetFrom(ctx), c.cfg.Inspector)
+	if c.cfg.OnReceipt != nil {
+		c.cfg.OnReceipt(ctx, r)
+	}
+	resp.Extensions = withExtension(resp.Extensions, CostExtension, r)
+	return resp
+}
+
+func withExtension(m map[string]any, k string, v any) map[string]any {
+	if m == nil {
+		m = make(map[string]any, 1)
+	}
+	m[k] = v
+	return m
+}
+
+// plan plans an admitted operation (or a dry run) and returns the
+// estimate to charge: MutateOperationContext calls it.
+func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool) (*opPlan, *gqlerror.Error) {
+	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables)
+	l.cost.account(q.cost.Enabled, dry, plan, complexity, q.maxComplexity, q.cost.Inspector)
+	if !dry {
+		return plan, nil
+	}
+	p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
+		Admitted: complexity <= q.maxComplexity}
+	var refusal *gqlerror.Error
+	if p.Admitted {
+		if rep, ok := RESTCallBudgetFrom(ctx).(RESTCallBudgetReport); ok {
+			left, err, ok := rep.PeekRESTCalls(ctx, plan.total)
+			if ok {
+				p.Budget = &left
+			}
+			if err != nil {
+				p.Admitted, refusal = false, err
+			}
+		}
+	}
+	if p.Levels == nil {
+		p.Levels = []PlanLevel{}
+	}
+	l.cost.mu.Lock()
+	l.cost.peek = p
+	l.cost.mu.Unlock()
+	return plan, refusal
+}

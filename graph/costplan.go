@@ -1,0 +1,322 @@
+package graph
+
+// The plan of an operation's REST calls: which calls it can make, by
+// route template and dependency level, counted once each however many
+// fields ask for the same one (the loaders make each distinct call once a
+// request). Its total is the operation's estimate: the REST calls charged
+// to the merchant's REST-call budget (ratelimit.go), shown in the cost
+// receipt (cost.go) and answered by a dry run.
+//
+// The estimate and the complexity (restCalls, complexity.go) differ in one
+// way: the complexity counts every field's calls, repeats included, since
+// MAX_COMPLEXITY bounds the work an operation makes the gateway do (49
+// aliases of one nodes(ids:) are refused, though they make the calls of
+// one); the estimate counts what the REST API would see, so with full REST
+// pages and nothing failing it is what the operation makes, except where
+// two parts of it turn out to ask for the same record (a listed payment
+// also asked for by id): the receipt names that part. It never counts
+// less than the operation can make: the list walk stops at the pages
+// estimated (query.go).
+//
+// Level 1 is what the fields ask for by their arguments (list pages,
+// records by id, the session a session token learns); level 2 the joins
+// that need a level-1 answer (the detail of each listed payment whose
+// customer.address is selected, a checkout session's payment).
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/graph/relay"
+	"paygraph/restclient"
+)
+
+// The route templates of a plan, as the REST API documents them.
+const (
+	routeList    = "GET " + string(restclient.EndpointListPayments)
+	routePayment = "GET " + string(restclient.EndpointGetPayment)
+	routeLink    = "GET " + string(restclient.EndpointGetPaymentLink)
+	routeSession = "GET " + string(restclient.EndpointGetCheckoutSession)
+)
+
+// PlanCall is one line of a plan: Calls calls of Route (with ID when the
+// operation names it), asked for by the field at Path. UpTo: at most
+// Calls (a join, one per item the page turns out to hold).
+type PlanCall struct {
+	Route string `json:"route"`
+	ID    string `json:"id,omitempty"`
+	Calls int    `json:"calls"`
+	Path  string `json:"path"`
+	UpTo  bool   `json:"upTo,omitempty"`
+	k     string // the planKey's id
+}
+
+// PlanLevel is a dependency level of a plan and its calls.
+type PlanLevel struct {
+	Level int        `json:"level"`
+	Calls []PlanCall `json:"calls"`
+}
+
+// planKey identifies a plan line: the same key is one line.
+type planKey struct {
+	route string
+	id    string // the id, or a list's identity
+}
+
+// opPlan is an operation's plan.
+type opPlan struct {
+	levels [2][]PlanCall
+	keys   map[planKey]struct{} // past smallPlan lines
+	total  int
+}
+
+// smallPlan is how many lines are deduplicated by a scan before a map.
+const smallPlan = 16
+
+func (p *opPlan) add(level int, k planKey, c PlanCall) {
+	if p.keys != nil {
+		if _, ok := p.keys[k]; ok {
+			return
+		}
+		p.keys[k] = struct{}{}
+	} else {
+		n := 0
+		for _, l := range p.levels {
+			for _, o := range l {
+				if o.Route == k.route && o.k == k.id {
+					return
+				}
+				n++
+			}
+		}
+		if n >= smallPlan {
+			p.keys = make(map[planKey]struct{}, 2*n)
+			for _, l := range p.levels {
+				for _, o := range l {
+					p.keys[planKey{o.Route, o.k}] = struct{}{}
+				}
+			}
+			p.keys[k] = struct{}{}
+		}
+	}
+	c.Route = k.route
+	c.k = k.id
+	p.levels[level-1] = append(p.levels[level-1], c)
+	p.total += c.Calls
+}
+
+// Levels are the plan's levels that have calls, in order.
+func (p *opPlan) Levels() []PlanLevel {
+	var out []PlanLevel
+	for i, l := range p.levels {
+		if len(l) > 0 {
+			out = append(out, PlanLevel{Level: i + 1, Calls: l})
+		}
+	}
+	return out
+}
+
+// planOperation plans op with its variables; scope, when the request has
+// a session token, drops what it refuses without a REST call and adds the
+// read of a token's session it learns.
+func planOperation(ctx context.Context, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *opPlan {
+	p := &opPlan{}
+	if op == nil || op.Operation != ast.Query {
+		return p
+	}
+	// A level that withholds customer.address makes no address join.
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(customerDataOf(ctx))}, plan: p}
+	if s, ok := scopeFrom(ctx); ok {
+		w.scope = s
+		if ref, ok := s.SessionToLearn(); ok {
+			p.add(1, planKey{routeSession, ref}, PlanCall{ID: ref, Calls: 1, Path: "(the session token's checkout session)"})
+		}
+	}
+	w.eachIncluded(op.SelectionSet, func(f *ast.Field) { w.root(f) })
+	return p
+}
+
+type planWalk struct {
+	estimate
+	plan  *opPlan
+	scope Scope
+}
+
+func responseName(f *ast.Field) string {
+	if f.Alias != "" {
+		return f.Alias
+	}
+	return f.Name
+}
+
+func (w *planWalk) root(f *ast.Field) {
+	if f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" {
+		return
+	}
+	path := responseName(f)
+	switch f.Name {
+	case "payments":
+		args := f.ArgumentMap(w.vars)
+		if w.scope != nil && !w.scope.AllowsList() {
+			return // FORBIDDEN before any call
+		}
+		n := defaultFirst
+		if v, ok := intValue(args["first"]); ok {
+			n = int(min(max(v, 0), maxFirst))
+		}
+		after, _ := args["after"].(string)
+		status, _ := args["status"].(string)
+		id := "first=" + itoa(n) + "&status=" + status + "&after=" + after
+		w.plan.add(1, planKey{routeList, id}, PlanCall{Calls: listPages(n, args["after"] != nil, after), Path: path})
+		if !w.noAddress && w.selectsIncluded(f.SelectionSet, "Customer", "address") && n > 0 {
+			w.plan.add(2, planKey{routePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
+		}
+	case "payment":
+		if id := w.stringArg(f, "id"); checkID("", id, paymentIDPrefix) == nil {
+			w.plan.add(1, planKey{routePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		}
+	case "paymentLink":
+		if id := w.stringArg(f, "id"); checkID("", id, linkIDPrefix) == nil && w.linkAllowed(id) {
+			w.plan.add(1, planKey{routeLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		}
+	case "node":
+		w.node(w.stringArg(f, "id"), path)
+	case "nodes":
+		ids, _ := f.ArgumentMap(w.vars)["ids"].([]any)
+		if len(ids) > MaxNodes {
+			return // BAD_USER_INPUT before any call
+		}
+		for i, id := range ids {
+			s, _ := id.(string)
+			w.node(s, path+"["+itoa(i)+"]")
+		}
+	case "checkoutSession":
+		id := w.stringArg(f, "id")
+		if checkID("", id, "") != nil {
+			return
+		}
+		w.plan.add(1, planKey{routeSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		if w.selectsIncluded(f.SelectionSet, "CheckoutSession", "payment") {
+			w.plan.add(2, planKey{routePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
+		}
+	}
+}
+
+// stringArg is f's argument name as a string ("" when it is none): a
+// literal or a variable, read without ArgumentMap's map.
+func (w *planWalk) stringArg(f *ast.Field, name string) string {
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return ""
+	}
+	switch a.Value.Kind {
+	case ast.StringValue, ast.BlockValue:
+		return a.Value.Raw
+	case ast.Variable:
+		s, _ := w.vars[a.Value.Raw].(string)
+		return s
+	}
+	return ""
+}
+
+func (w *planWalk) linkAllowed(id string) bool {
+	return w.scope == nil || w.scope.AllowsPaymentLink(id)
+}
+
+// node plans node(id:) and each id of nodes(ids:): the route its prefix
+// names; an id that is neither is refused before any call.
+func (w *planWalk) node(id, path string) {
+	switch {
+	case !validID(id):
+	case strings.HasPrefix(id, paymentIDPrefix) && len(id) > len(paymentIDPrefix):
+		w.plan.add(1, planKey{routePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	case strings.HasPrefix(id, linkIDPrefix) && len(id) > len(linkIDPrefix) && w.linkAllowed(id):
+		w.plan.add(1, planKey{routeLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	}
+}
+
+// listPages is the REST pages a connection of first n reads: one page
+// from the list's start; after a cursor, the rest of the cursor's page,
+// and the next page when the items wanted go past it (a page holds at
+// most restMaxLimit items). The cursor's skip is read without checking
+// its tag (relay.PeekSkip): a forged one is refused before any call.
+func listPages(n int, hasAfter bool, after string) int {
+	if !hasAfter {
+		return 1
+	}
+	if skip, ok := relay.PeekSkip(after); ok && skip+max(n, 1) <= restMaxLimit {
+		return 1
+	}
+	return 2
+}
+
+// eachIncluded is eachField without the selections @skip or @include
+// leave out.
+func (e *estimate) eachIncluded(set ast.SelectionSet, fn func(*ast.Field)) {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if e.included(s.Directives) {
+				fn(s)
+			}
+		case *ast.InlineFragment:
+			if e.included(s.Directives) {
+				e.eachIncluded(s.SelectionSet, fn)
+			}
+		case *ast.FragmentSpread:
+			f := e.doc.Fragments.ForName(s.Name)
+			if f == nil || e.onPath[s.Name] || !e.included(s.Directives) {
+				continue
+			}
+			if e.onPath == nil {
+				e.onPath = map[string]bool{}
+			}
+			e.onPath[s.Name] = true
+			e.eachIncluded(f.SelectionSet, fn)
+			delete(e.onPath, s.Name)
+		}
+	}
+}
+
+// included reports whether @skip and @include keep a selection.
+func (e *estimate) included(ds ast.DirectiveList) bool {
+	for _, d := range ds {
+		if d.Name != "skip" && d.Name != "include" {
+			continue
+		}
+		a := d.Arguments.ForName("if")
+		if a == nil || a.Value == nil {
+			continue
+		}
+		v, err := a.Value.Value(e.vars)
+		b, ok := v.(bool)
+		if err != nil || !ok {
+			continue
+		}
+		if b == (d.Name == "skip") {
+			return false
+		}
+	}
+	return true
+}
+
+// selectsIncluded is selects without what @skip or @include leave out.
+func (e *estimate) selectsIncluded(set ast.SelectionSet, typeName, name string) bool {
+	found := false
+	e.eachIncluded(set, func(f *ast.Field) {
+		if found {
+			return
+		}
+		if f.Name == name && f.ObjectDefinition != nil && f.ObjectDefinition.Name == typeName {
+			found = true
+			return
+		}
+		found = e.selectsIncluded(f.SelectionSet, typeName, name)
+	})
+	return found
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,99 @@
+package restclient
+
+// The per-operation log of REST calls: what an operation's REST calls
+// were, counted where they are made (Client.do), for the operation's cost
+// receipt (how many were made and retried) and, when kept, the REST
+// inspector (each call's route, id, status, duration and bytes). The
+// GraphQL layer puts one CallLog in each operation's context; a call made
+// with a context without one is not logged.
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// CallRecord is one REST call as the REST inspector shows it. It never
+// holds the base URL, a query string or a credential: the route is the
+// endpoint's template and the id is the caller's own argument.
+type CallRecord struct {
+	Endpoint Endpoint      // the route template, e.g. /api/v1/payments/{id}
+	ID       string        // the id of the path ("" for the list)
+	Status   int           // the last attempt's HTTP status (0: no answer)
+	Duration time.Duration // from the first attempt to the end of the last
+	Bytes    int64         // the last attempt's body bytes read
+	Retries  int           // attempts after the first
+}
+
+// maxKeptCalls bounds the records one log keeps: an operation makes at
+// most MAX_COMPLEXITY REST calls (500 by default), and a record is about
+// 100 bytes.
+const maxKeptCalls = 1000
+
+// CallLog counts the REST calls of one operation; it is safe for
+// concurrent use. Counting is always on; records are kept only after
+// Keep (the inspector's).
+type CallLog struct {
+	mu      sync.Mutex
+	made    int // calls that sent at least one request
+	retries int // requests after each call's first
+	keep    bool
+	calls   []CallRecord
+}
+
+// Keep makes the log keep a record of each call (the REST inspector).
+func (l *CallLog) Keep() {
+	l.mu.Lock()
+	l.keep = true
+	l.mu.Unlock()
+}
+
+// Counts are the calls made and their retries so far: the REST API saw
+// made+retries requests.
+func (l *CallLog) Counts() (made, retries int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.made, l.retries
+}
+
+// Records returns a copy of the records kept, in the order the calls
+// ended.
+func (l *CallLog) Records() []CallRecord {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]CallRecord(nil), l.calls...)
+}
+
+func (l *CallLog) add(r *CallRecord, attempts int) {
+	if attempts == 0 {
+		return // refused before sending (an open circuit): no call made
+	}
+	l.mu.Lock()
+	l.made++
+	l.retries += attempts - 1
+	if l.keep && len(l.calls) < maxKeptCalls {
+		r.Retries = attempts - 1
+		l.calls = append(l.calls, *r)
+	}
+	l.mu.Unlock()
+}
+
+type callLogKey struct{}
+
+// WithCallLog returns a context whose REST calls (and those of every
+// context derived from it) are counted in l.
+func WithCallLog(ctx context.Context, l *CallLog) context.Context {
+	return context.WithValue(ctx, callLogKey{}, l)
+}
+
+func callLogFrom(ctx context.Context) *CallLog {
+	l, _ := ctx.Value(callLogKey{}).(*CallLog)
+	return l
+}
+
+// callStat is what the attempts of one logged call tell its record.
+type callStat struct {
+	attempts int
+	status   int
+	bytes    int64
+}
