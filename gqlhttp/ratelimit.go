@@ -113,6 +113,22 @@ type operationBudget struct {
 	merchantOf func(context.Context) (string, bool)
 }
 
+var _ graph.RESTCallBudgetReport = operationBudget{}
+
+// RESTCallsLeft: an operation of a connection has no charge of its own to
+// report (its receipt carries no budget).
+func (operationBudget) RESTCallsLeft() (graph.BudgetLeft, bool) { return graph.BudgetLeft{}, false }
+
+// PeekRESTCalls is a dry run's check, charging nothing.
+func (b operationBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+	merchant, ok := b.merchantOf(ctx)
+	if !ok {
+		return graph.BudgetLeft{}, nil, false
+	}
+	d := b.l.PeekRESTCalls(ctx, merchant, restCalls)
+	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+}
+
 func (b operationBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	merchant, ok := b.merchantOf(ctx)
 	if !ok {

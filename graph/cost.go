@@ -139,16 +139,25 @@ type askKey struct {
 	origin
 }
 
-// costTally is one operation's account (Loaders.cost).
+// account is what the query limits decided for one operation: whether
+// it keeps an account (receipts on, or a dry run), its plan, and a dry
+// run's answer.
+type account struct {
+	on, dryRun, inspector bool
+	plan                  *opPlan
+	peek                  *Plan
+}
+
+// costTally is the account of the operations of one Loaders (Loaders.cost):
+// one for a POST or GET; a WebSocket connection's loaders hold each
+// operation's until its own loaders take it (WithOperationLoaders).
 type costTally struct {
 	calls restclient.CallLog
 
-	mu         sync.Mutex
-	on         bool // receipts: asks are recorded
-	dryRun     bool
-	plan       *opPlan
-	complexity int
-	maxComp    int
+	mu      sync.Mutex
+	acct    account
+	acctOp  *graphql.OperationContext
+	pending map[*graphql.OperationContext]account // a connection's operations beside acctOp
 	// asks are the distinct (record, origin) pairs asked for, with their
 	// counts: a scan while few (an operation usually asks for a handful),
 	// a map past smallAsks.
@@ -157,7 +166,48 @@ type costTally struct {
 	perRecord map[identKey]int    // askTotals', for the inspector
 	short     int                 // pages and joins short pages did not need
 	shortSeen map[string]struct{} // lists counted in short
-	peek      *Plan               // the dry run's answer
+}
+
+// setAccount records op's account.
+func (t *costTally) setAccount(op *graphql.OperationContext, a account) {
+	t.mu.Lock()
+	if t.acctOp == nil || t.acctOp == op {
+		t.acct, t.acctOp = a, op
+	} else {
+		if t.pending == nil {
+			t.pending = make(map[*graphql.OperationContext]account)
+		}
+		t.pending[op] = a
+	}
+	t.mu.Unlock()
+	if a.on && a.inspector {
+		t.calls.Keep()
+	}
+}
+
+// takeAccount removes op's account, for the operation's own loaders.
+func (t *costTally) takeAccount(op *graphql.OperationContext) (account, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.acctOp == op && op != nil {
+		a := t.acct
+		t.acct, t.acctOp = account{}, nil
+		return a, true
+	}
+	a, ok := t.pending[op]
+	delete(t.pending, op)
+	return a, ok
+}
+
+// accountFor is op's account.
+func (t *costTally) accountFor(op *graphql.OperationContext) (account, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.acctOp == op {
+		return t.acct, true
+	}
+	a, ok := t.pending[op]
+	return a, ok
 }
 
 type askCount struct {
@@ -172,7 +222,7 @@ const smallAsks = 32
 func (t *costTally) ask(route, id string, o origin) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.on {
+	if !t.acct.on {
 		return
 	}
 	k := askKey{identKey{route, id}, o}
@@ -236,7 +286,7 @@ func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
 func (t *costTally) recording() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.on
+	return t.acct.on
 }
 
 // shortList records what a list short of its plan did not need: pages
@@ -244,7 +294,7 @@ func (t *costTally) recording() bool {
 func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if !t.on || t.plan == nil {
+	if !t.acct.on || t.acct.plan == nil {
 		return
 	}
 	if _, ok := t.shortSeen[id]; ok {
@@ -255,7 +305,7 @@ func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 	}
 	t.shortSeen[id] = struct{}{}
 	t.short += max(0, pagesPlanned-pagesRead)
-	for _, c := range t.plan.levels[1] {
+	for _, c := range t.acct.plan.levels[1] {
 		if c.Route == routePayment && c.k == "details of "+id {
 			t.short += max(0, c.Calls-items)
 		}
@@ -267,8 +317,8 @@ func (t *costTally) receipt(budget RESTCallBudget, inspector bool) *Receipt {
 	made, retries := t.calls.Counts()
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
-	if t.plan != nil {
-		r.Estimated = t.plan.total
+	if t.acct.plan != nil {
+		r.Estimated = t.acct.plan.total
 	}
 	asks, records, pairs := t.askTotals(inspector)
 	r.Saved = asks - records
@@ -307,43 +357,16 @@ func isDryRun(opCtx *graphql.OperationContext) bool {
 	return v
 }
 
-// account sets up the operation's account once it is admitted (or, for a
-// dry run, planned): queryLimits.MutateOperationContext calls it.
-func (t *costTally) account(on, dryRun bool, plan *opPlan, complexity, maxComplexity int, inspector bool) {
-	t.mu.Lock()
-	t.on, t.dryRun, t.plan, t.complexity, t.maxComp = on || dryRun, dryRun, plan, complexity, maxComplexity
-	t.mu.Unlock()
-	if inspector && on {
-		t.calls.Keep()
-	}
-}
-
 // costExtension puts the receipt on answers and answers dry runs.
 type costExtension struct{ cfg CostReceipts }
 
 var (
-	_ graphql.HandlerExtension     = costExtension{}
-	_ graphql.ResponseInterceptor  = costExtension{}
-	_ graphql.OperationInterceptor = costExtension{}
+	_ graphql.HandlerExtension    = costExtension{}
+	_ graphql.ResponseInterceptor = costExtension{}
 )
 
 func (costExtension) ExtensionName() string                   { return "CostReceipts" }
 func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
-
-// InterceptOperation answers a dry run with its plan, running nothing.
-func (c costExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	l, ok := ctx.Value(loadersKey{}).(*Loaders)
-	if !ok || !graphql.HasOperationContext(ctx) || !isDryRun(graphql.GetOperationContext(ctx)) {
-		return next(ctx)
-	}
-	l.cost.mu.Lock()
-	plan := l.cost.peek
-	l.cost.mu.Unlock()
-	if plan == nil {
-		return next(ctx)
-	}
-	return graphql.OneShot(&graphql.Response{Data: json.RawMessage("null"), Extensions: map[string]any{PlanExtension: plan}})
-}
 
 // InterceptResponse adds the receipt to the last result of a query (the
 // one result, or @defer's final part), and, to a dry run refused by a
@@ -358,20 +381,24 @@ func (c costExtension) InterceptResponse(ctx context.Context, next graphql.Respo
 		return resp
 	}
 	opCtx := graphql.GetOperationContext(ctx)
-	l.cost.mu.Lock()
-	dry, plan, on := l.cost.dryRun, l.cost.peek, l.cost.on
-	l.cost.mu.Unlock()
-	if dry {
-		if plan != nil && resp.Extensions[PlanExtension] == nil {
-			resp.Extensions = withExtension(resp.Extensions, PlanExtension, plan)
+	a, ok := l.cost.accountFor(opCtx)
+	if !ok {
+		return resp
+	}
+	if a.dryRun {
+		if a.peek != nil {
+			if len(resp.Errors) == 0 {
+				resp.Data = json.RawMessage("null") // the plan instead of the answer
+			}
+			resp.Extensions = withExtension(resp.Extensions, PlanExtension, a.peek)
 		}
 		return resp
 	}
-	if !on || !c.cfg.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
+	if !a.on || !c.cfg.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
 		resp.HasNext != nil && *resp.HasNext {
 		return resp
 	}
-	r := l.cost.receipt(RESTCallBudgetFrom(ctx), c.cfg.Inspector)
+	r := l.cost.receipt(RESTCallBudgetFrom(ctx), a.inspector)
 	if c.cfg.OnReceipt != nil {
 		c.cfg.OnReceipt(ctx, r)
 	}
@@ -391,29 +418,27 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 // estimate to charge: MutateOperationContext calls it.
 func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool) (*opPlan, *gqlerror.Error) {
 	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables)
-	l.cost.account(q.cost.Enabled, dry, plan, complexity, q.maxComplexity, q.cost.Inspector)
-	if !dry {
-		return plan, nil
-	}
-	p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
-		Admitted: complexity <= q.maxComplexity}
+	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
 	var refusal *gqlerror.Error
-	if p.Admitted {
-		if rep, ok := RESTCallBudgetFrom(ctx).(RESTCallBudgetReport); ok {
-			left, err, ok := rep.PeekRESTCalls(ctx, plan.total)
-			if ok {
-				p.Budget = &left
-			}
-			if err != nil {
-				p.Admitted, refusal = false, err
+	if dry {
+		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
+			Admitted: complexity <= q.maxComplexity}
+		if p.Admitted {
+			if rep, ok := RESTCallBudgetFrom(ctx).(RESTCallBudgetReport); ok {
+				left, err, ok := rep.PeekRESTCalls(ctx, plan.total)
+				if ok {
+					p.Budget = &left
+				}
+				if err != nil {
+					p.Admitted, refusal = false, err
+				}
 			}
 		}
+		if p.Levels == nil {
+			p.Levels = []PlanLevel{}
+		}
+		a.peek = p
 	}
-	if p.Levels == nil {
-		p.Levels = []PlanLevel{}
-	}
-	l.cost.mu.Lock()
-	l.cost.peek = p
-	l.cost.mu.Unlock()
+	l.cost.setAccount(opCtx, a)
 	return plan, refusal
 }

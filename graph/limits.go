@@ -144,9 +144,14 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	if loaders != nil {
 		plan, refusal := l.plan(ctx, loaders, opCtx, calls, dry)
 		if dry {
-			// A dry run spends no REST-call budget and runs nothing
-			// (costExtension answers its plan); a refusal is answered as
-			// the real operation's would be.
+			// A dry run spends no REST-call budget and runs nothing: its
+			// operation is replaced by one that selects nothing, and
+			// costExtension answers its plan; a refusal is answered as the
+			// real operation's would be.
+			if refusal == nil {
+				op := opCtx.Operation
+				opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
+			}
 			return refusal
 		}
 		estimate = plan.total

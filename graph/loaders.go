@@ -212,8 +212,12 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 	}
 	l := NewLoaders(conn.rest, conn.limits)
 	if graphql.HasOperationContext(ctx) {
-		if op := graphql.GetOperationContext(ctx); conn.alone.CompareAndSwap(op, nil) {
+		op := graphql.GetOperationContext(ctx)
+		if conn.alone.CompareAndSwap(op, nil) {
 			l.Alone(op)
+		}
+		if a, ok := conn.cost.takeAccount(op); ok {
+			l.cost.setAccount(op, a) // its REST-call account (cost.go)
 		}
 	}
 	return withLoaders(ctx, l)
