@@ -37,7 +37,7 @@ import (
 const (
 	benchBudgetSinglePayment = 199  // 2026-11-25: measured 195 with the cost receipt (183 before it: the plan, the account, the receipt and its JSON, issue 26; its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
 	benchBudgetList100       = 712  // measured 691 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20     = 790  // 2026-11-25: measured 767, one resolver per type for gqlgen (787 before; 838 before the shared thunk, 3,057 before the fast path)
+	benchBudgetAliases20     = 252  // 2026-11-25: measured 244, the root fast path (graph/rootfast.go; 772 before it, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
 	benchBudgetCheckout      = 480  // measured 466 (2 REST calls; 632 before)
 	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )

@@ -128,7 +128,10 @@ const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in g
      go test ./graph -run 'x' -fuzz FuzzFastPathMatchesGqlgen -fuzztime 60s)
   5. the generated methods fast.go calls (_Payment_customer,
      fieldContext_Payment_customer, _Customer, _Customer_address):
-     go build ./graph`
+     go build ./graph
+  6. graphql/executor DispatchOperation: the response its innermost
+     handler makes (errors, extensions) and the order of interceptors,
+     which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath)`
 
 // checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
 func checkGqlgen(version string) error {

@@ -1,0 +1,211 @@
+package graph
+
+// This file is the fast path of a query made only of payment(id:) root
+// fields (one payment, or aliases of it), through gqlgen's supported
+// hooks: an operation interceptor that notices such a document, and a
+// response interceptor that answers it without gqlgen's executor. gqlgen
+// resolves every root field on a goroutine of its own (the goroutine's
+// start and its stack growth through gqlgen's frames), with a field
+// context, an argument map parsed from the document each time and the
+// resolver's closures: ≈ 38 allocations per alias (issue 25,
+// docs/performance.md). Here the payments are loaded as the resolver
+// loads them (the same id check, scope check, response budget and
+// loaders, all loads started before the first is awaited, so that they
+// batch as gqlgen's goroutines do), and each is written by the fast
+// path's plan of its selection (fast.go), which writes gqlgen's bytes.
+//
+// Anything else, and any failure on the way (an invalid id, a scope that
+// refuses, a payment not found, a REST error), is left to gqlgen's
+// executor, which then runs the operation as before: the loaders give it
+// the records already loaded (and errors already met) without a second
+// REST call. The fields it serves: payment(id:) with a literal or a
+// variable id, no directive, no duplicate alias, a selection the fast
+// path plans wholly (no address, no customer for an operation read below
+// full customer data). It is off when any field or root-field interceptor
+// is configured (observe's tracing spans every root field), and with the
+// fast path (ServerConfig.noFastPath). TestFastPathMatchesGqlgen compares
+// the bytes with gqlgen's.
+
+import (
+	"context"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/graph/model"
+	"paygraph/restclient"
+)
+
+// rootFast is the extension; r is the server's resolvers.
+type rootFast struct{ r *Resolver }
+
+var (
+	_ graphql.HandlerExtension     = rootFast{}
+	_ graphql.OperationInterceptor = rootFast{}
+	_ graphql.ResponseInterceptor  = rootFast{}
+)
+
+func (rootFast) ExtensionName() string                   { return "PaygraphRootFastPath" }
+func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
+
+// rootAnswered counts the operations the root fast path answered (the
+// tests read it).
+var rootAnswered atomic.Int64
+
+// rootPlan is a compiled query of payment(id:) root fields.
+type rootPlan struct{ fields []rootField }
+
+type rootField struct {
+	key   string // `"alias":`, after a comma but for the first
+	id    string // a literal id, or
+	idVar string // the variable holding it
+	plan  *fastPlan
+}
+
+// rootPlans keeps the root plans (nil: an operation for gqlgen), per
+// document and operation.
+var rootPlans selCache[*rootPlan]
+
+// rootState is the operation's: its plan, and whether it has answered.
+type rootState struct {
+	plan     *rootPlan
+	answered bool
+	gqlgen   bool // left to gqlgen
+}
+
+type rootStateKey struct{}
+
+func (e rootFast) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	oc := graphql.GetOperationContext(ctx)
+	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
+		return next(ctx)
+	}
+	if f, ok := oc.Operation.SelectionSet[0].(*ast.Field); !ok || f.Name != "payment" {
+		return next(ctx) // at once: most operations
+	}
+	p, _ := rootPlans.get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
+	if p == nil {
+		return next(ctx)
+	}
+	return next(context.WithValue(ctx, rootStateKey{}, &rootState{plan: p}))
+}
+
+func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	st, _ := ctx.Value(rootStateKey{}).(*rootState)
+	switch {
+	case st == nil || st.gqlgen:
+		return next(ctx)
+	case st.answered:
+		return nil // the end: a query without @defer has one response
+	}
+	data := st.plan.answer(ctx, e.r, graphql.GetOperationContext(ctx))
+	if data == nil {
+		st.gqlgen = true
+		return next(ctx)
+	}
+	st.answered = true
+	rootAnswered.Add(1)
+	// What the executor adds to its response (DispatchOperation).
+	return &graphql.Response{Data: data, Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
+}
+
+// compileRoot returns the plan of oc's operation, or nil when gqlgen must
+// run it.
+func compileRoot(oc *graphql.OperationContext) *rootPlan {
+	sel := oc.Operation.SelectionSet
+	if len(sel) == 0 || len(sel) > maxRootFields {
+		return nil
+	}
+	p := &rootPlan{fields: make([]rootField, 0, len(sel))}
+	seen := make(map[string]bool, len(sel))
+	for i, s := range sel {
+		f, ok := s.(*ast.Field)
+		if !ok || f.Name != "payment" || len(f.Directives) > 0 || seen[f.Alias] ||
+			f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" || len(f.Arguments) != 1 {
+			return nil
+		}
+		seen[f.Alias] = true
+		rf := rootField{}
+		switch a := f.Arguments[0]; {
+		case a.Name != "id" || a.Value == nil:
+			return nil
+		case a.Value.Kind == ast.StringValue:
+			rf.id = a.Value.Raw
+		case a.Value.Kind == ast.Variable:
+			rf.idVar = a.Value.Raw
+		default:
+			return nil
+		}
+		if rf.plan = planFor(oc, fastPayment, f.SelectionSet); rf.plan == nil || rf.plan.delegated > 0 {
+			return nil
+		}
+		var key []byte
+		if i > 0 {
+			key = append(key, ',')
+		}
+		key = appendQuoted(key, f.Alias)
+		rf.key = string(append(key, ':'))
+		p.fields = append(p.fields, rf)
+	}
+	return p
+}
+
+// maxRootFields bounds the aliases the root fast path serves (the
+// payments' thunks are kept on the stack up to it).
+const maxRootFields = 32
+
+// answer loads the payments as the payment resolver does and writes
+// them, or returns nil (nothing written, nothing charged) for gqlgen.
+func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
+	masked := maskedPathsFrom(ctx) != nil
+	var ids [maxRootFields]string
+	for i := range p.fields {
+		f := &p.fields[i]
+		if masked && f.plan.customer {
+			return nil // its masked paths are noted where gqlgen has them
+		}
+		id := f.id
+		if f.idVar != "" {
+			s, ok := oc.Variables[f.idVar].(string)
+			if !ok {
+				return nil
+			}
+			id = s
+		}
+		if checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil || budgetFrom(ctx).check() != nil {
+			return nil
+		}
+		ids[i] = id
+	}
+	// Every load started before the first is awaited: they batch.
+	loaders := r.loaders(ctx)
+	var thunks [maxRootFields]dataloader.Thunk[*restclient.Payment]
+	for i := range p.fields {
+		thunks[i] = loaders.PaymentThunk(ctx, ids[i])
+	}
+	var payments [maxRootFields]*model.Payment
+	for i := range p.fields {
+		x, err := thunks[i]()
+		if err != nil || x == nil {
+			return nil
+		}
+		payments[i] = model.NewPayment(x)
+	}
+	for i := range p.fields {
+		if _, err := charged(ctx, payments[i]); err != nil {
+			// The budget is spent: ResponseBudget answers its error,
+			// whatever gqlgen writes.
+			return nil
+		}
+	}
+	b := make([]byte, 0, 256*len(p.fields))
+	b = append(b, '{')
+	for i := range p.fields {
+		f := &p.fields[i]
+		b = append(b, f.key...)
+		b = f.plan.appendPayment(b, nil, payments[i], nil)
+	}
+	return append(b, '}')
+}
