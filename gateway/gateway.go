@@ -178,7 +178,7 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
-	hub, err := g.subscriptionHub(metrics)
+	hub, err := g.subscriptionHub(metrics, rdb)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/url"
 
+	"github.com/redis/go-redis/v9"
+
 	"paygraph/graph"
 	"paygraph/livepoll"
 	"paygraph/observe"
@@ -14,9 +16,17 @@ import (
 // subscriptionHub makes the process's livepoll hub (SUBSCRIPTION_*
 // settings), its metrics, and closes it with the gateway: every
 // subscription completes and every poller stops.
-func (g *Gateway) subscriptionHub(metrics *observe.Metrics) (*livepoll.Hub, error) {
+//
+// With REDIS_URL (rdb not nil) the replicas share their pollers through
+// it (livepoll.RedisStore): one replica polls each resource for the
+// fleet, the others read its transitions, and a client resumes on any
+// replica.
+func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = graph.DecodeLive
+	if rdb != nil {
+		cfg.Store = livepoll.NewRedisStore(rdb, 0)
+	}
 	var hub *livepoll.Hub
 	countPoll := metrics.Subscriptions(func() (int, int) {
 		st := hub.Stats()

@@ -85,6 +85,8 @@ func (p *poller) run() {
 	defer h.wg.Done()
 	st := h.cfg.Store
 	if st != nil {
+		held, err := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
+		p.leader.Store(held || err != nil) // the first poll need not wait for the keeper's first tick
 		h.wg.Add(1)
 		go p.keepLease()
 	}
@@ -224,15 +226,12 @@ func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()
 	st := h.cfg.Store
-	for {
-		held, err := st.Lease(p.ctx, p.key, p.leader.Load(), p.leaseTTL(), h.cfg.ResumeWindow)
+	for h.sleep(p.ctx, p.tick()) {
+		held, err := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
 		if p.ctx.Err() != nil {
 			break
 		}
 		p.leader.Store(held || err != nil)
-		if !h.sleep(p.ctx, p.tick()) {
-			break
-		}
 	}
 	if p.leader.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)

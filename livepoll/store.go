@@ -21,10 +21,9 @@ type Record struct {
 // duration.
 type Store interface {
 	// Lease takes key's lease for ttl when it is free, or renews it when
-	// held (this replica held it at the last call) and still this
-	// replica's, and reports whether this replica holds it now. While
-	// held, the key's transitions are kept for keep more.
-	Lease(ctx context.Context, key Key, held bool, ttl, keep time.Duration) (bool, error)
+	// it is this replica's, and reports whether this replica holds it
+	// now. While held, the key's transitions are kept for keep more.
+	Lease(ctx context.Context, key Key, ttl, keep time.Duration) (bool, error)
 	// Release gives key's lease up if this replica holds it.
 	Release(ctx context.Context, key Key)
 	// Append records r as the transition after the one with id prev (0:
