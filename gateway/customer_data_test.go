@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -455,8 +456,20 @@ type way struct {
 	scopes    []string // the scopes that may ask it
 }
 
+// trustedPaymentQuery is the manifest's document of the table's
+// trusted-document way.
+const trustedPaymentQuery = `query TrustedPayment($id: ID!) { payment(id: $id) { id customer { name email phone address city } } }`
+
+// viaTrustedDocument runs the manifest's document by its documentId (the
+// query text is ignored: the manifest's is run).
+func viaTrustedDocument(t *testing.T, rig *piiRig, h http.Header, _ string, vars map[string]any) answer {
+	return postJSON(t, rig, h, map[string]any{"documentId": "trusted-payment", "variables": vars})
+}
+
 func TestCustomerDataTable(t *testing.T) {
-	rig := startPIIRig(t, nil)
+	manifest := filepath.Join(t.TempDir(), "manifest.json")
+	writeManifest(t, manifest, map[string]string{"trusted-payment": trustedPaymentQuery})
+	rig := startPIIRig(t, map[string]string{"TRUSTED_DOCUMENTS": manifest, "TRUSTED_DOCUMENTS_MODE": "allow"})
 	biz := rig.biz
 	pays := rig.Sandbox.Payments(biz.APIKey)
 	session := rig.Sandbox.CheckoutSessions(biz.APIKey)[0]
@@ -506,6 +519,7 @@ func TestCustomerDataTable(t *testing.T) {
 			vars: payVars, customers: onePayment("payment"), scopes: allScopes},
 		{name: "GET", transport: viaGET, query: paymentQuery, vars: payVars, customers: onePayment("payment"), scopes: allScopes},
 		{name: "APQ", transport: viaAPQ, query: paymentQuery, vars: payVars, customers: onePayment("payment"), scopes: allScopes},
+		{name: "trusted document", transport: viaTrustedDocument, vars: payVars, customers: onePayment("payment"), scopes: allScopes},
 		{name: "WebSocket query", transport: viaWS, query: paymentQuery, vars: payVars, customers: onePayment("payment"), scopes: allScopes},
 		{name: "SSE subscription", transport: viaSSE, query: paymentSub, vars: payVars, customers: onePayment("paymentUpdated"), scopes: allScopes},
 		{name: "WebSocket subscription", transport: viaWS, query: paymentSub, vars: payVars, customers: onePayment("paymentUpdated"), scopes: allScopes},
