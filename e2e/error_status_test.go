@@ -135,7 +135,7 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 
 			p := gateways[fmt.Sprint(c.env)]
 			for _, accept := range []string{"application/json", "application/graphql-response+json"} {
-				send := func() (int, []byte) {
+				send := func() (int, []byte, string) {
 					var req *http.Request
 					if c.method == http.MethodGet {
 						req, _ = http.NewRequest(http.MethodGet, p.URL+"/graphql?"+c.body, nil)
@@ -157,12 +157,17 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 					}
 					defer resp.Body.Close()
 					b, _ := io.ReadAll(resp.Body)
-					return resp.StatusCode, b
+					return resp.StatusCode, b, resp.Header.Get("Content-Type")
 				}
 				for range c.spend {
 					send()
 				}
-				status, body := send()
+				status, body, ctype := send()
+				// Every answer, the edge's refusals included, in the media
+				// type the caller's Accept asks for.
+				if mt, _, _ := strings.Cut(ctype, ";"); mt != accept {
+					t.Errorf("Accept %s: HTTP %d answered Content-Type %q", accept, status, ctype)
+				}
 				wantStatus := c.json
 				if accept != "application/json" {
 					wantStatus = c.gr

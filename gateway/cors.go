@@ -6,6 +6,7 @@ import (
 
 	"github.com/rs/cors"
 
+	"paygraph/gqlhttp"
 	"paygraph/restclient"
 )
 
@@ -43,7 +44,16 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 			}
 			next.ServeHTTP(w, r)
 		})
-		return c.Handler(guard)
+		h := c.Handler(guard)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// rs/cors adds a Vary line starting with Origin to every answer
+			// it handles: take Origin out of the lines above it
+			// (gqlhttp.NoStore's), so that it is named once.
+			if v := w.Header()["Vary"]; len(v) > 0 {
+				w.Header()["Vary"] = gqlhttp.VaryWithoutOrigin(v)
+			}
+			h.ServeHTTP(w, r)
+		})
 	}
 }
 

@@ -85,13 +85,14 @@ func TestNoStoreHeadersOnEveryGraphQLAnswer(t *testing.T) {
 			if cc := resp.Header.Values("Cache-Control"); len(cc) != 1 || cc[0] != "no-store" {
 				t.Errorf("Cache-Control %q, want exactly no-store", cc)
 			}
-			if got, want := resp.Header.Get("Vary"), "Origin, X-Api-Key, X-Api-Secret, Authorization"; got != want {
-				t.Errorf("Vary %q, want %q", got, want)
-			}
 			varies := map[string]bool{}
 			for _, line := range resp.Header.Values("Vary") {
 				for _, name := range strings.Split(line, ",") {
-					varies[http.CanonicalHeaderKey(strings.TrimSpace(name))] = true
+					name = http.CanonicalHeaderKey(strings.TrimSpace(name))
+					if varies[name] {
+						t.Errorf("Vary lines %q name %s twice", resp.Header.Values("Vary"), name)
+					}
+					varies[name] = true
 				}
 			}
 			for _, name := range []string{"Origin", "X-Api-Key", "X-Api-Secret", "Authorization"} {

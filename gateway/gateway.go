@@ -206,7 +206,7 @@ func (g *Gateway) wire(o options) error {
 	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
 	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 		metrics.CountRefused(r.Context(), code)
-		gqlhttp.WriteError(w, status, code, msg)
+		gqlhttp.WriteErrorFor(w, r, status, code, msg)
 	}
 	bearer := gqlhttp.BearerConfig{
 		WithScope: func(ctx context.Context, s sessiontoken.Scope) context.Context { return graph.WithScope(ctx, s) },

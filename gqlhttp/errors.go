@@ -47,6 +47,16 @@ func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	writeError(w, status, code, msg)
 }
 
+// WriteErrorFor is WriteError in the media type r negotiated
+// (application/graphql-response+json when its Accept prefers it, as for
+// any GraphQL answer; application/json otherwise): the writer of the
+// edge's refusals of /graphql requests made outside this package (a
+// session token refused with 401).
+func WriteErrorFor(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	setContentType(w, r)
+	writeError(w, status, code, msg)
+}
+
 func writeError(w http.ResponseWriter, status int, code, msg string) {
 	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
 		"message": msg, "extensions": map[string]string{"code": code}}}})

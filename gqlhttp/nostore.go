@@ -2,6 +2,7 @@ package gqlhttp
 
 import (
 	"net/http"
+	"strings"
 
 	"paygraph/restclient"
 )
@@ -18,7 +19,9 @@ import (
 // guard's 403) carry both too.
 //
 // rs/cors, under it, adds a Vary line of its own ("Origin", or the
-// preflight's list); a name repeated across Vary lines means the same.
+// preflight's list starting with Origin): the gateway's CORS wrapper takes
+// Origin out of NoStore's line first (VaryWithoutOrigin), so that an
+// answer names Origin once.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -28,11 +31,35 @@ func NoStore(next http.Handler) http.Handler {
 	})
 }
 
+// VaryWithoutOrigin is the Vary lines v without the name Origin, for a
+// middleware below NoStore that adds its own Origin line (rs/cors does).
+// NoStore's own line maps to a shared value, without allocating.
+func VaryWithoutOrigin(v []string) []string {
+	if len(v) == 1 && v[0] == varyOnCallers[0] {
+		return varyOnCallersButOrigin
+	}
+	var out []string
+	for _, line := range v {
+		var names []string
+		for _, n := range strings.Split(line, ",") {
+			if n = strings.TrimSpace(n); n != "" && !strings.EqualFold(n, "Origin") {
+				names = append(names, n)
+			}
+		}
+		if len(names) > 0 {
+			out = append(out, strings.Join(names, ", "))
+		}
+	}
+	return out
+}
+
 // The header values NoStore sets, shared: net/http only reads them, and a
 // middleware that adds to them (rs/cors appends to Vary) copies first,
 // since each has no spare capacity.
 var (
 	cacheControlNoStore = []string{"no-store"}
-	varyOnCallers       = []string{"Origin, " + http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
+	varyOnCallers       = []string{"Origin, " + varyOnCallersButOrigin[0]}
+	// varyOnCallersButOrigin is varyOnCallers less Origin (VaryWithoutOrigin).
+	varyOnCallersButOrigin = []string{http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
 		http.CanonicalHeaderKey(restclient.HeaderAPISecret) + ", Authorization"}
 )

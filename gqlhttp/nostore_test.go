@@ -30,3 +30,25 @@ func TestNoStore(t *testing.T) {
 		}
 	}
 }
+
+// TestVaryWithoutOrigin: NoStore's line less Origin, shared; other lines
+// lose Origin, whatever its case, and an emptied line goes.
+func TestVaryWithoutOrigin(t *testing.T) {
+	rec := httptest.NewRecorder()
+	gqlhttp.NoStore(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/graphql", nil))
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"NoStore's line", rec.Header().Values("Vary"), []string{"X-Api-Key, X-Api-Secret, Authorization"}},
+		{"two lines", []string{"origin, Accept-Encoding", "Origin"}, []string{"Accept-Encoding"}},
+		{"no Origin", []string{"Accept-Encoding"}, []string{"Accept-Encoding"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := gqlhttp.VaryWithoutOrigin(tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("VaryWithoutOrigin(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}

@@ -63,7 +63,7 @@ func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, b
 					onRefused(ctx, graph.CodeRateLimited)
 				}
 				drain(r)
-				writeRateLimited(w, d)
+				writeRateLimited(w, r, d)
 				return
 			}
 			b := &restCallBudget{l: l, merchant: merchant, edge: d, header: w.Header()}
@@ -217,12 +217,12 @@ func drain(r *http.Request) {
 
 // writeRateLimited answers an edge refusal: HTTP 429 with a GraphQL-shaped
 // body (the headers are set already).
-func writeRateLimited(w http.ResponseWriter, d ratelimit.Decision) {
+func writeRateLimited(w http.ResponseWriter, r *http.Request, d ratelimit.Decision) {
 	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
 		"message":    limitedMessage(d),
 		"extensions": map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()},
 	}}})
-	w.Header().Set("Content-Type", "application/json")
+	setContentType(w, r) // as any GraphQL answer: what the caller's Accept prefers
 	w.WriteHeader(http.StatusTooManyRequests)
 	_, _ = w.Write(body)
 }
