@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,6 +72,10 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 		{name: "variable_that_does_not_coerce", code: "BAD_USER_INPUT", header: withCreds,
 			body: `{"query":"query($s: PaymentStatus) { payments(first: 1, status: $s) { nodes { id } } }","variables":{"s":"NOPE"}}`, json: 200, gr: 400},
 		{name: "not_a_graphql_request", code: "BAD_USER_INPUT", header: withCreds, body: `{}`, json: 400, gr: 400},
+		{name: "subscription_without_a_stream", code: "BAD_USER_INPUT", header: withCreds,
+			body: `{"query":"subscription($id: ID!) { paymentUpdated(id: $id) { status } }","variables":{"id":"` + fx.PaymentID + `"}}`, json: 200, gr: 400},
+		{name: "subscription_over_GET_without_a_stream", code: "BAD_USER_INPUT", header: withCreds, method: http.MethodGet,
+			body: "query=" + url.QueryEscape(`subscription { paymentUpdated(id: "`+fx.PaymentID+`") { status } }`), json: 200, gr: 400},
 		{name: "mutation_over_GET", code: "BAD_USER_INPUT", header: withCreds, method: http.MethodGet,
 			body: "query=" + "mutation%20%7B%20x%20%7D", json: 405, gr: 405},
 		{name: "body_over_MAX_BODY_BYTES", code: "BAD_USER_INPUT", header: withCreds,

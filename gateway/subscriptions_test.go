@@ -57,7 +57,14 @@ func (e liveEvent) code() string {
 // returns its events; the stream closes when ctx ends.
 func sseSubscribe(t *testing.T, ctx context.Context, url string, h http.Header, query string, vars map[string]any) <-chan liveEvent {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	return sseSubscribeBody(t, ctx, url, h, map[string]any{"query": query, "variables": vars})
+}
+
+// sseSubscribeBody is sseSubscribe with the request's body as given (a
+// documentId instead of the query, say).
+func sseSubscribeBody(t *testing.T, ctx context.Context, url string, h http.Header, request map[string]any) <-chan liveEvent {
+	t.Helper()
+	body, _ := json.Marshal(request)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/graphql", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -174,6 +175,47 @@ func TestTrustedDocumentsModes(t *testing.T) {
 					t.Fatalf("a document's text is in the log:\n%s", out)
 				}
 			})
+		})
+	}
+}
+
+// TestTrustedDocumentsOverSSE: a graphql-sse stream takes a listed
+// subscription by its documentId, as POST does, under enforce; an unlisted
+// subscription's text is refused before any REST call.
+func TestTrustedDocumentsOverSSE(t *testing.T) {
+	const watch = "subscription Watch($id: ID!) { paymentUpdated(id: $id) { id status } }"
+	path := filepath.Join(t.TempDir(), "manifest.json")
+	writeManifest(t, path, map[string]string{"watch-payment": watch, listedID: listedBody})
+	g := startGateway(t, fastPolls(map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}), nil)
+	b := g.Biz[0]
+	id := pendingPayment(t, g.Sandbox, b, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, tc := range []struct {
+		name    string
+		request map[string]any
+		code    string // "" : served
+	}{
+		{"listed, by documentId", map[string]any{"documentId": "watch-payment", "variables": map[string]any{"id": id}}, ""},
+		{"listed, by sha256 documentId", map[string]any{"documentId": "sha256:" + sha(watch), "variables": map[string]any{"id": id}}, ""},
+		{"unlisted text", map[string]any{"query": paymentSub, "variables": map[string]any{"id": id}}, "PERSISTED_QUERY_NOT_LISTED"},
+		{"unknown documentId", map[string]any{"documentId": "not-listed", "variables": map[string]any{"id": id}}, "PERSISTED_QUERY_NOT_LISTED"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g.Sandbox.ResetCalls()
+			ev := next(t, sseSubscribeBody(t, ctx, g.URL, creds(b), tc.request))
+			if tc.code == "" {
+				if ev.status() != "PENDING" {
+					t.Fatalf("first event %+v, want the payment PENDING", ev)
+				}
+				return
+			}
+			if ev.code() != tc.code {
+				t.Fatalf("first event %+v, want %s", ev, tc.code)
+			}
+			if n := g.Sandbox.CallCount(""); n != 0 {
+				t.Errorf("refused, yet %d REST calls", n)
+			}
 		})
 	}
 }

@@ -148,6 +148,21 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
+	if rc.Operation.Operation == ast.Subscription {
+		// A subscription is a stream: answered once, as gqlgen would, its
+		// first event would look like the whole answer and the client
+		// would never see a change. Refused as a request error.
+		status := http.StatusOK
+		if gr {
+			status = http.StatusBadRequest
+		}
+		w.WriteHeader(status)
+		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
+			Message:    msgSubscriptionNeedsStream,
+			Extensions: map[string]any{"code": graph.CodeBadUserInput},
+		}}))
+		return
+	}
 	if queriesOnly && rc.Operation.Operation != ast.Query {
 		refuseMethod(w, r)
 		return
@@ -161,6 +176,11 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	writeResponse(w, responses(ctx), maxResponse)
 }
+
+// msgSubscriptionNeedsStream answers a subscription sent as a plain JSON
+// request (POST or GET without Accept: text/event-stream).
+const msgSubscriptionNeedsStream = "a subscription is served as a stream only: POST it with Accept: text/event-stream (graphql-sse), " +
+	"or send it over a WebSocket (graphql-transport-ws); a plain JSON request would answer only its first event"
 
 // refuseMethod answers an operation other than a query sent with GET.
 func refuseMethod(w http.ResponseWriter, r *http.Request) {

@@ -258,6 +258,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		OperationName string         `json:"operationName"`
 		Variables     map[string]any `json:"variables"`
 		Extensions    map[string]any `json:"extensions"`
+		DocumentID    string         `json:"documentId"` // trusted documents, as over POST (graph/trusteddocs.go)
 	}
 	if json.Unmarshal(body, &req) != nil {
 		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
@@ -265,6 +266,9 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	if req.DocumentID != "" {
+		r = r.WithContext(graph.WithDocumentID(r.Context(), req.DocumentID))
+	}
 	t.SSE.Do(eventIDWriter{w}, r, exec)
 }
 
