@@ -176,3 +176,44 @@ func TestApolloClientPersistedQueries(t *testing.T) {
 		t.Errorf("HTTP statuses (-want +got): hash alone, then registered\n%s", diff)
 	}
 }
+
+// TestApolloBatchHttpLinkRefused: Apollo Client 4's BatchHttpLink sends two
+// queries in one array body; the gateway does not serve batches
+// (docs/clients.md "Batching") and answers one refusal per entry, so each
+// query's caller gets a GraphQL error saying what to do instead, with the
+// contract's code, rather than Apollo's "server returned results with
+// length 1, expected length of 2".
+func TestApolloBatchHttpLinkRefused(t *testing.T) {
+	node, dir := nodeClients(t)
+	p := startGateway(t, nil)
+	out := runNode(t, node, dir, "batch.mjs", map[string]string{"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t)})
+	var got struct {
+		Results []struct {
+			Data  any
+			Error struct {
+				Name, Message string
+				Errors        []struct {
+					Message    string
+					Extensions struct{ Code string }
+				}
+			}
+		}
+		Statuses []int
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("batch.mjs output: %v: %s", err, out)
+	}
+	if len(got.Statuses) != 1 || got.Statuses[0] != 400 {
+		t.Errorf("HTTP statuses %v; want one request, 400", got.Statuses)
+	}
+	if len(got.Results) != 2 {
+		t.Fatalf("%d results: %s", len(got.Results), out)
+	}
+	for i, r := range got.Results {
+		e := r.Error
+		if r.Data != nil || e.Name != "CombinedGraphQLErrors" || len(e.Errors) != 1 ||
+			e.Errors[0].Extensions.Code != "BAD_USER_INPUT" || !strings.Contains(e.Errors[0].Message, "BatchHttpLink") {
+			t.Errorf("query %d: %+v; want its own GraphQL error, BAD_USER_INPUT, naming BatchHttpLink", i+1, r)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package gqlhttp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -82,6 +83,10 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 			refuse(w, r, status, graph.CodeBadUserInput, msg)
 			return
 		}
+		if body.batch != nil {
+			refuseBatch(w, r, body.batch)
+			return
+		}
 		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
 			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
 		return
@@ -92,10 +97,14 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 }
 
 // readErrRecorder passes reads through and keeps the first error other
-// than io.EOF.
+// than io.EOF. A body whose first byte (after blanks) is '[' (a batch) is
+// also kept, for refuseBatch; an object body costs nothing more.
 type readErrRecorder struct {
-	r   io.Reader
-	err error
+	r       io.Reader
+	err     error
+	seen    bool   // the first non-blank byte was read
+	batch   []byte // the body, when it is a JSON array
+	keeping bool   // batch is being kept
 }
 
 func (b *readErrRecorder) Read(p []byte) (int, error) {
@@ -103,5 +112,63 @@ func (b *readErrRecorder) Read(p []byte) (int, error) {
 	if err != nil && err != io.EOF && b.err == nil {
 		b.err = err
 	}
+	if b.keeping {
+		b.batch = append(b.batch, p[:n]...)
+	} else if !b.seen {
+		for i, c := range p[:n] {
+			if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+				continue
+			}
+			b.seen = true
+			if c == '[' {
+				b.keeping = true
+				b.batch = append(b.batch, p[i:n]...)
+			}
+			break
+		}
+	}
 	return n, err
+}
+
+// maxBatchAnswers bounds the answer to a batch: past it, one error (a
+// batch body is under MAX_BODY_BYTES, but 64 KiB of "{}," would be 20,000
+// answers).
+const maxBatchAnswers = 100
+
+// msgBatch refuses a batch (a JSON array of operations, as Apollo's
+// BatchHttpLink sends), in each operation's answer.
+const msgBatch = "batched requests (a JSON array of operations) are not served: send each operation in a request of its own " +
+	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
+
+// refuseBatch answers a batch of n operations with n answers, each this
+// refusal (so that a batching client hands each operation its error,
+// rather than failing on a count that does not match), with 400: a batch
+// is not a GraphQL-over-HTTP request. Not served, rather than run entry by
+// entry: every bound of the gateway (rate limits, complexity, response
+// budget, deadline, loaders, the access log) is per request, and a batch
+// would need each of them split per entry for a gain HTTP/2 and keep-alive
+// already give (docs/clients.md "Batching").
+func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
+	var entries []json.RawMessage
+	if json.Unmarshal(batch, &entries) != nil || len(entries) == 0 || len(entries) > maxBatchAnswers {
+		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msgBatch)
+		return
+	}
+	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
+		report(r.Context(), graph.CodeBadUserInput)
+	}
+	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msgBatch, "extensions": map[string]string{"code": graph.CodeBadUserInput}}}})
+	out := make([]byte, 0, len(entries)*(len(one)+1)+1)
+	out = append(out, '[')
+	for i := range entries {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, one...)
+	}
+	out = append(out, ']')
+	setContentType(w, r)
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(out)
 }

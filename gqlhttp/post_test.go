@@ -1,6 +1,8 @@
 package gqlhttp_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,5 +58,70 @@ func TestPOSTBodyLongerThanAnnounced(t *testing.T) {
 	}
 	if code := decodeRefusal(t, rec); code != graph.CodeBadUserInput {
 		t.Errorf("code %s", code)
+	}
+}
+
+// TestBatchRefused: a JSON array of operations (Apollo's BatchHttpLink) is
+// refused with 400 and one answer per entry, each the refusal with its
+// code (so a batching client hands every operation its error); in the
+// media type Accept asks for; reported to OnRefused; with no REST call
+// (noREST would panic). Past maxBatchAnswers entries, and for an array
+// that is not JSON, one refusal; an object body is served as before.
+func TestBatchRefused(t *testing.T) {
+	op := `{"query":"{ payments(first: 1) { nodes { id } } }"}`
+	for _, tc := range []struct {
+		name, body, accept string
+		answers            int // 0: one refusal object
+		wantType           string
+	}{
+		{"two entries", "[" + op + "," + op + "]", "", 2, "application/json"},
+		{"blanks before the array", " \n\t[" + op + "]", "", 1, "application/json"},
+		{"graphql-response+json", "[" + op + "," + op + "," + op + "]", "application/graphql-response+json", 3, "application/graphql-response+json"},
+		{"over 100 entries", "[" + strings.Repeat(op+",", 100) + op + "]", "", 0, "application/json"},
+		{"not JSON", "[" + op + ",", "", 0, "application/json"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var refused []string
+			h := newEdge(noREST{}, edgeConfig{onRefused: func(_ context.Context, code string) { refused = append(refused, code) }})
+			req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(tc.body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("X-Api-Key", "key_demo")
+			req.Header.Set("X-Api-Secret", "secret_demo")
+			if tc.accept != "" {
+				req.Header.Set("Accept", tc.accept)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusBadRequest || !strings.HasPrefix(rec.Header().Get("Content-Type"), tc.wantType) {
+				t.Fatalf("%d %q: %s", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			}
+			type answer struct {
+				Errors []struct {
+					Message    string
+					Extensions struct{ Code string }
+				}
+			}
+			var answers []answer
+			if tc.answers == 0 {
+				var one answer
+				if err := json.Unmarshal(rec.Body.Bytes(), &one); err != nil {
+					t.Fatalf("not one answer: %v: %s", err, rec.Body)
+				}
+				answers = []answer{one}
+			} else if err := json.Unmarshal(rec.Body.Bytes(), &answers); err != nil || len(answers) != tc.answers {
+				t.Fatalf("want %d answers: %v: %s", tc.answers, err, rec.Body)
+			}
+			for i, a := range answers {
+				if len(a.Errors) != 1 || a.Errors[0].Extensions.Code != graph.CodeBadUserInput {
+					t.Errorf("answer %d: %+v", i, a)
+				}
+			}
+			if tc.name != "not JSON" && !strings.Contains(answers[0].Errors[0].Message, "BatchHttpLink") {
+				t.Errorf("message %q does not say what to use instead", answers[0].Errors[0].Message)
+			}
+			if len(refused) != 1 || refused[0] != graph.CodeBadUserInput {
+				t.Errorf("reported %v; want one BAD_USER_INPUT", refused)
+			}
+		})
 	}
 }
