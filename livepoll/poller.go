@@ -41,7 +41,8 @@ type poller struct {
 	fetch  FetchFunc
 	ctx    context.Context
 	cancel context.CancelFunc
-	leader atomic.Bool // with a Store: this replica holds the key's lease
+	leader atomic.Bool   // with a Store: this replica holds the key's lease
+	wake   chan struct{} // with a Store: the keeper took the lease (poll now)
 
 	// mu guards what subscribers share with the goroutine.
 	mu      sync.Mutex
@@ -59,6 +60,7 @@ type poller struct {
 func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	p := &poller{hub: h, key: key, fetch: fetch, subs: map[*Subscription]struct{}{}}
 	p.ctx, p.cancel = context.WithCancel(h.base)
+	p.wake = make(chan struct{}, 1)
 	if h.cfg.Store == nil {
 		p.synced = true
 		if hs := h.hist[key]; hs != nil {
@@ -85,8 +87,8 @@ func (p *poller) run() {
 	defer h.wg.Done()
 	st := h.cfg.Store
 	if st != nil {
-		held, err := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
-		p.leader.Store(held || err != nil) // the first poll need not wait for the keeper's first tick
+		held, _ := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
+		p.leader.Store(held) // the first poll need not wait for the keeper's first tick
 		h.wg.Add(1)
 		go p.keepLease()
 	}
@@ -202,36 +204,74 @@ func (p *poller) run() {
 		if st != nil && (!leader || d > p.tick()) {
 			d = p.tick() // read the Store (and maybe take over) every tick
 		}
-		if !h.sleep(p.ctx, d) {
+		if st == nil {
+			if !h.sleep(p.ctx, d) {
+				return
+			}
+		} else if !p.sleepOrWake(d) {
 			return
 		}
 	}
 }
 
+// sleepOrWake waits d, or until the keeper took the lease; it reports
+// whether the poller goes on.
+func (p *poller) sleepOrWake(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-p.wake:
+		return true
+	case <-p.ctx.Done():
+		return false
+	}
+}
+
 // tick is how often, with a Store, a poller reads other replicas'
 // transitions and its keeper takes or renews the lease: a quarter of an
-// Interval, so that a lease lost with its replica (it lives two ticks) is
-// taken over, and polled, within one Interval.
+// Interval, so that a lease lost with its replica (it lives three ticks
+// after its last renewal) is taken, and polled at once, within one
+// Interval; a renewal may be two ticks late before the lease lapses.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
 // leaseTTL is how long a lease lives without renewal.
-func (p *poller) leaseTTL() time.Duration { return 2 * p.tick() }
+func (p *poller) leaseTTL() time.Duration { return 3 * p.tick() }
+
+// storeFailures is how many Lease calls in a row must fail before a
+// replica polls for itself: one slow call is not an outage, and polling
+// at once would poll twice beside the replica that holds the lease.
+const storeFailures = 3
 
 // keepLease takes the key's lease when it is free and renews it while it
 // is held, every tick, until the poller stops; then it gives it up, so
 // that another replica's poller of the key takes over at its next tick.
-// While the Store fails, it acts as if it held the lease: each replica
-// then polls for its own subscribers, as without a Store.
+// While the Store fails (storeFailures calls in a row), it acts as if it
+// held the lease: each replica then polls for its own subscribers, as
+// without a Store.
 func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()
 	st := h.cfg.Store
+	failed := 0
 	for h.sleep(p.ctx, p.tick()) {
 		held, err := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
 		if p.ctx.Err() != nil {
 			break
 		}
-		p.leader.Store(held || err != nil)
+		if err != nil {
+			failed++
+		} else {
+			failed = 0
+		}
+		now := held || failed >= storeFailures
+		if was := p.leader.Swap(now); now && !was {
+			select {
+			case p.wake <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if p.leader.Load() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -276,7 +316,7 @@ func (p *poller) catchUp(st Store) (int, bool) {
 		if last, ok := p.lastLocked(); ok && r.id <= last.id {
 			continue
 		}
-		p.publishLocked(r)
+		p.keepLocked(r)
 		n++
 	}
 	if err == nil && len(p.recs) > 0 {
@@ -380,18 +420,24 @@ func (p *poller) publish(rec record) {
 
 // publishLocked: h.mu and p.mu are held.
 func (p *poller) publishLocked(rec record) {
+	p.keepLocked(rec)
+	for s := range p.subs {
+		p.serve(s)
+	}
+}
+
+// keepLocked keeps rec as the newest transition and sends it to every
+// subscriber already served; the others are served by the caller (once:
+// a resuming one's id is judged against all that is kept).
+func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
 		p.recs = append(p.recs[:0:0], p.recs[n-MaxKept:]...) // a fresh array: the old one is freed
 	}
 	p.current, p.lastErr = true, nil
 	for s := range p.subs {
-		if s.ready {
-			if rec.id > s.cursor {
-				p.sendState(s, rec)
-			}
-		} else {
-			p.serve(s)
+		if s.ready && rec.id > s.cursor {
+			p.sendState(s, rec)
 		}
 	}
 }
