@@ -652,7 +652,8 @@ func keys(m map[string]bool) []string {
 
 // A withheld address is not fetched: a 50-item list selecting every
 // customer's address makes 1 REST call under a masked or none token, and
-// the estimate counts 1; with full data, 51 (the list and 50 details).
+// the estimate and the receipt (extensions.cost) count 1; with full data,
+// 51 (the list and 50 details).
 func TestWithheldAddressMakesNoRESTCall(t *testing.T) {
 	rig := startPIIRig(t, nil)
 	const q = `{ payments(first: 50) { nodes { id customer { name address } } } }`
@@ -663,7 +664,24 @@ func TestWithheldAddressMakesNoRESTCall(t *testing.T) {
 		t.Run(tc.level, func(t *testing.T) {
 			h := http.Header{"Authorization": {"Bearer " + rig.mint(t, `{"kind":"all"}`, tc.level)}}
 			rig.Sandbox.ResetCalls()
-			a := viaPOST(t, rig, h, q, nil)
+			r := rig.Do(t, http.MethodPost, "/graphql", h, []byte(`{"query":`+strconv.Quote(q)+`}`))
+			var receipt struct {
+				Extensions struct {
+					Cost struct{ Estimated, Made *int } `json:"cost"`
+				} `json:"extensions"`
+			}
+			if err := json.Unmarshal(r.Raw, &receipt); err != nil {
+				t.Fatal(err)
+			}
+			if c := receipt.Extensions.Cost; c.Estimated == nil || c.Made == nil || *c.Estimated != tc.calls || *c.Made != tc.calls {
+				t.Errorf("extensions.cost %+v, want %d estimated and made", receipt.Extensions.Cost, tc.calls)
+			}
+			a := newAnswer()
+			var p payload
+			if err := json.Unmarshal(r.Raw, &p); err != nil {
+				t.Fatal(err)
+			}
+			a.add(t, p)
 			if len(a.errors) > 0 {
 				t.Fatal(a.errors)
 			}
