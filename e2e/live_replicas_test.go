@@ -34,6 +34,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"paygraph/internal/testenv"
 	"paygraph/sandbox"
 )
@@ -67,6 +69,7 @@ func (l *pollLog) of(id string) []time.Time {
 
 // liveFleet is the rig: Redis, the sandbox behind a poll log, replicas.
 type liveFleet struct {
+	redisURL string
 	sb       *sandbox.Server
 	biz      sandbox.Business
 	log      *pollLog
@@ -80,7 +83,7 @@ func startLiveFleet(t *testing.T, n int) *liveFleet {
 	}
 	rds := startRedisProcess(t, testenv.Tool(t, "redis-server"))
 	sb := sandbox.New(sandbox.Options{})
-	f := &liveFleet{sb: sb, biz: sb.Businesses()[0], log: &pollLog{polls: map[string][]time.Time{}}}
+	f := &liveFleet{redisURL: rds.URL, sb: sb, biz: sb.Businesses()[0], log: &pollLog{polls: map[string][]time.Time{}}}
 	restURL := serveLoopback(t, f.log.wrap(sb))
 	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL,
 		"SUBSCRIPTION_POLL_INTERVAL": livePollInterval.String(), "SUBSCRIPTION_MAX_PER_MERCHANT": "200",
@@ -313,6 +316,35 @@ func TestLiveFleet(t *testing.T) {
 		}
 		t.Logf("%d subscribers on 3 replicas, 10 payments, %v: %d REST polls (%.1f per payment per minute)",
 			len(subs), elapsed.Round(time.Millisecond), total, float64(total)/10/elapsed.Minutes())
+	})
+
+	t.Run("what Redis holds per watched payment", func(t *testing.T) {
+		opts, err := redis.ParseURL(f.redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(opts)
+		defer rdb.Close()
+		keys, err := rdb.Keys(context.Background(), "paygraph:live:*").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var bytes int64
+		streams := 0
+		for _, k := range keys {
+			n, err := rdb.MemoryUsage(context.Background(), k).Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			bytes += n
+			if strings.HasSuffix(k, ":events") {
+				streams++
+			}
+		}
+		if streams != len(ids) {
+			t.Fatalf("%d event streams for %d payments: %v", streams, len(ids), keys)
+		}
+		t.Logf("Redis MEMORY USAGE after 3 transitions each: %d B for %d payments, %d B per payment (%d keys)", bytes, len(ids), bytes/int64(len(ids)), len(keys))
 	})
 }
 

@@ -317,7 +317,7 @@ var settings = []setting{
 		intSetting(1, 1024, func(c *Config) *int { return &c.LiveMaxOperations })},
 	{"LIVE_WRITE_TIMEOUT", gqlhttp.DefaultWriteTimeout.String(), "how long a WebSocket or SSE client may take to read one message before its connection is closed",
 		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
-	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept: in memory without REDIS_URL, in Redis with it",
+	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept in memory without REDIS_URL; with it about 5 KB per watched resource in Redis (docs/operations.md)",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.ResumeWindow })},
 	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", func(c *Config, v string) (err error) {
 		c.CostReceipts, err = strconv.ParseBool(v)
