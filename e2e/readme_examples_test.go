@@ -376,6 +376,9 @@ func (r *exampleRunner) check(req *http.Request) error {
 	if mt, params, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt == "multipart/mixed" && resp.StatusCode == http.StatusOK {
 		return r.checkIncremental(multipart.NewReader(resp.Body, params["boundary"]))
 	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") && resp.StatusCode == http.StatusOK {
+		return r.firstEvent(resp.Body) // a subscription: its first event, then the stream is left
+	}
 	body, err := io.ReadAll(resp.Body)
 	if err != nil {
 		return err
@@ -520,7 +523,13 @@ func (r *exampleRunner) subscribe(ctx context.Context, query string) error {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("SSE answer %d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	sc := bufio.NewScanner(resp.Body)
+	return r.firstEvent(resp.Body)
+}
+
+// firstEvent checks the first event of a graphql-sse stream as any
+// answer; a stream that completes first fails.
+func (r *exampleRunner) firstEvent(body io.Reader) error {
+	sc := bufio.NewScanner(body)
 	event := ""
 	for sc.Scan() {
 		line := sc.Text()
@@ -564,7 +573,7 @@ func (r *exampleRunner) curlRequest(ctx context.Context, cmd string) (*http.Requ
 			return r.subst(args[i])
 		}
 		switch a {
-		case "-s":
+		case "-s", "-N", "-sN": // -N: unbuffered, for a stream
 		case "-G":
 			get = true
 		case "-X":
@@ -768,6 +777,7 @@ func TestREADMEExamples(t *testing.T) {
 		{"broken_field_name", `customer { address } createdAt }`, `customer { address } created_at }`, false},
 		{"broken_curl_first_over_100", `payments(first: 3)`, `payments(first: 300)`, false},
 		{"broken_get_curl_without_secret", `-H 'x-api-secret: …'`, ``, false},
+		{"broken_sse_curl_unknown_payment", `"variables":{"id":"pay_prod_621a1f1e13162254a9ca0e30de80d53a"}`, `"variables":{"id":"pay_prod_621a1f1e13162254a9ca0e30de80d53b"}`, false},
 		{"broken_fetch_query", `payments(first: 5) { nodes { id status } }`, `payments(first: 5) { nodes { id state } }`, false},
 	}
 	for _, b := range broken {
@@ -820,7 +830,7 @@ func TestREADMEFixtures(t *testing.T) {
 	// banner sample, the queries) is one of them.
 	known := map[string]bool{}
 	for _, f := range fx {
-		known[f.PaymentID], known[f.PaymentLinkID] = true, true
+		known[f.PaymentID], known[f.PaymentLinkID], known[f.PendingPaymentID] = true, true, true
 	}
 	for _, f := range docFiles(t) {
 		for _, id := range readmeIDRe.FindAllString(f.Text, -1) {
@@ -843,7 +853,7 @@ func TestREADMEFixtures(t *testing.T) {
 	p := startGateway(t, nil)
 	for name, printed := range map[string]string{"-fixtures": string(out), "banner": p.Output()} {
 		for _, f := range fx {
-			want := []string{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference}
+			want := []string{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference, f.PendingPaymentID}
 			if !slices.ContainsFunc(strings.Split(printed, "\n"), func(line string) bool {
 				return allIn(line, want)
 			}) {
@@ -863,20 +873,20 @@ func allIn(s string, subs []string) bool {
 }
 
 // fixtureTableDiff compares the README's table rows ("| name | `pay_…` |
-// `pl_…` | `REF` |") with the fixtures.
+// `pl_…` | `REF` | `pay_…` |") with the fixtures.
 func fixtureTableDiff(text string, fx []sandbox.Fixture) string {
-	type row struct{ Business, Payment, Link, Reference string }
+	type row struct{ Business, Payment, Link, Reference, Pending string }
 	var want, got []row
 	for _, f := range fx {
-		want = append(want, row{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference})
+		want = append(want, row{f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference, f.PendingPaymentID})
 	}
 	for _, line := range strings.Split(text, "\n") {
 		cells := strings.Split(strings.Trim(strings.TrimSpace(line), "|"), "|")
-		if len(cells) != 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`pay_") {
+		if len(cells) != 5 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`pay_") {
 			continue
 		}
 		c := func(i int) string { return strings.Trim(strings.TrimSpace(cells[i]), "`") }
-		got = append(got, row{c(0), c(1), c(2), c(3)})
+		got = append(got, row{c(0), c(1), c(2), c(3), c(4)})
 	}
 	return cmp.Diff(want, got)
 }

@@ -121,13 +121,18 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 			"then send 'Authorization: Bearer <token>' instead of the two headers (GraphiQL has a box for it).\n",
 			keyNote, url, b.APIKey, b.APISecret, ExampleTokenRequest)
 	}
-	// Live status (paymentUpdated) needs something to change: the
+	// Live status (paymentUpdated) needs something to change: a PENDING
+	// payment (a settled one completes its subscription at once), and the
 	// sandbox's own admin route, which is not a REST route and which the
 	// gateway never calls.
-	pay := sb.Fixtures()[0].PaymentID
-	fmt.Fprintf(out, "\nChange a payment's status, to watch a paymentUpdated subscription in GraphiQL (sandbox only):\n"+
+	pay := sb.Fixtures()[0].PendingPaymentID
+	fmt.Fprintf(out, "\nWatch a payment change (sandbox only). Subscribe first (GraphiQL, or this stream of server-sent events):\n"+
+		"  curl -sN %s/graphql -H 'content-type: application/json' -H 'accept: text/event-stream' \\\n"+
+		"    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n"+
+		"    -d '{\"query\":\"subscription($id: ID!) { paymentUpdated(id: $id) { id status updatedAt } }\",\"variables\":{\"id\":\"%s\"}}'\n"+
+		"then, in another terminal, settle that PENDING payment, and the stream shows the change within seconds:\n"+
 		"  curl -s -X POST %s/sandbox/payments/%s/status -H 'x-api-key: %s' -H 'x-api-secret: %s' -d '{\"status\":\"SUCCEEDED\"}'\n",
-		g.baseURL, pay, b.APIKey, b.APISecret)
+		url, b.APIKey, b.APISecret, pay, g.baseURL, pay, b.APIKey, b.APISecret)
 }
 
 // PrintFixtures writes the embedded sandbox's fixed ids (those the
@@ -143,8 +148,8 @@ func PrintFixtures(out io.Writer, cfg Config) {
 func writeFixtures(out io.Writer, title string, fx []sandbox.Fixture) {
 	fmt.Fprintln(out, title)
 	for _, f := range fx {
-		fmt.Fprintf(out, "  %-20s payment: %s  payment link: %s  checkout session reference: %s\n",
-			f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference)
+		fmt.Fprintf(out, "  %-20s payment: %s  payment link: %s  checkout session reference: %s  PENDING payment: %s\n",
+			f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference, f.PendingPaymentID)
 	}
 }
 

@@ -7,6 +7,10 @@ type Fixture struct {
 	Business Business
 	// PaymentID is the business's newest payment (the first of its list).
 	PaymentID string
+	// PendingPaymentID is its newest payment generated PENDING: the one to
+	// watch with a paymentUpdated subscription and to change (a payment
+	// already settled would complete the subscription at once).
+	PendingPaymentID string
 	// PaymentLinkID is its first payment link.
 	PaymentLinkID string
 	// CheckoutReference is the reference of its first checkout session
@@ -28,6 +32,7 @@ func (s *Server) Fixtures() []Fixture {
 		out[i] = Fixture{
 			Business:          b.info,
 			PaymentID:         b.payments[0].ID,
+			PendingPaymentID:  b.pendingID,
 			PaymentLinkID:     b.links[0].ID,
 			CheckoutReference: b.sessions[0].Reference,
 			CheckoutSessionID: b.sessions[0].ID,

@@ -27,6 +27,7 @@ func TestFixtures(t *testing.T) {
 				"/api/v1/payment-links/" + url.PathEscape(f.PaymentLinkID),
 				"/api/v1/checkout/sessions/" + url.PathEscape(f.CheckoutReference),
 				"/api/v1/checkout/sessions/" + url.PathEscape(f.CheckoutSessionID),
+				"/api/v1/payments/" + url.PathEscape(f.PendingPaymentID),
 			} {
 				if r := e.do(t, http.MethodGet, path, &f.Business); r.status != http.StatusOK {
 					t.Errorf("GET %s: %d %s", path, r.status, r.body)
@@ -34,7 +35,21 @@ func TestFixtures(t *testing.T) {
 			}
 		})
 	}
+	// The PENDING payment is pending (a subscription to it waits for a
+	// change), and stays the fixture once it is settled.
+	for _, f := range fx {
+		pending := false
+		for _, p := range e.sb.Payments(f.Business.APIKey) {
+			pending = pending || p.ID == f.PendingPaymentID && p.Status == "PENDING"
+		}
+		if !pending {
+			t.Errorf("%s: PendingPaymentID %q is no PENDING payment", f.Business.Name, f.PendingPaymentID)
+		}
+	}
 	if err := e.sb.SetPaymentStatus(fx[0].Business.APIKey, fx[0].PaymentID, sandbox.StatusRefunded); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.sb.SetPaymentStatus(fx[0].Business.APIKey, fx[0].PendingPaymentID, "SUCCEEDED"); err != nil {
 		t.Fatal(err)
 	}
 	again := sandbox.New(sandbox.Options{}).Fixtures()

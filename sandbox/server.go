@@ -150,6 +150,10 @@ type business struct {
 
 	linkJSON    map[string][]byte // by id
 	sessionJSON map[string][]byte // by id and by reference
+
+	// pendingID is the newest payment generated PENDING (Fixture's
+	// PendingPaymentID): chosen once, so that a status change moves it not.
+	pendingID string
 }
 
 // New builds a Server with data generated from opts.Seed.
@@ -183,6 +187,9 @@ func New(opts Options) *Server {
 			b.detailJSON = append(b.detailJSON, renderPayment(p, true))
 			b.paymentPos[p.ID] = i
 			b.statusPos[p.Status] = append(b.statusPos[p.Status], i)
+			if p.Status == "PENDING" && b.pendingID == "" {
+				b.pendingID = p.ID
+			}
 		}
 		for _, l := range d.links {
 			b.linkJSON[l.ID] = renderLink(l)

@@ -39,7 +39,7 @@ func main() {
 	for _, f := range srv.Fixtures() {
 		b := f.Business
 		fmt.Printf("business %q\n  x-api-key:    %s\n  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)
-		fmt.Printf("  a payment: %s  a payment link: %s  a checkout session reference: %s\n", f.PaymentID, f.PaymentLinkID, f.CheckoutReference)
+		fmt.Printf("  a payment: %s  a payment link: %s  a checkout session reference: %s  a PENDING payment: %s\n", f.PaymentID, f.PaymentLinkID, f.CheckoutReference, f.PendingPaymentID)
 	}
 	fmt.Printf("change a payment's status (sandbox only, not a REST route):\n"+
 		"  curl -X POST http://%s/sandbox/payments/<id>/status -H 'x-api-key: ...' -H 'x-api-secret: ...' -d '{\"status\":\"SUCCEEDED\"}'\n", ln.Addr())
