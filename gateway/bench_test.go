@@ -209,6 +209,30 @@ func BenchmarkList100(b *testing.B) {
 	benchServe(b, benchStubGateway(b, f.stub), f.request(benchList100, nil))
 }
 
+// BenchmarkList100Masked is BenchmarkList100 read at the masked
+// customer-data level (CUSTOMER_DATA_MAX=masked, as a masked token would
+// be): the records are masked copies, each payment is marshalled by gqlgen
+// rather than the fast path (its customer's masked paths are noted where
+// gqlgen has them), and the answer carries extensions.customerData.
+func BenchmarkList100Masked(b *testing.B) {
+	f := newBenchFixture(b)
+	cfg, err := gateway.LoadConfig(nil, func(k string) string {
+		if k == "CUSTOMER_DATA_MAX" {
+			return "masked"
+		}
+		return unlimitedDefaults(k)
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.RESTBaseURL = "http://rest.invalid"
+	gw, err := gateway.New(cfg, gateway.WithRESTTransport(f.stub))
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchServe(b, gw, f.request(benchList100, nil))
+}
+
 // BenchmarkAliases20: 20 aliases of one payment, 1 REST call (stubbed).
 func BenchmarkAliases20(b *testing.B) {
 	f := newBenchFixture(b)
