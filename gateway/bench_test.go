@@ -35,9 +35,9 @@ import (
 // only with a reason in docs/perf-log/2026-11-benchmarks.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 199  // 2026-11-25: measured 195 with the cost receipt (183 before it: the plan, the account, the receipt and its JSON, issue 26; its one REST call without the dataloader's batch; 207 with it, 357 before the executor fast path)
+	benchBudgetSinglePayment = 153  // 2026-11-25: measured 148, the root fast path with the address of a detail record (graph/rootfast.go; 199 before it with the cost receipt of issue 26, 183 before that; 207 with the dataloader's batch, 357 before the executor fast path)
 	benchBudgetList100       = 712  // measured 691 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20     = 252  // 2026-11-25: measured 244, the root fast path (graph/rootfast.go; 772 before it, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
+	benchBudgetAliases20     = 261  // 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
 	benchBudgetCheckout      = 480  // measured 466 (2 REST calls; 632 before)
 	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )

@@ -216,9 +216,18 @@ func typeApplies(cond, typ string) bool {
 // resolved for an object of type typ (the field's own key included); nil
 // budget when there is none to charge.
 func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudget, costPlan) {
-	b := budgetFrom(ctx)
 	fc := graphql.GetFieldContext(ctx)
-	if b == nil || fc == nil || fc.Field.Field == nil {
+	if fc == nil {
+		return nil, costPlan{}
+	}
+	return fieldPlanOf(ctx, fc.Field, typ, items)
+}
+
+// fieldPlanOf is fieldPlan for field (the root fast path has no field
+// context: rootfast.go).
+func fieldPlanOf(ctx context.Context, field graphql.CollectedField, typ string, items *costPlan) (*responseBudget, costPlan) {
+	b := budgetFrom(ctx)
+	if b == nil || field.Field == nil {
 		return nil, costPlan{}
 	}
 	var doc *ast.QueryDocument
@@ -234,8 +243,8 @@ func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudge
 	if items != nil {
 		tag += "+items"
 	}
-	walk := func() *[2]costPlan { return walkPlans(doc, fc.Field, typ, items != nil) }
-	plans, ok := costPlans.get(doc, tag, fc.Field.Field, fc.Field.Selections, walk)
+	walk := func() *[2]costPlan { return walkPlans(doc, field, typ, items != nil) }
+	plans, ok := costPlans.get(doc, tag, field.Field, field.Selections, walk)
 	if !ok {
 		plans = walk()
 	}

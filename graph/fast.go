@@ -25,6 +25,7 @@ package graph
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"io"
 	"slices"
@@ -72,6 +73,10 @@ const (
 	// customer plan of its own, not inside a payment's: that one has no
 	// field context of the customer for the address's path and errors).
 	opCustAddressGqlgen
+	// opCustAddressDetail: the address of a payment's detail record, which
+	// holds it (AddressOf empty): the address resolver only returns it.
+	// Only the root fast path's plans hold it (fastPaymentDetail).
+	opCustAddressDetail
 	// PaymentEdge
 	opEdgeCursor
 	opEdgeNode // sub: Payment
@@ -82,6 +87,7 @@ const (
 // the fields a plan may hold, with the type of their object value.
 type fastType struct {
 	name       string
+	tag        string // the plans' key in fastPlans, when not name
 	satisfies  []string
 	ops        map[string]fastOp
 	objectType map[fastOp]*fastType
@@ -97,6 +103,13 @@ var (
 			"transactionId": opPayTransactionID, "paymentMethod": opPayPaymentMethod, "customer": opPayCustomer,
 			"createdAt": opPayCreatedAt, "updatedAt": opPayUpdatedAt},
 		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomer}}
+	// The same for the root fast path (rootfast.go), whose payments are
+	// detail records: their customer's address is a plain field.
+	fastCustomerDetail = &fastType{name: "Customer", tag: "Customer/detail", satisfies: customerImplementors,
+		ops: map[string]fastOp{"name": opCustName, "email": opCustEmail, "phone": opCustPhone, "city": opCustCity, "address": opCustAddressDetail}}
+	fastPaymentDetail = &fastType{name: "Payment", tag: "Payment/detail", satisfies: paymentImplementors,
+		ops:        fastPayment.ops,
+		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomerDetail}}
 	fastPaymentEdge = &fastType{name: "PaymentEdge", satisfies: paymentEdgeImplementors,
 		ops:        map[string]fastOp{"cursor": opEdgeCursor, "node": opEdgeNode},
 		objectType: map[fastOp]*fastType{opEdgeNode: fastPayment}}
@@ -151,7 +164,7 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 	if oc == nil || len(sel) == 0 {
 		return nil
 	}
-	p, _ := fastPlans.get(oc.Doc, t.name, nil, sel, func() *fastPlan {
+	p, _ := fastPlans.get(oc.Doc, cmp.Or(t.tag, t.name), nil, sel, func() *fastPlan {
 		budget := maxFastFields
 		p := compileFast(oc, t, sel, &budget, true)
 		if p != nil {
@@ -638,6 +651,8 @@ func (p *fastPlan) appendCustomer(b []byte, w io.Writer, x *model.Customer, dele
 			w.Write(b)
 			delegated.MarshalGQL(w)
 			b = spare(w, 128)
+		case opCustAddressDetail:
+			b = appendOptString(b, x.Address)
 		}
 	}
 	return append(b, '}')

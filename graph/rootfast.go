@@ -28,6 +28,7 @@ package graph
 
 import (
 	"context"
+	"strings"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -62,6 +63,7 @@ type rootField struct {
 	id    string // a literal id, or
 	idVar string // the variable holding it
 	plan  *fastPlan
+	field graphql.CollectedField // as gqlgen collects it (for the budget's cost plan)
 }
 
 // rootPlans keeps the root plans (nil: an operation for gqlgen), per
@@ -127,7 +129,7 @@ func compileRoot(oc *graphql.OperationContext) *rootPlan {
 			return nil
 		}
 		seen[f.Alias] = true
-		rf := rootField{}
+		rf := rootField{field: graphql.CollectedField{Field: f, Selections: f.SelectionSet}}
 		switch a := f.Arguments[0]; {
 		case a.Name != "id" || a.Value == nil:
 			return nil
@@ -138,7 +140,7 @@ func compileRoot(oc *graphql.OperationContext) *rootPlan {
 		default:
 			return nil
 		}
-		if rf.plan = planFor(oc, fastPayment, f.SelectionSet); rf.plan == nil || rf.plan.delegated > 0 {
+		if rf.plan = planFor(oc, fastPaymentDetail, f.SelectionSet); rf.plan == nil || rf.plan.delegated > 0 {
 			return nil
 		}
 		var key []byte
@@ -194,7 +196,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 		payments[i] = model.NewPayment(x)
 	}
 	for i := range p.fields {
-		if _, err := charged(ctx, payments[i]); err != nil {
+		if chargePayment(ctx, p.fields[i].field, payments[i]) != nil || chargeAddresses(ctx, p.fields[i].plan, payments[i]) != nil {
 			// The budget is spent: ResponseBudget answers its error,
 			// whatever gqlgen writes.
 			return nil
@@ -208,4 +210,39 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 		b = f.plan.appendPayment(b, nil, payments[i], nil)
 	}
 	return append(b, '}')
+}
+
+// chargePayment charges what field renders of x, as the payment
+// resolver's charged does with its field context.
+func chargePayment(ctx context.Context, field graphql.CollectedField, x *model.Payment) error {
+	if budgetFrom(ctx) == nil {
+		return nil
+	}
+	var s sizes
+	paymentSizes(x, &s)
+	b, plan := fieldPlanOf(ctx, field, "Payment", nil)
+	return b.charge(plan.bytes(&s))
+}
+
+// chargeAddresses charges the response budget for each address the plan
+// writes, as the address resolver does (chargeString: the alias, the
+// key's and the string's bytes).
+func chargeAddresses(ctx context.Context, p *fastPlan, x *model.Payment) error {
+	b := budgetFrom(ctx)
+	if b == nil {
+		return nil
+	}
+	for i := range p.fields {
+		if f := &p.fields[i]; f.op == opPayCustomer {
+			for j := range f.sub.fields {
+				if g := &f.sub.fields[j]; g.op == opCustAddressDetail {
+					alias := len(strings.TrimPrefix(g.key, ",")) - 3 // `"alias":`
+					if err := b.charge(keyBytes + stringBytes + strLen(x.Customer().Address) + alias); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
