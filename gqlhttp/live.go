@@ -96,7 +96,7 @@ const DefaultKeepAlive = 15 * time.Second
 // (one whose connection_init carries none is closed at once, 4403).
 const DefaultInitTimeout = 10 * time.Second
 
-// The defaults of Live's connection bounds (RELIABILITY.md, issue 21).
+// The defaults of Live's connection bounds (docs/reliability.md, issue 21).
 const (
 	// DefaultMaxConnections: an idle WebSocket costs about 42 KiB of a
 	// 192 MiB pod, an operation in flight more; 1,000 leave room for the
