@@ -9,7 +9,6 @@ package livepoll
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net"
 	"os/exec"
 	"strconv"
@@ -76,8 +75,6 @@ type killable struct {
 	Store
 	dead atomic.Bool
 }
-
-var errDead = errors.New("dead")
 
 func (k *killable) Lease(ctx context.Context, key Key, ttl, keep time.Duration) (bool, error) {
 	if k.dead.Load() {
