@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
@@ -48,6 +49,12 @@ type Config struct {
 
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
+
+	// Credential pairs the REST API has not accepted yet (issue 22,
+	// restclient/unaccepted.go): their shared budgets and negative cache,
+	// and the proxies whose X-Forwarded-For names the client's address.
+	RESTUnaccepted restclient.UnacceptedConfig
+	TrustedProxies []netip.Prefix
 
 	// The traffic controls of issue 17 (traffic.go).
 	RateLimitRESTPerSecond        int
@@ -158,6 +165,32 @@ var settings = []setting{
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
 	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlightPerMerchant })},
+	{"REST_UNACCEPTED_CALLS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedCallsPerSecond), "REST calls per second (burst: twice) that all credential pairs the REST API has not yet answered with a 2xx may make together, per replica; past it: RATE_LIMITED without a call. A merchant's first call costs one; invented pairs cost the REST API at most this (0: no such bound)",
+		intSetting(0, 1e6, func(c *Config) *int { return &c.RESTUnaccepted.CallsPerSecond })},
+	{"REST_UNACCEPTED_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultUnacceptedMaxInFlight), "concurrent REST calls of credential pairs not yet accepted, per replica (one per pair at a time)",
+		intSetting(1, 65536, func(c *Config) *int { return &c.RESTUnaccepted.MaxInFlight })},
+	{"REST_UNACCEPTED_PER_ADDRESS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedPerAddressPerSecond), "one client address's part of REST_UNACCEPTED_CALLS_PER_SECOND (burst: twice; IPv6 by /64), so that one flooding address leaves the rest to merchants elsewhere (0: no per-address budget)",
+		intSetting(0, 1e6, func(c *Config) *int { return &c.RESTUnaccepted.PerAddressPerSecond })},
+	{"REST_REFUSED_CACHE_TTL", restclient.DefaultRefusedTTL.String(), "how long a credential pair the REST API refused (401, 403) is refused again without a REST call",
+		positiveDuration(func(c *Config) *time.Duration { return &c.RESTUnaccepted.RefusedTTL })},
+	{"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of the gateway whose X-Forwarded-For names the client's address (the rightmost address not in these); unset: the connection's peer is the client", func(c *Config, v string) error {
+		c.TrustedProxies = nil
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item == "" {
+				continue
+			}
+			p, err := netip.ParsePrefix(item)
+			if err != nil {
+				a, aerr := netip.ParseAddr(item)
+				if aerr != nil {
+					return fmt.Errorf("%q is not a CIDR such as 10.0.0.0/8 or an address", item)
+				}
+				p = netip.PrefixFrom(a, a.BitLen())
+			}
+			c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+		}
+		return nil
+	}},
 	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
 		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
 	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",

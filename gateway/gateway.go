@@ -118,6 +118,22 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		rest = observe.TraceTransport(rest, obs)
 	}
+	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
+	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
+	if cfg.RedisURL != "" {
+		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
+			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
+			apqstore.WithLogger(logger))
+		if err != nil {
+			return err
+		}
+		apq, rdb = store, store.Client()
+		g.closers = append(g.closers, store)
+	}
+	unaccepted := cfg.RESTUnaccepted
+	if rdb != nil {
+		unaccepted.Store = redisAccepted{rdb}
+	}
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:      g.baseURL,
 		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
@@ -128,6 +144,7 @@ func (g *Gateway) wire(o options) error {
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
+			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{
 			MaxRetries:      cfg.RESTMaxRetries,
@@ -147,18 +164,6 @@ func (g *Gateway) wire(o options) error {
 	})
 	if err != nil {
 		return err
-	}
-	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
-	var rdb *redis.Client         // the APQ store's, shared with the rate limits
-	if cfg.RedisURL != "" {
-		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
-			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
-			apqstore.WithLogger(logger))
-		if err != nil {
-			return err
-		}
-		apq, rdb = store, store.Client()
-		g.closers = append(g.closers, store)
 	}
 	if cfg.CursorKeys == nil && cfg.RESTBaseURL != "" {
 		logger.Warn("CURSOR_KEYS is unset: pagination cursors are signed with a random key and work only on this process " +
@@ -246,6 +251,7 @@ func (g *Gateway) wire(o options) error {
 	// same context.
 	r.Use(gqlhttp.Credentials)
 	r.Use(readBearer)
+	r.Use(gqlhttp.ClientAddress(cfg.TrustedProxies))
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}

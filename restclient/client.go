@@ -353,17 +353,20 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 
 	s, err := c.limiter.slotFor(ctx, creds)
 	if err != nil {
-		return ctxError(ctx, ep, err)
+		return acquireError(ctx, ep, err)
 	}
 	defer s.release()
 	log := callLogFrom(ctx)
 	if log == nil {
-		return c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, nil) })
+		err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, nil) })
+		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
+		return err
 	}
 	var st callStat
 	start := time.Now()
 	err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, &st) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
+	c.limiter.report(ctx, creds, err)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // The REST API's credential headers (spelled as its documentation does).
@@ -40,6 +41,9 @@ type credentialsValue struct {
 	secretField []string // headers[1:2]
 	headers     [2]string
 	merchant    merchantKey // the Limiter's key of the pair
+	// accepted: the REST API has accepted the pair (unaccepted.go), as
+	// far as this context knows; saves the gate's lookup on later calls.
+	accepted atomic.Bool
 }
 
 // WithCredentials returns a context carrying c.

@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"errors"
 	"crypto/sha256"
 	"encoding/binary"
 	"sync"
@@ -33,6 +34,9 @@ type LimiterConfig struct {
 	// credential pair (DefaultMaxInFlightPerMerchant); a value above
 	// MaxInFlight is MaxInFlight.
 	MaxInFlightPerMerchant int
+	// Unaccepted bounds the calls of credential pairs the REST API has not
+	// accepted yet (unaccepted.go); its zero value bounds nothing.
+	Unaccepted UnacceptedConfig
 }
 
 // Limiter is the one place REST calls wait for a slot: every call of a
@@ -57,6 +61,7 @@ type LimiterConfig struct {
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
+	gate        *gate // nil: every pair is a merchant at once
 
 	mu        sync.Mutex
 	merchants map[merchantKey]*merchantSlots
@@ -94,6 +99,11 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 		merchants:   make(map[merchantKey]*merchantSlots),
 	}
 	l.spare.New = func() any { return &merchantSlots{sem: make(chan struct{}, per)} }
+	g, err := newGate(cfg.Unaccepted)
+	if err != nil {
+		panic(err) // unreachable: newGate clamps what ratelimit.New checks
+	}
+	l.gate = g
 	return l
 }
 
@@ -133,6 +143,7 @@ type slot struct {
 	request  chan struct{}
 	merchant *merchantSlots
 	key      merchantKey
+	probe    *ticket // an unaccepted pair's turn (gate), ended on release
 }
 
 // acquire takes a request, a merchant and a process slot, in that order,
@@ -140,8 +151,17 @@ type slot struct {
 // slots) takes no lock beyond the merchant map's and allocates nothing.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l, key: cv.merchant}
+	if l.gate != nil {
+		// Before any slot: a call waiting for its pair's probe holds none.
+		t, err := l.gate.admit(ctx, cv)
+		if err != nil {
+			return slot{}, err
+		}
+		s.probe = t
+	}
 	if req := requestSlotsFrom(ctx); req != nil {
 		if err := take(ctx, req); err != nil {
+			s.probe.end()
 			return slot{}, err
 		}
 		s.request = req
@@ -216,6 +236,7 @@ func (s slot) release() {
 	if s.request != nil {
 		<-s.request
 	}
+	s.probe.end()
 }
 
 // Held is a context that carries one REST call's slot, taken ahead of the
@@ -262,7 +283,7 @@ func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	}
 	s, err := l.acquire(ctx, cv)
 	if err != nil {
-		return nil, ctxError(ctx, "", err)
+		return nil, acquireError(ctx, "", err)
 	}
 	return &Held{Context: ctx, s: s}, nil
 }
@@ -272,9 +293,30 @@ func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 // releases.
 func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
-		return slot{}, nil // the holder releases it
+		// The holder releases it; but the pair's probe ends with the call
+		// (a later call with the same context must not wait for itself).
+		return slot{probe: h.s.probe}, nil
 	}
 	return l.acquire(ctx, cv)
+}
+
+// acquireError is what a call that got no slot answers: the gate's own
+// refusal (unaccepted.go), or the caller's context's error.
+func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		c := *e // the cached refusal is shared: a copy with the endpoint
+		c.Endpoint = ep
+		return &c
+	}
+	return ctxError(ctx, ep, err)
+}
+
+// report tells the gate what the REST API answered a call of cv's pair.
+func (l *Limiter) report(ctx context.Context, cv *credentialsValue, err error) {
+	if l.gate != nil {
+		l.gate.report(ctx, cv, err)
+	}
 }
 
 // merchantKeyOf hashes a credential pair (WithCredentials does, once per

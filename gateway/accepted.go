@@ -1,0 +1,40 @@
+// The accepted merchants shared by the fleet (issue 22): restclient's
+// AcceptedStore in the Redis of REDIS_URL, so that a merchant accepted by
+// one replica skips every replica's budgets for unaccepted credential
+// pairs, and a restarted replica serves its merchants at once.
+
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// acceptedTTL is how long Redis remembers an accepted merchant after its
+// first 2xx on some replica (each replica writes once, when it first
+// accepts the pair): a week, after which a quiet merchant's next call
+// costs one call of the shared budget again. Keys hold no credential:
+// the merchant is restclient's keyed hash of the pair.
+const acceptedTTL = 7 * 24 * time.Hour
+
+// acceptedKeyPrefix is the shape of the keys: prefix + merchant.
+const acceptedKeyPrefix = "paygraph:merchant:accepted:"
+
+// redisAccepted is restclient.AcceptedStore over a Redis client (the APQ
+// store's: one pool a replica). Each call carries restclient's deadline.
+type redisAccepted struct{ rdb *redis.Client }
+
+func (s redisAccepted) Accepted(ctx context.Context, merchant string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, acceptedKeyPrefix+merchant).Result()
+	return n == 1, err
+}
+
+func (s redisAccepted) Accept(ctx context.Context, merchant string) error {
+	return s.rdb.Set(ctx, acceptedKeyPrefix+merchant, "1", acceptedTTL).Err()
+}
+
+func (s redisAccepted) Forget(ctx context.Context, merchant string) error {
+	return s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err()
+}

@@ -1,0 +1,53 @@
+package gateway_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"paygraph/sandbox"
+)
+
+// TestUnacceptedPairs: with the default bounds on credential pairs the
+// REST API has not accepted (issue 22), nodes(ids: [100 ids]) with an
+// invented pair makes one REST call, a repeat of the pair none, and the
+// sandbox's merchant is served.
+func TestUnacceptedPairs(t *testing.T) {
+	sb := sandbox.New(sandbox.Options{})
+	rest := &countingREST{handle: sb.ServeHTTP}
+	g := startGateway(t, map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "20"}, rest)
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("pay_prod_%032x", i))
+	}
+	q := `{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id } }`
+	fake := http.Header{"X-Api-Key": {"ak_test_invented1"}, "X-Api-Secret": {"sk_test_invented1"}}
+	for _, tc := range []struct {
+		name      string
+		wantCalls int64
+	}{
+		{"first request of the pair", 1},
+		{"a repeat of the pair", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.Post(t, fake, q, nil)
+			codes := r.Codes() // as many as the error cap lets through
+			for _, c := range codes {
+				if c != "UNAUTHENTICATED" {
+					t.Errorf("codes = %v, want only UNAUTHENTICATED", codes)
+					break
+				}
+			}
+			if len(codes) == 0 {
+				t.Error("no error for an invented pair")
+			}
+			if got := rest.calls.Load(); got != tc.wantCalls {
+				t.Errorf("REST calls so far = %d, want %d", got, tc.wantCalls)
+			}
+		})
+	}
+	biz := sb.Businesses()[0]
+	r := g.Post(t, creds(biz), `{ payments(first: 5) { edges { node { id } } } }`, nil)
+	r.WantNoErrors(t)
+}

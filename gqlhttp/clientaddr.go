@@ -1,0 +1,63 @@
+package gqlhttp
+
+import (
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"paygraph/restclient"
+)
+
+// ClientAddress is the middleware that puts the caller's address in the
+// request's context (restclient.WithClientAddr), where the REST client
+// charges the calls of credential pairs the REST API has not accepted yet
+// to that address's budget. The address is the connection's peer, unless
+// the peer is one of the trusted proxies (TRUSTED_PROXIES): then it is
+// the rightmost address of X-Forwarded-For that is not itself a trusted
+// proxy (the leftmost ones are whatever the client wrote). With no
+// trusted proxies the header is ignored: anyone can write it.
+func ClientAddress(trusted []netip.Prefix) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			addr := ClientAddr(r, trusted)
+			next.ServeHTTP(w, r.WithContext(restclient.WithClientAddr(r.Context(), addr)))
+		})
+	}
+}
+
+// ClientAddr is the caller's address as ClientAddress reads it; the zero
+// Addr when RemoteAddr is not an address (a test's request, say).
+func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	addr := ap.Addr().Unmap()
+	if !isTrusted(addr, trusted) {
+		return addr
+	}
+	hops := r.Header.Values("X-Forwarded-For")
+	for i := len(hops) - 1; i >= 0; i-- {
+		items := strings.Split(hops[i], ",")
+		for j := len(items) - 1; j >= 0; j-- {
+			a, err := netip.ParseAddr(strings.TrimSpace(items[j]))
+			if err != nil {
+				return addr // unreadable: the last address known good
+			}
+			addr = a.Unmap()
+			if !isTrusted(addr, trusted) {
+				return addr
+			}
+		}
+	}
+	return addr
+}
+
+func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
+	for _, p := range trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}

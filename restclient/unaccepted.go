@@ -1,0 +1,483 @@
+package restclient
+
+// Unaccepted credential pairs (issue 22). A credential pair costs nothing
+// to invent, so every bound keyed by it (a merchant's slots, its circuit,
+// its rate limits) holds only for pairs that are real. A pair becomes a
+// merchant when the REST API has answered one of its calls with a 2xx;
+// until then:
+//
+//   - its calls are made one at a time (the others of the pair wait for
+//     the one in flight, the probe, and follow its outcome), so a request
+//     fanning out to 100 ids with an invented pair makes one call, not 100;
+//   - each call draws on small budgets of the replica, shared by every
+//     unaccepted pair: REST calls per second per client address, REST
+//     calls per second for all addresses together, and a few slots;
+//     a call over a budget is answered KindRateLimited at once (no wait);
+//   - a pair the REST API refused (401, 403) is answered from a short
+//     negative cache, without a call, until the entry expires.
+//
+// Why both a per-address and a shared budget: the shared one bounds what
+// invented pairs can cost the REST API per replica whatever their number
+// and origin; but alone, one flooding address would take all of it, and a
+// real merchant not yet accepted (its first request, or the first after a
+// restart without Redis) would be refused with the flood. The per-address
+// budget keeps one address to a part of the shared one, so the merchant,
+// calling from another address, is served during such a flood. Only a
+// flood spread over many addresses meets the shared budget, which is then
+// the bound. With an AcceptedStore (Redis) the accepted set is the fleet's
+// and survives restarts: a merchant known to any replica skips the budgets.
+//
+// Memory is bounded: accepted pairs (only pairs answered 2xx enter, so
+// invented ones cannot grow it) up to MaxAccepted entries, refused pairs
+// up to maxRefused, the budgets' own tables (package ratelimit), and the
+// probes in flight, which the slots bound.
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"paygraph/ratelimit"
+)
+
+// Defaults of UnacceptedConfig (the gateway's REST_UNACCEPTED_* and
+// REST_REFUSED_CACHE_TTL settings take theirs from here).
+const (
+	// DefaultUnacceptedCallsPerSecond is the REST calls per second that
+	// every unaccepted pair of a replica may make together: a merchant's
+	// first call costs one, so 20 a second lets twenty merchants a second
+	// start (more with Redis, where the fleet remembers them), while a
+	// flood of invented pairs costs the REST API at most that (a tenth of
+	// one merchant's RATE_LIMIT_REST_CALLS_PER_SECOND).
+	DefaultUnacceptedCallsPerSecond = 20
+	// DefaultUnacceptedMaxInFlight is how many calls of unaccepted pairs a
+	// replica makes at once: 8 of REST_MAX_INFLIGHT's 256.
+	DefaultUnacceptedMaxInFlight = 8
+	// DefaultUnacceptedPerAddressPerSecond is one client address's part of
+	// the shared budget: a quarter, so that one address never takes it all.
+	DefaultUnacceptedPerAddressPerSecond = 5
+	// DefaultRefusedTTL is how long a pair the REST API refused is answered
+	// without a call: short, so that a merchant whose new pair is not yet
+	// active everywhere waits at most this long after it is.
+	DefaultRefusedTTL = 10 * time.Second
+	// DefaultMaxAccepted bounds the accepted pairs a replica remembers
+	// (about 100 bytes each: 10 MB when full); past it the least recently
+	// used go, and come back through one call of the shared budget.
+	DefaultMaxAccepted = 100_000
+
+	maxRefused        = 16_384 // about 150 bytes each with the message
+	storeTimeout      = 50 * time.Millisecond
+	touchEvery        = int64(time.Minute)
+	gateEvictSample   = 32
+	sharedBudgetKey   = "shared"
+	addressBudgetKey  = "addr:"
+	unknownAddressKey = "unknown"
+)
+
+// AcceptedStore remembers, for every replica, the merchants (MerchantOf
+// names) the REST API has accepted. Each call gets a short deadline; an
+// error is taken as "not known" (the pair then draws on the budgets).
+type AcceptedStore interface {
+	Accepted(ctx context.Context, merchant string) (bool, error)
+	Accept(ctx context.Context, merchant string) error
+	Forget(ctx context.Context, merchant string) error
+}
+
+// UnacceptedConfig configures the bounds on unaccepted pairs. A zero
+// CallsPerSecond turns them off: every pair is then a merchant at once.
+type UnacceptedConfig struct {
+	// CallsPerSecond is the shared budget of the replica (burst: twice).
+	CallsPerSecond int
+	// MaxInFlight is how many unaccepted pairs' calls run at once; 0:
+	// DefaultUnacceptedMaxInFlight. A call waits for one of these slots
+	// (until its context ends).
+	MaxInFlight int
+	// PerAddressPerSecond is one client address's budget (burst: twice;
+	// and at most a quarter of MaxInFlight, at least 1, in flight); 0: no
+	// per-address budget. Addresses come from WithClientAddr; IPv6
+	// addresses count by their /64.
+	PerAddressPerSecond int
+	// RefusedTTL is how long a pair the REST API refused is answered from
+	// the negative cache; 0: DefaultRefusedTTL.
+	RefusedTTL time.Duration
+	// MaxAccepted bounds the accepted pairs kept in memory; 0:
+	// DefaultMaxAccepted.
+	MaxAccepted int
+	// Store, when set, shares the accepted pairs with the other replicas.
+	Store AcceptedStore
+}
+
+// gate applies UnacceptedConfig; see the file comment.
+type gate struct {
+	shared      *ratelimit.Limiter // key sharedBudgetKey
+	perAddress  *ratelimit.Limiter // keys addressBudgetKey + address; nil: none
+	addrSlots   int
+	slots       chan struct{}
+	refusedTTL  time.Duration
+	maxAccepted int
+	store       AcceptedStore
+	now         func() time.Time
+
+	amu      sync.RWMutex
+	accepted map[merchantKey]int64 // last use, unix nanoseconds
+
+	mu       sync.Mutex
+	refused  map[merchantKey]refusal
+	probes   map[merchantKey]chan struct{}
+	inFlight map[string]int // probes per client address
+}
+
+// refusal is what the REST API answered a refused pair.
+type refusal struct {
+	until   int64
+	kind    ErrorKind
+	status  int
+	message string
+}
+
+func newGate(cfg UnacceptedConfig) (*gate, error) {
+	if cfg.CallsPerSecond <= 0 {
+		return nil, nil
+	}
+	// Within what ratelimit.New takes (the settings allow far less).
+	cfg.CallsPerSecond = min(cfg.CallsPerSecond, 1e8)
+	cfg.PerAddressPerSecond = min(cfg.PerAddressPerSecond, 1e8)
+	inflight := cfg.MaxInFlight
+	if inflight <= 0 {
+		inflight = DefaultUnacceptedMaxInFlight
+	}
+	shared, err := ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.CallsPerSecond, RESTBurst: 2 * cfg.CallsPerSecond})
+	if err != nil {
+		return nil, err
+	}
+	g := &gate{
+		shared:      shared,
+		slots:       make(chan struct{}, inflight),
+		refusedTTL:  cfg.RefusedTTL,
+		maxAccepted: cfg.MaxAccepted,
+		store:       cfg.Store,
+		now:         time.Now,
+		accepted:    make(map[merchantKey]int64),
+		refused:     make(map[merchantKey]refusal),
+		probes:      make(map[merchantKey]chan struct{}),
+		inFlight:    make(map[string]int),
+	}
+	if cfg.PerAddressPerSecond > 0 {
+		// A Limiter of its own: ratelimit's rate is one per Limiter.
+		g.perAddress, err = ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.PerAddressPerSecond, RESTBurst: 2 * cfg.PerAddressPerSecond})
+		if err != nil {
+			return nil, err
+		}
+		g.addrSlots = max(1, inflight/4)
+	}
+	if g.refusedTTL <= 0 {
+		g.refusedTTL = DefaultRefusedTTL
+	}
+	if g.maxAccepted <= 0 {
+		g.maxAccepted = DefaultMaxAccepted
+	}
+	return g, nil
+}
+
+// ticket is a probe's: it holds the pair's turn, the address's count and
+// (once taken) a slot; end gives them back and wakes the pair's waiters.
+type ticket struct {
+	g    *gate
+	key  merchantKey
+	done chan struct{}
+	addr string
+	slot bool
+	over atomic.Bool // ended
+}
+
+// end is idempotent: the call's own slot ends the probe as soon as its
+// outcome is reported, and a held slot's Release ends it again.
+func (t *ticket) end() {
+	if t == nil || !t.over.CompareAndSwap(false, true) {
+		return
+	}
+	g := t.g
+	g.mu.Lock()
+	if g.probes[t.key] == t.done {
+		delete(g.probes, t.key)
+	}
+	if t.addr != "" {
+		if n := g.inFlight[t.addr] - 1; n > 0 {
+			g.inFlight[t.addr] = n
+		} else {
+			delete(g.inFlight, t.addr)
+		}
+	}
+	g.mu.Unlock()
+	close(t.done)
+	if t.slot {
+		<-g.slots
+	}
+}
+
+// admit lets a call of cv's pair go ahead: at once for an accepted pair
+// (nil ticket); as the pair's probe within the budgets (a ticket, which
+// the slot's release ends); or not, with the cached refusal, a
+// KindRateLimited error, or the context's error.
+func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error) {
+	k := cv.merchant
+	for {
+		if cv.accepted.Load() || g.isAccepted(k) {
+			cv.accepted.Store(true)
+			return nil, nil
+		}
+		now := g.now().UnixNano()
+		g.mu.Lock()
+		if r, ok := g.refused[k]; ok {
+			if now < r.until {
+				g.mu.Unlock()
+				return nil, &Error{Kind: r.kind, Status: r.status, Message: r.message}
+			}
+			delete(g.refused, k)
+		}
+		if wait := g.probes[k]; wait != nil {
+			g.mu.Unlock()
+			if err := waitFor(ctx, wait); err != nil {
+				return nil, err
+			}
+			continue // the probe's outcome is known: look again
+		}
+		t := &ticket{g: g, key: k, done: make(chan struct{})}
+		addr := unknownAddressKey
+		if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
+			addr = a
+		}
+		if g.perAddress != nil {
+			if g.inFlight[addr] >= g.addrSlots {
+				g.mu.Unlock()
+				return nil, unacceptedLimited(time.Second)
+			}
+			g.inFlight[addr]++
+			t.addr = addr
+		}
+		g.probes[k] = t.done
+		g.mu.Unlock()
+		switch err := g.budget(ctx, t, addr); {
+		case err == errAcceptedElsewhere:
+			cv.accepted.Store(true)
+			return nil, nil
+		case err != nil:
+			return nil, err
+		}
+		return t, nil
+	}
+}
+
+// budget charges the probe t to the budgets and takes a slot; on a
+// refusal (or errAcceptedElsewhere) it ends t.
+func (g *gate) budget(ctx context.Context, t *ticket, addr string) error {
+	fail := func(err error) error { t.end(); return err }
+	if g.store != nil && g.storeAccepted(ctx, t.key) {
+		g.accept(t.key)
+		return fail(errAcceptedElsewhere)
+	}
+	if g.perAddress != nil {
+		if d := g.perAddress.AllowRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
+			return fail(unacceptedLimited(d.RetryAfter))
+		}
+	}
+	if d := g.shared.AllowRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
+		return fail(unacceptedLimited(d.RetryAfter))
+	}
+	if err := waitSlot(ctx, g.slots); err != nil {
+		return fail(err)
+	}
+	t.slot = true
+	return nil
+}
+
+// errAcceptedElsewhere: the store knew the pair; admit's caller goes on
+// as for an accepted pair.
+var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
+
+func waitFor(ctx context.Context, ch chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func waitSlot(ctx context.Context, sem chan struct{}) error {
+	select {
+	case sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// msgUnacceptedLimited is the refusal of a call over the budgets.
+const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
+
+func unacceptedLimited(after time.Duration) *Error {
+	if after < time.Second {
+		after = time.Second
+	}
+	secs := int((after + time.Second - 1) / time.Second)
+	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
+}
+
+// isAccepted looks k up (and notes its use, at most once a minute).
+func (g *gate) isAccepted(k merchantKey) bool {
+	g.amu.RLock()
+	used, ok := g.accepted[k]
+	g.amu.RUnlock()
+	if ok {
+		if now := g.now().UnixNano(); now-used > touchEvery {
+			g.amu.Lock()
+			if _, still := g.accepted[k]; still {
+				g.accepted[k] = now
+			}
+			g.amu.Unlock()
+		}
+	}
+	return ok
+}
+
+// accept remembers k, making room by dropping the least recently used
+// of a sample when full; it reports whether k is new.
+func (g *gate) accept(k merchantKey) bool {
+	now := g.now().UnixNano()
+	g.amu.Lock()
+	defer g.amu.Unlock()
+	if _, ok := g.accepted[k]; ok {
+		return false
+	}
+	if len(g.accepted) >= g.maxAccepted {
+		var victim merchantKey
+		oldest, seen := int64(0), 0
+		for key, used := range g.accepted {
+			if seen == 0 || used < oldest {
+				victim, oldest = key, used
+			}
+			if seen++; seen >= gateEvictSample {
+				break
+			}
+		}
+		delete(g.accepted, victim)
+	}
+	g.accepted[k] = now
+	return true
+}
+
+// storeAccepted asks the store about k, briefly.
+func (g *gate) storeAccepted(ctx context.Context, k merchantKey) bool {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
+	ok, err := g.store.Accepted(sctx, hex.EncodeToString(k[:]))
+	return err == nil && ok
+}
+
+// report records what the REST API answered a call of cv's pair: a
+// success accepts the pair; a 401 or 403 refuses it for RefusedTTL (and
+// forgets it if it was accepted: its key was revoked). Anything else says
+// nothing about the pair.
+func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
+	if err == nil {
+		if cv.accepted.Load() {
+			return
+		}
+		cv.accepted.Store(true)
+		if g.accept(cv.merchant) && g.store != nil {
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+			_ = g.store.Accept(sctx, hex.EncodeToString(cv.merchant[:]))
+			cancel()
+		}
+		return
+	}
+	var e *Error
+	if !errors.As(err, &e) || (e.Status != 401 && e.Status != 403) {
+		return
+	}
+	k := cv.merchant
+	cv.accepted.Store(false)
+	g.amu.Lock()
+	_, was := g.accepted[k]
+	delete(g.accepted, k)
+	g.amu.Unlock()
+	if was && g.store != nil {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+		_ = g.store.Forget(sctx, hex.EncodeToString(k[:]))
+		cancel()
+	}
+	now := g.now().UnixNano()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, ok := g.refused[k]; !ok && len(g.refused) >= maxRefused {
+		g.evictRefused(now)
+	}
+	g.refused[k] = refusal{until: now + int64(g.refusedTTL), kind: e.Kind, status: e.Status, message: e.Message}
+}
+
+// evictRefused makes room: the expired entries of a sample, else the one
+// of it that expires first.
+func (g *gate) evictRefused(now int64) {
+	var victim merchantKey
+	var soonest int64
+	seen, freed := 0, false
+	for k, r := range g.refused {
+		if r.until <= now {
+			delete(g.refused, k)
+			freed = true
+		} else if seen == 0 || r.until < soonest {
+			victim, soonest = k, r.until
+		}
+		if seen++; seen >= gateEvictSample {
+			break
+		}
+	}
+	if !freed {
+		delete(g.refused, victim)
+	}
+}
+
+// counts reports the accepted and refused pairs and the probes (tests).
+func (g *gate) counts() (accepted, refused, probes int) {
+	g.amu.RLock()
+	accepted = len(g.accepted)
+	g.amu.RUnlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return accepted, len(g.refused), len(g.probes)
+}
+
+type clientAddrKey struct{}
+
+// WithClientAddr returns a context whose REST calls are charged, while
+// their pair is not accepted, to addr's budget (UnacceptedConfig): the
+// HTTP edge calls it once per request with the caller's address. IPv6
+// addresses count by their /64 (one host usually has a whole /64).
+func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
+	return context.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
+}
+
+// AddressKey is the budget key of addr: the IPv4 address, or the IPv6
+// /64 prefix ("" for an invalid address).
+func AddressKey(addr netip.Addr) string {
+	addr = addr.Unmap()
+	switch {
+	case !addr.IsValid():
+		return unknownAddressKey
+	case addr.Is4():
+		return addr.String()
+	}
+	p, _ := addr.Prefix(64)
+	return p.String()
+}

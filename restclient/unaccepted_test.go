@@ -1,0 +1,369 @@
+package restclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The unaccepted pairs' bounds (unaccepted.go), against a server that
+// knows one pair (testKey, testSecret), answers 401 to every other and
+// counts the calls it gets.
+
+const goodID = "pay_prod_0123456789abcdef0123456789abcdef"
+
+// authServer answers the good pair's payment goodID, 404 for another id,
+// and 401 to any other pair; gate, when set, holds every call until closed.
+func authServer(t *testing.T, gate chan struct{}) *testServer {
+	return newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		if gate != nil {
+			<-gate
+		}
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Header.Get("x-api-key") != testKey || r.Header.Get("x-api-secret") != testSecret:
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"Invalid API credentials"}`))
+		case r.URL.Path != "/api/v1/payments/"+goodID:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"Payment not found"}`))
+		default:
+			_, _ = w.Write([]byte(paymentBody))
+		}
+	})
+}
+
+func gatedClient(t *testing.T, url string, cfg UnacceptedConfig) *Client {
+	return newClient(t, Config{BaseURL: url, Limiter: NewLimiter(LimiterConfig{Unaccepted: cfg})})
+}
+
+func invented(i int) context.Context {
+	return WithCredentials(context.Background(), Credentials{APIKey: fmt.Sprintf("ak_test_fake%d", i), APISecret: "sk_test_nope"})
+}
+
+func fromAddr(ctx context.Context, addr string) context.Context {
+	return WithClientAddr(ctx, netip.MustParseAddr(addr))
+}
+
+func kindOf(err error) (ErrorKind, bool) {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind, true
+	}
+	return 0, false
+}
+
+func TestRefusedPairMakesOneCall(t *testing.T) {
+	srv := authServer(t, nil)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, RefusedTTL: time.Hour})
+	ctx := invented(1)
+
+	// A request's fan-out: 100 calls at once, as the loaders make them
+	// (each takes its slot with Hold first).
+	var wg sync.WaitGroup
+	var unauthorized atomic.Int64
+	for i := 0; i < 100; i++ {
+		held, err := c.Hold(ctx)
+		if err != nil {
+			if k, _ := kindOf(err); k == KindUnauthorized {
+				unauthorized.Add(1)
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer held.Release()
+			if _, err := c.GetPayment(held, goodID); err != nil {
+				if k, _ := kindOf(err); k == KindUnauthorized {
+					unauthorized.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if got := srv.calls.Load(); got != 1 {
+		t.Errorf("REST calls for a refused pair's 100 lookups = %d, want 1", got)
+	}
+	if got := unauthorized.Load(); got != 100 {
+		t.Errorf("KindUnauthorized answers = %d, want 100", got)
+	}
+	// A repeat of the pair (another request) is answered from the cache.
+	_, err := c.GetPayment(invented(1), goodID)
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindUnauthorized || e.Status != 401 || e.Endpoint != EndpointGetPayment || e.Message != "Invalid API credentials" {
+		t.Errorf("cached refusal = %#v, want the REST API's 401 for %s", err, EndpointGetPayment)
+	}
+	if got := srv.calls.Load(); got != 1 {
+		t.Errorf("REST calls after a repeat = %d, want still 1", got)
+	}
+}
+
+func TestRefusalExpires(t *testing.T) {
+	srv := authServer(t, nil)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, RefusedTTL: time.Minute})
+	now := time.Now()
+	var mu sync.Mutex
+	c.limiter.gate.now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	for _, step := range []struct {
+		name      string
+		advance   time.Duration
+		wantCalls int64
+	}{
+		{"first call", 0, 1},
+		{"within the TTL", 59 * time.Second, 1},
+		{"after the TTL", 2 * time.Second, 2},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			mu.Lock()
+			now = now.Add(step.advance)
+			mu.Unlock()
+			if _, err := c.GetPayment(invented(7), goodID); err == nil {
+				t.Fatal("an invented pair was served")
+			}
+			if got := srv.calls.Load(); got != step.wantCalls {
+				t.Errorf("REST calls = %d, want %d", got, step.wantCalls)
+			}
+		})
+	}
+}
+
+func TestUnacceptedBudgets(t *testing.T) {
+	const rate = 5 // burst 10
+	for _, tc := range []struct {
+		name      string
+		cfg       UnacceptedConfig
+		addr      func(i int) string
+		wantCalls int64 // at most (the rate may add one while the test runs)
+	}{
+		{"shared budget", UnacceptedConfig{CallsPerSecond: rate}, func(int) string { return "192.0.2.1" }, 2*rate + 1},
+		{"per address, one address", UnacceptedConfig{CallsPerSecond: 1000, PerAddressPerSecond: rate}, func(int) string { return "192.0.2.1" }, 2*rate + 1},
+		{"per address, a /64 is one address", UnacceptedConfig{CallsPerSecond: 1000, PerAddressPerSecond: rate},
+			func(i int) string { return fmt.Sprintf("2001:db8::%x", i+1) }, 2*rate + 1},
+		{"shared budget binds many addresses", UnacceptedConfig{CallsPerSecond: rate, PerAddressPerSecond: 1000},
+			func(i int) string { return fmt.Sprintf("192.0.2.%d", i+1) }, 2*rate + 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := authServer(t, nil)
+			c := gatedClient(t, srv.URL, tc.cfg)
+			limited := 0
+			for i := 0; i < 100; i++ {
+				_, err := c.GetPayment(fromAddr(invented(i), tc.addr(i)), goodID)
+				var e *Error
+				if errors.As(err, &e) && e.Kind == KindRateLimited {
+					limited++
+					if e.RetryAfter < time.Second || e.Endpoint != EndpointGetPayment {
+						t.Fatalf("refusal %#v: want a RetryAfter of at least 1s and the endpoint", e)
+					}
+				}
+			}
+			if got := srv.calls.Load(); got > tc.wantCalls {
+				t.Errorf("REST calls of 100 invented pairs = %d, want at most %d", got, tc.wantCalls)
+			}
+			if limited < 100-int(tc.wantCalls) {
+				t.Errorf("refused on the budget: %d, want at least %d", limited, 100-tc.wantCalls)
+			}
+		})
+	}
+}
+
+func TestMerchantServedDuringFlood(t *testing.T) {
+	srv := authServer(t, nil)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 20, PerAddressPerSecond: 5})
+	// The flood spends its address's budget.
+	for i := 0; i < 50; i++ {
+		_, _ = c.GetPayment(fromAddr(invented(i), "198.51.100.7"), goodID)
+	}
+	merchant := func(addr string) error {
+		_, err := c.GetPayment(fromAddr(credCtx(), addr), goodID)
+		return err
+	}
+	if err := merchant("203.0.113.5"); err != nil {
+		t.Fatalf("a merchant not yet accepted, from another address, during the flood: %v", err)
+	}
+	// Accepted now: served from any address, past every budget.
+	for i := 0; i < 50; i++ {
+		if err := merchant("198.51.100.7"); err != nil {
+			t.Fatalf("an accepted merchant's call %d from the flood's address: %v", i, err)
+		}
+	}
+	if accepted, _, probes := c.limiter.gate.counts(); accepted != 1 || probes != 0 {
+		t.Errorf("gate holds %d accepted pairs and %d probes, want 1 and 0", accepted, probes)
+	}
+}
+
+func TestAcceptedPairFansOutAfterItsProbe(t *testing.T) {
+	release := make(chan struct{})
+	srv := authServer(t, release)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1})
+	ctx := credCtx()
+	errs := make(chan error, 20)
+	for i := 0; i < 20; i++ {
+		go func() { _, err := c.GetPayment(ctx, goodID); errs <- err }()
+	}
+	// Only the probe reaches the server while it is held.
+	deadline := time.Now().Add(2 * time.Second)
+	for srv.calls.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := srv.calls.Load(); got != 1 {
+		t.Errorf("calls while the probe is in flight = %d, want 1", got)
+	}
+	close(release)
+	for i := 0; i < 20; i++ {
+		if err := <-errs; err != nil {
+			t.Errorf("call %d: %v", i, err)
+		}
+	}
+	// The 19 others went past the budget of 1 a second (burst 2): the
+	// pair was accepted by then.
+	if got := srv.calls.Load(); got != 20 {
+		t.Errorf("calls = %d, want 20", got)
+	}
+}
+
+func TestHeldProbeNeutralOutcome(t *testing.T) {
+	// A 404 says nothing of the pair: a second call with the same held
+	// context must not wait for its own probe.
+	srv := authServer(t, nil)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000})
+	ctx, cancel := context.WithTimeout(credCtx(), 5*time.Second)
+	defer cancel()
+	held, err := c.Hold(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Release()
+	if _, err := c.GetPayment(held, "pay_prod_missing"); err == nil {
+		t.Fatal("want not found")
+	}
+	if _, err := c.GetPayment(held, goodID); err != nil {
+		t.Fatalf("second call with the held context: %v", err)
+	}
+}
+
+func TestRevokedPairIsForgotten(t *testing.T) {
+	var revoked atomic.Bool
+	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if revoked.Load() {
+			w.WriteHeader(http.StatusForbidden)
+			_, _ = w.Write([]byte(`{"error":"key revoked"}`))
+			return
+		}
+		_, _ = w.Write([]byte(paymentBody))
+	})
+	store := newMemStore()
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, Store: store})
+	if _, err := c.GetPayment(credCtx(), goodID); err != nil {
+		t.Fatal(err)
+	}
+	if store.len() != 1 {
+		t.Fatalf("store holds %d merchants after a 2xx, want 1", store.len())
+	}
+	revoked.Store(true)
+	for i := 0; i < 3; i++ {
+		if k, _ := kindOf(func() error { _, err := c.GetPayment(credCtx(), goodID); return err }()); k != KindForbidden {
+			t.Fatalf("call %d after revocation: kind %v, want forbidden", i, k)
+		}
+	}
+	if got := srv.calls.Load(); got != 2 {
+		t.Errorf("REST calls = %d, want 2 (the 2xx, then one 403; the repeats cached)", got)
+	}
+	if store.len() != 0 {
+		t.Errorf("store holds %d merchants after the 403, want 0", store.len())
+	}
+}
+
+func TestAcceptedElsewhere(t *testing.T) {
+	srv := authServer(t, nil)
+	store := newMemStore()
+	k := merchantKeyOf(Credentials{APIKey: testKey, APISecret: testSecret})
+	store.m[fmt.Sprintf("%x", k[:])] = true
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1, Store: store})
+	// Another pair spends the whole shared budget (burst 2).
+	for i := 0; i < 5; i++ {
+		_, _ = c.GetPayment(invented(i), goodID)
+	}
+	// A merchant another replica accepted is served at once.
+	for i := 0; i < 10; i++ {
+		if _, err := c.GetPayment(credCtx(), goodID); err != nil {
+			t.Fatalf("call %d of a merchant accepted elsewhere: %v", i, err)
+		}
+	}
+}
+
+func TestAcceptedBounded(t *testing.T) {
+	g, _ := newGate(UnacceptedConfig{CallsPerSecond: 1, MaxAccepted: 100})
+	for i := 0; i < 1000; i++ {
+		g.accept(merchantKeyOf(Credentials{APIKey: fmt.Sprint(i), APISecret: "s"}))
+	}
+	if n, _, _ := g.counts(); n != 100 {
+		t.Errorf("accepted entries = %d, want 100", n)
+	}
+	for i := 0; i < 3*maxRefused; i++ {
+		cv := &credentialsValue{merchant: merchantKeyOf(Credentials{APIKey: fmt.Sprint(i), APISecret: "s"})}
+		g.report(context.Background(), cv, &Error{Kind: KindUnauthorized, Status: 401})
+	}
+	if _, n, _ := g.counts(); n > maxRefused {
+		t.Errorf("refused entries = %d, want at most %d", n, maxRefused)
+	}
+}
+
+func TestAddressKey(t *testing.T) {
+	for _, tc := range []struct{ name, in, want string }{
+		{"IPv4", "192.0.2.1", "192.0.2.1"},
+		{"IPv4-mapped", "::ffff:192.0.2.1", "192.0.2.1"},
+		{"IPv6 by its /64", "2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := AddressKey(netip.MustParseAddr(tc.in)); got != tc.want {
+				t.Errorf("AddressKey(%s) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+	if got := AddressKey(netip.Addr{}); got != unknownAddressKey {
+		t.Errorf("AddressKey(invalid) = %q", got)
+	}
+}
+
+// memStore is an AcceptedStore in memory.
+type memStore struct {
+	mu sync.Mutex
+	m  map[string]bool
+}
+
+func newMemStore() *memStore { return &memStore{m: map[string]bool{}} }
+
+func (s *memStore) Accepted(_ context.Context, m string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[m], nil
+}
+
+func (s *memStore) Accept(_ context.Context, m string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[m] = true
+	return nil
+}
+
+func (s *memStore) Forget(_ context.Context, m string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.m, m)
+	return nil
+}
+
+func (s *memStore) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}
