@@ -2,9 +2,9 @@ package restclient
 
 import (
 	"context"
-	"errors"
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"sync"
 	"sync/atomic"
 )
