@@ -30,7 +30,7 @@ type callerKey struct{}
 // usable pair (one or both missing, or sent more than once): nothing to
 // send to the REST API, but values that still must never be logged.
 type callerHeaders struct {
-	ambiguous string   // the first credential header sent more than once (or as a list), "" none
+	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header
 }
 
@@ -52,7 +52,8 @@ func Credentials(next http.Handler) http.Handler {
 }
 
 // SingleCredentials is the middleware that refuses, before any REST call,
-// a request whose x-api-key or x-api-secret came more than once: which one
+// a request whose x-api-key or x-api-secret came in more than one header
+// line: which one
 // the caller meant is unknown, and taking the first (what net/http's
 // Header.Get does) would let a proxy's added header or a client bug choose
 // the merchant. UNAUTHENTICATED (HTTP 400), as for credentials that are
@@ -68,7 +69,7 @@ func SingleCredentials(next http.Handler) http.Handler {
 		}
 		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
 			refuse(w, r, http.StatusBadRequest, graph.CodeUnauthenticated,
-				h.ambiguous+" was sent more than once (or as a list): send each credential header exactly once")
+				h.ambiguous+" was sent more than once (in more than one header line): send each credential header exactly once")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -137,14 +138,17 @@ func readCaller(r *http.Request) (context.Context, bool) {
 	return context.WithValue(ctx, callerKey{}, h), true
 }
 
-// single reports whether v is one non-empty credential: not a list, which
-// is how a proxy may join two header lines into one ("a, b").
+// single reports whether v is one non-empty credential. One header line
+// is one value, commas included: a secret may hold any visible character
+// ("sk gamma/+=;,secret~\"x" is one secret), and is forwarded unchanged.
+// (A proxy that joins two lines into "a, b" makes a pair the REST API
+// refuses: no merchant is chosen for the caller either way.)
 func single(v string) bool {
-	return v != "" && !strings.Contains(v, ",")
+	return v != ""
 }
 
 // ambiguous reports whether a credential header came as more than one
-// line, or as a list in one.
+// line.
 func ambiguous(vs []string) bool {
-	return len(vs) > 1 || len(vs) == 1 && strings.Contains(vs[0], ",")
+	return len(vs) > 1
 }

@@ -26,8 +26,10 @@ func TestCredentialHeaders(t *testing.T) {
 		{"empty secret", http.Header{"X-Api-Key": {"k1"}, "X-Api-Secret": {""}}, false, "", []string{"k1"}},
 		{"key twice", http.Header{"X-Api-Key": {"k1", "k2"}, "X-Api-Secret": {"s1"}}, false, restclient.HeaderAPIKey, []string{"k1", "k2", "s1"}},
 		{"secret twice", http.Header{"X-Api-Key": {"k1"}, "X-Api-Secret": {"s1", "s1"}}, false, restclient.HeaderAPISecret, []string{"k1", "s1", "s1"}},
-		{"key list", http.Header{"X-Api-Key": {"k1, k2"}, "X-Api-Secret": {"s1"}}, false, restclient.HeaderAPIKey, []string{"k1, k2", "k1", "k2", "s1"}},
-		{"secret list, no key", http.Header{"X-Api-Secret": {"s1,s2"}}, false, restclient.HeaderAPISecret, []string{"s1,s2", "s1", "s2"}},
+		// One header line is one value, commas included (issue 22).
+		{"a comma in the key", http.Header{"X-Api-Key": {"k1, k2"}, "X-Api-Secret": {"s1"}}, true, "", []string{"k1, k2", "s1"}},
+		{"a comma in the secret", http.Header{"X-Api-Key": {"ak"}, "X-Api-Secret": {`sk gamma/+=;,secret~"x`}}, true, "", []string{"ak", `sk gamma/+=;,secret~"x`}},
+		{"secret with a comma, no key", http.Header{"X-Api-Secret": {"s1,s2"}}, false, "", []string{"s1,s2", "s1", "s2"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var reached *http.Request
