@@ -56,6 +56,9 @@ type Config struct {
 	RESTUnaccepted restclient.UnacceptedConfig
 	TrustedProxies []netip.Prefix
 
+	// HTTPMaxConnections caps the replica's open HTTP connections (conns.go).
+	HTTPMaxConnections int
+
 	// The traffic controls of issue 17 (traffic.go).
 	RateLimitRESTPerSecond        int
 	RateLimitRESTBurst            int
@@ -316,6 +319,8 @@ var settings = []setting{
 		c.PprofAddr = v
 		return nil
 	}},
+	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica; at the cap the connection idle longest is closed for a new one (none idle: the new one is closed); WebSockets are not counted",
+		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
 		if v == "" {

@@ -345,7 +345,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	// subscribes again, to another replica), instead of holding their
 	// streams open until SHUTDOWN_GRACE runs out.
 	srv.RegisterOnShutdown(g.hub.Close)
-	go func() { served <- srv.Serve(ln) }()
+	conns := newConnCap(ln, cfg.HTTPMaxConnections)
+	srv.ConnState = conns.track
+	go func() { served <- srv.Serve(conns) }()
 	select {
 	case err := <-served:
 		return err
