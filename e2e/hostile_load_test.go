@@ -652,6 +652,7 @@ func item6Breaker(t *testing.T, sc hostileScale, fake *restFake, figs *figures) 
 				"BREAKER_COOLDOWN": "5s",
 				"REST_TIMEOUT":     "300ms",
 			})
+			acceptMerchants(t, p, fake)
 			tc.arm()
 			defer fake.Fail(nil)
 			what := strings.ReplaceAll(tc.name, "_", " ")
@@ -726,6 +727,7 @@ func item7Bodies(t *testing.T, sc hostileScale, fake *restFake, figs *figures) {
 		t.Run(tc.name, func(t *testing.T) {
 			fake.Reset()
 			p := startGateway(t, env)
+			acceptMerchants(t, p, fake)
 			fake.Override(tc.override)
 			defer fake.Override(nil)
 			what := strings.ReplaceAll(tc.name, "_", " ")

@@ -279,6 +279,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.SingleCredentials,
 		refuseBearer,
 		rateLimited,
+		gqlhttp.AdmitUnaccepted(rc.Admit),
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),

@@ -26,9 +26,10 @@ func TestUnacceptedPairs(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		wantCalls int64
+		oneError  bool // refused as a whole before any field ran
 	}{
-		{"first request of the pair", 1},
-		{"a repeat of the pair", 1},
+		{"first request of the pair", 1, false},
+		{"a repeat of the pair", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := g.Post(t, fake, q, nil)
@@ -41,6 +42,9 @@ func TestUnacceptedPairs(t *testing.T) {
 			}
 			if len(codes) == 0 {
 				t.Error("no error for an invented pair")
+			}
+			if tc.oneError && len(codes) != 1 {
+				t.Errorf("%d errors, want the operation's one", len(codes))
 			}
 			if got := rest.calls.Load(); got != tc.wantCalls {
 				t.Errorf("REST calls so far = %d, want %d", got, tc.wantCalls)

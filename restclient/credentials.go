@@ -44,6 +44,13 @@ type credentialsValue struct {
 	// accepted: the REST API has accepted the pair (unaccepted.go), as
 	// far as this context knows; saves the gate's lookup on later calls.
 	accepted atomic.Bool
+	// denied is the gate's refusal of an earlier call with this context
+	// (its request): the request's later calls get it at once, while it
+	// holds (a WebSocket's operations may share one context).
+	denied atomic.Pointer[denial]
+	// prepaid: Client.Admit charged the budgets for this context's first
+	// probe, which then does not pay again.
+	prepaid atomic.Bool
 }
 
 // WithCredentials returns a context carrying c.

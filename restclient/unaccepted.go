@@ -226,6 +226,24 @@ func (t *ticket) end() {
 // KindRateLimited error, or the context's error.
 func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error) {
 	k := cv.merchant
+	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
+		return nil, d.err // a call of this request was refused already
+	}
+	t, err := g.admitOnce(ctx, cv, k)
+	var e *Error
+	if errors.As(err, &e) {
+		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
+	}
+	return t, err
+}
+
+// denial is a refusal remembered by a context (credentialsValue.denied).
+type denial struct {
+	err   *Error
+	until int64
+}
+
+func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKey) (*ticket, error) {
 	for {
 		if cv.accepted.Load() || g.isAccepted(k) {
 			cv.accepted.Store(true)
@@ -247,11 +265,11 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 			}
 			continue // the probe's outcome is known: look again
 		}
-		t := &ticket{g: g, key: k, done: make(chan struct{})}
 		addr := unknownAddressKey
 		if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
 			addr = a
 		}
+		t := &ticket{g: g, key: k}
 		if g.perAddress != nil {
 			if g.inFlight[addr] >= g.addrSlots {
 				g.mu.Unlock()
@@ -260,9 +278,10 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 			g.inFlight[addr]++
 			t.addr = addr
 		}
+		t.done = make(chan struct{})
 		g.probes[k] = t.done
 		g.mu.Unlock()
-		switch err := g.budget(ctx, t, addr); {
+		switch err := g.budget(ctx, cv, t, addr); {
 		case err == errAcceptedElsewhere:
 			cv.accepted.Store(true)
 			return nil, nil
@@ -275,24 +294,98 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 
 // budget charges the probe t to the budgets and takes a slot; on a
 // refusal (or errAcceptedElsewhere) it ends t.
-func (g *gate) budget(ctx context.Context, t *ticket, addr string) error {
+func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr string) error {
 	fail := func(err error) error { t.end(); return err }
-	if g.store != nil && g.storeAccepted(ctx, t.key) {
-		g.accept(t.key)
-		return fail(errAcceptedElsewhere)
-	}
-	if g.perAddress != nil {
-		if d := g.perAddress.AllowRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
-			return fail(unacceptedLimited(d.RetryAfter))
-		}
-	}
-	if d := g.shared.AllowRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
-		return fail(unacceptedLimited(d.RetryAfter))
+	if cv.prepaid.CompareAndSwap(true, false) {
+		// Admit charged the budgets and asked the store already.
+	} else if err := g.charge(ctx, t.key, addr); err != nil {
+		return fail(err)
 	}
 	if err := waitSlot(ctx, g.slots); err != nil {
 		return fail(err)
 	}
 	t.slot = true
+	return nil
+}
+
+// charge asks the store about k, then charges one call to addr's budget
+// and the shared one; errAcceptedElsewhere when the store knew k.
+func (g *gate) charge(ctx context.Context, k merchantKey, addr string) error {
+	if g.store != nil && g.storeAccepted(ctx, k) {
+		g.accept(k)
+		return errAcceptedElsewhere
+	}
+	if g.perAddress != nil {
+		if d := g.perAddress.AllowRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
+			return unacceptedLimited(d.RetryAfter)
+		}
+	}
+	if d := g.shared.AllowRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
+		return unacceptedLimited(d.RetryAfter)
+	}
+	return nil
+}
+
+// Admit tells, before an operation that will make REST calls runs,
+// whether its pair's calls would be refused now: nil for an accepted pair
+// (or a pair with a call under way, whose outcome the operation's calls
+// will follow); the cached refusal of a refused pair; KindRateLimited
+// when the pair's first call would be over the budgets, which Admit
+// charges for it otherwise (the call then does not pay again). So a
+// request that cannot make its first call is answered with one error
+// before any of its fields runs, instead of one per field. Without the
+// bounds on unaccepted pairs, or without credentials, nil.
+func (c *Client) Admit(ctx context.Context) error {
+	g := c.limiter.gate
+	cv, ok := credentialsFrom(ctx)
+	if g == nil || !ok {
+		return nil
+	}
+	err := g.prepay(ctx, cv)
+	var e *Error
+	if errors.As(err, &e) {
+		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
+		return err
+	}
+	return nil
+}
+
+func (g *gate) prepay(ctx context.Context, cv *credentialsValue) error {
+	k := cv.merchant
+	if cv.accepted.Load() || g.isAccepted(k) {
+		cv.accepted.Store(true)
+		return nil
+	}
+	now := g.now().UnixNano()
+	if d := cv.denied.Load(); d != nil && now < d.until {
+		return d.err
+	}
+	addr := unknownAddressKey
+	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
+		addr = a
+	}
+	g.mu.Lock()
+	if r, ok := g.refused[k]; ok && now < r.until {
+		g.mu.Unlock()
+		return &Error{Kind: r.kind, Status: r.status, Message: r.message}
+	}
+	busy := g.probes[k] != nil
+	full := g.perAddress != nil && g.inFlight[addr] >= g.addrSlots
+	g.mu.Unlock()
+	switch {
+	case busy:
+		return nil
+	case full:
+		return unacceptedLimited(time.Second)
+	}
+	switch err := g.charge(ctx, k, addr); {
+	case err == errAcceptedElsewhere:
+		cv.accepted.Store(true)
+		return nil
+	case err != nil:
+		return err
+	}
+	cv.prepaid.Store(true)
 	return nil
 }
 

@@ -367,3 +367,35 @@ func (s *memStore) len() int {
 	defer s.mu.Unlock()
 	return len(s.m)
 }
+
+func TestAdmitPrepaysTheFirstCall(t *testing.T) {
+	srv := authServer(t, nil)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1}) // burst 2
+	ctx1, ctx2, ctx3 := invented(1), invented(2), invented(3)
+	for _, step := range []struct {
+		name     string
+		do       func() error
+		wantKind ErrorKind
+		wantErr  bool
+		calls    int64
+	}{
+		{"admit a first pair", func() error { return c.Admit(ctx1) }, 0, false, 0},
+		{"its call, prepaid", func() error { _, err := c.GetPayment(ctx1, goodID); return err }, KindUnauthorized, true, 1},
+		{"admit a second pair", func() error { return c.Admit(ctx2) }, 0, false, 1},
+		{"a third is over the budget", func() error { return c.Admit(ctx3) }, KindRateLimited, true, 1},
+		{"the second's call needs no more budget", func() error { _, err := c.GetPayment(ctx2, goodID); return err }, KindUnauthorized, true, 2},
+		{"the refused pair, again", func() error { return c.Admit(invented(1)) }, KindUnauthorized, true, 2},
+		{"a good pair not yet accepted meets the same budget", func() error { return c.Admit(credCtx()) }, KindRateLimited, true, 2},
+	} {
+		t.Run(step.name, func(t *testing.T) {
+			err := step.do()
+			k, isErr := kindOf(err)
+			if isErr != step.wantErr || (isErr && k != step.wantKind) {
+				t.Errorf("err = %v, want kind %v (%v)", err, step.wantKind, step.wantErr)
+			}
+			if got := srv.calls.Load(); got != step.calls {
+				t.Errorf("REST calls = %d, want %d", got, step.calls)
+			}
+		})
+	}
+}

@@ -1,0 +1,71 @@
+// Credential pairs the REST API has not accepted, at the /graphql edge
+// (issue 22): an operation that will make REST calls is refused with one
+// error, before any field runs, when its pair's first call would be.
+
+package gqlhttp
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph"
+	"paygraph/restclient"
+)
+
+// AdmitUnaccepted is the middleware that charges each operation's REST
+// calls, once its estimate is known (graph.RESTCallBudget), to admit
+// first (restclient.Client.Admit), then to the budget an outer middleware
+// (RateLimit) put in the context, if any. An operation whose pair the
+// REST API refused, or whose first call would be over the budgets of
+// unaccepted pairs, gets that one error (UNAUTHENTICATED, FORBIDDEN or
+// RATE_LIMITED with extensions.retryAfter) and nothing of it runs: without
+// it, nodes(ids: [100 ids]) answered 100 errors, each costing the replica
+// CPU that a flood of invented pairs would spend. An operation that makes
+// no REST call is not asked.
+func AdmitUnaccepted(admit func(context.Context) error) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if _, ok := restclient.CredentialsFrom(ctx); !ok {
+				next.ServeHTTP(w, r)
+				return
+			}
+			b := admitBudget{admit: admit, next: graph.RESTCallBudgetFrom(ctx)}
+			next.ServeHTTP(w, r.WithContext(graph.WithRESTCallBudget(ctx, b)))
+		})
+	}
+}
+
+type admitBudget struct {
+	admit func(context.Context) error
+	next  graph.RESTCallBudget
+}
+
+func (b admitBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+	if restCalls > 0 {
+		if err := b.admit(ctx); err != nil {
+			return admitError(err)
+		}
+	}
+	if b.next != nil {
+		return b.next.ChargeRESTCalls(ctx, restCalls)
+	}
+	return nil
+}
+
+// admitError is the operation's error for a refusal of Admit.
+func admitError(err error) *gqlerror.Error {
+	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": graph.ErrorCode(err)}}
+	var re *restclient.Error
+	if errors.As(err, &re) {
+		e.Message = re.Message
+		if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
+			e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
+		}
+	}
+	return e
+}
