@@ -251,7 +251,7 @@ func (g *Gateway) wire(o options) error {
 	// same context.
 	r.Use(gqlhttp.Credentials)
 	r.Use(readBearer)
-	r.Use(gqlhttp.ClientAddress(cfg.TrustedProxies))
+	r.Use(gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted))
 	if o.tracing {
 		r.Use(observe.TraceHandler)
 	}
@@ -279,7 +279,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.SingleCredentials,
 		refuseBearer,
 		rateLimited,
-		gqlhttp.AdmitUnaccepted(rc.Admit),
+		gqlhttp.AdmitUnaccepted(rc.Admit, rc.Accepted),
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),

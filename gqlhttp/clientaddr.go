@@ -1,6 +1,7 @@
 package gqlhttp
 
 import (
+	"context"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -15,10 +16,16 @@ import (
 // the peer is one of the trusted proxies (TRUSTED_PROXIES): then it is
 // the rightmost address of X-Forwarded-For that is not itself a trusted
 // proxy (the leftmost ones are whatever the client wrote). With no
-// trusted proxies the header is ignored: anyone can write it.
-func ClientAddress(trusted []netip.Prefix) func(http.Handler) http.Handler {
+// trusted proxies the header is ignored: anyone can write it. A request
+// whose pair is accepted already (accepted) needs no address and gets
+// none, at no cost.
+func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if accepted(r.Context()) {
+				next.ServeHTTP(w, r)
+				return
+			}
 			addr := ClientAddr(r, trusted)
 			next.ServeHTTP(w, r.WithContext(restclient.WithClientAddr(r.Context(), addr)))
 		})

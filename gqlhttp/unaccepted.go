@@ -25,12 +25,13 @@ import (
 // RATE_LIMITED with extensions.retryAfter) and nothing of it runs: without
 // it, nodes(ids: [100 ids]) answered 100 errors, each costing the replica
 // CPU that a flood of invented pairs would spend. An operation that makes
-// no REST call is not asked.
-func AdmitUnaccepted(admit func(context.Context) error) func(http.Handler) http.Handler {
+// no REST call is not asked; nor is a request whose pair is accepted
+// already (accepted), which costs nothing more.
+func AdmitUnaccepted(admit func(context.Context) error, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if _, ok := restclient.CredentialsFrom(ctx); !ok {
+			if _, ok := restclient.CredentialsFrom(ctx); !ok || accepted(ctx) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -55,6 +56,24 @@ func (b admitBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerr
 		return b.next.ChargeRESTCalls(ctx, restCalls)
 	}
 	return nil
+}
+
+var _ graph.RESTCallBudgetReport = admitBudget{}
+
+// RESTCallsLeft and PeekRESTCalls are the wrapped budget's (the receipt's
+// and the dry run's figures are the rate limit's).
+func (b admitBudget) RESTCallsLeft() (graph.BudgetLeft, bool) {
+	if r, ok := b.next.(graph.RESTCallBudgetReport); ok {
+		return r.RESTCallsLeft()
+	}
+	return graph.BudgetLeft{}, false
+}
+
+func (b admitBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+	if r, ok := b.next.(graph.RESTCallBudgetReport); ok {
+		return r.PeekRESTCalls(ctx, restCalls)
+	}
+	return graph.BudgetLeft{}, nil, false
 }
 
 // admitError is the operation's error for a refusal of Admit.

@@ -350,6 +350,24 @@ func (c *Client) Admit(ctx context.Context) error {
 	return nil
 }
 
+// Accepted reports whether ctx's pair is known to be a merchant (the
+// REST API answered it 2xx), without asking the shared store: true when
+// there are no bounds on unaccepted pairs; false without credentials.
+func (c *Client) Accepted(ctx context.Context) bool {
+	cv, ok := credentialsFrom(ctx)
+	switch {
+	case !ok:
+		return false
+	case c.limiter.gate == nil || cv.accepted.Load():
+		return true
+	}
+	if c.limiter.gate.isAccepted(cv.merchant) {
+		cv.accepted.Store(true)
+		return true
+	}
+	return false
+}
+
 func (g *gate) prepay(ctx context.Context, cv *credentialsValue) error {
 	k := cv.merchant
 	if cv.accepted.Load() || g.isAccepted(k) {
