@@ -38,11 +38,12 @@ const (
 	floodWorkers = 8
 	// p99Factor is the bound checked on B's p99 under the nodes flood over
 	// its p99 under the { __typename } flood. The target is 1.5x;
-	// measured on two shared cores: 2.7x (38 ms / 14 ms; today's p99
-	// under the flood was 194 ms, 14x). What is left is the flood's own
-	// request (a 4.5 KB body of 100 ids, decoded, hashed, estimated),
-	// not REST calls: each such request is refused with one error before
-	// any field runs. The bound checked is 4x, which today's figure fails.
+	// measured on two shared cores (other jobs running): 0.6x in one run
+	// (13 ms / 22 ms), 2.7x in another (38 ms / 14 ms); today's p99 under
+	// the flood is 86 to 367 ms. What the flood still costs is its own
+	// request (a 4.5 KB body of 100 ids, decoded, hashed, estimated), not
+	// REST calls: each is refused with one error before any field runs.
+	// The bound checked is 4x, which CI's noise passes and today fails.
 	p99Factor = 4.0
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
