@@ -122,10 +122,12 @@
 // release) from taking the process's share. 2,000 per process: through the
 // gateway (its transports' goroutines included) a subscription holds about
 // 16 KB, so 2,000 is about 32 MB, a fifth of a pod's GOMEMLIMIT; in this
-// package alone 10,000 idle subscriptions hold about 9.4 MB (0.94 KB each,
-// half of it the
-// context.AfterFunc registration in the caller's context; a poller about
-// 5 KB more, mostly its goroutine's stack: BenchmarkIdleMemory), and the
+// package alone 10,000 idle subscriptions hold about 24 MB (2.4 KB each:
+// 1.5 KB the buffer of MaxKept+1 events that lets each subscriber get
+// every transition in order, most of the rest the context.AfterFunc
+// registration in the caller's context; it was 0.94 KB with a one-event
+// buffer that coalesced to the latest state; a poller about 4.4 KB more,
+// mostly its goroutine's stack: BenchmarkIdleMemory, 2026-11-25), and the
 // REST calls they cause are bounded by the pollers, at most one per
 // distinct resource per Interval.
 //
