@@ -399,14 +399,23 @@ func (r *exampleRunner) check(req *http.Request) error {
 
 func (r *exampleRunner) checkGraphQL(body []byte) error {
 	var g struct {
-		Data   map[string]json.RawMessage
-		Errors json.RawMessage
+		Data       map[string]json.RawMessage
+		Errors     json.RawMessage
+		Extensions struct {
+			Plan *struct{ Estimated int } // a dry run's
+		}
 	}
 	if err := json.Unmarshal(body, &g); err != nil {
 		return fmt.Errorf("not a GraphQL answer: %v: %s", err, body)
 	}
 	if g.Errors != nil {
 		return fmt.Errorf("errors: %s", g.Errors)
+	}
+	if g.Data == nil && g.Extensions.Plan != nil {
+		if g.Extensions.Plan.Estimated == 0 {
+			return fmt.Errorf("a dry run that plans no REST call: %s", body)
+		}
+		return nil // a dry run answers its plan instead of data
 	}
 	if len(g.Data) == 0 {
 		return fmt.Errorf("no data: %s", body)

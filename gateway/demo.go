@@ -54,7 +54,7 @@ func (g *Gateway) Sandbox() *sandbox.Server {
 // example query in sandbox mode only: a real deployment pre-fills nothing.
 // With session tokens on, the page has a box to paste one into.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
-	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph"}
+	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph", RESTCalls: g.cfg.CostReceipts}
 	if g.tokens {
 		opts.TokenReplaces = []string{restclient.HeaderAPIKey, restclient.HeaderAPISecret}
 	}

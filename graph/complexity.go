@@ -28,9 +28,10 @@ import (
 //
 // It is an upper bound in one respect: identical fields (the same id
 // asked twice, two identical lists) are counted each time, although the
-// loaders make each distinct call once a request. A REST API that answers
-// short pages may make a list take up to maxListCalls pages; that is not
-// counted, since the REST API documents full pages.
+// loaders make each distinct call once a request (the estimate charged
+// to the REST-call budget and shown in the cost receipt counts them once:
+// costplan.go). A list reads no more pages than counted here, even from a
+// REST API answering short pages (query.go).
 func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
 	return restCallsAt(doc, op, vars, sessiontoken.CustomerDataFull)
 }

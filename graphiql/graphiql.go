@@ -49,6 +49,11 @@ type Options struct {
 	// token stands for) are left out of the headers editor's. Empty: no
 	// box.
 	TokenReplaces []string
+	// RESTCalls shows the "REST calls" panel under the editors: the cost
+	// receipt (extensions.cost) of the operation just run, and its REST
+	// calls when the gateway's REST inspector puts them in it. It reads
+	// only the caller's own answers, in the caller's own browser.
+	RESTCalls bool
 }
 
 // AssetPrefix is the path under which the page's assets are served.
@@ -143,6 +148,7 @@ type pageConfig struct {
 	// TokenReplaces: Options.TokenReplaces (init.js draws the token box
 	// when it is set).
 	TokenReplaces []string `json:"tokenReplaces,omitempty"`
+	RESTCalls     bool     `json:"restCalls,omitempty"`
 }
 
 type pageData struct {
@@ -155,7 +161,7 @@ type pageData struct {
 // under "/graphiql/"; anything else is 404. It panics if the options
 // cannot be rendered (they always can: every value is escaped).
 func Handler(opts Options) http.Handler {
-	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces}}
+	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces, RESTCalls: opts.RESTCalls}}
 	if d.Title == "" {
 		d.Title = "GraphiQL"
 	}

@@ -16,6 +16,9 @@
   if (opts.tokenReplaces) {
     fetcher = withTokenBox(fetcher, opts.tokenReplaces);
   }
+  if (opts.restCalls) {
+    fetcher = withRESTCalls(fetcher);
+  }
   var props = {
     fetcher: fetcher,
     isHeadersEditorEnabled: true,
@@ -32,6 +35,100 @@
   }
   var root = document.getElementById('graphiql');
   ReactDOM.createRoot(root).render(React.createElement(GraphiQL, props));
+
+  // withRESTCalls draws the "REST calls" panel below GraphiQL and returns
+  // a fetcher that shows in it the cost receipt (extensions.cost) of each
+  // answer the caller gets: for @defer, the final part's. Everything is
+  // written as text (never as HTML): ids come from the caller's own query.
+  function withRESTCalls(next) {
+    var panel = document.createElement('section');
+    panel.className = 'graphiql-rest';
+    panel.id = 'graphiql-rest';
+    panel.setAttribute('aria-label', 'REST calls');
+    var title = document.createElement('h2');
+    title.textContent = 'REST calls';
+    var summary = document.createElement('p');
+    summary.className = 'graphiql-rest-summary';
+    summary.textContent = 'Run a query to see the REST calls it makes.';
+    var table = document.createElement('table');
+    panel.appendChild(title);
+    panel.appendChild(summary);
+    panel.appendChild(table);
+    document.body.appendChild(panel);
+    document.body.classList.add('graphiql-with-rest');
+
+    function cell(row, tag, text) {
+      var c = document.createElement(tag);
+      c.textContent = String(text);
+      row.appendChild(c);
+    }
+    function show(result) {
+      var cost = result && result.extensions && result.extensions.cost;
+      if (!cost) { return; }
+      var parts = ['estimated ' + cost.estimated, 'made ' + cost.made, 'saved ' + cost.saved, 'retries ' + cost.retries];
+      if (cost.unmade) {
+        parts.push('not made: ' + cost.unmade.deduplicated + ' deduplicated, ' + cost.unmade.shortPages +
+          ' short pages, ' + cost.unmade.notReached + ' not reached');
+      }
+      if (cost.budget) {
+        parts.push('REST-call budget left ' + cost.budget.remaining + ' of ' + cost.budget.limit);
+      }
+      summary.textContent = parts.join(' · ');
+      table.textContent = '';
+      if (!cost.calls) {
+        if (cost.made > 0) {
+          var note = document.createElement('caption');
+          note.textContent = 'The REST inspector is off on this gateway (REST_INSPECTOR).';
+          table.appendChild(note);
+        }
+        return;
+      }
+      var head = document.createElement('tr');
+      ['route', 'id', 'status', 'ms', 'bytes', 'retries', 'deduplicated'].forEach(function (h) { cell(head, 'th', h); });
+      table.appendChild(head);
+      cost.calls.forEach(function (c) {
+        var row = document.createElement('tr');
+        row.className = 'graphiql-rest-call';
+        cell(row, 'td', c.route);
+        cell(row, 'td', c.id || '');
+        cell(row, 'td', c.status || 'no answer');
+        cell(row, 'td', c.durationMs.toFixed(1));
+        cell(row, 'td', c.bytes);
+        cell(row, 'td', c.retries);
+        cell(row, 'td', c.deduplicated ? 'shared by ' + (c.deduplicated + 1) + ' asks' : 'no');
+        table.appendChild(row);
+      });
+    }
+    return function (params, fopts) {
+      var r = next(params, fopts);
+      if (r && typeof r.then === 'function') {
+        return r.then(function (v) {
+          if (v && typeof v[Symbol.asyncIterator] === 'function') { return watch(v); }
+          show(v);
+          return v;
+        });
+      }
+      if (r && typeof r[Symbol.asyncIterator] === 'function') { return watch(r); }
+      return r;
+    };
+    // watch passes an incremental answer's parts on, showing each.
+    function watch(iterable) {
+      var out = {};
+      out[Symbol.asyncIterator] = function () {
+        var it = iterable[Symbol.asyncIterator]();
+        return {
+          next: function () {
+            return it.next().then(function (step) {
+              if (!step.done) { show(step.value); }
+              return step;
+            });
+          },
+          return: function (v) { return it.return ? it.return(v) : Promise.resolve({ done: true, value: v }); },
+        };
+      };
+      return out;
+    }
+  }
 
   // withTokenBox draws the session-token box above GraphiQL and returns a
   // fetcher that, while the box holds a token, sends it as
