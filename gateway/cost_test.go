@@ -8,6 +8,7 @@ package gateway_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,6 +19,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket/wsjson"
 
 	"paygraph/sandbox"
 )
@@ -413,5 +417,55 @@ func TestCostReceiptsOff(t *testing.T) {
 	r := g.Post(t, creds(g.Biz[0]), `{ payments(first: 2) { nodes { id } } }`, nil).WantNoErrors(t)
 	if bytes.Contains(r.Raw, []byte(`"extensions"`)) {
 		t.Fatalf("answer %s", r.Raw)
+	}
+}
+
+// TestCostReceiptOverWebSocket: each operation of one WebSocket connection
+// has its own receipt, counting its own REST calls, and a dry run over it
+// makes none.
+func TestCostReceiptOverWebSocket(t *testing.T) {
+	g := startGateway(t, nil, nil)
+	b := g.Biz[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	c, err := wsOpen(t, ctx, g.URL, pairPayload(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(id string, payload map[string]any) []byte {
+		p, _ := json.Marshal(payload)
+		if err := wsjson.Write(ctx, c, wsMsg{ID: id, Type: "subscribe", Payload: p}); err != nil {
+			t.Fatal(err)
+		}
+		var next []byte
+		for {
+			var m wsMsg
+			if err := wsjson.Read(ctx, c, &m); err != nil {
+				t.Fatalf("operation %s: %v", id, err)
+			}
+			switch {
+			case m.Type == "ping":
+				_ = wsjson.Write(ctx, c, wsMsg{Type: "pong"})
+			case m.ID != id:
+			case m.Type == "next":
+				next = m.Payload
+			case m.Type == "error", m.Type == "complete":
+				return next
+			}
+		}
+	}
+	q := `{ payments(first: 3) { nodes { id customer { address } } } }`
+	for _, id := range []string{"1", "2"} {
+		before := g.Sandbox.CallCount("")
+		next := run(id, map[string]any{"query": q})
+		r, _ := extensionsOf(t, next)
+		if logged := g.Sandbox.CallCount("") - before; r == nil || r.Estimated != 4 || r.Made != 4 || logged != 4 {
+			t.Fatalf("operation %s: %s; the sandbox logged %d calls, want 4", id, next, logged)
+		}
+	}
+	before := g.Sandbox.CallCount("")
+	next := run("3", map[string]any{"query": q, "extensions": map[string]any{"dryRun": true}})
+	if _, p := extensionsOf(t, next); p == nil || p.Estimated != 4 || g.Sandbox.CallCount("") != before {
+		t.Fatalf("dry run over the WebSocket: %s, %d calls", next, g.Sandbox.CallCount("")-before)
 	}
 }
