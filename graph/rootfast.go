@@ -20,8 +20,9 @@ package graph
 // the records already loaded (and errors already met) without a second
 // REST call. The fields it serves: payment(id:) with a literal or a
 // variable id, no directive, no duplicate alias, a selection the fast
-// path plans wholly (no address, no customer for an operation read below
-// full customer data). It is off when any field or root-field interceptor
+// path plans wholly (the customer's address included: a detail record
+// holds it, fastPaymentDetail), no customer for an operation read below
+// full customer data. It is off when any field or root-field interceptor
 // is configured (observe's tracing spans every root field), and with the
 // fast path (ServerConfig.noFastPath). TestFastPathMatchesGqlgen compares
 // the bytes with gqlgen's.
