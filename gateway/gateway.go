@@ -288,7 +288,7 @@ func (g *Gateway) wire(o options) error {
 	).Handle("/graphql", gql)
 	// The merchant's server trades its pair for a session token; no CORS:
 	// a browser never holds the pair.
-	r.With(gqlhttp.NoStore, refuseBearer).Handle("/auth/token", tokenEndpoint)
+	r.With(gqlhttp.NoStore, refuseBearer, rateLimited, chargeMint).Handle("/auth/token", tokenEndpoint)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
