@@ -9,6 +9,7 @@ package gqlhttp
 
 import (
 	"context"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -96,6 +97,19 @@ func (s operationScope) InterceptOperation(ctx context.Context, next graphql.Ope
 			logged()
 		}
 	}
-	context.AfterFunc(opCtx, end)
-	return next(ctx)
+	// It ends when its handler says it has no more answers (its last one
+	// is written by then: the slot is free before gqlgen writes its
+	// complete, so a client that waits for that to send the next one is
+	// never refused), or when its context ends, whichever comes first.
+	var once sync.Once
+	finish := func() { once.Do(end) }
+	context.AfterFunc(opCtx, finish)
+	h := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		r := h(ctx)
+		if r == nil {
+			finish()
+		}
+		return r
+	}
 }
