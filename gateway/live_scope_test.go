@@ -384,3 +384,52 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 		t.Error("a log line holds the secret")
 	}
 }
+
+// TestLiveMaxLifetime: a WebSocket connection is closed at
+// LIVE_MAX_LIFETIME, even while it is in use.
+func TestLiveMaxLifetime(t *testing.T) {
+	g := startGateway(t, unlimited(map[string]string{"LIVE_MAX_LIFETIME": "300ms"}), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	began := time.Now()
+	c, err := wsOpen(t, ctx, g.URL, pairPayload(g.Biz[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		var m wsMsg
+		if err := wsjson.Read(ctx, c, &m); err != nil {
+			break
+		}
+	}
+	if d := time.Since(began); d > 5*time.Second {
+		t.Errorf("connection closed after %v, want about 300ms", d)
+	}
+}
+
+// TestSSETokenExpiry: an SSE stream of a session token ends at the
+// token's expiry.
+func TestSSETokenExpiry(t *testing.T) {
+	rig := startTokenRig(t, fastPolls(unlimited(nil)))
+	b := rig.Biz[0]
+	id := pendingPayment(t, rig.Sandbox, b, 0)
+	a := rig.mint(t, creds(b), `{"ttlSeconds":1,"scope":{"kind":"all"}}`)
+	exp, err := time.Parse(time.RFC3339Nano, a.ExpiresAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	events := sseSubscribe(t, ctx, rig.URL, bearer(a.Token), paymentSub, map[string]any{"id": id})
+	if ev := next(t, events); ev.status() != "PENDING" {
+		t.Fatalf("first event %+v", ev)
+	}
+	for ev := range events {
+		if ev.done {
+			break
+		}
+	}
+	if late := time.Since(exp); late > time.Second {
+		t.Errorf("stream ended %v after the token's expiry, want within 1s", late)
+	}
+}
