@@ -90,7 +90,7 @@ func (l *connCap) track(c net.Conn, s http.ConnState) {
 	}
 }
 
-// count is the connections held open (tests).
+// count is the connections held open (the paygraph_connections gauge).
 func (l *connCap) count() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

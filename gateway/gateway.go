@@ -47,6 +47,34 @@ type Gateway struct {
 	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
+	conns   atomic.Pointer[connCap]
+	live    atomic.Pointer[liveGauge]
+}
+
+// liveGauge is what gqlhttp hands back to read its live connections
+// (gqlhttp.Live.Gauge).
+type liveGauge struct {
+	open  func() int
+	limit int
+}
+
+// connections is observe's reading of the client connections held and
+// their caps (the paygraph_connections gauges).
+func (g *Gateway) connections() map[string]func() (int, int) {
+	return map[string]func() (int, int){
+		"live": func() (int, int) {
+			if l := g.live.Load(); l != nil {
+				return l.open(), l.limit
+			}
+			return 0, 0
+		},
+		"http": func() (int, int) {
+			if c := g.conns.Load(); c != nil {
+				return c.count(), c.max
+			}
+			return 0, newConnCap(nil, g.cfg.HTTPMaxConnections).max
+		},
+	}
 }
 
 // Option sets what a Gateway takes besides its Config: runtime
@@ -110,6 +138,7 @@ func (g *Gateway) wire(o options) error {
 		// Read when /metrics is scraped, from the breaker itself.
 		obs.BreakerState = func() float64 { return float64(rc.BreakerState()) }
 	}
+	obs.Connections = g.connections()
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
 	if rest == nil {
@@ -241,6 +270,9 @@ func (g *Gateway) wire(o options) error {
 		Budget:       gqlhttp.OperationBudget(limiter, restclient.MerchantOf),
 		OperationLog: observe.OperationLog(logger),
 		Now:          o.clock,
+		Gauge: func(open func() int, limit int) {
+			g.live.Store(&liveGauge{open: open, limit: limit})
+		},
 	})
 
 	r := chi.NewRouter()
@@ -347,6 +379,7 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	// streams open until SHUTDOWN_GRACE runs out.
 	srv.RegisterOnShutdown(g.hub.Close)
 	conns := newConnCap(ln, cfg.HTTPMaxConnections)
+	g.conns.Store(conns)
 	srv.ConnState = conns.track
 	go func() { served <- srv.Serve(conns) }()
 	select {

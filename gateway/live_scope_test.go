@@ -253,6 +253,32 @@ func TestLiveConnectionCap(t *testing.T) {
 	if r.Status != http.StatusOK || len(r.Errors) != 0 {
 		t.Errorf("POST while the live connections are full: %d %+v", r.Status, r.Errors)
 	}
+	// The gauges an alert reads (PaygraphConnectionsNearLimit): both
+	// connections held, against the cap of 2.
+	series, _ := scrape(t, g)
+	for name, want := range map[string]float64{
+		`paygraph_connections{kind="live"}`:       2,
+		`paygraph_connections_limit{kind="live"}`: 2,
+	} {
+		if got, ok := series[name]; !ok || got != want {
+			t.Errorf("%s = %v (present %v), want %v", name, got, ok, want)
+		}
+	}
+}
+
+// TestHTTPConnectionsGauge: the listener's connections and their cap
+// (HTTP_MAX_CONNECTIONS) are on /metrics, read from the listener itself.
+func TestHTTPConnectionsGauge(t *testing.T) {
+	url := startSandboxGatewayEnv(t, map[string]string{"HTTP_MAX_CONNECTIONS": "50"})
+	g := newTestGateway(url)
+	series, _ := scrape(t, g)
+	if got := series[`paygraph_connections_limit{kind="http"}`]; got != 50 {
+		t.Errorf("http connections limit = %v, want 50", got)
+	}
+	// At least the scrape's own connection is held while it is served.
+	if got := series[`paygraph_connections{kind="http"}`]; got < 1 || got > 50 {
+		t.Errorf("http connections = %v, want 1..50", got)
+	}
 }
 
 // TestWebSocketMaxOperations: past LIVE_MAX_OPERATIONS in flight, an

@@ -87,6 +87,10 @@ type Live struct {
 	// Now is the clock a session token's expiry is checked against; nil:
 	// time.Now.
 	Now func() time.Time
+	// Gauge, when set, is handed once what reads the live connections
+	// open now and their cap (MaxConnections), for the metrics'
+	// paygraph_connections gauge, read when /metrics is scraped.
+	Gauge func(open func() int, limit int)
 }
 
 // DefaultKeepAlive is Live.KeepAlive's default: under the 30 to 60 s idle
@@ -141,6 +145,9 @@ func addLive(srv *handler.Server, l Live) {
 		l.Now = time.Now
 	}
 	b := &liveBounds{Live: l, slots: make(chan struct{}, l.MaxConnections)}
+	if l.Gauge != nil {
+		l.Gauge(func() int { return len(b.slots) }, l.MaxConnections)
+	}
 	srv.Use(operationScope{b})
 	srv.AddTransport(sse{SSE: transport.SSE{KeepAlivePingInterval: l.KeepAlive}, b: b})
 	ws := transport.Websocket{

@@ -137,6 +137,21 @@ func NewMetrics(o Options) *Metrics {
 			ConstLabels: prometheus.Labels{"upstream": "rest"},
 		}, o.BreakerState))
 	}
+	for kind, read := range o.Connections {
+		labels := prometheus.Labels{"kind": kind}
+		m.reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "paygraph_connections",
+				Help:        "Client connections the replica holds open, by kind (live: WebSocket and SSE; http: the listener's).",
+				ConstLabels: labels,
+			}, func() float64 { n, _ := read(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "paygraph_connections_limit",
+				Help:        "The replica's cap on client connections, by kind (LIVE_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS): past it they are refused or the idlest closed.",
+				ConstLabels: labels,
+			}, func() float64 { _, n := read(); return float64(n) }),
+		)
+	}
 	return m
 }
 

@@ -23,6 +23,13 @@ type Options struct {
 	// half-open, 2 open); the gauge calls it when scraped. If nil, there
 	// is no such gauge (no breaker).
 	BreakerState func() float64
+	// Connections reads, by kind ("live": WebSocket and SSE connections;
+	// "http": the HTTP connections the listener holds), the client
+	// connections a replica holds open and its cap on them, when /metrics
+	// is scraped: the gauges paygraph_connections and
+	// paygraph_connections_limit, by which an alert sees a pod near its
+	// cap. Nil: no such gauges.
+	Connections map[string]func() (open, limit int)
 	// Redact rewrites every credential-shaped run of a text (anyone's API
 	// key, secret or session token), as the owners of those shapes write
 	// them; logs, span errors and operation names go through it, and an
