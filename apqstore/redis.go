@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -39,7 +38,7 @@ const (
 // extension, backed by Redis with an in-process LRU in front.
 type Redis struct {
 	client    *redis.Client
-	local     *lru.LRU[string]
+	local     *Local
 	prefix    string
 	ttl       time.Duration
 	opTimeout time.Duration // whole-operation deadline (dial + read/write)
@@ -61,6 +60,7 @@ type Option func(*settings)
 type settings struct {
 	prefix                          string
 	localSize, maxValue             int
+	localBytes                      int64
 	dialTimeout, opTimeout, backoff time.Duration
 	logger                          *slog.Logger
 }
@@ -70,6 +70,10 @@ func WithPrefix(p string) Option { return func(s *settings) { s.prefix = p } }
 
 // WithLocalSize sets how many queries the in-process LRU keeps (default 1000).
 func WithLocalSize(n int) Option { return func(s *settings) { s.localSize = n } }
+
+// WithLocalBytes sets how many bytes of queries the in-process LRU keeps
+// (default DefaultLocalBytes).
+func WithLocalBytes(n int64) Option { return func(s *settings) { s.localBytes = n } }
 
 // WithMaxValueBytes sets the longest query stored in Redis (default 32 KiB);
 // longer ones are kept only in the local LRU.
@@ -100,7 +104,7 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 // outage.
 func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
 	s := settings{
-		prefix: DefaultPrefix, localSize: DefaultLocalSize, maxValue: DefaultMaxValueBytes,
+		prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes, maxValue: DefaultMaxValueBytes,
 		dialTimeout: DefaultDialTimeout, opTimeout: DefaultOpTimeout, backoff: DefaultBackoff,
 	}
 	for _, o := range opts {
@@ -112,7 +116,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 	case ttl == 0:
 		ttl = DefaultTTL
 	}
-	if s.localSize <= 0 || s.maxValue <= 0 || s.dialTimeout <= 0 || s.opTimeout <= 0 {
+	if s.localSize <= 0 || s.localBytes <= 0 || s.maxValue <= 0 || s.dialTimeout <= 0 || s.opTimeout <= 0 {
 		return nil, errors.New("apqstore: sizes and timeouts must be positive")
 	}
 	ro, err := redis.ParseURL(url)
@@ -141,7 +145,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 	}
 	r := &Redis{
 		client:    redis.NewClient(ro),
-		local:     lru.New[string](s.localSize),
+		local:     NewLocal(s.localSize, s.localBytes),
 		prefix:    s.prefix,
 		ttl:       ttl,
 		opTimeout: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout),

@@ -74,6 +74,7 @@ type Config struct {
 	LoaderWait      time.Duration
 	MaxComplexity   int
 	APQCacheSize    int
+	APQCacheBytes   int64
 	QueryCacheBytes int64
 	MaxDepth        int
 	MaxFields       int
@@ -210,6 +211,11 @@ var settings = []setting{
 	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *Config) *time.Duration { return &c.LoaderWait })},
 	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
 	{"APQ_CACHE_SIZE", strconv.Itoa(graph.DefaultAPQCacheSize), "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *Config) *int { return &c.APQCacheSize })},
+	{"APQ_CACHE_BYTES", strconv.Itoa(graph.DefaultAPQCacheBytes), "bytes of automatic persisted queries kept in memory (with Redis: the local cache in front of it)", func(c *Config, v string) error {
+		n, err := parseInt(v, 1<<16, 1<<34)
+		c.APQCacheBytes = int64(n)
+		return err
+	}},
 	{"QUERY_CACHE_BYTES", strconv.Itoa(graph.DefaultQueryCacheBytes), "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *Config, v string) error {
 		n, err := parseInt(v, 1<<16, 1<<34)
 		c.QueryCacheBytes = int64(n)

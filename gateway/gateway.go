@@ -151,7 +151,7 @@ func (g *Gateway) wire(o options) error {
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
 	if cfg.RedisURL != "" {
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
-			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
+			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
 			apqstore.WithLogger(logger))
 		if err != nil {
 			return err
@@ -222,6 +222,7 @@ func (g *Gateway) wire(o options) error {
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,
 		APQCacheSize:      cfg.APQCacheSize,
+		APQCacheBytes:     cfg.APQCacheBytes,
 		APQCache:          apq,
 		QueryCacheBytes:   cfg.QueryCacheBytes,
 		Limits:            graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},

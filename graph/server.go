@@ -9,8 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 
+	"paygraph/apqstore"
 	"paygraph/graph/relay"
 	"paygraph/trusteddocs"
 )
@@ -25,6 +25,9 @@ const (
 	DefaultMaxComplexity = 500
 	// DefaultAPQCacheSize (APQ_CACHE_SIZE): persisted queries kept in memory.
 	DefaultAPQCacheSize = 1000
+	// DefaultAPQCacheBytes (APQ_CACHE_BYTES): bytes of persisted queries
+	// kept in memory (apqstore.DefaultLocalBytes says why).
+	DefaultAPQCacheBytes = apqstore.DefaultLocalBytes
 	// DefaultQueryCacheBytes (QUERY_CACHE_BYTES): 16 MiB of parsed
 	// documents' estimated heap, a tenth of a pod's GOMEMLIMIT.
 	DefaultQueryCacheBytes = 16 << 20
@@ -56,8 +59,13 @@ type ServerConfig struct {
 	// (restCalls); zero: DefaultMaxComplexity.
 	MaxComplexity int
 	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: DefaultAPQCacheSize
+	// APQCacheBytes bounds the bytes of those queries, when APQCache is
+	// nil; zero: DefaultAPQCacheBytes.
+	APQCacheBytes int64
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
+	// A query is added only once it passed every limit, for a request
+	// with credentials (apq.go).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
 	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
@@ -88,6 +96,9 @@ func (c *ServerConfig) defaults() {
 	}
 	if c.APQCacheSize <= 0 {
 		c.APQCacheSize = DefaultAPQCacheSize
+	}
+	if c.APQCacheBytes <= 0 {
+		c.APQCacheBytes = DefaultAPQCacheBytes
 	}
 	if c.QueryCacheBytes <= 0 {
 		c.QueryCacheBytes = DefaultQueryCacheBytes
@@ -138,11 +149,15 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(trustedDocuments{store: cfg.TrustedDocuments, report: cfg.OnTrustedDocument})
 	apq := cfg.APQCache
 	if apq == nil {
-		apq = lru.New[string](cfg.APQCacheSize)
+		apq = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
 	}
-	srv.Use(extension.AutomaticPersistedQuery{Cache: apq})
+	// gqlgen's APQ extension only notes a registration (pendingAPQ) ...
+	srv.Use(extension.AutomaticPersistedQuery{Cache: pendingAPQ{store: apq}})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
+	// ... stored after queryLimits' MutateOperationContext accepted the
+	// operation and charged its rate limit (apq.go).
+	srv.Use(apqCommit{store: apq})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
