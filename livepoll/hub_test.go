@@ -774,7 +774,7 @@ func TestConfig(t *testing.T) {
 		want := Config{
 			Interval: DefaultInterval, MaxInterval: 4 * DefaultInterval, WatchAfterSettled: DefaultWatchAfterSettled,
 			MaxLifetime: DefaultMaxLifetime, IdleTimeout: DefaultIdleTimeout,
-			MaxPerMerchant: DefaultMaxPerMerchant, MaxSubscriptions: DefaultMaxSubscriptions,
+			MaxPerMerchant: DefaultMaxPerMerchant, MaxSubscriptions: DefaultMaxSubscriptions, MaxPending: DefaultMaxPending,
 			ResumeWindow: DefaultResumeWindow, MaxHistories: DefaultMaxSubscriptions,
 		}
 		if !reflect.DeepEqual(h.cfg, want) {

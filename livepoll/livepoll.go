@@ -20,6 +20,12 @@ const (
 	DefaultMaxPerMerchant    = 100
 	DefaultMaxSubscriptions  = 2000
 	DefaultResumeWindow      = 10 * time.Minute
+	// DefaultMaxPending bounds the provisional subscriptions of a process
+	// (SubscribeProvisional): a pair the REST API has not accepted yet
+	// costs a poller and a relay until its first poll answers, and the
+	// shared budgets of unaccepted pairs (restclient) pace those polls to
+	// about 20 a second: 64 is three seconds of them.
+	DefaultMaxPending = 64
 
 	// MaxKept is the most transitions kept per resource for resuming (the
 	// newest); a payment makes three or four in its life. It is also the
@@ -40,6 +46,9 @@ const (
 const (
 	ScopeMerchant = "merchant"
 	ScopeProcess  = "process"
+	// ScopePending: too many provisional subscriptions wait for their
+	// first successful poll (Config.MaxPending).
+	ScopePending = "pending"
 )
 
 // Why a subscription ended, from Subscription.Err. A subscription that
@@ -187,6 +196,11 @@ type Config struct {
 	// MaxSubscriptions bounds the live subscriptions of the process
 	// (SUBSCRIPTION_MAX). If zero, 2000.
 	MaxSubscriptions int
+	// MaxPending bounds the provisional subscriptions of the process
+	// (SubscribeProvisional): admitted, not yet counted against
+	// MaxSubscriptions and MaxPerMerchant, waiting for the first
+	// successful poll of their key. If zero, 64.
+	MaxPending int
 	// ResumeWindow is how long a resource's transitions are kept after it
 	// was last polled, for subscribers resuming after an event id
 	// (SUBSCRIPTION_RESUME_WINDOW). If zero, 10 min.
@@ -225,10 +239,11 @@ type Hub struct {
 	closed      bool
 	pollers     map[Key]*poller
 	perMerchant map[string]int
-	subs        int
+	subs        int              // counted subscriptions
+	pending     int              // provisional subscriptions, not yet counted
 	hist        map[Key]*history // without a Store: the kept transitions of keys no poller runs for
 
-	nSubs, nPollers atomic.Int64 // copies of subs and len(pollers) for Stats, read without mu
+	nSubs, nPollers, nPending atomic.Int64 // copies of subs, len(pollers) and pending for Stats, read without mu
 }
 
 // New returns a Hub for cfg.
@@ -248,7 +263,7 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.Store != nil && cfg.Decode == nil {
 		return nil, errors.New("livepoll: a Store needs a Decode")
 	}
-	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 || cfg.MaxHistories < 0 {
+	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 || cfg.MaxHistories < 0 || cfg.MaxPending < 0 {
 		return nil, errors.New("livepoll: SUBSCRIPTION_MAX_PER_MERCHANT and SUBSCRIPTION_MAX must not be negative")
 	}
 	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
@@ -262,6 +277,7 @@ func New(cfg Config) (*Hub, error) {
 	cfg.MaxPerMerchant = cmp.Or(cfg.MaxPerMerchant, DefaultMaxPerMerchant)
 	cfg.MaxSubscriptions = cmp.Or(cfg.MaxSubscriptions, DefaultMaxSubscriptions)
 	cfg.ResumeWindow = cmp.Or(cfg.ResumeWindow, DefaultResumeWindow)
+	cfg.MaxPending = cmp.Or(cfg.MaxPending, DefaultMaxPending)
 	cfg.MaxHistories = cmp.Or(cfg.MaxHistories, cfg.MaxSubscriptions)
 
 	h := &Hub{
@@ -286,14 +302,15 @@ func sleep(ctx context.Context, d time.Duration) bool {
 
 // Stats is a count of what is live, for gauges.
 type Stats struct {
-	Subscriptions int // live subscriptions
+	Subscriptions int // live subscriptions counted against the caps
+	Pending       int // provisional subscriptions waiting for their key's first successful poll
 	Pollers       int // running pollers: at most one per Key, REST GETs in flight at most this many
 }
 
 // Stats returns the live counts without taking the hub's lock (a scrape
 // never waits for a subscribe).
 func (h *Hub) Stats() Stats {
-	return Stats{Subscriptions: int(h.nSubs.Load()), Pollers: int(h.nPollers.Load())}
+	return Stats{Subscriptions: int(h.nSubs.Load()), Pollers: int(h.nPollers.Load()), Pending: int(h.nPending.Load())}
 }
 
 // Subscription is one subscriber's stream of events.
@@ -305,6 +322,7 @@ type Subscription struct {
 	// Guarded by p.mu.
 	after     uint64 // the event id it resumes after (0: none)
 	ready     bool   // it has been served its first events
+	counted   bool   // it counts against MaxSubscriptions and MaxPerMerchant (else: provisional, in pending)
 	cursor    uint64 // the id of the last event it was sent
 	waits     int    // reads of the Store while its resume id was unknown
 	ended     bool
@@ -350,6 +368,22 @@ func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscri
 // ends the subscription with ErrResumeExpired (at once without a Store:
 // SubscribeAfter returns it).
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
+	return h.subscribe(ctx, key, fetch, after, true)
+}
+
+// SubscribeProvisional is SubscribeAfter for a caller not yet known to be
+// a merchant (a credential pair the REST API has not accepted): the
+// subscription is admitted provisionally and counts against
+// MaxSubscriptions and MaxPerMerchant only once its key's poller has
+// observed a state (a successful poll, or one already kept); until then
+// it counts against MaxPending instead. A first poll that fails for good
+// (Permanent: 401, 403, 404) ends it with that error, never counted. At
+// its promotion, a cap reached ends it with a *LimitError.
+func (h *Hub) SubscribeProvisional(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
+	return h.subscribe(ctx, key, fetch, after, false)
+}
+
+func (h *Hub) subscribe(ctx context.Context, key Key, fetch FetchFunc, after uint64, counted bool) (*Subscription, error) {
 	if !validKey(key) || fetch == nil {
 		return nil, ErrInvalidKey
 	}
@@ -358,16 +392,21 @@ func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, afte
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.closed:
+	if h.closed {
 		return nil, ErrClosed
-	case h.subs >= h.cfg.MaxSubscriptions:
-		return nil, &LimitError{Scope: ScopeProcess, Limit: h.cfg.MaxSubscriptions}
-	case h.perMerchant[key.Merchant] >= h.cfg.MaxPerMerchant:
-		return nil, &LimitError{Scope: ScopeMerchant, Limit: h.cfg.MaxPerMerchant}
+	}
+	p := h.pollers[key]
+	if !counted && p != nil && p.observed() {
+		counted = true // its key's poller (same merchant) has had a state: nothing provisional left
+	}
+	if counted {
+		if err := h.capLocked(key.Merchant); err != nil {
+			return nil, err
+		}
+	} else if h.pending >= h.cfg.MaxPending {
+		return nil, &LimitError{Scope: ScopePending, Limit: h.cfg.MaxPending}
 	}
 
-	p := h.pollers[key]
 	if after > 0 && h.cfg.Store == nil && !h.resumableLocked(key, p, after) {
 		return nil, ErrResumeExpired // before any work: no poller, no fetch
 	}
@@ -387,11 +426,51 @@ func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, afte
 	// Both callbacks take h.mu, so they cannot run before this returns.
 	s.stopCtx = context.AfterFunc(ctx, func() { h.leave(s, context.Cause(ctx)) })
 	s.lifetimer = time.AfterFunc(h.cfg.MaxLifetime, func() { h.leave(s, ErrLifetime) })
-	h.subs++
-	h.perMerchant[key.Merchant]++
-	h.nSubs.Store(int64(h.subs))
+	if counted {
+		h.countLocked(s)
+	} else {
+		h.pending++
+		h.nPending.Store(int64(h.pending))
+	}
 	p.serve(s) // what it can have at once; it may end it (a kept final state)
 	return s, nil
+}
+
+// capLocked returns the *LimitError a new counted subscription of
+// merchant would meet, or nil; h.mu is held.
+func (h *Hub) capLocked(merchant string) error {
+	switch {
+	case h.subs >= h.cfg.MaxSubscriptions:
+		return &LimitError{Scope: ScopeProcess, Limit: h.cfg.MaxSubscriptions}
+	case h.perMerchant[merchant] >= h.cfg.MaxPerMerchant:
+		return &LimitError{Scope: ScopeMerchant, Limit: h.cfg.MaxPerMerchant}
+	}
+	return nil
+}
+
+// countLocked counts s against the caps; h.mu is held.
+func (h *Hub) countLocked(s *Subscription) {
+	s.counted = true
+	h.subs++
+	h.perMerchant[s.p.key.Merchant]++
+	h.nSubs.Store(int64(h.subs))
+}
+
+// promoteLocked counts a provisional s now that its key has a state, or
+// ends it with the *LimitError of a cap reached; it reports whether s
+// goes on. h.mu and s.p.mu are held.
+func (h *Hub) promoteLocked(s *Subscription) bool {
+	if s.counted {
+		return true
+	}
+	if err := h.capLocked(s.p.key.Merchant); err != nil {
+		s.p.endSub(s, err)
+		return false
+	}
+	h.pending--
+	h.nPending.Store(int64(h.pending))
+	h.countLocked(s)
+	return true
 }
 
 // resumableLocked reports whether the transitions after the id after are
@@ -439,6 +518,11 @@ func (h *Hub) endLocked(s *Subscription, reason error) {
 	close(s.c)
 	s.stopCtx()
 	s.lifetimer.Stop()
+	if !s.counted {
+		h.pending--
+		h.nPending.Store(int64(h.pending))
+		return
+	}
 	h.subs--
 	m := s.p.key.Merchant
 	if h.perMerchant[m] <= 1 {

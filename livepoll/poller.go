@@ -73,6 +73,14 @@ func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	return p
 }
 
+// observed reports whether the poller has had a state of its key (a
+// successful poll, or one kept); p.mu is taken, h.mu is held.
+func (p *poller) observed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current && len(p.recs) > 0
+}
+
 func (p *poller) lastPhase() Phase {
 	if len(p.recs) == 0 {
 		return PhaseOpen
@@ -501,6 +509,9 @@ func (p *poller) serve(s *Subscription) {
 	if s.after == 0 {
 		switch {
 		case p.current && ok:
+			if !p.hub.promoteLocked(s) {
+				return
+			}
 			s.ready = true
 			p.sendState(s, last)
 		case p.lastErr != nil:
@@ -517,6 +528,9 @@ func (p *poller) serve(s *Subscription) {
 			return // an id this replica has not read yet: wait for one more read of the Store
 		}
 		p.endSub(s, ErrResumeExpired)
+		return
+	}
+	if !p.hub.promoteLocked(s) {
 		return
 	}
 	s.ready, s.cursor = true, s.after
