@@ -8,6 +8,7 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -217,7 +218,8 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	gql := graph.NewServer(graph.ServerConfig{
-		Subscriptions:     graph.Subscriptions{Hub: hub, REST: rc, Charge: chargePolls(limiter)},
+		Subscriptions: graph.Subscriptions{Hub: hub, REST: rc, Charge: chargePolls(limiter),
+			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
 		MaxComplexity:     cfg.MaxComplexity,
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,

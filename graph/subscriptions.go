@@ -58,6 +58,15 @@ type Subscriptions struct {
 	// budget before it is made; an error (a *restclient.Error of kind
 	// KindRateLimited, with its RetryAfter) refuses it.
 	Charge func(ctx context.Context, merchant string, restCalls int) error
+	// Accepted, when not nil, reports whether the caller's credential pair
+	// is known to the REST API (restclient.Client.Accepted). A pair not
+	// known is admitted provisionally (livepoll.Hub.SubscribeProvisional):
+	// it counts against SUBSCRIPTION_MAX and the per-merchant cap only once
+	// its first poll succeeded. Nil: every pair is counted at once.
+	Accepted func(ctx context.Context) bool
+	// PollTimeout, when positive, bounds one poll (REST_TIMEOUT): its
+	// wait for a REST slot and its call together.
+	PollTimeout time.Duration
 }
 
 // The kinds of livepoll keys: the only part of a key a metric carries.
@@ -237,8 +246,21 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 	// it is made: one poller per resource in the fleet, so once whatever
 	// the number of subscribers and replicas. A refusal is a 429 to the
 	// poller: it waits its retryAfter.
-	sub, err := live.Hub.SubscribeAfter(ctx, livepoll.Key{Merchant: merchant, Kind: kind, ID: id},
+	//
+	// A poll is bounded by PollTimeout (REST_TIMEOUT) from before its wait
+	// for a REST slot: the poller's context has no deadline, and a poll of
+	// a pair waiting behind a busy REST API must not wait forever.
+	subscribe := live.Hub.SubscribeAfter
+	if live.Accepted != nil && !live.Accepted(ctx) {
+		subscribe = live.Hub.SubscribeProvisional
+	}
+	sub, err := subscribe(ctx, livepoll.Key{Merchant: merchant, Kind: kind, ID: id},
 		func(pctx context.Context) (livepoll.Snapshot, error) {
+			if live.PollTimeout > 0 {
+				var cancel context.CancelFunc
+				pctx, cancel = context.WithTimeout(pctx, live.PollTimeout)
+				defer cancel()
+			}
 			if live.Charge != nil {
 				if err := live.Charge(pctx, merchant, calls); err != nil {
 					return livepoll.Snapshot{}, pollError(err)

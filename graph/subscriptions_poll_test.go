@@ -1,0 +1,133 @@
+package graph
+
+// A subscription's poll against a busy REST client (issue 22): its wait
+// for a REST slot ends within REST_TIMEOUT (Subscriptions.PollTimeout),
+// and a pair the REST API has not accepted subscribes provisionally.
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"paygraph/graph/model"
+	"paygraph/livepoll"
+	"paygraph/restclient"
+)
+
+func TestSubscriptionPollBounds(t *testing.T) {
+	var calls atomic.Int64
+	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusUnauthorized)
+		w.Write([]byte(`{"error":{"code":"UNAUTHENTICATED","message":"invalid credentials"}}`))
+	}))
+	defer rest.Close()
+	newClient := func(t *testing.T) *restclient.Client {
+		rc, err := restclient.New(restclient.Config{BaseURL: rest.URL, Timeout: 100 * time.Millisecond,
+			Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 1})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rc
+	}
+	pair := func(k string) context.Context {
+		return restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: "pk_" + k, APISecret: "sk_" + k})
+	}
+	fetch := func(ctx context.Context, rest REST) (livepoll.Snapshot, error) {
+		_, err := rest.GetPayment(ctx, "pay_1")
+		return livepoll.Snapshot{}, err
+	}
+
+	// pollOnce subscribes while another pair holds the process's only REST
+	// slot, and returns how long the first poll took to end (0: not
+	// within wait).
+	pollOnce := func(t *testing.T, pollTimeout, wait time.Duration) time.Duration {
+		rc := newClient(t)
+		held, err := rc.Hold(pair("holder"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer held.Release()
+		polled := make(chan struct{}, 1)
+		hub, err := livepoll.New(livepoll.Config{Interval: time.Hour, OnPoll: func(string, livepoll.Outcome) {
+			select {
+			case polled <- struct{}{}:
+			default:
+			}
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hub.Close()
+		ctx, cancel := context.WithCancel(pair("poller"))
+		defer cancel()
+		start := time.Now()
+		if _, err := subscribe[*model.Payment](ctx, Subscriptions{Hub: hub, REST: rc, PollTimeout: pollTimeout},
+			KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-polled:
+			return time.Since(start)
+		case <-time.After(wait):
+			return 0
+		}
+	}
+
+	t.Run("a poll's wait for a slot ends within REST_TIMEOUT", func(t *testing.T) {
+		base := runtime.NumGoroutine()
+		calls.Store(0)
+		before := pollOnce(t, 0, time.Second)
+		if before != 0 {
+			t.Fatalf("without PollTimeout the poll ended after %s: the slot was not held", before)
+		}
+		now := pollOnce(t, 100*time.Millisecond, 10*time.Second)
+		if now == 0 {
+			t.Fatal("with REST_TIMEOUT 100ms the poll still waited for a slot after 10s")
+		}
+		if n := calls.Load(); n != 0 {
+			t.Fatalf("%d REST calls while the slot was held, want none", n)
+		}
+		deadline := time.Now().Add(5 * time.Second)
+		after := runtime.NumGoroutine()
+		for after > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			after = runtime.NumGoroutine()
+		}
+		if after > base {
+			t.Fatalf("goroutines: %d before, %d after", base, after)
+		}
+		t.Logf("the only REST slot held: before, the first poll was still waiting after 1s (no deadline); now it ends after %s with REST_TIMEOUT 100ms; goroutines %d -> %d",
+			now.Round(time.Millisecond), base, after)
+	})
+
+	t.Run("an unaccepted pair is provisional and never counted when refused", func(t *testing.T) {
+		hub, err := livepoll.New(livepoll.Config{Interval: time.Hour, MaxSubscriptions: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer hub.Close()
+		live := Subscriptions{Hub: hub, REST: newClient(t), PollTimeout: 100 * time.Millisecond,
+			Accepted: func(context.Context) bool { return false }}
+		ctx, cancel := context.WithCancel(pair("invented"))
+		defer cancel()
+		for range 5 {
+			ch, err := subscribe[*model.Payment](ctx, live, KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch)
+			if err != nil {
+				t.Fatalf("refused at admission: %v", err)
+			}
+			if st := hub.Stats(); st.Subscriptions != 0 {
+				t.Fatalf("%+v: an unaccepted pair counted before its first poll", st)
+			}
+			for range ch { // the 401 ends it
+			}
+		}
+		if st := hub.Stats(); st.Subscriptions != 0 || st.Pending != 0 {
+			t.Fatalf("%+v after the refusals, want nothing live", st)
+		}
+	})
+}
