@@ -353,6 +353,8 @@ var settings = []setting{
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxPerMerchant })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
+	{"SUBSCRIPTION_MAX_PENDING", strconv.Itoa(livepoll.DefaultMaxPending), "subscriptions of credential pairs the REST API has not accepted yet, waiting for their first successful poll (not counted against SUBSCRIPTION_MAX until then); more: RATE_LIMITED",
+		intSetting(1, 1e6, func(c *Config) *int { return &c.Subscriptions.MaxPending })},
 	{"LIVE_MAX_CONNECTIONS", strconv.Itoa(gqlhttp.DefaultMaxConnections), "WebSocket connections and SSE streams open at once in this process (about 42 KiB each when idle); more: HTTP 503 before the upgrade",
 		intSetting(1, 1e6, func(c *Config) *int { return &c.LiveMaxConnections })},
 	{"LIVE_MAX_LIFETIME", gqlhttp.DefaultMaxLifetime.String(), "longest life of one WebSocket connection or SSE stream; it is then closed and the client connects again (a session token's connection also ends at the token's expiry)",

@@ -348,6 +348,9 @@ func pollError(err error) error {
 type SubscriptionLimitError struct{ err *livepoll.LimitError }
 
 func (e *SubscriptionLimitError) Error() string {
+	if e.err.Scope == livepoll.ScopePending {
+		return "too many live subscriptions wait for their first poll; retry in a few seconds"
+	}
 	return "too many live subscriptions for this " + e.err.Scope + "; end one before starting another"
 }
 
