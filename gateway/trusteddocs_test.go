@@ -196,10 +196,13 @@ func TestTrustedDocumentsOverSSE(t *testing.T) {
 		request map[string]any
 		code    string // "" : served
 	}{
-		{"listed, by documentId", map[string]any{"documentId": "watch-payment", "variables": map[string]any{"id": id}}, ""},
-		{"listed, by sha256 documentId", map[string]any{"documentId": "sha256:" + sha(watch), "variables": map[string]any{"id": id}}, ""},
+		// The refusals first: a listed case's subscription stays open (and
+		// its poller polls) until the test ends, which the refusals' count
+		// of REST calls would see.
 		{"unlisted text", map[string]any{"query": paymentSub, "variables": map[string]any{"id": id}}, "PERSISTED_QUERY_NOT_LISTED"},
 		{"unknown documentId", map[string]any{"documentId": "not-listed", "variables": map[string]any{"id": id}}, "PERSISTED_QUERY_NOT_LISTED"},
+		{"listed, by documentId", map[string]any{"documentId": "watch-payment", "variables": map[string]any{"id": id}}, ""},
+		{"listed, by sha256 documentId", map[string]any{"documentId": "sha256:" + sha(watch), "variables": map[string]any{"id": id}}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g.Sandbox.ResetCalls()
