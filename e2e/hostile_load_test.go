@@ -859,7 +859,19 @@ func item9Smaller(t *testing.T, sc hostileScale, fake *restFake, figs *figures) 
 		fake.Override(fake.stuckCursor)
 		defer fake.Override(nil)
 		fake.Reset()
-		r := p.do(ctx, gqlReq{Query: `{ payments(first: 10) { nodes { id } pageInfo { hasNextPage endCursor } } }`, Header: fake.A.Header()})
+		// The first page is short (3 of 10): the walk stops at the pages
+		// it estimated (issue 26: made never passes the estimate) and
+		// answers hasNextPage with an end cursor. Following that cursor
+		// sends the REST cursor the fake then answers again as next.
+		first := p.do(ctx, gqlReq{Query: `{ payments(first: 10) { nodes { id } pageInfo { hasNextPage endCursor } } }`, Header: fake.A.Header()})
+		var page struct {
+			Payments struct{ PageInfo struct{ EndCursor string } }
+		}
+		if err := json.Unmarshal(first.Data, &page); err != nil || page.Payments.PageInfo.EndCursor == "" {
+			t.Fatalf("first page: %s %v", first.Outcome(), err)
+		}
+		r := p.do(ctx, gqlReq{Query: `query($after: String) { payments(first: 10, after: $after) { nodes { id } } }`,
+			Variables: map[string]any{"after": page.Payments.PageInfo.EndCursor}, Header: fake.A.Header()})
 		figs.check(t, "9", "REST next_cursor equal to the cursor sent",
 			fmt.Sprintf("%s, %d REST calls", r.Outcome(), fake.Calls(nil)), "UPSTREAM_ERROR", r.HasCode("UPSTREAM_ERROR"))
 	})
