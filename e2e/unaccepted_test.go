@@ -43,8 +43,11 @@ const (
 	// the flood is 86 to 367 ms. What the flood still costs is its own
 	// request (a 4.5 KB body of 100 ids, decoded, hashed, estimated), not
 	// REST calls: each is refused with one error before any field runs.
-	// The bound checked is 4x, which CI's noise passes and today fails.
-	p99Factor = 4.0
+	// On a machine loaded by other jobs it measured 4.6x (55 ms / 12 ms)
+	// once. The bound checked is 6x, which that noise passes and today
+	// fails (325 ms / 12 ms, 27x, in the same run): the 1.5x is
+	// not met and is printed for what it is.
+	p99Factor = 6.0
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
 	unacceptedBurst = 2 * unacceptedRate
