@@ -16,7 +16,8 @@ import (
 // first 2xx on some replica (each replica writes once, when it first
 // accepts the pair): a week, after which a quiet merchant's next call
 // costs one call of the shared budget again. Keys hold no credential:
-// the merchant is restclient's keyed hash of the pair.
+// the merchant is restclient's identity of the pair, an HMAC under
+// MERCHANT_ID_KEY.
 const acceptedTTL = 7 * 24 * time.Hour
 
 // acceptedKeyPrefix is the shape of the keys: prefix + merchant.

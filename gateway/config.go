@@ -4,6 +4,8 @@
 package gateway
 
 import (
+	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,7 +94,11 @@ type Config struct {
 	APQTTL          time.Duration
 	// CursorKeys sign pagination cursors; nil when CURSOR_KEYS is unset
 	// (a random key per process).
-	CursorKeys     *relay.Keys
+	CursorKeys *relay.Keys
+	// MerchantKey keys the merchant identity (an HMAC of the credential
+	// pair) in Redis keys, circuits and log tags; nil when MERCHANT_ID_KEY
+	// is unset (a random key per process).
+	MerchantKey    *restclient.MerchantKey
 	SandboxLatency time.Duration
 
 	// TokenKeys mints and verifies session tokens (TOKEN_KEYS); nil:
@@ -268,6 +274,17 @@ var settings = []setting{
 			return nil
 		}
 		c.CursorKeys, err = relay.ParseKeys(v)
+		return err
+	}},
+	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
+		if v == "" {
+			return nil
+		}
+		key, err := decodeSecret(strings.TrimSpace(v))
+		if err != nil {
+			return errors.New("must be hex or base64 (such as `openssl rand -base64 32`)")
+		}
+		c.MerchantKey, err = restclient.NewMerchantKey(key)
 		return err
 	}},
 	{"RATE_LIMIT_REST_CALLS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRESTCallsPerSecond), "sustained REST calls per second per merchant, shared by all replicas through REDIS_URL (0: no REST-calls limit)",
@@ -456,7 +473,23 @@ const (
 
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
-var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true}
+var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true, "MERCHANT_ID_KEY": true}
+
+// decodeSecret reads a key given as hex (an even number of hex digits) or
+// base64 (standard or URL alphabet, padded or not).
+func decodeSecret(s string) ([]byte, error) {
+	if s != "" && len(s)%2 == 0 {
+		if b, err := hex.DecodeString(s); err == nil {
+			return b, nil
+		}
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil && len(b) > 0 {
+			return b, nil
+		}
+	}
+	return nil, errors.New("neither hex nor base64")
+}
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 

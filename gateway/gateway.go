@@ -199,6 +199,14 @@ func (g *Gateway) wire(o options) error {
 		logger.Warn("CURSOR_KEYS is unset: pagination cursors are signed with a random key and work only on this process " +
 			"(a restart or another replica refuses them); give every replica the same CURSOR_KEYS")
 	}
+	merchantKey := cfg.MerchantKey
+	if merchantKey == nil {
+		merchantKey = restclient.RandomMerchantKey()
+		if cfg.RedisURL != "" {
+			logger.Warn("MERCHANT_ID_KEY is unset: merchants are named by a random key per process, so the rate-limit budgets " +
+				"and accepted merchants in Redis are not shared between replicas (nor kept across a restart); give every replica the same MERCHANT_ID_KEY")
+		}
+	}
 	limiter, err := newRateLimiter(cfg, rdb, metrics, logger)
 	if err != nil {
 		return err
@@ -279,6 +287,13 @@ func (g *Gateway) wire(o options) error {
 	})
 
 	r := chi.NewRouter()
+	// Every credential pair read below is named under this deployment's
+	// merchant key (restclient/merchant.go), before anything reads one.
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(restclient.WithMerchantKey(r.Context(), merchantKey)))
+		})
+	})
 	// The credential headers are read first, so that every layer below
 	// knows the caller's pair: the access log's line (request id and
 	// operation name included) is redacted of it like any other. A

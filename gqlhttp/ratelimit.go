@@ -37,7 +37,7 @@ import (
 // names the RateLimit field.
 //
 // merchantOf names the request's merchant, never with a secret
-// (restclient.MerchantOf: the hash of the credential pair, which a session
+// (restclient.MerchantOf: the keyed HMAC of the credential pair, which a session
 // token's request carries too once its middleware put the pair in the
 // context); it must run after the middleware that reads the credentials.
 // A request without a merchant is not charged: it can make no REST call.

@@ -250,6 +250,7 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 	// A poll is bounded by PollTimeout (REST_TIMEOUT) from before its wait
 	// for a REST slot: the poller's context has no deadline, and a poll of
 	// a pair waiting behind a busy REST API must not wait forever.
+	mkey := restclient.MerchantKeyFrom(ctx) // the poll names the pair as the request does
 	subscribe := live.Hub.SubscribeAfter
 	if live.Accepted != nil && !live.Accepted(ctx) {
 		subscribe = live.Hub.SubscribeProvisional
@@ -266,7 +267,7 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 					return livepoll.Snapshot{}, pollError(err)
 				}
 			}
-			snap, err := fetch(restclient.WithCredentials(pctx, creds), live.REST)
+			snap, err := fetch(restclient.WithCredentials(restclient.WithMerchantKey(pctx, mkey), creds), live.REST)
 			return snap, pollError(err)
 		}, after)
 	if err != nil {

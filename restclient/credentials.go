@@ -53,9 +53,14 @@ type credentialsValue struct {
 	prepaid atomic.Bool
 }
 
-// WithCredentials returns a context carrying c.
+// WithCredentials returns a context carrying c, and its merchant identity
+// under ctx's merchant key (WithMerchantKey; merchant.go).
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: merchantKeyOf(c)}
+	k := MerchantKeyFrom(ctx)
+	if k == nil {
+		k = processMerchantKey
+	}
+	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
 	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
 	return context.WithValue(ctx, credentialsKey{}, v)
 }

@@ -51,7 +51,7 @@ type LimiterConfig struct {
 // (with the defaults, it takes four merchants at their caps to fill the
 // pool).
 //
-// Merchants are keyed by a SHA-256 of the credential pair, never the
+// Merchants are keyed by an HMAC of the credential pair, never the
 // secret itself, and an entry lives only while a call of that merchant
 // holds or waits for a slot, so the map is bounded by active merchants.
 //
@@ -70,9 +70,10 @@ type Limiter struct {
 	spare sync.Pool
 }
 
-// merchantKey identifies a credential pair: SHA-256 of the key's length,
-// the key and the secret. It is collision-resistant, so no caller can
-// share (and use up) another merchant's slots without its secret.
+// merchantKey identifies a credential pair: the HMAC-SHA256, under the
+// merchant key (merchant.go), of the key's length, the key and the secret.
+// It is collision-resistant, so no caller can share (and use up) another
+// merchant's slots without its secret.
 type merchantKey [sha256.Size]byte
 
 // merchantSlots is a merchant's semaphore; refs counts the calls holding
@@ -319,18 +320,12 @@ func (l *Limiter) report(ctx context.Context, cv *credentialsValue, err error) {
 	}
 }
 
-// merchantKeyOf hashes a credential pair (WithCredentials does, once per
-// context). The buffer stays on the stack for usual lengths.
-func merchantKeyOf(c Credentials) merchantKey {
-	var buf [256]byte
-	b := binary.BigEndian.AppendUint64(buf[:0], uint64(len(c.APIKey)))
-	b = append(b, c.APIKey...)
-	b = append(b, c.APISecret...)
-	return sha256.Sum256(b)
-}
+// merchantKeyOf is the identity of a pair under the process's key, which
+// names the pairs of a context without a merchant key (tests).
+func merchantKeyOf(c Credentials) merchantKey { return processMerchantKey.sum(c) }
 
 // short is the key's first 64 bits: the circuit breaker's table key (a
-// prefix of a SHA-256 is as hard to collide with on purpose as it is long).
+// prefix of an HMAC-SHA256 is as hard to collide with on purpose as it is long).
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 
 // inFlight reports the calls holding a slot of the process, and the

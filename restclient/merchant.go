@@ -1,15 +1,120 @@
+// The merchant identity (issue 22): an HMAC-SHA256 of the credential pair
+// under a per-deployment key (MERCHANT_ID_KEY), the name every bound keyed
+// by the pair uses (the Limiter's slots, the circuits, the accepted
+// merchants and the rate limits, in memory and in Redis) and the tag of
+// the logs. Keyed, so that a Redis dump or a log line is no offline
+// verifier of guessed or leaked pairs: without the key, the identity of a
+// pair cannot be computed.
+
 package restclient
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"sync"
 )
 
+// MinMerchantKeyBytes is the shortest merchant-identity key accepted: 256
+// bits, the size of the HMAC-SHA256 output.
+const MinMerchantKeyBytes = 32
+
+// merchantIDLabel separates this use of the key from any other.
+const merchantIDLabel = "paygraph merchant id v1\x00"
+
+// MerchantKey is the per-deployment key of the merchant identity. Every
+// replica that shares a Redis must have the same one (their budgets and
+// accepted merchants are keyed by the identity). Safe for concurrent use.
+type MerchantKey struct {
+	pool sync.Pool // of *merchantMAC
+}
+
+// merchantMAC is one keyed HMAC state with its buffers, reused (Reset)
+// rather than re-keyed: computing an identity allocates nothing.
+type merchantMAC struct {
+	h   hash.Hash
+	buf [256]byte
+	out [sha256.Size]byte
+}
+
+// NewMerchantKey returns the identity key of key (at least
+// MinMerchantKeyBytes bytes; it is copied).
+func NewMerchantKey(key []byte) (*MerchantKey, error) {
+	if len(key) < MinMerchantKeyBytes {
+		return nil, fmt.Errorf("merchant identity key is %d bytes; want at least %d (such as `openssl rand -base64 32`)", len(key), MinMerchantKeyBytes)
+	}
+	key = append([]byte(nil), key...)
+	k := &MerchantKey{}
+	k.pool.New = func() any { return &merchantMAC{h: hmac.New(sha256.New, key)} }
+	return k, nil
+}
+
+// RandomMerchantKey returns a fresh random key: identities then hold only
+// within this process (another replica, or a restart, names every merchant
+// differently).
+func RandomMerchantKey() *MerchantKey {
+	key := make([]byte, MinMerchantKeyBytes)
+	_, _ = rand.Read(key) // never fails (crypto/rand crashes the program instead)
+	k, _ := NewMerchantKey(key)
+	return k
+}
+
+// Format prints nothing of the key, whatever the verb.
+func (k *MerchantKey) Format(f fmt.State, _ rune) {
+	_, _ = io.WriteString(f, "restclient.MerchantKey(redacted)")
+}
+
+// processMerchantKey names merchants in a context that carries no key
+// (WithMerchantKey): tests, and any caller outside the gateway.
+var processMerchantKey = RandomMerchantKey()
+
+// sum is HMAC-SHA256(key, label || len(apiKey) as 8 bytes || apiKey ||
+// apiSecret): the length prefix keeps ("ab", "c") and ("a", "bc") apart.
+func (k *MerchantKey) sum(c Credentials) merchantKey {
+	m := k.pool.Get().(*merchantMAC)
+	m.h.Reset()
+	b := append(m.buf[:0], merchantIDLabel...)
+	b = binary.BigEndian.AppendUint64(b, uint64(len(c.APIKey)))
+	b = append(b, c.APIKey...)
+	b = append(b, c.APISecret...)
+	m.h.Write(b)
+	var out merchantKey
+	copy(out[:], m.h.Sum(m.out[:0]))
+	k.pool.Put(m)
+	return out
+}
+
+type merchantKeyCtx struct{}
+
+// WithMerchantKey returns a context whose credential pairs
+// (WithCredentials) are named under k. The gateway puts its key
+// (MERCHANT_ID_KEY) in every request's context; without one, a
+// per-process random key names them.
+func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
+	if k == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, merchantKeyCtx{}, k)
+}
+
+// MerchantKeyFrom returns the key WithMerchantKey put in ctx, or nil.
+func MerchantKeyFrom(ctx context.Context) *MerchantKey {
+	k, _ := ctx.Value(merchantKeyCtx{}).(*MerchantKey)
+	return k
+}
+
 // MerchantOf names the merchant of the credential pair ctx carries
-// (WithCredentials): the hex SHA-256 the Limiter keys merchants by, never
-// the secret, the same on every replica. The per-merchant rate limits key
-// their budgets (in memory and in Redis) by it. ok is false when ctx
-// carries no usable pair.
+// (WithCredentials): the hex HMAC of the pair under the merchant key
+// (MerchantKey), computed once per context, never the secret, the same on
+// every replica with the same key. The per-merchant rate limits key their
+// budgets (in memory and in Redis) by it. ok is false when ctx carries no
+// usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

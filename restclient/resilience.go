@@ -39,8 +39,8 @@ import (
 //     every failure of its calls: a 5xx, a per-call timeout, a connection
 //     error. A merchant whose calls keep failing is shed on its own, fast,
 //     and the REST API is spared its retries; nobody else notices. The
-//     circuits live in a bounded table keyed by a per-process keyed hash
-//     of the pair (the credentials themselves are never kept), where idle
+//     circuits live in a bounded table keyed by the merchant identity (an
+//     HMAC of the pair under the deployment's key, merchant.go) (the credentials themselves are never kept), where idle
 //     entries, and then entries never accepted by the REST API, are
 //     evicted first, so invented credential pairs cannot grow it.
 //   - The process-wide circuit (BreakerState, OnBreakerChange, the
@@ -108,8 +108,9 @@ type Resilience struct {
 	OnBreakerChange func(from, to CircuitState)
 	// OnMerchantBreakerChange is told, in the same way, of every change
 	// of a merchant's circuit, for logs. merchant is an opaque tag (16 hex
-	// digits of the keyed hash, stable within the process, meaningless
-	// outside it), never a credential.
+	// digits of the merchant identity, an HMAC of the pair under the
+	// merchant key: stable across replicas with the same key, meaningless
+	// without it), never a credential.
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
