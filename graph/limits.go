@@ -62,6 +62,12 @@ const (
 	// and the document's work bound still apply to every introspection
 	// field.
 	maxIntrospectionDepth = 32
+	// maxSchemaRoots bounds the __schema root fields of one operation
+	// (aliases and fragments count each time they are spread): one
+	// __schema of the whole schema answers about 115 times its query's
+	// bytes, so 54 aliases of it in an 8.6 KB query (within MAX_FIELDS)
+	// rendered 985 KB. Every introspection client asks for one.
+	maxSchemaRoots = 1
 )
 
 // queryLimits is the gqlgen extension that applies QueryLimits, the
@@ -228,6 +234,7 @@ type docWalker struct {
 	// __type (0: not inside introspection); from there depth counts
 	// against maxIntrospectionDepth instead of maxDepth.
 	introStart int
+	schemas    int // __schema root fields of the current root
 	err        *gqlerror.Error
 }
 
@@ -238,6 +245,7 @@ type pathKey struct {
 
 func (w *docWalker) root(set ast.SelectionSet) *gqlerror.Error {
 	w.fields = 0
+	w.schemas = 0
 	clear(w.paths)
 	w.counts = w.counts[:0]
 	w.walk(set, 1, 0)
@@ -258,6 +266,12 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 			if w.fields++; w.fields > w.maxFields {
 				w.err = limitError(CodeFieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
 				return
+			}
+			if depth == 1 && s.Name == "__schema" {
+				if w.schemas++; w.schemas > maxSchemaRoots {
+					w.err = limitError(CodeFieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
+					return
+				}
 			}
 			if w.introStart > 0 {
 				if depth-w.introStart+1 > maxIntrospectionDepth {
