@@ -211,6 +211,10 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
+	anonLimiter, err := newAnonymousLimiter(cfg)
+	if err != nil {
+		return err
+	}
 	docs, onDocument, err := newTrustedDocuments(cfg, metrics, logger)
 	if err != nil {
 		return err
@@ -313,6 +317,8 @@ func (g *Gateway) wire(o options) error {
 	// and the session-token reader at the top of the router), so a token
 	// shares its merchant's budget.
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
+	// Requests without credentials share the replica's anonymous budget.
+	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, metrics.CountRefused)
 	compress, err := gqlhttp.Compress(cfg.CompressMin)
 	if err != nil {
 		return err
@@ -329,6 +335,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.SingleCredentials,
 		refuseBearer,
 		rateLimited,
+		anonymousLimited,
 		gqlhttp.AdmitUnaccepted(rc.Admit, rc.Accepted),
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,

@@ -41,6 +41,16 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
+// newAnonymousLimiter is the budget of the requests without credentials
+// (gqlhttp.AnonymousRateLimit): one a replica, never in Redis (a
+// replica's CPU is what it protects); nil when either setting is 0.
+func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
+	if cfg.RateLimitAnonymousPerSecond == 0 || cfg.RateLimitAnonymousBurst == 0 {
+		return nil, nil
+	}
+	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerSecond, RequestsBurst: cfg.RateLimitAnonymousBurst})
+}
+
 // newTrustedDocuments loads the manifest (TRUSTED_DOCUMENTS), even in mode
 // off, so that a rollout can stage and check it; nil without one. The
 // report it returns counts every decision and logs the first sighting of

@@ -102,6 +102,12 @@ const (
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
+	// The anonymous requests' budget (no credential pair, no session
+	// token), one a replica: a tenth of one merchant's, enough for a
+	// developer's GraphiQL or codegen introspection, small enough that
+	// anonymous senders cannot take a merchant's CPU (issue 22).
+	DefaultAnonymousPerSecond = 20
+	DefaultAnonymousBurst     = 40
 
 	DefaultRedisTimeout      = 50 * time.Millisecond
 	DefaultRedisBackoff      = time.Second
