@@ -52,7 +52,7 @@ func AnonymousRateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (
 			drain(r)
 			w.Header().Set("Retry-After", fmt.Sprint(d.RetryAfterSeconds()))
 			body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-				"message": fmt.Sprintf("rate limit reached: requests without credentials share a budget and have spent it; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()),
+				"message":    fmt.Sprintf("rate limit reached: requests without credentials share a budget and have spent it; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()),
 				"extensions": map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()},
 			}}})
 			setContentType(w, r)
