@@ -16,7 +16,9 @@ import (
 // place in the operation label set, so a real operation served afterwards
 // still gets a label of its own. The set's cap holds for accepted callers.
 func TestOperationMetricLabelsSurviveJunk(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	// The anonymous budget off: the junk must reach the labels to show
+	// that it takes none (TestAnonymousBudget tests that budget).
+	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"}, nil)
 	biz := g.Biz[0]
 	pay := g.Sandbox.Payments(biz.APIKey)[0].ID
 	callers := []struct {
