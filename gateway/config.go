@@ -278,7 +278,7 @@ var settings = []setting{
 		c.CursorKeys, err = relay.ParseKeys(v)
 		return err
 	}},
-	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
+	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: derived from the signing key of CURSOR_KEYS (rotating it then starts the budgets afresh), or without CURSOR_KEYS a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
 		if v == "" {
 			return nil
 		}

@@ -200,10 +200,18 @@ func (g *Gateway) wire(o options) error {
 			"(a restart or another replica refuses them); give every replica the same CURSOR_KEYS")
 	}
 	merchantKey := cfg.MerchantKey
+	if merchantKey == nil && cfg.CursorKeys != nil {
+		// Replicas that share CURSOR_KEYS share their merchants too;
+		// rotating the signing key starts the budgets afresh.
+		merchantKey, err = restclient.NewMerchantKey(cfg.CursorKeys.Derive("paygraph merchant id key v1"))
+		if err != nil {
+			return err
+		}
+	}
 	if merchantKey == nil {
 		merchantKey = restclient.RandomMerchantKey()
 		if cfg.RedisURL != "" {
-			logger.Warn("MERCHANT_ID_KEY is unset: merchants are named by a random key per process, so the rate-limit budgets " +
+			logger.Warn("MERCHANT_ID_KEY and CURSOR_KEYS are unset: merchants are named by a random key per process, so the rate-limit budgets " +
 				"and accepted merchants in Redis are not shared between replicas (nor kept across a restart); give every replica the same MERCHANT_ID_KEY")
 		}
 	}

@@ -25,6 +25,16 @@ type Keys struct {
 	keys [][]byte
 }
 
+// Derive is a key for another use than cursors, made from the signing
+// (first) key with HMAC-SHA256 under label: it changes when the signing
+// key does. The gateway names merchants with it when MERCHANT_ID_KEY is
+// unset, so that replicas sharing CURSOR_KEYS share their merchants too.
+func (k *Keys) Derive(label string) []byte {
+	m := hmac.New(sha256.New, k.keys[0])
+	m.Write([]byte(label))
+	return m.Sum(nil)
+}
+
 // Format prints how many keys there are, never a key, whatever the verb
 // (a Keys may end up in a %+v of the configuration).
 func (k *Keys) Format(f fmt.State, _ rune) {
