@@ -108,6 +108,10 @@ type proc struct {
 // TMPDIR, so that a developer's REST_* or OTEL_* variables cannot change a
 // figure. It waits for /readyz, and kills the process when the test ends
 // (printing its output when the test failed).
+// e2eMerchantIDKey is the MERCHANT_ID_KEY of the replicas of a test that
+// share a Redis (startGateway): 32 bytes, hex.
+const e2eMerchantIDKey = "6532652d6d65726368616e742d69642d6b65792d6f662d7468652d74657374730a"
+
 func startGateway(t testing.TB, env map[string]string) *proc {
 	t.Helper()
 	if runtime.GOOS != "linux" {
@@ -124,6 +128,15 @@ func startGateway(t testing.TB, env map[string]string) *proc {
 	for _, k := range []string{"PATH", "HOME", "TMPDIR"} {
 		if v, ok := os.LookupEnv(k); ok {
 			vars[k] = v
+		}
+	}
+	if env["REDIS_URL"] != "" {
+		// Replicas that share a Redis share MERCHANT_ID_KEY, as
+		// docs/operations.md asks: their budgets, accepted merchants and
+		// live-status leases are keyed by the identity it makes. A test
+		// that sets CURSOR_KEYS or MERCHANT_ID_KEY itself keeps its own.
+		if _, ok := env["MERCHANT_ID_KEY"]; !ok && env["CURSOR_KEYS"] == "" {
+			vars["MERCHANT_ID_KEY"] = e2eMerchantIDKey
 		}
 	}
 	for k, v := range env {
