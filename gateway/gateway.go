@@ -233,7 +233,7 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
-	hub, err := g.subscriptionHub(metrics, rdb)
+	hub, err := g.subscriptionHub(metrics, rdb, merchantKey)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"net/url"
 
 	"github.com/redis/go-redis/v9"
@@ -21,11 +23,24 @@ import (
 // it (livepoll.RedisStore): one replica polls each resource for the
 // fleet, the others read its transitions, and a client resumes on any
 // replica.
-func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client) (*livepoll.Hub, error) {
+//
+// What the replicas keep in Redis (each state's JSON, with its customer's
+// contact details) is sealed with AES-256-GCM under a key derived from the
+// merchant identity's (MERCHANT_ID_KEY, or what stands for it): the
+// replicas that share the Redis share that key.
+func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = graph.DecodeLive
 	if rdb != nil {
-		cfg.Store = livepoll.NewRedisStore(rdb, 0)
+		block, err := aes.NewCipher(merchantKey.Derive("live status at rest"))
+		if err != nil {
+			return nil, err
+		}
+		aead, err := cipher.NewGCM(block)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Store = livepoll.NewRedisStore(rdb, 0).Sealed(aead)
 	}
 	var hub *livepoll.Hub
 	countPoll := metrics.Subscriptions(func() (int, int) {

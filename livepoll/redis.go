@@ -5,6 +5,7 @@ package livepoll
 
 import (
 	"context"
+	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -25,6 +26,7 @@ const DefaultRedisTimeout = 500 * time.Millisecond
 //	paygraph:live:{<merchant>:<kind>:<id>}:lease   the replica polling it (SET NX PX), lives two ticks unless renewed
 //	paygraph:live:{<merchant>:<kind>:<id>}:events  a stream of its newest MaxKept transitions, entry id 0-<event id>,
 //	                                              fields f (fingerprint), p (phase), d (the state's JSON);
+//	                                              f and d sealed (AES-GCM) when the store has a key (Sealed)
 //	                                              it expires ResumeWindow after the last renewal or append
 //
 // The merchant is Key.Merchant as the caller derives it (the identity its
@@ -33,6 +35,46 @@ type RedisStore struct {
 	rdb     redis.UniversalClient
 	me      string // this replica's lease value
 	timeout time.Duration
+	aead    cipher.AEAD // seals f and d (Sealed); nil: kept as they are
+}
+
+// Sealed returns s sealing what it keeps of each state (its JSON, which
+// holds a customer's name, email, phone and address, and its fingerprint)
+// with aead, bound to the key and field it is kept under: a Redis dump or
+// a replica of Redis holds no customer data, and an entry moved to another
+// key does not open. Every replica sharing the Redis needs the same key; an
+// entry that does not open (another key, or a rotated one) is an error
+// of Since, after which the poller polls for itself.
+func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
+	c := *s
+	c.aead = aead
+	return &c
+}
+
+// seal is nonce || AEAD(v), with the stream key and field as associated
+// data; v as it is without a key.
+func (s *RedisStore) seal(stream, field string, v []byte) []byte {
+	if s.aead == nil {
+		return v
+	}
+	out := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(v)+s.aead.Overhead())
+	_, _ = rand.Read(out) // never fails (crypto/rand crashes the program instead)
+	return s.aead.Seal(out, out, v, []byte(stream+"\x00"+field))
+}
+
+func (s *RedisStore) open(stream, field string, v []byte) ([]byte, error) {
+	if s.aead == nil {
+		return v, nil
+	}
+	n := s.aead.NonceSize()
+	if len(v) < n {
+		return nil, errors.New("livepoll: a sealed stream entry too short to open")
+	}
+	out, err := s.aead.Open(nil, v[:n], v[n:], []byte(stream+"\x00"+field))
+	if err != nil {
+		return nil, errors.New("livepoll: a stream entry that does not open under this replica's key")
+	}
+	return out, nil
 }
 
 // NewRedisStore returns a Store on rdb; timeout bounds each call (zero:
@@ -107,7 +149,7 @@ func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64,
 	_, events := redisKeys(key)
 	v, err := appendScript.Run(ctx, s.rdb, []string{events},
 		strconv.FormatUint(prev, 10), strconv.FormatUint(r.ID, 10), MaxKept, keep.Milliseconds(),
-		r.Fingerprint, int(r.Phase), r.Data).Text()
+		s.seal(events, "f", []byte(r.Fingerprint)), int(r.Phase), s.seal(events, "d", r.Data)).Text()
 	if err != nil {
 		return 0, err
 	}
@@ -133,7 +175,15 @@ func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record
 		p, _ := m.Values["p"].(string)
 		d, _ := m.Values["d"].(string)
 		ph, _ := strconv.Atoi(p)
-		out = append(out, Record{ID: id, Fingerprint: f, Phase: Phase(ph), Data: []byte(d)})
+		fp, err := s.open(events, "f", []byte(f))
+		if err != nil {
+			return nil, err
+		}
+		data, err := s.open(events, "d", []byte(d))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Record{ID: id, Fingerprint: string(fp), Phase: Phase(ph), Data: data})
 	}
 	return out, nil
 }
