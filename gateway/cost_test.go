@@ -21,8 +21,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket/wsjson"
-
 	"paygraph/sandbox"
 )
 
@@ -433,26 +431,8 @@ func TestCostReceiptOverWebSocket(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(id string, payload map[string]any) []byte {
-		p, _ := json.Marshal(payload)
-		if err := wsjson.Write(ctx, c, wsMsg{ID: id, Type: "subscribe", Payload: p}); err != nil {
-			t.Fatal(err)
-		}
-		var next []byte
-		for {
-			var m wsMsg
-			if err := wsjson.Read(ctx, c, &m); err != nil {
-				t.Fatalf("operation %s: %v", id, err)
-			}
-			switch {
-			case m.Type == "ping":
-				_ = wsjson.Write(ctx, c, wsMsg{Type: "pong"})
-			case m.ID != id:
-			case m.Type == "next":
-				next = m.Payload
-			case m.Type == "error", m.Type == "complete":
-				return next
-			}
-		}
+		next, _ := wsRun(t, ctx, c, id, payload)
+		return next
 	}
 	q := `{ payments(first: 3) { nodes { id customer { address } } } }`
 	for _, id := range []string{"1", "2"} {

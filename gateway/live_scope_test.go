@@ -52,15 +52,14 @@ func (r wsResult) code() string {
 	return r.Errors[0].Extensions.Code
 }
 
-// wsOp runs one operation on c and reads until its complete (answering
-// pings): its next payload, or its error.
-func wsOp(t *testing.T, ctx context.Context, c *websocket.Conn, id, query string, vars map[string]any) wsResult {
+// wsRun sends payload as operation id on c and reads until its end
+// (answering pings): its last next payload and its error payload, raw.
+func wsRun(t *testing.T, ctx context.Context, c *websocket.Conn, id string, payload map[string]any) (next, errs []byte) {
 	t.Helper()
-	p, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
+	p, _ := json.Marshal(payload)
 	if err := wsjson.Write(ctx, c, wsMsg{ID: id, Type: "subscribe", Payload: p}); err != nil {
 		t.Fatal(err)
 	}
-	var res wsResult
 	for {
 		var m wsMsg
 		if err := wsjson.Read(ctx, c, &m); err != nil {
@@ -71,18 +70,31 @@ func wsOp(t *testing.T, ctx context.Context, c *websocket.Conn, id, query string
 			_ = wsjson.Write(ctx, c, wsMsg{Type: "pong"})
 		case m.ID != id:
 		case m.Type == "next":
-			if err := json.Unmarshal(m.Payload, &res); err != nil {
-				t.Fatal(err)
-			}
+			next = m.Payload
 		case m.Type == "error":
-			if err := json.Unmarshal(m.Payload, &res.Errors); err != nil {
-				t.Fatal(err)
-			}
-			return res
+			return next, m.Payload
 		case m.Type == "complete":
-			return res
+			return next, nil
 		}
 	}
+}
+
+// wsOp runs one operation on c (wsRun): its next payload, or its error.
+func wsOp(t *testing.T, ctx context.Context, c *websocket.Conn, id, query string, vars map[string]any) wsResult {
+	t.Helper()
+	next, errs := wsRun(t, ctx, c, id, map[string]any{"query": query, "variables": vars})
+	var res wsResult
+	if next != nil {
+		if err := json.Unmarshal(next, &res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if errs != nil {
+		if err := json.Unmarshal(errs, &res.Errors); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return res
 }
 
 func pairPayload(b sandbox.Business) map[string]any {
