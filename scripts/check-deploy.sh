@@ -40,6 +40,8 @@
 # version is Debian's (2.42 in bookworm), which is all `check rules` needs.
 # Options:
 #   --install-tools   only install the tools (scripts/ci-setup.sh calls this)
+#   --install-go-tools  only build the Go tools (ci-setup.sh starts this
+#                     first, in the background, while apt and npm download)
 #   CHECK_DEPLOY_REGEN=1  also regenerate the schemas from the pinned
 #                     k8s.io/kubernetes module and fail if they differ
 set -euo pipefail
@@ -80,10 +82,14 @@ install_promtool() {
 	ln -sf "$dir/usr/bin/promtool" "$TOOLS/bin/promtool"
 }
 
-install_tools() {
+install_go_tools() {
 	install_go_tool kubeconform github.com/yannh/kubeconform/cmd/kubeconform "$KUBECONFORM_VERSION"
 	install_go_tool kustomize sigs.k8s.io/kustomize/kustomize/v5 "$KUSTOMIZE_VERSION"
 	install_go_tool helm helm.sh/helm/v3/cmd/helm "$HELM_VERSION"
+}
+
+install_tools() {
+	install_go_tools
 	install_promtool
 	local dfu=$TOOLS/npm/node_modules/.bin/dockerfile-utils
 	if [[ ! -x $dfu ]] || ! grep -q "\"version\": \"$DOCKERFILE_UTILS_VERSION\"" "$TOOLS/npm/node_modules/dockerfile-utils/package.json"; then
@@ -95,6 +101,10 @@ install_tools() {
 	[[ -x $dfu ]] || die "dockerfile-utils is missing after its install"
 }
 
+if [[ ${1:-} == --install-go-tools ]]; then
+	install_go_tools
+	exit 0
+fi
 install_tools
 if [[ ${1:-} == --install-tools ]]; then
 	exit 0

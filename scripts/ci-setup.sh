@@ -9,6 +9,27 @@
 #     for gateway/nodeclient_test.go.
 set -euo pipefail
 
+# The pinned Go tools (staticcheck; kubeconform, kustomize and helm) are
+# compiled from the module proxy: on a cold 2-core machine helm alone takes
+# about 4.5 minutes of CPU. They build in the background while apt and npm
+# below wait on the network, and are waited for before the deploy tools'
+# other installs (which then find them in place).
+go_tools_log=$(mktemp)
+(
+	"$(dirname "$0")/staticcheck.sh" --install-tools &&
+		"$(dirname "$0")/check-deploy.sh" --install-go-tools
+) >"$go_tools_log" 2>&1 &
+go_tools_pid=$!
+wait_go_tools() {
+	if ! wait "$go_tools_pid"; then
+		cat "$go_tools_log" >&2
+		echo "ci-setup: building the pinned Go tools failed" >&2
+		exit 1
+	fi
+	cat "$go_tools_log" >&2
+	rm -f "$go_tools_log"
+}
+
 apt_updated=0
 apt_install() {
 	if [[ $(id -u) -ne 0 ]]; then
@@ -54,13 +75,16 @@ redis-server --version >&2 || { echo "ci-setup: redis-server does not run" >&2; 
 # Deployment checks' tools (scripts/check-deploy.sh pins them): kubeconform,
 # kustomize and helm from the Go module proxy, dockerfile-utils from npm,
 # promtool unpacked from Debian's prometheus package (no service).
+# (The Go tools were started at the top; wait for them here.)
 # hadolint is not installed: it is in neither Debian bookworm, the Go
 # module proxy nor npm (npm's "hadolint" is only a wrapper around a binary
 # it does not ship), so the Dockerfile is linted by dockerfile-utils and
 # its policy asserted by deploy/deploy_test.go instead.
+wait_go_tools
 "$(dirname "$0")/check-deploy.sh" --install-tools
 
-# staticcheck, pinned in scripts/staticcheck.sh, into the same tools cache.
+# staticcheck, pinned in scripts/staticcheck.sh, into the same tools cache
+# (built above with the others; this only checks its version).
 "$(dirname "$0")/staticcheck.sh" --install-tools
 
 # Node and the npm packages of the third-party client tests
