@@ -233,12 +233,13 @@ func TestChartPublicRoutes(t *testing.T) {
 	}
 }
 
-// TestChartSecrets: without an existing Secret the chart makes both keys
-// (32 random bytes each, different per render), the Deployment reads them,
+// TestChartSecrets: without an existing Secret the chart makes the three
+// keys (cursors', tokens', merchant identity's: 32 random bytes each,
+// different per render), the Deployment reads them,
 // and with existingSecret it reads that one and makes none.
 func TestChartSecrets(t *testing.T) {
 	a, b := helmTemplate(t), helmTemplate(t)
-	for _, name := range []string{"Secret/paygraph-cursor-keys", "Secret/paygraph-token-keys"} {
+	for _, name := range []string{"Secret/paygraph-cursor-keys", "Secret/paygraph-token-keys", "Secret/paygraph-merchant-id-key"} {
 		if a[name] == nil {
 			t.Fatalf("no %s", name)
 		}
@@ -246,14 +247,14 @@ func TestChartSecrets(t *testing.T) {
 			t.Errorf("%s: two renders made the same key", name)
 		}
 	}
-	ext := helmTemplate(t, "--set", "cursorKeys.existingSecret=vault-cursor,tokenKeys.existingSecret=vault-token")
+	ext := helmTemplate(t, "--set", "cursorKeys.existingSecret=vault-cursor,tokenKeys.existingSecret=vault-token,merchantIdKey.existingSecret=vault-merchant-id")
 	for name := range ext {
 		if strings.HasPrefix(name, "Secret/") {
 			t.Errorf("with existing Secrets the chart made %s", name)
 		}
 	}
 	env := fmt.Sprint(get(ext["Deployment/paygraph"], "spec", "template", "spec", "containers"))
-	for _, want := range []string{"vault-cursor", "vault-token"} {
+	for _, want := range []string{"vault-cursor", "vault-token", "vault-merchant-id"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("the Deployment does not read %s: %s", want, env)
 		}
@@ -493,6 +494,7 @@ func TestChartRefusesBadValues(t *testing.T) {
 		{"misspelt key", "redis.mod=bundled", "additional properties 'mod' not allowed"},
 		{"unknown mode", "redis.mode=sentinel", "redis"},
 		{"secret as a setting", "config.CURSOR_KEYS=abc", "CURSOR_KEYS"},
+		{"merchant identity key as a setting", "config.MERCHANT_ID_KEY=abc", "MERCHANT_ID_KEY"},
 		{"external Redis without a URL", "redis.mode=external", "redis.mode=external needs redis.url or redis.externalSecret"},
 		{"Redis URL of another scheme", "redis.mode=external,redis.url=http://redis:6379", "redis"},
 	} {

@@ -274,7 +274,12 @@ func TestManifests(t *testing.T) {
 	if !regexp.MustCompile(`(?s)- name: TOKEN_KEYS\s*valueFrom:\s*secretKeyRef:\s*name: paygraph-token-keys\s*key: TOKEN_KEYS\s`).MatchString(dep) {
 		t.Error("deployment.yaml must take TOKEN_KEYS from the Secret paygraph-token-keys (required)")
 	}
-	for _, k := range []string{"CURSOR_KEYS:", "TOKEN_KEYS:"} {
+	// And the merchant identity's key: replicas sharing Redis must name a
+	// merchant alike, so one Secret, required.
+	if !regexp.MustCompile(`(?s)- name: MERCHANT_ID_KEY\s*valueFrom:\s*secretKeyRef:\s*name: paygraph-merchant-id-key\s*key: MERCHANT_ID_KEY\s`).MatchString(dep) {
+		t.Error("deployment.yaml must take MERCHANT_ID_KEY from the Secret paygraph-merchant-id-key (required)")
+	}
+	for _, k := range []string{"CURSOR_KEYS:", "TOKEN_KEYS:", "MERCHANT_ID_KEY:"} {
 		if strings.Contains(cm, k) {
 			t.Errorf("configmap.yaml must not hold %s it is a secret", k)
 		}
@@ -304,12 +309,12 @@ func TestManifests(t *testing.T) {
 			t.Errorf("%s: the gateway holds no credentials; no Secret", path)
 		}
 		for _, m := range regexp.MustCompile(`(?m)^\s*- name: (\S+)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAllSubmatch(b, -1) {
-			if string(m[1]) != "CURSOR_KEYS" && string(m[1]) != "TOKEN_KEYS" {
-				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS and TOKEN_KEYS are secret", path, m[1])
+			if k := string(m[1]); k != "CURSOR_KEYS" && k != "TOKEN_KEYS" && k != "MERCHANT_ID_KEY" {
+				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS, TOKEN_KEYS and MERCHANT_ID_KEY are secret", path, m[1])
 			}
 		}
-		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: (CURSOR|TOKEN)_KEYS\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
-			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS and TOKEN_KEYS", path, n, refs)
+		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: (CURSOR_KEYS|TOKEN_KEYS|MERCHANT_ID_KEY)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
+			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS, TOKEN_KEYS and MERCHANT_ID_KEY", path, n, refs)
 		}
 		return nil
 	})

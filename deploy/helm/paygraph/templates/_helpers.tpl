@@ -31,6 +31,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- .Values.tokenKeys.existingSecret | default (printf "%s-token-keys" (include "paygraph.fullname" .)) -}}
 {{- end -}}
 
+{{- define "paygraph.merchantIDSecret" -}}
+{{- .Values.merchantIdKey.existingSecret | default (printf "%s-merchant-id-key" (include "paygraph.fullname" .)) -}}
+{{- end -}}
+
 {{- define "paygraph.redisName" -}}
 {{- printf "%s-redis" (include "paygraph.fullname" .) | trunc 63 | trimSuffix "-" -}}
 {{- end -}}
