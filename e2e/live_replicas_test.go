@@ -127,25 +127,44 @@ type liveEv struct {
 // when the stream ends or ctx is cancelled.
 func sse(t *testing.T, ctx context.Context, r *replica, biz sandbox.Business, id, lastID string) <-chan liveEv {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": livePaymentSub, "variables": map[string]any{"id": id}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL+"/graphql", bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("x-api-key", biz.APIKey)
-	req.Header.Set("x-api-secret", biz.APISecret)
+	h := http.Header{}
+	h.Set("x-api-key", biz.APIKey)
+	h.Set("x-api-secret", biz.APISecret)
 	if lastID != "" {
-		req.Header.Set("Last-Event-ID", lastID)
+		h.Set("Last-Event-ID", lastID)
 	}
-	resp, err := r.client.Do(req)
+	out, status, err := sseOpen(ctx, r.proc, h, id)
 	if err != nil {
 		t.Fatalf("replica %s: %v", r.name, err)
 	}
+	if status != http.StatusOK {
+		t.Fatalf("replica %s: SSE answer %d", r.name, status)
+	}
+	return out
+}
+
+// sseOpen opens a graphql-sse stream of paymentUpdated(id) on p with the
+// given headers (credentials, Last-Event-ID); its events come on the
+// channel, which closes when the stream ends or ctx is cancelled. An
+// answer other than 200 is its status, the stream closed.
+func sseOpen(ctx context.Context, p *proc, h http.Header, id string) (<-chan liveEv, int, error) {
+	body, _ := json.Marshal(map[string]any{"query": livePaymentSub, "variables": map[string]any{"id": id}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.URL+"/graphql", bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return nil, 0, err
+	}
 	if resp.StatusCode != http.StatusOK {
 		resp.Body.Close()
-		t.Fatalf("replica %s: SSE answer %d", r.name, resp.StatusCode)
+		return nil, resp.StatusCode, nil
 	}
 	out := make(chan liveEv, 8)
 	go func() {
@@ -195,7 +214,7 @@ func sse(t *testing.T, ctx context.Context, r *replica, biz sandbox.Business, id
 			}
 		}
 	}()
-	return out
+	return out, http.StatusOK, nil
 }
 
 // nextLive waits for the next event (the wait is a hang guard only).
