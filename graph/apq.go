@@ -2,18 +2,30 @@
 // earned it (issue 22, item 3): gqlgen's APQ extension stores a query with
 // its hash in MutateOperationParameters, before the query is parsed, so
 // 5,000 anonymous 32 KB strings that were not GraphQL were each stored
-// (Redis 1 MB -> 159 MB for 24 h). Here its Add only notes the pair in the
-// operation's context, and apqCommit stores it after the query parsed,
+// (Redis 1 MB -> 159 MB for 24 h). Here apqExtension only notes the pair
+// in the operation's context, and apqCommit stores it after the query parsed,
 // passed the query limits and the complexity limit, validated and was
 // charged to its merchant's rate limit, and only for a request with
 // credentials.
+//
+// The extension is paygraph's own (apqExtension), not gqlgen's
+// extension.AutomaticPersistedQuery with a noting cache: gqlgen's decodes
+// the persistedQuery member with mapstructure (reflection: 28 of the 236
+// allocations of a request by hash, BenchmarkCachedQueryLookup, issue 25)
+// and notes ApqStats, which nothing here reads. Its answers are
+// gqlgen's (v0.17.98), message for message.
 
 package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/restclient"
@@ -24,21 +36,93 @@ const apqPendingExt = "paygraph.apqPending"
 
 type apqPending struct{ key, query string }
 
-// pendingAPQ is the cache gqlgen's APQ extension sees: Get is the store's,
-// Add only notes the registration in the operation context.
-type pendingAPQ struct{ store graphql.Cache[string] }
+// apqExtension serves automatic persisted queries: a request with a hash
+// alone runs the query stored under it (PERSISTED_QUERY_NOT_FOUND
+// otherwise), and a request with the query and its hash notes it for
+// apqCommit. It is registered after trustedDocuments and before
+// queryLimits, apqCommit after queryLimits.
+type apqExtension struct{ store graphql.Cache[string] }
 
-func (p pendingAPQ) Get(ctx context.Context, key string) (string, bool) {
-	return p.store.Get(ctx, key)
+var (
+	_ graphql.HandlerExtension          = apqExtension{}
+	_ graphql.OperationParameterMutator = apqExtension{}
+)
+
+func (apqExtension) ExtensionName() string                   { return "AutomaticPersistedQuery" }
+func (apqExtension) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters is gqlgen's AutomaticPersistedQuery's, but a
+// registration is only noted for MutateOperationContext: a request by
+// hash gets its query from the store, one with its query has the hash
+// checked (the one hash of the text this request makes).
+func (a apqExtension) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	raw := p.Extensions["persistedQuery"]
+	if raw == nil {
+		return nil
+	}
+	hash, version, ok := apqParams(raw)
+	if !ok {
+		return gqlerror.Errorf("invalid APQ extension data")
+	}
+	if version != 1 {
+		return gqlerror.Errorf("unsupported APQ version")
+	}
+	if p.Query == "" {
+		q, ok := a.store.Get(ctx, hash)
+		if !ok {
+			err := gqlerror.Errorf("PersistedQueryNotFound")
+			errcode.Set(err, "PERSISTED_QUERY_NOT_FOUND")
+			return err
+		}
+		p.Query = q
+		return nil
+	}
+	sum := sha256.Sum256([]byte(p.Query))
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	if string(hexSum[:]) != hash {
+		return gqlerror.Errorf("provided APQ hash does not match query")
+	}
+	graphql.GetOperationContext(ctx).Stats.SetExtension(apqPendingExt, &apqPending{key: hash, query: p.Query})
+	return nil
 }
 
-// Add notes key and query for apqCommit; outside an operation (never from
-// gqlgen's extension) it stores nothing.
-func (p pendingAPQ) Add(ctx context.Context, key, query string) {
-	if !graphql.HasOperationContext(ctx) {
-		return
+// apqParams reads persistedQuery's sha256Hash and version as gqlgen's
+// mapstructure.Decode does: a map, a string hash, an integer version (a
+// JSON number; a float is truncated), null members as absent.
+func apqParams(raw any) (hash string, version int64, ok bool) {
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return "", 0, false
 	}
-	graphql.GetOperationContext(ctx).Stats.SetExtension(apqPendingExt, &apqPending{key: key, query: query})
+	switch h := m["sha256Hash"].(type) {
+	case nil:
+	case string:
+		hash = h
+	default:
+		return "", 0, false
+	}
+	switch v := m["version"].(type) {
+	case nil:
+	case json.Number:
+		n, err := v.Int64()
+		if err != nil {
+			return "", 0, false
+		}
+		version = n
+	case float64:
+		if math.IsNaN(v) {
+			return "", 0, false
+		}
+		version = int64(v)
+	case int:
+		version = int64(v)
+	case int64:
+		version = v
+	default:
+		return "", 0, false
+	}
+	return hash, version, true
 }
 
 // apqCommit stores the operation's pending registration. It is a
@@ -60,8 +144,8 @@ var (
 	_ graphql.OperationContextMutator = apqCommit{}
 )
 
-func (apqCommit) ExtensionName() string                          { return "APQCommit" }
-func (apqCommit) Validate(schema graphql.ExecutableSchema) error { return nil }
+func (apqCommit) ExtensionName() string                   { return "APQCommit" }
+func (apqCommit) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (a apqCommit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	p, _ := opCtx.Stats.GetExtension(apqPendingExt).(*apqPending)

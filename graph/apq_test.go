@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
@@ -139,5 +140,57 @@ func TestAPQJunkRegistrations(t *testing.T) {
 		n, before.Len(), before.Bytes(), n, n, store.Len(), store.Bytes())
 	if store.Len() != 0 || store.Bytes() != 0 {
 		t.Fatalf("junk stored: %d keys, %d bytes", store.Len(), store.Bytes())
+	}
+}
+
+// TestAPQExtensionMatchesGqlgen: apqExtension answers every shape of the
+// persistedQuery member as gqlgen's extension.AutomaticPersistedQuery
+// (v0.17.98) does: the same query run, the same error and code.
+func TestAPQExtensionMatchesGqlgen(t *testing.T) {
+	const q = "{ __typename }"
+	h := apqHash(q)
+	for _, tc := range []struct {
+		name  string
+		query string
+		pq    any
+	}{
+		{"no member", "", nil},
+		{"stored hash", "", map[string]any{"version": 1, "sha256Hash": h}},
+		{"stored hash, json.Number", "", map[string]any{"version": json.Number("1"), "sha256Hash": h}},
+		{"stored hash, float", "", map[string]any{"version": float64(1), "sha256Hash": h}},
+		{"float truncated", "", map[string]any{"version": 1.5, "sha256Hash": h}},
+		{"unknown hash", "", map[string]any{"version": 1, "sha256Hash": apqHash("x")}},
+		{"null hash", "", map[string]any{"version": 1, "sha256Hash": nil}},
+		{"no version", "", map[string]any{"sha256Hash": h}},
+		{"version 2", "", map[string]any{"version": 2, "sha256Hash": h}},
+		{"version a string", "", map[string]any{"version": "1", "sha256Hash": h}},
+		{"version not an integer", "", map[string]any{"version": json.Number("1.0"), "sha256Hash": h}},
+		{"hash a number", "", map[string]any{"version": 1, "sha256Hash": 5}},
+		{"member a string", "", "abc"},
+		{"extra members", "", map[string]any{"version": 1, "sha256Hash": h, "x": true}},
+		{"registration", q, map[string]any{"version": 1, "sha256Hash": h}},
+		{"registration, wrong hash", q, map[string]any{"version": 1, "sha256Hash": apqHash("y")}},
+		{"registration, upper-case hash", q, map[string]any{"version": 1, "sha256Hash": strings.ToUpper(h)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run := func(ext graphql.OperationParameterMutator) (string, string) {
+				p := &graphql.RawParams{Query: tc.query, Extensions: map[string]any{}}
+				if tc.pq != nil {
+					p.Extensions["persistedQuery"] = tc.pq
+				}
+				ctx := graphql.WithOperationContext(context.Background(), &graphql.OperationContext{})
+				if err := ext.MutateOperationParameters(ctx, p); err != nil {
+					return "", fmt.Sprintf("%s %v", err.Message, err.Extensions)
+				}
+				return p.Query, ""
+			}
+			store := apqstore.NewLocal(0, 0)
+			store.Add(context.Background(), h, q)
+			wantQ, wantErr := run(extension.AutomaticPersistedQuery{Cache: store})
+			gotQ, gotErr := run(apqExtension{store: store})
+			if gotQ != wantQ || gotErr != wantErr {
+				t.Errorf("got query %q, error %q; gqlgen's: %q, %q", gotQ, gotErr, wantQ, wantErr)
+			}
+		})
 	}
 }

@@ -103,7 +103,7 @@ func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.R
 	if len(p.Query) > l.MaxQueryLength {
 		return limitError(CodeQueryLengthLimit, "query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
 	}
-	doc, cached := l.cache.peek(p.Query)
+	doc, cached := l.cache.lookup(ctx, p.Query)
 	if !cached {
 		var err error
 		doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, parserTokenLimit)

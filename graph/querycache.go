@@ -40,10 +40,40 @@ func newQueryCache(maxBytes int64) *queryCache {
 	return c
 }
 
-func (c *queryCache) Get(_ context.Context, query string) (*ast.QueryDocument, bool) {
+// Get is gqlgen's look-up (its parseQuery). A document queryLimits
+// looked up for this request (lookup) is taken from the operation
+// context without a second look-up of the text.
+func (c *queryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+	if graphql.HasOperationContext(ctx) {
+		oc := graphql.GetOperationContext(ctx)
+		if doc := oc.Doc; doc != nil {
+			oc.Doc = nil // gqlgen sets it from the answer
+			if doc.Position != nil && doc.Position.Src != nil && doc.Position.Src.Input == query {
+				return doc, true
+			}
+		}
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.lru.Get(query)
+	return v.doc, ok
+}
+
+// lookup returns the cached document of query for queryLimits, making it
+// recent, and leaves it in the operation context's Doc, which gqlgen sets
+// only after the parameter mutators (queryLimits is the last of them), for
+// Get: one look-up of the text per request instead of two (a hash of the
+// whole text and a lock round trip each; issue 25). The document's own
+// source must be query for Get to take it.
+func (c *queryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+	c.mu.Lock()
+	v, ok := c.lru.Get(query)
+	c.mu.Unlock()
+	if ok && graphql.HasOperationContext(ctx) {
+		if oc := graphql.GetOperationContext(ctx); oc.Doc == nil {
+			oc.Doc = v.doc
+		}
+	}
 	return v.doc, ok
 }
 

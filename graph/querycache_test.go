@@ -1,7 +1,13 @@
 package graph
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -151,4 +157,52 @@ func BenchmarkQueryCacheHeap(b *testing.B) {
 			b.ReportMetric(float64(docs), "cached-docs")
 		})
 	}
+}
+
+// BenchmarkCachedQueryLookup serves a cached document through the server
+// (every mutator, the cache, a trivial execution), by text and by APQ
+// hash: what one request costs in lookups of its query. Issue 25: the
+// limits' look-up and gqlgen's parseQuery looked the same text up twice
+// (two hashes of the text, two lock round trips).
+func BenchmarkCachedQueryLookup(b *testing.B) {
+	var q strings.Builder
+	q.WriteString("query Aliases {")
+	for i := range 20 {
+		fmt.Fprintf(&q, " a%d: __typename", i)
+	}
+	q.WriteString(" }")
+	query := q.String()
+	sum := sha256.Sum256([]byte(query))
+	hash := hex.EncodeToString(sum[:])
+	r := newLimitsRig(b, ServerConfig{})
+	r.post(b, query, nil).wantNoErrors(b)
+	byText, _ := json.Marshal(map[string]any{"query": query})
+	byHash, _ := json.Marshal(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}})
+	reg, _ := json.Marshal(map[string]any{"query": query, "extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}})
+	if a := r.serve(b, postBody(reg)); len(a.Errors) > 0 {
+		b.Fatalf("registration: %s", a.body)
+	}
+	for _, bc := range []struct {
+		name string
+		body []byte
+	}{{"by text", byText}, {"by APQ hash", byHash}} {
+		b.Run(bc.name, func(b *testing.B) {
+			if a := r.serve(b, postBody(bc.body)); len(a.Errors) > 0 || a.status != 200 {
+				b.Fatalf("%d %s", a.status, a.body)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				req := postBody(bc.body)
+				req.Header.Set("x-api-key", r.biz.APIKey)
+				req.Header.Set("x-api-secret", r.biz.APISecret)
+				r.h.ServeHTTP(httptest.NewRecorder(), req)
+			}
+		})
+	}
+}
+
+func postBody(body []byte) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	return req
 }

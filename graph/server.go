@@ -151,8 +151,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	if apq == nil {
 		apq = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
 	}
-	// gqlgen's APQ extension only notes a registration (pendingAPQ) ...
-	srv.Use(extension.AutomaticPersistedQuery{Cache: pendingAPQ{store: apq}})
+	// APQ only notes a registration (apq.go) ...
+	srv.Use(apqExtension{store: apq})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
 	// ... stored after queryLimits' MutateOperationContext accepted the
