@@ -28,6 +28,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graphiql"
+	"paygraph/internal/opscope"
 	"paygraph/livepoll"
 	"paygraph/observe"
 	"paygraph/restclient"
@@ -299,11 +300,14 @@ func (g *Gateway) wire(o options) error {
 	})
 
 	r := chi.NewRouter()
-	// Every credential pair read below is named under this deployment's
+	// The request's one scope (internal/opscope), the one copy of the
+	// request the walk makes: the middlewares below fill it in rather
+	// than each copying the request for a context value of its own. Every
+	// credential pair read below is named under this deployment's
 	// merchant key (restclient/merchant.go), before anything reads one.
 	r.Use(func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(restclient.WithMerchantKey(r.Context(), merchantKey)))
+			next.ServeHTTP(w, r.WithContext(restclient.WithMerchantKey(opscope.New(r.Context()), merchantKey)))
 		})
 	})
 	// The credential headers are read first, so that every layer below
@@ -350,6 +354,8 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
 		graph.CustomerDataMax(cfg.CustomerDataMax),
 		graph.LoadersMiddleware(rc, limits),
+		// The scope is complete: gqlgen's goroutines only read it.
+		opscope.Sealing,
 	).Handle("/graphql", gql)
 	// The merchant's server trades its pair for a session token; no CORS:
 	// a browser never holds the pair.

@@ -24,9 +24,9 @@ import (
 // The walk's figures now (docs/design.md, "The request walk"); the test
 // fails when the walk makes more copies or context layers than these.
 const (
-	walkMaxCopies        = 11 // router, 9 of ours, gqlgen (2026-11-26); the target is 3
-	walkMaxContextValues = 19 // context.WithValue layers at the first resolver (8 of them gqlgen's, 1 chi's)
-	walkMaxCancelLayers  = 2  // cancel and deadline layers there (the request's deadline, its REST slots)
+	walkMaxCopies        = 3 // router, ours (the scope, internal/opscope), gqlgen; 11 before the scope
+	walkMaxContextValues = 9 // context.WithValue layers at the first resolver, all gqlgen's (8) and chi's (1); 19 before
+	walkMaxCancelLayers  = 2 // the scope and the request's deadline under it; 2 before (the deadline, the REST slots)
 )
 
 // walkFigures is what one POST /graphql's walk made.

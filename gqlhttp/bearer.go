@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
@@ -94,7 +95,7 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 				ctx = restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
 				ctx = cfg.WithScope(ctx, claims.Scope)
 			}
-			next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, bearerKey{}, st)))
+			next.ServeHTTP(w, opscope.Request(r, opscope.WithValue(ctx, bearerKey{}, st)))
 		})
 	}
 	refuse = func(next http.Handler) http.Handler {

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -27,7 +28,7 @@ func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) 
 				return
 			}
 			addr := ClientAddr(r, trusted)
-			next.ServeHTTP(w, r.WithContext(restclient.WithClientAddr(r.Context(), addr)))
+			next.ServeHTTP(w, opscope.Request(r, restclient.WithClientAddr(r.Context(), addr)))
 		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -45,7 +46,7 @@ type callerHeaders struct {
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx, changed := readCaller(r); changed {
-			r = r.WithContext(ctx)
+			r = opscope.Request(r, ctx)
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -64,7 +65,7 @@ func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !callerRead(r.Context()) {
 			if ctx, changed := readCaller(r); changed {
-				r = r.WithContext(ctx)
+				r = opscope.Request(r, ctx)
 			}
 		}
 		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
@@ -135,7 +136,7 @@ func readCaller(r *http.Request) (context.Context, bool) {
 			}
 		}
 	}
-	return context.WithValue(ctx, callerKey{}, h), true
+	return opscope.WithValue(ctx, callerKey{}, h), true
 }
 
 // single reports whether v is one non-empty credential. One header line

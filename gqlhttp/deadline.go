@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -34,10 +35,10 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 				}
 			} else if timeout > 0 {
 				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, timeout)
+				ctx, cancel = opscope.WithTimeout(ctx, timeout)
 				defer cancel()
 			}
-			next.ServeHTTP(w, r.WithContext(restclient.WithRequestLimit(ctx, restCalls)))
+			next.ServeHTTP(w, opscope.Request(r, restclient.WithRequestLimit(ctx, restCalls)))
 		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+
+	"paygraph/internal/opscope"
 )
 
 // refusedKey is the context key of the hook OnRefused sets.
@@ -22,7 +24,7 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), refusedKey{}, report)))
+			next.ServeHTTP(w, opscope.Request(r, opscope.WithValue(r.Context(), refusedKey{}, report)))
 		})
 	}
 }

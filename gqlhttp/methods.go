@@ -7,6 +7,7 @@ import (
 	"net/url"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 )
 
 // Methods is the middleware that answers, with a code, the requests no
@@ -37,7 +38,7 @@ func Methods(next http.Handler) http.Handler {
 				return
 			}
 			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
-				r = r.WithContext(graph.WithDocumentID(r.Context(), id))
+				r = opscope.Request(r, graph.WithDocumentID(r.Context(), id))
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")

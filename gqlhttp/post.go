@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 )
 
 // AddTransports gives srv the transports the /graphql edge accepts:
@@ -93,7 +94,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	exchange(w, r.WithContext(graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
+	exchange(w, opscope.Request(r, graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
 
 // readErrRecorder passes reads through and keeps the first error other

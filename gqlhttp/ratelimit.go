@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
 )
 
@@ -67,7 +68,7 @@ func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, b
 				return
 			}
 			b := &restCallBudget{l: l, merchant: merchant, edge: d, header: w.Header()}
-			next.ServeHTTP(w, r.WithContext(graph.WithRESTCallBudget(ctx, b)))
+			next.ServeHTTP(w, opscope.Request(r, graph.WithRESTCallBudget(ctx, b)))
 		})
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -36,7 +37,7 @@ func AdmitUnaccepted(admit func(context.Context) error, accepted func(context.Co
 				return
 			}
 			b := admitBudget{admit: admit, next: graph.RESTCallBudgetFrom(ctx)}
-			next.ServeHTTP(w, r.WithContext(graph.WithRESTCallBudget(ctx, b)))
+			next.ServeHTTP(w, opscope.Request(r, graph.WithRESTCallBudget(ctx, b)))
 		})
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
@@ -40,7 +41,7 @@ type customerDataMaxKey struct{}
 func CustomerDataMax(max sessiontoken.CustomerData) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(WithCustomerDataMax(r.Context(), max)))
+			next.ServeHTTP(w, opscope.Request(r, WithCustomerDataMax(r.Context(), max)))
 		})
 	}
 }
@@ -51,7 +52,7 @@ func WithCustomerDataMax(ctx context.Context, max sessiontoken.CustomerData) con
 	if max == 0 {
 		max = sessiontoken.CustomerDataFull
 	}
-	return context.WithValue(ctx, customerDataMaxKey{}, max)
+	return opscope.WithValue(ctx, customerDataMaxKey{}, max)
 }
 
 // customerDataOf is the request's customer-data level: its session

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -188,7 +189,7 @@ var LoaderNames = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSessi
 func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(withLoaders(r.Context(), NewLoaders(rest, limits))))
+			next.ServeHTTP(w, opscope.Request(r, withLoaders(r.Context(), NewLoaders(rest, limits))))
 		})
 	}
 }
@@ -225,7 +226,7 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 
 // withLoaders returns ctx carrying l, for loadersFor.
 func withLoaders(ctx context.Context, l *Loaders) context.Context {
-	return context.WithValue(restclient.WithCallLog(ctx, &l.cost.calls), loadersKey{}, l)
+	return opscope.WithValue(restclient.WithCallLog(ctx, &l.cost.calls), loadersKey{}, l)
 }
 
 // loadersFor returns the request's loaders (LoadersMiddleware put them in

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/internal/opscope"
 )
 
 // RESTCallBudget is charged an operation's REST-call estimate (the
@@ -21,7 +23,7 @@ type restCallBudgetKey struct{}
 
 // WithRESTCallBudget returns a context whose operation is charged to b.
 func WithRESTCallBudget(ctx context.Context, b RESTCallBudget) context.Context {
-	return context.WithValue(ctx, restCallBudgetKey{}, b)
+	return opscope.WithValue(ctx, restCallBudgetKey{}, b)
 }
 
 // RESTCallBudgetFrom is the request's budget, or nil.

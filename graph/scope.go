@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
@@ -38,7 +39,7 @@ type scopeKey struct{}
 // WithScope returns ctx carrying s, for the resolvers (the bearer-token
 // middleware calls it).
 func WithScope(ctx context.Context, s Scope) context.Context {
-	return context.WithValue(ctx, scopeKey{}, s)
+	return opscope.WithValue(ctx, scopeKey{}, s)
 }
 
 // scopeFrom returns the request's Scope; ok false: no token, all reads.

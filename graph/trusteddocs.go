@@ -6,6 +6,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"paygraph/internal/opscope"
 	"paygraph/trusteddocs"
 )
 
@@ -29,7 +30,7 @@ func WithDocumentID(ctx context.Context, id string) context.Context {
 	if id == "" {
 		return ctx
 	}
-	return context.WithValue(ctx, documentIDKey{}, id)
+	return opscope.WithValue(ctx, documentIDKey{}, id)
 }
 
 // DocumentIDFrom is the request's documentId, or "".

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"paygraph/internal/opscope"
 )
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
@@ -228,7 +230,7 @@ func RequestID(ctx context.Context) string {
 
 // WithRequestID returns a context carrying id as the request id.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
+	return opscope.WithValue(ctx, requestIDKey{}, id)
 }
 
 // SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to
@@ -326,7 +328,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				}
 				logger.LogAttrs(ctx, level, "request", attrs...)
 			}()
-			next.ServeHTTP(rec, r.WithContext(ctx))
+			next.ServeHTTP(rec, opscope.Request(r, ctx))
 		})
 	}
 }

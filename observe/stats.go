@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"paygraph/internal/opscope"
 )
 
 // RequestStats is what the layers of one HTTP request learn about it, for
@@ -23,7 +25,7 @@ type statsKey struct{}
 // WithRequestStats returns a context carrying fresh stats.
 func WithRequestStats(ctx context.Context) (context.Context, *RequestStats) {
 	s := new(RequestStats)
-	return context.WithValue(ctx, statsKey{}, s), s
+	return opscope.WithValue(ctx, statsKey{}, s), s
 }
 
 // StatsFrom returns the stats carried by ctx, or nil.

@@ -11,6 +11,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"paygraph/internal/opscope"
 )
 
 // CallRecord is one REST call as the REST inspector shows it. It never
@@ -83,7 +85,7 @@ type callLogKey struct{}
 // WithCallLog returns a context whose REST calls (and those of every
 // context derived from it) are counted in l.
 func WithCallLog(ctx context.Context, l *CallLog) context.Context {
-	return context.WithValue(ctx, callLogKey{}, l)
+	return opscope.WithValue(ctx, callLogKey{}, l)
 }
 
 func callLogFrom(ctx context.Context) *CallLog {

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"paygraph/internal/opscope"
 )
 
 // The REST API's credential headers (spelled as its documentation does).
@@ -62,7 +64,7 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	}
 	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
 	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
-	return context.WithValue(ctx, credentialsKey{}, v)
+	return opscope.WithValue(ctx, credentialsKey{}, v)
 }
 
 // CredentialsFrom returns the credentials carried by ctx; ok is false when

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+
+	"paygraph/internal/opscope"
 )
 
 // Defaults of the limiter's bounds (the gateway's REST_MAX_CONCURRENCY,
@@ -128,12 +130,18 @@ func (r *requestSlots) Value(key any) any {
 // context derived from it, hold at most n slots at once (n < 1 is 1). The
 // gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
+	if opscope.IsOpen(ctx) { // the walk's scope holds the semaphore
+		return opscope.WithValue(ctx, requestSlotsKey{}, make(chan struct{}, max(n, 1)))
+	}
 	return &requestSlots{Context: ctx, sem: make(chan struct{}, max(n, 1))}
 }
 
 func requestSlotsFrom(ctx context.Context) chan struct{} {
-	if r, ok := ctx.Value(requestSlotsKey{}).(*requestSlots); ok {
+	switch r := ctx.Value(requestSlotsKey{}).(type) {
+	case *requestSlots:
 		return r.sem
+	case chan struct{}:
+		return r
 	}
 	return nil
 }

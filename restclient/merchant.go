@@ -19,6 +19,8 @@ import (
 	"hash"
 	"io"
 	"sync"
+
+	"paygraph/internal/opscope"
 )
 
 // MinMerchantKeyBytes is the shortest merchant-identity key accepted: 256
@@ -112,7 +114,7 @@ func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
 	if k == nil {
 		return ctx
 	}
-	return context.WithValue(ctx, merchantKeyCtx{}, k)
+	return opscope.WithValue(ctx, merchantKeyCtx{}, k)
 }
 
 // MerchantKeyFrom returns the key WithMerchantKey put in ctx, or nil.

@@ -42,6 +42,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
 )
 
@@ -576,7 +577,7 @@ type clientAddrKey struct{}
 // HTTP edge calls it once per request with the caller's address. IPv6
 // addresses count by their /64 (one host usually has a whole /64).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
-	return context.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
+	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }
 
 // AddressKey is the budget key of addr: the IPv4 address, or the IPv6

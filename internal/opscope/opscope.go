@@ -1,0 +1,142 @@
+// Package opscope is the one per-operation scope value of the request
+// walk (issue 21): the /graphql edge puts one in the request's context,
+// once, and the middlewares below it fill it in (the caller's pair or
+// token, the merchant key, the client's address, the access-log record,
+// the refusals' hook, the budgets, the REST slots, the loaders, the
+// deadline) instead of each adding a context value and copying the
+// request for it. It is a leaf: it imports nothing of paygraph, and each
+// package keeps its own unexported keys, read as before with ctx.Value.
+//
+// A scope is open while the walk fills it in, on the request's goroutine
+// only, and sealed (Seal) before the GraphQL server runs anything
+// concurrently: after that, and on a context without a scope, WithValue
+// and WithTimeout are context.WithValue and context.WithTimeout.
+package opscope
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// scope is the context a scope is: its parent (which WithTimeout replaces
+// while the scope is open) and its values.
+type scope struct {
+	context.Context
+	sealed bool
+	n      int
+	fixed  [14]entry // the walk of one POST sets about ten
+	more   []entry
+}
+
+type entry struct{ key, val any }
+
+type scopeKey struct{}
+
+// New returns a context with a new, open scope below ctx.
+func New(ctx context.Context) context.Context { return &scope{Context: ctx} }
+
+// Value answers the scope's own values, then its parent's.
+func (s *scope) Value(key any) any {
+	if key == (scopeKey{}) {
+		return s
+	}
+	for i := range s.n {
+		if s.fixed[i].key == key {
+			return s.fixed[i].val
+		}
+	}
+	for _, e := range s.more {
+		if e.key == key {
+			return e.val
+		}
+	}
+	return s.Context.Value(key)
+}
+
+// open is ctx's innermost scope when it is open, else nil.
+func open(ctx context.Context) *scope {
+	if s, ok := ctx.(*scope); ok { // the usual case in the walk: no lookup
+		if s.sealed {
+			return nil
+		}
+		return s
+	}
+	s, _ := ctx.Value(scopeKey{}).(*scope)
+	if s == nil || s.sealed {
+		return nil
+	}
+	return s
+}
+
+// IsOpen reports whether ctx has an open scope (WithValue adds no layer).
+func IsOpen(ctx context.Context) bool { return open(ctx) != nil }
+
+// WithValue is context.WithValue(ctx, key, val), put in ctx's open scope
+// when it has one (ctx itself is returned then): a later value of the
+// same key replaces the earlier one.
+func WithValue(ctx context.Context, key, val any) context.Context {
+	s := open(ctx)
+	if s == nil {
+		return context.WithValue(ctx, key, val)
+	}
+	for i := range s.n {
+		if s.fixed[i].key == key {
+			s.fixed[i].val = val
+			return ctx
+		}
+	}
+	for i := range s.more {
+		if s.more[i].key == key {
+			s.more[i].val = val
+			return ctx
+		}
+	}
+	if s.n < len(s.fixed) {
+		s.fixed[s.n] = entry{key, val}
+		s.n++
+	} else {
+		s.more = append(s.more, entry{key, val})
+	}
+	return ctx
+}
+
+// WithTimeout is context.WithTimeout(ctx, d). When ctx is an open scope
+// itself (no layer below it yet), the deadline is put under the scope
+// instead, and ctx is returned: every context derived from the scope
+// from then on ends with it. (A context derived from the scope before
+// that keeps the parent it had.)
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if s, ok := ctx.(*scope); ok && !s.sealed {
+		var cancel context.CancelFunc
+		s.Context, cancel = context.WithTimeout(s.Context, d)
+		return ctx, cancel
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// Seal closes ctx's scope: the GraphQL server and what it runs add
+// context values of their own from here on. No-op without an open scope.
+func Seal(ctx context.Context) {
+	if s := open(ctx); s != nil {
+		s.sealed = true
+	}
+}
+
+// Sealing is the middleware that seals the request's scope, the last
+// layer of the walk before the GraphQL server.
+func Sealing(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Seal(r.Context())
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Request is r with ctx, copied only when ctx is not r's context already
+// (a middleware that filled in the scope hands r on as it is).
+func Request(r *http.Request, ctx context.Context) *http.Request {
+	if r.Context() == ctx {
+		return r
+	}
+	return r.WithContext(ctx)
+}

@@ -1,0 +1,89 @@
+package opscope_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"paygraph/internal/opscope"
+)
+
+type keyA struct{}
+type keyB struct{}
+
+// TestScope: an open scope takes values without a new context, a later
+// value of a key replaces the earlier, a sealed one (or none) adds a
+// context layer as context.WithValue does, and a deadline put under the
+// open scope ends it.
+func TestScope(t *testing.T) {
+	t.Run("open scope holds values", func(t *testing.T) {
+		ctx := opscope.New(context.Background())
+		if got := opscope.WithValue(ctx, keyA{}, 1); got != ctx {
+			t.Fatal("an open scope's value made a new context")
+		}
+		opscope.WithValue(ctx, keyA{}, 2)
+		for i := range 20 { // past the fixed entries
+			opscope.WithValue(ctx, i, i)
+		}
+		if v := ctx.Value(keyA{}); v != 2 {
+			t.Fatalf("keyA = %v, want 2", v)
+		}
+		if v := ctx.Value(19); v != 19 {
+			t.Fatalf("19 = %v, want 19", v)
+		}
+		if v := ctx.Value(keyB{}); v != nil {
+			t.Fatalf("keyB = %v, want nil", v)
+		}
+	})
+	t.Run("sealed scope adds layers", func(t *testing.T) {
+		ctx := opscope.New(context.Background())
+		opscope.WithValue(ctx, keyA{}, 1)
+		opscope.Seal(ctx)
+		op := opscope.WithValue(ctx, keyA{}, 2)
+		if op == ctx || ctx.Value(keyA{}) != 1 || op.Value(keyA{}) != 2 {
+			t.Fatalf("sealed: the scope holds %v, the derived context %v", ctx.Value(keyA{}), op.Value(keyA{}))
+		}
+		// A new scope per operation over the sealed one.
+		op2 := opscope.New(ctx)
+		opscope.WithValue(op2, keyA{}, 3)
+		if ctx.Value(keyA{}) != 1 || op2.Value(keyA{}) != 3 {
+			t.Fatal("an operation's scope changed its connection's")
+		}
+	})
+	t.Run("no scope", func(t *testing.T) {
+		ctx := context.Background()
+		if got := opscope.WithValue(ctx, keyA{}, 1); got == ctx || got.Value(keyA{}) != 1 {
+			t.Fatal("without a scope WithValue must be context.WithValue")
+		}
+	})
+	t.Run("deadline under the scope", func(t *testing.T) {
+		ctx := opscope.New(context.Background())
+		got, cancel := opscope.WithTimeout(ctx, 10*time.Millisecond)
+		defer cancel()
+		if got != ctx {
+			t.Fatal("the deadline made a new context")
+		}
+		if _, ok := ctx.Deadline(); !ok {
+			t.Fatal("the scope has no deadline")
+		}
+		child, stop := context.WithCancel(ctx)
+		defer stop()
+		<-child.Done()
+		if ctx.Err() != context.DeadlineExceeded || child.Err() != context.DeadlineExceeded {
+			t.Fatalf("errors %v, %v; want the deadline's", ctx.Err(), child.Err())
+		}
+	})
+	t.Run("request copied only for a new context", func(t *testing.T) {
+		r := httptest.NewRequest("GET", "/", nil)
+		ctx := opscope.New(r.Context())
+		r = r.WithContext(ctx)
+		if opscope.Request(r, opscope.WithValue(ctx, keyA{}, 1)) != r {
+			t.Fatal("the request was copied for a value its scope holds")
+		}
+		opscope.Seal(ctx)
+		if opscope.Request(r, opscope.WithValue(ctx, keyA{}, 2)) == r {
+			t.Fatal("a new context needs a new request")
+		}
+	})
+}
