@@ -19,7 +19,12 @@ package graph
 // type conditions), and the plan writes the bytes gqlgen would write.
 // Anything else returns nil, and gqlgen's generated code runs as before:
 // graph/gen adds the call at the top of the generated _Payment, _Money,
-// _Customer and _PaymentEdge. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
+// _Customer and _PaymentEdge. This file is the hand-written part: the
+// plan compiler, the hooks and the string escapers. The per-type part
+// (each field's op, the types' tables, marshalers and appenders) is
+// generated from gqlgen's model of the schema into fast_gen.go by
+// graph/gen (its fast.go), so a field added to these types needs no
+// edit here. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
 // run the same documents with the fast path on and off and compare the
 // bytes.
 
@@ -32,55 +37,16 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
-	"paygraph/graph/scalar"
 )
 
-// fastOp is what a plan writes for one field.
+// fastOp is what a plan writes for one field: the ops are generated
+// (fast_gen.go), one per field of a type a plan may hold.
 type fastOp uint8
-
-const (
-	opTypename fastOp = iota // the object's type name
-	// Payment
-	opPayID
-	opPayStatus
-	opPayAmount // sub: Money
-	opPayTransactionID
-	opPayPaymentMethod
-	opPayCustomer // sub: Customer
-	// opPayCustomerGqlgen: a customer whose selection reaches its address
-	// resolver: gqlgen's _Payment_customer marshals it, when the payment
-	// is (delegated).
-	opPayCustomerGqlgen
-	opPayCreatedAt
-	opPayUpdatedAt
-	// Money
-	opMoneyAmount
-	opMoneyPaisa
-	opMoneyCurrency
-	// Customer (address is a resolver: never in a plan)
-	opCustName
-	opCustEmail
-	opCustPhone
-	opCustCity
-	// opCustAddressGqlgen: the address resolver, which gqlgen's
-	// _Customer_address resolves when the customer is marshalled (a
-	// customer plan of its own, not inside a payment's: that one has no
-	// field context of the customer for the address's path and errors).
-	opCustAddressGqlgen
-	// opCustAddressDetail: the address of a payment's detail record, which
-	// holds it (AddressOf empty): the address resolver only returns it.
-	// Only the root fast path's plans hold it (fastPaymentDetail).
-	opCustAddressDetail
-	// PaymentEdge
-	opEdgeCursor
-	opEdgeNode // sub: Payment
-)
 
 // fastType is one object type the fast path knows: its name, the
 // implementors gqlgen's CollectFields matches type conditions with, and
@@ -92,28 +58,6 @@ type fastType struct {
 	ops        map[string]fastOp
 	objectType map[fastOp]*fastType
 }
-
-var (
-	fastMoney = &fastType{name: "Money", satisfies: moneyImplementors,
-		ops: map[string]fastOp{"amount": opMoneyAmount, "paisa": opMoneyPaisa, "currency": opMoneyCurrency}}
-	fastCustomer = &fastType{name: "Customer", satisfies: customerImplementors,
-		ops: map[string]fastOp{"name": opCustName, "email": opCustEmail, "phone": opCustPhone, "city": opCustCity}}
-	fastPayment = &fastType{name: "Payment", satisfies: paymentImplementors,
-		ops: map[string]fastOp{"id": opPayID, "status": opPayStatus, "amount": opPayAmount,
-			"transactionId": opPayTransactionID, "paymentMethod": opPayPaymentMethod, "customer": opPayCustomer,
-			"createdAt": opPayCreatedAt, "updatedAt": opPayUpdatedAt},
-		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomer}}
-	// The same for the root fast path (rootfast.go), whose payments are
-	// detail records: their customer's address is a plain field.
-	fastCustomerDetail = &fastType{name: "Customer", tag: "Customer/detail", satisfies: customerImplementors,
-		ops: map[string]fastOp{"name": opCustName, "email": opCustEmail, "phone": opCustPhone, "city": opCustCity, "address": opCustAddressDetail}}
-	fastPaymentDetail = &fastType{name: "Payment", tag: "Payment/detail", satisfies: paymentImplementors,
-		ops:        fastPayment.ops,
-		objectType: map[fastOp]*fastType{opPayAmount: fastMoney, opPayCustomer: fastCustomerDetail}}
-	fastPaymentEdge = &fastType{name: "PaymentEdge", satisfies: paymentEdgeImplementors,
-		ops:        map[string]fastOp{"cursor": opEdgeCursor, "node": opEdgeNode},
-		objectType: map[fastOp]*fastType{opEdgeNode: fastPayment}}
-)
 
 // fastField is one field of a plan: key is the JSON before its value
 // (`"alias":`, after a comma but for the first), lit the type name of
@@ -206,25 +150,25 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 				if ff.nodes = fieldNodes(oc, sel, t.satisfies, f); ff.nodes == nil {
 					return nil
 				}
-				op, ok = opCustAddressGqlgen, true
+				op, ok = opCustomerAddressGqlgen, true
 				p.delegated++
 			}
 			if !ok {
 				return nil // a resolver, another introspection field, or unknown
 			}
 			ff.op = op
-			p.customer = p.customer || op == opPayCustomer
+			p.customer = p.customer || op == opPaymentCustomer
 			if sub := t.objectType[op]; sub != nil {
 				if ff.sub = compileFast(oc, sub, f.Selections, budget, false); ff.sub == nil {
 					// The customer's selection reaches its address: gqlgen
 					// marshals that field, the plan the others.
-					if op != opPayCustomer || !top || p.delegated == maxDelegated {
+					if op != opPaymentCustomer || !top || p.delegated == maxDelegated {
 						return nil
 					}
 					if ff.nodes = fieldNodes(oc, sel, t.satisfies, f); ff.nodes == nil {
 						return nil
 					}
-					ff.op, ff.dix = opPayCustomerGqlgen, p.delegated
+					ff.op, ff.dix = opPaymentCustomerGqlgen, p.delegated
 					p.delegated++
 				}
 				if ff.sub != nil && ff.sub.customer {
@@ -309,7 +253,7 @@ func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.Selec
 		// (the plan's other fields cannot fail): the same field contexts,
 		// paths and errors, and a null payment when one is null.
 		for i := range p.fields {
-			if f := &p.fields[i]; f.op == opPayCustomerGqlgen {
+			if f := &p.fields[i]; f.op == opPaymentCustomerGqlgen {
 				v := ec.fastPaymentCustomer(ctx, ec.collected(sel, f.nodes), obj)
 				if v == graphql.Null {
 					return graphql.Null
@@ -326,7 +270,7 @@ func (ec *executionContext) fastMoneyObject(_ context.Context, sel ast.Selection
 		return nil
 	}
 	if p := planFor(ec.OperationContext, fastMoney, sel); p != nil {
-		return &moneyJSON{p, *obj}
+		return &moneyJSON{p: p, x: obj}
 	}
 	return nil
 }
@@ -348,8 +292,8 @@ func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.Sele
 		// Dispatch runs a single one on the calling goroutine, with
 		// recoverToNull's recovery); the address is nullable.
 		for i := range p.fields {
-			if f := &p.fields[i]; f.op == opCustAddressGqlgen {
-				m.delegated = ec.fastCustomerAddress(ctx, ec.collected(sel, f.nodes), obj)
+			if f := &p.fields[i]; f.op == opCustomerAddressGqlgen {
+				m.delegated[f.dix] = ec.fastCustomerAddress(ctx, ec.collected(sel, f.nodes), obj)
 			}
 		}
 	}
@@ -500,65 +444,9 @@ func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.S
 		return nil
 	}
 	if p := planFor(ec.OperationContext, fastPaymentEdge, sel); p != nil && !(p.customer && maskedPathsFrom(ctx) != nil) {
-		return &edgeJSON{p, obj}
+		return &paymentEdgeJSON{p: p, x: obj}
 	}
 	return nil
-}
-
-type edgeJSON struct {
-	p *fastPlan
-	x *model.PaymentEdge
-}
-
-func (m *edgeJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendEdge(spare(w, 640), w, m.x)) }
-
-func (p *fastPlan) appendEdge(b []byte, w io.Writer, x *model.PaymentEdge) []byte {
-	b = append(b, '{')
-	for i := range p.fields {
-		f := &p.fields[i]
-		b = append(b, f.key...)
-		switch f.op {
-		case opTypename:
-			b = appendQuoted(b, f.lit)
-		case opEdgeCursor:
-			b = appendQuoted(b, x.Cursor())
-		case opEdgeNode:
-			b = f.sub.appendPayment(b, w, x.Node, nil) // a nested plan: nothing delegated
-		}
-	}
-	return append(b, '}')
-}
-
-type paymentJSON struct {
-	p         *fastPlan
-	x         *model.Payment
-	delegated [maxDelegated]graphql.Marshaler
-}
-
-type moneyJSON struct {
-	p *fastPlan
-	x model.Money
-}
-
-type customerJSON struct {
-	p         *fastPlan
-	x         *model.Customer
-	delegated graphql.Marshaler
-}
-
-// The marshalers append into the spare capacity of gqlgen's response
-// buffer (a *bytes.Buffer) and write it at once: no buffer of their own
-// and no call per value through io.Writer.
-
-func (m *paymentJSON) MarshalGQL(w io.Writer) {
-	b := m.p.appendPayment(spare(w, 512), w, m.x, &m.delegated)
-	w.Write(b)
-}
-
-func (m *moneyJSON) MarshalGQL(w io.Writer) { w.Write(m.p.appendMoney(spare(w, 128), &m.x)) }
-
-func (m *customerJSON) MarshalGQL(w io.Writer) {
-	w.Write(m.p.appendCustomer(spare(w, 256), w, m.x, m.delegated))
 }
 
 // spare returns an empty slice with at least n bytes of w's spare
@@ -569,100 +457,6 @@ func spare(w io.Writer, n int) []byte {
 		return bw.AvailableBuffer()
 	}
 	return nil
-}
-
-// The appenders below append what gqlgen's FieldSet and the generated
-// marshallers write: `{"alias":value,...}`, strings escaped as
-// graphql.MarshalString does, scalars as graph/scalar does, null for a
-// nil nullable field.
-
-func (p *fastPlan) appendPayment(b []byte, w io.Writer, x *model.Payment, delegated *[maxDelegated]graphql.Marshaler) []byte {
-	b = append(b, '{')
-	for i := range p.fields {
-		f := &p.fields[i]
-		b = append(b, f.key...)
-		switch f.op {
-		case opTypename:
-			b = appendQuoted(b, f.lit)
-		case opPayID:
-			b = appendQuoted(b, x.ID)
-		case opPayStatus:
-			b = appendEnum(b, string(x.Payment.Status))
-		case opPayAmount:
-			b = f.sub.appendMoney(b, x.AmountRef())
-		case opPayTransactionID:
-			b = appendOptString(b, x.TransactionID)
-		case opPayPaymentMethod:
-			b = appendOptString(b, x.PaymentMethod)
-		case opPayCustomer:
-			b = f.sub.appendCustomer(b, w, x.Customer(), nil)
-		case opPayCustomerGqlgen:
-			// gqlgen's marshaler writes to w: what is before it first.
-			w.Write(b)
-			delegated[f.dix].MarshalGQL(w)
-			b = spare(w, 256)
-		case opPayCreatedAt:
-			b = appendTime(b, x.CreatedAt)
-		case opPayUpdatedAt:
-			b = appendTime(b, x.UpdatedAt)
-		}
-	}
-	return append(b, '}')
-}
-
-func (p *fastPlan) appendMoney(b []byte, x *model.Money) []byte {
-	b = append(b, '{')
-	for i := range p.fields {
-		f := &p.fields[i]
-		b = append(b, f.key...)
-		switch f.op {
-		case opTypename:
-			b = appendQuoted(b, f.lit)
-		case opMoneyAmount:
-			b = append(b, '"')
-			b = x.Amount.AppendTaka(b)
-			b = append(b, '"')
-		case opMoneyPaisa:
-			b = appendSafeInt(b, int64(x.Amount))
-		case opMoneyCurrency:
-			b = appendQuoted(b, x.Currency)
-		}
-	}
-	return append(b, '}')
-}
-
-func (p *fastPlan) appendCustomer(b []byte, w io.Writer, x *model.Customer, delegated graphql.Marshaler) []byte {
-	b = append(b, '{')
-	for i := range p.fields {
-		f := &p.fields[i]
-		b = append(b, f.key...)
-		switch f.op {
-		case opTypename:
-			b = appendQuoted(b, f.lit)
-		case opCustName:
-			b = appendOptString(b, x.Name)
-		case opCustEmail:
-			b = appendOptString(b, x.Email)
-		case opCustPhone:
-			b = appendOptString(b, x.Phone)
-		case opCustCity:
-			b = appendOptString(b, x.City)
-		case opCustAddressGqlgen:
-			w.Write(b)
-			delegated.MarshalGQL(w)
-			b = spare(w, 128)
-		case opCustAddressDetail:
-			b = appendOptString(b, x.Address)
-		}
-	}
-	return append(b, '}')
-}
-
-func appendOptString(b []byte, s *string) []byte {
-	if s == nil {
-		return append(b, "null"...)
-	}
-	return appendQuoted(b, *s)
 }
 
 // plainASCII: printable ASCII without '"' or '\\', which both gqlgen's
@@ -725,20 +519,4 @@ func appendEnum(b []byte, s string) []byte {
 		return append(b, '"')
 	}
 	return strconv.AppendQuote(b, s)
-}
-
-// appendTime appends a DateTime as scalar.MarshalDateTime writes it.
-func appendTime(b []byte, t time.Time) []byte {
-	b = append(b, '"')
-	b = scalar.AppendDateTime(b, t)
-	return append(b, '"')
-}
-
-// appendSafeInt appends a SafeInt as scalar.MarshalSafeInt writes it
-// (null out of range).
-func appendSafeInt(b []byte, n int64) []byte {
-	if n > scalar.MaxSafeInt || n < -scalar.MaxSafeInt {
-		return append(b, "null"...)
-	}
-	return strconv.AppendInt(b, n, 10)
 }

@@ -234,3 +234,40 @@ func TestFastPathPlansCached(t *testing.T) {
 		t.Errorf("plans compiled: %d by the first request (want 20), %d by the next ones (want 0)", first, again)
 	}
 }
+
+// TestFastTablesCoverThePage: the generated tables (fast_gen.go, graph/gen)
+// hold every plain field of the objects a payments page is made of, so
+// that a change of the generator that drops one (and sends every
+// selection of it back to gqlgen, correct and slower, which the
+// differential tests cannot see) fails here. Only Customer.address, a
+// resolver, is not a plain field, but of a detail record (the root fast
+// path's tables).
+func TestFastTablesCoverThePage(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		t      *fastType
+		fields string
+	}{
+		{"Payment", fastPayment, "amount createdAt customer id paymentMethod status transactionId updatedAt"},
+		{"Money", fastMoney, "amount currency paisa"},
+		{"Customer", fastCustomer, "city email name phone"},
+		{"PaymentEdge", fastPaymentEdge, "cursor node"},
+		{"Payment of a detail record", fastPaymentDetail, "amount createdAt customer id paymentMethod status transactionId updatedAt"},
+		{"Customer of a detail record", fastCustomerDetail, "address city email name phone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for name := range tc.t.ops {
+				got = append(got, name)
+			}
+			slices.Sort(got)
+			if strings.Join(got, " ") != tc.fields {
+				t.Errorf("fields %q, want %q", strings.Join(got, " "), tc.fields)
+			}
+		})
+	}
+	if fastPaymentDetail.objectType[opPaymentCustomer] != fastCustomerDetail || fastPayment.objectType[opPaymentCustomer] != fastCustomer ||
+		fastPaymentEdge.objectType[opPaymentEdgeNode] != fastPayment || fastPayment.objectType[opPaymentAmount] != fastMoney {
+		t.Error("an object field's table is not its type's")
+	}
+}

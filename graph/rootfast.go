@@ -234,9 +234,9 @@ func chargeAddresses(ctx context.Context, p *fastPlan, x *model.Payment) error {
 		return nil
 	}
 	for i := range p.fields {
-		if f := &p.fields[i]; f.op == opPayCustomer {
+		if f := &p.fields[i]; f.op == opPaymentCustomer {
 			for j := range f.sub.fields {
-				if g := &f.sub.fields[j]; g.op == opCustAddressDetail {
+				if g := &f.sub.fields[j]; g.op == opCustomerAddressDetail {
 					alias := len(strings.TrimPrefix(g.key, ",")) - 3 // `"alias":`
 					if err := b.charge(keyBytes + stringBytes + strLen(x.Customer().Address) + alias); err != nil {
 						return err

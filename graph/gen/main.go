@@ -13,7 +13,9 @@
 // starts the generated marshallers of Payment, Money, Customer and
 // PaymentEdge with a call of graph/fast.go's fast path (fastObjects),
 // which answers a selection of plain bound fields from a compiled plan
-// and leaves every other one to gqlgen's code. It makes the executor's
+// and leaves every other one to gqlgen's code; the fast path's per-type
+// tables and appenders are written into graph/fast_gen.go from gqlgen's
+// model (fast.go here). It makes the executor's
 // wait for a deferred result end with the request's context (deferWait),
 // and leaves the fields gqlgen deferred out of the initial payload, where
 // gqlgen writes them as null (omitDeferred, graph/deferred.go).
@@ -127,8 +129,10 @@ const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in g
      null handling (graph/fast.go; go test ./graph -run 'FastPath' and
      go test ./graph -run 'x' -fuzz FuzzFastPathMatchesGqlgen -fuzztime 60s)
   5. the generated methods fast.go calls (_Payment_customer,
-     fieldContext_Payment_customer, _Customer, _Customer_address):
-     go build ./graph
+     fieldContext_Payment_customer, _Customer, _Customer_address), and
+     codegen.Field's binding (GoReceiverName, GoFieldName, IsMethod,
+     MethodHasContext, ImplDirectives), from which graph/gen/fast.go
+     writes fast_gen.go: go build ./graph; go test ./graph -run FastTables
   6. graphql/executor DispatchOperation: the response its innermost
      handler makes (errors, extensions) and the order of interceptors,
      which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath)`
@@ -296,7 +300,17 @@ func concurrentField(object, field string) bool {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(data.Config.Exec.Dir(), "concurrent_gen.go"), src, 0o644)
+	if err := os.WriteFile(filepath.Join(data.Config.Exec.Dir(), "concurrent_gen.go"), src, 0o644); err != nil {
+		return err
+	}
+	fast, err := fastCode(data, data.Config.Exec.Package)
+	if err != nil {
+		return err
+	}
+	if src, err = format.Source([]byte(fast)); err != nil {
+		return fmt.Errorf("fast_gen.go: %w\n%s", err, fast)
+	}
+	return os.WriteFile(filepath.Join(data.Config.Exec.Dir(), "fast_gen.go"), src, 0o644)
 }
 
 func quoteAll(ss []string) string {
