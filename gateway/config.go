@@ -121,6 +121,7 @@ type Config struct {
 	LiveMaxLifetime    time.Duration
 	LiveMaxOperations  int
 	LiveWriteTimeout   time.Duration
+	LiveInitTimeout    time.Duration
 
 	// CostReceipts puts extensions.cost on every answer (COST_RECEIPTS).
 	CostReceipts bool
@@ -384,6 +385,8 @@ var settings = []setting{
 		positiveDuration(func(c *Config) *time.Duration { return &c.LiveMaxLifetime })},
 	{"LIVE_MAX_OPERATIONS", strconv.Itoa(gqlhttp.DefaultMaxOperations), "operations in flight at once on one WebSocket connection; more: RATE_LIMITED",
 		intSetting(1, 1024, func(c *Config) *int { return &c.LiveMaxOperations })},
+	{"LIVE_INIT_TIMEOUT", gqlhttp.DefaultInitTimeout.String(), "how long a WebSocket may stay open before its connection_init; then it is closed (1002, connection initialisation timeout), having proved nothing (a connection_init without credentials is closed at once, 4403)",
+		positiveDuration(func(c *Config) *time.Duration { return &c.LiveInitTimeout })},
 	{"LIVE_WRITE_TIMEOUT", gqlhttp.DefaultWriteTimeout.String(), "how long a WebSocket or SSE client may take to read one message before its connection is closed",
 		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
 	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept in memory without REDIS_URL; with it about 5 KB per watched resource in Redis (docs/operations.md)",

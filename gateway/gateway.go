@@ -285,6 +285,7 @@ func (g *Gateway) wire(o options) error {
 		MaxConnections:  cfg.LiveMaxConnections,
 		MaxLifetime:     cfg.LiveMaxLifetime,
 		MaxOperations:   cfg.LiveMaxOperations,
+		InitTimeout:     cfg.LiveInitTimeout,
 		WriteTimeout:    cfg.LiveWriteTimeout,
 		MaxMessageBytes: cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,

@@ -59,6 +59,10 @@ type Live struct {
 	// stream (LIVE_MAX_LIFETIME); it is then closed and the client
 	// connects again. Zero: DefaultMaxLifetime.
 	MaxLifetime time.Duration
+	// InitTimeout is the life of a WebSocket that has not sent its
+	// connection_init (LIVE_INIT_TIMEOUT): it is closed then, having
+	// proved nothing. Zero: DefaultInitTimeout.
+	InitTimeout time.Duration
 	// MaxOperations bounds the operations in flight at once on one
 	// WebSocket connection (LIVE_MAX_OPERATIONS); one more is refused,
 	// RATE_LIMITED, before it runs. Zero: DefaultMaxOperations.
@@ -132,6 +136,9 @@ func addLive(srv *handler.Server, l Live) {
 	if l.MaxOperations <= 0 {
 		l.MaxOperations = DefaultMaxOperations
 	}
+	if l.InitTimeout <= 0 {
+		l.InitTimeout = DefaultInitTimeout
+	}
 	if l.WriteTimeout <= 0 {
 		l.WriteTimeout = DefaultWriteTimeout
 	}
@@ -160,7 +167,7 @@ func addLive(srv *handler.Server, l Live) {
 		// A connection that never sends connection_init holds a socket
 		// and a goroutine: it gets InitTimeout (graphql-ws clients send it
 		// at once; their own server default is 3 s).
-		InitTimeout:      DefaultInitTimeout,
+		InitTimeout:      l.InitTimeout,
 		PayloadReadLimit: &b.MaxMessageBytes,
 		Implementation: deadlineImplementation{
 			CoderWebsocketImplementation: transport.CoderWebsocketImplementation{
