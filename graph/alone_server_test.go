@@ -15,20 +15,32 @@ import (
 
 // stackedREST passes every call to the REST client and remembers, for
 // each payment detail, whether it was fetched inside the dataloader's
-// batch (its goroutine's stack names it).
+// batch (its goroutine's stack names it): one by one (GetPayment, the
+// alone path) or by the client's fan-out (GetPayments, a batch).
 type stackedREST struct {
 	*restclient.Client
 	mu      sync.Mutex
 	batched []bool
 }
 
-func (s *stackedREST) GetPayment(ctx context.Context, id string) (*restclient.Payment, error) {
+func (s *stackedREST) record(n int) {
 	buf := make([]byte, 64<<10)
 	buf = buf[:runtime.Stack(buf, false)]
 	s.mu.Lock()
-	s.batched = append(s.batched, strings.Contains(string(buf), "dataloader"))
+	for range n {
+		s.batched = append(s.batched, strings.Contains(string(buf), "dataloader"))
+	}
 	s.mu.Unlock()
+}
+
+func (s *stackedREST) GetPayment(ctx context.Context, id string) (*restclient.Payment, error) {
+	s.record(1)
 	return s.Client.GetPayment(ctx, id)
+}
+
+func (s *stackedREST) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
+	s.record(len(ids))
+	return s.Client.GetPayments(ctx, ids)
 }
 
 // TestOperationOfOneCallSkipsTheLoader: an operation whose REST-call

@@ -192,7 +192,34 @@ func maskSession(s *restclient.CheckoutSession, level sessiontoken.CustomerData)
 // with (the request's: the loaders' calls carry the credential pair in
 // the same context), before any resolver or the fast path sees it. At
 // full it returns the REST client's records as they are.
-type maskingREST struct{ REST }
+type maskingREST struct {
+	REST
+	batch batchREST // REST's batches (loaders.go)
+}
+
+func (m *maskingREST) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
+	rs := m.batch.GetPayments(ctx, ids)
+	if level := customerDataOf(ctx); level != sessiontoken.CustomerDataFull {
+		for i := range rs {
+			rs[i].Value = maskPayment(rs[i].Value, level)
+		}
+	}
+	return rs
+}
+
+func (m *maskingREST) GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink] {
+	return m.batch.GetPaymentLinks(ctx, ids)
+}
+
+func (m *maskingREST) GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
+	rs := m.batch.GetCheckoutSessions(ctx, keys)
+	if level := customerDataOf(ctx); level != sessiontoken.CustomerDataFull {
+		for i := range rs {
+			rs[i].Value = maskSession(rs[i].Value, level)
+		}
+	}
+	return rs
+}
 
 func (m *maskingREST) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
 	page, err := m.REST.ListPayments(ctx, p)

@@ -68,14 +68,31 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// SlotHolder is implemented by a REST whose calls pass a limiter
-// (*restclient.Client): Hold takes a call's slot ahead of it and returns
-// the context that carries it to the call (restclient.Limiter.Hold). The
-// loaders use it so that no goroutine is started for a call before it
-// holds its slot; with a REST that does not implement it (a test stub),
-// they start them at once.
-type SlotHolder interface {
-	Hold(ctx context.Context) (*restclient.Held, error)
+// batchREST is what a loader's batch calls: one call per key, fanned out
+// by the REST client within its bounds (*restclient.Client: the
+// per-request, per-merchant and process slots and an unaccepted pair's
+// budget live there), results[i] answering keys[i]. A REST that does not
+// implement it (a test's stub) is fanned out by restclient.Each, which
+// starts every call at once.
+type batchREST interface {
+	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
+	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
+	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
+}
+
+// eachREST fans out a REST without batches of its own (restclient.Each).
+type eachREST struct{ REST }
+
+func (e eachREST) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
+	return restclient.Each(ctx, ids, e.GetPayment)
+}
+
+func (e eachREST) GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink] {
+	return restclient.Each(ctx, ids, e.GetPaymentLink)
+}
+
+func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
+	return restclient.Each(ctx, keys, e.GetCheckoutSession)
 }
 
 // Loaders are the per-request batching loaders. They are created for each
@@ -85,7 +102,6 @@ type Loaders struct {
 	rest    REST // &masking
 	masking maskingREST
 	limits  *FetchLimits
-	holder  SlotHolder // nil: rest has no limiter
 
 	paymentsOnce sync.Once
 	payments     *dataloader.Loader[string, *restclient.Payment]
@@ -163,9 +179,13 @@ func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
-	h, _ := rest.(SlotHolder)
-	l := &Loaders{limits: limits, holder: h}
+	l := &Loaders{limits: limits}
 	l.masking.REST = rest
+	if b, ok := rest.(batchREST); ok {
+		l.masking.batch = b
+	} else {
+		l.masking.batch = eachREST{rest}
+	}
 	l.rest = &l.masking
 	return l
 }
@@ -262,34 +282,36 @@ func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.Checko
 	return nil, errNoLoaders
 }
 
-func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, string) (V, error)) *dataloader.Loader[string, V] {
+func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, []string) []restclient.Result[V]) *dataloader.Loader[string, V] {
 	batch := func(ctx context.Context, keys []string) []*dataloader.Result[V] {
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(name, len(keys))
 		}
+		got := fetch(ctx, keys)
 		// One backing array for the results, not one allocation per key.
 		backing := make([]dataloader.Result[V], len(keys))
 		results := make([]*dataloader.Result[V], len(keys))
 		for i := range backing {
+			backing[i] = dataloader.Result[V]{Data: got[i].Value, Error: fetchError(ctx, got[i].Err)}
 			results[i] = &backing[i]
 		}
-		l.fanOut(ctx, len(keys), func(ctx context.Context, i int) {
-			defer func() {
-				if p := recover(); p != nil {
-					backing[i] = dataloader.Result[V]{Error: recovered(ctx, p)}
-				}
-			}()
-			v, err := fetch(ctx, keys[i])
-			backing[i] = dataloader.Result[V]{Data: v, Error: err}
-		})
 		return results
 	}
 	return dataloader.NewBatchedLoader(batch, opts...)
 }
 
+// fetchError is a fan-out call's error as the loaders answer it: a panic
+// (restclient.PanicError) passes the server's recover func (recovered).
+func fetchError(ctx context.Context, err error) error {
+	if pe, ok := err.(*restclient.PanicError); ok {
+		return recovered(ctx, pe.Value)
+	}
+	return err
+}
+
 // recovered turns a panic in a fetch into an error: a fetch runs on a
-// goroutine of its own, where gqlgen's recovery does not reach, so it
-// calls the server's recover func (which logs the panic) itself, found in
+// goroutine of its own (the fan-out's, or the dataloader's), where
+// gqlgen's recovery does not reach, so it calls the server's recover func (which logs the panic) itself, found in
 // the operation's context (the batch's context is its first Load's).
 func recovered(ctx context.Context, p any) error {
 	if graphql.HasOperationContext(ctx) {
@@ -310,60 +332,6 @@ const batchCapacity = MaxNodes
 // their turn. At MaxNodes the channels were 3 % of the bytes a single
 // payment allocates under load (docs/perf-log/2026-11-benchmarks.md, issue 14).
 const inputCapacity = 16
-
-// fanOut runs fn for 0..n-1, each call holding its REST slot. The slot
-// is taken here, in the batch's goroutine, before the goroutine that makes
-// the call is started: a batch waiting for slots costs one goroutine, not
-// one per key. The last call runs in the batch's goroutine itself. Once
-// the context is done, the calls left run here too, each answering the
-// REST client's typed cancellation or timeout error at once.
-func (l *Loaders) fanOut(ctx context.Context, n int, fn func(context.Context, int)) {
-	var wg *sync.WaitGroup // only when a goroutine is started (n > 1)
-	for i := 0; i < n; i++ {
-		held, err := l.hold(ctx)
-		if err != nil {
-			for ; i < n; i++ {
-				fn(ctx, i)
-			}
-			break
-		}
-		if i == n-1 {
-			runHeld(ctx, held, i, fn)
-			break
-		}
-		if wg == nil {
-			wg = new(sync.WaitGroup)
-		}
-		wg.Add(1)
-		go runHeldDone(ctx, wg, held, i, fn)
-	}
-	if wg != nil {
-		wg.Wait()
-	}
-}
-
-// runHeld runs fn(i) with the slot held (held is nil without a holder).
-func runHeld(ctx context.Context, held *restclient.Held, i int, fn func(context.Context, int)) {
-	growStack()
-	defer held.Release()
-	if held != nil {
-		ctx = held
-	}
-	fn(ctx, i)
-}
-
-func runHeldDone(ctx context.Context, wg *sync.WaitGroup, held *restclient.Held, i int, fn func(context.Context, int)) {
-	defer wg.Done()
-	runHeld(ctx, held, i, fn)
-}
-
-// hold takes one call's slot (SlotHolder); without a holder nothing.
-func (l *Loaders) hold(ctx context.Context) (*restclient.Held, error) {
-	if l.holder == nil {
-		return nil, nil
-	}
-	return l.holder.Hold(ctx)
-}
 
 // Alone tells the loaders that op can make at most one REST call (its
 // restCalls estimate, an upper bound on the loads it starts): its load
@@ -386,8 +354,8 @@ type aloneCall[V any] struct {
 
 // loadAlone loads key by fetch on the calling goroutine when ctx's
 // operation is the one Alone named and nothing was loaded alone yet, with
-// the same slot (fanOut), panic recovery and batch metric as a batch of
-// one; or shares that load's result when key is its key. Otherwise it
+// the same slot (the REST client's call takes it), panic recovery and
+// batch metric as a batch of one; or shares that load's result when key is its key. Otherwise it
 // returns nil and the dataloader loads key.
 // fetch is a method expression (REST.GetPayment): a method value of
 // l.rest would be an allocation on every load, alone or not.
@@ -413,16 +381,18 @@ func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[alon
 	if l.limits.OnBatch != nil {
 		l.limits.OnBatch(name, 1)
 	}
-	l.fanOut(ctx, 1, func(ctx context.Context, _ int) {
-		defer func() {
-			if p := recover(); p != nil {
-				c.err = recovered(ctx, p)
-			}
-		}()
-		c.v, c.err = fetch(l.rest, ctx, key)
-	})
+	c.fetch(l, ctx, fetch)
 	c.done.Done()
 	return func() (V, error) { return c.v, c.err }
+}
+
+func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, context.Context, string) (V, error)) {
+	defer func() {
+		if p := recover(); p != nil {
+			c.err = recovered(ctx, p)
+		}
+	}()
+	c.v, c.err = fetch(l.rest, ctx, c.key)
 }
 
 // ListPayments lists one page, once per request for each distinct
@@ -490,7 +460,7 @@ func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloa
 	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.rest.GetPayment) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.masking.GetPayments) })
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
@@ -500,7 +470,7 @@ func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Th
 	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
-	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.rest.GetPaymentLink) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.masking.GetPaymentLinks) })
 	return l.linkThunks.load(ctx, id, l.links)
 }
 
@@ -510,8 +480,8 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
-		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
-			return l.flights.fetch(ctx, key, l.rest.GetCheckoutSession)
+		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
+			return l.flights.fetch(ctx, keys, l.masking.GetCheckoutSessions)
 		})
 	})
 	s, err := l.sessions.Load(ctx, key)()
@@ -532,9 +502,10 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 
 // sessionFlights lets a lookup by reference and a lookup by id of the same
 // session share one REST call. Nothing tells a reference's id before it is
-// fetched, so each fetch first waits for the fetches of the other kind that
-// started before it and looks in what they found. Waiting only on earlier
-// fetches of the other kind keeps the waits acyclic.
+// fetched, so each batch first waits for the batches of the other kind
+// that started before it, and looks in what they found (a batch of both
+// kinds is two: fetchMixed). Waiting only on earlier batches keeps the
+// waits acyclic.
 type sessionFlights struct {
 	mu       sync.Mutex
 	known    map[string]*restclient.CheckoutSession
@@ -548,14 +519,15 @@ func sessionKeyKind(key string) int {
 	return 0
 }
 
-func (f *sessionFlights) fetch(ctx context.Context, key string, get func(context.Context, string) (*restclient.CheckoutSession, error)) (*restclient.CheckoutSession, error) {
-	kind := sessionKeyKind(key)
-	f.mu.Lock()
-	if s, ok := f.known[key]; ok {
-		f.mu.Unlock()
-		return s, nil
+func (f *sessionFlights) fetch(ctx context.Context, keys []string, get func(context.Context, []string) []restclient.Result[*restclient.CheckoutSession]) []restclient.Result[*restclient.CheckoutSession] {
+	kind := sessionKeyKind(keys[0])
+	for _, k := range keys[1:] {
+		if sessionKeyKind(k) != kind {
+			return f.fetchMixed(ctx, keys, get)
+		}
 	}
-	var earlier []chan struct{}
+	f.mu.Lock()
+	earlier := make([]chan struct{}, 0, len(f.inFlight[1-kind]))
 	for ch := range f.inFlight[1-kind] {
 		earlier = append(earlier, ch)
 	}
@@ -575,47 +547,73 @@ func (f *sessionFlights) fetch(ctx context.Context, key string, get func(context
 		case <-ctx.Done():
 		}
 	}
-	if len(earlier) > 0 {
-		f.mu.Lock()
-		s, ok := f.known[key]
-		f.mu.Unlock()
-		if ok {
-			return s, nil
+	f.mu.Lock()
+	known := 0
+	for _, k := range keys {
+		if _, ok := f.known[k]; ok {
+			known++
 		}
 	}
-	s, err := get(ctx, key)
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	f.known[s.ID] = s
-	f.known[s.Reference] = s
-	f.known[key] = s
 	f.mu.Unlock()
-	return s, nil
+	if known == 0 { // the usual case: all of keys fetched, nothing to merge
+		got := get(ctx, keys)
+		f.learn(keys, got)
+		return got
+	}
+	out := make([]restclient.Result[*restclient.CheckoutSession], len(keys))
+	missing := make([]string, 0, len(keys)-known)
+	at := make([]int, 0, len(keys)-known)
+	f.mu.Lock()
+	for i, k := range keys {
+		if s, ok := f.known[k]; ok {
+			out[i].Value = s
+		} else {
+			missing = append(missing, k)
+			at = append(at, i)
+		}
+	}
+	f.mu.Unlock()
+	if len(missing) == 0 {
+		return out
+	}
+	got := get(ctx, missing)
+	f.learn(missing, got)
+	for j, r := range got {
+		out[at[j]] = r
+	}
+	return out
 }
 
-// growStackBytes is the frame growStack puts on the stack: with 8 KB, no
-// REST call of the single-payment benchmark grows its stack any more
-// (16 KB measured the same).
-const growStackBytes = 8 << 10
-
-// growStack grows the calling goroutine's stack at once to the size a
-// REST call needs (net/http's transport, the JSON decoding, the circuit
-// breakers), while the stack is still shallow: a batch's goroutine is new
-// and starts with a small stack, which the call otherwise doubles several
-// times, each time copying (and walking) every frame of the call so far
-// (runtime.copystack: 4 % of the gateway's CPU for a single payment under
-// load; with growStack, the call and the growth together cost 6-8 % of
-// BenchmarkSinglePayment's CPU instead of 10-13 %: docs/perf-log/2026-11-benchmarks.md, issue
-// 14). CockroachDB's util/growstack does the
-// same for its storage paths.
-//
-//go:noinline
-func growStack() {
-	var buf [growStackBytes]byte
-	growStackSink(buf[:])
+// fetchMixed fetches a batch holding both kinds of keys as two, the
+// references' first: a session asked by both its reference and its id in
+// one batch is then fetched once.
+func (f *sessionFlights) fetchMixed(ctx context.Context, keys []string, get func(context.Context, []string) []restclient.Result[*restclient.CheckoutSession]) []restclient.Result[*restclient.CheckoutSession] {
+	var byKind [2][]string
+	var at [2][]int
+	for j, k := range keys {
+		kind := sessionKeyKind(k)
+		byKind[kind] = append(byKind[kind], k)
+		at[kind] = append(at[kind], j)
+	}
+	out := make([]restclient.Result[*restclient.CheckoutSession], len(keys))
+	for kind := range byKind {
+		for j, r := range f.fetch(ctx, byKind[kind], get) {
+			out[at[kind][j]] = r
+		}
+	}
+	return out
 }
 
-//go:noinline
-func growStackSink(b []byte) { b[0] = 0 }
+// learn remembers the sessions got for keys under their ids, references
+// and keys.
+func (f *sessionFlights) learn(keys []string, got []restclient.Result[*restclient.CheckoutSession]) {
+	f.mu.Lock()
+	for j, r := range got {
+		if s := r.Value; r.Err == nil && s != nil {
+			f.known[s.ID] = s
+			f.known[s.Reference] = s
+			f.known[keys[j]] = s
+		}
+	}
+	f.mu.Unlock()
+}

@@ -1,0 +1,169 @@
+package restclient
+
+// Bounded fan-out: the calls of a batch (a dataloader's keys, a page's
+// joins) made at once within the limiter's bounds, the one place the slot
+// protocol lives. A caller hands over ids and gets one Result per id back;
+// it never sees a slot.
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sync"
+)
+
+// Result is one id's answer in a fan-out: its record or its error (a
+// *Error, or a *PanicError when the call panicked).
+type Result[V any] struct {
+	Value V
+	Err   error
+}
+
+// PanicError is the error of a fan-out call that panicked: the call ran on
+// a goroutine of the fan-out, where the caller's recovery does not reach,
+// so the panic is handed back as this error (the caller logs it, e.g.
+// through gqlgen's recover func, and answers an internal error).
+type PanicError struct {
+	Value any
+	Stack []byte
+}
+
+func (e *PanicError) Error() string { return fmt.Sprintf("panic in a REST call: %v", e.Value) }
+
+// GetPayments retrieves the payments of ids, one GetPayment each, within
+// the limiter's bounds (fanOut); results[i] answers ids[i].
+func (c *Client) GetPayments(ctx context.Context, ids []string) []Result[*Payment] {
+	return fanOut(ctx, c.limiter, ids, (*payments)(c))
+}
+
+// GetPaymentLinks retrieves the payment links of ids (see GetPayments).
+func (c *Client) GetPaymentLinks(ctx context.Context, ids []string) []Result[*PaymentLink] {
+	return fanOut(ctx, c.limiter, ids, (*paymentLinks)(c))
+}
+
+// GetCheckoutSessions retrieves the checkout sessions of keys (ids or
+// references; see GetPayments).
+func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Result[*CheckoutSession] {
+	return fanOut(ctx, c.limiter, keys, (*checkoutSessions)(c))
+}
+
+// The getters of a Client's fan-outs: a Client under another name, not a
+// method value (which would be an allocation for every fan-out).
+type (
+	payments         Client
+	paymentLinks     Client
+	checkoutSessions Client
+)
+
+func (c *payments) get(ctx context.Context, id string) (*Payment, error) {
+	return (*Client)(c).GetPayment(ctx, id)
+}
+
+func (c *paymentLinks) get(ctx context.Context, id string) (*PaymentLink, error) {
+	return (*Client)(c).GetPaymentLink(ctx, id)
+}
+
+func (c *checkoutSessions) get(ctx context.Context, key string) (*CheckoutSession, error) {
+	return (*Client)(c).GetCheckoutSession(ctx, key)
+}
+
+// getter is what a fan-out calls for each id.
+type getter[V any] interface {
+	get(ctx context.Context, id string) (V, error)
+}
+
+// getFunc is a func as a getter (Each).
+type getFunc[V any] func(context.Context, string) (V, error)
+
+func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
+
+// Each calls get for every id at once, with the panic recovery and results
+// of a Client's fan-out but no slots: for a REST implementation without a
+// limiter (a test's stub). results[i] answers ids[i].
+func Each[V any](ctx context.Context, ids []string, get func(context.Context, string) (V, error)) []Result[V] {
+	return fanOut(ctx, nil, ids, getFunc[V](get))
+}
+
+// fanOut calls g for every id, each call holding its slot of lim (nil:
+// none). The slot is taken here, on the
+// caller's goroutine, before the goroutine that makes the call is started:
+// a batch waiting for slots costs one goroutine, not one per id, and the
+// request's, merchant's and process's bounds (and an unaccepted pair's
+// turn, unaccepted.go) hold as for any call. The last call runs on the
+// caller's goroutine itself. Once a slot cannot be had (the context is
+// done, or the pair is refused), the calls left run here in turn, each
+// answering its typed error at once without a slot.
+func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
+	out := make([]Result[V], len(ids))
+	var wg *sync.WaitGroup // only when a goroutine is started
+	for i := range ids {
+		var h *Held
+		if lim != nil {
+			var err error
+			if h, err = lim.Hold(ctx); err != nil {
+				for ; i < len(ids); i++ {
+					call(ctx, nil, ids[i], &out[i], g)
+				}
+				break
+			}
+		}
+		if i == len(ids)-1 {
+			call(ctx, h, ids[i], &out[i], g)
+			break
+		}
+		if wg == nil {
+			wg = new(sync.WaitGroup)
+		}
+		wg.Add(1)
+		go callDone(ctx, wg, h, ids[i], &out[i], g)
+	}
+	if wg != nil {
+		wg.Wait()
+	}
+	return out
+}
+
+func callDone[V any, G getter[V]](ctx context.Context, wg *sync.WaitGroup, h *Held, id string, r *Result[V], g G) {
+	defer wg.Done()
+	call(ctx, h, id, r, g)
+}
+
+// call makes one call of a fan-out with the slot h holds (nil: none),
+// releasing it after; a panic becomes r's *PanicError.
+func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result[V], g G) {
+	defer h.Release()
+	defer func() {
+		if p := recover(); p != nil {
+			r.Err = &PanicError{Value: p, Stack: debug.Stack()}
+		}
+	}()
+	if h != nil {
+		ctx = h
+	}
+	r.Value, r.Err = g.get(ctx, id)
+}
+
+// growStackBytes is the frame growStack puts on the stack: with 8 KB, no
+// REST call of the single-payment benchmark grows its stack any more
+// (16 KB measured the same).
+const growStackBytes = 8 << 10
+
+// growStack grows the calling goroutine's stack at once to the size a
+// REST call needs (net/http's transport, the JSON decoding, the circuit
+// breakers), while the stack is still shallow (Client.do calls it first):
+// a fan-out's goroutine is new and starts with a small stack, which the call otherwise doubles
+// several times, each time copying (and walking) every frame of the call
+// so far (runtime.copystack: 4 % of the gateway's CPU for a single payment
+// under load; with growStack, the call and the growth together cost 6-8 %
+// of BenchmarkSinglePayment's CPU instead of 10-13 %:
+// docs/perf-log/2026-11-benchmarks.md, issue 14). CockroachDB's
+// util/growstack does the same for its storage paths.
+//
+//go:noinline
+func growStack() {
+	var buf [growStackBytes]byte
+	growStackSink(buf[:])
+}
+
+//go:noinline
+func growStackSink(b []byte) { b[0] = 0 }

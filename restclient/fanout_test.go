@@ -1,0 +1,247 @@
+package restclient
+
+// The bounded fan-out (fanout.go) against an httptest REST API that counts
+// the calls it gets and the most it held at once.
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// peakServer answers a payment for every /api/v1/payments/{id} (404 for
+// ids starting "pay_missing"), the link and session bodies for their
+// routes, after delay (or, when hold is set, once it is closed), and
+// records the calls it got and the most in flight at once.
+type peakServer struct {
+	*testServer
+	inFlight, peak atomic.Int64
+}
+
+func newPeakServer(t *testing.T, delay time.Duration, hold chan struct{}) *peakServer {
+	s := &peakServer{}
+	s.testServer = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		n := s.inFlight.Add(1)
+		defer s.inFlight.Add(-1)
+		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+		}
+		if hold != nil {
+			<-hold
+		}
+		time.Sleep(delay)
+		w.Header().Set("Content-Type", "application/json")
+		path := r.URL.Path
+		switch {
+		case strings.HasPrefix(path, "/api/v1/payments/pay_missing"):
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"error":"Payment not found"}`))
+		case strings.HasPrefix(path, "/api/v1/payments/"):
+			paymentWithID(w, strings.TrimPrefix(path, "/api/v1/payments/"))
+		case strings.HasPrefix(path, "/api/v1/payment-links/"):
+			_, _ = w.Write([]byte(linkNullsBody))
+		default:
+			_, _ = w.Write([]byte(sessionBody))
+		}
+	})
+	return s
+}
+
+// waitUntil waits up to 10 s for cond.
+func waitUntil(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in 10 s")
+		}
+	}
+}
+
+func payIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = "pay_" + strings.Repeat("x", i+1)
+	}
+	return ids
+}
+
+func TestFanOut(t *testing.T) {
+	t.Run("every id answered in its place, errors per id", func(t *testing.T) {
+		srv := newPeakServer(t, 0, nil)
+		c := newClient(t, Config{BaseURL: srv.URL})
+		ids := []string{"pay_a", "pay_missing1", "pay_b", "bad/../id\x00"}
+		rs := c.GetPayments(credCtx(), ids)
+		if len(rs) != len(ids) {
+			t.Fatalf("%d results for %d ids", len(rs), len(ids))
+		}
+		for _, i := range []int{0, 2} {
+			if rs[i].Err != nil || rs[i].Value == nil || rs[i].Value.ID != ids[i] {
+				t.Errorf("results[%d] = %+v, %v; want payment %s", i, rs[i].Value, rs[i].Err, ids[i])
+			}
+		}
+		if k, _ := kindOf(rs[1].Err); k != KindNotFound || rs[1].Value != nil {
+			t.Errorf("results[1] = %v, %v; want KindNotFound", rs[1].Value, rs[1].Err)
+		}
+		if k, _ := kindOf(rs[3].Err); k != KindInvalidID {
+			t.Errorf("results[3] = %v; want KindInvalidID", rs[3].Err)
+		}
+		if got := srv.calls.Load(); got != 3 {
+			t.Errorf("REST calls = %d, want 3 (the invalid id makes none)", got)
+		}
+	})
+
+	t.Run("payment links and checkout sessions", func(t *testing.T) {
+		srv := newPeakServer(t, 0, nil)
+		c := newClient(t, Config{BaseURL: srv.URL})
+		links := c.GetPaymentLinks(credCtx(), []string{"pl_abc123", "pl_abc123"})
+		sessions := c.GetCheckoutSessions(credCtx(), []string{"REF12345"})
+		if len(links) != 2 || links[0].Err != nil || links[1].Err != nil || links[0].Value.ID != "pl_abc123" {
+			t.Errorf("links = %+v", links)
+		}
+		if len(sessions) != 1 || sessions[0].Err != nil || sessions[0].Value.Reference != "REF12345" {
+			t.Errorf("sessions = %+v", sessions)
+		}
+		if got := srv.calls.Load(); got != 3 {
+			t.Errorf("REST calls = %d, want 3 (a fan-out does not dedupe; the loaders do)", got)
+		}
+	})
+
+	for _, tc := range []struct {
+		name        string
+		requestMax  int // 0: no request bound in the context
+		merchantMax int
+		ids         int
+		wantPeak    int64
+	}{
+		{"the request's bound holds", 4, 64, 40, 4},
+		{"the merchant's bound holds", 0, 3, 30, 3},
+		{"the narrower of the two holds", 8, 5, 30, 5},
+		{"a batch within its bounds starts at once", 16, 64, 12, 12},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The first wave is held at the server until it is whole, and
+			// a while after (for a call beyond the bound to show).
+			hold := make(chan struct{})
+			srv := newPeakServer(t, 0, hold)
+			c := newClient(t, Config{BaseURL: srv.URL, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: tc.merchantMax})})
+			ctx := credCtx()
+			if tc.requestMax > 0 {
+				ctx = WithRequestLimit(ctx, tc.requestMax)
+			}
+			done := make(chan []Result[*Payment])
+			go func() { done <- c.GetPayments(ctx, payIDs(tc.ids)) }()
+			waitUntil(t, func() bool { return srv.inFlight.Load() >= tc.wantPeak })
+			time.Sleep(30 * time.Millisecond)
+			close(hold)
+			rs := <-done
+			for i, r := range rs {
+				if r.Err != nil {
+					t.Fatalf("results[%d]: %v", i, r.Err)
+				}
+			}
+			if got := srv.calls.Load(); got != int64(tc.ids) {
+				t.Errorf("REST calls = %d, want %d", got, tc.ids)
+			}
+			if got := srv.peak.Load(); got != tc.wantPeak {
+				t.Errorf("peak concurrency at the REST API = %d, want %d", got, tc.wantPeak)
+			}
+			if calls, merchants := c.limiter.inFlight(); calls != 0 || merchants != 0 {
+				t.Errorf("after the fan-out: %d slots held, %d merchants, want none", calls, merchants)
+			}
+		})
+	}
+
+	t.Run("a batch waiting for slots costs one goroutine, not one per id", func(t *testing.T) {
+		hold := make(chan struct{})
+		srv := newPeakServer(t, 0, hold)
+		c := newClient(t, Config{BaseURL: srv.URL})
+		before := runtime.NumGoroutine()
+		done := make(chan []Result[*Payment])
+		go func() { done <- c.GetPayments(WithRequestLimit(credCtx(), 2), payIDs(100)) }()
+		waitUntil(t, func() bool { return srv.inFlight.Load() >= 2 })
+		time.Sleep(20 * time.Millisecond) // what else would start, starts
+		// The caller, two calls, and the server's and transport's
+		// goroutines of two connections; a goroutine per id would be 100.
+		if grew := runtime.NumGoroutine() - before; grew > 16 {
+			t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 16", grew)
+		}
+		close(hold)
+		rs := <-done
+		for i, r := range rs {
+			if r.Err != nil {
+				t.Fatalf("results[%d]: %v", i, r.Err)
+			}
+		}
+		if got := srv.peak.Load(); got != 2 {
+			t.Errorf("peak concurrency = %d, want 2", got)
+		}
+	})
+
+	t.Run("a done context answers every id without a call", func(t *testing.T) {
+		srv := newPeakServer(t, 0, nil)
+		c := newClient(t, Config{BaseURL: srv.URL})
+		ctx, cancel := context.WithCancel(credCtx())
+		cancel()
+		for i, r := range c.GetPayments(ctx, payIDs(10)) {
+			if k, _ := kindOf(r.Err); k != KindCanceled {
+				t.Errorf("results[%d] = %v, want KindCanceled", i, r.Err)
+			}
+		}
+		if got := srv.calls.Load(); got != 0 {
+			t.Errorf("REST calls = %d, want 0", got)
+		}
+	})
+
+	t.Run("a refused pair makes one call for the whole batch", func(t *testing.T) {
+		srv := authServer(t, nil)
+		c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, RefusedTTL: time.Hour})
+		ids := make([]string, 100)
+		for i := range ids {
+			ids[i] = goodID
+		}
+		for i, r := range c.GetPayments(invented(7), ids) {
+			if k, _ := kindOf(r.Err); k != KindUnauthorized {
+				t.Errorf("results[%d] = %v, want KindUnauthorized", i, r.Err)
+			}
+		}
+		if got := srv.calls.Load(); got != 1 {
+			t.Errorf("REST calls for a refused pair's 100 lookups = %d, want 1", got)
+		}
+	})
+
+	t.Run("without credentials no call and no slot", func(t *testing.T) {
+		srv := newPeakServer(t, 0, nil)
+		c := newClient(t, Config{BaseURL: srv.URL})
+		for i, r := range c.GetPayments(context.Background(), payIDs(5)) {
+			if k, _ := kindOf(r.Err); k != KindUnauthorized {
+				t.Errorf("results[%d] = %v, want KindUnauthorized", i, r.Err)
+			}
+		}
+		if got := srv.calls.Load(); got != 0 {
+			t.Errorf("REST calls = %d, want 0", got)
+		}
+		if calls, merchants := c.limiter.inFlight(); calls != 0 || merchants != 0 {
+			t.Errorf("%d slots held, %d merchants, want none", calls, merchants)
+		}
+	})
+
+	t.Run("a panicking call is its id's PanicError", func(t *testing.T) {
+		rs := Each(context.Background(), []string{"a", "boom", "c"}, func(_ context.Context, id string) (string, error) {
+			if id == "boom" {
+				panic("kaboom")
+			}
+			return id + "!", nil
+		})
+		var pe *PanicError
+		if !errors.As(rs[1].Err, &pe) || pe.Value != "kaboom" {
+			t.Errorf("results[1].Err = %v, want a PanicError of kaboom", rs[1].Err)
+		}
+		if rs[0].Value != "a!" || rs[2].Value != "c!" || rs[0].Err != nil || rs[2].Err != nil {
+			t.Errorf("results = %+v, want the others answered", rs)
+		}
+	})
+}
