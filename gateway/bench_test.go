@@ -15,6 +15,8 @@ package gateway_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -35,11 +37,12 @@ import (
 // only with a reason in docs/perf-log/2026-11-benchmarks.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment = 139  // 2026-11-26: measured 139, the request walk's one scope (issue 21: 3 copies of the request, not 11; 153 before); 2026-11-25: measured 148, the root fast path with the address of a detail record (graph/rootfast.go; 199 before it with the cost receipt of issue 26, 183 before that; 207 with the dataloader's batch, 357 before the executor fast path)
-	benchBudgetList100       = 709  // 2026-11-26: measured 709 with the one scope (723 before); measured 691 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20     = 244  // 2026-11-26: measured 244 with the one scope (258 before); 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
-	benchBudgetCheckout      = 478  // 2026-11-26: measured 478 with the one scope (492 before); measured 466 (2 REST calls; 632 before)
-	benchAllocHeadroom       = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
+	benchBudgetSinglePayment    = 139  // 2026-11-26: measured 139, the request walk's one scope (issue 21: 3 copies of the request, not 11; 153 before); 2026-11-25: measured 148, the root fast path with the address of a detail record (graph/rootfast.go; 199 before it with the cost receipt of issue 26, 183 before that; 207 with the dataloader's batch, 357 before the executor fast path)
+	benchBudgetList100          = 709  // 2026-11-26: measured 709 with the one scope (723 before); measured 691 (15,100 before the fast path and the inline lists)
+	benchBudgetAliases20        = 244  // 2026-11-26: measured 244 with the one scope (258 before); 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
+	benchBudgetCheckout         = 478  // 2026-11-26: measured 478 with the one scope (492 before); measured 466 (2 REST calls; 632 before)
+	benchBudgetSinglePaymentAPQ = 152  // 2026-11-26: measured 152, paygraph's own APQ extension (issue 25; 178 with gqlgen's, which decodes the persistedQuery member with mapstructure)
+	benchAllocHeadroom          = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 
 const (
@@ -142,6 +145,24 @@ func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 type benchRequest struct {
 	body   []byte
 	header http.Header
+}
+
+// apqRequest is query sent as an automatic persisted query: its hash,
+// with the query text too when register.
+func (f *benchFixture) apqRequest(query string, vars map[string]any, register bool) benchRequest {
+	sum := sha256.Sum256([]byte(query))
+	m := map[string]any{"variables": vars, "extensions": map[string]any{
+		"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}}
+	if register {
+		m["query"] = query
+	}
+	body, err := json.Marshal(m)
+	if err != nil {
+		panic(err)
+	}
+	br := f.request(query, vars)
+	br.body = body
+	return br
 }
 
 func (f *benchFixture) request(query string, vars map[string]any) benchRequest {
@@ -322,8 +343,11 @@ func TestAllocationBudget(t *testing.T) {
 		{"100-item list", f.request(benchList100, nil), 1, benchBudgetList100},
 		{"20 aliases", f.request(benchAliasesQuery(20), map[string]any{"id": f.paymentID}), 1, benchBudgetAliases20},
 		{"checkout session with payment", f.request(benchCheckout, map[string]any{"id": f.sessionID}), 2, benchBudgetCheckout},
+		{"single payment by APQ hash", f.apqRequest(benchSingleQuery, map[string]any{"id": f.paymentID}, false), 1, benchBudgetSinglePaymentAPQ},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Registers the APQ query (the others ignore the member).
+			f.apqRequest(benchSingleQuery, map[string]any{"id": f.paymentID}, true).check(t, h)
 			tc.req.check(t, h)
 			runs := 200
 			if tc.budget > 5000 {
