@@ -276,6 +276,24 @@ func (p *proc) PeakRSS(t testing.TB) int64 {
 	return n
 }
 
+// CPUTime is the CPU time (user and system) the process has used so far,
+// from /proc/<pid>/stat (0 when it cannot be read).
+func (p *proc) CPUTime() time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	if err != nil {
+		return 0
+	}
+	// The command name (field 2) may hold spaces: count from after it.
+	_, rest, ok := strings.Cut(string(b), ") ")
+	f := strings.Fields(rest)
+	if !ok || len(f) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseInt(f[11], 10, 64)           // field 14
+	stime, _ := strconv.ParseInt(f[12], 10, 64)           // field 15
+	return time.Duration(utime+stime) * time.Second / 100 // USER_HZ: 100 on Linux
+}
+
 // peakRSS reads the high-water mark of a process's resident set (VmHWM in
 // /proc/<pid>/status), in bytes.
 func peakRSS(pid int) (int64, error) { return statusField(pid, "VmHWM") }

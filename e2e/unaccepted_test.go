@@ -3,16 +3,18 @@ package e2e
 // TestUnacceptedCredentials is the proof of issue 22's item 1 ("a caller
 // the REST API has not accepted is not a merchant"): the gateway process
 // under a flood of nodes(ids: [100 ids]) requests, each with a freshly
-// invented credential pair, sent from 127.0.0.2, while merchant B (on
-// 127.0.0.1, and not yet accepted: the gateway has just started) looks up
-// one payment at a time. It prints today's figures (the bounds on
-// unaccepted pairs off: REST_UNACCEPTED_CALLS_PER_SECOND=0) next to the
-// new ones, and checks the new ones: the invented pairs' REST calls within
-// the shared budget (burst + rate x t), and B's p99 within 1.5x of its p99
+// invented credential pair, sent from 127.0.0.2 by a process of its own
+// (flood_test.go), while merchant B (on 127.0.0.1, and not yet accepted:
+// the gateway has just started) looks up one payment at a time. It prints
+// today's figures (the bounds on unaccepted pairs off:
+// REST_UNACCEPTED_CALLS_PER_SECOND=0) next to the new ones, and checks the
+// new ones: the invented pairs' REST calls within the shared budget
+// (burst + rate x t), and B's p99 under the nodes flood against its p99
 // under an equally fast flood that makes no REST call ({ __typename } with
-// fresh pairs), measured in the same run (timing on two shared cores is
-// noisy: only ratios of one run are compared; see p99Factor for the
-// bound).
+// fresh pairs). The two floods take turns every 500 ms in one run, and
+// B's lookups are counted by the flood they fell in, so that the noise of
+// a machine shared with other jobs falls on both alike (only ratios of
+// one run are compared; see p99Factor for the bound).
 //
 //	go test -count=1 -run TestUnacceptedCredentials -v ./e2e/
 
@@ -33,20 +35,25 @@ import (
 
 // Issue 22's item 1, at CI size.
 const (
-	floodWindow  = 4 * time.Second
+	floodWindow  = 4 * time.Second // each flood's; alternating ones take turns
+	floodSlice   = 500 * time.Millisecond
 	floodRate    = 100 // requests per second of the flood, both kinds
 	floodWorkers = 8
 	// p99Factor is the bound checked on B's p99 under the nodes flood over
 	// its p99 under the { __typename } flood. The issue's target is 1.5x;
-	// measured on two shared cores (other jobs running): 0.6x in one run
-	// (13 ms / 22 ms), 2.7x in another (38 ms / 14 ms); today's p99 under
-	// the flood is 86 to 367 ms. What the flood still costs is its own
-	// request (a 4.5 KB body of 100 ids, decoded, hashed, estimated), not
-	// REST calls: each is refused with one error before any field runs.
-	// On a machine loaded by other jobs it measured 4.6x (55 ms / 12 ms)
-	// once. The bound checked is 6x, which that noise passes and today
-	// fails (325 ms / 12 ms, 27x, in the same run): the issue's 1.5x is
-	// not met and is printed for what it is.
+	// measured on two cores shared with three other jobs, interleaved:
+	// 1.5x, 1.1x, 4.6x, 4.7x (13 to 63 ms against 8 to 15 ms); today's p99
+	// under the nodes flood is 180 to 367 ms. What the flood still costs
+	// is its own requests, not REST calls: each is refused with one error
+	// before any field runs, but only after its 4.5 KB body was decoded,
+	// its 100-id list literal coerced and its cost estimated (the gateway
+	// spends about 45 % more CPU in the nodes slices than in the
+	// { __typename } ones: 790-980 ms against 530-670 ms a run), and at
+	// the start of each nodes slice the per-address budget, refilled
+	// during the other slice, admits a burst whose first REST calls each
+	// answer 100 errors; B's slowest lookups sit there. The bound checked
+	// is 6x, which that noise passes and today fails: the issue's 1.5x is
+	// not met and is printed for what it is (docs/reliability.md).
 	p99Factor = 6.0
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
@@ -55,7 +62,7 @@ const (
 
 func TestUnacceptedCredentials(t *testing.T) {
 	if testing.Short() {
-		t.Skip("floods the gateway binary for about 30 s: not in -short")
+		t.Skip("floods the gateway binary for about 15 s: not in -short")
 	}
 	if !loopbackAlias(t) {
 		t.Skip("127.0.0.2 is not usable as a source address here")
@@ -69,111 +76,104 @@ func TestUnacceptedCredentials(t *testing.T) {
 	}
 	nodes := `{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id } }`
 
-	run := func(t *testing.T, env map[string]string, flood string) floodResult {
+	run := func(t *testing.T, env map[string]string, floods ...string) floodResult {
 		p := startGateway(t, env)
 		fake.Reset()
-		return runFlood(p, fake, flood)
+		return runFlood(t, p, fake, floods...)
 	}
 	base := map[string]string{"REST_BASE_URL": fake.URL}
 	today := map[string]string{"REST_BASE_URL": fake.URL, "REST_UNACCEPTED_CALLS_PER_SECOND": "0"}
 
-	var before, after, typename floodResult
+	var before, after floodResult
 	t.Run("today", func(t *testing.T) { before = run(t, today, nodes) })
-	t.Run("nodes_flood", func(t *testing.T) { after = run(t, base, nodes) })
-	t.Run("typename_flood", func(t *testing.T) { typename = run(t, base, `{ __typename }`) })
+	t.Run("nodes_and_typename_floods", func(t *testing.T) { after = run(t, base, nodes, `{ __typename }`) })
 
 	secs := after.window.Seconds()
 	budget := unacceptedBurst + int(unacceptedRate*secs+0.999)
-	figs.info(t, "1", "today: nodes flood, requests sent / REST calls of invented pairs",
+	figs.info(t, "1", "today: nodes flood ("+strconv.Itoa(floodRate)+" req/s, "+before.window.Round(100*time.Millisecond).String()+"), requests sent / REST calls of invented pairs",
 		fmt.Sprintf("%d / %d", before.sent, before.inventedCalls))
-	figs.check(t, "1", "nodes flood ("+strconv.Itoa(floodRate)+" req/s, "+after.window.Round(100*time.Millisecond).String()+"): requests sent / REST calls of invented pairs",
+	figs.info(t, "1", "today: B's p50 / p99 under the nodes flood",
+		ms(percentile(before.probes[0], 50))+" / "+ms(percentile(before.probes[0], 99)))
+	figs.check(t, "1", "nodes and { __typename } floods ("+strconv.Itoa(floodRate)+" req/s, "+after.window.Round(100*time.Millisecond).String()+", alternating every "+floodSlice.String()+"): requests sent / REST calls of invented pairs",
 		fmt.Sprintf("%d / %d", after.sent, after.inventedCalls),
 		fmt.Sprintf("calls <= %d (burst %d + %d/s x t)", budget, unacceptedBurst, unacceptedRate), after.inventedCalls <= budget)
-	figs.info(t, "1", "today: B's p50 / p99 under the nodes flood",
-		ms(percentile(before.probes, 50))+" / "+ms(percentile(before.probes, 99)))
-	p99, ref := percentile(after.probes, 99), percentile(typename.probes, 99)
+	p99, ref := percentile(after.probes[0], 99), percentile(after.probes[1], 99)
+	figs.info(t, "1", "B's p50 under the nodes flood / under the { __typename } flood",
+		ms(percentile(after.probes[0], 50))+" / "+ms(percentile(after.probes[1], 50)))
 	figs.check(t, "1", "B's p99 under the nodes flood / under the { __typename } flood",
-		ms(p99)+" / "+ms(ref), fmt.Sprintf("<= %.1fx", p99Factor),
-		len(after.probes) > 0 && float64(p99) <= p99Factor*float64(ref))
-	for _, r := range []struct {
-		name string
-		res  floodResult
-	}{{"nodes flood", after}, {"typename flood", typename}} {
-		figs.check(t, "1", "B's lookups under the "+r.name, fmt.Sprintf("%d: %s", len(r.res.probes), outcomes(r.res.probeOutcomes)),
-			"all ok", r.res.probeFailed == 0 && len(r.res.probes) > 0)
-		figs.info(t, "1", r.name+": the flood's answers", outcomes(r.res.floodOutcomes))
-	}
+		fmt.Sprintf("%s / %s (%.1fx; %d and %d lookups)", ms(p99), ms(ref), float64(p99)/float64(max(ref, 1)), len(after.probes[0]), len(after.probes[1])),
+		fmt.Sprintf("<= %.1fx", p99Factor), len(after.probes[0]) > 0 && float64(p99) <= p99Factor*float64(ref))
+	figs.check(t, "1", "B's lookups under the floods", outcomes(after.probeOutcomes),
+		"all ok", after.probeFailed == 0)
+	figs.info(t, "1", "the floods' answers (0: nodes, 1: { __typename }); the gateway's CPU time in their slices",
+		fmt.Sprintf("%s; %s / %s", outcomes(after.floodOutcomes), ms(after.cpu[0]), ms(after.cpu[1])))
 }
 
 type floodResult struct {
 	sent          int
 	window        time.Duration
 	inventedCalls int
-	probes        []time.Duration
+	probes        [][]time.Duration // B's lookups, by the flood they ran under
 	probeFailed   int
 	probeOutcomes map[string]int
 	floodOutcomes map[string]int
+	cpu           []time.Duration // the gateway's CPU time, by flood
+	floodCPU      time.Duration   // the flood process's CPU time
+	largest       int64           // the flood's largest answer
 }
 
-// runFlood sends query at floodRate from 127.0.0.2, each request with a
-// pair never seen before, for floodWindow, while B (from 127.0.0.1) looks
-// up one payment at a time from the start.
-func runFlood(p *proc, fake *restFake, query string) floodResult {
-	res := floodResult{probeOutcomes: map[string]int{}, floodOutcomes: map[string]int{}}
-	flooder := &proc{URL: p.URL, client: &http.Client{Transport: &http.Transport{
-		MaxIdleConnsPerHost: floodWorkers,
-		DialContext:         (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext,
-	}}}
-	defer flooder.client.CloseIdleConnections()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ticks := make(chan struct{}, floodWorkers)
-	var n atomic.Int64
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range floodWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for range ticks {
-				i := n.Add(1)
-				q := gqlReq{Query: query, Timeout: 10 * time.Second, Header: http.Header{
-					"X-Api-Key":    {fmt.Sprintf("ak_test_invented%08d", i)},
-					"X-Api-Secret": {fmt.Sprintf("sk_test_invented%08d", i)},
-				}}
-				r := flooder.do(ctx, q)
-				mu.Lock()
-				res.floodOutcomes[r.Outcome()]++
-				mu.Unlock()
-			}
-		}()
+// runFlood sends the queries at floodRate from 127.0.0.2 (from a process
+// of its own: flood_test.go), each request with a pair never seen before,
+// for floodWindow each (several queries take turns, floodSlice each, so
+// that the machine's noise falls on all alike), while B (from 127.0.0.1)
+// looks up one payment at a time.
+func runFlood(t *testing.T, p *proc, fake *restFake, queries ...string) floodResult {
+	spec := floodSpec{URL: p.URL, Fresh: true, Source: "127.0.0.2", Workers: floodWorkers, Rate: floodRate,
+		Window: floodWindow * time.Duration(len(queries)), Slice: floodSlice}
+	for _, q := range queries {
+		spec.Bodies = append(spec.Bodies, gqlReq{Query: q}.encoded().body)
 	}
-	start := time.Now()
+	return probeUnder(t, p, fake, spec)
+}
+
+// probeUnder runs the flood of spec (its Bodies taking turns, Slice each,
+// from 300 ms on) while B (from 127.0.0.1) looks up one payment at a
+// time; B's latencies and the gateway's CPU time are kept by the kind of
+// flood they fell in.
+func probeUnder(t *testing.T, p *proc, fake *restFake, spec floodSpec) floodResult {
+	kinds := len(spec.Bodies)
+	res := floodResult{probeOutcomes: map[string]int{}, probes: make([][]time.Duration, kinds), cpu: make([]time.Duration, kinds)}
+	spec.Start = time.Now().Add(300 * time.Millisecond)
+	wait := startFlood(t, spec)
+	time.Sleep(time.Until(spec.Start))
+	end := spec.Start.Add(spec.Window)
+	// The gateway's CPU time, read at each slice's end.
+	cpuDone := make(chan struct{})
 	go func() {
-		defer close(ticks)
-		tk := time.NewTicker(time.Second / floodRate)
-		defer tk.Stop()
-		for time.Since(start) < floodWindow {
-			<-tk.C
-			select {
-			case ticks <- struct{}{}:
-				res.sent++
-			default: // the workers are behind: the flood is as fast as they are
-			}
+		defer close(cpuDone)
+		last := p.CPUTime()
+		for k := 1; spec.Start.Add(time.Duration(k)*spec.Slice).Compare(end) <= 0; k++ {
+			time.Sleep(time.Until(spec.Start.Add(time.Duration(k) * spec.Slice)))
+			now := p.CPUTime()
+			res.cpu[(k-1)%kinds] += now - last
+			last = now
 		}
 	}()
 	q, want := probeQuery(fake)
-	for time.Since(start) < floodWindow {
+	for time.Now().Before(end) {
+		k := spec.kindAt(time.Now())
 		d, ok, outcome := probe(p, q, want, 10*time.Second)
-		res.probes = append(res.probes, d)
+		res.probes[k] = append(res.probes[k], d)
 		res.probeOutcomes[outcome]++
 		if !ok {
 			res.probeFailed++
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	wg.Wait()
-	res.window = time.Since(start)
+	<-cpuDone
+	rep := wait()
+	res.sent, res.floodOutcomes, res.largest, res.floodCPU = rep.Sent, rep.Outcomes, rep.Largest, rep.CPU
+	res.window = time.Since(spec.Start)
 	res.inventedCalls = fake.CallsBy("")
 	return res
 }
