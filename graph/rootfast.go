@@ -164,6 +164,11 @@ const maxRootFields = 32
 func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
 	masked := maskedPathsFrom(ctx) != nil
 	var ids [maxRootFields]string
+	// first[i]: the first field of the same id (aliases of one payment):
+	// its scope check, its thunk's result and its model are that one's
+	// (issue 25: each call of a thunk, a scope check and a model cost an
+	// allocation; 20 aliases over 10 ids made 40 more than needed).
+	var first [maxRootFields]int8
 	for i := range p.fields {
 		f := &p.fields[i]
 		if masked && f.plan.customer {
@@ -177,12 +182,22 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 			}
 			id = s
 		}
-		if checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil || budgetFrom(ctx).check() != nil {
+		first[i] = int8(i)
+		for j := range i {
+			if ids[j] == id {
+				first[i] = int8(j)
+				break
+			}
+		}
+		if first[i] == int8(i) && (checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil) ||
+			budgetFrom(ctx).check() != nil {
 			return nil
 		}
 		ids[i] = id
 	}
-	// Every load started before the first is awaited: they batch.
+	// Every load started before the first is awaited: they batch. Each
+	// field asks for its payment, as its resolver would (the cost
+	// receipt counts the asks); an alias of an earlier id awaits nothing.
 	loaders := r.loaders(ctx)
 	var thunks [maxRootFields]dataloader.Thunk[*restclient.Payment]
 	for i := range p.fields {
@@ -190,6 +205,10 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	}
 	var payments [maxRootFields]*model.Payment
 	for i := range p.fields {
+		if j := first[i]; int(j) != i {
+			payments[i] = payments[j]
+			continue
+		}
 		x, err := thunks[i]()
 		if err != nil || x == nil {
 			return nil
