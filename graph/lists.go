@@ -13,7 +13,8 @@ import (
 // element of every list of objects; that pays only when elements wait on
 // something, here a loader behind a field gqlgen resolves concurrently
 // (customer.address of list items: their loads must all start before any
-// is awaited, to batch into one wave of REST calls). A list whose
+// is awaited, to batch into one wave of REST calls), unless the payments
+// resolver joined them already (joinedList, listjoin.go). A list whose
 // selection reaches no such field only copies fields, and the goroutines
 // (start, stack growth, wake-ups) cost more than the work: ≈ 17 % of
 // BenchmarkList100 (docs/perf-log/2026-11-benchmarks.md, issue 14). graph/gen points gqlgen's
@@ -21,7 +22,7 @@ import (
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
-	if n < 2 || mayBlock(sel) {
+	if n < 2 || mayBlock(sel) && !joinedList(ctx, sel) {
 		return graphql.MarshalSliceConcurrently(ctx, n, workerLimit, omitPanicHandler, marshal)
 	}
 	ret := make(graphql.Array, n)
@@ -52,19 +53,27 @@ func marshalElement(ctx context.Context, i int, omitPanicHandler bool,
 // mayBlock reports whether a selection reaches a field gqlgen resolves
 // concurrently (concurrent_gen.go), through sub-selections and
 // fragments, or defers a fragment. It errs towards true.
-func mayBlock(sel ast.SelectionSet) bool {
+func mayBlock(sel ast.SelectionSet) bool { return mayBlockBut(sel, false) }
+
+// mayBlockBut is mayBlock, with Customer.address not counted when joined:
+// a joined list's addresses are known (listjoin.go), their resolver does
+// not wait.
+func mayBlockBut(sel ast.SelectionSet, joined bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.Field:
-			if s.ObjectDefinition == nil || concurrentField(s.ObjectDefinition.Name, s.Name) || mayBlock(s.SelectionSet) {
+			if s.ObjectDefinition == nil || mayBlockBut(s.SelectionSet, joined) {
+				return true
+			}
+			if concurrentField(s.ObjectDefinition.Name, s.Name) && !(joined && s.ObjectDefinition.Name == "Customer" && s.Name == "address") {
 				return true
 			}
 		case *ast.InlineFragment:
-			if deferred(s.Directives) || mayBlock(s.SelectionSet) {
+			if deferred(s.Directives) || mayBlockBut(s.SelectionSet, joined) {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if s.Definition == nil || deferred(s.Directives) || mayBlock(s.Definition.SelectionSet) {
+			if s.Definition == nil || deferred(s.Directives) || mayBlockBut(s.Definition.SelectionSet, joined) {
 				return true
 			}
 		default:

@@ -464,6 +464,65 @@ func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloa
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
+// joinPayments loads the details of ids, list items (items[i] the item of
+// ids[i], for the REST-call plan), for the list join (listjoin.go): the
+// ids no load of the request has asked for yet in one fan-out of the REST
+// client (GetPayments) on the calling goroutine, with the batch metric of
+// a batch of them; the others from the loads that have. Every id is then
+// known to the request's later loads (PaymentThunk), as if loaded there.
+func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
+	for i, id := range ids {
+		l.cost.ask(routePayment, id, origin{p: items[i]})
+	}
+	out := make([]restclient.Result[*restclient.Payment], len(ids))
+	done := make(chan struct{})
+	var missing []string
+	var at []int
+	type wait struct {
+		i  int
+		th dataloader.Thunk[*restclient.Payment]
+	}
+	var waits []wait
+	t := &l.paymentThunks
+	t.mu.Lock()
+	if t.m == nil {
+		t.m = make(map[string]dataloader.Thunk[*restclient.Payment], len(ids))
+	}
+	for i, id := range ids {
+		if th, ok := t.m[id]; ok {
+			waits = append(waits, wait{i, th})
+			continue
+		}
+		r := &out[i]
+		t.m[id] = func() (*restclient.Payment, error) {
+			<-done
+			return r.Value, r.Err
+		}
+		missing = append(missing, id)
+		at = append(at, i)
+	}
+	t.mu.Unlock()
+	func() {
+		defer close(done) // a panic too: the thunks answer errPanic then
+		if len(missing) == 0 {
+			return
+		}
+		for _, i := range at {
+			out[i].Err = errPanic
+		}
+		if l.limits.OnBatch != nil {
+			l.limits.OnBatch(loaderPayment, len(missing))
+		}
+		for j, r := range l.masking.GetPayments(ctx, missing) {
+			out[at[j]] = restclient.Result[*restclient.Payment]{Value: r.Value, Err: fetchError(ctx, r.Err)}
+		}
+	}()
+	for _, w := range waits {
+		out[w.i].Value, out[w.i].Err = w.th()
+	}
+	return out
+}
+
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
 	l.cost.ask(routeLink, id, origin{})

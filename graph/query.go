@@ -104,6 +104,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 			return nil, err
 		}
 	}
+	r.joinAddresses(ctx, edges) // the items' addresses, one fan-out (listjoin.go)
 	conn := &model.PaymentConnection{
 		Edges:    edges,
 		Nodes:    make([]*model.Payment, len(edges)),
