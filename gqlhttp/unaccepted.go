@@ -59,7 +59,20 @@ func (b admitBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerr
 	return nil
 }
 
-var _ graph.RESTCallBudgetReport = admitBudget{}
+// AdmitRESTCalls is admit alone, asked before the operation's plan
+// (graph.RESTCallAdmitter); ChargeRESTCalls asks again, which charges
+// nothing more (restclient.Client.Admit pays a pair's first call once).
+func (b admitBudget) AdmitRESTCalls(ctx context.Context) *gqlerror.Error {
+	if err := b.admit(ctx); err != nil {
+		return admitError(err)
+	}
+	return nil
+}
+
+var (
+	_ graph.RESTCallBudgetReport = admitBudget{}
+	_ graph.RESTCallAdmitter     = admitBudget{}
+)
 
 // RESTCallsLeft and PeekRESTCalls are the wrapped budget's (the receipt's
 // and the dry run's figures are the rate limit's).

@@ -124,8 +124,17 @@ func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.R
 	// refused before validation and before gqlgen coerces its variables
 	// (item 3's attack sends 4,900 ids in 220 KB of variables; coercing
 	// them cost more CPU than anything else its refusal did).
-	if calls := rootRESTCalls(doc, p.OperationName, p.Variables); calls > l.maxComplexity {
+	calls := rootRESTCalls(doc, p.OperationName, p.Variables)
+	if calls > l.maxComplexity {
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
+	}
+	// A caller that may make no REST call (a pair the REST API refused, or
+	// not yet accepted and over the shared budgets) is refused here, before
+	// validation, coercion and the plan; a dry run spends nothing.
+	if dry, _ := p.Extensions[DryRunExtension].(bool); calls > 0 && !dry {
+		if err := admitRESTCalls(ctx); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -40,3 +40,23 @@ func chargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	}
 	return nil
 }
+
+// RESTCallAdmitter is a RESTCallBudget that can also tell, before the
+// operation is validated and its cost planned, whether its caller may
+// make REST calls at all (gqlhttp.AdmitUnaccepted: a credential pair the
+// REST API has not accepted, refused or over the shared budgets of such
+// pairs). It is asked as soon as the root fields show that the operation
+// will make REST calls, so that a flood of invented pairs is refused for
+// the price of a parse-cache lookup, not of a plan (issue 22); asking it
+// again later (ChargeRESTCalls) charges nothing more.
+type RESTCallAdmitter interface {
+	AdmitRESTCalls(ctx context.Context) *gqlerror.Error
+}
+
+// admitRESTCalls asks the request's budget, if it is a RESTCallAdmitter.
+func admitRESTCalls(ctx context.Context) *gqlerror.Error {
+	if a, ok := RESTCallBudgetFrom(ctx).(RESTCallAdmitter); ok {
+		return a.AdmitRESTCalls(ctx)
+	}
+	return nil
+}

@@ -332,7 +332,8 @@ func (g *gate) charge(ctx context.Context, k merchantKey, addr string) error {
 // (or a pair with a call under way, whose outcome the operation's calls
 // will follow); the cached refusal of a refused pair; KindRateLimited
 // when the pair's first call would be over the budgets, which Admit
-// charges for it otherwise (the call then does not pay again). So a
+// charges for it otherwise (the call then does not pay again, nor does
+// Admit asked again before that call). So a
 // request that cannot make its first call is answered with one error
 // before any of its fields runs, instead of one per field. Without the
 // bounds on unaccepted pairs, or without credentials, nil.
@@ -341,6 +342,9 @@ func (c *Client) Admit(ctx context.Context) error {
 	cv, ok := credentialsFrom(ctx)
 	if g == nil || !ok {
 		return nil
+	}
+	if cv.prepaid.Load() {
+		return nil // asked again before its first call: paid already
 	}
 	err := g.prepay(ctx, cv)
 	var e *Error
