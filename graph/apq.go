@@ -77,14 +77,28 @@ func (a apqExtension) MutateOperationParameters(ctx context.Context, p *graphql.
 		p.Query = q
 		return nil
 	}
-	sum := sha256.Sum256([]byte(p.Query))
-	var hexSum [2 * sha256.Size]byte
-	hex.Encode(hexSum[:], sum[:])
-	if string(hexSum[:]) != hash {
+	if !sameHash(ctx, p.Query, hash) {
 		return gqlerror.Errorf("provided APQ hash does not match query")
 	}
 	graphql.GetOperationContext(ctx).Stats.SetExtension(apqPendingExt, &apqPending{key: hash, query: p.Query})
 	return nil
+}
+
+// textHashExt names, in the operation's Stats, the SHA-256 (hex) of the
+// query text that trustedDocuments computed for an APQ registration.
+const textHashExt = "paygraph.textHash"
+
+// sameHash reports whether hash is the SHA-256 (lower-case hex) of query:
+// the one trustedDocuments noted for this request's text, or computed
+// here; a request's text is hashed once.
+func sameHash(ctx context.Context, query, hash string) bool {
+	if h, ok := graphql.GetOperationContext(ctx).Stats.GetExtension(textHashExt).(string); ok {
+		return h == hash
+	}
+	sum := sha256.Sum256([]byte(query))
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	return string(hexSum[:]) == hash
 }
 
 // apqParams reads persistedQuery's sha256Hash and version as gqlgen's

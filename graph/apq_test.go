@@ -194,3 +194,32 @@ func TestAPQExtensionMatchesGqlgen(t *testing.T) {
 		})
 	}
 }
+
+// TestAPQRegistrationHashedOnce: a registration's hash is checked against
+// the text's SHA-256 that trustedDocuments noted for the request, when it
+// did, without hashing the text again (issue 25); else against its own.
+func TestAPQRegistrationHashedOnce(t *testing.T) {
+	const q = "{ __typename }"
+	for _, tc := range []struct {
+		name, noted, sent string
+		wantErr           bool
+	}{
+		{"nothing noted, the right hash", "", apqHash(q), false},
+		{"nothing noted, a wrong hash", "", apqHash("x"), true},
+		{"the noted hash is the one compared", "cafe", "cafe", false},
+		{"a hash other than the noted one", apqHash(q), apqHash("x"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			oc := &graphql.OperationContext{}
+			if tc.noted != "" {
+				oc.Stats.SetExtension(textHashExt, tc.noted)
+			}
+			p := &graphql.RawParams{Query: q, Extensions: map[string]any{
+				"persistedQuery": map[string]any{"version": 1, "sha256Hash": tc.sent}}}
+			err := apqExtension{store: apqstore.NewLocal(0, 0)}.MutateOperationParameters(graphql.WithOperationContext(context.Background(), oc), p)
+			if (err != nil) != tc.wantErr {
+				t.Fatalf("error %v, want one: %v", err, tc.wantErr)
+			}
+		})
+	}
+}

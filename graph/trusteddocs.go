@@ -70,6 +70,12 @@ func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *grap
 	if t.report != nil {
 		t.report(ctx, d)
 	}
+	if d.Action == trusteddocs.ServeSent && req.Query != "" && req.SHA256Hash != "" && d.Hash != "" {
+		// An APQ registration: d.Hash is the SHA-256 of the text sent
+		// (Decision.Hash), which apqExtension checks the sent hash
+		// against without hashing the text again.
+		graphql.GetOperationContext(ctx).Stats.SetExtension(textHashExt, d.Hash)
+	}
 	switch d.Action {
 	case trusteddocs.ServeListed:
 		p.Query = d.Query
