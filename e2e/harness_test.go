@@ -114,6 +114,15 @@ const e2eMerchantIDKey = "6532652d6d65726368616e742d69642d6b65792d6f662d7468652d
 
 func startGateway(t testing.TB, env map[string]string) *proc {
 	t.Helper()
+	return startGatewayTries(t, env, 3)
+}
+
+// startGatewayTries is startGateway, trying another port when the one
+// FreeLoopbackPort found free was taken before the gateway bound it (by
+// an outgoing connection's ephemeral port: the floods of the suites open
+// thousands), up to tries times.
+func startGatewayTries(t testing.TB, env map[string]string, tries int) *proc {
+	t.Helper()
 	if runtime.GOOS != "linux" {
 		t.Skip("the e2e suites read the gateway's memory from /proc: Linux only")
 	}
@@ -183,6 +192,10 @@ func startGateway(t testing.TB, env map[string]string) *proc {
 		}
 		select {
 		case <-p.exited:
+			if tries > 1 && strings.Contains(p.Output(), "address already in use") {
+				t.Logf("port %d was taken before the gateway bound it: another", port)
+				return startGatewayTries(t, env, tries-1)
+			}
 			t.Fatalf("gateway exited before it was ready:\n%s", p.Output())
 		default:
 		}

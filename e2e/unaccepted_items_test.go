@@ -161,6 +161,7 @@ func TestUnacceptedSubscriptions(t *testing.T) {
 	flooder := &proc{URL: g.URL, client: &http.Client{Transport: &http.Transport{
 		DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.2")}}).DialContext,
 	}}}
+	t.Cleanup(flooder.client.CloseIdleConnections)
 	fake.Reset()
 	stopG := g.sampleGoroutines(100 * time.Millisecond)
 	var opened tally
