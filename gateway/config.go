@@ -45,9 +45,11 @@ type Config struct {
 	RESTStatusParam string
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
-	RESTMaxInFlight int
-	RESTMaxBody     int64
-	RESTMaxPage     int64
+	// RESTMaxConcBurst is restclient.LimiterConfig.RequestBurst.
+	RESTMaxConcBurst int
+	RESTMaxInFlight  int
+	RESTMaxBody      int64
+	RESTMaxPage      int64
 
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
@@ -176,6 +178,7 @@ var settings = []setting{
 	}},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
+	{"REST_MAX_CONCURRENCY_BURST", "0", "concurrent REST calls one GraphQL request may make while its merchant has slots to spare: above REST_MAX_CONCURRENCY, a request whose own slots are taken takes more, as long as its merchant keeps REST_MAX_CONCURRENCY free for its other requests and the process has one free (REST_MAX_INFLIGHT_PER_MERCHANT and REST_MAX_INFLIGHT hold as ever); 0 or not above REST_MAX_CONCURRENCY: never more than REST_MAX_CONCURRENCY", intSetting(0, 65536, func(c *Config) *int { return &c.RESTMaxConcBurst })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
 	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlightPerMerchant })},
 	{"REST_UNACCEPTED_CALLS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedCallsPerSecond), "REST calls per second (burst: twice) that all credential pairs the REST API has not yet answered with a 2xx may make together, per replica; past it: RATE_LIMITED without a call. A merchant's first call costs one; invented pairs cost the REST API at most this (0: no such bound)",

@@ -114,20 +114,26 @@ func TestFanOut(t *testing.T) {
 		name        string
 		requestMax  int // 0: no request bound in the context
 		merchantMax int
+		burst       int // LimiterConfig.RequestBurst
 		ids         int
 		wantPeak    int64
 	}{
-		{"the request's bound holds", 4, 64, 40, 4},
-		{"the merchant's bound holds", 0, 3, 30, 3},
-		{"the narrower of the two holds", 8, 5, 30, 5},
-		{"a batch within its bounds starts at once", 16, 64, 12, 12},
+		{"the request's bound holds", 4, 64, 0, 40, 4},
+		{"the merchant's bound holds", 0, 3, 0, 30, 3},
+		{"the narrower of the two holds", 8, 5, 0, 30, 5},
+		{"a batch within its bounds starts at once", 16, 64, 0, 12, 12},
+		// The merchant keeps the request's bound (16) free: 64 - 16.
+		{"a lone request bursts into its merchant's spare slots", 16, 64, 64, 50, 48},
+		{"the burst is a bound too", 16, 64, 24, 50, 24},
+		{"no burst when the merchant has only a fair share to spare", 16, 24, 64, 50, 16},
+		{"a burst within its merchant's spare starts at once", 16, 64, 64, 30, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The first wave is held at the server until it is whole, and
 			// a while after (for a call beyond the bound to show).
 			hold := make(chan struct{})
 			srv := newPeakServer(t, 0, hold)
-			c := newClient(t, Config{BaseURL: srv.URL, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: tc.merchantMax})})
+			c := newClient(t, Config{BaseURL: srv.URL, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: tc.merchantMax, RequestBurst: tc.burst})})
 			ctx := credCtx()
 			if tc.requestMax > 0 {
 				ctx = WithRequestLimit(ctx, tc.requestMax)

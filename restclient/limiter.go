@@ -39,6 +39,16 @@ type LimiterConfig struct {
 	// Unaccepted bounds the calls of credential pairs the REST API has not
 	// accepted yet (unaccepted.go); its zero value bounds nothing.
 	Unaccepted UnacceptedConfig
+	// RequestBurst, when above a request's own bound (WithRequestLimit),
+	// is the most REST calls that request may hold at once while its
+	// merchant has slots to spare: a call that finds its request's slots
+	// all taken takes a merchant slot all the same when, after it, the
+	// merchant still has the request's bound free (a fair share for its
+	// other requests) and the process has a slot free; otherwise it waits
+	// for its request's slot as before. The merchant's and the process's
+	// bounds hold as ever. 0 (the default): a request never holds more
+	// than its bound.
+	RequestBurst int
 }
 
 // Limiter is the one place REST calls wait for a slot: every call of a
@@ -63,6 +73,7 @@ type LimiterConfig struct {
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
+	burst       int
 	gate        *gate // nil: every pair is a merchant at once
 
 	mu        sync.Mutex
@@ -99,6 +110,7 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	l := &Limiter{
 		process:     make(chan struct{}, process),
 		perMerchant: per,
+		burst:       cfg.RequestBurst,
 		merchants:   make(map[merchantKey]*merchantSlots),
 	}
 	l.spare.New = func() any { return &merchantSlots{sem: make(chan struct{}, per)} }
@@ -114,7 +126,14 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 // semaphore, and the context itself (one allocation, not two).
 type requestSlots struct {
 	context.Context
-	sem chan struct{}
+	requestSem
+}
+
+// requestSem is a request's semaphore, and the calls it holds beyond it
+// (Limiter.borrow).
+type requestSem struct {
+	sem      chan struct{}
+	borrowed atomic.Int32
 }
 
 type requestSlotsKey struct{}
@@ -131,16 +150,16 @@ func (r *requestSlots) Value(key any) any {
 // gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	if opscope.IsOpen(ctx) { // the walk's scope holds the semaphore
-		return opscope.WithValue(ctx, requestSlotsKey{}, make(chan struct{}, max(n, 1)))
+		return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 	}
-	return &requestSlots{Context: ctx, sem: make(chan struct{}, max(n, 1))}
+	return &requestSlots{Context: ctx, requestSem: requestSem{sem: make(chan struct{}, max(n, 1))}}
 }
 
-func requestSlotsFrom(ctx context.Context) chan struct{} {
+func requestSlotsFrom(ctx context.Context) *requestSem {
 	switch r := ctx.Value(requestSlotsKey{}).(type) {
 	case *requestSlots:
-		return r.sem
-	case chan struct{}:
+		return &r.requestSem
+	case *requestSem:
 		return r
 	}
 	return nil
@@ -150,6 +169,7 @@ func requestSlotsFrom(ctx context.Context) chan struct{} {
 type slot struct {
 	l        *Limiter
 	request  chan struct{}
+	borrowed *requestSem // the request whose bound it is beyond (borrow)
 	merchant *merchantSlots
 	key      merchantKey
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
@@ -169,11 +189,18 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		s.probe = t
 	}
 	if req := requestSlotsFrom(ctx); req != nil {
-		if err := take(ctx, req); err != nil {
-			s.probe.end()
-			return slot{}, err
+		select {
+		case req.sem <- struct{}{}:
+		default: // the request's slots are all taken
+			if l.burst > cap(req.sem) && l.borrow(&s, req) {
+				return s, nil
+			}
+			if err := take(ctx, req.sem); err != nil {
+				s.probe.end()
+				return slot{}, err
+			}
 		}
-		s.request = req
+		s.request = req.sem
 	}
 	s.merchant = l.join(s.key)
 	if err := take(ctx, s.merchant.sem); err != nil {
@@ -190,6 +217,34 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		return slot{}, err
 	}
 	return s, nil
+}
+
+// borrow takes, without waiting, a merchant and a process slot for a call
+// of req beyond req's bound (LimiterConfig.RequestBurst): when req holds
+// fewer than the burst, the merchant keeps req's bound free after it, and
+// the process has a slot free. It reports whether it took them (into s).
+func (l *Limiter) borrow(s *slot, req *requestSem) bool {
+	if int(req.borrowed.Add(1)) > l.burst-cap(req.sem) {
+		req.borrowed.Add(-1)
+		return false
+	}
+	m := l.join(s.key)
+	if cap(m.sem)-len(m.sem) > cap(req.sem) {
+		select {
+		case m.sem <- struct{}{}:
+			select {
+			case l.process <- struct{}{}:
+				s.merchant, s.borrowed = m, req
+				return true
+			default:
+				<-m.sem
+			}
+		default:
+		}
+	}
+	l.leave(s.key, m)
+	req.borrowed.Add(-1)
+	return false
 }
 
 // take puts one token in sem, waiting while it is full unless ctx ends.
@@ -244,6 +299,9 @@ func (s slot) release() {
 	}
 	if s.request != nil {
 		<-s.request
+	}
+	if s.borrowed != nil {
+		s.borrowed.borrowed.Add(-1)
 	}
 	s.probe.end()
 }
