@@ -61,7 +61,10 @@ type LimiterConfig struct {
 // occupies more than its share of the process pool: one merchant at its
 // cap leaves MaxInFlight - MaxInFlightPerMerchant slots to the others
 // (with the defaults, it takes four merchants at their caps to fill the
-// pool).
+// pool). With a RequestBurst, a call whose request's slots are all taken
+// may skip the request's slot when its merchant has more than the
+// request's bound to spare (borrow): the merchant's and the process's
+// slots are taken all the same.
 //
 // Merchants are keyed by an HMAC of the credential pair, never the
 // secret itself, and an entry lives only while a call of that merchant
