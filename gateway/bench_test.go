@@ -37,10 +37,10 @@ import (
 // only with a reason in docs/perf-log/2026-11-benchmarks.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment    = 139  // 2026-11-26: measured 139, the request walk's one scope (issue 21: 3 copies of the request, not 11; 153 before); 2026-11-25: measured 148, the root fast path with the address of a detail record (graph/rootfast.go; 199 before it with the cost receipt of issue 26, 183 before that; 207 with the dataloader's batch, 357 before the executor fast path)
-	benchBudgetList100          = 709  // 2026-11-26: measured 709 with the one scope (723 before); measured 691 (15,100 before the fast path and the inline lists)
-	benchBudgetAliases20        = 168  // 2026-11-26: measured 168, the root fast path awaits each distinct id once (graph/rootfast.go, issue 25; 244 before); measured 244 with the one scope (258 before); 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
-	benchBudgetCheckout         = 478  // 2026-11-26: measured 478 with the one scope (492 before); measured 466 (2 REST calls; 632 before)
+	benchBudgetSinglePayment    = 139  // 2026-11-26: measured 138 with the estimate's map and issue 25's APQ extension; 139, the request walk's one scope (issue 21: 3 copies of the request, not 11; 153 before); 2026-11-25: measured 148, the root fast path with the address of a detail record (graph/rootfast.go; 199 before it with the cost receipt of issue 26, 183 before that; 207 with the dataloader's batch, 357 before the executor fast path)
+	benchBudgetList100          = 710  // 2026-11-26: measured 710, +1 the map of the operation's stats that carries its REST-call estimate to the edge's charge (issue 21); 709 with the one scope (723 before); measured 691 (15,100 before the fast path and the inline lists)
+	benchBudgetAliases20        = 169  // 2026-11-26: measured 169 with the estimate's map (issue 21); 168, the root fast path awaits each distinct id once (graph/rootfast.go, issue 25; 244 before); measured 244 with the one scope (258 before); 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
+	benchBudgetCheckout         = 479  // 2026-11-26: measured 479 with the estimate's map (issue 21); 478 with the one scope (492 before); measured 466 (2 REST calls; 632 before)
 	benchBudgetSinglePaymentAPQ = 152  // 2026-11-26: measured 152, paygraph's own APQ extension (issue 25; 178 with gqlgen's, which decodes the persistedQuery member with mapstructure)
 	benchAllocHeadroom          = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )

@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"paygraph/gqlhttp"
-	"paygraph/graph"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
@@ -101,8 +100,8 @@ var errUpstream = errors.New("the REST API failed the credential check")
 // REST client, as any call of theirs.
 func chargeMint(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if b := graph.RESTCallBudgetFrom(r.Context()); b != nil && r.Method == http.MethodPost {
-			if err := b.ChargeRESTCalls(r.Context(), 1); err != nil {
+		if r.Method == http.MethodPost {
+			if err := gqlhttp.ChargeRESTCalls(r.Context(), 1); err != nil {
 				code, _ := err.Extensions["code"].(string)
 				gqlhttp.WriteError(w, http.StatusTooManyRequests, code, err.Message)
 				return

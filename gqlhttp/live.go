@@ -84,7 +84,7 @@ type Live struct {
 	RESTCalls int
 	// Budget is charged each WebSocket operation (OperationBudget: the
 	// merchant's rate limits); nil: none.
-	Budget graph.RESTCallBudget
+	Budget *ConnectionBudget
 	// OperationLog logs one access line per WebSocket operation
 	// (observe.OperationLog); nil: none.
 	OperationLog func(ctx context.Context, transport string) (context.Context, func())
@@ -317,7 +317,7 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	defer cancel()
 	if t.b.Budget != nil {
 		// Each operation is charged (the upgrade was one request).
-		ctx = graph.WithRESTCallBudget(ctx, t.b.Budget)
+		ctx = withBudget(ctx, t.b.Budget)
 	}
 	t.Websocket.Do(w, r.WithContext(ctx), exec)
 	if c.stop != nil {

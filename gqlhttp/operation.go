@@ -22,8 +22,8 @@ import (
 // operationScope is the per-operation scope of the live transports:
 //
 //   - before an operation of a WebSocket runs (in gqlgen's read loop, after
-//     the query limits and the rate limit, which graph's complexity step
-//     charges to OperationBudget), a session token past its expiry refuses
+//     the query limits and the rate limit, which operationCharge
+//     (charge.go) charges to OperationBudget), a session token past its expiry refuses
 //     it, UNAUTHENTICATED, and so does an operation past MaxOperations in
 //     flight on its connection (RATE_LIMITED): refused there, an
 //     operation starts no goroutine, and its answer is written by the read

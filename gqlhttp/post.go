@@ -32,6 +32,9 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 		maxResponse = graph.DefaultMaxResponseBytes
 	}
 	srv.AddTransport(transport.Options{})
+	// Each operation's REST-call estimate is charged by the edge, after
+	// graph's query limits and before the live transports' own checks.
+	srv.Use(operationCharge{})
 	for _, l := range live {
 		addLive(srv, l)
 	}

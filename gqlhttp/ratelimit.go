@@ -26,16 +26,17 @@ import (
 //   - here, one request (Limiter.Allow with no REST calls): a request
 //     refused on its merchant's requests budget is answered at once, HTTP
 //     429, RATE_LIMITED with extensions.retryAfter, its body unread;
-//   - then, through the budget it puts in the request's context
-//     (graph.WithRESTCallBudget), the operation's REST-call estimate, once
-//     the operation passed the query limits (Limiter.AllowRESTCalls): a
-//     refusal is the operation's error, RATE_LIMITED with
+//   - then, through the budget it puts in the request's scope, the
+//     operation's REST-call estimate, once graph's query limits accepted
+//     the operation (operationCharge, charge.go; Limiter.AllowRESTCalls):
+//     a refusal is the operation's error, RATE_LIMITED with
 //     extensions.retryAfter, in the transport's usual HTTP 200 (as every
 //     GraphQL error of an application/json answer), and no field runs.
 //
 // Both set the RateLimit, RateLimit-Policy and (when refused) Retry-After
-// headers: when both budgets allowed, the one with the smaller share left
-// names the RateLimit field.
+// headers (the second from the response writer, setRateLimitHeaders):
+// when both budgets allowed, the one with the smaller share left names the
+// RateLimit field.
 //
 // merchantOf names the request's merchant, never with a secret
 // (restclient.MerchantOf: the keyed HMAC of the credential pair, which a session
@@ -67,8 +68,8 @@ func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, b
 				writeRateLimited(w, r, d)
 				return
 			}
-			b := &restCallBudget{l: l, merchant: merchant, edge: d, header: w.Header()}
-			next.ServeHTTP(w, opscope.Request(r, graph.WithRESTCallBudget(ctx, b)))
+			b := &restCallBudget{l: l, merchant: merchant, edge: d}
+			next.ServeHTTP(w, opscope.Request(r, withBudget(ctx, b)))
 		})
 	}
 }
@@ -78,20 +79,30 @@ type restCallBudget struct {
 	l        *ratelimit.Limiter
 	merchant string
 	edge     ratelimit.Decision // the request's own charge, for the headers
-	header   http.Header
 	mu       sync.Mutex
-	rest     ratelimit.Decision // the operation's REST-call charge, for its receipt
+	rest     ratelimit.Decision // the operation's REST-call charge, for its receipt and headers
+	charged  bool               // rest is set
 }
 
-var _ graph.RESTCallBudgetReport = (*restCallBudget)(nil)
+var _ budget = (*restCallBudget)(nil)
 
-func (b *restCallBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	d := b.l.AllowRESTCalls(ctx, b.merchant, restCalls)
 	b.mu.Lock()
-	b.rest = d
+	b.rest, b.charged = d, true
 	b.mu.Unlock()
-	tighter(b.edge, d).SetHeaders(b.header)
 	return restCallsRefusal(d, restCalls)
+}
+
+// setHeaders sets the headers of the request's decisions: after an
+// operation's charge, the tighter of the two.
+func (b *restCallBudget) setHeaders(h http.Header) {
+	b.mu.Lock()
+	rest, charged := b.rest, b.charged
+	b.mu.Unlock()
+	if charged {
+		tighter(b.edge, rest).SetHeaders(h)
+	}
 }
 
 // OperationBudget is the rate limit of the operations that do not come one
@@ -102,26 +113,28 @@ func (b *restCallBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gq
 // its REST-call estimate, refused as RateLimit's second step refuses
 // (RATE_LIMITED with extensions.retryAfter, no field run). There are no
 // response headers to set. Nil when l is nil.
-func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool)) graph.RESTCallBudget {
+func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool)) *ConnectionBudget {
 	if l == nil {
 		return nil
 	}
-	return operationBudget{l: l, merchantOf: merchantOf}
+	return &ConnectionBudget{l: l, merchantOf: merchantOf}
 }
 
-type operationBudget struct {
+// ConnectionBudget is OperationBudget's: the budget of every operation of
+// a WebSocket connection (Live.Budget).
+type ConnectionBudget struct {
 	l          *ratelimit.Limiter
 	merchantOf func(context.Context) (string, bool)
 }
 
-var _ graph.RESTCallBudgetReport = operationBudget{}
+var _ budget = (*ConnectionBudget)(nil)
 
-// RESTCallsLeft: an operation of a connection has no charge of its own to
-// report (its receipt carries no budget).
-func (operationBudget) RESTCallsLeft() (graph.BudgetLeft, bool) { return graph.BudgetLeft{}, false }
+// left: an operation of a connection has no charge of its own to report
+// (its receipt carries no budget).
+func (*ConnectionBudget) left() (graph.BudgetLeft, bool) { return graph.BudgetLeft{}, false }
 
-// PeekRESTCalls is a dry run's check, charging nothing.
-func (b operationBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+// peek is a dry run's check, charging nothing.
+func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
 	merchant, ok := b.merchantOf(ctx)
 	if !ok {
 		return graph.BudgetLeft{}, nil, false
@@ -130,7 +143,7 @@ func (b operationBudget) PeekRESTCalls(ctx context.Context, restCalls int) (grap
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
-func (b operationBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	merchant, ok := b.merchantOf(ctx)
 	if !ok {
 		return nil // no REST call can be made
@@ -138,10 +151,10 @@ func (b operationBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gq
 	return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
 }
 
-// RESTCallsLeft is what the operation's charge left of the merchant's
+// left is what the operation's charge left of the merchant's
 // REST-call budget (the RateLimit header's figure when it names that
 // budget); ok false when nothing was charged.
-func (b *restCallBudget) RESTCallsLeft() (graph.BudgetLeft, bool) {
+func (b *restCallBudget) left() (graph.BudgetLeft, bool) {
 	b.mu.Lock()
 	d := b.rest
 	b.mu.Unlock()
@@ -151,9 +164,8 @@ func (b *restCallBudget) RESTCallsLeft() (graph.BudgetLeft, bool) {
 	return budgetLeft(d), true
 }
 
-// PeekRESTCalls is a dry run's check: what ChargeRESTCalls would answer,
-// charging nothing.
-func (b *restCallBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+// peek is a dry run's check: what charge would answer, charging nothing.
+func (b *restCallBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
 	d := b.l.PeekRESTCalls(ctx, b.merchant, restCalls)
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }

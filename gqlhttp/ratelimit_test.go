@@ -35,12 +35,13 @@ func serve(t *testing.T, l *ratelimit.Limiter, method, merchant string, restCall
 	var s served
 	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.ran = true
-		b := graph.RESTCallBudgetFrom(r.Context())
+		b := budgetFrom(r.Context())
 		if b == nil {
 			s.noBudget = true
-		} else if err := b.ChargeRESTCalls(r.Context(), restCalls); err != nil {
+		} else if err := ChargeRESTCalls(r.Context(), restCalls); err != nil {
 			s.charged, _ = err.Extensions["code"].(string)
 		}
+		setRateLimitHeaders(w.Header(), r.Context()) // as the response writer does (exchange)
 		w.WriteHeader(http.StatusOK)
 	})
 	h := RateLimit(l, merchantOf, func(_ context.Context, code string) { *refused = append(*refused, code) })(inner)

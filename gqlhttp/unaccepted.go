@@ -18,7 +18,7 @@ import (
 )
 
 // AdmitUnaccepted is the middleware that charges each operation's REST
-// calls, once its estimate is known (graph.RESTCallBudget), to admit
+// calls, once its estimate is known (operationCharge, charge.go), to admit
 // first (restclient.Client.Admit), then to the budget an outer middleware
 // (RateLimit) put in the context, if any. An operation whose pair the
 // REST API refused, or whose first call would be over the budgets of
@@ -36,56 +36,54 @@ func AdmitUnaccepted(admit func(context.Context) error, accepted func(context.Co
 				next.ServeHTTP(w, r)
 				return
 			}
-			b := admitBudget{admit: admit, next: graph.RESTCallBudgetFrom(ctx)}
-			next.ServeHTTP(w, opscope.Request(r, graph.WithRESTCallBudget(ctx, b)))
+			b := admitBudget{admit: admit, next: budgetFrom(ctx)}
+			next.ServeHTTP(w, opscope.Request(r, withBudget(ctx, b)))
 		})
 	}
 }
 
 type admitBudget struct {
 	admit func(context.Context) error
-	next  graph.RESTCallBudget
+	next  budget
 }
 
-func (b admitBudget) ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
+func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	if restCalls > 0 {
 		if err := b.admit(ctx); err != nil {
 			return admitError(err)
 		}
 	}
 	if b.next != nil {
-		return b.next.ChargeRESTCalls(ctx, restCalls)
+		return b.next.charge(ctx, restCalls)
 	}
 	return nil
 }
 
-// AdmitRESTCalls is admit alone, asked before the operation's plan
-// (graph.RESTCallAdmitter); ChargeRESTCalls asks again, which charges
-// nothing more (restclient.Client.Admit pays a pair's first call once).
-func (b admitBudget) AdmitRESTCalls(ctx context.Context) *gqlerror.Error {
+// admitNow is admit alone, asked before the operation's plan
+// (operationCharge's MutateOperationParameters); charge asks again, which
+// charges nothing more (restclient.Client.Admit pays a pair's first call
+// once).
+func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
 	if err := b.admit(ctx); err != nil {
 		return admitError(err)
 	}
 	return nil
 }
 
-var (
-	_ graph.RESTCallBudgetReport = admitBudget{}
-	_ graph.RESTCallAdmitter     = admitBudget{}
-)
+var _ budget = admitBudget{}
 
-// RESTCallsLeft and PeekRESTCalls are the wrapped budget's (the receipt's
-// and the dry run's figures are the rate limit's).
-func (b admitBudget) RESTCallsLeft() (graph.BudgetLeft, bool) {
-	if r, ok := b.next.(graph.RESTCallBudgetReport); ok {
-		return r.RESTCallsLeft()
+// left and peek are the wrapped budget's (the receipt's and the dry run's
+// figures are the rate limit's).
+func (b admitBudget) left() (graph.BudgetLeft, bool) {
+	if b.next != nil {
+		return b.next.left()
 	}
 	return graph.BudgetLeft{}, false
 }
 
-func (b admitBudget) PeekRESTCalls(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
-	if r, ok := b.next.(graph.RESTCallBudgetReport); ok {
-		return r.PeekRESTCalls(ctx, restCalls)
+func (b admitBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+	if b.next != nil {
+		return b.next.peek(ctx, restCalls)
 	}
 	return graph.BudgetLeft{}, nil, false
 }

@@ -154,20 +154,22 @@ func apqParams(raw any) (hash string, version int64, ok bool) {
 type apqCommit struct{ store graphql.Cache[string] }
 
 var (
-	_ graphql.HandlerExtension        = apqCommit{}
-	_ graphql.OperationContextMutator = apqCommit{}
+	_ graphql.HandlerExtension     = apqCommit{}
+	_ graphql.OperationInterceptor = apqCommit{}
 )
 
 func (apqCommit) ExtensionName() string                   { return "APQCommit" }
 func (apqCommit) Validate(graphql.ExecutableSchema) error { return nil }
 
-func (a apqCommit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
-	p, _ := opCtx.Stats.GetExtension(apqPendingExt).(*apqPending)
-	if p == nil || opCtx.Operation == nil {
-		return nil
+// InterceptOperation stores the query once every operation-context
+// mutator accepted it: the query limits here, and the edge's rate-limit
+// charge (gqlhttp/charge.go), which runs after graph's.
+func (a apqCommit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	opCtx := graphql.GetOperationContext(ctx)
+	if p, _ := opCtx.Stats.GetExtension(apqPendingExt).(*apqPending); p != nil && opCtx.Operation != nil {
+		if _, ok := restclient.CredentialsFrom(ctx); ok {
+			a.store.Add(ctx, p.key, p.query)
+		}
 	}
-	if _, ok := restclient.CredentialsFrom(ctx); ok {
-		a.store.Add(ctx, p.key, p.query)
-	}
-	return nil
+	return next(ctx)
 }

@@ -20,11 +20,22 @@ import (
 	"paygraph/apqstore"
 )
 
-// refusingBudget is a rate limit that refuses every operation.
-type refusingBudget struct{}
+// refusingCharge stands for the edge's rate-limit charge
+// (gqlhttp/charge.go, an operation-context mutator after graph's): it
+// refuses every operation with an estimate whose request is limited.
+type refusingCharge struct{}
 
-func (refusingBudget) ChargeRESTCalls(context.Context, int) *gqlerror.Error {
-	return limitError(CodeRateLimited, "rate limited")
+type limitedKey struct{}
+
+var _ graphql.OperationContextMutator = refusingCharge{}
+
+func (refusingCharge) ExtensionName() string                   { return "RefusingCharge" }
+func (refusingCharge) Validate(graphql.ExecutableSchema) error { return nil }
+func (refusingCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
+	if _, ok := OperationEstimate(op); ok && ctx.Value(limitedKey{}) != nil {
+		return limitError(CodeRateLimited, "rate limited")
+	}
+	return nil
 }
 
 func apqHash(q string) string {
@@ -49,7 +60,7 @@ func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited boo
 		req.Header.Set("x-api-secret", r.biz.APISecret)
 	}
 	if limited {
-		req = req.WithContext(WithRESTCallBudget(req.Context(), refusingBudget{}))
+		req = req.WithContext(context.WithValue(req.Context(), limitedKey{}, true))
 	}
 	rec := httptest.NewRecorder()
 	r.h.ServeHTTP(rec, req)
@@ -66,7 +77,8 @@ func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited boo
 // next request by hash alone is answered PERSISTED_QUERY_NOT_FOUND.
 func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 	store := apqstore.NewLocal(0, 0)
-	r := newLimitsRig(t, ServerConfig{APQCache: store, MaxComplexity: 2, Limits: QueryLimits{MaxDepth: 3}})
+	r := newLimitsRig(t, ServerConfig{APQCache: store, MaxComplexity: 2, Limits: QueryLimits{MaxDepth: 3},
+		Extensions: []graphql.HandlerExtension{refusingCharge{}}})
 	pay := r.sb.Payments(r.biz.APIKey)[0].ID
 	for _, c := range []struct {
 		name    string
@@ -119,7 +131,7 @@ func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 func TestAPQJunkRegistrations(t *testing.T) {
 	const n = 300
 	store := apqstore.NewLocal(0, 0)
-	r := newLimitsRig(t, ServerConfig{APQCache: store})
+	r := newLimitsRig(t, ServerConfig{APQCache: store, Extensions: []graphql.HandlerExtension{refusingCharge{}}})
 	for _, creds := range []bool{false, true} {
 		for i := range n {
 			q := fmt.Sprintf("junk %d %s", i, strings.Repeat("x", 32000-12))

@@ -36,7 +36,6 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/restclient"
 )
@@ -110,14 +109,25 @@ type Plan struct {
 	Budget        *BudgetLeft `json:"budget,omitempty"`
 }
 
-// RESTCallBudgetReport is implemented by a RESTCallBudget that can say
-// what is left after its charge, and whether an estimate would be admitted
-// without spending anything (the dry run).
-type RESTCallBudgetReport interface {
-	RESTCallsLeft() (BudgetLeft, bool)
-	// PeekRESTCalls answers, without charging, what is left and the error
-	// ChargeRESTCalls would answer for restCalls (nil: it would admit).
-	PeekRESTCalls(ctx context.Context, restCalls int) (left BudgetLeft, refusal *gqlerror.Error, ok bool)
+// NoteDryRunBudget records, on a dry run's plan, what the merchant's
+// REST-call budget has left (left, when ok) and whether it would admit the
+// estimate (refused: it would not, and refusal is the operation's error).
+// The edge calls it after peeking (OperationEstimate's DryRun).
+func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	if l == nil {
+		return
+	}
+	a, found := l.cost.accountFor(op)
+	if !found || a.peek == nil {
+		return
+	}
+	if ok {
+		a.peek.Budget = &left
+	}
+	if refused {
+		a.peek.Admitted = false
+	}
 }
 
 // identKey names a REST record an ask is for: its route and id (a list
@@ -146,6 +156,8 @@ type account struct {
 	on, dryRun, inspector bool
 	plan                  *opPlan
 	peek                  *Plan
+	left                  BudgetLeft // what the edge's charge left (NoteRESTCallsLeft)
+	leftOK                bool
 }
 
 // costTally is the account of the operations of one Loaders (Loaders.cost):
@@ -197,6 +209,18 @@ func (t *costTally) takeAccount(op *graphql.OperationContext) (account, bool) {
 	a, ok := t.pending[op]
 	delete(t.pending, op)
 	return a, ok
+}
+
+// noteLeft records on op's account what its charge left.
+func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.acctOp == op {
+		t.acct.left, t.acct.leftOK = left, true
+	} else if a, ok := t.pending[op]; ok {
+		a.left, a.leftOK = left, true
+		t.pending[op] = a
+	}
 }
 
 // accountFor is op's account.
@@ -313,7 +337,7 @@ func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 }
 
 // receipt makes the operation's receipt; budget is the request's.
-func (t *costTally) receipt(budget RESTCallBudget, inspector bool) *Receipt {
+func (t *costTally) receipt(a account, inspector bool) *Receipt {
 	made, retries := t.calls.Counts()
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
@@ -329,10 +353,9 @@ func (t *costTally) receipt(budget RESTCallBudget, inspector bool) *Receipt {
 	}
 	perRecord := t.perRecord
 	t.mu.Unlock()
-	if rep, ok := budget.(RESTCallBudgetReport); ok {
-		if left, ok := rep.RESTCallsLeft(); ok {
-			r.Budget = &left
-		}
+	if a.leftOK {
+		left := a.left
+		r.Budget = &left
 	}
 	if inspector {
 		for _, c := range t.calls.Records() {
@@ -398,7 +421,7 @@ func (c costExtension) InterceptResponse(ctx context.Context, next graphql.Respo
 		resp.HasNext != nil && *resp.HasNext {
 		return resp
 	}
-	r := l.cost.receipt(RESTCallBudgetFrom(ctx), a.inspector)
+	r := l.cost.receipt(a, a.inspector)
 	if c.cfg.OnReceipt != nil {
 		c.cfg.OnReceipt(ctx, r)
 	}
@@ -414,31 +437,19 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
-// plan plans an admitted operation (or a dry run) and returns the
-// estimate to charge: MutateOperationContext calls it.
-func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool) (*opPlan, *gqlerror.Error) {
+// plan plans an admitted operation (or a dry run) and returns its
+// estimate: MutateOperationContext calls it.
+func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool) *opPlan {
 	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables)
 	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
-	var refusal *gqlerror.Error
 	if dry {
 		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
 			Admitted: complexity <= q.maxComplexity}
-		if p.Admitted {
-			if rep, ok := RESTCallBudgetFrom(ctx).(RESTCallBudgetReport); ok {
-				left, err, ok := rep.PeekRESTCalls(ctx, plan.total)
-				if ok {
-					p.Budget = &left
-				}
-				if err != nil {
-					p.Admitted, refusal = false, err
-				}
-			}
-		}
 		if p.Levels == nil {
 			p.Levels = []PlanLevel{}
 		}
 		a.peek = p
 	}
 	l.cost.setAccount(opCtx, a)
-	return plan, refusal
+	return plan
 }

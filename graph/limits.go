@@ -82,7 +82,8 @@ const (
 //   - MutateOperationContext runs after validation, with the variables:
 //     the REST-call estimate (complexity.go), then, the last limit passed,
 //     the cache commits the document gqlgen staged in it, and the
-//     merchant's rate limit is charged the estimate (ratelimit.go).
+//     estimate is recorded on the operation for the edge to charge to the
+//     merchant's rate limit (ratelimit.go).
 type queryLimits struct {
 	QueryLimits
 	maxComplexity int
@@ -131,10 +132,9 @@ func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.R
 	// A caller that may make no REST call (a pair the REST API refused, or
 	// not yet accepted and over the shared budgets) is refused here, before
 	// validation, coercion and the plan; a dry run spends nothing.
-	if dry, _ := p.Extensions[DryRunExtension].(bool); calls > 0 && !dry {
-		if err := admitRESTCalls(ctx); err != nil {
-			return err
-		}
+	// (The edge asks: RootRESTCalls.)
+	if dry, _ := p.Extensions[DryRunExtension].(bool); calls > 0 && !dry && graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(rootCallsExt, calls)
 	}
 	return nil
 }
@@ -157,25 +157,23 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	// can make, counted once however many fields ask for it.
 	estimate := calls
 	if loaders != nil {
-		plan, refusal := l.plan(ctx, loaders, opCtx, calls, dry)
+		plan := l.plan(ctx, loaders, opCtx, calls, dry)
 		if dry {
 			// A dry run spends no REST-call budget and runs nothing: its
 			// operation is replaced by one that selects nothing, and
-			// costExtension answers its plan; a refusal is answered as the
-			// real operation's would be.
-			if refusal == nil {
-				op := opCtx.Operation
-				opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
-			}
-			return refusal
+			// costExtension answers its plan. The edge peeks at the
+			// merchant's budget (NoteDryRunBudget); its refusal is
+			// answered as the real operation's would be.
+			op := opCtx.Operation
+			opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
+			setEstimate(opCtx, RESTCallEstimate{Calls: plan.total, DryRun: true})
+			return nil
 		}
 		estimate = plan.total
 	}
-	// The merchant's rate limit is charged the estimate last: a document
-	// refused by a limit above spends nothing of it (ratelimit.go).
-	if err := chargeRESTCalls(ctx, estimate); err != nil {
-		return err
-	}
+	// The estimate, for the edge to charge to the merchant's rate limit
+	// (ratelimit.go): a document refused by a limit above has none.
+	setEstimate(opCtx, RESTCallEstimate{Calls: estimate})
 	if calls <= 1 && opCtx.Operation.Operation == ast.Query && loaders != nil {
 		loaders.Alone(opCtx) // its one load has nothing to batch with
 	}

@@ -3,60 +3,83 @@ package graph
 import (
 	"context"
 
-	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"paygraph/internal/opscope"
+	"github.com/99designs/gqlgen/graphql"
 )
 
-// RESTCallBudget is charged an operation's REST-call estimate (the
-// complexity, complexity.go) once the operation passed every query limit
-// and before any REST call is made. The HTTP edge's per-merchant rate
-// limit (gqlhttp.RateLimit) puts one in the request's context: it knows
-// the merchant and the response headers, the GraphQL server knows the
-// estimate. A refusal is returned as the operation's error (RATE_LIMITED
-// with extensions.retryAfter), so nothing of it runs.
-type RESTCallBudget interface {
-	ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error
+// The operation's REST-call estimate, for the edge to charge (issue 21: no
+// call back up). The complexity step (queryLimits, limits.go) computes it
+// once the operation passed every query limit and records it on the
+// operation; the HTTP edge's operation extension (gqlhttp/charge.go),
+// which runs after it and before any field, charges it to the merchant's
+// rate limit and refuses the operation there (RATE_LIMITED with
+// extensions.retryAfter), and tells graph what the charge left for the
+// cost receipt (NoteRESTCallsLeft) or what a dry run would be answered
+// (NoteDryRunBudget). graph knows the estimate, never the budgets.
+
+// RESTCallEstimate is an operation's estimate: the distinct REST calls it
+// may make (costplan.go), and whether it is a dry run (charged nothing:
+// the edge only peeks).
+type RESTCallEstimate struct {
+	Calls  int
+	DryRun bool
 }
 
-type restCallBudgetKey struct{}
+// The operation's stats extensions that hold its estimate: an int and a
+// bool (neither allocates when boxed, for the estimates of most
+// operations).
+const (
+	estimateExt = "paygraph.restCallEstimate"
+	dryRunExt   = "paygraph.dryRun"
+)
 
-// WithRESTCallBudget returns a context whose operation is charged to b.
-func WithRESTCallBudget(ctx context.Context, b RESTCallBudget) context.Context {
-	return opscope.WithValue(ctx, restCallBudgetKey{}, b)
-}
-
-// RESTCallBudgetFrom is the request's budget, or nil.
-func RESTCallBudgetFrom(ctx context.Context) RESTCallBudget {
-	b, _ := ctx.Value(restCallBudgetKey{}).(RESTCallBudget)
-	return b
-}
-
-// chargeRESTCalls charges restCalls to the request's budget, if it has
-// one (a request without credentials has none: it makes no REST call).
-func chargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
-	if b := RESTCallBudgetFrom(ctx); b != nil {
-		return b.ChargeRESTCalls(ctx, restCalls)
+// setEstimate records op's estimate.
+func setEstimate(op *graphql.OperationContext, e RESTCallEstimate) {
+	op.Stats.SetExtension(estimateExt, e.Calls)
+	if e.DryRun {
+		op.Stats.SetExtension(dryRunExt, true)
 	}
-	return nil
 }
 
-// RESTCallAdmitter is a RESTCallBudget that can also tell, before the
-// operation is validated and its cost planned, whether its caller may
-// make REST calls at all (gqlhttp.AdmitUnaccepted: a credential pair the
-// REST API has not accepted, refused or over the shared budgets of such
-// pairs). It is asked as soon as the root fields show that the operation
-// will make REST calls, so that a flood of invented pairs is refused for
-// the price of a parse-cache lookup, not of a plan (issue 22); asking it
-// again later (ChargeRESTCalls) charges nothing more.
-type RESTCallAdmitter interface {
-	AdmitRESTCalls(ctx context.Context) *gqlerror.Error
-}
-
-// admitRESTCalls asks the request's budget, if it is a RESTCallAdmitter.
-func admitRESTCalls(ctx context.Context) *gqlerror.Error {
-	if a, ok := RESTCallBudgetFrom(ctx).(RESTCallAdmitter); ok {
-		return a.AdmitRESTCalls(ctx)
+// OperationEstimate is op's REST-call estimate; ok false when it has none
+// (refused by a limit, or not planned).
+func OperationEstimate(op *graphql.OperationContext) (RESTCallEstimate, bool) {
+	if op == nil {
+		return RESTCallEstimate{}, false
 	}
-	return nil
+	calls, ok := op.Stats.GetExtension(estimateExt).(int)
+	if !ok {
+		return RESTCallEstimate{}, false
+	}
+	dry, _ := op.Stats.GetExtension(dryRunExt).(bool)
+	return RESTCallEstimate{Calls: calls, DryRun: dry}, true
+}
+
+// NoteRESTCallsLeft records what op's charge left of its merchant's
+// REST-call budget: the cost receipt's budget (ctx is the operation's,
+// with its loaders).
+func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left BudgetLeft) {
+	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+		l.cost.noteLeft(op, left)
+	}
+}
+
+// rootCallsExt is the operation's stats extension that holds the REST
+// calls its root fields alone will make, once queryLimits' parameter
+// mutator counted them (before validation): the edge asks a caller that
+// may make no REST call to stop there (RootRESTCalls).
+const rootCallsExt = "paygraph.rootRESTCalls"
+
+// RootRESTCalls is how many REST calls op's root fields alone will make,
+// counted before validation (0 for a dry run, which spends nothing); ok
+// false when they were not counted. The edge's parameter mutator
+// (gqlhttp/charge.go), which runs after graph's, refuses there a caller
+// that may make no REST call (a pair the REST API refused, or not yet
+// accepted and over the shared budgets), before validation, coercion and
+// the plan (issue 22).
+func RootRESTCalls(op *graphql.OperationContext) (int, bool) {
+	if op == nil {
+		return 0, false
+	}
+	n, ok := op.Stats.GetExtension(rootCallsExt).(int)
+	return n, ok
 }

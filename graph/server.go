@@ -155,8 +155,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(apqExtension{store: apq})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
-	// ... stored after queryLimits' MutateOperationContext accepted the
-	// operation and charged its rate limit (apq.go).
+	// ... stored once every operation-context mutator accepted the
+	// operation: queryLimits', and the edge's rate-limit charge (apq.go).
 	srv.Use(apqCommit{store: apq})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
