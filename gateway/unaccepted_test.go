@@ -51,6 +51,19 @@ func TestUnacceptedPairs(t *testing.T) {
 			}
 		})
 	}
+	t.Run("refused before validation", func(t *testing.T) {
+		// The edge asks as soon as graph's limits saw that the root
+		// fields make REST calls (gqlhttp/charge.go): a refused pair's
+		// document is not validated, so a field that does not exist is
+		// not what it is told.
+		r := g.Post(t, fake, `{ payment(id: "pay_prod_x") { id noSuchField } }`, nil)
+		if codes := r.Codes(); len(codes) != 1 || codes[0] != "UNAUTHENTICATED" {
+			t.Errorf("codes = %v, want the pair's one UNAUTHENTICATED before validation", codes)
+		}
+		if got := rest.calls.Load(); got != 1 {
+			t.Errorf("REST calls so far = %d, want 1", got)
+		}
+	})
 	biz := sb.Businesses()[0]
 	r := g.Post(t, creds(biz), `{ payments(first: 5) { edges { node { id } } } }`, nil)
 	r.WantNoErrors(t)
