@@ -2,6 +2,7 @@ package restclient
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,6 +44,11 @@ type credentialsValue struct {
 	secretField []string // headers[1:2]
 	headers     [2]string
 	merchant    merchantKey // the Limiter's key of the pair
+	// merchantName is MerchantOf's answer (merchant in hex), made once
+	// here: each request asks for it at least twice (its anonymous and
+	// merchant rate limits), and hex-encoding each time cost 2
+	// allocations a call.
+	merchantName string
 	// accepted: the REST API has accepted the pair (unaccepted.go), as
 	// far as this context knows; saves the gate's lookup on later calls.
 	accepted atomic.Bool
@@ -63,6 +69,9 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 		k = processMerchantKey
 	}
 	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
+	var name [2 * len(merchantKey{})]byte
+	hex.Encode(name[:], v.merchant[:])
+	v.merchantName = string(name[:])
 	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
 	return opscope.WithValue(ctx, credentialsKey{}, v)
 }

@@ -14,7 +14,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"hash"
 	"io"
@@ -125,7 +124,7 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 
 // MerchantOf names the merchant of the credential pair ctx carries
 // (WithCredentials): the hex HMAC of the pair under the merchant key
-// (MerchantKey), computed once per context, never the secret, the same on
+// (MerchantKey), computed once per context (WithCredentials), never the secret, the same on
 // every replica with the same key. The per-merchant rate limits key their
 // budgets (in memory and in Redis) by it. ok is false when ctx carries no
 // usable pair.
@@ -134,5 +133,5 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	return hex.EncodeToString(v.merchant[:]), true
+	return v.merchantName, true
 }

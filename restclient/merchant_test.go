@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"paygraph/internal/testenv"
 )
 
 func TestMerchantOf(t *testing.T) {
@@ -47,6 +49,24 @@ func TestMerchantOf(t *testing.T) {
 	}
 	if _, ok := MerchantOf(WithCredentials(ctx, Credentials{APIKey: "ak_test_a"})); ok {
 		t.Fatal("half a pair names a merchant")
+	}
+}
+
+// TestMerchantOfAllocations (issue 25): naming a context's merchant
+// allocates nothing; the name is made once, by WithCredentials, though
+// each request asks for it at least twice (its anonymous and merchant
+// rate limits), and it is the hex of the pair's identity.
+func TestMerchantOfAllocations(t *testing.T) {
+	ctx := WithCredentials(context.Background(), Credentials{APIKey: "ak_test_a", APISecret: "sk_test_a"})
+	cv, _ := credentialsFrom(ctx)
+	if m, _ := MerchantOf(ctx); m != hex.EncodeToString(cv.merchant[:]) {
+		t.Fatalf("MerchantOf = %q, want the hex of %x", m, cv.merchant)
+	}
+	if testenv.RaceEnabled() {
+		t.Skip("the race detector changes allocation counts")
+	}
+	if allocs := testing.AllocsPerRun(100, func() { _, _ = MerchantOf(ctx) }); allocs != 0 {
+		t.Errorf("MerchantOf: %.1f allocations a call, want 0", allocs)
 	}
 }
 
