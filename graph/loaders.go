@@ -155,7 +155,7 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	inner := ld.Load(ctx, key)
 	th := func() (V, error) {
 		v, err := inner()
-		if pe := (*dataloader.PanicErrorWrapper)(nil); err != nil && errors.As(err, &pe) {
+		if err != nil && isLoadPanic(err) {
 			t.mu.Lock()
 			delete(t.m, key)
 			t.mu.Unlock()
@@ -169,6 +169,14 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	t.m[key] = th
 	t.mu.Unlock()
 	return th
+}
+
+// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper.
+// A function of its own so that its errors.As target, which escapes, is
+// allocated only for an error, not on every call of a thunk.
+func isLoadPanic(err error) bool {
+	var pe *dataloader.PanicErrorWrapper
+	return errors.As(err, &pe)
 }
 
 // NewLoaders returns empty loaders for one request. Every record they
