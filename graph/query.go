@@ -21,7 +21,7 @@ const (
 )
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
-	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list"); err != nil {
+	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list", ""); err != nil {
 		return nil, err
 	}
 	n := defaultFirst
@@ -175,7 +175,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
-	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session %s", id); err != nil {
+	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session ", id); err != nil {
 		return nil, err
 	}
 	if err := budgetFrom(ctx).check(); err != nil {
@@ -330,9 +330,9 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 
 // allowPayment and allowLink are the scope checks of a payment or link id.
 func (r *Resolver) allowPayment(ctx context.Context, id string) error {
-	return r.allow(ctx, true, func(s Scope) bool { return s.AllowsPayment(id) }, "payment %s", id)
+	return r.allow(ctx, true, func(s Scope) bool { return s.AllowsPayment(id) }, "payment ", id)
 }
 
 func (r *Resolver) allowLink(ctx context.Context, id string) error {
-	return r.allow(ctx, false, func(s Scope) bool { return s.AllowsPaymentLink(id) }, "payment link %s", id)
+	return r.allow(ctx, false, func(s Scope) bool { return s.AllowsPaymentLink(id) }, "payment link ", id)
 }

@@ -7,7 +7,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
@@ -60,7 +59,10 @@ func (e *ScopeError) Error() string {
 // session's names may allow) and the token was minted without its
 // session's names (SessionToLearn), its own session, which is in scope,
 // is read first to learn them; every other refusal costs no REST call.
-func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope) bool, what string, args ...any) error {
+// The error names what followed by id (empty for what needs none): a
+// string rather than a format's arguments, which boxed the id of every
+// check, refused or not.
+func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope) bool, what, id string) error {
 	s, ok := scopeFrom(ctx)
 	if !ok || allowed(s) {
 		return nil
@@ -73,7 +75,7 @@ func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope
 			}
 		}
 	}
-	return &ScopeError{What: fmt.Sprintf(what, args...)}
+	return &ScopeError{What: what + id}
 }
 
 // learn tells the request's scope, if any, the names of a session fetched.

@@ -141,7 +141,7 @@ func (r *Resolver) checkoutSessionUpdated(ctx context.Context, id string, lastEv
 	if err != nil {
 		return nil, err
 	}
-	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session %s", id); err != nil {
+	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session ", id); err != nil {
 		return nil, err
 	}
 	return subscribe[*model.CheckoutSession](ctx, r.Live, KindCheckoutSession, id, after, restclient.EndpointGetCheckoutSession, 2,
