@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
@@ -78,9 +79,17 @@ func (s operationScope) InterceptOperation(ctx context.Context, next graphql.Ope
 	opCtx := ctx
 	op := graphql.GetOperationContext(ctx)
 	end := func() {}
+	if c.ws {
+		// The operation's own scope (internal/opscope), below the
+		// connection's sealed one: what the connection proved (its
+		// caller, merchant and budget) is read through it, and what is
+		// the operation's (deadline, loaders, REST slots, access-log
+		// record) is filled in, one context value for them all.
+		ctx = opscope.New(ctx)
+	}
 	if s.b.RequestTimeout > 0 && op.Operation != nil && op.Operation.Operation != ast.Subscription {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.b.RequestTimeout)
+		ctx, cancel = opscope.WithTimeout(ctx, s.b.RequestTimeout)
 		end = cancel
 	}
 	if c.ws {
@@ -96,6 +105,7 @@ func (s operationScope) InterceptOperation(ctx context.Context, next graphql.Ope
 			c.inFlight.Add(-1)
 			logged()
 		}
+		opscope.Seal(ctx) // complete: the operation's goroutines only read it
 	}
 	// It ends when its handler says it has no more answers (its last one
 	// is written by then: the slot is free before gqlgen writes its
