@@ -63,17 +63,13 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	ctx := r.Context()
 	start := graphql.Now()
 	// One streaming pass over the body (under RequestSize's
-	// MaxBytesReader): no copy of the whole body is made first. The
+	// MaxBytesReader), read as encoding/json's Decoder reads it
+	// (postdecode.go): no copy of the whole body is made first. The
 	// reader records a read failure, so that it is told from bad JSON.
 	body := readErrRecorder{r: r.Body}
-	var req struct {
-		graphql.RawParams
-		DocumentID string `json:"documentId"` // persisted documents (graph/trusteddocs.go)
-	}
+	var req postBody
 	params := &req.RawParams
-	dec := json.NewDecoder(&body)
-	dec.UseNumber()
-	if err := dec.Decode(&req); err != nil {
+	if err := decodePOST(&body, &req); err != nil {
 		if body.err != nil {
 			status, msg := http.StatusBadRequest, "could not read the request body"
 			var tooBig *http.MaxBytesError
