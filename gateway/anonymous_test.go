@@ -14,7 +14,9 @@ import (
 // credentials is still served and /healthz stays free.
 func TestAnonymousBudget(t *testing.T) {
 	const burst = 5
-	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "RATE_LIMIT_ANONYMOUS_BURST": "5"}, nil)
+	// The budget alone: a held refusal (REFUSAL_DELAY_MAX, refusaldelay
+	// in gqlhttp) would let the budget refill while the loop waits.
+	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "RATE_LIMIT_ANONYMOUS_BURST": "5", "REFUSAL_DELAY_MAX": "0"}, nil)
 	post := func(h http.Header, query string) (int, []byte) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"query": query})

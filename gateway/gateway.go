@@ -51,6 +51,9 @@ type Gateway struct {
 	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
 	conns   atomic.Pointer[connCap]
 	live    atomic.Pointer[liveGauge]
+	// held refusals of callers the REST API has not accepted (issue 22),
+	// freed at shutdown
+	refusals *gqlhttp.RefusalDelay
 }
 
 // liveGauge is what gqlhttp hands back to read its live connections
@@ -333,6 +336,11 @@ func (g *Gateway) wire(o options) error {
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
 	// Requests without credentials share the replica's anonymous budget.
 	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, metrics.CountRefused)
+	// Their refusals, and those of pairs the REST API has not accepted
+	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
+	// a closed-loop flood of them costs the replica little CPU.
+	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld)
+	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
 	compress, err := gqlhttp.Compress(cfg.CompressMin)
 	if err != nil {
 		return err
@@ -348,6 +356,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.OnRefused(metrics.CountRefused),
 		gqlhttp.SingleCredentials,
 		refuseBearer,
+		g.refusals.Middleware,
 		rateLimited,
 		anonymousLimited,
 		gqlhttp.AdmitUnaccepted(rc.Admit, rc.Accepted),
@@ -419,6 +428,8 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	// subscribes again, to another replica), instead of holding their
 	// streams open until SHUTDOWN_GRACE runs out.
 	srv.RegisterOnShutdown(g.hub.Close)
+	// Held refusals are answered at once: shutdown waits for none of them.
+	srv.RegisterOnShutdown(g.refusals.Close)
 	conns := newConnCap(ln, cfg.HTTPMaxConnections)
 	g.conns.Store(conns)
 	srv.ConnState = conns.track

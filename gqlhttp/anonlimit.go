@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"time"
 
 	"paygraph/graph"
 	"paygraph/ratelimit"
@@ -49,6 +50,8 @@ func AnonymousRateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (
 			if onRefused != nil {
 				onRefused(ctx, graph.CodeRateLimited)
 			}
+			// Held for its Retry-After by a RefusalDelay above, if any.
+			markRefused(ctx, time.Duration(d.RetryAfterSeconds())*time.Second)
 			drain(r)
 			w.Header().Set("Retry-After", fmt.Sprint(d.RetryAfterSeconds()))
 			body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{

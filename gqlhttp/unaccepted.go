@@ -9,6 +9,7 @@ import (
 	"errors"
 	"math"
 	"net/http"
+	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -50,8 +51,9 @@ type admitBudget struct {
 func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	if restCalls > 0 {
 		if err := b.admit(ctx); err != nil {
-			return admitError(err)
+			return refusedError(ctx, err)
 		}
+		markAdmitted(ctx)
 	}
 	if b.next != nil {
 		return b.next.charge(ctx, restCalls)
@@ -65,8 +67,9 @@ func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error 
 // once).
 func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
 	if err := b.admit(ctx); err != nil {
-		return admitError(err)
+		return refusedError(ctx, err)
 	}
+	markAdmitted(ctx)
 	return nil
 }
 
@@ -86,6 +89,18 @@ func (b admitBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft,
 		return b.next.peek(ctx, restCalls)
 	}
 	return graph.BudgetLeft{}, nil, false
+}
+
+// refusedError marks the request refused (RefusalDelay holds its answer
+// for the refusal's Retry-After) and is admitError.
+func refusedError(ctx context.Context, err error) *gqlerror.Error {
+	var re *restclient.Error
+	var retryAfter time.Duration
+	if errors.As(err, &re) {
+		retryAfter = re.RetryAfter
+	}
+	markRefused(ctx, retryAfter)
+	return admitError(err)
 }
 
 // admitError is the operation's error for a refusal of Admit.

@@ -155,6 +155,22 @@ func NewMetrics(o Options) *Metrics {
 	return m
 }
 
+// HeldRefusals registers the gauge of refused requests' answers held now
+// and the counter of those held so far (gqlhttp.RefusalDelay, issue 22):
+// read when scraped, no labels.
+func (m *Metrics) HeldRefusals(held func() int, delayed func() uint64) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "paygraph_refusals_held",
+			Help: "Answers to refused callers the REST API has not accepted (anonymous, unaccepted credential pairs) held now before they are sent (REFUSAL_DELAY_MAX_HELD caps it).",
+		}, func() float64 { return float64(held()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "paygraph_refusals_delayed_total",
+			Help: "Answers to refused callers the REST API has not accepted that were held before they were sent (REFUSAL_DELAY_MAX).",
+		}, func() float64 { return float64(delayed()) }),
+	)
+}
+
 // Registry is the registry the metrics are on, for adding more.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
 
