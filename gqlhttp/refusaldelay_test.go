@@ -280,9 +280,9 @@ func TestRefusalDelay(t *testing.T) {
 					return &restclient.Error{Kind: restclient.KindRateLimited, Message: "over", RetryAfter: time.Second}
 				}
 				return d.Middleware(AdmitUnaccepted(admit, func(context.Context) bool { return false })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					a := graph.RESTCallBudgetFrom(r.Context()).(graph.RESTCallAdmitter)
-					_ = a.AdmitRESTCalls(r.Context())
-					_ = a.AdmitRESTCalls(r.Context())
+					a := budgetFrom(r.Context()).(admitBudget)
+					_ = a.admitNow(r.Context())
+					_ = a.admitNow(r.Context())
 				})))
 			}(), func() *http.Request {
 				r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
@@ -319,12 +319,12 @@ func TestRefusalDelay(t *testing.T) {
 // refusal's code (or "ok").
 func operation(t *testing.T) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := graph.RESTCallBudgetFrom(r.Context()).(graph.RESTCallAdmitter)
+		a, ok := budgetFrom(r.Context()).(admitBudget)
 		if !ok {
 			t.Error("no admitter")
 			return
 		}
-		if err := a.AdmitRESTCalls(r.Context()); err != nil {
+		if err := a.admitNow(r.Context()); err != nil {
 			_, _ = w.Write([]byte(err.Extensions["code"].(string)))
 			return
 		}
