@@ -50,24 +50,33 @@ func (ResponseBudget) Validate(schema graphql.ExecutableSchema) error { return n
 // InterceptOperation gives the operation its budget, where the resolvers
 // find it.
 func (b ResponseBudget) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(b.prepare(ctx))
+}
+
+// prepare is InterceptOperation's context for next.
+func (b ResponseBudget) prepare(ctx context.Context) context.Context {
 	if b.MaxBytes <= 0 {
-		return next(ctx)
+		return ctx
 	}
 	// A subscription's events are answers of their own, each one REST
 	// record (bounded by REST_MAX_BODY_BYTES); a budget of the whole
 	// operation would run out after enough events. Each event's data is
 	// still checked against MaxBytes below.
 	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-		return next(ctx)
+		return ctx
 	}
-	return next(context.WithValue(ctx, budgetKey{}, &responseBudget{limit: b.MaxBytes}))
+	return context.WithValue(ctx, budgetKey{}, &responseBudget{limit: b.MaxBytes})
 }
 
 // InterceptResponse fails the whole response once the budget is spent, or
 // when the data gqlgen built is over it anyway: one clear error instead
 // of partial data and an error per refused field.
 func (b ResponseBudget) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+	return b.finish(ctx, next(ctx))
+}
+
+// finish is InterceptResponse's work on the response next returned.
+func (b ResponseBudget) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	if resp == nil || b.MaxBytes <= 0 {
 		return resp
 	}

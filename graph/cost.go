@@ -395,7 +395,11 @@ func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
 // one result, or @defer's final part), and, to a dry run refused by a
 // limit, its plan.
 func (c costExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+	return c.finish(ctx, next(ctx))
+}
+
+// finish is InterceptResponse's work on the response next returned.
+func (c costExtension) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}

@@ -379,16 +379,25 @@ var (
 func (customerDataExtension) ExtensionName() string                          { return "CustomerData" }
 func (customerDataExtension) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (customerDataExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	level := customerDataOf(ctx)
-	if level == sessiontoken.CustomerDataFull {
-		return next(ctx)
-	}
-	return next(context.WithValue(ctx, maskedPathsKey{}, &maskedPaths{level: level}))
+func (e customerDataExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(e.prepare(ctx))
 }
 
-func (customerDataExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+// prepare is InterceptOperation's context for next.
+func (customerDataExtension) prepare(ctx context.Context) context.Context {
+	level := customerDataOf(ctx)
+	if level == sessiontoken.CustomerDataFull {
+		return ctx
+	}
+	return context.WithValue(ctx, maskedPathsKey{}, &maskedPaths{level: level})
+}
+
+func (e customerDataExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return e.finish(ctx, next(ctx))
+}
+
+// finish is InterceptResponse's work on the response next returned.
+func (customerDataExtension) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	m := maskedPathsFrom(ctx)
 	if resp == nil || m == nil {
 		return resp

@@ -29,8 +29,12 @@ var (
 func (errorCap) ExtensionName() string                          { return "ErrorCap" }
 func (errorCap) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (errorCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+func (e errorCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return e.finish(next(ctx))
+}
+
+// finish is InterceptResponse's work on the response next returned.
+func (errorCap) finish(resp *graphql.Response) *graphql.Response {
 	if resp != nil && len(resp.Errors) > maxErrors {
 		resp.Errors = capErrors(resp.Errors)
 	}

@@ -88,6 +88,9 @@ type ServerConfig struct {
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
 	// differential tests.
 	noFastPath bool
+	// chainedTail: responseTail's five extensions registered one by one
+	// (tail.go), for its differential test.
+	chainedTail bool
 }
 
 func (c *ServerConfig) defaults() {
@@ -161,17 +164,25 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
-	// Inside the metrics and traces (its OnReceipt is theirs), outside the
-	// response budget: the receipt is made once the answer is.
-	srv.Use(costExtension{cfg: cfg.Cost})
-	// Inside the others: metrics and traces see the response it leaves.
-	srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
-	// Innermost, so that the extensions above see the capped list.
-	srv.Use(errorCap{})
-	// A subscription's error events (subscriptions.go).
-	srv.Use(liveEventsExtension{})
-	// What the caller's customer-data level hid (customerdata.go).
-	srv.Use(customerDataExtension{})
+	// One extension (tail.go) does the work of these, in this order, the
+	// first outermost:
+	//   - the cost receipt: inside the metrics and traces (its OnReceipt
+	//     is theirs), outside the response budget: the receipt is made
+	//     once the answer is;
+	//   - the response budget: inside the others, so metrics and traces
+	//     see the response it leaves;
+	//   - the error cap: inside those, so that they see the capped list;
+	//   - a subscription's error events (subscriptions.go);
+	//   - what the caller's customer-data level hid (customerdata.go).
+	if cfg.chainedTail {
+		srv.Use(costExtension{cfg: cfg.Cost})
+		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
+		srv.Use(errorCap{})
+		srv.Use(liveEventsExtension{})
+		srv.Use(customerDataExtension{})
+	} else {
+		srv.Use(responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}})
+	}
 	// Innermost of all: a query of payment(id:) root fields answered
 	// without the executor (rootfast.go), inside every extension above.
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {

@@ -418,19 +418,28 @@ var (
 func (liveEventsExtension) ExtensionName() string                          { return "LiveEvents" }
 func (liveEventsExtension) Validate(schema graphql.ExecutableSchema) error { return nil }
 
-func (liveEventsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+func (e liveEventsExtension) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(e.prepare(ctx))
+}
+
+// prepare is InterceptOperation's context for next.
+func (liveEventsExtension) prepare(ctx context.Context) context.Context {
 	if oc := graphql.GetOperationContext(ctx); oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
-		return next(ctx)
+		return ctx
 	}
-	return next(context.WithValue(ctx, liveEventsKey{}, &liveEvents{}))
+	return context.WithValue(ctx, liveEventsKey{}, &liveEvents{})
 }
 
 // EventIDExtension is the response extension that carries a state event's
 // id (a decimal string: ids pass 2^53).
 const EventIDExtension = "eventId"
 
-func (liveEventsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+func (e liveEventsExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return e.finish(ctx, next(ctx))
+}
+
+// finish is InterceptResponse's work on the response next returned.
+func (liveEventsExtension) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	l := liveEventsFrom(ctx)
 	if resp == nil || l == nil {
 		return resp

@@ -1,0 +1,167 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+
+	"paygraph/restclient"
+	"paygraph/sessiontoken"
+)
+
+// tailProbe is an extension outside the tail (where metrics and tracing
+// are): it records the response it is given and the receipts OnReceipt
+// is told, so that the test compares what the outer extensions see, not
+// only the bytes written.
+type tailProbe struct{ seen *[]string }
+
+func (tailProbe) ExtensionName() string                   { return "TailProbe" }
+func (tailProbe) Validate(graphql.ExecutableSchema) error { return nil }
+func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	b, _ := json.Marshal(resp)
+	*p.seen = append(*p.seen, string(b))
+	return resp
+}
+
+// TestResponseTailMatchesChain: responseTail answers as the five
+// extensions it replaces did when registered one by one (cost receipts
+// with the inspector, the response budget, the error cap, the live
+// events, the customer-data note): the same bytes, the same response
+// seen by an extension outside them and the same receipts, for answers
+// that exercise each of them (a receipt, a dry run's plan, a response
+// over its budget, more than maxErrors errors, masked and hidden
+// customer data, a validation error, the root fast path and gqlgen's).
+func TestResponseTailMatchesChain(t *testing.T) {
+	aliases := func(n int, id string) string {
+		var b strings.Builder
+		b.WriteString("{")
+		for i := range n {
+			fmt.Fprintf(&b, " a%d: payment(id: %q) { id customer { name address } }", i, id)
+		}
+		return b.String() + " }"
+	}
+	queries := []struct {
+		name, query string
+		ext         map[string]any
+	}{
+		{"one payment", `{ payment(id: "pay_a") { id status amount { amount currency } customer { name email phone address city } } }`, nil},
+		{"a list with addresses", `{ payments(first: 5) { nodes { id customer { name address } } pageInfo { hasNextPage } } }`, nil},
+		{"a missing payment", `{ payment(id: "pay_nope") { id } }`, nil},
+		{"more errors than the cap", aliases(maxErrors+5, "pay_nope"), nil},
+		{"aliases of one payment", aliases(20, "pay_a"), nil},
+		{"a dry run", `{ payment(id: "pay_a") { id customer { address } } }`, map[string]any{DryRunExtension: true}},
+		{"a validation error", `{ payment(id: "pay_a") { nope } }`, nil},
+		{"a typename", `{ __typename }`, nil},
+	}
+	configs := []struct {
+		name  string
+		level sessiontoken.CustomerData
+		max   int64
+	}{
+		{"full, no byte limit", sessiontoken.CustomerDataFull, -1},
+		{"masked", sessiontoken.CustomerDataMasked, -1},
+		{"none", sessiontoken.CustomerDataNone, -1},
+		{"a 300-byte limit", sessiontoken.CustomerDataFull, 300},
+	}
+	rest := newFastREST("Nadia", "PENDING")
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			type side struct {
+				h    http.Handler
+				seen []string
+			}
+			mk := func(chained bool) *side {
+				s := &side{}
+				cost := CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *Receipt) {
+					b, _ := json.Marshal(r)
+					s.seen = append(s.seen, "receipt "+string(b))
+				}}
+				srv, _ := newServer(ServerConfig{chainedTail: chained, MaxResponseBytes: c.max, Cost: cost,
+					Extensions: []graphql.HandlerExtension{tailProbe{seen: &s.seen}}})
+				srv.AddTransport(transport.POST{})
+				inner := LoadersMiddleware(rest, nil)(srv)
+				s.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
+					ctx = WithCustomerDataMax(ctx, c.level)
+					inner.ServeHTTP(w, r.WithContext(ctx))
+				})
+				return s
+			}
+			tail, chain := mk(false), mk(true)
+			for _, q := range queries {
+				t.Run(q.name, func(t *testing.T) {
+					body, _ := json.Marshal(map[string]any{"query": q.query, "extensions": q.ext})
+					post := func(s *side) string {
+						s.seen = s.seen[:0]
+						req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+						req.Header.Set("Content-Type", "application/json")
+						rec := httptest.NewRecorder()
+						s.h.ServeHTTP(rec, req)
+						return rec.Result().Status + "\n" + rec.Body.String() + "\n" + strings.Join(s.seen, "\n")
+					}
+					want, got := post(chain), post(tail)
+					if got != want && tailNormal(got) != tailNormal(want) {
+						t.Fatalf("responseTail:\n%s\nthe five extensions:\n%s", got, want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// tailNormal is a post's answer with the lists whose order is that in
+// which concurrent fields finished (errors, masked paths) sorted, in
+// each JSON line, and the errors without their paths and locations.
+func tailNormal(answer string) string {
+	lines := strings.Split(answer, "\n")
+	for i, l := range lines {
+		l = strings.TrimPrefix(l, "receipt ")
+		var v any
+		if json.Unmarshal([]byte(l), &v) != nil {
+			continue
+		}
+		b, _ := json.Marshal(sortConcurrentLists(v))
+		lines[i] = string(b)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortConcurrentLists(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			v[k] = sortConcurrentLists(e)
+			if l, ok := v[k].([]any); ok && (k == "errors" || k == "maskedPaths") {
+				for _, e := range l {
+					if m, ok := e.(map[string]any); ok && k == "errors" {
+						// Which of more than maxErrors errors are kept is
+						// the order they came in: their messages and codes
+						// are compared, and how many.
+						delete(m, "path")
+						delete(m, "locations")
+					}
+				}
+				slices.SortFunc(l, func(a, b any) int {
+					x, _ := json.Marshal(a)
+					y, _ := json.Marshal(b)
+					return bytes.Compare(x, y)
+				})
+			}
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = sortConcurrentLists(e)
+		}
+	}
+	return v
+}
