@@ -41,8 +41,8 @@ type floodSpec struct {
 	Header  http.Header // sent with each request
 	Fresh   bool        // also a credential pair never seen, each request
 	Source  string      // source address ("": the kernel's choice)
-	Workers int
-	Rate    int // requests per second of all workers together; 0: as fast as they go
+	Workers int         // of each kind (Bodies), which sends only in its slices
+	Rate    int         // requests per second of a kind's workers together; 0: as fast as they go
 	Window  time.Duration
 	// Nice runs the flood process at this niceness (0: as the test): an
 	// attacker elsewhere does not spend the gateway host's CPU; here the
@@ -132,11 +132,13 @@ func TestFloodProcess(t *testing.T) {
 	p := &proc{URL: spec.URL, client: &http.Client{Transport: tr}}
 	var got tally
 	var largest atomic.Int64
-	send := func(i int) {
+	var made, pairs atomic.Int64
+	send := func(k int) {
+		made.Add(1)
+		i := int(pairs.Add(1)) - 1
 		q := gqlReq{body: spec.Body, Header: spec.Header.Clone(), Timeout: 10 * time.Second}
 		kind, path := "", spec.Path
 		if len(spec.Bodies) > 0 {
-			k := spec.kindAt(time.Now())
 			q.body, kind = spec.Bodies[k], strconv.Itoa(k)+":"
 			if k < len(spec.Paths) {
 				path = spec.Paths[k]
@@ -160,18 +162,57 @@ func TestFloodProcess(t *testing.T) {
 		storeMax(&largest, r.Size)
 	}
 	time.Sleep(time.Until(spec.Start))
-	var sent int
-	if spec.Rate <= 0 {
-		sent, _ = hammer(spec.Workers, 0, spec.Window, send)
-	} else {
-		sent = paced(spec.Workers, spec.Rate, spec.Window, send)
+	// Each kind has workers of its own, which send only in its slices: a
+	// kind whose answers are slow (a refusal held for its Retry-After,
+	// gqlhttp/refusaldelay.go) holds up its own senders, never the other
+	// kind's, so each kind is as fast a flood as it can be.
+	var wg sync.WaitGroup
+	for k := range max(1, len(spec.Bodies)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sendK := func(int) {
+				if len(spec.Bodies) > 0 && !spec.waitForKind(k) {
+					return
+				}
+				send(k)
+			}
+			if spec.Rate <= 0 {
+				hammer(spec.Workers, 0, spec.Window, sendK)
+			} else {
+				paced(spec.Workers, spec.Rate, spec.Window, sendK)
+			}
+		}()
 	}
+	wg.Wait()
+	sent := int(made.Load())
 	got.mu.Lock()
 	out, _ := json.Marshal(floodReport{Sent: sent, Outcomes: got.m, Largest: largest.Load()})
 	got.mu.Unlock()
 	if err := os.WriteFile(reportFile, out, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// waitForKind sleeps until a slice of kind k (now, or its next one); false
+// when the window ends first.
+func (s floodSpec) waitForKind(k int) bool {
+	now := time.Now()
+	if s.kindAt(now) == k && now.Before(s.Start.Add(s.Window)) {
+		return true
+	}
+	n := len(s.Bodies)
+	cur := int(now.Sub(s.Start) / s.Slice)
+	next := cur + ((k-cur%n)+n)%n
+	if next == cur {
+		next += n
+	}
+	at := s.Start.Add(time.Duration(next) * s.Slice)
+	if !at.Before(s.Start.Add(s.Window)) {
+		return false
+	}
+	time.Sleep(time.Until(at))
+	return true
 }
 
 // kindAt is the index in Bodies of the body sent at t.

@@ -40,20 +40,18 @@ const (
 	floodRate    = 100 // requests per second of the flood, both kinds
 	floodWorkers = 8
 	// p99Factor is the bound checked on B's p99 under the nodes flood over
-	// its p99 under the { __typename } flood. The target is 1.5x;
-	// measured on two cores shared with three other jobs, interleaved:
-	// 1.0x, 1.8x, 4.3x (12 to 28 ms against 6 to 15 ms); today's p99
-	// under the nodes flood is 118 to 367 ms. What the flood still costs
-	// is its own requests, not REST calls: each is refused before its
-	// validation and cost plan (graph.RESTCallAdmitter), but after its
-	// 4.5 KB body was decoded (the gateway spends 15-40 % more CPU in the
-	// nodes slices than in the { __typename } ones), and at the start of
-	// each nodes slice the per-address budget, refilled during the other
-	// slice, admits a burst whose one REST call each answers 100 errors;
-	// B's slowest lookups sit there. The bound checked is 6x, which that
-	// noise passes and today fails: the 1.5x is not always met
-	// and is printed for what it is (docs/reliability.md).
-	p99Factor = 6.0
+	// its p99 under the { __typename } flood. The target is 1.5x.
+	// The nodes flood's refusals are now held for their Retry-After (1 s,
+	// gqlhttp/refusaldelay.go), so its 8 closed-loop workers send about
+	// 16 requests a second, not 100, while the { __typename } flood's
+	// own workers keep theirs (flood_test.go: each kind has workers of its
+	// own). Measured on two cores shared with three other jobs: 1.3x,
+	// 1.6x, 1.2x, 1.6x, 0.7x, 0.8x (4 to 13 ms against 4 to 9 ms: a few ms
+	// of noise is 1.5x at these figures); with the delay off in the same
+	// harness, 2.2x and 2.9x. The check is 3x, which that noise passes
+	// and the flood without the delay came close to; the 1.5x is
+	// printed (docs/reliability.md).
+	p99Factor = 3.0
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
 	unacceptedBurst = 2 * unacceptedRate

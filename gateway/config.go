@@ -307,7 +307,7 @@ var settings = []setting{
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerSecond })},
 	{"RATE_LIMIT_ANONYMOUS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousBurst), "GraphQL requests without credentials a replica admits at once (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousBurst })},
-	{"REFUSAL_DELAY_MAX", gqlhttp.DefaultRefusalDelayMax.String(), "longest a refusal of a caller the REST API has not accepted (the anonymous budget, the bounds on unaccepted credential pairs) is held before it is answered, up to its Retry-After; a closed-loop flood of such callers then sends a few requests a second instead of thousands, each costing the replica CPU. Never a merchant's own 429, nor a WebSocket or SSE operation (0: answer at once)",
+	{"REFUSAL_DELAY_MAX", gqlhttp.DefaultRefusalDelayMax.String(), "longest a refusal of a caller the REST API has not accepted (the anonymous budget, the bounds on unaccepted credential pairs, a pair the REST API answered 401 or 403) is held before it is answered, up to its Retry-After; a closed-loop flood of such callers then sends a few requests a second instead of thousands, each costing the replica CPU. Never a merchant's own 429, nor a WebSocket or SSE operation (0: answer at once)",
 		durationSetting(func(c *Config) *time.Duration { return &c.RefusalDelayMax })},
 	{"REFUSAL_DELAY_MAX_HELD", strconv.Itoa(gqlhttp.DefaultRefusalDelayMaxHeld), "refusals held at once per replica (REFUSAL_DELAY_MAX), each a parked goroutine and its connection; past it they are answered at once (0: hold none)",
 		intSetting(0, 65536, func(c *Config) *int { return &c.RefusalDelayMaxHeld })},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"paygraph/internal/opscope"
+	"paygraph/restclient"
 )
 
 // Defaults of REFUSAL_DELAY_MAX and REFUSAL_DELAY_MAX_HELD.
@@ -41,8 +42,11 @@ const (
 // shutdown (Close). A merchant the REST API accepted is never held (its
 // own 429s stay immediate): only the anonymous budget
 // (AnonymousRateLimit) and the bounds on unaccepted pairs
-// (AdmitUnaccepted) mark a request refused, in the request's scope, and
-// the middleware holds the answer when it is written. WebSocket and SSE
+// (AdmitUnaccepted) mark a request refused, in the request's scope, as
+// does a 401 or 403 of the REST API to the request's pair
+// (restclient.Refused: an invented pair's first call, whose Retry-After
+// is the maximum), and the middleware holds the answer when it is
+// written. WebSocket and SSE
 // requests pass untouched: their refusals are per operation.
 type RefusalDelay struct {
 	max     time.Duration
@@ -168,7 +172,7 @@ func (w *refusalWriter) hold() {
 		return
 	}
 	w.checked = true
-	if w.m.refused.Load() && !w.m.admitted.Load() {
+	if w.m.refused.Load() && !w.m.admitted.Load() || restclient.Refused(w.ctx) {
 		w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()))
 	}
 }

@@ -252,6 +252,40 @@ func TestRefusalDelay(t *testing.T) {
 		}
 	})
 
+	t.Run("a pair the REST API refused", func(t *testing.T) {
+		rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnauthorized)
+			_, _ = w.Write([]byte(`{"error":"Invalid API credentials"}`))
+		}))
+		defer rest.Close()
+		rc, err := restclient.New(restclient.Config{BaseURL: rest.URL,
+			Limiter: restclient.NewLimiter(restclient.LimiterConfig{Unaccepted: restclient.UnacceptedConfig{CallsPerSecond: 100, RefusedTTL: time.Minute}})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := NewRefusalDelay(5*time.Second, 4)
+		f := newFakeTimers(d)
+		h := d.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, err := rc.GetPayment(r.Context(), "pay_prod_0123456789abcdef0123456789abcdef")
+			_, _ = w.Write([]byte(graph.ErrorCode(err)))
+		}))
+		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+		req = req.WithContext(restclient.WithCredentials(req.Context(), restclient.Credentials{APIKey: "ak_test_invented", APISecret: "sk_test_invented"}))
+		s := serveAsync(h, req)
+		f.started(t)
+		if s.isDone() {
+			t.Fatal("answered before its delay")
+		}
+		f.fireAll()
+		if rec := s.wait(t); rec.Body.String() != "UNAUTHENTICATED" {
+			t.Fatalf("body %q", rec.Body)
+		}
+		if got := f.askedFor(); len(got) != 1 || got[0] != 5*time.Second {
+			t.Fatalf("held for %v, want the maximum (a 401 says no Retry-After)", got)
+		}
+	})
+
 	t.Run("answered at once", func(t *testing.T) {
 		d := NewRefusalDelay(time.Hour, 4)
 		f := newFakeTimers(d)

@@ -59,6 +59,9 @@ type credentialsValue struct {
 	// prepaid: Client.Admit charged the budgets for this context's first
 	// probe, which then does not pay again.
 	prepaid atomic.Bool
+	// refused: the REST API refused the pair (401, 403) on a call of this
+	// context (Refused).
+	refused atomic.Bool
 }
 
 // WithCredentials returns a context carrying c, and its merchant identity

@@ -355,6 +355,14 @@ func (c *Client) Admit(ctx context.Context) error {
 	return nil
 }
 
+// Refused reports whether the REST API refused ctx's pair (401, 403) on a
+// call of this context, with the bounds on unaccepted pairs on: the edge
+// holds the answer of such a request (gqlhttp.RefusalDelay, issue 22).
+func Refused(ctx context.Context) bool {
+	cv, ok := credentialsFrom(ctx)
+	return ok && cv.refused.Load()
+}
+
 // Accepted reports whether ctx's pair is known to be a merchant (the
 // REST API answered it 2xx), without asking the shared store: true when
 // there are no bounds on unaccepted pairs; false without credentials.
@@ -524,6 +532,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	}
 	k := cv.merchant
 	cv.accepted.Store(false)
+	cv.refused.Store(true)
 	g.amu.Lock()
 	_, was := g.accepted[k]
 	delete(g.accepted, k)

@@ -103,6 +103,13 @@ func TestRefusedPairMakesOneCall(t *testing.T) {
 	if got := srv.calls.Load(); got != 1 {
 		t.Errorf("REST calls after a repeat = %d, want still 1", got)
 	}
+	// Refused tells the edge which requests the REST API refused.
+	if !Refused(ctx) {
+		t.Error("Refused = false for the request whose pair got a 401")
+	}
+	if Refused(invented(2)) {
+		t.Error("Refused = true for a pair not yet asked")
+	}
 }
 
 func TestRefusalExpires(t *testing.T) {
