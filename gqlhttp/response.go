@@ -20,11 +20,15 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		return
 	}
 	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
-	var ext []byte // the extensions (a cost receipt), as json.Marshal writes them
+	var ext []byte             // the extensions, as json.Marshal writes them
+	var receipt *graph.Receipt // or the one extension, a cost receipt that writes itself
+	var receiptKey string
 	if resp != nil && len(resp.Extensions) > 0 && len(resp.Errors) == 0 {
-		ext = marshalExtensions(resp.Extensions)
+		if receiptKey, receipt = plainReceipt(resp.Extensions); receipt == nil {
+			ext = marshalExtensions(resp.Extensions)
+		}
 	}
-	if resp != nil && len(resp.Errors) == 0 && (len(resp.Extensions) == 0 || ext != nil) && resp.Label == "" &&
+	if resp != nil && len(resp.Errors) == 0 && (len(resp.Extensions) == 0 || ext != nil || receipt != nil) && resp.Label == "" &&
 		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 {
 		// The common case: gqlgen's data is already encoded, valid JSON.
 		// json.Marshal would re-validate it with its scanner and compact
@@ -38,6 +42,11 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		b = appendMarshalled(b, resp.Data)
 		if ext != nil {
 			b = append(append(b, `,"extensions":`...), ext...)
+		}
+		if receipt != nil {
+			b = append(append(append(b, `,"extensions":{"`...), receiptKey...), `":`...)
+			b, _ = receipt.AppendJSON(b)
+			b = append(b, '}')
 		}
 		b = append(b, '}')
 		if maxBytes > 0 && int64(len(b)) > maxBytes {
@@ -84,6 +93,21 @@ func marshalExtensions(ext map[string]any) []byte {
 		return nil
 	}
 	return b
+}
+
+// plainReceipt returns ext's one entry when it is a cost receipt that
+// Receipt.AppendJSON writes as json.Marshal does, under a key json.Marshal
+// writes as it is; nil otherwise.
+func plainReceipt(ext map[string]any) (string, *graph.Receipt) {
+	if len(ext) != 1 {
+		return "", nil
+	}
+	for k, v := range ext {
+		if r, ok := v.(*graph.Receipt); ok && r != nil && len(r.Calls) == 0 && plainKey(k) {
+			return k, r
+		}
+	}
+	return "", nil
 }
 
 // plainKey reports whether json.Marshal writes k as it is, in quotes.

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph"
 )
 
 // writeResponse writes gqlgen's data as it is when json.Marshal would
@@ -23,7 +25,16 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 		`{"a":"ünïcödé ✓ 💳"}`,
 		`[1,2,3]`,
 	} {
-		for _, ext := range []map[string]any{nil, {}} { // gqlgen hands an empty map
+		for _, ext := range []map[string]any{nil, {}, // gqlgen hands an empty map
+			// A cost receipt: written by Receipt.AppendJSON, or with the
+			// inspector's calls, by json.Marshal.
+			{graph.CostExtension: &graph.Receipt{Estimated: 2, Made: 1, Saved: 1}},
+			{graph.CostExtension: &graph.Receipt{Made: 1, Unmade: &graph.Unmade{NotReached: 1}, Budget: &graph.BudgetLeft{Remaining: 5, Limit: 6, ResetSeconds: 7}}},
+			{graph.CostExtension: &graph.Receipt{Made: 1, Calls: []graph.InspectCall{{}}}},
+			{graph.CostExtension: &graph.Receipt{Made: 1}, "other": "<x>"},
+			{"a-key <&>": &graph.Receipt{Made: 1}},
+			{graph.CostExtension: (*graph.Receipt)(nil)},
+		} {
 			resp := &graphql.Response{Data: json.RawMessage(data), Extensions: ext}
 			want, err := json.Marshal(resp)
 			if err != nil {
@@ -36,4 +47,27 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkReceiptExtension: a single payment's extensions (its cost
+// receipt) by json.Marshal's reflection, and by Receipt.AppendJSON
+// (docs/perf-log/2026-11-benchmarks.md).
+func BenchmarkReceiptExtension(b *testing.B) {
+	ext := map[string]any{graph.CostExtension: &graph.Receipt{Estimated: 1, Made: 1,
+		Unmade: &graph.Unmade{}, Budget: &graph.BudgetLeft{Remaining: 599, Limit: 600, ResetSeconds: 60}}}
+	buf := make([]byte, 0, 512)
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			buf = append(buf[:0], marshalExtensions(ext)...)
+		}
+	})
+	b.Run("AppendJSON", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			k, r := plainReceipt(ext)
+			buf = append(append(buf[:0], k...), ':')
+			buf, _ = r.AppendJSON(buf)
+		}
+	})
 }
