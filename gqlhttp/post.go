@@ -66,10 +66,14 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	// MaxBytesReader), read as encoding/json's Decoder reads it
 	// (postdecode.go): no copy of the whole body is made first. The
 	// reader records a read failure, so that it is told from bad JSON.
-	body := readErrRecorder{r: r.Body}
-	var req postBody
+	// The reader and the body in one allocation (both escape).
+	in := &struct {
+		body readErrRecorder
+		req  postBody
+	}{body: readErrRecorder{r: r.Body}}
+	body, req := &in.body, &in.req
 	params := &req.RawParams
-	if err := decodePOST(&body, &req); err != nil {
+	if err := decodePOST(body, req); err != nil {
 		if body.err != nil {
 			status, msg := http.StatusBadRequest, "could not read the request body"
 			var tooBig *http.MaxBytesError

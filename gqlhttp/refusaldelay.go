@@ -95,9 +95,11 @@ func (d *RefusalDelay) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		m := &refusalMark{}
-		ctx := opscope.WithValue(r.Context(), refusalKey{}, m)
-		next.ServeHTTP(&refusalWriter{ResponseWriter: w, d: d, m: m, ctx: ctx}, opscope.Request(r, ctx))
+		// The mark lives in the writer: one allocation for both.
+		rw := &refusalWriter{ResponseWriter: w, d: d}
+		rw.m = &rw.mark
+		rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, rw.m)
+		next.ServeHTTP(rw, opscope.Request(r, rw.ctx))
 	})
 }
 
@@ -162,9 +164,10 @@ func markAdmitted(ctx context.Context) {
 type refusalWriter struct {
 	http.ResponseWriter
 	d       *RefusalDelay
-	m       *refusalMark
+	m       *refusalMark // &mark
 	ctx     context.Context
 	checked bool
+	mark    refusalMark
 }
 
 func (w *refusalWriter) hold() {

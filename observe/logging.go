@@ -288,9 +288,13 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			if !SaneRequestID(id) || holdsSecret(id, o.secrets(r.Context())) {
 				id = NewRequestID()
 			}
-			w.Header().Set("X-Request-Id", id)
-			ctx, stats := WithRequestStats(WithRequestID(r.Context(), id))
-			rec := &statusRecorder{ResponseWriter: w}
+			// The recorder, the stats and the header's value in one
+			// allocation (as Header.Set, the key being canonical).
+			acc := &accessRecord{statusRecorder: statusRecorder{ResponseWriter: w}}
+			acc.requestID[0] = id
+			w.Header()["X-Request-Id"] = acc.requestID[:]
+			rec, stats := &acc.statusRecorder, &acc.stats
+			ctx := withRequestStats(WithRequestID(r.Context(), id), stats)
 			defer func() {
 				// Logged even when next panics (net/http recovers it).
 				status := rec.status
@@ -331,6 +335,13 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			next.ServeHTTP(rec, opscope.Request(r, ctx))
 		})
 	}
+}
+
+// accessRecord is what AccessLog keeps of one request.
+type accessRecord struct {
+	statusRecorder
+	stats     RequestStats
+	requestID [1]string // the X-Request-Id header's values
 }
 
 // statusRecorder remembers the status and size of a response.
