@@ -23,8 +23,23 @@ const dateTimeLayout = "2006-01-02T15:04:05.000Z"
 const MaxSafeInt = 1<<53 - 1
 
 // AppendDateTime appends t in the contract's DateTime form.
+// Years 0 to 9999 are written by hand (every record's createdAt and
+// updatedAt, twice a list item: time.Time.AppendFormat's layout walk was
+// 4 % of a 100-item list's CPU, issue 25); others by AppendFormat.
+// TestAppendDateTime and FuzzAppendDateTime compare the two.
 func AppendDateTime(b []byte, t time.Time) []byte {
-	return t.UTC().AppendFormat(b, dateTimeLayout)
+	t = t.UTC()
+	year, month, day := t.Date()
+	if year < 0 || year > 9999 {
+		return t.AppendFormat(b, dateTimeLayout)
+	}
+	hour, minute, sec := t.Clock()
+	ms := t.Nanosecond() / 1e6 // .000 truncates, as AppendFormat does
+	b = append(b, byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-')
+	b = append(b, byte('0'+int(month)/10), byte('0'+int(month)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T')
+	b = append(b, byte('0'+hour/10), byte('0'+hour%10), ':', byte('0'+minute/10), byte('0'+minute%10), ':')
+	b = append(b, byte('0'+sec/10), byte('0'+sec%10), '.', byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+	return b
 }
 
 // MarshalDateTime writes t as a quoted DateTime string.
