@@ -274,6 +274,16 @@ func (d *fastDecoder) literal(lit string) fastStatus {
 
 // str decodes the string at d.i (its opening quote): valid UTF-8, no
 // control character, and no escape but the two-character ones.
+// strStop is true for the bytes str must look at: the closing quote,
+// a backslash and the control characters.
+var strStop = func() (t [256]bool) {
+	for c := 0; c < 0x20; c++ {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 func (d *fastDecoder) str() (string, fastStatus) {
 	b := d.b
 	start := d.i + 1
@@ -281,6 +291,9 @@ func (d *fastDecoder) str() (string, fastStatus) {
 	plain := true
 	for ; j < len(b); j++ {
 		c := b[j]
+		if !strStop[c] { // the usual byte: one look-up, not three tests
+			continue
+		}
 		if c == '"' {
 			break
 		}
