@@ -231,11 +231,20 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 		return nil, d.err // a call of this request was refused already
 	}
 	t, err := g.admitOnce(ctx, cv, k)
+	if err != nil {
+		g.remember(cv, err)
+	}
+	return t, err
+}
+
+// remember keeps a refusal (an *Error in err) in cv for its Retry-After,
+// at least a second. Apart from admit, so that errors.As's target (which
+// escapes) is allocated only for an error, not on every admitted call.
+func (g *gate) remember(cv *credentialsValue, err error) {
 	var e *Error
 	if errors.As(err, &e) {
 		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
-	return t, err
 }
 
 // denial is a refusal remembered by a context (credentialsValue.denied).
