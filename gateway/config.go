@@ -64,17 +64,20 @@ type Config struct {
 	HTTPMaxConnections int
 
 	// The traffic controls of issue 17 (traffic.go).
-	RateLimitRESTPerSecond        int
-	RateLimitRESTBurst            int
-	RateLimitRequestsPerSecond    int
-	RateLimitRequestsBurst        int
-	RateLimitAnonymousPerSecond   int
-	RateLimitAnonymousBurst       int
-	RefusalDelayMax               time.Duration
-	RefusalDelayMaxHeld           int
-	TrustedDocuments              string
-	TrustedDocumentsMode          trusteddocs.Mode
-	TrustedDocumentsIntrospection bool
+	RateLimitRESTPerSecond      int
+	RateLimitRESTBurst          int
+	RateLimitRequestsPerSecond  int
+	RateLimitRequestsBurst      int
+	RateLimitAnonymousPerSecond int
+	RateLimitAnonymousBurst     int
+	// One client address's anonymous budget, charged before the shared one.
+	RateLimitAnonymousPerAddressPerSecond int
+	RateLimitAnonymousPerAddressBurst     int
+	RefusalDelayMax                       time.Duration
+	RefusalDelayMaxHeld                   int
+	TrustedDocuments                      string
+	TrustedDocumentsMode                  trusteddocs.Mode
+	TrustedDocumentsIntrospection         bool
 
 	RESTMaxRetries  int // REST_MAX_RETRIES; zero: none
 	BreakerFailures int // BREAKER_FAILURES; zero: no circuits
@@ -307,6 +310,10 @@ var settings = []setting{
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerSecond })},
 	{"RATE_LIMIT_ANONYMOUS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousBurst), "GraphQL requests without credentials a replica admits at once (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousBurst })},
+	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerAddressPerSecond), "sustained GraphQL requests per second without credentials from one client address (IPv6 by /64; the forwarded address behind TRUSTED_PROXIES), charged before the replica's shared anonymous budget, in this replica's memory only (0: no per-address limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerAddressPerSecond })},
+	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousPerAddressBurst), "GraphQL requests without credentials one client address may send at once (0: no per-address limit)",
+		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerAddressBurst })},
 	{"REFUSAL_DELAY_MAX", gqlhttp.DefaultRefusalDelayMax.String(), "longest a refusal of a caller the REST API has not accepted (the anonymous budget, the bounds on unaccepted credential pairs, a pair the REST API answered 401 or 403) is held before it is answered, up to its Retry-After; a closed-loop flood of such callers then sends a few requests a second instead of thousands, each costing the replica CPU. Never a merchant's own 429, nor a WebSocket or SSE operation (0: answer at once)",
 		durationSetting(func(c *Config) *time.Duration { return &c.RefusalDelayMax })},
 	{"REFUSAL_DELAY_MAX_HELD", strconv.Itoa(gqlhttp.DefaultRefusalDelayMaxHeld), "refusals held at once per replica (REFUSAL_DELAY_MAX), each a parked goroutine and its connection; past it they are answered at once (0: hold none)",

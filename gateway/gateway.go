@@ -228,6 +228,10 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
+	anonAddrLimiter, err := newAnonymousAddressLimiter(cfg)
+	if err != nil {
+		return err
+	}
 	docs, onDocument, err := newTrustedDocuments(cfg, metrics, logger)
 	if err != nil {
 		return err
@@ -334,7 +338,9 @@ func (g *Gateway) wire(o options) error {
 	// and the session-token reader at the top of the router), so a token
 	// shares its merchant's budget.
 	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
-	// Requests without credentials share the replica's anonymous budget.
+	// Requests without credentials are charged to their address's budget,
+	// then (if it admits them) to the replica's shared anonymous budget.
+	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, restclient.MerchantOf, metrics.CountRefused)
 	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, metrics.CountRefused)
 	// Their refusals, and those of pairs the REST API has not accepted
 	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
@@ -358,6 +364,7 @@ func (g *Gateway) wire(o options) error {
 		refuseBearer,
 		g.refusals.Middleware,
 		rateLimited,
+		anonymousAddressLimited,
 		anonymousLimited,
 		gqlhttp.AdmitUnaccepted(rc.Admit, rc.Accepted),
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),

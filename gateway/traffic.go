@@ -51,6 +51,19 @@ func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerSecond, RequestsBurst: cfg.RateLimitAnonymousBurst})
 }
 
+// newAnonymousAddressLimiter is the per-client-address budget of the
+// requests without credentials (gqlhttp.AnonymousAddressRateLimit),
+// charged before newAnonymousLimiter's: in this replica's memory only,
+// like the shared one (and so the addresses never reach Redis), at most
+// ratelimit.DefaultLocalMaxMerchants addresses; nil when either setting
+// is 0.
+func newAnonymousAddressLimiter(cfg Config) (*ratelimit.Limiter, error) {
+	if cfg.RateLimitAnonymousPerAddressPerSecond == 0 || cfg.RateLimitAnonymousPerAddressBurst == 0 {
+		return nil, nil
+	}
+	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerAddressPerSecond, RequestsBurst: cfg.RateLimitAnonymousPerAddressBurst})
+}
+
 // newTrustedDocuments loads the manifest (TRUSTED_DOCUMENTS), even in mode
 // off, so that a rollout can stage and check it; nil without one. The
 // report it returns counts every decision and logs the first sighting of

@@ -1,6 +1,7 @@
-// The anonymous requests' budget at the /graphql edge: requests that name
-// no merchant (no credential pair, no session token) share one budget of
-// the replica (issue 22).
+// The anonymous requests' budgets at the /graphql edge: requests that
+// name no merchant (no credential pair, no session token) are charged to
+// their client address's budget first, then to one budget the whole
+// replica shares (issue 22).
 
 package gqlhttp
 
@@ -9,10 +10,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"paygraph/graph"
 	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
 // anonymousKey is the one key of the anonymous budget in its own Limiter.
@@ -47,20 +50,62 @@ func AnonymousRateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (
 				next.ServeHTTP(w, r)
 				return
 			}
-			if onRefused != nil {
-				onRefused(ctx, graph.CodeRateLimited)
-			}
-			// Held for its Retry-After by a RefusalDelay above, if any.
-			markRefused(ctx, time.Duration(d.RetryAfterSeconds())*time.Second)
-			drain(r)
-			w.Header().Set("Retry-After", fmt.Sprint(d.RetryAfterSeconds()))
-			body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-				"message":    fmt.Sprintf("rate limit reached: requests without credentials share a budget and have spent it; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()),
-				"extensions": map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()},
-			}}})
-			setContentType(w, r)
-			w.WriteHeader(http.StatusTooManyRequests)
-			_, _ = w.Write(body)
+			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests without credentials share a budget and have spent it; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()))
 		})
 	}
+}
+
+// AnonymousAddressRateLimit charges each request without a merchant (as
+// AnonymousRateLimit: merchantOf false, not a preflight) one request of
+// its client address's budget in l (RATE_LIMIT_ANONYMOUS_PER_ADDRESS_*),
+// and refuses it as AnonymousRateLimit does past it. It runs before
+// (outside) AnonymousRateLimit, so that a request refused here spends
+// nothing of the replica's shared budget: one address flooding
+// introspection then gets its own few documents a second and leaves the
+// shared budget to every other address (issue 22, item 4). The address is
+// ClientAddr's (the peer, or the forwarded address when the peer is one of
+// trusted, TRUSTED_PROXIES), keyed as restclient.AddressKey (IPv6 by its
+// /64). l is kept in this process's memory only (never Redis), so the
+// address never leaves it; l's local store bounds the addresses it holds.
+// A nil Limiter charges nothing.
+func AnonymousAddressRateLimit(l *ratelimit.Limiter, trusted []netip.Prefix, merchantOf func(context.Context) (string, bool), onRefused func(ctx context.Context, code string)) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if l == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ctx := r.Context()
+			if _, ok := merchantOf(ctx); ok || r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
+				return
+			}
+			d := l.Allow(ctx, restclient.AddressKey(ClientAddr(r, trusted)), 0)
+			if d.Allowed {
+				next.ServeHTTP(w, r)
+				return
+			}
+			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests without credentials from this address have spent its budget; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()))
+		})
+	}
+}
+
+// refuseAnonymous answers a request an anonymous budget refused (d): 429,
+// RATE_LIMITED with extensions.retryAfter and Retry-After, its body
+// unread, and marked for a RefusalDelay above to hold.
+func refuseAnonymous(w http.ResponseWriter, r *http.Request, d ratelimit.Decision, onRefused func(ctx context.Context, code string), message string) {
+	ctx := r.Context()
+	if onRefused != nil {
+		onRefused(ctx, graph.CodeRateLimited)
+	}
+	// Held for its Retry-After by a RefusalDelay above, if any.
+	markRefused(ctx, time.Duration(d.RetryAfterSeconds())*time.Second)
+	drain(r)
+	w.Header().Set("Retry-After", fmt.Sprint(d.RetryAfterSeconds()))
+	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message":    message,
+		"extensions": map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()},
+	}}})
+	setContentType(w, r)
+	w.WriteHeader(http.StatusTooManyRequests)
+	_, _ = w.Write(body)
 }

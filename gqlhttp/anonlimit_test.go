@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,6 +106,185 @@ func TestAnonymousRateLimit(t *testing.T) {
 		}
 		if n != 2*burst {
 			t.Fatalf("served %d of %d", n, 2*burst)
+		}
+	})
+}
+
+// TestAnonymousAddressRateLimit: requests without a merchant are charged
+// to their client address's budget before the shared one; an address past
+// its budget is refused as the shared budget refuses (429, RATE_LIMITED,
+// retryAfter, held by a RefusalDelay) without spending the shared budget.
+func TestAnonymousAddressRateLimit(t *testing.T) {
+	const burst = 3
+	newLimiter := func(t *testing.T, rate, burst int) *ratelimit.Limiter {
+		t.Helper()
+		// One a minute: nothing refills while the test runs.
+		l, err := ratelimit.New(ratelimit.Config{RequestsPerSecond: rate, RequestsBurst: burst})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	// chain is AnonymousAddressRateLimit over AnonymousRateLimit (as the
+	// gateway chains them) over a handler that counts what it serves.
+	chain := func(perAddress, shared *ratelimit.Limiter, trusted []netip.Prefix, served *int, refused *[]string) http.Handler {
+		onRefused := func(_ context.Context, code string) { *refused = append(*refused, code) }
+		return AnonymousAddressRateLimit(perAddress, trusted, merchantOf, onRefused)(
+			AnonymousRateLimit(shared, merchantOf, onRefused)(
+				http.HandlerFunc(func(http.ResponseWriter, *http.Request) { *served++ })))
+	}
+	send := func(h http.Handler, remote, forwarded string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+		req.RemoteAddr = remote
+		if forwarded != "" {
+			req.Header.Set("X-Forwarded-For", forwarded)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+	// admitted sends n requests and counts the 200s, failing on anything
+	// but 200 and 429.
+	admitted := func(t *testing.T, h http.Handler, n int, remote, forwarded string) int {
+		t.Helper()
+		ok := 0
+		for range n {
+			switch rec := send(h, remote, forwarded); rec.Code {
+			case http.StatusOK:
+				ok++
+			case http.StatusTooManyRequests:
+			default:
+				t.Fatalf("status %d", rec.Code)
+			}
+		}
+		return ok
+	}
+
+	t.Run("two addresses have separate budgets", func(t *testing.T) {
+		var served int
+		var refused []string
+		h := chain(newLimiter(t, 1, burst), nil, nil, &served, &refused)
+		if got := admitted(t, h, 2*burst, "192.0.2.1:1000", ""); got != burst {
+			t.Fatalf("first address: %d of %d admitted, want %d", got, 2*burst, burst)
+		}
+		if got := admitted(t, h, 2*burst, "192.0.2.2:1000", ""); got != burst {
+			t.Fatalf("second address: %d of %d admitted, want %d (its own budget)", got, 2*burst, burst)
+		}
+		// Another port of the same host, and another host of the same
+		// IPv6 /64, are the same address.
+		if got := admitted(t, h, 1, "192.0.2.1:2000", ""); got != 0 {
+			t.Fatal("another port of a spent address was admitted")
+		}
+		if got := admitted(t, h, burst, "[2001:db8:1:2::1]:1000", ""); got != burst {
+			t.Fatalf("IPv6 host: %d admitted, want %d", got, burst)
+		}
+		if got := admitted(t, h, 1, "[2001:db8:1:2:ffff::9]:1000", ""); got != 0 {
+			t.Fatal("another host of a spent /64 was admitted")
+		}
+		if got := admitted(t, h, 1, "[2001:db8:1:3::1]:1000", ""); got != 1 {
+			t.Fatal("another /64 was refused")
+		}
+		if served != 3*burst+1 || len(refused) != 2*burst+2 {
+			t.Fatalf("served %d, refused %d; want %d, %d", served, len(refused), 3*burst+1, 2*burst+2)
+		}
+	})
+	t.Run("a per-address refusal does not spend the shared budget", func(t *testing.T) {
+		var served int
+		var refused []string
+		// The shared budget admits burst+1 at once: the first address's
+		// burst, then one more from anyone.
+		shared := newLimiter(t, 1, burst+1)
+		h := chain(newLimiter(t, 1, burst), shared, nil, &served, &refused)
+		if got := admitted(t, h, 100, "192.0.2.1:1000", ""); got != burst {
+			t.Fatalf("flooding address: %d of 100 admitted, want %d", got, burst)
+		}
+		// Had its 97 refusals been charged to the shared budget, this
+		// address would be refused.
+		if got := admitted(t, h, 1, "192.0.2.2:1000", ""); got != 1 {
+			t.Fatal("another address was refused: the per-address refusals spent the shared budget")
+		}
+		// And the shared budget still binds behind it.
+		if got := admitted(t, h, 1, "192.0.2.3:1000", ""); got != 0 {
+			t.Fatal("the shared budget, spent, admitted another address")
+		}
+		rec := send(h, "192.0.2.1:1000", "")
+		var body struct {
+			Errors []struct {
+				Message    string
+				Extensions struct {
+					Code       string
+					RetryAfter int
+				}
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
+			t.Fatalf("429 body %q: %v", rec.Body.String(), err)
+		}
+		if e := body.Errors[0].Extensions; rec.Code != http.StatusTooManyRequests || e.Code != graph.CodeRateLimited || e.RetryAfter < 1 || rec.Header().Get("Retry-After") == "" {
+			t.Fatalf("refusal %d %+v, Retry-After %q: want 429 RATE_LIMITED with retryAfter", rec.Code, e, rec.Header().Get("Retry-After"))
+		}
+		if strings.Contains(rec.Body.String(), "192.0.2.1") {
+			t.Fatalf("the refusal names the address: %s", rec.Body)
+		}
+	})
+	t.Run("a per-address refusal is held by the refusal delay", func(t *testing.T) {
+		d := NewRefusalDelay(50*time.Millisecond, 10)
+		defer d.Close()
+		var served int
+		var refused []string
+		h := d.Middleware(chain(newLimiter(t, 1, 1), nil, nil, &served, &refused))
+		send(h, "192.0.2.1:1000", "")
+		start := time.Now()
+		if rec := send(h, "192.0.2.1:1000", ""); rec.Code != http.StatusTooManyRequests {
+			t.Fatalf("status %d, want 429", rec.Code)
+		}
+		if held := time.Since(start); held < 40*time.Millisecond {
+			t.Fatalf("refusal answered after %v, want held about 50 ms", held)
+		}
+	})
+	t.Run("TRUSTED_PROXIES' forwarded address is the key", func(t *testing.T) {
+		var served int
+		var refused []string
+		proxy := netip.MustParsePrefix("10.0.0.0/8")
+		h := chain(newLimiter(t, 1, burst), nil, []netip.Prefix{proxy}, &served, &refused)
+		// Two clients behind the one proxy: each its own budget.
+		if got := admitted(t, h, 2*burst, "10.0.0.1:1000", "198.51.100.7"); got != burst {
+			t.Fatalf("first forwarded client: %d admitted, want %d", got, burst)
+		}
+		if got := admitted(t, h, 2*burst, "10.0.0.1:1000", "spoofed, 198.51.100.8"); got != burst {
+			t.Fatalf("second forwarded client: %d admitted, want %d", got, burst)
+		}
+		// A peer that is no trusted proxy cannot pick its key by writing
+		// the header.
+		if got := admitted(t, h, 2*burst, "203.0.113.5:1000", "198.51.100.9"); got != burst {
+			t.Fatalf("untrusted peer: %d admitted, want %d", got, burst)
+		}
+		if got := admitted(t, h, 1, "203.0.113.5:1000", "198.51.100.10"); got != 0 {
+			t.Fatal("an untrusted peer got a fresh budget by writing X-Forwarded-For")
+		}
+	})
+	t.Run("a merchant and preflights are not charged", func(t *testing.T) {
+		var served int
+		var refused []string
+		h := chain(newLimiter(t, 1, 1), nil, nil, &served, &refused)
+		for range 10 {
+			req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+			req = req.WithContext(context.WithValue(req.Context(), merchantKey{}, "merchant-a"))
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			pre := httptest.NewRecorder()
+			h.ServeHTTP(pre, httptest.NewRequest(http.MethodOptions, "/graphql", nil))
+			if rec.Code != http.StatusOK || pre.Code != http.StatusOK {
+				t.Fatalf("merchant %d, preflight %d", rec.Code, pre.Code)
+			}
+		}
+	})
+	t.Run("off when 0: a nil limiter charges nothing", func(t *testing.T) {
+		var served int
+		var refused []string
+		h := chain(nil, nil, nil, &served, &refused)
+		if got := admitted(t, h, 100, "192.0.2.1:1000", ""); got != 100 {
+			t.Fatalf("%d of 100 admitted", got)
 		}
 	})
 }

@@ -108,6 +108,13 @@ const (
 	// anonymous senders cannot take a merchant's CPU (issue 22).
 	DefaultAnonymousPerSecond = 20
 	DefaultAnonymousBurst     = 40
+	// One client address's part of it (IPv6 by /64), charged first: a
+	// person in GraphiQL sends a document every few seconds, and a
+	// codegen tool's introspection at start-up is one to a few documents,
+	// which the burst admits at once; one address flooding gets 2 a
+	// second and leaves the shared budget to the others (issue 22).
+	DefaultAnonymousPerAddressPerSecond = 2
+	DefaultAnonymousPerAddressBurst     = 10
 
 	DefaultRedisTimeout      = 50 * time.Millisecond
 	DefaultRedisBackoff      = time.Second
