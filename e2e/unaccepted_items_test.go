@@ -350,11 +350,13 @@ func schemaAliases() string {
 // The bound (2x of the unloaded p99) is printed, not checked: on
 // two cores shared with the senders' own process, 16 closed-loop senders
 // of /healthz alone take B's p99 to 2-3x its unloaded figure. With the
-// refusals held (REFUSAL_DELAY_MAX) the anonymous senders send about 40
-// requests a second instead of 2,600, yet B's p99 measured 5.0x-6.6x its
-// unloaded figure and 2.5x-3.5x the /healthz floor in three runs: what is
-// left is the budget's admitted documents, which come in a burst at the
-// start of each anonymous slice (docs/reliability.md says why).
+// refusals held (REFUSAL_DELAY_MAX) and the senders' one address charged
+// its own budget first (RATE_LIMIT_ANONYMOUS_PER_ADDRESS_*, 2/s burst 10:
+// 20 documents admitted in 6 s instead of about 155), B's p99 measured
+// 1.0x-2.3x its unloaded figure (over 2x in two of six runs) and
+// 0.7x-0.9x the /healthz floor in six runs (5.0x-6.6x and 2.5x-3.5x with
+// the shared budget alone), so the factor, 2x, is checked against
+// the floor.
 func TestAnonymousIntrospection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods the gateway binary for about 10 s: not in -short")
@@ -362,7 +364,7 @@ func TestAnonymousIntrospection(t *testing.T) {
 	const (
 		senders = 16
 		window  = 3 * time.Second
-		factor  = 8.0
+		factor  = 2.0
 	)
 	fake := newRESTFake(t)
 	figs := &figures{}

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"paygraph/gateway"
+	"paygraph/ratelimit"
 )
 
 // TestAnonymousBudget: requests without credentials (no pair, no token)
@@ -82,6 +85,76 @@ func TestAnonymousBudget(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("healthz %d", resp.StatusCode)
+		}
+	})
+}
+
+// TestAnonymousAddressBudget: RATE_LIMIT_ANONYMOUS_PER_ADDRESS_* reach the
+// edge: one address's anonymous requests are refused past its budget
+// (RATE_LIMITED with retryAfter) while the shared budget is off, a
+// merchant from the same address is still served, and 0 turns it off.
+// Its defaults are the settings table's.
+func TestAnonymousAddressBudget(t *testing.T) {
+	anonymous := func(t *testing.T, g *testGateway, h http.Header, n int) (admitted int, refusal []byte) {
+		t.Helper()
+		for range n {
+			body, _ := json.Marshal(map[string]string{"query": `{ __schema { queryType { name } } }`})
+			req, _ := http.NewRequest(http.MethodPost, g.URL+"/graphql", strings.NewReader(string(body)))
+			for k, v := range h {
+				req.Header[k] = v
+			}
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			switch resp.StatusCode {
+			case http.StatusOK:
+				admitted++
+			case http.StatusTooManyRequests:
+				refusal = b
+			default:
+				t.Fatalf("status %d: %s", resp.StatusCode, b)
+			}
+		}
+		return admitted, refusal
+	}
+	off := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0", "REFUSAL_DELAY_MAX": "0"}
+	t.Run("one address past its budget is refused; a merchant is served", func(t *testing.T) {
+		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "1", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "3"}
+		for k, v := range off {
+			env[k] = v
+		}
+		g := startGateway(t, env, nil)
+		admitted, refusal := anonymous(t, g, nil, 20)
+		if admitted < 3 || admitted > 5 {
+			t.Fatalf("admitted %d of 20, want about the burst 3", admitted)
+		}
+		if !strings.Contains(string(refusal), `"RATE_LIMITED"`) || !strings.Contains(string(refusal), `"retryAfter"`) {
+			t.Fatalf("refusal %s, want RATE_LIMITED with retryAfter", refusal)
+		}
+		if admitted, _ := anonymous(t, g, creds(g.Biz[0]), 20); admitted != 20 {
+			t.Fatalf("merchant: %d of 20 served", admitted)
+		}
+	})
+	t.Run("off when 0", func(t *testing.T) {
+		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "3"}
+		for k, v := range off {
+			env[k] = v
+		}
+		if admitted, _ := anonymous(t, startGateway(t, env, nil), nil, 20); admitted != 20 {
+			t.Fatalf("admitted %d of 20, want all", admitted)
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.RateLimitAnonymousPerAddressPerSecond != ratelimit.DefaultAnonymousPerAddressPerSecond || cfg.RateLimitAnonymousPerAddressBurst != ratelimit.DefaultAnonymousPerAddressBurst {
+			t.Fatalf("defaults %d/s burst %d", cfg.RateLimitAnonymousPerAddressPerSecond, cfg.RateLimitAnonymousPerAddressBurst)
 		}
 	})
 }

@@ -50,9 +50,12 @@ func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, lo
 	restSrv := httptest.NewServer(rest)
 	t.Cleanup(restSrv.Close)
 	cfg, err := gateway.LoadConfig(nil, func(k string) string {
-		if v, ok := env[k]; ok || k != "REST_UNACCEPTED_CALLS_PER_SECOND" {
+		if v, ok := env[k]; ok || (k != "REST_UNACCEPTED_CALLS_PER_SECOND" && k != "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND") {
 			return v
 		}
+		// The per-address anonymous budget is off unless a test asks
+		// too: every request here comes from one address, 127.0.0.1,
+		// standing for many clients (TestAnonymousAddressBudget tests it).
 		// Off unless a test asks: these tests' merchants stand for pairs
 		// the REST API accepted long ago (a REST stub that holds every
 		// call would otherwise hold the pair's first call, its probe,
