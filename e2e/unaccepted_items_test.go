@@ -283,7 +283,7 @@ func TestJunkAPQ(t *testing.T) {
 		env  map[string]string
 	}{
 		{"defaults", nil},
-		{"anonymous budget off", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_BURST": "0"}},
+		{"anonymous budget off", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_BURST": "0", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0"}},
 	} {
 		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
 			env := map[string]string{"REDIS_URL": rds.URL}
