@@ -75,7 +75,15 @@ func AnonymousAddressRateLimit(l *ratelimit.Limiter, trusted []netip.Prefix, mer
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
-			if _, ok := merchantOf(ctx); ok || r.Method == http.MethodOptions {
+			// A WebSocket upgrade passes uncharged here: a browser cannot
+			// set headers on it, so the merchant dashboard's socket is
+			// anonymous until its connection_init, and an office's
+			// browsers behind one NAT address would spend this budget
+			// opening their dashboards. The upgrade stays charged to the
+			// shared budget below and bounded by LIVE_MAX_CONNECTIONS, and
+			// the socket can do nothing until a connection_init with
+			// credentials (4403 without, LIVE_INIT_TIMEOUT).
+			if _, ok := merchantOf(ctx); ok || r.Method == http.MethodOptions || isWebsocket(r) {
 				next.ServeHTTP(w, r)
 				return
 			}

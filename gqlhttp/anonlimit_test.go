@@ -188,6 +188,24 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 			t.Fatalf("served %d, refused %d; want %d, %d", served, len(refused), 3*burst+1, 2*burst+2)
 		}
 	})
+	t.Run("a WebSocket upgrade is not charged to its address", func(t *testing.T) {
+		var served int
+		var refused []string
+		h := chain(newLimiter(t, 1, burst), nil, nil, &served, &refused)
+		if got := admitted(t, h, burst+1, "192.0.2.7:1000", ""); got != burst {
+			t.Fatalf("%d of %d admitted, want %d", got, burst+1, burst)
+		}
+		for i := range 2 * burst {
+			req := httptest.NewRequest(http.MethodGet, "/graphql", nil)
+			req.RemoteAddr = "192.0.2.7:1000"
+			req.Header.Set("Upgrade", "websocket")
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("upgrade %d from a spent address: status %d, want it passed on", i, rec.Code)
+			}
+		}
+	})
 	t.Run("a per-address refusal does not spend the shared budget", func(t *testing.T) {
 		var served int
 		var refused []string
