@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -101,20 +100,12 @@ func startLiveGateway(t *testing.T, fake *restFake, env map[string]string) *live
 	return &liveGateway{proc: startGateway(t, vars), pprof: "http://" + pprofAddr}
 }
 
-// heap forces a GC in the gateway and reads its in-use heap and goroutines.
+// heap forces a GC in the gateway and reads its in-use heap and
+// goroutines (the soak's figures, on the same pair of listeners).
 func (g *liveGateway) heap(t *testing.T) (heap int64, goroutines int) {
 	t.Helper()
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
-	resp, err := hc.Get(g.pprof + "/debug/pprof/heap?gc=1")
-	if err != nil {
-		t.Fatalf("forcing a GC in the gateway: %v", err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	m := g.Metrics()
-	h, _ := metricValue(m, "go_memstats_heap_inuse_bytes")
-	n, _ := metricValue(m, "go_goroutines")
-	return int64(h), int(n)
+	goroutines, heap = (&soakGateway{proc: g.proc, pprof: g.pprof}).figures(t)
+	return heap, goroutines
 }
 
 type liveMsg struct {
