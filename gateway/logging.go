@@ -56,6 +56,15 @@ func redactCredentials(s string) string {
 // or the pair its session token carries, and the token itself), which the
 // logger takes out of any line logged in the request's context, and which
 // no request id, metric label or span name may hold, whatever their shape.
+// Read only (observe never changes it): a request has one or the other,
+// so that one is returned as it is, without a copy per log line.
 func callerSecrets(ctx context.Context) []string {
-	return slices.Concat(gqlhttp.CallerSecrets(ctx), gqlhttp.BearerSecrets(ctx))
+	caller, bearer := gqlhttp.CallerSecrets(ctx), gqlhttp.BearerSecrets(ctx)
+	switch {
+	case len(bearer) == 0:
+		return caller
+	case len(caller) == 0:
+		return bearer
+	}
+	return slices.Concat(caller, bearer)
 }

@@ -22,15 +22,17 @@ import (
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
 // logfmt-style text (format "text") of level and above to w, behind the
 // redaction layer of RedactingHandler told o.
+//
+// A JSON logger's access lines (AccessLog's "request") are written by
+// hand (accessline.go), the same bytes as slog's; its writes, slog's and
+// the access lines', go to w one line a Write, one at a time.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
-	var h slog.Handler
 	if strings.EqualFold(format, "text") {
-		h = slog.NewTextHandler(w, opts)
-	} else {
-		h = slog.NewJSONHandler(w, opts)
+		return slog.New(RedactingHandler(slog.NewTextHandler(w, opts), o))
 	}
-	return slog.New(RedactingHandler(h, o))
+	lw := &lineWriter{w: w}
+	return slog.New(&redactingHandler{h: slog.NewJSONHandler(lw, opts), o: o, lines: lw})
 }
 
 // Redacted stands for a value that was taken out.
@@ -83,6 +85,10 @@ func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 type redactingHandler struct {
 	h slog.Handler
 	o Options
+	// lines is what h writes to, when h is NewLogger's JSON handler
+	// itself (not one made by WithAttrs or WithGroup): the access line's
+	// hand-written path writes there too (accessline.go). Nil otherwise.
+	lines *lineWriter
 }
 
 func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
@@ -90,12 +96,7 @@ func (r *redactingHandler) Enabled(ctx context.Context, l slog.Level) bool {
 }
 
 func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
-	rd := redactor{o: r.o}
-	for _, s := range r.o.secrets(ctx) {
-		if len(s) >= 4 { // a shorter "secret" would blank out ordinary text
-			rd.known = append(rd.known, s)
-		}
-	}
+	rd := redactor{o: r.o, known: r.o.secrets(ctx)}
 	out := slog.NewRecord(rec.Time, rec.Level, rd.str(rec.Message), rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		out.AddAttrs(rd.attr(a))
@@ -119,12 +120,13 @@ func (r *redactingHandler) WithGroup(name string) slog.Handler {
 
 type redactor struct {
 	o     Options
-	known []string
+	known []string // the request's own credentials (Options.Secrets)
 }
 
 func (rd redactor) str(s string) string {
 	for _, k := range rd.known {
-		if strings.Contains(s, k) {
+		// A "secret" shorter than 4 bytes would blank out ordinary text.
+		if len(k) >= 4 && strings.Contains(s, k) {
 			s = strings.ReplaceAll(s, k, Redacted)
 		}
 	}
@@ -224,8 +226,13 @@ type requestIDKey struct{}
 
 // RequestID is the request's id, as AccessLog set it; "" outside a request.
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	switch id := ctx.Value(requestIDKey{}).(type) {
+	case *string: // AccessLog's, in its record: no string boxed per request
+		return *id
+	case string:
+		return id
+	}
+	return ""
 }
 
 // WithRequestID returns a context carrying id as the request id.
@@ -294,7 +301,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			acc.requestID[0] = id
 			w.Header()["X-Request-Id"] = acc.requestID[:]
 			rec, stats := &acc.statusRecorder, &acc.stats
-			ctx := withRequestStats(WithRequestID(r.Context(), id), stats)
+			ctx := withRequestStats(opscope.WithValue(r.Context(), requestIDKey{}, &acc.requestID[0]), stats)
 			defer func() {
 				// Logged even when next panics (net/http recovers it).
 				status := rec.status
@@ -310,27 +317,27 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				if !logger.Enabled(ctx, level) {
 					return
 				}
-				op, outcome := stats.Operation()
 				path := r.URL.Path
 				if len(path) > maxLoggedPath {
 					path = path[:maxLoggedPath] + "…"
 				}
-				attrs := []slog.Attr{
-					slog.String("request_id", id),
-					slog.String("method", r.Method),
-					slog.String("path", path),
-					slog.Int("status", status),
-					slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-					slog.String("operation", op),
-					slog.String("outcome", outcome),
-					slog.Int64("rest_calls", stats.RESTCalls()),
-					slog.Int64("bytes", rec.bytes),
+				l := accessLine{
+					level:     level,
+					time:      time.Now(),
+					requestID: id,
+					method:    r.Method,
+					path:      path,
+					status:    status,
+					restCalls: stats.RESTCalls(),
+					bytes:     rec.bytes,
 				}
+				l.durationMS = float64(l.time.Sub(start).Microseconds()) / 1000
+				l.operation, l.outcome = stats.Operation()
 				if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
 					// Under TraceHandler: the line names its trace.
-					attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
+					l.traceID = sc.TraceID().String()
 				}
-				logger.LogAttrs(ctx, level, "request", attrs...)
+				l.log(ctx, logger)
 			}()
 			next.ServeHTTP(rec, opscope.Request(r, ctx))
 		})

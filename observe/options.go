@@ -43,7 +43,8 @@ type Options struct {
 	// Secrets returns the request's own credentials (whatever their
 	// shape) for its context: they are taken out of every log line logged
 	// in that context, and no request id, operation label or span name
-	// may hold one or a piece of one. If nil, none are known.
+	// may hold one or a piece of one. observe only reads the slice. If
+	// nil, none are known.
 	Secrets func(context.Context) []string
 	// DebugPaths are the URL paths whose access lines (AccessLog) are
 	// logged at debug rather than info: machines' polls such as health

@@ -1,0 +1,257 @@
+package observe
+
+// The access log's "request" line written by hand (issue 25): the same
+// bytes as NewLogger's JSON logger writes for it through slog, at about a
+// fifth of the CPU and without allocating. slog's path cost a request
+// 6 allocations and most of AccessLog's time (runtime.Callers for a source
+// never printed, the redacting handler's copy of the record, the JSON
+// handler's float through encoding/json); BenchmarkAccessLog has the
+// figures, docs/performance.md the before and after.
+//
+// It mirrors log/slog's JSON handler (key order, string escaping, the
+// time and float formats), so it is fenced: it runs only on the Go
+// release it was verified against (verifiedGo); on any other it is off and
+// the line goes through slog as before. TestAccessLineFence fails on
+// another release, saying what to re-verify; TestAccessLineSameAsSlog
+// compares both paths byte for byte on hostile values.
+//
+// Nothing about the write changes: the line is written on the request's
+// goroutine after its handler returns, one Write of the whole line to the
+// logger's writer (the process's stderr, unbuffered), one line at a time,
+// so no line is dropped or held in memory: when the reader of stderr is
+// slow, the requests wait for it; when the process dies, every line
+// logged before is in the pipe already.
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// verifiedGo is the Go release whose log/slog JSON handler (and
+// encoding/json float format) the hand-written line was verified against.
+const verifiedGo = "go1.26"
+
+// reverifyAccessLine is what a Go bump asks for.
+const reverifyAccessLine = `re-verify observe/accessline.go against log/slog's JSON handler
+(json_handler.go: appendEscapedJSONString, safeSet, appendJSONTime,
+appendJSONValue's float via encoding/json; handler.go: commonHandler.handle's
+key order) and encoding/json's floatEncoder, run TestAccessLineSameAsSlog,
+then set verifiedGo`
+
+// accessLineOn says whether the hand-written line runs: only on verifiedGo.
+var accessLineOn = goRelease(runtime.Version()) == verifiedGo
+
+// goRelease is "go1.26" of "go1.26", "go1.26.8" or "go1.26rc1"; "" of
+// anything else (a development build).
+func goRelease(v string) string {
+	rest, ok := strings.CutPrefix(v, "go1.")
+	if !ok {
+		return ""
+	}
+	n := 0
+	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
+		n++
+	}
+	if n == 0 {
+		return ""
+	}
+	return "go1." + rest[:n]
+}
+
+// lineWriter serialises the writes of a logger's JSON handler and of its
+// hand-written access lines: one whole line a Write.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// accessLine is one "request" line's fields (AccessLog says what each
+// is).
+type accessLine struct {
+	level              slog.Level
+	time               time.Time
+	requestID          string
+	method, path       string
+	status             int
+	durationMS         float64
+	operation, outcome string
+	restCalls, bytes   int64
+	traceID            string // "" when the request is not traced
+}
+
+// accessMessage is the line's message.
+const accessMessage = "request"
+
+// attrs are the line's attributes for slog, in the line's order.
+func (l *accessLine) attrs() []slog.Attr {
+	attrs := []slog.Attr{
+		slog.String("request_id", l.requestID),
+		slog.String("method", l.method),
+		slog.String("path", l.path),
+		slog.Int("status", l.status),
+		slog.Float64("duration_ms", l.durationMS),
+		slog.String("operation", l.operation),
+		slog.String("outcome", l.outcome),
+		slog.Int64("rest_calls", l.restCalls),
+		slog.Int64("bytes", l.bytes),
+	}
+	if l.traceID != "" {
+		attrs = append(attrs, slog.String("trace_id", l.traceID))
+	}
+	return attrs
+}
+
+// log writes l through logger: by hand when logger is NewLogger's JSON
+// logger on verifiedGo, else through slog (with the time slog takes).
+// The caller checked that logger is enabled at l.level.
+func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
+	if rh, ok := logger.Handler().(*redactingHandler); ok && rh.lines != nil && accessLineOn && l.plain() {
+		rh.writeAccessLine(ctx, l)
+		return
+	}
+	logger.LogAttrs(ctx, l.level, accessMessage, l.attrs()...)
+}
+
+// plain reports whether l has nothing slog would write as an error: a
+// time's year in [0, 9999], a finite float. (Always so: a fence, not a
+// case.)
+func (l *accessLine) plain() bool {
+	y := l.time.Year()
+	return y >= 0 && y < 10000 && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
+}
+
+// linePool holds the lines' buffers; one bigger than maxPooledLine (a
+// hostile path is cut at maxLoggedPath, so never in practice) is left to
+// the collector.
+var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+const maxPooledLine = 16 << 10
+
+// writeAccessLine writes l as the JSON handler beneath r would, after r's
+// redaction: every string value, and the message, through the redactor
+// told the request's own credentials (the line's keys are none of the
+// names redacted whatever their value, TestAccessLineKeys; its numbers
+// are not redacted by slog's path either).
+func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
+	rd := redactor{o: r.o, known: r.o.secrets(ctx)}
+	bp := linePool.Get().(*[]byte)
+	b := append((*bp)[:0], `{"time":"`...)
+	b = l.time.Round(0).AppendFormat(b, time.RFC3339Nano)
+	b = append(b, `","level":`...)
+	b = appendJSONString(b, l.level.String())
+	b = append(b, `,"msg":`...)
+	b = appendJSONString(b, rd.str(accessMessage))
+	b = append(b, `,"request_id":`...)
+	b = appendJSONString(b, rd.str(l.requestID))
+	b = append(b, `,"method":`...)
+	b = appendJSONString(b, rd.str(l.method))
+	b = append(b, `,"path":`...)
+	b = appendJSONString(b, rd.str(l.path))
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(l.status), 10)
+	b = append(b, `,"duration_ms":`...)
+	b = appendJSONFloat(b, l.durationMS)
+	b = append(b, `,"operation":`...)
+	b = appendJSONString(b, rd.str(l.operation))
+	b = append(b, `,"outcome":`...)
+	b = appendJSONString(b, rd.str(l.outcome))
+	b = append(b, `,"rest_calls":`...)
+	b = strconv.AppendInt(b, l.restCalls, 10)
+	b = append(b, `,"bytes":`...)
+	b = strconv.AppendInt(b, l.bytes, 10)
+	if l.traceID != "" {
+		b = append(b, `,"trace_id":`...)
+		b = appendJSONString(b, rd.str(l.traceID))
+	}
+	b = append(b, "}\n"...)
+	_, _ = r.lines.Write(b) // as slog.Logger does, a failed write is not the request's
+	if cap(b) <= maxPooledLine {
+		*bp = b
+		linePool.Put(bp)
+	}
+}
+
+// appendJSONString is log/slog's appendString for JSON: s quoted, with
+// appendEscapedJSONString's escapes (json_handler.go, verifiedGo).
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= ' ' && c != '"' && c != '\\' { // slog's safeSet
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			b = append(b, '\\')
+			switch c {
+			case '\\', '"':
+				b = append(b, c)
+			case '\n':
+				b = append(b, 'n')
+			case '\r':
+				b = append(b, 'r')
+			case '\t':
+				b = append(b, 't')
+			default:
+				b = append(b, 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, `\u202`...)
+			b = append(b, hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONFloat is encoding/json's float64 (slog's JSON handler writes
+// floats with json.Marshal): 'f' format, 'e' below 1e-6 or from 1e21,
+// "e-09" written "e-9". f is finite.
+func appendJSONFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}

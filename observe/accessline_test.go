@@ -1,0 +1,232 @@
+package observe
+
+// The hand-written access line (accessline.go) against log/slog's JSON
+// handler behind the redacting handler: the same bytes for hostile values,
+// the fence, and the middleware's line by either path.
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// bothLines returns l as slog writes it behind RedactingHandler and as
+// writeAccessLine does, with o and the request's secrets.
+func bothLines(t testing.TB, l accessLine, o Options, ctx context.Context) (viaSlog, byHand string) {
+	t.Helper()
+	var a, b bytes.Buffer
+	opts := &slog.HandlerOptions{Level: slog.LevelDebug}
+	r := slog.NewRecord(l.time, l.level, accessMessage, 0)
+	r.AddAttrs(l.attrs()...)
+	if err := RedactingHandler(slog.NewJSONHandler(&a, opts), o).Handle(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	rh, ok := NewLogger(&b, "json", slog.LevelDebug, o).Handler().(*redactingHandler)
+	if !ok || rh.lines == nil {
+		t.Fatal("NewLogger's JSON handler has no line writer")
+	}
+	rh.writeAccessLine(ctx, &l)
+	return a.String(), b.String()
+}
+
+func TestAccessLineSameAsSlog(t *testing.T) {
+	const known = "Zq-any-shape-Secret-91" // the caller's own, of no known shape
+	o := wired(func(context.Context) []string { return []string{known, "", "ab", testKey} })
+	base := accessLine{
+		level: slog.LevelInfo, time: time.Date(2026, 11, 26, 3, 4, 5, 123456789, time.UTC),
+		requestID: "0123456789abcdef", method: "POST", path: "/graphql", status: 200,
+		durationMS: 1.234, operation: "GetPayment", outcome: "ok", restCalls: 1, bytes: 345,
+	}
+	var ascii []byte // every byte below 0x80, and the rest
+	for c := range 256 {
+		ascii = append(ascii, byte(c))
+	}
+	long := strings.Repeat("a\"b\\c\x01é\u2028", 2000) // past the pooled buffer's bound
+	ist := time.FixedZone("IST", 5*3600+1800)
+	for _, tc := range []struct {
+		name string
+		edit func(*accessLine)
+	}{
+		{"plain", func(*accessLine) {}},
+		{"debug", func(l *accessLine) { l.level = slog.LevelDebug }},
+		{"traced", func(l *accessLine) { l.traceID = "4bf92f3577b34da6a3ce929d0e0e4736" }},
+		{"empty strings", func(l *accessLine) { l.requestID, l.method, l.path, l.operation, l.outcome = "", "", "", "", "" }},
+		{"quotes and backslashes", func(l *accessLine) { l.path = `/a"b\c"` + `\"` }},
+		{"every byte", func(l *accessLine) { l.path = string(ascii) }},
+		{"spaces", func(l *accessLine) { l.operation = " a b " }},
+		{"control characters", func(l *accessLine) { l.path = "/\x00\x01\x08\t\n\v\f\r\x1b\x1f\x7f/" }},
+		{"invalid UTF-8", func(l *accessLine) { l.path = "/\xff\xfe/\xc3/\xe2\x82/ok\xed\xa0\x80" }},
+		{"line and paragraph separators", func(l *accessLine) { l.method = "A\u2028B\u2029C\u2027" }},
+		{"HTML and non-ASCII", func(l *accessLine) { l.path = "/<script>&amp;</script>/café/日本/😀" }},
+		{"a path cut mid-rune", func(l *accessLine) { l.path = strings.Repeat("é", 128)[:maxLoggedPath-1] + "…" }},
+		{"very long values", func(l *accessLine) { l.path, l.operation = long, long }},
+		{"a secret by shape", func(l *accessLine) { l.requestID = testSecret; l.path = "/x/" + testSecret }},
+		{"the caller's own secret", func(l *accessLine) { l.path = "/p/" + known + "/q"; l.operation = known }},
+		{"the caller's key", func(l *accessLine) { l.outcome = testKey }},
+		{"a session token", func(l *accessLine) { l.method = "pgt_1.abcdefghijklmnop.qrstuvwx" }},
+		{"zero duration", func(l *accessLine) { l.durationMS = 0 }},
+		{"whole milliseconds", func(l *accessLine) { l.durationMS = 30000 }},
+		{"a microsecond", func(l *accessLine) { l.durationMS = 0.001 }},
+		{"below 1e-6", func(l *accessLine) { l.durationMS = 1e-7 }},
+		{"1e21 and over", func(l *accessLine) { l.durationMS = 1.5e21 }},
+		{"negative", func(l *accessLine) { l.durationMS = -2.5e-8 }},
+		{"big integers", func(l *accessLine) { l.status, l.restCalls, l.bytes = -1, math.MaxInt64, math.MinInt64 }},
+		{"whole second", func(l *accessLine) { l.time = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }},
+		{"trailing zeros in nanoseconds", func(l *accessLine) { l.time = time.Date(2026, 1, 2, 3, 4, 5, 120000000, time.UTC) }},
+		{"a zone with an offset", func(l *accessLine) { l.time = l.time.In(ist) }},
+		{"local time with a monotonic reading", func(l *accessLine) { l.time = time.Now() }},
+		{"year 0", func(l *accessLine) { l.time = time.Date(0, 1, 1, 0, 0, 0, 1, time.UTC) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := base
+			tc.edit(&l)
+			if !l.plain() {
+				t.Fatal("not a line the hand-written path takes")
+			}
+			viaSlog, byHand := bothLines(t, l, o, context.Background())
+			if viaSlog != byHand {
+				t.Errorf("lines differ:\nslog: %q\nhand: %q", viaSlog, byHand)
+			}
+			if strings.Contains(byHand, known) || strings.Contains(byHand, testSecret) || strings.Contains(byHand, testKey[8:]) {
+				t.Errorf("a secret reached the line: %s", byHand)
+			}
+		})
+	}
+}
+
+// TestAccessLinePlain: what the hand-written path leaves to slog (slog
+// writes an error into the line for them).
+func TestAccessLinePlain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*accessLine)
+	}{
+		{"NaN", func(l *accessLine) { l.durationMS = math.NaN() }},
+		{"+Inf", func(l *accessLine) { l.durationMS = math.Inf(1) }},
+		{"year 10000", func(l *accessLine) { l.time = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }},
+		{"year -1", func(l *accessLine) { l.time = time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l := accessLine{time: time.Now()}
+			tc.edit(&l)
+			if l.plain() {
+				t.Error("taken by the hand-written path")
+			}
+		})
+	}
+}
+
+func FuzzAccessLine(f *testing.F) {
+	f.Add("0123456789abcdef", "POST", "/graphql", "GetPayment", "ok", 1.234, int64(1))
+	f.Add("\"\\\x00\u2028", "\xff", "/\xe2\x82", "<&>", "\x7f\t", 1e-7, int64(-5))
+	f.Add(testSecret, "GET", "/"+testKey, "pgt_1.aaaaaaaaaaaaaaaa.bbbbbbbb", "", 1.5e21, int64(0))
+	o := wired(func(context.Context) []string { return []string{"Zq-any-shape-Secret-91"} })
+	f.Fuzz(func(t *testing.T, id, method, path, op, outcome string, d float64, n int64) {
+		l := accessLine{level: slog.LevelInfo, time: time.Unix(0, n).UTC(), requestID: id, method: method,
+			path: path, status: int(n), durationMS: d, operation: op, outcome: outcome, restCalls: n, bytes: -n}
+		if !l.plain() {
+			return
+		}
+		if viaSlog, byHand := bothLines(t, l, o, context.Background()); viaSlog != byHand {
+			t.Errorf("lines differ:\nslog: %q\nhand: %q", viaSlog, byHand)
+		}
+	})
+}
+
+// TestAccessLineKeys: no key of the line is one whose value the redacting
+// handler replaces whatever it is, which the hand-written path relies on
+// (it redacts the values by their text only, as slog's path does for
+// these keys).
+func TestAccessLineKeys(t *testing.T) {
+	l := accessLine{traceID: "x"}
+	for _, a := range l.attrs() {
+		if k := keyKind(a.Key); k != 0 {
+			t.Errorf("key %q is redacted by name (%d): writeAccessLine must redact it so", a.Key, k)
+		}
+	}
+}
+
+// TestAccessLineFence: the hand-written line runs only on the Go release
+// it was verified against; a Go bump fails here until it is re-verified.
+func TestAccessLineFence(t *testing.T) {
+	for _, tc := range []struct{ version, want string }{
+		{"go1.26", "go1.26"},
+		{"go1.26.8", "go1.26"},
+		{"go1.26rc1", "go1.26"},
+		{"go1.27.0", "go1.27"},
+		{"go1.2", "go1.2"},
+		{"devel go1.27-abcdef", ""},
+		{"go2.0", ""},
+		{"go1.", ""},
+	} {
+		t.Run(tc.version, func(t *testing.T) {
+			if got := goRelease(tc.version); got != tc.want {
+				t.Errorf("goRelease(%q) = %q, want %q", tc.version, got, tc.want)
+			}
+		})
+	}
+	if !accessLineOn {
+		t.Fatalf("%s: the hand-written access line is off (verified against %s only): the access log goes through slog, slower. To turn it on, %s",
+			runtime.Version(), verifiedGo, reverifyAccessLine)
+	}
+}
+
+// TestAccessLogSameEitherPath: AccessLog's line through NewLogger (the
+// hand-written path) and through a logger NewLogger did not make (slog's
+// path) hold the same bytes but for the time and the duration.
+func TestAccessLogSameEitherPath(t *testing.T) {
+	masked := regexp.MustCompile(`"time":"[^"]*"|"duration_ms":[0-9.e+-]+`)
+	o := wired(func(context.Context) []string { return []string{testSecret} })
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := StatsFrom(r.Context())
+		st.AddRESTCall()
+		st.SetOperation("GetPayment", "NOT_FOUND")
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = io.WriteString(w, "hello")
+	})
+	for _, tc := range []struct{ name, path, id string }{
+		{"plain", "/graphql", "req-1"},
+		{"hostile path", "/a\"b\\\x01\xff\u2028/" + testSecret + "/" + strings.Repeat("z", 300), ""},
+		{"a secret as id", "/graphql", testSecret},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines [2]string
+			for i, newLogger := range []func(io.Writer) *slog.Logger{
+				func(w io.Writer) *slog.Logger { return NewLogger(w, "json", slog.LevelInfo, o) },
+				func(w io.Writer) *slog.Logger {
+					return slog.New(RedactingHandler(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: slog.LevelInfo}), o))
+				},
+			} {
+				var buf bytes.Buffer
+				req := httptest.NewRequest(http.MethodPut, "/", nil)
+				req.URL.Path = tc.path
+				req.Header.Set("X-Request-Id", tc.id)
+				w := httptest.NewRecorder()
+				AccessLog(newLogger(&buf), o)(handler).ServeHTTP(w, req)
+				line := buf.String()
+				if tc.id == "req-1" && !strings.Contains(line, `"request_id":"req-1"`) {
+					t.Errorf("the caller's id is not in the line: %s", line)
+				}
+				if id := w.Header().Get("X-Request-Id"); tc.id != "req-1" {
+					line = strings.Replace(line, id, "ID", 1) // a new id each time
+				}
+				lines[i] = masked.ReplaceAllString(line, "")
+			}
+			if lines[0] != lines[1] {
+				t.Errorf("lines differ:\nhand: %q\nslog: %q", lines[0], lines[1])
+			}
+			if strings.Contains(lines[0], testSecret) || strings.Count(lines[0], "\n") != 1 {
+				t.Errorf("line: %q", lines[0])
+			}
+		})
+	}
+}
