@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -309,16 +310,6 @@ func (g *Gateway) wire(o options) error {
 	})
 
 	r := chi.NewRouter()
-	// The request's one scope (internal/opscope), the one copy of the
-	// request the walk makes: the middlewares below fill it in rather
-	// than each copying the request for a context value of its own. Every
-	// credential pair read below is named under this deployment's
-	// merchant key (restclient/merchant.go), before anything reads one.
-	r.Use(func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, r.WithContext(restclient.WithMerchantKey(opscope.New(r.Context()), merchantKey)))
-		})
-	})
 	// The credential headers are read first, so that every layer below
 	// knows the caller's pair: the access log's line (request id and
 	// operation name included) is redacted of it like any other. A
@@ -384,8 +375,40 @@ func (g *Gateway) wire(o options) error {
 	r.Handle("/graphiql/*", gq)
 	r.Get("/healthz", healthz)
 	r.Get("/readyz", g.readyz)
-	g.Handler = r
+	g.Handler = newScopedRouter(r, merchantKey)
 	return nil
+}
+
+// scopedRouter is the router in the request's one scope
+// (internal/opscope), the one copy of the request the walk makes: the
+// middlewares below fill it in rather than each copying the request for a
+// context value of its own. Every credential pair read below is named
+// under this deployment's merchant key (restclient/merchant.go), before
+// anything reads one.
+//
+// The scope also holds chi's routing context, taken from a pool as chi
+// takes its own: chi's Mux uses a routing context it finds in the request
+// (as a subrouter uses its parent's) instead of copying the request once
+// more to add one (issue 25: a copy of the request and a context value,
+// 2 allocations a request).
+type scopedRouter struct {
+	*chi.Mux // the routes (chi.Walk reads them)
+	key      *restclient.MerchantKey
+	pool     sync.Pool // of *chi.Context
+}
+
+func newScopedRouter(mux *chi.Mux, key *restclient.MerchantKey) *scopedRouter {
+	return &scopedRouter{Mux: mux, key: key, pool: sync.Pool{New: func() any { return chi.NewRouteContext() }}}
+}
+
+func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rctx := s.pool.Get().(*chi.Context)
+	rctx.Reset()
+	rctx.Routes = s.Mux
+	ctx := restclient.WithMerchantKey(opscope.New(r.Context()), s.key)
+	ctx = opscope.WithValue(ctx, chi.RouteCtxKey, rctx)
+	s.Mux.ServeHTTP(w, r.WithContext(ctx))
+	s.pool.Put(rctx)
 }
 
 // inspector reports whether the REST inspector is on: REST_INSPECTOR, or

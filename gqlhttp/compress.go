@@ -30,8 +30,7 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil
 	}
-	wrap, err := gzhttp.NewWrapper(gzhttp.MinSize(minBytes), gzhttp.CompressionLevel(gzhttpLevel), gzhttp.PreferZstd(false),
-		gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
+	wrap, err := gzhttpWrapper(minBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -42,9 +41,43 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 				next.ServeHTTP(w, r)
 				return
 			}
+			if !mayCompress(r) {
+				// What gzhttp does when it selects no encoding, without
+				// its wrapper: Vary: Accept-Encoding (a shared line), and
+				// the writer as it is (gzhttp's NoGzipResponseWriter only
+				// strips its opt-out header, gzhttp.HeaderNoCompression,
+				// which nothing here sets). TestCompressSkipSameAsGzhttp.
+				addVaryAcceptEncoding(w.Header())
+				next.ServeHTTP(w, r)
+				return
+			}
 			compressed.ServeHTTP(w, r)
 		})
 	}, nil
+}
+
+// gzhttpWrapper is gzhttp's middleware as Compress configures it.
+func gzhttpWrapper(minBytes int) (func(http.Handler) http.HandlerFunc, error) {
+	return gzhttp.NewWrapper(gzhttp.MinSize(minBytes), gzhttp.CompressionLevel(gzhttpLevel), gzhttp.PreferZstd(false),
+		gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
+}
+
+// mayCompress reports whether gzhttp could select an encoding for r: not
+// for HEAD, nor without Accept-Encoding (gzhttp's selectEncoding; most
+// server-to-server clients send none). Any Accept-Encoding goes to gzhttp,
+// which parses it.
+func mayCompress(r *http.Request) bool {
+	return r.Method != http.MethodHead && r.Header.Get("Accept-Encoding") != ""
+}
+
+// addVaryAcceptEncoding adds the line Vary: Accept-Encoding as gzhttp does
+// (Header.Add), without allocating when it is the first Vary line.
+func addVaryAcceptEncoding(h http.Header) {
+	if v, ok := h["Vary"]; ok {
+		h["Vary"] = append(v[:len(v):len(v)], varyAcceptEncoding[0])
+		return
+	}
+	h["Vary"] = varyAcceptEncoding
 }
 
 // gzhttpLevel is gzip's level 5: gzhttp's default, within a few percent of

@@ -15,8 +15,9 @@ import (
 // headers an answer depends on: Origin (CORS) and the credential headers
 // (Authorization included, for session tokens), so that even a cache that
 // ignored no-store could not hand one caller's answer to another. It runs
-// first on the route, so that refusals (413, 415, 405, 400, the CORS
-// guard's 403) carry both too.
+// first on the route but for Compress, so that refusals (413, 415, 405,
+// 400, the CORS guard's 403) carry both too. The Vary lines above it
+// (Compress's Accept-Encoding) stay, before its own.
 //
 // rs/cors, under it, adds a Vary line of its own ("Origin", or the
 // preflight's list starting with Origin): the gateway's CORS wrapper takes
@@ -26,17 +27,32 @@ func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h["Cache-Control"] = cacheControlNoStore
-		h["Vary"] = varyOnCallers
+		h["Vary"] = varyThenCallers(h["Vary"])
 		next.ServeHTTP(w, r)
 	})
 }
 
+// varyThenCallers is the Vary lines v with NoStore's after them; the
+// usual ones are shared values.
+func varyThenCallers(v []string) []string {
+	switch {
+	case len(v) == 0:
+		return varyOnCallers
+	case len(v) == 1 && v[0] == varyAcceptEncoding[0]:
+		return varyEncodingOnCallers
+	}
+	return append(v[:len(v):len(v)], varyOnCallers[0])
+}
+
 // VaryWithoutOrigin is the Vary lines v without the name Origin, for a
 // middleware below NoStore that adds its own Origin line (rs/cors does).
-// NoStore's own line maps to a shared value, without allocating.
+// NoStore's lines map to shared values, without allocating.
 func VaryWithoutOrigin(v []string) []string {
-	if len(v) == 1 && v[0] == varyOnCallers[0] {
+	switch {
+	case len(v) == 1 && v[0] == varyOnCallers[0]:
 		return varyOnCallersButOrigin
+	case len(v) == 2 && v[0] == varyAcceptEncoding[0] && v[1] == varyOnCallers[0]:
+		return varyEncodingOnCallersButOrigin
 	}
 	var out []string
 	for _, line := range v {
@@ -53,13 +69,32 @@ func VaryWithoutOrigin(v []string) []string {
 	return out
 }
 
-// The header values NoStore sets, shared: net/http only reads them, and a
-// middleware that adds to them (rs/cors appends to Vary) copies first,
-// since each has no spare capacity.
+// VaryOriginLast is VaryWithoutOrigin(v) and a last line "Origin": the
+// Vary of an answer to a request without an Origin header once rs/cors
+// has added its line (the gateway's CORS wrapper answers those without
+// it). NoStore's lines map to shared values, without allocating.
+func VaryOriginLast(v []string) []string {
+	switch {
+	case len(v) == 1 && v[0] == varyOnCallers[0]:
+		return varyOnCallersOriginLast
+	case len(v) == 2 && v[0] == varyAcceptEncoding[0] && v[1] == varyOnCallers[0]:
+		return varyEncodingOnCallersOriginLast
+	}
+	return append(VaryWithoutOrigin(v), "Origin")
+}
+
+// The header values NoStore and Compress set, shared: net/http only reads
+// them, and a middleware that adds to them (rs/cors appends to Vary)
+// copies first, since each has no spare capacity.
 var (
 	cacheControlNoStore = []string{"no-store"}
+	varyAcceptEncoding  = []string{"Accept-Encoding"}
 	varyOnCallers       = []string{"Origin, " + varyOnCallersButOrigin[0]}
 	// varyOnCallersButOrigin is varyOnCallers less Origin (VaryWithoutOrigin).
 	varyOnCallersButOrigin = []string{http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
 		http.CanonicalHeaderKey(restclient.HeaderAPISecret) + ", Authorization"}
+	varyEncodingOnCallers           = []string{varyAcceptEncoding[0], varyOnCallers[0]}
+	varyEncodingOnCallersButOrigin  = []string{varyAcceptEncoding[0], varyOnCallersButOrigin[0]}
+	varyOnCallersOriginLast         = []string{varyOnCallersButOrigin[0], "Origin"}
+	varyEncodingOnCallersOriginLast = []string{varyAcceptEncoding[0], varyOnCallersButOrigin[0], "Origin"}
 )

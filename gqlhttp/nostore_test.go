@@ -31,23 +31,65 @@ func TestNoStore(t *testing.T) {
 	}
 }
 
-// TestVaryWithoutOrigin: NoStore's line less Origin, shared; other lines
-// lose Origin, whatever its case, and an emptied line goes.
+// TestNoStoreKeepsVaryAbove: the Vary lines set above NoStore stay, before
+// its own: Compress's Accept-Encoding (gzhttp's Header.Add or its own
+// shared line) was overwritten, so a compressed answer did not vary on
+// Accept-Encoding.
+func TestNoStoreKeepsVaryAbove(t *testing.T) {
+	callers := "Origin, X-Api-Key, X-Api-Secret, Authorization"
+	for _, tc := range []struct {
+		name  string
+		above []string
+		want  []string
+	}{
+		{"none", nil, []string{callers}},
+		{"Accept-Encoding", []string{"Accept-Encoding"}, []string{"Accept-Encoding", callers}},
+		{"two lines", []string{"Accept-Encoding", "X-Other"}, []string{"Accept-Encoding", "X-Other", callers}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := httptest.NewRecorder()
+			for _, line := range tc.above {
+				rec.Header().Add("Vary", line)
+			}
+			gqlhttp.NoStore(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/graphql", nil))
+			if got := rec.Header().Values("Vary"); !slices.Equal(got, tc.want) {
+				t.Errorf("Vary %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestVaryWithoutOrigin: NoStore's lines less Origin, shared; other lines
+// lose Origin, whatever its case, and an emptied line goes. VaryOriginLast
+// is the same with a last line Origin.
 func TestVaryWithoutOrigin(t *testing.T) {
-	rec := httptest.NewRecorder()
-	gqlhttp.NoStore(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/graphql", nil))
+	noStore := func(above ...string) []string {
+		rec := httptest.NewRecorder()
+		for _, line := range above {
+			rec.Header().Add("Vary", line)
+		}
+		gqlhttp.NoStore(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/graphql", nil))
+		return rec.Header().Values("Vary")
+	}
 	for _, tc := range []struct {
 		name string
 		in   []string
 		want []string
 	}{
-		{"NoStore's line", rec.Header().Values("Vary"), []string{"X-Api-Key, X-Api-Secret, Authorization"}},
+		{"NoStore's line", noStore(), []string{"X-Api-Key, X-Api-Secret, Authorization"}},
+		{"NoStore's line after Accept-Encoding", noStore("Accept-Encoding"), []string{"Accept-Encoding", "X-Api-Key, X-Api-Secret, Authorization"}},
+		{"NoStore's line after another", noStore("X-Other"), []string{"X-Other", "X-Api-Key, X-Api-Secret, Authorization"}},
 		{"two lines", []string{"origin, Accept-Encoding", "Origin"}, []string{"Accept-Encoding"}},
 		{"no Origin", []string{"Accept-Encoding"}, []string{"Accept-Encoding"}},
+		{"none", nil, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := gqlhttp.VaryWithoutOrigin(tc.in); !slices.Equal(got, tc.want) {
 				t.Errorf("VaryWithoutOrigin(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+			want := append(slices.Clip(tc.want), "Origin")
+			if got := gqlhttp.VaryOriginLast(tc.in); !slices.Equal(got, want) {
+				t.Errorf("VaryOriginLast(%q) = %q, want %q", tc.in, got, want)
 			}
 		})
 	}
