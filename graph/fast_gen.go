@@ -57,6 +57,9 @@ var (
 	fastPaymentDetail = &fastType{name: "Payment", tag: "Payment/detail", satisfies: paymentImplementors,
 		ops:        map[string]fastOp{"id": opPaymentId, "status": opPaymentStatus, "amount": opPaymentAmount, "transactionId": opPaymentTransactionId, "paymentMethod": opPaymentPaymentMethod, "customer": opPaymentCustomer, "createdAt": opPaymentCreatedAt, "updatedAt": opPaymentUpdatedAt},
 		objectType: map[fastOp]*fastType{opPaymentAmount: fastMoney, opPaymentCustomer: fastCustomerDetail}}
+	fastPaymentEdgeDetail = &fastType{name: "PaymentEdge", tag: "PaymentEdge/detail", satisfies: paymentEdgeImplementors,
+		ops:        map[string]fastOp{"cursor": opPaymentEdgeCursor, "node": opPaymentEdgeNode},
+		objectType: map[fastOp]*fastType{opPaymentEdgeNode: fastPaymentDetail}}
 )
 
 // customerJSON marshals a Customer with a plan.

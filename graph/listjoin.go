@@ -24,14 +24,13 @@ import (
 )
 
 // joinAddresses fills the customer addresses of edges' payments (list
-// items) when the payments field's selection asks for them outside any
-// deferred fragment.
-func (r *Resolver) joinAddresses(ctx context.Context, edges []*model.PaymentEdge) {
-	if len(edges) == 0 || withholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
+// items) when the payments field's selection sel asks for them outside
+// any deferred fragment.
+func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edges []*model.PaymentEdge) {
+	if len(edges) == 0 || len(sel) == 0 || withholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
 		return
 	}
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !joinsAddress(graphql.GetOperationContext(ctx), fc.Field.Selections) {
+	if !joinsAddress(graphql.GetOperationContext(ctx), sel) {
 		return
 	}
 	if budgetFrom(ctx).check() != nil {

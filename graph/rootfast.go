@@ -1,8 +1,8 @@
 package graph
 
 // This file is the fast path of a query made only of payment(id:) root
-// fields (one payment, or aliases of it), through gqlgen's supported
-// hooks: an operation interceptor that notices such a document, and a
+// fields (one payment, or aliases of it), or of one payments(...) root
+// field (fastlist.go), through gqlgen's supported hooks: an operation interceptor that notices such a document, and a
 // response interceptor that answers it without gqlgen's executor. gqlgen
 // resolves every root field on a goroutine of its own (the goroutine's
 // start and its stack growth through gqlgen's frames), with a field
@@ -71,11 +71,19 @@ type rootField struct {
 // document and operation.
 var rootPlans selCache[*rootPlan]
 
-// rootState is the operation's: its plan, and whether it has answered.
+// rootState is the operation's: its plan (of payment(id:) fields, or of
+// a payments field: list), and whether it has answered.
 type rootState struct {
 	plan     *rootPlan
+	list     *listPlan
 	answered bool
 	gqlgen   bool // left to gqlgen
+	// listRan: the payments resolver ran (fastlist.go), with this result,
+	// which the resolver gives gqlgen's executor when the fast path could
+	// not write it.
+	listRan  bool
+	listConn *model.PaymentConnection
+	listErr  error
 }
 
 type rootStateKey struct{}
@@ -85,8 +93,15 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
 		return next(ctx)
 	}
-	if f, ok := oc.Operation.SelectionSet[0].(*ast.Field); !ok || f.Name != "payment" {
+	f, ok := oc.Operation.SelectionSet[0].(*ast.Field)
+	if !ok || f.Name != "payment" && f.Name != "payments" {
 		return next(ctx) // at once: most operations
+	}
+	if f.Name == "payments" {
+		if l := listPlanOf(oc); l != nil {
+			return next(context.WithValue(ctx, rootStateKey{}, &rootState{list: l}))
+		}
+		return next(ctx)
 	}
 	p, _ := rootPlans.get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
 	if p == nil {
@@ -103,7 +118,12 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	case st.answered:
 		return nil // the end: a query without @defer has one response
 	}
-	data := st.plan.answer(ctx, e.r, graphql.GetOperationContext(ctx))
+	var data []byte
+	if st.list != nil {
+		data = st.list.answer(ctx, e.r, graphql.GetOperationContext(ctx), st)
+	} else {
+		data = st.plan.answer(ctx, e.r, graphql.GetOperationContext(ctx))
+	}
 	if data == nil {
 		st.gqlgen = true
 		return next(ctx)

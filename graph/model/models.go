@@ -64,7 +64,15 @@ type Payment struct {
 // NewPayment binds a REST payment to the schema. A list item's customer
 // remembers its payment so that customer.address can load the detail.
 func NewPayment(p *restclient.Payment) *Payment {
-	m := &Payment{
+	m := new(Payment)
+	m.Bind(p)
+	return m
+}
+
+// Bind makes m p's binding, as NewPayment does (for a page's payments
+// allocated together).
+func (m *Payment) Bind(p *restclient.Payment) {
+	*m = Payment{
 		Payment:  p,
 		amount:   Money{Amount: p.Amount, Currency: p.Currency},
 		customer: Customer{Customer: p.Customer},
@@ -72,7 +80,6 @@ func NewPayment(p *restclient.Payment) *Payment {
 	if !p.Detailed {
 		m.customer.AddressOf, m.customer.ListItem = p.ID, p
 	}
-	return m
 }
 
 func (*Payment) IsNode() {}
