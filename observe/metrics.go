@@ -3,9 +3,11 @@ package observe
 import (
 	"context"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -52,11 +54,49 @@ type Metrics struct {
 	// the estimate's part that did not happen (the cost receipt's).
 	opEstimated, opMade, opUnmade prometheus.Histogram
 
-	opts     Options
-	loaders  map[string]bool // opts.LoaderNames
+	opts    Options
+	loaders map[string]*lazyObserver // opts.LoaderNames' batch sizes, and "other"'s
+	// The series of the GraphQL operations' labels, and the set of names
+	// admitted as labels (MaxOperationNames), under namesMu.
 	namesMu  sync.Mutex
 	names    map[string]struct{}
+	ops      map[string]*opSeries
 	maxNames int
+	// The REST calls' series by endpoint, written under restMu.
+	rest   atomic.Pointer[map[string]*restSeries]
+	restMu sync.Mutex
+}
+
+// The label-bound series are looked up in the vectors once, when first
+// used, and kept (issue 25): a vector's WithLabelValues hashes and
+// validates its label values and takes a lock on every call, 4 to 5 times
+// a request. What /metrics shows is unchanged: a series still appears
+// when it is first used, with the same name, labels and values
+// (TestSeriesCacheSameAsVectors).
+
+// lazyObserver is a histogram series, taken from its vector when first
+// used.
+type lazyObserver struct {
+	once sync.Once
+	o    prometheus.Observer
+	get  func() prometheus.Observer
+}
+
+func (l *lazyObserver) observer() prometheus.Observer {
+	l.once.Do(func() { l.o = l.get() })
+	return l.o
+}
+
+// opSeries are the series of one operation label, under namesMu.
+type opSeries struct {
+	duration prometheus.Observer           // nil until first used
+	outcomes map[string]prometheus.Counter // by outcome
+}
+
+// restSeries are the series of one REST endpoint label.
+type restSeries struct {
+	duration lazyObserver
+	calls    [len(statusClassNames)]atomic.Pointer[prometheus.Counter] // by statusClass's index, nil until first used
 }
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
@@ -73,9 +113,10 @@ func NewMetrics(o Options) *Metrics {
 	m := &Metrics{
 		reg:      prometheus.NewRegistry(),
 		names:    make(map[string]struct{}),
+		ops:      make(map[string]*opSeries),
 		maxNames: MaxOperationNames,
 		opts:     o,
-		loaders:  make(map[string]bool, len(o.LoaderNames)),
+		loaders:  make(map[string]*lazyObserver, len(o.LoaderNames)+1),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -119,8 +160,8 @@ func NewMetrics(o Options) *Metrics {
 			Buckets: restCallBuckets,
 		}),
 	}
-	for _, n := range o.LoaderNames {
-		m.loaders[n] = true
+	for _, n := range append([]string{"other"}, o.LoaderNames...) {
+		m.loaders[n] = &lazyObserver{get: func() prometheus.Observer { return m.batchSize.WithLabelValues(n) }}
 	}
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
@@ -191,10 +232,11 @@ func (m *Metrics) InFlight(next http.Handler) http.Handler {
 // ObserveBatch records the size of one loader batch. loader is one of
 // Options.LoaderNames; any other name is "other".
 func (m *Metrics) ObserveBatch(loader string, size int) {
-	if !m.loaders[loader] {
-		loader = "other"
+	s, ok := m.loaders[loader]
+	if !ok {
+		s = m.loaders["other"]
 	}
-	m.batchSize.WithLabelValues(loader).Observe(float64(size))
+	s.observer().Observe(float64(size))
 }
 
 // ObserveRESTCalls records one query operation's REST calls: estimated
@@ -231,29 +273,75 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err == nil && resp.StatusCode/100 == 2 {
 		stats.AddRESTSuccess()
 	}
-	t.m.restDuration.WithLabelValues(ep).Observe(time.Since(start).Seconds())
-	t.m.restCalls.WithLabelValues(ep, statusClass(r.Context(), resp, err)).Inc()
+	s := t.m.restSeriesOf(ep)
+	s.duration.observer().Observe(time.Since(start).Seconds())
+	t.m.restCallsOf(ep, s, statusClass(r.Context(), resp, err)).Inc()
 	return resp, err
 }
 
-// statusClasses are the 1xx..5xx label values, not built per call.
-var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
+// restSeriesOf is the series of the endpoint label ep (one of RouteOf's
+// routes, or EndpointOther: a bounded set), made when first asked for.
+func (m *Metrics) restSeriesOf(ep string) *restSeries {
+	if all := m.rest.Load(); all != nil {
+		if s := (*all)[ep]; s != nil {
+			return s
+		}
+	}
+	m.restMu.Lock()
+	defer m.restMu.Unlock()
+	var all map[string]*restSeries
+	if p := m.rest.Load(); p != nil {
+		if s := (*p)[ep]; s != nil {
+			return s
+		}
+		all = maps.Clone(*p) // copied on write: read without a lock
+	} else {
+		all = make(map[string]*restSeries)
+	}
+	s := &restSeries{}
+	s.duration.get = func() prometheus.Observer { return m.restDuration.WithLabelValues(ep) }
+	all[ep] = s
+	m.rest.Store(&all)
+	return s
+}
 
-func statusClass(ctx context.Context, resp *http.Response, err error) string {
+// restCallsOf is the calls counter of ep (its series s) and the status
+// class numbered class.
+func (m *Metrics) restCallsOf(ep string, s *restSeries, class int) prometheus.Counter {
+	if c := s.calls[class].Load(); c != nil {
+		return *c
+	}
+	c := m.restCalls.WithLabelValues(ep, statusClassNames[class])
+	s.calls[class].Store(&c) // a race stores the same series twice
+	return c
+}
+
+// statusClassNames are the status_class label values, numbered as
+// statusClass returns them.
+var statusClassNames = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "error", "canceled", "timeout"}
+
+const (
+	classError    = 5
+	classCanceled = 6
+	classTimeout  = 7
+)
+
+// statusClass numbers a call's status class in statusClassNames.
+func statusClass(ctx context.Context, resp *http.Response, err error) int {
 	if err == nil && resp != nil {
 		if c := resp.StatusCode / 100; c >= 1 && c <= 5 {
-			return statusClasses[c-1]
+			return c - 1
 		}
-		return "error"
+		return classError
 	}
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
-		return "canceled"
+		return classCanceled
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
+		return classTimeout
 	}
-	return "error"
+	return classError
 }
 
 // ---- GraphQL ----
@@ -274,22 +362,27 @@ var (
 func (gqlMetrics) ExtensionName() string                   { return "PaygraphMetrics" }
 func (gqlMetrics) Validate(graphql.ExecutableSchema) error { return nil }
 func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	start := time.Now()
+	var oc *graphql.OperationContext
 	if graphql.HasOperationContext(ctx) {
-		// The request's start, as the gqlgen handler took it.
-		if t := graphql.GetOperationContext(ctx).Stats.OperationStart; !t.IsZero() {
-			start = t
-		}
+		oc = graphql.GetOperationContext(ctx)
+	}
+	// The request's start, as the gqlgen handler took it.
+	var start time.Time
+	if oc != nil {
+		start = oc.Stats.OperationStart
+	}
+	if start.IsZero() {
+		start = time.Now()
 	}
 	resp := next(ctx)
 	if resp == nil {
 		return nil
 	}
-	if graphql.HasOperationContext(ctx) {
+	if oc != nil {
 		// A @defer stream's later results (gqlhttp's incremental delivery)
 		// belong to the request counted at its first: one request, its
 		// outcome and duration those of its first payload.
-		st := &graphql.GetOperationContext(ctx).Stats
+		st := &oc.Stats
 		if st.GetExtension(countedStat) != nil {
 			return resp
 		}
@@ -297,10 +390,11 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	}
 	raw, _ := operationOf(ctx)
 	outcome := Outcome(resp)
-	name := e.m.operationLabel(ctx, raw)
-	e.m.gqlRequests.WithLabelValues(name, outcome).Inc()
-	e.m.gqlDuration.WithLabelValues(name).Observe(time.Since(start).Seconds())
-	StatsFrom(ctx).SetOperation(e.m.opts.LogName(raw), outcome)
+	logName := e.m.opts.LogName(raw)
+	requests, duration := e.m.opSeriesOf(ctx, logName, outcome)
+	requests.Inc()
+	duration.Observe(time.Since(start).Seconds())
+	StatsFrom(ctx).SetOperation(logName, outcome)
 	return resp
 }
 
@@ -317,7 +411,10 @@ func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	if !plainCode(code) {
 		outcome = OutcomeError
 	}
-	m.gqlRequests.WithLabelValues(OperationUnparsed, outcome).Inc()
+	m.namesMu.Lock()
+	c := m.outcomeOf(m.opsOf(OperationUnparsed), OperationUnparsed, outcome)
+	m.namesMu.Unlock()
+	c.Inc()
 	StatsFrom(ctx).SetOperation(OperationUnparsed, outcome)
 }
 
@@ -377,17 +474,50 @@ func plainName(s string) bool {
 	return true
 }
 
-// operationLabel is the operation label of a request named raw: LogName,
-// then "other" unless the name is in the label set or may join it now
+// opSeriesOf is the requests counter (by outcome) and the duration
+// histogram of an operation whose LogName is name, under its operation
+// label (operationLabel).
+func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometheus.Counter, prometheus.Observer) {
+	m.namesMu.Lock()
+	defer m.namesMu.Unlock()
+	label := m.operationLabel(ctx, name)
+	s := m.opsOf(label)
+	if s.duration == nil {
+		s.duration = m.gqlDuration.WithLabelValues(label)
+	}
+	return m.outcomeOf(s, label, outcome), s.duration
+}
+
+// opsOf is the series of an operation label, under namesMu.
+func (m *Metrics) opsOf(label string) *opSeries {
+	s := m.ops[label]
+	if s == nil {
+		s = &opSeries{outcomes: make(map[string]prometheus.Counter)}
+		m.ops[label] = s
+	}
+	return s
+}
+
+// outcomeOf is the requests counter of an operation label (its series s)
+// and an outcome, under namesMu. The outcomes are plain codes or "error",
+// so a label's outcomes are the gateway's codes: bounded.
+func (m *Metrics) outcomeOf(s *opSeries, label, outcome string) prometheus.Counter {
+	c := s.outcomes[outcome]
+	if c == nil {
+		c = m.gqlRequests.WithLabelValues(label, outcome)
+		s.outcomes[outcome] = c
+	}
+	return c
+}
+
+// operationLabel is the operation label of a request whose LogName is
+// name: "other" unless the name is in the label set or may join it now
 // (MaxOperationNames says when). Names already in the set are not checked
-// again: they are on /metrics already.
-func (m *Metrics) operationLabel(ctx context.Context, raw string) string {
-	name := m.opts.LogName(raw)
+// again: they are on /metrics already. Called under namesMu.
+func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if name == OperationAnonymous || name == OperationOther {
 		return name
 	}
-	m.namesMu.Lock()
-	defer m.namesMu.Unlock()
 	if _, ok := m.names[name]; ok {
 		return name
 	}
