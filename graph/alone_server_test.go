@@ -2,6 +2,7 @@ package graph_test
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"runtime"
 	"strings"
@@ -44,10 +45,10 @@ func (s *stackedREST) GetPayments(ctx context.Context, ids []string) []restclien
 }
 
 // TestOperationOfOneCallSkipsTheLoader: an operation whose REST-call
-// estimate is one (a payment, a node) fetches its payment without the
-// dataloader; one that may make more (aliases, a checkout session with
-// its payment) goes through it, and identical aliases still share one
-// call.
+// estimate is one (a payment, a node, aliases of one id) fetches its
+// payment without the dataloader, identical aliases sharing the one call;
+// one that may make more (aliases of two ids, a checkout session with its
+// payment) goes through it.
 func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	srv := httptest.NewServer(sb)
@@ -57,16 +58,20 @@ func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	fx := sb.Fixtures()[0]
+	other := sb.Payments(fx.Business.APIKey)[1].ID
 	for _, tc := range []struct {
 		name  string
 		query string
 		vars  map[string]any
-		want  string // the payment details fetched: alone or batched
+		want  string // each payment detail fetched: alone or batched
 	}{
 		{"payment", `query($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": fx.PaymentID}, "alone"},
 		{"node", `query($id: ID!) { node(id: $id) { id } }`, map[string]any{"id": fx.PaymentID}, "alone"},
 		{"nodes of one id", `query($id: ID!) { nodes(ids: [$id]) { id } }`, map[string]any{"id": fx.PaymentID}, "alone"},
-		{"two identical aliases", `query($id: ID!) { a: payment(id: $id) { id } b: payment(id: $id) { id } }`, map[string]any{"id": fx.PaymentID}, "batched"},
+		{"two identical aliases", `query($id: ID!) { a: payment(id: $id) { id } b: payment(id: $id) { id } }`, map[string]any{"id": fx.PaymentID}, "alone"},
+		{"a payment and its node", `query($id: ID!) { a: payment(id: $id) { id } b: node(id: $id) { id } }`, map[string]any{"id": fx.PaymentID}, "alone"},
+		{"twenty aliases of one id", aliasesOf(20, "$id"), map[string]any{"id": fx.PaymentID}, "alone"},
+		{"aliases of two ids", `query($id: ID!, $other: ID!) { a: payment(id: $id) { id } b: payment(id: $other) { id } c: payment(id: $id) { id } }`, map[string]any{"id": fx.PaymentID, "other": other}, "batched,batched"},
 		{"checkout session with its payment", `query($id: String!) { checkoutSession(id: $id) { payment { id } } }`, map[string]any{"id": fx.CheckoutSessionID}, "batched"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -75,12 +80,24 @@ func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
 			if len(ans.Errors) > 0 || !strings.Contains(string(ans.Data), `"pay_`) {
 				t.Fatalf("answer %s %+v", ans.Data, ans.Errors)
 			}
-			if len(rest.batched) != 1 {
-				t.Fatalf("%d payment details fetched, want 1", len(rest.batched))
+			var got []string
+			for _, b := range rest.batched {
+				got = append(got, map[bool]string{false: "alone", true: "batched"}[b])
 			}
-			if got := map[bool]string{false: "alone", true: "batched"}[rest.batched[0]]; got != tc.want {
-				t.Errorf("payment fetched %s, want %s", got, tc.want)
+			if strings.Join(got, ",") != tc.want {
+				t.Errorf("payment details fetched %v, want %s", got, tc.want)
 			}
 		})
 	}
+}
+
+// aliasesOf is a query of n aliases of payment(id: arg).
+func aliasesOf(n int, arg string) string {
+	var b strings.Builder
+	b.WriteString("query($id: ID!) {")
+	for i := range n {
+		fmt.Fprintf(&b, " p%d: payment(id: %s) { id }", i, arg)
+	}
+	b.WriteString(" }")
+	return b.String()
 }

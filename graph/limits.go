@@ -174,8 +174,12 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	// The estimate, for the edge to charge to the merchant's rate limit
 	// (ratelimit.go): a document refused by a limit above has none.
 	setEstimate(opCtx, RESTCallEstimate{Calls: estimate})
-	if calls <= 1 && opCtx.Operation.Operation == ast.Query && loaders != nil {
-		loaders.Alone(opCtx) // its one load has nothing to batch with
+	// At most one distinct REST call (the estimate: 20 aliases of one id
+	// are one): its one load has nothing to batch with. A load of another
+	// key (the estimate never counts less than the operation makes, but
+	// the loaders do not rely on it) goes to the dataloader as ever.
+	if estimate <= 1 && opCtx.Operation.Operation == ast.Query && loaders != nil {
+		loaders.Alone(opCtx)
 	}
 	return nil
 }

@@ -113,14 +113,16 @@ type Loaders struct {
 	lists        listFlights
 
 	// alone is the operation (queryLimits.MutateOperationContext) whose
-	// REST-call estimate (restCalls) is at most one: its one load cannot
+	// REST-call estimate (costplan.go: distinct calls) is at most one: its
+	// one load (however many fields ask for it) cannot
 	// batch with anything, so it skips the dataloader's batch goroutine
 	// and timer (loadAlone). alonePay and aloneLink are the loads that
 	// took that path, one a loader at most (loaders never batch with each
-	// other, so a payment and a link loaded alone lose nothing).
+	// other, so a payment and a link loaded alone lose nothing): fields,
+	// not allocations of their own.
 	alone     atomic.Pointer[graphql.OperationContext]
-	alonePay  atomic.Pointer[aloneCall[*restclient.Payment]]
-	aloneLink atomic.Pointer[aloneCall[*restclient.PaymentLink]]
+	alonePay  aloneSlot[*restclient.Payment]
+	aloneLink aloneSlot[*restclient.PaymentLink]
 
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
@@ -342,22 +344,35 @@ const batchCapacity = MaxNodes
 const inputCapacity = 16
 
 // Alone tells the loaders that op can make at most one REST call (its
-// restCalls estimate, an upper bound on the loads it starts): its load
+// estimate, costplan.go: the distinct calls, so 20 aliases of one id are
+// one; it never counts fewer than the operation makes): its load
 // then runs on the resolver's goroutine, without the dataloader's batch
 // goroutine and its timer (18 % of a single payment's CPU, docs/perf-log/2026-11-benchmarks.md
-// issue 14), since there is nothing it could batch with. Only op's loads
+// issue 14), since there is nothing it could batch with; the other loads
+// of its key share it. A load of another key (which the estimate says
+// cannot happen) still goes to the dataloader. Only op's loads
 // take that path: when a connection's loaders serve several operations,
 // another operation's Alone replaces op's, which then uses the loader.
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
+
+// aloneSlot is where a loader's alone load lives: call, once claimed
+// (under mu) and published by at; the Loaders hold it, so the load costs
+// no allocation but its thunk.
+type aloneSlot[V any] struct {
+	at   atomic.Pointer[aloneCall[V]]
+	mu   sync.Mutex
+	call aloneCall[V]
+}
 
 // aloneCall is the load that took the alone path: a later load of the same
 // key in the request shares its result (the per-request dedupe the
 // dataloader's cache gives every other load), waiting for it if needed.
 type aloneCall[V any] struct {
-	key  string
-	done sync.WaitGroup // one, until v and err are set
-	v    V
-	err  error
+	key   string
+	done  sync.WaitGroup // one, until v and err are set
+	v     V
+	err   error
+	thunk dataloader.Thunk[V] // every load of key answers by it
 }
 
 // loadAlone loads key by fetch on the calling goroutine when ctx's
@@ -367,31 +382,37 @@ type aloneCall[V any] struct {
 // returns nil and the dataloader loads key.
 // fetch is a method expression (REST.GetPayment): a method value of
 // l.rest would be an allocation on every load, alone or not.
-func loadAlone[V any](l *Loaders, ctx context.Context, slot *atomic.Pointer[aloneCall[V]], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
-	if c := slot.Load(); c != nil {
+func loadAlone[V any](l *Loaders, ctx context.Context, slot *aloneSlot[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
+	if c := slot.at.Load(); c != nil {
 		if c.key != key {
 			return nil
 		}
-		return func() (V, error) {
-			c.done.Wait() // the alone load ends with the request at the latest
-			return c.v, c.err
-		}
+		return c.thunk // it waits for the alone load, which ends with the request at the latest
 	}
 	op := l.alone.Load()
 	if op == nil || !graphql.HasOperationContext(ctx) || graphql.GetOperationContext(ctx) != op {
 		return nil
 	}
-	c := &aloneCall[V]{key: key}
-	c.done.Add(1)
-	if !slot.CompareAndSwap(nil, c) {
+	slot.mu.Lock()
+	if slot.at.Load() != nil {
+		slot.mu.Unlock()
 		return loadAlone(l, ctx, slot, name, key, fetch) // another load took it first
 	}
+	c := &slot.call
+	c.key = key
+	c.done.Add(1)
+	c.thunk = func() (V, error) {
+		c.done.Wait()
+		return c.v, c.err
+	}
+	slot.at.Store(c)
+	slot.mu.Unlock()
 	if l.limits.OnBatch != nil {
 		l.limits.OnBatch(name, 1)
 	}
 	c.fetch(l, ctx, fetch)
 	c.done.Done()
-	return func() (V, error) { return c.v, c.err }
+	return c.thunk
 }
 
 func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, context.Context, string) (V, error)) {

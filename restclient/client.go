@@ -246,19 +246,29 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 
 // GetPayment retrieves one payment (Detailed is true).
 func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
-	var w wirePayment
-	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &w); err != nil {
+	// The wire struct escapes (decodeBody hands it to encoding/json when
+	// the fast path declines), so it shares the payment's allocation: one,
+	// not two. It lives as long as the payment (a request), and its
+	// strings are the payment's own.
+	b := new(paymentBox)
+	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &b.w); err != nil {
 		return nil, err
 	}
-	p := new(Payment)
-	err := w.to(p, true)
+	err := b.w.to(&b.p, true)
 	if err == nil {
-		err = sameID("payment", id, p.ID)
+		err = sameID("payment", id, b.p.ID)
 	}
 	if err != nil {
 		return nil, unexpected(EndpointGetPayment, err)
 	}
-	return p, nil
+	return &b.p, nil
+}
+
+// paymentBox is a payment and the wire struct it is decoded from, in one
+// allocation (GetPayment).
+type paymentBox struct {
+	p Payment
+	w wirePayment
 }
 
 // GetPaymentLink retrieves one payment link.
