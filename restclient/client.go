@@ -340,7 +340,9 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
 	}
-	u := url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
+	// The request's URL, shared by the call's attempts (net/http and
+	// every RoundTripper only read it).
+	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
 	if ep != EndpointListPayments {
 		if why := checkID(id); why != "" {
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
@@ -369,13 +371,13 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	defer s.release()
 	log := callLogFrom(ctx)
 	if log == nil {
-		err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, nil) })
+		err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, u, creds, into, nil) })
 		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
 		return err
 	}
 	var st callStat
 	start := time.Now()
-	err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, &u, creds, into, &st) })
+	err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, u, creds, into, &st) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	c.limiter.report(ctx, creds, err)
 	return err
@@ -399,20 +401,20 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer cancel()
 	}
 
-	// NewRequestWithContext with an empty URL, then ours: a Request
-	// literal would need WithContext's copy of it (an allocation of
-	// ≈ 250 bytes), and a URL string would be parsed only to be
-	// replaced. The header values are shared (the credentials' per
-	// request, Accept's per process).
-	req, err := http.NewRequestWithContext(callCtx, http.MethodGet, "", nil)
-	if err != nil {
-		return unexpected(ep, err)
-	}
-	*req.URL = *u
+	// The request is a copy of the client's template with the call's
+	// context (WithContext: one allocation, where NewRequestWithContext
+	// would also parse a URL string and make a header), its URL the
+	// call's and its header the context's (credentialsValue.requestHeader:
+	// one map for all the calls of a request).
+	req := getTemplate.WithContext(callCtx)
+	req.URL = u
 	req.Host = u.Host
-	req.Header[canonicalAPIKey] = cv.keyHeader
-	req.Header[canonicalAPISecret] = cv.secretField
-	req.Header["Accept"] = acceptJSON
+	req.Header = cv.requestHeader()
+	if c.rt == nil {
+		// http.Client.Do writes to the header (a cookie jar's cookies):
+		// it gets one of its own.
+		req.Header = req.Header.Clone()
+	}
 
 	if st != nil {
 		st.attempts++
@@ -507,6 +509,11 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return resp, nil
 }
+
+// getTemplate is what every REST request is made from (attempt): a GET
+// without a body, as NewRequestWithContext would make it. It is never
+// sent or changed itself.
+var getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 
 // acceptJSON is the Accept header value of every REST call.
 var acceptJSON = []string{"application/json"}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"paygraph/internal/opscope"
@@ -36,14 +38,19 @@ type Credentials struct {
 type credentialsKey struct{}
 
 // credentialsValue is what WithCredentials puts in a context: the pair and
-// its two header values, built once per context rather than once per REST
-// call (net/http only reads them).
+// the header of its REST calls, built once per context (at its first
+// call) rather than once per REST call.
 type credentialsValue struct {
-	c           Credentials
-	keyHeader   []string // headers[0:1]
-	secretField []string // headers[1:2]
-	headers     [2]string
-	merchant    merchantKey // the Limiter's key of the pair
+	c Credentials
+	// header is the header of every REST call made with the context
+	// (requestHeader): shared by them, as net/http and every
+	// RoundTripper only read a request's header (a RoundTripper "should
+	// not modify the request"; otelhttp's clones it before injecting the
+	// trace headers).
+	header     http.Header
+	headerOnce sync.Once
+	headers    [2]string   // the header's two credential values
+	merchant   merchantKey // the Limiter's key of the pair
 	// merchantName is MerchantOf's answer (merchant in hex), made once
 	// here: each request asks for it at least twice (its anonymous and
 	// merchant rate limits), and hex-encoding each time cost 2
@@ -75,8 +82,20 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	var name [2 * len(merchantKey{})]byte
 	hex.Encode(name[:], v.merchant[:])
 	v.merchantName = string(name[:])
-	v.keyHeader, v.secretField = v.headers[0:1:1], v.headers[1:2:2]
 	return opscope.WithValue(ctx, credentialsKey{}, v)
+}
+
+// requestHeader is the header of v's REST calls: the credentials and
+// Accept, one map for all the calls of the context (read only).
+func (v *credentialsValue) requestHeader() http.Header {
+	v.headerOnce.Do(func() {
+		v.header = http.Header{
+			canonicalAPIKey:    v.headers[0:1:1],
+			canonicalAPISecret: v.headers[1:2:2],
+			"Accept":           acceptJSON,
+		}
+	})
+	return v.header
 }
 
 // CredentialsFrom returns the credentials carried by ctx; ok is false when
