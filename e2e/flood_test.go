@@ -33,7 +33,9 @@ type floodSpec struct {
 	Path string // instead: GET this path (no credentials)
 	// Bodies, instead of Body: the flood sends Bodies[k % len(Bodies)]
 	// in the k-th Slice after Start (and starts at Start), so that a
-	// prober can compare them slice by slice, under the same noise.
+	// prober can compare them slice by slice, under the same noise. A
+	// nil body with no path is an idle kind: nothing is sent in its
+	// slices (the unloaded baseline of the others).
 	Bodies  []json.RawMessage
 	Paths   []string // Paths[k] != "": the k-th kind is a GET of it instead
 	Slice   time.Duration
@@ -42,7 +44,7 @@ type floodSpec struct {
 	Fresh   bool        // also a credential pair never seen, each request
 	Source  string      // source address ("": the kernel's choice)
 	Workers int         // of each kind (Bodies), which sends only in its slices
-	Rate    int         // requests per second of a kind's workers together; 0: as fast as they go
+	Rate    int         // requests per second offered by a kind's workers together, in its slices; 0: as fast as they go
 	Window  time.Duration
 	// Nice runs the flood process at this niceness (0: as the test): an
 	// attacker elsewhere does not spend the gateway host's CPU; here the
@@ -165,23 +167,33 @@ func TestFloodProcess(t *testing.T) {
 	// Each kind has workers of its own, which send only in its slices: a
 	// kind whose answers are slow (a refusal held for its Retry-After,
 	// gqlhttp/refusaldelay.go) holds up its own senders, never the other
-	// kind's, so each kind is as fast a flood as it can be.
+	// kind's, so each kind is as fast a flood as it can be. Paced, a
+	// kind's ticks outside its slices are dropped, so that each kind is
+	// offered Rate in its slices and no backlog bursts at their start;
+	// closed-loop (Rate 0), a kind's workers wait for its next slice.
 	var wg sync.WaitGroup
 	for k := range max(1, len(spec.Bodies)) {
+		if spec.idle(k) {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sendK := func(int) {
-				if len(spec.Bodies) > 0 && !spec.waitForKind(k) {
-					return
+			if spec.Rate <= 0 {
+				hammer(spec.Workers, 0, spec.Window, func(int) {
+					if len(spec.Bodies) > 0 && !spec.waitForKind(k) {
+						return
+					}
+					send(k)
+				})
+				return
+			}
+			paced(spec.Workers, spec.Rate, spec.Window, func(int) {
+				if len(spec.Bodies) > 0 && spec.kindAt(time.Now()) != k {
+					return // a tick of another kind's slice: not offered
 				}
 				send(k)
-			}
-			if spec.Rate <= 0 {
-				hammer(spec.Workers, 0, spec.Window, sendK)
-			} else {
-				paced(spec.Workers, spec.Rate, spec.Window, sendK)
-			}
+			})
 		}()
 	}
 	wg.Wait()
@@ -213,6 +225,13 @@ func (s floodSpec) waitForKind(k int) bool {
 	}
 	time.Sleep(time.Until(at))
 	return true
+}
+
+// idle reports whether the k-th kind of Bodies sends nothing (a nil body,
+// null once through the spec file, and no path).
+func (s floodSpec) idle(k int) bool {
+	b := s.Bodies
+	return len(b) > 0 && (len(b[k]) == 0 || string(b[k]) == "null") && (k >= len(s.Paths) || s.Paths[k] == "")
 }
 
 // kindAt is the index in Bodies of the body sent at t.

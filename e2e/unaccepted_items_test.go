@@ -80,22 +80,6 @@ func (c *tally) String() string {
 	return outcomes(c.m)
 }
 
-// probes runs B's lookup one at a time for window and returns the
-// latencies and how many were wrong.
-func probes(p *proc, fake *restFake, window time.Duration) (ds []time.Duration, failed int) {
-	q, want := probeQuery(fake)
-	q = q.encoded()
-	for end := time.Now().Add(window); time.Now().Before(end); {
-		d, ok, _ := probe(p, q, want, 10*time.Second)
-		ds = append(ds, d)
-		if !ok {
-			failed++
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	return ds, failed
-}
-
 // ---- item 2 ----
 
 // TestUnacceptedSubscriptions is issue 22's item 2: against a REST API at
@@ -346,58 +330,51 @@ func schemaAliases() string {
 // TestAnonymousIntrospection is issue 22's item 4: 16 anonymous senders
 // of the 54-alias __schema document (from a process of their own, at
 // nice 10: flood_test.go), while merchant B looks up one payment at a
-// time. B's p99 is measured unloaded, then under the senders, which take
-// turns every 500 ms between the anonymous document and GET /healthz
-// (the HTTP floor: no GraphQL, no body, no budget), so that the noise of
-// a machine shared with other jobs falls on both alike. Checked: every
-// answer to the senders within MAX_RESPONSE_BYTES, and B's p99 under the
-// anonymous senders within factor x its p99 under the /healthz senders.
-// The issue's bound (2x of the unloaded p99) is printed, not checked: on
-// two cores shared with the senders' own process, 16 closed-loop senders
-// of /healthz alone take B's p99 to 2-3x its unloaded figure. With the
-// refusals held (REFUSAL_DELAY_MAX) and the senders' one address charged
-// its own budget first (RATE_LIMIT_ANONYMOUS_PER_ADDRESS_*, 2/s burst 10:
-// 20 documents admitted in 6 s instead of about 155), B's p99 measured
-// 1.0x-2.3x its unloaded figure (over 2x in two of six runs) and
-// 0.7x-0.9x the /healthz floor in six runs (5.0x-6.6x and 2.5x-3.5x with
-// the shared budget alone), so the issue's factor, 2x, is checked against
-// the floor.
+// time, back to back. The senders send in every other 100 ms slice
+// (floodSlice) and are idle in the others, which are B's unloaded
+// baseline: measured in the same seconds as the loaded figure, the noise
+// of a machine shared with other jobs falls on both alike, and each p99
+// is read from thousands of lookups. Checked: every answer to the senders
+// within MAX_RESPONSE_BYTES, and the issue's bound, B's p99 under the
+// senders within 2x of its unloaded p99. (Measured unloaded first, then
+// under the senders, with a 5 to 10 ms pause between lookups, the ratio
+// was 0.9x-2.5x from run to run, and the check was 2x of B's p99 under
+// as many GET /healthz senders; docs/reliability.md has the figures.)
 func TestAnonymousIntrospection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("floods the gateway binary for about 10 s: not in -short")
 	}
 	const (
 		senders = 16
-		window  = 3 * time.Second
-		factor  = 2.0
+		window  = 4 * time.Second // of each: the senders' slices, the idle ones
+		factor  = 2.0             // the issue's
 	)
 	fake := newRESTFake(t)
 	figs := &figures{}
 	t.Cleanup(func() { t.Logf("issue 22, anonymous introspection:\n%s", figs.table()) })
-	p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL})
+	p := startGateway(t, backToBack(map[string]string{"REST_BASE_URL": fake.URL}))
 	acceptMerchants(t, p, fake)
 	doc := gqlReq{Query: schemaAliases()}.encoded().body
 
-	unloaded, failed0 := probes(p, fake, window)
-	res := probeUnder(t, p, fake, floodSpec{URL: p.URL, Workers: senders, Window: 2 * window, Slice: 500 * time.Millisecond,
-		Bodies: []json.RawMessage{doc, nil}, Paths: []string{"", "/healthz"}, Nice: 10})
-	loaded, floor := res.probes[0], res.probes[1]
+	// The senders' slices and idle ones (a nil body and no path) take
+	// turns, floodSlice each.
+	res := probeUnder(t, p, fake, floodSpec{URL: p.URL, Workers: senders, Window: 2 * window, Slice: floodSlice,
+		Bodies: []json.RawMessage{doc, nil}, Nice: 10})
+	loaded, unloaded := res.probes[0], res.probes[1]
 
-	p99u, p99l, p99f := percentile(unloaded, 99), percentile(loaded, 99), percentile(floor, 99)
+	p99u, p99l := percentile(unloaded, 99), percentile(loaded, 99)
 	figs.info(t, "4", "today (issue): 54-alias __schema (8.6 KB) answer; B's p50 / p99 unloaded -> under 16 anonymous senders",
 		"985 KB each; 1.25 ms -> 284 ms / 3.4 ms -> 868 ms")
-	figs.info(t, "4", fmt.Sprintf("%d requests in %v from %d senders (0: the %d B anonymous document, 1: GET /healthz, taking turns every 500 ms): answers",
-		res.sent, 2*window, senders, len(doc)), outcomes(res.floodOutcomes))
-	figs.info(t, "4", "CPU time of the gateway (anonymous slices / /healthz slices); of the senders' process (nice 10)",
+	figs.info(t, "4", fmt.Sprintf("%d requests in %v from %d senders of the %d B anonymous document (in their slices, every other %v): answers",
+		res.sent, window, senders, len(doc), floodSlice), outcomes(res.floodOutcomes))
+	figs.info(t, "4", "CPU time of the gateway (the senders' slices / the idle slices); of the senders' process (nice 10)",
 		ms(res.cpu[0])+" / "+ms(res.cpu[1])+"; "+ms(res.floodCPU))
 	figs.check(t, "4", "largest answer to the senders", kib(res.largest), "<= MAX_RESPONSE_BYTES (8 MiB)", res.largest <= 8<<20 && res.sent > 0)
-	figs.info(t, "4", "B's p50: unloaded / under the anonymous senders / under the /healthz senders",
-		ms(percentile(unloaded, 50))+" / "+ms(percentile(loaded, 50))+" / "+ms(percentile(floor, 50)))
-	figs.info(t, "4", "B's p99 under the anonymous senders / unloaded (the issue's bound: 2x)",
-		fmt.Sprintf("%s / %s (%.1fx)", ms(p99l), ms(p99u), float64(p99l)/float64(max(p99u, 1))))
-	figs.check(t, "4", "B's p99 under the anonymous senders / under the /healthz senders",
-		fmt.Sprintf("%s / %s (%.1fx; %d, %d and %d lookups, %d wrong)", ms(p99l), ms(p99f), float64(p99l)/float64(max(p99f, 1)), len(unloaded), len(loaded), len(floor), failed0+res.probeFailed),
-		fmt.Sprintf("<= %.0fx", factor), failed0+res.probeFailed == 0 && len(loaded) > 0 && float64(p99l) <= factor*float64(p99f))
+	figs.info(t, "4", "B's lookups unloaded (the idle slices): p50 / p90 / p99 / max", spread(unloaded))
+	figs.info(t, "4", "B's lookups under the anonymous senders: p50 / p90 / p99 / max", spread(loaded))
+	figs.check(t, "4", "B's p99 under the anonymous senders / unloaded",
+		fmt.Sprintf("%s / %s (%.2fx; %d across a switch not counted, %d wrong)", us(p99l), us(p99u), float64(p99l)/float64(max(p99u, 1)), res.straddled, res.probeFailed),
+		fmt.Sprintf("<= %.0fx", factor), res.probeFailed == 0 && len(loaded) >= minLookups && len(unloaded) >= minLookups && float64(p99l) <= factor*float64(p99u))
 }
 
 // ---- item 5 ----

@@ -11,10 +11,11 @@ package e2e
 // new ones: the invented pairs' REST calls within the shared budget
 // (burst + rate x t), and B's p99 under the nodes flood against its p99
 // under an equally fast flood that makes no REST call ({ __typename } with
-// fresh pairs). The two floods take turns every 500 ms in one run, and
-// B's lookups are counted by the flood they fell in, so that the noise of
-// a machine shared with other jobs falls on both alike (only ratios of
-// one run are compared; see p99Factor for the bound).
+// fresh pairs). The two floods take turns every 100 ms in one run, and
+// B's lookups, back to back, are counted by the flood they fell in, so
+// that the noise of a machine shared with other jobs falls on both alike
+// and each p99 is read from thousands of lookups (only ratios of one run
+// are compared; see p99Factor for the bound).
 //
 //	go test -count=1 -run TestUnacceptedCredentials -v ./e2e/
 
@@ -35,23 +36,22 @@ import (
 
 // Issue 22's item 1, at CI size.
 const (
-	floodWindow  = 4 * time.Second // each flood's; alternating ones take turns
-	floodSlice   = 500 * time.Millisecond
+	floodWindow = 4 * time.Second // each flood's; alternating ones take turns
+	// floodSlice is short, so that a burst of the machine's other work
+	// (longer than two slices) falls on both floods alike; a multiple of
+	// two slices divides the refusal delay (1 s), so that a held answer of
+	// one flood is released in that flood's slices.
+	floodSlice   = 100 * time.Millisecond
 	floodRate    = 100 // requests per second of the flood, both kinds
 	floodWorkers = 8
-	// p99Factor is the bound checked on B's p99 under the nodes flood over
-	// its p99 under the { __typename } flood. The issue's target is 1.5x.
-	// The nodes flood's refusals are now held for their Retry-After (1 s,
-	// gqlhttp/refusaldelay.go), so its 8 closed-loop workers send about
-	// 16 requests a second, not 100, while the { __typename } flood's
-	// own workers keep theirs (flood_test.go: each kind has workers of its
-	// own). Measured on two cores shared with three other jobs: 1.3x,
-	// 1.6x, 1.2x, 1.6x, 0.7x, 0.8x (4 to 13 ms against 4 to 9 ms: a few ms
-	// of noise is 1.5x at these figures); with the delay off in the same
-	// harness, 2.2x and 2.9x. The check is 3x, which that noise passes
-	// and the flood without the delay came close to; the issue's 1.5x is
-	// printed (docs/reliability.md).
-	p99Factor = 3.0
+	// p99Factor is the issue's bound on B's p99 under the nodes flood over
+	// its p99 under the { __typename } flood. B looks up back to back
+	// (one at a time), about 4,000 lookups under each flood, so that a p99
+	// is the 40th-worst lookup, not the 2nd or 3rd (with a 10 ms pause
+	// between lookups and 500 ms slices it measured 0.6x-3.2x from run to
+	// run, and the check was 3x; see docs/reliability.md for the figures
+	// since).
+	p99Factor = 1.5
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
 	unacceptedBurst = 2 * unacceptedRate
@@ -78,8 +78,8 @@ func TestUnacceptedCredentials(t *testing.T) {
 		fake.Reset()
 		return runFlood(t, p, fake, floods...)
 	}
-	base := map[string]string{"REST_BASE_URL": fake.URL}
-	today := map[string]string{"REST_BASE_URL": fake.URL, "REST_UNACCEPTED_CALLS_PER_SECOND": "0"}
+	base := backToBack(map[string]string{"REST_BASE_URL": fake.URL})
+	today := backToBack(map[string]string{"REST_BASE_URL": fake.URL, "REST_UNACCEPTED_CALLS_PER_SECOND": "0"})
 
 	var before, after floodResult
 	t.Run("today", func(t *testing.T) { before = run(t, today, nodes) })
@@ -95,11 +95,11 @@ func TestUnacceptedCredentials(t *testing.T) {
 		fmt.Sprintf("%d / %d", after.sent, after.inventedCalls),
 		fmt.Sprintf("calls <= %d (burst %d + %d/s x t)", budget, unacceptedBurst, unacceptedRate), after.inventedCalls <= budget)
 	p99, ref := percentile(after.probes[0], 99), percentile(after.probes[1], 99)
-	figs.info(t, "1", "B's p50 under the nodes flood / under the { __typename } flood",
-		ms(percentile(after.probes[0], 50))+" / "+ms(percentile(after.probes[1], 50)))
+	figs.info(t, "1", "B's lookups under the nodes flood: p50 / p90 / p99 / max", spread(after.probes[0]))
+	figs.info(t, "1", "B's lookups under the { __typename } flood: p50 / p90 / p99 / max", spread(after.probes[1]))
 	figs.check(t, "1", "B's p99 under the nodes flood / under the { __typename } flood",
-		fmt.Sprintf("%s / %s (%.1fx; %d and %d lookups)", ms(p99), ms(ref), float64(p99)/float64(max(ref, 1)), len(after.probes[0]), len(after.probes[1])),
-		fmt.Sprintf("<= %.1fx", p99Factor), len(after.probes[0]) > 0 && float64(p99) <= p99Factor*float64(ref))
+		fmt.Sprintf("%s / %s (%.2fx; %d and %d lookups, %d across a switch not counted)", us(p99), us(ref), float64(p99)/float64(max(ref, 1)), len(after.probes[0]), len(after.probes[1]), after.straddled),
+		fmt.Sprintf("<= %.1fx", p99Factor), len(after.probes[0]) >= minLookups && len(after.probes[1]) >= minLookups && float64(p99) <= p99Factor*float64(ref))
 	figs.check(t, "1", "B's lookups under the floods", outcomes(after.probeOutcomes),
 		"all ok", after.probeFailed == 0)
 	figs.info(t, "1", "the floods' answers (0: nodes, 1: { __typename }); the gateway's CPU time in their slices",
@@ -117,7 +117,32 @@ type floodResult struct {
 	cpu           []time.Duration // the gateway's CPU time, by flood
 	floodCPU      time.Duration   // the flood process's CPU time
 	largest       int64           // the flood's largest answer
+	straddled     int             // B's lookups that began in one kind's slice and ended in another's
 }
+
+// minLookups is the fewest lookups of B a p99 is read from: its 10th-worst
+// lookup at least, not one outlier of a machine shared with other jobs.
+const minLookups = 1000
+
+// backToBack lifts merchant B's own rate limits (RATE_LIMIT_REQUESTS_* and
+// RATE_LIMIT_REST_*: 200 requests a second by default) in env, so that B
+// can look up back to back and a p99 is read from thousands of lookups.
+// It changes nothing for the floods: every pair of theirs is fresh, and a
+// fresh pair's one request is far within those limits.
+func backToBack(env map[string]string) map[string]string {
+	for _, k := range []string{"RATE_LIMIT_REQUESTS_PER_SECOND", "RATE_LIMIT_REQUESTS_BURST", "RATE_LIMIT_REST_CALLS_PER_SECOND", "RATE_LIMIT_REST_BURST"} {
+		env[k] = "1000000"
+	}
+	return env
+}
+
+// spread is a latency distribution's p50 / p90 / p99 / max and its count.
+func spread(ds []time.Duration) string {
+	return fmt.Sprintf("%s / %s / %s / %s (%d lookups)", us(percentile(ds, 50)), us(percentile(ds, 90)), us(percentile(ds, 99)), us(percentile(ds, 100)), len(ds))
+}
+
+// us is a latency to 0.01 ms.
+func us(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 // runFlood sends the queries at floodRate from 127.0.0.2 (from a process
 // of its own: flood_test.go), each request with a pair never seen before,
@@ -135,8 +160,10 @@ func runFlood(t *testing.T, p *proc, fake *restFake, queries ...string) floodRes
 
 // probeUnder runs the flood of spec (its Bodies taking turns, Slice each,
 // from 300 ms on) while B (from 127.0.0.1) looks up one payment at a
-// time; B's latencies and the gateway's CPU time are kept by the kind of
-// flood they fell in.
+// time, back to back; B's latencies and the gateway's CPU time are kept
+// by the kind of flood they fell in. A lookup that began in one kind's
+// slice and ended in another's is counted in none (its outcome is still
+// checked): it measured both.
 func probeUnder(t *testing.T, p *proc, fake *restFake, spec floodSpec) floodResult {
 	kinds := len(spec.Bodies)
 	res := floodResult{probeOutcomes: map[string]int{}, probes: make([][]time.Duration, kinds), cpu: make([]time.Duration, kinds)}
@@ -157,15 +184,20 @@ func probeUnder(t *testing.T, p *proc, fake *restFake, spec floodSpec) floodResu
 		}
 	}()
 	q, want := probeQuery(fake)
+	q = q.encoded()
 	for time.Now().Before(end) {
-		k := spec.kindAt(time.Now())
+		at := time.Now()
+		k := spec.kindAt(at)
 		d, ok, outcome := probe(p, q, want, 10*time.Second)
-		res.probes[k] = append(res.probes[k], d)
 		res.probeOutcomes[outcome]++
 		if !ok {
 			res.probeFailed++
 		}
-		time.Sleep(10 * time.Millisecond)
+		if spec.kindAt(at.Add(d)) != k {
+			res.straddled++
+			continue
+		}
+		res.probes[k] = append(res.probes[k], d)
 	}
 	<-cpuDone
 	rep := wait()
