@@ -165,11 +165,15 @@ func (apqCommit) Validate(graphql.ExecutableSchema) error { return nil }
 // mutator accepted it: the query limits here, and the edge's rate-limit
 // charge (gqlhttp/charge.go), which runs after graph's.
 func (a apqCommit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	a.commit(ctx)
+	return next(ctx)
+}
+
+func (a apqCommit) commit(ctx context.Context) {
 	opCtx := graphql.GetOperationContext(ctx)
 	if p, _ := opCtx.Stats.GetExtension(apqPendingExt).(*apqPending); p != nil && opCtx.Operation != nil {
 		if _, ok := restclient.CredentialsFrom(ctx); ok {
 			a.store.Add(ctx, p.key, p.query)
 		}
 	}
-	return next(ctx)
 }

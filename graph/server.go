@@ -88,7 +88,7 @@ type ServerConfig struct {
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
 	// differential tests.
 	noFastPath bool
-	// chainedTail: responseTail's five extensions registered one by one
+	// chainedTail: graphTail's extensions registered one by one
 	// (tail.go), for its differential test.
 	chainedTail bool
 }
@@ -158,14 +158,14 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(apqExtension{store: apq})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
-	// ... stored once every operation-context mutator accepted the
-	// operation: queryLimits', and the edge's rate-limit charge (apq.go).
-	srv.Use(apqCommit{store: apq})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
-	// One extension (tail.go) does the work of these, in this order, the
-	// first outermost:
+	// One extension (graphTail, tail.go) does the work of these, in this
+	// order, the first outermost:
+	//   - the APQ registration, stored once every operation-context
+	//     mutator accepted the operation: queryLimits', and the edge's
+	//     rate-limit charge (apq.go);
 	//   - the cost receipt: inside the metrics and traces (its OnReceipt
 	//     is theirs), outside the response budget: the receipt is made
 	//     once the answer is;
@@ -173,20 +173,26 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	//     see the response it leaves;
 	//   - the error cap: inside those, so that they see the capped list;
 	//   - a subscription's error events (subscriptions.go);
-	//   - what the caller's customer-data level hid (customerdata.go).
+	//   - what the caller's customer-data level hid (customerdata.go);
+	//   - innermost of all: a query of payment(id:) root fields answered
+	//     without the executor (rootfast.go), inside every extension above.
+	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
+	var root *rootFast
+	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
+		root = &rootFast{r: resolver}
+	}
 	if cfg.chainedTail {
+		srv.Use(apqCommit{store: apq})
 		srv.Use(costExtension{cfg: cfg.Cost})
 		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 		srv.Use(errorCap{})
 		srv.Use(liveEventsExtension{})
 		srv.Use(customerDataExtension{})
+		if root != nil {
+			srv.Use(*root)
+		}
 	} else {
-		srv.Use(responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}})
-	}
-	// Innermost of all: a query of payment(id:) root fields answered
-	// without the executor (rootfast.go), inside every extension above.
-	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
-		srv.Use(rootFast{r: resolver})
+		srv.Use(graphTail{commit: apqCommit{store: apq}, tail: tail, root: root})
 	}
 	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)

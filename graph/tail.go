@@ -1,14 +1,15 @@
 package graph
 
-// The response tail: the extensions of graph's own that only prepare the
-// operation's context and then look at the response next returned
-// (the cost receipt, the response budget, the error cap, a subscription's
-// live events, the customer-data note), run as one gqlgen extension.
-// gqlgen makes a closure per interceptor per operation to chain them
-// (processExtensions); these five in a row did nothing with the chain but
-// call next, so one interceptor of each kind does their work in the same
-// order, with the same contexts, at one closure each instead of five and
-// three (issue 25: 6 allocations a request).
+// The response tail: graph's own operation and response interceptors,
+// run as one gqlgen extension (graphTail): the APQ registration's commit,
+// the extensions that only prepare the operation's context and then look
+// at the response next returned (the cost receipt, the response budget,
+// the error cap, a subscription's live events, the customer-data note),
+// and the root fast path. gqlgen makes a closure per interceptor per
+// operation to chain them (processExtensions); these did nothing with the
+// chain but call next, so one interceptor of each kind does their work in
+// the same order, with the same contexts, at one closure each instead of
+// five and six (issue 25: 9 allocations a request).
 
 import (
 	"context"
@@ -16,41 +17,74 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// responseTail is, in one extension, what registering costExtension,
-// ResponseBudget, errorCap, liveEventsExtension and customerDataExtension
-// in that order did (the first outermost): TestResponseTailMatchesChain
-// compares the two.
+// responseTail does what registering costExtension, ResponseBudget,
+// errorCap, liveEventsExtension and customerDataExtension in that order
+// did (the first outermost): prepare is their operation interceptors',
+// finish their response interceptors'.
 type responseTail struct {
 	cost   costExtension
 	budget ResponseBudget
 }
 
-var (
-	_ graphql.HandlerExtension     = responseTail{}
-	_ graphql.OperationInterceptor = responseTail{}
-	_ graphql.ResponseInterceptor  = responseTail{}
-)
-
-func (responseTail) ExtensionName() string                   { return "ResponseTail" }
-func (responseTail) Validate(graphql.ExecutableSchema) error { return nil }
-
-// InterceptOperation prepares the context as the operation interceptors
-// did, outermost first (the cost receipt and the error cap have none).
-func (t responseTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+// prepare prepares the context as the operation interceptors did,
+// outermost first (the cost receipt and the error cap have none).
+func (t responseTail) prepare(ctx context.Context) context.Context {
 	ctx = t.budget.prepare(ctx)
 	ctx = liveEventsExtension{}.prepare(ctx)
-	ctx = customerDataExtension{}.prepare(ctx)
-	return next(ctx)
+	return customerDataExtension{}.prepare(ctx)
 }
 
-// InterceptResponse finishes the response as the response interceptors
-// did, innermost first. Each of them called next with the context it was
+// finish finishes the response as the response interceptors did,
+// innermost first. Each of them called next with the context it was
 // given, so each finish sees the same ctx.
-func (t responseTail) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	resp := next(ctx)
+func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = customerDataExtension{}.finish(ctx, resp)
 	resp = liveEventsExtension{}.finish(ctx, resp)
 	resp = errorCap{}.finish(resp)
 	resp = t.budget.finish(ctx, resp)
 	return t.cost.finish(ctx, resp)
+}
+
+// graphTail is, in one extension, graph's operation and response
+// interceptors: what registering apqCommit, responseTail and rootFast in
+// that order (the first outermost) did, rootFast when root is set. gqlgen
+// makes a closure per interceptor of each kind per operation
+// (processExtensions): one extension instead of three saves three
+// (issue 25). apqCommit sat outside the extensions of
+// ServerConfig.Extensions (metrics, tracing): it only stores an APQ
+// registration, which is now done inside them; responseTail and rootFast
+// were the innermost already, in that order. TestResponseTailMatchesChain
+// compares it with the extensions registered one by one.
+type graphTail struct {
+	commit apqCommit
+	tail   responseTail
+	root   *rootFast // nil: the root fast path is off
+}
+
+var (
+	_ graphql.HandlerExtension     = graphTail{}
+	_ graphql.OperationInterceptor = graphTail{}
+	_ graphql.ResponseInterceptor  = graphTail{}
+)
+
+func (graphTail) ExtensionName() string                   { return "GraphTail" }
+func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	t.commit.commit(ctx)
+	ctx = t.tail.prepare(ctx)
+	if t.root != nil {
+		return t.root.InterceptOperation(ctx, next)
+	}
+	return next(ctx)
+}
+
+func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	var resp *graphql.Response
+	if t.root != nil {
+		resp = t.root.InterceptResponse(ctx, next)
+	} else {
+		resp = next(ctx)
+	}
+	return t.tail.finish(ctx, resp)
 }

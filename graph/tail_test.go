@@ -3,6 +3,8 @@ package graph
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -33,10 +35,11 @@ func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	return resp
 }
 
-// TestResponseTailMatchesChain: responseTail answers as the five
-// extensions it replaces did when registered one by one (cost receipts
-// with the inspector, the response budget, the error cap, the live
-// events, the customer-data note): the same bytes, the same response
+// TestResponseTailMatchesChain: graphTail answers as the seven
+// extensions it replaces did when registered one by one (the APQ
+// registration's commit, cost receipts with the inspector, the response
+// budget, the error cap, the live events, the customer-data note, the
+// root fast path): the same bytes, the same response
 // seen by an extension outside them and the same receipts, for answers
 // that exercise each of them (a receipt, a dry run's plan, a response
 // over its budget, more than maxErrors errors, masked and hidden
@@ -62,6 +65,10 @@ func TestResponseTailMatchesChain(t *testing.T) {
 		{"a dry run", `{ payment(id: "pay_a") { id customer { address } } }`, map[string]any{DryRunExtension: true}},
 		{"a validation error", `{ payment(id: "pay_a") { nope } }`, nil},
 		{"a typename", `{ __typename }`, nil},
+		// The APQ commit: a registration, then its hash alone (answered
+		// only if the registration was stored).
+		{"an APQ registration", apqTailQuery, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": apqTailHash}}},
+		{"the registered hash alone", "", map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": apqTailHash}}},
 	}
 	configs := []struct {
 		name  string
@@ -111,13 +118,21 @@ func TestResponseTailMatchesChain(t *testing.T) {
 					}
 					want, got := post(chain), post(tail)
 					if got != want && tailNormal(got) != tailNormal(want) {
-						t.Fatalf("responseTail:\n%s\nthe five extensions:\n%s", got, want)
+						t.Fatalf("graphTail:\n%s\nthe seven extensions:\n%s", got, want)
 					}
 				})
 			}
 		})
 	}
 }
+
+// The APQ registration of TestResponseTailMatchesChain.
+const apqTailQuery = `{ payment(id: "pay_a") { id status } }`
+
+var apqTailHash = func() string {
+	sum := sha256.Sum256([]byte(apqTailQuery))
+	return hex.EncodeToString(sum[:])
+}()
 
 // tailNormal is a post's answer with the lists whose order is that in
 // which concurrent fields finished (errors, masked paths) sorted, in
