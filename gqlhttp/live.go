@@ -122,7 +122,8 @@ const transportWS = "graphql-transport-ws"
 
 // addLive adds the SSE and WebSocket transports, before the JSON POST one
 // (an SSE request is a JSON POST too: the first transport that supports a
-// request serves it), and the per-operation scope of their operations.
+// request serves it); each gives its operations their own scope
+// (operationScope).
 func addLive(srv *handler.Server, l Live) {
 	if l.KeepAlive <= 0 {
 		l.KeepAlive = DefaultKeepAlive
@@ -155,7 +156,6 @@ func addLive(srv *handler.Server, l Live) {
 	if l.Gauge != nil {
 		l.Gauge(func() int { return len(b.slots) }, l.MaxConnections)
 	}
-	srv.Use(operationScope{b})
 	srv.AddTransport(sse{SSE: transport.SSE{KeepAlivePingInterval: l.KeepAlive}, b: b})
 	ws := transport.Websocket{
 		// graphql-transport-ws: a ping every KeepAlive, and a client that
@@ -285,7 +285,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	if req.DocumentID != "" {
 		r = r.WithContext(graph.WithDocumentID(r.Context(), req.DocumentID))
 	}
-	t.SSE.Do(eventIDWriter{w}, r, exec)
+	t.SSE.Do(eventIDWriter{w}, r, operationScope{GraphExecutor: exec, b: t.b, c: c})
 }
 
 // websocket is gqlgen's WebSocket transport behind the connection bounds:
@@ -319,7 +319,7 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 		// Each operation is charged (the upgrade was one request).
 		ctx = withBudget(ctx, t.b.Budget)
 	}
-	t.Websocket.Do(w, r.WithContext(ctx), exec)
+	t.Websocket.Do(w, r.WithContext(ctx), operationScope{GraphExecutor: exec, b: t.b, c: c})
 	if c.stop != nil {
 		c.stop()
 	}

@@ -4,8 +4,9 @@ package gqlhttp
 // A POST or GET is one operation in one HTTP request, and the middlewares
 // of the /graphql route make its scope (loaders, deadline, rate limit,
 // access log). A WebSocket carries many operations in one upgrade request,
-// and an SSE stream may carry a query: operationScope, a gqlgen extension,
-// gives each of them what that request cannot, when gqlgen starts it.
+// and an SSE stream may carry a query: operationScope, around the
+// executor those transports are handed, gives each of them what that
+// request cannot, when gqlgen starts it.
 
 import (
 	"context"
@@ -20,7 +21,9 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the per-operation scope of the live transports:
+// operationScope is the per-operation scope of the live transports, the
+// executor the WebSocket and SSE transports are handed (exec, with the
+// connection c):
 //
 //   - before an operation of a WebSocket runs (in gqlgen's read loop, after
 //     the query limits and the rate limit, which operationCharge
@@ -34,21 +37,43 @@ import (
 //     access-log line, and, for a query or mutation (WebSocket or SSE),
 //     RequestTimeout.
 //
-// An operation of any other request (POST, GET) passes through untouched.
-type operationScope struct{ b *liveBounds }
+// It wraps the executor rather than being a gqlgen extension, so that the
+// operations of every other request (POST, GET) do not pay for it: gqlgen
+// runs an extension's interceptor, a closure made for it, for every
+// operation of the server (issue 25).
+type operationScope struct {
+	graphql.GraphExecutor
+	b *liveBounds
+	c *liveConn
+}
 
-var (
-	_ graphql.HandlerExtension        = operationScope{}
-	_ graphql.OperationContextMutator = operationScope{}
-	_ graphql.OperationInterceptor    = operationScope{}
-)
+// CreateOperationContext is exec's, then the checks above: after every
+// operation-context mutator, as the last of them ran.
+func (s operationScope) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	rc, errs := s.GraphExecutor.CreateOperationContext(ctx, params)
+	if errs != nil {
+		return rc, errs
+	}
+	if err := s.mutateOperationContext(); err != nil {
+		return rc, gqlerror.List{err}
+	}
+	return rc, nil
+}
 
-func (operationScope) ExtensionName() string                   { return "OperationScope" }
-func (operationScope) Validate(graphql.ExecutableSchema) error { return nil }
+// DispatchOperation is exec's, in the operation's scope.
+func (s operationScope) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
+	inner := ctx
+	h := s.interceptOperation(ctx, rc, func(ctx context.Context) graphql.ResponseHandler {
+		var h graphql.ResponseHandler
+		h, inner = s.GraphExecutor.DispatchOperation(ctx, rc)
+		return h
+	})
+	return h, inner
+}
 
-func (s operationScope) MutateOperationContext(ctx context.Context, _ *graphql.OperationContext) *gqlerror.Error {
-	c := liveConnFrom(ctx)
-	if c == nil || !c.ws {
+func (s operationScope) mutateOperationContext() *gqlerror.Error {
+	c := s.c
+	if !c.ws {
 		return nil
 	}
 	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
@@ -58,7 +83,7 @@ func (s operationScope) MutateOperationContext(ctx context.Context, _ *graphql.O
 	}
 	// Taken here, the last of the mutators, so that an operation that
 	// gets its slot is dispatched (gqlgen dispatches every operation whose
-	// context it made): InterceptOperation gives it back when it ends.
+	// context it made): interceptOperation gives it back when it ends.
 	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
 		c.inFlight.Add(-1)
 		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
@@ -68,16 +93,12 @@ func (s operationScope) MutateOperationContext(ctx context.Context, _ *graphql.O
 	return nil
 }
 
-func (s operationScope) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	c := liveConnFrom(ctx)
-	if c == nil {
-		return next(ctx)
-	}
+func (s operationScope) interceptOperation(ctx context.Context, op *graphql.OperationContext, next graphql.OperationHandler) graphql.ResponseHandler {
+	c := s.c
 	// The operation's own context: gqlgen cancels it when the operation
 	// ended and its last message was written (WebSocket), or with the
 	// request (SSE).
 	opCtx := ctx
-	op := graphql.GetOperationContext(ctx)
 	end := func() {}
 	if c.ws {
 		// The operation's own scope (internal/opscope), below the
