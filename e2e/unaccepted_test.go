@@ -46,11 +46,12 @@ const (
 	floodWorkers = 8
 	// p99Factor is the bound on B's p99 under the nodes flood over
 	// its p99 under the { __typename } flood. B looks up back to back
-	// (one at a time), about 4,000 lookups under each flood, so that a p99
-	// is the 40th-worst lookup, not the 2nd or 3rd (with a 10 ms pause
-	// between lookups and 500 ms slices it measured 0.6x-3.2x from run to
-	// run, and the check was 3x; see docs/reliability.md for the figures
-	// since).
+	// (one at a time), 1,800-5,500 lookups under each flood, so that a
+	// p99 is the 18th- to 55th-worst lookup, not the 2nd or 3rd: measured
+	// 0.83x-1.38x in 40 runs on two cores at load average 7-16 (the same
+	// flood in both kinds' slices: 0.93x-1.14x). With a 10 ms pause
+	// between lookups and 500 ms slices it measured 0.7x-3.2x, and the
+	// check was 3x (docs/reliability.md).
 	p99Factor = 1.5
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
 	unacceptedRate  = 20
