@@ -370,14 +370,17 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	}
 	defer s.release()
 	log := callLogFrom(ctx)
+	var start time.Time // read once for the call log and the circuits
+	if log != nil || c.breaker != nil {
+		start = time.Now()
+	}
 	if log == nil {
-		err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, u, creds, into, nil) })
+		err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil) })
 		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
 		return err
 	}
 	var st callStat
-	start := time.Now()
-	err = c.withResilience(ctx, ep, func() error { return c.attempt(ctx, ep, u, creds, into, &st) })
+	err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, &st) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	c.limiter.report(ctx, creds, err)
 	return err
@@ -394,10 +397,13 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	// The per-call timeout, unless the caller's deadline comes first
 	// anyway: then it is the only one that can fire, and a timer of our
 	// own would only cost (7 allocations and a runtime timer per call).
+	// (WithDeadline from one clock reading: WithTimeout would read it
+	// again.)
 	callCtx := ctx
-	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.timeout {
+	now := time.Now()
+	if d, ok := ctx.Deadline(); !ok || d.Sub(now) > c.timeout {
 		var cancel context.CancelFunc
-		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
+		callCtx, cancel = context.WithDeadline(ctx, now.Add(c.timeout))
 		defer cancel()
 	}
 

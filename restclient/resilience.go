@@ -258,6 +258,12 @@ type breaker struct {
 	pending      []stateChange
 	queued       atomic.Bool // pending is not empty: flush has work
 	delivering   sync.Mutex
+	// notClosed mirrors cb's state as its last change left it (set in
+	// OnStateChange, under gobreaker's lock): false, it is closed, so a
+	// call needs no look at the state (withResilience); true, it is open
+	// or half-open, and open may have become half-open since, which only
+	// cb.State tells.
+	notClosed atomic.Bool
 }
 
 // stateChange is one queued change; merchant is "" for the process-wide
@@ -296,6 +302,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		IsSuccessful: healthy,
 		IsExcluded:   skipped,
 		OnStateChange: func(_ string, from, to gobreaker.State) {
+			b.notClosed.Store(to != gobreaker.StateClosed)
 			b.run.reset() // a new circuit generation starts a new run
 			if b.hook != nil {
 				b.queue(stateChange{"", circuitState(from), circuitState(to)})
@@ -462,6 +469,9 @@ type merchant struct {
 	// failures may count towards the process-wide circuit.
 	trusted atomic.Bool
 	used    atomic.Int64 // UnixNano of the last call
+	// notClosed mirrors cb's state as breaker.notClosed does the
+	// process-wide circuit's.
+	notClosed atomic.Bool
 }
 
 // merchantTable holds the merchant circuits, at most max of them.
@@ -497,7 +507,15 @@ func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) 
 		t.evict(now)
 	}
 	settings.Name = merchantTag(key)
-	m := &merchant{cb: gobreaker.NewCircuitBreaker[struct{}](settings)}
+	m := &merchant{}
+	hook := settings.OnStateChange
+	settings.OnStateChange = func(tag string, from, to gobreaker.State) {
+		m.notClosed.Store(to != gobreaker.StateClosed)
+		if hook != nil {
+			hook(tag, from, to)
+		}
+	}
+	m.cb = gobreaker.NewCircuitBreaker[struct{}](settings)
 	m.used.Store(now)
 	t.m[key] = m
 	return m
@@ -565,8 +583,8 @@ const (
 )
 
 // withResilience runs attempt, with retries, inside the caller's merchant
-// circuit and the process-wide one.
-func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func() error) error {
+// circuit and the process-wide one; now is the call's start.
+func (c *Client) withResilience(ctx context.Context, ep Endpoint, now time.Time, attempt func() error) error {
 	call := func(retries int) error {
 		err := attempt()
 		for n := 0; n < retries && retryable(err); n++ {
@@ -591,11 +609,15 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func()
 	}
 	cv, _ := credentialsFrom(ctx)
 	key := cv.merchant.short()
-	now := time.Now().UnixNano()
-	m := b.merchants.get(key, now)
+	m := b.merchants.get(key, now.UnixNano())
 	retries := c.retry.max
-	if b.state() == gobreaker.StateHalfOpen || (m != nil && m.cb.State() == gobreaker.StateHalfOpen) {
-		retries = 0 // a probe is one request
+	// Closed circuits as their last changes left them (nearly always)
+	// need no look at their states: two locks and two clock readings a
+	// call fewer.
+	if b.notClosed.Load() || (m != nil && m.notClosed.Load()) {
+		if b.state() == gobreaker.StateHalfOpen || (m != nil && m.cb.State() == gobreaker.StateHalfOpen) {
+			retries = 0 // a probe is one request
+		}
 	}
 
 	var err error            // the call's own error
@@ -616,7 +638,7 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, attempt func()
 				return struct{}{}, errSkip
 			}
 		}
-		return struct{}{}, b.account(ctx, err, m, key, now)
+		return struct{}{}, b.account(ctx, err, m, key, now.UnixNano())
 	})
 	b.flush()
 	switch {
