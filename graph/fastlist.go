@@ -35,6 +35,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -53,6 +54,8 @@ type listPlan struct {
 	// customer: an item plan writes a customer; addresses: an item plan
 	// writes its address (the list join's).
 	customer, addresses bool
+	lists               int          // the edges and nodes fields
+	perEdge             atomic.Int32 // the last answer's bytes per edge
 }
 
 type listOp uint8
@@ -130,6 +133,7 @@ func compileList(oc *graphql.OperationContext) *listPlan {
 				return nil
 			}
 			lf.addressAliases = addressAliases(lf.plan, nil)
+			p.lists++
 			p.customer = p.customer || lf.plan.customer
 			p.addresses = p.addresses || len(lf.addressAliases) > 0
 		case "pageInfo":
@@ -239,10 +243,12 @@ func (p *listPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	if err != nil || conn == nil || conn.PageInfo == nil || len(conn.Nodes) != len(conn.Edges) {
 		return nil
 	}
+	// For gqlgen, as the payments resolver gives it.
+	gqlgen := func() []byte { conn.SetCursors(); return nil }
 	for i, e := range conn.Edges {
 		if e == nil || e.Node == nil || e.Node.Payment == nil || e.Cursors == nil || conn.Nodes[i] != e.Node ||
 			p.addresses && e.Node.Customer().AddressOf != "" {
-			return nil // an address the join could not fill: its resolver's error
+			return gqlgen() // an address the join could not fill: its resolver's error
 		}
 	}
 	if p.addresses {
@@ -251,7 +257,7 @@ func (p *listPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 				for _, alias := range p.fields[i].addressAliases {
 					for _, e := range conn.Edges {
 						if b.charge(keyBytes+stringBytes+strLen(e.Node.Customer().Address)+alias) != nil {
-							return nil // spent: ResponseBudget answers its error
+							return gqlgen() // spent: ResponseBudget answers its error
 						}
 					}
 				}
@@ -274,7 +280,13 @@ func (p *listPlan) resolve(ctx context.Context, r *Resolver, first *int, after *
 
 // write writes the data of conn as gqlgen writes it for the plan.
 func (p *listPlan) write(conn *model.PaymentConnection) []byte {
-	b := make([]byte, 0, 128+len(p.fields)*len(conn.Edges)*320)
+	// The answer's room: what this plan's last answer took per edge (one
+	// allocation, near its size: the answer lives until it is written).
+	perEdge := int(p.perEdge.Load())
+	if perEdge == 0 {
+		perEdge = 256 * p.lists
+	}
+	b := make([]byte, 0, 256+len(conn.Edges)*perEdge)
 	b = append(b, p.key...)
 	b = append(b, '{')
 	for i := range p.fields {
@@ -302,13 +314,17 @@ func (p *listPlan) write(conn *model.PaymentConnection) []byte {
 			}
 			b = append(b, ']')
 		case listPageInfo:
-			b = appendPageInfo(b, f.page, conn.PageInfo)
+			b = appendPageInfo(b, f.page, conn.PageInfo, conn.Edges)
 		}
 	}
-	return append(b, '}', '}')
+	b = append(b, '}', '}')
+	if n := len(conn.Edges); n > 0 {
+		p.perEdge.Store(int32(min(len(b)/n+16, 1<<16)))
+	}
+	return b
 }
 
-func appendPageInfo(b []byte, fields []listField, x *model.PageInfo) []byte {
+func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*model.PaymentEdge) []byte {
 	b = append(b, '{')
 	for i := range fields {
 		f := &fields[i]
@@ -321,14 +337,14 @@ func appendPageInfo(b []byte, fields []listField, x *model.PageInfo) []byte {
 		case pageHasPrevious:
 			b = strconv.AppendBool(b, x.HasPreviousPage)
 		case pageStartCursor, pageEndCursor:
-			s := x.StartCursor
-			if f.op == pageEndCursor {
-				s = x.EndCursor
-			}
-			if s == nil {
+			// The resolver leaves them to SetCursors (an HMAC each): the
+			// first and the last edge's, null without edges.
+			if len(edges) == 0 {
 				b = append(b, "null"...)
+			} else if f.op == pageStartCursor {
+				b = appendQuoted(b, edges[0].Cursor())
 			} else {
-				b = appendQuoted(b, *s)
+				b = appendQuoted(b, edges[len(edges)-1].Cursor())
 			}
 		}
 	}

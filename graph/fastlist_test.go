@@ -74,6 +74,7 @@ func TestListFastPath(t *testing.T) {
 		{"addresses, joined", `{ payments(first: 3) { nodes { customer { address } } } }`, nil, true, 1, 3},
 		{"addresses in edges and nodes, aliased", `{ payments(first: 3) { edges { node { id customer { a: address address city } } } nodes { customer { ... on Customer { address } } } } }`, nil, true, 1, 3},
 		{"an address whose detail fails", `{ payments(first: 4) { nodes { id customer { address } } } }`, nil, false, 1, 4},
+		{"an address whose detail fails, with the page's cursors", `{ payments(first: 4) { nodes { customer { address } } pageInfo { startCursor endCursor hasNextPage } } }`, nil, false, 1, 4},
 		{"an address whose detail fails, in edges", `{ payments(first: 4) { edges { cursor node { customer { name address } } } } }`, nil, false, 1, 4},
 		{"first out of range", `{ payments(first: 101) { nodes { id } } }`, nil, false, 0, 0},
 		{"first negative, by variable", `query L($n: Int) { payments(first: $n) { nodes { id } } }`, map[string]any{"n": -1}, false, 0, 0},

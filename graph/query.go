@@ -32,12 +32,18 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 			return st.listConn, st.listErr
 		}
 	}
-	return r.paymentsOf(ctx, field, first, after, status)
+	conn, err := r.paymentsOf(ctx, field, first, after, status)
+	if conn != nil {
+		conn.SetCursors()
+	}
+	return conn, err
 }
 
 // paymentsOf is the payments resolver for field (its selection decides
 // the response budget's plan and the list join); the root fast path
-// calls it without a field context.
+// calls it without a field context. It leaves the page info's cursors
+// to SetCursors (each is an HMAC: the root fast path makes only those
+// its selection writes).
 func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list", ""); err != nil {
 		return nil, err
@@ -139,10 +145,6 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	for i, e := range edges {
 		conn.Nodes[i] = e.Node
-	}
-	if len(edges) > 0 {
-		start, end := edges[0].Cursor(), edges[len(edges)-1].Cursor()
-		conn.PageInfo.StartCursor, conn.PageInfo.EndCursor = &start, &end
 	}
 	return conn, nil
 }

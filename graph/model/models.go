@@ -180,5 +180,14 @@ type PaymentEdge struct {
 	Cursors *relay.Signer
 }
 
+// SetCursors sets the page info's start and end cursors, the first and
+// the last edge's (none without edges).
+func (c *PaymentConnection) SetCursors() {
+	if n := len(c.Edges); n > 0 && c.PageInfo != nil && c.PageInfo.StartCursor == nil {
+		start, end := c.Edges[0].Cursor(), c.Edges[n-1].Cursor()
+		c.PageInfo.StartCursor, c.PageInfo.EndCursor = &start, &end
+	}
+}
+
 // Cursor is the opaque position right after this edge.
 func (e *PaymentEdge) Cursor() string { return e.Cursors.Encode(e.After) }
