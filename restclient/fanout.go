@@ -90,13 +90,21 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 // a batch waiting for slots costs one goroutine, not one per id, and the
 // request's, merchant's and process's bounds (and an unaccepted pair's
 // turn, unaccepted.go) hold as for any call. The last call runs on the
-// caller's goroutine itself. Once a slot cannot be had (the context is
+// caller's goroutine itself, taking its slot as any call does (so a batch
+// of one id is a plain call). Once a slot cannot be had (the context is
 // done, or the pair is refused), the calls left run here in turn, each
 // answering its typed error at once without a slot.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	out := make([]Result[V], len(ids))
 	var wg *sync.WaitGroup // only when a goroutine is started
 	for i := range ids {
+		if i == len(ids)-1 {
+			// The last call runs here, on the caller's goroutine: it takes
+			// its slot itself (Client.do), as a call outside a fan-out
+			// does, with no Held to allocate (a batch of one id, say).
+			call(ctx, nil, ids[i], &out[i], g)
+			break
+		}
 		var h *Held
 		if lim != nil {
 			var err error
@@ -106,10 +114,6 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 				}
 				break
 			}
-		}
-		if i == len(ids)-1 {
-			call(ctx, h, ids[i], &out[i], g)
-			break
 		}
 		if wg == nil {
 			wg = new(sync.WaitGroup)

@@ -6,9 +6,11 @@ package restclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -250,4 +252,51 @@ func TestFanOut(t *testing.T) {
 			t.Errorf("results = %+v, want the others answered", rs)
 		}
 	})
+}
+
+// heldGetter records, by id, whether each call's context held a slot
+// taken ahead of it (Limiter.Hold).
+type heldGetter struct {
+	mu   sync.Mutex
+	held map[string]bool
+}
+
+func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
+	h, _ := ctx.Value(heldKey{}).(*Held)
+	g.mu.Lock()
+	g.held[id] = h != nil
+	g.mu.Unlock()
+	return id, nil
+}
+
+// TestFanOutLastCallTakesItsOwnSlot: the last call of a fan-out, on the
+// caller's goroutine, is a plain call (it takes its slot in Client.do):
+// no slot is held ahead for it, so a batch of one id is one plain call;
+// the others hold theirs ahead of their goroutines.
+func TestFanOutLastCallTakesItsOwnSlot(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ids  []string
+		want map[string]bool // held ahead, by id
+	}{
+		{"one id", []string{"pay_1"}, map[string]bool{"pay_1": false}},
+		{"three ids", []string{"pay_1", "pay_2", "pay_3"}, map[string]bool{"pay_1": true, "pay_2": true, "pay_3": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			lim := NewLimiter(LimiterConfig{})
+			g := &heldGetter{held: map[string]bool{}}
+			got := fanOut(credCtx(), lim, tc.ids, g)
+			for i, r := range got {
+				if r.Value != tc.ids[i] || r.Err != nil {
+					t.Errorf("result %d: %+v", i, r)
+				}
+			}
+			if fmt.Sprint(g.held) != fmt.Sprint(tc.want) {
+				t.Errorf("held ahead %v, want %v", g.held, tc.want)
+			}
+			if calls, _ := lim.inFlight(); calls != 0 {
+				t.Errorf("%d slots left held", calls)
+			}
+		})
+	}
 }
