@@ -123,7 +123,7 @@ func TestListFastPathDeferred(t *testing.T) {
 		`{ payments(first: 2) { edges { ... @defer { cursor } } } }`,
 		`{ payments(first: 2) { pageInfo { ... @defer { endCursor } } } }`,
 	} {
-		doc, err := gqlparser.LoadQuery(schema, q)
+		doc, err := gqlparser.LoadQueryWithRules(schema, q, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
@@ -132,7 +132,7 @@ func TestListFastPathDeferred(t *testing.T) {
 			t.Errorf("%s: planned by the root fast path, want gqlgen's", q)
 		}
 		// The same without @defer is planned (the refusal is the defer's).
-		doc, _ = gqlparser.LoadQuery(schema, strings.ReplaceAll(q, "... @defer", "..."))
+		doc, _ = gqlparser.LoadQueryWithRules(schema, strings.ReplaceAll(q, "... @defer", "..."), nil)
 		if compileList(&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}) == nil {
 			t.Errorf("%s without @defer: not planned", q)
 		}
