@@ -1,0 +1,75 @@
+package gateway_test
+
+// Benchmarks of what a flood of invented credential pairs costs a replica
+// per request (issue 22, item 1): nodes(ids: [100 ids]) refused before it
+// runs (the pair's first REST call answered 401, then the shared budget of
+// unaccepted pairs), against { __typename }, which makes no REST call.
+// e2e's TestUnacceptedCredentials compares a merchant's p99 under the two
+// floods; these give each kind's own CPU cost, the hold (REFUSAL_DELAY_MAX)
+// left out (0 here: the held answer is a parked goroutine and a timer).
+//
+//	go test -run '^$' -bench 'FreshPair' -benchmem ./gateway/
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"paygraph/gateway"
+)
+
+// refusingREST answers every call 401, as the REST API does an invented pair.
+type refusingREST struct{}
+
+func (refusingREST) RoundTrip(r *http.Request) (*http.Response, error) {
+	body := `{"error":"Invalid API credentials"}`
+	return &http.Response{StatusCode: http.StatusUnauthorized, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: r, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+func benchFreshPairs(b *testing.B, query string) {
+	cfg, err := gateway.LoadConfig(nil, func(k string) string {
+		if k == "REFUSAL_DELAY_MAX" {
+			return "0s"
+		}
+		return ""
+	}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg.RESTBaseURL = "http://rest.invalid"
+	gw, err := gateway.New(cfg, gateway.WithRESTTransport(refusingREST{}), gateway.WithLogger(gateway.NewLogger(io.Discard, cfg)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &benchFixture{}
+	br := f.request(query, nil)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		h := br.header.Clone()
+		h.Set("X-Api-Key", fmt.Sprintf("ak_test_flood%08d", i))
+		h.Set("X-Api-Secret", fmt.Sprintf("sk_test_flood%08d", i))
+		benchRequest{body: br.body, header: h}.serve(gw)
+	}
+}
+
+// BenchmarkFreshPairNodesRefused: nodes(ids: [100 ids]) with a fresh
+// invented pair each request, refused before it runs.
+func BenchmarkFreshPairNodesRefused(b *testing.B) {
+	ids := make([]string, 100)
+	for i := range ids {
+		ids[i] = strconv.Quote(fmt.Sprintf("pay_prod_%032x", i))
+	}
+	benchFreshPairs(b, `{ nodes(ids: [`+strings.Join(ids, ",")+`]) { id } }`)
+}
+
+// BenchmarkFreshPairTypename: { __typename } with a fresh pair each
+// request, which makes no REST call.
+func BenchmarkFreshPairTypename(b *testing.B) {
+	benchFreshPairs(b, `{ __typename }`)
+}
