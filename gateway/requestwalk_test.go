@@ -51,7 +51,7 @@ func measureWalk(t *testing.T, gw http.Handler, br benchRequest) walkFigures {
 	}
 	var endpoint http.Handler
 	var mws []func(http.Handler) http.Handler
-	err := chi.Walk(routes.(chi.Routes), func(method, route string, h http.Handler, m ...func(http.Handler) http.Handler) error {
+	err := chi.Walk(routes, func(method, route string, h http.Handler, m ...func(http.Handler) http.Handler) error {
 		if method == http.MethodPost && route == "/graphql" {
 			endpoint, mws = h, m
 		}
