@@ -43,23 +43,26 @@ const (
 	// one flood is released in that flood's slices.
 	floodSlice = 100 * time.Millisecond
 	floodRate  = 100 // requests per second of the flood, both kinds
-	// floodWorkers are a kind's workers (paced at floodRate, a tick
-	// dropped when all are busy). The gateway holds each refusal of an
-	// invented pair for up to 1 s (REFUSAL_DELAY_MAX), so the nodes flood's
-	// 8 achieve about 15-18 req/s against the { __typename } flood's
-	// 88-100: the test prints both achieved rates. With 128 (both floods
-	// at 95-100 req/s, within 3 % of each other) B's p99 ratio was
-	// 0.90x-1.96x (median 1.40x) in 29 runs, above 1.5x in 7, so the
-	// check stays at 8 workers; docs/reliability.md has every figure and
-	// what was ruled out (the holds, the body's size).
-	floodWorkers = 8
+	// floodWorkers bounds a kind's requests in flight: each kind is paced
+	// at floodRate (open loop: a tick is dropped only when all are busy).
+	// The gateway holds each refusal of an invented pair for up to 1 s
+	// (REFUSAL_DELAY_MAX), so the nodes flood has up to floodRate answers
+	// held at once; with 8 workers a kind it achieved 15-18 req/s against
+	// the { __typename } flood's 88-100, not an equally fast flood. At 128
+	// both achieve 95-100 req/s, checked within rateSpread of each other.
+	floodWorkers = 128
+	rateSpread   = 0.10
 	// p99Factor is the bound on B's p99 under the nodes flood over
 	// its p99 under the { __typename } flood. B looks up back to back
-	// (one at a time), 1,800-5,500 lookups under each flood, so that a
-	// p99 is the 18th- to 55th-worst lookup, not the 2nd or 3rd: measured
-	// 0.83x-1.38x in 40 runs on two cores at load average 7-16 (the same
-	// flood in both kinds' slices: 0.93x-1.14x). With a 10 ms pause
-	// between lookups and 500 ms slices it measured 0.7x-3.2x, and the
+	// (one at a time), 1,800-6,300 lookups under each flood, so that a
+	// p99 is the 18th- to 63rd-worst lookup, not the 2nd or 3rd. At
+	// equally fast floods (128 workers) it measured 0.90x-1.96x (median
+	// 1.40x, 7 of 29 runs above 1.5x) while the ~49 nodes requests the
+	// budgets admit each answered 100 UNAUTHENTICATED errors (1.1-1.7 ms
+	// of the gateway's CPU each); with the field's one error instead
+	// (graph's nodes resolver) 0.91x-1.16x. With 8 workers (the nodes
+	// flood at 15-18 req/s) it measured 0.83x-1.38x in 40 runs; with a
+	// 10 ms pause between lookups and 500 ms slices 0.7x-3.2x, and the
 	// check was 3x (docs/reliability.md).
 	p99Factor = 1.5
 	// The defaults of REST_UNACCEPTED_CALLS_PER_SECOND and its burst.
@@ -106,8 +109,9 @@ func TestUnacceptedCredentials(t *testing.T) {
 		fmt.Sprintf("%d / %d", after.sent, after.inventedCalls),
 		fmt.Sprintf("calls <= %d (burst %d + %d/s x t)", budget, unacceptedBurst, unacceptedRate), after.inventedCalls <= budget)
 	rates := after.achieved()
-	figs.info(t, "1", "the floods' achieved rates in their slices: nodes / { __typename }",
-		fmt.Sprintf("%.1f / %.1f req/s (%d workers each)", rates[0], rates[1], floodWorkers))
+	figs.check(t, "1", "the floods' achieved rates in their slices: nodes / { __typename }",
+		fmt.Sprintf("%.1f / %.1f req/s (%d workers each)", rates[0], rates[1], floodWorkers),
+		fmt.Sprintf("within %.0f %%", 100*rateSpread), len(rates) == 2 && rates[0] >= (1-rateSpread)*rates[1] && rates[1] >= (1-rateSpread)*rates[0])
 	p99, ref := percentile(after.probes[0], 99), percentile(after.probes[1], 99)
 	figs.info(t, "1", "B's lookups under the nodes flood: p50 / p90 / p99 / max", spread(after.probes[0]))
 	figs.info(t, "1", "B's lookups under the { __typename } flood: p50 / p90 / p99 / max", spread(after.probes[1]))
