@@ -27,7 +27,10 @@
 // both processes' CPU per query; with -rounds N, the ratios are the
 // medians of each round's ratio, with their range (pairedRatio). With
 // -profile it also runs the gateway with PPROF_ADDR on a loopback port of
-// its own and saves CPU and allocation profiles from it.
+// its own and saves CPU and allocation profiles from it, and the proxy
+// with a pprof listener of its own (-proxy-pprof), whose profiles over
+// each measured proxy cell are saved beside the gateway's
+// (cpu-proxy-<scenario>-c<N>-<latency>.pprof).
 //
 // The load generator, the sandbox and the gateway share this machine's
 // CPUs: on 2 cores, throughput figures are of the three together.
@@ -82,6 +85,7 @@ func main() {
 	serve := flag.String("serve-sandbox", "", "internal: serve the sandbox REST API on this address and print it")
 	serveProxyAddr := flag.String("serve-proxy", "", "internal: serve the hand-written proxy on this address and print it")
 	proxyREST := flag.String("proxy-rest", "", "internal: the REST API the served proxy calls")
+	proxyPprof := flag.String("proxy-pprof", "", "internal: also serve net/http/pprof from the served proxy on this address (with -profile)")
 	withProxy := flag.Bool("proxy", true, "also measure the hand-written proxy (proxy.go) beside every gateway cell, interleaved, and give each scenario's ratio to it")
 	sbLatency := flag.Duration("sandbox-latency", 0, "internal: the served sandbox's latency per call")
 	duration := flag.Duration("duration", 5*time.Second, "measured time per scenario, concurrency and latency")
@@ -91,7 +95,7 @@ func main() {
 	out := flag.String("out", "", "also write the markdown report to this file")
 	only := flag.String("scenarios", "", "comma-separated scenario names to run (default all; the floor always runs)")
 	gwEnv := flag.String("gateway-env", "", "comma-separated KEY=VALUE settings for the gateway (default: its own defaults)")
-	profile := flag.String("profile", "", "write the gateway's CPU profile (over each measured gateway scenario) and allocation profile (before and after it) into this directory, taken from its PPROF_ADDR listener")
+	profile := flag.String("profile", "", "write the gateway's CPU profile (over each measured gateway scenario) and allocation profile (before and after it) into this directory, taken from its PPROF_ADDR listener, and the proxy's the same way (files named cpu-proxy-..., from a pprof listener of its own)")
 	idle := flag.Duration("idle-check", 0, "after the load, also wait this long (past the gateway's 90 s keep-alive idle timeout, say 100s) and report its fds, threads and RSS again")
 	compare := flag.String("compare", "", "also build the gateway at this git ref (commit, branch, tag) and run it and this tree's alternately in the same run, printing both side by side")
 	rounds := flag.Int("rounds", 0, "measurements of every cell, the gateways' order flipping each round; the report gives medians (default 1, or 3 with -compare)")
@@ -102,7 +106,7 @@ func main() {
 		return
 	}
 	if *serveProxyAddr != "" {
-		serveProxy(*serveProxyAddr, *proxyREST)
+		serveProxy(*serveProxyAddr, *proxyREST, *proxyPprof)
 		return
 	}
 	concs, err := parseInts(*concList)
@@ -333,9 +337,20 @@ func startSandbox(self string, latency time.Duration) (*proc, string, error) {
 	return startChild(self, "sandbox", "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", latency.String())
 }
 
-// startProxy starts the hand-written proxy (proxy.go) in front of restURL.
-func startProxy(self, restURL string) (*proc, string, error) {
-	return startChild(self, "proxy", "-serve-proxy", "127.0.0.1:0", "-proxy-rest", restURL)
+// startProxy starts the hand-written proxy (proxy.go) in front of restURL,
+// with a pprof listener on pprofAddr unless it is empty.
+func startProxy(self, restURL, pprofAddr string) (*proc, string, error) {
+	return startChild(self, "proxy", proxyArgs(restURL, pprofAddr)...)
+}
+
+// proxyArgs are the served proxy's arguments: a pprof listener only when
+// asked (with -profile).
+func proxyArgs(restURL, pprofAddr string) []string {
+	args := []string{"-serve-proxy", "127.0.0.1:0", "-proxy-rest", restURL}
+	if pprofAddr != "" {
+		args = append(args, "-proxy-pprof", pprofAddr)
+	}
+	return args
 }
 
 // startChild runs this binary with args and waits for its LISTEN line.
@@ -605,8 +620,9 @@ type runner struct {
 	rounds           int
 	idleCheck        time.Duration
 	profileDir       string
-	pprofURL         string
-	proxy            bool // measure the hand-written proxy too (gw index proxyGW)
+	pprofURL         string // the gateway's, with -profile
+	proxyPprofURL    string // the proxy's, with -profile
+	proxy            bool   // measure the hand-written proxy too (gw index proxyGW)
 }
 
 // proxyGW is the hand-written proxy's index in results.
@@ -674,7 +690,16 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 
 	var px *running
 	if r.proxy {
-		p, url, err := startProxy(r.self, restURL)
+		pprofAddr := ""
+		if r.profileDir != "" {
+			port, err := freePort()
+			if err != nil {
+				return err
+			}
+			pprofAddr = "127.0.0.1:" + strconv.Itoa(port)
+			r.proxyPprofURL = "http://" + pprofAddr + "/debug/pprof/"
+		}
+		p, url, err := startProxy(r.self, restURL, pprofAddr)
 		if err != nil {
 			return err
 		}
@@ -768,8 +793,11 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 	}
 	sbcpu0 := cpuSeconds(sbPID)
 	profiled := func() {}
-	if gi >= 0 {
-		profiled = r.startProfile(sc, c, lat)
+	switch {
+	case gi >= 0:
+		profiled = r.startProfile(r.pprofURL, "", sc, c, lat)
+	case gi == proxyGW:
+		profiled = r.startProfile(r.proxyPprofURL, "proxy-", sc, c, lat)
 	}
 	res := r.load(client, sc, target, c, r.duration)
 	profiled()
@@ -954,17 +982,19 @@ func ratio(x, y float64) float64 {
 	return x / y
 }
 
-// startProfile, with -profile and for a gateway scenario, starts the
-// gateway's CPU profile for (almost) the measured time and saves its
-// allocation profile; the function it returns waits for the CPU profile
-// and saves the allocation profile again, so that
-// `go tool pprof -diff_base allocs-before allocs-after` shows the
-// scenario's allocations alone.
-func (r *runner) startProfile(sc scenario, conc int, lat time.Duration) (wait func()) {
-	if r.profileDir == "" || sc.direct {
+// startProfile, with -profile and for a gateway or proxy scenario, starts
+// the process's CPU profile (from its pprof listener at pprofURL) for
+// (almost) the measured time and saves its allocation profile; the
+// function it returns waits for the CPU profile and saves the allocation
+// profile again, so that `go tool pprof -diff_base allocs-before
+// allocs-after` shows the scenario's allocations alone. The files are
+// <what>-<who><scenario>-c<N>-<latency>.pprof, who "" for the gateway
+// and "proxy-" for the proxy.
+func (r *runner) startProfile(pprofURL, who string, sc scenario, conc int, lat time.Duration) (wait func()) {
+	if r.profileDir == "" || pprofURL == "" || sc.direct {
 		return func() {}
 	}
-	name := fmt.Sprintf("%s-c%d-%s", sc.name, conc, lat)
+	name := fmt.Sprintf("%s%s-c%d-%s", who, sc.name, conc, lat)
 	save := func(what, url string) {
 		resp, err := http.Get(url)
 		if err != nil {
@@ -982,16 +1012,16 @@ func (r *runner) startProfile(sc scenario, conc int, lat time.Duration) (wait fu
 			fmt.Fprintf(os.Stderr, "profile %s: %v\n", what, err)
 		}
 	}
-	save("allocs-before", r.pprofURL+"allocs")
+	save("allocs-before", pprofURL+"allocs")
 	done := make(chan struct{})
 	secs := int((r.duration - time.Second).Seconds())
 	go func() {
 		defer close(done)
-		save("cpu", r.pprofURL+"profile?seconds="+strconv.Itoa(secs))
+		save("cpu", pprofURL+"profile?seconds="+strconv.Itoa(secs))
 	}()
 	return func() {
 		<-done
-		save("allocs-after", r.pprofURL+"allocs")
+		save("allocs-after", pprofURL+"allocs")
 	}
 }
 

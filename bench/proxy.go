@@ -9,7 +9,10 @@
 // it parses, validates, plans, limits, logs and meters nothing. It runs
 // as a process of its own (this binary with -serve-proxy), measured like
 // the gateway (CPU from /proc/<pid>/stat), interleaved with it cell by
-// cell.
+// cell. With -profile, the served proxy also serves net/http/pprof on a
+// loopback listener of its own (-proxy-pprof, as the gateway's
+// PPROF_ADDR), so that its CPU profile over each measured cell can be set
+// beside the gateway's; without -profile it has none.
 package main
 
 import (
@@ -19,6 +22,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"net/url"
 	"os"
 	"strconv"
@@ -116,7 +120,17 @@ type proxy struct {
 	client *http.Client
 }
 
-func serveProxy(addr, restURL string) {
+// serveProxy serves the proxy on addr in front of restURL and, when
+// pprofAddr is not empty, net/http/pprof on pprofAddr (a listener of its
+// own, never the proxy's).
+func serveProxy(addr, restURL, pprofAddr string) {
+	if pprofAddr != "" {
+		pln, err := net.Listen("tcp", pprofAddr)
+		if err != nil {
+			fatal("proxy pprof: %v", err)
+		}
+		go func() { _ = (&http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}).Serve(pln) }()
+	}
 	p := &proxy{rest: restURL, client: &http.Client{
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second},
 		Timeout:   10 * time.Second,
@@ -134,6 +148,18 @@ func serveProxy(addr, restURL string) {
 	if err := srv.Serve(ln); err != nil {
 		fatal("proxy: %v", err)
 	}
+}
+
+// pprofMux serves net/http/pprof as the gateway's PPROF_ADDR listener
+// does (gateway/pprof.go).
+func pprofMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -108,4 +110,64 @@ func normalize(v any) any {
 		}
 	}
 	return v
+}
+
+// TestProxyProfiledOnlyWhenAsked: with -profile the served proxy gets a
+// pprof listener of its own (as the gateway's PPROF_ADDR), and its CPU
+// and allocation profiles over a measured proxy cell are saved beside
+// the gateway's under names of their own; without -profile it has none,
+// and the proxy's own port never serves pprof.
+func TestProxyProfiledOnlyWhenAsked(t *testing.T) {
+	t.Run("arguments", func(t *testing.T) {
+		if got := proxyArgs("http://rest", ""); slices.Contains(got, "-proxy-pprof") {
+			t.Errorf("without -profile the proxy is started with a pprof listener: %q", got)
+		}
+		got := proxyArgs("http://rest", "127.0.0.1:1234")
+		if i := slices.Index(got, "-proxy-pprof"); i < 0 || i+1 >= len(got) || got[i+1] != "127.0.0.1:1234" {
+			t.Errorf("with -profile: %q, want -proxy-pprof 127.0.0.1:1234", got)
+		}
+	})
+	t.Run("the proxy's port serves no pprof", func(t *testing.T) {
+		px := httptest.NewServer(&proxy{rest: "http://127.0.0.1:1", client: &http.Client{Timeout: time.Second}})
+		defer px.Close()
+		resp, err := http.Get(px.URL + "/debug/pprof/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Errorf("GET /debug/pprof/ on the proxy's port: %d", resp.StatusCode)
+		}
+	})
+	t.Run("profiles of a proxy cell", func(t *testing.T) {
+		pp := httptest.NewServer(pprofMux())
+		defer pp.Close()
+		dir := t.TempDir()
+		r := &runner{profileDir: dir, duration: 2 * time.Second, proxyPprofURL: pp.URL + "/debug/pprof/"}
+		sc := scenario{name: "single"}
+		r.startProfile(r.proxyPprofURL, "proxy-", sc, 16, 0)() // a 1 s CPU profile
+		for _, f := range []string{"cpu-proxy-single-c16-0s.pprof", "allocs-before-proxy-single-c16-0s.pprof", "allocs-after-proxy-single-c16-0s.pprof"} {
+			b, err := os.ReadFile(filepath.Join(dir, f))
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b { // a profile is gzipped protobuf
+				t.Errorf("%s is not a profile: %d bytes %.20q", f, len(b), b)
+			}
+		}
+		// The gateway's profiles keep their names (no prefix).
+		r.pprofURL = r.proxyPprofURL
+		r.duration = 2 * time.Second
+		r.startProfile(r.pprofURL, "", sc, 16, 0)()
+		if _, err := os.Stat(filepath.Join(dir, "cpu-single-c16-0s.pprof")); err != nil {
+			t.Errorf("the gateway's profile: %v", err)
+		}
+		// No pprof URL (the proxy not profiled): nothing is fetched.
+		r2 := &runner{profileDir: t.TempDir(), duration: 2 * time.Second}
+		r2.startProfile(r2.proxyPprofURL, "proxy-", sc, 16, 0)()
+		if ents, _ := os.ReadDir(r2.profileDir); len(ents) != 0 {
+			t.Errorf("profiles saved without a pprof listener: %v", ents)
+		}
+	})
 }
