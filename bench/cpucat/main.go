@@ -122,7 +122,7 @@ func owner(f frame, client bool) (int, bool) {
 	case strings.HasPrefix(fn, "main.") && has("/bench/"):
 		return catProxy, true
 	case strings.HasPrefix(fn, "paygraph/restclient.") && (has("restclient/wirefast.go") || has("restclient/decode.go")),
-		strings.HasPrefix(fn, "paygraph/gqlhttp.") && has("gqlhttp/postdecode.go"),
+		strings.HasPrefix(fn, "paygraph/gqlhttp.") && has("gqlhttp/postdecode.go"), strings.HasPrefix(fn, "paygraph/gqlhttp.appendMarshalled"),
 		strings.HasPrefix(fn, "paygraph/graph.") && (has("graph/fast.go") || has("graph/fast_gen.go") || has("graph/receiptjson.go")):
 		return catOwnJSON, true
 	case strings.HasPrefix(fn, "log/slog."), strings.HasPrefix(fn, "paygraph/observe.") && (has("observe/accessline.go") || has("observe/logging.go")),
