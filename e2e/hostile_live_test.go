@@ -577,19 +577,24 @@ func liveItem6(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 	g := startLiveGateway(t, fake, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	// B's probe: one payments query every 100 ms.
+	// B's probe: one payments query every 100 ms, until stopProbes (a
+	// probe in flight then finishes under ctx: stopping must not cancel
+	// it and count it as unanswered).
 	var probes, probeOK atomic.Int64
-	probeDone := make(chan struct{})
+	probeDone, stopProbes := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(probeDone)
-		for ctx.Err() == nil {
+		for {
 			r := g.do(ctx, gqlReq{Query: `{ payments(first: 1) { edges { node { id } } } }`, Header: fake.B.Header()})
 			probes.Add(1)
 			if r.Status == http.StatusOK && len(r.Errors) == 0 {
 				probeOK.Add(1)
 			}
 			select {
+			case <-stopProbes:
+				return
 			case <-ctx.Done():
+				return
 			case <-time.After(100 * time.Millisecond):
 			}
 		}
@@ -628,7 +633,7 @@ func liveItem6(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 	peak := g.PeakRSS(t)
 	_, goroutines := g.heap(t)
 	time.Sleep(300 * time.Millisecond) // one more probe or so while they are open
-	cancel()
+	close(stopProbes)
 	<-probeDone
 	for _, c := range open {
 		c.CloseNow()
