@@ -33,7 +33,11 @@
 // (cpu-proxy-<scenario>-c<N>-<latency>.pprof).
 //
 // The load generator, the sandbox and the gateway share this machine's
-// CPUs: on 2 cores, throughput figures are of the three together.
+// CPUs: on 2 cores, throughput figures are of the three together. Each
+// cell's progress line (on stderr) says how the machine's CPU went per
+// query: the target's, the sandbox's and the load generator's own, and
+// the machine's idle share (/proc/stat), so that a throughput ratio can
+// be told apart into "costs more CPU" and "leaves the CPU idle".
 //
 // Before/after on a busy machine: -compare REF also builds the gateway at
 // another git ref (`git archive REF` into a temporary directory, then
@@ -573,6 +577,25 @@ func cpuSeconds(pid int) float64 {
 	return (ut + st) / clockTicks
 }
 
+// machineIdle is the machine's idle and total CPU time so far (the
+// "cpu" line of /proc/stat, in clock ticks): idle+iowait, and the sum.
+func machineIdle() (idle, total float64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	for i, v := range f[1:] {
+		x, _ := strconv.ParseFloat(v, 64)
+		total += x
+		if i == 3 || i == 4 {
+			idle += x
+		}
+	}
+	return idle, total
+}
+
 // procStatus reads a "Key: value" line of /proc/<pid>/status (first field).
 func procStatus(pid int, key string) int64 {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -641,6 +664,8 @@ type result struct {
 	cpuPer1k    float64 // gateway CPU seconds per 1,000 queries
 	rss         float64 // gateway RSS after the run, MB
 	sandboxCPU1 float64 // sandbox CPU seconds per 1,000 queries
+	clientCPU1  float64 // the load generator's (this process's) CPU seconds per 1,000 queries
+	idle        float64 // the machine's idle share of its CPU time during the cell (/proc/stat)
 }
 
 // running is a gateway process and what it held before the load.
@@ -792,6 +817,8 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 		cpu0 = cpuSeconds(g.pid)
 	}
 	sbcpu0 := cpuSeconds(sbPID)
+	cl0 := cpuSeconds(os.Getpid())
+	idle0, total0 := machineIdle()
 	profiled := func() {}
 	switch {
 	case gi >= 0:
@@ -800,6 +827,11 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 		profiled = r.startProfile(r.proxyPprofURL, "proxy-", sc, c, lat)
 	}
 	res := r.load(client, sc, target, c, r.duration)
+	idle1, total1 := machineIdle()
+	res.clientCPU1 = (cpuSeconds(os.Getpid()) - cl0) / float64(max(res.n, 1)) * 1000
+	if total1 > total0 {
+		res.idle = (idle1 - idle0) / (total1 - total0)
+	}
 	profiled()
 	res.gw = gi
 	res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
@@ -808,8 +840,8 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 		res.rss = rssMB(g.pid)
 	}
 	res.sandboxCPU1 = (cpuSeconds(sbPID) - sbcpu0) / float64(max(res.n, 1)) * 1000
-	fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d\n",
-		res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs)
+	fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d  CPU ms/q: target %.3f sandbox %.3f load %.3f  idle %.0f%%\n",
+		res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs, res.cpuPer1k, res.sandboxCPU1, res.clientCPU1, 100*res.idle)
 	if res.errs > 0 {
 		fmt.Fprintf(os.Stderr, "  first error: %s\n", res.firstErr)
 	}
