@@ -67,8 +67,11 @@ type LimiterConfig struct {
 // slots are taken all the same.
 //
 // Merchants are keyed by an HMAC of the credential pair, never the
-// secret itself, and an entry lives only while a call of that merchant
-// holds or waits for a slot, so the map is bounded by active merchants.
+// secret itself. A merchant's entry outlives its calls, so that its next
+// call finds it (no map insert, delete and semaphore per call); idle
+// entries are dropped whenever the map reaches twice the merchants with
+// a call holding or waiting for a slot (at least minKeptMerchants), so
+// the map stays bounded by the active merchants.
 //
 // Waiting stops when the context is done, with the client's typed
 // cancellation or timeout error. Waiters are served first come, first
@@ -81,10 +84,14 @@ type Limiter struct {
 
 	mu        sync.Mutex
 	merchants map[merchantKey]*merchantSlots
-	// spare keeps the semaphores of idle merchants for the next one, so an
-	// uncontended call allocates nothing.
-	spare sync.Pool
+	// sweepAt is the size of merchants at which join drops the idle
+	// entries (sweepIdle).
+	sweepAt int
 }
+
+// minKeptMerchants is the fewest merchant entries the Limiter keeps
+// before it drops idle ones (about 0.2 KB each: 200 KB at most idle).
+const minKeptMerchants = 1024
 
 // merchantKey identifies a credential pair: the HMAC-SHA256, under the
 // merchant key (merchant.go), of the key's length, the key and the secret.
@@ -115,8 +122,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 		perMerchant: per,
 		burst:       cfg.RequestBurst,
 		merchants:   make(map[merchantKey]*merchantSlots),
+		sweepAt:     minKeptMerchants,
 	}
-	l.spare.New = func() any { return &merchantSlots{sem: make(chan struct{}, per)} }
 	g, err := newGate(cfg.Unaccepted)
 	if err != nil {
 		panic(err) // unreachable: newGate clamps what ratelimit.New checks
@@ -270,7 +277,10 @@ func (l *Limiter) join(k merchantKey) *merchantSlots {
 	l.mu.Lock()
 	m := l.merchants[k]
 	if m == nil {
-		m = l.spare.Get().(*merchantSlots)
+		if len(l.merchants) >= l.sweepAt {
+			l.sweepIdle()
+		}
+		m = &merchantSlots{sem: make(chan struct{}, l.perMerchant)}
 		l.merchants[k] = m
 	}
 	m.refs++
@@ -278,19 +288,26 @@ func (l *Limiter) join(k merchantKey) *merchantSlots {
 	return m
 }
 
-// leave counts the caller out, dropping the entry of a merchant that has
-// no call left (its semaphore is empty then, and is kept for reuse).
-func (l *Limiter) leave(k merchantKey, m *merchantSlots) {
+// leave counts the caller out. The entry stays, for the merchant's next
+// call (join drops idle ones when the map grows).
+func (l *Limiter) leave(_ merchantKey, m *merchantSlots) {
 	l.mu.Lock()
 	m.refs--
-	idle := m.refs == 0
-	if idle {
-		delete(l.merchants, k)
-	}
 	l.mu.Unlock()
-	if idle {
-		l.spare.Put(m)
+}
+
+// sweepIdle drops the entries of merchants with no call holding or
+// waiting for a slot (their semaphores are empty), and sets the next
+// sweep at twice the entries left: the map stays within twice the active
+// merchants (or minKeptMerchants), and a sweep's cost is spread over as
+// many joins as it looked at. l.mu is held.
+func (l *Limiter) sweepIdle() {
+	for k, m := range l.merchants {
+		if m.refs == 0 {
+			delete(l.merchants, k)
+		}
 	}
+	l.sweepAt = max(minKeptMerchants, 2*len(l.merchants))
 }
 
 // release gives back every slot s holds.
@@ -402,7 +419,12 @@ func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 func (l *Limiter) inFlight() (calls, merchants int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.process), len(l.merchants)
+	for _, m := range l.merchants {
+		if m.refs > 0 {
+			merchants++
+		}
+	}
+	return len(l.process), merchants
 }
 
 // Hold takes a slot of c's limiter for one call ahead of it (see
