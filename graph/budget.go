@@ -62,10 +62,14 @@ func (b ResponseBudget) prepare(ctx context.Context) context.Context {
 	// record (bounded by REST_MAX_BODY_BYTES); a budget of the whole
 	// operation would run out after enough events. Each event's data is
 	// still checked against MaxBytes below.
-	if oc := graphql.GetOperationContext(ctx); oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
 		return ctx
 	}
-	return context.WithValue(ctx, budgetKey{}, &responseBudget{limit: b.MaxBytes})
+	ctx, st := withOpState(ctx, oc)
+	st.budgetVal.limit = b.MaxBytes
+	st.budget = &st.budgetVal
+	return ctx
 }
 
 // InterceptResponse fails the whole response once the budget is spent, or
@@ -86,8 +90,6 @@ func (b ResponseBudget) finish(ctx context.Context, resp *graphql.Response) *gra
 	return resp
 }
 
-type budgetKey struct{}
-
 // responseBudget is one request's: the estimated bytes charged so far.
 type responseBudget struct {
 	limit int64
@@ -97,8 +99,10 @@ type responseBudget struct {
 // budgetFrom returns the request's budget; nil (no limit) outside an
 // operation that has one, such as a resolver called by a unit test.
 func budgetFrom(ctx context.Context) *responseBudget {
-	b, _ := ctx.Value(budgetKey{}).(*responseBudget)
-	return b
+	if st := opStateFrom(ctx); st != nil {
+		return st.budget
+	}
+	return nil
 }
 
 // charge adds n estimated bytes; past the limit it fails, and so does

@@ -28,7 +28,7 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 		// The root fast path (fastlist.go) ran this field already and left
 		// its result to gqlgen's executor to write: the same result, no
 		// second REST call or charge.
-		if st, ok := ctx.Value(rootStateKey{}).(*rootState); ok && st.listRan && st.list != nil && st.list.field.Field == field.Field {
+		if st := rootStateFrom(ctx); st != nil && st.listRan && st.list != nil && st.list.field.Field == field.Field {
 			return st.listConn, st.listErr
 		}
 	}

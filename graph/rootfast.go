@@ -64,7 +64,10 @@ type rootField struct {
 	id    string // a literal id, or
 	idVar string // the variable holding it
 	plan  *fastPlan
-	field graphql.CollectedField // as gqlgen collects it (for the budget's cost plan)
+	// cost is the response budget's plan of the field, as the payment
+	// resolver's charge gets it (fieldPlanOf), made once with the plan
+	// instead of looked up per field per request.
+	cost costPlan
 }
 
 // rootPlans keeps the root plans (nil: an operation for gqlgen), per
@@ -84,9 +87,10 @@ type rootState struct {
 	listRan  bool
 	listConn *model.PaymentConnection
 	listErr  error
+	// exec is gqlgen's executor of the operation, made when it is first
+	// needed (lazyQueries, opstate.go).
+	exec graphql.ResponseHandler
 }
-
-type rootStateKey struct{}
 
 func (e rootFast) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
@@ -99,7 +103,7 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	}
 	if f.Name == "payments" {
 		if l := listPlanOf(oc); l != nil {
-			return next(context.WithValue(ctx, rootStateKey{}, &rootState{list: l}))
+			return next(withRootState(ctx, oc, rootState{list: l}))
 		}
 		return next(ctx)
 	}
@@ -107,11 +111,20 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	if p == nil {
 		return next(ctx)
 	}
-	return next(context.WithValue(ctx, rootStateKey{}, &rootState{plan: p}))
+	return next(withRootState(ctx, oc, rootState{plan: p}))
+}
+
+// withRootState gives the operation its root fast path state, in its
+// opState (opstate.go).
+func withRootState(ctx context.Context, oc *graphql.OperationContext, root rootState) context.Context {
+	ctx, st := withOpState(ctx, oc)
+	st.rootVal = root
+	st.root = &st.rootVal
+	return ctx
 }
 
 func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	st, _ := ctx.Value(rootStateKey{}).(*rootState)
+	st := rootStateFrom(ctx)
 	switch {
 	case st == nil || st.gqlgen:
 		return next(ctx)
@@ -150,7 +163,7 @@ func compileRoot(oc *graphql.OperationContext) *rootPlan {
 			return nil
 		}
 		seen[f.Alias] = true
-		rf := rootField{field: graphql.CollectedField{Field: f, Selections: f.SelectionSet}}
+		rf := rootField{cost: walkPlans(oc.Doc, graphql.CollectedField{Field: f, Selections: f.SelectionSet}, "Payment", false)[0]}
 		switch a := f.Arguments[0]; {
 		case a.Name != "id" || a.Value == nil:
 			return nil
@@ -183,6 +196,7 @@ const maxRootFields = 32
 // them, or returns nil (nothing written, nothing charged) for gqlgen.
 func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
 	masked := maskedPathsFrom(ctx) != nil
+	budget := budgetFrom(ctx)
 	var ids [maxRootFields]string
 	// first[i]: the first field of the same id (aliases of one payment):
 	// its scope check, its thunk's result and its model are that one's
@@ -210,7 +224,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 			}
 		}
 		if first[i] == int8(i) && (checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil) ||
-			budgetFrom(ctx).check() != nil {
+			budget.check() != nil {
 			return nil
 		}
 		ids[i] = id
@@ -236,7 +250,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 		payments[i] = model.NewPayment(x)
 	}
 	for i := range p.fields {
-		if chargePayment(ctx, p.fields[i].field, payments[i]) != nil || chargeAddresses(ctx, p.fields[i].plan, payments[i]) != nil {
+		if chargePayment(budget, &p.fields[i].cost, payments[i]) != nil || chargeAddresses(budget, p.fields[i].plan, payments[i]) != nil {
 			// The budget is spent: ResponseBudget answers its error,
 			// whatever gqlgen writes.
 			return nil
@@ -252,23 +266,21 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	return append(b, '}')
 }
 
-// chargePayment charges what field renders of x, as the payment
-// resolver's charged does with its field context.
-func chargePayment(ctx context.Context, field graphql.CollectedField, x *model.Payment) error {
-	if budgetFrom(ctx) == nil {
+// chargePayment charges b what a field of cost plan renders of x, as
+// the payment resolver's charged does with its field context.
+func chargePayment(b *responseBudget, plan *costPlan, x *model.Payment) error {
+	if b == nil {
 		return nil
 	}
 	var s sizes
 	paymentSizes(x, &s)
-	b, plan := fieldPlanOf(ctx, field, "Payment", nil)
 	return b.charge(plan.bytes(&s))
 }
 
 // chargeAddresses charges the response budget for each address the plan
 // writes, as the address resolver does (chargeString: the alias, the
 // key's and the string's bytes).
-func chargeAddresses(ctx context.Context, p *fastPlan, x *model.Payment) error {
-	b := budgetFrom(ctx)
+func chargeAddresses(b *responseBudget, p *fastPlan, x *model.Payment) error {
 	if b == nil {
 		return nil
 	}

@@ -91,6 +91,9 @@ type ServerConfig struct {
 	// chainedTail: graphTail's extensions registered one by one
 	// (tail.go), for its differential test.
 	chainedTail bool
+	// eagerExec: gqlgen's Exec of every operation in DispatchOperation
+	// (lazyQueries off, opstate.go), for its differential test.
+	eagerExec bool
 }
 
 func (c *ServerConfig) defaults() {
@@ -143,7 +146,11 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	cfg.defaults()
 	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
-	srv := handler.New(NewExecutableSchema(Config{Resolvers: newResolverRoot(resolver)}))
+	var es graphql.ExecutableSchema = NewExecutableSchema(Config{Resolvers: newResolverRoot(resolver)})
+	if !noFast && !cfg.eagerExec {
+		es = lazyQueries{es} // opstate.go
+	}
+	srv := handler.New(es)
 	cache := newQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})

@@ -44,6 +44,8 @@ func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseH
 // that exercise each of them (a receipt, a dry run's plan, a response
 // over its budget, more than maxErrors errors, masked and hidden
 // customer data, a validation error, the root fast path and gqlgen's).
+// And with gqlgen's Exec made when the root fast path needs it only
+// (lazyQueries) as with it made at once.
 func TestResponseTailMatchesChain(t *testing.T) {
 	aliases := func(n int, id string) string {
 		var b strings.Builder
@@ -65,6 +67,8 @@ func TestResponseTailMatchesChain(t *testing.T) {
 		{"a dry run", `{ payment(id: "pay_a") { id customer { address } } }`, map[string]any{DryRunExtension: true}},
 		{"a validation error", `{ payment(id: "pay_a") { nope } }`, nil},
 		{"a typename", `{ __typename }`, nil},
+		{"a list whose address fails (the fast path leaves it to gqlgen)", `{ payments(first: 5) { nodes { id customer { address } } } }`, nil},
+		{"an invalid id (left to gqlgen)", `{ a: payment(id: "pay_a") { id } b: payment(id: "nope") { id } }`, nil},
 		// The APQ commit: a registration, then its hash alone (answered
 		// only if the registration was stored).
 		{"an APQ registration", apqTailQuery, map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": apqTailHash}}},
@@ -87,13 +91,13 @@ func TestResponseTailMatchesChain(t *testing.T) {
 				h    http.Handler
 				seen []string
 			}
-			mk := func(chained bool) *side {
+			mk := func(chained, eager bool) *side {
 				s := &side{}
 				cost := CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *Receipt) {
 					b, _ := json.Marshal(r)
 					s.seen = append(s.seen, "receipt "+string(b))
 				}}
-				srv, _ := newServer(ServerConfig{chainedTail: chained, MaxResponseBytes: c.max, Cost: cost,
+				srv, _ := newServer(ServerConfig{chainedTail: chained, eagerExec: eager, MaxResponseBytes: c.max, Cost: cost,
 					Extensions: []graphql.HandlerExtension{tailProbe{seen: &s.seen}}})
 				srv.AddTransport(transport.POST{})
 				inner := LoadersMiddleware(rest, nil)(srv)
@@ -104,7 +108,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 				})
 				return s
 			}
-			tail, chain := mk(false), mk(true)
+			tail, eager, chain := mk(false, false), mk(false, true), mk(true, false)
 			for _, q := range queries {
 				t.Run(q.name, func(t *testing.T) {
 					body, _ := json.Marshal(map[string]any{"query": q.query, "extensions": q.ext})
@@ -119,6 +123,11 @@ func TestResponseTailMatchesChain(t *testing.T) {
 					want, got := post(chain), post(tail)
 					if got != want && tailNormal(got) != tailNormal(want) {
 						t.Fatalf("graphTail:\n%s\nthe seven extensions:\n%s", got, want)
+					}
+					// gqlgen's Exec made at once, as gqlgen does, and
+					// only when needed (lazyQueries, opstate.go).
+					if e := post(eager); got != e && tailNormal(got) != tailNormal(e) {
+						t.Fatalf("Exec when needed:\n%s\nExec at once:\n%s", got, e)
 					}
 				})
 			}

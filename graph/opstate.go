@@ -1,0 +1,78 @@
+package graph
+
+// graph's state of one operation, in one context value: the response
+// budget (budget.go) and the root fast path's state (rootfast.go) were a
+// context value and an allocation each per operation; now one of each for
+// both (issue 25). And the executor's work the root fast path makes
+// unneeded: gqlgen's DispatchOperation calls the schema's Exec for every
+// operation, which for a query only prepares the executor (its execution
+// context, its deferred-results channel and the response handler's
+// closures) and runs nothing until the response handler is called.
+// lazyQueries puts that off until gqlgen's executor is needed: never when
+// the root fast path answers.
+
+import (
+	"context"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// opState is one operation's: budget and root point into it, or are nil
+// (no budget: MaxBytes off, a subscription; not on the root fast path).
+type opState struct {
+	oc        *graphql.OperationContext
+	budget    *responseBudget
+	root      *rootState
+	budgetVal responseBudget
+	rootVal   rootState
+}
+
+type opStateKey struct{}
+
+func opStateFrom(ctx context.Context) *opState {
+	st, _ := ctx.Value(opStateKey{}).(*opState)
+	return st
+}
+
+// withOpState returns ctx with the state of operation oc: the one it
+// holds already (an interceptor further out made it), or a new one.
+func withOpState(ctx context.Context, oc *graphql.OperationContext) (context.Context, *opState) {
+	if st := opStateFrom(ctx); st != nil && st.oc == oc {
+		return ctx, st
+	}
+	st := &opState{oc: oc}
+	return context.WithValue(ctx, opStateKey{}, st), st
+}
+
+// rootStateFrom is the operation's root fast path state, nil when the
+// root fast path does not try it.
+func rootStateFrom(ctx context.Context) *rootState {
+	if st := opStateFrom(ctx); st != nil {
+		return st.root
+	}
+	return nil
+}
+
+// lazyQueries is the executable schema whose Exec of a query the root
+// fast path tries is made only when gqlgen's executor is asked for a
+// response (the fast path did not answer). gqlgen's generated Exec of a
+// query (v0.17.98, graph/gen's verifiedGqlgen) reads the operation
+// context and prepares; it runs no resolver and adds no error, so doing
+// it at the first response instead of in DispatchOperation changes
+// nothing but when it is done. Everything else is Exec'd at once.
+type lazyQueries struct{ graphql.ExecutableSchema }
+
+func (s lazyQueries) Exec(ctx context.Context) graphql.ResponseHandler {
+	st := opStateFrom(ctx)
+	if st == nil || st.root == nil || st.oc.Operation == nil || st.oc.Operation.Operation != ast.Query {
+		return s.ExecutableSchema.Exec(ctx)
+	}
+	root := st.root
+	return func(rctx context.Context) *graphql.Response {
+		if root.exec == nil {
+			root.exec = s.ExecutableSchema.Exec(ctx)
+		}
+		return root.exec(rctx)
+	}
+}
