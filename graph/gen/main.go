@@ -135,7 +135,10 @@ const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in g
      writes fast_gen.go: go build ./graph; go test ./graph -run FastTables
   6. graphql/executor DispatchOperation: the response its innermost
      handler makes (errors, extensions) and the order of interceptors,
-     which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath)`
+     which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath);
+     and that the generated Exec of a query runs nothing and adds no error
+     before its response handler is called (graph/opstate.go lazyQueries
+     makes it then; go test ./graph -run TestResponseTailMatchesChain)`
 
 // checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
 func checkGqlgen(version string) error {
