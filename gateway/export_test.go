@@ -11,3 +11,10 @@ import (
 func ScopeAround(gw *Gateway, mux *chi.Mux) http.Handler {
 	return newScopedRouter(mux, gw.Handler.(*scopedRouter).key)
 }
+
+// ChiRouted is gw's handler with POST and GET /graphql routed by chi, as
+// every other request is (TestGraphQLBypassesChi).
+func ChiRouted(gw *Gateway) http.Handler {
+	sr := gw.Handler.(*scopedRouter)
+	return newScopedRouter(sr.Mux, sr.key)
+}

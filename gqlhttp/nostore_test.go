@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"testing"
 
 	"paygraph/gqlhttp"
@@ -61,7 +62,7 @@ func TestNoStoreKeepsVaryAbove(t *testing.T) {
 
 // TestVaryWithoutOrigin: NoStore's lines less Origin, shared; other lines
 // lose Origin, whatever its case, and an emptied line goes. VaryOriginLast
-// is the same with a last line Origin.
+// is the same with Origin last, all in one line.
 func TestVaryWithoutOrigin(t *testing.T) {
 	noStore := func(above ...string) []string {
 		rec := httptest.NewRecorder()
@@ -87,9 +88,34 @@ func TestVaryWithoutOrigin(t *testing.T) {
 			if got := gqlhttp.VaryWithoutOrigin(tc.in); !slices.Equal(got, tc.want) {
 				t.Errorf("VaryWithoutOrigin(%q) = %q, want %q", tc.in, got, tc.want)
 			}
-			want := append(slices.Clip(tc.want), "Origin")
+			want := []string{strings.Join(append(slices.Clip(tc.want), "Origin"), ", ")}
 			if got := gqlhttp.VaryOriginLast(tc.in); !slices.Equal(got, want) {
 				t.Errorf("VaryOriginLast(%q) = %q, want %q", tc.in, got, want)
+			}
+		})
+	}
+}
+
+// TestVaryOneLine: the Vary lines as one, the names in their order; one
+// line or none as they are.
+func TestVaryOneLine(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []string
+		want []string
+	}{
+		{"none", nil, nil},
+		{"one line", []string{"Origin"}, []string{"Origin"}},
+		{"NoStore's less Origin, then rs/cors's", []string{"X-Api-Key, X-Api-Secret, Authorization", "Origin"},
+			[]string{"X-Api-Key, X-Api-Secret, Authorization, Origin"}},
+		{"with Compress's first", []string{"Accept-Encoding", "X-Api-Key, X-Api-Secret, Authorization", "Origin"},
+			[]string{"Accept-Encoding, X-Api-Key, X-Api-Secret, Authorization, Origin"}},
+		{"others", []string{"X-Other", "X-Api-Key, X-Api-Secret, Authorization", "Origin"},
+			[]string{"X-Other, X-Api-Key, X-Api-Secret, Authorization, Origin"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := gqlhttp.VaryOneLine(tc.in); !slices.Equal(got, tc.want) {
+				t.Errorf("VaryOneLine(%q) = %q, want %q", tc.in, got, tc.want)
 			}
 		})
 	}
