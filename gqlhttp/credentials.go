@@ -80,15 +80,13 @@ func SingleCredentials(next http.Handler) http.Handler {
 // CallerSecrets returns the values the request's credential headers held
 // (the pair, or every value when they were not one usable pair): the
 // literal strings the logger and the metrics must never print, whatever
-// their shape. Nil outside a request or without credential headers.
+// their shape. Nil outside a request or without credential headers. Read
+// only: the slice is the request's own (no allocation per call).
 func CallerSecrets(ctx context.Context) []string {
 	if h, _ := ctx.Value(callerKey{}).(*callerHeaders); h != nil {
 		return h.values
 	}
-	if c, ok := restclient.CredentialsFrom(ctx); ok {
-		return []string{c.APIKey, c.APISecret}
-	}
-	return nil
+	return restclient.SecretsOf(ctx) // the pair, or nil
 }
 
 // callerRead reports whether an outer Credentials already read the

@@ -49,8 +49,11 @@ type credentialsValue struct {
 	// trace headers).
 	header     http.Header
 	headerOnce sync.Once
-	headers    [2]string   // the header's two credential values
-	merchant   merchantKey // the Limiter's key of the pair
+	headers    [2]string // the header's two credential values
+	// secrets is the pair again, for SecretsOf: a slice of its own, so
+	// that a reader who wrote to it could not change the header's values.
+	secrets  [2]string
+	merchant merchantKey // the Limiter's key of the pair
 	// merchantName is MerchantOf's answer (merchant in hex), made once
 	// here: each request asks for it at least twice (its anonymous and
 	// merchant rate limits), and hex-encoding each time cost 2
@@ -78,7 +81,7 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	if k == nil {
 		k = processMerchantKey
 	}
-	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
+	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, secrets: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
 	var name [2 * len(merchantKey{})]byte
 	hex.Encode(name[:], v.merchant[:])
 	v.merchantName = string(name[:])
@@ -103,6 +106,18 @@ func (v *credentialsValue) requestHeader() http.Header {
 func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	v, _ := credentialsFrom(ctx)
 	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
+}
+
+// SecretsOf returns the two values of the usable pair ctx carries (the
+// API key and the API secret), or nil: the strings that logs, metrics and
+// traces must never hold (gqlhttp.CallerSecrets). The slice is the
+// context's own, made with it (no allocation per call): read only.
+func SecretsOf(ctx context.Context) []string {
+	v, ok := credentialsFrom(ctx)
+	if !ok {
+		return nil
+	}
+	return v.secrets[:]
 }
 
 // credentialsFrom is CredentialsFrom with the header values (a zero
