@@ -42,12 +42,14 @@ const (
 	benchBudgetAliases20        = 96   // 2026-11-26: measured 96, the logger's CallerSecrets without a copy of the pair (restclient.SecretsOf) (issue 25; 97 before); 2026-11-26: measured 97, graph's per-operation state in one context value, gqlgen's Exec only when its executor answers, the root fields' cost plans kept with their plan (graph/opstate.go, issue 25; 103 before); 2026-11-26: measured 103, graph's interceptors as one extension (graph/tail.go) and the live scope off the POST path (gqlhttp/operation.go) (issue 25; 107 before); 2026-11-26: measured 107, aliases of one id take the alone path (the estimate counts distinct calls: no dataloader batch) and share its one thunk (issue 25; 138 before); 2026-11-26: measured 138, the edge: chi's routing context in the request scope, no gzhttp wrapper without Accept-Encoding, no rs/cors without Origin (issue 25; 143 before); 2026-11-26: measured 143 with the access line written as the binary writes it (NewLogger, JSON at info; before, a discard logger wrote none), by hand (observe/accessline.go, issue 25; 152 with slog's path); 2026-11-26: measured 143, the gate's errors.As (issue 25; 144 before); 2026-11-26: measured 144, the edge's records (issue 25; 148 before); 2026-11-26: measured 148, the receipt without reflection (issue 25; 150 before); 2026-11-26: measured 150, the response tail (issue 25; 156 before); 2026-11-26: measured 154, the POST body decoded by hand (issue 25; 167 before); 2026-11-26: measured 167, MerchantOf, the thunk and the scope check without allocating (issue 25; 170 before); 2026-11-26: measured 169 with the estimate's map (issue 21); 168, the root fast path awaits each distinct id once (graph/rootfast.go, issue 25; 244 before); measured 244 with the one scope (258 before); 2026-11-25: measured 253, the root fast path and the cost receipt (graph/rootfast.go; 244 before issue 26's receipt, 772 before the root fast path, 787 before one resolver per type, 838 before the shared thunk, 3,057 before the fast path)
 	benchBudgetCheckout         = 438  // 2026-11-26: measured 438, the logger's CallerSecrets without a copy of the pair (restclient.SecretsOf) (issue 25; 439 before); 2026-11-26: measured 439, a fan-out's last call (a batch of one id) takes its slot in Client.do, no Held (issue 25; 441 before); 2026-11-26: measured 441, graph's interceptors as one extension (graph/tail.go) and the live scope off the POST path (gqlhttp/operation.go) (issue 25; 445 before); 2026-11-26: measured 445, the REST calls of a request share one header map (issue 25; 447 before); 2026-11-26: measured 447, GetPayment's wire struct in the payment's allocation (issue 25; 448 before); 2026-11-26: measured 448, the edge: chi's routing context in the request scope, no gzhttp wrapper without Accept-Encoding, no rs/cors without Origin (issue 25; 453 before); 2026-11-26: measured 453 with the access line written as the binary writes it (NewLogger, JSON at info; before, a discard logger wrote none), by hand (observe/accessline.go, issue 25; 462 with slog's path); 2026-11-26: measured 453, the gate's errors.As (issue 25; 455 before); 2026-11-26: measured 455, the edge's records (issue 25; 459 before); 2026-11-26: measured 459, the receipt without reflection (issue 25; 461 before); 2026-11-26: measured 461, the response tail (issue 25; 467 before); 2026-11-26: measured 465, the POST body decoded by hand (issue 25; 476 before); 2026-11-26: measured 476, MerchantOf, the thunk and the scope check without allocating (issue 25; 480 before); 2026-11-26: measured 479 with the estimate's map (issue 21); 478 with the one scope (492 before); measured 466 (2 REST calls; 632 before)
 	benchBudgetSinglePaymentAPQ = 106  // 2026-11-26: measured 106, the logger's CallerSecrets without a copy of the pair (restclient.SecretsOf) (issue 25; 107 before); 2026-11-26: measured 107, graph's per-operation state in one context value, gqlgen's Exec only when its executor answers, the root fields' cost plans kept with their plan (graph/opstate.go, issue 25; 113 before); 2026-11-26: measured 113, graph's interceptors as one extension (graph/tail.go) and the live scope off the POST path (gqlhttp/operation.go) (issue 25; 117 before); 2026-11-26: measured 117, the alone load and GetPayment's wire struct (issue 25; 119 before); 2026-11-26: measured 119, the edge: chi's routing context in the request scope, no gzhttp wrapper without Accept-Encoding, no rs/cors without Origin (issue 25; 124 before); 2026-11-26: measured 124 with the access line written as the binary writes it (NewLogger, JSON at info; before, a discard logger wrote none), by hand (observe/accessline.go, issue 25; 133 with slog's path); 2026-11-26: measured 124, the gate's errors.As (issue 25; 125 before); 2026-11-26: measured 125, the edge's records (issue 25; 129 before); 2026-11-26: measured 129, the receipt without reflection (issue 25; 131 before); 2026-11-26: measured 131, the response tail (issue 25; 137 before); 2026-11-26: measured 135, the POST body decoded by hand (issue 25; 150 before); 2026-11-26: measured 150, MerchantOf and the scope check without allocating (issue 25; 152 before); 2026-11-26: measured 152, paygraph's own APQ extension (issue 25; 178 with gqlgen's, which decodes the persistedQuery member with mapstructure)
+	benchBudgetList50Addr       = 755  // 2026-11-26: measured 755, a fan-out's goroutines make many calls each, taking their own slots (restclient/fanout.go, issue 25; 830 before: a goroutine and a Held per call)
 	benchAllocHeadroom          = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 
 const (
 	benchSingleQuery = `query Pay($id: ID!) { payment(id: $id) { id status amount { amount paisa currency } customer { name email address } createdAt } }`
 	benchList100     = `{ payments(first: 100) { nodes { id status amount { amount paisa currency } customer { name email } createdAt } pageInfo { hasNextPage endCursor } } }`
+	benchList50Addr  = `{ payments(first: 50) { nodes { customer { address } } } }` // go run ./bench's list50addr
 	benchCheckout    = `query S($id: String!) { checkoutSession(id: $id) { sessionId paymentStatus amount { amount } subtotal { amount } metadata { key value } payment { id status amount { amount } customer { address } } } }`
 )
 
@@ -67,6 +69,7 @@ func benchAliasesQuery(n int) string {
 // by URL path (the list path answers one 100-item page).
 type benchStub struct {
 	bodies map[string][]byte
+	pages  map[string][]byte // list pages by their query, before bodies' one page
 	header http.Header
 }
 
@@ -76,7 +79,10 @@ type benchBody struct{ bytes.Reader }
 func (*benchBody) Close() error { return nil }
 
 func (s *benchStub) RoundTrip(r *http.Request) (*http.Response, error) {
-	b, ok := s.bodies[r.URL.Path]
+	b, ok := s.pages[r.URL.RawQuery]
+	if !ok || r.URL.Path != "/api/v1/payments" {
+		b, ok = s.bodies[r.URL.Path]
+	}
 	status := http.StatusOK
 	if !ok {
 		b, status = []byte(`{"error":"Not found"}`), http.StatusNotFound
@@ -121,7 +127,36 @@ func newBenchFixture(t testing.TB) *benchFixture {
 		}
 		f.stub.bodies[req.URL.Path] = rec.Body.Bytes()
 	}
+	// The 50-item page of benchList50Addr, and its items' details.
+	f.stub.pages = map[string][]byte{}
+	page := f.sandboxGet(t, "/api/v1/payments?limit=50")
+	f.stub.pages["limit=50"] = page
+	var items struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(page, &items); err != nil || len(items.Data) != 50 {
+		t.Fatalf("the 50-item page: %d items, %v", len(items.Data), err)
+	}
+	for _, it := range items.Data {
+		f.stub.bodies["/api/v1/payments/"+it.ID] = f.sandboxGet(t, "/api/v1/payments/"+it.ID)
+	}
 	return f
+}
+
+// sandboxGet is the fixture business's answer to GET path.
+func (f *benchFixture) sandboxGet(t testing.TB, path string) []byte {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("x-api-key", f.biz.APIKey)
+	req.Header.Set("x-api-secret", f.biz.APISecret)
+	rec := httptest.NewRecorder()
+	f.sb.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("sandbox %s: %d %s", path, rec.Code, rec.Body)
+	}
+	return rec.Body.Bytes()
 }
 
 // benchStubGateway is newGateway, with the default settings, on the stub
@@ -256,6 +291,14 @@ func BenchmarkList100Masked(b *testing.B) {
 }
 
 // BenchmarkAliases20: 20 aliases of one payment, 1 REST call (stubbed).
+// BenchmarkList50Addr is go run ./bench's list50addr in memory: one list
+// call and 50 detail calls, joined in the payments resolver
+// (graph/listjoin.go) through the REST client's bounded fan-out.
+func BenchmarkList50Addr(b *testing.B) {
+	f := newBenchFixture(b)
+	benchServe(b, benchStubGateway(b, f.stub), f.request(benchList50Addr, nil))
+}
+
 func BenchmarkAliases20(b *testing.B) {
 	f := newBenchFixture(b)
 	benchServe(b, benchStubGateway(b, f.stub), f.request(benchAliasesQuery(20), map[string]any{"id": f.paymentID}))
@@ -343,6 +386,7 @@ func TestAllocationBudget(t *testing.T) {
 		{"single payment", f.request(benchSingleQuery, map[string]any{"id": f.paymentID}), 1, benchBudgetSinglePayment},
 		{"100-item list", f.request(benchList100, nil), 1, benchBudgetList100},
 		{"20 aliases", f.request(benchAliasesQuery(20), map[string]any{"id": f.paymentID}), 1, benchBudgetAliases20},
+		{"50-item list with addresses", f.request(benchList50Addr, nil), 51, benchBudgetList50Addr},
 		{"checkout session with payment", f.request(benchCheckout, map[string]any{"id": f.sessionID}), 2, benchBudgetCheckout},
 		{"single payment by APQ hash", f.apqRequest(benchSingleQuery, map[string]any{"id": f.paymentID}, false), 1, benchBudgetSinglePaymentAPQ},
 	} {

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 )
 
 // Result is one id's answer in a fan-out: its record or its error (a
@@ -85,51 +86,85 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 }
 
 // fanOut calls g for every id, each call holding its slot of lim (nil:
-// none). The slot is taken here, on the
-// caller's goroutine, before the goroutine that makes the call is started:
-// a batch waiting for slots costs one goroutine, not one per id, and the
-// request's, merchant's and process's bounds (and an unaccepted pair's
-// turn, unaccepted.go) hold as for any call. The last call runs on the
-// caller's goroutine itself, taking its slot as any call does (so a batch
-// of one id is a plain call). Once a slot cannot be had (the context is
-// done, or the pair is refused), the calls left run here in turn, each
-// answering its typed error at once without a slot.
+// none), on at most as many goroutines as the context may have calls in
+// flight (Limiter.width: its request's bound, or its burst): each of them
+// takes the next id left, makes its call and goes on to the next, so a
+// goroutine (and its grown stack) serves many calls, and a call's end
+// wakes no other goroutine of the fan-out to start the next: the one that
+// made it takes its next slot itself (in its request's turn, Limiter.queue,
+// so a fan-out still has one call in its merchant's queue, as when one
+// goroutine held every slot ahead).
+//
+// A goroutine is started only once a slot is held for its first call
+// (Limiter.Hold, on the caller's goroutine): a batch waiting for slots
+// costs one goroutine, not one per id, and the request's, merchant's and
+// process's bounds (and an unaccepted pair's turn, unaccepted.go) hold as
+// for any call. The caller's goroutine is one of them: its calls take
+// their slots themselves (Client.do), as a call outside a fan-out does, so
+// a batch of one id is a plain call. Once a slot cannot be had (the
+// context is done, or the pair is refused), no more goroutines start and
+// every call left answers its typed error at once without a slot.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	out := make([]Result[V], len(ids))
-	var wg *sync.WaitGroup // only when a goroutine is started
-	for i := range ids {
-		if i == len(ids)-1 {
-			// The last call runs here, on the caller's goroutine: it takes
-			// its slot itself (Client.do), as a call outside a fan-out
-			// does, with no Held to allocate (a batch of one id, say).
-			call(ctx, nil, ids[i], &out[i], g)
-			break
-		}
+	if len(ids) == 1 {
+		call(ctx, nil, ids[0], &out[0], g)
+		return out
+	}
+	f := &fan[V, G]{ctx: ctx, ids: ids, out: out, g: g}
+	width := len(ids)
+	if lim != nil {
+		width = lim.width(ctx, len(ids))
+	}
+	for started := 1; started < width; started++ { // the caller is one
 		var h *Held
 		if lim != nil {
 			var err error
 			if h, err = lim.Hold(ctx); err != nil {
-				for ; i < len(ids); i++ {
-					call(ctx, nil, ids[i], &out[i], g)
-				}
 				break
 			}
 		}
-		if wg == nil {
-			wg = new(sync.WaitGroup)
+		i := f.claim() // after the slot: the others may have taken the rest
+		if i < 0 {
+			h.Release()
+			break
 		}
-		wg.Add(1)
-		go callDone(ctx, wg, h, ids[i], &out[i], g)
+		f.wg.Add(1)
+		go f.work(h, i)
 	}
-	if wg != nil {
-		wg.Wait()
+	for i := f.claim(); i >= 0; i = f.claim() {
+		call(ctx, nil, ids[i], &out[i], g)
 	}
+	f.wg.Wait()
 	return out
 }
 
-func callDone[V any, G getter[V]](ctx context.Context, wg *sync.WaitGroup, h *Held, id string, r *Result[V], g G) {
-	defer wg.Done()
-	call(ctx, h, id, r, g)
+// fan is one fan-out's shared state: its ids, their results, and the next
+// id no goroutine has taken yet.
+type fan[V any, G getter[V]] struct {
+	ctx  context.Context
+	ids  []string
+	out  []Result[V]
+	g    G
+	next atomic.Int32
+	wg   sync.WaitGroup
+}
+
+// claim takes the next id left, or -1.
+func (f *fan[V, G]) claim() int {
+	if i := int(f.next.Add(1)) - 1; i < len(f.ids) {
+		return i
+	}
+	return -1
+}
+
+// work makes call i with the slot h holds, then the calls left, each
+// taking its own slot.
+func (f *fan[V, G]) work(h *Held, i int) {
+	defer f.wg.Done()
+	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
+	for i := f.claim(); i >= 0; i = f.claim() {
+		call(f.ctx, nil, f.ids[i], &f.out[i], f.g)
+	}
 }
 
 // call makes one call of a fan-out with the slot h holds (nil: none),

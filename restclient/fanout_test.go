@@ -6,9 +6,9 @@ package restclient
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -269,18 +269,19 @@ func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
 	return id, nil
 }
 
-// TestFanOutLastCallTakesItsOwnSlot: the last call of a fan-out, on the
-// caller's goroutine, is a plain call (it takes its slot in Client.do):
-// no slot is held ahead for it, so a batch of one id is one plain call;
-// the others hold theirs ahead of their goroutines.
-func TestFanOutLastCallTakesItsOwnSlot(t *testing.T) {
+// TestFanOutCallerTakesItsOwnSlots: the caller's goroutine makes calls of
+// its fan-out as plain calls (each takes its slot in Client.do), so a
+// batch of one id is one plain call with nothing held ahead; a goroutine
+// started for the others holds its first call's slot ahead; every slot is
+// given back.
+func TestFanOutCallerTakesItsOwnSlots(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		ids  []string
-		want map[string]bool // held ahead, by id
+		name    string
+		ids     []string
+		maxHeld int // calls that held their slot ahead, at most
 	}{
-		{"one id", []string{"pay_1"}, map[string]bool{"pay_1": false}},
-		{"three ids", []string{"pay_1", "pay_2", "pay_3"}, map[string]bool{"pay_1": true, "pay_2": true, "pay_3": false}},
+		{"one id", []string{"pay_1"}, 0},
+		{"three ids", []string{"pay_1", "pay_2", "pay_3"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			lim := NewLimiter(LimiterConfig{})
@@ -291,12 +292,85 @@ func TestFanOutLastCallTakesItsOwnSlot(t *testing.T) {
 					t.Errorf("result %d: %+v", i, r)
 				}
 			}
-			if fmt.Sprint(g.held) != fmt.Sprint(tc.want) {
-				t.Errorf("held ahead %v, want %v", g.held, tc.want)
+			held := 0
+			for _, h := range g.held {
+				if h {
+					held++
+				}
+			}
+			if len(g.held) != len(tc.ids) || held > tc.maxHeld {
+				t.Errorf("held ahead %v, want %d calls, at most %d held ahead", g.held, len(tc.ids), tc.maxHeld)
 			}
 			if calls, _ := lim.inFlight(); calls != 0 {
 				t.Errorf("%d slots left held", calls)
 			}
 		})
+	}
+}
+
+// TestFanOutWaitsInItsRequestsTurn: a fan-out's goroutines wait for their
+// merchant's slots one at a time (Limiter.queue), so another request of
+// the merchant that comes while two of them wait is served after one of
+// them, not after both: a freed slot goes to the waiting requests in turn.
+func TestFanOutWaitsInItsRequestsTurn(t *testing.T) {
+	step := make(chan struct{})
+	release := make(chan struct{})
+	var mu sync.Mutex
+	var arrived []string
+	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+		id := strings.TrimPrefix(r.URL.Path, "/api/v1/payments/")
+		mu.Lock()
+		arrived = append(arrived, id)
+		mu.Unlock()
+		select {
+		case <-step:
+		case <-release:
+		}
+		w.Header().Set("Content-Type", "application/json")
+		paymentWithID(w, id)
+	})
+	defer close(release)
+	arrivals := func() int { mu.Lock(); defer mu.Unlock(); return len(arrived) }
+	lim := NewLimiter(LimiterConfig{MaxInFlightPerMerchant: 2})
+	c := newClient(t, Config{BaseURL: srv.URL, Limiter: lim})
+	ctx := credCtx()
+
+	// Request A: 10 ids, 4 at a time; its first two calls take the
+	// merchant's two slots.
+	doneA := make(chan []Result[*Payment], 1)
+	go func() { doneA <- c.GetPayments(WithRequestLimit(ctx, 4), payIDs(10)) }()
+	waitUntil(t, func() bool { return arrivals() == 2 })
+	// One answered: its slot goes to A's third call, and then A has two
+	// calls holding slots and two waiting (4 = its bound).
+	step <- struct{}{}
+	waitUntil(t, func() bool { return arrivals() == 3 && lim.refs(ctx) == 4 })
+	// Request B comes while A's two wait.
+	doneB := make(chan error, 1)
+	go func() {
+		_, err := c.GetPayment(WithRequestLimit(ctx, 4), "pay_B")
+		doneB <- err
+	}()
+	waitUntil(t, func() bool { return lim.refs(ctx) == 5 })
+	step <- struct{}{}
+	waitUntil(t, func() bool { return arrivals() == 4 })
+	step <- struct{}{}
+	waitUntil(t, func() bool { return arrivals() == 5 })
+	mu.Lock()
+	order := slices.Clone(arrived)
+	mu.Unlock()
+	if order[3] == "pay_B" || order[4] != "pay_B" {
+		t.Errorf("calls arrived in the order %v; want B's fifth: after one of A's two waiting calls, not both", order)
+	}
+	close(step)
+	if err := <-doneB; err != nil {
+		t.Errorf("B: %v", err)
+	}
+	for i, r := range <-doneA {
+		if r.Err != nil {
+			t.Errorf("A's results[%d]: %v", i, r.Err)
+		}
+	}
+	if calls, merchants := lim.inFlight(); calls != 0 || merchants != 0 {
+		t.Errorf("after both: %d slots held, %d merchants, want none", calls, merchants)
 	}
 }

@@ -75,7 +75,10 @@ type LimiterConfig struct {
 //
 // Waiting stops when the context is done, with the client's typed
 // cancellation or timeout error. Waiters are served first come, first
-// served (Go channels queue blocked senders in order).
+// served (Go channels queue blocked senders in order), and a request's
+// calls wait for the merchant's and the process's slots one at a time
+// (queue): a freed slot goes to the waiting requests in turn, however
+// many calls each has waiting.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
@@ -144,6 +147,21 @@ type requestSlots struct {
 type requestSem struct {
 	sem      chan struct{}
 	borrowed atomic.Int32
+	// turn is the request's place in the merchant's and the process's
+	// queues (Limiter.queue): made at the first call that waits there.
+	turn atomic.Pointer[chan struct{}]
+}
+
+// turnOf returns r's turn, making it at the first call.
+func (r *requestSem) turnOf() chan struct{} {
+	if t := r.turn.Load(); t != nil {
+		return *t
+	}
+	t := make(chan struct{}, 1)
+	if r.turn.CompareAndSwap(nil, &t) {
+		return t
+	}
+	return *r.turn.Load()
 }
 
 type requestSlotsKey struct{}
@@ -198,7 +216,8 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		}
 		s.probe = t
 	}
-	if req := requestSlotsFrom(ctx); req != nil {
+	req := requestSlotsFrom(ctx)
+	if req != nil {
 		select {
 		case req.sem <- struct{}{}:
 		default: // the request's slots are all taken
@@ -213,13 +232,13 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		s.request = req.sem
 	}
 	s.merchant = l.join(s.key)
-	if err := take(ctx, s.merchant.sem); err != nil {
+	if err := queue(ctx, req, s.merchant.sem); err != nil {
 		l.leave(s.key, s.merchant)
 		s.merchant = nil
 		s.release()
 		return slot{}, err
 	}
-	if err := take(ctx, l.process); err != nil {
+	if err := queue(ctx, req, l.process); err != nil {
 		<-s.merchant.sem
 		l.leave(s.key, s.merchant)
 		s.merchant = nil
@@ -270,6 +289,45 @@ func take(ctx context.Context, sem chan struct{}) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// queue takes a slot of a semaphore the requests share (a merchant's, the
+// process's), waiting while it is full unless ctx ends. The calls of one
+// request (req, nil: none) wait there one at a time, in the request's
+// turn: each request has at most one call in the queue, so a freed slot
+// goes to the waiting requests in turn, first come, first served, however
+// many calls each has waiting (a fan-out's goroutines, fanOut, wait there
+// as its one caller did).
+func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
+	select {
+	case sem <- struct{}{}: // free: nobody waits (a full channel's senders queue)
+		return nil
+	default:
+	}
+	if req == nil {
+		return take(ctx, sem)
+	}
+	turn := req.turnOf()
+	select {
+	case turn <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	err := take(ctx, sem)
+	<-turn
+	return err
+}
+
+// width is how many calls of ctx may hold slots at once, as far as its
+// request knows: its request's bound (or its burst,
+// LimiterConfig.RequestBurst), else its merchant's; at most n (fanOut's
+// goroutines for n ids).
+func (l *Limiter) width(ctx context.Context, n int) int {
+	w := l.perMerchant
+	if req := requestSlotsFrom(ctx); req != nil {
+		w = max(cap(req.sem), l.burst)
+	}
+	return max(min(n, w), 1)
 }
 
 // join returns the merchant's semaphore, counting the caller in.
