@@ -38,6 +38,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 // Extension keys.
@@ -174,6 +175,7 @@ type costTally struct {
 	// counts: a scan while few (an operation usually asks for a handful),
 	// a map past smallAsks.
 	asks      []askCount
+	asksBuf   [2]askCount // asks' first: an operation usually asks for one or two
 	askMap    map[askKey]int
 	perRecord map[identKey]int    // askTotals', for the inspector
 	short     int                 // pages and joins short pages did not need
@@ -261,6 +263,9 @@ func (t *costTally) ask(route, id string, o origin) {
 		}
 	}
 	if len(t.asks) < smallAsks {
+		if t.asks == nil {
+			t.asks = t.asksBuf[:0]
+		}
 		t.asks = append(t.asks, askCount{k, 1})
 		return
 	}
@@ -443,8 +448,8 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 
 // plan plans an admitted operation (or a dry run) and returns its
 // estimate: MutateOperationContext calls it.
-func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool) *opPlan {
-	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables)
+func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool, level sessiontoken.CustomerData) *opPlan {
+	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables, level)
 	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
 	if dry {
 		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,

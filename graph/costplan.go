@@ -32,6 +32,7 @@ import (
 
 	"paygraph/graph/relay"
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 // The route templates of a plan, as the REST API documents them.
@@ -71,6 +72,7 @@ type opPlan struct {
 	levels [2][]PlanCall
 	keys   map[planKey]struct{} // past smallPlan lines
 	total  int
+	first  [1]PlanCall // level 1's first line: most operations have one
 }
 
 // smallPlan is how many lines are deduplicated by a scan before a map.
@@ -104,8 +106,26 @@ func (p *opPlan) add(level int, k planKey, c PlanCall) {
 	}
 	c.Route = k.route
 	c.k = k.id
+	if level == 1 && p.levels[0] == nil {
+		p.levels[0] = p.first[:0]
+	}
 	p.levels[level-1] = append(p.levels[level-1], c)
 	p.total += c.Calls
+}
+
+// has reports whether the plan has the line of route and id at level:
+// a scan of that level while the plan is small, as add's.
+func (p *opPlan) has(level int, route, id string) bool {
+	if p.keys != nil {
+		_, ok := p.keys[planKey{route, id}]
+		return ok
+	}
+	for _, o := range p.levels[level-1] {
+		if o.Route == route && o.k == id {
+			return true
+		}
+	}
+	return false
 }
 
 // Levels are the plan's levels that have calls, in order.
@@ -119,16 +139,17 @@ func (p *opPlan) Levels() []PlanLevel {
 	return out
 }
 
-// planOperation plans op with its variables; scope, when the request has
-// a session token, drops what it refuses without a REST call and adds the
-// read of a token's session it learns.
-func planOperation(ctx context.Context, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) *opPlan {
+// planOperation plans op with its variables for a caller reading
+// customer data at level; scope, when the request has a session token,
+// drops what it refuses without a REST call and adds the read of a
+// token's session it learns.
+func planOperation(ctx context.Context, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, level sessiontoken.CustomerData) *opPlan {
 	p := &opPlan{}
 	if op == nil || op.Operation != ast.Query {
 		return p
 	}
 	// A level that withholds customer.address makes no address join.
-	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(customerDataOf(ctx))}, plan: p}
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(level)}, plan: p}
 	if s, ok := scopeFrom(ctx); ok {
 		w.scope = s
 		if ref, ok := s.SessionToLearn(); ok {
@@ -175,11 +196,12 @@ func (w *planWalk) root(f *ast.Field) {
 			w.plan.add(2, planKey{routePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
 		}
 	case "payment":
-		if id := w.stringArg(f, "id"); checkID("", id, paymentIDPrefix) == nil {
+		// An id planned already was checked then (aliases of one id).
+		if id := w.stringArg(f, "id"); !w.plan.has(1, routePayment, id) && checkID("", id, paymentIDPrefix) == nil {
 			w.plan.add(1, planKey{routePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "paymentLink":
-		if id := w.stringArg(f, "id"); checkID("", id, linkIDPrefix) == nil && w.linkAllowed(id) {
+		if id := w.stringArg(f, "id"); !w.plan.has(1, routeLink, id) && checkID("", id, linkIDPrefix) == nil && w.linkAllowed(id) {
 			w.plan.add(1, planKey{routeLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "node":

@@ -143,12 +143,13 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	if opCtx.Operation == nil {
 		return nil
 	}
-	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, customerDataOf(ctx))
+	level := customerDataOf(ctx)
+	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, level)
 	loaders, _ := ctx.Value(loadersKey{}).(*Loaders)
 	dry := loaders != nil && isDryRun(opCtx)
 	if calls > l.maxComplexity {
 		if dry {
-			l.plan(ctx, loaders, opCtx, calls, true) // the refusal's answer carries the plan
+			l.plan(ctx, loaders, opCtx, calls, true, level) // the refusal's answer carries the plan
 		}
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
@@ -157,7 +158,7 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	// can make, counted once however many fields ask for it.
 	estimate := calls
 	if loaders != nil {
-		plan := l.plan(ctx, loaders, opCtx, calls, dry)
+		plan := l.plan(ctx, loaders, opCtx, calls, dry, level)
 		if dry {
 			// A dry run spends no REST-call budget and runs nothing: its
 			// operation is replaced by one that selects nothing, and

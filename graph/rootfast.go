@@ -57,7 +57,10 @@ func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
 var rootAnswered atomic.Int64
 
 // rootPlan is a compiled query of payment(id:) root fields.
-type rootPlan struct{ fields []rootField }
+type rootPlan struct {
+	fields []rootField
+	size   atomic.Int32 // the last answer's bytes, to size the next one's buffer
+}
 
 type rootField struct {
 	key   string // `"alias":`, after a comma but for the first
@@ -87,6 +90,8 @@ type rootState struct {
 	listRan  bool
 	listConn *model.PaymentConnection
 	listErr  error
+	// resp is the fast path's response (one allocation fewer).
+	resp graphql.Response
 	// exec is gqlgen's executor of the operation, made when it is first
 	// needed (lazyQueries, opstate.go).
 	exec graphql.ResponseHandler
@@ -144,7 +149,8 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	st.answered = true
 	rootAnswered.Add(1)
 	// What the executor adds to its response (DispatchOperation).
-	return &graphql.Response{Data: data, Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
+	st.resp = graphql.Response{Data: data, Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
+	return &st.resp
 }
 
 // compileRoot returns the plan of oc's operation, or nil when gqlgen must
@@ -191,6 +197,11 @@ func compileRoot(oc *graphql.OperationContext) *rootPlan {
 // maxRootFields bounds the aliases the root fast path serves (the
 // payments' thunks are kept on the stack up to it).
 const maxRootFields = 32
+
+// maxSizeHint bounds the buffer a root plan's last answer asks for: an
+// answer of unusual length (long strings) does not make every later one
+// hold as much.
+const maxSizeHint = 64 << 10
 
 // answer loads the payments as the payment resolver does and writes
 // them, or returns nil (nothing written, nothing charged) for gqlgen.
@@ -256,14 +267,19 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 			return nil
 		}
 	}
-	b := make([]byte, 0, 256*len(p.fields))
+	// Sized by the last answer (and an eighth more) when it was larger
+	// than the first guess: the same document answers about the same
+	// bytes, and growing the buffer copied it.
+	b := make([]byte, 0, max(256*len(p.fields), int(p.size.Load())*9/8))
 	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
 		b = append(b, f.key...)
 		b = f.plan.appendPayment(b, nil, payments[i], nil)
 	}
-	return append(b, '}')
+	b = append(b, '}')
+	p.size.Store(int32(min(len(b), maxSizeHint)))
+	return b
 }
 
 // chargePayment charges b what a field of cost plan renders of x, as
