@@ -53,7 +53,12 @@ func run() int {
 		return gateway.HealthCheck(cfg.Host, cfg.Port)
 	}
 
-	logger := gateway.NewLogger(os.Stderr, cfg)
+	// Log lines gathered into one write per LOG_FLUSH_INTERVAL (or 4 KiB);
+	// the deferred Close writes what is held on every return, "paygraph
+	// stopped" included.
+	logOut := observe.NewLogBuffer(os.Stderr, cfg.LogFlushInterval, observe.LogBufferSize)
+	defer logOut.Close()
+	logger := gateway.NewLogger(logOut, cfg)
 	// Libraries that write with the standard log package (dataloader's
 	// panic report, net/http's) go through the same redacting handler.
 	slog.SetDefault(logger)

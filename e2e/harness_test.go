@@ -396,6 +396,19 @@ func (p *proc) sampleGoroutines(interval time.Duration) (stop func() (peak, samp
 	return func() (int, int) { close(done); wg.Wait(); return int(peak.Load()), int(n.Load()) }
 }
 
+// logWritten makes sure every line the gateway logged before the call is
+// in its output: the log's lines are gathered and written together
+// (LOG_FLUSH_INTERVAL), in order, so once the access line of a request
+// made now is there, so is every line before it.
+func (p *proc) logWritten(t testing.TB) {
+	t.Helper()
+	id := fmt.Sprintf("e2e-log-written-%d", time.Now().UnixNano())
+	p.do(t.Context(), gqlReq{Query: `{ __typename }`, Header: http.Header{"X-Request-Id": {id}}, Timeout: 5 * time.Second})
+	if !p.waitForOutput(`"request_id":"`+id+`"`, 5*time.Second) {
+		t.Fatalf("no access line for request %s:\n%s", id, p.Output())
+	}
+}
+
 // waitForOutput waits until the gateway's output contains s (its log lines
 // are written when a request ends, a moment after the answer).
 func (p *proc) waitForOutput(s string, within time.Duration) bool {

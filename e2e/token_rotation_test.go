@@ -77,6 +77,7 @@ func TestTokenKeyRotation(t *testing.T) {
 	// The log lines (JSON); the sandbox's banner prints its demo pair on
 	// purpose, for the person at the terminal.
 	for name, p := range map[string]*proc{"A": onlyA, "[B, A]": rotating, "[B]": onlyB} {
+		p.logWritten(t)
 		var logs strings.Builder
 		lines := 0
 		for _, line := range strings.Split(p.Output(), "\n") {

@@ -98,9 +98,12 @@ type Config struct {
 	ShutdownGrace   time.Duration
 	LogFormat       string
 	LogLevel        slog.Level // LOG_LEVEL
-	PprofAddr       string
-	RedisURL        string
-	APQTTL          time.Duration
+	// LogFlushInterval is how long a log line may wait to be written with
+	// others (LOG_FLUSH_INTERVAL, observe.LogBuffer); zero: one write a line.
+	LogFlushInterval time.Duration
+	PprofAddr        string
+	RedisURL         string
+	APQTTL           time.Duration
 	// CursorKeys sign pagination cursors; nil when CURSOR_KEYS is unset
 	// (a random key per process).
 	CursorKeys *relay.Keys
@@ -355,6 +358,7 @@ var settings = []setting{
 		}
 		return nil
 	}},
+	{"LOG_FLUSH_INTERVAL", "100ms", "longest a log line waits to be written with others: lines are gathered and written to stderr in one write when 4 KiB are held or this long after the first, whichever is sooner; 0: one write per line", durationSetting(func(c *Config) *time.Duration { return &c.LogFlushInterval })},
 	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *Config, v string) error {
 		if v == "" {
 			return nil

@@ -15,12 +15,12 @@ package observe
 // another release, saying what to re-verify; TestAccessLineSameAsSlog
 // compares both paths byte for byte on hostile values.
 //
-// Nothing about the write changes: the line is written on the request's
-// goroutine after its handler returns, one Write of the whole line to the
-// logger's writer (the process's stderr, unbuffered), one line at a time,
-// so no line is dropped or held in memory: when the reader of stderr is
-// slow, the requests wait for it; when the process dies, every line
-// logged before is in the pipe already.
+// The line is handed over on the request's goroutine after its handler
+// returns, one Write of the whole line to the logger's writer, one line
+// at a time. The binary's writer is a LogBuffer (logbuffer.go) in front of
+// stderr, which gathers lines into one write(2) (LOG_FLUSH_INTERVAL;
+// 0: one write a line, as before): no line is torn or dropped; when the
+// reader of stderr is slow, the requests wait for it.
 
 import (
 	"context"

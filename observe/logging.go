@@ -25,7 +25,8 @@ import (
 //
 // A JSON logger's access lines (AccessLog's "request") are written by
 // hand (accessline.go), the same bytes as slog's; its writes, slog's and
-// the access lines', go to w one line a Write, one at a time.
+// the access lines', go to w one line a Write, one at a time (so w may be
+// a LogBuffer, which gathers whole lines).
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {

@@ -1,0 +1,193 @@
+package observe
+
+// The log's writes gathered (issue 25): one write(2) per log line was the
+// largest syscall the gateway made beyond the proxy's (0.007 ms of the
+// 0.010 ms the access log cost a payment, docs/performance.md). A
+// LogBuffer gathers whole lines and writes them to the process's stderr
+// in one Write when its buffer is full or its interval has passed since
+// the first line it holds, whichever comes first, and on Flush and Close.
+//
+// What it promises, and what it does not:
+//   - The bytes are the same, in the same order: every Write is one whole
+//     line (each record of NewLogger's handlers is one Write), kept whole
+//     and written in the order the Writes came, so lines are never torn
+//     or interleaved.
+//   - Memory is bounded: at most twice size bytes are held (a line longer
+//     than size is written on its own, after those before it).
+//   - No line is dropped: when stderr's reader is slower than the
+//     gateway, the Write that finds both buffers full waits for the
+//     reader, and so do the Writes behind it; requests then wait for the
+//     log as they did with one write a line (a bound of bytes held, not
+//     of time waited).
+//   - A line waits at most the interval before it is written. On a crash
+//     that runs no deferred code (SIGKILL, the OOM killer, a panic outside
+//     an HTTP handler, a fatal runtime error) the lines of the last
+//     interval, at most twice size bytes, are lost; a clean exit
+//     (SIGTERM, an error that stops the gateway) writes them first
+//     (server.go).
+
+import (
+	"io"
+	"sync"
+	"time"
+)
+
+// LogBufferSize is the most bytes a LogBuffer gathers before it writes
+// them: about 13 access lines. 4 KiB is PIPE_BUF, so each write to a pipe
+// (a container's stderr) is atomic, whoever else writes to it (the Go
+// runtime's report of a crash, another process of the container). 32 KiB
+// cost a payment more CPU in the bench, not less (docs/performance.md: a
+// write larger than the room left in the pipe waits in the kernel for the
+// reader, its thread with it). A LogBuffer holds at most twice that (the
+// lines being written and those gathered meanwhile).
+const LogBufferSize = 4 << 10
+
+// LogBuffer gathers log lines and writes them to w in batches
+// (NewLogBuffer). It is safe for concurrent use.
+//
+// Two buffers: Writes append to cur under mu; a full cur (or the
+// interval's, Flush's or Close's) is handed to the one writer goroutine,
+// which writes it to w and gives it back through free. Only that
+// goroutine writes to w while the buffer is open, in the order the
+// buffers were handed over, so the lines keep their order; the request
+// that fills cur does not make the write(2) itself, and waits only when
+// the other buffer is still being written (the reader is slow).
+type LogBuffer struct {
+	mu       sync.Mutex
+	w        io.Writer
+	cur      []byte
+	size     int
+	interval time.Duration
+	timer    *time.Timer
+	armed    bool // the timer will hand over what cur holds
+	closed   bool
+	work     chan []byte // to the writer goroutine: a buffer to write
+	free     chan []byte // from it: the buffer written, emptied
+	done     chan struct{}
+	errMu    sync.Mutex
+	err      error // the last failed write's error, for the next Write or Flush
+}
+
+// NewLogBuffer returns a writer that gathers the lines written to it and
+// writes them to w at most interval after the first of them, or sooner
+// when size bytes are gathered. An interval of 0 (or less) writes each
+// line at once, as w would. Close it before the process exits.
+func NewLogBuffer(w io.Writer, interval time.Duration, size int) *LogBuffer {
+	b := &LogBuffer{w: w, size: size, interval: interval}
+	if interval <= 0 || size <= 0 {
+		b.closed = true // nothing held: every Write goes straight to w
+		return b
+	}
+	b.cur = make([]byte, 0, size)
+	b.work, b.free = make(chan []byte, 1), make(chan []byte, 1)
+	b.done = make(chan struct{})
+	b.free <- make([]byte, 0, size)
+	b.timer = time.AfterFunc(time.Hour, b.tick)
+	b.timer.Stop()
+	go b.writeLoop()
+	return b
+}
+
+// writeLoop writes each buffer handed over, in order.
+func (b *LogBuffer) writeLoop() {
+	defer close(b.done)
+	for buf := range b.work {
+		_, err := b.w.Write(buf)
+		if err != nil {
+			// Not under mu: a Write may hold it, waiting for free.
+			b.errMu.Lock()
+			b.err = err
+			b.errMu.Unlock()
+		}
+		b.free <- buf[:0]
+	}
+}
+
+// Write holds p, a whole line (or writes it, see NewLogBuffer).
+func (b *LogBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return b.w.Write(p)
+	}
+	if len(b.cur)+len(p) > b.size {
+		b.handOverLocked()
+		if len(p) > b.size {
+			// Alone, after every line before it.
+			b.waitWrittenLocked()
+			return b.w.Write(p)
+		}
+	}
+	b.cur = append(b.cur, p...)
+	if !b.armed {
+		b.armed = true
+		b.timer.Reset(b.interval)
+	}
+	// An earlier batch's error: its lines were lost.
+	return len(p), b.takeErr()
+}
+
+// handOverLocked gives cur to the writer goroutine and takes the other
+// buffer, waiting while it is still being written.
+func (b *LogBuffer) handOverLocked() {
+	if len(b.cur) == 0 {
+		return
+	}
+	b.work <- b.cur
+	b.cur = <-b.free
+}
+
+// waitWrittenLocked waits until the writer goroutine has written every
+// buffer handed over (it has given the other one back).
+func (b *LogBuffer) waitWrittenLocked() {
+	buf := <-b.free
+	b.free <- buf
+}
+
+// tick is the interval's hand-over.
+func (b *LogBuffer) tick() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.armed = false
+	if !b.closed {
+		b.handOverLocked()
+	}
+}
+
+// Flush writes what is held now, and returns when it is written.
+func (b *LogBuffer) Flush() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.handOverLocked()
+	b.waitWrittenLocked()
+	return b.takeErr()
+}
+
+// takeErr returns the last failed write's error, once.
+func (b *LogBuffer) takeErr() error {
+	b.errMu.Lock()
+	defer b.errMu.Unlock()
+	err := b.err
+	b.err = nil
+	return err
+}
+
+// Close writes what is held and stops holding: later Writes go straight
+// to w, so a line logged while the process ends is not lost.
+func (b *LogBuffer) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return nil
+	}
+	b.handOverLocked()
+	b.closed = true
+	b.timer.Stop()
+	b.armed = false
+	close(b.work)
+	<-b.done
+	return b.takeErr()
+}
