@@ -264,6 +264,13 @@ type breaker struct {
 	// or half-open, and open may have become half-open since, which only
 	// cb.State tells.
 	notClosed atomic.Bool
+	// quiet tells a closed circuit with no failure counted since its
+	// last success (closedfast.go); gen counts its changes of state.
+	quiet quietness
+	gen   atomic.Uint64
+	// fastClosed: calls on closed, quiet circuits skip gobreaker
+	// (closedfast.go); false where gobreaker is not the verified version.
+	fastClosed bool
 }
 
 // stateChange is one queued change; merchant is "" for the process-wide
@@ -288,7 +295,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 	if cooldown <= 0 {
 		cooldown = 5 * time.Second
 	}
-	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange}
+	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange, fastClosed: gobreakerVerified}
 	b.merchants.max = maxMerchants
 	healthy := func(err error) bool { return err == nil || !unhealthy(err) }
 	skipped := func(err error) bool { return err == errSkip }
@@ -303,6 +310,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		IsExcluded:   skipped,
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			b.notClosed.Store(to != gobreaker.StateClosed)
+			b.gen.Add(1)
 			b.run.reset() // a new circuit generation starts a new run
 			if b.hook != nil {
 				b.queue(stateChange{"", circuitState(from), circuitState(to)})
@@ -470,8 +478,10 @@ type merchant struct {
 	trusted atomic.Bool
 	used    atomic.Int64 // UnixNano of the last call
 	// notClosed mirrors cb's state as breaker.notClosed does the
-	// process-wide circuit's.
+	// process-wide circuit's; quiet and gen as the breaker's.
 	notClosed atomic.Bool
+	quiet     quietness
+	gen       atomic.Uint64
 }
 
 // merchantTable holds the merchant circuits, at most max of them.
@@ -511,6 +521,7 @@ func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) 
 	hook := settings.OnStateChange
 	settings.OnStateChange = func(tag string, from, to gobreaker.State) {
 		m.notClosed.Store(to != gobreaker.StateClosed)
+		m.gen.Add(1)
 		if hook != nil {
 			hook(tag, from, to)
 		}
@@ -618,28 +629,49 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, now time.Time,
 		if b.state() == gobreaker.StateHalfOpen || (m != nil && m.cb.State() == gobreaker.StateHalfOpen) {
 			retries = 0 // a probe is one request
 		}
+	} else if b.fastClosed && b.quiet.is() && (m == nil || m.quiet.is()) {
+		return b.closedCall(ctx, m, key, now, func() error { return call(retries) })
 	}
 
 	var err error            // the call's own error
 	var merchantRefused bool // the merchant's open circuit refused the call
+	// What each circuit was given to count (errSkip: nothing), for their
+	// quietness (closedfast.go); ran: it was.
+	var mCount, bCount error
+	var mRan, bRan bool
+	var mSeq uint64
+	if m != nil {
+		mSeq = m.quiet.seq()
+	}
+	bSeq := b.quiet.seq()
 	_, cbErr := b.cb.Execute(func() (struct{}, error) {
 		if m == nil {
 			err = call(retries)
 		} else {
 			_, mErr := m.cb.Execute(func() (struct{}, error) {
 				err = call(retries)
+				mCount, mRan = err, true
 				if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
-					return struct{}{}, errSkip // the caller went away, or this process ran out
+					mCount = errSkip // the caller went away, or this process ran out
 				}
-				return struct{}{}, err
+				m.quiet.counting(mCount)
+				return struct{}{}, mCount
 			})
 			if errors.Is(mErr, gobreaker.ErrOpenState) || errors.Is(mErr, gobreaker.ErrTooManyRequests) {
 				merchantRefused = true
 				return struct{}{}, errSkip
 			}
 		}
-		return struct{}{}, b.account(ctx, err, m, key, now.UnixNano())
+		bCount, bRan = b.account(ctx, err, m, key, now.UnixNano()), true
+		b.quiet.counting(bCount)
+		return struct{}{}, bCount
 	})
+	if mRan {
+		m.quiet.counted(mCount, mSeq)
+	}
+	if bRan {
+		b.quiet.counted(bCount, bSeq)
+	}
 	b.flush()
 	switch {
 	case merchantRefused:
@@ -674,7 +706,7 @@ func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint6
 	}
 	if m == nil { // the merchant's first failure: its circuit starts here
 		m = b.merchants.add(key, now, b.merchantSettings)
-		_, _ = m.cb.Execute(func() (struct{}, error) { return struct{}{}, err })
+		m.quiet.replay(m.cb, err)
 	}
 	switch {
 	case systemic(err):

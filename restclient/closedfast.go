@@ -1,0 +1,166 @@
+package restclient
+
+// Calls on closed, quiet circuits without gobreaker (issue 25). Every REST
+// call went through two gobreaker Executes (the process-wide circuit's and
+// its merchant's): four mutex round trips and four clock readings a call,
+// the process-wide circuit's mutex shared by every call of the process.
+// On a closed circuit whose consecutive failures are zero (quiet: no
+// failure counted since a success), what gobreaker does with a call that
+// succeeds, or that it is told to leave out, changes nothing that it
+// reads again: its Requests, TotalSuccesses, ConsecutiveSuccesses and
+// TotalExclusions counters (ReadyToTrip reads ConsecutiveFailures, and
+// counts are cleared at every change of state); and its state moves only
+// on a failure. So such a call is made without gobreaker, and only a
+// failure is handed to it afterwards, as the same Execute would have
+// counted it: to the circuits whose state has not changed since the call
+// started (gobreaker drops a result from an earlier generation), the
+// merchant's first, then the process-wide one's after account, as in
+// withResilience. The circuits' semantics are unchanged
+// (TestClosedFastPathSameAsGobreaker drives random outcomes through both
+// ways and compares every answer, state change and count).
+//
+// This mirrors gobreaker's counting, so it is fenced: the fast path is on
+// only with the gobreaker version it was verified against
+// (verifiedGobreaker): a binary holding another is told so by its build
+// information, and TestGobreakerFence fails on a bump of go.mod and says
+// what to re-verify (a test binary's build information names no
+// dependencies, so tests run with the fast path on).
+
+import (
+	"context"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+)
+
+// verifiedGobreaker is the gobreaker release whose counting closedCall
+// relies on.
+const verifiedGobreaker = "v2.4.0"
+
+// reverifyGobreaker is what to re-read in gobreaker before raising
+// verifiedGobreaker.
+const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
+  - afterRequest of a success or an exclusion in StateClosed changes only
+    Counts' Requests, TotalSuccesses, ConsecutiveSuccesses (and zeroes
+    ConsecutiveFailures) and TotalExclusions, and never the state;
+  - with Settings.Interval 0 and no BucketPeriod, a closed circuit's
+    generation changes only with its state (OnStateChange);
+  - Execute counts a failure in StateClosed as onFailure, then ReadyToTrip;
+then run TestClosedFastPathSameAsGobreaker and set verifiedGobreaker`
+
+// gobreakerVerified: the binary holds verifiedGobreaker, or does not say
+// (a test binary: TestGobreakerFence reads go.mod).
+var gobreakerVerified = gobreakerVersion() == verifiedGobreaker || gobreakerVersion() == ""
+
+// gobreakerVersion is the gobreaker module version the binary was built
+// with, or "" when unknown.
+func gobreakerVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, d := range info.Deps {
+		if d.Path == "github.com/sony/gobreaker/v2" {
+			if d.Replace != nil {
+				return d.Replace.Version
+			}
+			return d.Version
+		}
+	}
+	return ""
+}
+
+// quietness tells whether a circuit's consecutive failures are known to be
+// zero. failing counts the failures handed to the circuit, each before
+// gobreaker counts it, failed each after; clean is the highest failed
+// read before an Execute that then counted a success. Quiet while failing
+// equals clean: every failure handed over so far was counted before a
+// success that came after it. Any doubt (a failure under way, a success
+// gobreaker may have dropped) leaves the circuit not quiet, which costs
+// only the slow path.
+type quietness struct {
+	failing atomic.Uint64
+	failed  atomic.Uint64
+	clean   atomic.Uint64
+}
+
+func (q *quietness) is() bool    { return q.failing.Load() == q.clean.Load() }
+func (q *quietness) seq() uint64 { return q.failed.Load() }
+
+// counting is told, before gobreaker counts it, what a circuit is given
+// to count (errSkip: left out); counted, after, with the seq read before
+// the Execute began.
+func (q *quietness) counting(count error) {
+	if unhealthy(count) {
+		q.failing.Add(1)
+	}
+}
+
+func (q *quietness) counted(count error, seq uint64) {
+	switch {
+	case count == errSkip:
+	case unhealthy(count):
+		q.failed.Add(1)
+	default: // a success
+		for {
+			c := q.clean.Load()
+			if c >= seq || q.clean.CompareAndSwap(c, seq) {
+				return
+			}
+		}
+	}
+}
+
+// replay hands cb what a call made without it is to count (count: a
+// failure, or a success, never errSkip), as its Execute would have.
+func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) {
+	seq := q.seq()
+	q.counting(count)
+	_, _ = cb.Execute(func() (struct{}, error) { return struct{}{}, count })
+	q.counted(count, seq)
+}
+
+// closedCall makes call on closed, quiet circuits (withResilience). Then
+// each circuit whose state has not changed since the call began is handed
+// what its Execute would have counted, only where that matters: a
+// failure, or a success when a failure was counted meanwhile (which the
+// success, ending after it, resets). The merchant's circuit first, then
+// account and the process-wide one, as in withResilience; a panic counts
+// as gobreaker counts it (a success). The answer is the call's own,
+// whatever the circuits do meanwhile.
+func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
+	gen := b.gen.Load()
+	var mGen uint64
+	if m != nil {
+		mGen = m.gen.Load()
+	}
+	panicked := true
+	defer func() {
+		if panicked { // gobreaker's Execute counts a panic as its error: healthy, a success
+			if m != nil && m.gen.Load() == mGen && !m.quiet.is() {
+				m.quiet.replay(m.cb, nil)
+			}
+			if b.gen.Load() == gen && !b.quiet.is() {
+				b.quiet.replay(b.cb, nil)
+			}
+		}
+	}()
+	err = call()
+	panicked = false
+	// What the merchant's circuit counts (withResilience's inner closure).
+	count := err
+	if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
+		count = errSkip
+	}
+	if m != nil && count != errSkip && m.gen.Load() == mGen && (unhealthy(count) || !m.quiet.is()) {
+		m.quiet.replay(m.cb, count)
+	}
+	bCount := b.account(ctx, err, m, key, start.UnixNano())
+	if bCount != errSkip && b.gen.Load() == gen && (unhealthy(bCount) || !b.quiet.is()) {
+		b.quiet.replay(b.cb, bCount)
+	}
+	b.flush()
+	return err
+}
