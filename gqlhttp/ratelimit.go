@@ -82,6 +82,7 @@ type restCallBudget struct {
 	mu       sync.Mutex
 	rest     ratelimit.Decision // the operation's REST-call charge, for its receipt and headers
 	charged  bool               // rest is set
+	restSet  bool               // the headers are a REST-call charge's, not edge's (setHeaders)
 }
 
 var _ budget = (*restCallBudget)(nil)
@@ -95,14 +96,24 @@ func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Er
 }
 
 // setHeaders sets the headers of the request's decisions: after an
-// operation's charge, the tighter of the two.
+// operation's charge, the tighter of the two. When that is the edge's,
+// which RateLimit set already (and no operation's charge replaced since),
+// the headers are left as they are: the same lines, not written again.
 func (b *restCallBudget) setHeaders(h http.Header) {
 	b.mu.Lock()
-	rest, charged := b.rest, b.charged
-	b.mu.Unlock()
-	if charged {
-		tighter(b.edge, rest).SetHeaders(h)
+	defer b.mu.Unlock()
+	if !b.charged {
+		return
 	}
+	if !restTighter(b.edge, b.rest) {
+		if b.restSet {
+			b.edge.SetHeaders(h)
+			b.restSet = false
+		}
+		return
+	}
+	b.rest.SetHeaders(h)
+	b.restSet = true
 }
 
 // OperationBudget is the rate limit of the operations that do not come one
@@ -195,15 +206,21 @@ func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 // budget with the smaller share left (a decision without a policy charged
 // nothing).
 func tighter(edge, rest ratelimit.Decision) ratelimit.Decision {
-	switch {
-	case !rest.Allowed || edge.Policy == "":
-		return rest
-	case rest.Policy == "":
-		return edge
-	case int64(rest.Remaining)*int64(edge.Limit) < int64(edge.Remaining)*int64(rest.Limit):
+	if restTighter(edge, rest) {
 		return rest
 	}
 	return edge
+}
+
+// restTighter reports whether tighter is rest.
+func restTighter(edge, rest ratelimit.Decision) bool {
+	switch {
+	case !rest.Allowed || edge.Policy == "":
+		return true
+	case rest.Policy == "":
+		return false
+	}
+	return int64(rest.Remaining)*int64(edge.Limit) < int64(edge.Remaining)*int64(rest.Limit)
 }
 
 func limitedMessage(d ratelimit.Decision) string {

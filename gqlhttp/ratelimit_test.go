@@ -3,9 +3,12 @@ package gqlhttp
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
+	"time"
 
 	"paygraph/graph"
 	"paygraph/ratelimit"
@@ -157,5 +160,33 @@ func TestTighter(t *testing.T) {
 				t.Fatalf("tighter: %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSetHeadersAsTighter: after each operation's charge (a batch's
+// entries one by one) the headers are what setting the tighter decision's
+// after every charge made them, and they are not written again while the
+// edge's decision, which RateLimit set, stays the tighter.
+func TestSetHeadersAsTighter(t *testing.T) {
+	edge := ratelimit.Decision{Allowed: true, Policy: ratelimit.PolicyRequests, Limit: 400, Remaining: 100}
+	restTight := ratelimit.Decision{Allowed: true, Policy: ratelimit.PolicyRESTCalls, Limit: 1000, Remaining: 200}
+	restLoose := ratelimit.Decision{Allowed: true, Policy: ratelimit.PolicyRESTCalls, Limit: 1000, Remaining: 300}
+	refused := ratelimit.Decision{Policy: ratelimit.PolicyRESTCalls, Limit: 1000, RetryAfter: 2 * time.Second}
+	h, want := http.Header{}, http.Header{}
+	edge.SetHeaders(h) // RateLimit's, at the edge
+	edge.SetHeaders(want)
+	b := &restCallBudget{edge: edge}
+	b.setHeaders(h) // nothing charged yet
+	for i, rest := range []ratelimit.Decision{restLoose, restTight, restLoose, restLoose, refused, restLoose} {
+		before := h.Values("RateLimit")
+		b.rest, b.charged = rest, true
+		b.setHeaders(h)
+		tighter(edge, rest).SetHeaders(want) // as every charge wrote them before
+		if !maps.EqualFunc(h, want, slices.Equal) {
+			t.Errorf("charge %d: headers %q, want %q", i, h, want)
+		}
+		if i == 0 && &h.Values("RateLimit")[0] != &before[0] {
+			t.Errorf("charge %d: the edge's headers written again", i)
+		}
 	}
 }
