@@ -33,7 +33,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 			if v := w.Header()["Vary"]; len(v) > 1 {
 				w.Header()["Vary"] = gqlhttp.VaryOneLine(v)
 			}
-			if o := r.Header.Get("Origin"); o != "" && !allow(o) && !sameOrigin(o, r) {
+			if o := gqlhttp.FirstHeader(r.Header, "Origin"); o != "" && !allow(o) && !sameOrigin(o, r) {
 				http.Error(w, "origin not allowed", http.StatusForbidden)
 				return
 			}
@@ -41,7 +41,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		})
 		h := c.Handler(guard)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Origin") == "" && !isPreflight(r) {
+			if gqlhttp.FirstHeader(r.Header, "Origin") == "" && !isPreflight(r) {
 				// All that rs/cors does for a request without Origin
 				// (not a preflight) is its Vary line "Origin", and the
 				// guard passes it: both without either, the Vary lines
@@ -63,7 +63,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 
 // isPreflight is rs/cors's test for a preflight request (its Handler).
 func isPreflight(r *http.Request) bool {
-	return r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	return r.Method == http.MethodOptions && gqlhttp.FirstHeader(r.Header, "Access-Control-Request-Method") != ""
 }
 
 // corsOptions are the rs/cors options of corsFor, allow deciding origins.

@@ -37,7 +37,7 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	return func(next http.Handler) http.Handler {
 		compressed := wrap(next)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.Header.Get("Upgrade") != "" || wantsEventStream(r.Header.Get("Accept")) {
+			if FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -67,7 +67,7 @@ func gzhttpWrapper(minBytes int) (func(http.Handler) http.HandlerFunc, error) {
 // server-to-server clients send none). Any Accept-Encoding goes to gzhttp,
 // which parses it.
 func mayCompress(r *http.Request) bool {
-	return r.Method != http.MethodHead && r.Header.Get("Accept-Encoding") != ""
+	return r.Method != http.MethodHead && FirstHeader(r.Header, "Accept-Encoding") != ""
 }
 
 // addVaryAcceptEncoding adds the line Vary: Accept-Encoding as gzhttp does

@@ -113,7 +113,7 @@ func quality(params string) float64 {
 // setContentType sets the negotiated response Content-Type and reports
 // whether it is application/graphql-response+json.
 func setContentType(w http.ResponseWriter, r *http.Request) bool {
-	gr := wantsGraphQLResponse(r.Header.Get("Accept"))
+	gr := wantsGraphQLResponse(FirstHeader(r.Header, "Accept"))
 	if gr {
 		w.Header()["Content-Type"] = contentTypeGraphQLResponse
 	} else {
@@ -168,7 +168,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		refuseMethod(w, r)
 		return
 	}
-	if acceptsIncremental(r.Header.Get("Accept")) && deferAvailable() {
+	if acceptsIncremental(FirstHeader(r.Header, "Accept")) && deferAvailable() {
 		responses, ctx := exec.DispatchOperation(ctx, rc)
 		writeIncremental(ctx, w, responses, maxResponse)
 		return

@@ -26,7 +26,7 @@ var _ graphql.Transport = queryGET{}
 func (queryGET) Supports(r *http.Request) bool {
 	// Every GET but a websocket's: the SSE transport takes POSTs only, and
 	// urql sends its queries by GET with text/event-stream in Accept.
-	return r.Method == http.MethodGet && r.Header.Get("Upgrade") == ""
+	return r.Method == http.MethodGet && FirstHeader(r.Header, "Upgrade") == ""
 }
 
 func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

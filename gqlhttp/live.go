@@ -220,11 +220,11 @@ func liveConnFrom(ctx context.Context) *liveConn {
 // isStream reports whether r asks for a stream: an SSE POST (one that
 // takes only the event stream: wantsEventStream) or a WebSocket upgrade.
 func isStream(r *http.Request) bool {
-	return isWebsocket(r) || r.Method == http.MethodPost && wantsEventStream(r.Header.Get("Accept"))
+	return isWebsocket(r) || r.Method == http.MethodPost && wantsEventStream(FirstHeader(r.Header, "Accept"))
 }
 
 func isWebsocket(r *http.Request) bool {
-	return r.Method == http.MethodGet && strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+	return r.Method == http.MethodGet && strings.EqualFold(FirstHeader(r.Header, "Upgrade"), "websocket")
 }
 
 // sse is gqlgen's SSE transport behind a check of the body: a body that
@@ -238,9 +238,10 @@ type sse struct {
 // Supports takes the POSTs that ask for the event stream alone
 // (wantsEventStream): gqlgen's would take every POST whose Accept names
 // text/event-stream, urql's queries included, and serve them as streams,
-// without their deadline.
+// without their deadline. wantsEventStream first: it answers a POST
+// that names no event stream without gqlgen's two Header.Get.
 func (t sse) Supports(r *http.Request) bool {
-	return t.SSE.Supports(r) && wantsEventStream(r.Header.Get("Accept"))
+	return wantsEventStream(FirstHeader(r.Header, "Accept")) && t.SSE.Supports(r)
 }
 
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
@@ -294,6 +295,12 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 type websocket struct {
 	transport.Websocket
 	b *liveBounds
+}
+
+// Supports is gqlgen's (any Upgrade header), read without Header.Get:
+// every POST and GET asks it (TestWebsocketSupportsAsGqlgen).
+func (t websocket) Supports(r *http.Request) bool {
+	return FirstHeader(r.Header, "Upgrade") != ""
 }
 
 // Do refuses the legacy graphql-ws subprotocol (and a client naming none,

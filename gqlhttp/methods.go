@@ -24,7 +24,7 @@ func Methods(next http.Handler) http.Handler {
 		switch r.Method {
 		case http.MethodOptions:
 		case http.MethodPost:
-			if !isJSON(r.Header.Get("Content-Type")) {
+			if !isJSON(FirstHeader(r.Header, "Content-Type")) {
 				refuse(w, r, http.StatusUnsupportedMediaType, graph.CodeBadUserInput, "Content-Type must be application/json")
 				return
 			}
@@ -45,7 +45,7 @@ func Methods(next http.Handler) http.Handler {
 			refuse(w, r, http.StatusMethodNotAllowed, graph.CodeBadUserInput, "use POST with a JSON body, or GET for queries")
 			return
 		}
-		if r.Header.Get("Upgrade") != "" {
+		if FirstHeader(r.Header, "Upgrade") != "" {
 			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "protocol upgrades other than a GET's to websocket are not supported")
 			return
 		}

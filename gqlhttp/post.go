@@ -56,7 +56,7 @@ type jsonPOST struct {
 var _ graphql.Transport = jsonPOST{}
 
 func (jsonPOST) Supports(r *http.Request) bool {
-	return r.Method == http.MethodPost && r.Header.Get("Upgrade") == "" && isJSON(r.Header.Get("Content-Type"))
+	return r.Method == http.MethodPost && FirstHeader(r.Header, "Upgrade") == "" && isJSON(FirstHeader(r.Header, "Content-Type"))
 }
 
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

@@ -91,7 +91,7 @@ func (d *RefusalDelay) Middleware(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Upgrade") != "" || wantsEventStream(r.Header.Get("Accept")) {
+		if FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
 			next.ServeHTTP(w, r)
 			return
 		}
