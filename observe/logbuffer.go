@@ -24,9 +24,10 @@ package observe
 //     an HTTP handler, a fatal runtime error) the lines of the last
 //     interval, at most twice size bytes, are lost; a clean exit
 //     (SIGTERM, an error that stops the gateway) writes them first
-//     (server.go).
+//     (server.go), waiting at most closeWait for stderr.
 
 import (
+	"errors"
 	"io"
 	"sync"
 	"time"
@@ -175,9 +176,31 @@ func (b *LogBuffer) takeErr() error {
 	return err
 }
 
+// closeWait bounds how long Close waits for the lines held to be
+// written: a process stopping must not hang on a stderr nobody reads.
+var closeWait = 5 * time.Second
+
+// ErrLogNotWritten is Close's error when stderr took no line within
+// closeWait: the lines held are then lost.
+var ErrLogNotWritten = errors.New("observe: the log's last lines were not written within 5s (stderr blocked)")
+
 // Close writes what is held and stops holding: later Writes go straight
-// to w, so a line logged while the process ends is not lost.
+// to w, so a line logged while the process ends is not lost. It waits at
+// most closeWait for w (ErrLogNotWritten).
 func (b *LogBuffer) Close() error {
+	finished := make(chan error, 1)
+	go func() { finished <- b.close() }()
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case err := <-finished:
+		return err
+	case <-t.C:
+		return ErrLogNotWritten
+	}
+}
+
+func (b *LogBuffer) close() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

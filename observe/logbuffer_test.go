@@ -259,3 +259,17 @@ func TestLogBufferWriteError(t *testing.T) {
 		t.Fatalf("Close after Flush reported %v: nothing was held", err)
 	}
 }
+
+// Close waits for a stuck writer only so long: a process stopping does
+// not hang on a stderr nobody reads.
+func TestLogBufferCloseBounded(t *testing.T) {
+	defer func(d time.Duration) { closeWait = d }(closeWait)
+	closeWait = 50 * time.Millisecond
+	w := &writesRecorder{gate: make(chan struct{})}
+	defer close(w.gate)
+	b := NewLogBuffer(w, time.Hour, 100)
+	_, _ = b.Write([]byte(line(1)))
+	if err := b.Close(); !errors.Is(err, ErrLogNotWritten) {
+		t.Fatalf("Close with a stuck writer: %v, want ErrLogNotWritten", err)
+	}
+}
