@@ -335,7 +335,6 @@ func checkID(id string) string {
 // belong here). The slot is taken once the call is known to be sent, and
 // held across its retries.
 func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
-	growStack()
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}

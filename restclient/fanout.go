@@ -105,6 +105,7 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 // context is done, or the pair is refused), no more goroutines start and
 // every call left answers its typed error at once without a slot.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
+	growStack() // for the calls made here: often a dataloader's new batch goroutine
 	out := make([]Result[V], len(ids))
 	if len(ids) == 1 {
 		call(ctx, nil, ids[0], &out[0], g)
@@ -160,6 +161,7 @@ func (f *fan[V, G]) claim() int {
 // work makes call i with the slot h holds, then the calls left, each
 // taking its own slot.
 func (f *fan[V, G]) work(h *Held, i int) {
+	growStack() // a new goroutine
 	defer f.wg.Done()
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
 	for i := f.claim(); i >= 0; i = f.claim() {
@@ -189,14 +191,21 @@ const growStackBytes = 8 << 10
 
 // growStack grows the calling goroutine's stack at once to the size a
 // REST call needs (net/http's transport, the JSON decoding, the circuit
-// breakers), while the stack is still shallow (Client.do calls it first):
-// a fan-out's goroutine is new and starts with a small stack, which the call otherwise doubles
+// breakers), while the stack is still shallow: a fan-out's goroutine is
+// new and starts with a small stack, which the call otherwise doubles
 // several times, each time copying (and walking) every frame of the call
 // so far (runtime.copystack: 4 % of the gateway's CPU for a single payment
 // under load; with growStack, the call and the growth together cost 6-8 %
 // of BenchmarkSinglePayment's CPU instead of 10-13 %:
 // docs/perf-log/2026-11-benchmarks.md, issue 14). CockroachDB's
-// util/growstack does the same for its storage paths.
+// util/growstack does the same for its storage paths. Only a fan-out
+// calls it (each of its goroutines, and fanOut for the caller's, often a
+// dataloader's new batch goroutine), once, not every REST call (Client.do
+// until issue 25): a single payment's call is made on the request's own
+// goroutine (the root fast path), already deep, where growStack zeroed
+// 8 KB a call and, after the GC had shrunk that stack, grew it past what
+// the call needs (runtime.copystack under growStack: about 1 % of the
+// gateway's CPU for aliases20).
 //
 //go:noinline
 func growStack() {
