@@ -251,6 +251,7 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	// not two. It lives as long as the payment (a request), and its
 	// strings are the payment's own.
 	b := new(paymentBox)
+	b.w.strings = &b.strings
 	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &b.w); err != nil {
 		return nil, err
 	}
@@ -267,8 +268,9 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 // paymentBox is a payment and the wire struct it is decoded from, in one
 // allocation (GetPayment).
 type paymentBox struct {
-	p Payment
-	w wirePayment
+	p       Payment
+	w       wirePayment
+	strings [firstStringBlock]string // the payment's nullable strings (wirefast.go)
 }
 
 // GetPaymentLink retrieves one payment link.

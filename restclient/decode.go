@@ -50,6 +50,10 @@ type wirePayment struct {
 	CreatedAt     string       `json:"created_at"`
 	UpdatedAt     string       `json:"updated_at"`
 	Error         errField     `json:"error"`
+	// strings, when set, is where the fast path puts the payment's first
+	// nullable strings (wirefast.go), instead of a block of their own: a
+	// detail's (GetPayment) share its allocation.
+	strings *[firstStringBlock]string
 }
 
 func (w *wirePayment) errorBody() (string, bool) { return w.Error.msg, w.Error.set && w.ID == "" }

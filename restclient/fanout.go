@@ -116,11 +116,15 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	if lim != nil {
 		width = lim.width(ctx, len(ids))
 	}
+	var held []Held                                // the started goroutines' first slots, in one allocation
 	for started := 1; started < width; started++ { // the caller is one
 		var h *Held
 		if lim != nil {
-			var err error
-			if h, err = lim.Hold(ctx); err != nil {
+			if held == nil {
+				held = make([]Held, width-1)
+			}
+			h = &held[started-1]
+			if lim.holdInto(ctx, h) != nil {
 				break
 			}
 		}

@@ -420,17 +420,28 @@ func (h *Held) Release() {
 // ctx that ends while waiting gives the KindCanceled or KindTimeout error
 // a call would, and a nil Held.
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
+	h := new(Held)
+	if err := l.holdInto(ctx, h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// holdInto is Hold into h, a zero Held (a fan-out's, which holds them in
+// one slice); on an error h is left as it was.
+func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 	cv, ok := credentialsFrom(ctx)
 	if !ok {
-		h := &Held{Context: ctx}
+		h.Context = ctx
 		h.used.Store(true)
-		return h, nil
+		return nil
 	}
 	s, err := l.acquire(ctx, cv)
 	if err != nil {
-		return nil, acquireError(ctx, "", err)
+		return acquireError(ctx, "", err)
 	}
-	return &Held{Context: ctx, s: s}, nil
+	h.Context, h.s = ctx, s
+	return nil
 }
 
 // slotFor returns the slot a call with ctx holds: the one held for it

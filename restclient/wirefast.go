@@ -53,6 +53,9 @@ type fastDecoder interface {
 
 func (w *wirePayment) decodeFast(body []byte) bool {
 	s := scanner{src: string(body)}
+	if w.strings != nil {
+		s.block = w.strings[:0]
+	}
 	if s.top(func() bool { return s.payment(w) }) {
 		return true
 	}
