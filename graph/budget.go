@@ -63,13 +63,26 @@ func (b ResponseBudget) prepare(ctx context.Context) context.Context {
 	// operation would run out after enough events. Each event's data is
 	// still checked against MaxBytes below.
 	oc := graphql.GetOperationContext(ctx)
-	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+	if !b.applies(oc) {
 		return ctx
 	}
 	ctx, st := withOpState(ctx, oc)
-	st.budgetVal.limit = b.MaxBytes
-	st.budget = &st.budgetVal
+	b.prepareIn(st, oc)
 	return ctx
+}
+
+// applies reports whether operation oc has a budget.
+func (b ResponseBudget) applies(oc *graphql.OperationContext) bool {
+	return b.MaxBytes > 0 && (oc.Operation == nil || oc.Operation.Operation != ast.Subscription)
+}
+
+// prepareIn gives operation oc its budget in its state st, when it has
+// one.
+func (b ResponseBudget) prepareIn(st *opState, oc *graphql.OperationContext) {
+	if b.applies(oc) {
+		st.budgetVal.limit = b.MaxBytes
+		st.budget = &st.budgetVal
+	}
 }
 
 // InterceptResponse fails the whole response once the budget is spent, or

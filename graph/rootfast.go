@@ -98,7 +98,12 @@ type rootState struct {
 }
 
 func (e rootFast) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	oc := graphql.GetOperationContext(ctx)
+	return e.intercept(ctx, graphql.GetOperationContext(ctx), nil, next)
+}
+
+// intercept is InterceptOperation for operation oc, whose opState st is
+// in ctx already, or nil (then it is looked up, or made).
+func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, st *opState, next graphql.OperationHandler) graphql.ResponseHandler {
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
 		return next(ctx)
 	}
@@ -108,7 +113,7 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	}
 	if f.Name == "payments" {
 		if l := listPlanOf(oc); l != nil {
-			return next(withRootState(ctx, oc, rootState{list: l}))
+			return next(withRootState(ctx, oc, st, rootState{list: l}))
 		}
 		return next(ctx)
 	}
@@ -116,13 +121,15 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	if p == nil {
 		return next(ctx)
 	}
-	return next(withRootState(ctx, oc, rootState{plan: p}))
+	return next(withRootState(ctx, oc, st, rootState{plan: p}))
 }
 
 // withRootState gives the operation its root fast path state, in its
 // opState (opstate.go).
-func withRootState(ctx context.Context, oc *graphql.OperationContext, root rootState) context.Context {
-	ctx, st := withOpState(ctx, oc)
+func withRootState(ctx context.Context, oc *graphql.OperationContext, st *opState, root rootState) context.Context {
+	if st == nil {
+		ctx, st = withOpState(ctx, oc)
+	}
 	st.rootVal = root
 	st.root = &st.rootVal
 	return ctx

@@ -423,8 +423,13 @@ func (e liveEventsExtension) InterceptOperation(ctx context.Context, next graphq
 }
 
 // prepare is InterceptOperation's context for next.
-func (liveEventsExtension) prepare(ctx context.Context) context.Context {
-	if oc := graphql.GetOperationContext(ctx); oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
+func (e liveEventsExtension) prepare(ctx context.Context) context.Context {
+	return e.prepareOp(ctx, graphql.GetOperationContext(ctx))
+}
+
+// prepareOp is prepare for operation oc.
+func (liveEventsExtension) prepareOp(ctx context.Context, oc *graphql.OperationContext) context.Context {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 		return ctx
 	}
 	return context.WithValue(ctx, liveEventsKey{}, &liveEvents{})

@@ -15,23 +15,16 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // responseTail does what registering costExtension, ResponseBudget,
 // errorCap, liveEventsExtension and customerDataExtension in that order
-// did (the first outermost): prepare is their operation interceptors',
-// finish their response interceptors'.
+// did (the first outermost): graphTail.InterceptOperation does their
+// operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
 	cost   costExtension
 	budget ResponseBudget
-}
-
-// prepare prepares the context as the operation interceptors did,
-// outermost first (the cost receipt and the error cap have none).
-func (t responseTail) prepare(ctx context.Context) context.Context {
-	ctx = t.budget.prepare(ctx)
-	ctx = liveEventsExtension{}.prepare(ctx)
-	return customerDataExtension{}.prepare(ctx)
 }
 
 // finish finishes the response as the response interceptors did,
@@ -72,9 +65,21 @@ func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	t.commit.commit(ctx)
-	ctx = t.tail.prepare(ctx)
+	oc := graphql.GetOperationContext(ctx)
+	// The operation's state, made here without looking for one (the
+	// look-up of a key that is not there walks the whole context).
+	var st *opState
+	if t.tail.budget.applies(oc) || t.root != nil && oc.Operation != nil && oc.Operation.Operation == ast.Query {
+		st = &opState{oc: oc}
+		ctx = context.WithValue(ctx, opStateKey{}, st)
+		t.tail.budget.prepareIn(st, oc)
+	}
+	// Then the operation interceptors' work, outermost first (the cost
+	// receipt and the error cap have none).
+	ctx = liveEventsExtension{}.prepareOp(ctx, oc)
+	ctx = customerDataExtension{}.prepare(ctx)
 	if t.root != nil {
-		return t.root.InterceptOperation(ctx, next)
+		return t.root.intercept(ctx, oc, st, next)
 	}
 	return next(ctx)
 }
