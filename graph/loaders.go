@@ -142,14 +142,48 @@ type Loaders struct {
 // it is loaded again) is forgotten here too.
 type thunks[V any] struct {
 	mu sync.Mutex
-	m  map[string]dataloader.Thunk[V]
+	m  map[string]thunkEntry[V]
+}
+
+// thunkEntry is a key's entry in thunks: the dataloader's thunk of its
+// load, or where a list join's result for it will be (joinPayments), which
+// needs no thunk of its own (a closure per item) unless another field of
+// the request asks for the key.
+type thunkEntry[V any] struct {
+	th   dataloader.Thunk[V]
+	join *joinResults[V]
+	i    int
+}
+
+// joinResults are a list join's results, there once done is closed.
+type joinResults[V any] struct {
+	done chan struct{}
+	out  []restclient.Result[V]
+}
+
+// thunk returns e's thunk.
+func (e thunkEntry[V]) thunk() dataloader.Thunk[V] {
+	if e.th != nil {
+		return e.th
+	}
+	return e.value
+}
+
+// value waits for e's result.
+func (e thunkEntry[V]) value() (V, error) {
+	if e.th != nil {
+		return e.th()
+	}
+	<-e.join.done
+	r := &e.join.out[e.i]
+	return r.Value, r.Err
 }
 
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
-	if th, ok := t.m[key]; ok {
+	if e, ok := t.m[key]; ok {
 		t.mu.Unlock()
-		return th
+		return e.thunk()
 	}
 	t.mu.Unlock()
 	// Not under t.mu: Load may wait for room in its batch's input. Two
@@ -166,9 +200,9 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	}
 	t.mu.Lock()
 	if t.m == nil {
-		t.m = make(map[string]dataloader.Thunk[V])
+		t.m = make(map[string]thunkEntry[V])
 	}
-	t.m[key] = th
+	t.m[key] = thunkEntry[V]{th: th}
 	t.mu.Unlock()
 	return th
 }
@@ -504,35 +538,31 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 		l.cost.ask(routePayment, id, origin{p: items[i]})
 	}
 	out := make([]restclient.Result[*restclient.Payment], len(ids))
-	done := make(chan struct{})
-	var missing []string
-	var at []int
+	join := &joinResults[*restclient.Payment]{done: make(chan struct{}), out: out}
+	missing := make([]string, 0, len(ids))
+	at := make([]int, 0, len(ids))
 	type wait struct {
-		i  int
-		th dataloader.Thunk[*restclient.Payment]
+		i int
+		e thunkEntry[*restclient.Payment]
 	}
 	var waits []wait
 	t := &l.paymentThunks
 	t.mu.Lock()
 	if t.m == nil {
-		t.m = make(map[string]dataloader.Thunk[*restclient.Payment], len(ids))
+		t.m = make(map[string]thunkEntry[*restclient.Payment], len(ids))
 	}
 	for i, id := range ids {
-		if th, ok := t.m[id]; ok {
-			waits = append(waits, wait{i, th})
+		if e, ok := t.m[id]; ok {
+			waits = append(waits, wait{i, e})
 			continue
 		}
-		r := &out[i]
-		t.m[id] = func() (*restclient.Payment, error) {
-			<-done
-			return r.Value, r.Err
-		}
+		t.m[id] = thunkEntry[*restclient.Payment]{join: join, i: i}
 		missing = append(missing, id)
 		at = append(at, i)
 	}
 	t.mu.Unlock()
 	func() {
-		defer close(done) // a panic too: the thunks answer errPanic then
+		defer close(join.done) // a panic too: the thunks answer errPanic then
 		if len(missing) == 0 {
 			return
 		}
@@ -547,7 +577,7 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 		}
 	}()
 	for _, w := range waits {
-		out[w.i].Value, out[w.i].Err = w.th()
+		out[w.i].Value, out[w.i].Err = w.e.value()
 	}
 	return out
 }
