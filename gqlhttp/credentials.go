@@ -63,12 +63,19 @@ func Credentials(next http.Handler) http.Handler {
 // did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !callerRead(r.Context()) {
-			if ctx, changed := readCaller(r); changed {
-				r = opscope.Request(r, ctx)
+		// callerRead, and what it read, in one look-up of each key (the
+		// usual request: a pair an outer Credentials read, one miss).
+		ctx := r.Context()
+		h, _ := ctx.Value(callerKey{}).(*callerHeaders)
+		if h == nil {
+			if _, paired := restclient.CredentialsFrom(ctx); !paired {
+				if ctx, changed := readCaller(r); changed {
+					r = opscope.Request(r, ctx)
+					h, _ = ctx.Value(callerKey{}).(*callerHeaders)
+				}
 			}
 		}
-		if h, _ := r.Context().Value(callerKey{}).(*callerHeaders); h != nil && h.ambiguous != "" {
+		if h != nil && h.ambiguous != "" {
 			refuse(w, r, http.StatusBadRequest, graph.CodeUnauthenticated,
 				h.ambiguous+" was sent more than once (in more than one header line): send each credential header exactly once")
 			return
