@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"paygraph/gateway"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -318,6 +319,23 @@ func BenchmarkList100Masked(b *testing.B) {
 func BenchmarkList50Addr(b *testing.B) {
 	f := newBenchFixture(b)
 	benchServe(b, benchStubGateway(b, f.stub), f.request(benchList50Addr, nil))
+}
+
+// BenchmarkList50AddrParallel is BenchmarkList50Addr with 16 requests at
+// once (on 2 CPUs): their 16 calls each outnumber the merchant's 64
+// slots, so most calls wait for a slot, as in go run ./bench at c=16.
+func BenchmarkList50AddrParallel(b *testing.B) {
+	f := newBenchFixture(b)
+	h := benchStubGateway(b, f.stub)
+	br := f.request(benchList50Addr, nil)
+	br.check(b, h)
+	b.ReportAllocs()
+	b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			br.serve(h)
+		}
+	})
 }
 
 func BenchmarkAliases20(b *testing.B) {
