@@ -310,26 +310,50 @@ func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*Check
 // "error" key in a 2xx body that has no id/data.
 type errorCarrier interface{ errorBody() (string, bool) }
 
-// checkID reports why id cannot be sent as a path segment, or "".
-func checkID(id string) string {
+// checkID reports why id cannot be sent as a path segment, or "", and
+// whether id is plain: made only of RFC 3986's unreserved characters
+// (ASCII letters and digits, '-', '.', '_', '~'), which url.PathEscape
+// leaves as they are, so that a plain id is its own escape and valid
+// UTF-8. The usual id (a payment's "pay_prod_…") is plain: its call needs
+// neither PathEscape nor a UTF-8 check.
+func checkID(id string) (why string, plain bool) {
 	switch {
 	case id == "":
-		return "id is empty"
+		return "id is empty", false
 	case id == "." || id == "..":
-		return "id must not be . or .."
+		return "id must not be . or ..", false
 	case len(id) > MaxIDLength:
-		return "id is longer than " + strconv.Itoa(MaxIDLength) + " bytes"
+		return "id is longer than " + strconv.Itoa(MaxIDLength) + " bytes", false
+	}
+	all := idUnreserved
+	for i := 0; i < len(id); i++ {
+		all &= idBytes[id[i]]
+	}
+	if all&idUnreserved != 0 {
+		return "", true
 	}
 	for i := 0; i < len(id); i++ {
 		if b := id[i]; b < 0x20 || b == 0x7f {
-			return "id contains a control character"
+			return "id contains a control character", false
 		}
 	}
 	if !utf8.ValidString(id) {
-		return "id is not valid UTF-8"
+		return "id is not valid UTF-8", false
 	}
-	return ""
+	return "", false
 }
+
+// idBytes classes the bytes of an id for checkID: idUnreserved for RFC
+// 3986's unreserved characters (TestUnreservedBytesUnescaped: url.PathEscape
+// leaves each as it is).
+var idBytes = func() (t [256]uint8) {
+	for _, r := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~" {
+		t[r] = idUnreserved
+	}
+	return t
+}()
+
+const idUnreserved uint8 = 1
 
 // do performs one GET of route (+ "/" + id when id != "") with query,
 // and decodes a 2xx JSON body into into. It is the single place where
@@ -345,15 +369,19 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	// every RoundTripper only read it).
 	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
 	if ep != EndpointListPayments {
-		if why := checkID(id); why != "" {
+		why, plain := checkID(id)
+		if why != "" {
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
 		}
 		u.Path = c.basePath + route + "/" + id
 		// RawPath only when it differs from Path (an id with a '/', '%',
 		// '?' or space; a base path with escapes): otherwise net/http
 		// writes Path as it is, and building it would cost an allocation.
-		if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
-			u.RawPath = c.baseRawPath + route + "/" + esc
+		// A plain id is its own escape.
+		if !plain || c.baseRawPath != c.basePath {
+			if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
+				u.RawPath = c.baseRawPath + route + "/" + esc
+			}
 		}
 	} else {
 		u.Path = c.basePath + route
