@@ -166,17 +166,7 @@ func (f *benchFixture) sandboxGet(t testing.TB, path string) []byte {
 // /graphql) is measured, the access line written as the binary writes it
 // (NewLogger, JSON at info) to a writer that keeps nothing.
 func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
-	t.Helper()
-	cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RESTBaseURL = "http://rest.invalid"
-	gw, err := gateway.New(cfg, gateway.WithRESTTransport(rt), gateway.WithLogger(gateway.NewLogger(io.Discard, cfg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gw
+	return benchGateway(t, rt, unlimitedDefaults)
 }
 
 // benchRateLimitedGateway is benchStubGateway with the merchant's rate
@@ -184,10 +174,17 @@ func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 // tighter of the two (as at the defaults): the RateLimit headers are
 // written.
 func benchRateLimitedGateway(t testing.TB, rt http.RoundTripper) http.Handler {
-	t.Helper()
 	env := map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1000000", "RATE_LIMIT_REQUESTS_BURST": "1000000",
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "10000000", "RATE_LIMIT_REST_BURST": "10000000"}
-	cfg, err := gateway.LoadConfig(nil, func(k string) string { return env[k] }, nil)
+	return benchGateway(t, rt, func(k string) string { return env[k] })
+}
+
+// benchGateway is the gateway configured from getenv, its REST calls made
+// through rt, its access log written as the binary writes it to a writer
+// that keeps nothing.
+func benchGateway(t testing.TB, rt http.RoundTripper, getenv func(string) string) http.Handler {
+	t.Helper()
+	cfg, err := gateway.LoadConfig(nil, getenv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
