@@ -34,13 +34,17 @@ const maxKeptCalls = 1000
 
 // CallLog counts the REST calls of one operation; it is safe for
 // concurrent use. Counting is always on; records are kept only after
-// Keep (the inspector's).
+// Keep (the inspector's). It also holds the deadline the operation's
+// calls share (calldeadline.go).
 type CallLog struct {
 	mu      sync.Mutex
 	made    int // calls that sent at least one request
 	retries int // requests after each call's first
 	keep    bool
 	calls   []CallRecord
+	// deadline is the per-call deadline the operation's calls share
+	// (calldeadline.go).
+	deadline sharedDeadline
 }
 
 // Keep makes the log keep a record of each call (the REST inspector).

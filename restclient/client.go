@@ -127,6 +127,7 @@ type Client struct {
 	baseRawPath string // escaped base path, no trailing slash
 	statusParam string
 	timeout     time.Duration
+	slack       time.Duration // how much later than timeout a shared deadline may come (calldeadline.go)
 	timeoutMsg  string
 	// rt, when set, is hc's transport, called directly: hc would follow
 	// no redirect, has no cookie jar, timeout or URL password, so Do
@@ -182,6 +183,7 @@ func New(cfg Config) (*Client, error) {
 	if c.timeout == 0 {
 		c.timeout = DefaultTimeout
 	}
+	c.slack = c.timeout / deadlineSlackDiv
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
 	c.limiter = cfg.Limiter
 	if c.limiter == nil {
@@ -404,20 +406,21 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		start = time.Now()
 	}
 	if log == nil {
-		err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil) })
+		err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil) })
 		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
 		return err
 	}
 	var st callStat
-	err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, &st) })
+	err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	c.limiter.report(ctx, creds, err)
 	return err
 }
 
-// attempt makes one HTTP request and decodes its answer into into; st,
-// when not nil, is told of it (the operation's CallLog).
-func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat) error {
+// attempt makes one HTTP request and decodes its answer into into; log
+// is the operation's CallLog, if any, and st, when not nil, is told of
+// the attempt for it.
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
@@ -427,12 +430,9 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	// anyway: then it is the only one that can fire, and a timer of our
 	// own would only cost (7 allocations and a runtime timer per call).
 	// (WithDeadline from one clock reading: WithTimeout would read it
-	// again.)
-	callCtx := ctx
-	now := time.Now()
-	if d, ok := ctx.Deadline(); !ok || d.Sub(now) > c.timeout {
-		var cancel context.CancelFunc
-		callCtx, cancel = context.WithDeadline(ctx, now.Add(c.timeout))
+	// again.) The calls of one operation share it (calldeadline.go).
+	callCtx, cancel := c.callContext(ctx, time.Now(), log)
+	if cancel != nil {
 		defer cancel()
 	}
 
