@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -130,8 +131,59 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 // time's year in [0, 9999], a finite float. (Always so: a fence, not a
 // case.)
 func (l *accessLine) plain() bool {
-	y := l.time.Year()
-	return y >= 0 && y < 10000 && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
+	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
+}
+
+// lineSecond is one second of one location as the line's time writes it
+// (RFC3339Nano, slog's appendJSONTime): the date and clock before the
+// fraction, and the zone after it. Formatting them once a second, not once
+// a line, is most of the line's time (issue 25: time.Time.AppendFormat
+// was 30 % of writeAccessLine's CPU, the year check of plain another 10 %).
+type lineSecond struct {
+	sec   int64          // t.Unix()
+	loc   *time.Location // t.Location()
+	head  []byte         // "2006-01-02T15:04:05"
+	zone  []byte         // "Z07:00"
+	plain bool           // the year is in [0, 9999] (slog writes an error else)
+}
+
+// lastSecond is the last line's second (every replica's lines come in
+// order of their time, nearly: one miss a second).
+var lastSecond atomic.Pointer[lineSecond]
+
+// secondOf is t's second, from lastSecond when it is t's.
+func secondOf(t time.Time) *lineSecond {
+	sec, loc := t.Unix(), t.Location()
+	if s := lastSecond.Load(); s != nil && s.sec == sec && s.loc == loc {
+		return s
+	}
+	y := t.Year()
+	s := &lineSecond{sec: sec, loc: loc, plain: y >= 0 && y < 10000,
+		head: t.AppendFormat(nil, "2006-01-02T15:04:05"), zone: t.AppendFormat(nil, "Z07:00")}
+	lastSecond.Store(s)
+	return s
+}
+
+// appendLineTime is t.AppendFormat(b, time.RFC3339Nano), through its
+// second's lineSecond: the fraction has its trailing zeros cut, and none
+// is written for a whole second.
+func appendLineTime(b []byte, t time.Time) []byte {
+	s := secondOf(t)
+	b = append(b, s.head...)
+	if ns := t.Nanosecond(); ns != 0 {
+		var f [10]byte
+		f[0] = '.'
+		for i := 9; i >= 1; i-- {
+			f[i] = byte('0' + ns%10)
+			ns /= 10
+		}
+		n := len(f)
+		for f[n-1] == '0' {
+			n--
+		}
+		b = append(b, f[:n]...)
+	}
+	return append(b, s.zone...)
 }
 
 // linePool holds the lines' buffers; one bigger than maxPooledLine (a
@@ -150,7 +202,7 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	rd := redactor{o: r.o, known: r.o.secrets(ctx)}
 	bp := linePool.Get().(*[]byte)
 	b := append((*bp)[:0], `{"time":"`...)
-	b = l.time.Round(0).AppendFormat(b, time.RFC3339Nano)
+	b = appendLineTime(b, l.time)
 	b = append(b, `","level":`...)
 	b = appendJSONString(b, l.level.String())
 	b = append(b, `,"msg":`...)

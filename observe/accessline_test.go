@@ -230,3 +230,48 @@ func TestAccessLogSameEitherPath(t *testing.T) {
 		})
 	}
 }
+
+// TestAppendLineTime: the line's time, from its second's cached head and
+// zone, is time.RFC3339Nano's, for whole and fractional seconds, every
+// zone shape, years at both ends and before 1970, seconds in turn and
+// out of order, and two locations alternating (each a miss).
+func TestAppendLineTime(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("IST", 5*3600+1800),
+		time.FixedZone("west", -(3*3600 + 30*60)), time.FixedZone("odd", 3600+61), time.FixedZone("zero", 0)}
+	if ny, err := time.LoadLocation("America/New_York"); err == nil {
+		zones = append(zones, ny)
+	}
+	base := []time.Time{
+		time.Date(2026, 11, 26, 3, 4, 5, 123456789, time.UTC),
+		time.Date(2026, 3, 8, 6, 59, 59, 999999999, time.UTC), // New York's clocks go forward at 07:00 UTC
+		time.Date(2026, 3, 8, 7, 0, 0, 0, time.UTC),
+		time.Date(0, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 100, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 500000000, time.UTC),
+		time.Now(),
+	}
+	for _, nanos := range []int{0, 1, 10, 120000000, 100000000, 999999999, 5000} {
+		base = append(base, time.Date(2026, 1, 2, 3, 4, 5, nanos, time.UTC))
+	}
+	var got []byte
+	check := func(tm time.Time) {
+		t.Helper()
+		got = appendLineTime(got[:0], tm)
+		if want := tm.Round(0).AppendFormat(nil, time.RFC3339Nano); string(got) != string(want) {
+			t.Errorf("%v: %q, want %q", tm, got, want)
+		}
+		if y := tm.Year(); secondOf(tm).plain != (y >= 0 && y < 10000) {
+			t.Errorf("%v: plain %v", tm, secondOf(tm).plain)
+		}
+	}
+	for _, b := range base {
+		for _, z := range zones {
+			for _, step := range []time.Duration{0, time.Nanosecond, 999 * time.Millisecond, time.Second, -time.Second, 7 * time.Microsecond} {
+				check(b.In(z).Add(step))
+			}
+			check(b.In(z))
+			check(b.In(time.UTC)) // another location, same second
+			check(b.In(z))
+		}
+	}
+}
