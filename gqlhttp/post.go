@@ -21,7 +21,9 @@ import (
 // (jsonPOST, ours); both of ours answer through exchange.go, so that GET
 // and POST answer a request the same way. With live, the streams of
 // subscriptions too: SSE and WebSocket (gqlgen's, live.go), added first so
-// that they take the GETs that ask for a stream. Methods refuses, with a
+// that they take the GETs that ask for a stream; a POST that asks for no
+// stream is tried for jsonPOST before all of them (plainPOST), which no
+// request's transport changes. Methods refuses, with a
 // code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES) is
 // the transports' last check of what they write, behind the response
 // budget (graph.ResponseBudget), and means what graph.ServerConfig's
@@ -31,6 +33,9 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = graph.DefaultMaxResponseBytes
 	}
+	// gqlgen asks each transport in turn: a plain JSON POST, nearly every
+	// request, is asked for first (plainPOST).
+	srv.AddTransport(plainPOST{jsonPOST{maxResponse: maxResponse}})
 	srv.AddTransport(transport.Options{})
 	// Each operation's REST-call estimate is charged by the edge, after
 	// graph's query limits and before the live transports' own checks.
@@ -57,6 +62,18 @@ var _ graphql.Transport = jsonPOST{}
 
 func (jsonPOST) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && FirstHeader(r.Header, "Upgrade") == "" && isJSON(FirstHeader(r.Header, "Content-Type"))
+}
+
+// plainPOST is jsonPOST for the POSTs that ask for no event stream:
+// exactly those that none of the transports before jsonPOST takes
+// (OPTIONS, SSE, WebSocket, GET), so that, asked first, it answers them
+// as jsonPOST would after those four said no (issue 25: gqlgen's
+// getTransport asked five transports a POST, 1 % of a single payment's
+// CPU; TestPlainPOSTFirst).
+type plainPOST struct{ jsonPOST }
+
+func (t plainPOST) Supports(r *http.Request) bool {
+	return t.jsonPOST.Supports(r) && !wantsEventStream(FirstHeader(r.Header, "Accept"))
 }
 
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
