@@ -51,22 +51,30 @@ var idRoutes = [...]struct {
 
 // EndpointOf names the REST call to u by its route pattern, never its id
 // (a base path in front of /api/v1 is ignored), or "" when u is none of
-// the four routes. Metrics and traces name REST calls by it.
+// the four routes. Metrics and traces name REST calls by it (every call,
+// so it reads the path once from its end: no escaping of a path that has
+// no RawPath, whose segments escaping would not change, and no search
+// for "/api/v1/" from the end; TestEndpointOfSameAsSearch and
+// FuzzEndpointOf against the search it replaced).
 func EndpointOf(u *url.URL) Endpoint {
 	if u == nil {
 		return ""
 	}
-	p := u.EscapedPath() // an escaped id holds no '/'
-	i := strings.LastIndex(p, "/api/v1/")
-	if i < 0 {
-		return ""
+	p := u.Path
+	if u.RawPath != "" {
+		p = u.EscapedPath() // an escaped id holds no '/'
 	}
-	p = strings.TrimSuffix(p[i:], "/")
-	if p == routePayments {
+	p = strings.TrimSuffix(p, "/")
+	if strings.HasSuffix(p, routePayments) {
 		return EndpointListPayments
 	}
+	j := strings.LastIndexByte(p, '/')
+	if j < 0 || j == len(p)-1 {
+		return ""
+	}
+	route := p[:j+1] // the id, p[j+1:], is not empty and holds no '/'
 	for _, r := range idRoutes {
-		if id, ok := strings.CutPrefix(p, r.prefix); ok && id != "" && !strings.Contains(id, "/") {
+		if strings.HasSuffix(route, r.prefix) {
 			return r.ep
 		}
 	}
