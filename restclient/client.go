@@ -414,12 +414,12 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		start = time.Now()
 	}
 	if log == nil {
-		err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil) })
+		err = c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil) })
 		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
 		return err
 	}
 	var st callStat
-	err = c.withResilience(ctx, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st) })
+	err = c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	c.limiter.report(ctx, creds, err)
 	return err

@@ -594,8 +594,9 @@ const (
 )
 
 // withResilience runs attempt, with retries, inside the caller's merchant
-// circuit and the process-wide one; now is the call's start.
-func (c *Client) withResilience(ctx context.Context, ep Endpoint, now time.Time, attempt func() error) error {
+// circuit (cv's, the call's credentials) and the process-wide one; now is
+// the call's start.
+func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep Endpoint, now time.Time, attempt func() error) error {
 	call := func(retries int) error {
 		err := attempt()
 		for n := 0; n < retries && retryable(err); n++ {
@@ -618,7 +619,6 @@ func (c *Client) withResilience(ctx context.Context, ep Endpoint, now time.Time,
 	if b == nil {
 		return call(c.retry.max)
 	}
-	cv, _ := credentialsFrom(ctx)
 	key := cv.merchant.short()
 	m := b.merchants.get(key, now.UnixNano())
 	retries := c.retry.max
