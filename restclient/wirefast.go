@@ -164,21 +164,31 @@ func (s *scanner) members(member func(key string) bool) bool {
 // key reads an object key. Keys with escapes or non-ASCII bytes are left
 // to encoding/json (which unescapes them before matching).
 func (s *scanner) key() (string, bool) {
-	if s.peek() != '"' {
+	src := s.src // a local: its length in a register, its reads unchecked
+	start := s.i + 1
+	if start > len(src) || src[start-1] != '"' {
 		return "", false
 	}
-	start := s.i + 1
-	for j := start; j < len(s.src); j++ {
-		switch c := s.src[j]; {
-		case c == '"':
-			s.i = j + 1
-			return s.src[start:j], true
-		case c == '\\' || c < 0x20 || c >= utf8.RuneSelf:
-			return "", false
-		}
+	j := start
+	for j < len(src) && plainByte[src[j]] {
+		j++
 	}
-	return "", false
+	if j < len(src) && src[j] == '"' {
+		s.i = j + 1
+		return src[start:j], true
+	}
+	return "", false // '\\', a control or non-ASCII byte, or the end
 }
+
+// plainByte tells the bytes a string holds as they are and that end
+// nothing: printable ASCII but '"' and '\\' (str and key run over them
+// with one look-up a byte, TestPlainByte).
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unknown skips the value of a key the struct does not have, unless
 // encoding/json would match it to one of known case-insensitively.
@@ -196,17 +206,27 @@ func (s *scanner) unknown(key string, known []string) bool {
 // (escapes, invalid UTF-8 replaced by U+FFFD), so it is exactly the string
 // json.Unmarshal would have stored.
 func (s *scanner) str() (string, bool) {
-	if s.peek() != '"' {
+	src := s.src // a local: its length in a register, its reads unchecked
+	start := s.i
+	if start >= len(src) || src[start] != '"' {
 		return "", false
 	}
-	start := s.i
+	// The usual string: plain bytes up to its closing quote.
+	j := start + 1
+	for j < len(src) && plainByte[src[j]] {
+		j++
+	}
+	if j < len(src) && src[j] == '"' {
+		s.i = j + 1
+		return src[start+1 : j], true
+	}
 	plain, ascii := true, true
-	for j := start + 1; j < len(s.src); j++ {
-		c := s.src[j]
+	for ; j < len(src); j++ {
+		c := src[j]
 		switch {
 		case c == '"':
 			s.i = j + 1
-			raw := s.src[start:s.i]
+			raw := src[start:s.i]
 			if plain && (ascii || utf8.ValidString(raw)) {
 				return raw[1 : len(raw)-1], true
 			}
@@ -224,7 +244,7 @@ func (s *scanner) str() (string, bool) {
 				return "", false
 			}
 			plain = false
-			if s.src[j+1] == 'u' {
+			if src[j+1] == 'u' {
 				j += 5
 			} else {
 				j++

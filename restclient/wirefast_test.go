@@ -188,3 +188,24 @@ func TestFastDecodeKnowsEveryField(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainByte: every byte in a string between two plain ones decodes by
+// the fast path exactly as encoding/json decodes it (or is left to it).
+func TestPlainByte(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		if want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; plainByte[c] != want {
+			t.Errorf("plainByte[%#x] = %v, want %v", c, plainByte[c], want)
+		}
+		body := []byte(`{"id":"a` + string([]byte{byte(c)}) + `b","status":"x` + string([]byte{byte(c)}) + `"}`)
+		var fast wirePayment
+		ok := fast.decodeFast(body)
+		var std wirePayment
+		err := json.Unmarshal(body, &std)
+		switch {
+		case ok && err != nil:
+			t.Errorf("byte %#x: the fast path decoded a body encoding/json refuses (%v)", c, err)
+		case ok && (fast.ID != std.ID || fast.Status != std.Status):
+			t.Errorf("byte %#x: fast %q %q, encoding/json %q %q", c, fast.ID, fast.Status, std.ID, std.Status)
+		}
+	}
+}
