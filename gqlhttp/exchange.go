@@ -133,7 +133,9 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 			"a GraphQL request needs a query (or a persisted query hash in extensions, or a documentId)")
 		return
 	}
-	rc, errs := exec.CreateOperationContext(ctx, params)
+	// gqlgen's CreateOperationContext, its plain variables coerced
+	// without reflection (graph/opctx.go).
+	rc, errs := graph.CreateOperationContext(ctx, exec, params)
 	setRateLimitHeaders(w.Header(), ctx) // the operation's charge is made (charge.go)
 	if errs != nil {
 		if queriesOnly && notQuery(rc, params) {
