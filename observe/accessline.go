@@ -290,10 +290,34 @@ func appendJSONString(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
+// appendMilli is appendJSONFloat of float64(k)/1000, which a duration in
+// milliseconds of whole microseconds is, for 0 <= k < 1e15: the decimal k/1000
+// is then the shortest that reads back as that float (it is the float's
+// nearest decimal of at most 15 digits, and the float's rounding interval
+// is far narrower than any shorter decimal's distance from it), so
+// strconv's shortest 'f' form is k/1000 written out, its trailing zeros
+// and a bare point cut (issue 25: strconv's shortest-float search was a
+// quarter of the line's CPU; TestAppendMilliAsEncodingJSON).
+func appendMilli(b []byte, k int64) []byte {
+	b = strconv.AppendInt(b, k/1000, 10)
+	if frac := k % 1000; frac != 0 {
+		d := [4]byte{'.', byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+		n := len(d)
+		for d[n-1] == '0' {
+			n--
+		}
+		b = append(b, d[:n]...)
+	}
+	return b
+}
+
 // appendJSONFloat is encoding/json's float64 (slog's JSON handler writes
 // floats with json.Marshal): 'f' format, 'e' below 1e-6 or from 1e21,
 // "e-09" written "e-9". f is finite.
 func appendJSONFloat(b []byte, f float64) []byte {
+	if k := f * 1000; !math.Signbit(f) && k == math.Trunc(k) && k < 1e15 && float64(int64(k))/1000 == f {
+		return appendMilli(b, int64(k))
+	}
 	format := byte('f')
 	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
 		format = 'e'

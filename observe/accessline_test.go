@@ -7,9 +7,11 @@ package observe
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -273,5 +275,40 @@ func TestAppendLineTime(t *testing.T) {
 			check(b.In(time.UTC)) // another location, same second
 			check(b.In(z))
 		}
+	}
+}
+
+// TestAppendMilliAsEncodingJSON: the line's float, by its fast path for
+// whole microseconds in milliseconds (appendMilli) or strconv's, is
+// encoding/json's for every duration up to an hour in microseconds,
+// random ones up to the fast path's bound, and floats of other shapes.
+func TestAppendMilliAsEncodingJSON(t *testing.T) {
+	var got []byte
+	check := func(f float64) {
+		got = appendJSONFloat(got[:0], f)
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Fatalf("%v (%b): %s, want %s", f, math.Float64bits(f), got, want)
+		}
+	}
+	for k := range int64(3_600_000_000 / 9973) { // an hour in microseconds, every 9973rd, and the first second
+		check(float64(k*9973) / 1000)
+	}
+	for k := range int64(1_000_000) {
+		check(float64(k) / 1000)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 50_000 {
+		k := rng.Int64N(1e15)
+		check(float64(k) / 1000)
+		check(float64(k>>rng.IntN(50)) / 1000)
+		check(math.Float64frombits(rng.Uint64()&^(0x7ff<<52) | uint64(rng.IntN(0x7fe)+1)<<52)) // any finite
+	}
+	for _, f := range []float64{0, math.Copysign(0, -1), -1.5, -0.001, 1e-7, 1.5e21, 1e15 / 1000, 999_999_999_999.999,
+		1_000_000_000_000.001, math.MaxFloat64, math.SmallestNonzeroFloat64, 0.1 + 0.2, 1.0000000000000002} {
+		check(f)
 	}
 }
