@@ -310,7 +310,10 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			// bytes in one allocation (as Header.Set, the key being
 			// canonical).
 			acc := &accessRecord{statusRecorder: statusRecorder{ResponseWriter: w}}
-			id := r.Header.Get("X-Request-Id")
+			var id string
+			if v := r.Header["X-Request-Id"]; len(v) > 0 { // Header.Get without canonicalising a canonical key
+				id = v[0]
+			}
 			if !SaneRequestID(id) || holdsSecret(id, o.secrets(r.Context())) {
 				// The id's string is acc's bytes, written once here,
 				// never after (no string allocated per request).
