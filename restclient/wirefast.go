@@ -1,7 +1,9 @@
 package restclient
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 )
@@ -52,7 +54,7 @@ type fastDecoder interface {
 }
 
 func (w *wirePayment) decodeFast(body []byte) bool {
-	s := scanner{src: string(body)}
+	s := scanner{src: string(body), b: body}
 	if w.strings != nil {
 		s.block = w.strings[:0]
 	}
@@ -64,7 +66,7 @@ func (w *wirePayment) decodeFast(body []byte) bool {
 }
 
 func (w *wirePage) decodeFast(body []byte) bool {
-	s := scanner{src: string(body)}
+	s := scanner{src: string(body), b: body}
 	if s.top(func() bool { return s.page(w) }) {
 		return true
 	}
@@ -86,6 +88,7 @@ const (
 // scanner walks src, a copy of the body that the decoded strings share.
 type scanner struct {
 	src   string
+	b     []byte // the body src copies, read eight bytes at a time (plainRun)
 	i     int
 	depth int
 	block []string // the current block of nullable strings
@@ -102,7 +105,16 @@ func (s *scanner) top(value func() bool) bool {
 	return s.i == len(s.src)
 }
 
+// ws passes over JSON whitespace: usually none (a compact body), which
+// one inlined look at the next byte tells (every byte of whitespace is
+// below '!').
 func (s *scanner) ws() {
+	if s.i < len(s.src) && s.src[s.i] <= ' ' {
+		s.wsRun()
+	}
+}
+
+func (s *scanner) wsRun() {
 	for s.i < len(s.src) {
 		switch s.src[s.i] {
 		case ' ', '\t', '\n', '\r':
@@ -170,7 +182,7 @@ func (s *scanner) key() (string, bool) {
 		return "", false
 	}
 	j := start
-	for j < len(src) && plainByte[src[j]] {
+	for j < len(src) && plainByte[src[j]] { // keys are short: no plainRun
 		j++
 	}
 	if j < len(src) && src[j] == '"' {
@@ -180,9 +192,34 @@ func (s *scanner) key() (string, bool) {
 	return "", false // '\\', a control or non-ASCII byte, or the end
 }
 
+// plainRun returns the index of the first byte at or after j that is not
+// plain (plainByte), or the body's length. It looks at eight bytes at a
+// time with the usual bit tricks on a 64-bit word: a byte below 0x20, at
+// or above 0x80, or equal to '"' or '\\' sets its top bit in special; a
+// borrow may also set the top bits of bytes above such a byte, never
+// below it, so the lowest bit set is the first byte that is not plain
+// (TestPlainRun).
+func (s *scanner) plainRun(j int) int {
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	b := s.b
+	for j+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[j:])
+		q := x ^ (ones * '"')
+		e := x ^ (ones * '\\')
+		if special := (x | (x-ones*0x20)&^x | (q-ones)&^q | (e-ones)&^e) & tops; special != 0 {
+			return j + bits.TrailingZeros64(special)/8
+		}
+		j += 8
+	}
+	for j < len(b) && plainByte[b[j]] {
+		j++
+	}
+	return j
+}
+
 // plainByte tells the bytes a string holds as they are and that end
-// nothing: printable ASCII but '"' and '\\' (str and key run over them
-// with one look-up a byte, TestPlainByte).
+// nothing: printable ASCII but '"' and '\\' (key and plainRun's tail run
+// over them with one look-up a byte, TestPlainByte).
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -212,10 +249,7 @@ func (s *scanner) str() (string, bool) {
 		return "", false
 	}
 	// The usual string: plain bytes up to its closing quote.
-	j := start + 1
-	for j < len(src) && plainByte[src[j]] {
-		j++
-	}
+	j := s.plainRun(start + 1)
 	if j < len(src) && src[j] == '"' {
 		s.i = j + 1
 		return src[start+1 : j], true

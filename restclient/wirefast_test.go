@@ -1,7 +1,9 @@
 package restclient
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -206,6 +208,39 @@ func TestPlainByte(t *testing.T) {
 			t.Errorf("byte %#x: the fast path decoded a body encoding/json refuses (%v)", c, err)
 		case ok && (fast.ID != std.ID || fast.Status != std.Status):
 			t.Errorf("byte %#x: fast %q %q, encoding/json %q %q", c, fast.ID, fast.Status, std.ID, std.Status)
+		}
+	}
+}
+
+// TestPlainRun: plainRun stops at exactly the first byte that is not
+// plain, whatever byte it is, wherever it is in its eight, and whatever
+// follows it (the bit tricks' borrows only reach the bytes above), as a
+// loop over plainByte does.
+func TestPlainRun(t *testing.T) {
+	byLoop := func(b []byte, j int) int {
+		for j < len(b) && plainByte[b[j]] {
+			j++
+		}
+		return j
+	}
+	rnd := rand.New(rand.NewPCG(25, 26))
+	for c := 0; c < 256; c++ {
+		for at := 0; at < 19; at++ {
+			for _, after := range []string{"", "aaaaaaaaaaaaaaaa", "\x00\x00\x00\x00\x00\x00\x00\x00", "\"\\\x1f\x80\xff\x20\x7f\x21"} {
+				b := append(append(bytes.Repeat([]byte{'a'}, at), byte(c)), after...)
+				// and random plain or special bytes around, at random starts
+				for k := range b {
+					if k != at && rnd.IntN(4) == 0 {
+						b[k] = byte(rnd.IntN(256))
+					}
+				}
+				for start := 0; start <= len(b); start++ {
+					s := scanner{src: string(b), b: b}
+					if got, want := s.plainRun(start), byLoop(b, start); got != want {
+						t.Fatalf("plainRun(%q, %d) = %d, want %d", b, start, got, want)
+					}
+				}
+			}
 		}
 	}
 }
