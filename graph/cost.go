@@ -38,7 +38,6 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/restclient"
-	"paygraph/sessiontoken"
 )
 
 // Extension keys.
@@ -448,8 +447,8 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 
 // plan plans an admitted operation (or a dry run) and returns its
 // estimate: MutateOperationContext calls it.
-func (q queryLimits) plan(ctx context.Context, l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool, level sessiontoken.CustomerData) *opPlan {
-	plan := planOperation(ctx, opCtx.Doc, opCtx.Operation, opCtx.Variables, level)
+func (q queryLimits) plan(l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool, c caller) *opPlan {
+	plan := planOperation(opCtx.Doc, opCtx.Operation, opCtx.Variables, c)
 	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
 	if dry {
 		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,

@@ -24,7 +24,6 @@ package graph
 // customer.address is selected, a checkout session's payment).
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
@@ -32,7 +31,6 @@ import (
 
 	"paygraph/graph/relay"
 	"paygraph/restclient"
-	"paygraph/sessiontoken"
 )
 
 // The route templates of a plan, as the REST API documents them.
@@ -143,14 +141,14 @@ func (p *opPlan) Levels() []PlanLevel {
 // customer data at level; scope, when the request has a session token,
 // drops what it refuses without a REST call and adds the read of a
 // token's session it learns.
-func planOperation(ctx context.Context, doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, level sessiontoken.CustomerData) *opPlan {
+func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, c caller) *opPlan {
 	p := &opPlan{}
 	if op == nil || op.Operation != ast.Query {
 		return p
 	}
 	// A level that withholds customer.address makes no address join.
-	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(level)}, plan: p}
-	if s, ok := scopeFrom(ctx); ok {
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(c.level)}, plan: p}
+	if s, ok := c.scope, c.hasScope; ok {
 		w.scope = s
 		if ref, ok := s.SessionToLearn(); ok {
 			p.add(1, planKey{routeSession, ref}, PlanCall{ID: ref, Calls: 1, Path: "(the session token's checkout session)"})

@@ -59,8 +59,17 @@ func WithCustomerDataMax(ctx context.Context, max sessiontoken.CustomerData) con
 // token's (Scope.CustomerData), or full for the credential headers, each
 // lowered to the deployment's maximum.
 func customerDataOf(ctx context.Context) sessiontoken.CustomerData {
+	if c := callerOf(ctx); c != nil {
+		return c.level
+	}
+	s, ok := scopeIn(ctx)
+	return customerDataIn(ctx, s, ok)
+}
+
+// customerDataIn is customerDataOf, the scope (s, ok) read already.
+func customerDataIn(ctx context.Context, s Scope, ok bool) sessiontoken.CustomerData {
 	level := sessiontoken.CustomerDataFull
-	if s, ok := scopeFrom(ctx); ok {
+	if ok {
 		level = s.CustomerData()
 	}
 	if max, ok := ctx.Value(customerDataMaxKey{}).(sessiontoken.CustomerData); ok && max < level {
@@ -292,6 +301,9 @@ type maskedPaths struct {
 type maskedPathsKey struct{}
 
 func maskedPathsFrom(ctx context.Context) *maskedPaths {
+	if c := callerOf(ctx); c != nil {
+		return c.masked
+	}
 	m, _ := ctx.Value(maskedPathsKey{}).(*maskedPaths)
 	return m
 }
@@ -384,12 +396,19 @@ func (e customerDataExtension) InterceptOperation(ctx context.Context, next grap
 }
 
 // prepare is InterceptOperation's context for next.
-func (customerDataExtension) prepare(ctx context.Context) context.Context {
-	level := customerDataOf(ctx)
+func (e customerDataExtension) prepare(ctx context.Context) context.Context {
+	ctx, _ = e.prepareAt(ctx, customerDataOf(ctx))
+	return ctx
+}
+
+// prepareAt is prepare for a caller at level, and the masked paths it
+// put in the context (nil: none).
+func (customerDataExtension) prepareAt(ctx context.Context, level sessiontoken.CustomerData) (context.Context, *maskedPaths) {
 	if level == sessiontoken.CustomerDataFull {
-		return ctx
+		return ctx, nil
 	}
-	return context.WithValue(ctx, maskedPathsKey{}, &maskedPaths{level: level})
+	m := &maskedPaths{level: level}
+	return context.WithValue(ctx, maskedPathsKey{}, m), m
 }
 
 func (e customerDataExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {

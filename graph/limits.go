@@ -143,13 +143,17 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	if opCtx.Operation == nil {
 		return nil
 	}
-	level := customerDataOf(ctx)
-	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, level)
+	// The caller's scope and level, read once (each is a look-up
+	// through the whole context when the request has no session token).
+	var c caller
+	c.scope, c.hasScope = scopeIn(ctx)
+	c.level = customerDataIn(ctx, c.scope, c.hasScope)
+	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, c.level)
 	loaders, _ := ctx.Value(loadersKey{}).(*Loaders)
 	dry := loaders != nil && isDryRun(opCtx)
 	if calls > l.maxComplexity {
 		if dry {
-			l.plan(ctx, loaders, opCtx, calls, true, level) // the refusal's answer carries the plan
+			l.plan(loaders, opCtx, calls, true, c) // the refusal's answer carries the plan
 		}
 		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
@@ -158,7 +162,7 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 	// can make, counted once however many fields ask for it.
 	estimate := calls
 	if loaders != nil {
-		plan := l.plan(ctx, loaders, opCtx, calls, dry, level)
+		plan := l.plan(loaders, opCtx, calls, dry, c)
 		if dry {
 			// A dry run spends no REST-call budget and runs nothing: its
 			// operation is replaced by one that selects nothing, and

@@ -16,6 +16,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/sessiontoken"
 )
 
 // opState is one operation's: budget and root point into it, or are nil
@@ -26,6 +28,39 @@ type opState struct {
 	root      *rootState
 	budgetVal responseBudget
 	rootVal   rootState
+	// caller is what the operation's context says of its caller and its
+	// extensions, read once (graphTail) when known is set: each read was
+	// a context look-up, and a key the request does not hold (a scope
+	// without a session token, masked paths at full customer data, the
+	// live events of a query) walks every context of the request (issue
+	// 25: nine such walks a single payment).
+	caller callerFacts
+}
+
+// callerFacts are an operation's caller's session-token scope and
+// customer-data level, its masked paths (customerdata.go) and its live
+// events (subscriptions.go), as its context holds them.
+type callerFacts struct {
+	known bool
+	caller
+	masked *maskedPaths
+	live   *liveEvents
+}
+
+// caller is a caller's session-token scope (hasScope false: none, all
+// reads) and customer-data level.
+type caller struct {
+	scope    Scope
+	hasScope bool
+	level    sessiontoken.CustomerData
+}
+
+// callerOf is the facts of ctx's operation, when graphTail read them.
+func callerOf(ctx context.Context) *callerFacts {
+	if st := opStateFrom(ctx); st != nil && st.caller.known {
+		return &st.caller
+	}
+	return nil
 }
 
 type opStateKey struct{}

@@ -62,13 +62,22 @@ func validID(id string) bool {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+		if !idByte[id[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// idByte tells the bytes an id may hold: letters, digits, '_' and '-'
+// (one look-up a byte instead of five comparisons; an id is checked by
+// its resolver, the root fast path and the REST client).
+var idByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
 
 const (
 	paymentIDPrefix = "pay_"

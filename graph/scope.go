@@ -42,7 +42,16 @@ func WithScope(ctx context.Context, s Scope) context.Context {
 }
 
 // scopeFrom returns the request's Scope; ok false: no token, all reads.
+// Inside an operation it is the one graphTail read (callerOf).
 func scopeFrom(ctx context.Context) (Scope, bool) {
+	if c := callerOf(ctx); c != nil {
+		return c.scope, c.hasScope
+	}
+	return scopeIn(ctx)
+}
+
+// scopeIn is the Scope ctx holds (scopeFrom without the operation's).
+func scopeIn(ctx context.Context) (Scope, bool) {
 	s, ok := ctx.Value(scopeKey{}).(Scope)
 	return s, ok && s != nil
 }

@@ -402,6 +402,9 @@ func (l *liveEvents) take() (liveEvent, bool) {
 type liveEventsKey struct{}
 
 func liveEventsFrom(ctx context.Context) *liveEvents {
+	if c := callerOf(ctx); c != nil {
+		return c.live
+	}
 	l, _ := ctx.Value(liveEventsKey{}).(*liveEvents)
 	return l
 }

@@ -67,17 +67,25 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 	t.commit.commit(ctx)
 	oc := graphql.GetOperationContext(ctx)
 	// The operation's state, made here without looking for one (the
-	// look-up of a key that is not there walks the whole context).
-	var st *opState
-	if t.tail.budget.applies(oc) || t.root != nil && oc.Operation != nil && oc.Operation.Operation == ast.Query {
-		st = &opState{oc: oc}
-		ctx = context.WithValue(ctx, opStateKey{}, st)
+	// look-up of a key that is not there walks the whole context), with
+	// what its context says of its caller (callerFacts), read once.
+	st := &opState{oc: oc}
+	ctx = context.WithValue(ctx, opStateKey{}, st)
+	if t.tail.budget.applies(oc) {
 		t.tail.budget.prepareIn(st, oc)
 	}
+	c := callerFacts{known: true}
+	c.scope, c.hasScope = scopeIn(ctx)
+	c.level = customerDataIn(ctx, c.scope, c.hasScope)
 	// Then the operation interceptors' work, outermost first (the cost
-	// receipt and the error cap have none).
-	ctx = liveEventsExtension{}.prepareOp(ctx, oc)
-	ctx = customerDataExtension{}.prepare(ctx)
+	// receipt and the error cap have none): a subscription's live events,
+	// the customer data's masked paths.
+	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
+		c.live = &liveEvents{}
+		ctx = context.WithValue(ctx, liveEventsKey{}, c.live)
+	}
+	ctx, c.masked = customerDataExtension{}.prepareAt(ctx, c.level)
+	st.caller = c
 	if t.root != nil {
 		return t.root.intercept(ctx, oc, st, next)
 	}

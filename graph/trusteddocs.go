@@ -54,15 +54,16 @@ func (trustedDocuments) ExtensionName() string                   { return "Trust
 func (trustedDocuments) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t trustedDocuments) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
-	id := DocumentIDFrom(ctx)
 	if t.store == nil || t.store.Mode() == trusteddocs.Off {
-		if id != "" && p.Query == "" {
+		// The documentId only when there is no query (a look-up of a
+		// key a request does not hold walks its whole context).
+		if p.Query == "" && DocumentIDFrom(ctx) != "" {
 			// Rather than a parse error on an empty query.
 			return limitError(trusteddocs.CodeNotFound, "documentId is not served here: this gateway has no trusted documents; send the query text")
 		}
 		return nil
 	}
-	req := trusteddocs.Request{Query: p.Query, DocumentID: id}
+	req := trusteddocs.Request{Query: p.Query, DocumentID: DocumentIDFrom(ctx)}
 	if pq, ok := p.Extensions["persistedQuery"].(map[string]any); ok {
 		req.SHA256Hash, _ = pq["sha256Hash"].(string)
 	}
