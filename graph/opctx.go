@@ -324,7 +324,10 @@ func (m *execMirror) parseQuery(ctx context.Context, stats *graphql.Stats, query
 // (nullable or not, no list, no default value) given as a JSON string:
 // each value as it was sent. ok is false for anything else (a variable of
 // another type, or with a default; a value absent, null or not a string),
-// which gqlparser coerces, or refuses with its error.
+// which gqlparser coerces, or refuses with its error. When vars holds
+// nothing but the operation's variables, it is the answer itself (the
+// request's own map, which nothing writes: a map and its first group
+// fewer); else a map of the declared ones.
 func plainVariables(op *ast.OperationDefinition, vars map[string]any) (map[string]any, bool) {
 	for _, d := range op.VariableDefinitions {
 		t := d.Type
@@ -335,6 +338,9 @@ func plainVariables(op *ast.OperationDefinition, vars map[string]any) (map[strin
 		if _, ok := vars[d.Variable].(string); !ok {
 			return nil, false
 		}
+	}
+	if vars != nil && len(vars) == len(op.VariableDefinitions) {
+		return vars, true // every key is a declared variable's (above)
 	}
 	coerced := make(map[string]any, len(op.VariableDefinitions))
 	for _, d := range op.VariableDefinitions {
