@@ -36,6 +36,26 @@ func TestScope(t *testing.T) {
 			t.Fatalf("keyB = %v, want nil", v)
 		}
 	})
+	t.Run("misses go on to the parent", func(t *testing.T) {
+		type intKey int
+		parent := context.WithValue(context.WithValue(context.Background(), keyB{}, "parent's b"), intKey(2), "parent's 2")
+		ctx := opscope.New(parent)
+		opscope.WithValue(ctx, keyA{}, "a")
+		opscope.WithValue(ctx, intKey(1), "1")
+		for _, tc := range []struct {
+			key  any
+			want any
+		}{
+			{keyA{}, "a"}, {intKey(1), "1"},
+			{keyB{}, "parent's b"},    // a type the scope holds none of
+			{intKey(2), "parent's 2"}, // a type it holds, another value
+			{intKey(3), nil}, {"x", nil}, {nil, nil},
+		} {
+			if got := ctx.Value(tc.key); got != tc.want {
+				t.Errorf("%#v: %v, want %v", tc.key, got, tc.want)
+			}
+		}
+	})
 	t.Run("sealed scope adds layers", func(t *testing.T) {
 		ctx := opscope.New(context.Background())
 		opscope.WithValue(ctx, keyA{}, 1)
