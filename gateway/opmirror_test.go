@@ -194,9 +194,9 @@ func TestOperationMirrorMatchesGqlgen(t *testing.T) {
 	}
 }
 
-// The rate limits' remaining figures, which their refill over time moves
-// between the two gateways' answers.
-var remaining = regexp.MustCompile(`(r=|"remaining":)[0-9]+`)
+// The rate limits' remaining figures and times to their reset, which
+// their refill over time moves between the two gateways' answers.
+var remaining = regexp.MustCompile(`(\br=|\bt=|"remaining":|"resetSeconds":)[0-9]+`)
 
 // headersOf is h as text, but for what differs between two servers: the
 // date, the remaining rate limits, and the length by as much as
