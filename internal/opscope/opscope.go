@@ -58,15 +58,16 @@ func (s *scope) Value(key any) any {
 	if key == (scopeKey{}) {
 		return s
 	}
-	if e := s.find(key); e != nil {
-		return e.val
+	if b := keyBit(&key); s.types&(1<<b) != 0 { // else a miss, without a call
+		if e := s.find(key, b); e != nil {
+			return e.val
+		}
 	}
 	return s.Context.Value(key)
 }
 
-// find is the scope's entry of key, or nil.
-func (s *scope) find(key any) *entry {
-	b := keyBit(&key)
+// find is the scope's entry of key, or nil; b is keyBit(&key).
+func (s *scope) find(key any, b uint) *entry {
 	if s.types&(1<<b) == 0 {
 		return nil
 	}
@@ -110,11 +111,11 @@ func WithValue(ctx context.Context, key, val any) context.Context {
 	if s == nil {
 		return context.WithValue(ctx, key, val)
 	}
-	if e := s.find(key); e != nil {
+	b := keyBit(&key)
+	if e := s.find(key, b); e != nil {
 		e.val = val
 		return ctx
 	}
-	b := keyBit(&key)
 	s.types |= 1 << b
 	if s.n < len(s.fixed) {
 		if s.first[b] == 0 {
