@@ -15,9 +15,8 @@ package restclient
 // Every call therefore gets at least the timeout and at most the timeout
 // plus 1 % (TestSharedCallDeadline): 10 s to 10.1 s with the default
 // REST_TIMEOUT. The shared context ends with the operation's context (it
-// is its child) or at its deadline, whichever comes first; nothing else
-// cancels it, since calls may still be using it when a later one replaces
-// it.
+// is its child), at its deadline, or when the last call using it ends,
+// whichever comes first: like a call's own, it never outlives its calls.
 
 import (
 	"context"
@@ -30,25 +29,38 @@ import (
 // after its start plus the timeout (1 %).
 const deadlineSlackDiv = 100
 
-// sharedDeadline is the deadline context the calls of one operation share
-// (CallLog.deadline): made from base, the calls' context, ending at at.
+// sharedDeadline is where the calls of one operation find the deadline
+// context they share (CallLog.deadline).
 type sharedDeadline struct {
-	mu     sync.Mutex
+	mu  sync.Mutex
+	cur *deadlineCtx // the one a call may join; nil: none
+	// first is cur's storage whenever it is free (no call uses it): an
+	// operation whose calls overlap, or come one at a time, allocates none.
+	first deadlineCtx
+}
+
+// deadlineCtx is one shared deadline context: made from base, the calls'
+// context, ending at at, or when the last of its calls leaves it (so
+// that its timer is stopped and what it holds let go as soon as no call
+// needs it, as a call's own was).
+type deadlineCtx struct {
 	base   context.Context
 	ctx    context.Context
+	cancel context.CancelFunc
 	at     time.Time
-	cancel context.CancelFunc // for the record: see the file's comment
+	calls  int // attempts using it (under sharedDeadline.mu)
 }
 
 // callContext returns the context of an attempt of a call with ctx that
 // starts at now: ctx itself when its deadline comes within the timeout
 // (then it is the only one that can fire), else a context that ends the
-// timeout after now (to the slack later when shared through log); cancel,
-// when not nil, is the attempt's to call when it ends.
-func (c *Client) callContext(ctx context.Context, now time.Time, log *CallLog) (_ context.Context, cancel context.CancelFunc) {
+// timeout after now (to the slack later when shared through log). The
+// attempt calls cancel, when not nil, when it ends, and leaves shared,
+// when not nil, then (log.deadline.leave).
+func (c *Client) callContext(ctx context.Context, now time.Time, log *CallLog) (_ context.Context, cancel context.CancelFunc, shared *deadlineCtx) {
 	d, hasDeadline := ctx.Deadline()
 	if hasDeadline && d.Sub(now) <= c.timeout {
-		return ctx, nil
+		return ctx, nil, nil
 	}
 	due := now.Add(c.timeout)
 	if log != nil && c.slack > 0 {
@@ -59,27 +71,52 @@ func (c *Client) callContext(ctx context.Context, now time.Time, log *CallLog) (
 			base = h.Context
 		}
 		// Shared only by the same context, which holds the same values
-		// and ends at the same time: a pointer (compared, other kinds
+		// and ends at the same time: a pointer (compared; other kinds
 		// can panic or be copies).
 		if reflect.TypeOf(base).Kind() == reflect.Pointer {
 			s := &log.deadline
 			s.mu.Lock()
-			if s.base == base && !s.at.Before(due) { // at most the slack after due: s.at is an earlier start's due + slack
-				shared := s.ctx
+			// s.cur.at is at most the slack after due: an earlier start's
+			// due plus the slack.
+			if cur := s.cur; cur != nil && cur.base == base && !cur.at.Before(due) {
+				cur.calls++
 				s.mu.Unlock()
-				return shared, nil
+				return cur.ctx, nil, cur
 			}
 			if at := due.Add(c.slack); !hasDeadline || !d.Before(at) {
-				s.base, s.at = base, at
-				s.ctx, s.cancel = context.WithDeadline(base, at)
-				shared := s.ctx
+				sd := &s.first
+				if sd.calls > 0 { // still in use by calls of an earlier window
+					sd = new(deadlineCtx)
+				}
+				sd.base, sd.at, sd.calls = base, at, 1
+				sd.ctx, sd.cancel = context.WithDeadline(base, at)
+				s.cur = sd
 				s.mu.Unlock()
-				return shared, nil
+				return sd.ctx, nil, sd
 			}
 			// The caller's deadline falls within the slack: the call's
 			// own, so that a hung call is cut at the timeout as before.
 			s.mu.Unlock()
 		}
 	}
-	return context.WithDeadline(ctx, due)
+	callCtx, cancel := context.WithDeadline(ctx, due)
+	return callCtx, cancel, nil
+}
+
+// leave ends an attempt's use of d; the last one out cancels it.
+func (s *sharedDeadline) leave(d *deadlineCtx) {
+	s.mu.Lock()
+	d.calls--
+	var cancel context.CancelFunc
+	if d.calls == 0 {
+		cancel = d.cancel
+		d.base, d.ctx, d.cancel = nil, nil, nil
+		if s.cur == d {
+			s.cur = nil
+		}
+	}
+	s.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }

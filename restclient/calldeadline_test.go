@@ -31,6 +31,7 @@ type recordedCall struct {
 	at, deadline time.Time
 	hasDeadline  bool
 	done         <-chan struct{}
+	ctx          context.Context
 }
 
 func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -38,9 +39,36 @@ func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	d, ok := ctx.Deadline()
 	r.mu.Lock()
-	r.calls = append(r.calls, recordedCall{at: at, deadline: d, hasDeadline: ok, done: ctx.Done()})
+	r.calls = append(r.calls, recordedCall{at: at, deadline: d, hasDeadline: ok, done: ctx.Done(), ctx: ctx})
 	r.mu.Unlock()
 	return r.next.RoundTrip(req)
+}
+
+// overlapRT holds each request until n have arrived (or 5 s have passed),
+// so that n calls overlap, as a fan-out's do.
+type overlapRT struct {
+	n       int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+	next    http.RoundTripper
+}
+
+func newOverlapRT(n int) *overlapRT {
+	return &overlapRT{n: n, all: make(chan struct{}), next: http.DefaultTransport}
+}
+
+func (o *overlapRT) RoundTrip(req *http.Request) (*http.Response, error) {
+	o.mu.Lock()
+	if o.arrived++; o.arrived == o.n {
+		close(o.all)
+	}
+	o.mu.Unlock()
+	select {
+	case <-o.all:
+	case <-time.After(5 * time.Second):
+	}
+	return o.next.RoundTrip(req)
 }
 
 func (r *callRecorder) recorded() []recordedCall {
@@ -70,119 +98,175 @@ func within(t *testing.T, what string, c recordedCall, before time.Time, timeout
 func TestSharedCallDeadline(t *testing.T) {
 	srv := jsonServer(t, http.StatusOK, paymentBody)
 	const id = "pay_prod_0123456789abcdef0123456789abcdef"
-	setup := func(t *testing.T, timeout time.Duration) (*Client, *callRecorder) {
+	// setup: a client whose requests are recorded and, with overlap > 1,
+	// held until that many have arrived.
+	setup := func(t *testing.T, timeout time.Duration, overlap int) (*Client, *callRecorder) {
 		rec := &callRecorder{next: http.DefaultTransport}
+		if overlap > 1 {
+			rec.next = newOverlapRT(overlap)
+		}
 		return newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}}), rec
 	}
-	get := func(t *testing.T, c *Client, ctx context.Context) time.Time {
+	// get makes a call with each context at once (after the delays from
+	// the first), and returns when each started.
+	get := func(t *testing.T, c *Client, ctxs []context.Context, delays ...time.Duration) []time.Time {
 		t.Helper()
-		before := time.Now()
-		if _, err := c.GetPayment(ctx, id); err != nil {
-			t.Fatal(err)
+		befores := make([]time.Time, len(ctxs))
+		errs := make([]error, len(ctxs))
+		var wg sync.WaitGroup
+		for i, ctx := range ctxs {
+			if i < len(delays) {
+				time.Sleep(delays[i])
+			}
+			befores[i] = time.Now()
+			wg.Go(func() { _, errs[i] = c.GetPayment(ctx, id) })
 		}
-		return before
-	}
-
-	t.Run("the calls of one operation share one deadline", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout)
-		ctx := opCtx()
-		var befores []time.Time
-		for range 3 {
-			befores = append(befores, get(t, c, ctx))
-		}
-		calls := rec.recorded()
-		for i, call := range calls {
-			within(t, "call", call, befores[i], timeout)
-			if call.done != calls[0].done {
-				t.Errorf("call %d has a context of its own; want the operation's shared one", i)
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
 			}
 		}
+		return befores
+	}
+	sameCtx := func(calls []recordedCall) bool {
+		for _, c := range calls {
+			if c.done != calls[0].done {
+				return false
+			}
+		}
+		return true
+	}
+	ended := func(t *testing.T, calls []recordedCall) {
+		t.Helper()
+		for i, c := range calls {
+			if c.ctx.Err() == nil {
+				t.Errorf("call %d's context is still live after the calls returned; want it cancelled (its timer stopped)", i)
+			}
+		}
+	}
+
+	t.Run("overlapping calls of one operation share one deadline", func(t *testing.T) {
+		const timeout = 10 * time.Second
+		c, rec := setup(t, timeout, 3)
+		ctx := opCtx()
+		before := get(t, c, []context.Context{ctx, ctx, ctx})[0]
+		calls := rec.recorded()
+		for _, call := range calls {
+			within(t, "call", call, before, timeout)
+		}
+		if !sameCtx(calls) {
+			t.Error("calls have contexts of their own; want the operation's shared one")
+		}
+		ended(t, calls)
 	})
 
 	t.Run("a held slot's call shares its operation's", func(t *testing.T) {
 		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout)
+		c, rec := setup(t, timeout, 2)
 		ctx := opCtx()
-		before := get(t, c, ctx)
 		h, err := c.Hold(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		heldBefore := get(t, c, h)
-		h.Release()
+		defer h.Release()
+		before := get(t, c, []context.Context{ctx, h})[0]
 		calls := rec.recorded()
-		within(t, "first call", calls[0], before, timeout)
-		within(t, "held call", calls[1], heldBefore, timeout)
-		if calls[1].done != calls[0].done {
+		for _, call := range calls {
+			within(t, "call", call, before, timeout)
+		}
+		if !sameCtx(calls) {
 			t.Error("the held call has a context of its own; want the operation's shared one")
 		}
+		ended(t, calls)
+	})
+
+	t.Run("calls one after the other: each its own, ended with it", func(t *testing.T) {
+		const timeout = 10 * time.Second
+		c, rec := setup(t, timeout, 1)
+		ctx := opCtx()
+		var befores []time.Time
+		for range 2 {
+			befores = append(befores, get(t, c, []context.Context{ctx})[0])
+		}
+		calls := rec.recorded()
+		for i, call := range calls {
+			within(t, "call", call, befores[i], timeout)
+		}
+		ended(t, calls)
 	})
 
 	t.Run("a call after the slack gets a deadline of its own", func(t *testing.T) {
 		const timeout = time.Second // slack 10ms
-		c, rec := setup(t, timeout)
+		c, rec := setup(t, timeout, 2)
 		ctx := opCtx()
-		first := get(t, c, ctx)
-		time.Sleep(2 * timeout / deadlineSlackDiv)
-		second := get(t, c, ctx) // sharing the first's deadline would leave it less than the timeout
+		// The first call is held in the transport until the second,
+		// started two slacks later, arrives: sharing the first's deadline
+		// would leave the second less than the timeout.
+		befores := get(t, c, []context.Context{ctx, ctx}, 0, 2*timeout/deadlineSlackDiv)
 		calls := rec.recorded()
-		within(t, "first call", calls[0], first, timeout)
-		within(t, "second call", calls[1], second, timeout)
+		if len(calls) != 2 {
+			t.Fatalf("%d calls", len(calls))
+		}
+		if calls[1].at.Before(calls[0].at) {
+			calls[0], calls[1] = calls[1], calls[0]
+		}
+		within(t, "first call", calls[0], befores[0], timeout)
+		within(t, "second call", calls[1], befores[1], timeout)
 		if calls[1].done == calls[0].done {
 			t.Error("the second call shares the first's context past the slack")
 		}
+		ended(t, calls)
 	})
 
 	t.Run("the caller's deadline within the slack: the call's own", func(t *testing.T) {
 		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout)
+		c, rec := setup(t, timeout, 2)
 		ctx, cancel := context.WithTimeout(opCtx(), timeout+timeout/deadlineSlackDiv/2)
 		defer cancel()
 		callerDeadline, _ := ctx.Deadline()
-		first := get(t, c, ctx)
-		second := get(t, c, ctx)
+		before := get(t, c, []context.Context{ctx, ctx})[0]
 		calls := rec.recorded()
-		for i, before := range []time.Time{first, second} {
+		for i := range calls {
 			// Cut at the timeout, before the caller's deadline, as without
 			// the sharing (the timeout's error, counted by the circuits).
 			if got := calls[i].deadline; got.Before(before.Add(timeout)) || got.After(calls[i].at.Add(timeout)) || !got.Before(callerDeadline) {
 				t.Errorf("call %d: deadline %v after its start, want the timeout %v", i, got.Sub(before), timeout)
 			}
 		}
-		if calls[1].done == calls[0].done {
+		if sameCtx(calls) {
 			t.Error("calls share a deadline later than the caller's")
 		}
 	})
 
 	t.Run("the caller's deadline past the slack: shared", func(t *testing.T) {
 		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout)
+		c, rec := setup(t, timeout, 2)
 		ctx, cancel := context.WithTimeout(opCtx(), time.Hour)
 		defer cancel()
-		first := get(t, c, ctx)
-		second := get(t, c, ctx)
+		before := get(t, c, []context.Context{ctx, ctx})[0]
 		calls := rec.recorded()
-		within(t, "first call", calls[0], first, timeout)
-		within(t, "second call", calls[1], second, timeout)
-		if calls[1].done != calls[0].done {
-			t.Error("the second call has a context of its own; want the shared one")
+		for _, call := range calls {
+			within(t, "call", call, before, timeout)
 		}
+		if !sameCtx(calls) {
+			t.Error("calls have contexts of their own; want the shared one")
+		}
+		ended(t, calls)
 	})
 
 	t.Run("other contexts of one operation: each within the bounds", func(t *testing.T) {
 		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout)
+		c, rec := setup(t, timeout, 4)
 		ctx := opCtx()
 		type key struct{}
 		other := context.WithValue(ctx, key{}, 1)
-		var befores []time.Time
-		for _, x := range []context.Context{ctx, other, ctx, other} {
-			befores = append(befores, get(t, c, x))
+		before := get(t, c, []context.Context{ctx, other, ctx, other})[0]
+		calls := rec.recorded()
+		for _, call := range calls {
+			within(t, "call", call, before, timeout)
 		}
-		for i, call := range rec.recorded() {
-			within(t, "call", call, befores[i], timeout)
-		}
+		ended(t, calls)
 	})
 }
 

@@ -439,9 +439,12 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	// own would only cost (7 allocations and a runtime timer per call).
 	// (WithDeadline from one clock reading: WithTimeout would read it
 	// again.) The calls of one operation share it (calldeadline.go).
-	callCtx, cancel := c.callContext(ctx, time.Now(), log)
+	callCtx, cancel, shared := c.callContext(ctx, time.Now(), log)
 	if cancel != nil {
 		defer cancel()
+	}
+	if shared != nil {
+		defer log.deadline.leave(shared)
 	}
 
 	// The request is a copy of the client's template with the call's
