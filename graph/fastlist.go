@@ -8,7 +8,7 @@ package graph
 // argument map parsed from the document each time, then a field set and
 // a field context per field of the connection and of its page info, and
 // a field context per item of each list (≈ 40 allocations and a
-// goroutine per page, docs/performance.md). Here the arguments are
+// goroutine per page, docs/perf-log/2026-11-issue-25.md). Here the arguments are
 // coerced by gqlgen's own generated code (once per document when they
 // are literals), the payments resolver runs as it is (paymentsOf: its
 // argument checks, scope, limits, response budget, cursor checks, the

@@ -8,7 +8,7 @@ package graph
 // start and its stack growth through gqlgen's frames), with a field
 // context, an argument map parsed from the document each time and the
 // resolver's closures: ≈ 38 allocations per alias (issue 25,
-// docs/performance.md). Here the payments are loaded as the resolver
+// docs/perf-log/2026-11-issue-25.md). Here the payments are loaded as the resolver
 // loads them (the same id check, scope check, response budget and
 // loaders, all loads started before the first is awaited, so that they
 // batch as gqlgen's goroutines do), and each is written by the fast

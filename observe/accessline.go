@@ -6,7 +6,7 @@ package observe
 // 6 allocations and most of AccessLog's time (runtime.Callers for a source
 // never printed, the redacting handler's copy of the record, the JSON
 // handler's float through encoding/json); BenchmarkAccessLog has the
-// figures, docs/performance.md the before and after.
+// figures, docs/perf-log/2026-11-issue-25.md the before and after.
 //
 // It mirrors log/slog's JSON handler (key order, string escaping, the
 // time and float formats), so it is fenced: it runs only on the Go

@@ -3,7 +3,7 @@ package observe
 // BenchmarkAccessLog: the access log middleware's cost per request, the
 // line written as the gateway writes it (NewLogger, JSON, info, to a
 // writer that keeps nothing) around a handler that does what a payment's
-// layers tell the stats. Issue 25's figures: docs/performance.md.
+// layers tell the stats. Issue 25's figures: docs/perf-log/2026-11-issue-25.md.
 //
 //	go test -run '^$' -bench AccessLog -benchmem -count 5 ./observe
 

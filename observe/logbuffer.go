@@ -2,7 +2,7 @@ package observe
 
 // The log's writes gathered (issue 25): one write(2) per log line was the
 // largest syscall the gateway made beyond the proxy's (0.007 ms of the
-// 0.010 ms the access log cost a payment, docs/performance.md). A
+// 0.010 ms the access log cost a payment, docs/perf-log/2026-11-issue-25.md). A
 // LogBuffer gathers whole lines and writes them to the process's stderr
 // in one Write when its buffer is full or its interval has passed since
 // the first line it holds, whichever comes first, and on Flush and Close.
@@ -37,7 +37,7 @@ import (
 // them: about 13 access lines. 4 KiB is PIPE_BUF, so each write to a pipe
 // (a container's stderr) is atomic, whoever else writes to it (the Go
 // runtime's report of a crash, another process of the container). 32 KiB
-// cost a payment more CPU in the bench, not less (docs/performance.md: a
+// cost a payment more CPU in the bench, not less (docs/perf-log/2026-11-issue-25.md: a
 // write larger than the room left in the pipe waits in the kernel for the
 // reader, its thread with it). A LogBuffer holds at most twice that (the
 // lines being written and those gathered meanwhile).

@@ -3,7 +3,7 @@ package observe
 // BenchmarkMetricsPerRequest: what one payment's request costs the
 // metrics: the in-flight gauge, the GraphQL extension's count and
 // duration, one REST call's count and duration, one loader batch. Issue
-// 25's figures: docs/performance.md.
+// 25's figures: docs/perf-log/2026-11-issue-25.md.
 //
 //	go test -run '^$' -bench MetricsPerRequest -benchmem -count 5 ./observe
 

@@ -39,7 +39,7 @@ import (
 // per list20 query in the same session's `go run ./bench`). Since, str
 // and key look at a byte with one table look-up and str at eight bytes
 // at a time (plainRun): the detail 9,309 -> 6,423 instructions, the page
-// 802,898 -> 552,308 (cachegrind, docs/performance.md).
+// 802,898 -> 552,308 (cachegrind, docs/perf-log/2026-11-issue-25.md).
 // Deletion criterion: delete this file (and fastDecoder) when encoding/json
 // (v2 or whatever the standard library then ships) decodes the page of
 // BenchmarkWireDecode within 1.5x wirefast's time and 2x its
