@@ -427,15 +427,18 @@ func (e liveEventsExtension) InterceptOperation(ctx context.Context, next graphq
 
 // prepare is InterceptOperation's context for next.
 func (e liveEventsExtension) prepare(ctx context.Context) context.Context {
-	return e.prepareOp(ctx, graphql.GetOperationContext(ctx))
+	ctx, _ = e.prepareOp(ctx, graphql.GetOperationContext(ctx))
+	return ctx
 }
 
-// prepareOp is prepare for operation oc.
-func (liveEventsExtension) prepareOp(ctx context.Context, oc *graphql.OperationContext) context.Context {
+// prepareOp is prepare for operation oc, and the live events it put in
+// the context (nil: none, oc is not a subscription).
+func (liveEventsExtension) prepareOp(ctx context.Context, oc *graphql.OperationContext) (context.Context, *liveEvents) {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
-		return ctx
+		return ctx, nil
 	}
-	return context.WithValue(ctx, liveEventsKey{}, &liveEvents{})
+	l := &liveEvents{}
+	return context.WithValue(ctx, liveEventsKey{}, l), l
 }
 
 // EventIDExtension is the response extension that carries a state event's

@@ -15,7 +15,6 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // responseTail does what registering costExtension, ResponseBudget,
@@ -80,10 +79,7 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 	// Then the operation interceptors' work, outermost first (the cost
 	// receipt and the error cap have none): a subscription's live events,
 	// the customer data's masked paths.
-	if oc.Operation != nil && oc.Operation.Operation == ast.Subscription {
-		c.live = &liveEvents{}
-		ctx = context.WithValue(ctx, liveEventsKey{}, c.live)
-	}
+	ctx, c.live = liveEventsExtension{}.prepareOp(ctx, oc)
 	ctx, c.masked = customerDataExtension{}.prepareAt(ctx, c.level)
 	st.caller = c
 	if t.root != nil {
