@@ -148,7 +148,7 @@ func (g *Gateway) wire(o options) error {
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
 	if rest == nil {
-		rest = newTransport(cfg)
+		rest = newTransport(cfg, g.baseURL, logger)
 	}
 	if o.tracing {
 		rest = observe.TraceTransport(rest, obs)

@@ -1,0 +1,220 @@
+package gateway
+
+// REST_TRANSPORT: the two base transports as newTransport builds them,
+// under the REST client as the gateway wires it, against the same
+// servers: the same answers and the same errors (kind, message, status)
+// as restclient reports them, and the same count of calls the server
+// sees (restclient's retries included).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/klauspost/compress/gzip"
+
+	"paygraph/fasttransport"
+	"paygraph/restclient"
+	"paygraph/sandbox"
+)
+
+// restOutcome is what the REST client reports of one GetPayment.
+type restOutcome struct {
+	ID      string
+	Kind    string
+	Message string
+	Status  int
+}
+
+func restCall(ctx context.Context, t *testing.T, transport, base, id string, timeout time.Duration) restOutcome {
+	t.Helper()
+	cfg := Config{RESTTransport: transport, RESTMaxInFlight: 16, RESTTimeout: timeout, RESTMaxBody: 4096, RESTMaxPage: 1 << 16}
+	rt := newTransport(cfg, base, nil)
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		t.Cleanup(c.CloseIdleConnections)
+	}
+	rc, err := restclient.New(restclient.Config{BaseURL: base, HTTPClient: &http.Client{Transport: rt},
+		Timeout: timeout, MaxBodyBytes: cfg.RESTMaxBody, MaxPageBytes: cfg.RESTMaxPage,
+		Resilience: restclient.Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := sandbox.New(sandbox.Options{}).Businesses()[0]
+	ctx = restclient.WithCredentials(ctx, restclient.Credentials{APIKey: b.APIKey, APISecret: b.APISecret})
+	p, err := rc.GetPayment(ctx, id)
+	if err != nil {
+		var e *restclient.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%s: not a restclient error: %v", transport, err)
+		}
+		return restOutcome{Kind: e.Kind.String(), Message: e.Message, Status: e.Status}
+	}
+	return restOutcome{ID: p.ID}
+}
+
+// rawREST answers each request with answer(n), n counting requests from 1,
+// and counts them.
+func rawREST(t *testing.T, answer func(n int64, c net.Conn)) (string, *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					req, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					req.Body.Close()
+					answer(n.Add(1), c)
+				}
+			}()
+		}
+	}()
+	t.Cleanup(func() { ln.Close(); <-done })
+	return "http://" + ln.Addr().String(), &n
+}
+
+func TestRESTTransportsAlike(t *testing.T) {
+	sb := sandbox.New(sandbox.Options{})
+	id := sb.Payments(sb.Businesses()[0].APIKey)[0].ID
+	answer := func(s string) func(int64, net.Conn) {
+		return func(_ int64, c net.Conn) { _, _ = io.WriteString(c, s) }
+	}
+	gz := func(b []byte) []byte {
+		var out bytes.Buffer
+		w := gzip.NewWriter(&out)
+		_, _ = w.Write(b)
+		_ = w.Close()
+		return out.Bytes()
+	}
+	record := fmt.Sprintf(`{"id":%q,"pad":%q}`, "pay_prod_1", strings.Repeat("x", 8000)) // over REST_MAX_BODY_BYTES (4096)
+	bomb := gz(bytes.Repeat([]byte(" "), 1<<20))
+	for _, tc := range []struct {
+		name   string
+		answer func(n int64, c net.Conn)
+		want   string // the message expected (both must agree anyway)
+	}{
+		{"not found", answer("HTTP/1.1 404 Not Found\r\nContent-Length: 29\r\n\r\n{\"error\":\"payment not found\"}"), "payment not found"},
+		{"rate limited", answer("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n"), "REST API answered 429 Too Many Requests"},
+		{"503, retried", answer("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n"), "REST API answered 503 Service Unavailable"},
+		{"redirect", answer("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:1/\r\nContent-Length: 0\r\n\r\n"), "REST API answered an unexpected redirect (302)"},
+		{"content-length over the limit", answer(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(record), record)), "larger than the limit of 4096 bytes"},
+		{"chunked over the limit", answer(fmt.Sprintf("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", len(record), record)), "larger than the limit of 4096 bytes"},
+		{"over the transport's own limit too", answer(fmt.Sprintf("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n0\r\n\r\n", 1<<17, strings.Repeat("y", 1<<17))), "larger than the limit of 4096 bytes"},
+		{"error answer over the transport's limit", answer(fmt.Sprintf("HTTP/1.1 500 Internal Server Error\r\nContent-Length: %d\r\n\r\n%s", 1<<17, strings.Repeat("y", 1<<17))), "REST API answered 500 Internal Server Error"},
+		{"gzip bomb: the limit counts decompressed bytes", answer(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n%s", len(bomb), bomb)), "larger than the limit of 4096 bytes"},
+		{"truncated body", func(_ int64, c net.Conn) {
+			_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"id\":")
+			c.Close()
+		}, "REST API connection failed while reading the answer: connection closed by the REST API"},
+		{"closed before an answer, retried", func(_ int64, c net.Conn) { c.Close() }, "REST API unreachable: connection closed by the REST API"},
+		{"reset before an answer, retried", func(_ int64, c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0); c.Close() }, "REST API unreachable: connection closed by the REST API"},
+		{"garbage", answer("SPDY/3 200 OK\r\n\r\n"), "REST API unreachable: connection failed"},
+		{"not JSON", answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), "REST API answered something unexpected"},
+		// REST_TIMEOUT is both the call's deadline and the response-header
+		// timeout: whichever fires first names it, with either transport.
+		{"the REST timeout", func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) }, "REST API did not answer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]restOutcome{}
+			calls := map[string]int64{}
+			for _, tr := range []string{restTransportNetHTTP, restTransportFast} {
+				base, n := rawREST(t, tc.answer)
+				got[tr] = restCall(context.Background(), t, tr, base, "pay_prod_1", 200*time.Millisecond)
+				calls[tr] = n.Load()
+			}
+			a, b := got[restTransportNetHTTP], got[restTransportFast]
+			if tc.name == "the REST timeout" {
+				a.Message, b.Message = tc.want, tc.want
+			}
+			if a != b || calls[restTransportNetHTTP] != calls[restTransportFast] {
+				t.Errorf("net/http: %+v (%d calls)\nfasthttp: %+v (%d calls)", got[restTransportNetHTTP], calls[restTransportNetHTTP],
+					got[restTransportFast], calls[restTransportFast])
+			}
+			if !strings.Contains(got[restTransportFast].Message, tc.want) {
+				t.Errorf("message %q, want %q", got[restTransportFast].Message, tc.want)
+			}
+		})
+	}
+	t.Run("the sandbox's payment", func(t *testing.T) {
+		srv := httptest.NewServer(sb)
+		t.Cleanup(srv.Close)
+		for _, tr := range []string{restTransportNetHTTP, restTransportFast} {
+			if o := restCall(context.Background(), t, tr, srv.URL, id, time.Second); o.ID != id {
+				t.Errorf("%s: %+v", tr, o)
+			}
+		}
+	})
+	t.Run("connection refused", func(t *testing.T) {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		base := "http://" + ln.Addr().String()
+		ln.Close()
+		a := restCall(context.Background(), t, restTransportNetHTTP, base, "pay_prod_1", time.Second)
+		b := restCall(context.Background(), t, restTransportFast, base, "pay_prod_1", time.Second)
+		if a != b || a.Message != "REST API unreachable: connection refused" {
+			t.Errorf("net/http %+v, fasthttp %+v", a, b)
+		}
+	})
+	t.Run("the caller's deadline", func(t *testing.T) {
+		var out [2]restOutcome
+		for i, tr := range []string{restTransportNetHTTP, restTransportFast} {
+			base, _ := rawREST(t, func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) })
+			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+			out[i] = restCall(ctx, t, tr, base, "pay_prod_1", 10*time.Second)
+			cancel()
+		}
+		if out[0] != out[1] || out[0].Kind != "timeout" {
+			t.Errorf("net/http %+v, fasthttp %+v", out[0], out[1])
+		}
+	})
+}
+
+// TestRESTTransportSetting: fasthttp's unless told otherwise or a proxy
+// applies, and then net/http's with a warning.
+func TestRESTTransportSetting(t *testing.T) {
+	for _, tc := range []struct {
+		name, setting, proxy, base string
+		fast, warned               bool
+	}{
+		{"fasthttp", restTransportFast, "", "http://rest.internal:9000", true, false},
+		{"net/http", restTransportNetHTTP, "", "http://rest.internal:9000", false, false},
+		{"fasthttp, but a proxy applies", restTransportFast, "http://proxy.internal:3128", "http://rest.internal:9000", false, true},
+		{"fasthttp, a proxy that does not apply to loopback", restTransportFast, "http://proxy.internal:3128", "http://127.0.0.1:9000", true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("HTTP_PROXY", tc.proxy)
+			t.Setenv("HTTPS_PROXY", tc.proxy)
+			t.Setenv("NO_PROXY", "")
+			var logs bytes.Buffer
+			rt := newTransport(Config{RESTTransport: tc.setting}, tc.base, slog.New(slog.NewTextHandler(&logs, nil)))
+			_, fast := rt.(*fasttransport.Transport)
+			if fast != tc.fast || strings.Contains(logs.String(), "proxy") != tc.warned {
+				t.Errorf("fasthttp %v, logs %q", fast, logs.String())
+			}
+		})
+	}
+}
