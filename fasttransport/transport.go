@@ -84,7 +84,7 @@ type Config struct {
 // Transport is an http.RoundTripper over one fasthttp.Client. It is safe
 // for concurrent use.
 type Transport struct {
-	c        *fasthttp.Client
+	c       *fasthttp.Client
 	maxBody int
 	dialer  dialer
 }
