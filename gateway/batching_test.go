@@ -153,37 +153,50 @@ func TestListJoinIsConcurrent(t *testing.T) {
 }
 
 // TestClientDisconnectCancelsRESTCalls: when the caller goes away, the REST
-// calls made for it are cancelled.
+// calls made for it end: through net/http at once (its transport aborts a
+// call whose context is canceled); through fasthttp at their deadline,
+// REST_TIMEOUT at most, the bound a connected caller has too (its client
+// cannot abort a call in flight; docs/operations.md says so).
 func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
-	var started, cancelled atomic.Int64
-	release := make(chan struct{})
-	t.Cleanup(func() { close(release) })
-	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
-		started.Add(1)
-		select {
-		case <-r.Context().Done():
-			cancelled.Add(1)
-		case <-release:
-		}
-	}}
-	g := startGateway(t, map[string]string{"REST_TIMEOUT": "30s"}, rest)
-	ctx, cancel := context.WithCancel(context.Background())
-	body := []byte(`{"query":"{ a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"pay_prod_2\") { id } c: paymentLink(id: \"pl_1\") { id } }"}`)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
-	req.Header = anyCreds.Clone()
-	req.Header.Set("Content-Type", "application/json")
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-	}()
-	waitFor(t, func() bool { return started.Load() == 3 })
-	cancel()
-	<-done
-	waitFor(t, func() bool { return cancelled.Load() == 3 })
+	for _, tc := range []struct{ transport, restTimeout string }{
+		{"net/http", "30s"}, // ended by the disconnect, long before the timeout
+		{"fasthttp", "1s"},  // ended by the timeout
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			var started, cancelled atomic.Int64
+			release := make(chan struct{})
+			t.Cleanup(func() { close(release) })
+			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
+				started.Add(1)
+				select {
+				case <-r.Context().Done():
+					cancelled.Add(1)
+				case <-release:
+				}
+			}}
+			g := startGateway(t, map[string]string{"REST_TIMEOUT": tc.restTimeout, "REST_TRANSPORT": tc.transport}, rest)
+			ctx, cancel := context.WithCancel(context.Background())
+			body := []byte(`{"query":"{ a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"pay_prod_2\") { id } c: paymentLink(id: \"pl_1\") { id } }"}`)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
+			req.Header = anyCreds.Clone()
+			req.Header.Set("Content-Type", "application/json")
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				resp, err := http.DefaultClient.Do(req)
+				if err == nil {
+					resp.Body.Close()
+				}
+			}()
+			waitFor(t, func() bool { return started.Load() == 3 })
+			cancel()
+			<-done
+			waitFor(t, func() bool { return cancelled.Load() == 3 })
+			if n := started.Load(); n != 3 {
+				t.Errorf("%d REST calls, want 3 (none retried after the disconnect)", n)
+			}
+		})
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {
