@@ -188,7 +188,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call (its operation's calls share deadlines: a hung call is cut at most 1 % later)", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_TRANSPORT", restTransportNetHTTP, "the HTTP client of the REST API: " + restTransportFast + " (valyala/fasthttp: about 0.7 times net/http's client CPU a call; HTTP/1.1 only, no proxy, a call canceled without a deadline still runs to its deadline) or " + restTransportNetHTTP + " (Go's own: HTTP/2 to a TLS REST API, HTTPS_PROXY/HTTP_PROXY, cancellation in flight); " + restTransportFast + " falls back to " + restTransportNetHTTP + " when a proxy from the environment applies to REST_BASE_URL", func(c *Config, v string) error {
+	{"REST_TRANSPORT", restTransportFast, "the HTTP client of the REST API: " + restTransportFast + " (valyala/fasthttp: about 0.7 times net/http's client CPU a call; HTTP/1.1 only, no proxy, a call canceled without a deadline still runs to its deadline) or " + restTransportNetHTTP + " (Go's own: HTTP/2 to a TLS REST API, HTTPS_PROXY/HTTP_PROXY, cancellation in flight); " + restTransportFast + " falls back to " + restTransportNetHTTP + " when a proxy from the environment applies to REST_BASE_URL", func(c *Config, v string) error {
 		switch v {
 		case restTransportFast, restTransportNetHTTP:
 			c.RESTTransport = v
