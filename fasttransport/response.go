@@ -46,8 +46,8 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	switch {
 	case readErr == errTooLarge:
 		// Refused by the caller before it reads (see Config.MaxResponseBytes).
-		if res.ContentLength <= int64(t.maxBody) {
-			res.ContentLength = int64(t.maxBody) + 1
+		if res.ContentLength <= int64(c.maxBody) {
+			res.ContentLength = int64(c.maxBody) + 1
 		}
 		b.rd.Reset(nil)
 		return res

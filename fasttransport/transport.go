@@ -26,6 +26,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -79,19 +80,36 @@ type Config struct {
 	// would have refused it read through net/http. 0:
 	// DefaultMaxResponseBytes.
 	MaxResponseBytes int
+	// MaxResponseBytesFor, when set, is a call's own MaxResponseBytes (0:
+	// MaxResponseBytes), so that a caller whose limits differ by route
+	// has each call held to its own: the REST client's single records
+	// (64 KiB) are not held to its list pages' 1 MiB. It should take few
+	// values: the calls of each go through a fasthttp client (and a
+	// connection pool) of their own.
+	MaxResponseBytesFor func(*http.Request) int
 }
 
 // Transport is an http.RoundTripper over one fasthttp.Client. It is safe
 // for concurrent use.
 type Transport struct {
-	c       *fasthttp.Client
+	maxBody  int
+	limitFor func(*http.Request) int
+	newFast  func(maxBody int) *fasthttp.Client
+	dialer   dialer
+	// clients are the fasthttp clients by the body limit they hold
+	// answers to (one unless MaxResponseBytesFor): copied on write.
+	clients atomic.Pointer[[]limited]
+	mu      sync.Mutex
+}
+
+type limited struct {
 	maxBody int
-	dialer  dialer
+	c       *fasthttp.Client
 }
 
 // New returns a Transport for cfg.
 func New(cfg Config) *Transport {
-	t := &Transport{maxBody: cfg.MaxResponseBytes}
+	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
 	}
@@ -109,28 +127,57 @@ func New(cfg Config) *Transport {
 	if wait <= 0 {
 		wait = orDefault(cfg.ResponseHeaderTimeout, 30*time.Second)
 	}
-	t.c = &fasthttp.Client{
-		Name:                UserAgent,
-		MaxConnsPerHost:     maxConns,
-		MaxConnWaitTimeout:  wait,
-		MaxIdleConnDuration: orDefault(cfg.IdleConnTimeout, DefaultIdleConnTimeout),
-		ReadTimeout:         cfg.ResponseHeaderTimeout,
-		ReadBufferSize:      DefaultReadBufferSize,
-		MaxResponseBodySize: t.maxBody,
-		// Sent as the caller escaped it (an id's %2F stays one segment).
-		DisablePathNormalizing: true,
-		// Retries are RoundTrip's (retry below): fasthttp would retry an
-		// idempotent call up to five times on any error, a timeout too.
-		MaxIdemponentCallAttempts: 1,
-		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		// The dial is this package's (conn.go), per host client so that it
-		// knows whether to speak TLS.
-		ConfigureClient: func(hc *fasthttp.HostClient) error {
-			hc.DialTimeout = t.dialer.dialFunc(hc.IsTLS)
-			return nil
-		},
+	t.newFast = func(maxBody int) *fasthttp.Client {
+		return &fasthttp.Client{
+			Name:                UserAgent,
+			MaxConnsPerHost:     maxConns,
+			MaxConnWaitTimeout:  wait,
+			MaxIdleConnDuration: orDefault(cfg.IdleConnTimeout, DefaultIdleConnTimeout),
+			ReadTimeout:         cfg.ResponseHeaderTimeout,
+			ReadBufferSize:      DefaultReadBufferSize,
+			MaxResponseBodySize: maxBody,
+			// Sent as the caller escaped it (an id's %2F stays one segment).
+			DisablePathNormalizing: true,
+			// Retries are RoundTrip's (retry below): fasthttp would retry an
+			// idempotent call up to five times on any error, a timeout too.
+			MaxIdemponentCallAttempts: 1,
+			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+			// The dial is this package's (conn.go), per host client so that it
+			// knows whether to speak TLS.
+			ConfigureClient: func(hc *fasthttp.HostClient) error {
+				hc.DialTimeout = t.dialer.dialFunc(hc.IsTLS)
+				return nil
+			},
+		}
 	}
+	t.clientFor(t.maxBody)
 	return t
+}
+
+// clientFor is the fasthttp client that holds answers to maxBody bytes.
+func (t *Transport) clientFor(maxBody int) *fasthttp.Client {
+	if all := t.clients.Load(); all != nil {
+		for _, l := range *all {
+			if l.maxBody == maxBody {
+				return l.c
+			}
+		}
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var all []limited
+	if p := t.clients.Load(); p != nil {
+		for _, l := range *p {
+			if l.maxBody == maxBody {
+				return l.c
+			}
+		}
+		all = append(all, *p...)
+	}
+	c := t.newFast(maxBody)
+	all = append(all, limited{maxBody, c})
+	t.clients.Store(&all)
+	return c
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -142,17 +189,23 @@ func orDefault(d, def time.Duration) time.Duration {
 
 // CloseIdleConnections closes the idle keep-alive connections (as
 // http.Client.CloseIdleConnections asks of its transport).
-func (t *Transport) CloseIdleConnections() { t.c.CloseIdleConnections() }
+func (t *Transport) CloseIdleConnections() {
+	for _, l := range *t.clients.Load() {
+		l.c.CloseIdleConnections()
+	}
+}
 
 // call is what one RoundTrip borrows: fasthttp's request and response
 // (pooled with their buffers) and scratch space; it goes back to the pool
 // when the response's body is closed, never before.
 type call struct {
-	req  fasthttp.Request
-	resp fasthttp.Response
-	uri  []byte
-	hdr  []byte // the response's header names and values, back to back
-	ends []int  // where each of them ends in hdr
+	fc      *fasthttp.Client // the client of the call's body limit
+	maxBody int
+	req     fasthttp.Request
+	resp    fasthttp.Response
+	uri     []byte
+	hdr     []byte // the response's header names and values, back to back
+	ends    []int  // where each of them ends in hdr
 }
 
 var calls = sync.Pool{New: func() any { return new(call) }}
@@ -161,6 +214,7 @@ func (c *call) release() {
 	c.req.Reset()
 	c.resp.Reset()
 	c.uri, c.hdr, c.ends = c.uri[:0], c.hdr[:0], c.ends[:0]
+	c.fc = nil
 	calls.Put(c)
 }
 
@@ -185,6 +239,13 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 		return nil, err
 	}
 	c := calls.Get().(*call)
+	c.maxBody = t.maxBody
+	if t.limitFor != nil {
+		if n := t.limitFor(r); n > 0 {
+			c.maxBody = n
+		}
+	}
+	c.fc = t.clientFor(c.maxBody)
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
 	err := t.do(c, deadline, hasDeadline)
@@ -205,9 +266,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 func (t *Transport) do(c *call, deadline time.Time, hasDeadline bool) error {
 	c.resp.Header.SetNoDefaultContentType(true) // no Content-Type the REST API did not send
 	if hasDeadline {
-		return t.c.DoDeadline(&c.req, &c.resp, deadline)
+		return c.fc.DoDeadline(&c.req, &c.resp, deadline)
 	}
-	return t.c.Do(&c.req, &c.resp)
+	return c.fc.Do(&c.req, &c.resp)
 }
 
 // build makes c's request from r, and says whether it asked for gzip on

@@ -29,6 +29,45 @@ import (
 	"paygraph/fasttransport"
 )
 
+// TestMaxResponseBytesFor: each call is held to its own limit.
+func TestMaxResponseBytesFor(t *testing.T) {
+	body := strings.Repeat("x", 10000)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	tr := fasttransport.New(fasttransport.Config{MaxResponseBytes: 1 << 20, MaxResponseBytesFor: func(r *http.Request) int {
+		if strings.HasPrefix(r.URL.Path, "/small/") {
+			return 4096
+		}
+		return 0 // MaxResponseBytes
+	}})
+	t.Cleanup(tr.CloseIdleConnections)
+	for _, tc := range []struct {
+		path    string
+		wantLen int64
+		wantN   int
+	}{
+		{"/small/1", 10000, 0}, // refused: its announced length is over its limit
+		{"/large/1", 10000, 10000},
+		{"/small/2", 10000, 0},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+tc.path, nil)
+			resp, err := tr.RoundTrip(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.ContentLength != tc.wantLen || len(b) != tc.wantN {
+				t.Errorf("length %d, %d bytes read", resp.ContentLength, len(b))
+			}
+		})
+	}
+}
+
 func TestLargerThanMaxResponseBytes(t *testing.T) {
 	const limit = 64 << 10
 	big := strings.Repeat("x", 3*limit)

@@ -63,6 +63,8 @@ func proxyFor(baseURL string) string {
 }
 
 func newFastTransport(cfg Config) *fasttransport.Transport {
+	maxBody := int(cmp.Or(cfg.RESTMaxBody, restclient.DefaultMaxBodyBytes))
+	maxPage := int(cmp.Or(cfg.RESTMaxPage, restclient.DefaultMaxPageBytes))
 	return fasttransport.New(fasttransport.Config{
 		MaxConnsPerHost:       cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight),
 		ResponseHeaderTimeout: cfg.RESTTimeout,
@@ -70,10 +72,17 @@ func newFastTransport(cfg Config) *fasttransport.Transport {
 		KeepAlive:             30 * time.Second,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   5 * time.Second,
-		// The most restclient reads of one answer: the larger of its two
-		// body limits (the drain of an error's body reads less).
-		MaxResponseBytes: int(max(cmp.Or(cfg.RESTMaxBody, restclient.DefaultMaxBodyBytes),
-			cmp.Or(cfg.RESTMaxPage, restclient.DefaultMaxPageBytes))),
+		// fasthttp holds an answer whole: each call is held to the limit
+		// restclient reads it to, a record's or a list page's, so that a
+		// call holds no more than it did through net/http (an error's
+		// body: restclient reads less of it).
+		MaxResponseBytes: max(maxBody, maxPage),
+		MaxResponseBytesFor: func(r *http.Request) int {
+			if restclient.EndpointOf(r.URL) == restclient.EndpointListPayments {
+				return maxPage
+			}
+			return maxBody
+		},
 	})
 }
 
