@@ -19,6 +19,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -217,4 +218,54 @@ func TestRESTTransportSetting(t *testing.T) {
 			}
 		})
 	}
+}
+
+// BenchmarkRESTTransport: one payment through the REST client as the
+// gateway wires it (its limits, its transport), 16 callers at once
+// against the sandbox on loopback in this process; cpu-µs/call is the
+// process's CPU (user and system, the sandbox's share included, the same
+// for both) per call.
+//
+//	go test -run '^$' -bench RESTTransport -count 3 ./gateway/
+func BenchmarkRESTTransport(b *testing.B) {
+	for _, transport := range []string{restTransportNetHTTP, restTransportFast} {
+		b.Run("REST_TRANSPORT="+transport, func(b *testing.B) {
+			sb := sandbox.New(sandbox.Options{})
+			srv := httptest.NewServer(sb)
+			defer srv.Close()
+			biz := sb.Businesses()[0]
+			id := sb.Payments(biz.APIKey)[0].ID
+			cfg := Config{RESTTransport: transport, RESTMaxInFlight: 256, RESTTimeout: 10 * time.Second}
+			rt := newTransport(cfg, srv.URL, nil)
+			if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+				defer c.CloseIdleConnections()
+			}
+			rc, err := restclient.New(restclient.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: rt}, Timeout: cfg.RESTTimeout,
+				Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 256, MaxInFlightPerMerchant: 256})})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: biz.APIKey, APISecret: biz.APISecret})
+			b.SetParallelism(8) // 16 callers on 2 cores
+			b.ReportAllocs()
+			start := cpuTime()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, err := rc.GetPayment(ctx, id); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.StopTimer()
+			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/call")
+		})
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
