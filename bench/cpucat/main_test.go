@@ -23,6 +23,8 @@ func TestClassify(t *testing.T) {
 		{"the scheduler", []frame{f("runtime.futex", "x"), f("runtime.futexwakeup", "x"), f("runtime.wakep", "x"), f("runtime.goready", "x")}, catSched},
 		{"encoding/json under the REST client", append([]frame{f("encoding/json.(*decodeState).object", "x")}, restCall...), catJSON},
 		{"net/http's client under the REST client", append([]frame{f("net/http.Header.writeSubset", "x"), f("net/http.(*Request).write", "x"), f("net/http.(*persistConn).writeLoop", "x")}, restCall...), catHTTPClient},
+		{"fasthttp under the REST transport", append([]frame{f("github.com/valyala/fasthttp.(*ResponseHeader).parse", "x"), f("paygraph/fasttransport.(*Transport).do", "/w/fasttransport/transport.go:1")}, restCall...), catHTTPClient},
+		{"the REST transport itself", append([]frame{f("paygraph/fasttransport.(*call).build", "/w/fasttransport/transport.go:1")}, restCall...), catHTTPClient},
 		{"net/http's server", []frame{f("net/textproto.(*Reader).ReadMIMEHeader", "x"), f("net/http.readRequest", "x"), handler}, catHTTPServer},
 		{"the REST client itself", append([]frame{f("context.WithDeadline", "x")}, restCall[1:]...), catREST},
 		{"the REST client's fast decoder", []frame{f("paygraph/restclient.decodePayment", "/w/restclient/wirefast.go:10"), restCall[1]}, catOwnJSON},
