@@ -18,6 +18,7 @@ package gqlhttp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"slices"
@@ -284,23 +285,48 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
+// plainASCII reports whether none of the eight bytes of x (little-endian)
+// is one str must look at (strStop) or above ASCII: no byte below 0x20,
+// no '"', no '\\', no high bit. (The usual SWAR tests: (x - 0x01..01) &^ x
+// & 0x80..80 is non-zero exactly when some byte of x is zero.)
+func plainASCII(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	stop := (x - ones*0x20) | (q - ones) | (bs - ones) // a high bit where a byte is below 0x20, a quote or a backslash (or x's own high bit)
+	return (stop|x)&highs == 0
+}
+
 func (d *fastDecoder) str() (string, fastStatus) {
 	b := d.b
 	start := d.i + 1
 	j := start
-	plain := true
-	for ; j < len(b); j++ {
-		c := b[j]
-		if !strStop[c] { // the usual byte: one look-up, not three tests
-			continue
+	plain, ascii, closed := true, true, false
+	for !closed && j < len(b) {
+		// Eight bytes at a time while they are plain ASCII (a query is
+		// mostly that): aliases20's 1.9 KB query took 7.7 % of the
+		// operation's CPU a byte at a time (issue 25).
+		for j+8 <= len(b) && plainASCII(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
 		}
-		if c == '"' {
-			break
-		}
-		if c < 0x20 {
-			return "", fastFallback
-		}
-		if c == '\\' {
+		// Then a byte at a time up to the end of the word that stopped it.
+		for end := min(j+8, len(b)); j < end; j++ {
+			c := b[j]
+			if c >= utf8.RuneSelf {
+				ascii = false
+				continue
+			}
+			if !strStop[c] { // the usual byte: one look-up, not three tests
+				continue
+			}
+			if c == '"' {
+				closed = true
+				break
+			}
+			if c < 0x20 {
+				return "", fastFallback
+			}
+			// c == '\\'
 			plain = false
 			j++
 			if j == len(b) {
@@ -313,11 +339,11 @@ func (d *fastDecoder) str() (string, fastStatus) {
 			}
 		}
 	}
-	if j == len(b) {
+	if !closed {
 		return "", fastMore
 	}
 	raw := b[start:j]
-	if !utf8.Valid(raw) {
+	if !ascii && !utf8.Valid(raw) {
 		return "", fastFallback
 	}
 	d.i = j + 1

@@ -178,6 +178,12 @@ func FuzzDecodePOST(f *testing.F) {
 		`{"query":"a\nb\u0061","variables":{"a":{"b":-0.5}}}`,
 		`{"variables":{"a":1},"variables":{"b":2}}`,
 		`[{"query":"{ a }"}]`, `null`, `{"QUERY":"x"}`, "{\"query\":\"\xff\"}",
+		// str's eight-bytes-at-a-time scan: a stop byte (quote, backslash,
+		// control, non-ASCII) at each place in a word and across words.
+		`{"query":"query Q { payment(id: \"pay_1\") { id status } }\\"}`,
+		"{\"query\":\"0123456\\n89abcdef\\\"xyz\u00e9\u00e9 01234567\"}",
+		"{\"query\":\"01234567\x1f9abcdef\"}", "{\"query\":\"0123456789abcde\\",
+		"{\"query\":\"0123456789abc\xe2\x80\xa8 0123456789\xc3\"}",
 	} {
 		f.Add([]byte(s), uint8(0), int16(-1))
 	}
