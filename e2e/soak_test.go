@@ -706,14 +706,16 @@ const maxHousekeeping = 4
 // transportHousekeeping counts the gateway's goroutines that are fasthttp's
 // idle-connection cleaners (from the goroutine profile's "N @ ..." groups).
 func (g *soakGateway) transportHousekeeping() int {
-	n := 0
-	for _, group := range strings.Split(g.goroutineDump(), "\n\n") {
-		if !strings.Contains(group, "fasthttp.(*Client).mCleaner") && !strings.Contains(group, "fasthttp.(*HostClient).connsCleaner") {
+	n, group := 0, 0 // group: the goroutines of the stack being read
+	for line := range strings.Lines(g.goroutineDump()) {
+		var k int
+		if _, err := fmt.Sscanf(line, "%d @", &k); err == nil {
+			group = k
 			continue
 		}
-		var k int
-		if _, err := fmt.Sscanf(group, "%d @", &k); err == nil {
-			n += k
+		if strings.Contains(line, "fasthttp.(*Client).mCleaner") || strings.Contains(line, "fasthttp.(*HostClient).connsCleaner") {
+			n += group
+			group = 0 // a stack counted once
 		}
 	}
 	return n
