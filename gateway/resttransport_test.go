@@ -19,13 +19,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/klauspost/compress/gzip"
 
 	"paygraph/fasttransport"
+	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -248,7 +248,7 @@ func BenchmarkRESTTransport(b *testing.B) {
 			ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: biz.APIKey, APISecret: biz.APISecret})
 			b.SetParallelism(8) // 16 callers on 2 cores
 			b.ReportAllocs()
-			start := cpuTime()
+			start := testenv.ProcessCPU()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
@@ -259,13 +259,7 @@ func BenchmarkRESTTransport(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			b.ReportMetric(float64((cpuTime()-start).Microseconds())/float64(b.N), "cpu-µs/call")
+			b.ReportMetric(float64((testenv.ProcessCPU()-start).Microseconds())/float64(b.N), "cpu-µs/call")
 		})
 	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

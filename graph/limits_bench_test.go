@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
+
+	"paygraph/internal/testenv"
 )
 
 // bomb is issue 11's validation-error bomb: n copies of one alias with
@@ -228,12 +229,6 @@ func BenchmarkQueryCacheCost(b *testing.B) {
 // is: unlike ns/op, it does not grow when other processes share the
 // machine's cores.
 func reportCPU(b *testing.B) func() {
-	start := cpuTime()
-	return func() { b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op") }
-}
-
-func cpuTime() int64 {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return ru.Utime.Nano() + ru.Stime.Nano()
+	start := testenv.ProcessCPU()
+	return func() { b.ReportMetric(float64(testenv.ProcessCPU()-start)/float64(b.N), "cpu-ns/op") }
 }

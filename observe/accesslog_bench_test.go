@@ -15,9 +15,10 @@ import (
 	"net/http/httptest"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
+
+	"paygraph/internal/testenv"
 )
 
 func BenchmarkAccessLog(b *testing.B) {
@@ -94,7 +95,7 @@ func BenchmarkAccessLogToPipe(b *testing.B) {
 			h := AccessLog(NewLogger(lb, "json", slog.LevelInfo, o), o)(inner)
 			b.SetParallelism(8) // 16 goroutines on 2 cores
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := testenv.ProcessCPU()
 			b.RunParallel(func(pb *testing.PB) {
 				req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 				dw := &discardWriter{h: http.Header{}}
@@ -104,7 +105,7 @@ func BenchmarkAccessLogToPipe(b *testing.B) {
 				}
 			})
 			b.StopTimer()
-			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+			b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 			_ = lb.Flush()
 			b.ReportMetric(float64(pipe.n.Load())/float64(b.N), "writes/op")
 			_ = lb.Close()
@@ -124,13 +125,4 @@ type countingWriter struct {
 func (c *countingWriter) Write(p []byte) (int, error) {
 	c.n.Add(1)
 	return c.w.Write(p)
-}
-
-// processCPU is the process's user and system CPU time so far, in ns.
-func processCPU() int64 {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return ru.Utime.Nano() + ru.Stime.Nano()
 }

@@ -1,6 +1,7 @@
 // Package testenv holds what tests in several packages need from the
 // machine: the external tools that scripts/ci-setup.sh installs, free
-// loopback ports, and a log sink safe to read while it is written.
+// loopback ports, a log sink safe to read while it is written, and the
+// process's CPU time for benchmarks that report it.
 package testenv
 
 import (
@@ -10,7 +11,9 @@ import (
 	"os/exec"
 	"runtime/debug"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // Tool returns the path of the named program (a name looked up in PATH,
@@ -114,4 +117,15 @@ func SilentServer(t testing.TB) string {
 		mu.Unlock()
 	})
 	return ln.Addr().String()
+}
+
+// ProcessCPU is the process's user and system CPU time so far (getrusage),
+// for benchmarks that report CPU per operation beside wall time: work on
+// other goroutines (a server, a connection's loops) counts too.
+func ProcessCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
