@@ -3,6 +3,8 @@ package gqlhttp
 import (
 	"encoding/json"
 	"io"
+	"net/http"
+	"strconv"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -13,7 +15,7 @@ import (
 
 // writeResponse writes resp as json.Marshal would, in one Write, or, when
 // that would be more than maxBytes (> 0), the RESPONSE_TOO_LARGE error
-// instead.
+// instead. Either way with its length announced (writeWhole).
 func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
@@ -52,7 +54,7 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		if maxBytes > 0 && int64(len(b)) > maxBytes {
 			writeTooLarge(w, maxBytes)
 		} else {
-			_, _ = w.Write(b)
+			writeWhole(w, b)
 		}
 		if cap(b) <= maxPooledResponse {
 			*bp = b
@@ -67,6 +69,19 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 	if maxBytes > 0 && int64(len(b)) > maxBytes {
 		writeTooLarge(w, maxBytes)
 		return
+	}
+	writeWhole(w, b)
+}
+
+// writeWhole writes b, the whole answer, with a Content-Length when w is
+// an http.ResponseWriter whose header is not yet written (after that a
+// header is ignored). Without it net/http sends an answer over 2 KiB
+// chunked: a chunk header formatted with fmt for the gateway, a chunk
+// parser for the client, and no length to size its buffer by. gzhttp,
+// when it compresses, drops the length it no longer matches.
+func writeWhole(w io.Writer, b []byte) {
+	if rw, ok := w.(http.ResponseWriter); ok {
+		rw.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
 	}
 	_, _ = w.Write(b)
 }
@@ -123,7 +138,7 @@ func plainKey(k string) bool {
 
 func writeTooLarge(w io.Writer, maxBytes int64) {
 	b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{graph.ResponseTooLarge(maxBytes)}})
-	_, _ = w.Write(b)
+	writeWhole(w, b)
 }
 
 // responseBuffers holds the buffers successful responses are assembled in.
