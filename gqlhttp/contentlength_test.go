@@ -3,6 +3,7 @@ package gqlhttp_test
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,7 +11,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"paygraph/gqlhttp"
+	"paygraph/graph"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -88,6 +92,64 @@ func TestAnswerLengthAnnounced(t *testing.T) {
 			}
 			if len(body) < tc.minBytes || !bytes.HasPrefix(body, []byte(`{"`)) || !bytes.HasSuffix(body, []byte("}")) {
 				t.Errorf("body (%d bytes, want at least %d): %.200s", len(body), tc.minBytes, body)
+			}
+		})
+	}
+}
+
+// fieldTap is a field interceptor that changes nothing; the gqlgen server
+// then runs every field itself, without the root fast paths.
+type fieldTap struct{}
+
+func (fieldTap) ExtensionName() string                   { return "fieldTap" }
+func (fieldTap) Validate(graphql.ExecutableSchema) error { return nil }
+func (fieldTap) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
+	return next(ctx)
+}
+
+// TestFastAnswersWrittenAsGqlgens: the answers of the root fast paths,
+// written by appendHTMLSafe (graph.FastAnswer), are byte for byte what
+// the edge writes of gqlgen's own answers to the same queries, with the
+// sandbox's texts ('&', '<' and names beyond ASCII among them).
+func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
+	sb := sandbox.New(sandbox.Options{})
+	a := sb.Businesses()[0]
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := newEdge(rc, edgeConfig{})
+	gqlgen := newEdge(rc, edgeConfig{server: graph.ServerConfig{Extensions: []graphql.HandlerExtension{fieldTap{}}}})
+	post := func(h http.Handler, body string) string {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", a.APIKey)
+		req.Header.Set("X-Api-Secret", a.APISecret)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Body.String()
+	}
+	const item = `id status amount { amount paisa currency } customer { name email address } createdAt`
+	page := post(gqlgen, `{"query":"{ payments(first: 100) { nodes { `+item+` } } }"}`)
+	if !strings.Contains(page, `\u0026`) && !strings.Contains(page, `\u003c`) {
+		t.Fatalf("no escaped '&' or '<' in the sandbox's first 100 payments: the test would not see a wrong escape")
+	}
+	pays := sb.Payments(a.APIKey)
+	id := pays[0].ID
+	for _, tc := range []struct{ name, body string }{
+		{"one payment", `{"query":"query P($id: ID!) { payment(id: $id) { ` + item + ` } }","variables":{"id":"` + id + `"}}`},
+		{"aliases", `{"query":"{ a: payment(id: \"` + id + `\") { ` + item + ` } b: payment(id: \"` + pays[1].ID + `\") { id customer { name } } }"}`},
+		{"a list of 100", `{"query":"{ payments(first: 100) { nodes { ` + item + ` } pageInfo { hasNextPage endCursor } } }"}`},
+		{"a list's edges", `{"query":"{ payments(first: 30) { edges { cursor node { ` + item + ` } } } }"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			want := post(gqlgen, tc.body)
+			if !strings.HasPrefix(want, `{"data":{`) {
+				t.Fatalf("gqlgen's answer: %.300s", want)
+			}
+			if got := post(fast, tc.body); got != want {
+				t.Errorf("the fast path's answer differs:\n got %.300s\nwant %.300s", got, want)
 			}
 		})
 	}

@@ -177,7 +177,8 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	}
 	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
-	writeResponse(w, responses(ctx), maxResponse)
+	resp := responses(ctx)
+	writeAnswer(w, resp, maxResponse, resp != nil && graph.FastAnswer(ctx, resp.Data))
 }
 
 // msgSubscriptionNeedsStream answers a subscription sent as a plain JSON

@@ -1,6 +1,7 @@
 package gqlhttp
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -17,6 +18,13 @@ import (
 // that would be more than maxBytes (> 0), the RESPONSE_TOO_LARGE error
 // instead. Either way with its length announced (writeWhole).
 func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
+	writeAnswer(w, resp, maxBytes, false)
+}
+
+// writeAnswer is writeResponse, told whether resp's data is compact JSON
+// (graph.FastAnswer): then only its HTML-unsafe characters change
+// (appendHTMLSafe), as appendMarshalled would change them.
+func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
 		return
@@ -41,7 +49,11 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 		// middleware wrapping it, see the body as json.Marshal's.
 		bp := responseBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], `{"data":`...)
-		b = appendMarshalled(b, resp.Data)
+		if compact {
+			b = appendHTMLSafe(b, resp.Data)
+		} else {
+			b = appendMarshalled(b, resp.Data)
+		}
 		if ext != nil {
 			b = append(append(b, `,"extensions":`...), ext...)
 		}
@@ -202,4 +214,42 @@ const hexDigits = "0123456789abcdef"
 var special = [256]bool{
 	'"': true, '\\': true, '<': true, '>': true, '&': true, 0xE2: true,
 	' ': true, '\t': true, '\n': true, '\r': true,
+}
+
+// appendHTMLSafe appends compact JSON data (nothing between its tokens) as
+// appendMarshalled would: only '<', '>', '&', U+2028 and U+2029 change,
+// wherever they are, since none of them can be the byte a backslash
+// escapes (a quote, a backslash or a letter). Without strings to track,
+// the bytes are looked at eight at a time (htmlPlain), and an answer
+// without such a character is one copy. FuzzAppendHTMLSafe checks it
+// against appendMarshalled.
+func appendHTMLSafe(dst, data []byte) []byte {
+	start := 0 // data[start:i] is still to be copied
+	for i := 0; i < len(data); {
+		for i+8 <= len(data) && htmlPlain(binary.LittleEndian.Uint64(data[i:])) {
+			i += 8
+		}
+		for end := min(i+8, len(data)); i < end; i++ {
+			switch c := data[i]; {
+			case c == '<' || c == '>' || c == '&':
+				dst = append(dst, data[start:i]...)
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+				start = i + 1
+			case c == 0xE2 && i+2 < len(data) && data[i+1] == 0x80 && data[i+2]&^1 == 0xA8:
+				dst = append(dst, data[start:i]...)
+				dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[data[i+2]&0xF])
+				i += 2
+				start = i + 1
+			}
+		}
+	}
+	return append(dst, data[start:]...)
+}
+
+// htmlPlain reports whether none of the eight bytes of x is '<', '>', '&'
+// or above ASCII (plainASCII's tests: a byte x^c is zero where x holds c).
+func htmlPlain(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	stop := ((x ^ ones*'<') - ones) | ((x ^ ones*'>') - ones) | ((x ^ ones*'&') - ones)
+	return (stop|x)&highs == 0
 }

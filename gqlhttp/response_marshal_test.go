@@ -108,6 +108,44 @@ func FuzzAppendMarshalled(f *testing.F) {
 	})
 }
 
+// FuzzAppendHTMLSafe: for compact JSON data (what the root fast path
+// writes: gqlgen's strings, nothing between tokens), the answer written
+// when it is known compact is byte for byte json.Marshal's. The data is
+// the fuzzer's JSON compacted, and its bytes as one of gqlgen's strings
+// (graphql.MarshalString), so that every byte and every split of U+2028
+// across eight-byte words is tried inside a string.
+func FuzzAppendHTMLSafe(f *testing.F) {
+	for _, s := range []string{
+		`{"customer":{"name":"Back\\Slash & <Sons>"}}`,
+		"{\"a\":\"\u2028\u2029\"}",
+		"{ \"a\" : [ 1 , \"<\" ] }",
+		"{\"a\":\"\xff\xe2\x80\"}",
+		"1234567\xe2\x80\xa8 split across words",
+		`{"a":"\"\\<"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var gq bytes.Buffer
+		gq.WriteString(`{"s":`)
+		graphql.MarshalString(string(in)).MarshalGQL(&gq)
+		gq.WriteString(`,"n":[1,true,null]}`)
+		datas := [][]byte{gq.Bytes()}
+		var compact bytes.Buffer
+		if json.Valid(in) && json.Compact(&compact, in) == nil && compact.Len() > 0 {
+			datas = append(datas, compact.Bytes())
+		}
+		for _, data := range datas {
+			want := marshalled(t, data)
+			var got bytes.Buffer
+			writeAnswer(&got, &graphql.Response{Data: data}, 0, true)
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("data %q:\n got %s\nwant %s", data, got.Bytes(), want)
+			}
+		}
+	})
+}
+
 func BenchmarkWriteResponseEscaped(b *testing.B) {
 	item := `{"id":"pay_0123456789","status":"PAID","amount":{"amount":"12.50","paisa":"1250","currency":"BDT"},"customer":{"name":"Back\\Slash & <Sons>","email":"a@b.c"},"createdAt":"2026-01-01T00:00:00Z"},`
 	data := []byte(`{"payments":{"nodes":[` + string(bytes.Repeat([]byte(item), 100)))
@@ -140,6 +178,13 @@ func BenchmarkAppendMarshalled(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				writeResponse(io.Discard, resp, 0)
+			}
+		})
+		b.Run(d.name+"/appendHTMLSafe", func(b *testing.B) {
+			b.SetBytes(int64(len(d.data)))
+			b.ReportAllocs()
+			for b.Loop() {
+				writeAnswer(io.Discard, resp, 0, true)
 			}
 		})
 		b.Run(d.name+"/json.Marshal", func(b *testing.B) {

@@ -20,6 +20,7 @@ func TestWordTestsMatchTheirTables(t *testing.T) {
 		stops func(byte) bool
 	}{
 		{"plainASCII (str)", plainASCII, func(c byte) bool { return c >= utf8.RuneSelf || strStop[c] }},
+		{"htmlPlain (appendHTMLSafe)", htmlPlain, func(c byte) bool { return c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var w [8]byte

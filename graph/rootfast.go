@@ -155,6 +155,7 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	}
 	st.answered = true
 	rootAnswered.Add(1)
+	e.r.loaders(ctx).fastAnswer = data
 	// What the executor adds to its response (DispatchOperation).
 	st.resp = graphql.Response{Data: data, Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
 	return &st.resp

@@ -24,6 +24,7 @@ targets=(
   "./restclient FuzzRequestPath"
   "./gqlhttp FuzzHandler"
   "./gqlhttp FuzzAppendMarshalled"
+  "./gqlhttp FuzzAppendHTMLSafe"
   "./graph FuzzServer"
   "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
