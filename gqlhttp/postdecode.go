@@ -27,6 +27,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/internal/swar"
 )
 
 // postBody is what a POST body carries.
@@ -285,18 +287,6 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// plainASCII reports whether none of the eight bytes of x (little-endian)
-// is one str must look at (strStop) or above ASCII: no byte below 0x20,
-// no '"', no '\\', no high bit. (The usual SWAR tests: (x - 0x01..01) &^ x
-// & 0x80..80 is non-zero exactly when some byte of x is zero.)
-func plainASCII(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	q := x ^ (ones * '"')
-	bs := x ^ (ones * '\\')
-	stop := (x - ones*0x20) | (q - ones) | (bs - ones) // a high bit where a byte is below 0x20, a quote or a backslash (or x's own high bit)
-	return (stop|x)&highs == 0
-}
-
 func (d *fastDecoder) str() (string, fastStatus) {
 	b := d.b
 	start := d.i + 1
@@ -306,7 +296,7 @@ func (d *fastDecoder) str() (string, fastStatus) {
 		// Eight bytes at a time while they are plain ASCII (a query is
 		// mostly that): aliases20's 1.9 KB query took 7.7 % of the
 		// operation's CPU a byte at a time (issue 25).
-		for j+8 <= len(b) && plainASCII(binary.LittleEndian.Uint64(b[j:])) {
+		for j+8 <= len(b) && swar.Plain(binary.LittleEndian.Uint64(b[j:])) {
 			j += 8
 		}
 		// Then a byte at a time up to the end of the word that stopped it.

@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	"paygraph/internal/swar"
 )
 
 // writeResponse writes resp as json.Marshal would, in one Write, or, when
@@ -220,13 +221,13 @@ var special = [256]bool{
 // appendMarshalled would: only '<', '>', '&', U+2028 and U+2029 change,
 // wherever they are, since none of them can be the byte a backslash
 // escapes (a quote, a backslash or a letter). Without strings to track,
-// the bytes are looked at eight at a time (htmlPlain), and an answer
+// the bytes are looked at eight at a time (swar.HTMLPlain), and an answer
 // without such a character is one copy. FuzzAppendHTMLSafe checks it
 // against appendMarshalled.
 func appendHTMLSafe(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	for i := 0; i < len(data); {
-		for i+8 <= len(data) && htmlPlain(binary.LittleEndian.Uint64(data[i:])) {
+		for i+8 <= len(data) && swar.HTMLPlain(binary.LittleEndian.Uint64(data[i:])) {
 			i += 8
 		}
 		for end := min(i+8, len(data)); i < end; i++ {
@@ -244,12 +245,4 @@ func appendHTMLSafe(dst, data []byte) []byte {
 		}
 	}
 	return append(dst, data[start:]...)
-}
-
-// htmlPlain reports whether none of the eight bytes of x is '<', '>', '&'
-// or above ASCII (plainASCII's tests: a byte x^c is zero where x holds c).
-func htmlPlain(x uint64) bool {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	stop := ((x ^ ones*'<') - ones) | ((x ^ ones*'>') - ones) | ((x ^ ones*'&') - ones)
-	return (stop|x)&highs == 0
 }

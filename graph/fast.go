@@ -42,6 +42,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
+	"paygraph/internal/swar"
 )
 
 // fastOp is what a plan writes for one field: the ops are generated
@@ -460,15 +461,9 @@ func spare(w io.Writer, n int) []byte {
 }
 
 // plainASCII: printable ASCII without '"' or '\\', which both gqlgen's
-// string and enum marshallers write as they are.
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
-			return false
-		}
-	}
-	return true
-}
+// string and enum marshallers write as they are (eight bytes at a time:
+// it was 3 % of List100's CPU a byte at a time).
+func plainASCII(s string) bool { return swar.PlainString(s) }
 
 const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 

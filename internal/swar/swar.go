@@ -1,0 +1,55 @@
+// Package swar tests eight bytes at a time (SIMD within a register) for
+// the bytes that JSON's readers and writers must stop at: the word tests
+// gqlhttp's POST decoder and response writer and graph's string writer
+// share. Each is exact, never true for a word holding a byte it must stop
+// at (TestWordsMatchBytes). The usual bit trick: for a byte c of x,
+// x^(0x01..01*c) has a zero byte where x holds c, and subtracting
+// 0x01..01 sets that byte's high bit (a borrow can set the high bits of
+// bytes above it too, which only matters to a test that wants the
+// position, not to one that wants to know whether).
+package swar
+
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// Plain reports whether every byte of x is printable ASCII other than '"'
+// and '\\' (0x20 to 0x7f): what a JSON string holds as it is, and gqlgen's
+// string writer writes as it is.
+func Plain(x uint64) bool {
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	stop := (x - ones*0x20) | (q - ones) | (bs - ones) // a high bit where a byte is below 0x20, a quote or a backslash (or x's own high bit)
+	return (stop|x)&highs == 0
+}
+
+// HTMLPlain reports whether no byte of x is '<', '>', '&' or above ASCII:
+// nothing json.Marshal's HTML escaping changes (it changes U+2028 and
+// U+2029 too, which are above ASCII).
+func HTMLPlain(x uint64) bool {
+	stop := ((x ^ ones*'<') - ones) | ((x ^ ones*'>') - ones) | ((x ^ ones*'&') - ones)
+	return (stop|x)&highs == 0
+}
+
+// PlainString reports whether every byte of s is Plain's: eight bytes at
+// a time, then one at a time.
+func PlainString(s string) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if !Plain(load(s[i : i+8])) {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// load is s's eight bytes as a little-endian word (one load: the compiler
+// combines the shifts).
+func load(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
