@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -153,4 +154,73 @@ func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFastAnswerBuffersKeptApart: the root fast paths' answer buffers are
+// reused across operations (graph.ReleaseFastAnswer, once the edge wrote
+// its copy). Two merchants' callers, sixteen at once over real
+// connections, asking payments, aliases and pages of different lengths:
+// every answer is byte for byte the one its caller got alone, never a
+// byte of another's.
+func TestFastAnswerBuffersKeptApart(t *testing.T) {
+	sb := sandbox.New(sandbox.Options{})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 64})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(newEdge(rc, edgeConfig{}))
+	defer srv.Close()
+	type ask struct{ key, secret, body, want string }
+	post := func(a ask) (string, error) {
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/graphql", strings.NewReader(a.body))
+		if err != nil {
+			return "", err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-Api-Key", a.key)
+		req.Header.Set("X-Api-Secret", a.secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return string(b), err
+	}
+	const item = `id status amount { amount currency } customer { name email address } createdAt`
+	var asks []ask
+	for _, biz := range sb.Businesses()[:2] {
+		pays := sb.Payments(biz.APIKey)
+		for _, body := range []string{
+			`{"query":"{ payment(id: \"` + pays[0].ID + `\") { ` + item + ` } }"}`,
+			`{"query":"{ a: payment(id: \"` + pays[1].ID + `\") { ` + item + ` } b: payment(id: \"` + pays[2].ID + `\") { id } }"}`,
+			`{"query":"{ payments(first: 3) { nodes { ` + item + ` } } }"}`,
+			`{"query":"{ payments(first: 40) { nodes { ` + item + ` } pageInfo { endCursor } } }"}`,
+		} {
+			a := ask{key: biz.APIKey, secret: biz.APISecret, body: body}
+			if a.want, err = post(a); err != nil || !strings.HasPrefix(a.want, `{"data":{`) {
+				t.Fatalf("alone: %v %.200s", err, a.want)
+			}
+			asks = append(asks, a)
+		}
+	}
+	var wg sync.WaitGroup
+	for g := range 16 {
+		wg.Go(func() {
+			for i := range 40 {
+				a := asks[(g+i*3)%len(asks)]
+				got, err := post(a)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got != a.want {
+					t.Errorf("caller %s: answer differs from its own alone:\n got %.300s\nwant %.300s", a.key, got, a.want)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

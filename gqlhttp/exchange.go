@@ -178,7 +178,14 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
-	writeAnswer(w, resp, maxResponse, resp != nil && graph.FastAnswer(ctx, resp.Data))
+	fast := resp != nil && graph.FastAnswer(ctx, resp.Data)
+	writeAnswer(w, resp, maxResponse, fast)
+	if fast {
+		// Written (copied into the edge's own buffer): the fast path's
+		// buffer may serve another operation.
+		graph.ReleaseFastAnswer(ctx, resp.Data)
+		resp.Data = nil
+	}
 }
 
 // msgSubscriptionNeedsStream answers a subscription sent as a plain JSON

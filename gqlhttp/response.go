@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -86,15 +87,49 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 	writeWhole(w, b)
 }
 
-// writeWhole writes b, the whole answer, with a Content-Length when w is
-// an http.ResponseWriter whose header is not yet written (after that a
-// header is ignored). Without it net/http sends an answer over 2 KiB
-// chunked: a chunk header formatted with fmt for the gateway, a chunk
-// parser for the client, and no length to size its buffer by. gzhttp,
-// when it compresses, drops the length it no longer matches.
+// writeWhole writes b, the whole answer, with a Content-Length when it
+// is longer than net/http's 2 KiB (bufferBeforeChunkingSize) and w is an
+// http.ResponseWriter whose header is not yet written (after that a
+// header is ignored). Past 2 KiB net/http would send it chunked: a chunk
+// header formatted with fmt for the gateway, a chunk parser for the
+// client, and no length to size its buffer by. Shorter answers get their
+// length from net/http itself (without the two allocations of a header
+// value). gzhttp, when it compresses, drops the length it no longer
+// matches.
+// lengthValues caches Content-Length header values, one a slot (the
+// length mod 64): the same query over the same data answers the same
+// length (a screen polled, a benchmark's loop), and then its header
+// costs no allocation (a new one costs two). A value the header maps
+// share is never changed in place: its cap is 1, so Header.Add copies it,
+// and Set and Del replace or drop the map's entry.
+var lengthValues [64]atomic.Pointer[lengthValue]
+
+type lengthValue struct {
+	n int
+	v [1]string
+}
+
+// lengthHeader is the header value of a Content-Length of n bytes.
+func lengthHeader(n int) []string {
+	slot := &lengthValues[n%len(lengthValues)]
+	if lv := slot.Load(); lv != nil && lv.n == n {
+		return lv.v[:]
+	}
+	lv := &lengthValue{n: n}
+	lv.v[0] = strconv.Itoa(n)
+	slot.Store(lv)
+	return lv.v[:]
+}
+
+// chunkingAfter is net/http's bufferBeforeChunkingSize: a handler that
+// has written no more when it returns has its length set by net/http.
+const chunkingAfter = 2048
+
 func writeWhole(w io.Writer, b []byte) {
-	if rw, ok := w.(http.ResponseWriter); ok {
-		rw.Header()["Content-Length"] = []string{strconv.Itoa(len(b))}
+	if len(b) > chunkingAfter {
+		if rw, ok := w.(http.ResponseWriter); ok {
+			rw.Header()["Content-Length"] = lengthHeader(len(b))
+		}
 	}
 	_, _ = w.Write(b)
 }

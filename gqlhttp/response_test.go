@@ -3,6 +3,7 @@ package gqlhttp
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -70,4 +71,23 @@ func BenchmarkReceiptExtension(b *testing.B) {
 			buf, _ = r.AppendJSON(buf)
 		}
 	})
+}
+
+// lengthHeader: the value is the length's decimal text, a length asked
+// again takes its cached value (no allocation), and two lengths of one
+// slot each get their own.
+func TestLengthHeader(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+	}{{"2049", 2049}, {"same slot as 2049", 2049 + 64}, {"a megabyte", 1 << 20}, {"2049 again", 2049}} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := lengthHeader(tc.n); len(got) != 1 || cap(got) != 1 || got[0] != strconv.Itoa(tc.n) {
+				t.Fatalf("lengthHeader(%d) = %q (cap %d)", tc.n, got, cap(got))
+			}
+			if allocs := testing.AllocsPerRun(10, func() { _ = lengthHeader(tc.n) }); allocs != 0 {
+				t.Errorf("lengthHeader(%d) again: %v allocations", tc.n, allocs)
+			}
+		})
+	}
 }

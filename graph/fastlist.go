@@ -264,7 +264,7 @@ func (p *listPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 			}
 		}
 	}
-	return p.write(conn)
+	return p.write(conn, r.loaders(ctx))
 }
 
 // resolve is the payments resolver; ok is false when it panicked.
@@ -279,14 +279,14 @@ func (p *listPlan) resolve(ctx context.Context, r *Resolver, first *int, after *
 }
 
 // write writes the data of conn as gqlgen writes it for the plan.
-func (p *listPlan) write(conn *model.PaymentConnection) []byte {
+func (p *listPlan) write(conn *model.PaymentConnection, l *Loaders) []byte {
 	// The answer's room: what this plan's last answer took per edge (one
-	// allocation, near its size: the answer lives until it is written).
+	// buffer, near its size: the answer lives until it is written).
 	perEdge := int(p.perEdge.Load())
 	if perEdge == 0 {
 		perEdge = 256 * p.lists
 	}
-	b := make([]byte, 0, 256+len(conn.Edges)*perEdge)
+	b := l.answerBuffer(256 + len(conn.Edges)*perEdge)
 	b = append(b, p.key...)
 	b = append(b, '{')
 	for i := range p.fields {

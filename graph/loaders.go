@@ -132,8 +132,10 @@ type Loaders struct {
 	cost costTally
 
 	// fastAnswer is the data the root fast path answered with (rootfast.go),
-	// for FastAnswer.
+	// for FastAnswer; answerBox is its buffer's box from answerBuffers,
+	// until ReleaseFastAnswer (answerbuf.go).
 	fastAnswer []byte
+	answerBox  *[]byte
 }
 
 // FastAnswer reports whether data is the data the root fast path wrote

@@ -284,7 +284,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	if n == 0 {
 		n = 256 * len(p.fields)
 	}
-	b := make([]byte, 0, n)
+	b := loaders.answerBuffer(n)
 	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
