@@ -234,3 +234,36 @@ func TestDecodePOSTReadsAsDecoder(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodePOSTResumesStrings: a query longer than the first reads
+// (512 bytes, then 1,536: the Decoder's) is scanned once, each pass
+// taking up where the last stopped (strResume). What the first pass
+// found must carry over: a byte above ASCII (so that UTF-8 is checked),
+// an escape (so that the string is unescaped), and a backslash that was
+// the last byte read. Each against encoding/json, reads as the Decoder's
+// and in small chunks.
+func TestDecodePOSTResumesStrings(t *testing.T) {
+	long := func(at int, s string) []byte {
+		q := []byte(strings.Repeat("{ a }", 500)) // 2,500 bytes
+		copy(q[at:], s)
+		return []byte(`{"query":"` + string(q) + `","variables":{"id":"pay_1"}}`)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+	}{
+		{"invalid UTF-8 in the first read", long(100, "\xff")},
+		{"valid UTF-8 in the first read", long(100, "é")},
+		{"an escape in the first read", long(100, `\n`)},
+		{"an escaped quote in the first read", long(100, `\"`)},
+		{"a backslash as the first read's last byte", long(512-len(`{"query":"`)-1, `\n`)},
+		{"a backslash as the second read's last byte", long(1536-len(`{"query":"`)-1, `\t`)},
+		{"a control byte in the second read", long(1000, "\x01")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, chunk := range []int{0, 7, 100, 511} {
+				checkSame(t, tc.body, chunk, -1)
+			}
+		})
+	}
+}
