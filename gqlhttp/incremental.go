@@ -330,8 +330,12 @@ func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) err
 // changed: the operation and the fragments that hold a @defer are
 // copied without it, and rc is given the copies.
 func withoutDefer(rc *graphql.OperationContext) {
+	// A query with no '@' has no directive at all ('@' and the name may
+	// be apart, but the '@' is always there): one IndexByte, where
+	// looking for "defer" stopped at every 'd' ("id", "amount"...) of
+	// the 20-alias query (1.5 % of its CPU in memory).
 	if rc == nil || rc.Doc == nil || rc.Operation == nil ||
-		(rc.RawQuery != "" && !strings.Contains(rc.RawQuery, "defer")) {
+		(rc.RawQuery != "" && (strings.IndexByte(rc.RawQuery, '@') < 0 || !strings.Contains(rc.RawQuery, "defer"))) {
 		return // the common case, without a walk
 	}
 	sel, changed := stripDefer(rc.Operation.SelectionSet)

@@ -222,6 +222,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	// (issue 25: each call of a thunk, a scope check and a model cost an
 	// allocation; 20 aliases over 10 ids made 40 more than needed).
 	var first [maxRootFields]int8
+	var lastVar, lastVal string // aliases of one variable look it up once
 	for i := range p.fields {
 		f := &p.fields[i]
 		if masked && f.plan.customer {
@@ -229,11 +230,14 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 		}
 		id := f.id
 		if f.idVar != "" {
-			s, ok := oc.Variables[f.idVar].(string)
-			if !ok {
-				return nil
+			if f.idVar != lastVar {
+				s, ok := oc.Variables[f.idVar].(string)
+				if !ok {
+					return nil
+				}
+				lastVar, lastVal = f.idVar, s
 			}
-			id = s
+			id = lastVal
 		}
 		first[i] = int8(i)
 		for j := range i {
