@@ -1,8 +1,8 @@
 // Package swar tests eight bytes at a time (SIMD within a register) for
 // the bytes that JSON's readers and writers must stop at: the word tests
-// gqlhttp's POST decoder and response writer and graph's string writer
-// share. Each is exact, never true for a word holding a byte it must stop
-// at (TestWordsMatchBytes). The usual bit trick: for a byte c of x,
+// gqlhttp's POST decoder and graph's string writer share. Each is exact,
+// never true for a word holding a byte it must stop at
+// (TestWordsMatchBytes). The usual bit trick: for a byte c of x,
 // x^(0x01..01*c) has a zero byte where x holds c, and subtracting
 // 0x01..01 sets that byte's high bit (a borrow can set the high bits of
 // bytes above it too, which only matters to a test that wants the
@@ -18,14 +18,6 @@ func Plain(x uint64) bool {
 	q := x ^ (ones * '"')
 	bs := x ^ (ones * '\\')
 	stop := (x - ones*0x20) | (q - ones) | (bs - ones) // a high bit where a byte is below 0x20, a quote or a backslash (or x's own high bit)
-	return (stop|x)&highs == 0
-}
-
-// HTMLPlain reports whether no byte of x is '<', '>', '&' or above ASCII:
-// nothing json.Marshal's HTML escaping changes (it changes U+2028 and
-// U+2029 too, which are above ASCII).
-func HTMLPlain(x uint64) bool {
-	stop := ((x ^ ones*'<') - ones) | ((x ^ ones*'>') - ones) | ((x ^ ones*'&') - ones)
 	return (stop|x)&highs == 0
 }
 

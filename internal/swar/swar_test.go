@@ -7,10 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// plainByte and htmlStop are the byte-at-a-time tables the word tests
-// stand in for.
+// plainByte is the byte-at-a-time table the word tests stand in for.
 func plainByte(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
-func htmlStop(c byte) bool  { return c >= utf8.RuneSelf || c == '<' || c == '>' || c == '&' }
 
 // TestWordsMatchBytes: each word test against the byte-at-a-time test it
 // stands in for: never true for a word holding a byte it must stop at,
@@ -26,7 +24,6 @@ func TestWordsMatchBytes(t *testing.T) {
 		stops func(byte) bool
 	}{
 		{"Plain", Plain, func(c byte) bool { return !plainByte(c) }},
-		{"HTMLPlain", HTMLPlain, htmlStop},
 		{"PlainString", func(x uint64) bool {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], x)
