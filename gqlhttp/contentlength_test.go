@@ -16,8 +16,6 @@ import (
 
 	"paygraph/gqlhttp"
 	"paygraph/graph"
-	"paygraph/restclient"
-	"paygraph/sandbox"
 )
 
 // TestAnswerLengthAnnounced: a whole JSON answer, over net/http's 2 KiB
@@ -25,13 +23,8 @@ import (
 // matches its body; compressed, with the compressed body's length or none,
 // never the identity body's. Errors and refusals too.
 func TestAnswerLengthAnnounced(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
+	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	compress, err := gqlhttp.Compress(1024)
 	if err != nil {
 		t.Fatal(err)
@@ -113,13 +106,8 @@ func (fieldTap) InterceptField(ctx context.Context, next graphql.Resolver) (any,
 // the edge writes of gqlgen's own answers to the same queries, with the
 // sandbox's texts ('&', '<' and names beyond ASCII among them).
 func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
+	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	fast := newEdge(rc, edgeConfig{})
 	gqlgen := newEdge(rc, edgeConfig{server: graph.ServerConfig{Extensions: []graphql.HandlerExtension{fieldTap{}}}})
 	post := func(h http.Handler, body string) string {
@@ -163,12 +151,7 @@ func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
 // every answer is byte for byte the one its caller got alone, never a
 // byte of another's.
 func TestFastAnswerBuffersKeptApart(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 64})})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sb, rc := sandboxREST(t, 64)
 	srv := httptest.NewServer(newEdge(rc, edgeConfig{}))
 	defer srv.Close()
 	type ask struct{ key, secret, body, want string }
@@ -199,6 +182,7 @@ func TestFastAnswerBuffersKeptApart(t *testing.T) {
 			`{"query":"{ payments(first: 40) { nodes { ` + item + ` } pageInfo { endCursor } } }"}`,
 		} {
 			a := ask{key: biz.APIKey, secret: biz.APISecret, body: body}
+			var err error
 			if a.want, err = post(a); err != nil || !strings.HasPrefix(a.want, `{"data":{`) {
 				t.Fatalf("alone: %v %.200s", err, a.want)
 			}

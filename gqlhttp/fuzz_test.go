@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"paygraph/graph"
-	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
@@ -72,13 +71,8 @@ func fzKnownCodeless(msg string) bool {
 // refused with a 4xx, and (docs/errors.md: every error carries
 // extensions.code) with a code, without echoing the body back.
 func TestTransportErrorsCarryACode(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
+	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := newEdge(rc, edgeConfig{})
 	for _, tc := range []struct{ name, method, ctype, target, body string }{
 		{"invalid JSON", http.MethodPost, "application/json", "/graphql", `{"query": "{ __typename }"`},
@@ -167,14 +161,9 @@ var fuzzContentTypes = [9]string{
 // well-formed id segment and A's credentials; and no id of business B
 // appears in the answer unless the caller sent it.
 func FuzzHandler(f *testing.F) {
-	sb := sandbox.New(sandbox.Options{})
+	sb, rc := sandboxREST(f, 16)
 	biz := sb.Businesses()
 	a, b := biz[0], biz[1]
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		f.Fatal(err)
-	}
 	logs := &fzLogs{}
 	h := newEdge(rc, edgeConfig{
 		restCalls: 4,

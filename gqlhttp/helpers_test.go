@@ -5,10 +5,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"testing"
 	"time"
 
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/restclient"
+	"paygraph/sandbox"
 )
 
 // edgeConfig is what a test sets of the edge it builds; zero fields take
@@ -50,6 +53,19 @@ func newEdge(rest graph.REST, cfg edgeConfig) http.Handler {
 		h = chain[i](h)
 	}
 	return h
+}
+
+// sandboxREST is the embedded sandbox and a REST client that calls it in
+// process (at most maxInFlight calls at once).
+func sandboxREST(tb testing.TB, maxInFlight int) (*sandbox.Server, *restclient.Client) {
+	tb.Helper()
+	sb := sandbox.New(sandbox.Options{})
+	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: maxInFlight})})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return sb, rc
 }
 
 // inProcess serves HTTP requests from a handler without a network, so
