@@ -23,7 +23,7 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 }
 
 // writeAnswer is writeResponse, told whether resp's data is compact JSON
-// (graph.FastAnswer): then only its HTML-unsafe characters change
+// (graph.FastAnswerOf): then only its HTML-unsafe characters change
 // (appendHTMLSafe), as appendMarshalled would change them.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
@@ -86,15 +86,6 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 	writeWhole(w, b)
 }
 
-// writeWhole writes b, the whole answer, with a Content-Length when it
-// is longer than net/http's 2 KiB (bufferBeforeChunkingSize) and w is an
-// http.ResponseWriter whose header is not yet written (after that a
-// header is ignored). Past 2 KiB net/http would send it chunked: a chunk
-// header formatted with fmt for the gateway, a chunk parser for the
-// client, and no length to size its buffer by. Shorter answers get their
-// length from net/http itself (without the two allocations of a header
-// value). gzhttp, when it compresses, drops the length it no longer
-// matches.
 // lengthValues caches Content-Length header values, one a slot (the
 // length mod 64): the same query over the same data answers the same
 // length (a screen polled, a benchmark's loop), and then its header
@@ -124,6 +115,15 @@ func lengthHeader(n int) []string {
 // has written no more when it returns has its length set by net/http.
 const chunkingAfter = 2048
 
+// writeWhole writes b, the whole answer, with a Content-Length when it
+// is longer than net/http's 2 KiB (bufferBeforeChunkingSize) and w is an
+// http.ResponseWriter whose header is not yet written (after that a
+// header is ignored). Past 2 KiB net/http would send it chunked: a chunk
+// header formatted with fmt for the gateway, a chunk parser for the
+// client, and no length to size its buffer by. Shorter answers get their
+// length from net/http itself (without the two allocations of a header
+// value). gzhttp, when it compresses, drops the length it no longer
+// matches.
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {

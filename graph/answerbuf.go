@@ -9,7 +9,7 @@ import (
 // fastlist.go) between operations. A buffer comes back only through
 // ReleaseFastAnswer, which the edge calls once it has written its own
 // HTML-safe copy of the answer, and only when it is still the
-// response's data (FastAnswer): so no buffer is handed to another
+// response's data (FastAnswerOf): so no buffer is handed to another
 // operation while anything of its caller's answer may still be read
 // from it. A buffer not handed back (the response replaced, an answer
 // written some other way) is garbage as before. A buffer is cleared as
@@ -39,23 +39,44 @@ func (l *Loaders) answerBuffer(n int) []byte {
 	return (*bp)[:0]
 }
 
-// ReleaseFastAnswer hands the fast path's answer buffer back for reuse
-// once the edge has written data, the response's data, and keeps no
-// reference to it: only when data is the fast path's (FastAnswer).
-func ReleaseFastAnswer(ctx context.Context, data []byte) {
+// answered notes b, a buffer of answerBuffer's filled, as the operation's
+// fast answer, and returns it.
+func (l *Loaders) answered(b []byte) []byte {
+	l.fastAnswer = b
+	return b
+}
+
+// FastAnswerOf returns the operation's loaders when data is the data the
+// root fast path wrote for the operation of ctx, unchanged since: compact
+// JSON, nothing between its tokens, strings escaped as gqlgen escapes
+// them; nil otherwise. It goes by the buffer's identity, so data that an
+// interceptor answered instead (the response budget's error, say) is
+// never vouched for. The edge then only has to make the answer HTML-safe
+// as json.Marshal would, without tracking where strings begin and end
+// (gqlhttp/response.go), and hands the buffer back once it has written
+// its copy (ReleaseFastAnswer).
+func FastAnswerOf(ctx context.Context, data []byte) *Loaders {
 	if len(data) == 0 {
-		return
+		return nil
 	}
 	l, _ := ctx.Value(loadersKey{}).(*Loaders)
-	if l == nil || l.answerBox == nil || len(l.fastAnswer) != len(data) || &l.fastAnswer[0] != &data[0] {
-		return
+	if l == nil || len(l.fastAnswer) != len(data) || &l.fastAnswer[0] != &data[0] {
+		return nil
 	}
-	bp := l.answerBox
+	return l
+}
+
+// ReleaseFastAnswer hands the fast answer's buffer back for reuse, once
+// the edge has written its copy of it and keeps no reference to it;
+// cleared, so that nothing of this caller's answer waits in the pool. A
+// second call does nothing.
+func (l *Loaders) ReleaseFastAnswer() {
+	bp, data := l.answerBox, l.fastAnswer
 	l.answerBox, l.fastAnswer = nil, nil
-	if cap(data) > maxPooledAnswer {
+	if bp == nil || cap(data) > maxPooledAnswer {
 		return
 	}
-	clear(data) // nothing of this caller's answer stays in the pool
+	clear(data)
 	*bp = data[:0]
 	answerBuffers.Put(bp)
 }

@@ -460,11 +460,6 @@ func spare(w io.Writer, n int) []byte {
 	return nil
 }
 
-// plainASCII: printable ASCII without '"' or '\\', which both gqlgen's
-// string and enum marshallers write as they are (eight bytes at a time:
-// it was 3 % of List100's CPU a byte at a time).
-func plainASCII(s string) bool { return swar.PlainString(s) }
-
 const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 
 // appendQuoted appends s quoted and escaped exactly as gqlgen's
@@ -473,7 +468,7 @@ const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 // everything else (invalid UTF-8 too) as it is.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
-	if plainASCII(s) {
+	if swar.PlainString(s) {
 		b = append(b, s...)
 		return append(b, '"')
 	}
@@ -508,7 +503,7 @@ func appendEnum(b []byte, s string) []byte {
 	// strconv.Quote (gqlgen's enum MarshalGQL) escapes DEL as \x7f,
 	// which JSON strings may hold as it is: only then are the bytes the
 	// same (FuzzFastPathMatchesGqlgen found it).
-	if plainASCII(s) && strings.IndexByte(s, 0x7f) < 0 {
+	if swar.PlainString(s) && strings.IndexByte(s, 0x7f) < 0 {
 		b = append(b, '"')
 		b = append(b, s...)
 		return append(b, '"')

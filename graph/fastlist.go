@@ -321,7 +321,7 @@ func (p *listPlan) write(conn *model.PaymentConnection, l *Loaders) []byte {
 	if n := len(conn.Edges); n > 0 {
 		p.perEdge.Store(int32(min(len(b)/n+16, 1<<16)))
 	}
-	return b
+	return l.answered(b)
 }
 
 func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*model.PaymentEdge) []byte {

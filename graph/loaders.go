@@ -131,26 +131,10 @@ type Loaders struct {
 	// counts the REST calls made with the loaders' context.
 	cost costTally
 
-	// fastAnswer is the data the root fast path answered with (rootfast.go),
-	// for FastAnswer; answerBox is its buffer's box from answerBuffers,
-	// until ReleaseFastAnswer (answerbuf.go).
+	// fastAnswer is the data the root fast path answered with, in the
+	// buffer whose box answerBox holds until it goes back (answerbuf.go).
 	fastAnswer []byte
 	answerBox  *[]byte
-}
-
-// FastAnswer reports whether data is the data the root fast path wrote
-// for the operation of ctx (rootfast.go, fastlist.go), unchanged since:
-// compact JSON, nothing between its tokens, strings escaped as gqlgen
-// escapes them. An interceptor that answered other data instead (the
-// response budget's error, say) makes it false. The edge then only has
-// to make the answer HTML-safe as json.Marshal would, without tracking
-// where strings begin and end (gqlhttp/response.go).
-func FastAnswer(ctx context.Context, data []byte) bool {
-	if len(data) == 0 {
-		return false
-	}
-	l, _ := ctx.Value(loadersKey{}).(*Loaders)
-	return l != nil && len(l.fastAnswer) == len(data) && &l.fastAnswer[0] == &data[0]
 }
 
 // thunks remembers the dataloader's thunk of every key a loader was asked

@@ -155,7 +155,6 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	}
 	st.answered = true
 	rootAnswered.Add(1)
-	e.r.loaders(ctx).fastAnswer = data
 	// What the executor adds to its response (DispatchOperation).
 	st.resp = graphql.Response{Data: data, Errors: graphql.GetErrors(ctx), Extensions: graphql.GetExtensions(ctx)}
 	return &st.resp
@@ -297,7 +296,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	}
 	b = append(b, '}')
 	p.size.Store(int32(min(len(b), maxSizeHint)))
-	return b
+	return loaders.answered(b)
 }
 
 // chargePayment charges b what a field of cost plan renders of x, as

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 	"strings"
 	"unicode/utf8"
+
+	"paygraph/internal/swar"
 )
 
 // A fast path for the two hot REST bodies: a payment and a page of
@@ -197,19 +199,12 @@ func (s *scanner) key() (string, bool) {
 
 // plainRun returns the index of the first byte at or after j that is not
 // plain (plainByte), or the body's length. It looks at eight bytes at a
-// time with the usual bit tricks on a 64-bit word: a byte below 0x20, at
-// or above 0x80, or equal to '"' or '\\' sets its top bit in special; a
-// borrow may also set the top bits of bytes above such a byte, never
-// below it, so the lowest bit set is the first byte that is not plain
-// (TestPlainRun).
+// time (swar.StopMask: the lowest bit set is the first byte that is not
+// plain; TestPlainRun).
 func (s *scanner) plainRun(j int) int {
-	const ones, tops = 0x0101010101010101, 0x8080808080808080
 	b := s.b
 	for j+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[j:])
-		q := x ^ (ones * '"')
-		e := x ^ (ones * '\\')
-		if special := (x | (x-ones*0x20)&^x | (q-ones)&^q | (e-ones)&^e) & tops; special != 0 {
+		if special := swar.StopMask(binary.LittleEndian.Uint64(b[j:])); special != 0 {
 			return j + bits.TrailingZeros64(special)/8
 		}
 		j += 8

@@ -1,6 +1,7 @@
 // Package swar tests eight bytes at a time (SIMD within a register) for
 // the bytes that JSON's readers and writers must stop at: the word tests
-// gqlhttp's POST decoder and graph's string writer share. Each is exact,
+// gqlhttp's POST decoder, graph's string writer and restclient's
+// scanner share. Each is exact,
 // never true for a word holding a byte it must stop at
 // (TestWordsMatchBytes). The usual bit trick: for a byte c of x,
 // x^(0x01..01*c) has a zero byte where x holds c, and subtracting
@@ -19,6 +20,17 @@ func Plain(x uint64) bool {
 	bs := x ^ (ones * '\\')
 	stop := (x - ones*0x20) | (q - ones) | (bs - ones) // a high bit where a byte is below 0x20, a quote or a backslash (or x's own high bit)
 	return (stop|x)&highs == 0
+}
+
+// StopMask is Plain's test with each byte's answer in place: the high
+// bit of every byte of x that is not Plain's is set, and a borrow sets no
+// bit below the first such byte, so the lowest set bit is exactly the
+// first byte to stop at (restclient's scanner finds where a run of plain
+// bytes ends with it). Plain(x) is StopMask(x) == 0, in fewer steps.
+func StopMask(x uint64) uint64 {
+	q := x ^ (ones * '"')
+	bs := x ^ (ones * '\\')
+	return (x | (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs
 }
 
 // PlainString reports whether every byte of s is Plain's: eight bytes at

@@ -2,6 +2,7 @@ package swar
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 	"unicode/utf8"
@@ -24,6 +25,7 @@ func TestWordsMatchBytes(t *testing.T) {
 		stops func(byte) bool
 	}{
 		{"Plain", Plain, func(c byte) bool { return !plainByte(c) }},
+		{"StopMask", func(x uint64) bool { return StopMask(x) == 0 }, func(c byte) bool { return !plainByte(c) }},
 		{"PlainString", func(x uint64) bool {
 			var w [8]byte
 			binary.LittleEndian.PutUint64(w[:], x)
@@ -60,6 +62,31 @@ func TestWordsMatchBytes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStopMaskFirst: StopMask's lowest set bit is the first byte that is
+// not plain, whatever follows it (random words).
+func TestStopMaskFirst(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var w [8]byte
+	for range 1_000_000 {
+		x := r.Uint64()
+		if r.IntN(2) == 0 {
+			x &= 0x7f7f7f7f7f7f7f7f
+		}
+		binary.LittleEndian.PutUint64(w[:], x)
+		first := 8
+		for i, c := range w {
+			if !plainByte(c) {
+				first = i
+				break
+			}
+		}
+		m := StopMask(x)
+		if got := bits.TrailingZeros64(m) / 8; m != 0 && got != first || m == 0 && first != 8 {
+			t.Fatalf("%#x: StopMask %#x, first stop at %d", x, m, first)
+		}
 	}
 }
 
