@@ -3,6 +3,8 @@ package gateway
 import (
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/rs/cors"
 
@@ -56,6 +58,9 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 			if v := w.Header()["Vary"]; len(v) > 0 {
 				w.Header()["Vary"] = gqlhttp.VaryWithoutOrigin(v)
 			}
+			if isPreflight(r) {
+				normalizeRequestHeaders(r.Header)
+			}
 			h.ServeHTTP(w, r)
 		})
 	}
@@ -64,6 +69,28 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 // isPreflight is rs/cors's test for a preflight request (its Handler).
 func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && gqlhttp.FirstHeader(r.Header, "Access-Control-Request-Method") != ""
+}
+
+// normalizeRequestHeaders rewrites a preflight's
+// Access-Control-Request-Headers as browsers send it and rs/cors expects
+// it: one line of lower-case names, sorted, without spaces or repeats.
+// Other clients (and proxies that join lines) send the list in any order,
+// spacing and case, which the Fetch standard's list parsing accepts.
+func normalizeRequestHeaders(h http.Header) {
+	lines := h.Values("Access-Control-Request-Headers")
+	if len(lines) == 0 {
+		return
+	}
+	var names []string
+	for _, line := range lines {
+		for _, n := range strings.Split(line, ",") {
+			if n = strings.ToLower(strings.Trim(n, " \t")); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	slices.Sort(names)
+	h.Set("Access-Control-Request-Headers", strings.Join(slices.Compact(names), ","))
 }
 
 // corsOptions are the rs/cors options of corsFor, allow deciding origins.
