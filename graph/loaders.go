@@ -381,8 +381,9 @@ const inputCapacity = 16
 // issue 14), since there is nothing it could batch with; the other loads
 // of its key share it. A load of another key (which the estimate says
 // cannot happen) still goes to the dataloader. Only op's loads
-// take that path: when a connection's loaders serve several operations,
-// another operation's Alone replaces op's, which then uses the loader.
+// take that path (every operation has loaders of its own: a later
+// operation's Alone on the same loaders would replace op's, which would
+// then use the loader).
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
 // aloneSlot is where a loader's alone load lives: call, once claimed
