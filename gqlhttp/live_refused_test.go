@@ -3,6 +3,7 @@ package gqlhttp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
 // opTracker is an extension that keeps a weak pointer to every operation
@@ -63,42 +65,67 @@ type liveMsg struct {
 	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
+// holdREST is a REST API whose payment reads wait until release closes
+// (or their context ends); anything else panics.
+type holdREST struct {
+	noREST
+	release chan struct{}
+}
+
+func (r holdREST) GetPayment(ctx context.Context, _ string) (*restclient.Payment, error) {
+	select {
+	case <-r.release:
+	case <-ctx.Done():
+	}
+	return nil, errors.New("held")
+}
+
 // TestWebSocketRefusedOperationReleased: on one WebSocket that stays
-// open, every operation, refused by the rate limit or served, is
-// unreachable (its variables, document and cost plan with it) once its
-// answer is written: the connection keeps nothing of its operations.
+// open, an operation refused by the rate limit or by the connection's
+// cap of operations in flight is unreachable (its variables, document
+// and cost plan with it) once its refusal is written: the connection
+// keeps nothing of its operations.
 func TestWebSocketRefusedOperationReleased(t *testing.T) {
 	t.Parallel()
 	ids := make([]string, 100)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pay_refused_%03d", i)
 	}
+	nodes := `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`
 	for _, tc := range []struct {
-		name  string
+		name string
+		// spent is the REST calls of the budget (100) spent first; hold,
+		// whether one operation is held in flight first, against a cap
+		// of one.
+		spent int
+		hold  bool
 		query string
 		vars  map[string]any
-		code  string // every operation's
+		code  string // every refused operation's
 	}{
-		{"refused by the rate limit", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": ids}, graph.CodeRateLimited},
-		{"served", `query($ids: [ID!]!) { __typename nodes(ids: $ids) @skip(if: true) { id } }`, map[string]any{"ids": ids}, ""},
+		{"refused by the rate limit", 100, false, nodes, map[string]any{"ids": ids}, graph.CodeRateLimited},
+		{"refused by the operations in flight", 0, true, `query($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": ids[0]}, graph.CodeRateLimited},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			// A budget of 100 REST calls, spent: a nodes(ids:) of 100 ids
-			// (an estimate of 100) is refused before any call.
 			limiter, err := ratelimit.New(ratelimit.Config{RESTCallsPerSecond: 1, RESTBurst: 100})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if d := limiter.Allow(context.Background(), "merchant", 100); !d.Allowed {
-				t.Fatalf("spending the budget: %+v", d)
+			if tc.spent > 0 {
+				if d := limiter.Allow(context.Background(), "merchant", tc.spent); !d.Allowed {
+					t.Fatalf("spending the budget: %+v", d)
+				}
 			}
 			tracker := &opTracker{}
 			srv := graph.NewServer(graph.ServerConfig{MaxComplexity: 1000, Extensions: []graphql.HandlerExtension{tracker}})
 			gqlhttp.AddTransports(srv, 0, gqlhttp.Live{
-				Budget: gqlhttp.OperationBudget(limiter, func(context.Context) (string, bool) { return "merchant", true }),
+				Budget:        gqlhttp.OperationBudget(limiter, func(context.Context) (string, bool) { return "merchant", true }),
+				MaxOperations: 1,
 			})
-			h := gqlhttp.Credentials(graph.LoadersMiddleware(noREST{}, nil)(srv))
+			rest := holdREST{release: make(chan struct{})}
+			defer close(rest.release)
+			h := gqlhttp.Credentials(graph.LoadersMiddleware(rest, nil)(srv))
 			ts := httptest.NewServer(h)
 			defer ts.Close()
 
@@ -129,6 +156,16 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 				}
 			}
 			exchange(liveMsg{Type: "connection_init", Payload: json.RawMessage(`{}`)}, "connection_ack")
+			held := 0
+			if tc.hold {
+				// In flight until the test ends: the read loop has taken
+				// its slot before it reads the next message.
+				p, _ := json.Marshal(map[string]any{"query": `query($id: ID!) { payment(id: $id) { id } }`, "variables": map[string]any{"id": "pay_held"}})
+				if err := wsjson.Write(ctx, c, liveMsg{ID: "held", Type: "subscribe", Payload: p}); err != nil {
+					t.Fatal(err)
+				}
+				held = 1
+			}
 
 			const n = 20
 			p, _ := json.Marshal(map[string]any{"query": tc.query, "variables": tc.vars})
@@ -142,6 +179,9 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 					var m liveMsg
 					if err := wsjson.Read(ctx, c, &m); err != nil {
 						t.Fatal(err)
+					}
+					if m.ID != id {
+						continue
 					}
 					switch m.Type {
 					case "next":
@@ -162,22 +202,15 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 					t.Fatalf("operation %s: code %q, want %q", id, code, tc.code)
 				}
 			}
-			// A ping answered: the read loop is past the last operation.
+			// A ping answered: the read loop is past the last refusal,
+			// which it wrote itself (a refused operation has no goroutine).
 			exchange(liveMsg{Type: "ping"}, "pong")
-			// Each operation's goroutine (a served one's) ends after
-			// its complete is written: wait for the GC to see them go.
-			var live, all int
-			for range 100 {
-				if live, all = tracker.live(); live == 0 {
-					break
-				}
-				time.Sleep(10 * time.Millisecond)
+			live, all := tracker.live()
+			if all != n+held {
+				t.Fatalf("%d operation contexts made, want %d", all, n+held)
 			}
-			if all != n {
-				t.Fatalf("%d operation contexts made, want %d", all, n)
-			}
-			if live != 0 {
-				t.Errorf("%d of %d operations still reachable with their connection open, want 0", live, all)
+			if live != held {
+				t.Errorf("%d of %d refused operations still reachable with their connection open, want 0", live-held, n)
 			}
 		})
 	}
