@@ -25,17 +25,27 @@ import (
 // executor the WebSocket and SSE transports are handed (exec, with the
 // connection c):
 //
-//   - before an operation of a WebSocket runs (in gqlgen's read loop, after
-//     the query limits and the rate limit, which operationCharge
-//     (charge.go) charges to OperationBudget), a session token past its expiry refuses
-//     it, UNAUTHENTICATED, and so does an operation past MaxOperations in
-//     flight on its connection (RATE_LIMITED): refused there, an
-//     operation starts no goroutine, and its answer is written by the read
-//     loop, which a client that stops reading thus stops too;
-//   - when it starts, it gets fresh loaders (graph.WithOperationLoaders:
-//     nothing cached outlives it), its bound on REST calls in flight, its
-//     access-log line, and, for a query or mutation (WebSocket or SSE),
-//     RequestTimeout.
+//   - before gqlgen's first mutator runs for an operation of a WebSocket,
+//     its own scope (internal/opscope) is made below the connection's
+//     sealed one, with fresh loaders (graph.WithOperationLoaders: nothing
+//     cached outlives the operation) and its bound on REST calls in
+//     flight: whatever the mutators decode, plan or record for it (its
+//     variables, its cost plan and REST-call account) is the operation's,
+//     never the connection's, and is dropped with it when a mutator
+//     refuses it;
+//   - after the mutators (the query limits and the rate limit, which
+//     operationCharge (charge.go) charges to OperationBudget), a session
+//     token past its expiry refuses it, UNAUTHENTICATED, and so does an
+//     operation past MaxOperations in flight on its connection
+//     (RATE_LIMITED): refused there, an operation starts no goroutine,
+//     and its answer is written by the read loop, which a client that
+//     stops reading thus stops too;
+//   - when it starts, its scope is put below the context gqlgen gives
+//     the operation (its cancellation), and gets its access-log line and,
+//     for a query or mutation (WebSocket or SSE), RequestTimeout.
+//
+// An operation of an SSE stream is the stream's one request: the
+// request's scope is the operation's.
 //
 // It wraps the executor rather than being a gqlgen extension, so that the
 // operations of every other request (POST, GET) do not pay for it: gqlgen
@@ -47,9 +57,20 @@ type operationScope struct {
 	c *liveConn
 }
 
-// CreateOperationContext is exec's, then the checks above: after every
-// operation-context mutator, as the last of them ran.
+// scopeStat is the key, in an accepted WebSocket operation's stats, of
+// the scope CreateOperationContext made for it, until DispatchOperation
+// takes it: the operation context is the one thing gqlgen hands from
+// one to the other.
+const scopeStat = "PaygraphOperationScope"
+
+// CreateOperationContext is exec's, in a WebSocket operation's own scope,
+// then the checks above: after every operation-context mutator, as the
+// last of them ran. A refused operation's scope is held by nothing once
+// this returns.
 func (s operationScope) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	if s.c.ws {
+		ctx = s.newScope(ctx)
+	}
 	rc, errs := s.GraphExecutor.CreateOperationContext(ctx, params)
 	if errs != nil {
 		return rc, errs
@@ -57,7 +78,17 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 	if err := s.mutateOperationContext(); err != nil {
 		return rc, gqlerror.List{err}
 	}
+	if s.c.ws {
+		rc.Stats.SetExtension(scopeStat, ctx)
+	}
 	return rc, nil
+}
+
+// newScope is a WebSocket operation's scope below ctx, open (the
+// mutators run on the read loop's goroutine, one operation at a time).
+func (s operationScope) newScope(ctx context.Context) context.Context {
+	ctx = graph.WithOperationLoaders(opscope.New(ctx))
+	return restclient.WithRequestLimit(ctx, s.b.RESTCalls)
 }
 
 // DispatchOperation is exec's, in the operation's scope.
@@ -101,12 +132,18 @@ func (s operationScope) interceptOperation(ctx context.Context, op *graphql.Oper
 	opCtx := ctx
 	end := func() {}
 	if c.ws {
-		// The operation's own scope (internal/opscope), below the
-		// connection's sealed one: what the connection proved (its
-		// caller, merchant and budget) is read through it, and what is
-		// the operation's (deadline, loaders, REST slots, access-log
-		// record) is filled in, one context value for them all.
-		ctx = opscope.New(ctx)
+		// The operation's own scope, made before its mutators ran
+		// (CreateOperationContext), below gqlgen's context of it: what
+		// the connection proved (its caller, merchant and budget) is
+		// read through it, and what is the operation's (loaders, REST
+		// slots, deadline, access-log record) is filled in, one context
+		// value for them all.
+		if sc, ok := op.Stats.GetExtension(scopeStat).(context.Context); ok {
+			op.Stats.SetExtension(scopeStat, nil)
+			ctx = opscope.Under(sc, ctx)
+		} else {
+			ctx = s.newScope(ctx) // an operation context made by another executor
+		}
 	}
 	if s.b.RequestTimeout > 0 && op.Operation != nil && op.Operation.Operation != ast.Subscription {
 		var cancel context.CancelFunc
@@ -114,8 +151,6 @@ func (s operationScope) interceptOperation(ctx context.Context, op *graphql.Oper
 		end = cancel
 	}
 	if c.ws {
-		ctx = graph.WithOperationLoaders(ctx)
-		ctx = restclient.WithRequestLimit(ctx, s.b.RESTCalls)
 		logged := func() {}
 		if s.b.OperationLog != nil {
 			ctx, logged = s.b.OperationLog(ctx, "websocket")

@@ -160,16 +160,16 @@ type account struct {
 	leftOK                bool
 }
 
-// costTally is the account of the operations of one Loaders (Loaders.cost):
-// one for a POST or GET; a WebSocket connection's loaders hold each
-// operation's until its own loaders take it (WithOperationLoaders).
+// costTally is the account of the operation of one Loaders (Loaders.cost):
+// every operation has loaders of its own, made before the query limits
+// plan it (a WebSocket's: WithOperationLoaders), so one account is all a
+// tally holds, and it goes with the operation's loaders.
 type costTally struct {
 	calls restclient.CallLog
 
-	mu      sync.Mutex
-	acct    account
-	acctOp  *graphql.OperationContext
-	pending map[*graphql.OperationContext]account // a connection's operations beside acctOp
+	mu     sync.Mutex
+	acct   account
+	acctOp *graphql.OperationContext // acct's operation
 	// asks are the distinct (record, origin) pairs asked for, with their
 	// counts: a scan while few (an operation usually asks for a handful),
 	// a map past smallAsks.
@@ -181,35 +181,14 @@ type costTally struct {
 	shortSeen map[string]struct{} // lists counted in short
 }
 
-// setAccount records op's account.
+// setAccount records op's account (a later operation's replaces it).
 func (t *costTally) setAccount(op *graphql.OperationContext, a account) {
 	t.mu.Lock()
-	if t.acctOp == nil || t.acctOp == op {
-		t.acct, t.acctOp = a, op
-	} else {
-		if t.pending == nil {
-			t.pending = make(map[*graphql.OperationContext]account)
-		}
-		t.pending[op] = a
-	}
+	t.acct, t.acctOp = a, op
 	t.mu.Unlock()
 	if a.on && a.inspector {
 		t.calls.Keep()
 	}
-}
-
-// takeAccount removes op's account, for the operation's own loaders.
-func (t *costTally) takeAccount(op *graphql.OperationContext) (account, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.acctOp == op && op != nil {
-		a := t.acct
-		t.acct, t.acctOp = account{}, nil
-		return a, true
-	}
-	a, ok := t.pending[op]
-	delete(t.pending, op)
-	return a, ok
 }
 
 // noteLeft records on op's account what its charge left.
@@ -218,9 +197,6 @@ func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
 	defer t.mu.Unlock()
 	if t.acctOp == op {
 		t.acct.left, t.acct.leftOK = left, true
-	} else if a, ok := t.pending[op]; ok {
-		a.left, a.leftOK = left, true
-		t.pending[op] = a
 	}
 }
 
@@ -228,11 +204,10 @@ func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
 func (t *costTally) accountFor(op *graphql.OperationContext) (account, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.acctOp == op {
+	if t.acctOp == op && op != nil {
 		return t.acct, true
 	}
-	a, ok := t.pending[op]
-	return a, ok
+	return account{}, false
 }
 
 type askCount struct {

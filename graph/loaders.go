@@ -268,29 +268,20 @@ type loadersKey struct{}
 // WithOperationLoaders returns ctx carrying fresh loaders over the same
 // REST client and limits as the loaders already in ctx, for one operation
 // of a connection that serves many (a WebSocket: gqlhttp's per-operation
-// scope). The connection's own loaders, made with its upgrade request,
-// are never used for an operation then: no cache outlives the operation,
-// so a payment read again is fetched again (and sees a new status), and a
-// failed call is not remembered. When the operation was told Alone on the
-// connection's loaders (queryLimits, which runs before the operation's
-// scope is made), its fresh loaders are told so too. Without loaders in
-// ctx, ctx is returned as it is.
+// scope, made before gqlgen's mutators run for the operation). The
+// connection's own loaders, made with its upgrade request, are never used
+// by an operation then, nor written: no cache outlives the operation, so a
+// payment read again is fetched again (and sees a new status), and a
+// failed call is not remembered; what the query limits decide for the
+// operation (its plan, its REST-call account, Alone) is kept in its own
+// loaders, and goes with them when it is refused or ends. Without loaders
+// in ctx, ctx is returned as it is.
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
 		return ctx
 	}
-	l := NewLoaders(conn.rest, conn.limits)
-	if graphql.HasOperationContext(ctx) {
-		op := graphql.GetOperationContext(ctx)
-		if conn.alone.CompareAndSwap(op, nil) {
-			l.Alone(op)
-		}
-		if a, ok := conn.cost.takeAccount(op); ok {
-			l.cost.setAccount(op, a) // its REST-call account (cost.go)
-		}
-	}
-	return withLoaders(ctx, l)
+	return withLoaders(ctx, NewLoaders(conn.rest, conn.limits))
 }
 
 // withLoaders returns ctx carrying l, for loadersFor.
@@ -390,8 +381,9 @@ const inputCapacity = 16
 // issue 14), since there is nothing it could batch with; the other loads
 // of its key share it. A load of another key (which the estimate says
 // cannot happen) still goes to the dataloader. Only op's loads
-// take that path: when a connection's loaders serve several operations,
-// another operation's Alone replaces op's, which then uses the loader.
+// take that path (every operation has loaders of its own: a later
+// operation's Alone on the same loaders would replace op's, which would
+// then use the loader).
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
 // aloneSlot is where a loader's alone load lives: call, once claimed

@@ -143,6 +143,21 @@ func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	return context.WithTimeout(ctx, d)
 }
 
+// Under puts ctx's open scope below parent, in place of the parent it
+// had, and returns ctx: its values are read first, then parent's, and it
+// ends when parent does. The scope of one operation of a connection
+// that serves many (a WebSocket) is made before gqlgen's mutators run
+// for it, which are handed a context without the operation's own
+// cancellation, and put below that context when the operation starts.
+// parent must hold every value of the scope's old parent (derive it from
+// it). No-op without an open scope.
+func Under(ctx, parent context.Context) context.Context {
+	if s := open(ctx); s != nil {
+		s.Context = parent
+	}
+	return ctx
+}
+
 // Seal closes ctx's scope: the GraphQL server and what it runs add
 // context values of their own from here on. No-op without an open scope.
 func Seal(ctx context.Context) {

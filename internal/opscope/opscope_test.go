@@ -107,3 +107,46 @@ func TestScope(t *testing.T) {
 		}
 	})
 }
+
+// TestUnder: a scope put below a new parent keeps its own values, reads
+// the new parent's (which holds the old one's), and ends with it; a
+// deadline set after is put under it too.
+func TestUnder(t *testing.T) {
+	t.Parallel()
+	conn := context.WithValue(context.Background(), keyB{}, "connection")
+	ctx := opscope.New(conn)
+	opscope.WithValue(ctx, keyA{}, "operation")
+	type opKey struct{}
+	parent, cancel := context.WithCancel(context.WithValue(conn, opKey{}, "started"))
+	if got := opscope.Under(ctx, parent); got != ctx {
+		t.Fatal("Under made a new context")
+	}
+	for _, tc := range []struct {
+		name string
+		key  any
+		want any
+	}{
+		{"its own value", keyA{}, "operation"},
+		{"the old parent's value", keyB{}, "connection"},
+		{"the new parent's value", opKey{}, "started"},
+	} {
+		if v := ctx.Value(tc.key); v != tc.want {
+			t.Errorf("%s = %v, want %v", tc.name, v, tc.want)
+		}
+	}
+	ctx, stop := opscope.WithTimeout(ctx, time.Hour)
+	defer stop()
+	if _, ok := ctx.Deadline(); !ok {
+		t.Error("no deadline after WithTimeout")
+	}
+	if ctx.Err() != nil {
+		t.Fatal("ended before its new parent")
+	}
+	cancel()
+	if ctx.Err() == nil {
+		t.Error("still open after its new parent ended")
+	}
+	if opscope.Seal(ctx); opscope.Under(ctx, context.Background()).Err() == nil {
+		t.Error("Under moved a sealed scope")
+	}
+}
