@@ -50,6 +50,7 @@ type Gateway struct {
 	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
+	router  *scopedRouter      // Handler, but for batches
 	conns   atomic.Pointer[connCap]
 	live    atomic.Pointer[liveGauge]
 	// held refusals of callers the REST API has not accepted (issue 22),
@@ -379,7 +380,10 @@ func (g *Gateway) wire(o options) error {
 	// The same middlewares around the same server, as one chain: what chi
 	// runs for POST and GET /graphql, without its routing (scopedRouter).
 	sr.graphql = chain(top, chain(edge, gql))
-	g.Handler = sr
+	// A batch's entries each go through all of the above as a request of
+	// their own; the batch's answer is compressed as a whole.
+	g.router = sr
+	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
 	return nil
 }
 
