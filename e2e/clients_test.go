@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -177,43 +179,100 @@ func TestApolloClientPersistedQueries(t *testing.T) {
 	}
 }
 
-// TestApolloBatchHttpLinkRefused: Apollo Client 4's BatchHttpLink sends two
-// queries in one array body; the gateway does not serve batches
-// (docs/clients.md "Batching") and answers one refusal per entry, so each
-// query's caller gets a GraphQL error saying what to do instead, with the
-// contract's code, rather than Apollo's "server returned results with
-// length 1, expected length of 2".
-func TestApolloBatchHttpLinkRefused(t *testing.T) {
-	node, dir := nodeClients(t)
-	p := startGateway(t, nil)
-	out := runNode(t, node, dir, "batch.mjs", map[string]string{"GRAPHQL_URL": p.URL + "/graphql", "GRAPHQL_HEADERS": demoHeaders(t)})
-	var got struct {
-		Results []struct {
-			Data  any
-			Error struct {
-				Name, Message string
-				Errors        []struct {
-					Message    string
-					Extensions struct{ Code string }
-				}
+// batchOut is what batch.mjs prints: each query's result, and the HTTP
+// statuses of the requests Apollo made.
+type batchOut struct {
+	Results []struct {
+		Data  map[string]any
+		Error struct {
+			Name, Message string
+			Errors        []struct {
+				Message    string
+				Extensions struct{ Code string }
 			}
 		}
-		Statuses []int
 	}
+	Statuses []int
+}
+
+func runBatch(t *testing.T, node, dir, url, headers string, batchMax int, queries []string) batchOut {
+	t.Helper()
+	q, _ := json.Marshal(queries)
+	out := runNode(t, node, dir, "batch.mjs", map[string]string{
+		"GRAPHQL_URL": url, "GRAPHQL_HEADERS": headers, "QUERIES": string(q), "BATCH_MAX": strconv.Itoa(batchMax)})
+	var got batchOut
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("batch.mjs output: %v: %s", err, out)
 	}
-	if len(got.Statuses) != 1 || got.Statuses[0] != 400 {
-		t.Errorf("HTTP statuses %v; want one request, 400", got.Statuses)
+	if len(got.Results) != len(queries) {
+		t.Fatalf("%d results for %d queries: %s", len(got.Results), len(queries), out)
 	}
-	if len(got.Results) != 2 {
-		t.Fatalf("%d results: %s", len(got.Results), out)
+	return got
+}
+
+// TestApolloBatchHttpLinkServed: Apollo Client 4's BatchHttpLink sends five
+// queries in one array body; the gateway answers all five in that one
+// HTTP exchange, each with the data and the REST calls it has when sent
+// alone (each entry is a request of its own: its own loaders, so nothing
+// one entry fetched answers another). A batch of 11, over MAX_BATCH's 10,
+// is refused whole, each query its own BAD_USER_INPUT, before any REST
+// call.
+func TestApolloBatchHttpLinkServed(t *testing.T) {
+	node, dir := nodeClients(t)
+	fake := newRESTFake(t)
+	p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL})
+	hb, _ := json.Marshal(map[string]string{"x-api-key": fake.A.Key, "x-api-secret": fake.A.Secret})
+	headers := string(hb)
+	queries := []string{
+		"query One { payments(first: 1) { nodes { id } } }",
+		"query Two { payments(first: 2) { nodes { id status } } }",
+		"query Addresses { payments(first: 3) { nodes { id customer { address } } } }",
+		"query Type { __typename }",
+		"query Amounts { payments(first: 5) { nodes { id amount { amount } } } }",
 	}
-	for i, r := range got.Results {
-		e := r.Error
-		if r.Data != nil || e.Name != "CombinedGraphQLErrors" || len(e.Errors) != 1 ||
-			e.Errors[0].Extensions.Code != "BAD_USER_INPUT" || !strings.Contains(e.Errors[0].Message, "BatchHttpLink") {
-			t.Errorf("query %d: %+v; want its own GraphQL error, BAD_USER_INPUT, naming BatchHttpLink", i+1, r)
+	alone := make([]batchOut, len(queries))
+	calls := make([]int, len(queries))
+	total := 0
+	for i, q := range queries {
+		fake.Reset()
+		alone[i] = runBatch(t, node, dir, p.URL+"/graphql", headers, 1, []string{q})
+		calls[i] = fake.Calls(nil)
+		total += calls[i]
+	}
+	fake.Reset()
+	got := runBatch(t, node, dir, p.URL+"/graphql", headers, 10, queries)
+	if diff := cmp.Diff([]int{200}, got.Statuses); diff != "" {
+		t.Errorf("HTTP requests (-want +got): the five queries in one exchange\n%s", diff)
+	}
+	if n := fake.Calls(nil); n != total {
+		t.Errorf("the batch made %d REST calls; sent alone its queries made %d (%v)", n, total, calls)
+	}
+	for i := range queries {
+		if got.Results[i].Error.Name != "" || got.Results[i].Data == nil {
+			t.Errorf("query %d in the batch: %+v", i+1, got.Results[i])
+			continue
+		}
+		if diff := cmp.Diff(alone[i].Results[0].Data, got.Results[i].Data); diff != "" {
+			t.Errorf("query %d: its data in the batch differs from alone (-alone +batch)\n%s", i+1, diff)
+		}
+	}
+	t.Logf("5 queries in one exchange: %d REST calls, alone %v", fake.Calls(nil), calls)
+
+	fake.Reset()
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = fmt.Sprintf("query Q%d { payments(first: 1) { nodes { id } } }", i)
+	}
+	over := runBatch(t, node, dir, p.URL+"/graphql", headers, 11, eleven)
+	if n := fake.Calls(nil); n != 0 {
+		t.Errorf("an 11-entry batch made %d REST calls; want 0", n)
+	}
+	if diff := cmp.Diff([]int{400}, over.Statuses); diff != "" {
+		t.Errorf("HTTP requests of the 11-entry batch (-want +got)\n%s", diff)
+	}
+	for i, r := range over.Results {
+		if e := r.Error; r.Data != nil || len(e.Errors) != 1 || e.Errors[0].Extensions.Code != "BAD_USER_INPUT" || !strings.Contains(e.Errors[0].Message, "at most 10") {
+			t.Errorf("query %d of 11: %+v; want BAD_USER_INPUT saying the cap", i+1, r)
 		}
 	}
 }

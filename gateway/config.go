@@ -94,6 +94,7 @@ type Config struct {
 	MaxFields       int
 	MaxQueryLength  int
 	MaxBodyBytes    int64
+	MaxBatch        int   // MAX_BATCH; zero: batches refused
 	MaxResponse     int64 // bytes
 	CompressMin     int   // bytes; 0: no compression
 	RequestTimeout  time.Duration
@@ -260,6 +261,7 @@ var settings = []setting{
 		c.MaxBodyBytes = int64(n)
 		return err
 	}},
+	{"MAX_BATCH", "10", "most operations one batched request (a JSON array body, as Apollo's batching links send) may hold; each runs as a request of its own; 0: batches refused", intSetting(0, 100, func(c *Config) *int { return &c.MaxBatch })},
 	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *Config, v string) error {
 		n, err := parseInt(v, 64<<10, 1<<30)
 		c.MaxResponse = int64(n)

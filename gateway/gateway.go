@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -50,6 +51,7 @@ type Gateway struct {
 	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
+	router  *scopedRouter      // Handler, but for batches
 	conns   atomic.Pointer[connCap]
 	live    atomic.Pointer[liveGauge]
 	// held refusals of callers the REST API has not accepted (issue 22),
@@ -145,6 +147,10 @@ func (g *Gateway) wire(o options) error {
 		obs.BreakerState = func() float64 { return float64(rc.BreakerState()) }
 	}
 	obs.Connections = g.connections()
+	// The access lines name the merchant by its tag and the caller's
+	// address as the per-address budgets read it.
+	obs.MerchantTag = restclient.MerchantTag
+	obs.ClientAddr = func(r *http.Request) netip.Addr { return gqlhttp.ClientAddr(r, cfg.TrustedProxies) }
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
 	if rest == nil {
@@ -302,7 +308,7 @@ func (g *Gateway) wire(o options) error {
 		// Every operation of a WebSocket is charged to its merchant, and
 		// logged, as a request is.
 		Budget:       gqlhttp.OperationBudget(limiter, restclient.MerchantOf),
-		OperationLog: observe.OperationLog(logger),
+		OperationLog: observe.OperationLog(logger, obs),
 		Now:          o.clock,
 		Gauge: func(open func() int, limit int) {
 			g.live.Store(&liveGauge{open: open, limit: limit})
@@ -327,11 +333,18 @@ func (g *Gateway) wire(o options) error {
 	// after whatever puts the caller's pair in the context (Credentials
 	// and the session-token reader at the top of the router), so a token
 	// shares its merchant's budget.
-	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
+	// Each budget's refusals are counted and named on the access line.
+	refusedBy := func(budget string) func(context.Context, string) {
+		return func(ctx context.Context, code string) {
+			metrics.CountRefused(ctx, code)
+			observe.StatsFrom(ctx).NoteRefusedBy(budget)
+		}
+	}
+	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, refusedBy(budgetMerchant))
 	// Requests without credentials are charged to their address's budget,
 	// then (if it admits them) to the replica's shared anonymous budget.
-	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, restclient.MerchantOf, metrics.CountRefused)
-	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, metrics.CountRefused)
+	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, restclient.MerchantOf, refusedBy(budgetAnonymousAddress))
+	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, refusedBy(budgetAnonymous))
 	// Their refusals, and those of pairs the REST API has not accepted
 	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
 	// a closed-loop flood of them costs the replica little CPU.
@@ -379,9 +392,19 @@ func (g *Gateway) wire(o options) error {
 	// The same middlewares around the same server, as one chain: what chi
 	// runs for POST and GET /graphql, without its routing (scopedRouter).
 	sr.graphql = chain(top, chain(edge, gql))
-	g.Handler = sr
+	// A batch's entries each go through all of the above as a request of
+	// their own; the batch's answer is compressed as a whole.
+	g.router = sr
+	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
 	return nil
 }
+
+// The budgets an access line's refused_by names.
+const (
+	budgetMerchant         = "merchant"          // the merchant's requests (RATE_LIMIT_REQUESTS_*)
+	budgetAnonymousAddress = "anonymous_address" // one address's anonymous requests
+	budgetAnonymous        = "anonymous"         // the replica's anonymous requests
+)
 
 // graphqlPath is the GraphQL endpoint's path.
 const graphqlPath = "/graphql"

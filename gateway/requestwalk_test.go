@@ -44,8 +44,9 @@ type walkFigures struct {
 // its middlewares: each notes the *http.Request it is handed.
 func measureWalk(t *testing.T, gw http.Handler, br benchRequest) walkFigures {
 	t.Helper()
-	// *gateway.Gateway embeds its router (in the request's scope).
-	routes, ok := reflect.ValueOf(gw).Elem().FieldByName("Handler").Interface().(chi.Routes)
+	// *gateway.Gateway serves its router (in the request's scope) behind
+	// the batch dispatcher.
+	routes, ok := gateway.Router(gw.(*gateway.Gateway)).(chi.Routes)
 	if !ok {
 		t.Fatalf("the gateway's handler is %T, not a chi router", gw)
 	}

@@ -1,7 +1,6 @@
 package gqlhttp
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -158,38 +157,16 @@ const maxBatchAnswers = 100
 
 // msgBatch refuses a batch (a JSON array of operations, as Apollo's
 // BatchHttpLink sends), in each operation's answer.
-const msgBatch = "batched requests (a JSON array of operations) are not served: send each operation in a request of its own " +
+const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
-// refuseBatch answers a batch of n operations with n answers, each this
-// refusal (so that a batching client hands each operation its error,
-// rather than failing on a count that does not match), with 400: a batch
-// is not a GraphQL-over-HTTP request. Not served, rather than run entry by
-// entry: every bound of the gateway (rate limits, complexity, response
-// budget, deadline, loaders, the access log) is per request, and a batch
-// would need each of them split per entry for a gain HTTP/2 and keep-alive
-// already give (docs/clients.md "Batching").
+// refuseBatch answers a batch that reached the POST transport (batches
+// are not served: MAX_BATCH is 0) with one refusal per entry.
 func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
 	var entries []json.RawMessage
 	if json.Unmarshal(batch, &entries) != nil || len(entries) == 0 || len(entries) > maxBatchAnswers {
 		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msgBatch)
 		return
 	}
-	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
-		report(r.Context(), graph.CodeBadUserInput)
-	}
-	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msgBatch, "extensions": map[string]string{"code": graph.CodeBadUserInput}}}})
-	out := make([]byte, 0, len(entries)*(len(one)+1)+1)
-	out = append(out, '[')
-	for i := range entries {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, one...)
-	}
-	out = append(out, ']')
-	setContentType(w, r)
-	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(out)
+	refuseEntries(w, r, len(entries), msgBatch)
 }

@@ -27,6 +27,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -91,7 +92,10 @@ type accessLine struct {
 	durationMS         float64
 	operation, outcome string
 	restCalls, bytes   int64
-	traceID            string // "" when the request is not traced
+	merchant           string     // the merchant's tag, "" for none
+	client             netip.Addr // the caller's address, if known
+	refusedBy          string     // the budget that refused it, if one did
+	traceID            string     // "" when the request is not traced
 }
 
 // accessMessage is the line's message.
@@ -109,6 +113,15 @@ func (l *accessLine) attrs() []slog.Attr {
 		slog.String("outcome", l.outcome),
 		slog.Int64("rest_calls", l.restCalls),
 		slog.Int64("bytes", l.bytes),
+	}
+	if l.merchant != "" {
+		attrs = append(attrs, slog.String("merchant", l.merchant))
+	}
+	if l.client.IsValid() {
+		attrs = append(attrs, slog.String("client", l.client.String()))
+	}
+	if l.refusedBy != "" {
+		attrs = append(attrs, slog.String("refused_by", l.refusedBy))
 	}
 	if l.traceID != "" {
 		attrs = append(attrs, slog.String("trace_id", l.traceID))
@@ -225,6 +238,20 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	b = strconv.AppendInt(b, l.restCalls, 10)
 	b = append(b, `,"bytes":`...)
 	b = strconv.AppendInt(b, l.bytes, 10)
+	if l.merchant != "" {
+		b = append(b, `,"merchant":`...)
+		b = appendJSONString(b, rd.str(l.merchant))
+	}
+	if l.client.IsValid() {
+		// An address's text needs no escaping, and redacts to itself.
+		b = append(b, `,"client":"`...)
+		b = l.client.AppendTo(b)
+		b = append(b, '"')
+	}
+	if l.refusedBy != "" {
+		b = append(b, `,"refused_by":`...)
+		b = appendJSONString(b, rd.str(l.refusedBy))
+	}
 	if l.traceID != "" {
 		b = append(b, `,"trace_id":`...)
 		b = appendJSONString(b, rd.str(l.traceID))

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -323,6 +324,9 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			acc.requestID[0] = id
 			w.Header()["X-Request-Id"] = acc.requestID[:]
 			rec, stats := &acc.statusRecorder, &acc.stats
+			if o.ClientAddr != nil {
+				stats.client = o.ClientAddr(r)
+			}
 			ctx := withRequestStats(opscope.WithValue(r.Context(), requestIDKey{}, &acc.requestID[0]), stats)
 			defer func() {
 				// Logged even when next panics (net/http recovers it).
@@ -352,6 +356,11 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 					status:    status,
 					restCalls: stats.RESTCalls(),
 					bytes:     rec.bytes,
+					client:    stats.client,
+					refusedBy: stats.RefusedBy(),
+				}
+				if o.MerchantTag != nil {
+					l.merchant = o.MerchantTag(ctx)
 				}
 				l.durationMS = float64(l.time.Sub(start).Microseconds()) / 1000
 				l.operation, l.outcome = stats.Operation()
@@ -419,22 +428,40 @@ func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter 
 // duration_ms, operation, outcome, rest_calls), when the operation ends.
 // The line is logged in the operation's context, so a logger from
 // NewLogger takes the caller's credentials out of it.
-func OperationLog(logger *slog.Logger) func(ctx context.Context, transport string) (context.Context, func()) {
+func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, transport string) (context.Context, func()) {
 	return func(ctx context.Context, transport string) (context.Context, func()) {
 		start := time.Now()
 		conn := RequestID(ctx)
+		var client netip.Addr
+		if s := StatsFrom(ctx); s != nil {
+			client = s.client // the upgrade request's
+		}
 		id := NewRequestID()
 		ctx, stats := WithRequestStats(WithRequestID(ctx, id))
+		stats.client = client
 		return ctx, func() {
 			op, outcome := stats.Operation()
-			logger.LogAttrs(ctx, slog.LevelInfo, "operation",
+			attrs := []slog.Attr{
 				slog.String("request_id", id),
 				slog.String("connection_id", conn),
 				slog.String("transport", transport),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
 				slog.String("operation", op),
 				slog.String("outcome", outcome),
-				slog.Int64("rest_calls", stats.RESTCalls()))
+				slog.Int64("rest_calls", stats.RESTCalls()),
+			}
+			if o.MerchantTag != nil {
+				if m := o.MerchantTag(ctx); m != "" {
+					attrs = append(attrs, slog.String("merchant", m))
+				}
+			}
+			if client.IsValid() {
+				attrs = append(attrs, slog.String("client", client.String()))
+			}
+			if b := stats.RefusedBy(); b != "" {
+				attrs = append(attrs, slog.String("refused_by", b))
+			}
+			logger.LogAttrs(ctx, slog.LevelInfo, "operation", attrs...)
 		}
 	}
 }

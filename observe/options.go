@@ -2,6 +2,8 @@ package observe
 
 import (
 	"context"
+	"net/http"
+	"net/netip"
 	"net/url"
 )
 
@@ -46,6 +48,15 @@ type Options struct {
 	// may hold one or a piece of one. observe only reads the slice. If
 	// nil, none are known.
 	Secrets func(context.Context) []string
+	// MerchantTag names the merchant of a context's credentials (or
+	// session token) in access lines: an opaque tag of its keyed
+	// identity, never the key or any part of the pair; "" for none. Nil:
+	// no merchant is logged.
+	MerchantTag func(context.Context) string
+	// ClientAddr is the caller's address as the per-address budgets see
+	// it (the connection's peer, or the forwarded address a trusted proxy
+	// gave), for access lines. Nil: none is logged.
+	ClientAddr func(*http.Request) netip.Addr
 	// DebugPaths are the URL paths whose access lines (AccessLog) are
 	// logged at debug rather than info: machines' polls such as health
 	// probes and metrics scrapes, which a logger at info then leaves out.

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"context"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 
@@ -15,9 +16,14 @@ type RequestStats struct {
 	restCalls atomic.Int64
 	restOK    atomic.Int64
 
+	// client is the caller's address as the per-address budgets see it,
+	// set once by AccessLog before the handler runs.
+	client netip.Addr
+
 	mu        sync.Mutex
 	operation string
 	outcome   string
+	refusedBy string // the budget that refused the request, if one did
 }
 
 type statsKey struct{}
@@ -38,6 +44,29 @@ func withRequestStats(ctx context.Context, s *RequestStats) context.Context {
 func StatsFrom(ctx context.Context) *RequestStats {
 	s, _ := ctx.Value(statsKey{}).(*RequestStats)
 	return s
+}
+
+// NoteRefusedBy records the budget that refused the request (the access
+// line's refused_by): the first one noted stays.
+func (s *RequestStats) NoteRefusedBy(budget string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	if s.refusedBy == "" {
+		s.refusedBy = budget
+	}
+	s.mu.Unlock()
+}
+
+// RefusedBy is the budget NoteRefusedBy recorded, or "".
+func (s *RequestStats) RefusedBy() string {
+	if s == nil {
+		return ""
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refusedBy
 }
 
 // AddRESTCall counts one REST call (one HTTP attempt).

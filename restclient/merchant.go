@@ -135,3 +135,16 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	}
 	return v.merchantName, true
 }
+
+// MerchantTag names the merchant of ctx's credential pair in log lines:
+// the first 8 bytes of its keyed identity (MerchantOf), in hex, as its
+// circuit is named; "" when ctx carries no pair. It says which lines are
+// one merchant's, on every replica with the same key, and nothing of
+// the pair.
+func MerchantTag(ctx context.Context) string {
+	v, ok := credentialsFrom(ctx)
+	if !ok {
+		return ""
+	}
+	return merchantTag(v.merchant.short())
+}

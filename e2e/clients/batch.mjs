@@ -1,8 +1,9 @@
-// batch.mjs sends two queries at once through Apollo Client 4's
-// BatchHttpLink (one POST with a JSON array body) to the gateway at
-// GRAPHQL_URL with the headers in GRAPHQL_HEADERS, and prints what each
-// query's caller sees: its data, or its error's class, message and
-// GraphQL errors; and the HTTP statuses of the requests made.
+// batch.mjs sends the queries of QUERIES (a JSON array of query texts) at
+// once through Apollo Client 4's BatchHttpLink (one POST with a JSON array
+// body) to the gateway at GRAPHQL_URL with the headers in GRAPHQL_HEADERS,
+// and prints what each query's caller sees: its data, or its error's
+// class, message and GraphQL errors; and the HTTP statuses of the requests
+// made.
 import { ApolloClient, InMemoryCache, gql } from '@apollo/client';
 import { BatchHttpLink } from '@apollo/client/link/batch-http';
 
@@ -10,7 +11,7 @@ const statuses = [];
 const link = new BatchHttpLink({
   uri: process.env.GRAPHQL_URL,
   headers: JSON.parse(process.env.GRAPHQL_HEADERS || '{}'),
-  batchMax: 10,
+  batchMax: Number(process.env.BATCH_MAX || 10),
   batchInterval: 20,
   fetch: async (uri, init) => { const res = await fetch(uri, init); statuses.push(res.status); return res; },
 });
@@ -23,8 +24,5 @@ const run = async (query) => {
     return { error: { name: e.name, message: e.message, errors: e.errors } };
   }
 };
-const results = await Promise.all([
-  run('query First { payments(first: 1) { nodes { id } } }'),
-  run('query Second { payments(first: 2) { nodes { status } } }'),
-]);
+const results = await Promise.all(JSON.parse(process.env.QUERIES).map(run));
 console.log(JSON.stringify({ results, statuses }));

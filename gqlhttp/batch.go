@@ -1,0 +1,264 @@
+package gqlhttp
+
+// Batched requests: a JSON array of operations in one POST, as Apollo
+// iOS, Apollo Kotlin and Apollo Client's BatchHttpLink send on mobile
+// networks. Each entry is served as a request of its own, through the
+// whole handler it is put in front of (the request's scope, the access
+// log, the rate limits, the deadline, fresh loaders, the response
+// budget): nothing of one entry is shared with another but the HTTP
+// exchange, and a batch costs each bound what its entries sent one by
+// one would.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"paygraph/graph"
+)
+
+// Batches serves POST path bodies that are JSON arrays of at most max
+// operations by running each entry through next as a request of its own,
+// concurrently, and answering the entries' answers as an array, in order.
+// A body over maxBody is refused with 413 and a batch of more than max
+// entries is refused whole, each entry's answer the refusal, before any
+// entry runs. Every other request goes to next as it is; max 0 serves no
+// batch (next refuses them, as jsonPOST does). wrap, when not nil, is put
+// around the batch's own answer (compression: the entries are run
+// without it).
+func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.Handler, next http.Handler) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	b := &batches{max: max, maxBody: maxBody, next: next}
+	answer := http.Handler(http.HandlerFunc(b.answer))
+	if wrap != nil {
+		answer = wrap(answer)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != path || FirstHeader(r.Header, "Upgrade") != "" ||
+			!isJSON(FirstHeader(r.Header, "Content-Type")) || wantsEventStream(FirstHeader(r.Header, "Accept")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := &prefixedBody{ReadCloser: r.Body}
+		first, err := p.readFirst()
+		// The body as it came, what was read put back.
+		r.Body = p
+		if err != nil || first != '[' {
+			next.ServeHTTP(w, r)
+			return
+		}
+		answer.ServeHTTP(w, r)
+	})
+}
+
+type batches struct {
+	max     int
+	maxBody int64
+	next    http.Handler
+}
+
+// prefixedBody is a request body whose first bytes Batches read: up to
+// the first that is not JSON white space, read a byte at a time
+// (net/http's body reads from its buffered connection: no system call a
+// byte), and given back before the rest.
+type prefixedBody struct {
+	one    [1]byte
+	prefix []byte // what was read and not yet given back
+	io.ReadCloser
+}
+
+func (p *prefixedBody) readFirst() (byte, error) {
+	for {
+		n, err := p.ReadCloser.Read(p.one[:])
+		if n == 1 {
+			switch c := p.one[0]; c {
+			case ' ', '\t', '\r', '\n':
+				p.prefix = append(p.prefix, c) // rare: blanks before the body
+				continue
+			default:
+				if p.prefix == nil {
+					p.prefix = p.one[:] // the common case: no allocation
+				} else {
+					p.prefix = append(p.prefix, c)
+				}
+				return c, nil
+			}
+		}
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+func (p *prefixedBody) Read(b []byte) (int, error) {
+	if len(p.prefix) > 0 {
+		n := copy(b, p.prefix)
+		p.prefix = p.prefix[n:]
+		return n, nil
+	}
+	return p.ReadCloser.Read(b)
+}
+
+// answer serves one batch.
+func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput, "request body is larger than the limit")
+			return
+		}
+		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "could not read the request body")
+		return
+	}
+	var entries []json.RawMessage
+	if json.Unmarshal(body, &entries) != nil || len(entries) == 0 {
+		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+			`a batch must be a JSON array of request objects [{"query": string, "operationName": string, "variables": object, "extensions": object}, ...]`)
+		return
+	}
+	if len(entries) > b.max {
+		msg := "a batch holds at most " + strconv.Itoa(b.max) + " operations; this one has " + strconv.Itoa(len(entries)) +
+			": send the rest in another request"
+		if len(entries) > maxBatchAnswers {
+			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
+			return
+		}
+		refuseEntries(w, r, len(entries), msg)
+		return
+	}
+	answers := make([]*entryAnswer, len(entries))
+	var wg sync.WaitGroup
+	for i, e := range entries {
+		answers[i] = &entryAnswer{header: http.Header{}}
+		sub := r.Clone(r.Context())
+		sub.Body = io.NopCloser(bytes.NewReader(e))
+		sub.ContentLength = int64(len(e))
+		sub.Header.Del("Content-Length")
+		// The batch's answer is compressed as a whole, if at all, and an
+		// entry's answer is one JSON object: never a stream of parts.
+		sub.Header.Del("Accept-Encoding")
+		if accept := FirstHeader(sub.Header, "Accept"); strings.Contains(accept, "multipart") || wantsEventStream(accept) {
+			sub.Header.Set("Accept", "application/json")
+		}
+		wg.Go(func() { b.next.ServeHTTP(answers[i], sub) })
+	}
+	wg.Wait()
+	b.write(w, r, answers)
+}
+
+// write answers the entries' answers as one JSON array: each entry's body
+// when it is a JSON object (every GraphQL answer is), else an error
+// carrying its text. The headers are the first entry's (the same caller,
+// origin and media type for all), the rate-limit state the last one's;
+// Retry-After only when every entry was refused with one.
+func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
+	h := w.Header()
+	for k, v := range answers[0].header {
+		switch k {
+		case "Content-Length", "Retry-After", "Ratelimit", "Ratelimit-Policy", "Content-Encoding":
+			continue
+		}
+		h[k] = v
+	}
+	last := answers[len(answers)-1].header
+	for _, k := range []string{"Ratelimit", "Ratelimit-Policy"} {
+		if v, ok := last[k]; ok {
+			h[k] = v
+		}
+	}
+	retry := ""
+	for i, a := range answers {
+		ra := a.header.Get("Retry-After")
+		if ra == "" {
+			retry = ""
+			break
+		}
+		if i == 0 || len(ra) > len(retry) || len(ra) == len(retry) && ra > retry {
+			retry = ra
+		}
+	}
+	if retry != "" {
+		h.Set("Retry-After", retry)
+	}
+	if h.Get("Content-Type") == "" {
+		setContentType(w, r)
+	}
+	out := []byte{'['}
+	for i, a := range answers {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		body := bytes.TrimSpace(a.body.Bytes())
+		if len(body) > 0 && body[0] == '{' && json.Valid(body) {
+			out = append(out, body...)
+			continue
+		}
+		code := graph.CodeBadUserInput
+		if a.status >= 500 {
+			code = graph.CodeInternal
+		}
+		one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+			"message": string(bytes.TrimSpace(a.body.Bytes())), "extensions": map[string]string{"code": code}}}})
+		out = append(out, one...)
+	}
+	out = append(out, ']')
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
+}
+
+// entryAnswer records one entry's answer.
+type entryAnswer struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (a *entryAnswer) Header() http.Header { return a.header }
+
+func (a *entryAnswer) WriteHeader(status int) {
+	if a.status == 0 {
+		a.status = status
+	}
+}
+
+func (a *entryAnswer) Write(p []byte) (int, error) {
+	if a.status == 0 {
+		a.status = http.StatusOK
+	}
+	return a.body.Write(p)
+}
+
+// Flush is a no-op: an entry's answer is sent with the batch's.
+func (a *entryAnswer) Flush() {}
+
+// refuseEntries answers a batch of n operations with n answers, each
+// msg, with 400, so that a batching client hands each operation its
+// error rather than failing on a count that does not match.
+func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
+	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
+		report(r.Context(), graph.CodeBadUserInput)
+	}
+	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": graph.CodeBadUserInput}}}})
+	out := make([]byte, 0, n*(len(one)+1)+1)
+	out = append(out, '[')
+	for i := range n {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, one...)
+	}
+	out = append(out, ']')
+	setContentType(w, r)
+	w.WriteHeader(http.StatusBadRequest)
+	_, _ = w.Write(out)
+}
