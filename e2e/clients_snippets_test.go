@@ -87,6 +87,7 @@ type snippetReport struct {
 		Query, Persisted bool
 	}
 	Uncaught, ConsoleErrors []string
+	UncaughtTotal           int
 	Result                  json.RawMessage
 }
 
@@ -306,8 +307,8 @@ func runClientsDocSnippet(ctx context.Context, node, dir, base, text string, run
 // throw nothing and log no error.
 func judgeSnippet(run snippetRun, rep snippetReport) error {
 	var errs []error
-	if len(rep.Uncaught) > 0 {
-		errs = append(errs, fmt.Errorf("threw %d times, first: %.300s", len(rep.Uncaught), rep.Uncaught[0]))
+	if rep.UncaughtTotal > 0 {
+		errs = append(errs, fmt.Errorf("threw %d times, first: %.300s", rep.UncaughtTotal, rep.Uncaught[0]))
 	}
 	if len(rep.ConsoleErrors) > 0 {
 		errs = append(errs, fmt.Errorf("logged errors: %.600q", rep.ConsoleErrors))

@@ -20,7 +20,7 @@ import WS from 'ws';
 const env = process.env;
 const base = new URL(env.SNIPPET_BASE);
 let started = Date.now();
-const report = { calls: [], subscribes: [], requests: [], uncaught: [], consoleErrors: [], result: null };
+const report = { calls: [], subscribes: [], requests: [], uncaught: [], uncaughtTotal: 0, consoleErrors: [], result: null };
 const record = (name, arg) => report.calls.push({ name, ms: Date.now() - started, arg: arg === undefined ? null : arg });
 
 // to the gateway: a relative URL (a page served by the gateway's origin),
@@ -82,9 +82,11 @@ globalThis.WebSocket = class extends WS {
   }
 };
 
-// A page logs what it does not catch and goes on; so does this one.
-process.on('uncaughtException', (e) => report.uncaught.push(String(e?.stack ?? e)));
-process.on('unhandledRejection', (e) => report.uncaught.push(String(e?.stack ?? e)));
+// A page logs what it does not catch and goes on; so does this one (the
+// first ten kept, all counted).
+const uncaught = (e) => { if (report.uncaughtTotal++ < 10) report.uncaught.push(String(e?.stack ?? e)); };
+process.on('uncaughtException', uncaught);
+process.on('unhandledRejection', uncaught);
 const consoleError = console.error;
 console.error = (...args) => report.consoleErrors.push(args.map((a) => String(a?.message ?? JSON.stringify(a) ?? a)).join(' '));
 
