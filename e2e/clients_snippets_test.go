@@ -243,6 +243,27 @@ harness.finish({ error: first.error?.message ?? null, merged: merged?.payments.e
 		tail: `const r = await client.query('{ payments(first: 2) { nodes { id status } } }', {}).toPromise();
 harness.finish({ status: 200, body: { data: r.data, errors: r.error ? r.error.message : undefined } });`,
 		check: fetchAnswered("payments")},
+	"batch-link": {scope: scopeAll,
+		// three queries at once: one POST, three answers.
+		tail: `const q = (s) => client.query({ query: harness.parse(s), fetchPolicy: 'no-cache' });
+const rs = await Promise.all([q('{ payments(first: 1) { nodes { id } } }'), q('{ payments(first: 2) { nodes { status } } }'), q('{ __typename }')]);
+harness.finish({ answered: rs.filter((r) => r.data && !r.error).length });`,
+		check: func(r snippetReport) error {
+			var got struct{ Answered int }
+			if err := json.Unmarshal(r.Result, &got); err != nil {
+				return err
+			}
+			posts := 0
+			for _, q := range r.Requests {
+				if q.Method == "POST" && q.Status == 200 {
+					posts++
+				}
+			}
+			if got.Answered != 3 || posts != 1 || len(r.Requests) != 1 {
+				return fmt.Errorf("three queries: %d answered, in %d requests (%+v); want 3 in one POST", got.Answered, len(r.Requests), r.Requests)
+			}
+			return nil
+		}},
 	"codegen":             {runBy: "TestCodegenRecipe"},
 	"defer":               {runBy: "TestREADMEExamples"},
 	"token-fetch":         {scope: scopeCheckout, tail: fetchTail, check: fetchAnswered("checkoutSession")},
