@@ -222,7 +222,7 @@ func (g *Gateway) wire(o options) error {
 				"and accepted merchants in Redis are not shared between replicas (nor kept across a restart); give every replica the same MERCHANT_ID_KEY")
 		}
 	}
-	limiter, err := newRateLimiter(cfg, rdb, metrics, logger)
+	limiter, err := newRateLimiter(cfg, rdb, metrics, logger, redisSkipped)
 	if err != nil {
 		return err
 	}
