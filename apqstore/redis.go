@@ -8,10 +8,18 @@
 // and after a failure Redis is left alone for a short backoff so that a
 // dead or black-holed server is not dialled on every request. A small
 // in-process LRU in front serves hot hashes without a round trip.
+//
+// What Redis holds is untrusted (anything that reaches it can write a
+// key): a query read back is served only when its text is the one its
+// key names (the key is the text's SHA-256), and is otherwise a miss,
+// counted (Stats.Mismatched, WithMismatchCounter), so that a key written
+// into Redis can never make a hash run another text.
 package apqstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +42,16 @@ const (
 	maxKeyBytes          = 128 // an APQ key is a 64-character sha256 in hex
 )
 
+// hashKey reports whether query is the text key names: key is the
+// lower-case hex SHA-256 of query (the APQ protocol's sha256Hash, which
+// the GraphQL layer checks before it registers a query).
+func hashKey(key, query string) bool {
+	sum := sha256.Sum256([]byte(query))
+	var hexSum [2 * sha256.Size]byte
+	hex.Encode(hexSum[:], sum[:])
+	return string(hexSum[:]) == key
+}
+
 // Redis is a graphql.Cache[string] for gqlgen's AutomaticPersistedQuery
 // extension, backed by Redis with an in-process LRU in front.
 type Redis struct {
@@ -46,10 +64,11 @@ type Redis struct {
 	backoff   time.Duration
 	logger    *slog.Logger
 	addr      string
+	mismatch  func() // counts a query read back whose text is not its key's
 
 	downUntil atomic.Int64 // unix nanoseconds: skip Redis until then
 	down      atomic.Bool  // for logging the transitions only
-	stats     struct{ localHits, redisHits, misses, errors, skipped, stores atomic.Uint64 }
+	stats     struct{ localHits, redisHits, misses, errors, skipped, stores, mismatched atomic.Uint64 }
 }
 
 var _ graphql.Cache[string] = (*Redis)(nil)
@@ -63,6 +82,7 @@ type settings struct {
 	localBytes                      int64
 	dialTimeout, opTimeout, backoff time.Duration
 	logger                          *slog.Logger
+	mismatch                        func()
 }
 
 // WithPrefix namespaces the keys (default "paygraph:apq:").
@@ -88,6 +108,10 @@ func WithTimeouts(dial, op time.Duration) Option {
 // WithBackoff sets how long Redis is skipped after a failure (default 1s;
 // negative: never skipped).
 func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
+
+// WithMismatchCounter calls count for each query read back from Redis
+// whose text is not the one its key names (a miss; Stats.Mismatched).
+func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mismatch = count } }
 
 // WithLogger logs Redis becoming unavailable and available again (once per
 // transition, not per request).
@@ -153,6 +177,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 		backoff:   s.backoff,
 		logger:    s.logger,
 		addr:      ro.Addr,
+		mismatch:  s.mismatch,
 	}
 	_ = r.Ping(ctx) // when it fails, observe logs a warning and starts the backoff
 	return r, nil
@@ -168,7 +193,9 @@ func (r *Redis) Ping(ctx context.Context) error {
 }
 
 // Get returns the query registered under key (its sha256): from the local
-// LRU, else from Redis. Any Redis failure is a miss.
+// LRU, else from Redis. Any Redis failure is a miss, and so is a text read
+// from Redis that is not key's (checked on every read from Redis; the LRU
+// holds only checked texts and registered ones).
 func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	if v, ok := r.local.Get(ctx, key); ok {
 		r.stats.localHits.Add(1)
@@ -194,6 +221,14 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	r.observe(ctx, err)
 	if err != nil || len(v) > r.maxValue {
 		r.stats.misses.Add(1)
+		return "", false
+	}
+	if !hashKey(key, v) {
+		r.stats.mismatched.Add(1)
+		r.stats.misses.Add(1)
+		if r.mismatch != nil {
+			r.mismatch()
+		}
 		return "", false
 	}
 	r.stats.redisHits.Add(1)
@@ -231,6 +266,7 @@ type Stats struct {
 	Stores                       uint64 // queries written to Redis
 	Errors                       uint64 // Redis operations that failed or timed out
 	Skipped                      uint64 // operations not sent to Redis during a backoff
+	Mismatched                   uint64 // queries read from Redis whose text is not their key's: misses
 }
 
 // Stats returns the counters.
@@ -238,6 +274,7 @@ func (r *Redis) Stats() Stats {
 	return Stats{
 		LocalHits: r.stats.localHits.Load(), RedisHits: r.stats.redisHits.Load(), Misses: r.stats.misses.Load(),
 		Stores: r.stats.stores.Load(), Errors: r.stats.errors.Load(), Skipped: r.stats.skipped.Load(),
+		Mismatched: r.stats.mismatched.Load(),
 	}
 }
 

@@ -126,12 +126,12 @@ func TestTTLAndPrefix(t *testing.T) {
 	a := newStore(t, srv.URL, 300*time.Millisecond, WithPrefix("other:"))
 	b := newStore(t, srv.URL, 300*time.Millisecond, WithPrefix("other:"))
 	c := newStore(t, srv.URL, 0) // default prefix: another namespace
-	a.Add(ctx, "k1", "{ a }")
-	if _, ok := c.Get(ctx, "k1"); ok {
+	a.Add(ctx, hash("{ a }"), "{ a }")
+	if _, ok := c.Get(ctx, hash("{ a }")); ok {
 		t.Fatal("a store with another prefix saw the key")
 	}
 	time.Sleep(600 * time.Millisecond)
-	if v, ok := b.Get(ctx, "k1"); ok {
+	if v, ok := b.Get(ctx, hash("{ a }")); ok {
 		t.Fatalf("expired key still served: %q", v)
 	}
 }
@@ -209,8 +209,8 @@ func TestRedisStopped(t *testing.T) {
 	}
 	deadline = time.Now().Add(5 * time.Second)
 	for {
-		a.Add(ctx, "after", "{ after }")
-		if v, ok := b.Get(ctx, "after"); ok && v == "{ after }" {
+		a.Add(ctx, hash("{ after }"), "{ after }")
+		if v, ok := b.Get(ctx, hash("{ after }")); ok && v == "{ after }" {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -9,6 +9,7 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -204,13 +205,104 @@ func TestChartAgreesWithKustomize(t *testing.T) {
 		if diff := cmp.Diff(get(overlay["Ingress/paygraph"], "metadata", "annotations"), get(opts["Ingress/paygraph"], "metadata", "annotations")); diff != "" {
 			t.Errorf("Ingress annotations (-overlay +chart):\n%s", diff)
 		}
-		if got := get(overlay["ConfigMap/paygraph"], "data", "REDIS_URL"); !strings.HasPrefix(fmt.Sprint(got), "redis://paygraph-redis.payments.svc") {
-			t.Errorf("the overlay's REDIS_URL %v is not its Redis's Service", got)
-		}
-		if got := get(opts["ConfigMap/paygraph"], "data", "REDIS_URL"); got != "redis://paygraph-redis.payments.svc:6379/0" {
-			t.Errorf("the chart's REDIS_URL with its Redis: %v", got)
+		// Both read REDIS_URL (it carries the password) from the Secret
+		// paygraph-redis.
+		for name, objs := range map[string]map[string]object{"overlay": overlay, "chart": opts} {
+			if got := redisURLRef(objs); got != "paygraph-redis/REDIS_URL" {
+				t.Errorf("the %s's gateway reads REDIS_URL from %q, want the Secret paygraph-redis", name, got)
+			}
 		}
 	})
+}
+
+// redisURLRef is the Secret (name/key) the gateway's container reads
+// REDIS_URL from, "" when none.
+func redisURLRef(objs map[string]object) string {
+	for _, ct := range get(objs["Deployment/paygraph"], "spec", "template", "spec", "containers").([]any) {
+		for _, e := range asList(get(ct, "env")) {
+			if get(e, "name") == "REDIS_URL" {
+				return fmt.Sprint(get(e, "valueFrom", "secretKeyRef", "name")) + "/" + fmt.Sprint(get(e, "valueFrom", "secretKeyRef", "key"))
+			}
+		}
+	}
+	return ""
+}
+
+func asList(v any) []any { l, _ := v.([]any); return l }
+
+// TestChartBundledRedisLocked: with redis.mode=bundled and every other
+// value at its default (networkPolicy.enabled false), the bundled Redis
+// requires a password (a random one per install, in its Secret with the
+// REDIS_URL the gateway reads), runs in protected mode, and has a
+// NetworkPolicy that admits the gateway's pods only, on the Redis port;
+// the kustomize example's Redis is the same (TestChartAgreesWithKustomize).
+func TestChartBundledRedisLocked(t *testing.T) {
+	a, b := helmTemplate(t, "--set", "redis.mode=bundled"), helmTemplate(t, "--set", "redis.mode=bundled")
+	sec := a["Secret/paygraph-redis"]
+	if sec == nil {
+		t.Fatal("no Secret/paygraph-redis")
+	}
+	decode := func(o object, key string) string {
+		v, err := base64.StdEncoding.DecodeString(fmt.Sprint(get(o, "data", key)))
+		if err != nil {
+			t.Fatalf("Secret data %s: %v", key, err)
+		}
+		return string(v)
+	}
+	pw := decode(sec, "password")
+	if len(pw) < 32 {
+		t.Errorf("password of %d characters", len(pw))
+	}
+	if pw == decode(b["Secret/paygraph-redis"], "password") {
+		t.Error("two renders made the same password")
+	}
+	if u, want := decode(sec, "REDIS_URL"), "redis://:"+pw+"@paygraph-redis.payments.svc:6379/0"; u != want {
+		t.Errorf("REDIS_URL in the Secret %q, want %q", u, want)
+	}
+	if got := redisURLRef(a); got != "paygraph-redis/REDIS_URL" {
+		t.Errorf("the gateway reads REDIS_URL from %q", got)
+	}
+	if u, ok := get(a["ConfigMap/paygraph"], "data", "REDIS_URL").(string); ok {
+		t.Errorf("the ConfigMap holds REDIS_URL %q", u)
+	}
+
+	ct := get(a["StatefulSet/paygraph-redis"], "spec", "template", "spec", "containers").([]any)[0]
+	args := fmt.Sprint(get(ct, "args"))
+	for _, want := range []string{"--requirepass $(REDISCLI_AUTH)", "--protected-mode yes"} {
+		if !strings.Contains(args, want) {
+			t.Errorf("Redis args %s: no %q", args, want)
+		}
+	}
+	env := asList(get(ct, "env"))
+	if len(env) != 1 || get(env[0], "name") != "REDISCLI_AUTH" || get(env[0], "valueFrom", "secretKeyRef", "name") != "paygraph-redis" ||
+		get(env[0], "valueFrom", "secretKeyRef", "key") != "password" {
+		t.Errorf("Redis env %v, want REDISCLI_AUTH from the Secret's password", env)
+	}
+
+	pol := a["NetworkPolicy/paygraph-redis"]
+	if pol == nil {
+		t.Fatal("no NetworkPolicy/paygraph-redis with the default networkPolicy.enabled")
+	}
+	if a["NetworkPolicy/paygraph"] != nil {
+		t.Error("the gateway's own NetworkPolicy rendered with networkPolicy.enabled false")
+	}
+	if got := get(pol, "spec", "podSelector", "matchLabels"); !cmp.Equal(got, get(a["StatefulSet/paygraph-redis"], "spec", "selector", "matchLabels")) {
+		t.Errorf("the policy selects %v, not the Redis pods", got)
+	}
+	ingress := asList(get(pol, "spec", "ingress"))
+	if len(ingress) != 1 {
+		t.Fatalf("ingress rules %v, want one", ingress)
+	}
+	from := asList(get(ingress[0], "from"))
+	if len(from) != 1 || !cmp.Equal(get(from[0], "podSelector", "matchLabels"), get(a["Deployment/paygraph"], "spec", "selector", "matchLabels")) {
+		t.Errorf("admits %v, want the gateway's pods only", from)
+	}
+	if ports := fmt.Sprint(get(ingress[0], "ports")); ports != "[map[port:6379 protocol:TCP]]" {
+		t.Errorf("ports %s, want 6379 only", ports)
+	}
+	if types := fmt.Sprint(get(pol, "spec", "policyTypes")); types != "[Ingress Egress]" {
+		t.Errorf("policyTypes %s", types)
+	}
 }
 
 // TestChartPublicRoutes: the Ingress routes /graphql, /auth/token, / and

@@ -303,18 +303,19 @@ func TestManifests(t *testing.T) {
 		}
 		// The gateway holds no credentials (callers send theirs): no
 		// Secret object here, and no Secret read but the ones that hold
-		// its own cursor and token keys, which the cluster's operators
+		// its own cursor and token keys and the Redis password (with the
+		// REDIS_URL that carries it), which the cluster's operators
 		// create.
 		if regexp.MustCompile(`(?m)^kind: Secret|secretRef:`).Match(b) {
 			t.Errorf("%s: the gateway holds no credentials; no Secret", path)
 		}
 		for _, m := range regexp.MustCompile(`(?m)^\s*- name: (\S+)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAllSubmatch(b, -1) {
-			if k := string(m[1]); k != "CURSOR_KEYS" && k != "TOKEN_KEYS" && k != "MERCHANT_ID_KEY" {
-				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS, TOKEN_KEYS and MERCHANT_ID_KEY are secret", path, m[1])
+			if !secretEnv.MatchString(string(m[1])) {
+				t.Errorf("%s: %s comes from a Secret; only CURSOR_KEYS, TOKEN_KEYS, MERCHANT_ID_KEY, REDIS_URL and Redis's REDISCLI_AUTH are secret", path, m[1])
 			}
 		}
-		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: (CURSOR_KEYS|TOKEN_KEYS|MERCHANT_ID_KEY)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
-			t.Errorf("%s: %d secretKeyRef, %d of them for CURSOR_KEYS, TOKEN_KEYS and MERCHANT_ID_KEY", path, n, refs)
+		if n, refs := len(regexp.MustCompile(`secretKeyRef:`).FindAll(b, -1)), len(regexp.MustCompile(`(?m)^\s*- name: (CURSOR_KEYS|TOKEN_KEYS|MERCHANT_ID_KEY|REDIS_URL|REDISCLI_AUTH)\s*\n\s*valueFrom:\s*\n\s*secretKeyRef:`).FindAll(b, -1)); n != refs {
+			t.Errorf("%s: %d secretKeyRef, %d of them for the secret settings", path, n, refs)
 		}
 		return nil
 	})
@@ -322,3 +323,6 @@ func TestManifests(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// secretEnv names the variables a manifest may read from a Secret.
+var secretEnv = regexp.MustCompile(`^(CURSOR_KEYS|TOKEN_KEYS|MERCHANT_ID_KEY|REDIS_URL|REDISCLI_AUTH)$`)

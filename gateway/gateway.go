@@ -161,10 +161,11 @@ func (g *Gateway) wire(o options) error {
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
+	redisSkipped := metrics.RedisSkipped()
 	if cfg.RedisURL != "" {
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
 			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
-			apqstore.WithLogger(logger))
+			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }))
 		if err != nil {
 			return err
 		}
@@ -227,7 +228,7 @@ func (g *Gateway) wire(o options) error {
 				"and accepted merchants in Redis are not shared between replicas (nor kept across a restart); give every replica the same MERCHANT_ID_KEY")
 		}
 	}
-	limiter, err := newRateLimiter(cfg, rdb, metrics, logger)
+	limiter, err := newRateLimiter(cfg, rdb, metrics, logger, redisSkipped)
 	if err != nil {
 		return err
 	}
@@ -249,7 +250,7 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
-	hub, err := g.subscriptionHub(metrics, rdb, merchantKey)
+	hub, err := g.subscriptionHub(metrics, rdb, merchantKey, redisSkipped)
 	if err != nil {
 		return err
 	}

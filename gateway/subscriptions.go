@@ -27,10 +27,18 @@ import (
 // What the replicas keep in Redis (each state's JSON, with its customer's
 // contact details) is sealed with AES-256-GCM under a key derived from the
 // merchant identity's (MERCHANT_ID_KEY, or what stands for it): the
-// replicas that share the Redis share that key.
-func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey) (*livepoll.Hub, error) {
+// replicas that share the Redis share that key. What is read back is
+// untrusted: an entry or a lease that does not parse, or a state that
+// does not decode, is skipped and counted by skipped (stream, lease).
+func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
-	cfg.Decode = graph.DecodeLive
+	cfg.Decode = func(kind string, data []byte) (any, error) {
+		v, err := graph.DecodeLive(kind, data)
+		if err != nil {
+			skipped(livepoll.SkippedStream, 1)
+		}
+		return v, err
+	}
 	if rdb != nil {
 		block, err := aes.NewCipher(merchantKey.Derive("live status at rest"))
 		if err != nil {
@@ -40,7 +48,7 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 		if err != nil {
 			return nil, err
 		}
-		cfg.Store = livepoll.NewRedisStore(rdb, 0).Sealed(aead)
+		cfg.Store = livepoll.NewRedisStore(rdb, 0).Sealed(aead).CountingSkipped(skipped)
 	}
 	var hub *livepoll.Hub
 	countPoll := metrics.Subscriptions(func() (int, int) {

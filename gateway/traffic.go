@@ -25,7 +25,7 @@ import (
 // newRateLimiter builds the per-merchant limits: shared through rdb (the
 // APQ store's client: one Redis pool a replica) when REDIS_URL is set,
 // local otherwise. Nil when every limit is 0.
-func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger) (*ratelimit.Limiter, error) {
+func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger, skipped func(read string, n int)) (*ratelimit.Limiter, error) {
 	rc := ratelimit.Config{
 		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
 		RequestsPerSecond: cfg.RateLimitRequestsPerSecond, RequestsBurst: cfg.RateLimitRequestsBurst,
@@ -35,6 +35,7 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 		return nil, nil
 	}
 	rc.OnDecision = metrics.RateLimitCounter()
+	rc.OnJunk = func() { skipped("ratelimit", 1) }
 	if rdb != nil { // never a typed nil in the interface
 		rc.Redis = rdb
 	}

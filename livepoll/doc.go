@@ -91,6 +91,15 @@
 // Interval. A poller that stops gives its lease up. While the Store fails,
 // each replica polls for itself, as without one.
 //
+// What a Store holds is untrusted (anything that reaches Redis can write
+// it): an entry RedisStore did not write, or one that does not open under
+// the replica's key, is skipped and counted, never a transition and never
+// a reason to stop. The replica that polls deletes such entries when they
+// stand in the way of its append (a later id than any transition), and a
+// lease no replica took is taken over. A refused append whose later
+// transition this replica cannot read is published as if recorded: the
+// poll waits its usual interval.
+//
 // # Bounds, checked before any work
 //
 // Subscribe refuses, with a *LimitError (errors.Is ErrTooManySubscriptions),

@@ -174,13 +174,29 @@ func (p *poller) run() {
 				}
 				if st != nil && !p.append(st, rec, last.id) {
 					// Another replica recorded a transition first: read it
-					// at the next pass, and compare again then.
-					p.report(outcome)
-					nextPoll = time.Time{}
-					if !h.sleep(p.ctx, p.tick()) {
+					// now, and when there was one to read, fetch again at
+					// the next pass to compare with it. A later entry this
+					// replica cannot read is not a transition: rec is
+					// published as if recorded, and the poll waits as
+					// usual (never a fetch every tick for what nobody
+					// reads).
+					n, final := p.catchUp(st)
+					if p.ctx.Err() != nil {
 						return
 					}
-					continue
+					if final {
+						p.report(outcome)
+						p.finish(nil, nil)
+						return
+					}
+					if n > 0 {
+						p.report(outcome)
+						nextPoll = time.Time{}
+						if !h.sleep(p.ctx, p.tick()) {
+							return
+						}
+						continue
+					}
 				}
 				if snap.Phase == PhaseFinal {
 					p.report(outcome)

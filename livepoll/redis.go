@@ -1,5 +1,13 @@
 // RedisStore: the Store of a fleet, in the Redis every replica already
 // shares (REDIS_URL), on go-redis v9.
+//
+// What Redis holds is untrusted: anything in the cluster that reaches it
+// may have written any key. Every value read back is parsed; one that
+// does not parse (or, sealed, does not open) is skipped and counted
+// (CountingSkipped), and never stops the fleet: an entry that blocks the
+// stream (a later id than any transition, which XADD cannot pass) is
+// deleted by the replica that polls, and a lease no replica could have
+// taken (no expiry, too long a life, not a lease value) is taken over.
 
 package livepoll
 
@@ -8,7 +16,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
+
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +27,23 @@ import (
 // DefaultRedisTimeout bounds each Redis call of a RedisStore: past it the
 // poller acts as without a Store for that tick.
 const DefaultRedisTimeout = 500 * time.Millisecond
+
+// What a RedisStore reports to CountingSkipped: the kind of value that
+// did not parse.
+const (
+	SkippedStream = "stream" // an event stream entry: its id, its fields, or (sealed) it does not open
+	SkippedLease  = "lease"  // a lease no replica wrote
+)
+
+// idSlack is how far past this replica's clock an event id may be: the
+// first id of a history is the Unix milliseconds of the clock of the
+// replica that saw it, and each later one adds 1 (at most one a tick), so
+// a real id never runs ahead of the clock; a day covers any skew between
+// replicas' clocks. A later id is not a transition.
+const idSlack = 24 * time.Hour
+
+// leaseValueLen is the length of a lease value (NewRedisStore's me).
+const leaseValueLen = 24
 
 // RedisStore keeps, per key, two Redis keys with one hash tag (one slot on
 // a cluster):
@@ -36,51 +61,77 @@ type RedisStore struct {
 	me      string // this replica's lease value
 	timeout time.Duration
 	aead    cipher.AEAD // seals f and d (Sealed); nil: kept as they are
+	skipped func(what string, n int)
 }
 
 // Sealed returns s sealing what it keeps of each state (its JSON, which
 // holds a customer's name, email, phone and address, and its fingerprint)
-// with aead, bound to the key and field it is kept under: a Redis dump or
-// a replica of Redis holds no customer data, and an entry moved to another
-// key does not open. Every replica sharing the Redis needs the same key; an
-// entry that does not open (another key, or a rotated one) is an error
-// of Since, after which the poller polls for itself.
+// with aead, bound to the key, field, event id and phase it is kept
+// under: a Redis dump or a replica of Redis holds no customer data, and
+// an entry moved to another key or id, or given another phase, does not
+// open. Every replica sharing the Redis needs the same key; an entry that
+// does not open (another key, or a rotated one) is skipped, as one that
+// does not parse.
 func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 	c := *s
 	c.aead = aead
 	return &c
 }
 
-// seal is nonce || AEAD(v), with the stream key and field as associated
-// data; v as it is without a key.
-func (s *RedisStore) seal(stream, field string, v []byte) []byte {
+// CountingSkipped returns s calling count with n each time it skips n
+// values that do not parse (SkippedStream, SkippedLease). An entry left
+// in Redis is counted at each read that skips it.
+func (s *RedisStore) CountingSkipped(count func(what string, n int)) *RedisStore {
+	c := *s
+	c.skipped = count
+	return &c
+}
+
+func (s *RedisStore) skip(what string, n int) {
+	if s.skipped != nil && n > 0 {
+		s.skipped(what, n)
+	}
+}
+
+// aad binds a sealed field to where it is kept: the stream, the field,
+// the event id and the phase.
+func aad(stream, field string, id uint64, ph Phase) []byte {
+	b := make([]byte, 0, len(stream)+len(field)+24)
+	b = append(b, stream...)
+	b = append(b, 0)
+	b = append(b, field...)
+	b = append(b, 0)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, 0, byte('0'+ph))
+	return b
+}
+
+// seal is nonce || AEAD(v), bound by aad; v as it is without a key.
+func (s *RedisStore) seal(stream, field string, id uint64, ph Phase, v []byte) []byte {
 	if s.aead == nil {
 		return v
 	}
 	out := make([]byte, s.aead.NonceSize(), s.aead.NonceSize()+len(v)+s.aead.Overhead())
 	_, _ = rand.Read(out) // never fails (crypto/rand crashes the program instead)
-	return s.aead.Seal(out, out, v, []byte(stream+"\x00"+field))
+	return s.aead.Seal(out, out, v, aad(stream, field, id, ph))
 }
 
-func (s *RedisStore) open(stream, field string, v []byte) ([]byte, error) {
+func (s *RedisStore) open(stream, field string, id uint64, ph Phase, v []byte) ([]byte, bool) {
 	if s.aead == nil {
-		return v, nil
+		return v, true
 	}
 	n := s.aead.NonceSize()
 	if len(v) < n {
-		return nil, errors.New("livepoll: a sealed stream entry too short to open")
+		return nil, false
 	}
-	out, err := s.aead.Open(nil, v[:n], v[n:], []byte(stream+"\x00"+field))
-	if err != nil {
-		return nil, errors.New("livepoll: a stream entry that does not open under this replica's key")
-	}
-	return out, nil
+	out, err := s.aead.Open(nil, v[:n], v[n:], aad(stream, field, id, ph))
+	return out, err == nil
 }
 
 // NewRedisStore returns a Store on rdb; timeout bounds each call (zero:
 // DefaultRedisTimeout).
 func NewRedisStore(rdb redis.UniversalClient, timeout time.Duration) *RedisStore {
-	b := make([]byte, 12)
+	b := make([]byte, leaseValueLen/2)
 	_, _ = rand.Read(b)
 	if timeout <= 0 {
 		timeout = DefaultRedisTimeout
@@ -94,18 +145,28 @@ func redisKeys(k Key) (lease, events string) {
 }
 
 // leaseScript takes the lease when free (SET NX PX) or renews it when it
-// is this replica's, and then keeps the transitions for keep more.
+// is this replica's, and then keeps the transitions for keep more. A
+// lease held by a value no replica writes (not 24 lower-case hex digits)
+// or living longer than a replica sets (no expiry, or past 4 ttl: room
+// for replicas whose intervals differ during a rollout) is taken over:
+// it answers 2.
 var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
+local took = 1
 if v == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
 elseif v then
-  return 0
+  local pt = redis.call('PTTL', KEYS[1])
+  if #v == 24 and not string.find(v, '[^0-9a-f]') and pt > 0 and pt <= 4 * tonumber(ARGV[2]) then
+    return 0
+  end
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  took = 2
 elseif not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
   return 0
 end
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return 1
+return took
 `)
 
 var releaseScript = redis.NewScript(`
@@ -113,19 +174,30 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// appendScript adds a transition unless the stream holds a later one than
-// the one it follows (ARGV[1]); it returns the stream's last event id.
+// appendScript adds a transition unless the stream holds a later entry
+// than the one it follows (ARGV[1]); it returns "added", or the stream's
+// last entry id. ARGV[8] on are entries to delete
+// first (ones the caller found do not parse): the stream's last id is
+// then set back to its last entry's, so that XADD takes ids after it
+// again.
 var appendScript = redis.NewScript(`
-local last, lastid = 0, '0'
+if #ARGV > 7 then
+  redis.call('XDEL', KEYS[1], unpack(ARGV, 8))
+  local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+  if #top == 0 then
+    redis.call('DEL', KEYS[1])
+  else
+    redis.call('XSETID', KEYS[1], top[1][1])
+  end
+end
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 if #top > 0 then
-  lastid = string.match(top[1][1], '%-(%d+)$')
-  last = tonumber(lastid)
+  local seq = tonumber(string.match(top[1][1], '^0%-(%d+)$'))
+  if not seq or seq > tonumber(ARGV[1]) or seq >= tonumber(ARGV[2]) then return top[1][1] end
 end
-if last > tonumber(ARGV[1]) or last >= tonumber(ARGV[2]) then return lastid end
 redis.call('XADD', KEYS[1], 'MAXLEN', ARGV[3], '0-' .. ARGV[2], 'f', ARGV[5], 'p', ARGV[6], 'd', ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return ARGV[2]
+return 'added'
 `)
 
 func (s *RedisStore) Lease(ctx context.Context, key Key, ttl, keep time.Duration) (bool, error) {
@@ -133,7 +205,10 @@ func (s *RedisStore) Lease(ctx context.Context, key Key, ttl, keep time.Duration
 	defer cancel()
 	lease, events := redisKeys(key)
 	n, err := leaseScript.Run(ctx, s.rdb, []string{lease, events}, s.me, ttl.Milliseconds(), keep.Milliseconds()).Int()
-	return n == 1, err
+	if n == 2 {
+		s.skip(SkippedLease, 1)
+	}
+	return n >= 1, err
 }
 
 func (s *RedisStore) Release(ctx context.Context, key Key) {
@@ -143,19 +218,102 @@ func (s *RedisStore) Release(ctx context.Context, key Key) {
 	_ = releaseScript.Run(ctx, s.rdb, []string{lease}, s.me).Err()
 }
 
+// Append records r after prev. Refused because of an entry after prev,
+// it reads the entries after prev: when one is a transition, that is the
+// refusal; when none parses, they are deleted and r recorded, so that
+// junk with a later id never stops the stream.
 func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64, keep time.Duration) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	_, events := redisKeys(key)
-	v, err := appendScript.Run(ctx, s.rdb, []string{events},
-		strconv.FormatUint(prev, 10), strconv.FormatUint(r.ID, 10), MaxKept, keep.Milliseconds(),
-		s.seal(events, "f", []byte(r.Fingerprint)), int(r.Phase), s.seal(events, "d", r.Data)).Text()
+	top, err := s.append(ctx, events, r, prev, keep, nil)
 	if err != nil {
 		return 0, err
 	}
-	return strconv.ParseUint(v, 10, 64)
+	if top == added {
+		return r.ID, nil
+	}
+	msgs, err := s.rdb.XRangeN(ctx, events, "(0-"+strconv.FormatUint(prev, 10), "+", 2*MaxKept).Result()
+	if err != nil {
+		return 0, err
+	}
+	var junk []any
+	last := uint64(0)
+	for _, m := range msgs {
+		if rec, ok := s.parse(events, m); ok {
+			last = rec.ID
+		} else {
+			junk = append(junk, m.ID)
+		}
+	}
+	if last > 0 {
+		return last, nil // another replica's transition: refused
+	}
+	if len(junk) == 0 {
+		return prev, nil // nothing after prev any more (trimmed or expired): the caller tries again
+	}
+	s.skip(SkippedStream, len(junk))
+	top, err = s.append(ctx, events, r, prev, keep, junk)
+	if err != nil {
+		return 0, err
+	}
+	if top == added {
+		return r.ID, nil
+	}
+	if id, ok := entryID(top); ok {
+		return id, nil
+	}
+	return prev, nil
 }
 
+// added is appendScript's answer when it recorded the transition.
+const added = "added"
+
+func (s *RedisStore) append(ctx context.Context, events string, r Record, prev uint64, keep time.Duration, drop []any) (string, error) {
+	args := append([]any{strconv.FormatUint(prev, 10), strconv.FormatUint(r.ID, 10), MaxKept, keep.Milliseconds(),
+		s.seal(events, "f", r.ID, r.Phase, []byte(r.Fingerprint)), int(r.Phase), s.seal(events, "d", r.ID, r.Phase, r.Data)}, drop...)
+	return appendScript.Run(ctx, s.rdb, []string{events}, args...).Text()
+}
+
+// entryID reads a stream entry id as RedisStore writes it: 0-<event id>,
+// the event id not zero and not past the clock (idSlack).
+func entryID(s string) (uint64, bool) {
+	seq, ok := strings.CutPrefix(s, "0-")
+	if !ok {
+		return 0, false
+	}
+	id, err := strconv.ParseUint(seq, 10, 64)
+	if err != nil || id == 0 || id > uint64(time.Now().Add(idSlack).UnixMilli()) {
+		return 0, false
+	}
+	return id, true
+}
+
+// parse reads one stream entry; false for one RedisStore did not write
+// (or, sealed, one that does not open under this replica's key).
+func (s *RedisStore) parse(events string, m redis.XMessage) (Record, bool) {
+	id, ok := entryID(m.ID)
+	if !ok || len(m.Values) != 3 {
+		return Record{}, false
+	}
+	f, okf := m.Values["f"].(string)
+	p, okp := m.Values["p"].(string)
+	d, okd := m.Values["d"].(string)
+	if !okf || !okp || !okd || len(p) != 1 || p[0] < '0' || p[0] > '0'+byte(PhaseFinal) {
+		return Record{}, false
+	}
+	ph := Phase(p[0] - '0')
+	fp, okf := s.open(events, "f", id, ph, []byte(f))
+	data, okd := s.open(events, "d", id, ph, []byte(d))
+	if !okf || !okd {
+		return Record{}, false
+	}
+	return Record{ID: id, Fingerprint: string(fp), Phase: ph, Data: data}, true
+}
+
+// Since returns the transitions after after; entries that do not parse
+// are skipped (and counted), never an error: one junk entry must not hide
+// the transitions around it.
 func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -166,24 +324,12 @@ func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record
 	}
 	out := make([]Record, 0, len(msgs))
 	for _, m := range msgs {
-		seq, ok := strings.CutPrefix(m.ID, "0-")
-		id, err := strconv.ParseUint(seq, 10, 64)
-		if !ok || err != nil {
-			return nil, errors.New("livepoll: a stream entry id not written by RedisStore")
+		if r, ok := s.parse(events, m); ok {
+			out = append(out, r)
 		}
-		f, _ := m.Values["f"].(string)
-		p, _ := m.Values["p"].(string)
-		d, _ := m.Values["d"].(string)
-		ph, _ := strconv.Atoi(p)
-		fp, err := s.open(events, "f", []byte(f))
-		if err != nil {
-			return nil, err
-		}
-		data, err := s.open(events, "d", []byte(d))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, Record{ID: id, Fingerprint: string(fp), Phase: Phase(ph), Data: data})
 	}
+	s.skip(SkippedStream, len(msgs)-len(out))
 	return out, nil
 }
+
+var _ Store = (*RedisStore)(nil)

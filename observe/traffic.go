@@ -49,3 +49,26 @@ func plainOutcome(s string) bool {
 	}
 	return true
 }
+
+// The values read back from Redis that RedisSkipped counts; any other is
+// "other".
+var redisReads = map[string]bool{"stream": true, "lease": true, "apq": true, "ratelimit": true}
+
+// RedisSkipped registers paygraph_redis_skipped_total{read} and returns
+// the function that counts n values read back from Redis that did not
+// parse (or did not check: a persisted query whose text is not its hash)
+// and were skipped: read is what was read (stream: a subscription's event
+// stream entry; lease: a subscription poller's lease; apq: a persisted
+// query; ratelimit: a rate-limit budget). Call it once per Metrics.
+func (m *Metrics) RedisSkipped() func(read string, n int) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_redis_skipped_total",
+		Help: "Values read back from Redis that did not parse or check and were skipped, by what was read (stream, lease, apq, ratelimit). Anything nonzero means something other than the gateway writes to its Redis."},
+		[]string{"read"})
+	m.reg.MustRegister(c)
+	return func(read string, n int) {
+		if !redisReads[read] {
+			read = "other"
+		}
+		c.WithLabelValues(read).Add(float64(n))
+	}
+}

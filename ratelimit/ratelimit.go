@@ -179,6 +179,9 @@ type Config struct {
 	// OnDecision, when not nil, is called once per Allow with one of the
 	// Outcome constants (never a merchant), for metrics.
 	OnDecision func(outcome string)
+	// OnJunk, when not nil, is called for each budget read back from
+	// Redis that redis_rate could not have written (it is then reset).
+	OnJunk func()
 	// Logger, when not nil, gets one line when Redis becomes unavailable
 	// and one when it is back (never one per request).
 	Logger *slog.Logger
@@ -232,6 +235,7 @@ type Limiter struct {
 	timeout     time.Duration
 	backoff     time.Duration
 	onDecision  func(string)
+	onJunk      func()
 	logger      *slog.Logger
 	downUntil   atomic.Int64 // unix nanoseconds: Redis is left alone until then; 0: healthy
 	down        atomic.Bool  // for logging the transitions only
@@ -257,7 +261,7 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{
 		timeout: cmpOr(cfg.RedisTimeout, DefaultRedisTimeout), backoff: cmpOr(cfg.RedisBackoff, DefaultRedisBackoff),
-		onDecision: cfg.OnDecision, logger: cfg.Logger,
+		onDecision: cfg.OnDecision, onJunk: cfg.OnJunk, logger: cfg.Logger,
 	}
 	if l.logger == nil {
 		l.logger = slog.New(slog.DiscardHandler)

@@ -4,8 +4,31 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
 )
+
+var errJunkBudget = errors.New("ratelimit: a budget in Redis that redis_rate did not write")
+
+// junkBudget reports whether a charge of n to lim read a value redis_rate
+// never writes: its script failed on it (Redis answered with a Lua
+// error, not a network one), or it answered a wait past the charge's
+// emission (n × t), a reset past the budget's window (tau), or a negative
+// one or a refusal without a wait (a duration that overflowed), which a
+// GCRA never does (a second of slack for redis_rate's floating point).
+func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
+	if err != nil {
+		var re redis.Error
+		return errors.As(err, &re) && strings.Contains(err.Error(), "user_script")
+	}
+	refusedNow := res.Allowed == 0 && res.RetryAfter <= 0 // a refusal always names a wait; an overflowing one is negative
+	return refusedNow || res.ResetAfter < 0 || res.RetryAfter > time.Duration(int64(n)*lim.t)+time.Second ||
+		res.ResetAfter > time.Duration(lim.tau)+time.Second
+}
 
 // keyPrefix namespaces the budgets (redis_rate puts "rate:" before it):
 // rate:paygraph:rl:<policy>:<merchant>.
@@ -28,8 +51,25 @@ func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, use
 	return req, rest, l.observe(ctx, err)
 }
 
+// redisCharge charges n to merchant's budget lim in Redis. What Redis
+// holds is untrusted: a budget redis_rate could not have written (not a
+// number, which fails its script, or a wait or reset longer than the
+// budget allows, which would refuse the merchant for good) is deleted,
+// counted (Config.OnJunk) and charged again, fresh.
 func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n int) (result, error) {
-	res, err := l.rdb.AllowN(ctx, keyPrefix+lim.policy+":"+merchant, lim.redisLimit(), n)
+	key := keyPrefix + lim.policy + ":" + merchant
+	res, err := l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
+	if junkBudget(res, err, lim, n) {
+		if l.onJunk != nil {
+			l.onJunk()
+		}
+		if err = l.rdb.Reset(ctx, key); err == nil {
+			res, err = l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
+		}
+	}
+	if err == nil && junkBudget(res, nil, lim, n) {
+		err = errJunkBudget // written again meanwhile: this decision is local
+	}
 	if err != nil {
 		return result{}, err
 	}
