@@ -40,6 +40,7 @@ func allFamilies(t *testing.T) map[string][]string {
 	m.Subscriptions(func() (int, int) { return 0, 0 })
 	m.RateLimitCounter()
 	m.TrustedDocumentsCounter()
+	m.RedisSkipped()
 	ch := make(chan *prometheus.Desc)
 	go func() { m.Registry().Describe(ch); close(ch) }()
 	families := map[string][]string{}
