@@ -65,6 +65,7 @@ type Redis struct {
 	logger    *slog.Logger
 	addr      string
 	mismatch  func() // counts a query read back whose text is not its key's
+	errCount  func() // counts a Redis operation that failed
 
 	downUntil atomic.Int64 // unix nanoseconds: skip Redis until then
 	down      atomic.Bool  // for logging the transitions only
@@ -82,7 +83,7 @@ type settings struct {
 	localBytes                      int64
 	dialTimeout, opTimeout, backoff time.Duration
 	logger                          *slog.Logger
-	mismatch                        func()
+	mismatch, errCount              func()
 }
 
 // WithPrefix namespaces the keys (default "paygraph:apq:").
@@ -108,6 +109,11 @@ func WithTimeouts(dial, op time.Duration) Option {
 // WithBackoff sets how long Redis is skipped after a failure (default 1s;
 // negative: never skipped).
 func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
+
+// WithErrorCounter calls count for each Redis operation that failed or
+// timed out (Stats.Errors), whose look-up or registration then falls back
+// to the replica's own cache.
+func WithErrorCounter(count func()) Option { return func(s *settings) { s.errCount = count } }
 
 // WithMismatchCounter calls count for each query read back from Redis
 // whose text is not the one its key names (a miss; Stats.Mismatched).
@@ -178,6 +184,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 		logger:    s.logger,
 		addr:      ro.Addr,
 		mismatch:  s.mismatch,
+		errCount:  s.errCount,
 	}
 	_ = r.Ping(ctx) // when it fails, observe logs a warning and starts the backoff
 	return r, nil
@@ -298,6 +305,9 @@ func (r *Redis) observe(ctx context.Context, err error) {
 		return
 	}
 	r.stats.errors.Add(1)
+	if r.errCount != nil {
+		r.errCount()
+	}
 	if r.backoff > 0 {
 		r.downUntil.Store(time.Now().Add(r.backoff).UnixNano())
 	}

@@ -7,6 +7,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -25,17 +26,31 @@ const acceptedKeyPrefix = "paygraph:merchant:accepted:"
 
 // redisAccepted is restclient.AcceptedStore over a Redis client (the APQ
 // store's: one pool a replica). Each call carries restclient's deadline.
-type redisAccepted struct{ rdb *redis.Client }
+// onErr counts each operation that failed (the replica then remembers
+// accepted merchants in its own memory).
+type redisAccepted struct {
+	rdb   *redis.Client
+	onErr func()
+}
 
 func (s redisAccepted) Accepted(ctx context.Context, merchant string) (bool, error) {
 	n, err := s.rdb.Exists(ctx, acceptedKeyPrefix+merchant).Result()
-	return n == 1, err
+	return n == 1, s.counted(ctx, err)
 }
 
 func (s redisAccepted) Accept(ctx context.Context, merchant string) error {
-	return s.rdb.Set(ctx, acceptedKeyPrefix+merchant, "1", acceptedTTL).Err()
+	return s.counted(ctx, s.rdb.Set(ctx, acceptedKeyPrefix+merchant, "1", acceptedTTL).Err())
 }
 
 func (s redisAccepted) Forget(ctx context.Context, merchant string) error {
-	return s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err()
+	return s.counted(ctx, s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err())
+}
+
+// counted counts err, unless the caller canceled the operation (which
+// says nothing of Redis; a deadline passed does).
+func (s redisAccepted) counted(ctx context.Context, err error) error {
+	if err != nil && !errors.Is(ctx.Err(), context.Canceled) && s.onErr != nil {
+		s.onErr()
+	}
+	return err
 }

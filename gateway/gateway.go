@@ -161,11 +161,12 @@ func (g *Gateway) wire(o options) error {
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
-	redisSkipped := metrics.RedisSkipped()
+	redisSkipped, redisErrors := metrics.RedisSkipped(), metrics.RedisErrors()
 	if cfg.RedisURL != "" {
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
 			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
-			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }))
+			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }),
+			apqstore.WithErrorCounter(func() { redisErrors("apq") }))
 		if err != nil {
 			return err
 		}
@@ -174,7 +175,7 @@ func (g *Gateway) wire(o options) error {
 	}
 	unaccepted := cfg.RESTUnaccepted
 	if rdb != nil {
-		unaccepted.Store = redisAccepted{rdb}
+		unaccepted.Store = redisAccepted{rdb: rdb, onErr: func() { redisErrors("accepted") }}
 	}
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:      g.baseURL,
@@ -250,7 +251,7 @@ func (g *Gateway) wire(o options) error {
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
 	}
-	hub, err := g.subscriptionHub(metrics, rdb, merchantKey, redisSkipped)
+	hub, err := g.subscriptionHub(metrics, rdb, merchantKey, redisSkipped, redisErrors)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"errors"
 	"net/url"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -30,7 +32,7 @@ import (
 // replicas that share the Redis share that key. What is read back is
 // untrusted: an entry or a lease that does not parse, or a state that
 // does not decode, is skipped and counted by skipped (stream, lease).
-func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int)) (*livepoll.Hub, error) {
+func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {
 		v, err := graph.DecodeLive(kind, data)
@@ -48,7 +50,7 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 		if err != nil {
 			return nil, err
 		}
-		cfg.Store = livepoll.NewRedisStore(rdb, 0).Sealed(aead).CountingSkipped(skipped)
+		cfg.Store = countedStore{livepoll.NewRedisStore(rdb, 0).Sealed(aead).CountingSkipped(skipped), failed}
 	}
 	var hub *livepoll.Hub
 	countPoll := metrics.Subscriptions(func() (int, int) {
@@ -100,4 +102,36 @@ func originPatterns(origins []string) []string {
 		}
 	}
 	return hosts
+}
+
+// countedStore counts the failed operations of a live-status Store by
+// what then falls back to the replica's own polling: its leases and its
+// event streams.
+type countedStore struct {
+	livepoll.Store
+	failed func(store string)
+}
+
+func (s countedStore) count(ctx context.Context, store string, err error) {
+	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
+		s.failed(store)
+	}
+}
+
+func (s countedStore) Lease(ctx context.Context, key livepoll.Key, ttl, keep time.Duration) (bool, error) {
+	ok, err := s.Store.Lease(ctx, key, ttl, keep)
+	s.count(ctx, "lease", err)
+	return ok, err
+}
+
+func (s countedStore) Append(ctx context.Context, key livepoll.Key, r livepoll.Record, prev uint64, keep time.Duration) (uint64, error) {
+	id, err := s.Store.Append(ctx, key, r, prev, keep)
+	s.count(ctx, "stream", err)
+	return id, err
+}
+
+func (s countedStore) Since(ctx context.Context, key livepoll.Key, after uint64) ([]livepoll.Record, error) {
+	rs, err := s.Store.Since(ctx, key, after)
+	s.count(ctx, "stream", err)
+	return rs, err
 }

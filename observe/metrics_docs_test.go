@@ -41,6 +41,7 @@ func allFamilies(t *testing.T) map[string][]string {
 	m.RateLimitCounter()
 	m.TrustedDocumentsCounter()
 	m.RedisSkipped()
+	m.RedisErrors()
 	ch := make(chan *prometheus.Desc)
 	go func() { m.Registry().Describe(ch); close(ch) }()
 	families := map[string][]string{}

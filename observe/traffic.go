@@ -72,3 +72,30 @@ func (m *Metrics) RedisSkipped() func(read string, n int) {
 		c.WithLabelValues(read).Add(float64(n))
 	}
 }
+
+// redisStores are the label values of paygraph_redis_errors_total: what
+// falls back from Redis to the replica's memory when Redis fails.
+var redisStores = map[string]bool{"apq": true, "accepted": true, "lease": true, "stream": true}
+
+// RedisErrors registers paygraph_redis_errors_total{store} and returns the
+// function that counts one Redis operation that failed or timed out, by
+// the store that then falls back to the replica's memory: apq (persisted
+// queries: per replica), accepted (the accepted merchants: per replica),
+// lease and stream (live status: each replica polls for its own
+// subscribers). The rate limits' fallbacks are counted by
+// paygraph_rate_limit_decisions_total. Call it once per Metrics.
+func (m *Metrics) RedisErrors() func(store string) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_redis_errors_total",
+		Help: "Redis operations that failed or timed out, by the store that falls back to the replica's memory (apq, accepted, lease, stream)."},
+		[]string{"store"})
+	m.reg.MustRegister(c)
+	for store := range redisStores {
+		c.WithLabelValues(store) // exported at 0 from the start: the alert's rate reads it
+	}
+	return func(store string) {
+		if !redisStores[store] {
+			store = "other"
+		}
+		c.WithLabelValues(store).Inc()
+	}
+}
