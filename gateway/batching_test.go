@@ -57,6 +57,10 @@ func TestBatchingCallCounts(t *testing.T) {
 			map[string]int{routeList: 1}},
 		{"list items and payment(id:) of one of them", fmt.Sprintf(`{ payments(first: 5) { nodes { customer { address } } } payment(id: %q) { id } }`, pays[2].ID),
 			map[string]int{routeList: 1, routePayment: 5}},
+		{"list items and payment(id:) of each of them", fmt.Sprintf(`{ payments(first: 5) { nodes { customer { address } } }
+			a: payment(id: %q) { id } b: payment(id: %q) { id } c: payment(id: %q) { id } d: payment(id: %q) { id } e: payment(id: %q) { id } }`,
+			pays[0].ID, pays[1].ID, pays[2].ID, pays[3].ID, pays[4].ID),
+			map[string]int{routeList: 1, routePayment: 5}},
 		{"nodes with duplicates", fmt.Sprintf(`{ nodes(ids: [%q, %q, %q, %q]) { id } }`, pays[0].ID, link.ID, pays[0].ID, link.ID),
 			map[string]int{routePayment: 1, routeLink: 1}},
 	} {
