@@ -5,12 +5,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"paygraph/internal/gqltest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"paygraph/internal/gqltest"
+	"paygraph/sandbox"
 )
 
 const (
@@ -56,6 +58,10 @@ func TestBatchingCallCounts(t *testing.T) {
 		{"list of 50 without addresses", `{ payments(first: 50) { nodes { id amount { amount } customer { name email phone } } edges { cursor } } }`,
 			map[string]int{routeList: 1}},
 		{"list items and payment(id:) of one of them", fmt.Sprintf(`{ payments(first: 5) { nodes { customer { address } } } payment(id: %q) { id } }`, pays[2].ID),
+			map[string]int{routeList: 1, routePayment: 5}},
+		{"list items and payment(id:) of each of them", fmt.Sprintf(`{ payments(first: 5) { nodes { customer { address } } }
+			a: payment(id: %q) { id } b: payment(id: %q) { id } c: payment(id: %q) { id } d: payment(id: %q) { id } e: payment(id: %q) { id } }`,
+			pays[0].ID, pays[1].ID, pays[2].ID, pays[3].ID, pays[4].ID),
 			map[string]int{routeList: 1, routePayment: 5}},
 		{"nodes with duplicates", fmt.Sprintf(`{ nodes(ids: [%q, %q, %q, %q]) { id } }`, pays[0].ID, link.ID, pays[0].ID, link.ID),
 			map[string]int{routePayment: 1, routeLink: 1}},
@@ -139,16 +145,37 @@ func TestTwoBusinessesSameID(t *testing.T) {
 	}
 }
 
-// TestListJoinIsConcurrent: 50 addresses at 20 ms per REST call take about
-// two round trips, not 51 (the bound is loose: this is not a benchmark).
+// TestListJoinIsConcurrent: the 50 addresses of a page are fetched
+// together, not one after another: every detail call is held until all 50
+// are in flight at once (REST_MAX_CONCURRENCY=64 leaves room for them), so
+// the answer comes only if the join started them all before any ended. No
+// clock decides it (a join that fetched one at a time would hold its first
+// call until REST_TIMEOUT and fail).
 func TestListJoinIsConcurrent(t *testing.T) {
-	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "64"}, nil)
-	g.Sandbox.SetLatency(20 * time.Millisecond)
-	start := time.Now()
-	r := g.Post(t, creds(g.Biz[0]), `{ payments(first: 50) { nodes { customer { address } } } }`, nil)
-	r.WantNoErrors(t)
-	if elapsed := time.Since(start); elapsed > 500*time.Millisecond {
-		t.Errorf("took %v; 51 sequential calls would take over 1s, two round trips about 40ms", elapsed)
+	const details = 50
+	sb := sandbox.New(sandbox.Options{})
+	var arrived atomic.Int64
+	all := make(chan struct{})
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/api/v1/payments/") {
+			if arrived.Add(1) == details {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		sb.ServeHTTP(w, r)
+	})
+	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "64"}, rest)
+	r := g.Post(t, creds(sb.Businesses()[0]), fmt.Sprintf(`{ payments(first: %d) { nodes { customer { address } } } }`, details), nil)
+	if len(r.Errors) > 0 {
+		t.Errorf("%d errors, the first: %+v", len(r.Errors), r.Errors[0])
+	}
+	if n := arrived.Load(); n != details {
+		t.Errorf("%d detail calls, want %d", n, details)
 	}
 }
 
@@ -163,14 +190,24 @@ func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
 		{"fasthttp", "1s"},  // ended by the timeout
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
-			var started, cancelled atomic.Int64
+			// Three calls: each closes its started and, when the REST side
+			// sees it canceled, its cancelled.
+			var started, cancelled [3]chan struct{}
+			for i := range started {
+				started[i], cancelled[i] = make(chan struct{}), make(chan struct{})
+			}
+			var calls atomic.Int64
 			release := make(chan struct{})
 			t.Cleanup(func() { close(release) })
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
-				started.Add(1)
+				i := calls.Add(1) - 1
+				if i >= int64(len(started)) {
+					return // a fourth call: counted, and reported below
+				}
+				close(started[i])
 				select {
 				case <-r.Context().Done():
-					cancelled.Add(1)
+					close(cancelled[i])
 				case <-release:
 				}
 			}}
@@ -188,11 +225,15 @@ func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
 					resp.Body.Close()
 				}
 			}()
-			waitFor(t, func() bool { return started.Load() == 3 })
+			for i := range started {
+				awaitClosed(t, started[i], "the REST calls to start")
+			}
 			cancel()
 			<-done
-			waitFor(t, func() bool { return cancelled.Load() == 3 })
-			if n := started.Load(); n != 3 {
+			for i := range cancelled {
+				awaitClosed(t, cancelled[i], "the REST calls to end")
+			}
+			if n := calls.Load(); n != 3 {
 				t.Errorf("%d REST calls, want 3 (none retried after the disconnect)", n)
 			}
 		})
@@ -207,5 +248,16 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not met within 5s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// awaitClosed waits for ch to be closed. The bound only ends a broken
+// run: nothing passes by it.
+func awaitClosed(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		t.Fatalf("waited a minute for %s", what)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"paygraph/graph"
 	"paygraph/restclient"
@@ -18,13 +17,18 @@ import (
 )
 
 // joinREST is the sandbox behind a counter of payment-detail calls and of
-// the most in flight at once; the detail of failID answers 404.
+// the most in flight at once; the detail of failID answers 404. The first
+// detail calls are held until wave of them are in flight together
+// (waveFull closed), so that a fan-out reaches its bound whatever the
+// machine's speed; the later ones are not held.
 type joinREST struct {
 	sb             *sandbox.Server
 	failID         atomic.Pointer[string]
 	mu             sync.Mutex
 	details        map[string]int
 	inFlight, peak int
+	wave           int
+	waveFull       chan struct{}
 }
 
 func (j *joinREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -37,8 +41,21 @@ func (j *joinREST) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	j.details[id]++
 	j.inFlight++
 	j.peak = max(j.peak, j.inFlight)
+	if j.inFlight == j.wave {
+		select {
+		case <-j.waveFull:
+		default:
+			close(j.waveFull)
+		}
+	}
+	full := j.waveFull
 	j.mu.Unlock()
 	defer func() { j.mu.Lock(); j.inFlight--; j.mu.Unlock() }()
+	select {
+	case <-full:
+	case <-r.Context().Done(): // a fan-out that never reaches the wave: failed by the client's timeout
+		return
+	}
 	if f := j.failID.Load(); f != nil && *f == id {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -70,7 +87,6 @@ func (j *joinedREST) GetPayments(ctx context.Context, ids []string) []restclient
 // resolver path; an address left out by @skip costs no call.
 func TestListJoin(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
-	sb.SetLatency(20 * time.Millisecond) // the calls of a wave overlap
 	j := &joinREST{sb: sb}
 	srv := httptest.NewServer(j)
 	t.Cleanup(srv.Close)
@@ -118,6 +134,7 @@ func TestListJoin(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			j.mu.Lock()
 			j.details, j.peak = map[string]int{}, 0
+			j.wave, j.waveFull = requestBound, make(chan struct{})
 			j.mu.Unlock()
 			jr.joined.Store(0)
 			var failID string

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -171,23 +172,27 @@ func TestMarshalListInline(t *testing.T) {
 
 // TestMarshalListConcurrent: items that select a resolver field
 // (customer.address) are marshalled on goroutines of their own, so that
-// item 0 can wait for item 1 to start (its loader batch would).
+// item 0 can wait for item 1 to start (its loader batch would). In a
+// synctest bubble: marshalled one after another, item 0's wait ends at
+// once, on the bubble's clock, with the error.
 func TestMarshalListConcurrent(t *testing.T) {
-	started := make(chan struct{})
-	ret := marshalList(listContext(), selectionAt(t, `{ payments { nodes { customer { address } } } }`, "payments.nodes"), 2, 0, false,
-		func(ctx context.Context, i int) graphql.Marshaler {
-			if i == 1 {
-				close(started)
+	synctest.Test(t, func(t *testing.T) {
+		started := make(chan struct{})
+		ret := marshalList(listContext(), selectionAt(t, `{ payments { nodes { customer { address } } } }`, "payments.nodes"), 2, 0, false,
+			func(ctx context.Context, i int) graphql.Marshaler {
+				if i == 1 {
+					close(started)
+					return graphql.MarshalInt(i)
+				}
+				select {
+				case <-started:
+				case <-time.After(10 * time.Second):
+					t.Error("item 0 waited for item 1, which never started: not concurrent")
+				}
 				return graphql.MarshalInt(i)
-			}
-			select {
-			case <-started:
-			case <-time.After(10 * time.Second):
-				t.Error("item 0 waited for item 1, which never started: not concurrent")
-			}
-			return graphql.MarshalInt(i)
-		})
-	if len(ret) != 2 || ret[0] == graphql.Null || ret[1] == graphql.Null {
-		t.Errorf("results %v", ret)
-	}
+			})
+		if len(ret) != 2 || ret[0] == graphql.Null || ret[1] == graphql.Null {
+			t.Errorf("results %v", ret)
+		}
+	})
 }

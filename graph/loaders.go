@@ -116,14 +116,16 @@ type Loaders struct {
 	// REST-call estimate (costplan.go: distinct calls) is at most one: its
 	// one load (however many fields ask for it) cannot
 	// batch with anything, so it skips the dataloader's batch goroutine
-	// and timer (loadAlone). alonePay and aloneLink are the loads that
-	// took that path, one a loader at most (loaders never batch with each
-	// other, so a payment and a link loaded alone lose nothing): fields,
-	// not allocations of their own.
-	alone     atomic.Pointer[graphql.OperationContext]
-	alonePay  aloneSlot[*restclient.Payment]
-	aloneLink aloneSlot[*restclient.PaymentLink]
+	// and timer (loadAlone). The alone slots of paymentThunks and
+	// linkThunks hold the loads that took that path, one a loader at most
+	// (loaders never batch with each other, so a payment and a link
+	// loaded alone lose nothing): fields, not allocations of their own.
+	alone atomic.Pointer[graphql.OperationContext]
 
+	// paymentThunks and linkThunks are every fetch of a payment or link
+	// the loaders have started: the one table that the dataloader's loads,
+	// the alone load and the list join all enter a key in before fetching
+	// it and look in first.
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
@@ -137,27 +139,58 @@ type Loaders struct {
 	answerBox  *[]byte
 }
 
-// thunks remembers the dataloader's thunk of every key a loader was asked
-// for in the request. The dataloader's own cache answers a repeated key
-// too, but only after allocating a channel and a result for a thunk it
-// then drops: two allocations for each of 19 identical aliases out of 20
-// (docs/perf-log/2026-11-benchmarks.md, issue 14). The thunks are the dataloader's, so results,
-// errors and waiting are its; a thunk whose load panicked (the
-// dataloader's PanicErrorWrapper, after which it forgets the key so that
-// it is loaded again) is forgotten here too.
+// thunks is the one table of the fetches of one kind of record made by
+// the loaders: whatever asks for a key (a load through the dataloader,
+// the alone load, the list join) looks in it and, when the key is not
+// there, enters its own fetch, in one step under mu, before fetching; so a
+// key is fetched once, whatever asks for it and whenever. It lives in the
+// Loaders, so with the operation (or request) and nothing longer.
+//
+// A load through the dataloader keeps the dataloader's thunk. The
+// dataloader's own cache answers a repeated key too, but only after
+// allocating a channel and a result for a thunk it then drops: two
+// allocations for each of 19 identical aliases out of 20
+// (docs/perf-log/2026-11-benchmarks.md, issue 14). The thunks are the
+// dataloader's, so results, errors and waiting are its; a thunk whose
+// load panicked (the dataloader's PanicErrorWrapper, after which it
+// forgets the key so that it is loaded again) is forgotten here too.
 type thunks[V any] struct {
 	mu sync.Mutex
-	m  map[string]thunkEntry[V]
+	// ready is told (its L is &mu) when a reserved entry gets its thunk
+	// or goes.
+	ready sync.Cond
+	m     map[string]thunkEntry[V]
+	alone aloneSlot[V]
 }
 
 // thunkEntry is a key's entry in thunks: the dataloader's thunk of its
 // load, or where a list join's result for it will be (joinPayments), which
 // needs no thunk of its own (a closure per item) unless another field of
-// the request asks for the key.
+// the request asks for the key; neither while the load that entered it is
+// inside the dataloader's Load (reserved).
 type thunkEntry[V any] struct {
 	th   dataloader.Thunk[V]
 	join *joinResults[V]
 	i    int
+}
+
+// reserved reports whether e is a load's, entered before its thunk is known.
+func (e thunkEntry[V]) reserved() bool { return e.th == nil && e.join == nil }
+
+// startedLocked returns the entry of the fetch of key already started,
+// the alone load's included, waiting (t.mu released meanwhile) while it
+// is reserved. t.mu is held.
+func (t *thunks[V]) startedLocked(key string) (thunkEntry[V], bool) {
+	for {
+		if c := t.alone.at.Load(); c != nil && c.key == key {
+			return thunkEntry[V]{th: c.thunk}, true
+		}
+		e, ok := t.m[key]
+		if !ok || !e.reserved() {
+			return e, ok
+		}
+		t.ready.Wait()
+	}
 }
 
 // joinResults are a list join's results, there once done is closed.
@@ -184,17 +217,35 @@ func (e thunkEntry[V]) value() (V, error) {
 	return r.Value, r.Err
 }
 
+// load returns the thunk of key's fetch: the one started, or a new load
+// of ld, entered (reserved) before Load is called. Load is not called
+// under t.mu, since it may wait for room in its batch's input; whatever
+// asks for key meanwhile waits for the reservation's thunk.
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
-	if e, ok := t.m[key]; ok {
+	if e, ok := t.startedLocked(key); ok {
 		t.mu.Unlock()
 		return e.thunk()
 	}
+	if t.m == nil {
+		t.m = make(map[string]thunkEntry[V])
+		t.ready.L = &t.mu
+	}
+	t.m[key] = thunkEntry[V]{}
 	t.mu.Unlock()
-	// Not under t.mu: Load may wait for room in its batch's input. Two
-	// first loads of a key at once both reach it, and it dedupes them.
+	var th dataloader.Thunk[V]
+	defer func() {
+		t.mu.Lock()
+		if th != nil {
+			t.m[key] = thunkEntry[V]{th: th}
+		} else {
+			delete(t.m, key) // Load panicked: the next asker loads it
+		}
+		t.ready.Broadcast()
+		t.mu.Unlock()
+	}()
 	inner := ld.Load(ctx, key)
-	th := func() (V, error) {
+	th = func() (V, error) {
 		v, err := inner()
 		if err != nil && isLoadPanic(err) {
 			t.mu.Lock()
@@ -203,12 +254,6 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 		}
 		return v, err
 	}
-	t.mu.Lock()
-	if t.m == nil {
-		t.m = make(map[string]thunkEntry[V])
-	}
-	t.m[key] = thunkEntry[V]{th: th}
-	t.mu.Unlock()
 	return th
 }
 
@@ -387,11 +432,11 @@ const inputCapacity = 16
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
 // aloneSlot is where a loader's alone load lives: call, once claimed
-// (under mu) and published by at; the Loaders hold it, so the load costs
-// no allocation but its thunk.
+// (under its thunks' mu, where the other fetches of its key are looked
+// for) and published by at; the Loaders hold it, so the load costs no
+// allocation but its thunk.
 type aloneSlot[V any] struct {
 	at   atomic.Pointer[aloneCall[V]]
-	mu   sync.Mutex
 	call aloneCall[V]
 }
 
@@ -409,11 +454,13 @@ type aloneCall[V any] struct {
 // loadAlone loads key by fetch on the calling goroutine when ctx's
 // operation is the one Alone named and nothing was loaded alone yet, with
 // the same slot (the REST client's call takes it), panic recovery and
-// batch metric as a batch of one; or shares that load's result when key is its key. Otherwise it
-// returns nil and the dataloader loads key.
+// batch metric as a batch of one; or shares that load's result when key
+// is its key, or the fetch of key t holds already (a list join's, a
+// load's). Otherwise it returns nil and the dataloader loads key.
 // fetch is a method expression (REST.GetPayment): a method value of
 // l.rest would be an allocation on every load, alone or not.
-func loadAlone[V any](l *Loaders, ctx context.Context, slot *aloneSlot[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
+func loadAlone[V any](l *Loaders, ctx context.Context, t *thunks[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
+	slot := &t.alone
 	if c := slot.at.Load(); c != nil {
 		if c.key != key {
 			return nil
@@ -424,10 +471,14 @@ func loadAlone[V any](l *Loaders, ctx context.Context, slot *aloneSlot[V], name,
 	if op == nil || !graphql.HasOperationContext(ctx) || graphql.GetOperationContext(ctx) != op {
 		return nil
 	}
-	slot.mu.Lock()
+	t.mu.Lock()
+	if e, ok := t.startedLocked(key); ok {
+		t.mu.Unlock()
+		return e.thunk()
+	}
 	if slot.at.Load() != nil {
-		slot.mu.Unlock()
-		return loadAlone(l, ctx, slot, name, key, fetch) // another load took it first
+		t.mu.Unlock()
+		return nil // another key took the slot first: the dataloader loads this one
 	}
 	c := &slot.call
 	c.key = key
@@ -437,7 +488,7 @@ func loadAlone[V any](l *Loaders, ctx context.Context, slot *aloneSlot[V], name,
 		return c.v, c.err
 	}
 	slot.at.Store(c)
-	slot.mu.Unlock()
+	t.mu.Unlock()
 	if l.limits.OnBatch != nil {
 		l.limits.OnBatch(name, 1)
 	}
@@ -517,7 +568,7 @@ func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[
 // paymentThunk is PaymentThunk for the part of the plan o.
 func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloader.Thunk[*restclient.Payment] {
 	l.cost.ask(routePayment, id, o)
-	if t := loadAlone(l, ctx, &l.alonePay, loaderPayment, id, REST.GetPayment); t != nil {
+	if t := loadAlone(l, ctx, &l.paymentThunks, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
 	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.masking.GetPayments) })
@@ -528,8 +579,10 @@ func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloa
 // ids[i], for the REST-call plan), for the list join (listjoin.go): the
 // ids no load of the request has asked for yet in one fan-out of the REST
 // client (GetPayments) on the calling goroutine, with the batch metric of
-// a batch of them; the others from the loads that have. Every id is then
-// known to the request's later loads (PaymentThunk), as if loaded there.
+// a batch of them; the others from the fetches already started (the
+// paymentThunks table, alone load included). Every id is entered there
+// before the fan-out starts, so the request's later loads (PaymentThunk)
+// share it, as if loaded there.
 func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
 		l.cost.ask(routePayment, id, origin{p: items[i]})
@@ -547,9 +600,10 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 	t.mu.Lock()
 	if t.m == nil {
 		t.m = make(map[string]thunkEntry[*restclient.Payment], len(ids))
+		t.ready.L = &t.mu
 	}
 	for i, id := range ids {
-		if e, ok := t.m[id]; ok {
+		if e, ok := t.startedLocked(id); ok {
 			waits = append(waits, wait{i, e})
 			continue
 		}
@@ -582,7 +636,7 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
 	l.cost.ask(routeLink, id, origin{})
-	if t := loadAlone(l, ctx, &l.aloneLink, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
+	if t := loadAlone(l, ctx, &l.linkThunks, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
 	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.masking.GetPaymentLinks) })
