@@ -295,6 +295,7 @@ func TestLiveFleet(t *testing.T) {
 	read("REFUNDED")
 	read("complete")
 	elapsed := time.Since(start)
+	checkRedisKeysDocumented(t, f.redisURL)
 
 	t.Run("every subscriber gets every transition once, in order, with the fleet's ids", func(t *testing.T) {
 		ref := map[string][]liveEv{} // the first subscriber's of each payment

@@ -92,6 +92,8 @@ func TestReplicas(t *testing.T) {
 	}
 
 	// Redis dies mid-test.
+	// Everything the traffic above left in Redis is a key the docs list.
+	checkRedisKeysDocumented(t, rds.URL)
 	rds.Stop()
 	for _, g := range []*replica{a, b} {
 		for i := range 5 {
