@@ -326,12 +326,14 @@ func (g *Gateway) wire(o options) error {
 	// refusals that cost nothing, and before the body is read. It runs
 	// after whatever puts the caller's pair in the context (Credentials
 	// and the session-token reader at the top of the router), so a token
-	// shares its merchant's budget.
-	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, metrics.CountRefused)
-	// Requests without credentials are charged to their address's budget,
-	// then (if it admits them) to the replica's shared anonymous budget.
-	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, restclient.MerchantOf, metrics.CountRefused)
-	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, metrics.CountRefused)
+	// shares its merchant's budget. Who is a merchant is one decision,
+	// rc.Merchant: a pair the REST API has accepted.
+	rateLimited := gqlhttp.RateLimit(limiter, rc.Merchant, metrics.CountRefused)
+	// Every other request (no credentials, or a pair not yet accepted) is
+	// charged to its address's budget, then (if it admits them) to the
+	// replica's shared anonymous budget.
+	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, rc.Merchant, metrics.CountRefused)
+	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, rc.Merchant, metrics.CountRefused)
 	// Their refusals, and those of pairs the REST API has not accepted
 	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
 	// a closed-loop flood of them costs the replica little CPU.

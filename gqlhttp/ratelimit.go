@@ -39,10 +39,12 @@ import (
 // RateLimit field.
 //
 // merchantOf names the request's merchant, never with a secret
-// (restclient.MerchantOf: the keyed HMAC of the credential pair, which a session
-// token's request carries too once its middleware put the pair in the
-// context); it must run after the middleware that reads the credentials.
-// A request without a merchant is not charged: it can make no REST call.
+// (restclient.Client.Merchant: the keyed HMAC of a credential pair the
+// REST API has accepted, which a session token's request carries too once
+// its middleware put the pair in the context); it must run after the
+// middleware that reads the credentials. A request without a merchant is
+// not charged here: the anonymous budgets charge it (anonlimit.go), and
+// the REST client's bounds on unaccepted pairs its REST calls.
 // onRefused, when set, is told of an edge refusal (the metrics and access
 // log count it as a request refused before it was read). A nil Limiter
 // charges nothing.
