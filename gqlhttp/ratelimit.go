@@ -17,6 +17,7 @@ import (
 	"paygraph/graph"
 	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
 // RateLimit charges each /graphql request to its merchant's budgets before
@@ -43,8 +44,10 @@ import (
 // REST API has accepted, which a session token's request carries too once
 // its middleware put the pair in the context); it must run after the
 // middleware that reads the credentials. A request without a merchant is
-// not charged here: the anonymous budgets charge it (anonlimit.go), and
-// the REST client's bounds on unaccepted pairs its REST calls.
+// not charged here: the anonymous budgets charge it (anonlimit.go). The
+// REST-call estimate of a pair not yet accepted is charged to the pair
+// once AdmitUnaccepted admitted its calls (an operation that makes none
+// charges none), beside the REST client's bounds on unaccepted pairs.
 // onRefused, when set, is told of an edge refusal (the metrics and access
 // log count it as a request refused before it was read). A nil Limiter
 // charges nothing.
@@ -56,7 +59,18 @@ func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, b
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
 			merchant, ok := merchantOf(ctx)
-			if !ok || r.Method == http.MethodOptions {
+			if r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !ok {
+				// A pair not yet accepted: its request is anonymous, but
+				// the REST calls its operation makes, once AdmitUnaccepted
+				// lets them go, are charged to the pair as a merchant's.
+				if pair, has := restclient.MerchantOf(ctx); has {
+					next.ServeHTTP(w, opscope.Request(r, withBudget(ctx, &restCallBudget{l: l, merchant: pair})))
+					return
+				}
 				next.ServeHTTP(w, r)
 				return
 			}
