@@ -299,9 +299,10 @@ func (g *Gateway) wire(o options) error {
 		MaxMessageBytes: cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		RESTCalls:       cfg.RESTMaxConc,
-		// Every operation of a WebSocket is charged to its merchant, and
+		// Every operation of a WebSocket is charged to its merchant, or
+		// to the shared anonymous budget for a pair not yet accepted, and
 		// logged, as a request is.
-		Budget:       gqlhttp.OperationBudget(limiter, restclient.MerchantOf),
+		Budget:       gqlhttp.OperationBudget(limiter, rc.Merchant, anonLimiter),
 		OperationLog: observe.OperationLog(logger),
 		Now:          o.clock,
 		Gauge: func(open func() int, limit int) {

@@ -139,12 +139,16 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 // connection_init payload or a session token alike), one request and then
 // its REST-call estimate, refused as RateLimit's second step refuses
 // (RATE_LIMITED with extensions.retryAfter, no field run). There are no
-// response headers to set. Nil when l is nil.
-func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool)) *ConnectionBudget {
+// response headers to set. An operation of a pair not yet accepted
+// (merchantOf false, as RateLimit's) is anonymous: it is charged one
+// request of anonymous, the replica's shared anonymous budget (nil: none),
+// refused as AnonymousRateLimit refuses, and then its REST-call estimate
+// to its pair. Nil when l is nil.
+func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool), anonymous *ratelimit.Limiter) *ConnectionBudget {
 	if l == nil {
 		return nil
 	}
-	return &ConnectionBudget{l: l, merchantOf: merchantOf}
+	return &ConnectionBudget{l: l, merchantOf: merchantOf, anonymous: anonymous}
 }
 
 // ConnectionBudget is OperationBudget's: the budget of every operation of
@@ -152,6 +156,7 @@ func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (str
 type ConnectionBudget struct {
 	l          *ratelimit.Limiter
 	merchantOf func(context.Context) (string, bool)
+	anonymous  *ratelimit.Limiter
 }
 
 var _ budget = (*ConnectionBudget)(nil)
@@ -164,18 +169,30 @@ func (*ConnectionBudget) left() (graph.BudgetLeft, bool) { return graph.BudgetLe
 func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
 	merchant, ok := b.merchantOf(ctx)
 	if !ok {
-		return graph.BudgetLeft{}, nil, false
+		if merchant, ok = restclient.MerchantOf(ctx); !ok {
+			return graph.BudgetLeft{}, nil, false
+		}
 	}
 	d := b.l.PeekRESTCalls(ctx, merchant, restCalls)
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
 func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
-	merchant, ok := b.merchantOf(ctx)
+	if merchant, ok := b.merchantOf(ctx); ok {
+		return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
+	}
+	pair, ok := restclient.MerchantOf(ctx)
 	if !ok {
 		return nil // no REST call can be made
 	}
-	return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
+	if b.anonymous != nil {
+		if d := b.anonymous.Allow(ctx, anonymousKey, 0); !d.Allowed {
+			err := gqlerror.Errorf("rate limit reached: requests %s share a budget and have spent it; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds())
+			err.Extensions = map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()}
+			return err
+		}
+	}
+	return restCallsRefusal(b.l.AllowRESTCalls(ctx, pair, restCalls), restCalls)
 }
 
 // left is what the operation's charge left of the merchant's
