@@ -82,9 +82,11 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 			body: `{"query":"{ __typename }","pad":"` + strings.Repeat("x", 70000) + `"}`, json: 413, gr: 413},
 		{name: "POST_not_JSON", code: "BAD_USER_INPUT", header: withCreds, ctype: "text/plain",
 			body: `{ __typename }`, json: 415, gr: 415},
+		// The first request is anonymous (its pair not yet accepted) and
+		// its REST call accepts the pair; the second spends the burst.
 		{name: "requests_budget_at_the_edge", code: "RATE_LIMITED", row: "`RATE_LIMITED` (the gateway's own)", header: withCreds,
 			env:  map[string]string{"RATE_LIMIT_REQUESTS_BURST": "1", "RATE_LIMIT_REQUESTS_PER_SECOND": "1"},
-			body: q(`{ __typename }`), spend: 1, json: 429, gr: 429},
+			body: q(`{ payments(first: 1) { nodes { id } } }`), spend: 2, json: 429, gr: 429},
 		{name: "REST_calls_budget_after_the_estimate", code: "RATE_LIMITED", row: "`RATE_LIMITED` (the gateway's own)", header: withCreds,
 			env:  map[string]string{"MAX_COMPLEXITY": "10", "RATE_LIMIT_REST_BURST": "10", "RATE_LIMIT_REST_CALLS_PER_SECOND": "1"},
 			body: q(`{ payments(first: 5) { nodes { customer { address } } } }`), spend: 1, json: 200, gr: 400},

@@ -322,7 +322,7 @@ var settings = []setting{
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsPerSecond })},
 	{"RATE_LIMIT_REQUESTS_BURST", strconv.Itoa(ratelimit.DefaultRequestsBurst), "GraphQL requests a merchant may send at once (0: no requests limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsBurst })},
-	{"RATE_LIMIT_ANONYMOUS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerSecond), "sustained GraphQL requests per second without credentials (no pair, no session token), all such requests of a replica together (0: no anonymous limit)",
+	{"RATE_LIMIT_ANONYMOUS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerSecond), "sustained GraphQL requests per second without a merchant the REST API has accepted (no pair, no session token, or one whose pair no REST call has proven yet), all such requests of a replica together (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerSecond })},
 	{"RATE_LIMIT_ANONYMOUS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousBurst), "GraphQL requests without credentials a replica admits at once (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousBurst })},

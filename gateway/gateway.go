@@ -307,9 +307,10 @@ func (g *Gateway) wire(o options) error {
 		MaxMessageBytes: cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		RESTCalls:       cfg.RESTMaxConc,
-		// Every operation of a WebSocket is charged to its merchant, and
+		// Every operation of a WebSocket is charged to its merchant, or
+		// to the shared anonymous budget for a pair not yet accepted, and
 		// logged, as a request is.
-		Budget:       gqlhttp.OperationBudget(limiter, restclient.MerchantOf),
+		Budget:       gqlhttp.OperationBudget(limiter, rc.Merchant, anonLimiter),
 		OperationLog: observe.OperationLog(logger, obs),
 		Now:          o.clock,
 		Gauge: func(open func() int, limit int) {
@@ -334,19 +335,21 @@ func (g *Gateway) wire(o options) error {
 	// refusals that cost nothing, and before the body is read. It runs
 	// after whatever puts the caller's pair in the context (Credentials
 	// and the session-token reader at the top of the router), so a token
-	// shares its merchant's budget.
-	// Each budget's refusals are counted and named on the access line.
+	// shares its merchant's budget. Who is a merchant is one decision,
+	// rc.Merchant: a pair the REST API has accepted. Each budget's
+	// refusals are counted and named on the access line.
 	refusedBy := func(budget string) func(context.Context, string) {
 		return func(ctx context.Context, code string) {
 			metrics.CountRefused(ctx, code)
 			observe.StatsFrom(ctx).NoteRefusedBy(budget)
 		}
 	}
-	rateLimited := gqlhttp.RateLimit(limiter, restclient.MerchantOf, refusedBy(budgetMerchant))
-	// Requests without credentials are charged to their address's budget,
-	// then (if it admits them) to the replica's shared anonymous budget.
-	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, restclient.MerchantOf, refusedBy(budgetAnonymousAddress))
-	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, restclient.MerchantOf, refusedBy(budgetAnonymous))
+	rateLimited := gqlhttp.RateLimit(limiter, rc.Merchant, refusedBy(budgetMerchant))
+	// Every other request (no credentials, or a pair not yet accepted) is
+	// charged to its address's budget, then (if it admits them) to the
+	// replica's shared anonymous budget.
+	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, rc.Merchant, refusedBy(budgetAnonymousAddress))
+	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, rc.Merchant, refusedBy(budgetAnonymous))
 	// Their refusals, and those of pairs the REST API has not accepted
 	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
 	// a closed-loop flood of them costs the replica little CPU.

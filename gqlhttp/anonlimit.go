@@ -1,7 +1,8 @@
 // The anonymous requests' budgets at the /graphql edge: requests that
-// name no merchant (no credential pair, no session token) are charged to
+// name no merchant the REST API has accepted (no credential pair, no
+// session token, or a pair no REST call has proven yet) are charged to
 // their client address's budget first, then to one budget the whole
-// replica shares (issue 22).
+// replica shares (issues 22 and 37).
 
 package gqlhttp
 
@@ -22,13 +23,13 @@ import (
 const anonymousKey = "anonymous"
 
 // AnonymousRateLimit charges each request that carries no merchant
-// (merchantOf false: no credential pair and no session token, such as an
-// introspection query or a request that is refused anyway) one request of
-// l, a budget all such requests of this replica share
-// (RATE_LIMIT_ANONYMOUS_PER_SECOND, RATE_LIMIT_ANONYMOUS_BURST). Such a
-// request can make no REST call, but it was charged nothing before: 16
-// anonymous senders of introspection took a merchant's p50 from 1.25 ms to
-// 284 ms. Past the budget it is answered at once, as the merchant limit
+// (merchantOf false: restclient.Client.Merchant, so no credential pair and
+// no session token, or a pair the REST API has not accepted yet, whatever
+// the request does: introspection, a dry run, a query of REST calls) one
+// request of l, a budget all such requests of this replica share
+// (RATE_LIMIT_ANONYMOUS_PER_SECOND, RATE_LIMIT_ANONYMOUS_BURST): a pair
+// costs nothing to invent, so it must buy nothing that no pair would not.
+// Past the budget it is answered at once, as the merchant limit
 // answers (HTTP 429, RATE_LIMITED with extensions.retryAfter, its body
 // unread), and never touches a merchant's budget. Preflights (OPTIONS)
 // pass uncharged, and so does every request that names a merchant (its
@@ -50,7 +51,7 @@ func AnonymousRateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (
 				next.ServeHTTP(w, r)
 				return
 			}
-			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests without credentials share a budget and have spent it; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()))
+			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests %s share a budget and have spent it; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds()))
 		})
 	}
 }
@@ -92,9 +93,17 @@ func AnonymousAddressRateLimit(l *ratelimit.Limiter, trusted []netip.Prefix, mer
 				next.ServeHTTP(w, r)
 				return
 			}
-			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests without credentials from this address have spent its budget; retry after %d s, or send the merchant's credentials", d.RetryAfterSeconds()))
+			refuseAnonymous(w, r, d, onRefused, fmt.Sprintf("rate limit reached: requests %s from this address have spent its budget; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds()))
 		})
 	}
+}
+
+// anonymousWho names the anonymous requests in a refusal's message.
+func anonymousWho(ctx context.Context) string {
+	if _, ok := restclient.CredentialsFrom(ctx); ok {
+		return "with credentials the REST API has not accepted yet"
+	}
+	return "without credentials"
 }
 
 // refuseAnonymous answers a request an anonymous budget refused (d): 429,

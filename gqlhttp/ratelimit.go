@@ -17,6 +17,7 @@ import (
 	"paygraph/graph"
 	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
 // RateLimit charges each /graphql request to its merchant's budgets before
@@ -39,10 +40,14 @@ import (
 // RateLimit field.
 //
 // merchantOf names the request's merchant, never with a secret
-// (restclient.MerchantOf: the keyed HMAC of the credential pair, which a session
-// token's request carries too once its middleware put the pair in the
-// context); it must run after the middleware that reads the credentials.
-// A request without a merchant is not charged: it can make no REST call.
+// (restclient.Client.Merchant: the keyed HMAC of a credential pair the
+// REST API has accepted, which a session token's request carries too once
+// its middleware put the pair in the context); it must run after the
+// middleware that reads the credentials. A request without a merchant is
+// not charged here: the anonymous budgets charge it (anonlimit.go). The
+// REST-call estimate of a pair not yet accepted is charged to the pair
+// once AdmitUnaccepted admitted its calls (an operation that makes none
+// charges none), beside the REST client's bounds on unaccepted pairs.
 // onRefused, when set, is told of an edge refusal (the metrics and access
 // log count it as a request refused before it was read). A nil Limiter
 // charges nothing.
@@ -54,7 +59,18 @@ func RateLimit(l *ratelimit.Limiter, merchantOf func(context.Context) (string, b
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			ctx := r.Context()
 			merchant, ok := merchantOf(ctx)
-			if !ok || r.Method == http.MethodOptions {
+			if r.Method == http.MethodOptions {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !ok {
+				// A pair not yet accepted: its request is anonymous, but
+				// the REST calls its operation makes, once AdmitUnaccepted
+				// lets them go, are charged to the pair as a merchant's.
+				if pair, has := restclient.MerchantOf(ctx); has {
+					next.ServeHTTP(w, opscope.Request(r, withBudget(ctx, &restCallBudget{l: l, merchant: pair})))
+					return
+				}
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -123,12 +139,16 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 // connection_init payload or a session token alike), one request and then
 // its REST-call estimate, refused as RateLimit's second step refuses
 // (RATE_LIMITED with extensions.retryAfter, no field run). There are no
-// response headers to set. Nil when l is nil.
-func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool)) *ConnectionBudget {
+// response headers to set. An operation of a pair not yet accepted
+// (merchantOf false, as RateLimit's) is anonymous: it is charged one
+// request of anonymous, the replica's shared anonymous budget (nil: none),
+// refused as AnonymousRateLimit refuses, and then its REST-call estimate
+// to its pair. Nil when l is nil.
+func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (string, bool), anonymous *ratelimit.Limiter) *ConnectionBudget {
 	if l == nil {
 		return nil
 	}
-	return &ConnectionBudget{l: l, merchantOf: merchantOf}
+	return &ConnectionBudget{l: l, merchantOf: merchantOf, anonymous: anonymous}
 }
 
 // ConnectionBudget is OperationBudget's: the budget of every operation of
@@ -136,6 +156,7 @@ func OperationBudget(l *ratelimit.Limiter, merchantOf func(context.Context) (str
 type ConnectionBudget struct {
 	l          *ratelimit.Limiter
 	merchantOf func(context.Context) (string, bool)
+	anonymous  *ratelimit.Limiter
 }
 
 var _ budget = (*ConnectionBudget)(nil)
@@ -148,18 +169,30 @@ func (*ConnectionBudget) left() (graph.BudgetLeft, bool) { return graph.BudgetLe
 func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
 	merchant, ok := b.merchantOf(ctx)
 	if !ok {
-		return graph.BudgetLeft{}, nil, false
+		if merchant, ok = restclient.MerchantOf(ctx); !ok {
+			return graph.BudgetLeft{}, nil, false
+		}
 	}
 	d := b.l.PeekRESTCalls(ctx, merchant, restCalls)
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
 func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
-	merchant, ok := b.merchantOf(ctx)
+	if merchant, ok := b.merchantOf(ctx); ok {
+		return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
+	}
+	pair, ok := restclient.MerchantOf(ctx)
 	if !ok {
 		return nil // no REST call can be made
 	}
-	return restCallsRefusal(b.l.Allow(ctx, merchant, restCalls), restCalls)
+	if b.anonymous != nil {
+		if d := b.anonymous.Allow(ctx, anonymousKey, 0); !d.Allowed {
+			err := gqlerror.Errorf("rate limit reached: requests %s share a budget and have spent it; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds())
+			err.Extensions = map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()}
+			return err
+		}
+	}
+	return restCallsRefusal(b.l.AllowRESTCalls(ctx, pair, restCalls), restCalls)
 }
 
 // left is what the operation's charge left of the merchant's

@@ -18,10 +18,13 @@ import (
 	"paygraph/restclient"
 )
 
-// AdmitUnaccepted is the middleware that charges each operation's REST
-// calls, once its estimate is known (operationCharge, charge.go), to admit
-// first (restclient.Client.Admit), then to the budget an outer middleware
-// (RateLimit) put in the context, if any. An operation whose pair the
+// AdmitUnaccepted is the middleware that asks admit
+// (restclient.Client.Admit), once an operation's estimate is known
+// (operationCharge, charge.go), whether its pair's first REST call would
+// be refused, then charges the budget an outer middleware (RateLimit) put
+// in the context, if any. admit only looks: the budgets of unaccepted
+// pairs are spent by the calls made, so an operation refused before any
+// call (a forged cursor) spends none of them. An operation whose pair the
 // REST API refused, or whose first call would be over the budgets of
 // unaccepted pairs, gets that one error (UNAUTHENTICATED, FORBIDDEN or
 // RATE_LIMITED with extensions.retryAfter) and nothing of it runs: without
@@ -62,9 +65,8 @@ func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error 
 }
 
 // admitNow is admit alone, asked before the operation's plan
-// (operationCharge's MutateOperationParameters); charge asks again, which
-// charges nothing more (restclient.Client.Admit pays a pair's first call
-// once).
+// (operationCharge's MutateOperationParameters); charge asks again (admit
+// charges nothing).
 func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
 	if err := b.admit(ctx); err != nil {
 		return refusedError(ctx, err)

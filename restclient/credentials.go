@@ -66,9 +66,9 @@ type credentialsValue struct {
 	// (its request): the request's later calls get it at once, while it
 	// holds (a WebSocket's operations may share one context).
 	denied atomic.Pointer[denial]
-	// prepaid: Client.Admit charged the budgets for this context's first
-	// probe, which then does not pay again.
-	prepaid atomic.Bool
+	// storeAsked: the AcceptedStore was asked about the pair for this
+	// context and did not know it (Client.Merchant); not asked again.
+	storeAsked atomic.Bool
 	// refused: the REST API refused the pair (401, 403) on a call of this
 	// context (Refused).
 	refused atomic.Bool

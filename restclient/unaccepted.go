@@ -27,6 +27,15 @@ package restclient
 // the bound. With an AcceptedStore (Redis) the accepted set is the fleet's
 // and survives restarts: a merchant known to any replica skips the budgets.
 //
+// The budgets are spent by calls made, never by an operation that makes
+// none: Admit, asked before an operation runs, only looks (a bad cursor or
+// a validation error then costs the real merchants' first calls nothing).
+//
+// At the HTTP edge a pair is a merchant only once accepted (Merchant):
+// until then every request of it, whether or not it makes a REST call, is
+// anonymous for the edge's budgets, so that two invented headers buy
+// nothing that no headers would not.
+//
 // Memory is bounded: accepted pairs (only pairs answered 2xx enter, so
 // invented ones cannot grow it) up to MaxAccepted entries, refused pairs
 // up to maxRefused, the budgets' own tables (package ratelimit), and the
@@ -306,9 +315,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 // refusal (or errAcceptedElsewhere) it ends t.
 func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr string) error {
 	fail := func(err error) error { t.end(); return err }
-	if cv.prepaid.CompareAndSwap(true, false) {
-		// Admit charged the budgets and asked the store already.
-	} else if err := g.charge(ctx, t.key, addr); err != nil {
+	if err := g.charge(ctx, cv, addr); err != nil {
 		return fail(err)
 	}
 	if err := waitSlot(ctx, g.slots); err != nil {
@@ -318,11 +325,11 @@ func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr
 	return nil
 }
 
-// charge asks the store about k, then charges one call to addr's budget
-// and the shared one; errAcceptedElsewhere when the store knew k.
-func (g *gate) charge(ctx context.Context, k merchantKey, addr string) error {
-	if g.store != nil && g.storeAccepted(ctx, k) {
-		g.accept(k)
+// charge asks the store about cv's pair (unless this context asked it
+// already), then charges one call to addr's budget and the shared one;
+// errAcceptedElsewhere when the store knew the pair.
+func (g *gate) charge(ctx context.Context, cv *credentialsValue, addr string) error {
+	if g.askStore(ctx, cv) {
 		return errAcceptedElsewhere
 	}
 	if g.perAddress != nil {
@@ -337,31 +344,48 @@ func (g *gate) charge(ctx context.Context, k merchantKey, addr string) error {
 }
 
 // Admit tells, before an operation that will make REST calls runs,
-// whether its pair's calls would be refused now: nil for an accepted pair
-// (or a pair with a call under way, whose outcome the operation's calls
-// will follow); the cached refusal of a refused pair; KindRateLimited
-// when the pair's first call would be over the budgets, which Admit
-// charges for it otherwise (the call then does not pay again, nor does
-// Admit asked again before that call). So a
-// request that cannot make its first call is answered with one error
-// before any of its fields runs, instead of one per field. Without the
-// bounds on unaccepted pairs, or without credentials, nil.
+// whether its pair's first call would be refused now, and charges
+// nothing: nil for an accepted pair (or a pair with a call under way,
+// whose outcome the operation's calls will follow); the cached refusal of
+// a refused pair; KindRateLimited when the budgets of unaccepted pairs
+// have no call left for it now. So a request that cannot make its first
+// call is answered with one error before any of its fields runs, instead
+// of one per field, while the budgets are spent only by the calls made
+// (admit): an operation refused after Admit (a bad cursor, a validation
+// error) spends none. Without the bounds on unaccepted pairs, or without
+// credentials, nil.
 func (c *Client) Admit(ctx context.Context) error {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
 	if g == nil || !ok {
 		return nil
 	}
-	if cv.prepaid.Load() {
-		return nil // asked again before its first call: paid already
-	}
-	err := g.prepay(ctx, cv)
+	err := g.check(ctx, cv)
 	var e *Error
 	if errors.As(err, &e) {
 		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 		return err
 	}
 	return nil
+}
+
+// Merchant is who ctx's request is for every budget of the edge: the
+// pair's merchant (MerchantOf) once the REST API has accepted the pair,
+// on this replica or (AcceptedStore) another; ok false for a request
+// without credentials, a pair no REST call has proven yet and a pair the
+// REST API refused, which are anonymous. A session token's request is its
+// pair's (the token's reader puts the pair in the context). Without the
+// bounds on unaccepted pairs every pair is a merchant. The store is asked
+// at most once per context.
+func (c *Client) Merchant(ctx context.Context) (string, bool) {
+	cv, ok := credentialsFrom(ctx)
+	if !ok {
+		return "", false
+	}
+	if g := c.limiter.gate; g != nil && !g.known(ctx, cv) {
+		return "", false
+	}
+	return cv.merchantName, true
 }
 
 // Refused reports whether the REST API refused ctx's pair (401, 403) on a
@@ -390,12 +414,39 @@ func (c *Client) Accepted(ctx context.Context) bool {
 	return false
 }
 
-func (g *gate) prepay(ctx context.Context, cv *credentialsValue) error {
-	k := cv.merchant
-	if cv.accepted.Load() || g.isAccepted(k) {
+// known reports whether cv's pair is accepted: in this replica's memory,
+// else (not for a pair refused on this context) in the store, asked once
+// per context.
+func (g *gate) known(ctx context.Context, cv *credentialsValue) bool {
+	if cv.accepted.Load() || g.isAccepted(cv.merchant) {
 		cv.accepted.Store(true)
+		return true
+	}
+	return !cv.refused.Load() && g.askStore(ctx, cv)
+}
+
+// askStore asks the store about cv's pair, unless this context asked it
+// already, and accepts the pair if the store knows it.
+func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
+	if g.store == nil || cv.storeAsked.Load() {
+		return false
+	}
+	if g.storeAccepted(ctx, cv.merchant) {
+		g.accept(cv.merchant)
+		cv.accepted.Store(true)
+		return true
+	}
+	cv.storeAsked.Store(true)
+	return false
+}
+
+// check is Admit's: what admit would answer cv's first call now, from
+// the same tables and budgets, charging nothing.
+func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
+	if g.known(ctx, cv) {
 		return nil
 	}
+	k := cv.merchant
 	now := g.now().UnixNano()
 	if d := cv.denied.Load(); d != nil && now < d.until {
 		return d.err
@@ -418,14 +469,14 @@ func (g *gate) prepay(ctx context.Context, cv *credentialsValue) error {
 	case full:
 		return unacceptedLimited(time.Second)
 	}
-	switch err := g.charge(ctx, k, addr); {
-	case err == errAcceptedElsewhere:
-		cv.accepted.Store(true)
-		return nil
-	case err != nil:
-		return err
+	if g.perAddress != nil {
+		if d := g.perAddress.PeekRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
+			return unacceptedLimited(d.RetryAfter)
+		}
 	}
-	cv.prepaid.Store(true)
+	if d := g.shared.PeekRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
+		return unacceptedLimited(d.RetryAfter)
+	}
 	return nil
 }
 

@@ -375,10 +375,14 @@ func (s *memStore) len() int {
 	return len(s.m)
 }
 
-func TestAdmitPrepaysTheFirstCall(t *testing.T) {
+// TestAdmitChargesOnlyCallsMade: Admit looks at the budgets of unaccepted
+// pairs and charges nothing; the calls made spend them. So operations
+// refused after Admit and before any call (a forged cursor, say) leave a
+// real merchant's first call its budget.
+func TestAdmitChargesOnlyCallsMade(t *testing.T) {
 	srv := authServer(t, nil)
-	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1}) // burst 2
-	ctx1, ctx2, ctx3 := invented(1), invented(2), invented(3)
+	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1, PerAddressPerSecond: 1}) // bursts 2
+	addr := "192.0.2.1"
 	for _, step := range []struct {
 		name     string
 		do       func() error
@@ -386,13 +390,35 @@ func TestAdmitPrepaysTheFirstCall(t *testing.T) {
 		wantErr  bool
 		calls    int64
 	}{
-		{"admit a first pair", func() error { return c.Admit(ctx1) }, 0, false, 0},
-		{"its call, prepaid", func() error { _, err := c.GetPayment(ctx1, goodID); return err }, KindUnauthorized, true, 1},
-		{"admit a second pair", func() error { return c.Admit(ctx2) }, 0, false, 1},
-		{"a third is over the budget", func() error { return c.Admit(ctx3) }, KindRateLimited, true, 1},
-		{"the second's call needs no more budget", func() error { _, err := c.GetPayment(ctx2, goodID); return err }, KindUnauthorized, true, 2},
-		{"the refused pair, again", func() error { return c.Admit(invented(1)) }, KindUnauthorized, true, 2},
-		{"a good pair not yet accepted meets the same budget", func() error { return c.Admit(credCtx()) }, KindRateLimited, true, 2},
+		{"ten admits of one pair, no call made", func() error {
+			for range 10 {
+				if err := c.Admit(fromAddr(invented(1), addr)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, 0, false, 0},
+		{"ten admits of fresh pairs, no call made", func() error {
+			for i := range 10 {
+				if err := c.Admit(fromAddr(invented(100+i), addr)); err != nil {
+					return err
+				}
+			}
+			return nil
+		}, 0, false, 0},
+		{"a real merchant's first call, from the same address", func() error {
+			ctx := fromAddr(credCtx(), addr)
+			if err := c.Admit(ctx); err != nil {
+				return err
+			}
+			_, err := c.GetPayment(ctx, goodID)
+			return err
+		}, 0, false, 1},
+		{"an invented pair's call spends the last of the burst", func() error { _, err := c.GetPayment(fromAddr(invented(2), addr), goodID); return err }, KindUnauthorized, true, 2},
+		{"Admit now sees the budget spent", func() error { return c.Admit(fromAddr(invented(3), addr)) }, KindRateLimited, true, 2},
+		{"and so does the call", func() error { _, err := c.GetPayment(fromAddr(invented(4), addr), goodID); return err }, KindRateLimited, true, 2},
+		{"the refused pair, again", func() error { return c.Admit(fromAddr(invented(2), "198.51.100.1")) }, KindUnauthorized, true, 2},
+		{"the accepted merchant, past the budgets", func() error { return c.Admit(fromAddr(credCtx(), addr)) }, 0, false, 2},
 	} {
 		t.Run(step.name, func(t *testing.T) {
 			err := step.do()
@@ -404,5 +430,54 @@ func TestAdmitPrepaysTheFirstCall(t *testing.T) {
 				t.Errorf("REST calls = %d, want %d", got, step.calls)
 			}
 		})
+	}
+}
+
+// TestMerchantDecision: Client.Merchant, the edge's one decision of who a
+// request is for every budget, names a merchant only for a pair the REST
+// API accepted (here or, through the store, on another replica).
+func TestMerchantDecision(t *testing.T) {
+	t.Parallel()
+	srv := authServer(t, nil)
+	storeKnown := Credentials{APIKey: "ak_test_elsewhere", APISecret: "sk_test_elsewhere"}
+	store := newMemStore()
+	k := merchantKeyOf(storeKnown)
+	store.m[fmt.Sprintf("%x", k[:])] = true
+	gated := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 20, Store: store})
+	open := gatedClient(t, srv.URL, UnacceptedConfig{})
+	// The good pair is accepted by one call; an invented one refused by one.
+	if _, err := gated.GetPayment(credCtx(), goodID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gated.GetPayment(invented(7), goodID); KindOf(err) != KindUnauthorized {
+		t.Fatalf("refused pair's call: %v", err)
+	}
+	for _, tc := range []struct {
+		name     string
+		c        *Client
+		ctx      context.Context
+		merchant bool
+	}{
+		{"no credentials", gated, context.Background(), false},
+		{"an invented pair", gated, invented(1), false},
+		{"an invented pair, Admit asked", gated, func() context.Context { ctx := invented(2); _ = gated.Admit(ctx); return ctx }(), false},
+		{"a pair the REST API accepted", gated, credCtx(), true},
+		{"a pair the REST API refused", gated, invented(7), false},
+		{"a pair another replica accepted (the store)", gated, WithCredentials(context.Background(), storeKnown), true},
+		{"no bounds on unaccepted pairs: any pair", open, invented(3), true},
+		{"no bounds, no credentials", open, context.Background(), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, ok := tc.c.Merchant(tc.ctx)
+			if ok != tc.merchant {
+				t.Fatalf("Merchant = %q, %v; want a merchant: %v", m, ok, tc.merchant)
+			}
+			if want, _ := MerchantOf(tc.ctx); ok && m != want {
+				t.Errorf("Merchant = %q, want MerchantOf's %q", m, want)
+			}
+		})
+	}
+	if got := srv.calls.Load(); got != 2 {
+		t.Errorf("REST calls = %d, want the 2 calls made (deciding makes none)", got)
 	}
 }
