@@ -120,7 +120,7 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 			tracker := &opTracker{}
 			srv := graph.NewServer(graph.ServerConfig{MaxComplexity: 1000, Extensions: []graphql.HandlerExtension{tracker}})
 			gqlhttp.AddTransports(srv, 0, gqlhttp.Live{
-				Budget:        gqlhttp.OperationBudget(limiter, func(context.Context) (string, bool) { return "merchant", true }),
+				Budget:        gqlhttp.OperationBudget(limiter, func(context.Context) (string, bool) { return "merchant", true }, nil),
 				MaxOperations: 1,
 			})
 			rest := holdREST{release: make(chan struct{})}
