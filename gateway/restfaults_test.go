@@ -180,3 +180,65 @@ func TestRESTFaultsNeverCrossPairs(t *testing.T) {
 		})
 	}
 }
+
+// TestRESTPoolsBounded: 20 pairs, one after another, through pools bounded
+// at 4: at most 4 pools are kept and at most 4 connections stay open (the
+// least recently used pools' idle connections closed, the dropped pools'
+// too), and DropIdle closes one pair's idle connections only.
+func TestRESTPoolsBounded(t *testing.T) {
+	t.Parallel()
+	sb := sandbox.New(sandbox.Options{})
+	biz := sb.Businesses()[0]
+	id := sb.Payments(biz.APIKey)[0].ID
+	srv := httptest.NewServer(sb)
+	t.Cleanup(srv.Close)
+	rt := newTransport(Config{RESTMaxInFlight: 4, RESTMaxInFlightPerMerchant: 2, RESTTimeout: time.Second})
+	t.Cleanup(rt.CloseIdleConnections)
+	rc, err := restclient.New(restclient.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: rt}, DropIdle: rt.DropIdle})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctxOf := func(i int) context.Context {
+		return restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: biz.APIKey, APISecret: biz.APISecret + strconv.Itoa(i)})
+	}
+	for i := range 20 {
+		_, _ = rc.GetPayment(ctxOf(i), id) // 401 for all but none: the pools are what is counted
+		rt.mu.Lock()
+		pools := len(rt.pools)
+		rt.mu.Unlock()
+		if open := rt.open.Load(); pools > 4 || open > 4 {
+			t.Fatalf("after %d pairs: %d pools, %d connections open; want at most 4 of each", i+1, pools, open)
+		}
+	}
+	open := rt.open.Load()
+	rt.DropIdle(ctxOf(19))
+	if got := rt.open.Load(); got != open-1 {
+		t.Errorf("DropIdle of one pair: %d connections open, want %d (that pair's one closed, the others kept)", got, open-1)
+	}
+
+	// Concurrent calls: one pair's 4 connections, idle, make room for
+	// another pair's 2 (a dial past the bound closes the least recently
+	// used pools' idle connections).
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		sb.ServeHTTP(w, r)
+	}))
+	t.Cleanup(slow.Close)
+	rt = newTransport(Config{RESTMaxInFlight: 4, RESTMaxInFlightPerMerchant: 4, RESTTimeout: time.Second})
+	t.Cleanup(rt.CloseIdleConnections)
+	rc, err = restclient.New(restclient.Config{BaseURL: slow.URL, HTTPClient: &http.Client{Transport: rt}, DropIdle: rt.DropIdle,
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 8, MaxInFlightPerMerchant: 4})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range []struct{ i, calls int }{{100, 4}, {101, 2}} {
+		var wg sync.WaitGroup
+		for range pair.calls {
+			wg.Go(func() { _, _ = rc.GetPayment(ctxOf(pair.i), id) })
+		}
+		wg.Wait()
+		if open := rt.open.Load(); open > 4 {
+			t.Errorf("after pair %d's %d calls at once: %d connections open, want at most 4", pair.i, pair.calls, open)
+		}
+	}
+}
