@@ -26,9 +26,11 @@ import (
 // pair, restclient.MerchantOf; never the secret), made when the pair
 // first calls. At most max pools are kept (the least recently used is
 // dropped, its idle connections closed, its calls in flight let finish on
-// connections then closed), and at most max connections are open across
-// them: a dial past that closes the idle connections of the pools least
-// recently used first. max is REST_MAX_INFLIGHT: as many connections as
+// connections then closed), and a dial that takes the connections open
+// across them past max closes the idle connections of the pools least
+// recently used first: at most max stay open, or those in use when more
+// are (the REST client's limiter keeps its calls in flight at
+// REST_MAX_INFLIGHT). max is REST_MAX_INFLIGHT: as many connections as
 // calls the process may have in flight, the size of the one pool this
 // replaced; a pool without a connection costs only its own struct.
 type restPools struct {
@@ -56,9 +58,9 @@ func newTransport(cfg Config) *restPools {
 	if perPair <= 0 {
 		perPair = restclient.DefaultMaxInFlightPerMerchant
 	}
-	max := cfg.RESTMaxInFlight
-	if max <= 0 {
-		max = restclient.DefaultMaxInFlight
+	bound := cfg.RESTMaxInFlight
+	if bound <= 0 {
+		bound = restclient.DefaultMaxInFlight
 	}
 	return &restPools{
 		template: &http.Transport{
@@ -71,7 +73,7 @@ func newTransport(cfg Config) *restPools {
 			ResponseHeaderTimeout: cfg.RESTTimeout,
 			ExpectContinueTimeout: time.Second,
 		},
-		max:   max,
+		max:   bound,
 		pools: make(map[string]*restPool),
 	}
 }
