@@ -5,7 +5,8 @@ package gateway
 // carries one pair's call after another's: a connection put out of step
 // by a faulty answer can at worst answer the same pair's next call with
 // that pair's own earlier answer, which restclient's checks of the answer
-// against the call (the id asked for, the cursor's page) then refuse.
+// against the call (the id asked for, the cursor's page, the limit) refuse
+// wherever they apply.
 // The metrics and tracing transports wrap it.
 
 import (

@@ -263,7 +263,7 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 	if err != nil {
 		return nil, unexpected(EndpointListPayments, err)
 	}
-	if err := page.advancesFrom(p.Cursor); err != nil {
+	if err := page.answers(p); err != nil {
 		return nil, c.outOfStep(ctx, EndpointListPayments, err)
 	}
 	return page, nil

@@ -37,7 +37,8 @@ func (d *dropSpy) calls() []string {
 // TestOutOfStepAnswersDropTheirPairsConnections: the second wall. An
 // answer that is not for the call (a record with another id, a session
 // with neither the id nor the reference asked for, a page whose
-// next_cursor is the cursor just sent) is UPSTREAM_ERROR, and the idle
+// next_cursor is the cursor just sent, or with more payments than the
+// limit sent) is UPSTREAM_ERROR, and the idle
 // connections of the call's pair are dropped (its connection may be
 // answering an earlier call); a right answer drops nothing.
 func TestOutOfStepAnswersDropTheirPairsConnections(t *testing.T) {
@@ -72,6 +73,14 @@ func TestOutOfStepAnswersDropTheirPairsConnections(t *testing.T) {
 			_, err := c.ListPayments(ctx, ListParams{Cursor: "cur_1"})
 			return err
 		}, true},
+		{"page with more payments than the limit", listBody, func(ctx context.Context, c *Client) error {
+			_, err := c.ListPayments(ctx, ListParams{Limit: 1})
+			return err
+		}, true},
+		{"page within the limit", listBody, func(ctx context.Context, c *Client) error {
+			_, err := c.ListPayments(ctx, ListParams{Limit: 2})
+			return err
+		}, false},
 		{"page that follows its cursor", listBody, func(ctx context.Context, c *Client) error {
 			_, err := c.ListPayments(ctx, ListParams{Cursor: "cur_1"})
 			return err
