@@ -351,30 +351,24 @@ func BenchmarkCheckoutWithPayment(b *testing.B) {
 // newGateway's own transport against the sandbox on loopback TCP (both in
 // this process): the difference to BenchmarkSinglePayment is the HTTP
 // client and the loopback, plus the sandbox's own work and allocations.
-// One sub-benchmark a REST_TRANSPORT.
 func BenchmarkSinglePaymentLoopback(b *testing.B) {
-	for _, transport := range []string{"net/http", "fasthttp"} {
-		b.Run("REST_TRANSPORT="+transport, func(b *testing.B) {
-			f := newBenchFixture(b)
-			srv := httptest.NewServer(f.sb)
-			defer srv.Close()
-			cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
-			if err != nil {
-				b.Fatal(err)
-			}
-			cfg.RESTBaseURL = srv.URL
-			cfg.RESTTransport = transport
-			gw, err := gateway.New(cfg)
-			if err != nil {
-				b.Fatal(err)
-			}
-			br := f.request(benchSingleQuery, map[string]any{"id": f.paymentID})
-			benchServe(b, gw, br)
-			b.StopTimer()
-			f.sb.ResetCalls()
-			srv.CloseClientConnections()
-		})
+	f := newBenchFixture(b)
+	srv := httptest.NewServer(f.sb)
+	defer srv.Close()
+	cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
+	if err != nil {
+		b.Fatal(err)
 	}
+	cfg.RESTBaseURL = srv.URL
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	br := f.request(benchSingleQuery, map[string]any{"id": f.paymentID})
+	benchServe(b, gw, br)
+	b.StopTimer()
+	f.sb.ResetCalls()
+	srv.CloseClientConnections()
 }
 
 // BenchmarkListWithAddresses20ms (issue 3): the sandbox adds 20 ms to

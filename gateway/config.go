@@ -50,9 +50,9 @@ type Config struct {
 	RESTMaxInFlight  int
 	RESTMaxBody      int64
 	RESTMaxPage      int64
-	// RESTTransport is the REST API's base transport (REST_TRANSPORT,
-	// transport.go): restTransportFast or restTransportNetHTTP.
-	RESTTransport string
+	// Dropped are the warnings of dropped settings given (LoadConfig),
+	// logged at start.
+	Dropped []string
 
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
@@ -189,14 +189,6 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call (its operation's calls share deadlines: a hung call is cut at most 1 % later)", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_TRANSPORT", restTransportFast, "the HTTP client of the REST API: " + restTransportFast + " (valyala/fasthttp: about 0.7 times net/http's client CPU a call; HTTP/1.1 only, no proxy, a call canceled without a deadline still runs to its deadline) or " + restTransportNetHTTP + " (Go's own: HTTP/2 to a TLS REST API, HTTPS_PROXY/HTTP_PROXY, cancellation in flight); " + restTransportFast + " falls back to " + restTransportNetHTTP + " when a proxy from the environment applies to REST_BASE_URL", func(c *Config, v string) error {
-		switch v {
-		case restTransportFast, restTransportNetHTTP:
-			c.RESTTransport = v
-			return nil
-		}
-		return errors.New("must be " + restTransportFast + " or " + restTransportNetHTTP)
-	}},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_CONCURRENCY_BURST", "0", "concurrent REST calls one GraphQL request may make while its merchant has slots to spare: above REST_MAX_CONCURRENCY, a request whose own slots are taken takes more, as long as its merchant keeps REST_MAX_CONCURRENCY free for its other requests and the process has one free (REST_MAX_INFLIGHT_PER_MERCHANT and REST_MAX_INFLIGHT hold as ever); 0 or not above REST_MAX_CONCURRENCY: never more than REST_MAX_CONCURRENCY", intSetting(0, 65536, func(c *Config) *int { return &c.RESTMaxConcBurst })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
@@ -555,6 +547,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			v = e
 		}
 	}
+	for _, d := range dropped {
+		fs.Var(settingValue{new(string), false}, flagName(d.env), "dropped: no effect (env "+d.env+")")
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -563,6 +558,11 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 		set := getenv(env) != ""
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName(env) })
 		return set
+	}
+	for _, d := range dropped {
+		if isSet(d.env) {
+			c.Dropped = append(c.Dropped, d.warning)
+		}
 	}
 	perMerchantSet := isSet(restMaxInFlightPerMerchant)
 	var errs []error
@@ -618,6 +618,14 @@ func (c Config) checkTraffic() []error {
 		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
 	}
 	return errs
+}
+
+// dropped are settings that no longer have an effect: still accepted
+// (env or flag, any value) for one release after they were dropped, each
+// given one logged at start with its warning, so that a deployment that
+// sets one starts as before and is told.
+var dropped = []struct{ env, warning string }{
+	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through Go's net/http transport, one connection pool per credential pair (docs/design.md)"},
 }
 
 // settingValue is a string flag whose value -help may not show.

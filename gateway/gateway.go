@@ -153,8 +153,13 @@ func (g *Gateway) wire(o options) error {
 	obs.ClientAddr = func(r *http.Request) netip.Addr { return gqlhttp.ClientAddr(r, cfg.TrustedProxies) }
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
+	var dropIdle func(context.Context) // the pools' own: one pair's (restclient: every pair's otherwise)
 	if rest == nil {
-		rest = newTransport(cfg, g.baseURL, logger)
+		pools := newTransport(cfg)
+		rest, dropIdle = pools, pools.DropIdle
+	}
+	for _, w := range cfg.Dropped {
+		logger.Warn(w)
 	}
 	if o.tracing {
 		rest = observe.TraceTransport(rest, obs)
@@ -184,6 +189,7 @@ func (g *Gateway) wire(o options) error {
 		Timeout:      cfg.RESTTimeout,
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
+		DropIdle:     dropIdle,
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
