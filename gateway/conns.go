@@ -78,7 +78,7 @@ type connCap struct {
 	mu     sync.Mutex
 	open   map[*trackedConn]struct{}            // the counted ones (not hijacked)
 	byAddr map[string]map[*trackedConn]struct{} // every connection of an address, hijacked included; none of a trusted proxy
-	banned map[string]time.Time                 // addresses whose new connections are closed until then (penalize)
+	banned map[string]ban                       // addresses whose new connections are closed (penalize)
 	// idles counts the connections gone idle: an order, not a clock, is
 	// all that choosing the one idle longest needs, and it costs no
 	// time.Now per request (a few hundred ns on a VM whose vDSO clock
@@ -92,7 +92,7 @@ func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
 	}
 	return &connCap{Listener: ln, max: max, share: connShare(max), trusted: trusted, now: time.Now,
 		open: make(map[*trackedConn]struct{}), byAddr: make(map[string]map[*trackedConn]struct{}),
-		banned: make(map[string]time.Time)}
+		banned: make(map[string]ban)}
 }
 
 // The phases of a request being served, as serve and the body see them
@@ -103,6 +103,38 @@ const (
 	phaseBody      = 2 // the handler runs, the body not yet read to its end
 	phaseFinishing = 3 // the handler returned: the answer is sent, the rest of the body read
 )
+
+// ban is an address's penalty (penalize): its new connections are closed
+// for d, then let through a few at a time, twice as many each d that
+// passes without another penalty, until banLift a d: a flood, renewing
+// its ban with each refusal held, never gets in all at once, and a client
+// at the address after the flood stopped waits a few seconds at most.
+type ban struct {
+	next  time.Time // the current window's end
+	d     time.Duration
+	allow int // connections let through in this window
+	used  int
+}
+
+// banLift is the allowance a d at which a ban is lifted: after 7 quiet
+// windows.
+const banLift = 64
+
+// admit reports whether a new connection is let through at now.
+func (b *ban) admit(now time.Time) bool {
+	if !now.Before(b.next) {
+		a := max(1, 2*b.allow)
+		for n := now.Sub(b.next) / b.d; n > 0 && a < banLift; n-- { // windows with no connection
+			a *= 2
+		}
+		b.allow, b.used, b.next = a, 0, now.Add(b.d)
+	}
+	if b.used >= b.allow {
+		return false
+	}
+	b.used++
+	return true
+}
 
 // trackedConn is one accepted connection.
 type trackedConn struct {
@@ -259,10 +291,16 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	l.mu.Lock()
 	ok := true
 	if c.key != "" {
-		until, banned := l.banned[c.key]
+		if b, banned := l.banned[c.key]; banned {
+			ok = b.admit(now)
+			if b.allow >= banLift {
+				delete(l.banned, c.key)
+			} else {
+				l.banned[c.key] = b
+			}
+		}
 		switch own := l.byAddr[c.key]; {
-		case banned && now.Before(until):
-			ok = false
+		case !ok:
 		case len(own) >= l.share:
 			if v := l.victim(own, now); v != nil {
 				victims = append(victims, v)
@@ -270,9 +308,6 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 			} else {
 				ok = false
 			}
-		}
-		if banned && !now.Before(until) {
-			delete(l.banned, c.key)
 		}
 	}
 	if ok && len(l.open) >= l.max {
@@ -369,8 +404,9 @@ func (l *connCap) keyOf(a net.Addr) string {
 	return restclient.AddressKey(addr)
 }
 
-// penalize closes addr's new connections at once for d (its refusals are
-// past their share of the held ones); a trusted proxy is never. The
+// penalize closes addr's new connections at once for d (its refusals
+// fill its share of the held ones), then lets them through a few at a
+// time (ban); a trusted proxy is never penalized. The
 // addresses held are at most the cap's share count of addresses times
 // two: past it the lapsed ones go, then the new one is not held.
 func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
@@ -385,12 +421,13 @@ func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.banned[key]; !ok && len(l.banned) >= l.max {
-		maps.DeleteFunc(l.banned, func(_ string, until time.Time) bool { return !now.Before(until) })
+		// Those quiet for a d are the least needed.
+		maps.DeleteFunc(l.banned, func(_ string, b ban) bool { return !now.Before(b.next.Add(b.d)) })
 		if len(l.banned) >= l.max {
 			return
 		}
 	}
-	l.banned[key] = now.Add(d)
+	l.banned[key] = ban{next: now.Add(d), d: d}
 }
 
 // track is the server's ConnState hook.

@@ -213,28 +213,64 @@ func TestConnCapShare(t *testing.T) {
 	})
 }
 
-// TestConnCapPenalize: an address penalized (its refusals past their
-// share) has its new connections closed at accept for the time given,
-// other addresses none; the addresses held are bounded.
+// TestConnCapPenalize: an address penalized (its refusals fill their
+// share of the held ones) has its new connections closed at accept for
+// the time given, then let through one, two, four... a window while no
+// penalty renews it, and the ban lifted after a few quiet windows; other
+// addresses and trusted proxies are never refused; the addresses held are
+// bounded.
 func TestConnCapPenalize(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
+		const d = time.Second
 		l := newConnCap(nil, 16, []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")})
 		flood := netip.MustParseAddr("192.0.2.7")
-		l.penalize(flood, time.Second)
-		l.penalize(netip.MustParseAddr("10.9.0.1"), time.Second) // a trusted proxy: never
-		if l.admit(stubFrom("192.0.2.7")) != nil {
-			t.Fatal("a penalized address admitted")
+		admitted := func(n int) int {
+			got := 0
+			for range n {
+				if c := l.admit(stubFrom("192.0.2.7")); c != nil {
+					got++
+					_ = c.Close()
+				}
+			}
+			return got
+		}
+		l.penalize(flood, d)
+		l.penalize(netip.MustParseAddr("10.9.0.1"), d) // a trusted proxy: never
+		if n := admitted(10); n != 0 {
+			t.Fatalf("%d of a penalized address's connections admitted, want 0", n)
 		}
 		if l.admit(stubFrom("198.51.100.1")) == nil || l.admit(stubFrom("10.9.0.1")) == nil {
 			t.Fatal("another address refused")
 		}
-		time.Sleep(time.Second)
-		if l.admit(stubFrom("192.0.2.7")) == nil {
-			t.Fatal("still refused after the penalty")
+		for _, want := range []int{1, 2, 4} {
+			time.Sleep(d)
+			if n := admitted(10); n != want {
+				t.Fatalf("%d admitted in a quiet window, want %d", n, want)
+			}
+		}
+		// A penalty renews the ban: none again for d.
+		l.penalize(flood, d)
+		if n := admitted(10); n != 0 {
+			t.Fatalf("%d admitted after a renewal, want 0", n)
+		}
+		time.Sleep(d)
+		if n := admitted(10); n != 1 {
+			t.Fatalf("%d admitted a window after the renewal, want 1", n)
+		}
+		// Quiet long enough: lifted.
+		time.Sleep(10 * d)
+		if n := admitted(100); n != 100 {
+			t.Fatalf("%d of 100 admitted after the flood stopped, want all", n)
+		}
+		l.mu.Lock()
+		_, still := l.banned[flood.String()]
+		l.mu.Unlock()
+		if still {
+			t.Fatal("the lifted ban is still held")
 		}
 		for i := range 100 {
-			l.penalize(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), time.Second)
+			l.penalize(netip.AddrFrom4([4]byte{203, 0, 113, byte(i)}), d)
 		}
 		l.mu.Lock()
 		n := len(l.banned)

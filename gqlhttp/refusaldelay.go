@@ -96,8 +96,9 @@ func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *Re
 }
 
 // OnPastShare sets f to be told the peer (the connection's, never a
-// trusted proxy) of each refusal answered at once, past its address's
-// share or the cap, whose connection is closed; the listener closes the
+// trusted proxy) of each refusal held while its address holds half its
+// share of the held ones or more, and of each answered at once past it
+// (or past the cap), whose connection is closed: the listener closes the
 // address's new connections for a while (gateway/conns.go).
 func (d *RefusalDelay) OnPastShare(f func(peer netip.Addr)) {
 	if d != nil {
@@ -140,8 +141,9 @@ func (d *RefusalDelay) Middleware(next http.Handler) http.Handler {
 
 // wait holds the caller for retryAfter (0: max), at most max, and returns
 // true, unless MaxHeld answers are held already or key's share of them
-// (false, at once); it returns at once when ctx ends or at Close.
-func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string) bool {
+// (false, at once); it returns at once when ctx ends or at Close. full is
+// called when this answer takes key to half its share or more.
+func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string, full func()) bool {
 	if retryAfter <= 0 || retryAfter > d.max {
 		retryAfter = d.max
 	}
@@ -156,7 +158,11 @@ func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key s
 		return false
 	}
 	d.byAddr[key]++
+	busy := 2*d.byAddr[key] >= d.share
 	d.mu.Unlock()
+	if busy {
+		full()
+	}
 	defer func() {
 		d.mu.Lock()
 		if d.byAddr[key]--; d.byAddr[key] <= 0 {
@@ -229,19 +235,35 @@ func (w *refusalWriter) hold() {
 	if !(w.m.refused.Load() && !w.m.admitted.Load() || restclient.Refused(w.ctx)) {
 		return
 	}
-	if w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted))) {
+	if w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
 		return
 	}
 	// Past the share (or the cap): answered now, and the connection
 	// closed, unless it is a trusted proxy's, which carries others'.
+	if peer, ok := w.peer(); ok {
+		w.ResponseWriter.Header().Set("Connection", "close")
+		if w.d.onPast != nil {
+			w.d.onPast(peer)
+		}
+	}
+}
+
+// full reports the peer when its address holds half its share or more:
+// the listener holds the address's new connections off as long as it
+// keeps being reported.
+func (w *refusalWriter) full() {
+	if peer, ok := w.peer(); ok && w.d.onPast != nil {
+		w.d.onPast(peer)
+	}
+}
+
+// peer is the connection's peer, unless it is a trusted proxy.
+func (w *refusalWriter) peer() (netip.Addr, bool) {
 	ap, err := netip.ParseAddrPort(w.r.RemoteAddr)
 	if err != nil || isTrusted(ap.Addr().Unmap(), w.d.trusted) {
-		return
+		return netip.Addr{}, false
 	}
-	w.ResponseWriter.Header().Set("Connection", "close")
-	if w.d.onPast != nil {
-		w.d.onPast(ap.Addr().Unmap())
-	}
+	return ap.Addr().Unmap(), true
 }
 
 func (w *refusalWriter) WriteHeader(code int) {

@@ -386,8 +386,9 @@ func requestFrom(addr string) *http.Request {
 
 // TestRefusalShare: one address holds at most refusalShare of the held
 // refusals; past it a refusal is answered at once with its connection
-// closed and its peer reported (the listener then closes the address's new
-// connections), while another address is still held. Behind a trusted
+// closed and its peer reported, as it is for each held from half the
+// share on (the listener then closes the address's new connections),
+// while another address is still held. Behind a trusted
 // proxy the share is the forwarded client's, and the proxy's connection is
 // neither closed nor reported.
 func TestRefusalShare(t *testing.T) {
@@ -450,6 +451,13 @@ func TestRefusalShare(t *testing.T) {
 				held = append(held, serveAsync(h, c.flood()))
 				f.started(t)
 			}
+			// The one that fills the share is reported (the listener
+			// then holds the address's new connections off).
+			// Held from half the share on: reported, each.
+			if want := c.wantPeer; want == "" && len(reported) != 0 || want != "" && len(reported) != share-(share+1)/2+1 {
+				t.Fatalf("at the share: reported %v, want %q from half the share (%d) on", reported, want, share)
+			}
+			atShare := len(reported)
 			// Past the share: at once (on this goroutine).
 			rec := httptest.NewRecorder()
 			h.ServeHTTP(rec, c.flood())
@@ -459,8 +467,13 @@ func TestRefusalShare(t *testing.T) {
 			if closed := rec.Header().Get("Connection") == "close"; closed != c.wantClosed {
 				t.Fatalf("past the share: connection closed %v, want %v", closed, c.wantClosed)
 			}
-			if want := []string{c.wantPeer}; c.wantPeer == "" && len(reported) != 0 || c.wantPeer != "" && (len(reported) != 1 || reported[0] != want[0]) {
-				t.Fatalf("reported %v, want %q", reported, c.wantPeer)
+			if want := c.wantPeer; want == "" && len(reported) != 0 || want != "" && len(reported) != atShare+1 {
+				t.Fatalf("past the share: reported %v, want %q once more", reported, want)
+			}
+			for _, got := range reported {
+				if got != c.wantPeer {
+					t.Fatalf("reported %v, want only %q", reported, c.wantPeer)
+				}
 			}
 			// Another client is held still.
 			other := serveAsync(h, c.other())
