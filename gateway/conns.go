@@ -16,10 +16,11 @@
 //     sends its body or reads its answer slower than minRate, then the one
 //     idle longest; a connection whose request is being served is never
 //     closed, and when every connection is such, the new one is closed.
-//   - an address whose refusals are past their share of the held ones
-//     (gqlhttp.RefusalDelay) has its new connections closed at once for
-//     REFUSAL_DELAY_MAX (penalize): a closed-loop flood then waits as if
-//     held, and costs an accept.
+//   - an address that holds half its share of the held refusals or more
+//     (gqlhttp.RefusalDelay) has its new connections closed at accept for
+//     REFUSAL_DELAY_MAX, then let through a few at a time (penalize,
+//     ban): a closed-loop flood's extra senders then cost an accept and
+//     get no answer, instead of a refusal each in a loop.
 //
 // Connections taken over by WebSockets leave the replica's count (the
 // live connections' caps bound them) but stay in their address's.
@@ -63,7 +64,7 @@ const (
 	minShare     = 16
 )
 
-// connShare is one client address's share of a cap of max connections.
+// connShare is one client address's share of a cap of connections.
 func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
 
 // connCap is a listener that keeps at most max connections open (and
