@@ -2,10 +2,12 @@ package gateway
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"sync/atomic"
 	"testing"
@@ -374,4 +376,44 @@ func serveCapped(t *testing.T, max int) (*http.Server, string, *connCap) {
 	go func() { _ = srv.Serve(conns) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	return srv, ln.Addr().String(), conns
+}
+
+// TestConnCapPhases: the handler's wrapper tells the cap when a request
+// waits on its client (its body not yet read to its end, its answer after
+// the handler) and when on the replica (the handler with the body read,
+// or with none).
+func TestConnCapPhases(t *testing.T) {
+	t.Parallel()
+	l := newConnCap(nil, 16, nil)
+	c := l.admit(newStubConn(1))
+	phase := func() uint32 { return c.phase.Load() & 3 }
+	seen := make(chan uint32, 2)
+	h := l.serve(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen <- phase()
+		_, _ = io.Copy(io.Discard, r.Body)
+		seen <- phase()
+	}))
+	body, send := io.Pipe()
+	req := httptest.NewRequest(http.MethodPost, "/graphql", body).WithContext(connContext(context.Background(), c))
+	done := make(chan struct{})
+	go func() { defer close(done); h.ServeHTTP(httptest.NewRecorder(), req) }()
+	if p := <-seen; p != phaseBody {
+		t.Fatalf("before the body: phase %d, want %d (the client's turn)", p, phaseBody)
+	}
+	_, _ = send.Write([]byte(`{"query":"{ __typename }"}`))
+	_ = send.Close()
+	if p := <-seen; p != phaseServing {
+		t.Fatalf("the body read: phase %d, want %d (the replica's turn)", p, phaseServing)
+	}
+	<-done
+	if p := phase(); p != phaseFinishing {
+		t.Fatalf("after the handler: phase %d, want %d (the answer goes out)", p, phaseFinishing)
+	}
+	l.track(c, http.StateIdle)
+	l.track(c, http.StateActive)
+	get := httptest.NewRequest(http.MethodGet, "/healthz", nil).WithContext(connContext(context.Background(), c))
+	l.serve(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { seen <- phase() })).ServeHTTP(httptest.NewRecorder(), get)
+	if p := <-seen; p != phaseServing {
+		t.Fatalf("a request without a body: phase %d, want %d", p, phaseServing)
+	}
 }
