@@ -38,6 +38,8 @@ import (
 type Config struct {
 	Host string // "": every interface
 	Port int
+	// HealthPort is the probes' listener (health.go); 0: none.
+	HealthPort int
 	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error at
 	// start instead of the embedded demo data.
 	SandboxOff      bool
@@ -160,6 +162,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
+	{"HEALTH_PORT", "8088", "port of a listener of its own that answers only /healthz and /readyz, for the kubelet's probes: no client's connections can crowd them out of it (0: none; the probes then use PORT)", intSetting(0, 65535, func(c *Config) *int { return &c.HealthPort })},
 	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", func(c *Config, v string) error {
 		switch v {
 		case "auto":
@@ -374,7 +377,7 @@ var settings = []setting{
 		c.PprofAddr = v
 		return nil
 	}},
-	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica; at the cap the connection idle longest is closed for a new one (none idle: the new one is closed); WebSockets are not counted",
+	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included; at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
