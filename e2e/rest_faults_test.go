@@ -163,8 +163,10 @@ func TestRESTFaultsKeepMerchantsApart(t *testing.T) {
 			p := startGateway(t, map[string]string{"REST_BASE_URL": base, "REST_TIMEOUT": timeout, "SANDBOX": "false",
 				"RATE_LIMIT_REQUESTS_PER_SECOND": "0", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
 				// With short bodies no pair is ever accepted (no whole 2xx):
-				// the budget of unaccepted pairs' calls must not refuse them.
-				"REST_UNACCEPTED_CALLS_PER_SECOND": "1000", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND": "1000"})
+				// neither the budget of unaccepted pairs' calls nor the
+				// anonymous budgets (such a pair's) may refuse them.
+				"REST_UNACCEPTED_CALLS_PER_SECOND": "1000", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND": "1000",
+				"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"})
 			var answers, crossed, served, upstream, other atomic.Int64
 			var firstCross, firstOther atomic.Value
 			var wg sync.WaitGroup
@@ -296,6 +298,9 @@ func TestRESTRestartCostsNoQuery(t *testing.T) {
 	rest := startRestartable(t, f)
 	p := startGateway(t, map[string]string{"REST_BASE_URL": "http://" + rest.addr, "SANDBOX": "false",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0"})
+	// Merchants the REST API has accepted, as a deployed gateway's are:
+	// the first burst is not an unaccepted pair's.
+	acceptMerchants(t, p, f)
 	ids := map[string]string{"A": f.sb.Payments(f.A.biz.APIKey)[0].ID, "B": f.sb.Payments(f.B.biz.APIKey)[0].ID}
 	var queries, failed atomic.Int64
 	var firstFailure atomic.Value
