@@ -6,7 +6,6 @@ package e2e
 // faults), two merchants querying at once.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -19,6 +18,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"paygraph/internal/testenv"
 )
 
 // framing writes one answer (status, content type, body) to c, faulty
@@ -64,49 +65,11 @@ func writeApart(c net.Conn, first, rest []byte) bool {
 // it returns the base URL.
 func rawREST(t *testing.T, f *restFake, frame framing) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					rec := httptest.NewRecorder()
-					f.ServeHTTP(rec, req)
-					if !frame(c, rec.Code, rec.Body.Bytes()) {
-						return
-					}
-				}
-			})
-		}
+	return testenv.RawHTTP(t, func(c net.Conn, req *http.Request) bool {
+		rec := httptest.NewRecorder()
+		f.ServeHTTP(rec, req)
+		return frame(c, rec.Code, rec.Body.Bytes())
 	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
 }
 
 // merchantMarks are the strings only m's data holds: its payments' ids

@@ -6,7 +6,6 @@ package gateway
 // names its pair, never gets another pair's.
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -20,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -29,46 +29,11 @@ import (
 // its Content-Length or cut it); it returns the base URL.
 func faultyREST(t *testing.T, record func(key string) []byte, frame func(c net.Conn, answer []byte, body int)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					body := record(req.Header.Get(restclient.HeaderAPIKey))
-					frame(c, fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body), len(body))
-				}
-			})
-		}
+	return testenv.RawHTTP(t, func(c net.Conn, req *http.Request) bool {
+		body := record(req.Header.Get(restclient.HeaderAPIKey))
+		frame(c, fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body), len(body))
+		return true
 	})
-	t.Cleanup(func() {
-		ln.Close()
-		mu.Lock()
-		for c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
 }
 
 // faultClient is the REST client as the gateway wires it to base.
