@@ -171,6 +171,15 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// SetWriteBuffer passes the kernel send buffer's size on to the TCP
+// connection (a WebSocket's is bounded, gqlhttp/live.go).
+func (c *trackedConn) SetWriteBuffer(n int) error {
+	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
+		return sb.SetWriteBuffer(n)
+	}
+	return nil
+}
+
 // CloseWrite keeps net/http's graceful close (a FIN before the close, so
 // that the client reads the answer before a reset).
 func (c *trackedConn) CloseWrite() error {
