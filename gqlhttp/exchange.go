@@ -133,9 +133,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 			"a GraphQL request needs a query (or a persisted query hash in extensions, or a documentId)")
 		return
 	}
-	// gqlgen's CreateOperationContext, its plain variables coerced
-	// without reflection (graph/opctx.go).
-	rc, errs := graph.CreateOperationContext(ctx, exec, params)
+	rc, errs := exec.CreateOperationContext(ctx, params)
 	setRateLimitHeaders(w.Header(), ctx) // the operation's charge is made (charge.go)
 	if errs != nil {
 		if queriesOnly && notQuery(rc, params) {
