@@ -176,17 +176,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
-	var fast *graph.Loaders // the fast path's answer's, if resp's data is it
-	if resp != nil {
-		fast = graph.FastAnswerOf(ctx, resp.Data)
-	}
-	writeAnswer(w, resp, maxResponse, fast != nil)
-	if fast != nil {
-		// Written (copied into the edge's own buffer): the fast path's
-		// buffer may serve another operation.
-		resp.Data = nil
-		fast.ReleaseFastAnswer()
-	}
+	writeAnswer(w, resp, maxResponse, resp != nil && graph.IsFastAnswer(ctx, resp.Data))
 }
 
 // msgSubscriptionNeedsStream answers a subscription sent as a plain JSON

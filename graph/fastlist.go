@@ -286,7 +286,7 @@ func (p *listPlan) write(conn *model.PaymentConnection, l *Loaders) []byte {
 	if perEdge == 0 {
 		perEdge = 256 * p.lists
 	}
-	b := l.answerBuffer(256 + len(conn.Edges)*perEdge)
+	b := make([]byte, 0, 256+len(conn.Edges)*perEdge)
 	b = append(b, p.key...)
 	b = append(b, '{')
 	for i := range p.fields {
@@ -321,7 +321,8 @@ func (p *listPlan) write(conn *model.PaymentConnection, l *Loaders) []byte {
 	if n := len(conn.Edges); n > 0 {
 		p.perEdge.Store(int32(min(len(b)/n+16, 1<<16)))
 	}
-	return l.answered(b)
+	l.fastAnswer = b
+	return b
 }
 
 func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*model.PaymentEdge) []byte {

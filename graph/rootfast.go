@@ -287,7 +287,7 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	if n == 0 {
 		n = 256 * len(p.fields)
 	}
-	b := loaders.answerBuffer(n)
+	b := make([]byte, 0, n)
 	b = append(b, '{')
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -296,7 +296,8 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	}
 	b = append(b, '}')
 	p.size.Store(int32(min(len(b), maxSizeHint)))
-	return loaders.answered(b)
+	loaders.fastAnswer = b
+	return b
 }
 
 // chargePayment charges b what a field of cost plan renders of x, as
@@ -330,4 +331,19 @@ func chargeAddresses(b *responseBudget, p *fastPlan, x *model.Payment) error {
 		}
 	}
 	return nil
+}
+
+// IsFastAnswer reports whether data is the data the root fast path wrote
+// for the operation of ctx, unchanged since: compact JSON, nothing
+// between its tokens, strings escaped as gqlgen escapes them. It goes by
+// the buffer's identity, so data that an interceptor answered instead
+// (the response budget's error, say) is never vouched for. The edge then
+// only has to make the answer HTML-safe as json.Marshal would, without
+// tracking where strings begin and end (gqlhttp/response.go).
+func IsFastAnswer(ctx context.Context, data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	return l != nil && len(l.fastAnswer) == len(data) && &l.fastAnswer[0] == &data[0]
 }
