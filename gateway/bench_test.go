@@ -38,13 +38,13 @@ import (
 // only with a reason in docs/performance.md. Each includes ~17 allocations of
 // the in-memory request and recorder.
 const (
-	benchBudgetSinglePayment            = 90   // one payment by a variable id, with its address
-	benchBudgetList100                  = 156  // a 100-item page without addresses
-	benchBudgetAliases20                = 90   // 20 aliases of payment(id:) over one variable id
-	benchBudgetCheckout                 = 431  // a checkout session and its payment: 2 REST calls
-	benchBudgetSinglePaymentAPQ         = 99   // the single payment by its APQ hash
-	benchBudgetList50Addr               = 627  // a 50-item page with each address: 51 REST calls
-	benchBudgetSinglePaymentRateLimited = 98   // the single payment with the merchant's rate limits on
+	benchBudgetSinglePayment            = 92   // one payment by a variable id, with its address
+	benchBudgetList100                  = 158  // a 100-item page without addresses
+	benchBudgetAliases20                = 92   // 20 aliases of payment(id:) over one variable id
+	benchBudgetCheckout                 = 433  // a checkout session and its payment: 2 REST calls
+	benchBudgetSinglePaymentAPQ         = 101  // the single payment by its APQ hash
+	benchBudgetList50Addr               = 629  // a 50-item page with each address: 51 REST calls
+	benchBudgetSinglePaymentRateLimited = 100  // the single payment with the merchant's rate limits on
 	benchAllocHeadroom                  = 0.03 // run-to-run jitter is 2-4 allocations (goroutine scheduling)
 )
 
