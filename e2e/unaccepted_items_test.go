@@ -280,6 +280,10 @@ func TestJunkAPQ(t *testing.T) {
 				env[k] = v
 			}
 			g := startLiveGateway(t, fake, env)
+			// The control's merchant, accepted by the REST API before the
+			// junk: a pair not yet accepted is anonymous, and the junk
+			// spends this address's anonymous budget.
+			acceptMerchants(t, g.proc, fake)
 			// Warm the process (its first request builds what it keeps).
 			g.do(ctx, gqlReq{Query: `{ __typename }`})
 			if err := rdb.FlushDB(ctx).Err(); err != nil {

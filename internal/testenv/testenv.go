@@ -6,10 +6,12 @@ package testenv
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -38,6 +40,19 @@ func Tool(t testing.TB, name string) string {
 // ago (for a process the test starts, which must be told its port).
 func FreeLoopbackPort(t testing.TB) int {
 	t.Helper()
+	// Below Linux's ephemeral range (32768-60999): a port the kernel hands
+	// out to clients is never one a test picked for a server, so a test
+	// that dials thousands of connections cannot take a gateway's port
+	// between the pick and the bind.
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +60,9 @@ func FreeLoopbackPort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// The ports FreeLoopbackPort picks from, below the ephemeral range.
+const freePortLow, freePortHigh = 20000, 32768
 
 // RaceEnabled reports whether the test binary was built with -race, which
 // changes allocation counts (allocation budgets are checked without it).
