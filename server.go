@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
@@ -33,7 +34,7 @@ func run() int {
 	printSchema := fs.Bool("print-schema", false, "print the GraphQL schema (SDL) and exit")
 	manifest := fs.Bool("manifest", false, "print an Apollo persisted query manifest of the operations in the .graphql files given as arguments (for TRUSTED_DOCUMENTS), and exit")
 	fixtures := fs.Bool("fixtures", false, "print the embedded sandbox's fixed ids (a payment, a payment link and a checkout session reference of each demo business) and exit")
-	healthCheck := fs.Bool("healthcheck", false, "probe http://127.0.0.1:$PORT/healthz and exit 0 if healthy (container health checks need no shell)")
+	healthCheck := fs.Bool("healthcheck", false, "probe http://127.0.0.1:$HEALTH_PORT/healthz ($PORT when HEALTH_PORT is 0) and exit 0 if healthy (container health checks need no shell)")
 	cfg, err := gateway.LoadConfig(fs, os.Getenv, os.Args[1:])
 	switch {
 	case errors.Is(err, flag.ErrHelp):
@@ -50,7 +51,7 @@ func run() int {
 	case *manifest:
 		return gateway.PrintManifest(os.Stdout, os.Stderr, fs.Args())
 	case *healthCheck:
-		return gateway.HealthCheck(cfg.Host, cfg.Port)
+		return gateway.HealthCheck(cfg.Host, cmp.Or(cfg.HealthPort, cfg.Port))
 	}
 
 	// Log lines gathered into one write per LOG_FLUSH_INTERVAL (or 4 KiB);
@@ -91,6 +92,13 @@ func serve(ctx context.Context, cfg gateway.Config, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	var probes net.Listener
+	if addr := cfg.HealthAddr(); addr != "" {
+		if probes, err = net.Listen("tcp", addr); err != nil {
+			ln.Close()
+			return fmt.Errorf("HEALTH_PORT: %w", err)
+		}
+	}
 	gw.PrintBanner(os.Stdout, ln.Addr())
-	return gw.Serve(ctx, ln)
+	return gw.ServeProbes(ctx, ln, probes)
 }

@@ -389,7 +389,7 @@ func startGateway(bin, restURL string, extraEnv []string) (*proc, string, error)
 		return nil, "", err
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "REST_BASE_URL="+restURL, "PORT="+strconv.Itoa(port))
+	cmd.Env = append(os.Environ(), "REST_BASE_URL="+restURL, "PORT="+strconv.Itoa(port), "HEALTH_PORT=0")
 	// The per-merchant rate limits would refuse this load (one merchant,
 	// thousands of queries a second): the figures are the gateway's
 	// overhead. -gateway-env can turn them on again.

@@ -285,13 +285,27 @@ func TestManifests(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"path: /readyz", "path: /healthz", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
+		"path: /readyz", "path: /healthz", "port: health", "containerPort: 8088", "runAsNonRoot: true", "readOnlyRootFilesystem: true",
 		"allowPrivilegeEscalation: false", "- ALL", "type: RuntimeDefault", "configMapRef:",
 		"cpu: 500m", "memory: 64Mi", `cpu: "2"`, "memory: 192Mi", "automountServiceAccountToken: false",
 	} {
 		if !strings.Contains(dep, want) {
 			t.Errorf("deployment.yaml lacks %q", want)
 		}
+	}
+	// The kubelet's probes on HEALTH_PORT's listener, out of the reach of
+	// the public port's connections.
+	probes := regexp.MustCompile(`(?s)(startup|liveness|readiness)Probe:\s*httpGet:\s*path: /\w+\s*port: (\w+)`).FindAllStringSubmatch(dep, -1)
+	if len(probes) != 3 {
+		t.Errorf("deployment.yaml: %d HTTP probes, want 3", len(probes))
+	}
+	for _, m := range probes {
+		if m[2] != "health" {
+			t.Errorf("deployment.yaml: the %s probe on port %s, want health (HEALTH_PORT)", m[1], m[2])
+		}
+	}
+	if !strings.Contains(cm, `HEALTH_PORT: "8088"`) {
+		t.Error(`configmap.yaml must set HEALTH_PORT: "8088", the health port's containerPort`)
 	}
 	err = filepath.WalkDir(filepath.Join(root, "deploy", "kubernetes"), func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

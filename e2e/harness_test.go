@@ -91,8 +91,9 @@ func gatewayBinary(t testing.TB) string {
 
 // proc is one gateway process.
 type proc struct {
-	URL string // http://127.0.0.1:<port>
-	PID int
+	URL       string // http://127.0.0.1:<port>
+	HealthURL string // http://127.0.0.1:<HEALTH_PORT>
+	PID       int
 
 	cmd    *exec.Cmd
 	out    *lockedBuffer
@@ -127,10 +128,11 @@ func startGatewayTries(t testing.TB, env map[string]string, tries int) *proc {
 		t.Skip("the e2e suites read the gateway's memory from /proc: Linux only")
 	}
 	bin := gatewayBinary(t)
-	port := testenv.FreeLoopbackPort(t)
+	port, healthPort := testenv.FreeLoopbackPort(t), testenv.FreeLoopbackPort(t)
 	vars := map[string]string{
 		"GOMEMLIMIT":     gatewayMemLimit,
 		"PORT":           strconv.Itoa(port),
+		"HEALTH_PORT":    strconv.Itoa(healthPort),
 		"LOG_FORMAT":     "json",
 		"SHUTDOWN_GRACE": "1s",
 	}
@@ -156,11 +158,12 @@ func startGatewayTries(t testing.TB, env map[string]string, tries int) *proc {
 		vars[k] = v
 	}
 	p := &proc{
-		URL:    "http://127.0.0.1:" + strconv.Itoa(port),
-		cmd:    exec.Command(bin),
-		out:    new(lockedBuffer),
-		exited: make(chan struct{}),
-		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
+		URL:       "http://127.0.0.1:" + strconv.Itoa(port),
+		HealthURL: "http://127.0.0.1:" + strconv.Itoa(healthPort),
+		cmd:       exec.Command(bin),
+		out:       new(lockedBuffer),
+		exited:    make(chan struct{}),
+		client:    &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}},
 	}
 	for k, v := range vars {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)

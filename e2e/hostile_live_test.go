@@ -528,6 +528,10 @@ func liveItem5(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 		conns = append(conns, c)
 		defer c.CloseNow()
 	}
+	// A merchant the REST API has accepted: an unaccepted pair's
+	// operations are anonymous, refused with small answers that never
+	// fill a socket.
+	accept(t, ctx, conns[0], fake, fake.A)
 	intro, _ := json.Marshal(map[string]any{"query": introspectionQuery})
 	began := time.Now()
 	var wg sync.WaitGroup

@@ -25,18 +25,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-// graphqlJSIntrospection is graphql-js 16's getIntrospectionQuery(), the
-// document GraphiQL and codegen tools send.
-const graphqlJSIntrospection = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
-  types { ...FullType } directives { name description locations args { ...InputValue } } } }
-fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
-  type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
+	"paygraph/internal/gqltest"
+)
 
 const (
 	// inventedWindow is each flood's: with the defaults (per address 2 a
@@ -57,7 +48,7 @@ func TestInventedPairsAreAnonymous(t *testing.T) {
 	fake := newRESTFake(t)
 	figs := &figures{}
 	t.Cleanup(func() { t.Logf("issue 37, invented pairs:\n%s", figs.table()) })
-	body := gqlReq{Query: graphqlJSIntrospection}.encoded().body
+	body := gqlReq{Query: gqltest.IntrospectionQuery}.encoded().body
 
 	type run struct {
 		served, sent     int

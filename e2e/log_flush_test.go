@@ -49,7 +49,7 @@ func TestLogFlushedOnExit(t *testing.T) {
 		}
 		defer ln.Close()
 		cmd := exec.Command(gatewayBinary(t))
-		cmd.Env = []string{"PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "HOST=127.0.0.1", "LOG_FLUSH_INTERVAL=1h", "GOMEMLIMIT=" + gatewayMemLimit}
+		cmd.Env = []string{"PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "HOST=127.0.0.1", "HEALTH_PORT=0", "LOG_FLUSH_INTERVAL=1h", "GOMEMLIMIT=" + gatewayMemLimit}
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Fatalf("exit: %v, want status 1:\n%s", err, out)

@@ -38,6 +38,8 @@ import (
 type Config struct {
 	Host string // "": every interface
 	Port int
+	// HealthPort is the probes' listener (health.go); 0: none.
+	HealthPort int
 	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error at
 	// start instead of the embedded demo data.
 	SandboxOff      bool
@@ -50,9 +52,9 @@ type Config struct {
 	RESTMaxInFlight  int
 	RESTMaxBody      int64
 	RESTMaxPage      int64
-	// RESTTransport is the REST API's base transport (REST_TRANSPORT,
-	// transport.go): restTransportFast or restTransportNetHTTP.
-	RESTTransport string
+	// Dropped are the warnings of dropped settings given (LoadConfig),
+	// logged at start.
+	Dropped []string
 
 	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
 	RESTMaxInFlightPerMerchant int
@@ -160,6 +162,7 @@ var settings = []setting{
 		return nil
 	}},
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
+	{"HEALTH_PORT", "8088", "port of a listener of its own that answers only /healthz and /readyz, for the kubelet's probes: no client's connections can crowd them out of it (0: none; the probes then use PORT)", intSetting(0, 65535, func(c *Config) *int { return &c.HealthPort })},
 	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", func(c *Config, v string) error {
 		switch v {
 		case "auto":
@@ -189,14 +192,6 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call (its operation's calls share deadlines: a hung call is cut at most 1 % later)", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
-	{"REST_TRANSPORT", restTransportFast, "the HTTP client of the REST API: " + restTransportFast + " (valyala/fasthttp: about 0.7 times net/http's client CPU a call; HTTP/1.1 only, no proxy, a call canceled without a deadline still runs to its deadline) or " + restTransportNetHTTP + " (Go's own: HTTP/2 to a TLS REST API, HTTPS_PROXY/HTTP_PROXY, cancellation in flight); " + restTransportFast + " falls back to " + restTransportNetHTTP + " when a proxy from the environment applies to REST_BASE_URL", func(c *Config, v string) error {
-		switch v {
-		case restTransportFast, restTransportNetHTTP:
-			c.RESTTransport = v
-			return nil
-		}
-		return errors.New("must be " + restTransportFast + " or " + restTransportNetHTTP)
-	}},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_CONCURRENCY_BURST", "0", "concurrent REST calls one GraphQL request may make while its merchant has slots to spare: above REST_MAX_CONCURRENCY, a request whose own slots are taken takes more, as long as its merchant keeps REST_MAX_CONCURRENCY free for its other requests and the process has one free (REST_MAX_INFLIGHT_PER_MERCHANT and REST_MAX_INFLIGHT hold as ever); 0 or not above REST_MAX_CONCURRENCY: never more than REST_MAX_CONCURRENCY", intSetting(0, 65536, func(c *Config) *int { return &c.RESTMaxConcBurst })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
@@ -382,7 +377,7 @@ var settings = []setting{
 		c.PprofAddr = v
 		return nil
 	}},
-	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica; at the cap the connection idle longest is closed for a new one (none idle: the new one is closed); WebSockets are not counted",
+	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included; at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
@@ -555,6 +550,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			v = e
 		}
 	}
+	for _, d := range dropped {
+		fs.Var(settingValue{new(string), false}, flagName(d.env), "dropped: no effect (env "+d.env+")")
+	}
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -563,6 +561,11 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 		set := getenv(env) != ""
 		fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName(env) })
 		return set
+	}
+	for _, d := range dropped {
+		if isSet(d.env) {
+			c.Dropped = append(c.Dropped, d.warning)
+		}
 	}
 	perMerchantSet := isSet(restMaxInFlightPerMerchant)
 	var errs []error
@@ -618,6 +621,14 @@ func (c Config) checkTraffic() []error {
 		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
 	}
 	return errs
+}
+
+// dropped are settings that no longer have an effect: still accepted
+// (env or flag, any value) for one release after they were dropped, each
+// given one logged at start with its warning, so that a deployment that
+// sets one starts as before and is told.
+var dropped = []struct{ env, warning string }{
+	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through Go's net/http transport, one connection pool per credential pair (docs/design.md)"},
 }
 
 // settingValue is a string flag whose value -help may not show.

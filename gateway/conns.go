@@ -1,19 +1,44 @@
-// The replica's cap on HTTP connections (issue 22, item 6). An idle
-// keep-alive connection costs the process about 21 KB (its goroutine, its
-// buffers: 10,000 of them held 211 MiB for the 120 s idle timeout), and
-// opening one costs a client nothing. At HTTP_MAX_CONNECTIONS the
-// connection idle longest is closed to make room for a new one (an idle
-// connection has no request in flight, and its client opens another when
-// it needs one); when none is idle, the new connection is closed at once.
-// Connections taken over by WebSockets leave the count (their caps are
-// the subscriptions').
+// The replica's cap on HTTP connections. An idle keep-alive connection
+// costs the process about 21 KB (its goroutine, its buffers), and opening
+// one costs a client nothing, so HTTP_MAX_CONNECTIONS bounds them. Every
+// connection counts from its accept to its close, whatever its state, and
+// the cap is shared so that no client can take it whole:
+//
+//   - one client address (the TCP peer, IPv6 by its /64; never a
+//     forwarding header, which anyone can write) holds at most a share of
+//     the cap (connShare), its WebSockets included; at its share, a new
+//     connection of that address takes the place of one of its own, or is
+//     closed at once. The proxies of TRUSTED_PROXIES carry many clients'
+//     connections and have no share.
+//   - at the cap, the connection that costs its client least to lose and
+//     the replica most to keep goes first: a silent one (no complete
+//     request header silentAfter after its accept), then one whose client
+//     sends its body or reads its answer slower than minRate, then the one
+//     idle longest; a connection whose request is being served is never
+//     closed, and when every connection is such, the new one is closed.
+//   - an address that holds half its share of the held refusals or more
+//     (gqlhttp.RefusalDelay) has its new connections closed at accept for
+//     REFUSAL_DELAY_MAX, then let through a few at a time (penalize,
+//     ban): a closed-loop flood's extra senders then cost an accept and
+//     get no answer, instead of a refusal each in a loop.
+//
+// Connections taken over by WebSockets leave the replica's count (the
+// live connections' caps bound them) but stay in their address's.
 
 package gateway
 
 import (
+	"context"
+	"io"
+	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync"
+	"sync/atomic"
+	"time"
+
+	"paygraph/restclient"
 )
 
 // DefaultMaxConnections is HTTP_MAX_CONNECTIONS' default: about 43 MiB
@@ -22,14 +47,39 @@ import (
 // balancers and apps in front of one replica hold.
 const DefaultMaxConnections = 2048
 
-// connCap is a listener that keeps at most max connections open, with the
-// server's ConnState hook (track) telling it which are idle.
+const (
+	// silentAfter: a new connection that has sent no complete request
+	// header this long after its accept is silent (a client sends its
+	// first request at once; ReadHeaderTimeout closes it later anyway).
+	silentAfter = time.Second
+	// minRate (bytes a second, read and written) and trickleAfter (the
+	// least time it is measured over): a request whose client sends its
+	// body or reads its answer slower is trickling, as Apache's
+	// mod_reqtimeout judges a body (MinRate=500).
+	minRate      = 500
+	trickleAfter = time.Second
+	// shareDivisor and minShare make one address's share of the cap: an
+	// eighth, at least 16 connections (all of a smaller cap).
+	shareDivisor = 8
+	minShare     = 16
+)
+
+// connShare is one client address's share of a cap of connections.
+func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
+
+// connCap is a listener that keeps at most max connections open (and
+// share of them per client address), with the server's ConnState hook
+// (track) and the handler's wrapper (serve) telling it what each does.
 type connCap struct {
 	net.Listener
-	max int
+	max, share int
+	trusted    []netip.Prefix
+	now        func() time.Time
 
-	mu   sync.Mutex
-	open map[net.Conn]uint64 // when it went idle, in idles' order (the idle count then); 0: not idle
+	mu     sync.Mutex
+	open   map[*trackedConn]struct{}            // the counted ones (not hijacked)
+	byAddr map[string]map[*trackedConn]struct{} // every connection of an address, hijacked included; none of a trusted proxy
+	banned map[string]ban                       // addresses whose new connections are closed (penalize)
 	// idles counts the connections gone idle: an order, not a clock, is
 	// all that choosing the one idle longest needs, and it costs no
 	// time.Now per request (a few hundred ns on a VM whose vDSO clock
@@ -37,61 +87,386 @@ type connCap struct {
 	idles uint64
 }
 
-func newConnCap(ln net.Listener, max int) *connCap {
+func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
 	if max <= 0 { // a Config not made by LoadConfig
 		max = DefaultMaxConnections
 	}
-	return &connCap{Listener: ln, max: max, open: make(map[net.Conn]uint64)}
+	return &connCap{Listener: ln, max: max, share: connShare(max), trusted: trusted, now: time.Now,
+		open: make(map[*trackedConn]struct{}), byAddr: make(map[string]map[*trackedConn]struct{}),
+		banned: make(map[string]ban)}
+}
+
+// The phases of a request being served, as serve and the body see them
+// (trackedConn.phase's low bits; the rest counts the changes, so that a
+// measure started in one phase is never read in the next).
+const (
+	phaseServing   = 1 // the handler runs, the body read: the replica's turn
+	phaseBody      = 2 // the handler runs, the body not yet read to its end
+	phaseFinishing = 3 // the handler returned: the answer is sent, the rest of the body read
+)
+
+// ban is an address's penalty (penalize): its new connections are closed
+// for d, then let through a few at a time, twice as many each d that
+// passes without another penalty, until banLift a d: a flood, renewing
+// its ban with each refusal held, never gets in all at once, and a client
+// at the address after the flood stopped waits a few seconds at most.
+type ban struct {
+	next  time.Time // the current window's end
+	d     time.Duration
+	allow int // connections let through in this window
+	used  int
+}
+
+// banLift is the allowance a d at which a ban is lifted: after 7 quiet
+// windows.
+const banLift = 64
+
+// admit reports whether a new connection is let through at now.
+func (b *ban) admit(now time.Time) bool {
+	if !now.Before(b.next) {
+		a := max(1, 2*b.allow)
+		for n := now.Sub(b.next) / b.d; n > 0 && a < banLift; n-- { // windows with no connection
+			a *= 2
+		}
+		b.allow, b.used, b.next = a, 0, now.Add(b.d)
+	}
+	if b.used >= b.allow {
+		return false
+	}
+	b.used++
+	return true
+}
+
+// trackedConn is one accepted connection.
+type trackedConn struct {
+	net.Conn
+	l        *connCap
+	key      string // its address's key; "": a trusted proxy (no share)
+	accepted time.Time
+
+	// Under l.mu.
+	state    http.ConnState
+	idle     uint64 // l.idles when it went idle
+	hijacked bool
+	gone     bool // left the cap's maps
+	mark     uint32
+	markAt   time.Time
+	markN    int64
+
+	progress atomic.Int64  // bytes read and written
+	phase    atomic.Uint32 // phase<<0 | changes<<2
+	body     trackedBody   // the request's body (one request at a time on HTTP/1)
+	close    sync.Once
+}
+
+func (c *trackedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.progress.Add(int64(n))
+	return n, err
+}
+
+func (c *trackedConn) Write(p []byte) (int, error) {
+	n, err := c.Conn.Write(p)
+	c.progress.Add(int64(n))
+	return n, err
+}
+
+// SetWriteBuffer passes the kernel send buffer's size on to the TCP
+// connection (a WebSocket's is bounded, gqlhttp/live.go).
+func (c *trackedConn) SetWriteBuffer(n int) error {
+	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
+		return sb.SetWriteBuffer(n)
+	}
+	return nil
+}
+
+// CloseWrite keeps net/http's graceful close (a FIN before the close, so
+// that the client reads the answer before a reset).
+func (c *trackedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// Close leaves the cap and closes the connection; a WebSocket's close
+// comes here too (net/http hijacks this conn).
+func (c *trackedConn) Close() error {
+	c.close.Do(func() {
+		c.l.mu.Lock()
+		c.l.forget(c)
+		c.l.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+func (c *trackedConn) setPhase(p uint32) {
+	for {
+		old := c.phase.Load()
+		if c.phase.CompareAndSwap(old, (old>>2+1)<<2|p) {
+			return
+		}
+	}
+}
+
+// trickling reports whether c's client has moved fewer than minRate bytes
+// a second while the request waited on it, over at least trickleAfter
+// since the cap first saw it so (and how fast); under l.mu. The first look
+// at a phase only starts its measure.
+func (c *trackedConn) trickling(now time.Time) (rate float64, ok bool) {
+	p := c.phase.Load()
+	if p&3 != phaseBody && p&3 != phaseFinishing {
+		return 0, false
+	}
+	n := c.progress.Load()
+	if c.mark != p {
+		c.mark, c.markAt, c.markN = p, now, n
+		return 0, false
+	}
+	el := now.Sub(c.markAt)
+	if el < trickleAfter {
+		return 0, false
+	}
+	rate = float64(n-c.markN) / el.Seconds()
+	return rate, rate < minRate
+}
+
+// trackedBody is a request's body: its end moves the request to
+// phaseServing.
+type trackedBody struct {
+	io.ReadCloser
+	c *trackedConn
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.c.setPhase(phaseServing)
+	}
+	return n, err
+}
+
+type trackedConnKey struct{}
+
+// connContext is the server's ConnContext: the handler's wrapper finds
+// the connection there.
+func connContext(ctx context.Context, c net.Conn) context.Context {
+	if tc, ok := c.(*trackedConn); ok {
+		return context.WithValue(ctx, trackedConnKey{}, tc)
+	}
+	return ctx
+}
+
+// serve wraps the server's handler: it tells the cap when a request waits
+// on its client (its body being read; its answer sent after the handler)
+// and when on the replica.
+func (l *connCap) serve(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _ := r.Context().Value(trackedConnKey{}).(*trackedConn)
+		if c == nil {
+			h.ServeHTTP(w, r)
+			return
+		}
+		if r.Body != nil && r.Body != http.NoBody {
+			c.body = trackedBody{ReadCloser: r.Body, c: c}
+			r.Body = &c.body
+			c.setPhase(phaseBody)
+		} else {
+			c.setPhase(phaseServing)
+		}
+		h.ServeHTTP(w, r)
+		c.setPhase(phaseFinishing)
+	})
 }
 
 // Accept returns the next connection, making room for it first.
 func (l *connCap) Accept() (net.Conn, error) {
 	for {
-		c, err := l.Listener.Accept()
+		nc, err := l.Listener.Accept()
 		if err != nil {
 			return nil, err
 		}
-		l.mu.Lock()
-		var victim net.Conn
-		if len(l.open) >= l.max {
-			var since uint64
-			for oc, idle := range l.open {
-				if idle != 0 && (victim == nil || idle < since) {
-					victim, since = oc, idle
-				}
-			}
-			if victim == nil { // every connection is busy: refuse the new one
-				l.mu.Unlock()
-				_ = c.Close()
-				continue
-			}
-			delete(l.open, victim)
+		if c := l.admit(nc); c != nil {
+			return c, nil
 		}
-		l.open[c] = 0
-		l.mu.Unlock()
-		if victim != nil {
-			_ = victim.Close()
-		}
-		return c, nil
 	}
 }
 
-// track is the server's ConnState hook.
-func (l *connCap) track(c net.Conn, s http.ConnState) {
+// admit counts nc in, closing a connection to make room for it, or closes
+// nc (nil).
+func (l *connCap) admit(nc net.Conn) *trackedConn {
+	now := l.now()
+	c := &trackedConn{Conn: nc, l: l, key: l.keyOf(nc.RemoteAddr()), accepted: now}
+	var victims []*trackedConn
+	l.mu.Lock()
+	ok := true
+	if c.key != "" {
+		if b, banned := l.banned[c.key]; banned {
+			ok = b.admit(now)
+			if b.allow >= banLift {
+				delete(l.banned, c.key)
+			} else {
+				l.banned[c.key] = b
+			}
+		}
+		switch own := l.byAddr[c.key]; {
+		case !ok:
+		case len(own) >= l.share:
+			if v := l.victim(own, now); v != nil {
+				victims = append(victims, v)
+				l.forget(v)
+			} else {
+				ok = false
+			}
+		}
+	}
+	if ok && len(l.open) >= l.max {
+		if v := l.victim(l.open, now); v != nil {
+			victims = append(victims, v)
+			l.forget(v)
+		} else {
+			ok = false
+		}
+	}
+	if ok {
+		l.open[c] = struct{}{}
+		if c.key != "" {
+			own := l.byAddr[c.key]
+			if own == nil {
+				own = make(map[*trackedConn]struct{})
+				l.byAddr[c.key] = own
+			}
+			own[c] = struct{}{}
+		}
+	}
+	l.mu.Unlock()
+	for _, v := range victims {
+		_ = v.Conn.Close()
+	}
+	if !ok {
+		_ = nc.Close()
+		return nil
+	}
+	return c
+}
+
+// victim is the connection of conns to close first, or nil when each is
+// being served (or a WebSocket); under l.mu.
+func (l *connCap) victim(conns map[*trackedConn]struct{}, now time.Time) *trackedConn {
+	var silent, slow, idle *trackedConn
+	var slowest float64
+	for c := range conns {
+		switch {
+		case c.hijacked:
+		case c.state == http.StateNew:
+			if now.Sub(c.accepted) >= silentAfter && (silent == nil || c.accepted.Before(silent.accepted)) {
+				silent = c
+			}
+		case c.state == http.StateIdle:
+			if idle == nil || c.idle < idle.idle {
+				idle = c
+			}
+		case c.state == http.StateActive:
+			if rate, ok := c.trickling(now); ok && (slow == nil || rate < slowest) {
+				slow, slowest = c, rate
+			}
+		}
+	}
+	switch {
+	case silent != nil:
+		return silent
+	case slow != nil:
+		return slow
+	}
+	return idle
+}
+
+// forget takes c out of the cap's maps; under l.mu.
+func (l *connCap) forget(c *trackedConn) {
+	if c.gone {
+		return
+	}
+	c.gone = true
+	delete(l.open, c)
+	if own := l.byAddr[c.key]; own != nil {
+		delete(own, c)
+		if len(own) == 0 {
+			delete(l.byAddr, c.key)
+		}
+	}
+}
+
+// keyOf is the share's key of a peer: restclient.AddressKey's, as the
+// per-address budgets key an address; "" for a trusted proxy.
+func (l *connCap) keyOf(a net.Addr) string {
+	var addr netip.Addr
+	if ta, ok := a.(*net.TCPAddr); ok {
+		addr, _ = netip.AddrFromSlice(ta.IP)
+	} else if ap, err := netip.ParseAddrPort(a.String()); err == nil {
+		addr = ap.Addr()
+	}
+	addr = addr.Unmap()
+	for _, p := range l.trusted {
+		if p.Contains(addr) {
+			return ""
+		}
+	}
+	return restclient.AddressKey(addr)
+}
+
+// penalize closes addr's new connections at once for d (its refusals
+// fill its share of the held ones), then lets them through a few at a
+// time (ban); a trusted proxy is never penalized. The
+// addresses held are at most the cap's share count of addresses times
+// two: past it the lapsed ones go, then the new one is not held.
+func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	key := l.keyOf(net.TCPAddrFromAddrPort(netip.AddrPortFrom(addr, 0)))
+	if key == "" {
+		return
+	}
+	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if _, ok := l.banned[key]; !ok && len(l.banned) >= l.max {
+		// Those quiet for a d are the least needed.
+		maps.DeleteFunc(l.banned, func(_ string, b ban) bool { return !now.Before(b.next.Add(b.d)) })
+		if len(l.banned) >= l.max {
+			return
+		}
+	}
+	l.banned[key] = ban{next: now.Add(d), d: d}
+}
+
+// track is the server's ConnState hook.
+func (l *connCap) track(nc net.Conn, s http.ConnState) {
+	c, ok := nc.(*trackedConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.gone {
+		return
+	}
 	switch s {
 	case http.StateIdle:
-		if _, ok := l.open[c]; ok {
-			l.idles++
-			l.open[c] = l.idles
-		}
+		l.idles++
+		c.idle, c.state = l.idles, s
+		c.setPhase(0)
 	case http.StateActive:
-		if _, ok := l.open[c]; ok {
-			l.open[c] = 0
-		}
-	case http.StateHijacked, http.StateClosed:
+		// The header is read: the handler's turn, until serve says.
+		c.state = s
+		c.setPhase(phaseServing)
+	case http.StateHijacked:
+		// A WebSocket: out of the replica's count, still in its
+		// address's until it closes.
+		c.state, c.hijacked = s, true
 		delete(l.open, c)
+	case http.StateClosed:
+		l.forget(c)
 	}
 }
 

@@ -10,13 +10,11 @@ import (
 )
 
 func BenchmarkConnCapTrack(b *testing.B) {
-	l := newConnCap(nil, 0)
+	l := newConnCap(nil, 0, nil)
 	var conns []net.Conn
-	for range 32 {
-		c, s := net.Pipe()
-		b.Cleanup(func() { c.Close(); s.Close() })
+	for i := range 32 {
+		c := l.admit(newStubConn(i))
 		conns = append(conns, c)
-		l.open[c] = 0
 	}
 	c := conns[7]
 	for b.Loop() {

@@ -80,7 +80,7 @@ func (g *Gateway) connections() map[string]func() (int, int) {
 			if c := g.conns.Load(); c != nil {
 				return c.count(), c.max
 			}
-			return 0, newConnCap(nil, g.cfg.HTTPMaxConnections).max
+			return 0, newConnCap(nil, g.cfg.HTTPMaxConnections, nil).max
 		},
 	}
 }
@@ -153,8 +153,13 @@ func (g *Gateway) wire(o options) error {
 	obs.ClientAddr = func(r *http.Request) netip.Addr { return gqlhttp.ClientAddr(r, cfg.TrustedProxies) }
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
+	var dropIdle func(context.Context) // the pools' own: one pair's (restclient: every pair's otherwise)
 	if rest == nil {
-		rest = newTransport(cfg, g.baseURL, logger)
+		pools := newTransport(cfg)
+		rest, dropIdle = pools, pools.DropIdle
+	}
+	for _, w := range cfg.Dropped {
+		logger.Warn(w)
 	}
 	if o.tracing {
 		rest = observe.TraceTransport(rest, obs)
@@ -184,6 +189,7 @@ func (g *Gateway) wire(o options) error {
 		Timeout:      cfg.RESTTimeout,
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
+		DropIdle:     dropIdle,
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
@@ -353,7 +359,15 @@ func (g *Gateway) wire(o options) error {
 	// Their refusals, and those of pairs the REST API has not accepted
 	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
 	// a closed-loop flood of them costs the replica little CPU.
-	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld)
+	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
+	// Past its address's share of the held refusals, a refusal closes its
+	// connection and the address's new ones wait, closed at accept, as
+	// long as a held one would (conns.go).
+	g.refusals.OnPastShare(func(peer netip.Addr) {
+		if c := g.conns.Load(); c != nil {
+			c.penalize(peer, cfg.RefusalDelayMax)
+		}
+	})
 	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
 	compress, err := gqlhttp.Compress(cfg.CompressMin)
 	if err != nil {
@@ -495,9 +509,19 @@ func (g *Gateway) Close() error {
 // (readiness answers 503 at once) and lets in-flight ones finish within
 // SHUTDOWN_GRACE.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	return g.ServeProbes(ctx, ln, nil)
+}
+
+// ServeProbes is Serve, with /healthz and /readyz also answered on probes
+// (HEALTH_PORT; nil: none) until Serve returns.
+func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) error {
 	cfg := g.cfg
+	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
+	g.conns.Store(conns)
 	srv := &http.Server{
-		Handler:           g,
+		Handler:           conns.serve(g),
+		ConnState:         conns.track,
+		ConnContext:       connContext,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      cfg.RESTTimeout*3 + 30*time.Second,
@@ -515,6 +539,9 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		defer stopPprof()
 	}
+	if probes != nil {
+		defer g.serveProbes(probes)()
+	}
 
 	served := make(chan error, 1)
 	// At shutdown the subscriptions complete at once (a client then
@@ -523,9 +550,6 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv.RegisterOnShutdown(g.hub.Close)
 	// Held refusals are answered at once: shutdown waits for none of them.
 	srv.RegisterOnShutdown(g.refusals.Close)
-	conns := newConnCap(ln, cfg.HTTPMaxConnections)
-	g.conns.Store(conns)
-	srv.ConnState = conns.track
 	go func() { served <- srv.Serve(conns) }()
 	select {
 	case err := <-served:
@@ -545,6 +569,14 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 // ListenAddr is the address the gateway listens on: HOST (every interface
 // when unset) and PORT.
 func (c Config) ListenAddr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
+
+// HealthAddr is the probes' address: HOST and HEALTH_PORT ("" when 0).
+func (c Config) HealthAddr() string {
+	if c.HealthPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort(c.Host, strconv.Itoa(c.HealthPort))
+}
 
 func apqStoreName(cfg Config) string {
 	if cfg.RedisURL != "" {

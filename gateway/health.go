@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -25,8 +26,41 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ready\n")
 }
 
+// The probes' listener (HEALTH_PORT): the kubelet's probes are answered
+// there, on a server of their own with a cap of its own, so that no
+// client of the public port, however many connections it holds, can make
+// the liveness probe fail and the pod restart. It answers /healthz and
+// /readyz only: nothing there reads a body or calls the REST API.
+
+// probeConns caps the probes' listener: the kubelet holds one or two
+// connections (a probe a few seconds), and one address holds at most
+// connShare's 16 of them.
+const probeConns = 64
+
+// serveProbes serves /healthz and /readyz on ln; stop closes it.
+func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", g.readyz)
+	conns := newConnCap(ln, probeConns, nil)
+	srv := &http.Server{
+		Handler:           conns.serve(mux),
+		ConnState:         conns.track,
+		ConnContext:       connContext,
+		ReadHeaderTimeout: 2 * time.Second,
+		ReadTimeout:       5 * time.Second,
+		WriteTimeout:      5 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    8 << 10,
+		ErrorLog:          slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+	}
+	g.logger.Info("probes listening", "addr", ln.Addr().String())
+	go func() { _ = srv.Serve(conns) }()
+	return func() { _ = srv.Close() }
+}
+
 // HealthCheck probes the local /healthz at host (HOST; "" or an unspecified
-// address: loopback) and port and returns the process exit code (0
+// address: loopback) and port (HEALTH_PORT, or PORT without it) and returns the process exit code (0
 // healthy): the container image has no shell or curl, so the binary checks
 // itself (`paygraph -healthcheck`).
 func HealthCheck(host string, port int) int {

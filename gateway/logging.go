@@ -48,7 +48,7 @@ func observeOptions() observe.Options {
 // and secrets as restclient writes them, session tokens as sessiontoken
 // does.
 func redactCredentials(s string) string {
-	return sessiontoken.RedactTokens(restclient.RedactCredentials(s))
+	return sessiontoken.RedactTokens(restclient.RedactCredentials(cutUnsolicited(s)))
 }
 
 // callerSecrets are the request's own credentials (what its credential

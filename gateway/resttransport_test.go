@@ -1,10 +1,9 @@
 package gateway
 
-// REST_TRANSPORT: the two base transports as newTransport builds them,
-// under the REST client as the gateway wires it, against the same
-// servers: the same answers and the same errors (kind, message, status)
-// as restclient reports them, and the same count of calls the server
-// sees (restclient's retries included).
+// The REST API's transport as newTransport builds it, under the REST
+// client as the gateway wires it: the errors (kind, message, status) as
+// restclient reports them, and the count of calls the server sees
+// (restclient's retries included); REST_TRANSPORT, a dropped setting.
 
 import (
 	"bufio"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 
-	"paygraph/fasttransport"
 	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
@@ -38,14 +36,12 @@ type restOutcome struct {
 	Status  int
 }
 
-func restCall(ctx context.Context, t *testing.T, transport, base, id string, timeout time.Duration) restOutcome {
+func restCall(ctx context.Context, t *testing.T, base, id string, timeout time.Duration) restOutcome {
 	t.Helper()
-	cfg := Config{RESTTransport: transport, RESTMaxInFlight: 16, RESTTimeout: timeout, RESTMaxBody: 4096, RESTMaxPage: 1 << 16}
-	rt := newTransport(cfg, base, nil)
-	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-		t.Cleanup(c.CloseIdleConnections)
-	}
-	rc, err := restclient.New(restclient.Config{BaseURL: base, HTTPClient: &http.Client{Transport: rt},
+	cfg := Config{RESTMaxInFlight: 16, RESTTimeout: timeout, RESTMaxBody: 4096, RESTMaxPage: 1 << 16}
+	rt := newTransport(cfg)
+	t.Cleanup(rt.CloseIdleConnections)
+	rc, err := restclient.New(restclient.Config{BaseURL: base, HTTPClient: &http.Client{Transport: rt}, DropIdle: rt.DropIdle,
 		Timeout: timeout, MaxBodyBytes: cfg.RESTMaxBody, MaxPageBytes: cfg.RESTMaxPage,
 		Resilience: restclient.Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond}})
 	if err != nil {
@@ -57,7 +53,7 @@ func restCall(ctx context.Context, t *testing.T, transport, base, id string, tim
 	if err != nil {
 		var e *restclient.Error
 		if !errors.As(err, &e) {
-			t.Fatalf("%s: not a restclient error: %v", transport, err)
+			t.Fatalf("not a restclient error: %v", err)
 		}
 		return restOutcome{Kind: e.Kind.String(), Message: e.Message, Status: e.Status}
 	}
@@ -99,7 +95,8 @@ func rawREST(t *testing.T, answer func(n int64, c net.Conn)) (string, *atomic.In
 	return "http://" + ln.Addr().String(), &n
 }
 
-func TestRESTTransportsAlike(t *testing.T) {
+func TestRESTTransportErrors(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	id := sb.Payments(sb.Businesses()[0].APIKey)[0].ID
 	answer := func(s string) func(int64, net.Conn) {
@@ -117,7 +114,7 @@ func TestRESTTransportsAlike(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		answer func(n int64, c net.Conn)
-		want   string // the message expected (both must agree anyway)
+		want   string // the message expected
 	}{
 		{"not found", answer("HTTP/1.1 404 Not Found\r\nContent-Length: 29\r\n\r\n{\"error\":\"payment not found\"}"), "payment not found"},
 		{"rate limited", answer("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n"), "REST API answered 429 Too Many Requests"},
@@ -141,80 +138,71 @@ func TestRESTTransportsAlike(t *testing.T) {
 		{"the REST timeout", func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) }, "REST API did not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := map[string]restOutcome{}
-			calls := map[string]int64{}
-			for _, tr := range []string{restTransportNetHTTP, restTransportFast} {
-				base, n := rawREST(t, tc.answer)
-				got[tr] = restCall(context.Background(), t, tr, base, "pay_prod_1", 200*time.Millisecond)
-				calls[tr] = n.Load()
-			}
-			a, b := got[restTransportNetHTTP], got[restTransportFast]
-			if tc.name == "the REST timeout" {
-				a.Message, b.Message = tc.want, tc.want
-			}
-			if a != b || calls[restTransportNetHTTP] != calls[restTransportFast] {
-				t.Errorf("net/http: %+v (%d calls)\nfasthttp: %+v (%d calls)", got[restTransportNetHTTP], calls[restTransportNetHTTP],
-					got[restTransportFast], calls[restTransportFast])
-			}
-			if !strings.Contains(got[restTransportFast].Message, tc.want) {
-				t.Errorf("message %q, want %q", got[restTransportFast].Message, tc.want)
+			t.Parallel()
+			base, _ := rawREST(t, tc.answer)
+			if got := restCall(context.Background(), t, base, "pay_prod_1", 200*time.Millisecond); !strings.Contains(got.Message, tc.want) {
+				t.Errorf("%+v, want the message %q", got, tc.want)
 			}
 		})
 	}
 	t.Run("the sandbox's payment", func(t *testing.T) {
+		t.Parallel()
 		srv := httptest.NewServer(sb)
 		t.Cleanup(srv.Close)
-		for _, tr := range []string{restTransportNetHTTP, restTransportFast} {
-			if o := restCall(context.Background(), t, tr, srv.URL, id, time.Second); o.ID != id {
-				t.Errorf("%s: %+v", tr, o)
-			}
+		if o := restCall(context.Background(), t, srv.URL, id, time.Second); o.ID != id {
+			t.Errorf("%+v", o)
 		}
 	})
 	t.Run("connection refused", func(t *testing.T) {
+		t.Parallel()
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		base := "http://" + ln.Addr().String()
 		ln.Close()
-		a := restCall(context.Background(), t, restTransportNetHTTP, base, "pay_prod_1", time.Second)
-		b := restCall(context.Background(), t, restTransportFast, base, "pay_prod_1", time.Second)
-		if a != b || a.Message != "REST API unreachable: connection refused" {
-			t.Errorf("net/http %+v, fasthttp %+v", a, b)
+		if o := restCall(context.Background(), t, base, "pay_prod_1", time.Second); o.Message != "REST API unreachable: connection refused" {
+			t.Errorf("%+v", o)
 		}
 	})
 	t.Run("the caller's deadline", func(t *testing.T) {
-		var out [2]restOutcome
-		for i, tr := range []string{restTransportNetHTTP, restTransportFast} {
-			base, _ := rawREST(t, func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) })
-			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			out[i] = restCall(ctx, t, tr, base, "pay_prod_1", 10*time.Second)
-			cancel()
-		}
-		if out[0] != out[1] || out[0].Kind != "timeout" {
-			t.Errorf("net/http %+v, fasthttp %+v", out[0], out[1])
+		t.Parallel()
+		base, _ := rawREST(t, func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) })
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if o := restCall(ctx, t, base, "pay_prod_1", 10*time.Second); o.Kind != "timeout" {
+			t.Errorf("%+v", o)
 		}
 	})
 }
 
-// TestRESTTransportSetting: fasthttp's unless told otherwise or a proxy
-// applies, and then net/http's with a warning.
-func TestRESTTransportSetting(t *testing.T) {
+// TestRESTTransportDropped: REST_TRANSPORT, dropped, is still accepted
+// (env or flag, any value it took) and warned of at start; unset, no
+// warning.
+func TestRESTTransportDropped(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
-		name, setting, proxy, base string
-		fast, warned               bool
+		name   string
+		env    map[string]string
+		args   []string
+		warned bool
 	}{
-		{"fasthttp", restTransportFast, "", "http://rest.internal:9000", true, false},
-		{"net/http", restTransportNetHTTP, "", "http://rest.internal:9000", false, false},
-		{"fasthttp, but a proxy applies", restTransportFast, "http://proxy.internal:3128", "http://rest.internal:9000", false, true},
-		{"fasthttp, a proxy that does not apply to loopback", restTransportFast, "http://proxy.internal:3128", "http://127.0.0.1:9000", true, false},
+		{"unset", nil, nil, false},
+		{"env fasthttp", map[string]string{"REST_TRANSPORT": "fasthttp"}, nil, true},
+		{"env net/http", map[string]string{"REST_TRANSPORT": "net/http"}, nil, true},
+		{"flag", nil, []string{"-rest-transport=fasthttp"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("HTTP_PROXY", tc.proxy)
-			t.Setenv("HTTPS_PROXY", tc.proxy)
-			t.Setenv("NO_PROXY", "")
+			t.Parallel()
+			cfg, err := LoadConfig(nil, func(k string) string { return tc.env[k] }, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var logs bytes.Buffer
-			rt := newTransport(Config{RESTTransport: tc.setting}, tc.base, slog.New(slog.NewTextHandler(&logs, nil)))
-			_, fast := rt.(*fasttransport.Transport)
-			if fast != tc.fast || strings.Contains(logs.String(), "proxy") != tc.warned {
-				t.Errorf("fasthttp %v, logs %q", fast, logs.String())
+			g, err := New(cfg, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Close()
+			if got := strings.Contains(logs.String(), "REST_TRANSPORT no longer has an effect"); got != tc.warned {
+				t.Errorf("warned %v, want %v: %q", got, tc.warned, logs.String())
 			}
 		})
 	}
@@ -223,43 +211,37 @@ func TestRESTTransportSetting(t *testing.T) {
 // BenchmarkRESTTransport: one payment through the REST client as the
 // gateway wires it (its limits, its transport), 16 callers at once
 // against the sandbox on loopback in this process; cpu-µs/call is the
-// process's CPU (user and system, the sandbox's share included, the same
-// for both) per call.
+// process's CPU (user and system, the sandbox's share included) per
+// call.
 //
 //	go test -run '^$' -bench RESTTransport -count 3 ./gateway/
 func BenchmarkRESTTransport(b *testing.B) {
-	for _, transport := range []string{restTransportNetHTTP, restTransportFast} {
-		b.Run("REST_TRANSPORT="+transport, func(b *testing.B) {
-			sb := sandbox.New(sandbox.Options{})
-			srv := httptest.NewServer(sb)
-			defer srv.Close()
-			biz := sb.Businesses()[0]
-			id := sb.Payments(biz.APIKey)[0].ID
-			cfg := Config{RESTTransport: transport, RESTMaxInFlight: 256, RESTTimeout: 10 * time.Second}
-			rt := newTransport(cfg, srv.URL, nil)
-			if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
-				defer c.CloseIdleConnections()
-			}
-			rc, err := restclient.New(restclient.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: rt}, Timeout: cfg.RESTTimeout,
-				Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 256, MaxInFlightPerMerchant: 256})})
-			if err != nil {
-				b.Fatal(err)
-			}
-			ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: biz.APIKey, APISecret: biz.APISecret})
-			b.SetParallelism(8) // 16 callers on 2 cores
-			b.ReportAllocs()
-			start := testenv.ProcessCPU()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					if _, err := rc.GetPayment(ctx, id); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.StopTimer()
-			b.ReportMetric(float64((testenv.ProcessCPU()-start).Microseconds())/float64(b.N), "cpu-µs/call")
-		})
+	sb := sandbox.New(sandbox.Options{})
+	srv := httptest.NewServer(sb)
+	defer srv.Close()
+	biz := sb.Businesses()[0]
+	id := sb.Payments(biz.APIKey)[0].ID
+	cfg := Config{RESTMaxInFlight: 256, RESTTimeout: 10 * time.Second}
+	rt := newTransport(cfg)
+	defer rt.CloseIdleConnections()
+	rc, err := restclient.New(restclient.Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: rt}, Timeout: cfg.RESTTimeout, DropIdle: rt.DropIdle,
+		Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 256, MaxInFlightPerMerchant: 256})})
+	if err != nil {
+		b.Fatal(err)
 	}
+	ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: biz.APIKey, APISecret: biz.APISecret})
+	b.SetParallelism(8) // 16 callers on 2 cores
+	b.ReportAllocs()
+	start := testenv.ProcessCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := rc.GetPayment(ctx, id); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64((testenv.ProcessCPU()-start).Microseconds())/float64(b.N), "cpu-µs/call")
 }

@@ -1,101 +1,182 @@
 package gateway
 
-// The REST API's base transport (REST_TRANSPORT): fasthttp's client
-// behind an http.RoundTripper (fasttransport/, docs/design.md says why),
-// or net/http's. Both are sized and timed alike; the metrics and tracing
-// transports wrap either.
+// The REST API's transport: Go's net/http, with one connection pool per
+// credential pair (docs/design.md says why), so that no connection ever
+// carries one pair's call after another's: a connection put out of step
+// by a faulty answer can at worst answer the same pair's next call with
+// that pair's own earlier answer, which restclient's checks of the answer
+// against the call (the id asked for, the cursor's page, the limit) refuse
+// wherever they apply.
+// The metrics and tracing transports wrap it.
 
 import (
-	"cmp"
-	"log/slog"
+	"container/list"
+	"context"
 	"net"
 	"net/http"
-	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/http/httpproxy"
-
-	"paygraph/fasttransport"
 	"paygraph/restclient"
 )
 
-// The values of REST_TRANSPORT.
-const (
-	restTransportFast    = "fasthttp"
-	restTransportNetHTTP = "net/http"
-)
+// restPools is the REST API's http.RoundTripper: an *http.Transport per
+// credential pair, keyed by the pair's merchant identity (an HMAC of the
+// pair, restclient.MerchantOf; never the secret), made when the pair
+// first calls. At most max pools are kept (the least recently used is
+// dropped, its idle connections closed, its calls in flight let finish on
+// connections then closed), and a dial that takes the connections open
+// across them past max closes the idle connections of the pools least
+// recently used first: at most max stay open, or those in use when more
+// are (the REST client's limiter keeps its calls in flight at
+// REST_MAX_INFLIGHT). max is REST_MAX_INFLIGHT: as many connections as
+// calls the process may have in flight, the size of the one pool this
+// replaced; a pool without a connection costs only its own struct.
+type restPools struct {
+	template *http.Transport // cloned for each pool; never used itself
+	max      int
+	open     atomic.Int64 // connections open across the pools
 
-// newTransport is the HTTP transport to the REST API at baseURL. Its
-// keep-alive pool is sized for the concurrency bounds, so that steady
-// load reuses connections instead of dialling. fasthttp's is used unless
-// REST_TRANSPORT says net/http or a proxy from the environment applies
-// to baseURL (fasthttp's client speaks to no proxy): that is logged.
-func newTransport(cfg Config, baseURL string, logger *slog.Logger) http.RoundTripper {
-	if cfg.RESTTransport == restTransportFast {
-		proxy := proxyFor(baseURL)
-		if proxy == "" {
-			return newFastTransport(cfg)
-		}
-		if logger != nil {
-			logger.Warn("REST_TRANSPORT=fasthttp speaks to no proxy: the REST API is called through net/http's transport, by the proxy the environment sets for it",
-				"proxy", proxy)
-		}
-	}
-	return newNetHTTPTransport(cfg)
+	mu    sync.Mutex
+	pools map[string]*restPool
+	lru   list.List // of *restPool, the most recently used first
 }
 
-// proxyFor is the proxy (redacted) that the environment applies to
-// baseURL, as http.ProxyFromEnvironment reads it (which reads it once a
-// process: httpproxy's own reading, so that tests can set it), or "".
-func proxyFor(baseURL string) string {
-	u, err := url.Parse(baseURL)
-	if err != nil {
-		return ""
-	}
-	p, err := httpproxy.FromEnvironment().ProxyFunc()(u)
-	if err != nil {
-		return "(invalid proxy setting)"
-	}
-	if p == nil {
-		return ""
-	}
-	return p.Redacted()
+type restPool struct {
+	t    *http.Transport
+	key  string
+	elem *list.Element
 }
 
-func newFastTransport(cfg Config) *fasttransport.Transport {
-	maxBody := int(cmp.Or(cfg.RESTMaxBody, restclient.DefaultMaxBodyBytes))
-	maxPage := int(cmp.Or(cfg.RESTMaxPage, restclient.DefaultMaxPageBytes))
-	return fasttransport.New(fasttransport.Config{
-		MaxConnsPerHost:       cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight),
-		ResponseHeaderTimeout: cfg.RESTTimeout,
-		DialTimeout:           5 * time.Second,
-		KeepAlive:             30 * time.Second,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		// fasthttp holds an answer whole: each call is held to the limit
-		// restclient reads it to, a record's or a list page's, so that a
-		// call holds no more than it did through net/http (an error's
-		// body: restclient reads less of it).
-		MaxResponseBytes: max(maxBody, maxPage),
-		MaxResponseBytesFor: func(r *http.Request) int {
-			if restclient.EndpointOf(r.URL) == restclient.EndpointListPayments {
-				return maxPage
-			}
-			return maxBody
+// newTransport is the transport to the REST API. Each pool keeps up to
+// REST_MAX_INFLIGHT_PER_MERCHANT idle connections, as many as its pair
+// may have calls in flight, so that steady load reuses connections
+// instead of dialling.
+func newTransport(cfg Config) *restPools {
+	perPair := cfg.RESTMaxInFlightPerMerchant
+	if perPair <= 0 {
+		perPair = restclient.DefaultMaxInFlightPerMerchant
+	}
+	bound := cfg.RESTMaxInFlight
+	if bound <= 0 {
+		bound = restclient.DefaultMaxInFlight
+	}
+	return &restPools{
+		template: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          perPair,
+			MaxIdleConnsPerHost:   perPair,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   5 * time.Second,
+			ResponseHeaderTimeout: cfg.RESTTimeout,
+			ExpectContinueTimeout: time.Second,
 		},
-	})
+		max:   bound,
+		pools: make(map[string]*restPool),
+	}
 }
 
-func newNetHTTPTransport(cfg Config) *http.Transport {
-	return &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          cfg.RESTMaxInFlight,
-		MaxIdleConnsPerHost:   cfg.RESTMaxInFlight,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: cfg.RESTTimeout,
-		ExpectContinueTimeout: time.Second,
+// RoundTrip sends r through the pool of its credential pair.
+func (p *restPools) RoundTrip(r *http.Request) (*http.Response, error) {
+	key, _ := restclient.MerchantOf(r.Context())
+	return p.pool(key).t.RoundTrip(r)
+}
+
+// pool is key's pool, made (and the least recently used one dropped past
+// max) when it has none.
+func (p *restPools) pool(key string) *restPool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if rp := p.pools[key]; rp != nil {
+		p.lru.MoveToFront(rp.elem)
+		return rp
 	}
+	rp := &restPool{t: p.template.Clone(), key: key}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	rp.t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dialer.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if p.open.Add(1) > int64(p.max) {
+			p.trim(rp)
+		}
+		return &countedConn{Conn: c, open: &p.open}, nil
+	}
+	rp.elem = p.lru.PushFront(rp)
+	p.pools[key] = rp
+	for len(p.pools) > p.max {
+		old := p.lru.Back().Value.(*restPool)
+		p.lru.Remove(old.elem)
+		delete(p.pools, old.key)
+		old.t.CloseIdleConnections()
+	}
+	return rp
+}
+
+// trim closes the idle connections of the least recently used pools but
+// keep, until at most max connections are open or no other pool is left.
+func (p *restPools) trim(keep *restPool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for e := p.lru.Back(); e != nil && p.open.Load() > int64(p.max); e = e.Prev() {
+		if rp := e.Value.(*restPool); rp != keep {
+			rp.t.CloseIdleConnections()
+		}
+	}
+}
+
+// CloseIdleConnections closes every pool's idle connections.
+func (p *restPools) CloseIdleConnections() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, rp := range p.pools {
+		rp.t.CloseIdleConnections()
+	}
+}
+
+// DropIdle closes the idle connections of the pool of ctx's credential
+// pair (restclient.Config.DropIdle): its next call dials.
+func (p *restPools) DropIdle(ctx context.Context) {
+	key, _ := restclient.MerchantOf(ctx)
+	p.mu.Lock()
+	rp := p.pools[key]
+	p.mu.Unlock()
+	if rp != nil {
+		rp.t.CloseIdleConnections()
+	}
+}
+
+// countedConn is a connection of a pool, counted in open until closed.
+type countedConn struct {
+	net.Conn
+	open   *atomic.Int64
+	closed atomic.Bool
+}
+
+func (c *countedConn) Close() error {
+	if c.closed.CompareAndSwap(false, true) {
+		c.open.Add(-1)
+	}
+	return c.Conn.Close()
+}
+
+// unsolicited begins the line net/http's transport logs (through the
+// standard log package, which server.go hands to the process's logger)
+// when a pooled connection receives bytes while no call is waiting on it,
+// before it closes the connection: the line quotes the bytes, which are
+// a REST answer sent twice or past its Content-Length, customer data.
+const unsolicited = "Unsolicited response received on idle HTTP channel"
+
+// cutUnsolicited is s, or net/http's line of an unsolicited answer
+// without the answer's bytes (the logger's redaction calls it on every
+// string it logs).
+func cutUnsolicited(s string) string {
+	if strings.HasPrefix(s, unsolicited) {
+		return unsolicited + " (its bytes not logged): the REST API answered more than was asked; the connection is closed"
+	}
+	return s
 }

@@ -75,20 +75,9 @@ func TestQueryLimits(t *testing.T) {
 	// introspection query through.
 	r := g.Post(t, creds(b), `{ payments(first: 100) { edges { cursor node { id customer { address } } } pageInfo { endCursor } } }`, nil)
 	r.WantNoErrors(t)
-	r = g.Post(t, nil, introspectionQuery, nil)
+	r = g.Post(t, nil, gqltest.IntrospectionQuery, nil)
 	r.WantNoErrors(t)
 }
-
-// introspectionQuery is the one GraphiQL sends (graphql-js
-// getIntrospectionQuery), ofType nested as deep as it goes.
-const introspectionQuery = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
-  types { ...FullType } directives { name description locations args { ...InputValue } } } }
-fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
-  type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
 
 func TestBodyLimit(t *testing.T) {
 	g := startGateway(t, map[string]string{"MAX_BODY_BYTES": "4096"}, nil)

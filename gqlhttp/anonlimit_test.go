@@ -246,7 +246,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		}
 	})
 	t.Run("a per-address refusal is held by the refusal delay", func(t *testing.T) {
-		d := NewRefusalDelay(50*time.Millisecond, 10)
+		d := NewRefusalDelay(50*time.Millisecond, 10, nil)
 		defer d.Close()
 		var served int
 		var refused []string

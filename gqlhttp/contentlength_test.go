@@ -102,7 +102,7 @@ func (fieldTap) InterceptField(ctx context.Context, next graphql.Resolver) (any,
 }
 
 // TestFastAnswersWrittenAsGqlgens: the answers of the root fast paths,
-// written by appendHTMLSafe (graph.FastAnswerOf), are byte for byte what
+// written by appendHTMLSafe (graph.IsFastAnswer), are byte for byte what
 // the edge writes of gqlgen's own answers to the same queries, with the
 // sandbox's texts ('&', '<' and names beyond ASCII among them).
 func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
@@ -144,9 +144,9 @@ func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
 	}
 }
 
-// TestFastAnswerBuffersKeptApart: the root fast paths' answer buffers are
-// reused across operations (Loaders.ReleaseFastAnswer, once the edge wrote
-// its copy). Two merchants' callers, sixteen at once over real
+// TestFastAnswerBuffersKeptApart: the root fast paths' answers and the
+// edge's pooled response buffers (responseBuffers) never carry one
+// caller's bytes into another's answer. Two merchants' callers, sixteen at once over real
 // connections, asking payments, aliases and pages of different lengths:
 // every answer is byte for byte the one its caller got alone, never a
 // byte of another's.

@@ -133,9 +133,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 			"a GraphQL request needs a query (or a persisted query hash in extensions, or a documentId)")
 		return
 	}
-	// gqlgen's CreateOperationContext, its plain variables coerced
-	// without reflection (graph/opctx.go).
-	rc, errs := graph.CreateOperationContext(ctx, exec, params)
+	rc, errs := exec.CreateOperationContext(ctx, params)
 	setRateLimitHeaders(w.Header(), ctx) // the operation's charge is made (charge.go)
 	if errs != nil {
 		if queriesOnly && notQuery(rc, params) {
@@ -178,17 +176,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	withoutDefer(rc)
 	responses, ctx := exec.DispatchOperation(ctx, rc)
 	resp := responses(ctx)
-	var fast *graph.Loaders // the fast path's answer's, if resp's data is it
-	if resp != nil {
-		fast = graph.FastAnswerOf(ctx, resp.Data)
-	}
-	writeAnswer(w, resp, maxResponse, fast != nil)
-	if fast != nil {
-		// Written (copied into the edge's own buffer): the fast path's
-		// buffer may serve another operation.
-		resp.Data = nil
-		fast.ReleaseFastAnswer()
-	}
+	writeAnswer(w, resp, maxResponse, resp != nil && graph.IsFastAnswer(ctx, resp.Data))
 }
 
 // msgSubscriptionNeedsStream answers a subscription sent as a plain JSON

@@ -446,7 +446,9 @@ type sendBuffer struct{ http.ResponseWriter }
 
 func (w sendBuffer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	if tc, ok := c.(*net.TCPConn); ok {
+	// A *net.TCPConn, or a listener's wrapper of one that passes the
+	// setting on (the gateway's connection cap).
+	if tc, ok := c.(interface{ SetWriteBuffer(int) error }); ok {
 		_ = tc.SetWriteBuffer(liveSendBuffer)
 	}
 	return c, rw, err

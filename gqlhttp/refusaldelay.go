@@ -3,12 +3,21 @@
 // on unaccepted credential pairs is answered after a delay, as nginx's
 // limit_req delays excess requests, so that a closed-loop flood of them
 // sends a handful of requests a second instead of thousands.
+//
+// One client address (ClientAddr's, as the per-address budgets read it)
+// holds at most a share of the held answers (refusalShare); past it, or
+// past the cap, a refusal is answered at once with its connection closed,
+// and the peer is reported (OnPastShare) so that the listener closes the
+// address's new connections for as long as a held answer would wait: the
+// flood's senders then wait as if held, at the cost of an accept, and one
+// address gets a few answers a second however many senders it runs.
 
 package gqlhttp
 
 import (
 	"context"
 	"net/http"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -51,23 +60,50 @@ const (
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64
+	share   int // held at once per client address (refusalShare)
+	trusted []netip.Prefix
 	held    atomic.Int64
 	delayed atomic.Uint64
 	done    chan struct{}
 	close   sync.Once
+	// onPast is told the peer of a refusal past its share (OnPastShare).
+	onPast func(peer netip.Addr)
+
+	mu     sync.Mutex
+	byAddr map[string]int // held now per address key; at most maxHeld keys
 	// timer starts a timer of d: its channel and its stop (a fake clock
 	// in tests).
 	timer func(d time.Duration) (<-chan time.Time, func() bool)
 }
 
+// refusalShareDivisor: one address holds at most a sixteenth of the held
+// answers (at least one): 16 of the default 256, 16 answers a second.
+const refusalShareDivisor = 16
+
+// refusalShare is one address's share of maxHeld held answers.
+func refusalShare(maxHeld int) int { return max(1, maxHeld/refusalShareDivisor) }
+
 // NewRefusalDelay returns a RefusalDelay of at most max per answer and
-// maxHeld answers at once; max or maxHeld 0 holds nothing.
-func NewRefusalDelay(max time.Duration, maxHeld int) *RefusalDelay {
-	return &RefusalDelay{max: max, maxHeld: int64(maxHeld), done: make(chan struct{}),
+// maxHeld answers at once (refusalShare of them per client address, read
+// behind trusted as ClientAddr reads it); max or maxHeld 0 holds nothing.
+func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *RefusalDelay {
+	return &RefusalDelay{max: max, maxHeld: int64(maxHeld), share: refusalShare(maxHeld), trusted: trusted,
+		byAddr: make(map[string]int), done: make(chan struct{}),
 		timer: func(d time.Duration) (<-chan time.Time, func() bool) {
 			t := time.NewTimer(d)
 			return t.C, t.Stop
 		}}
+}
+
+// OnPastShare sets f to be told the peer (the connection's, never a
+// trusted proxy) of each refusal held while its address holds half its
+// share of the held ones or more, and of each answered at once past it
+// (or past the cap), whose connection is closed: the listener closes the
+// address's new connections for a while (gateway/conns.go).
+func (d *RefusalDelay) OnPastShare(f func(peer netip.Addr)) {
+	if d != nil {
+		d.onPast = f
+	}
 }
 
 // Held is the number of answers held now (a gauge).
@@ -96,25 +132,44 @@ func (d *RefusalDelay) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		// The mark lives in the writer: one allocation for both.
-		rw := &refusalWriter{ResponseWriter: w, d: d}
+		rw := &refusalWriter{ResponseWriter: w, d: d, r: r}
 		rw.m = &rw.mark
 		rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, rw.m)
 		next.ServeHTTP(rw, opscope.Request(r, rw.ctx))
 	})
 }
 
-// wait holds the caller for retryAfter (0: max), at most max, unless
-// MaxHeld answers are held already; it returns at once when ctx ends or
-// at Close.
-func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration) {
+// wait holds the caller for retryAfter (0: max), at most max, and returns
+// true, unless MaxHeld answers are held already or key's share of them
+// (false, at once); it returns at once when ctx ends or at Close. full is
+// called when this answer takes key to half its share or more.
+func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string, full func()) bool {
 	if retryAfter <= 0 || retryAfter > d.max {
 		retryAfter = d.max
 	}
 	if d.held.Add(1) > d.maxHeld {
 		d.held.Add(-1)
-		return
+		return false
 	}
 	defer d.held.Add(-1)
+	d.mu.Lock()
+	if d.byAddr[key] >= d.share {
+		d.mu.Unlock()
+		return false
+	}
+	d.byAddr[key]++
+	busy := 2*d.byAddr[key] >= d.share
+	d.mu.Unlock()
+	if busy {
+		full()
+	}
+	defer func() {
+		d.mu.Lock()
+		if d.byAddr[key]--; d.byAddr[key] <= 0 {
+			delete(d.byAddr, key)
+		}
+		d.mu.Unlock()
+	}()
 	d.delayed.Add(1)
 	c, stop := d.timer(retryAfter)
 	defer stop()
@@ -123,6 +178,7 @@ func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration) {
 	case <-ctx.Done():
 	case <-d.done:
 	}
+	return true
 }
 
 // refusalMark is what the refusals below the middleware record: refused
@@ -164,7 +220,8 @@ func markAdmitted(ctx context.Context) {
 type refusalWriter struct {
 	http.ResponseWriter
 	d       *RefusalDelay
-	m       *refusalMark // &mark
+	r       *http.Request // its address is read only when refused
+	m       *refusalMark  // &mark
 	ctx     context.Context
 	checked bool
 	mark    refusalMark
@@ -175,9 +232,38 @@ func (w *refusalWriter) hold() {
 		return
 	}
 	w.checked = true
-	if w.m.refused.Load() && !w.m.admitted.Load() || restclient.Refused(w.ctx) {
-		w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()))
+	if !(w.m.refused.Load() && !w.m.admitted.Load() || restclient.Refused(w.ctx)) {
+		return
 	}
+	if w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
+		return
+	}
+	// Past the share (or the cap): answered now, and the connection
+	// closed, unless it is a trusted proxy's, which carries others'.
+	if peer, ok := w.peer(); ok {
+		w.ResponseWriter.Header().Set("Connection", "close")
+		if w.d.onPast != nil {
+			w.d.onPast(peer)
+		}
+	}
+}
+
+// full reports the peer when its address holds half its share or more:
+// the listener holds the address's new connections off as long as it
+// keeps being reported.
+func (w *refusalWriter) full() {
+	if peer, ok := w.peer(); ok && w.d.onPast != nil {
+		w.d.onPast(peer)
+	}
+}
+
+// peer is the connection's peer, unless it is a trusted proxy.
+func (w *refusalWriter) peer() (netip.Addr, bool) {
+	ap, err := netip.ParseAddrPort(w.r.RemoteAddr)
+	if err != nil || isTrusted(ap.Addr().Unmap(), w.d.trusted) {
+		return netip.Addr{}, false
+	}
+	return ap.Addr().Unmap(), true
 }
 
 func (w *refusalWriter) WriteHeader(code int) {

@@ -3,8 +3,10 @@ package gqlhttp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -123,7 +125,7 @@ func anonymousRefusing(t *testing.T, d *RefusalDelay) http.Handler {
 // are answered at once.
 func TestRefusalDelay(t *testing.T) {
 	t.Run("anonymous refusal held for its Retry-After", func(t *testing.T) {
-		d := NewRefusalDelay(5*time.Second, 4)
+		d := NewRefusalDelay(5*time.Second, 4, nil)
 		f := newFakeTimers(d)
 		h := anonymousRefusing(t, d)
 		s := serveAsync(h, httptest.NewRequest(http.MethodPost, "/graphql", nil))
@@ -154,7 +156,7 @@ func TestRefusalDelay(t *testing.T) {
 	})
 
 	t.Run("held at most the maximum", func(t *testing.T) {
-		d := NewRefusalDelay(300*time.Millisecond, 4)
+		d := NewRefusalDelay(300*time.Millisecond, 4, nil)
 		f := newFakeTimers(d)
 		h := anonymousRefusing(t, d)
 		s := serveAsync(h, httptest.NewRequest(http.MethodPost, "/graphql", nil))
@@ -168,12 +170,12 @@ func TestRefusalDelay(t *testing.T) {
 
 	t.Run("at most N held, the N+1st answered at once, Close frees all", func(t *testing.T) {
 		const n = 3
-		d := NewRefusalDelay(time.Hour, n)
+		d := NewRefusalDelay(time.Hour, n, nil)
 		f := newFakeTimers(d)
 		h := anonymousRefusing(t, d)
 		var held []*heldRequest
-		for range n {
-			held = append(held, serveAsync(h, httptest.NewRequest(http.MethodPost, "/graphql", nil)))
+		for i := range n { // each from an address of its own: no share applies
+			held = append(held, serveAsync(h, requestFrom(fmt.Sprintf("198.51.100.%d:1000", i+1))))
 			f.started(t)
 		}
 		if d.Held() != n {
@@ -208,7 +210,7 @@ func TestRefusalDelay(t *testing.T) {
 	})
 
 	t.Run("a client that leaves frees its place", func(t *testing.T) {
-		d := NewRefusalDelay(time.Hour, 1)
+		d := NewRefusalDelay(time.Hour, 1, nil)
 		f := newFakeTimers(d)
 		h := anonymousRefusing(t, d)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -230,7 +232,7 @@ func TestRefusalDelay(t *testing.T) {
 	})
 
 	t.Run("unaccepted pair refused by admit", func(t *testing.T) {
-		d := NewRefusalDelay(5*time.Second, 4)
+		d := NewRefusalDelay(5*time.Second, 4, nil)
 		f := newFakeTimers(d)
 		admit := func(context.Context) error {
 			return &restclient.Error{Kind: restclient.KindRateLimited, Message: "over the budget of unaccepted pairs", RetryAfter: 3 * time.Second}
@@ -264,7 +266,7 @@ func TestRefusalDelay(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d := NewRefusalDelay(5*time.Second, 4)
+		d := NewRefusalDelay(5*time.Second, 4, nil)
 		f := newFakeTimers(d)
 		h := d.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, err := rc.GetPayment(r.Context(), "pay_prod_0123456789abcdef0123456789abcdef")
@@ -287,7 +289,7 @@ func TestRefusalDelay(t *testing.T) {
 	})
 
 	t.Run("answered at once", func(t *testing.T) {
-		d := NewRefusalDelay(time.Hour, 4)
+		d := NewRefusalDelay(time.Hour, 4, nil)
 		f := newFakeTimers(d)
 		cases := []struct {
 			name string
@@ -373,4 +375,124 @@ func mustSeconds(t *testing.T, s string) time.Duration {
 		t.Fatal(err)
 	}
 	return d
+}
+
+// requestFrom is a POST /graphql from addr (host:port).
+func requestFrom(addr string) *http.Request {
+	r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+	r.RemoteAddr = addr
+	return r
+}
+
+// TestRefusalShare: one address holds at most refusalShare of the held
+// refusals; past it a refusal is answered at once with its connection
+// closed and its peer reported, as it is for each held from half the
+// share on (the listener then closes the address's new connections),
+// while another address is still held. Behind a trusted
+// proxy the share is the forwarded client's, and the proxy's connection is
+// neither closed nor reported.
+func TestRefusalShare(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		maxHeld int
+		share   int
+	}{
+		{"the default", DefaultRefusalDelayMaxHeld, 16},
+		{"a small cap: one each", 4, 1},
+		{"none held", 0, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := refusalShare(c.maxHeld); got != c.share {
+				t.Fatalf("refusalShare(%d) = %d, want %d", c.maxHeld, got, c.share)
+			}
+		})
+	}
+
+	trusted := []netip.Prefix{netip.MustParsePrefix("10.9.0.0/16")}
+	cases := []struct {
+		name       string
+		flood      func() *http.Request // from the flooding client
+		other      func() *http.Request // another client
+		wantPeer   string               // reported past the share ("": none)
+		wantClosed bool
+	}{
+		{"a direct client",
+			func() *http.Request { return requestFrom("192.0.2.7:1000") },
+			func() *http.Request { return requestFrom("198.51.100.1:1000") },
+			"192.0.2.7", true},
+		{"the same /64",
+			func() *http.Request { return requestFrom("[2001:db8::1]:1000") },
+			func() *http.Request { return requestFrom("[2001:db8:1::1]:1000") },
+			"2001:db8::1", true},
+		{"behind a trusted proxy",
+			func() *http.Request {
+				r := requestFrom("10.9.0.1:1000")
+				r.Header.Set("X-Forwarded-For", "192.0.2.7")
+				return r
+			},
+			func() *http.Request {
+				r := requestFrom("10.9.0.1:1000")
+				r.Header.Set("X-Forwarded-For", "198.51.100.1")
+				return r
+			},
+			"", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := NewRefusalDelay(time.Hour, 32, trusted)
+			share := refusalShare(32)
+			f := newFakeTimers(d)
+			var reported []string
+			d.OnPastShare(func(peer netip.Addr) { reported = append(reported, peer.String()) })
+			h := anonymousRefusing(t, d)
+			var held []*heldRequest
+			for range share {
+				held = append(held, serveAsync(h, c.flood()))
+				f.started(t)
+			}
+			// The one that fills the share is reported (the listener
+			// then holds the address's new connections off).
+			// Held from half the share on: reported, each.
+			if want := c.wantPeer; want == "" && len(reported) != 0 || want != "" && len(reported) != share-(share+1)/2+1 {
+				t.Fatalf("at the share: reported %v, want %q from half the share (%d) on", reported, want, share)
+			}
+			atShare := len(reported)
+			// Past the share: at once (on this goroutine).
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, c.flood())
+			if rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("past the share: status %d, want 429 at once", rec.Code)
+			}
+			if closed := rec.Header().Get("Connection") == "close"; closed != c.wantClosed {
+				t.Fatalf("past the share: connection closed %v, want %v", closed, c.wantClosed)
+			}
+			if want := c.wantPeer; want == "" && len(reported) != 0 || want != "" && len(reported) != atShare+1 {
+				t.Fatalf("past the share: reported %v, want %q once more", reported, want)
+			}
+			for _, got := range reported {
+				if got != c.wantPeer {
+					t.Fatalf("reported %v, want only %q", reported, c.wantPeer)
+				}
+			}
+			// Another client is held still.
+			other := serveAsync(h, c.other())
+			f.started(t)
+			if d.Held() != share+1 {
+				t.Fatalf("held %d, want %d", d.Held(), share+1)
+			}
+			d.Close()
+			for _, s := range append(held, other) {
+				if rec := s.wait(t); rec.Code != http.StatusTooManyRequests || rec.Header().Get("Connection") != "" {
+					t.Fatalf("a held refusal: status %d, Connection %q", rec.Code, rec.Header().Get("Connection"))
+				}
+			}
+			d.mu.Lock()
+			left := len(d.byAddr)
+			d.mu.Unlock()
+			if left != 0 || d.Held() != 0 {
+				t.Fatalf("%d addresses, %d held after all were answered; want none", left, d.Held())
+			}
+		})
+	}
 }

@@ -23,7 +23,7 @@ func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
 }
 
 // writeAnswer is writeResponse, told whether resp's data is compact JSON
-// (graph.FastAnswerOf): then only its HTML-unsafe characters change
+// (graph.IsFastAnswer): then only its HTML-unsafe characters change
 // (appendHTMLSafe), as appendMarshalled would change them.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {

@@ -36,7 +36,7 @@ func (c *callCountingREST) GetPayment(ctx context.Context, id string) (*restclie
 }
 
 // TestListFastPath: payments(...) root fields the root fast path answers
-// (fastlist.go), and ones it leaves to gqlgen, errors and partial results
+// (rootfast.go), and ones it leaves to gqlgen, errors and partial results
 // included, answer the same bytes as gqlgen's executor alone, with the
 // same REST calls (the resolver runs once, whoever writes the answer).
 // The REST fake's page has pay_a, pay_b, pay_c, whose details hold their
@@ -128,12 +128,12 @@ func TestListFastPathDeferred(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 		oc := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], RawQuery: q}
-		if compileList(oc) != nil {
+		if compileRoot(oc) != nil {
 			t.Errorf("%s: planned by the root fast path, want gqlgen's", q)
 		}
 		// The same without @defer is planned (the refusal is the defer's).
 		doc, _ = gqlparser.LoadQueryWithRules(schema, strings.ReplaceAll(q, "... @defer", "..."), nil)
-		if compileList(&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}) == nil {
+		if compileRoot(&graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}) == nil {
 			t.Errorf("%s without @defer: not planned", q)
 		}
 	}

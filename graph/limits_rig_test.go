@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
 
+	"paygraph/internal/gqltest"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -148,13 +149,4 @@ func validated(tb testing.TB, query string) *ast.QueryDocument {
 	return doc
 }
 
-// introspectionQuery is the query GraphiQL sends (graphql-js
-// getIntrospectionQuery), ofType nested as deep as it goes.
-const introspectionQuery = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
-  types { ...FullType } directives { name description locations args { ...InputValue } } } }
-fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
-  type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef }
-  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
-fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
-fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
-  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
+const introspectionQuery = gqltest.IntrospectionQuery

@@ -133,10 +133,9 @@ type Loaders struct {
 	// counts the REST calls made with the loaders' context.
 	cost costTally
 
-	// fastAnswer is the data the root fast path answered with, in the
-	// buffer whose box answerBox holds until it goes back (answerbuf.go).
+	// fastAnswer is the data the root fast path answered with
+	// (IsFastAnswer).
 	fastAnswer []byte
-	answerBox  *[]byte
 }
 
 // thunks is the one table of the fetches of one kind of record made by

@@ -25,10 +25,10 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 	var field graphql.CollectedField
 	if fc != nil {
 		field = fc.Field
-		// The root fast path (fastlist.go) ran this field already and left
+		// The root fast path (rootfast.go) ran this field already and left
 		// its result to gqlgen's executor to write: the same result, no
 		// second REST call or charge.
-		if st := rootStateFrom(ctx); st != nil && st.listRan && st.list != nil && st.list.field.Field == field.Field {
+		if st := rootStateFrom(ctx); st != nil && st.listRan && st.plan != nil && st.plan.list != nil && st.plan.list.field.Field == field.Field {
 			return st.listConn, st.listErr
 		}
 	}

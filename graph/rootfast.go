@@ -1,34 +1,55 @@
 package graph
 
-// This file is the fast path of a query made only of payment(id:) root
+// This file is the root fast path: a query made only of payment(id:) root
 // fields (one payment, or aliases of it), or of one payments(...) root
-// field (fastlist.go), through gqlgen's supported hooks: an operation interceptor that notices such a document, and a
-// response interceptor that answers it without gqlgen's executor. gqlgen
-// resolves every root field on a goroutine of its own (the goroutine's
-// start and its stack growth through gqlgen's frames), with a field
-// context, an argument map parsed from the document each time and the
-// resolver's closures: ≈ 38 allocations per alias (issue 25,
-// docs/perf-log/2026-11-issue-25.md). Here the payments are loaded as the resolver
-// loads them (the same id check, scope check, response budget and
-// loaders, all loads started before the first is awaited, so that they
-// batch as gqlgen's goroutines do), and each is written by the fast
-// path's plan of its selection (fast.go), which writes gqlgen's bytes.
+// field, compiled once per document into one plan (rootPlan) and
+// answered through gqlgen's supported hooks: an operation interceptor
+// that notices such a document, and a response interceptor that answers
+// it without gqlgen's executor. gqlgen resolves every root field on a
+// goroutine of its own, with a field context, an argument map parsed
+// from the document each time and the resolver's closures, then, for a
+// list, a field set and a field context per field of the connection and
+// per item (docs/perf-log/2026-11-issue-25.md). Here the records are
+// loaded as the resolvers load them (the same checks, scope, response
+// budget, loaders and list join), and written by the fast path's plans of
+// their selections (fast.go, fast_gen.go), which write gqlgen's bytes.
 //
-// Anything else, and any failure on the way (an invalid id, a scope that
-// refuses, a payment not found, a REST error), is left to gqlgen's
+// payment(id:) fields: the payments are loaded as the payment resolver
+// loads them (the id check, scope check, response budget and loaders, all
+// loads started before the first is awaited, so that they batch as
+// gqlgen's goroutines do). The fields it serves: a literal or a variable
+// id, no directive, no duplicate alias, a selection the fast path plans
+// wholly (the customer's address included: a detail record holds it,
+// fastPaymentDetail). Any failure on the way (an invalid id, a scope that
+// refuses, a payment not found, a REST error) is left to gqlgen's
 // executor, which then runs the operation as before: the loaders give it
 // the records already loaded (and errors already met) without a second
-// REST call. The fields it serves: payment(id:) with a literal or a
-// variable id, no directive, no duplicate alias, a selection the fast
-// path plans wholly (the customer's address included: a detail record
-// holds it, fastPaymentDetail), no customer for an operation read below
-// full customer data. It is off when any field or root-field interceptor
-// is configured (observe's tracing spans every root field), and with the
-// fast path (ServerConfig.noFastPath). TestFastPathMatchesGqlgen compares
-// the bytes with gqlgen's.
+// REST call.
+//
+// A payments(...) field whose connection selection (edges, nodes,
+// pageInfo, __typename) the fast path plans wholly: the arguments are
+// coerced by gqlgen's own generated code (once per document when they are
+// literals), the payments resolver runs as it is (paymentsOf), and the
+// page is written by the plans; the items' addresses, which the list join
+// filled, are plain fields there (fastPaymentEdgeDetail,
+// fastPaymentDetail), charged to the response budget as the address
+// resolver charges them. Anything the plans cannot write is gqlgen's, and
+// the resolver never runs twice: its result (or error) is kept in the
+// operation's rootState, where the payments resolver finds it when
+// gqlgen's executor then runs the field (query.go), so gqlgen writes the
+// same answer, errors and partial results, from one REST call.
+//
+// Either shape is gqlgen's before anything runs for an operation read
+// below full customer data whose selection reaches the customer (and, for
+// a list, one whose level withholds the address). The fast path is off
+// when any field or root-field interceptor is configured (observe's
+// tracing spans every root field), and with ServerConfig.noFastPath.
+// TestFastPathMatchesGqlgen and TestListFastPath compare the bytes with
+// gqlgen's.
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -56,35 +77,81 @@ func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
 // tests read it).
 var rootAnswered atomic.Int64
 
-// rootPlan is a compiled query of payment(id:) root fields.
+// rootPlan is a compiled query of the root fast path: payment(id:) root
+// fields (payments), or one payments(...) root field (list).
 type rootPlan struct {
-	fields []rootField
-	size   atomic.Int32 // the last answer's bytes, to size the next one's buffer
+	payments []paymentRoot
+	list     *listRoot
+	// customer: a field's plan writes a customer.
+	customer bool
+	// perUnit is the last answer's bytes per payment field or list edge,
+	// to size the next answer's buffer.
+	perUnit atomic.Int32
 }
 
-type rootField struct {
+// paymentRoot is a payment(id:) root field.
+type paymentRoot struct {
 	key   string // `"alias":`, after a comma but for the first
 	id    string // a literal id, or
 	idVar string // the variable holding it
 	plan  *fastPlan
+	// addressAliases: the length of the alias of each address plan
+	// writes (the response budget charges it).
+	addressAliases []int
 	// cost is the response budget's plan of the field, as the payment
 	// resolver's charge gets it (fieldPlanOf), made once with the plan
 	// instead of looked up per field per request.
 	cost costPlan
 }
 
+// listRoot is a payments(...) root field.
+type listRoot struct {
+	key   string // `{"alias":`
+	field graphql.CollectedField
+	// args: the arguments as gqlgen coerces them, when the document
+	// holds them all (nil: from the variables, per operation).
+	args   map[string]any
+	fields []listField
+	// addresses: an item plan writes its address (the list join's).
+	addresses bool
+	lists     int // the edges and nodes fields
+}
+
+type listOp uint8
+
+const (
+	listTypename listOp = iota
+	listEdges
+	listNodes
+	listPageInfo
+	pageTypename
+	pageHasNext
+	pageHasPrevious
+	pageStartCursor
+	pageEndCursor
+)
+
+// listField is a field of the connection (or of its page info: page).
+type listField struct {
+	key  string // `"alias":`, after a comma but for the first
+	op   listOp
+	plan *fastPlan   // edges: a PaymentEdge/detail plan; nodes: a Payment/detail plan
+	page []listField // pageInfo's fields
+	// addressAliases: the length of the alias of each address an item
+	// of plan writes (the response budget charges it).
+	addressAliases []int
+}
+
 // rootPlans keeps the root plans (nil: an operation for gqlgen), per
 // document and operation.
 var rootPlans selCache[*rootPlan]
 
-// rootState is the operation's: its plan (of payment(id:) fields, or of
-// a payments field: list), and whether it has answered.
+// rootState is the operation's: its plan, and whether it has answered.
 type rootState struct {
 	plan     *rootPlan
-	list     *listPlan
 	answered bool
 	gqlgen   bool // left to gqlgen
-	// listRan: the payments resolver ran (fastlist.go), with this result,
+	// listRan: the payments resolver ran (answerList), with this result,
 	// which the resolver gives gqlgen's executor when the fast path could
 	// not write it.
 	listRan  bool
@@ -110,12 +177,6 @@ func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, s
 	f, ok := oc.Operation.SelectionSet[0].(*ast.Field)
 	if !ok || f.Name != "payment" && f.Name != "payments" {
 		return next(ctx) // at once: most operations
-	}
-	if f.Name == "payments" {
-		if l := listPlanOf(oc); l != nil {
-			return next(withRootState(ctx, oc, st, rootState{list: l}))
-		}
-		return next(ctx)
 	}
 	p, _ := rootPlans.get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
 	if p == nil {
@@ -143,12 +204,7 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	case st.answered:
 		return nil // the end: a query without @defer has one response
 	}
-	var data []byte
-	if st.list != nil {
-		data = st.list.answer(ctx, e.r, graphql.GetOperationContext(ctx), st)
-	} else {
-		data = st.plan.answer(ctx, e.r, graphql.GetOperationContext(ctx))
-	}
+	data := st.plan.answer(ctx, e.r, graphql.GetOperationContext(ctx), st)
 	if data == nil {
 		st.gqlgen = true
 		return next(ctx)
@@ -164,56 +220,224 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // run it.
 func compileRoot(oc *graphql.OperationContext) *rootPlan {
 	sel := oc.Operation.SelectionSet
-	if len(sel) == 0 || len(sel) > maxRootFields {
+	p := &rootPlan{}
+	var ok bool
+	if f, isField := sel[0].(*ast.Field); isField && f.Name == "payments" {
+		ok = p.compileList(oc, f)
+	} else {
+		ok = p.compilePayments(oc)
+	}
+	if !ok {
 		return nil
 	}
-	p := &rootPlan{fields: make([]rootField, 0, len(sel))}
+	return p
+}
+
+// compilePayments plans oc's operation of payment(id:) root fields.
+func (p *rootPlan) compilePayments(oc *graphql.OperationContext) bool {
+	sel := oc.Operation.SelectionSet
+	if len(sel) > maxRootFields {
+		return false
+	}
+	p.payments = make([]paymentRoot, 0, len(sel))
 	seen := make(map[string]bool, len(sel))
 	for i, s := range sel {
 		f, ok := s.(*ast.Field)
 		if !ok || f.Name != "payment" || len(f.Directives) > 0 || seen[f.Alias] ||
 			f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" || len(f.Arguments) != 1 {
-			return nil
+			return false
 		}
 		seen[f.Alias] = true
-		rf := rootField{cost: walkPlans(oc.Doc, graphql.CollectedField{Field: f, Selections: f.SelectionSet}, "Payment", false)[0]}
+		pf := paymentRoot{key: fieldKey(i, f.Alias), cost: walkPlans(oc.Doc, graphql.CollectedField{Field: f, Selections: f.SelectionSet}, "Payment", false)[0]}
 		switch a := f.Arguments[0]; {
 		case a.Name != "id" || a.Value == nil:
-			return nil
+			return false
 		case a.Value.Kind == ast.StringValue:
-			rf.id = a.Value.Raw
+			pf.id = a.Value.Raw
 		case a.Value.Kind == ast.Variable:
-			rf.idVar = a.Value.Raw
+			pf.idVar = a.Value.Raw
 		default:
-			return nil
+			return false
 		}
-		if rf.plan = planFor(oc, fastPaymentDetail, f.SelectionSet); rf.plan == nil || rf.plan.delegated > 0 {
-			return nil
+		if pf.plan = planFor(oc, fastPaymentDetail, f.SelectionSet); pf.plan == nil || pf.plan.delegated > 0 {
+			return false
 		}
-		var key []byte
-		if i > 0 {
-			key = append(key, ',')
-		}
-		key = appendQuoted(key, f.Alias)
-		rf.key = string(append(key, ':'))
-		p.fields = append(p.fields, rf)
+		pf.addressAliases = addressAliases(pf.plan, nil)
+		p.customer = p.customer || pf.plan.customer
+		p.payments = append(p.payments, pf)
 	}
-	return p
+	return true
+}
+
+// compileList plans oc's operation of one payments(...) root field f.
+func (p *rootPlan) compileList(oc *graphql.OperationContext, f *ast.Field) bool {
+	if len(oc.Operation.SelectionSet) != 1 || len(f.Directives) > 0 || f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" ||
+		len(f.SelectionSet) == 0 || !plainDirectives(oc, f.SelectionSet, 0) {
+		return false
+	}
+	l := &listRoot{field: graphql.CollectedField{Field: f, Selections: f.SelectionSet}}
+	l.key = string(append(appendQuoted([]byte{'{'}, f.Alias), ':'))
+	if !hasVariable(f.Arguments) {
+		args, err := newArgsContext(oc).field_Query_payments_args(context.Background(), f.ArgumentMap(nil))
+		if err != nil {
+			return false
+		}
+		l.args = args
+	}
+	for i, cf := range graphql.CollectFields(oc, f.SelectionSet, paymentConnectionImplementors) {
+		if len(cf.Deferrables) > 0 {
+			return false
+		}
+		lf := listField{key: fieldKey(i, cf.Alias)}
+		switch cf.Name {
+		case "__typename":
+			lf.op = listTypename
+		case "edges", "nodes":
+			t := fastPaymentEdgeDetail
+			lf.op = listEdges
+			if cf.Name == "nodes" {
+				t, lf.op = fastPaymentDetail, listNodes
+			}
+			if lf.plan = planFor(oc, t, cf.Selections); lf.plan == nil || lf.plan.delegated > 0 {
+				return false
+			}
+			lf.addressAliases = addressAliases(lf.plan, nil)
+			l.lists++
+			p.customer = p.customer || lf.plan.customer
+			l.addresses = l.addresses || len(lf.addressAliases) > 0
+		case "pageInfo":
+			lf.op = listPageInfo
+			for j, pf := range graphql.CollectFields(oc, cf.Selections, pageInfoImplementors) {
+				op, ok := pageOps[pf.Name]
+				if !ok || len(pf.Deferrables) > 0 {
+					return false
+				}
+				lf.page = append(lf.page, listField{key: fieldKey(j, pf.Alias), op: op})
+			}
+			if len(lf.page) == 0 {
+				return false
+			}
+		default:
+			return false
+		}
+		l.fields = append(l.fields, lf)
+	}
+	if len(l.fields) == 0 {
+		return false
+	}
+	p.list = l
+	return true
+}
+
+var pageOps = map[string]listOp{
+	"__typename": pageTypename, "hasNextPage": pageHasNext, "hasPreviousPage": pageHasPrevious,
+	"startCursor": pageStartCursor, "endCursor": pageEndCursor,
+}
+
+// fieldKey is `"alias":`, after a comma but for the first field.
+func fieldKey(i int, alias string) string {
+	var key []byte
+	if i > 0 {
+		key = append(key, ',')
+	}
+	return string(append(appendQuoted(key, alias), ':'))
+}
+
+// hasVariable reports whether an argument's value holds a variable.
+func hasVariable(args ast.ArgumentList) bool {
+	var has func(v *ast.Value) bool
+	has = func(v *ast.Value) bool {
+		if v == nil {
+			return false
+		}
+		if v.Kind == ast.Variable {
+			return true
+		}
+		for _, c := range v.Children {
+			if has(c.Value) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, a := range args {
+		if has(a.Value) {
+			return true
+		}
+	}
+	return false
+}
+
+// newArgsContext is an executionContext for gqlgen's generated argument
+// coercion (which reads nothing else of it).
+func newArgsContext(oc *graphql.OperationContext) *executionContext {
+	return &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
+}
+
+// addressAliases appends the alias length of each address an object of
+// plan p (an edge, a payment or a customer) writes.
+func addressAliases(p *fastPlan, to []int) []int {
+	for i := range p.fields {
+		f := &p.fields[i]
+		switch {
+		case f.op == opCustomerAddressDetail:
+			to = append(to, len(strings.TrimPrefix(f.key, ","))-3) // `"alias":`
+		case f.sub != nil:
+			to = addressAliases(f.sub, to)
+		}
+	}
+	return to
 }
 
 // maxRootFields bounds the aliases the root fast path serves (the
 // payments' thunks are kept on the stack up to it).
 const maxRootFields = 32
 
-// maxSizeHint bounds the buffer a root plan's last answer asks for: an
-// answer of unusual length (long strings) does not make every later one
-// hold as much.
-const maxSizeHint = 64 << 10
+// maxSizeHint bounds the bytes a payment field or list edge of a root
+// plan's last answer asks for: an answer of unusual length (long strings)
+// does not make every later one hold as much.
+const maxSizeHint = 16 << 10
 
-// answer loads the payments as the payment resolver does and writes
-// them, or returns nil (nothing written, nothing charged) for gqlgen.
-func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
-	masked := maskedPathsFrom(ctx) != nil
+// answer writes the operation's data, or returns nil (nothing written,
+// nothing charged) for gqlgen.
+func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
+	if p.customer && maskedPathsFrom(ctx) != nil {
+		return nil // gqlgen notes what the level hid, at its paths
+	}
+	if p.list != nil {
+		return p.answerList(ctx, r, oc, st)
+	}
+	return p.answerPayments(ctx, r, oc)
+}
+
+// buffer is an empty buffer for an answer of units payment fields or
+// list edges, sized by the last answer: the same document answers about
+// the same bytes, and growing the buffer copies it. The first guess, 256
+// bytes a payment, only until there is one.
+func (p *rootPlan) buffer(units int) []byte {
+	per := int(p.perUnit.Load())
+	if per == 0 {
+		per = 256
+		if p.list != nil {
+			per *= p.list.lists
+		}
+	}
+	return make([]byte, 0, 64+units*per)
+}
+
+// answered notes b, an answer of units payment fields or list edges, as
+// the operation's (IsFastAnswer) and its size for the next one's buffer.
+func (p *rootPlan) answered(l *Loaders, b []byte, units int) []byte {
+	if units > 0 {
+		p.perUnit.Store(int32(min(len(b)/units+16, maxSizeHint)))
+	}
+	l.fastAnswer = b
+	return b
+}
+
+// answerPayments loads the payments as the payment resolver does and
+// writes them.
+func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
 	budget := budgetFrom(ctx)
 	var ids [maxRootFields]string
 	// first[i]: the first field of the same id (aliases of one payment):
@@ -222,11 +446,8 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	// allocation; 20 aliases over 10 ids made 40 more than needed).
 	var first [maxRootFields]int8
 	var lastVar, lastVal string // aliases of one variable look it up once
-	for i := range p.fields {
-		f := &p.fields[i]
-		if masked && f.plan.customer {
-			return nil // its masked paths are noted where gqlgen has them
-		}
+	for i := range p.payments {
+		f := &p.payments[i]
 		id := f.id
 		if f.idVar != "" {
 			if f.idVar != lastVar {
@@ -256,11 +477,11 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	// receipt counts the asks); an alias of an earlier id awaits nothing.
 	loaders := r.loaders(ctx)
 	var thunks [maxRootFields]dataloader.Thunk[*restclient.Payment]
-	for i := range p.fields {
+	for i := range p.payments {
 		thunks[i] = loaders.PaymentThunk(ctx, ids[i])
 	}
 	var payments [maxRootFields]*model.Payment
-	for i := range p.fields {
+	for i := range p.payments {
 		if j := first[i]; int(j) != i {
 			payments[i] = payments[j]
 			continue
@@ -271,32 +492,22 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 		}
 		payments[i] = model.NewPayment(x)
 	}
-	for i := range p.fields {
-		if chargePayment(budget, &p.fields[i].cost, payments[i]) != nil || chargeAddresses(budget, p.fields[i].plan, payments[i]) != nil {
+	for i := range p.payments {
+		if chargePayment(budget, &p.payments[i].cost, payments[i]) != nil || chargeAddresses(budget, p.payments[i].addressAliases, payments[i]) != nil {
 			// The budget is spent: ResponseBudget answers its error,
 			// whatever gqlgen writes.
 			return nil
 		}
 	}
-	// Sized by the last answer (and an eighth more): the same document
-	// answers about the same bytes, and growing the buffer copied it.
-	// The first guess, 256 bytes a field, only until there is one: it
-	// was twice the 20 aliases' answer (2.6 KB), a 5 KB allocation
-	// cleared for nothing.
-	n := int(p.size.Load()) * 9 / 8
-	if n == 0 {
-		n = 256 * len(p.fields)
-	}
-	b := loaders.answerBuffer(n)
+	b := p.buffer(len(p.payments))
 	b = append(b, '{')
-	for i := range p.fields {
-		f := &p.fields[i]
+	for i := range p.payments {
+		f := &p.payments[i]
 		b = append(b, f.key...)
 		b = f.plan.appendPayment(b, nil, payments[i], nil)
 	}
 	b = append(b, '}')
-	p.size.Store(int32(min(len(b), maxSizeHint)))
-	return loaders.answered(b)
+	return p.answered(loaders, b, len(p.payments))
 }
 
 // chargePayment charges b what a field of cost plan renders of x, as
@@ -310,24 +521,156 @@ func chargePayment(b *responseBudget, plan *costPlan, x *model.Payment) error {
 	return b.charge(plan.bytes(&s))
 }
 
-// chargeAddresses charges the response budget for each address the plan
-// writes, as the address resolver does (chargeString: the alias, the
-// key's and the string's bytes).
-func chargeAddresses(b *responseBudget, p *fastPlan, x *model.Payment) error {
+// chargeAddresses charges the response budget for each address of
+// aliases (addressAliases) written of x, as the address resolver does
+// (chargeString: the alias, the key's and the string's bytes).
+func chargeAddresses(b *responseBudget, aliases []int, x *model.Payment) error {
 	if b == nil {
 		return nil
 	}
-	for i := range p.fields {
-		if f := &p.fields[i]; f.op == opPaymentCustomer {
-			for j := range f.sub.fields {
-				if g := &f.sub.fields[j]; g.op == opCustomerAddressDetail {
-					alias := len(strings.TrimPrefix(g.key, ",")) - 3 // `"alias":`
-					if err := b.charge(keyBytes + stringBytes + strLen(x.Customer().Address) + alias); err != nil {
-						return err
+	for _, alias := range aliases {
+		if err := b.charge(keyBytes + stringBytes + strLen(x.Customer().Address) + alias); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// answerList runs the payments resolver and writes its page, or returns
+// nil for gqlgen (which then finds the resolver's result in st, if it
+// ran).
+func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
+	l := p.list
+	if l.addresses && withholdsAddress(customerDataOf(ctx)) {
+		return nil // gqlgen notes what the level hid, at its paths
+	}
+	args := l.args
+	if args == nil {
+		var err error
+		if args, err = newArgsContext(oc).field_Query_payments_args(ctx, l.field.ArgumentMap(oc.Variables)); err != nil {
+			return nil
+		}
+	}
+	first, _ := args["first"].(*int)
+	after, _ := args["after"].(*string)
+	status, _ := args["status"].(*model.PaymentStatus)
+	conn, err, ok := l.resolve(ctx, r, first, after, status)
+	if !ok {
+		return nil // a panic: gqlgen runs the field again and answers it
+	}
+	st.listRan, st.listConn, st.listErr = true, conn, err
+	if err != nil || conn == nil || conn.PageInfo == nil || len(conn.Nodes) != len(conn.Edges) {
+		return nil
+	}
+	// For gqlgen, as the payments resolver gives it.
+	gqlgen := func() []byte { conn.SetCursors(); return nil }
+	for i, e := range conn.Edges {
+		if e == nil || e.Node == nil || e.Node.Payment == nil || e.Cursors == nil || conn.Nodes[i] != e.Node ||
+			l.addresses && e.Node.Customer().AddressOf != "" {
+			return gqlgen() // an address the join could not fill: its resolver's error
+		}
+	}
+	if l.addresses {
+		if b := budgetFrom(ctx); b != nil {
+			for i := range l.fields {
+				for _, alias := range l.fields[i].addressAliases {
+					for _, e := range conn.Edges {
+						if b.charge(keyBytes+stringBytes+strLen(e.Node.Customer().Address)+alias) != nil {
+							return gqlgen() // spent: ResponseBudget answers its error
+						}
 					}
 				}
 			}
 		}
 	}
-	return nil
+	b := l.write(p.buffer(len(conn.Edges)), conn)
+	return p.answered(r.loaders(ctx), b, len(conn.Edges))
+}
+
+// resolve is the payments resolver; ok is false when it panicked.
+func (p *listRoot) resolve(ctx context.Context, r *Resolver, first *int, after *string, status *model.PaymentStatus) (conn *model.PaymentConnection, err error, ok bool) {
+	defer func() {
+		if recover() != nil {
+			conn, err, ok = nil, nil, false
+		}
+	}()
+	conn, err = r.paymentsOf(ctx, p.field, first, after, status)
+	return conn, err, true
+}
+
+// write appends the data of conn as gqlgen writes it for the field.
+func (p *listRoot) write(b []byte, conn *model.PaymentConnection) []byte {
+	b = append(b, p.key...)
+	b = append(b, '{')
+	for i := range p.fields {
+		f := &p.fields[i]
+		b = append(b, f.key...)
+		switch f.op {
+		case listTypename:
+			b = appendQuoted(b, "PaymentConnection")
+		case listEdges:
+			b = append(b, '[')
+			for j, e := range conn.Edges {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = f.plan.appendPaymentEdge(b, nil, e, nil)
+			}
+			b = append(b, ']')
+		case listNodes:
+			b = append(b, '[')
+			for j, x := range conn.Nodes {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = f.plan.appendPayment(b, nil, x, nil)
+			}
+			b = append(b, ']')
+		case listPageInfo:
+			b = appendPageInfo(b, f.page, conn.PageInfo, conn.Edges)
+		}
+	}
+	return append(b, '}', '}')
+}
+
+func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*model.PaymentEdge) []byte {
+	b = append(b, '{')
+	for i := range fields {
+		f := &fields[i]
+		b = append(b, f.key...)
+		switch f.op {
+		case pageTypename:
+			b = appendQuoted(b, "PageInfo")
+		case pageHasNext:
+			b = strconv.AppendBool(b, x.HasNextPage)
+		case pageHasPrevious:
+			b = strconv.AppendBool(b, x.HasPreviousPage)
+		case pageStartCursor, pageEndCursor:
+			// The resolver leaves them to SetCursors (an HMAC each): the
+			// first and the last edge's, null without edges.
+			if len(edges) == 0 {
+				b = append(b, "null"...)
+			} else if f.op == pageStartCursor {
+				b = appendQuoted(b, edges[0].Cursor())
+			} else {
+				b = appendQuoted(b, edges[len(edges)-1].Cursor())
+			}
+		}
+	}
+	return append(b, '}')
+}
+
+// IsFastAnswer reports whether data is the data the root fast path wrote
+// for the operation of ctx, unchanged since: compact JSON, nothing
+// between its tokens, strings escaped as gqlgen escapes them. It goes by
+// the buffer's identity, so data that an interceptor answered instead
+// (the response budget's error, say) is never vouched for. The edge then
+// only has to make the answer HTML-safe as json.Marshal would, without
+// tracking where strings begin and end (gqlhttp/response.go).
+func IsFastAnswer(ctx context.Context, data []byte) bool {
+	if len(data) == 0 {
+		return false
+	}
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	return l != nil && len(l.fastAnswer) == len(data) && &l.fastAnswer[0] == &data[0]
 }

@@ -120,6 +120,14 @@ type Config struct {
 	// process); nil -> a limiter of its own with the default bounds. Share
 	// one between clients to share the bounds.
 	Limiter *Limiter
+	// DropIdle closes the idle connections that calls with ctx's
+	// credentials may reuse, so that the next of them dials. It is called
+	// after an answer that shows its connection out of step (a record
+	// with another id than the one asked for, a page that does not follow
+	// the cursor sent) and before a call is retried after a connection
+	// error (a REST API that restarted closed its pooled connections).
+	// nil: the HTTP client's CloseIdleConnections, every pair's.
+	DropIdle func(ctx context.Context)
 	Resilience
 }
 
@@ -144,9 +152,11 @@ type Client struct {
 	rt      http.RoundTripper
 	maxBody int64 // of a single record
 	maxPage int64 // of a list page
-	retry   retryPolicy
-	breaker *breaker
-	limiter *Limiter
+	// dropIdle is Config.DropIdle, or the client's CloseIdleConnections.
+	dropIdle func(ctx context.Context)
+	retry    retryPolicy
+	breaker  *breaker
+	limiter  *Limiter
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -215,6 +225,11 @@ func New(cfg Config) (*Client, error) {
 		(cfg.HTTPClient == nil || cfg.HTTPClient.CheckRedirect == nil) {
 		c.rt = cmp.Or[http.RoundTripper](c.hc.Transport, http.DefaultTransport)
 	}
+	c.dropIdle = cfg.DropIdle
+	if c.dropIdle == nil {
+		hc := c.hc
+		c.dropIdle = func(context.Context) { hc.CloseIdleConnections() }
+	}
 	return c, nil
 }
 
@@ -245,11 +260,11 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 		return nil, err
 	}
 	page, err := w.toPage()
-	if err == nil {
-		err = page.advancesFrom(p.Cursor)
-	}
 	if err != nil {
 		return nil, unexpected(EndpointListPayments, err)
+	}
+	if err := page.answers(p); err != nil {
+		return nil, c.outOfStep(ctx, EndpointListPayments, err)
 	}
 	return page, nil
 }
@@ -265,12 +280,11 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &b.w); err != nil {
 		return nil, err
 	}
-	err := b.w.to(&b.p, true)
-	if err == nil {
-		err = sameID("payment", id, b.p.ID)
-	}
-	if err != nil {
+	if err := b.w.to(&b.p, true); err != nil {
 		return nil, unexpected(EndpointGetPayment, err)
+	}
+	if err := sameID("payment", id, b.p.ID); err != nil {
+		return nil, c.outOfStep(ctx, EndpointGetPayment, err)
 	}
 	return &b.p, nil
 }
@@ -290,11 +304,11 @@ func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, e
 		return nil, err
 	}
 	l, err := w.toLink()
-	if err == nil {
-		err = sameID("payment link", id, l.ID)
-	}
 	if err != nil {
 		return nil, unexpected(EndpointGetPaymentLink, err)
+	}
+	if err := sameID("payment link", id, l.ID); err != nil {
+		return nil, c.outOfStep(ctx, EndpointGetPaymentLink, err)
 	}
 	return l, nil
 }
@@ -307,13 +321,22 @@ func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*Check
 		return nil, err
 	}
 	s, err := w.toSession()
-	if err == nil {
-		err = s.answers(idOrRef)
-	}
 	if err != nil {
 		return nil, unexpected(EndpointGetCheckoutSession, err)
 	}
+	if err := s.answers(idOrRef); err != nil {
+		return nil, c.outOfStep(ctx, EndpointGetCheckoutSession, err)
+	}
 	return s, nil
+}
+
+// outOfStep is the error of an answer that is not the one asked for (err
+// says how): its connection may be answering an earlier call, so the idle
+// connections of the call's pair are closed, and no later call of the
+// pair reads what may still be on them.
+func (c *Client) outOfStep(ctx context.Context, ep Endpoint, err error) *Error {
+	c.dropIdle(ctx)
+	return unexpected(ep, err)
 }
 
 // errorCarrier is implemented by the wire structs: it reports a string
@@ -507,7 +530,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 			return tooLarge()
 		}
 		if lr.err != nil { // the connection failed, not the JSON
-			return c.transportError(ctx, callCtx, ep, lr.err, "REST API connection failed while reading the answer: ")
+			return c.bodyError(ctx, callCtx, ep, resp.ContentLength, limit-lr.n, lr.err)
 		}
 		e := unexpected(ep, describeDecodeError(err))
 		e.Status = resp.StatusCode
@@ -710,6 +733,40 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	// ("dial tcp 10.0.3.7:8443: connect: connection refused"). Err keeps
 	// it for the logs.
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + connFailure(err), Err: err}
+}
+
+// bodyError maps a failure to read a 2xx answer's body to its end (size
+// bytes announced, -1: unknown; read of them): once the REST API has
+// answered, a body that stops short is an upstream error, whether the
+// connection closed or REST_TIMEOUT cut the wait for the rest, never a
+// timeout of the REST API (which did answer) nor an answer. Only the
+// caller's own context ending is the caller's. The connection is not
+// reused: net/http closes a connection whose body failed.
+func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
+	if parent.Err() != nil {
+		return ctxError(parent, ep, err)
+	}
+	msg := "REST API connection failed while reading the answer: " + connFailure(err)
+	if callCtx.Err() != nil || isTimeout(err) {
+		msg = "REST API answered a body that stopped short"
+		if size >= 0 {
+			msg += " (" + strconv.FormatInt(read, 10) + " of its " + strconv.FormatInt(size, 10) + " bytes)"
+		}
+		msg += " within " + c.timeout.String()
+		err = errCutShort{err}
+	}
+	return &Error{Kind: KindUpstream, Endpoint: ep, Message: msg, Err: err}
+}
+
+// errCutShort is a body read that the call's deadline cut: not retried
+// (the REST API would only make the caller wait as long again).
+type errCutShort struct{ error }
+
+func (e errCutShort) Unwrap() error { return e.error }
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // connFailure is a fixed description of a connection failure, without

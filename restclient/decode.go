@@ -447,6 +447,16 @@ func (s *CheckoutSession) answers(idOrRef string) error {
 	return nil
 }
 
+// answers reports a page that is not the answer to a call with p: one
+// that does not advance from its cursor, or one with more payments than
+// the limit sent (the REST API returns at most limit).
+func (pg *PaymentPage) answers(p ListParams) error {
+	if p.Limit > 0 && len(pg.Data) > p.Limit {
+		return errors.New("list has more payments than the limit asked for")
+	}
+	return pg.advancesFrom(p.Cursor)
+}
+
 // advancesFrom reports a page that would send the walk back to the
 // cursor that fetched it (has_more with next_cursor equal to it): a
 // client following it would ask for the same page forever.

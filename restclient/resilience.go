@@ -157,9 +157,17 @@ func retryable(err error) bool {
 	case 0:
 		// A connection error; a certificate that does not verify will not
 		// verify on the next try either.
-		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err)
+		var cut errCutShort
+		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err) && !errors.As(e.Err, &cut)
 	}
 	return false
+}
+
+// connectionFailed tells a retryable connection error (no status) from
+// a 502, 503 or 504.
+func connectionFailed(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Status == 0
 }
 
 func badCertificate(err error) bool {
@@ -610,6 +618,11 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 				t.Stop()
 				return err
 			case <-t.C:
+			}
+			if connectionFailed(err) {
+				// Its connection, and those pooled with it, may be ones the
+				// REST side closed (it restarted): the retry dials.
+				c.dropIdle(ctx)
 			}
 			err = attempt()
 		}

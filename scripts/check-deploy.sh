@@ -123,7 +123,7 @@ CGO_ENABLED=0 go build "${GO_BUILD_FLAGS[@]}" -o "$tmp/paygraph" . || die "go bu
 go version -m "$tmp/paygraph" | grep -q 'CGO_ENABLED=0' || die "binary was not built with CGO_ENABLED=0"
 "$tmp/paygraph" -print-schema | grep -q 'type Query' || die "paygraph -print-schema"
 # Nothing listens on port 1: the container health check must say unhealthy.
-if PORT=1 "$tmp/paygraph" -healthcheck 2>/dev/null; then
+if PORT=1 HEALTH_PORT=1 "$tmp/paygraph" -healthcheck 2>/dev/null; then
 	die "paygraph -healthcheck succeeded with nothing listening"
 fi
 

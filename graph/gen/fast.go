@@ -48,7 +48,7 @@ var fastAccessors = map[string]string{"Payment.customer": "x.Customer()"}
 var fastDelegated = []string{"Payment.customer", "Customer.address"}
 
 // fastVariant is a second table of a type for the root fast path
-// (graph/rootfast.go, graph/fastlist.go), whose payments are detail
+// (graph/rootfast.go), whose payments are detail
 // records or list items the list join gave their address: extra fields
 // bound to the record there (the customer's address), and objects of a
 // variant's type.
@@ -61,7 +61,7 @@ type fastVariant struct {
 var fastVariants = []fastVariant{
 	{name: "fastCustomerDetail", typ: "Customer", tag: "Customer/detail", extra: map[string]string{"address": "x.Address"}},
 	{name: "fastPaymentDetail", typ: "Payment", tag: "Payment/detail", objects: map[string]string{"customer": "fastCustomerDetail"}},
-	// A payments page's edges (graph/fastlist.go), whose items' addresses
+	// A payments page's edges (graph/rootfast.go), whose items' addresses
 	// the list join filled.
 	{name: "fastPaymentEdgeDetail", typ: "PaymentEdge", tag: "PaymentEdge/detail", objects: map[string]string{"node": "fastPaymentDetail"}},
 }

@@ -138,13 +138,7 @@ const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in g
      which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath);
      and that the generated Exec of a query runs nothing and adds no error
      before its response handler is called (graph/opstate.go lazyQueries
-     makes it then; go test ./graph -run TestResponseTailMatchesChain)
-  7. graphql/executor CreateOperationContext and parseQuery, and the
-     Executor's and its extensions' fields, which graph/opctx.go mirrors
-     and reads; gqlparser's validator.VariableValues for String and ID
-     (go test ./graph -run 'CreateOperationContext|PlainVariables|MirrorVersions';
-     go test ./gateway -run TestOperationMirrorMatchesGqlgen), then move
-     graph/opctx.go's mirroredGqlgen and mirroredGqlparser`
+     makes it then; go test ./graph -run TestResponseTailMatchesChain)`
 
 // checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
 func checkGqlgen(version string) error {

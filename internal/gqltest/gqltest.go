@@ -182,3 +182,15 @@ func (r *Response) WantCode(t testing.TB, code string) Error {
 	t.Fatalf("want an error with code %s, got %+v (status %d, data %s)", code, r.Errors, r.Status, r.Data)
 	return Error{}
 }
+
+// IntrospectionQuery is graphql-js 16's getIntrospectionQuery(), the
+// document GraphiQL and code generators send, ofType nested as deep as it
+// goes: a large answer for no REST call.
+const IntrospectionQuery = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
+  types { ...FullType } directives { name description locations args { ...InputValue } } } }
+fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
+  type { ...TypeRef } isDeprecated deprecationReason } inputFields { ...InputValue } interfaces { ...TypeRef }
+  enumValues(includeDeprecated: true) { name description isDeprecated deprecationReason } possibleTypes { ...TypeRef } }
+fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
+fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
+  ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
