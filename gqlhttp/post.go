@@ -1,11 +1,14 @@
 package gqlhttp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"slices"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -49,9 +52,9 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 // jsonPOST is the POST transport. It is ours rather than gqlgen's
 // transport.POST because gqlgen's writes some failures itself, without an
 // extensions.code and echoing the whole body back in the message (a
-// caller's body may hold anything, secrets included); this one decodes the
-// body once, streaming, and answers every failure with a code and a fixed
-// message. It checks the size of what it writes against maxResponse: the
+// caller's body may hold anything, secrets included); this one reads the
+// body whole (it is bounded by RequestSize), decodes it once, and answers
+// every failure with a code and a fixed message. It checks the size of what it writes against maxResponse: the
 // last line of the response budget.
 type jsonPOST struct {
 	maxResponse int64 // negative: none (AddTransports)
@@ -78,76 +81,86 @@ func (t plainPOST) Supports(r *http.Request) bool {
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	// One streaming pass over the body (under RequestSize's
-	// MaxBytesReader), read as encoding/json's Decoder reads it
-	// (postdecode.go): no copy of the whole body is made first. The
-	// reader records a read failure, so that it is told from bad JSON.
-	// The reader and the body in one allocation (both escape).
-	in := &struct {
-		body readErrRecorder
-		req  postBody
-	}{body: readErrRecorder{r: r.Body}}
-	body, req := &in.body, &in.req
-	params := &req.RawParams
-	if err := decodePOST(body, req); err != nil {
-		if body.err != nil {
-			status, msg := http.StatusBadRequest, "could not read the request body"
-			var tooBig *http.MaxBytesError
-			var netErr net.Error
-			switch {
-			case errors.As(body.err, &tooBig):
-				status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
-			case errors.As(body.err, &netErr) && netErr.Timeout():
-				status, msg = http.StatusRequestTimeout, "request body was not received in time"
-			}
-			refuse(w, r, status, graph.CodeBadUserInput, msg)
-			return
+	// The body is bounded before it gets here (RequestSize): it is read
+	// whole into a buffer of the pool, decoded (the decoded values copy
+	// what they keep), and the buffer given back before the operation
+	// runs.
+	bp := postBufs.Get().(*[]byte)
+	body, err := readBody(r.Body, r.ContentLength, (*bp)[:0])
+	if err != nil {
+		putPostBuf(bp, body)
+		status, msg := http.StatusBadRequest, "could not read the request body"
+		var tooBig *http.MaxBytesError
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooBig):
+			status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
+		case errors.As(err, &netErr) && netErr.Timeout():
+			status, msg = http.StatusRequestTimeout, "request body was not received in time"
 		}
-		if body.batch != nil {
-			refuseBatch(w, r, body.batch)
-			return
-		}
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
-			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
+		refuse(w, r, status, graph.CodeBadUserInput, msg)
 		return
 	}
+	req := new(postBody)
+	if decodePOST(body, req) != nil {
+		if isBatch(body) {
+			refuseBatch(w, r, body)
+		} else {
+			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+				`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
+		}
+		putPostBuf(bp, body)
+		return
+	}
+	putPostBuf(bp, body)
+	params := &req.RawParams
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
 	exchange(w, opscope.Request(r, graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
 
-// readErrRecorder passes reads through and keeps the first error other
-// than io.EOF. A body whose first byte (after blanks) is '[' (a batch) is
-// also kept, for refuseBatch; an object body costs nothing more.
-type readErrRecorder struct {
-	r       io.Reader
-	err     error
-	seen    bool   // the first non-blank byte was read
-	batch   []byte // the body, when it is a JSON array
-	keeping bool   // batch is being kept
+// postBufs are the buffers POST bodies are read into; one larger than
+// maxPooledBody is not kept.
+var postBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBody = 64 << 10
+
+func putPostBuf(bp *[]byte, b []byte) {
+	if cap(b) <= maxPooledBody {
+		*bp = b[:0]
+		postBufs.Put(bp)
+	}
 }
 
-func (b *readErrRecorder) Read(p []byte) (int, error) {
-	n, err := b.r.Read(p)
-	if err != nil && err != io.EOF && b.err == nil {
-		b.err = err
+// readBody appends all of body to b, made room for size bytes (the
+// Content-Length; negative: unknown) at once, and returns it.
+func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
+	if body == nil {
+		return b, nil
 	}
-	if b.keeping {
-		b.batch = append(b.batch, p[:n]...)
-	} else if !b.seen {
-		for i, c := range p[:n] {
-			if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-				continue
-			}
-			b.seen = true
-			if c == '[' {
-				b.keeping = true
-				b.batch = append(b.batch, p[i:n]...)
-			}
-			break
+	if size >= 0 && size < maxPooledBody {
+		b = slices.Grow(b, int(size)+1) // +1: the read that sees io.EOF
+	}
+	for {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, 512)
+		}
+		n, err := body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
 		}
 	}
-	return n, err
+}
+
+// isBatch says whether body is a JSON array (its first byte after
+// blanks is '['), as a batch of operations is.
+func isBatch(body []byte) bool {
+	body = bytes.TrimLeft(body, " \t\r\n")
+	return len(body) > 0 && body[0] == '['
 }
 
 // maxBatchAnswers bounds the answer to a batch: past it, one error (a

@@ -1,18 +1,18 @@
 // The POST body's decoder: the common body (an object of query,
 // operationName, variables, extensions and documentId, each once, with
 // plain keys) is decoded by hand, without encoding/json's reflection and
-// byte-by-byte scanner (11 % of the gateway's CPU for 20 aliases, issue
-// 25); every other body, and every body in doubt, goes to encoding/json
-// exactly as before, with the same bytes and the same read error.
+// byte-by-byte scanner; every other body, and every body in doubt, goes to
+// encoding/json. docs/performance.md has what it gains.
 //
 // This mirrors encoding/json's decoding of graphql.RawParams (with
 // documentId) under Decoder.UseNumber: a member's value, null, a duplicate
-// key, a case-folded key and the point where the Decoder stops reading.
+// key, a case-folded key, and what follows the first value left unread.
 // It handles only a subset it can decode exactly and hands everything
 // else (escapes \u, invalid UTF-8, unknown or repeated members, wrong
 // types, bad syntax) to encoding/json, so a difference can only be a
 // subset decoded differently: TestDecodePOSTDifferential and
-// FuzzDecodePOST compare both on every input.
+// FuzzDecodePOST compare both on every input. Every string it returns is
+// a copy: nothing decoded points into the body's buffer.
 
 package gqlhttp
 
@@ -20,10 +20,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"io"
-	"slices"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -37,80 +34,24 @@ type postBody struct {
 	DocumentID string `json:"documentId"` // persisted documents (graph/trusteddocs.go)
 }
 
-// decodePOSTJSON is the reference decoder: encoding/json, one value read
-// from r, numbers as json.Number.
-func decodePOSTJSON(r io.Reader, req *postBody) error {
-	dec := json.NewDecoder(r)
+// decodePOSTJSON is the reference decoder: encoding/json, the first
+// JSON value of body (what follows it is not read, as before), numbers as
+// json.Number.
+func decodePOSTJSON(body []byte, req *postBody) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	return dec.Decode(req)
 }
 
-// maxFastTries bounds the hand decoder's passes over a body that arrives
-// in many reads (each pass starts again from the first byte); past it,
-// encoding/json takes the body over.
-const maxFastTries = 8
-
-// decoderMinRead is encoding/json's minRead (stream.go): the least room
-// its Decoder reads into.
-const decoderMinRead = 512
-
-// maxPooledBody: larger buffers are not kept for the next body.
-const maxPooledBody = 64 << 10
-
-var postBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-// decodePOST decodes one JSON value from r into req, as decodePOSTJSON
-// would: same result, same error or not, and no byte read past where
-// encoding/json's Decoder would have stopped reading.
-func decodePOST(r io.Reader, req *postBody) error {
-	bp := postBufs.Get().(*[]byte)
-	b := (*bp)[:0]
-	defer func() {
-		if cap(b) <= maxPooledBody {
-			*bp = b[:0]
-			postBufs.Put(bp)
-		}
-	}()
-	// Each read asks for as many bytes as the Decoder's would (its buffer
-	// grows to 2*cap+512 when less than 512 bytes are free), so that the
-	// same reads of the same reader return the same bytes and errors
-	// (a MaxBytesError, a timeout) as they did for the Decoder.
-	room := 0
-	var resume strResume
-	for tries := 0; ; tries++ {
-		if room-len(b) < decoderMinRead {
-			room = 2*room + decoderMinRead
-		}
-		b = slices.Grow(b, room-len(b))
-		n, err := r.Read(b[len(b):room])
-		b = b[:len(b)+n]
-		// As the Decoder does, the bytes read are looked at before the
-		// read's error. A status of more means that what was read is a
-		// valid beginning of a JSON value that has not ended: the
-		// Decoder would read on too.
-		st := fastMore
-		if n > 0 {
-			*req = postBody{}
-			st = decodeFastFrom(b, req, &resume)
-			if st == fastDone {
-				return nil
-			}
-		}
-		if st == fastFallback || err != nil || tries >= maxFastTries {
-			*req = postBody{}
-			rest := r
-			if err != nil {
-				rest = errReader{err}
-			}
-			return decodePOSTJSON(io.MultiReader(bytes.NewReader(b), rest), req)
-		}
+// decodePOST decodes the first JSON value of body into req, as
+// decodePOSTJSON would: by hand when it can, else by encoding/json.
+func decodePOST(body []byte, req *postBody) error {
+	if decodeFast(body, req) == fastDone {
+		return nil
 	}
+	*req = postBody{}
+	return decodePOSTJSON(body, req)
 }
-
-// errReader returns err, again and again.
-type errReader struct{ err error }
-
-func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
 type fastStatus int8
 
@@ -126,34 +67,14 @@ const (
 const maxFastDepth = 64
 
 type fastDecoder struct {
-	b      []byte
-	i      int
-	depth  int
-	resume *strResume // nil: every string from its start
-}
-
-// strResume is how far a pass over the body so far got into the string
-// it ended in (str), for the next pass over the same bytes and more:
-// decodePOST reads as encoding/json's Decoder does (512 bytes, then
-// 1,536, ...) and decodes all it has after each read, so a 1.7 KB query
-// was scanned three times (3.7 KB: 8 % of aliases20's instructions). The
-// bytes a pass saw do not change (a read only appends), so the next pass
-// takes the string's scan up where this one stopped.
-type strResume struct {
-	start        int // the string's first byte (0: none)
-	j            int // b[start:j] is scanned: no quote, and its escapes valid
-	plain, ascii bool
+	b     []byte
+	i     int
+	depth int
 }
 
 // decodeFast decodes b, the body so far, into req.
 func decodeFast(b []byte, req *postBody) fastStatus {
-	return decodeFastFrom(b, req, nil)
-}
-
-// decodeFastFrom is decodeFast, the string the last pass ended in (if
-// any) scanned up to where resume says.
-func decodeFastFrom(b []byte, req *postBody, resume *strResume) fastStatus {
-	d := fastDecoder{b: b, resume: resume}
+	d := fastDecoder{b: b}
 	if st := d.expect('{'); st != fastOK {
 		return st
 	}
@@ -308,22 +229,11 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// stopped notes, for the next pass, that the string starting at start
-// was scanned up to j with these findings when the bytes ran out.
-func (d *fastDecoder) stopped(start, j int, plain, ascii bool) {
-	if d.resume != nil {
-		*d.resume = strResume{start: start, j: j, plain: plain, ascii: ascii}
-	}
-}
-
 func (d *fastDecoder) str() (string, fastStatus) {
 	b := d.b
 	start := d.i + 1
 	j := start
 	plain, ascii, closed := true, true, false
-	if r := d.resume; r != nil && r.start == start {
-		j, plain, ascii = r.j, r.plain, r.ascii
-	}
 	for !closed && j < len(b) {
 		// Eight bytes at a time while they are plain ASCII (a query is
 		// mostly that): aliases20's 1.9 KB query took 7.7 % of the
@@ -352,7 +262,6 @@ func (d *fastDecoder) str() (string, fastStatus) {
 			plain = false
 			j++
 			if j == len(b) {
-				d.stopped(start, j-1, plain, ascii) // at the backslash
 				return "", fastMore
 			}
 			switch b[j] {
@@ -363,7 +272,6 @@ func (d *fastDecoder) str() (string, fastStatus) {
 		}
 	}
 	if !closed {
-		d.stopped(start, j, plain, ascii)
 		return "", fastMore
 	}
 	raw := b[start:j]

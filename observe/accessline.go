@@ -1,26 +1,19 @@
 package observe
 
-// The access log's "request" line written by hand (issue 25): the same
-// bytes as NewLogger's JSON logger writes for it through slog, at about a
-// fifth of the CPU and without allocating. slog's path cost a request
-// 6 allocations and most of AccessLog's time (runtime.Callers for a source
-// never printed, the redacting handler's copy of the record, the JSON
-// handler's float through encoding/json); BenchmarkAccessLog has the
-// figures, docs/perf-log/2026-11-issue-25.md the before and after.
-//
-// It mirrors log/slog's JSON handler (key order, string escaping, the
-// time and float formats), so it is fenced: it runs only on the Go
-// release it was verified against (verifiedGo); on any other it is off and
-// the line goes through slog as before. TestAccessLineFence fails on
-// another release, saying what to re-verify; TestAccessLineSameAsSlog
-// compares both paths byte for byte on hostile values.
+// The access log's "request" line written by hand: the line NewLogger's
+// JSON logger would write for it through slog (the same keys in the same
+// order, JSON strings escaped as slog escapes them, the values redacted
+// as RedactingHandler redacts them), without slog's allocations and its
+// record's copy. docs/performance.md has what it gains;
+// TestAccessLineDecodes checks that every line, hostile values included,
+// decodes as JSON to exactly its fields' values.
 //
 // The line is handed over on the request's goroutine after its handler
 // returns, one Write of the whole line to the logger's writer, one line
 // at a time. The binary's writer is a LogBuffer (logbuffer.go) in front of
 // stderr, which gathers lines into one write(2) (LOG_FLUSH_INTERVAL;
-// 0: one write a line, as before): no line is torn or dropped; when the
-// reader of stderr is slow, the requests wait for it.
+// 0: one write a line): no line is torn or dropped; when the reader of
+// stderr is slow, the requests wait for it.
 
 import (
 	"context"
@@ -28,45 +21,12 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
-	"runtime"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
-
-// verifiedGo is the Go release whose log/slog JSON handler (and
-// encoding/json float format) the hand-written line was verified against.
-const verifiedGo = "go1.26"
-
-// reverifyAccessLine is what a Go bump asks for.
-const reverifyAccessLine = `re-verify observe/accessline.go against log/slog's JSON handler
-(json_handler.go: appendEscapedJSONString, safeSet, appendJSONTime,
-appendJSONValue's float via encoding/json; handler.go: commonHandler.handle's
-key order) and encoding/json's floatEncoder, run TestAccessLineSameAsSlog,
-then set verifiedGo`
-
-// accessLineOn says whether the hand-written line runs: only on verifiedGo.
-var accessLineOn = goRelease(runtime.Version()) == verifiedGo
-
-// goRelease is "go1.26" of "go1.26", "go1.26.8" or "go1.26rc1"; "" of
-// anything else (a development build).
-func goRelease(v string) string {
-	rest, ok := strings.CutPrefix(v, "go1.")
-	if !ok {
-		return ""
-	}
-	n := 0
-	for n < len(rest) && '0' <= rest[n] && rest[n] <= '9' {
-		n++
-	}
-	if n == 0 {
-		return ""
-	}
-	return "go1." + rest[:n]
-}
 
 // lineWriter serialises the writes of a logger's JSON handler and of its
 // hand-written access lines: one whole line a Write.
@@ -130,10 +90,10 @@ func (l *accessLine) attrs() []slog.Attr {
 }
 
 // log writes l through logger: by hand when logger is NewLogger's JSON
-// logger on verifiedGo, else through slog (with the time slog takes).
+// logger, else through slog (with the time slog takes).
 // The caller checked that logger is enabled at l.level.
 func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
-	if rh, ok := logger.Handler().(*redactingHandler); ok && rh.lines != nil && accessLineOn && l.plain() {
+	if rh, ok := logger.Handler().(*redactingHandler); ok && rh.lines != nil && l.plain() {
 		rh.writeAccessLine(ctx, l)
 		return
 	}
@@ -141,17 +101,16 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 }
 
 // plain reports whether l has nothing slog would write as an error: a
-// time's year in [0, 9999], a finite float. (Always so: a fence, not a
-// case.)
+// time's year in [0, 9999], a finite float (JSON has no NaN). Always so
+// for a request's line; slog writes the others.
 func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
 
 // lineSecond is one second of one location as the line's time writes it
 // (RFC3339Nano, slog's appendJSONTime): the date and clock before the
-// fraction, and the zone after it. Formatting them once a second, not once
-// a line, is most of the line's time (issue 25: time.Time.AppendFormat
-// was 30 % of writeAccessLine's CPU, the year check of plain another 10 %).
+// fraction, and the zone after it, formatted once a second rather than
+// once a line (the format was most of the line's time).
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -243,10 +202,16 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 		b = appendJSONString(b, rd.str(l.merchant))
 	}
 	if l.client.IsValid() {
-		// An address's text needs no escaping, and redacts to itself.
-		b = append(b, `,"client":"`...)
-		b = l.client.AppendTo(b)
-		b = append(b, '"')
+		if l.client.Zone() == "" {
+			// The text of an address without a zone needs no escaping,
+			// and redacts to itself.
+			b = append(b, `,"client":"`...)
+			b = l.client.AppendTo(b)
+			b = append(b, '"')
+		} else { // a zone is any text (from X-Forwarded-For, say)
+			b = append(b, `,"client":`...)
+			b = appendJSONString(b, rd.str(l.client.String()))
+		}
 	}
 	if l.refusedBy != "" {
 		b = append(b, `,"refused_by":`...)
@@ -265,7 +230,9 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 }
 
 // appendJSONString is log/slog's appendString for JSON: s quoted, with
-// appendEscapedJSONString's escapes (json_handler.go, verifiedGo).
+// appendEscapedJSONString's escapes: '"', '\\', \n, \r, \t, every other
+// control byte as \u00XX, an invalid UTF-8 byte as \ufffd, and U+2028
+// and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -323,8 +290,8 @@ const hexDigits = "0123456789abcdef"
 // nearest decimal of at most 15 digits, and the float's rounding interval
 // is far narrower than any shorter decimal's distance from it), so
 // strconv's shortest 'f' form is k/1000 written out, its trailing zeros
-// and a bare point cut (issue 25: strconv's shortest-float search was a
-// quarter of the line's CPU; TestAppendMilliAsEncodingJSON).
+// and a bare point cut, without strconv's shortest-float search
+// (TestAppendMilliAsEncodingJSON).
 func appendMilli(b []byte, k int64) []byte {
 	b = strconv.AppendInt(b, k/1000, 10)
 	if frac := k % 1000; frac != 0 {

@@ -3,7 +3,8 @@ package observe
 // BenchmarkAccessLog: the access log middleware's cost per request, the
 // line written as the gateway writes it (NewLogger, JSON, info, to a
 // writer that keeps nothing) around a handler that does what a payment's
-// layers tell the stats. Issue 25's figures: docs/perf-log/2026-11-issue-25.md.
+// layers tell the stats; "via slog" is the line written through slog's
+// JSON handler rather than by hand (accessline.go).
 //
 //	go test -run '^$' -bench AccessLog -benchmem -count 5 ./observe
 
@@ -32,16 +33,22 @@ func BenchmarkAccessLog(b *testing.B) {
 		_, _ = w.Write([]byte(`{"data":{"payment":{"id":"pay_prod_abc"}}}`))
 	})
 	for _, bc := range []struct {
-		name  string
-		level slog.Level
-		id    string // the caller's X-Request-Id
+		name    string
+		level   slog.Level
+		id      string // the caller's X-Request-Id
+		viaSlog bool   // the line through slog, not written by hand
 	}{
-		{"json new id", slog.LevelInfo, ""},
-		{"json caller id", slog.LevelInfo, "req-123_abc.DEF"},
-		{"off", slog.LevelWarn, ""}, // the middleware without its line
+		{"json new id", slog.LevelInfo, "", false},
+		{"json caller id", slog.LevelInfo, "req-123_abc.DEF", false},
+		{"json new id via slog", slog.LevelInfo, "", true},
+		{"off", slog.LevelWarn, "", false}, // the middleware without its line
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			h := AccessLog(NewLogger(io.Discard, "json", bc.level, o), o)(inner)
+			logger := NewLogger(io.Discard, "json", bc.level, o)
+			if bc.viaSlog {
+				logger = slog.New(RedactingHandler(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: bc.level}), o))
+			}
+			h := AccessLog(logger, o)(inner)
 			req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 			req.Header.Set("X-Api-Key", testKey)
 			if bc.id != "" {

@@ -13,11 +13,11 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unsafe"
 
 	"go.opentelemetry.io/otel/trace"
 
 	"paygraph/internal/opscope"
+	"paygraph/internal/unsafeconv"
 )
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
@@ -319,7 +319,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				// The id's string is acc's bytes, written once here,
 				// never after (no string allocated per request).
 				putRequestID(&acc.newID)
-				id = unsafe.String(&acc.newID[0], len(acc.newID))
+				id = unsafeconv.String(acc.newID[:])
 			}
 			acc.requestID[0] = id
 			w.Header()["X-Request-Id"] = acc.requestID[:]

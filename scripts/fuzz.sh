@@ -6,7 +6,9 @@
 #   scripts/fuzz.sh FuzzHandler        # only the targets named
 # The seed corpora (f.Add and testdata/fuzz/<target>/) also run as plain
 # tests in every `go test`. A crasher is written to testdata/fuzz/<target>/;
-# commit it once fixed, as a regression seed.
+# commit it once fixed, as a regression seed. The script fails at once if
+# a Fuzz function of the module is not in its list (or a listed one is
+# gone).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +30,24 @@ targets=(
   "./graph FuzzServer"
   "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
+  "./restclient FuzzParseUTC"
+  "./restclient FuzzEndpointOf"
+  "./graph FuzzReceiptAppendJSON"
+  "./graph/scalar FuzzAppendDateTime"
+  "./observe FuzzAccessLine"
+  "./gqlhttp FuzzDecodePOST"
 )
+
+# Every Fuzz target of the module is listed above, and nothing else: a
+# new one fails here until it is added.
+found=$(grep -rn --include='*_test.go' '^func Fuzz' . |
+  sed -E 's|^\./(.*)/[^/]*_test\.go:[0-9]+:func (Fuzz[A-Za-z0-9_]*)\(.*|./\1 \2|' | sort -u)
+listed=$(printf '%s\n' "${targets[@]}" | sort -u)
+if [ "$found" != "$listed" ]; then
+  echo "scripts/fuzz.sh: its list of targets is not the module's Fuzz functions:" >&2
+  diff <(echo "$listed") <(echo "$found") | sed -n 's/^> /  not listed: /p; s/^< /  listed, not found: /p' >&2
+  exit 1
+fi
 
 failed=0
 for t in "${targets[@]}"; do

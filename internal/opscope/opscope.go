@@ -4,8 +4,9 @@
 // token, the merchant key, the client's address, the access-log record,
 // the refusals' hook, the budgets, the REST slots, the loaders, the
 // deadline) instead of each adding a context value and copying the
-// request for it. It is a leaf: it imports nothing of paygraph, and each
-// package keeps its own unexported keys, read as before with ctx.Value.
+// request for it. It is a leaf: it imports nothing of paygraph but
+// internal/unsafeconv, and each package keeps its own unexported keys,
+// read as before with ctx.Value.
 //
 // A scope is open while the walk fills it in, on the request's goroutine
 // only, and sealed (Seal) before the GraphQL server runs anything
@@ -17,7 +18,8 @@ import (
 	"context"
 	"net/http"
 	"time"
-	"unsafe"
+
+	"paygraph/internal/unsafeconv"
 )
 
 // scope is the context a scope is: its parent (which WithTimeout replaces
@@ -44,7 +46,7 @@ type entry struct{ key, val any }
 // keyBit is the bit of a key's dynamic type in scope.types: one of 64,
 // from the address of its type descriptor (equal keys have one type).
 func keyBit(key *any) uint {
-	t := uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(key))[0])
+	t := unsafeconv.TypeID(*key)
 	return uint(t>>4^t>>10) & 63
 }
 
