@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,6 +60,60 @@ func TestAccessLineNamesCaller(t *testing.T) {
 			}
 			if line["outcome"] != tc.wantOutcome {
 				t.Errorf("outcome %v, want %s", line["outcome"], tc.wantOutcome)
+			}
+		})
+	}
+}
+
+// TestAccessLineNamesOperationBudget: an operation refused by a budget
+// of its own (its merchant's REST calls, the bounds on pairs the REST API
+// has not accepted) names it on its access line too.
+func TestAccessLineNamesOperationBudget(t *testing.T) {
+	var logs testenv.LockedBuffer
+	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
+	g := startGatewayWith(t, map[string]string{
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "10", "MAX_COMPLEXITY": "10",
+		"REST_UNACCEPTED_CALLS_PER_SECOND": "20", "REFUSAL_DELAY_MAX": "0", // answered at once
+	}, nil, logger)
+	// refusedLine posts q as h until an answer is code (at most n times):
+	// the access line of that request.
+	sent := 0
+	refusedLine := func(t *testing.T, h http.Header, q, code string, n int) map[string]any {
+		t.Helper()
+		for range n {
+			sent++
+			id := "operation-budget-" + strconv.Itoa(sent)
+			h := h.Clone()
+			h.Set("X-Request-Id", id)
+			if codes := g.Post(t, h, q, nil).Codes(); len(codes) == 1 && codes[0] == code {
+				return findLine(t, logs.String(), id)
+			}
+		}
+		t.Fatalf("no %s in %d requests", code, n)
+		return nil
+	}
+	const payments = `{ payments(first: 5) { edges { node { id } } } }`
+	invented := http.Header{"X-Api-Key": {"ak_test_invented1"}, "X-Api-Secret": {"sk_test_invented1"}}
+	for _, tc := range []struct {
+		name   string
+		header http.Header
+		code   string
+		want   string
+	}{
+		{"a merchant over its REST calls", creds(g.Biz[0]), "RATE_LIMITED", "merchant_rest_calls"},
+		// Its first refusal is the REST API's own (its one call), whose
+		// line names no budget; the next is the bounds'.
+		{"an invented pair", invented, "UNAUTHENTICATED", "unaccepted"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.want == "unaccepted" {
+				if line := refusedLine(t, tc.header, payments, tc.code, 1); line["refused_by"] != nil {
+					t.Errorf("the REST API's refusal: refused_by %v, want none", line["refused_by"])
+				}
+			}
+			line := refusedLine(t, tc.header, payments, tc.code, 30)
+			if got, _ := line["refused_by"].(string); got != tc.want {
+				t.Errorf("refused_by %q, want %q", got, tc.want)
 			}
 		})
 	}

@@ -298,6 +298,43 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
+	// The refusals of callers the REST API has not accepted (an anonymous
+	// budget's, the bounds on unaccepted pairs') are held for their
+	// Retry-After, bounded, so that a closed-loop flood of them costs the
+	// replica little CPU.
+	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
+	// Past its address's share of the held refusals, a refusal closes its
+	// connection and the address's new ones wait, closed at accept, as
+	// long as a held one would (conns.go).
+	g.refusals.OnPastShare(func(peer netip.Addr) {
+		if c := g.conns.Load(); c != nil {
+			c.penalize(peer, cfg.RefusalDelayMax)
+		}
+	})
+	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
+	// The admission step runs inside CORS (a preflight costs nothing),
+	// after the refusals that cost nothing, and before the body is read;
+	// after whatever puts the caller's pair in the context (Credentials
+	// and the session-token reader at the top of the router), so a token
+	// shares its merchant's budget. Who is a merchant is one decision,
+	// rc.Merchant: a pair the REST API has accepted; every other request
+	// is charged to its address's budget, then the replica's shared one.
+	// Each refusal's budget is named on the access line; a request the
+	// step answered itself is counted by the metrics here (the GraphQL
+	// server's extensions never see it; they count an operation's).
+	refused := func(ctx context.Context, r gqlhttp.Refusal) {
+		if r.Answered {
+			metrics.CountRefused(ctx, r.Code)
+		}
+		observe.StatsFrom(ctx).NoteRefusedBy(r.Budget)
+	}
+	admission := gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{
+		Merchants: limiter, AnonymousAddress: anonAddrLimiter, Anonymous: anonLimiter,
+		TrustedProxies: cfg.TrustedProxies, Merchant: rc.Merchant, Admit: rc.Admit,
+		Delay: g.refusals, OnRefused: refused,
+	})
+	// POST /auth/token is charged to its merchant's budget alone.
+	mintAdmission := gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{Merchants: limiter, Merchant: rc.Merchant, OnRefused: refused})
 	gqlhttp.AddTransports(gql, cfg.MaxResponse, gqlhttp.Live{
 		// A WebSocket's connection_init payload is read as the headers
 		// of any request are: by the same readers, the same refusals.
@@ -316,7 +353,7 @@ func (g *Gateway) wire(o options) error {
 		// Every operation of a WebSocket is charged to its merchant, or
 		// to the shared anonymous budget for a pair not yet accepted, and
 		// logged, as a request is.
-		Budget:       gqlhttp.OperationBudget(limiter, rc.Merchant, anonLimiter),
+		Budget:       admission.OperationBudget(),
 		OperationLog: observe.OperationLog(logger, obs),
 		Now:          o.clock,
 		Gauge: func(open func() int, limit int) {
@@ -337,38 +374,6 @@ func (g *Gateway) wire(o options) error {
 	top = append(top, observe.AccessLog(logger, obs), metrics.InFlight)
 	r.Use(top...)
 	r.Handle("/metrics", metrics.Handler())
-	// The rate limit inside CORS (a preflight costs nothing), after the
-	// refusals that cost nothing, and before the body is read. It runs
-	// after whatever puts the caller's pair in the context (Credentials
-	// and the session-token reader at the top of the router), so a token
-	// shares its merchant's budget. Who is a merchant is one decision,
-	// rc.Merchant: a pair the REST API has accepted. Each budget's
-	// refusals are counted and named on the access line.
-	refusedBy := func(budget string) func(context.Context, string) {
-		return func(ctx context.Context, code string) {
-			metrics.CountRefused(ctx, code)
-			observe.StatsFrom(ctx).NoteRefusedBy(budget)
-		}
-	}
-	rateLimited := gqlhttp.RateLimit(limiter, rc.Merchant, refusedBy(budgetMerchant))
-	// Every other request (no credentials, or a pair not yet accepted) is
-	// charged to its address's budget, then (if it admits them) to the
-	// replica's shared anonymous budget.
-	anonymousAddressLimited := gqlhttp.AnonymousAddressRateLimit(anonAddrLimiter, cfg.TrustedProxies, rc.Merchant, refusedBy(budgetAnonymousAddress))
-	anonymousLimited := gqlhttp.AnonymousRateLimit(anonLimiter, rc.Merchant, refusedBy(budgetAnonymous))
-	// Their refusals, and those of pairs the REST API has not accepted
-	// (AdmitUnaccepted), are held for their Retry-After, bounded, so that
-	// a closed-loop flood of them costs the replica little CPU.
-	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
-	// Past its address's share of the held refusals, a refusal closes its
-	// connection and the address's new ones wait, closed at accept, as
-	// long as a held one would (conns.go).
-	g.refusals.OnPastShare(func(peer netip.Addr) {
-		if c := g.conns.Load(); c != nil {
-			c.penalize(peer, cfg.RefusalDelayMax)
-		}
-	})
-	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
 	compress, err := gqlhttp.Compress(cfg.CompressMin)
 	if err != nil {
 		return err
@@ -384,11 +389,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.OnRefused(metrics.CountRefused),
 		gqlhttp.SingleCredentials,
 		refuseBearer,
-		g.refusals.Middleware,
-		rateLimited,
-		anonymousAddressLimited,
-		anonymousLimited,
-		gqlhttp.AdmitUnaccepted(rc.Admit, rc.Accepted),
+		admission.Middleware,
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
@@ -400,7 +401,7 @@ func (g *Gateway) wire(o options) error {
 	r.With(edge...).Handle(graphqlPath, gql)
 	// The merchant's server trades its pair for a session token; no CORS:
 	// a browser never holds the pair.
-	r.With(gqlhttp.NoStore, refuseBearer, rateLimited, chargeMint).Handle("/auth/token", tokenEndpoint)
+	r.With(gqlhttp.NoStore, refuseBearer, mintAdmission.Middleware, chargeMint).Handle("/auth/token", tokenEndpoint)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)
@@ -417,13 +418,6 @@ func (g *Gateway) wire(o options) error {
 	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
 	return nil
 }
-
-// The budgets an access line's refused_by names.
-const (
-	budgetMerchant         = "merchant"          // the merchant's requests (RATE_LIMIT_REQUESTS_*)
-	budgetAnonymousAddress = "anonymous_address" // one address's anonymous requests
-	budgetAnonymous        = "anonymous"         // the replica's anonymous requests
-)
 
 // graphqlPath is the GraphQL endpoint's path.
 const graphqlPath = "/graphql"

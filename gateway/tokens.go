@@ -91,7 +91,7 @@ var errUpstream = errors.New("the REST API failed the credential check")
 
 // chargeMint charges each mint of POST /auth/token, which makes one REST
 // call (its check of the pair), to the pair's REST-calls budget, after
-// the rate limit (gqlhttp.RateLimit, before it on the route) charged it
+// the admission step (gqlhttp.Admission, before it on the route) charged it
 // one request: so one pair's REST calls through /auth/token and /graphql
 // together stay within its budget (issue 22: 16 senders minted 31,460
 // times in 10 s, each a REST call, while /graphql held the same pair to

@@ -1,5 +1,5 @@
 // The traffic controls (issue 17): the per-merchant rate limits (package
-// ratelimit, charged by gqlhttp.RateLimit and the complexity step) and the
+// ratelimit, charged by gqlhttp.Admission and the complexity step) and the
 // trusted documents (package trusteddocs, applied by graph before APQ),
 // built from the settings, with their metrics, logs and reload.
 
@@ -43,7 +43,7 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 }
 
 // newAnonymousLimiter is the budget of the requests without credentials
-// (gqlhttp.AnonymousRateLimit): one a replica, never in Redis (a
+// (gqlhttp.AdmissionConfig.Anonymous): one a replica, never in Redis (a
 // replica's CPU is what it protects); nil when either setting is 0.
 func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
 	if cfg.RateLimitAnonymousPerSecond == 0 || cfg.RateLimitAnonymousBurst == 0 {
@@ -53,7 +53,7 @@ func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
 }
 
 // newAnonymousAddressLimiter is the per-client-address budget of the
-// requests without credentials (gqlhttp.AnonymousAddressRateLimit),
+// requests without credentials (gqlhttp.AdmissionConfig.AnonymousAddress),
 // charged before newAnonymousLimiter's: in this replica's memory only,
 // like the shared one (and so the addresses never reach Redis), at most
 // ratelimit.DefaultLocalMaxMerchants addresses; nil when either setting

@@ -25,7 +25,7 @@ func TestAnonymousRateLimit(t *testing.T) {
 	}
 	var ran int
 	var refused []string
-	h := AnonymousRateLimit(l, merchantOf, func(_ context.Context, code string) { refused = append(refused, code) })(
+	h := NewAdmission(AdmissionConfig{Anonymous: l, Merchant: merchantOf, OnRefused: func(_ context.Context, r Refusal) { refused = append(refused, r.Code) }}).Middleware(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { ran++ }))
 	send := func(method, merchant string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "/graphql", nil)
@@ -100,7 +100,7 @@ func TestAnonymousRateLimit(t *testing.T) {
 	})
 	t.Run("a nil limiter charges nothing", func(t *testing.T) {
 		n := 0
-		h := AnonymousRateLimit(nil, merchantOf, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { n++ }))
+		h := NewAdmission(AdmissionConfig{Merchant: merchantOf}).Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { n++ }))
 		for range 2 * burst {
 			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodPost, "/graphql", nil))
 		}
@@ -125,13 +125,14 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		}
 		return l
 	}
-	// chain is AnonymousAddressRateLimit over AnonymousRateLimit (as the
-	// gateway chains them) over a handler that counts what it serves.
-	chain := func(perAddress, shared *ratelimit.Limiter, trusted []netip.Prefix, served *int, refused *[]string) http.Handler {
-		onRefused := func(_ context.Context, code string) { *refused = append(*refused, code) }
-		return AnonymousAddressRateLimit(perAddress, trusted, merchantOf, onRefused)(
-			AnonymousRateLimit(shared, merchantOf, onRefused)(
-				http.HandlerFunc(func(http.ResponseWriter, *http.Request) { *served++ })))
+	// chain is the admission step with the per-address and the shared
+	// budget (and the refusal delay d, if any) over a handler that counts
+	// what it serves.
+	chain := func(perAddress, shared *ratelimit.Limiter, trusted []netip.Prefix, d *RefusalDelay, served *int, refused *[]string) http.Handler {
+		onRefused := func(_ context.Context, r Refusal) { *refused = append(*refused, r.Code) }
+		return NewAdmission(AdmissionConfig{AnonymousAddress: perAddress, Anonymous: shared, TrustedProxies: trusted,
+			Merchant: merchantOf, Delay: d, OnRefused: onRefused}).Middleware(
+			http.HandlerFunc(func(http.ResponseWriter, *http.Request) { *served++ }))
 	}
 	send := func(h http.Handler, remote, forwarded string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
@@ -163,7 +164,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 	t.Run("two addresses have separate budgets", func(t *testing.T) {
 		var served int
 		var refused []string
-		h := chain(newLimiter(t, 1, burst), nil, nil, &served, &refused)
+		h := chain(newLimiter(t, 1, burst), nil, nil, nil, &served, &refused)
 		if got := admitted(t, h, 2*burst, "192.0.2.1:1000", ""); got != burst {
 			t.Fatalf("first address: %d of %d admitted, want %d", got, 2*burst, burst)
 		}
@@ -191,7 +192,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 	t.Run("a WebSocket upgrade is not charged to its address", func(t *testing.T) {
 		var served int
 		var refused []string
-		h := chain(newLimiter(t, 1, burst), nil, nil, &served, &refused)
+		h := chain(newLimiter(t, 1, burst), nil, nil, nil, &served, &refused)
 		if got := admitted(t, h, burst+1, "192.0.2.7:1000", ""); got != burst {
 			t.Fatalf("%d of %d admitted, want %d", got, burst+1, burst)
 		}
@@ -212,7 +213,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		// The shared budget admits burst+1 at once: the first address's
 		// burst, then one more from anyone.
 		shared := newLimiter(t, 1, burst+1)
-		h := chain(newLimiter(t, 1, burst), shared, nil, &served, &refused)
+		h := chain(newLimiter(t, 1, burst), shared, nil, nil, &served, &refused)
 		if got := admitted(t, h, 100, "192.0.2.1:1000", ""); got != burst {
 			t.Fatalf("flooding address: %d of 100 admitted, want %d", got, burst)
 		}
@@ -250,7 +251,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		defer d.Close()
 		var served int
 		var refused []string
-		h := d.Middleware(chain(newLimiter(t, 1, 1), nil, nil, &served, &refused))
+		h := chain(newLimiter(t, 1, 1), nil, nil, d, &served, &refused)
 		send(h, "192.0.2.1:1000", "")
 		start := time.Now()
 		if rec := send(h, "192.0.2.1:1000", ""); rec.Code != http.StatusTooManyRequests {
@@ -264,7 +265,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		var served int
 		var refused []string
 		proxy := netip.MustParsePrefix("10.0.0.0/8")
-		h := chain(newLimiter(t, 1, burst), nil, []netip.Prefix{proxy}, &served, &refused)
+		h := chain(newLimiter(t, 1, burst), nil, []netip.Prefix{proxy}, nil, &served, &refused)
 		// Two clients behind the one proxy: each its own budget.
 		if got := admitted(t, h, 2*burst, "10.0.0.1:1000", "198.51.100.7"); got != burst {
 			t.Fatalf("first forwarded client: %d admitted, want %d", got, burst)
@@ -284,7 +285,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 	t.Run("a merchant and preflights are not charged", func(t *testing.T) {
 		var served int
 		var refused []string
-		h := chain(newLimiter(t, 1, 1), nil, nil, &served, &refused)
+		h := chain(newLimiter(t, 1, 1), nil, nil, nil, &served, &refused)
 		for range 10 {
 			req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 			req = req.WithContext(context.WithValue(req.Context(), merchantKey{}, "merchant-a"))
@@ -300,7 +301,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 	t.Run("off when 0: a nil limiter charges nothing", func(t *testing.T) {
 		var served int
 		var refused []string
-		h := chain(nil, nil, nil, &served, &refused)
+		h := chain(nil, nil, nil, nil, &served, &refused)
 		if got := admitted(t, h, 100, "192.0.2.1:1000", ""); got != 100 {
 			t.Fatalf("%d of 100 admitted", got)
 		}

@@ -92,9 +92,9 @@ func TestAnonymousUntilAccepted(t *testing.T) {
 				t.Fatal(err)
 			}
 			var h http.Handler = http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})
-			h = gqlhttp.AnonymousRateLimit(anonL, rc.Merchant, nil)(h)
-			h = gqlhttp.AnonymousAddressRateLimit(addrL, nil, rc.Merchant, nil)(h)
-			h = gqlhttp.RateLimit(merchantL, rc.Merchant, nil)(h)
+			h = gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{
+				Merchants: merchantL, AnonymousAddress: addrL, Anonymous: anonL, Merchant: rc.Merchant,
+			}).Middleware(h)
 			h = gqlhttp.Credentials(read(h))
 			served, merchantCharged := 0, 0
 			var refusal string

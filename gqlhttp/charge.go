@@ -17,7 +17,8 @@ import (
 )
 
 // budget is an operation's REST-call budget, put in the request's scope
-// by RateLimit (and wrapped by AdmitUnaccepted), or in a WebSocket
+// by the admission step (Admission.budgetFor: a merchant's, or admitBudget
+// for a pair not yet accepted), or in a WebSocket
 // operation's context (ConnectionBudget).
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
@@ -71,7 +72,7 @@ func (operationCharge) Validate(graphql.ExecutableSchema) error { return nil }
 // MutateOperationParameters refuses, as soon as graph's query limits saw
 // that the operation's root fields will make REST calls (before
 // validation, coercion and the plan), a credential pair that may make
-// none (AdmitUnaccepted's budget: refused by the REST API, or not yet
+// none (admitBudget: refused by the REST API, or not yet
 // accepted and over the shared budgets of such pairs), so that a flood of
 // invented pairs costs a parse-cache lookup each (issue 22).
 func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
@@ -111,7 +112,7 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 }
 
 // setRateLimitHeaders sets the RateLimit headers of ctx's request from
-// its decisions (RateLimit's restCallBudget): the edge's response writer
+// its decisions (restCallBudget): the edge's response writer
 // calls it once the operation's charge is made, before its status line.
 func setRateLimitHeaders(h http.Header, ctx context.Context) {
 	for b := budgetFrom(ctx); b != nil; {

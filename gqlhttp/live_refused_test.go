@@ -120,7 +120,8 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 			tracker := &opTracker{}
 			srv := graph.NewServer(graph.ServerConfig{MaxComplexity: 1000, Extensions: []graphql.HandlerExtension{tracker}})
 			gqlhttp.AddTransports(srv, 0, gqlhttp.Live{
-				Budget:        gqlhttp.OperationBudget(limiter, func(context.Context) (string, bool) { return "merchant", true }, nil),
+				Budget: gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{Merchants: limiter,
+					Merchant: func(context.Context) (string, bool) { return "merchant", true }}).OperationBudget(),
 				MaxOperations: 1,
 			})
 			rest := holdREST{release: make(chan struct{})}

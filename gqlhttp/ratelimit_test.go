@@ -47,7 +47,16 @@ func serve(t *testing.T, l *ratelimit.Limiter, method, merchant string, restCall
 		setRateLimitHeaders(w.Header(), r.Context()) // as the response writer does (exchange)
 		w.WriteHeader(http.StatusOK)
 	})
-	h := RateLimit(l, merchantOf, func(_ context.Context, code string) { *refused = append(*refused, code) })(inner)
+	// A request's refusal is recorded by its code, an operation's by its
+	// budget and code.
+	report := func(_ context.Context, r Refusal) {
+		if r.Answered {
+			*refused = append(*refused, r.Code)
+		} else {
+			*refused = append(*refused, "operation "+r.Budget+" "+r.Code)
+		}
+	}
+	h := NewAdmission(AdmissionConfig{Merchants: l, Merchant: merchantOf, OnRefused: report}).Middleware(inner)
 	req := httptest.NewRequest(method, "/graphql", nil)
 	if merchant != "" {
 		req = req.WithContext(context.WithValue(req.Context(), merchantKey{}, merchant))
@@ -107,8 +116,10 @@ func TestRateLimit(t *testing.T) {
 		if other := serve(t, l, http.MethodPost, "other", 3, &refused); other.charged != "" {
 			t.Fatalf("another merchant refused: %+v", other)
 		}
-		if len(refused) != 0 {
-			t.Fatalf("an operation's refusal is the GraphQL server's to count, not the edge's: %v", refused)
+		// The operation's refusal is the GraphQL server's to count, not
+		// the edge's: reported with its budget, never answered.
+		if want := []string{"operation merchant_rest_calls RATE_LIMITED"}; !slices.Equal(refused, want) {
+			t.Fatalf("refusals reported %v, want %v", refused, want)
 		}
 	})
 	t.Run("more than the burst: the complexity code, no retryAfter", func(t *testing.T) {
@@ -116,6 +127,9 @@ func TestRateLimit(t *testing.T) {
 		l := newLimiter(t, ratelimit.Config{RESTCallsPerSecond: 1, RESTBurst: 3})
 		if s := serve(t, l, http.MethodPost, "m", 4, &refused); s.charged != graph.CodeComplexityLimit || s.header.Get("Retry-After") != "" {
 			t.Fatalf("%+v", s)
+		}
+		if want := []string{"operation merchant_rest_calls COMPLEXITY_LIMIT_EXCEEDED"}; !slices.Equal(refused, want) {
+			t.Fatalf("refusals reported %v, want %v", refused, want)
 		}
 	})
 	t.Run("not charged: no merchant, a preflight, no limiter", func(t *testing.T) {

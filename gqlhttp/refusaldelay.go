@@ -49,14 +49,12 @@ const (
 // that, a refusal is answered at once, as without the delay); a held
 // answer is freed when its client leaves (the request's context) and at
 // shutdown (Close). A merchant the REST API accepted is never held (its
-// own 429s stay immediate): only the anonymous budget
-// (AnonymousRateLimit) and the bounds on unaccepted pairs
-// (AdmitUnaccepted) mark a request refused, in the request's scope, as
+// own 429s stay immediate): only the anonymous budgets and the bounds on
+// unaccepted pairs (Admission) mark a request refused, in the request's scope, as
 // does a 401 or 403 of the REST API to the request's pair
 // (restclient.Refused: an invented pair's first call, whose Retry-After
-// is the maximum), and the middleware holds the answer when it is
-// written. WebSocket and SSE
-// requests pass untouched: their refusals are per operation.
+// is the maximum), and the admission step holds the answer when it is
+// written (AdmissionConfig.Delay).
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64
@@ -119,24 +117,20 @@ func (d *RefusalDelay) Close() {
 	}
 }
 
-// Middleware is the middleware that holds the answer of a request marked
-// refused below it. It must run before (outside) AnonymousRateLimit and
-// AdmitUnaccepted, and inside whatever fills in the request's scope.
-func (d *RefusalDelay) Middleware(next http.Handler) http.Handler {
-	if d == nil || d.max <= 0 || d.maxHeld <= 0 {
-		return next
+// wrap is w and r with the refusal mark below it: the answer of a
+// request marked refused (Admission.refuse, the admit check, a pair the
+// REST API refused) is held when it is written. WebSocket and SSE
+// requests are left as they are: their refusals are per operation.
+func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
+	if d == nil || d.max <= 0 || d.maxHeld <= 0 ||
+		FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
+		return w, r
 	}
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		// The mark lives in the writer: one allocation for both.
-		rw := &refusalWriter{ResponseWriter: w, d: d, r: r}
-		rw.m = &rw.mark
-		rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, rw.m)
-		next.ServeHTTP(rw, opscope.Request(r, rw.ctx))
-	})
+	// The mark lives in the writer: one allocation for both.
+	rw := &refusalWriter{ResponseWriter: w, d: d, r: r}
+	rw.m = &rw.mark
+	rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, rw.m)
+	return rw, opscope.Request(r, rw.ctx)
 }
 
 // wait holds the caller for retryAfter (0: max), at most max, and returns

@@ -98,7 +98,7 @@ func (s *heldRequest) isDone() bool {
 	}
 }
 
-// anonymousRefusing is RefusalDelay over AnonymousRateLimit whose budget
+// anonymousRefusing is the admission step, with d, whose anonymous budget
 // (burst 1, one a minute) refuses every request after the first.
 func anonymousRefusing(t *testing.T, d *RefusalDelay) http.Handler {
 	t.Helper()
@@ -106,9 +106,9 @@ func anonymousRefusing(t *testing.T, d *RefusalDelay) http.Handler {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := d.Middleware(AnonymousRateLimit(l, merchantOf, nil)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := NewAdmission(AdmissionConfig{Anonymous: l, Merchant: merchantOf, Delay: d}).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"data":{}}`))
-	})))
+	}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/graphql", nil))
 	if rec.Code != http.StatusOK {
@@ -237,7 +237,7 @@ func TestRefusalDelay(t *testing.T) {
 		admit := func(context.Context) error {
 			return &restclient.Error{Kind: restclient.KindRateLimited, Message: "over the budget of unaccepted pairs", RetryAfter: 3 * time.Second}
 		}
-		h := d.Middleware(AdmitUnaccepted(admit, func(context.Context) bool { return false })(operation(t)))
+		h := NewAdmission(AdmissionConfig{Merchant: notMerchant, Admit: admit, Delay: d}).Middleware(operation(t))
 		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 		req = req.WithContext(restclient.WithCredentials(req.Context(), restclient.Credentials{APIKey: "k", APISecret: "s"}))
 		s := serveAsync(h, req)
@@ -268,7 +268,7 @@ func TestRefusalDelay(t *testing.T) {
 		}
 		d := NewRefusalDelay(5*time.Second, 4, nil)
 		f := newFakeTimers(d)
-		h := d.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := NewAdmission(AdmissionConfig{Merchant: merchantOf, Delay: d}).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, err := rc.GetPayment(r.Context(), "pay_prod_0123456789abcdef0123456789abcdef")
 			_, _ = w.Write([]byte(graph.ErrorCode(err)))
 		}))
@@ -301,7 +301,7 @@ func TestRefusalDelay(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				return d.Middleware(RateLimit(l, merchantOf, nil)(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})))
+				return NewAdmission(AdmissionConfig{Merchants: l, Merchant: merchantOf, Delay: d}).Middleware(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 			}(), func() *http.Request {
 				r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 				return r.WithContext(context.WithValue(r.Context(), merchantKey{}, "m1"))
@@ -315,11 +315,11 @@ func TestRefusalDelay(t *testing.T) {
 					}
 					return &restclient.Error{Kind: restclient.KindRateLimited, Message: "over", RetryAfter: time.Second}
 				}
-				return d.Middleware(AdmitUnaccepted(admit, func(context.Context) bool { return false })(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				return NewAdmission(AdmissionConfig{Merchant: notMerchant, Admit: admit, Delay: d}).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					a := budgetFrom(r.Context()).(admitBudget)
 					_ = a.admitNow(r.Context())
 					_ = a.admitNow(r.Context())
-				})))
+				}))
 			}(), func() *http.Request {
 				r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 				return r.WithContext(restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "k", APISecret: "s"}))
@@ -496,3 +496,7 @@ func TestRefusalShare(t *testing.T) {
 		})
 	}
 }
+
+// notMerchant names no request a merchant: every pair is one the REST API
+// has not accepted.
+func notMerchant(context.Context) (string, bool) { return "", false }

@@ -8,55 +8,38 @@ import (
 	"context"
 	"errors"
 	"math"
-	"net/http"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
-	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
-// AdmitUnaccepted is the middleware that asks admit
-// (restclient.Client.Admit), once an operation's estimate is known
+// admitBudget is the REST-call budget of an operation of a pair not yet
+// accepted (Admission.budgetFor): it asks admit
+// (restclient.Client.Admit), once the operation's estimate is known
 // (operationCharge, charge.go), whether its pair's first REST call would
-// be refused, then charges the budget an outer middleware (RateLimit) put
-// in the context, if any. admit only looks: the budgets of unaccepted
-// pairs are spent by the calls made, so an operation refused before any
-// call (a forged cursor) spends none of them. An operation whose pair the
-// REST API refused, or whose first call would be over the budgets of
-// unaccepted pairs, gets that one error (UNAUTHENTICATED, FORBIDDEN or
-// RATE_LIMITED with extensions.retryAfter) and nothing of it runs: without
-// it, nodes(ids: [100 ids]) answered 100 errors, each costing the replica
-// CPU that a flood of invented pairs would spend. An operation that makes
-// no REST call is not asked; nor is a request whose pair is accepted
-// already (accepted), which costs nothing more.
-func AdmitUnaccepted(admit func(context.Context) error, accepted func(context.Context) bool) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := r.Context()
-			if _, ok := restclient.CredentialsFrom(ctx); !ok || accepted(ctx) {
-				next.ServeHTTP(w, r)
-				return
-			}
-			b := admitBudget{admit: admit, next: budgetFrom(ctx)}
-			next.ServeHTTP(w, opscope.Request(r, withBudget(ctx, b)))
-		})
-	}
-}
-
+// be refused, then charges next, the pair's REST-call budget, if any.
+// admit only looks: the budgets of unaccepted pairs are spent by the
+// calls made, so an operation refused before any call (a forged cursor)
+// spends none of them. An operation whose pair the REST API refused, or
+// whose first call would be over the budgets of unaccepted pairs, gets
+// that one error (UNAUTHENTICATED, FORBIDDEN or RATE_LIMITED with
+// extensions.retryAfter) and nothing of it runs: without it,
+// nodes(ids: [100 ids]) answered 100 errors, each costing the replica CPU
+// that a flood of invented pairs would spend. An operation that makes no
+// REST call is not asked.
 type admitBudget struct {
-	admit func(context.Context) error
-	next  budget
+	a    *Admission // its Admit asks, its OnRefused reports
+	next budget
 }
 
 func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	if restCalls > 0 {
-		if err := b.admit(ctx); err != nil {
-			return refusedError(ctx, err)
+		if err := b.admitNow(ctx); err != nil {
+			return err
 		}
-		markAdmitted(ctx)
 	}
 	if b.next != nil {
 		return b.next.charge(ctx, restCalls)
@@ -68,8 +51,8 @@ func (b admitBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error 
 // (operationCharge's MutateOperationParameters); charge asks again (admit
 // charges nothing).
 func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
-	if err := b.admit(ctx); err != nil {
-		return refusedError(ctx, err)
+	if err := b.a.c.Admit(ctx); err != nil {
+		return b.a.operationRefused(ctx, BudgetUnaccepted, refusedError(ctx, err))
 	}
 	markAdmitted(ctx)
 	return nil
