@@ -163,8 +163,9 @@ func TestRESTFaultsKeepMerchantsApart(t *testing.T) {
 			p := startGateway(t, map[string]string{"REST_BASE_URL": base, "REST_TIMEOUT": timeout, "SANDBOX": "false",
 				"RATE_LIMIT_REQUESTS_PER_SECOND": "0", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
 				// With short bodies no pair is ever accepted (no whole 2xx):
-				// the budget of unaccepted pairs' calls must not refuse them.
-				"REST_UNACCEPTED_CALLS_PER_SECOND": "1000", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND": "1000"})
+				// the budget of unaccepted pairs' calls (one address: a
+				// quarter of it) must not refuse them.
+				"REST_UNACCEPTED_CALLS_PER_SECOND": "4000"})
 			var answers, crossed, served, upstream, other atomic.Int64
 			var firstCross, firstOther atomic.Value
 			var wg sync.WaitGroup

@@ -60,7 +60,7 @@ func TestOperationMirrorMatchesGqlgen(t *testing.T) {
 	}{
 		{"defaults", nil},
 		{"customer data masked", map[string]string{"CUSTOMER_DATA_MAX": "masked"}},
-		{"cost receipts, tight limits", map[string]string{"COST_RECEIPTS": "true", "MAX_DEPTH": "4", "MAX_COMPLEXITY": "12"}},
+		{"cost receipts, tight limits", map[string]string{"COST_RECEIPTS": "true", "Config.MaxDepth": "4", "MAX_COMPLEXITY": "12"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// One cursor key: the same cursors. The REST-call budget far
