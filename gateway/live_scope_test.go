@@ -240,7 +240,7 @@ func TestWebSocketLegacySubprotocolRefused(t *testing.T) {
 	}
 }
 
-// TestLiveConnectionCap: past LIVE_MAX_CONNECTIONS an upgrade is refused
+// TestLiveConnectionCap: past the live connections cap (Config.LiveMaxConnections) an upgrade is refused
 // with 503 before it happens; a POST is still served.
 func TestLiveConnectionCap(t *testing.T) {
 	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxConnections": "2"}), nil)
@@ -293,7 +293,7 @@ func TestHTTPConnectionsGauge(t *testing.T) {
 	}
 }
 
-// TestWebSocketMaxOperations: past LIVE_MAX_OPERATIONS in flight, an
+// TestWebSocketMaxOperations: past Config.LiveMaxOperations in flight, an
 // operation is refused (RATE_LIMITED) without running.
 func TestWebSocketMaxOperations(t *testing.T) {
 	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxOperations": "2"}), nil)
@@ -424,7 +424,7 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 }
 
 // TestLiveMaxLifetime: a WebSocket connection is closed at
-// LIVE_MAX_LIFETIME, even while it is in use.
+// Config.LiveMaxLifetime, even while it is in use.
 func TestLiveMaxLifetime(t *testing.T) {
 	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxLifetime": "300ms"}), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

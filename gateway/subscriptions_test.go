@@ -477,7 +477,7 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 	}
 }
 
-// TestSubscriptionLifetimeCompletes: at SUBSCRIPTION_MAX_LIFETIME the
+// TestSubscriptionLifetimeCompletes: at Config.Subscriptions.MaxLifetime the
 // stream completes while its last state is not terminal, which tells the
 // client to subscribe again (docs/clients.md "Live status"); no error event.
 func TestSubscriptionLifetimeCompletes(t *testing.T) {

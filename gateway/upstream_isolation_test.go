@@ -77,7 +77,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 }
 
 // TestUpstreamBodyCaps (issue 11, item 7): REST_MAX_BODY_BYTES and
-// REST_MAX_PAGE_BYTES reach the REST client: a record or a page one byte
+// the page cap (Config.RESTMaxPage) reach the REST client: a record or a page one byte
 // over its configured cap is UPSTREAM_ERROR naming the cap; at the cap it
 // is served.
 func TestUpstreamBodyCaps(t *testing.T) {

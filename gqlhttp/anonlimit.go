@@ -27,7 +27,7 @@ const anonymousKey = "anonymous"
 // no session token, or a pair the REST API has not accepted yet, whatever
 // the request does: introspection, a dry run, a query of REST calls) one
 // request of l, a budget all such requests of this replica share
-// (RATE_LIMIT_ANONYMOUS_PER_SECOND, RATE_LIMIT_ANONYMOUS_BURST): a pair
+// (RATE_LIMIT_ANONYMOUS_PER_SECOND, its burst twice it): a pair
 // costs nothing to invent, so it must buy nothing that no pair would not.
 // Past the budget it is answered at once, as the merchant limit
 // answers (HTTP 429, RATE_LIMITED with extensions.retryAfter, its body
@@ -81,9 +81,9 @@ func AnonymousAddressRateLimit(l *ratelimit.Limiter, trusted []netip.Prefix, mer
 			// anonymous until its connection_init, and an office's
 			// browsers behind one NAT address would spend this budget
 			// opening their dashboards. The upgrade stays charged to the
-			// shared budget below and bounded by LIVE_MAX_CONNECTIONS, and
+			// shared budget below and bounded by the live connections cap, and
 			// the socket can do nothing until a connection_init with
-			// credentials (4403 without, LIVE_INIT_TIMEOUT).
+			// credentials (4403 without, the init timeout).
 			if _, ok := merchantOf(ctx); ok || r.Method == http.MethodOptions || isWebsocket(r) {
 				next.ServeHTTP(w, r)
 				return
