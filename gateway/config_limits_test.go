@@ -9,16 +9,17 @@ import (
 )
 
 // TestConfigDerived: the former settings' fields follow the settings they
-// are derived from (derive), defaults included.
+// are derived from (LoadConfig's derive), defaults included; the memory
+// caps under a GOMEMLIMIT given to derive.
 func TestConfigDerived(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
 		mem  int64
-		want func(c Config) map[string][2]int64 // field: got, want
+		want func(c, m Config) map[string][2]int64 // field: got, want; m: c derived again under mem
 	}{
-		{name: "defaults", mem: 160 << 20, want: func(c Config) map[string][2]int64 {
+		{name: "defaults", mem: 160 << 20, want: func(c, m Config) map[string][2]int64 {
 			return map[string][2]int64{
 				"RESTMaxInFlightPerMerchant":         {int64(c.RESTMaxInFlightPerMerchant), 64},
 				"RESTUnaccepted.MaxInFlight":         {int64(c.RESTUnaccepted.MaxInFlight), 8},
@@ -47,7 +48,7 @@ func TestConfigDerived(t *testing.T) {
 			"REST_MAX_INFLIGHT": "2", "REST_UNACCEPTED_CALLS_PER_SECOND": "2", "MAX_COMPLEXITY": "3", "MAX_BODY_BYTES": "4000",
 			"RATE_LIMIT_ANONYMOUS_PER_SECOND": "3", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "4", "HTTP_MAX_CONNECTIONS": "64",
 			"SUBSCRIPTION_MAX": "10", "REQUEST_TIMEOUT": "6s", "TOKEN_MAX_TTL": "10m", "REST_MAX_BODY_BYTES": "4096",
-		}, want: func(c Config) map[string][2]int64 {
+		}, want: func(c, m Config) map[string][2]int64 {
 			return map[string][2]int64{
 				"RESTMaxInFlightPerMerchant":         {int64(c.RESTMaxInFlightPerMerchant), 1},
 				"RESTUnaccepted.MaxInFlight":         {int64(c.RESTUnaccepted.MaxInFlight), 1},
@@ -55,8 +56,8 @@ func TestConfigDerived(t *testing.T) {
 				"RESTMaxPage":                        {c.RESTMaxPage, 65536},
 				"MaxFields":                          {int64(c.MaxFields), 6},
 				"MaxQueryLength":                     {int64(c.MaxQueryLength), 2000},
-				"APQCacheBytes":                      {c.APQCacheBytes, 1 << 20},
-				"QueryCacheBytes":                    {c.QueryCacheBytes, 4 << 20},
+				"APQCacheBytes":                      {m.APQCacheBytes, 1 << 20},
+				"QueryCacheBytes":                    {m.QueryCacheBytes, 4 << 20},
 				"RateLimitAnonymousBurst":            {int64(c.RateLimitAnonymousBurst), 6},
 				"RateLimitAnonymousPerAddressBurst":  {int64(c.RateLimitAnonymousPerAddressBurst), 20},
 				"RefusalDelayMaxHeld":                {int64(c.RefusalDelayMaxHeld), 8},
@@ -67,7 +68,7 @@ func TestConfigDerived(t *testing.T) {
 			}
 		}},
 		{name: "unaccepted calls off", env: map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"},
-			want: func(c Config) map[string][2]int64 {
+			want: func(c, m Config) map[string][2]int64 {
 				return map[string][2]int64{
 					"RESTUnaccepted.PerAddressPerSecond": {int64(c.RESTUnaccepted.PerAddressPerSecond), 0},
 					"RateLimitAnonymousBurst":            {int64(c.RateLimitAnonymousBurst), 0},
@@ -80,10 +81,11 @@ func TestConfigDerived(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := c
 			if tc.mem != 0 {
-				c.derive(tc.mem)
+				m.derive(tc.mem)
 			}
-			for field, gw := range tc.want(c) {
+			for field, gw := range tc.want(c, m) {
 				if gw[0] != gw[1] {
 					t.Errorf("%s = %d, want %d", field, gw[0], gw[1])
 				}
