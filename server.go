@@ -54,7 +54,7 @@ func run() int {
 		return gateway.HealthCheck(cfg.Host, cmp.Or(cfg.HealthPort, cfg.Port))
 	}
 
-	// Log lines gathered into one write per LOG_FLUSH_INTERVAL (or 4 KiB);
+	// Log lines gathered into one write per 100 ms (or 4 KiB);
 	// the deferred Close writes what is held on every return, "paygraph
 	// stopped" included.
 	logOut := observe.NewLogBuffer(os.Stderr, cfg.LogFlushInterval, observe.LogBufferSize)

@@ -1,6 +1,6 @@
 // The in-process LRU of persisted queries, bounded by count and by bytes
 // (the sum of the queries' lengths): a count alone let 1,000 queries of
-// MAX_QUERY_LENGTH keep 32 MB of a replica's heap (issue 22, item 3).
+// the longest query text keep 32 MB of a replica's heap (issue 22, item 3).
 
 package apqstore
 
@@ -13,9 +13,9 @@ import (
 )
 
 // DefaultLocalBytes bounds the bytes of the queries the local LRU keeps
-// (APQ_CACHE_BYTES): 4 MiB holds the default 1,000 queries at 4 KiB each,
+// (the gateway: GOMEMLIMIT/40, at most this): 4 MiB holds the default 1,000 queries at 4 KiB each,
 // larger than a typical client's operation, and an eighth of what 1,000
-// queries of MAX_QUERY_LENGTH could keep.
+// queries of the longest text (32 KiB) could keep.
 const DefaultLocalBytes = 4 << 20
 
 // Local is a graphql.Cache[string] that keeps at most maxEntries queries

@@ -35,7 +35,7 @@ const (
 	DefaultTTL           = 24 * time.Hour
 	DefaultPrefix        = "paygraph:apq:"
 	DefaultLocalSize     = 1000
-	DefaultMaxValueBytes = 32 << 10 // MAX_QUERY_LENGTH's default
+	DefaultMaxValueBytes = 32 << 10 // the longest query text by default (half of MAX_BODY_BYTES)
 	DefaultDialTimeout   = 200 * time.Millisecond
 	DefaultOpTimeout     = 100 * time.Millisecond // read and write
 	DefaultBackoff       = time.Second

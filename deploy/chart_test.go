@@ -321,7 +321,7 @@ func TestChartPublicRoutes(t *testing.T) {
 	}
 	ann := get(ing, "metadata", "annotations").(map[string]any)
 	if ann["nginx.ingress.kubernetes.io/proxy-read-timeout"] != "3600" {
-		t.Errorf("WebSocket/SSE need the read timeout raised to SUBSCRIPTION_MAX_LIFETIME: %v", ann)
+		t.Errorf("WebSocket/SSE need the read timeout raised to the longest subscription (1h): %v", ann)
 	}
 }
 
@@ -624,13 +624,16 @@ func TestManifestSettingsLoad(t *testing.T) {
 				t.Fatal("no ConfigMap/paygraph data")
 			}
 			asked := map[string]bool{}
-			_, err := gateway.LoadConfig(nil, func(k string) string {
+			cfg, err := gateway.LoadConfig(nil, func(k string) string {
 				asked[k] = true
 				v, _ := data[k].(string)
 				return v
 			}, nil)
 			if err != nil {
 				t.Errorf("the gateway refuses these settings: %v", err)
+			}
+			for _, w := range cfg.Dropped {
+				t.Errorf("a dropped setting: %s", w)
 			}
 			for k := range data {
 				if !asked[k] && k != "GOMEMLIMIT" {

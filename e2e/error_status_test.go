@@ -50,7 +50,10 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 	}
 	q := func(query string) string { b, _ := json.Marshal(map[string]string{"query": query}); return string(b) }
 	withCreds := func(*proc) http.Header { return creds.Clone() }
-	limits := map[string]string{"MAX_DEPTH": "3", "MAX_FIELDS": "6", "MAX_QUERY_LENGTH": "2000"}
+	// The field limit is twice MAX_COMPLEXITY, the query length limit
+	// half of MAX_BODY_BYTES; the depth limit is fixed at 15 (deep: 17).
+	limits := map[string]string{"MAX_COMPLEXITY": "3", "MAX_BODY_BYTES": "4000"}
+	deep := "{" + strings.Repeat(" a {", 16) + " b" + strings.Repeat(" }", 16) + " }"
 	cases := []statusCase{
 		{name: "missing_credential_header", code: "UNAUTHENTICATED", header: func(*proc) http.Header { return http.Header{} },
 			body: q(`{ payments(first: 1) { nodes { id } } }`), json: 200, gr: 200},
@@ -93,8 +96,8 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 		{name: "REST_timeout", code: "UPSTREAM_TIMEOUT", header: withCreds,
 			env:  map[string]string{"SANDBOX_LATENCY": "2s", "REST_TIMEOUT": "100ms", "REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "0"},
 			body: q(`{ payments(first: 1) { nodes { id } } }`), json: 200, gr: 200},
-		{name: "depth", code: "DEPTH_LIMIT_EXCEEDED", row: "`DEPTH_LIMIT_EXCEEDED`, `FIELD_LIMIT_EXCEEDED`, `QUERY_TOO_LARGE`", header: withCreds, env: limits,
-			body: q(`{ payments { nodes { customer { name } } } }`), json: 200, gr: 400},
+		{name: "depth", code: "DEPTH_LIMIT_EXCEEDED", row: "`DEPTH_LIMIT_EXCEEDED`, `FIELD_LIMIT_EXCEEDED`, `QUERY_TOO_LARGE`", header: withCreds,
+			body: q(deep), json: 200, gr: 400},
 		{name: "fields", code: "FIELD_LIMIT_EXCEEDED", row: "`DEPTH_LIMIT_EXCEEDED`, `FIELD_LIMIT_EXCEEDED`, `QUERY_TOO_LARGE`", header: withCreds, env: limits,
 			body: q(`{ a: __typename b: __typename c: __typename d: __typename e: __typename f: __typename g: __typename }`), json: 200, gr: 400},
 		{name: "query_length", code: "QUERY_TOO_LARGE", row: "`DEPTH_LIMIT_EXCEEDED`, `FIELD_LIMIT_EXCEEDED`, `QUERY_TOO_LARGE`", header: withCreds, env: limits,

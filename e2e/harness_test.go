@@ -401,7 +401,7 @@ func (p *proc) sampleGoroutines(interval time.Duration) (stop func() (peak, samp
 
 // logWritten makes sure every line the gateway logged before the call is
 // in its output: the log's lines are gathered and written together
-// (LOG_FLUSH_INTERVAL), in order, so once the access line of a request
+// (100 ms), in order, so once the access line of a request
 // made now is there, so is every line before it.
 func (p *proc) logWritten(t testing.TB) {
 	t.Helper()

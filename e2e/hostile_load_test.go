@@ -245,12 +245,8 @@ func fieldsQuery(k, n int) string {
 }
 
 func item2QueryCache(t *testing.T, sc hostileScale, fake *restFake, figs *figures) {
-	const cacheBytes = 16 << 20
-	p := startGateway(t, map[string]string{
-		"REST_BASE_URL":     fake.URL,
-		"MAX_FIELDS":        "1000",
-		"QUERY_CACHE_BYTES": strconv.Itoa(cacheBytes),
-	})
+	// The query cache is GOMEMLIMIT/10: 16 MiB under the harness's 160 MiB.
+	p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL})
 	// A's documents make no REST call: without one answered first, A's
 	// pair would stay anonymous (issue 37) and meet the anonymous budgets.
 	acceptMerchants(t, p, fake)
@@ -432,11 +428,12 @@ func item3Starvation(t *testing.T, sc hostileScale, fake *restFake, figs *figure
 	cases := []struct {
 		name   string
 		attack gqlReq
-		// pool is REST_MAX_INFLIGHT, perMerchant REST_MAX_INFLIGHT_PER_MERCHANT.
-		pool, perMerchant int
+		// pool is REST_MAX_INFLIGHT; one merchant's share of it is a
+		// quarter (the gateway derives it).
+		pool int
 	}{
 		// The issue's attack with the default pools.
-		{"A_sends_item3_queries_49x_nodes_100", starvationQuery(), 256, 64},
+		{"A_sends_item3_queries_49x_nodes_100", starvationQuery(), 256},
 		// The largest queries the complexity limit lets through. 20 of
 		// them want 20 x 16 REST calls at once; with the default pool of
 		// 256 that takes more CPU than two busy cores have, and B's
@@ -444,16 +441,16 @@ func item3Starvation(t *testing.T, sc hostileScale, fake *restFake, figs *figure
 		// (as the soak uses) keeps the same excess of demand over the
 		// pool (320 wanted) at a CPU cost CI can pay: before the fix B
 		// queues behind ~20 rounds of A's calls (~1 s).
-		{"A_sends_largest_within_limit_queries_pool_16", withinLimitQuery(fake), 16, 8},
+		{"A_sends_largest_within_limit_queries_pool_16", withinLimitQuery(fake), 16},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			fake.SetLatency(restLatency3)
+			perMerchant := tc.pool / 4
 			p := startGateway(t, map[string]string{
-				"REST_BASE_URL":                  fake.URL,
-				"REST_MAX_CONCURRENCY":           "16",
-				"REST_MAX_INFLIGHT":              strconv.Itoa(tc.pool),
-				"REST_MAX_INFLIGHT_PER_MERCHANT": strconv.Itoa(tc.perMerchant),
+				"REST_BASE_URL":        fake.URL,
+				"REST_MAX_CONCURRENCY": "16",
+				"REST_MAX_INFLIGHT":    strconv.Itoa(tc.pool),
 				// Off: this item measures the REST limiter under A's
 				// load; the rate limits would refuse most of it first.
 				"RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
@@ -484,7 +481,7 @@ func item3Starvation(t *testing.T, sc hostileScale, fake *restFake, figs *figure
 			figs.info(t, "3", what+": REST calls A / B, peak in flight A / B / all (REST latency 50 ms)",
 				fmt.Sprintf("%d / %d, %d / %d / %d", res.callsA, res.callsB, res.peakA, res.peakB, res.peak))
 			figs.check(t, "3", what+": A's peak REST calls in flight", strconv.Itoa(res.peakA),
-				fmt.Sprintf("<= %d (REST_MAX_INFLIGHT_PER_MERCHANT)", tc.perMerchant), res.peakA <= tc.perMerchant)
+				fmt.Sprintf("<= %d (a quarter of REST_MAX_INFLIGHT)", perMerchant), res.peakA <= perMerchant)
 			figs.check(t, "3", what+": B's probes",
 				fmt.Sprintf("%d: %s", len(res.probes), outcomes(res.probeOutcomes)), "all ok", res.probeFailed == 0)
 			figs.check(t, "3", what+": B's p99 under load (unloaded p50 "+ms(p50)+")",
@@ -501,12 +498,13 @@ func item3Starvation(t *testing.T, sc hostileScale, fake *restFake, figs *figure
 
 func item4ListLimits(t *testing.T, sc hostileScale, fake *restFake, figs *figures) {
 	fake.SetLatency(restLatency3)
+	// limit calls per request and per merchant: the merchant's share is
+	// a quarter of REST_MAX_INFLIGHT.
 	const limit = 2
 	p := startGateway(t, map[string]string{
-		"REST_BASE_URL":                  fake.URL,
-		"REST_MAX_CONCURRENCY":           strconv.Itoa(limit),
-		"REST_MAX_INFLIGHT":              strconv.Itoa(limit),
-		"REST_MAX_INFLIGHT_PER_MERCHANT": strconv.Itoa(limit),
+		"REST_BASE_URL":        fake.URL,
+		"REST_MAX_CONCURRENCY": strconv.Itoa(limit),
+		"REST_MAX_INFLIGHT":    strconv.Itoa(4 * limit),
 	})
 	ctx := context.Background()
 	// 20 distinct lists: one edge after each of the first 20 edges.
@@ -546,7 +544,7 @@ func item4ListLimits(t *testing.T, sc hostileScale, fake *restFake, figs *figure
 			figs.check(t, "4", what+": answer", r.Outcome(), "ok", r.Outcome() == "ok")
 			calls, peak := fake.Calls(nil), fake.Peak()
 			figs.check(t, "4", what+": REST calls", strconv.Itoa(calls), fmt.Sprintf("1..%d", tc.maxCalls), calls >= 1 && calls <= tc.maxCalls)
-			figs.check(t, "4", what+": peak REST calls in flight", strconv.Itoa(peak), fmt.Sprintf("<= %d (REST_MAX_CONCURRENCY, REST_MAX_INFLIGHT)", limit), peak <= limit)
+			figs.check(t, "4", what+": peak REST calls in flight", strconv.Itoa(peak), fmt.Sprintf("<= %d (REST_MAX_CONCURRENCY, a quarter of REST_MAX_INFLIGHT)", limit), peak <= limit)
 		})
 	}
 }
@@ -656,7 +654,6 @@ func item6Breaker(t *testing.T, sc hostileScale, fake *restFake, figs *figures) 
 			p := startGateway(t, map[string]string{
 				"REST_BASE_URL":    fake.URL,
 				"BREAKER_FAILURES": strconv.Itoa(breakerFailures),
-				"BREAKER_COOLDOWN": "5s",
 				"REST_TIMEOUT":     "300ms",
 			})
 			acceptMerchants(t, p, fake)
@@ -706,7 +703,6 @@ func item7Bodies(t *testing.T, sc hostileScale, fake *restFake, figs *figures) {
 	env := map[string]string{
 		"REST_BASE_URL":       fake.URL,
 		"REST_MAX_BODY_BYTES": "65536",
-		"REST_MAX_PAGE_BYTES": "1048576",
 		"MAX_RESPONSE_BYTES":  strconv.Itoa(4 << 20),
 	}
 	pays := fake.sb.Payments(fake.A.biz.APIKey)

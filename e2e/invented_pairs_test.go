@@ -131,9 +131,9 @@ func TestRefusedQueriesSpendNoBudget(t *testing.T) {
 		forgers []http.Header // the forged queries' pairs, in turn
 		source  string        // B's address
 	}{
-		{"one address, an invented pair", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "20"},
+		{"one address, an invented pair", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "4"},
 			[]http.Header{forger.Header()}, "127.0.0.2"},
-		{"one address, merchant A not yet accepted", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "20"},
+		{"one address, merchant A not yet accepted", map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "4"},
 			[]http.Header{fake.A.Header()}, "127.0.0.2"},
 		{"another address, fresh invented pairs", map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "5"},
 			nil, "127.0.0.1"},

@@ -86,7 +86,7 @@ func startLiveFleet(t *testing.T, n int) *liveFleet {
 	f := &liveFleet{redisURL: rds.URL, sb: sb, biz: sb.Businesses()[0], log: &pollLog{polls: map[string][]time.Time{}}}
 	restURL := serveLoopback(t, f.log.wrap(sb))
 	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL,
-		"SUBSCRIPTION_POLL_INTERVAL": livePollInterval.String(), "SUBSCRIPTION_MAX_PER_MERCHANT": "200",
+		"SUBSCRIPTION_POLL_INTERVAL": livePollInterval.String(), "SUBSCRIPTION_MAX": "4000",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0"}
 	for i := range n {
 		f.replicas = append(f.replicas, startReplica(t, string(rune('A'+i)), env))

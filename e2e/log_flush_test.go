@@ -1,6 +1,7 @@
 package e2e
 
-// The log's gathered writes (LOG_FLUSH_INTERVAL, observe.LogBuffer) lose
+// The log's gathered writes (observe.LogBuffer, their wait raised to an
+// hour by the test-only PAYGRAPH_TEST_LOG_FLUSH_INTERVAL) lose
 // no line when the process ends as it should: on SIGTERM, and when an
 // error stops it, every line logged is written before it exits.
 
@@ -22,12 +23,12 @@ func TestLogFlushedOnExit(t *testing.T) {
 	t.Run("SIGTERM writes the lines held", func(t *testing.T) {
 		fake := newRESTFake(t)
 		// An hour: nothing but the exit writes the request's line.
-		p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL, "LOG_FLUSH_INTERVAL": "1h"})
+		p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL, "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL": "1h"})
 		const id = "e2e-log-flush-sigterm"
 		p.do(t.Context(), gqlReq{Query: `{ __typename }`, Header: http.Header{"X-Request-Id": {id}}})
 		time.Sleep(200 * time.Millisecond) // past the default interval
 		if strings.Contains(p.Output(), id) {
-			t.Fatal("the access line was written before the exit with LOG_FLUSH_INTERVAL=1h: the check below proves nothing")
+			t.Fatal("the access line was written before the exit with PAYGRAPH_TEST_LOG_FLUSH_INTERVAL=1h: the check below proves nothing")
 		}
 		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 			t.Fatal(err)
@@ -49,7 +50,7 @@ func TestLogFlushedOnExit(t *testing.T) {
 		}
 		defer ln.Close()
 		cmd := exec.Command(gatewayBinary(t))
-		cmd.Env = []string{"PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "HOST=127.0.0.1", "HEALTH_PORT=0", "LOG_FLUSH_INTERVAL=1h", "GOMEMLIMIT=" + gatewayMemLimit}
+		cmd.Env = []string{"PORT=" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), "HOST=127.0.0.1", "HEALTH_PORT=0", "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL=1h", "GOMEMLIMIT=" + gatewayMemLimit}
 		out, err := cmd.CombinedOutput()
 		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
 			t.Fatalf("exit: %v, want status 1:\n%s", err, out)

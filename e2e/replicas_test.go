@@ -46,7 +46,7 @@ func TestReplicas(t *testing.T) {
 	// cursor signed by A must verify on B.
 	cursorKey := make([]byte, 32)
 	_, _ = rand.Read(cursorKey)
-	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL, "APQ_TTL": "1h",
+	env := map[string]string{"REST_BASE_URL": restURL, "REDIS_URL": rds.URL,
 		"CURSOR_KEYS": hex.EncodeToString(cursorKey)}
 	a := startReplica(t, "A", env)
 	b := startReplica(t, "B", env)

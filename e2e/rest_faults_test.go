@@ -126,9 +126,10 @@ func TestRESTFaultsKeepMerchantsApart(t *testing.T) {
 			p := startGateway(t, map[string]string{"REST_BASE_URL": base, "REST_TIMEOUT": timeout, "SANDBOX": "false",
 				"RATE_LIMIT_REQUESTS_PER_SECOND": "0", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
 				// With short bodies no pair is ever accepted (no whole 2xx):
-				// neither the budget of unaccepted pairs' calls nor the
-				// anonymous budgets (such a pair's) may refuse them.
-				"REST_UNACCEPTED_CALLS_PER_SECOND": "1000", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND": "1000",
+				// neither the budget of unaccepted pairs' calls (one address:
+				// a quarter of it) nor the anonymous budgets (such a pair's)
+				// may refuse them.
+				"REST_UNACCEPTED_CALLS_PER_SECOND":            "4000",
 				"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"})
 			var answers, crossed, served, upstream, other atomic.Int64
 			var firstCross, firstOther atomic.Value

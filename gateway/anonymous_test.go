@@ -19,7 +19,7 @@ func TestAnonymousBudget(t *testing.T) {
 	const burst = 5
 	// The budget alone: a held refusal (REFUSAL_DELAY_MAX, refusaldelay
 	// in gqlhttp) would let the budget refill while the loop waits.
-	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "RATE_LIMIT_ANONYMOUS_BURST": "5", "REFUSAL_DELAY_MAX": "0"}, nil)
+	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "Config.RateLimitAnonymousBurst": "5", "REFUSAL_DELAY_MAX": "0"}, nil)
 	post := func(h http.Header, query string) (int, []byte) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"query": query})
@@ -123,7 +123,7 @@ func TestAnonymousAddressBudget(t *testing.T) {
 	}
 	off := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0", "REFUSAL_DELAY_MAX": "0"}
 	t.Run("one address past its budget is refused; a merchant is served", func(t *testing.T) {
-		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "1", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "3"}
+		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "1", "Config.RateLimitAnonymousPerAddressBurst": "3"}
 		for k, v := range off {
 			env[k] = v
 		}
@@ -140,7 +140,7 @@ func TestAnonymousAddressBudget(t *testing.T) {
 		}
 	})
 	t.Run("off when 0", func(t *testing.T) {
-		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST": "3"}
+		env := map[string]string{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0", "Config.RateLimitAnonymousPerAddressBurst": "3"}
 		for k, v := range off {
 			env[k] = v
 		}

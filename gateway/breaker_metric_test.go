@@ -27,7 +27,7 @@ func TestBreakerGaugeReadsTheBreaker(t *testing.T) {
 		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 	}}
 	var logs testenv.LockedBuffer
-	g := startGatewayWith(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "1h"},
+	g := startGatewayWith(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "1h"},
 		rest, slog.New(slog.NewJSONHandler(&logs, nil)))
 	const gauge = `paygraph_circuit_breaker_state{upstream="rest"}`
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`

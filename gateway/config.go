@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +48,8 @@ type Config struct {
 	RESTStatusParam string
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
-	// RESTMaxConcBurst is restclient.LimiterConfig.RequestBurst.
+	// RESTMaxConcBurst is restclient.LimiterConfig.RequestBurst; zero
+	// (derive): a request never takes more than RESTMaxConc.
 	RESTMaxConcBurst int
 	RESTMaxInFlight  int
 	RESTMaxBody      int64
@@ -56,7 +58,7 @@ type Config struct {
 	// logged at start.
 	Dropped []string
 
-	// RESTMaxInFlightPerMerchant is at most RESTMaxInFlight (LoadConfig).
+	// RESTMaxInFlightPerMerchant is a quarter of RESTMaxInFlight (derive).
 	RESTMaxInFlightPerMerchant int
 
 	// Credential pairs the REST API has not accepted yet (issue 22,
@@ -105,7 +107,7 @@ type Config struct {
 	LogFormat       string
 	LogLevel        slog.Level // LOG_LEVEL
 	// LogFlushInterval is how long a log line may wait to be written with
-	// others (LOG_FLUSH_INTERVAL, observe.LogBuffer); zero: one write a line.
+	// others (observe.LogBuffer; fixed, derive); zero: one write a line.
 	LogFlushInterval time.Duration
 	PprofAddr        string
 	RedisURL         string
@@ -123,16 +125,17 @@ type Config struct {
 	// tokens are off, except in sandbox mode, where New makes a random key.
 	TokenKeys       *sessiontoken.Keyring
 	TokenMaxTTL     time.Duration
-	TokenDefaultTTL time.Duration // at most TokenMaxTTL (LoadConfig)
+	TokenDefaultTTL time.Duration // at most TokenMaxTTL (derive)
 	// CustomerDataMax is the most customer data any caller reads
 	// (CUSTOMER_DATA_MAX): the two credential headers read this level, a
 	// session token the lower of its own and this. Zero: full.
 	CustomerDataMax sessiontoken.CustomerData
 
-	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_*).
+	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_POLL_INTERVAL,
+	// SUBSCRIPTION_MAX; the rest derive sets).
 	Subscriptions livepoll.Config
 
-	// The live connections' bounds (LIVE_*, issue 21: gqlhttp.Live).
+	// The live connections' bounds (gqlhttp.Live), set by derive.
 	LiveMaxConnections int
 	LiveMaxLifetime    time.Duration
 	LiveMaxOperations  int
@@ -141,8 +144,8 @@ type Config struct {
 
 	// CostReceipts puts extensions.cost on every answer (COST_RECEIPTS).
 	CostReceipts bool
-	// RESTInspector lists each REST call in the receipt (REST_INSPECTOR):
-	// "auto" (on in sandbox mode only), "true" or "false".
+	// RESTInspector lists each REST call in the receipt: "auto" (on in
+	// sandbox mode only, what derive sets), "true" or "false".
 	RESTInspector string
 }
 
@@ -193,17 +196,9 @@ var settings = []setting{
 	}},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call (its operation's calls share deadlines: a hung call is cut at most 1 % later)", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
-	{"REST_MAX_CONCURRENCY_BURST", "0", "concurrent REST calls one GraphQL request may make while its merchant has slots to spare: above REST_MAX_CONCURRENCY, a request whose own slots are taken takes more, as long as its merchant keeps REST_MAX_CONCURRENCY free for its other requests and the process has one free (REST_MAX_INFLIGHT_PER_MERCHANT and REST_MAX_INFLIGHT hold as ever); 0 or not above REST_MAX_CONCURRENCY: never more than REST_MAX_CONCURRENCY", intSetting(0, 65536, func(c *Config) *int { return &c.RESTMaxConcBurst })},
-	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
-	{restMaxInFlightPerMerchant, strconv.Itoa(restclient.DefaultMaxInFlightPerMerchant), "concurrent REST calls for one credential pair, 1 to REST_MAX_INFLIGHT (unset: at most REST_MAX_INFLIGHT), so one merchant's load leaves slots for the others", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlightPerMerchant })},
+	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process; one credential pair takes at most a quarter of them, the pairs not yet accepted together a thirty-second", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
 	{"REST_UNACCEPTED_CALLS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedCallsPerSecond), "REST calls per second (burst: twice) that all credential pairs the REST API has not yet answered with a 2xx may make together, per replica; past it: RATE_LIMITED without a call. A merchant's first call costs one; invented pairs cost the REST API at most this (0: no such bound)",
 		intSetting(0, 1e6, func(c *Config) *int { return &c.RESTUnaccepted.CallsPerSecond })},
-	{"REST_UNACCEPTED_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultUnacceptedMaxInFlight), "concurrent REST calls of credential pairs not yet accepted, per replica (one per pair at a time)",
-		intSetting(1, 65536, func(c *Config) *int { return &c.RESTUnaccepted.MaxInFlight })},
-	{"REST_UNACCEPTED_PER_ADDRESS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedPerAddressPerSecond), "one client address's part of REST_UNACCEPTED_CALLS_PER_SECOND (burst: twice; IPv6 by /64), so that one flooding address leaves the rest to merchants elsewhere (0: no per-address budget)",
-		intSetting(0, 1e6, func(c *Config) *int { return &c.RESTUnaccepted.PerAddressPerSecond })},
-	{"REST_REFUSED_CACHE_TTL", restclient.DefaultRefusedTTL.String(), "how long a credential pair the REST API refused (401, 403) is refused again without a REST call",
-		positiveDuration(func(c *Config) *time.Duration { return &c.RESTUnaccepted.RefusedTTL })},
 	{"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of the gateway whose X-Forwarded-For names the client's address (the rightmost address not in these); unset: the connection's peer is the client", func(c *Config, v string) error {
 		c.TrustedProxies = nil
 		for _, item := range strings.Split(v, ",") {
@@ -222,10 +217,8 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes; larger: UPSTREAM_ERROR",
+	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes, and of a list page 16 times it; larger: UPSTREAM_ERROR",
 		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
-	{"REST_MAX_PAGE_BYTES", strconv.Itoa(restclient.DefaultMaxPageBytes), "largest REST body of one list page, in bytes; larger: UPSTREAM_ERROR",
-		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxPage })},
 	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *Config, v string) (err error) {
 		c.RESTMaxRetries, err = parseInt(v, 0, 5)
 		return err
@@ -234,24 +227,8 @@ var settings = []setting{
 		c.BreakerFailures, err = parseInt(v, 0, 1000)
 		return err
 	}},
-	{"BREAKER_COOLDOWN", "5s", "how long the breaker stays open before one probe call", durationSetting(func(c *Config) *time.Duration { return &c.BreakerCooldown })},
-	{"LOADER_WAIT", "0s", "batch window of the loaders (REST has no batch endpoint: keep it 0)", durationSetting(func(c *Config) *time.Duration { return &c.LoaderWait })},
-	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made)", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
-	{"APQ_CACHE_SIZE", strconv.Itoa(graph.DefaultAPQCacheSize), "automatic persisted queries kept in memory", intSetting(1, 1<<24, func(c *Config) *int { return &c.APQCacheSize })},
-	{"APQ_CACHE_BYTES", strconv.Itoa(graph.DefaultAPQCacheBytes), "bytes of automatic persisted queries kept in memory (with Redis: the local cache in front of it)", func(c *Config, v string) error {
-		n, err := parseInt(v, 1<<16, 1<<34)
-		c.APQCacheBytes = int64(n)
-		return err
-	}},
-	{"QUERY_CACHE_BYTES", strconv.Itoa(graph.DefaultQueryCacheBytes), "estimated heap of the parsed and validated queries kept in memory, in bytes", func(c *Config, v string) error {
-		n, err := parseInt(v, 1<<16, 1<<34)
-		c.QueryCacheBytes = int64(n)
-		return err
-	}},
-	{"MAX_DEPTH", strconv.Itoa(graph.DefaultMaxDepth), "deepest selection nesting of any operation or fragment", intSetting(1, 1000, func(c *Config) *int { return &c.MaxDepth })},
-	{"MAX_FIELDS", strconv.Itoa(graph.DefaultMaxFields), "most fields one operation may select (aliases counted, fragments each time spread)", intSetting(1, 1<<20, func(c *Config) *int { return &c.MaxFields })},
-	{"MAX_QUERY_LENGTH", strconv.Itoa(graph.DefaultMaxQueryLength), "longest query text in bytes", intSetting(1, 1<<24, func(c *Config) *int { return &c.MaxQueryLength })},
-	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded)", func(c *Config, v string) error {
+	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made); it also selects at most twice this many fields", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
+	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", func(c *Config, v string) error {
 		n, err := parseInt(v, 1024, 1<<30)
 		c.MaxBodyBytes = int64(n)
 		return err
@@ -262,8 +239,7 @@ var settings = []setting{
 		c.MaxResponse = int64(n)
 		return err
 	}},
-	{"COMPRESS_MIN_BYTES", "1024", "smallest /graphql answer compressed (gzip, or zstd when Accept-Encoding prefers it by q-value), in bytes; 0: none", intSetting(0, 1<<24, func(c *Config) *int { return &c.CompressMin })},
-	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
+	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included; a WebSocket or SSE client must read each message within a third of it", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil
 		for _, o := range strings.Split(v, ",") {
@@ -290,7 +266,6 @@ var settings = []setting{
 		c.RedisURL = v
 		return nil
 	}},
-	{"APQ_TTL", "24h", "how long a persisted query lives in Redis", durationSetting(func(c *Config) *time.Duration { return &c.APQTTL })},
 	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", func(c *Config, v string) (err error) {
 		if v == "" {
 			return nil
@@ -319,16 +294,10 @@ var settings = []setting{
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsBurst })},
 	{"RATE_LIMIT_ANONYMOUS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerSecond), "sustained GraphQL requests per second without a merchant the REST API has accepted (no pair, no session token, or one whose pair no REST call has proven yet), all such requests of a replica together (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerSecond })},
-	{"RATE_LIMIT_ANONYMOUS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousBurst), "GraphQL requests without credentials a replica admits at once (0: no anonymous limit)",
-		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousBurst })},
 	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerAddressPerSecond), "sustained GraphQL requests per second without credentials from one client address (IPv6 by /64; the forwarded address behind TRUSTED_PROXIES), charged before the replica's shared anonymous budget, in this replica's memory only (0: no per-address limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerAddressPerSecond })},
-	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST", strconv.Itoa(ratelimit.DefaultAnonymousPerAddressBurst), "GraphQL requests without credentials one client address may send at once (0: no per-address limit)",
-		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerAddressBurst })},
 	{"REFUSAL_DELAY_MAX", gqlhttp.DefaultRefusalDelayMax.String(), "longest a refusal of a caller the REST API has not accepted (the anonymous budget, the bounds on unaccepted credential pairs, a pair the REST API answered 401 or 403) is held before it is answered, up to its Retry-After; a closed-loop flood of such callers then sends a few requests a second instead of thousands, each costing the replica CPU. Never a merchant's own 429, nor a WebSocket or SSE operation (0: answer at once)",
 		durationSetting(func(c *Config) *time.Duration { return &c.RefusalDelayMax })},
-	{"REFUSAL_DELAY_MAX_HELD", strconv.Itoa(gqlhttp.DefaultRefusalDelayMaxHeld), "refusals held at once per replica (REFUSAL_DELAY_MAX), each a parked goroutine and its connection; past it they are answered at once (0: hold none)",
-		intSetting(0, 65536, func(c *Config) *int { return &c.RefusalDelayMaxHeld })},
 	{"TRUSTED_DOCUMENTS", "", "path of the trusted documents manifest (Apollo persisted query manifest or Relay persisted_queries.json), reloaded on SIGHUP", func(c *Config, v string) error {
 		c.TrustedDocuments = v
 		return nil
@@ -366,7 +335,6 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{"LOG_FLUSH_INTERVAL", "100ms", "longest a log line waits to be written with others: lines are gathered and written to stderr in one write when 4 KiB are held or this long after the first, whichever is sooner; 0: one write per line", durationSetting(func(c *Config) *time.Duration { return &c.LogFlushInterval })},
 	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -377,7 +345,7 @@ var settings = []setting{
 		c.PprofAddr = v
 		return nil
 	}},
-	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included; at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
+	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included, of which half may be WebSocket connections and SSE streams, and an eighth held refusals (REFUSAL_DELAY_MAX); at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
 	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
@@ -387,50 +355,20 @@ var settings = []setting{
 		c.TokenKeys, err = sessiontoken.ParseKeyring(v)
 		return err
 	}},
-	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
-	{"TOKEN_DEFAULT_TTL", sessiontoken.DefaultTTL.String(), "session token lifetime when a mint names none (1s to TOKEN_MAX_TTL)", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenDefaultTTL })},
+	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long; a mint naming none gets 15m, or this if shorter", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
 	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", func(c *Config, v string) (err error) {
 		c.CustomerDataMax, err = sessiontoken.ParseCustomerData(v)
 		return err
 	}},
 	{"SUBSCRIPTION_POLL_INTERVAL", livepoll.DefaultInterval.String(), "first wait between two REST GETs of one subscribed resource (one poll per merchant and resource, whatever the subscribers); grows to 4x while it does not change",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
-	{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", livepoll.DefaultWatchAfterSettled.String(), "how long a SUCCEEDED payment or session is still watched for a REFUNDED before its subscriptions complete",
-		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.WatchAfterSettled })},
-	{"SUBSCRIPTION_MAX_LIFETIME", livepoll.DefaultMaxLifetime.String(), "longest life of one subscription; it then completes and the client subscribes again",
-		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.MaxLifetime })},
-	{"SUBSCRIPTION_IDLE_TIMEOUT", livepoll.DefaultIdleTimeout.String(), "subscriptions of a resource unchanged this long complete",
-		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.IdleTimeout })},
-	{"SUBSCRIPTION_MAX_PER_MERCHANT", strconv.Itoa(livepoll.DefaultMaxPerMerchant), "live subscriptions of one merchant (credential pair) in this process; more: RATE_LIMITED",
-		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxPerMerchant })},
-	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process; more: RATE_LIMITED",
+	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
-	{"SUBSCRIPTION_MAX_PENDING", strconv.Itoa(livepoll.DefaultMaxPending), "subscriptions of credential pairs the REST API has not accepted yet, waiting for their first successful poll (not counted against SUBSCRIPTION_MAX until then); more: RATE_LIMITED",
-		intSetting(1, 1e6, func(c *Config) *int { return &c.Subscriptions.MaxPending })},
-	{"LIVE_MAX_CONNECTIONS", strconv.Itoa(gqlhttp.DefaultMaxConnections), "WebSocket connections and SSE streams open at once in this process (about 42 KiB each when idle); more: HTTP 503 before the upgrade",
-		intSetting(1, 1e6, func(c *Config) *int { return &c.LiveMaxConnections })},
-	{"LIVE_MAX_LIFETIME", gqlhttp.DefaultMaxLifetime.String(), "longest life of one WebSocket connection or SSE stream; it is then closed and the client connects again (a session token's connection also ends at the token's expiry)",
-		positiveDuration(func(c *Config) *time.Duration { return &c.LiveMaxLifetime })},
-	{"LIVE_MAX_OPERATIONS", strconv.Itoa(gqlhttp.DefaultMaxOperations), "operations in flight at once on one WebSocket connection; more: RATE_LIMITED",
-		intSetting(1, 1024, func(c *Config) *int { return &c.LiveMaxOperations })},
-	{"LIVE_INIT_TIMEOUT", gqlhttp.DefaultInitTimeout.String(), "how long a WebSocket may stay open before its connection_init; then it is closed (1002, connection initialisation timeout), having proved nothing (a connection_init without credentials is closed at once, 4403)",
-		positiveDuration(func(c *Config) *time.Duration { return &c.LiveInitTimeout })},
-	{"LIVE_WRITE_TIMEOUT", gqlhttp.DefaultWriteTimeout.String(), "how long a WebSocket or SSE client may take to read one message before its connection is closed",
-		positiveDuration(func(c *Config) *time.Duration { return &c.LiveWriteTimeout })},
-	{"SUBSCRIPTION_RESUME_WINDOW", livepoll.DefaultResumeWindow.String(), "how long a resource's transitions are kept after it was last watched, for clients resuming with lastEventId / Last-Event-ID (the newest 16; older: EVENT_ID_EXPIRED). Costs about 1 KB per transition kept in memory without REDIS_URL; with it about 5 KB per watched resource in Redis (docs/operations.md)",
-		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.ResumeWindow })},
 	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", func(c *Config, v string) (err error) {
 		c.CostReceipts, err = strconv.ParseBool(v)
 		if err != nil {
 			return errors.New("must be true or false")
 		}
-		return nil
-	}},
-	{restInspector, "auto", "the REST inspector: each REST call of an operation (route, id, status, duration, bytes, retries) in its own answer's extensions.cost.calls, shown by GraphiQL; auto: on in sandbox mode only; true or false", func(c *Config, v string) error {
-		if v != "auto" && v != "true" && v != "false" {
-			return errors.New("must be auto, true or false")
-		}
-		c.RESTInspector = v
 		return nil
 	}},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
@@ -496,16 +434,11 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// restMaxInFlightPerMerchant is checked against REST_MAX_INFLIGHT once
-// both are read (LoadConfig).
-const restMaxInFlightPerMerchant = "REST_MAX_INFLIGHT_PER_MERCHANT"
-
 // Checked against other settings once all are read (LoadConfig).
 const (
 	rateLimitRESTBurst   = "RATE_LIMIT_REST_BURST"
 	trustedDocumentsMode = "TRUSTED_DOCUMENTS_MODE"
 	costReceipts         = "COST_RECEIPTS"
-	restInspector        = "REST_INSPECTOR"
 )
 
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
@@ -550,24 +483,15 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			v = e
 		}
 	}
-	for _, d := range dropped {
-		fs.Var(settingValue{new(string), false}, flagName(d.env), "dropped: no effect (env "+d.env+")")
-	}
+	args, droppedFlags := withoutDropped(args)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
-	// isSet tells a setting given (env or flag) from its default.
-	isSet := func(env string) bool {
-		set := getenv(env) != ""
-		fs.Visit(func(f *flag.Flag) { set = set || f.Name == flagName(env) })
-		return set
-	}
 	for _, d := range dropped {
-		if isSet(d.env) {
+		if getenv(d.env) != "" || droppedFlags[flagName(d.env)] {
 			c.Dropped = append(c.Dropped, d.warning)
 		}
 	}
-	perMerchantSet := isSet(restMaxInFlightPerMerchant)
 	var errs []error
 	for _, s := range settings {
 		if err := s.apply(&c, *values[s.env]); err != nil {
@@ -578,23 +502,10 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
 		}
 	}
-	// One merchant's share cannot exceed the pool it is a share of: an
-	// explicit value over it is a mistake; the default shrinks to fit a
-	// small pool.
-	if c.RESTMaxInFlight > 0 && c.RESTMaxInFlightPerMerchant > c.RESTMaxInFlight {
-		if perMerchantSet {
-			errs = append(errs, fmt.Errorf("%s=%d: must be at most REST_MAX_INFLIGHT (%d)",
-				restMaxInFlightPerMerchant, c.RESTMaxInFlightPerMerchant, c.RESTMaxInFlight))
-		} else {
-			c.RESTMaxInFlightPerMerchant = c.RESTMaxInFlight
-		}
-	}
-	// Likewise a token's default lifetime and the longest one.
-	if c.TokenMaxTTL > 0 && c.TokenDefaultTTL > c.TokenMaxTTL {
-		if isSet("TOKEN_DEFAULT_TTL") {
-			errs = append(errs, fmt.Errorf("TOKEN_DEFAULT_TTL=%s: must be at most TOKEN_MAX_TTL (%s)", c.TokenDefaultTTL, c.TokenMaxTTL))
-		} else {
-			c.TokenDefaultTTL = c.TokenMaxTTL
+	c.derive(memoryLimit())
+	if v := getenv(testLogFlushInterval); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			c.LogFlushInterval = d
 		}
 	}
 	if c.SandboxOff && c.RESTBaseURL == "" {
@@ -614,9 +525,6 @@ func (c Config) checkTraffic() []error {
 		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
 			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
 	}
-	if c.RESTInspector == "true" && !c.CostReceipts {
-		errs = append(errs, fmt.Errorf("%s=true: needs %s=true (the inspector's calls ride in the receipt)", restInspector, costReceipts))
-	}
 	if c.TrustedDocumentsMode != trusteddocs.Off && c.TrustedDocuments == "" {
 		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
 	}
@@ -626,9 +534,155 @@ func (c Config) checkTraffic() []error {
 // dropped are settings that no longer have an effect: still accepted
 // (env or flag, any value) for one release after they were dropped, each
 // given one logged at start with its warning, so that a deployment that
-// sets one starts as before and is told.
+// sets one starts as before and is told what replaces it. derive sets the
+// Config fields they used to set.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through Go's net/http transport, one connection pool per credential pair (docs/design.md)"},
+	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
+	{"REST_MAX_INFLIGHT_PER_MERCHANT", "REST_MAX_INFLIGHT_PER_MERCHANT no longer has an effect: one credential pair's concurrent REST calls are a quarter of REST_MAX_INFLIGHT (at least 1); set REST_MAX_INFLIGHT"},
+	{"REST_UNACCEPTED_MAX_INFLIGHT", "REST_UNACCEPTED_MAX_INFLIGHT no longer has an effect: the concurrent REST calls of credential pairs not yet accepted are REST_MAX_INFLIGHT/32 (at least 1); set REST_MAX_INFLIGHT"},
+	{"REST_UNACCEPTED_PER_ADDRESS_PER_SECOND", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND no longer has an effect: one client address's part is a quarter of REST_UNACCEPTED_CALLS_PER_SECOND (at least 1); set REST_UNACCEPTED_CALLS_PER_SECOND"},
+	{"REST_REFUSED_CACHE_TTL", "REST_REFUSED_CACHE_TTL no longer has an effect: a refused credential pair is refused again without a REST call for a fixed 10s"},
+	{"REST_MAX_PAGE_BYTES", "REST_MAX_PAGE_BYTES no longer has an effect: a list page may be 16 times REST_MAX_BODY_BYTES; set REST_MAX_BODY_BYTES"},
+	{"BREAKER_COOLDOWN", "BREAKER_COOLDOWN no longer has an effect: an open circuit sends one probe call after a fixed 5s"},
+	{"LOADER_WAIT", "LOADER_WAIT no longer has an effect: the loaders have no batch window (the REST API has no batch endpoint)"},
+	{"APQ_CACHE_SIZE", "APQ_CACHE_SIZE no longer has an effect: the local persisted-query cache holds at most 1000 queries, and bytes derived from GOMEMLIMIT"},
+	{"APQ_CACHE_BYTES", "APQ_CACHE_BYTES no longer has an effect: the local persisted-query cache holds GOMEMLIMIT/40 bytes (1 MiB to 4 MiB); set GOMEMLIMIT"},
+	{"QUERY_CACHE_BYTES", "QUERY_CACHE_BYTES no longer has an effect: the parsed-query cache holds GOMEMLIMIT/10 bytes (1 MiB to 16 MiB); set GOMEMLIMIT"},
+	{"MAX_DEPTH", "MAX_DEPTH no longer has an effect: the deepest selection nesting is fixed at the contract's 15"},
+	{"MAX_FIELDS", "MAX_FIELDS no longer has an effect: an operation selects at most twice MAX_COMPLEXITY fields; set MAX_COMPLEXITY"},
+	{"MAX_QUERY_LENGTH", "MAX_QUERY_LENGTH no longer has an effect: the longest query text is half of MAX_BODY_BYTES; set MAX_BODY_BYTES"},
+	{"COMPRESS_MIN_BYTES", "COMPRESS_MIN_BYTES no longer has an effect: answers from 1024 bytes are compressed when the client accepts it"},
+	{"APQ_TTL", "APQ_TTL no longer has an effect: a persisted query lives a fixed 24h in Redis"},
+	{"RATE_LIMIT_ANONYMOUS_BURST", "RATE_LIMIT_ANONYMOUS_BURST no longer has an effect: the burst is twice RATE_LIMIT_ANONYMOUS_PER_SECOND"},
+	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST no longer has an effect: the burst is 5 times RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND"},
+	{"REFUSAL_DELAY_MAX_HELD", "REFUSAL_DELAY_MAX_HELD no longer has an effect: at most an eighth of HTTP_MAX_CONNECTIONS refusals are held at once; set HTTP_MAX_CONNECTIONS"},
+	{"LOG_FLUSH_INTERVAL", "LOG_FLUSH_INTERVAL no longer has an effect: log lines are written per 4 KiB or after a fixed 100ms, and at exit"},
+	{"TOKEN_DEFAULT_TTL", "TOKEN_DEFAULT_TTL no longer has an effect: a mint naming no lifetime gets 15m, or TOKEN_MAX_TTL if shorter"},
+	{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", "SUBSCRIPTION_WATCH_AFTER_SUCCESS no longer has an effect: a SUCCEEDED resource is watched a fixed 10m more for a REFUNDED"},
+	{"SUBSCRIPTION_MAX_LIFETIME", "SUBSCRIPTION_MAX_LIFETIME no longer has an effect: a subscription lives at most a fixed 1h"},
+	{"SUBSCRIPTION_IDLE_TIMEOUT", "SUBSCRIPTION_IDLE_TIMEOUT no longer has an effect: subscriptions of a resource unchanged for a fixed 15m complete"},
+	{"SUBSCRIPTION_MAX_PER_MERCHANT", "SUBSCRIPTION_MAX_PER_MERCHANT no longer has an effect: one merchant holds at most SUBSCRIPTION_MAX/20 (at least 1); set SUBSCRIPTION_MAX"},
+	{"SUBSCRIPTION_MAX_PENDING", "SUBSCRIPTION_MAX_PENDING no longer has an effect: at most a fixed 64 subscriptions of pairs not yet accepted wait for their first poll"},
+	{"SUBSCRIPTION_RESUME_WINDOW", "SUBSCRIPTION_RESUME_WINDOW no longer has an effect: transitions are kept a fixed 10m for resuming clients"},
+	{"LIVE_MAX_CONNECTIONS", "LIVE_MAX_CONNECTIONS no longer has an effect: WebSocket connections and SSE streams are at most half of HTTP_MAX_CONNECTIONS; set HTTP_MAX_CONNECTIONS"},
+	{"LIVE_MAX_LIFETIME", "LIVE_MAX_LIFETIME no longer has an effect: a WebSocket connection or SSE stream lives at most a fixed 1h"},
+	{"LIVE_MAX_OPERATIONS", "LIVE_MAX_OPERATIONS no longer has an effect: a WebSocket connection holds at most a fixed 32 operations in flight"},
+	{"LIVE_INIT_TIMEOUT", "LIVE_INIT_TIMEOUT no longer has an effect: a WebSocket must send connection_init within a fixed 10s"},
+	{"LIVE_WRITE_TIMEOUT", "LIVE_WRITE_TIMEOUT no longer has an effect: a live client must read one message within a third of REQUEST_TIMEOUT; set REQUEST_TIMEOUT"},
+	{"REST_INSPECTOR", "REST_INSPECTOR no longer has an effect: the REST inspector is on in sandbox mode only"},
+}
+
+// withoutDropped is args without the flags of dropped settings (-name=v,
+// -name v, with one dash or two), which are not registered, so that -help
+// lists only the settings; it also answers the names given.
+func withoutDropped(args []string) ([]string, map[string]bool) {
+	names := make(map[string]bool, len(dropped))
+	for _, d := range dropped {
+		names[flagName(d.env)] = true
+	}
+	given := map[string]bool{}
+	var kept []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" || !strings.HasPrefix(a, "-") {
+			kept = append(kept, args[i:]...)
+			break
+		}
+		name, _, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !names[name] {
+			kept = append(kept, a)
+			continue
+		}
+		given[name] = true
+		if !hasValue && i+1 < len(args) {
+			i++ // its value
+		}
+	}
+	return kept, given
+}
+
+// Values of former settings that no operator decides, fixed here with
+// why; derive sets them, and the values derived from the settings left.
+const (
+	// The loaders make one REST call per key at once: the REST API has
+	// no batch endpoint, so a window would only delay calls.
+	loaderWait = 0
+	// An open circuit sends one probe call after this: long enough to
+	// spare a REST API that is down, short enough that a recovered one
+	// is used again within seconds.
+	breakerCooldown = 5 * time.Second
+	// Answers smaller than this gain less from compression than it costs.
+	compressMinBytes = 1024
+	// A persisted query is registered again by its client's next miss:
+	// one day keeps a deployment's queries without keeping old ones.
+	apqTTL = 24 * time.Hour
+	// Log lines wait at most this to be written with others (and are
+	// written at exit): a tenth of a second is not noticed by a reader.
+	logFlushInterval = 100 * time.Millisecond
+	// testLogFlushInterval is a test-only override of logFlushInterval,
+	// not a setting (not in -help): e2e proves with it that the lines
+	// gathered are written at exit.
+	testLogFlushInterval = "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL"
+)
+
+// memoryLimit is the process's GOMEMLIMIT (math.MaxInt64 when unset).
+func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
+
+// derive sets the Config fields of the former settings (dropped) from the
+// settings read and the memory limit.
+func (c *Config) derive(memLimit int64) {
+	// One merchant takes at most a quarter of the process's REST calls,
+	// so that three others busy at once still find slots; the pairs not
+	// yet accepted together an eighth of that.
+	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
+	c.RESTMaxConcBurst = 0
+	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
+	if c.RESTUnaccepted.CallsPerSecond > 0 {
+		c.RESTUnaccepted.PerAddressPerSecond = max(1, c.RESTUnaccepted.CallsPerSecond/4)
+	}
+	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
+	// A page of 100 payments is about 35 KB: 16 records' worth of bytes
+	// holds it with room.
+	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
+	c.BreakerCooldown = breakerCooldown
+	c.LoaderWait = loaderWait
+	// The caches are bounded in bytes, from the memory the operator
+	// gives the process: a tenth for parsed queries, a fortieth for
+	// persisted query texts (16 MiB and 4 MiB at 160 MiB).
+	c.APQCacheSize = graph.DefaultAPQCacheSize
+	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
+	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
+	// The shape limits follow the cost and size limits: a field costs
+	// at most one REST call, most of a body is its query.
+	c.MaxDepth = graph.DefaultMaxDepth
+	c.MaxFields = min(2*c.MaxComplexity, 1<<20)
+	c.MaxQueryLength = int(c.MaxBodyBytes / 2)
+	c.CompressMin = compressMinBytes
+	c.APQTTL = apqTTL
+	c.RateLimitAnonymousBurst = 2 * c.RateLimitAnonymousPerSecond
+	c.RateLimitAnonymousPerAddressBurst = 5 * c.RateLimitAnonymousPerAddressPerSecond
+	// Each refusal held keeps its connection open.
+	c.RefusalDelayMaxHeld = c.HTTPMaxConnections / 8
+	c.LogFlushInterval = logFlushInterval
+	c.TokenDefaultTTL = min(sessiontoken.DefaultTTL, c.TokenMaxTTL)
+	c.Subscriptions.WatchAfterSettled = livepoll.DefaultWatchAfterSettled
+	c.Subscriptions.MaxLifetime = livepoll.DefaultMaxLifetime
+	c.Subscriptions.IdleTimeout = livepoll.DefaultIdleTimeout
+	c.Subscriptions.MaxPerMerchant = max(1, c.Subscriptions.MaxSubscriptions/20)
+	c.Subscriptions.MaxPending = livepoll.DefaultMaxPending
+	c.Subscriptions.ResumeWindow = livepoll.DefaultResumeWindow
+	// Live connections are HTTP connections held long: half of them may
+	// be, so that short requests always find the other half.
+	c.LiveMaxConnections = max(1, c.HTTPMaxConnections/2)
+	c.LiveMaxLifetime = gqlhttp.DefaultMaxLifetime
+	c.LiveMaxOperations = gqlhttp.DefaultMaxOperations
+	c.LiveInitTimeout = gqlhttp.DefaultInitTimeout
+	c.LiveWriteTimeout = gqlhttp.DefaultWriteTimeout
+	if c.RequestTimeout > 0 {
+		c.LiveWriteTimeout = c.RequestTimeout / 3
+	}
+	c.RESTInspector = "auto"
 }
 
 // settingValue is a string flag whose value -help may not show.

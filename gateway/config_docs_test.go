@@ -20,6 +20,24 @@ const operationsDoc = "../docs/operations.md"
 func docSettings(text string) map[string]string {
 	_, section, _ := strings.Cut(text, "\n## Configuration\n")
 	section, _, _ = strings.Cut(section, "\n## ")
+	section, _, _ = strings.Cut(section, removedHeading)
+	return tableCells(section)
+}
+
+// removedHeading heads the list of dropped settings, after the table.
+const removedHeading = "\n### Settings removed in this release\n"
+
+// docRemoved reads the rows of the removed settings' table ("| `NAME` |
+// now | why |"): the "now" cell by name.
+func docRemoved(text string) map[string]string {
+	_, section, _ := strings.Cut(text, removedHeading)
+	section, _, _ = strings.Cut(section, "\n## ")
+	return tableCells(section)
+}
+
+// tableCells is the second cell of each row of section's tables whose
+// first cell names variables in backticks, by name.
+func tableCells(section string) map[string]string {
 	out := map[string]string{}
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, " | ")
@@ -92,10 +110,21 @@ func TestConfigurationTableMatchesSettings(t *testing.T) {
 	for _, d := range settingsTableDiff(doc) {
 		t.Error(d)
 	}
+	// The removed settings' table lists exactly the dropped ones.
+	removed := docRemoved(string(text))
+	for _, d := range dropped {
+		if _, ok := removed[d.env]; !ok {
+			t.Errorf("%s: dropped, with no row in docs/operations.md's removed settings", d.env)
+		}
+		delete(removed, d.env)
+	}
+	for name := range removed {
+		t.Errorf("%s: a row of docs/operations.md's removed settings that is not dropped", name)
+	}
 
 	// The check sees a wrong default, a missing row and a row too many.
 	for name, spoil := range map[string]func(map[string]string){
-		"broken_default":    func(m map[string]string) { m["MAX_DEPTH"] = "`16`" },
+		"broken_default":    func(m map[string]string) { m["MAX_COMPLEXITY"] = "`501`" },
 		"broken_missing":    func(m map[string]string) { delete(m, "PORT") },
 		"broken_unknown":    func(m map[string]string) { m["MAX_WIDGETS"] = "`3`" },
 		"broken_unset_cell": func(m map[string]string) { m["REDIS_URL"] = "`redis://localhost`" },

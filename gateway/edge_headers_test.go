@@ -97,7 +97,7 @@ func TestNoStoreHeadersOnEveryGraphQLAnswer(t *testing.T) {
 			}
 			names := []string{"Origin", "X-Api-Key", "X-Api-Secret", "Authorization"}
 			if tc.header.Get("Upgrade") == "" {
-				// Compression is on (COMPRESS_MIN_BYTES): an answer may be
+				// Compression is on (from 1 KiB): an answer may be
 				// compressed or not by its Accept-Encoding (not a
 				// protocol upgrade, which compression passes untouched).
 				names = append(names, "Accept-Encoding")

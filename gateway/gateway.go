@@ -482,7 +482,7 @@ func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pool.Put(rctx)
 }
 
-// inspector reports whether the REST inspector is on: REST_INSPECTOR, or
+// inspector reports whether the REST inspector is on: Config.RESTInspector, or
 // in sandbox mode when it is auto (demo data, no merchant's calls to hide).
 func (g *Gateway) inspector() bool {
 	return g.cfg.CostReceipts && (g.cfg.RESTInspector == "true" || g.cfg.RESTInspector == "auto" && g.demo != nil)

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,6 +67,7 @@ func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, lo
 		t.Fatal(err)
 	}
 	cfg.RESTBaseURL = restSrv.URL
+	setConfigFields(t, &cfg, env)
 	gw, err := gateway.New(cfg, append([]gateway.Option{gateway.WithLogger(logger)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
@@ -75,6 +77,63 @@ func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, lo
 	t.Cleanup(srv.Close)
 	g.URL = srv.URL
 	return g
+}
+
+// configFields are the Config fields without a setting of their own
+// (derived or fixed by LoadConfig: docs/operations.md, "Settings removed
+// in this release") that tests set, under "Config.<field>" keys of the
+// env maps, so that no such key reads as a setting.
+var configFields = map[string]func(c *gateway.Config, v string) error{
+	"Config.BreakerCooldown":                    durationField(func(c *gateway.Config) *time.Duration { return &c.BreakerCooldown }),
+	"Config.LiveInitTimeout":                    durationField(func(c *gateway.Config) *time.Duration { return &c.LiveInitTimeout }),
+	"Config.LiveMaxLifetime":                    durationField(func(c *gateway.Config) *time.Duration { return &c.LiveMaxLifetime }),
+	"Config.Subscriptions.MaxLifetime":          durationField(func(c *gateway.Config) *time.Duration { return &c.Subscriptions.MaxLifetime }),
+	"Config.LiveMaxConnections":                 intField(func(c *gateway.Config) *int { return &c.LiveMaxConnections }),
+	"Config.LiveMaxOperations":                  intField(func(c *gateway.Config) *int { return &c.LiveMaxOperations }),
+	"Config.Subscriptions.MaxPerMerchant":       intField(func(c *gateway.Config) *int { return &c.Subscriptions.MaxPerMerchant }),
+	"Config.MaxDepth":                           intField(func(c *gateway.Config) *int { return &c.MaxDepth }),
+	"Config.MaxFields":                          intField(func(c *gateway.Config) *int { return &c.MaxFields }),
+	"Config.MaxQueryLength":                     intField(func(c *gateway.Config) *int { return &c.MaxQueryLength }),
+	"Config.RESTMaxInFlightPerMerchant":         intField(func(c *gateway.Config) *int { return &c.RESTMaxInFlightPerMerchant }),
+	"Config.RESTUnaccepted.PerAddressPerSecond": intField(func(c *gateway.Config) *int { return &c.RESTUnaccepted.PerAddressPerSecond }),
+	"Config.RateLimitAnonymousBurst":            intField(func(c *gateway.Config) *int { return &c.RateLimitAnonymousBurst }),
+	"Config.RateLimitAnonymousPerAddressBurst":  intField(func(c *gateway.Config) *int { return &c.RateLimitAnonymousPerAddressBurst }),
+	"Config.RESTMaxPage": func(c *gateway.Config, v string) error {
+		n, err := strconv.ParseInt(v, 10, 64)
+		c.RESTMaxPage = n
+		return err
+	},
+}
+
+// setConfigFields sets the configFields that env names.
+func setConfigFields(t testing.TB, c *gateway.Config, env map[string]string) {
+	t.Helper()
+	for k, v := range env {
+		if !strings.HasPrefix(k, "Config.") {
+			continue
+		}
+		set, ok := configFields[k]
+		if !ok {
+			t.Fatalf("%s: no such Config field in configFields", k)
+		}
+		if err := set(c, v); err != nil {
+			t.Fatalf("%s=%q: %v", k, v, err)
+		}
+	}
+}
+
+func durationField(field func(*gateway.Config) *time.Duration) func(*gateway.Config, string) error {
+	return func(c *gateway.Config, v string) (err error) {
+		*field(c), err = time.ParseDuration(v)
+		return err
+	}
+}
+
+func intField(field func(*gateway.Config) *int) func(*gateway.Config, string) error {
+	return func(c *gateway.Config, v string) (err error) {
+		*field(c), err = strconv.Atoi(v)
+		return err
+	}
 }
 
 func creds(b sandbox.Business) http.Header {

@@ -18,7 +18,7 @@ import (
 func TestInventedPairOnWebSocketIsAnonymous(t *testing.T) {
 	g := startGateway(t, map[string]string{
 		"REST_UNACCEPTED_CALLS_PER_SECOND": "20",
-		"RATE_LIMIT_ANONYMOUS_PER_SECOND":  "1", "RATE_LIMIT_ANONYMOUS_BURST": "4",
+		"RATE_LIMIT_ANONYMOUS_PER_SECOND":  "1", "Config.RateLimitAnonymousBurst": "4",
 		"REFUSAL_DELAY_MAX": "0",
 	}, nil)
 	biz := g.Biz[0]

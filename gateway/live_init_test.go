@@ -1,7 +1,7 @@
 package gateway_test
 
 // A WebSocket that never proves anything (no connection_init) lives
-// LIVE_INIT_TIMEOUT, not as long as the client likes (issue 21).
+// the init timeout (10 s), not as long as the client likes (issue 21).
 
 import (
 	"context"
@@ -14,10 +14,10 @@ import (
 )
 
 // TestWebSocketInitTimeout: a WebSocket that sends nothing after its
-// upgrade is closed at LIVE_INIT_TIMEOUT (1002, "connection initialisation
+// upgrade is closed at the init timeout (1002, "connection initialisation
 // timeout"), and one that sent its connection_init in time is not.
 func TestWebSocketInitTimeout(t *testing.T) {
-	g := startGateway(t, map[string]string{"LIVE_INIT_TIMEOUT": "300ms"}, nil)
+	g := startGateway(t, map[string]string{"Config.LiveInitTimeout": "300ms"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 
@@ -36,7 +36,7 @@ func TestWebSocketInitTimeout(t *testing.T) {
 			t.Fatalf("read: %v; want the init timeout's close", err)
 		}
 		if took > 3*time.Second {
-			t.Fatalf("closed after %v, want about LIVE_INIT_TIMEOUT (300ms)", took)
+			t.Fatalf("closed after %v, want about the init timeout (300ms)", took)
 		}
 		t.Logf("closed %v after the upgrade: %v", took.Round(time.Millisecond), err)
 	})

@@ -240,10 +240,10 @@ func TestWebSocketLegacySubprotocolRefused(t *testing.T) {
 	}
 }
 
-// TestLiveConnectionCap: past LIVE_MAX_CONNECTIONS an upgrade is refused
+// TestLiveConnectionCap: past the live connections cap (Config.LiveMaxConnections) an upgrade is refused
 // with 503 before it happens; a POST is still served.
 func TestLiveConnectionCap(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"LIVE_MAX_CONNECTIONS": "2"}), nil)
+	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxConnections": "2"}), nil)
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -293,10 +293,10 @@ func TestHTTPConnectionsGauge(t *testing.T) {
 	}
 }
 
-// TestWebSocketMaxOperations: past LIVE_MAX_OPERATIONS in flight, an
+// TestWebSocketMaxOperations: past Config.LiveMaxOperations in flight, an
 // operation is refused (RATE_LIMITED) without running.
 func TestWebSocketMaxOperations(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"LIVE_MAX_OPERATIONS": "2"}), nil)
+	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxOperations": "2"}), nil)
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -424,9 +424,9 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 }
 
 // TestLiveMaxLifetime: a WebSocket connection is closed at
-// LIVE_MAX_LIFETIME, even while it is in use.
+// Config.LiveMaxLifetime, even while it is in use.
 func TestLiveMaxLifetime(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"LIVE_MAX_LIFETIME": "300ms"}), nil)
+	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxLifetime": "300ms"}), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	began := time.Now()

@@ -201,7 +201,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 		return faults[i%len(faults)]
 	})
-	g := startGatewayWith(t, map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "50ms"}, sb, logger)
+	g := startGatewayWith(t, map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "50ms"}, sb, logger)
 	biz := sb.Businesses()[0]
 	pay := sb.Payments(biz.APIKey)[0]
 	wrongSecret := "sk_test_" + strings.Repeat("Zq9", 10)

@@ -90,7 +90,7 @@ func BenchmarkFreshPairPaymentAdmitted(b *testing.B) {
 
 // admitAll lifts the budgets of unaccepted pairs, and the anonymous ones
 // (noAnonymousBudget).
-var admitAll = map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "1000000", "REST_UNACCEPTED_PER_ADDRESS_PER_SECOND": "1000000",
+var admitAll = map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "1000000", "Config.RESTUnaccepted.PerAddressPerSecond": "1000000",
 	"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND": "0"}
 
 // noAnonymousBudget lifts the anonymous budgets, which every request of a

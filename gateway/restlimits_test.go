@@ -178,7 +178,7 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 		}
 	}
 	g := startGateway(t, map[string]string{"REST_MAX_INFLIGHT": "4",
-		"REST_MAX_INFLIGHT_PER_MERCHANT": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16"}, rest)
+		"Config.RESTMaxInFlightPerMerchant": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16"}, rest)
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(releaseA) }) }
 	t.Cleanup(unblock) // before the servers close

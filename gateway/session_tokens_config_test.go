@@ -29,10 +29,9 @@ func TestTokenSettings(t *testing.T) {
 		{"keys", map[string]string{"TOKEN_KEYS": key + ", " + sessiontoken.GenerateKey()}, "", time.Hour, 15 * time.Minute},
 		{"a bad key is not echoed", map[string]string{"TOKEN_KEYS": key + ",not-a-key-zzzz"}, "TOKEN_KEYS=(value hidden): TOKEN_KEYS: key 2 of 2", 0, 0},
 		{"a smaller maximum lowers the default", map[string]string{"TOKEN_MAX_TTL": "10m"}, "", 10 * time.Minute, 10 * time.Minute},
-		{"an explicit default above the maximum", map[string]string{"TOKEN_MAX_TTL": "10m", "TOKEN_DEFAULT_TTL": "20m"}, "TOKEN_DEFAULT_TTL=20m0s: must be at most TOKEN_MAX_TTL", 0, 0},
 		{"maximum over a day", map[string]string{"TOKEN_MAX_TTL": "25h"}, "TOKEN_MAX_TTL", 0, 0},
 		{"maximum zero", map[string]string{"TOKEN_MAX_TTL": "0s"}, "TOKEN_MAX_TTL", 0, 0},
-		{"not whole seconds", map[string]string{"TOKEN_DEFAULT_TTL": "1500ms"}, "TOKEN_DEFAULT_TTL", 0, 0},
+		{"not whole seconds", map[string]string{"TOKEN_MAX_TTL": "1500ms"}, "TOKEN_MAX_TTL", 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

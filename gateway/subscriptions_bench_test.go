@@ -46,7 +46,7 @@ func BenchmarkSubscriptions1000Over10(b *testing.B) {
 func subscriptionsMix(b *testing.B, subs, payments int) (bytesPerSub, callsPerMin, goroutinesPerSub float64) {
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "20ms"
-	env["SUBSCRIPTION_MAX_PER_MERCHANT"] = strconv.Itoa(subs)
+	env["Config.Subscriptions.MaxPerMerchant"] = strconv.Itoa(subs)
 	g := startGateway(b, env, nil)
 	biz := g.Biz[0]
 	var ids []string

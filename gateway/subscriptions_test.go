@@ -330,7 +330,7 @@ func TestSubscriptionRefusals(t *testing.T) {
 func TestSubscriptionSharedPoll(t *testing.T) {
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "1h"
-	env["SUBSCRIPTION_MAX_PER_MERCHANT"] = "200"
+	env["Config.Subscriptions.MaxPerMerchant"] = "200"
 	g := startGateway(t, env, nil)
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
@@ -477,12 +477,12 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 	}
 }
 
-// TestSubscriptionLifetimeCompletes: at SUBSCRIPTION_MAX_LIFETIME the
+// TestSubscriptionLifetimeCompletes: at Config.Subscriptions.MaxLifetime the
 // stream completes while its last state is not terminal, which tells the
 // client to subscribe again (docs/clients.md "Live status"); no error event.
 func TestSubscriptionLifetimeCompletes(t *testing.T) {
 	env := fastPolls(nil)
-	env["SUBSCRIPTION_MAX_LIFETIME"] = "200ms"
+	env["Config.Subscriptions.MaxLifetime"] = "200ms"
 	g := startGateway(t, env, nil)
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())

@@ -51,7 +51,7 @@ type restPool struct {
 }
 
 // newTransport is the transport to the REST API. Each pool keeps up to
-// REST_MAX_INFLIGHT_PER_MERCHANT idle connections, as many as its pair
+// RESTMaxInFlightPerMerchant idle connections, as many as its pair
 // may have calls in flight, so that steady load reuses connections
 // instead of dialling.
 func newTransport(cfg Config) *restPools {

@@ -47,10 +47,10 @@ func TestQueryLimits(t *testing.T) {
 		env               map[string]string
 	}{
 		{"5000 aliases", bomb.String(), "", nil},
-		{"too deep", `{ checkoutSession(id: "x") { payment { customer { name } } } }`, "DEPTH_LIMIT_EXCEEDED", map[string]string{"MAX_DEPTH": "3"}},
-		{"too many fields through fragments", fragments, "FIELD_LIMIT_EXCEEDED", map[string]string{"MAX_FIELDS": "20"}},
+		{"too deep", `{ checkoutSession(id: "x") { payment { customer { name } } } }`, "DEPTH_LIMIT_EXCEEDED", map[string]string{"Config.MaxDepth": "3"}},
+		{"too many fields through fragments", fragments, "FIELD_LIMIT_EXCEEDED", map[string]string{"Config.MaxFields": "20"}},
 		{"complexity of a big list", `{ payments(first: 100) { nodes { id customer { address } } edges { node { id customer { address } } } } }`, "COMPLEXITY_LIMIT_EXCEEDED", map[string]string{"MAX_COMPLEXITY": "100"}}, // 1 page + 100 details
-		{"query too long", `{ payments(first: 1) { nodes { id } } }` + strings.Repeat(" ", 2000), "QUERY_TOO_LARGE", map[string]string{"MAX_QUERY_LENGTH": "1024"}},
+		{"query too long", `{ payments(first: 1) { nodes { id } } }` + strings.Repeat(" ", 2000), "QUERY_TOO_LARGE", map[string]string{"Config.MaxQueryLength": "1024"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := startGateway(t, tc.env, nil)

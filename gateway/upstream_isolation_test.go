@@ -77,7 +77,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 }
 
 // TestUpstreamBodyCaps (issue 11, item 7): REST_MAX_BODY_BYTES and
-// REST_MAX_PAGE_BYTES reach the REST client: a record or a page one byte
+// the page cap (Config.RESTMaxPage) reach the REST client: a record or a page one byte
 // over its configured cap is UPSTREAM_ERROR naming the cap; at the cap it
 // is served.
 func TestUpstreamBodyCaps(t *testing.T) {
@@ -97,7 +97,7 @@ func TestUpstreamBodyCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := tc.body + strings.Repeat(" ", tc.limit+tc.pad-len(tc.body))
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }}
-			g := startGateway(t, map[string]string{"REST_MAX_BODY_BYTES": "2048", "REST_MAX_PAGE_BYTES": "4096"}, rest)
+			g := startGateway(t, map[string]string{"REST_MAX_BODY_BYTES": "2048", "Config.RESTMaxPage": "4096"}, rest)
 			r := g.Post(t, anyCreds, tc.query, nil)
 			if tc.want == "" {
 				r.WantNoErrors(t)
@@ -121,10 +121,10 @@ func TestRESTBodyCapSettings(t *testing.T) {
 		wantErr    bool
 	}{
 		{"defaults", nil, restclient.DefaultMaxBodyBytes, restclient.DefaultMaxPageBytes, false},
-		{"set", map[string]string{"REST_MAX_BODY_BYTES": "4096", "REST_MAX_PAGE_BYTES": "65536"}, 4096, 65536, false},
+		{"set: the page cap 16 times it", map[string]string{"REST_MAX_BODY_BYTES": "4096"}, 4096, 65536, false},
 		{"record cap too small", map[string]string{"REST_MAX_BODY_BYTES": "100"}, 0, 0, true},
-		{"page cap not a number", map[string]string{"REST_MAX_PAGE_BYTES": "1MiB"}, 0, 0, true},
-		{"page cap too large", map[string]string{"REST_MAX_PAGE_BYTES": "1073741824"}, 0, 0, true},
+		{"record cap not a number", map[string]string{"REST_MAX_BODY_BYTES": "1MiB"}, 0, 0, true},
+		{"record cap too large", map[string]string{"REST_MAX_BODY_BYTES": "1073741824"}, 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := gateway.LoadConfig(nil, func(k string) string { return tc.env[k] }, nil)

@@ -218,7 +218,7 @@ func TestBreakerThroughTheGateway(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 	}}
-	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "BREAKER_COOLDOWN": "150ms"}, rest)
+	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "150ms"}, rest)
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
 	for range 3 {
 		g.Post(t, anyCreds, q, nil).WantCode(t, "UPSTREAM_ERROR")

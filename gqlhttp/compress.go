@@ -7,7 +7,7 @@ import (
 )
 
 // Compress is the middleware that compresses answers of at least minBytes
-// (COMPRESS_MIN_BYTES; 0: none) with gzip or zstd, as the caller's
+// (the gateway: 1 KiB; 0: none) with gzip or zstd, as the caller's
 // Accept-Encoding allows, adding Vary: Accept-Encoding. gzip on a tie;
 // zstd only when the caller prefers it by q-value (zstd;q=1, gzip;q=0.5).
 // zstd costs a little less CPU for the same size, but a client that

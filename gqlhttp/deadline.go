@@ -19,7 +19,7 @@ import (
 // of its queries gets one from the operation scope, operation.go), and the
 // server's read and write timeouts are lifted from its connection: it
 // lasts as long as its subscriptions, which the subscription hub bounds
-// (SUBSCRIPTION_MAX_LIFETIME); the keep-alives find a client that left.
+// (a subscription's longest life); the keep-alives find a client that left.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit

@@ -8,7 +8,7 @@ package gqlhttp
 // a WebSocket's credentials come from its connection_init payload through
 // the same readers as the headers of any other request, and a stream is
 // freed of the request deadlines (its bound is the subscription's
-// lifetime, SUBSCRIPTION_MAX_LIFETIME, and the keep-alives).
+// lifetime, the subscription's, and the keep-alives).
 
 import (
 	"bufio"
@@ -51,24 +51,24 @@ type Live struct {
 	OriginPatterns []string
 
 	// MaxConnections bounds the WebSocket connections and SSE streams open
-	// at once in this process (LIVE_MAX_CONNECTIONS): one more is refused
+	// at once in this process (the gateway: half of HTTP_MAX_CONNECTIONS): one more is refused
 	// before the upgrade, HTTP 503 RATE_LIMITED with Retry-After. Zero:
 	// DefaultMaxConnections.
 	MaxConnections int
 	// MaxLifetime is the longest life of one WebSocket connection or SSE
-	// stream (LIVE_MAX_LIFETIME); it is then closed and the client
+	// stream; it is then closed and the client
 	// connects again. Zero: DefaultMaxLifetime.
 	MaxLifetime time.Duration
 	// InitTimeout is the life of a WebSocket that has not sent its
-	// connection_init (LIVE_INIT_TIMEOUT): it is closed then, having
+	// connection_init: it is closed then, having
 	// proved nothing. Zero: DefaultInitTimeout.
 	InitTimeout time.Duration
 	// MaxOperations bounds the operations in flight at once on one
-	// WebSocket connection (LIVE_MAX_OPERATIONS); one more is refused,
+	// WebSocket connection; one more is refused,
 	// RATE_LIMITED, before it runs. Zero: DefaultMaxOperations.
 	MaxOperations int
 	// WriteTimeout is how long the client may take to take one message
-	// (LIVE_WRITE_TIMEOUT): past it the connection is closed, so a client
+	// (the gateway: a third of REQUEST_TIMEOUT): past it the connection is closed, so a client
 	// that stops reading holds nothing for long. Zero: DefaultWriteTimeout.
 	WriteTimeout time.Duration
 	// MaxMessageBytes is the largest WebSocket message read

@@ -26,7 +26,8 @@ import (
 	"paygraph/restclient"
 )
 
-// Defaults of REFUSAL_DELAY_MAX and REFUSAL_DELAY_MAX_HELD.
+// Defaults of REFUSAL_DELAY_MAX and of the refusals held (the gateway
+// holds an eighth of HTTP_MAX_CONNECTIONS).
 const (
 	// DefaultRefusalDelayMax is one second: the Retry-After every such
 	// refusal carries at least, so a client that honours it loses nothing.

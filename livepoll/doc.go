@@ -67,7 +67,7 @@
 // # Resume
 //
 // The newest MaxKept transitions of a key are kept while it is polled and
-// ResumeWindow (SUBSCRIPTION_RESUME_WINDOW) after: in memory without a
+// ResumeWindow after: in memory without a
 // Store (at most MaxHistories keys without a poller; past that the one
 // that would be forgotten first goes), in the Store with one.
 // SubscribeAfter(after) sends the kept transitions after the id after,
@@ -112,15 +112,15 @@
 // subscriber joining a PhaseSettled resource gets what is left of its watch:
 // the watch is about the resource, not about who looks at it.
 //
-// # Settings (the composition root reads them; the defaults are here)
+// # Config (the composition root sets it; the defaults are here)
 //
-//	SUBSCRIPTION_POLL_INTERVAL          2s     first wait between two REST GETs of one resource; grows to 4x while it does not change
-//	SUBSCRIPTION_WATCH_AFTER_SUCCESS    10m    how long a SUCCEEDED resource is still polled for a REFUNDED (see above)
-//	SUBSCRIPTION_MAX_LIFETIME           1h     longest life of one subscription (the client resubscribes)
-//	SUBSCRIPTION_IDLE_TIMEOUT           15m    subscriptions of a resource unchanged this long end
-//	SUBSCRIPTION_MAX_PER_MERCHANT       100    live subscriptions per merchant (credential pair) per process
-//	SUBSCRIPTION_MAX                    2000   live subscriptions per process
-//	SUBSCRIPTION_RESUME_WINDOW          10m    transitions are kept this long after the key was last polled
+//	Interval           2s     first wait between two REST GETs of one resource; grows to 4x while it does not change (SUBSCRIPTION_POLL_INTERVAL)
+//	WatchAfterSettled  10m    how long a SUCCEEDED resource is still polled for a REFUNDED (see above)
+//	MaxLifetime        1h     longest life of one subscription (the client resubscribes)
+//	IdleTimeout        15m    subscriptions of a resource unchanged this long end
+//	MaxPerMerchant     100    live subscriptions per merchant (credential pair) per process (the gateway: SUBSCRIPTION_MAX/20)
+//	MaxSubscriptions   2000   live subscriptions per process (SUBSCRIPTION_MAX)
+//	ResumeWindow       10m    transitions are kept this long after the key was last polled
 //
 // Why: 2 s is how long a person waiting on a checkout page does not notice
 // (wallet confirmations take several seconds themselves). One hour bounds

@@ -182,16 +182,16 @@ type Config struct {
 	// change. If zero, 4 × Interval; less than Interval is refused.
 	MaxInterval time.Duration
 	// WatchAfterSettled is how long a PhaseSettled resource is still polled
-	// (SUBSCRIPTION_WATCH_AFTER_SUCCESS). If zero, 10 min.
+	// (fixed by the gateway). If zero, 10 min.
 	WatchAfterSettled time.Duration
 	// MaxLifetime is the longest life of one subscription
-	// (SUBSCRIPTION_MAX_LIFETIME). If zero, 1 h.
+	// (fixed by the gateway). If zero, 1 h.
 	MaxLifetime time.Duration
 	// IdleTimeout ends the subscriptions of a resource unchanged this long
-	// (SUBSCRIPTION_IDLE_TIMEOUT). If zero, 15 min.
+	// (fixed by the gateway). If zero, 15 min.
 	IdleTimeout time.Duration
 	// MaxPerMerchant bounds the live subscriptions of one Key.Merchant
-	// (SUBSCRIPTION_MAX_PER_MERCHANT). If zero, 100.
+	// (the gateway: SUBSCRIPTION_MAX/20). If zero, 100.
 	MaxPerMerchant int
 	// MaxSubscriptions bounds the live subscriptions of the process
 	// (SUBSCRIPTION_MAX). If zero, 2000.
@@ -203,7 +203,7 @@ type Config struct {
 	MaxPending int
 	// ResumeWindow is how long a resource's transitions are kept after it
 	// was last polled, for subscribers resuming after an event id
-	// (SUBSCRIPTION_RESUME_WINDOW). If zero, 10 min.
+	// (fixed by the gateway). If zero, 10 min.
 	ResumeWindow time.Duration
 	// MaxHistories bounds the resources whose transitions are kept in
 	// memory without a poller (no Store). If zero, MaxSubscriptions.
@@ -253,8 +253,8 @@ func New(cfg Config) (*Hub, error) {
 		v    time.Duration
 	}{
 		{"SUBSCRIPTION_POLL_INTERVAL", cfg.Interval}, {"MaxInterval", cfg.MaxInterval},
-		{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", cfg.WatchAfterSettled}, {"SUBSCRIPTION_MAX_LIFETIME", cfg.MaxLifetime},
-		{"SUBSCRIPTION_IDLE_TIMEOUT", cfg.IdleTimeout}, {"SUBSCRIPTION_RESUME_WINDOW", cfg.ResumeWindow},
+		{"WatchAfterSettled", cfg.WatchAfterSettled}, {"MaxLifetime", cfg.MaxLifetime},
+		{"IdleTimeout", cfg.IdleTimeout}, {"ResumeWindow", cfg.ResumeWindow},
 	} {
 		if d.v < 0 {
 			return nil, fmt.Errorf("livepoll: %s must not be negative, not %s", d.name, d.v)
@@ -264,7 +264,7 @@ func New(cfg Config) (*Hub, error) {
 		return nil, errors.New("livepoll: a Store needs a Decode")
 	}
 	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 || cfg.MaxHistories < 0 || cfg.MaxPending < 0 {
-		return nil, errors.New("livepoll: SUBSCRIPTION_MAX_PER_MERCHANT and SUBSCRIPTION_MAX must not be negative")
+		return nil, errors.New("livepoll: MaxPerMerchant, MaxSubscriptions, MaxHistories and MaxPending must not be negative")
 	}
 	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
 	cfg.MaxInterval = cmp.Or(cfg.MaxInterval, maxBackoffFactor*cfg.Interval)

@@ -11,9 +11,9 @@ package observe
 // The line is handed over on the request's goroutine after its handler
 // returns, one Write of the whole line to the logger's writer, one line
 // at a time. The binary's writer is a LogBuffer (logbuffer.go) in front of
-// stderr, which gathers lines into one write(2) (LOG_FLUSH_INTERVAL;
-// 0: one write a line): no line is torn or dropped; when the reader of
-// stderr is slow, the requests wait for it.
+// stderr, which gathers lines into one write(2) (every 100 ms or
+// 4 KiB): no line is torn or dropped; when the
+// reader of stderr is slow, the requests wait for it.
 
 import (
 	"context"

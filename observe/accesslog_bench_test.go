@@ -76,7 +76,7 @@ var _ io.Writer = (*discardWriter)(nil)
 // BenchmarkAccessLogToPipe: the same middleware and line, from 16
 // goroutines at once, written to a pipe whose other end a goroutine
 // drains (the process's stderr and the log collector), one write(2) a
-// line (LOG_FLUSH_INTERVAL=0) against the lines gathered by a LogBuffer
+// line (a flush interval of 0) against the lines gathered by a LogBuffer
 // (the default 100ms). Its time per request is CPU on every core the
 // benchmark keeps busy, the reader's included.
 //
@@ -90,7 +90,7 @@ func BenchmarkAccessLogToPipe(b *testing.B) {
 		_, _ = w.Write([]byte(`{"data":{"payment":{"id":"pay_prod_abc"}}}`))
 	})
 	for _, interval := range []time.Duration{0, 100 * time.Millisecond} {
-		b.Run("LOG_FLUSH_INTERVAL="+interval.String(), func(b *testing.B) {
+		b.Run("flush="+interval.String(), func(b *testing.B) {
 			r, w, err := os.Pipe()
 			if err != nil {
 				b.Fatal(err)

@@ -188,7 +188,7 @@ func NewMetrics(o Options) *Metrics {
 			}, func() float64 { n, _ := read(); return float64(n) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "paygraph_connections_limit",
-				Help:        "The replica's cap on client connections, by kind (LIVE_MAX_CONNECTIONS, HTTP_MAX_CONNECTIONS): past it they are refused or the idlest closed.",
+				Help:        "The replica's cap on client connections, by kind (live: half of HTTP_MAX_CONNECTIONS; http: HTTP_MAX_CONNECTIONS): past it they are refused or the idlest closed.",
 				ConstLabels: labels,
 			}, func() float64 { _, n := read(); return float64(n) }),
 		)
@@ -203,7 +203,7 @@ func (m *Metrics) HeldRefusals(held func() int, delayed func() uint64) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "paygraph_refusals_held",
-			Help: "Answers to refused callers the REST API has not accepted (anonymous, unaccepted credential pairs) held now before they are sent (REFUSAL_DELAY_MAX_HELD caps it).",
+			Help: "Answers to refused callers the REST API has not accepted (anonymous, unaccepted credential pairs) held now before they are sent (an eighth of HTTP_MAX_CONNECTIONS caps it).",
 		}, func() float64 { return float64(held()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "paygraph_refusals_delayed_total",

@@ -56,7 +56,7 @@ func endless(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestBodyCaps: a single record may be REST_MAX_BODY_BYTES and a list
-// page REST_MAX_PAGE_BYTES; one byte more is UPSTREAM_ERROR naming the
+// page MaxPageBytes; one byte more is UPSTREAM_ERROR naming the
 // limit, whether the body says its length (refused before reading a byte)
 // or not (read to the limit plus one byte, never further).
 func TestBodyCaps(t *testing.T) {

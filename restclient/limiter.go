@@ -11,9 +11,9 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Defaults of the limiter's bounds (the gateway's REST_MAX_CONCURRENCY,
-// REST_MAX_INFLIGHT and REST_MAX_INFLIGHT_PER_MERCHANT take theirs from
-// here).
+// Defaults of the limiter's bounds (the gateway's REST_MAX_CONCURRENCY
+// and REST_MAX_INFLIGHT take theirs from here; a merchant's share is a
+// quarter of the latter).
 const (
 	// DefaultRequestLimit is the per-request bound that the HTTP layer
 	// usually puts in a request's context (WithRequestLimit): enough for a

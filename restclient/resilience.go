@@ -20,8 +20,8 @@ import (
 // Resilience configures retries and circuit breaking. As everywhere in
 // the gateway's settings, a zero count means none: the zero Resilience
 // neither retries nor breaks circuits (the gateway's settings table owns
-// the defaults it runs with: REST_MAX_RETRIES, BREAKER_FAILURES,
-// BREAKER_COOLDOWN). Each field says what its zero means.
+// the defaults it runs with: REST_MAX_RETRIES, BREAKER_FAILURES, and a
+// fixed cooldown). Each field says what its zero means.
 //
 // # Why two kinds of circuit
 //

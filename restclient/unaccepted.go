@@ -55,8 +55,9 @@ import (
 	"paygraph/ratelimit"
 )
 
-// Defaults of UnacceptedConfig (the gateway's REST_UNACCEPTED_* and
-// REST_REFUSED_CACHE_TTL settings take theirs from here).
+// Defaults of UnacceptedConfig (the gateway's
+// REST_UNACCEPTED_CALLS_PER_SECOND takes its default from here, and
+// derives or fixes the others to these).
 const (
 	// DefaultUnacceptedCallsPerSecond is the REST calls per second that
 	// every unaccepted pair of a replica may make together: a merchant's

@@ -81,8 +81,8 @@
 //     Redact, beside restclient's shapes: gateway/logging.go), and lets
 //     Authorization stay a secret-named attribute;
 //   - adds "Authorization" to the CORS allowed headers and sets TOKEN_MAX_TTL
-//     (default DefaultMaxTTL) and TOKEN_DEFAULT_TTL (DefaultTTL) in the
-//     settings table.
+//     (default DefaultMaxTTL) in the settings table, and the default
+//     lifetime to the lower of DefaultTTL and it.
 //
 // The /graphql edge (gqlhttp.Bearer, beside the credentials middleware):
 // when the request has "Authorization: Bearer <token>" (and neither x-api
