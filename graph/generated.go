@@ -836,13 +836,13 @@ type Query {
 Live status. Each subscription sends the current state at once, then a new
 event whenever a field of the resource changes, and completes after a
 terminal state: FAILED, CANCELLED and REFUNDED at once; SUCCEEDED after it
-has been watched SUBSCRIPTION_WATCH_AFTER_SUCCESS more (default 10 min) for a
+has been watched 10 minutes more for a
 REFUNDED. The gateway polls the REST API once per resource and merchant
 whatever the number of subscribers. Over SSE (graphql-sse) or WebSocket
 (graphql-transport-ws). A REST error is an error event with the contract's
 code; NOT_FOUND, UNAUTHENTICATED and FORBIDDEN then complete. A stream that
-completes while its last state is not terminal (SUBSCRIPTION_MAX_LIFETIME,
-SUBSCRIPTION_IDLE_TIMEOUT without a change, a shutdown): subscribe again,
+completes while its last state is not terminal (after an hour, after
+15 minutes without a change, at a shutdown): subscribe again,
 the current state comes at once.
 
 Each state event is one observed transition and carries its event id in
@@ -851,7 +851,7 @@ ids of one resource increase by one per transition. A client that
 reconnects passes the last id it handled as lastEventId (over SSE the
 Last-Event-ID header does the same) and gets the transitions it missed, in
 order, then the live ones. Transitions are kept while the resource is
-watched and SUBSCRIPTION_RESUME_WINDOW after (default 10 min), the newest
+watched and 10 minutes after, the newest
 16; an id outside them is the error EVENT_ID_EXPIRED: read the resource
 again and subscribe without lastEventId.
 """

@@ -23,16 +23,17 @@ const (
 	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
 	// headroom (a 100-item list with every join is 101 REST calls).
 	DefaultMaxComplexity = 500
-	// DefaultAPQCacheSize (APQ_CACHE_SIZE): persisted queries kept in memory.
+	// DefaultAPQCacheSize: persisted queries kept in memory.
 	DefaultAPQCacheSize = 1000
-	// DefaultAPQCacheBytes (APQ_CACHE_BYTES): bytes of persisted queries
+	// DefaultAPQCacheBytes: bytes of persisted queries
 	// kept in memory (apqstore.DefaultLocalBytes says why).
 	DefaultAPQCacheBytes = apqstore.DefaultLocalBytes
-	// DefaultQueryCacheBytes (QUERY_CACHE_BYTES): 16 MiB of parsed
+	// DefaultQueryCacheBytes: 16 MiB of parsed
 	// documents' estimated heap, a tenth of a pod's GOMEMLIMIT.
 	DefaultQueryCacheBytes = 16 << 20
-	// DefaultMaxDepth (MAX_DEPTH), DefaultMaxFields (MAX_FIELDS) and
-	// DefaultMaxQueryLength (MAX_QUERY_LENGTH): QueryLimits'.
+	// DefaultMaxDepth, DefaultMaxFields and DefaultMaxQueryLength:
+	// QueryLimits' (the gateway derives the last two from MAX_COMPLEXITY
+	// and MAX_BODY_BYTES).
 	DefaultMaxDepth       = 15
 	DefaultMaxFields      = 1000
 	DefaultMaxQueryLength = 32 << 10

@@ -89,7 +89,7 @@ const LastEventIDHeader = "Last-Event-ID"
 type ResumeExpiredError struct{}
 
 func (*ResumeExpiredError) Error() string {
-	return "lastEventId is outside the kept transitions (SUBSCRIPTION_RESUME_WINDOW): read the resource again and subscribe without it"
+	return "lastEventId is outside the kept transitions (the resume window): read the resource again and subscribe without it"
 }
 
 // resumeAfter reads the event id to resume after: the lastEventId
