@@ -13,6 +13,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -739,6 +740,14 @@ func TestSoak(t *testing.T) {
 
 	biz := sb.Businesses()
 	tenants := []*soakTenant{newSoakTenant(sb, biz[0]), newSoakTenant(sb, biz[1])}
+	// Merchants the REST API has accepted, as a running gateway's are,
+	// before the faults: the soak's RATE_LIMITED must be the REST API's.
+	for _, b := range biz[:2] {
+		r := gw.do(context.Background(), gqlReq{Query: `{ payments(first: 1) { nodes { id } } }`, Header: gqltest.Headers(b.APIKey, b.APISecret)})
+		if r.Outcome() != "ok" {
+			t.Fatalf("%s's first query: %s", b.Name, r.Outcome())
+		}
+	}
 	sb.SetFaults(sandbox.RandomFaults(20261101, size.faultRate,
 		sandbox.Fault500, sandbox.Fault502, sandbox.Fault503, sandbox.Fault429, sandbox.FaultHang, sandbox.FaultDrop))
 
