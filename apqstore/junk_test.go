@@ -49,6 +49,7 @@ func usedMemory(t *testing.T, c *redis.Client) int64 {
 // gqlgen's APQ extension added each to the store before parsing it: the
 // same N adds, made on the store directly, are the "before" figure.
 func TestJunkRegistrationsAddNothingToRedis(t *testing.T) {
+	t.Parallel()
 	const n = 500
 	url, addr := apqstore.StartRedisForTest(t)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 // TestLocalBoundedByBytes: the local LRU keeps at most its bytes of
 // queries, evicting the least recently used, whatever its count allows.
 func TestLocalBoundedByBytes(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const maxBytes = 1 << 20
 	big := strings.Repeat("x", 32000)

@@ -130,9 +130,15 @@ func TestTTLAndPrefix(t *testing.T) {
 	if _, ok := c.Get(ctx, hash("{ a }")); ok {
 		t.Fatal("a store with another prefix saw the key")
 	}
-	time.Sleep(600 * time.Millisecond)
-	if v, ok := b.Get(ctx, hash("{ a }")); ok {
-		t.Fatalf("expired key still served: %q", v)
+	// The key carries the store's TTL, to the millisecond: Redis expires
+	// it then (Redis's clock, not one to wait out here).
+	raw := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer raw.Close()
+	if ttl, err := raw.PTTL(ctx, "other:"+hash("{ a }")).Result(); err != nil || ttl <= 0 || ttl > 300*time.Millisecond {
+		t.Fatalf("PTTL %v, %v; want the store's 300ms", ttl, err)
+	}
+	if got, ok := b.Get(ctx, hash("{ a }")); !ok || got != "{ a }" {
+		t.Fatalf("replica B: Get = %q, %v; want the query under the shared prefix", got, ok)
 	}
 }
 
@@ -267,24 +273,21 @@ func TestBlackhole(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Fatalf("NewRedis took %v against a silent server", d)
 	}
-	start = time.Now()
 	for i := range 100 {
 		if _, ok := r.Get(ctx, fmt.Sprintf("k%d", i)); ok {
 			t.Fatal("hit")
 		}
 		r.Add(ctx, fmt.Sprintf("k%d", i), "{ q }")
 	}
-	if d := time.Since(start); d > 100*time.Millisecond {
-		t.Fatalf("200 operations during the backoff took %v: Redis was not skipped", d)
-	}
 	if st := r.Stats(); st.Skipped != 200 {
-		t.Fatalf("stats %+v", st)
+		t.Fatalf("stats %+v: want all 200 operations skipped during the backoff", st)
 	}
 }
 
 // TestPerOperationDeadline: without a backoff every operation still ends
 // within its deadline.
 func TestPerOperationDeadline(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -316,6 +319,7 @@ func TestPerOperationDeadline(t *testing.T) {
 }
 
 func TestBadConfig(t *testing.T) {
+	t.Parallel()
 	for _, url := range []string{"", "http://x", "redis://[::1"} {
 		if _, err := NewRedis(context.Background(), url, 0); err == nil {
 			t.Errorf("NewRedis(%q): want an error", url)

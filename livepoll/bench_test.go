@@ -96,7 +96,7 @@ func BenchmarkRESTCallsThousandOverTen(b *testing.B) {
 	for b.Loop() {
 		sb := sandbox.New(sandbox.Options{})
 		ts := httptest.NewServer(sb)
-		e := &env{sb: sb, ts: ts, client: ts.Client()}
+		e := &env{sb: sb, ts: ts, base: ts.URL, client: ts.Client()}
 		biz := sb.Businesses()[0]
 		var ids []string
 		for _, p := range sb.Payments(biz.APIKey) {

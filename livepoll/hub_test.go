@@ -169,6 +169,7 @@ func within(got, d time.Duration) bool {
 }
 
 func TestBackoff(t *testing.T) {
+	t.Parallel()
 	const s = time.Second
 	fps := []string{"a", "a", "a", "a", "a", "a", "a", "a", "a", "b", "b", "b"}
 	h, clk := newTestHub(t, Config{Interval: 2 * s})
@@ -195,6 +196,7 @@ func TestBackoff(t *testing.T) {
 		{"a change resets to Interval", 9, 12},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			for i := c.from; i < c.to; i++ {
 				if !within(waits[i], want[i]) {
 					t.Errorf("wait %d = %v, want %v ±10%%", i, waits[i], want[i])
@@ -219,6 +221,7 @@ func TestBackoff(t *testing.T) {
 }
 
 func TestJitter(t *testing.T) {
+	t.Parallel()
 	const d = time.Second
 	lo, hi := time.Duration(1<<62), time.Duration(0)
 	for range 1000 {
@@ -240,6 +243,7 @@ func (e rateLimited) Error() string             { return "rate limited" }
 func (e rateLimited) RetryAfter() time.Duration { return e.d }
 
 func TestRateLimitPause(t *testing.T) {
+	t.Parallel()
 	const s = time.Second
 	tests := []struct {
 		name       string
@@ -252,6 +256,7 @@ func TestRateLimitPause(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			h, clk := newTestHub(t, Config{Interval: 2 * s})
 			var outcomes []Outcome
 			var mu sync.Mutex
@@ -295,6 +300,7 @@ func TestRateLimitPause(t *testing.T) {
 }
 
 func TestPhases(t *testing.T) {
+	t.Parallel()
 	const watch = time.Minute
 	tests := []struct {
 		name     string
@@ -338,6 +344,7 @@ func TestPhases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			h, clk := newTestHub(t, Config{Interval: 2 * time.Second, WatchAfterSettled: watch, IdleTimeout: 5 * time.Minute})
 			var current atomic.Pointer[Subscription]
 			clk.gate = func() { readAll(t, current.Load) }
@@ -396,6 +403,7 @@ func waitStats(t *testing.T, h *Hub, want Stats) {
 var errNotFound = errors.New("payment not found")
 
 func TestPermanentError(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	f := newScript(func(n int) (Snapshot, error, bool) { return Snapshot{}, Permanent(errNotFound), n > 0 })
 	sub := subscribe(t, h, key, f.fetch)
@@ -413,6 +421,7 @@ func TestPermanentError(t *testing.T) {
 }
 
 func TestTransientErrorKeepsPolling(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	boom := errors.New("503")
 	read := make(chan struct{})
@@ -448,6 +457,7 @@ func TestTransientErrorKeepsPolling(t *testing.T) {
 }
 
 func TestFetchPanic(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	sub := subscribe(t, h, key, func(context.Context) (Snapshot, error) { panic("secret-looking value") })
 	evs := drain(t, sub)
@@ -460,6 +470,7 @@ func TestFetchPanic(t *testing.T) {
 }
 
 func TestSharedPoller(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	f := newScript(states(PhaseOpen, "a"))
 	first := subscribe(t, h, key, f.fetch)
@@ -519,6 +530,7 @@ func TestSharedPoller(t *testing.T) {
 // predecessor's, in order; a subscriber that leaves MaxKept unread is
 // ended (ErrTooSlow) after the ones it was sent, never with a gap.
 func TestTransitions(t *testing.T) {
+	t.Parallel()
 	h, clk := newTestHub(t, Config{})
 	// The poller waits (its clock's gate) until fast has read what it
 	// was sent: fast is never too slow, however the goroutines run.
@@ -577,6 +589,7 @@ func TestTransitions(t *testing.T) {
 // TestErrorNeverQueues: a failed fetch is sent only to a subscriber with
 // nothing unread.
 func TestErrorNeverQueues(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	steps := []func() (Snapshot, error){
 		func() (Snapshot, error) { return state("s1", PhaseOpen), nil },
@@ -598,6 +611,7 @@ func TestErrorNeverQueues(t *testing.T) {
 }
 
 func TestBounds(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{MaxPerMerchant: 2, MaxSubscriptions: 3})
 	var fetches atomic.Int64
 	fetch := func(ctx context.Context) (Snapshot, error) {
@@ -668,6 +682,7 @@ func TestBounds(t *testing.T) {
 }
 
 func TestSubscribeRefusals(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{})
 	ok := func(context.Context) (Snapshot, error) { return Snapshot{}, nil }
 	done, cancel := context.WithCancel(context.Background())
@@ -699,6 +714,7 @@ func TestSubscribeRefusals(t *testing.T) {
 }
 
 func TestEnds(t *testing.T) {
+	t.Parallel()
 	parked := func(ctx context.Context) (Snapshot, error) {
 		<-ctx.Done()
 		return Snapshot{}, ctx.Err()
@@ -746,6 +762,7 @@ func TestEnds(t *testing.T) {
 }
 
 func TestConfig(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -759,6 +776,7 @@ func TestConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			h, err := New(tt.cfg)
 			if (err == nil) != tt.ok {
 				t.Fatalf("err = %v", err)
@@ -786,6 +804,7 @@ func TestConfig(t *testing.T) {
 // TestIdleRestartsOnJoin: a subscriber that comes to a resource unchanged
 // for a while is not ended by the older subscribers' idle clock.
 func TestIdleRestartsOnJoin(t *testing.T) {
+	t.Parallel()
 	const idle = time.Minute
 	h, clk := newTestHub(t, Config{Interval: 2 * time.Second, IdleTimeout: idle})
 	start := clk.now()
@@ -815,6 +834,7 @@ func TestIdleRestartsOnJoin(t *testing.T) {
 // the transitions after it, in order, then the live ones; an id the hub
 // does not keep is ErrResumeExpired, before any work.
 func TestResume(t *testing.T) {
+	t.Parallel()
 	h, _ := newTestHub(t, Config{ResumeWindow: 200 * time.Millisecond})
 	release := make(chan struct{})
 	f := newScript(func(i int) (Snapshot, error, bool) {

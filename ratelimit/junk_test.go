@@ -26,7 +26,7 @@ func TestRedisJunkBudget(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var junk atomic.Int64
-			l := newRedisLimiter(t, Config{RESTCallsPerSecond: 10, RESTBurst: 20, Redis: client(t, srv.addr), OnJunk: func() { junk.Add(1) }})
+			l := newRedisLimiter(t, Config{RESTCallsPerSecond: 10, RESTBurst: 20, Redis: client(t, srv.addr), RedisTimeout: upRedisTimeout, OnJunk: func() { junk.Add(1) }})
 			merchant := "m_junk_" + tc.name
 			key := "rate:" + keyPrefix + PolicyRESTCalls + ":" + merchant
 			var err error

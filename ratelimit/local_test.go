@@ -66,6 +66,7 @@ func check(t *testing.T, step string, d Decision, w want) {
 }
 
 func TestLocalBurstAndRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 
 	t.Run("requests burst then refusal with the exact wait", func(t *testing.T) {
@@ -174,6 +175,7 @@ func TestLocalBurstAndRetryAfter(t *testing.T) {
 }
 
 func TestHeaders(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	policy := `"requests";q=400;w=2, "rest-calls";q=1000;w=5;paygraph-unit="rest-calls"`
 	cases := []struct {
@@ -215,6 +217,7 @@ func TestHeaders(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			l, _ := newTestLimiter(t, tc.cfg)
 			var d Decision
 			for _, c := range tc.cost {
@@ -232,11 +235,13 @@ func TestHeaders(t *testing.T) {
 }
 
 func TestRetryAfterSeconds(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		wait time.Duration
 		want int
 	}{{time.Nanosecond, 1}, {100 * time.Millisecond, 1}, {time.Second, 1}, {1200 * time.Millisecond, 2}, {0, 1}} {
 		t.Run(tc.wait.String(), func(t *testing.T) {
+			t.Parallel()
 			if got := (Decision{RetryAfter: tc.wait}).RetryAfterSeconds(); got != tc.want {
 				t.Fatalf("%v: %d, want %d", tc.wait, got, tc.want)
 			}
@@ -367,6 +372,7 @@ func TestLocalMemoryBound(t *testing.T) {
 }
 
 func TestNewRefuses(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		cfg  Config
@@ -378,6 +384,7 @@ func TestNewRefuses(t *testing.T) {
 		{"client without ContextTimeoutEnabled", Config{Redis: redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if _, err := New(tc.cfg); err == nil {
 				t.Fatal("accepted")
 			}

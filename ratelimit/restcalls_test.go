@@ -11,6 +11,7 @@ import (
 // AllowRESTCalls; together they spend one request and the estimate, as one
 // Allow(ctx, m, n) would.
 func TestAllowRESTCallsChargesNoRequest(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cfg := Config{RequestsPerSecond: 1, RequestsBurst: 2, RESTCallsPerSecond: 10, RESTBurst: 10}
 

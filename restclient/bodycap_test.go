@@ -60,6 +60,7 @@ func endless(w http.ResponseWriter, r *http.Request) {
 // limit, whether the body says its length (refused before reading a byte)
 // or not (read to the limit plus one byte, never further).
 func TestBodyCaps(t *testing.T) {
+	t.Parallel()
 	const id = "pay_prod_0123456789abcdef0123456789abcdef"
 	getPayment := func(c *Client) error { _, err := c.GetPayment(credCtx(), id); return err }
 	listPage := func(c *Client) error { _, err := c.ListPayments(credCtx(), ListParams{Limit: 2}); return err }
@@ -96,6 +97,7 @@ func TestBodyCaps(t *testing.T) {
 		{name: "page over a configured cap", cfg: Config{MaxPageBytes: 8192}, call: listPage, limit: 8192},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var body string
 			if tc.body != nil {
 				body = tc.body(t, tc.limit)
@@ -151,6 +153,7 @@ func TestBodyCaps(t *testing.T) {
 // pool hands out, the buffer never grows past the limit and at most the
 // limit plus one byte is read.
 func TestReadBodyStaysWithinTheCap(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		limit      int64
@@ -172,6 +175,7 @@ func TestReadBodyStaysWithinTheCap(t *testing.T) {
 		{"odd limit", 5000, 6000, -1, 0, true, 5000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			src := &countingBody{ReadCloser: io.NopCloser(io.LimitReader(zeros{}, int64(tc.bodyLen))), n: new(atomic.Int64)}
 			lr := &limitedReader{r: src, n: tc.limit}
 			buf, _, err := readBody(lr, make([]byte, 0, tc.pooled), tc.size)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -60,11 +61,17 @@ type merchantServer struct {
 func (s *merchantServer) setOutage(fail string) { s.outage.Store(&fail) }
 
 func newMerchantServer(t *testing.T, fail string, merchants ...string) *merchantServer {
+	return merchantServerOn(t, newTestServer, fail, merchants...)
+}
+
+// merchantServerOn is newMerchantServer on a server made by serve
+// (newTestServer or newMemServer).
+func merchantServerOn(t *testing.T, serve func(*testing.T, http.HandlerFunc) *testServer, fail string, merchants ...string) *merchantServer {
 	s := &merchantServer{byKey: make(map[string]*atomic.Int64)}
 	for _, m := range merchants {
 		s.byKey["ak_test_"+m] = new(atomic.Int64)
 	}
-	s.testServer = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s.testServer = serve(t, func(w http.ResponseWriter, r *http.Request) {
 		if n := s.byKey[r.Header.Get("x-api-key")]; n != nil {
 			n.Add(1)
 		}
@@ -108,6 +115,7 @@ func (s *merchantServer) callsOf(merchant string) int64 { return s.byKey["ak_tes
 // process-wide circuit. Invented credential pairs failing the same way
 // are not counted at all.
 func TestBreakerIsolation(t *testing.T) {
+	t.Parallel()
 	poisonID := func(c *Client, ctx context.Context, i int) error {
 		_, err := c.GetPayment(ctx, fmt.Sprintf("pay_poison_%d", i))
 		return err
@@ -130,6 +138,7 @@ func TestBreakerIsolation(t *testing.T) {
 		{"invented credentials, ids hanging", "hang", poisonID, KindTimeout, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newMerchantServer(t, tc.fail, "A", "B")
 			var process transitions
 			c := newClient(t, Config{BaseURL: srv.URL, Timeout: 150 * time.Millisecond, Resilience: Resilience{
@@ -201,6 +210,7 @@ func TestBreakerIsolation(t *testing.T) {
 // answers 503 or hangs for every merchant (three merchants it accepted
 // before).
 func TestProcessBreakerOpensOnOutage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		outage    string // "closed": nothing listens; "503"; "hang"
@@ -213,6 +223,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 		{"hang for everyone", "hang", []string{"A", "B", "C"}, KindTimeout},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := newMerchantServer(t, "", append(tc.merchants, "D")...)
 			var dials atomic.Int64
 			tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -262,6 +273,7 @@ func TestProcessBreakerOpensOnOutage(t *testing.T) {
 // with two accounts) do not open the process-wide circuit; a third
 // merchant's does.
 func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
+	t.Parallel()
 	srv := newMerchantServer(t, "500", "A", "B", "C", "D")
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour}})
 	for _, m := range []string{"A", "B", "C", "D"} {
@@ -294,52 +306,56 @@ func TestProcessBreakerNeedsThreeMerchants(t *testing.T) {
 // lets one probe through, without retries; a failed probe reopens it, a
 // good one closes it.
 func TestProcessBreakerHalfOpen(t *testing.T) {
-	srv := newMerchantServer(t, "", "A", "B", "C")
-	var process transitions
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
-	for _, m := range []string{"A", "B", "C"} {
-		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
-			t.Fatal(err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := merchantServerOn(t, newMemServer, "", "A", "B", "C")
+		var process transitions
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Resilience: Resilience{
+			MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 3, BreakerCooldown: 50 * time.Millisecond, OnBreakerChange: process.record}})
+		for _, m := range []string{"A", "B", "C"} {
+			if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	srv.setOutage("503")
-	for _, m := range []string{"A", "B", "C"} { // each retried twice
-		if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); KindOf(err) != KindUpstream {
-			t.Fatal(err)
+		srv.setOutage("503")
+		for _, m := range []string{"A", "B", "C"} { // each retried twice
+			if _, err := c.GetPayment(merchantCtx(m), "pay_ok"); KindOf(err) != KindUpstream {
+				t.Fatal(err)
+			}
 		}
-	}
-	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 3+9 || s != "open" {
-		t.Fatalf("%d calls, state %s", n, s)
-	}
-	time.Sleep(80 * time.Millisecond)
-	if s := c.BreakerState().String(); s != "half-open" {
-		t.Fatalf("state %s after the cooldown", s)
-	}
-	if _, err := c.GetPayment(merchantCtx("A"), "pay_ok"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
-		t.Fatalf("probe: %v", err)
-	}
-	if n, s := srv.calls.Load(), c.BreakerState().String(); n != 13 || s != "open" {
-		t.Fatalf("after a failed probe: %d calls, state %s", n, s)
-	}
-	time.Sleep(80 * time.Millisecond)
-	srv.setOutage("")
-	if _, err := c.GetPayment(merchantCtx("B"), "pay_ok"); err != nil {
-		t.Fatalf("good probe: %v", err)
-	}
-	if s := c.BreakerState().String(); s != "closed" {
-		t.Fatalf("state %s after a good probe", s)
-	}
-	want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
-	if got := strings.Join(process.list(), " "); got != want {
-		t.Errorf("transitions %q, want %q", got, want)
-	}
+		if n, s := srv.calls.Load(), c.BreakerState().String(); n != 3+9 || s != "open" {
+			t.Fatalf("%d calls, state %s", n, s)
+		}
+		time.Sleep(80 * time.Millisecond)
+		if s := c.BreakerState().String(); s != "half-open" {
+			t.Fatalf("state %s after the cooldown", s)
+		}
+		if _, err := c.GetPayment(merchantCtx("A"), "pay_ok"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
+			t.Fatalf("probe: %v", err)
+		}
+		if n, s := srv.calls.Load(), c.BreakerState().String(); n != 13 || s != "open" {
+			t.Fatalf("after a failed probe: %d calls, state %s", n, s)
+		}
+		time.Sleep(80 * time.Millisecond)
+		srv.setOutage("")
+		if _, err := c.GetPayment(merchantCtx("B"), "pay_ok"); err != nil {
+			t.Fatalf("good probe: %v", err)
+		}
+		if s := c.BreakerState().String(); s != "closed" {
+			t.Fatalf("state %s after a good probe", s)
+		}
+		want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
+		if got := strings.Join(process.list(), " "); got != want {
+			t.Errorf("transitions %q, want %q", got, want)
+		}
+	})
 }
 
 // TestMerchantTableBounded: invented credential pairs, each failing, fill
 // the table to its bound and no further, and a real merchant's circuit
 // (accepted by the REST API, used recently) survives them.
 func TestMerchantTableBounded(t *testing.T) {
+	t.Parallel()
 	srv := newMerchantServer(t, "500", "real")
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 5}})
 	c.breaker.merchants.max = 64
@@ -368,6 +384,7 @@ func TestMerchantTableBounded(t *testing.T) {
 // hashed: moving a byte from the key to the secret changes the key), and
 // the tag is 16 hex digits that contain neither credential.
 func TestMerchantKey(t *testing.T) {
+	t.Parallel()
 	a := merchantKeyOf(Credentials{APIKey: "ak_test_ab", APISecret: "c"})
 	b := merchantKeyOf(Credentials{APIKey: "ak_test_a", APISecret: "bc"})
 	if a == b || a != merchantKeyOf(Credentials{APIKey: "ak_test_ab", APISecret: "c"}) {

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -96,14 +97,18 @@ func within(t *testing.T, what string, c recordedCall, before time.Time, timeout
 }
 
 func TestSharedCallDeadline(t *testing.T) {
-	srv := jsonServer(t, http.StatusOK, paymentBody)
+	t.Parallel()
+	// In memory: each case runs in a synctest bubble, on its fake clock.
+	srv := memJSONServer(t, http.StatusOK, paymentBody)
 	const id = "pay_prod_0123456789abcdef0123456789abcdef"
 	// setup: a client whose requests are recorded and, with overlap > 1,
 	// held until that many have arrived.
 	setup := func(t *testing.T, timeout time.Duration, overlap int) (*Client, *callRecorder) {
-		rec := &callRecorder{next: http.DefaultTransport}
+		rec := &callRecorder{next: srv.hc.Transport}
 		if overlap > 1 {
-			rec.next = newOverlapRT(overlap)
+			o := newOverlapRT(overlap)
+			o.next = srv.hc.Transport
+			rec.next = o
 		}
 		return newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}}), rec
 	}
@@ -147,112 +152,124 @@ func TestSharedCallDeadline(t *testing.T) {
 	}
 
 	t.Run("overlapping calls of one operation share one deadline", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout, 3)
-		ctx := opCtx()
-		before := get(t, c, []context.Context{ctx, ctx, ctx})[0]
-		calls := rec.recorded()
-		for _, call := range calls {
-			within(t, "call", call, before, timeout)
-		}
-		if !sameCtx(calls) {
-			t.Error("calls have contexts of their own; want the operation's shared one")
-		}
-		ended(t, calls)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			c, rec := setup(t, timeout, 3)
+			ctx := opCtx()
+			before := get(t, c, []context.Context{ctx, ctx, ctx})[0]
+			calls := rec.recorded()
+			for _, call := range calls {
+				within(t, "call", call, before, timeout)
+			}
+			if !sameCtx(calls) {
+				t.Error("calls have contexts of their own; want the operation's shared one")
+			}
+			ended(t, calls)
+		})
 	})
 
 	t.Run("a held slot's call shares its operation's", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout, 2)
-		ctx := opCtx()
-		h, err := c.Hold(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer h.Release()
-		before := get(t, c, []context.Context{ctx, h})[0]
-		calls := rec.recorded()
-		for _, call := range calls {
-			within(t, "call", call, before, timeout)
-		}
-		if !sameCtx(calls) {
-			t.Error("the held call has a context of its own; want the operation's shared one")
-		}
-		ended(t, calls)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			c, rec := setup(t, timeout, 2)
+			ctx := opCtx()
+			h, err := c.Hold(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Release()
+			before := get(t, c, []context.Context{ctx, h})[0]
+			calls := rec.recorded()
+			for _, call := range calls {
+				within(t, "call", call, before, timeout)
+			}
+			if !sameCtx(calls) {
+				t.Error("the held call has a context of its own; want the operation's shared one")
+			}
+			ended(t, calls)
+		})
 	})
 
 	t.Run("calls one after the other: each its own, ended with it", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout, 1)
-		ctx := opCtx()
-		var befores []time.Time
-		for range 2 {
-			befores = append(befores, get(t, c, []context.Context{ctx})[0])
-		}
-		calls := rec.recorded()
-		for i, call := range calls {
-			within(t, "call", call, befores[i], timeout)
-		}
-		ended(t, calls)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			c, rec := setup(t, timeout, 1)
+			ctx := opCtx()
+			var befores []time.Time
+			for range 2 {
+				befores = append(befores, get(t, c, []context.Context{ctx})[0])
+			}
+			calls := rec.recorded()
+			for i, call := range calls {
+				within(t, "call", call, befores[i], timeout)
+			}
+			ended(t, calls)
+		})
 	})
 
 	t.Run("a call after the slack gets a deadline of its own", func(t *testing.T) {
-		const timeout = time.Second // slack 10ms
-		c, rec := setup(t, timeout, 2)
-		ctx := opCtx()
-		// The first call is held in the transport until the second,
-		// started two slacks later, arrives: sharing the first's deadline
-		// would leave the second less than the timeout.
-		befores := get(t, c, []context.Context{ctx, ctx}, 0, 2*timeout/deadlineSlackDiv)
-		calls := rec.recorded()
-		if len(calls) != 2 {
-			t.Fatalf("%d calls", len(calls))
-		}
-		if calls[1].at.Before(calls[0].at) {
-			calls[0], calls[1] = calls[1], calls[0]
-		}
-		within(t, "first call", calls[0], befores[0], timeout)
-		within(t, "second call", calls[1], befores[1], timeout)
-		if calls[1].done == calls[0].done {
-			t.Error("the second call shares the first's context past the slack")
-		}
-		ended(t, calls)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = time.Second // slack 10ms
+			c, rec := setup(t, timeout, 2)
+			ctx := opCtx()
+			// The first call is held in the transport until the second,
+			// started two slacks later, arrives: sharing the first's deadline
+			// would leave the second less than the timeout.
+			befores := get(t, c, []context.Context{ctx, ctx}, 0, 2*timeout/deadlineSlackDiv)
+			calls := rec.recorded()
+			if len(calls) != 2 {
+				t.Fatalf("%d calls", len(calls))
+			}
+			if calls[1].at.Before(calls[0].at) {
+				calls[0], calls[1] = calls[1], calls[0]
+			}
+			within(t, "first call", calls[0], befores[0], timeout)
+			within(t, "second call", calls[1], befores[1], timeout)
+			if calls[1].done == calls[0].done {
+				t.Error("the second call shares the first's context past the slack")
+			}
+			ended(t, calls)
+		})
 	})
 
 	t.Run("the caller's deadline within the slack: the call's own", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout, 2)
-		ctx, cancel := context.WithTimeout(opCtx(), timeout+timeout/deadlineSlackDiv/2)
-		defer cancel()
-		callerDeadline, _ := ctx.Deadline()
-		before := get(t, c, []context.Context{ctx, ctx})[0]
-		calls := rec.recorded()
-		for i := range calls {
-			// Cut at the timeout, before the caller's deadline, as without
-			// the sharing (the timeout's error, counted by the circuits).
-			if got := calls[i].deadline; got.Before(before.Add(timeout)) || got.After(calls[i].at.Add(timeout)) || !got.Before(callerDeadline) {
-				t.Errorf("call %d: deadline %v after its start, want the timeout %v", i, got.Sub(before), timeout)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			c, rec := setup(t, timeout, 2)
+			ctx, cancel := context.WithTimeout(opCtx(), timeout+timeout/deadlineSlackDiv/2)
+			defer cancel()
+			callerDeadline, _ := ctx.Deadline()
+			before := get(t, c, []context.Context{ctx, ctx})[0]
+			calls := rec.recorded()
+			for i := range calls {
+				// Cut at the timeout, before the caller's deadline, as without
+				// the sharing (the timeout's error, counted by the circuits).
+				if got := calls[i].deadline; got.Before(before.Add(timeout)) || got.After(calls[i].at.Add(timeout)) || !got.Before(callerDeadline) {
+					t.Errorf("call %d: deadline %v after its start, want the timeout %v", i, got.Sub(before), timeout)
+				}
 			}
-		}
-		if sameCtx(calls) {
-			t.Error("calls share a deadline later than the caller's")
-		}
+			if sameCtx(calls) {
+				t.Error("calls share a deadline later than the caller's")
+			}
+		})
 	})
 
 	t.Run("the caller's deadline past the slack: shared", func(t *testing.T) {
-		const timeout = 10 * time.Second
-		c, rec := setup(t, timeout, 2)
-		ctx, cancel := context.WithTimeout(opCtx(), time.Hour)
-		defer cancel()
-		before := get(t, c, []context.Context{ctx, ctx})[0]
-		calls := rec.recorded()
-		for _, call := range calls {
-			within(t, "call", call, before, timeout)
-		}
-		if !sameCtx(calls) {
-			t.Error("calls have contexts of their own; want the shared one")
-		}
-		ended(t, calls)
+		synctest.Test(t, func(t *testing.T) {
+			const timeout = 10 * time.Second
+			c, rec := setup(t, timeout, 2)
+			ctx, cancel := context.WithTimeout(opCtx(), time.Hour)
+			defer cancel()
+			before := get(t, c, []context.Context{ctx, ctx})[0]
+			calls := rec.recorded()
+			for _, call := range calls {
+				within(t, "call", call, before, timeout)
+			}
+			if !sameCtx(calls) {
+				t.Error("calls have contexts of their own; want the shared one")
+			}
+			ended(t, calls)
+		})
 	})
 
 	t.Run("other contexts of one operation: each within the bounds", func(t *testing.T) {
@@ -275,80 +292,90 @@ func TestSharedCallDeadline(t *testing.T) {
 // the slack; a wave started when the first has been cut gets the whole
 // timeout again.
 func TestSharedDeadlineCutsHungCalls(t *testing.T) {
-	const timeout = 300 * time.Millisecond // slack 3ms
-	srv := hangingServer(t)
-	rec := &callRecorder{next: http.DefaultTransport}
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}})
-	ctx := WithRequestLimit(opCtx(), 2) // two waves of two calls
-	start := time.Now()
-	results := c.GetPayments(ctx, []string{"pay_1", "pay_2", "pay_3", "pay_4"})
-	elapsed := time.Since(start)
-	for i, r := range results {
-		var e *Error
-		if !errors.As(r.Err, &e) || e.Kind != KindTimeout || e.Message != "REST API did not answer within 300ms" {
-			t.Errorf("result %d: %v; want KindTimeout at the call's timeout", i, r.Err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 300 * time.Millisecond // slack 3ms
+		srv := memHangingServer(t)
+		rec := &callRecorder{next: srv.hc.Transport}
+		c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}})
+		ctx := WithRequestLimit(opCtx(), 2) // two waves of two calls
+		start := time.Now()
+		results := c.GetPayments(ctx, []string{"pay_1", "pay_2", "pay_3", "pay_4"})
+		elapsed := time.Since(start)
+		for i, r := range results {
+			var e *Error
+			if !errors.As(r.Err, &e) || e.Kind != KindTimeout || e.Message != "REST API did not answer within 300ms" {
+				t.Errorf("result %d: %v; want KindTimeout at the call's timeout", i, r.Err)
+			}
 		}
-	}
-	calls := rec.recorded()
-	if len(calls) != 4 {
-		t.Fatalf("%d requests; want 4", len(calls))
-	}
-	for i, call := range calls {
-		// The lower bound: the call started at most a few ms before the
-		// transport saw it (fails if a wave shares the other's deadline).
-		if got := call.deadline.Sub(call.at); got < timeout-50*time.Millisecond || got > timeout+timeout/deadlineSlackDiv {
-			t.Errorf("request %d: deadline %v after it reached the transport; want the timeout %v (and at most its 1 %% slack)", i, got, timeout)
+		calls := rec.recorded()
+		if len(calls) != 4 {
+			t.Fatalf("%d requests; want 4", len(calls))
 		}
-	}
-	if elapsed < 2*timeout {
-		t.Errorf("two waves took %v; want each cut at the timeout (%v)", elapsed, timeout)
-	}
-	if srv.calls.Load() != 4 {
-		t.Errorf("server got %d calls; want 4", srv.calls.Load())
-	}
+		for i, call := range calls {
+			// On the bubble's clock the call starts when the transport sees
+			// it: the lower bound fails if a wave shares the other's deadline.
+			if got := call.deadline.Sub(call.at); got < timeout || got > timeout+timeout/deadlineSlackDiv {
+				t.Errorf("request %d: deadline %v after it reached the transport; want the timeout %v (and at most its 1 %% slack)", i, got, timeout)
+			}
+		}
+		if slack := timeout / deadlineSlackDiv; elapsed < 2*timeout || elapsed > 2*(timeout+slack) {
+			t.Errorf("two waves took %v; want each cut at the timeout (%v, at most %v with the slack)", elapsed, timeout, timeout+slack)
+		}
+		if srv.calls.Load() != 4 {
+			t.Errorf("server got %d calls; want 4", srv.calls.Load())
+		}
+	})
 }
 
 // TestSharedDeadlineCallerCancel: the shared context is the operation's
 // child, so the caller's cancellation still ends hung calls at once.
 func TestSharedDeadlineCallerCancel(t *testing.T) {
-	srv := hangingServer(t)
-	rec := &callRecorder{next: http.DefaultTransport}
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 10 * time.Second, HTTPClient: &http.Client{Transport: rec}})
-	ctx, cancel := context.WithCancel(opCtx())
-	time.AfterFunc(100*time.Millisecond, cancel)
-	start := time.Now()
-	results := c.GetPayments(ctx, []string{"pay_1", "pay_2"})
-	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("the cancelled calls took %v", took)
-	}
-	for i, r := range results {
-		if KindOf(r.Err) != KindCanceled {
-			t.Errorf("result %d: %v; want KindCanceled", i, r.Err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := memHangingServer(t)
+		rec := &callRecorder{next: srv.hc.Transport}
+		c := newClient(t, Config{BaseURL: srv.URL, Timeout: 10 * time.Second, HTTPClient: &http.Client{Transport: rec}})
+		ctx, cancel := context.WithCancel(opCtx())
+		const cancelAfter = 100 * time.Millisecond
+		time.AfterFunc(cancelAfter, cancel)
+		start := time.Now()
+		results := c.GetPayments(ctx, []string{"pay_1", "pay_2"})
+		if took := time.Since(start); took != cancelAfter {
+			t.Errorf("the cancelled calls took %v on the bubble's clock; want them ended at the cancellation, %v", took, cancelAfter)
 		}
-	}
-	if calls := rec.recorded(); len(calls) != 2 {
-		t.Errorf("%d requests; want 2", len(calls))
-	}
+		for i, r := range results {
+			if KindOf(r.Err) != KindCanceled {
+				t.Errorf("result %d: %v; want KindCanceled", i, r.Err)
+			}
+		}
+		if calls := rec.recorded(); len(calls) != 2 {
+			t.Errorf("%d requests; want 2", len(calls))
+		}
+	})
 }
 
 // TestSharedDeadlineCountsTimeouts: a call cut at the shared deadline is
 // a timeout for the circuits, as before: its merchant's circuit opens.
 func TestSharedDeadlineCountsTimeouts(t *testing.T) {
-	srv := hangingServer(t)
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond,
-		Resilience: Resilience{BreakerFailures: 2, BreakerCooldown: time.Minute}})
-	ctx := opCtx()
-	for i := range 2 {
-		if _, err := c.GetPayment(ctx, "pay_1"); KindOf(err) != KindTimeout {
-			t.Fatalf("call %d: %v; want KindTimeout", i, err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := memHangingServer(t)
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Timeout: 100 * time.Millisecond,
+			Resilience: Resilience{BreakerFailures: 2, BreakerCooldown: time.Minute}})
+		ctx := opCtx()
+		for i := range 2 {
+			if _, err := c.GetPayment(ctx, "pay_1"); KindOf(err) != KindTimeout {
+				t.Fatalf("call %d: %v; want KindTimeout", i, err)
+			}
 		}
-	}
-	_, err := c.GetPayment(ctx, "pay_1")
-	var e *Error
-	if !errors.As(err, &e) || e.Message != msgMerchantCircuitOpen {
-		t.Errorf("third call: %v; want the merchant's open circuit", err)
-	}
-	if n := srv.calls.Load(); n != 2 {
-		t.Errorf("server got %d calls; want 2", n)
-	}
+		_, err := c.GetPayment(ctx, "pay_1")
+		var e *Error
+		if !errors.As(err, &e) || e.Message != msgMerchantCircuitOpen {
+			t.Errorf("third call: %v; want the merchant's open circuit", err)
+		}
+		if n := srv.calls.Load(); n != 2 {
+			t.Errorf("server got %d calls; want 2", n)
+		}
+	})
 }

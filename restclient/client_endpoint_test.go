@@ -7,6 +7,7 @@ import (
 )
 
 func TestEndpointOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		url  string
 		want Endpoint
@@ -75,6 +76,7 @@ var endpointSeeds = []string{
 }
 
 func TestEndpointOfSameAsSearch(t *testing.T) {
+	t.Parallel()
 	for _, p := range endpointSeeds {
 		for _, raw := range []bool{false, true} {
 			name := p
@@ -82,6 +84,7 @@ func TestEndpointOfSameAsSearch(t *testing.T) {
 				name += " (as parsed)"
 			}
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				u := &url.URL{Scheme: "http", Host: "h", Path: p}
 				if raw {
 					var err error

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -59,6 +60,7 @@ func (outcomeRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // merchants, one call at a time, through a client with the fast path and
 // one without, and compares after every call.
 func TestClosedFastPathSameAsGobreaker(t *testing.T) {
+	t.Parallel()
 	if !gobreakerVerified {
 		t.Skipf("gobreaker is %q, not %s: the fast path is off (TestGobreakerFence)", gobreakerVersion(), verifiedGobreaker)
 	}
@@ -69,90 +71,94 @@ func TestClosedFastPathSameAsGobreaker(t *testing.T) {
 	}{{"ok", 55}, {"e500", 14}, {"e503", 4}, {"e404", 10}, {"dial", 5}, {"reset", 7}, {"cancel", 5}}
 	for seed := range uint64(4) {
 		t.Run(fmt.Sprint("seed ", seed), func(t *testing.T) {
-			type side struct {
-				c       *Client
-				mu      sync.Mutex
-				changes []string
-			}
-			mk := func(fast bool) *side {
-				s := &side{}
-				note := func(what string) { s.mu.Lock(); s.changes = append(s.changes, what); s.mu.Unlock() }
-				s.c = newClient(t, Config{BaseURL: "http://rest.invalid", HTTPClient: &http.Client{Transport: outcomeRT{}},
-					Resilience: Resilience{MaxRetries: 1, RetryBaseDelay: time.Microsecond, BreakerFailures: 3, BreakerCooldown: cooldown,
-						OnBreakerChange:         func(from, to CircuitState) { note(fmt.Sprint("process ", from, "->", to)) },
-						OnMerchantBreakerChange: func(m string, from, to CircuitState) { note(fmt.Sprint(m, " ", from, "->", to)) }}})
-				s.c.breaker.fastClosed = fast
-				return s
-			}
-			fast, slow := mk(true), mk(false)
-			rng := rand.New(rand.NewPCG(seed, 25))
-			merchants := []string{"A", "B", "C", "D"}
-			pick := func() string {
-				n := rng.IntN(100)
-				for _, o := range outcomes {
-					if n -= o.weight; n < 0 {
-						return o.kind
-					}
+			t.Parallel()
+			// The cooldowns pass on the bubble's fake clock.
+			synctest.Test(t, func(t *testing.T) {
+				type side struct {
+					c       *Client
+					mu      sync.Mutex
+					changes []string
 				}
-				return "ok"
-			}
-			fastCalls := 0
-			for step := range 160 {
-				if step == 60 || step == 120 {
-					time.Sleep(cooldown + 50*time.Millisecond) // open circuits become half-open
+				mk := func(fast bool) *side {
+					s := &side{}
+					note := func(what string) { s.mu.Lock(); s.changes = append(s.changes, what); s.mu.Unlock() }
+					s.c = newClient(t, Config{BaseURL: "http://rest.invalid", HTTPClient: &http.Client{Transport: outcomeRT{}},
+						Resilience: Resilience{MaxRetries: 1, RetryBaseDelay: time.Microsecond, BreakerFailures: 3, BreakerCooldown: cooldown,
+							OnBreakerChange:         func(from, to CircuitState) { note(fmt.Sprint("process ", from, "->", to)) },
+							OnMerchantBreakerChange: func(m string, from, to CircuitState) { note(fmt.Sprint(m, " ", from, "->", to)) }}})
+					s.c.breaker.fastClosed = fast
+					return s
 				}
-				m, kind := merchants[rng.IntN(len(merchants))], pick()
-				id := fmt.Sprint(kind, "-", step)
-				var errs [2]string
-				for i, s := range []*side{slow, fast} {
-					ctx, cancel := context.WithCancel(merchantCtx(m))
-					ctx = context.WithValue(ctx, cancelKey{}, cancel)
-					b := s.c.breaker
-					cv, _ := credentialsFrom(ctx)
-					mm := b.merchants.get(cv.merchant.short(), time.Now().UnixNano())
-					if i == 1 && !b.notClosed.Load() && b.quiet.is() && (mm == nil || !mm.notClosed.Load() && mm.quiet.is()) {
-						fastCalls++
-					}
-					_, err := s.c.GetPayment(ctx, id)
-					cancel()
-					errs[i] = fmt.Sprint(err)
-				}
-				if errs[0] != errs[1] {
-					t.Fatalf("step %d (%s, %s): without the fast path %q, with it %q", step, m, id, errs[0], errs[1])
-				}
-				if a, b := slow.c.BreakerState(), fast.c.BreakerState(); a != b {
-					t.Fatalf("step %d (%s, %s): process circuit %v without the fast path, %v with it", step, m, id, a, b)
-				}
-				if a, b := slow.c.breaker.cb.Counts().ConsecutiveFailures, fast.c.breaker.cb.Counts().ConsecutiveFailures; a != b {
-					t.Fatalf("step %d (%s, %s): process circuit's consecutive failures %d without the fast path, %d with it", step, m, id, a, b)
-				}
-				for _, name := range merchants {
-					cv, _ := credentialsFrom(merchantCtx(name))
-					var got [2]string
-					for i, s := range []*side{slow, fast} {
-						if e := s.c.breaker.merchants.get(cv.merchant.short(), time.Now().UnixNano()); e != nil {
-							got[i] = fmt.Sprint(e.cb.State(), " ", e.cb.Counts().ConsecutiveFailures, " trusted ", e.trusted.Load())
+				fast, slow := mk(true), mk(false)
+				rng := rand.New(rand.NewPCG(seed, 25))
+				merchants := []string{"A", "B", "C", "D"}
+				pick := func() string {
+					n := rng.IntN(100)
+					for _, o := range outcomes {
+						if n -= o.weight; n < 0 {
+							return o.kind
 						}
 					}
-					if got[0] != got[1] {
-						t.Fatalf("step %d (%s, %s): merchant %s's circuit %q without the fast path, %q with it", step, m, id, name, got[0], got[1])
+					return "ok"
+				}
+				fastCalls := 0
+				for step := range 160 {
+					if step == 60 || step == 120 {
+						time.Sleep(cooldown + 50*time.Millisecond) // open circuits become half-open
+					}
+					m, kind := merchants[rng.IntN(len(merchants))], pick()
+					id := fmt.Sprint(kind, "-", step)
+					var errs [2]string
+					for i, s := range []*side{slow, fast} {
+						ctx, cancel := context.WithCancel(merchantCtx(m))
+						ctx = context.WithValue(ctx, cancelKey{}, cancel)
+						b := s.c.breaker
+						cv, _ := credentialsFrom(ctx)
+						mm := b.merchants.get(cv.merchant.short(), time.Now().UnixNano())
+						if i == 1 && !b.notClosed.Load() && b.quiet.is() && (mm == nil || !mm.notClosed.Load() && mm.quiet.is()) {
+							fastCalls++
+						}
+						_, err := s.c.GetPayment(ctx, id)
+						cancel()
+						errs[i] = fmt.Sprint(err)
+					}
+					if errs[0] != errs[1] {
+						t.Fatalf("step %d (%s, %s): without the fast path %q, with it %q", step, m, id, errs[0], errs[1])
+					}
+					if a, b := slow.c.BreakerState(), fast.c.BreakerState(); a != b {
+						t.Fatalf("step %d (%s, %s): process circuit %v without the fast path, %v with it", step, m, id, a, b)
+					}
+					if a, b := slow.c.breaker.cb.Counts().ConsecutiveFailures, fast.c.breaker.cb.Counts().ConsecutiveFailures; a != b {
+						t.Fatalf("step %d (%s, %s): process circuit's consecutive failures %d without the fast path, %d with it", step, m, id, a, b)
+					}
+					for _, name := range merchants {
+						cv, _ := credentialsFrom(merchantCtx(name))
+						var got [2]string
+						for i, s := range []*side{slow, fast} {
+							if e := s.c.breaker.merchants.get(cv.merchant.short(), time.Now().UnixNano()); e != nil {
+								got[i] = fmt.Sprint(e.cb.State(), " ", e.cb.Counts().ConsecutiveFailures, " trusted ", e.trusted.Load())
+							}
+						}
+						if got[0] != got[1] {
+							t.Fatalf("step %d (%s, %s): merchant %s's circuit %q without the fast path, %q with it", step, m, id, name, got[0], got[1])
+						}
 					}
 				}
-			}
-			slow.mu.Lock()
-			fast.mu.Lock()
-			defer slow.mu.Unlock()
-			defer fast.mu.Unlock()
-			if a, b := strings.Join(slow.changes, ", "), strings.Join(fast.changes, ", "); a != b {
-				t.Errorf("state changes without the fast path:\n  %s\nwith it:\n  %s", a, b)
-			}
-			if len(slow.changes) < 2 {
-				t.Errorf("only %d state changes: the sequence does not exercise the circuits", len(slow.changes))
-			}
-			if fastCalls < 20 {
-				t.Errorf("the fast path was open to %d calls of 160; want at least 20", fastCalls)
-			}
-			t.Logf("%d state changes; %d of 160 calls on the fast path", len(slow.changes), fastCalls)
+				slow.mu.Lock()
+				fast.mu.Lock()
+				defer slow.mu.Unlock()
+				defer fast.mu.Unlock()
+				if a, b := strings.Join(slow.changes, ", "), strings.Join(fast.changes, ", "); a != b {
+					t.Errorf("state changes without the fast path:\n  %s\nwith it:\n  %s", a, b)
+				}
+				if len(slow.changes) < 2 {
+					t.Errorf("only %d state changes: the sequence does not exercise the circuits", len(slow.changes))
+				}
+				if fastCalls < 20 {
+					t.Errorf("the fast path was open to %d calls of 160; want at least 20", fastCalls)
+				}
+				t.Logf("%d state changes; %d of 160 calls on the fast path", len(slow.changes), fastCalls)
+			})
 		})
 	}
 }
@@ -161,6 +167,7 @@ func TestClosedFastPathSameAsGobreaker(t *testing.T) {
 // release; the module's go.mod names it. A bump fails here with what to
 // re-verify.
 func TestGobreakerFence(t *testing.T) {
+	t.Parallel()
 	gomod, err := os.ReadFile("../go.mod")
 	if err != nil {
 		t.Fatal(err)
@@ -204,8 +211,10 @@ func (b *blockRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // have (its success ends after the failure), with the fast path and
 // without.
 func TestClosedFastPathSuccessAfterFailure(t *testing.T) {
+	t.Parallel()
 	for _, fast := range []bool{false, true} {
 		t.Run(fmt.Sprint("fast path ", fast), func(t *testing.T) {
+			t.Parallel()
 			rt := &blockRT{started: make(chan struct{}), release: make(chan struct{})}
 			c := newClient(t, Config{BaseURL: "http://rest.invalid", HTTPClient: &http.Client{Transport: rt},
 				Resilience: Resilience{BreakerFailures: 3, BreakerCooldown: time.Hour}})

@@ -11,6 +11,7 @@ import (
 )
 
 func TestCredentialsFrom(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ctx  context.Context
@@ -33,6 +34,7 @@ func TestCredentialsFrom(t *testing.T) {
 }
 
 func TestCredentialsNeverPrintSecret(t *testing.T) {
+	t.Parallel()
 	const secret = "sk_test_TOPSECRETvalue123"
 	creds := []Credentials{
 		{APIKey: "ak_test_abcdef123456", APISecret: secret},
@@ -69,6 +71,7 @@ func TestCredentialsNeverPrintSecret(t *testing.T) {
 }
 
 func TestScrub(t *testing.T) {
+	t.Parallel()
 	c := Credentials{APIKey: "ak_test_k1", APISecret: "sk_test_s1"}
 	got := c.scrub("bad key ak_test_k1 with secret sk_test_s1")
 	if strings.Contains(got, "k1") || strings.Contains(got, "s1") {

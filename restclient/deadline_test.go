@@ -31,6 +31,7 @@ func (d *deadlineRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestCallDeadline(t *testing.T) {
+	t.Parallel()
 	const timeout = 10 * time.Second
 	srv := jsonServer(t, http.StatusOK, paymentBody)
 	for _, tc := range []struct {
@@ -47,6 +48,7 @@ func TestCallDeadline(t *testing.T) {
 		{"caller deadline just before the timeout: the caller's", timeout - time.Second, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			rec := &deadlineRecorder{next: http.DefaultTransport}
 			c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}})
 			ctx := credCtx()

@@ -12,6 +12,7 @@ import (
 // decodeBody answers exactly as the json.Decoder it replaces: the same
 // value or the same error, whatever the body.
 func TestDecodeBodyLikeDecoder(t *testing.T) {
+	t.Parallel()
 	readFail := errors.New("connection reset")
 	for _, tc := range []struct {
 		body string

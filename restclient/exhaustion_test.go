@@ -15,6 +15,7 @@ import (
 )
 
 func TestLocalExhaustionOpensNoCircuit(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		errno syscall.Errno
@@ -24,6 +25,7 @@ func TestLocalExhaustionOpensNoCircuit(t *testing.T) {
 		{"EADDRNOTAVAIL", syscall.EADDRNOTAVAIL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var exhausted atomic.Bool
 			exhausted.Store(true)
 			var served atomic.Int64

@@ -6,6 +6,7 @@ package restclient
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"runtime"
 	"slices"
@@ -13,21 +14,28 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // peakServer answers a payment for every /api/v1/payments/{id} (404 for
 // ids starting "pay_missing"), the link and session bodies for their
-// routes, after delay (or, when hold is set, once it is closed), and
+// routes (when hold is set, once it is closed), and
 // records the calls it got and the most in flight at once.
 type peakServer struct {
 	*testServer
 	inFlight, peak atomic.Int64
 }
 
-func newPeakServer(t *testing.T, delay time.Duration, hold chan struct{}) *peakServer {
+func newPeakServer(t *testing.T, hold chan struct{}) *peakServer {
+	return peakServerOn(t, newTestServer, hold)
+}
+
+// peakServerOn is newPeakServer on a server made by serve (newTestServer
+// or newMemServer).
+func peakServerOn(t *testing.T, serve func(*testing.T, http.HandlerFunc) *testServer, hold chan struct{}) *peakServer {
 	s := &peakServer{}
-	s.testServer = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s.testServer = serve(t, func(w http.ResponseWriter, r *http.Request) {
 		n := s.inFlight.Add(1)
 		defer s.inFlight.Add(-1)
 		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
@@ -35,7 +43,6 @@ func newPeakServer(t *testing.T, delay time.Duration, hold chan struct{}) *peakS
 		if hold != nil {
 			<-hold
 		}
-		time.Sleep(delay)
 		w.Header().Set("Content-Type", "application/json")
 		path := r.URL.Path
 		switch {
@@ -53,13 +60,13 @@ func newPeakServer(t *testing.T, delay time.Duration, hold chan struct{}) *peakS
 	return s
 }
 
-// waitUntil waits up to 10 s for cond.
-func waitUntil(t *testing.T, cond func() bool) {
+// settled waits, inside a synctest bubble, until every goroutine of the
+// bubble is blocked (whatever could start has started), then wants cond.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
-		}
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("once every goroutine waits: not %s", what)
 	}
 }
 
@@ -73,7 +80,7 @@ func payIDs(n int) []string {
 
 func TestFanOut(t *testing.T) {
 	t.Run("every id answered in its place, errors per id", func(t *testing.T) {
-		srv := newPeakServer(t, 0, nil)
+		srv := newPeakServer(t, nil)
 		c := newClient(t, Config{BaseURL: srv.URL})
 		ids := []string{"pay_a", "pay_missing1", "pay_b", "bad/../id\x00"}
 		rs := c.GetPayments(credCtx(), ids)
@@ -97,7 +104,7 @@ func TestFanOut(t *testing.T) {
 	})
 
 	t.Run("payment links and checkout sessions", func(t *testing.T) {
-		srv := newPeakServer(t, 0, nil)
+		srv := newPeakServer(t, nil)
 		c := newClient(t, Config{BaseURL: srv.URL})
 		links := c.GetPaymentLinks(credCtx(), []string{"pl_abc123", "pl_abc123"})
 		sessions := c.GetCheckoutSessions(credCtx(), []string{"REF12345"})
@@ -131,66 +138,17 @@ func TestFanOut(t *testing.T) {
 		{"a burst within its merchant's spare starts at once", 16, 64, 64, 30, 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			// The first wave is held at the server until it is whole, and
-			// a while after (for a call beyond the bound to show).
-			hold := make(chan struct{})
-			srv := newPeakServer(t, 0, hold)
-			c := newClient(t, Config{BaseURL: srv.URL, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: tc.merchantMax, RequestBurst: tc.burst})})
-			ctx := credCtx()
-			if tc.requestMax > 0 {
-				ctx = WithRequestLimit(ctx, tc.requestMax)
-			}
-			done := make(chan []Result[*Payment])
-			go func() { done <- c.GetPayments(ctx, payIDs(tc.ids)) }()
-			waitUntil(t, func() bool { return srv.inFlight.Load() >= tc.wantPeak })
-			time.Sleep(30 * time.Millisecond)
-			close(hold)
-			rs := <-done
-			for i, r := range rs {
-				if r.Err != nil {
-					t.Fatalf("results[%d]: %v", i, r.Err)
-				}
-			}
-			if got := srv.calls.Load(); got != int64(tc.ids) {
-				t.Errorf("REST calls = %d, want %d", got, tc.ids)
-			}
-			if got := srv.peak.Load(); got != tc.wantPeak {
-				t.Errorf("peak concurrency at the REST API = %d, want %d", got, tc.wantPeak)
-			}
-			if calls, merchants := c.limiter.inFlight(); calls != 0 || merchants != 0 {
-				t.Errorf("after the fan-out: %d slots held, %d merchants, want none", calls, merchants)
-			}
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) { fanOutPeak(t, tc.requestMax, tc.merchantMax, tc.burst, tc.ids, tc.wantPeak) })
 		})
 	}
 
 	t.Run("a batch waiting for slots costs one goroutine, not one per id", func(t *testing.T) {
-		hold := make(chan struct{})
-		srv := newPeakServer(t, 0, hold)
-		c := newClient(t, Config{BaseURL: srv.URL})
-		before := runtime.NumGoroutine()
-		done := make(chan []Result[*Payment])
-		go func() { done <- c.GetPayments(WithRequestLimit(credCtx(), 2), payIDs(100)) }()
-		waitUntil(t, func() bool { return srv.inFlight.Load() >= 2 })
-		time.Sleep(20 * time.Millisecond) // what else would start, starts
-		// The caller, two calls, and the server's and transport's
-		// goroutines of two connections; a goroutine per id would be 100.
-		if grew := runtime.NumGoroutine() - before; grew > 16 {
-			t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 16", grew)
-		}
-		close(hold)
-		rs := <-done
-		for i, r := range rs {
-			if r.Err != nil {
-				t.Fatalf("results[%d]: %v", i, r.Err)
-			}
-		}
-		if got := srv.peak.Load(); got != 2 {
-			t.Errorf("peak concurrency = %d, want 2", got)
-		}
+		synctest.Test(t, batchGoroutines)
 	})
 
 	t.Run("a done context answers every id without a call", func(t *testing.T) {
-		srv := newPeakServer(t, 0, nil)
+		srv := newPeakServer(t, nil)
 		c := newClient(t, Config{BaseURL: srv.URL})
 		ctx, cancel := context.WithCancel(credCtx())
 		cancel()
@@ -222,7 +180,7 @@ func TestFanOut(t *testing.T) {
 	})
 
 	t.Run("without credentials no call and no slot", func(t *testing.T) {
-		srv := newPeakServer(t, 0, nil)
+		srv := newPeakServer(t, nil)
 		c := newClient(t, Config{BaseURL: srv.URL})
 		for i, r := range c.GetPayments(context.Background(), payIDs(5)) {
 			if k, _ := kindOf(r.Err); k != KindUnauthorized {
@@ -275,6 +233,7 @@ func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
 // started for the others holds its first call's slot ahead; every slot is
 // given back.
 func TestFanOutCallerTakesItsOwnSlots(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		ids     []string
@@ -284,6 +243,7 @@ func TestFanOutCallerTakesItsOwnSlots(t *testing.T) {
 		{"three ids", []string{"pay_1", "pay_2", "pay_3"}, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			lim := NewLimiter(LimiterConfig{})
 			g := &heldGetter{held: map[string]bool{}}
 			got := fanOut(credCtx(), lim, tc.ids, g)
@@ -313,64 +273,130 @@ func TestFanOutCallerTakesItsOwnSlots(t *testing.T) {
 // the merchant that comes while two of them wait is served after one of
 // them, not after both: a freed slot goes to the waiting requests in turn.
 func TestFanOutWaitsInItsRequestsTurn(t *testing.T) {
-	step := make(chan struct{})
-	release := make(chan struct{})
-	var mu sync.Mutex
-	var arrived []string
-	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
-		id := strings.TrimPrefix(r.URL.Path, "/api/v1/payments/")
-		mu.Lock()
-		arrived = append(arrived, id)
-		mu.Unlock()
-		select {
-		case <-step:
-		case <-release:
-		}
-		w.Header().Set("Content-Type", "application/json")
-		paymentWithID(w, id)
-	})
-	defer close(release)
-	arrivals := func() int { mu.Lock(); defer mu.Unlock(); return len(arrived) }
-	lim := NewLimiter(LimiterConfig{MaxInFlightPerMerchant: 2})
-	c := newClient(t, Config{BaseURL: srv.URL, Limiter: lim})
-	ctx := credCtx()
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		step := make(chan struct{})
+		release := make(chan struct{})
+		var mu sync.Mutex
+		var arrived []string
+		srv := newMemServer(t, func(w http.ResponseWriter, r *http.Request) {
+			id := strings.TrimPrefix(r.URL.Path, "/api/v1/payments/")
+			mu.Lock()
+			arrived = append(arrived, id)
+			mu.Unlock()
+			select {
+			case <-step:
+			case <-release:
+			}
+			w.Header().Set("Content-Type", "application/json")
+			paymentWithID(w, id)
+		})
+		defer close(release)
+		arrivals := func() int { mu.Lock(); defer mu.Unlock(); return len(arrived) }
+		lim := NewLimiter(LimiterConfig{MaxInFlightPerMerchant: 2})
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: lim})
+		ctx := credCtx()
 
-	// Request A: 10 ids, 4 at a time; its first two calls take the
-	// merchant's two slots.
-	doneA := make(chan []Result[*Payment], 1)
-	go func() { doneA <- c.GetPayments(WithRequestLimit(ctx, 4), payIDs(10)) }()
-	waitUntil(t, func() bool { return arrivals() == 2 })
-	// One answered: its slot goes to A's third call, and then A has two
-	// calls holding slots and two waiting (4 = its bound).
-	step <- struct{}{}
-	waitUntil(t, func() bool { return arrivals() == 3 && lim.refs(ctx) == 4 })
-	// Request B comes while A's two wait.
-	doneB := make(chan error, 1)
-	go func() {
-		_, err := c.GetPayment(WithRequestLimit(ctx, 4), "pay_B")
-		doneB <- err
-	}()
-	waitUntil(t, func() bool { return lim.refs(ctx) == 5 })
-	step <- struct{}{}
-	waitUntil(t, func() bool { return arrivals() == 4 })
-	step <- struct{}{}
-	waitUntil(t, func() bool { return arrivals() == 5 })
-	mu.Lock()
-	order := slices.Clone(arrived)
-	mu.Unlock()
-	if order[3] == "pay_B" || order[4] != "pay_B" {
-		t.Errorf("calls arrived in the order %v; want B's fifth: after one of A's two waiting calls, not both", order)
+		// Request A: 10 ids, 4 at a time; its first two calls take the
+		// merchant's two slots.
+		doneA := make(chan []Result[*Payment], 1)
+		go func() { doneA <- c.GetPayments(WithRequestLimit(ctx, 4), payIDs(10)) }()
+		settled(t, "2 arrivals", func() bool { return arrivals() == 2 })
+		// One answered: its slot goes to A's third call, and then A has two
+		// calls holding slots and two waiting (4 = its bound).
+		step <- struct{}{}
+		settled(t, "3 arrivals, 4 slots of the merchant", func() bool { return arrivals() == 3 && lim.refs(ctx) == 4 })
+		// Request B comes while A's two wait.
+		doneB := make(chan error, 1)
+		go func() {
+			_, err := c.GetPayment(WithRequestLimit(ctx, 4), "pay_B")
+			doneB <- err
+		}()
+		settled(t, "5 slots of the merchant", func() bool { return lim.refs(ctx) == 5 })
+		step <- struct{}{}
+		settled(t, "4 arrivals", func() bool { return arrivals() == 4 })
+		step <- struct{}{}
+		settled(t, "5 arrivals", func() bool { return arrivals() == 5 })
+		mu.Lock()
+		order := slices.Clone(arrived)
+		mu.Unlock()
+		if order[3] == "pay_B" || order[4] != "pay_B" {
+			t.Errorf("calls arrived in the order %v; want B's fifth: after one of A's two waiting calls, not both", order)
+		}
+		close(step)
+		if err := <-doneB; err != nil {
+			t.Errorf("B: %v", err)
+		}
+		for i, r := range <-doneA {
+			if r.Err != nil {
+				t.Errorf("A's results[%d]: %v", i, r.Err)
+			}
+		}
+		if calls, merchants := lim.inFlight(); calls != 0 || merchants != 0 {
+			t.Errorf("after both: %d slots held, %d merchants, want none", calls, merchants)
+		}
+	})
+}
+
+// fanOutPeak is one case of TestFanOut's bounds, in a synctest bubble:
+// ids fetched at once under the bounds, the first wave held at the
+// server until every goroutine waits; the REST API must see wantPeak at
+// once, and no more.
+func fanOutPeak(t *testing.T, requestMax, merchantMax, burst, ids int, wantPeak int64) {
+	hold := make(chan struct{})
+	srv := peakServerOn(t, newMemServer, hold)
+	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: merchantMax, RequestBurst: burst})})
+
+	ctx := credCtx()
+	if requestMax > 0 {
+		ctx = WithRequestLimit(ctx, requestMax)
 	}
-	close(step)
-	if err := <-doneB; err != nil {
-		t.Errorf("B: %v", err)
-	}
-	for i, r := range <-doneA {
+	done := make(chan []Result[*Payment])
+	go func() { done <- c.GetPayments(ctx, payIDs(ids)) }()
+	// Every call that can start has started, and is held at the server:
+	// one beyond the bound would show here.
+	settled(t, fmt.Sprintf("%d calls in flight", wantPeak), func() bool { return srv.inFlight.Load() == wantPeak })
+	close(hold)
+	rs := <-done
+	for i, r := range rs {
 		if r.Err != nil {
-			t.Errorf("A's results[%d]: %v", i, r.Err)
+			t.Fatalf("results[%d]: %v", i, r.Err)
 		}
 	}
-	if calls, merchants := lim.inFlight(); calls != 0 || merchants != 0 {
-		t.Errorf("after both: %d slots held, %d merchants, want none", calls, merchants)
+	if got := srv.calls.Load(); got != int64(ids) {
+		t.Errorf("REST calls = %d, want %d", got, ids)
+	}
+	if got := srv.peak.Load(); got != wantPeak {
+		t.Errorf("peak concurrency at the REST API = %d, want %d", got, wantPeak)
+	}
+	if calls, merchants := c.limiter.inFlight(); calls != 0 || merchants != 0 {
+		t.Errorf("after the fan-out: %d slots held, %d merchants, want none", calls, merchants)
+	}
+}
+
+// batchGoroutines is TestFanOut's goroutine count, in a synctest bubble
+// with the REST API in memory (no server or transport goroutines).
+func batchGoroutines(t *testing.T) {
+	hold := make(chan struct{})
+	srv := peakServerOn(t, newMemServer, hold)
+	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc})
+	before := runtime.NumGoroutine()
+	done := make(chan []Result[*Payment])
+	go func() { done <- c.GetPayments(WithRequestLimit(credCtx(), 2), payIDs(100)) }()
+	settled(t, "2 calls in flight", func() bool { return srv.inFlight.Load() == 2 }) // what else would start, has started
+	// The caller and its calls held at the REST API; a goroutine
+	// per id would be 100.
+	if grew := runtime.NumGoroutine() - before; grew > 3 {
+		t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 3", grew)
+	}
+	close(hold)
+	rs := <-done
+	for i, r := range rs {
+		if r.Err != nil {
+			t.Fatalf("results[%d]: %v", i, r.Err)
+		}
+	}
+	if got := srv.peak.Load(); got != 2 {
+		t.Errorf("peak concurrency = %d, want 2", got)
 	}
 }

@@ -24,6 +24,7 @@ func echoIDServer(t *testing.T) *testServer {
 // is KindUpstream, whose message names neither id; the one asked for is
 // returned. Each case makes exactly one REST call (nothing is retried).
 func TestRecordIsTheOneAsked(t *testing.T) {
+	t.Parallel()
 	const otherPayment = `{"id":"pay_prod_ffffffffffffffffffffffffffffffff","status":"PENDING","amount":1,"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`
 	for _, tc := range []struct {
 		name   string
@@ -65,6 +66,7 @@ func TestRecordIsTheOneAsked(t *testing.T) {
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := jsonServer(t, 200, tc.body)
 			c := newClient(t, Config{BaseURL: srv.URL})
 			err := tc.call(c)
@@ -97,6 +99,7 @@ func TestRecordIsTheOneAsked(t *testing.T) {
 // (has_more false: the walk ends anyway) and an advancing page are
 // answered.
 func TestCursorMustAdvance(t *testing.T) {
+	t.Parallel()
 	page := func(hasMore bool, next string) string {
 		n := "null"
 		if next != "" {
@@ -118,6 +121,7 @@ func TestCursorMustAdvance(t *testing.T) {
 		{"last page without a cursor", "cur_2", page(false, ""), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := jsonServer(t, 200, tc.body)
 			c := newClient(t, Config{BaseURL: srv.URL})
 			p, err := c.ListPayments(credCtx(), ListParams{Limit: 2, Cursor: tc.cursor})

@@ -45,6 +45,7 @@ func TestLimiterReusesMerchantEntry(t *testing.T) {
 // active merchants; the active ones are never dropped (their calls keep
 // their bound).
 func TestLimiterBoundsIdleEntries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		active int // merchants holding a slot throughout
@@ -54,6 +55,7 @@ func TestLimiterBoundsIdleEntries(t *testing.T) {
 		{"many active merchants", 3 * minKeptMerchants, 5 * minKeptMerchants},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			l := NewLimiter(LimiterConfig{MaxInFlight: tc.active + 1, MaxInFlightPerMerchant: 1})
 			var held []*Held
 			for i := range tc.active {

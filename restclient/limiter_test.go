@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"paygraph/internal/testenv"
@@ -55,6 +56,7 @@ func (l *Limiter) refs(ctx context.Context) int {
 }
 
 func TestLimiterBounds(t *testing.T) {
+	t.Parallel()
 	a, b, c := merchantCtx("a"), merchantCtx("b"), merchantCtx("c")
 	for _, tc := range []struct {
 		name  string
@@ -73,6 +75,7 @@ func TestLimiterBounds(t *testing.T) {
 			[]context.Context{context.Background(), context.Background(), a}, []context.Context{b}, []context.Context{context.Background()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			l := NewLimiter(tc.cfg)
 			for _, ctx := range tc.held {
 				hold(t, l, ctx)
@@ -132,11 +135,15 @@ func TestLimiterBounds(t *testing.T) {
 }
 
 func TestLimiterWaiting(t *testing.T) {
+	t.Parallel()
 	a, b := merchantCtx("a"), merchantCtx("b")
 	for _, tc := range []struct {
-		name   string
-		cfg    LimiterConfig
-		full   context.Context // holds the only slot the waiter could have
+		name string
+		cfg  LimiterConfig
+		// full holds the only slot the waiter could have; made inside the
+		// case's bubble, so that a wait on its request's slots is one the
+		// fake clock sees.
+		full   func() context.Context
 		waiter context.Context
 		// waiting: the waiter's merchant count once it waits (0: cannot be
 		// seen; the deadline then ends the wait).
@@ -144,57 +151,58 @@ func TestLimiterWaiting(t *testing.T) {
 		end      string // "cancel", "deadline" or "release"
 		wantKind ErrorKind
 	}{
-		{"cancelled while waiting for its merchant", LimiterConfig{MaxInFlight: 4, MaxInFlightPerMerchant: 1}, a, a, 2, "cancel", KindCanceled},
-		{"cancelled while waiting for the process", LimiterConfig{MaxInFlight: 1}, a, b, 1, "cancel", KindCanceled},
-		{"deadline while waiting for its request", LimiterConfig{}, WithRequestLimit(a, 1), nil, 0, "deadline", KindTimeout},
-		{"given the slot when it is released", LimiterConfig{MaxInFlight: 4, MaxInFlightPerMerchant: 1}, a, a, 2, "release", 0},
+		{"cancelled while waiting for its merchant", LimiterConfig{MaxInFlight: 4, MaxInFlightPerMerchant: 1}, func() context.Context { return a }, a, 2, "cancel", KindCanceled},
+		{"cancelled while waiting for the process", LimiterConfig{MaxInFlight: 1}, func() context.Context { return a }, b, 1, "cancel", KindCanceled},
+		{"deadline while waiting for its request", LimiterConfig{}, func() context.Context { return WithRequestLimit(a, 1) }, nil, 0, "deadline", KindTimeout},
+		{"given the slot when it is released", LimiterConfig{MaxInFlight: 4, MaxInFlightPerMerchant: 1}, func() context.Context { return a }, a, 2, "release", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewLimiter(tc.cfg)
-			full := hold(t, l, tc.full)
-			waiter := tc.waiter
-			if waiter == nil {
-				waiter = tc.full
-			}
-			ctx, cancel := context.WithCancel(waiter)
-			defer cancel()
-			if tc.end == "deadline" {
-				ctx, cancel = context.WithTimeout(waiter, time.Millisecond)
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				l := NewLimiter(tc.cfg)
+				fullCtx := tc.full()
+				full := hold(t, l, fullCtx)
+				waiter := tc.waiter
+				if waiter == nil {
+					waiter = fullCtx
+				}
+				ctx, cancel := context.WithCancel(waiter)
 				defer cancel()
-			}
-			got := make(chan error, 1)
-			go func() {
-				h, err := l.Hold(ctx)
-				h.Release()
-				got <- err
-			}()
-			if tc.waiting > 0 {
-				deadline := time.Now().Add(5 * time.Second)
-				for l.refs(waiter) < tc.waiting {
-					if time.Now().After(deadline) {
-						t.Fatal("the waiter never came")
+				if tc.end == "deadline" {
+					ctx, cancel = context.WithTimeout(waiter, time.Millisecond)
+					defer cancel()
+				}
+				got := make(chan error, 1)
+				go func() {
+					h, err := l.Hold(ctx)
+					h.Release()
+					got <- err
+				}()
+				if tc.waiting > 0 {
+					synctest.Wait() // the waiter is blocked in Hold
+					if n := l.refs(waiter); n != tc.waiting {
+						t.Fatalf("the waiter's merchant counts %d while it waits, want %d", n, tc.waiting)
 					}
-					time.Sleep(time.Millisecond)
 				}
-			}
-			switch tc.end {
-			case "cancel":
-				cancel()
-			case "release":
+				switch tc.end {
+				case "cancel":
+					cancel()
+				case "release":
+					full.Release()
+				}
+				err := <-got
+				if tc.end == "release" {
+					if err != nil {
+						t.Fatalf("Hold: %v, want the released slot", err)
+					}
+				} else if e := (*Error)(nil); !errors.As(err, &e) || e.Kind != tc.wantKind {
+					t.Fatalf("Hold: %v, want a *Error of kind %v", err, tc.wantKind)
+				}
 				full.Release()
-			}
-			err := <-got
-			if tc.end == "release" {
-				if err != nil {
-					t.Fatalf("Hold: %v, want the released slot", err)
+				if calls, merchants := l.inFlight(); calls != 0 || merchants != 0 {
+					t.Errorf("after everything was released: %d calls in flight, %d merchants known; want none", calls, merchants)
 				}
-			} else if e := (*Error)(nil); !errors.As(err, &e) || e.Kind != tc.wantKind {
-				t.Fatalf("Hold: %v, want a *Error of kind %v", err, tc.wantKind)
-			}
-			full.Release()
-			if calls, merchants := l.inFlight(); calls != 0 || merchants != 0 {
-				t.Errorf("after everything was released: %d calls in flight, %d merchants known; want none", calls, merchants)
-			}
+			})
 		})
 	}
 }
@@ -203,6 +211,7 @@ func TestLimiterWaiting(t *testing.T) {
 // it runs, gives it back however it ends, and a slot held ahead of a call
 // (Hold) serves that call only.
 func TestLimiterInClient(t *testing.T) {
+	t.Parallel()
 	var l *Limiter
 	var mu sync.Mutex
 	var seenInFlight []int
@@ -329,6 +338,7 @@ func (panickingTransport) RoundTrip(*http.Request) (*http.Response, error) { pan
 // TestLimiterForgetsIdleMerchants: the merchant map holds only merchants
 // with a call in flight or waiting.
 func TestLimiterForgetsIdleMerchants(t *testing.T) {
+	t.Parallel()
 	l := NewLimiter(LimiterConfig{MaxInFlight: 1000, MaxInFlightPerMerchant: 3})
 	var held []*Held
 	for i := range 100 {
@@ -350,6 +360,7 @@ func TestLimiterForgetsIdleMerchants(t *testing.T) {
 // TestLimiterKeyIsNotTheSecret: merchants are told apart by their whole
 // pair (the same key with another secret is another merchant), by a hash.
 func TestLimiterKeyIsNotTheSecret(t *testing.T) {
+	t.Parallel()
 	pair := Credentials{APIKey: "ak_test_k", APISecret: "sk_test_s"}
 	k := merchantKeyOf(pair)
 	for _, other := range []Credentials{{APIKey: "ak_test_k", APISecret: "sk_test_t"}, {APIKey: "ak_test_ks", APISecret: "k_test_s"}} {

@@ -15,6 +15,7 @@ import (
 )
 
 func TestMerchantOf(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	of := func(key, secret string) string {
 		t.Helper()
@@ -39,6 +40,7 @@ func TestMerchantOf(t *testing.T) {
 		{"bytes moved from key to secret", "ak_test_", "ask_test_a", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := of(tt.key, tt.secret); (got == a) != tt.same {
 				t.Fatalf("merchant %q vs %q: same=%v, want %v", got, a, got == a, tt.same)
 			}
@@ -75,6 +77,7 @@ func TestMerchantOfAllocations(t *testing.T) {
 // under another, never the plain SHA-256 of the pair, and the length
 // prefix keeps the bytes of key and secret apart.
 func TestMerchantIdentityKeyed(t *testing.T) {
+	t.Parallel()
 	key := func(b byte) *MerchantKey {
 		t.Helper()
 		k, err := NewMerchantKey(bytes.Repeat([]byte{b}, MinMerchantKeyBytes))
@@ -113,6 +116,7 @@ func TestMerchantIdentityKeyed(t *testing.T) {
 		{"framed: bytes moved from key to secret", of(key(1), Credentials{APIKey: "ak_test_", APISecret: "ask_test_a"}) != a},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if !tt.ok {
 				t.Fatalf("a=%s b=%s", a, b)
 			}

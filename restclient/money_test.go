@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseTaka(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in      string
 		want    Paisa
@@ -111,6 +112,7 @@ func TestParseTaka(t *testing.T) {
 // products are known to round badly: an implementation that went through
 // float64 (f*100 truncated) fails several of them.
 func TestParseTakaNoFloat(t *testing.T) {
+	t.Parallel()
 	for whole := int64(0); whole < 50; whole++ {
 		for cents := int64(0); cents < 100; cents++ {
 			s := Paisa(whole*100 + cents).String()
@@ -135,6 +137,7 @@ func ratPaisa(s string) (Paisa, bool) {
 }
 
 func TestParseExactInt(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   string
 		want int64
@@ -160,6 +163,7 @@ func TestParseExactInt(t *testing.T) {
 }
 
 func TestPaisaString(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in   Paisa
 		want string

@@ -35,8 +35,12 @@ func checkParseUTC(t *testing.T, s string) {
 }
 
 func TestParseUTCSameAsTimeParse(t *testing.T) {
+	t.Parallel()
 	for _, s := range timeSeeds {
-		t.Run(s, func(t *testing.T) { checkParseUTC(t, s) })
+		t.Run(s, func(t *testing.T) {
+			t.Parallel()
+			checkParseUTC(t, s)
+		})
 	}
 	// Near the edges of every field, with fractions of 0 to 11 digits.
 	rnd := rand.New(rand.NewPCG(25, 2026))

@@ -10,6 +10,7 @@ import (
 // url.PathEscape leaves as it is, so a plain id skips it safely; and
 // checkID's answers are those of the checks it stands for.
 func TestUnreservedBytesUnescaped(t *testing.T) {
+	t.Parallel()
 	for b := range 256 {
 		if s := string([]byte{byte(b)}); idBytes[b] == idUnreserved && url.PathEscape(s) != s {
 			t.Errorf("byte %#x is called unreserved, but url.PathEscape makes it %q", b, url.PathEscape(s))
@@ -34,6 +35,7 @@ func TestUnreservedBytesUnescaped(t *testing.T) {
 		{"dot dot", "..", "id must not be . or ..", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			why, plain := checkID(tc.id)
 			if why != tc.why || plain != tc.plain {
 				t.Errorf("checkID(%q) = %q, %v; want %q, %v", tc.id, why, plain, tc.why, tc.plain)

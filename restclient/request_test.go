@@ -31,6 +31,7 @@ func (h *headerRecorder) RoundTrip(r *http.Request) (*http.Response, error) {
 // every call's request is a GET with the credentials, Accept, the URL and
 // Host of the call, and the context the call's deadline.
 func TestRequestHeaderSharedByContext(t *testing.T) {
+	t.Parallel()
 	srv := jsonServer(t, http.StatusOK, paymentBody)
 	rec := &headerRecorder{next: http.DefaultTransport}
 	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: &http.Client{Transport: rec}})
@@ -75,6 +76,7 @@ func sameMap(a, b http.Header) bool {
 // of its own: a cookie set by the REST API is sent once on each later
 // call, never piled up on a header the calls share.
 func TestRequestHeaderWithCookieJar(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var cookies []string
 	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {

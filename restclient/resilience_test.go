@@ -2,12 +2,15 @@ package restclient
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -26,9 +29,15 @@ type scriptedServer struct {
 // to close it in the middle of a 200 body, or "notjson" for a 200 whose
 // body is not JSON.
 func scripted(t *testing.T, script ...string) *scriptedServer {
+	return scriptedOn(t, newTestServer, script...)
+}
+
+// scriptedOn is scripted on a server made by serve (newTestServer or
+// newMemServer).
+func scriptedOn(t *testing.T, serve func(*testing.T, http.HandlerFunc) *testServer, script ...string) *scriptedServer {
 	var n atomic.Int64
 	s := &scriptedServer{}
-	s.testServer = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	s.testServer = serve(t, func(w http.ResponseWriter, r *http.Request) {
 		step := script[min(int(n.Add(1))-1, len(script)-1)]
 		if s.healed.Load() {
 			step = "200"
@@ -75,6 +84,7 @@ func wantHealthy(t *testing.T, c *Client) {
 }
 
 func TestRetries(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		script    []string
@@ -97,6 +107,7 @@ func TestRetries(t *testing.T) {
 		{"200 that is not JSON is not retried", []string{"notjson", "200"}, KindUpstream, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := scripted(t, tc.script...)
 			// The gateway's defaults (2 retries, a threshold of 5): one
 			// faulty call must not open the breaker.
@@ -125,49 +136,58 @@ func TestRetries(t *testing.T) {
 }
 
 func TestHangIsNotRetried(t *testing.T) {
-	release := make(chan struct{})
-	var healed atomic.Bool
-	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
-		if healed.Load() {
-			_, _ = w.Write([]byte(okPayment))
-			return
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 100 * time.Millisecond
+		var healed atomic.Bool
+		srv := newMemServer(t, func(w http.ResponseWriter, r *http.Request) {
+			if healed.Load() {
+				_, _ = w.Write([]byte(okPayment))
+				return
+			}
+			<-r.Context().Done()
+		})
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Timeout: timeout, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5}})
+		start := time.Now()
+		_, err := c.GetPayment(credCtx(), "pay_x")
+		// On the bubble's clock the hang costs exactly the timeout: one
+		// attempt, no retry's backoff or second attempt after it.
+		if took := time.Since(start); KindOf(err) != KindTimeout || took != timeout || srv.calls.Load() != 1 {
+			t.Fatalf("err %v after %v and %d calls; want a timeout after %v and one call", err, took, srv.calls.Load(), timeout)
 		}
-		select {
-		case <-r.Context().Done():
-		case <-release:
-		}
+		healed.Store(true)
+		wantHealthy(t, c)
 	})
-	defer close(release)
-	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 100 * time.Millisecond, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 5}})
-	start := time.Now()
-	_, err := c.GetPayment(credCtx(), "pay_x")
-	if KindOf(err) != KindTimeout || time.Since(start) > time.Second || srv.calls.Load() != 1 {
-		t.Fatalf("err %v after %v and %d calls", err, time.Since(start), srv.calls.Load())
-	}
-	healed.Store(true)
-	wantHealthy(t, c)
 }
 
 func TestRetriesStayWithinTheDeadline(t *testing.T) {
-	srv := scripted(t, "503")
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Second}})
-	ctx, cancel := context.WithTimeout(credCtx(), 30*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := c.GetPayment(ctx, "pay_x")
-	if err == nil || time.Since(start) > 500*time.Millisecond {
-		t.Fatalf("err %v after %v", err, time.Since(start))
-	}
-	// A backoff drawn from (0, 1s] almost never fits in the 30ms left: one
-	// call (two when the draw is below ~30ms, about 3% of runs).
-	if n := srv.calls.Load(); n > 2 {
-		t.Errorf("%d calls", n)
-	}
-	srv.healed.Store(true)
-	wantHealthy(t, c)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const deadline = 30 * time.Millisecond
+		srv := scriptedOn(t, newMemServer, "503")
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Resilience: Resilience{MaxRetries: 2, RetryBaseDelay: time.Second}})
+		ctx, cancel := context.WithTimeout(credCtx(), deadline)
+		defer cancel()
+		start := time.Now()
+		_, err := c.GetPayment(ctx, "pay_x")
+		// On the bubble's clock: a backoff that does not fit in what is
+		// left is not waited for at all (the call gives up at once), one
+		// that fits is waited for, never past the caller's deadline.
+		if took := time.Since(start); err == nil || took > deadline {
+			t.Fatalf("err %v after %v; want an error within the caller's %v", err, took, deadline)
+		}
+		// A backoff drawn from (0, 1s] almost never fits in the 30ms left: one
+		// call (two when the draw is below ~30ms, about 3% of runs).
+		if n := srv.calls.Load(); n > 2 {
+			t.Errorf("%d calls", n)
+		}
+		srv.healed.Store(true)
+		wantHealthy(t, c)
+	})
 }
 
 func TestCancelledCallerIsNotRetried(t *testing.T) {
+	t.Parallel()
 	var srv *testServer
 	ctx, cancel := context.WithCancel(credCtx())
 	srv = newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
@@ -221,81 +241,87 @@ func unhealthyUntil(healthy *atomic.Bool, before func()) http.HandlerFunc {
 // failures prove nothing about the REST API as a whole, see
 // TestBreakerIsolation), which fails fast and recovers after a good probe.
 func TestBreakerOpensFailsFastAndRecovers(t *testing.T) {
-	var healthy atomic.Bool
-	srv := newTestServer(t, unhealthyUntil(&healthy, nil))
-	var tr, process transitions
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond,
-		OnBreakerChange: process.record, OnMerchantBreakerChange: tr.recordMerchant}})
-	for range 3 {
-		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
-			t.Fatalf("err %v", err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var healthy atomic.Bool
+		srv := newMemServer(t, unhealthyUntil(&healthy, nil))
+		var tr, process transitions
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Resilience: Resilience{
+			BreakerFailures: 3, BreakerCooldown: 100 * time.Millisecond,
+			OnBreakerChange: process.record, OnMerchantBreakerChange: tr.recordMerchant}})
+		for range 3 {
+			if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
+				t.Fatalf("err %v", err)
+			}
 		}
-	}
-	if s := c.merchantState(credCtx()); s != "open" {
-		t.Fatalf("merchant state %s after 3 failures", s)
-	}
-	before := srv.calls.Load()
-	_, err := c.GetPayment(credCtx(), "pay_x")
-	if KindOf(err) != KindUpstream || err.(*Error).Message != msgMerchantCircuitOpen || srv.calls.Load() != before {
-		t.Fatalf("while open: err %v, %d new calls", err, srv.calls.Load()-before)
-	}
+		if s := c.merchantState(credCtx()); s != "open" {
+			t.Fatalf("merchant state %s after 3 failures", s)
+		}
+		before := srv.calls.Load()
+		_, err := c.GetPayment(credCtx(), "pay_x")
+		if KindOf(err) != KindUpstream || err.(*Error).Message != msgMerchantCircuitOpen || srv.calls.Load() != before {
+			t.Fatalf("while open: err %v, %d new calls", err, srv.calls.Load()-before)
+		}
 
-	healthy.Store(true)
-	time.Sleep(150 * time.Millisecond)
-	if p, err := c.GetPayment(credCtx(), "pay_x"); err != nil || p.ID != "pay_x" {
-		t.Fatalf("probe: %v", err)
-	}
-	if s := c.merchantState(credCtx()); s != "closed" {
-		t.Fatalf("merchant state %s after a good probe", s)
-	}
-	if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
-		t.Fatalf("after recovery: %v", err)
-	}
-	want := "closed>open open>half-open half-open>closed"
-	if got := strings.Join(tr.list(), " "); got != want {
-		t.Errorf("merchant transitions %q, want %q", got, want)
-	}
-	if got := process.list(); len(got) != 0 || c.BreakerState().String() != "closed" {
-		t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState().String(), got)
-	}
+		healthy.Store(true)
+		time.Sleep(100*time.Millisecond + 1) // the bubble's clock: just past the cooldown
+		if p, err := c.GetPayment(credCtx(), "pay_x"); err != nil || p.ID != "pay_x" {
+			t.Fatalf("probe: %v", err)
+		}
+		if s := c.merchantState(credCtx()); s != "closed" {
+			t.Fatalf("merchant state %s after a good probe", s)
+		}
+		if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
+			t.Fatalf("after recovery: %v", err)
+		}
+		want := "closed>open open>half-open half-open>closed"
+		if got := strings.Join(tr.list(), " "); got != want {
+			t.Errorf("merchant transitions %q, want %q", got, want)
+		}
+		if got := process.list(); len(got) != 0 || c.BreakerState().String() != "closed" {
+			t.Errorf("process-wide circuit %s, transitions %v", c.BreakerState().String(), got)
+		}
+	})
 }
 
 func TestBreakerOnConnectionRefused(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
-	c := newClient(t, Config{BaseURL: "http://" + addr, Resilience: Resilience{
-		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond}})
-	for range 2 {
-		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
-			t.Fatalf("err %v", err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		// Refused as a dial to a closed port is, until the REST API is back.
+		var up atomic.Bool
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			if !up.Load() {
+				return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+			}
+			return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(okPayment)), Request: r}, nil
+		})
+		const cooldown = 50 * time.Millisecond
+		c := newClient(t, Config{BaseURL: "http://rest.test", HTTPClient: &http.Client{Transport: rt}, Resilience: Resilience{
+			MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: cooldown}})
+		for range 2 {
+			if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
+				t.Fatalf("err %v", err)
+			}
 		}
-	}
-	if c.BreakerState().String() != "open" {
-		t.Fatalf("state %s", c.BreakerState().String())
-	}
-	// The REST API comes back on the same address.
-	ln2, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Skipf("address taken meanwhile: %v", err)
-	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(okPayment)) })}
-	go func() { _ = srv.Serve(ln2) }()
-	defer srv.Close()
-	time.Sleep(80 * time.Millisecond)
-	if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
-		t.Fatalf("after recovery: %v", err)
-	}
-	if c.BreakerState().String() != "closed" {
-		t.Fatalf("state %s", c.BreakerState().String())
-	}
+		if c.BreakerState().String() != "open" {
+			t.Fatalf("state %s", c.BreakerState().String())
+		}
+		up.Store(true) // the REST API comes back
+		if _, err := c.GetPayment(credCtx(), "pay_x"); err == nil {
+			t.Fatal("a call went through the open circuit before the cooldown")
+		}
+		time.Sleep(cooldown + 1)
+		if _, err := c.GetPayment(credCtx(), "pay_x"); err != nil {
+			t.Fatalf("after recovery: %v", err)
+		}
+		if c.BreakerState().String() != "closed" {
+			t.Fatalf("state %s", c.BreakerState().String())
+		}
+	})
 }
 
 func TestCallerErrorsNeverOpenTheBreaker(t *testing.T) {
+	t.Parallel()
 	srv := scripted(t, "404")
 	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{BreakerFailures: 2}})
 	for range 10 {
@@ -314,79 +340,83 @@ func TestCallerErrorsNeverOpenTheBreaker(t *testing.T) {
 }
 
 func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
-	var healthy atomic.Bool
-	probing := make(chan struct{})
-	release := make(chan struct{})
-	var hold atomic.Bool
-	srv := newTestServer(t, unhealthyUntil(&healthy, func() {
-		if hold.Load() {
-			close(probing)
-			<-release
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		var healthy atomic.Bool
+		probing := make(chan struct{})
+		release := make(chan struct{})
+		var hold atomic.Bool
+		srv := newMemServer(t, unhealthyUntil(&healthy, func() {
+			if hold.Load() {
+				close(probing)
+				<-release
+			}
+		}))
+		// The merchant's own circuit (one merchant's failures leave the
+		// process-wide one closed; TestProcessBreakerHalfOpen does the same
+		// with it).
+		var tr transitions
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Resilience: Resilience{
+			MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnMerchantBreakerChange: tr.recordMerchant}})
+
+		// Two failed calls, each retried twice, open the circuit.
+		for range 2 {
+			if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
+				t.Fatalf("err %v", err)
+			}
 		}
-	}))
-	// The merchant's own circuit (one merchant's failures leave the
-	// process-wide one closed; TestProcessBreakerHalfOpen does the same
-	// with it).
-	var tr transitions
-	c := newClient(t, Config{BaseURL: srv.URL, Resilience: Resilience{
-		MaxRetries: 2, RetryBaseDelay: time.Millisecond, BreakerFailures: 2, BreakerCooldown: 50 * time.Millisecond, OnMerchantBreakerChange: tr.recordMerchant}})
-
-	// Two failed calls, each retried twice, open the circuit.
-	for range 2 {
-		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream {
-			t.Fatalf("err %v", err)
+		if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 6 || s != "open" {
+			t.Fatalf("%d calls, state %s", n, s)
 		}
-	}
-	if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 6 || s != "open" {
-		t.Fatalf("%d calls, state %s", n, s)
-	}
 
-	// After the cooldown a failing probe is one request, and reopens.
-	time.Sleep(80 * time.Millisecond)
-	if s := c.merchantState(credCtx()); s != "half-open" {
-		t.Fatalf("state %s after the cooldown", s)
-	}
-	if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
-		t.Fatalf("probe: %v", err)
-	}
-	if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 7 || s != "open" {
-		t.Fatalf("after a failed probe: %d calls, state %s", n, s)
-	}
+		// After the cooldown a failing probe is one request, and reopens.
+		time.Sleep(80 * time.Millisecond)
+		if s := c.merchantState(credCtx()); s != "half-open" {
+			t.Fatalf("state %s after the cooldown", s)
+		}
+		if _, err := c.GetPayment(credCtx(), "pay_x"); KindOf(err) != KindUpstream || err.(*Error).Status != 503 {
+			t.Fatalf("probe: %v", err)
+		}
+		if n, s := srv.calls.Load(), c.merchantState(credCtx()); n != 7 || s != "open" {
+			t.Fatalf("after a failed probe: %d calls, state %s", n, s)
+		}
 
-	// While a probe is in flight, other calls fail fast.
-	time.Sleep(80 * time.Millisecond)
-	healthy.Store(true)
-	hold.Store(true)
-	probeErr := make(chan error, 1)
-	go func() {
+		// While a probe is in flight, other calls fail fast.
+		time.Sleep(80 * time.Millisecond)
+		healthy.Store(true)
+		hold.Store(true)
+		probeErr := make(chan error, 1)
+		go func() {
+			_, err := c.GetPayment(credCtx(), "pay_x")
+			probeErr <- err
+		}()
+		<-probing
+		hold.Store(false)
 		_, err := c.GetPayment(credCtx(), "pay_x")
-		probeErr <- err
-	}()
-	<-probing
-	hold.Store(false)
-	_, err := c.GetPayment(credCtx(), "pay_x")
-	if e, ok := err.(*Error); !ok || e.Message != msgMerchantCircuitOpen {
-		t.Errorf("during the probe: %v", err)
-	}
-	if n := srv.calls.Load(); n != 8 {
-		t.Errorf("%d calls during the probe, want 8", n)
-	}
-	close(release)
-	if err := <-probeErr; err != nil {
-		t.Fatalf("probe: %v", err)
-	}
-	if s := c.merchantState(credCtx()); s != "closed" {
-		t.Fatalf("state %s after a good probe", s)
-	}
-	wantHealthy(t, c)
+		if e, ok := err.(*Error); !ok || e.Message != msgMerchantCircuitOpen {
+			t.Errorf("during the probe: %v", err)
+		}
+		if n := srv.calls.Load(); n != 8 {
+			t.Errorf("%d calls during the probe, want 8", n)
+		}
+		close(release)
+		if err := <-probeErr; err != nil {
+			t.Fatalf("probe: %v", err)
+		}
+		if s := c.merchantState(credCtx()); s != "closed" {
+			t.Fatalf("state %s after a good probe", s)
+		}
+		wantHealthy(t, c)
 
-	want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
-	if got := strings.Join(tr.list(), " "); got != want {
-		t.Errorf("transitions %q, want %q", got, want)
-	}
+		want := "closed>open open>half-open half-open>open open>half-open half-open>closed"
+		if got := strings.Join(tr.list(), " "); got != want {
+			t.Errorf("transitions %q, want %q", got, want)
+		}
+	})
 }
 
 func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
+	t.Parallel()
 	srv := hangingServer(t)
 	c := newClient(t, Config{BaseURL: srv.URL, Timeout: 5 * time.Second, Resilience: Resilience{BreakerFailures: 1}})
 	// The caller's own deadline passes while the REST API is slow.
@@ -425,6 +455,7 @@ func TestCallerDeadlinesNeverOpenTheBreaker(t *testing.T) {
 }
 
 func TestBreakerHookMayReadTheState(t *testing.T) {
+	t.Parallel()
 	// Nothing listens: a systemic failure, which opens the process-wide
 	// circuit at once.
 	var c *Client
@@ -459,6 +490,7 @@ func TestBreakerHookMayReadTheState(t *testing.T) {
 // circuits), as in the gateway's settings; a zero delay takes its
 // constant.
 func TestResilienceZeroValues(t *testing.T) {
+	t.Parallel()
 	if p := (Resilience{}).retryPolicy(); p.max != 0 || p.base != 50*time.Millisecond || p.cap != time.Second {
 		t.Errorf("zero Resilience: %+v", p)
 	}

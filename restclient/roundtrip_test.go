@@ -26,6 +26,7 @@ func (c *cannedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // Each case runs through both paths (a client whose Do cannot be skipped,
 // since its http.Client has a cookie jar, is the reference).
 func TestDirectRoundTripSameAsClientDo(t *testing.T) {
+	t.Parallel()
 	answer := func(status int, header http.Header, body io.ReadCloser, length int64) func(*http.Request) (*http.Response, error) {
 		return func(r *http.Request) (*http.Response, error) {
 			return &http.Response{StatusCode: status, Header: header, Body: body, ContentLength: length, Request: r}, nil
@@ -58,6 +59,7 @@ func TestDirectRoundTripSameAsClientDo(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			type outcome struct {
 				id, kind, msg string
 				status        int

@@ -13,6 +13,7 @@ import (
 // a GraphQL caller reads) says what failed in fixed words and never names
 // the REST API's address; the error chain keeps the net error for logs.
 func TestTransportErrorsNameNoAddress(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -32,6 +33,7 @@ func TestTransportErrorsNameNoAddress(t *testing.T) {
 		{"host not resolved", "http://paygraph-no-such-host.invalid", "REST API unreachable: host name not resolved"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := newClient(t, Config{BaseURL: tc.baseURL, Timeout: 2 * time.Second})
 			_, err := c.GetPayment(credCtx(), "pay_1")
 			var e *Error

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -21,7 +22,13 @@ const goodID = "pay_prod_0123456789abcdef0123456789abcdef"
 // authServer answers the good pair's payment goodID, 404 for another id,
 // and 401 to any other pair; gate, when set, holds every call until closed.
 func authServer(t *testing.T, gate chan struct{}) *testServer {
-	return newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
+	return newTestServer(t, authHandler(gate))
+}
+
+// authHandler accepts testKey's pair only, for goodID only; with a gate,
+// each request first waits for it.
+func authHandler(gate chan struct{}) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
 		if gate != nil {
 			<-gate
 		}
@@ -36,7 +43,7 @@ func authServer(t *testing.T, gate chan struct{}) *testServer {
 		default:
 			_, _ = w.Write([]byte(paymentBody))
 		}
-	})
+	}
 }
 
 func gatedClient(t *testing.T, url string, cfg UnacceptedConfig) *Client {
@@ -60,6 +67,7 @@ func kindOf(err error) (ErrorKind, bool) {
 }
 
 func TestRefusedPairMakesOneCall(t *testing.T) {
+	t.Parallel()
 	srv := authServer(t, nil)
 	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, RefusedTTL: time.Hour})
 	ctx := invented(1)
@@ -113,6 +121,7 @@ func TestRefusedPairMakesOneCall(t *testing.T) {
 }
 
 func TestRefusalExpires(t *testing.T) {
+	t.Parallel()
 	srv := authServer(t, nil)
 	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1000, RefusedTTL: time.Minute})
 	now := time.Now()
@@ -142,6 +151,7 @@ func TestRefusalExpires(t *testing.T) {
 }
 
 func TestUnacceptedBudgets(t *testing.T) {
+	t.Parallel()
 	const rate = 5 // burst 10
 	for _, tc := range []struct {
 		name      string
@@ -157,6 +167,7 @@ func TestUnacceptedBudgets(t *testing.T) {
 			func(i int) string { return fmt.Sprintf("192.0.2.%d", i+1) }, 2*rate + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			srv := authServer(t, nil)
 			c := gatedClient(t, srv.URL, tc.cfg)
 			limited := 0
@@ -181,6 +192,7 @@ func TestUnacceptedBudgets(t *testing.T) {
 }
 
 func TestMerchantServedDuringFlood(t *testing.T) {
+	t.Parallel()
 	srv := authServer(t, nil)
 	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 20, PerAddressPerSecond: 5})
 	// The flood spends its address's budget.
@@ -206,37 +218,38 @@ func TestMerchantServedDuringFlood(t *testing.T) {
 }
 
 func TestAcceptedPairFansOutAfterItsProbe(t *testing.T) {
-	release := make(chan struct{})
-	srv := authServer(t, release)
-	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1})
-	ctx := credCtx()
-	errs := make(chan error, 20)
-	for i := 0; i < 20; i++ {
-		go func() { _, err := c.GetPayment(ctx, goodID); errs <- err }()
-	}
-	// Only the probe reaches the server while it is held.
-	deadline := time.Now().Add(2 * time.Second)
-	for srv.calls.Load() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if got := srv.calls.Load(); got != 1 {
-		t.Errorf("calls while the probe is in flight = %d, want 1", got)
-	}
-	close(release)
-	for i := 0; i < 20; i++ {
-		if err := <-errs; err != nil {
-			t.Errorf("call %d: %v", i, err)
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		srv := newMemServer(t, authHandler(release))
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: NewLimiter(LimiterConfig{Unaccepted: UnacceptedConfig{CallsPerSecond: 1}})})
+		ctx := credCtx()
+		errs := make(chan error, 20)
+		for i := 0; i < 20; i++ {
+			go func() { _, err := c.GetPayment(ctx, goodID); errs <- err }()
 		}
-	}
-	// The 19 others went past the budget of 1 a second (burst 2): the
-	// pair was accepted by then.
-	if got := srv.calls.Load(); got != 20 {
-		t.Errorf("calls = %d, want 20", got)
-	}
+		// Only the probe reaches the server while it is held, once every
+		// call waits.
+		synctest.Wait()
+		if got := srv.calls.Load(); got != 1 {
+			t.Errorf("calls while the probe is in flight = %d, want 1", got)
+		}
+		close(release)
+		for i := 0; i < 20; i++ {
+			if err := <-errs; err != nil {
+				t.Errorf("call %d: %v", i, err)
+			}
+		}
+		// The 19 others went past the budget of 1 a second (burst 2): the
+		// pair was accepted by then.
+		if got := srv.calls.Load(); got != 20 {
+			t.Errorf("calls = %d, want 20", got)
+		}
+	})
 }
 
 func TestHeldProbeNeutralOutcome(t *testing.T) {
+	t.Parallel()
 	// A 404 says nothing of the pair: a second call with the same held
 	// context must not wait for its own probe.
 	srv := authServer(t, nil)
@@ -257,6 +270,7 @@ func TestHeldProbeNeutralOutcome(t *testing.T) {
 }
 
 func TestRevokedPairIsForgotten(t *testing.T) {
+	t.Parallel()
 	var revoked atomic.Bool
 	srv := newTestServer(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -290,6 +304,7 @@ func TestRevokedPairIsForgotten(t *testing.T) {
 }
 
 func TestAcceptedElsewhere(t *testing.T) {
+	t.Parallel()
 	srv := authServer(t, nil)
 	store := newMemStore()
 	k := merchantKeyOf(Credentials{APIKey: testKey, APISecret: testSecret})
@@ -308,6 +323,7 @@ func TestAcceptedElsewhere(t *testing.T) {
 }
 
 func TestAcceptedBounded(t *testing.T) {
+	t.Parallel()
 	g, _ := newGate(UnacceptedConfig{CallsPerSecond: 1, MaxAccepted: 100})
 	for i := 0; i < 1000; i++ {
 		g.accept(merchantKeyOf(Credentials{APIKey: fmt.Sprint(i), APISecret: "s"}))
@@ -325,12 +341,14 @@ func TestAcceptedBounded(t *testing.T) {
 }
 
 func TestAddressKey(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, in, want string }{
 		{"IPv4", "192.0.2.1", "192.0.2.1"},
 		{"IPv4-mapped", "::ffff:192.0.2.1", "192.0.2.1"},
 		{"IPv6 by its /64", "2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			if got := AddressKey(netip.MustParseAddr(tc.in)); got != tc.want {
 				t.Errorf("AddressKey(%s) = %q, want %q", tc.in, got, tc.want)
 			}
@@ -380,6 +398,7 @@ func (s *memStore) len() int {
 // refused after Admit and before any call (a forged cursor, say) leave a
 // real merchant's first call its budget.
 func TestAdmitChargesOnlyCallsMade(t *testing.T) {
+	t.Parallel()
 	srv := authServer(t, nil)
 	c := gatedClient(t, srv.URL, UnacceptedConfig{CallsPerSecond: 1, PerAddressPerSecond: 1}) // bursts 2
 	addr := "192.0.2.1"
@@ -468,6 +487,7 @@ func TestMerchantDecision(t *testing.T) {
 		{"no bounds, no credentials", open, context.Background(), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			m, ok := tc.c.Merchant(tc.ctx)
 			if ok != tc.merchant {
 				t.Fatalf("Merchant = %q, %v; want a merchant: %v", m, ok, tc.merchant)

@@ -62,6 +62,7 @@ func BenchmarkWireDecode(b *testing.B) {
 // sandbox's bodies to the same wire structs (else the figures compare
 // different work).
 func TestWireDecodersAgree(t *testing.T) {
+	t.Parallel()
 	for _, body := range []struct {
 		name string
 		path string
@@ -77,6 +78,7 @@ func TestWireDecodersAgree(t *testing.T) {
 		}
 		for _, d := range wireDecoders {
 			t.Run(body.name+"/"+d.name, func(t *testing.T) {
+				t.Parallel()
 				got := body.new()
 				if err := d.decode(data, got); err != nil {
 					t.Fatal(err)

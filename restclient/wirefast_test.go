@@ -105,6 +105,7 @@ var fastDecodeSeeds = []string{
 // TestFastDecode pins what the fast path takes and what it leaves to
 // encoding/json (the fuzz target checks that the values agree).
 func TestFastDecode(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		body string
@@ -135,6 +136,7 @@ func TestFastDecode(t *testing.T) {
 		{"deeper than the fast path follows", `{"a":` + strings.Repeat("[", 100) + strings.Repeat("]", 100) + `}`, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var took bool
 			if tc.page {
 				took = fastVsJSON[wirePage](t, []byte(tc.body))
@@ -151,6 +153,7 @@ func TestFastDecode(t *testing.T) {
 // TestDecodeBodyFallsBack: a body the fast path leaves alone still
 // decodes (and fails) exactly as before, through decodeBody.
 func TestDecodeBodyFallsBack(t *testing.T) {
+	t.Parallel()
 	var w wirePayment
 	if err := decodeForTest([]byte(`{"id":"p","amount":"12.50","ID":"q"}`), &w); err != nil || w.ID != "q" || w.Amount != "12.50" {
 		t.Fatalf("got %+v, %v", w, err)
@@ -166,6 +169,7 @@ func TestDecodeBodyFallsBack(t *testing.T) {
 // structs' JSON names, so a field added to a wire struct cannot be
 // skipped as unknown by the fast path while encoding/json fills it.
 func TestFastDecodeKnowsEveryField(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		typ  reflect.Type
@@ -176,6 +180,7 @@ func TestFastDecodeKnowsEveryField(t *testing.T) {
 		{"wireCustomer", reflect.TypeFor[wireCustomer](), customerKeys},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var tags []string
 			for f := range tc.typ.Fields() {
 				if !f.IsExported() { // encoding/json leaves it alone
@@ -194,6 +199,7 @@ func TestFastDecodeKnowsEveryField(t *testing.T) {
 // TestPlainByte: every byte in a string between two plain ones decodes by
 // the fast path exactly as encoding/json decodes it (or is left to it).
 func TestPlainByte(t *testing.T) {
+	t.Parallel()
 	for c := 0; c < 256; c++ {
 		if want := c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; plainByte[c] != want {
 			t.Errorf("plainByte[%#x] = %v, want %v", c, plainByte[c], want)
@@ -217,6 +223,7 @@ func TestPlainByte(t *testing.T) {
 // follows it (the bit tricks' borrows only reach the bytes above), as a
 // loop over plainByte does.
 func TestPlainRun(t *testing.T) {
+	t.Parallel()
 	byLoop := func(b []byte, j int) int {
 		for j < len(b) && plainByte[b[j]] {
 			j++

@@ -73,6 +73,7 @@ func (e *env) listIDs(t *testing.T, biz *sandbox.Business, status string) map[st
 }
 
 func TestAdminPaymentStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	p, cs := paymentWith(t, e.sb, e.a, sandbox.StatusPending)
 	before := decode(t, e.get(t, "/api/v1/payments/"+p.ID, &e.a).body)
@@ -160,6 +161,7 @@ func TestAdminPaymentStatus(t *testing.T) {
 }
 
 func TestAdminCheckoutSessionStatus(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	p, cs := paymentWith(t, e.sb, e.a, sandbox.StatusSucceeded)
 	r := e.post(t, http.MethodPost, "/sandbox/checkout/sessions/"+cs.Reference+"/status", `{"status":"REFUNDED"}`, &e.a)
@@ -184,6 +186,7 @@ func TestAdminCheckoutSessionStatus(t *testing.T) {
 }
 
 func TestAdminErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	p, cs := paymentWith(t, e.sb, e.a, sandbox.StatusPending)
 	bad := sandbox.Business{APIKey: e.a.APIKey, APISecret: e.b.APISecret}
@@ -231,6 +234,7 @@ func TestAdminErrors(t *testing.T) {
 }
 
 func TestSetStatusErrors(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	a := sb.Businesses()[0]
 	pay := sb.Payments(a.APIKey)[0].ID
@@ -248,6 +252,7 @@ func TestSetStatusErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if err := tt.set(); !errors.Is(err, tt.want) {
 				t.Errorf("err = %v, want %v", err, tt.want)
 			}
@@ -258,6 +263,7 @@ func TestSetStatusErrors(t *testing.T) {
 // TestAdminNotFaulted: a fault plan aimed at the REST API does not stop a
 // test from changing the data it is watching.
 func TestAdminNotFaulted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	e.sb.SetFaults(func(sandbox.Call) sandbox.Fault { return sandbox.Fault429 })
 	p := e.sb.Payments(e.a.APIKey)[0]
@@ -273,6 +279,7 @@ func TestAdminNotFaulted(t *testing.T) {
 // read (run with -race): every page of a status filter holds only payments
 // of that status, whatever changes around it.
 func TestAdminConcurrentReads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	pays := e.sb.Payments(e.a.APIKey)[:20]
 	statuses := sandbox.Statuses()

@@ -27,6 +27,7 @@ var (
 )
 
 func TestBusinesses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	seenKey := map[string]bool{}
 	for _, b := range e.sb.Businesses() {
@@ -73,6 +74,7 @@ func TestBusinesses(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	a, b := e.a, e.b
 	pay := e.sb.Payments(a.APIKey)[0].ID
@@ -97,6 +99,7 @@ func TestAuth(t *testing.T) {
 	for _, c := range cases {
 		for _, p := range paths {
 			t.Run(c.name+" "+p, func(t *testing.T) {
+				t.Parallel()
 				r := e.doHeaders(t, http.MethodGet, p, c.hdr)
 				if c.status == 200 {
 					if r.status != 200 {
@@ -111,6 +114,7 @@ func TestAuth(t *testing.T) {
 }
 
 func TestCrossBusinessNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	pay := e.sb.Payments(e.a.APIKey)[3]
 	link := e.sb.PaymentLinks(e.a.APIKey)[0]
@@ -132,6 +136,7 @@ func TestCrossBusinessNotFound(t *testing.T) {
 }
 
 func TestNotFoundIDs(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	cases := []struct{ path, msg string }{
 		{"/api/v1/payments/pay_prod_00000000000000000000000000000000", "Payment not found"},
@@ -144,6 +149,7 @@ func TestNotFoundIDs(t *testing.T) {
 }
 
 func TestPaymentShapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	for _, biz := range []sandbox.Business{e.a, e.b} {
 		pays := e.sb.Payments(biz.APIKey)
@@ -232,6 +238,7 @@ func checkPayment(t *testing.T, m map[string]any, p sandbox.Payment, detail bool
 
 // The data must contain the variety the gateway has to cope with.
 func TestPaymentDataVariety(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	for _, biz := range []sandbox.Business{e.a, e.b} {
 		pays := e.sb.Payments(biz.APIKey)
@@ -299,6 +306,7 @@ func TestPaymentDataVariety(t *testing.T) {
 }
 
 func TestPaymentLinkShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{PayURL: "https://pay.test.invalid/"})
 	var noDesc, nullMax, nullExp, withMax, withExp int
 	for _, biz := range []sandbox.Business{e.a, e.b} {
@@ -366,6 +374,7 @@ func TestPaymentLinkShape(t *testing.T) {
 }
 
 func TestCheckoutSessionShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	var emptyMeta, unsortedMeta int
 	for _, biz := range []sandbox.Business{e.a, e.b} {
@@ -492,6 +501,7 @@ func (e *env) listPage(t *testing.T, biz *sandbox.Business, q url.Values) page {
 }
 
 func TestListWalk(t *testing.T) {
+	t.Parallel()
 	for _, param := range []string{"", "payment_status"} {
 		e := newEnv(t, sandbox.Options{StatusParam: param})
 		if param == "" {
@@ -515,6 +525,7 @@ func TestListWalk(t *testing.T) {
 				}
 				for _, limit := range []int{1, 7, 20, 100} {
 					t.Run(fmt.Sprintf("%s/%s/%s/%d", param, biz.Name, status, limit), func(t *testing.T) {
+						t.Parallel()
 						var got []string
 						q := url.Values{"limit": {strconv.Itoa(limit)}}
 						if status != "" {
@@ -551,6 +562,7 @@ func TestListWalk(t *testing.T) {
 }
 
 func TestStatusParamName(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{StatusParam: "payment_status"})
 	if got := e.sb.StatusParam(); got != "payment_status" {
 		t.Errorf("StatusParam() = %q", got)
@@ -564,6 +576,7 @@ func TestStatusParamName(t *testing.T) {
 }
 
 func TestCursorIndependentOfLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	first := e.listPage(t, &e.a, url.Values{"limit": {"7"}})
 	if first.next == nil {
@@ -596,6 +609,7 @@ func TestCursorIndependentOfLimit(t *testing.T) {
 }
 
 func TestListParams(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	other := e.sb.Payments(e.b.APIKey)[0].ID
 	cases := []struct {
@@ -628,6 +642,7 @@ func TestListParams(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
+			t.Parallel()
 			r := e.get(t, "/api/v1/payments?"+c.query, &e.a)
 			if c.status != 200 {
 				wantError(t, r, c.status, c.msg)
@@ -651,6 +666,7 @@ func TestListParams(t *testing.T) {
 }
 
 func TestEscapedPaths(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	pay := e.sb.Payments(e.a.APIKey)[0].ID
 	link := e.sb.PaymentLinks(e.a.APIKey)[0].ID
@@ -700,6 +716,7 @@ func TestEscapedPaths(t *testing.T) {
 }
 
 func TestMethodNotAllowed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	pay := e.sb.Payments(e.a.APIKey)[0].ID
 	for _, path := range []string{"/api/v1/payments", "/api/v1/payments/" + pay, "/api/v1/payment-links/pl_x", "/api/v1/checkout/sessions/x"} {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"paygraph/sandbox"
@@ -47,6 +48,7 @@ func allBodies(t *testing.T, e *env) []string {
 }
 
 func TestDeterminism(t *testing.T) {
+	t.Parallel()
 	e1 := newEnv(t, sandbox.Options{})
 	e2 := newEnv(t, sandbox.Options{Seed: sandbox.DefaultSeed})
 	if !slices.Equal(e1.sb.Businesses(), e2.sb.Businesses()) {
@@ -71,6 +73,7 @@ func TestDeterminism(t *testing.T) {
 }
 
 func TestAccessorsReturnCopies(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	key := sb.Businesses()[0].APIKey
 	p := sb.Payments(key)
@@ -104,6 +107,7 @@ func TestAccessorsReturnCopies(t *testing.T) {
 }
 
 func TestCallAccounting(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	pay := e.sb.Payments(e.a.APIKey)[0].ID
 	e.get(t, "/api/v1/payments?limit=2", &e.a)
@@ -171,62 +175,51 @@ func waitCalls(t *testing.T, sb *sandbox.Server, ok func([]sandbox.Call) bool) [
 	}
 }
 
+// TestLatency runs the sandbox's handler in a synctest bubble, called
+// directly (no socket): the added latency is exact on the bubble's clock.
 func TestLatency(t *testing.T) {
-	e := newEnv(t, sandbox.Options{Latency: 60 * time.Millisecond})
-	start := time.Now()
-	if r := e.get(t, "/api/v1/payments?limit=1", &e.a); r.status != 200 {
-		t.Fatalf("status %d", r.status)
-	}
-	if d := time.Since(start); d < 60*time.Millisecond {
-		t.Errorf("request took %v, want >= 60ms", d)
-	}
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const latency = 60 * time.Millisecond
+		sb := sandbox.New(sandbox.Options{Latency: latency})
+		a := sb.Businesses()[0]
+		serve := func(ctx context.Context) (int, time.Duration) {
+			req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/api/v1/payments?limit=1", nil)
+			req.Header.Set("x-api-key", a.APIKey)
+			req.Header.Set("x-api-secret", a.APISecret)
+			rec := httptest.NewRecorder()
+			start := time.Now()
+			sb.ServeHTTP(rec, req)
+			return rec.Code, time.Since(start)
+		}
+		if status, took := serve(context.Background()); status != 200 || took != latency {
+			t.Fatalf("status %d after %v, want 200 after the latency, %v", status, took, latency)
+		}
 
-	e.sb.SetLatency(3 * time.Second)
-	e.sb.SetLatency(0)
-	start = time.Now()
-	e.get(t, "/api/v1/payments?limit=1", &e.a)
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("no-latency request took %v", d)
-	}
+		sb.SetLatency(3 * time.Second)
+		sb.SetLatency(0)
+		if status, took := serve(context.Background()); status != 200 || took != 0 {
+			t.Errorf("no-latency request: status %d after %v, want 200 at once", status, took)
+		}
 
-	// A long latency must not outlive the request context.
-	e.sb.SetLatency(time.Minute)
-	e.sb.ResetCalls()
-	ctx, cancel := context.WithTimeout(context.Background(), 80*time.Millisecond)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.ts.URL+"/api/v1/payments", nil)
-	req.Header.Set("x-api-key", e.a.APIKey)
-	req.Header.Set("x-api-secret", e.a.APISecret)
-	start = time.Now()
-	res, err := e.client.Do(req)
-	if err == nil {
-		res.Body.Close()
-		t.Fatal("expected a context error")
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err = %v", err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("cancelled request took %v", d)
-	}
-	// The handler returns promptly once the client is gone; ts.Close in
-	// cleanup would otherwise block for a minute. Status 0: nothing written.
-	done := make(chan struct{})
-	go func() {
-		e.ts.Close()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		t.Fatal("handler still sleeping after the request context ended")
-	}
-	if c := e.sb.Calls(); len(c) != 1 || c[0].Status != 0 {
-		t.Errorf("calls %+v", c)
-	}
+		// A long latency must not outlive the request context: the
+		// handler returns when it ends, and writes nothing.
+		sb.SetLatency(time.Minute)
+		sb.ResetCalls()
+		const deadline = 80 * time.Millisecond
+		ctx, cancel := context.WithTimeout(context.Background(), deadline)
+		defer cancel()
+		if _, took := serve(ctx); took != deadline {
+			t.Errorf("the handler returned %v after the request, want at its context's end, %v", took, deadline)
+		}
+		if c := sb.Calls(); len(c) != 1 || c[0].Status != 0 {
+			t.Errorf("calls %+v", c)
+		}
+	})
 }
 
 func TestFaults(t *testing.T) {
+	t.Parallel()
 	type check func(t *testing.T, res *http.Response, body []byte, err error)
 	wantStatus := func(status int, msg string) check {
 		return func(t *testing.T, res *http.Response, body []byte, err error) {
@@ -285,6 +278,7 @@ func TestFaults(t *testing.T) {
 	paths := []string{"/api/v1/payments", "/api/v1/payments/x", "/api/v1/payment-links/x", "/api/v1/checkout/sessions/x", "/unknown"}
 	for _, c := range cases {
 		t.Run(c.fault.String(), func(t *testing.T) {
+			t.Parallel()
 			e := newEnv(t, sandbox.Options{})
 			e.client = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 			var seen []sandbox.Call
@@ -344,6 +338,7 @@ func TestFaults(t *testing.T) {
 
 // Faults are decided per request: only the matching route fails.
 func TestFaultsSelective(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	e.sb.SetFaults(func(c sandbox.Call) sandbox.Fault {
 		if c.Route == sandbox.RoutePayment {
@@ -360,6 +355,7 @@ func TestFaultsSelective(t *testing.T) {
 }
 
 func TestRandomFaults(t *testing.T) {
+	t.Parallel()
 	seq := func(f func(sandbox.Call) sandbox.Fault, n int) []sandbox.Fault {
 		out := make([]sandbox.Fault, n)
 		for i := range out {
@@ -432,6 +428,7 @@ func TestRandomFaults(t *testing.T) {
 }
 
 func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	want := string(e.get(t, "/api/v1/payments?limit=50", &e.a).body)
 	var wg sync.WaitGroup

@@ -12,6 +12,7 @@ import (
 // business over the REST routes (the session by its reference too), and
 // they are the same on a second server and after a status change.
 func TestFixtures(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, sandbox.Options{})
 	fx := e.sb.Fixtures()
 	if len(fx) != len(e.sb.Businesses()) {
@@ -19,6 +20,7 @@ func TestFixtures(t *testing.T) {
 	}
 	for i, f := range fx {
 		t.Run(f.Business.Name, func(t *testing.T) {
+			t.Parallel()
 			if f.Business != e.sb.Businesses()[i] {
 				t.Errorf("business %d: %+v, want %+v", i, f.Business, e.sb.Businesses()[i])
 			}

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCredentialsConvertToRESTClient(t *testing.T) {
+	t.Parallel()
 	c := sessiontoken.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"}
 	r := restclient.Credentials(c)
 	if r.APIKey != c.APIKey || r.APISecret != c.APISecret {

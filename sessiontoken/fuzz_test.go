@@ -51,12 +51,14 @@ func fuzzKeyring(t testing.TB) *Keyring {
 // TestFuzzSeedTokens keeps the fixed tokens current: each accepted one
 // verifies with its scope, the foreign one is foreign.
 func TestFuzzSeedTokens(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("SESSIONTOKEN_PRINT_SEEDS") != "" {
 		printFuzzSeeds(t)
 	}
 	kr := fuzzKeyring(t)
 	for tok, scope := range fuzzAccepted {
 		t.Run(scope, func(t *testing.T) {
+			t.Parallel()
 			c, err := kr.Verify(tok)
 			if err != nil {
 				t.Fatalf("seed token refused (regenerate the seeds, see fuzzAccepted): %v", err)

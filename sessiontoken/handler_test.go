@@ -155,6 +155,7 @@ func decodeToken(t *testing.T, body []byte) tokenResponse {
 }
 
 func TestHandlerMints(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		body      string
@@ -168,6 +169,7 @@ func TestHandlerMints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ts := newTokenServer(t, nil)
 			resp, body := ts.do(t, call{headers: goodHeaders, body: tt.body})
 			if resp.StatusCode != http.StatusOK {
@@ -208,6 +210,7 @@ func mustScopeJSON(t *testing.T, s string) Scope {
 }
 
 func TestHandlerRefuses(t *testing.T) {
+	t.Parallel()
 	all := `{"scope":{"kind":"all"}}`
 	tests := []struct {
 		name       string
@@ -250,6 +253,7 @@ func TestHandlerRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ts := newTokenServer(t, nil)
 			ts.checkErr = tt.checkErr
 			resp, body := ts.do(t, tt.call)
@@ -276,6 +280,7 @@ func TestHandlerRefuses(t *testing.T) {
 // A body of unknown length (chunked) is bounded while it is read: of a
 // 1 MiB body the handler reads at most MaxRequestBytes+1 bytes.
 func TestHandlerBoundsChunkedBody(t *testing.T) {
+	t.Parallel()
 	var read atomic.Int64
 	h := NewHandler(edge(Options{Keyring: keyring(t, newClock(), testKeyA), Verify: func(context.Context, Credentials) error {
 		t.Error("the pair was checked for a refused body")
@@ -321,6 +326,7 @@ func (c countingBody) Read(p []byte) (int, error) {
 }
 
 func TestHandlerWithoutKeys(t *testing.T) {
+	t.Parallel()
 	verified := false
 	h := NewHandler(edge(Options{Verify: func(context.Context, Credentials) error { verified = true; return nil }}))
 	srv := httptest.NewServer(h)
@@ -351,6 +357,7 @@ func TestHandlerWithoutKeys(t *testing.T) {
 }
 
 func TestHandlerLooksUpTheSession(t *testing.T) {
+	t.Parallel()
 	lookupOf := func(ts **tokenServer, ids CheckoutSessionIDs, err error) func(*Options) {
 		return func(o *Options) {
 			o.LookupCheckoutSession = func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error) {
@@ -404,6 +411,7 @@ func TestHandlerLooksUpTheSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var ts *tokenServer
 			ts = newTokenServer(t, lookupOf(&ts, tt.ids, tt.err))
 			resp, b := ts.do(t, call{headers: tt.headers, body: body})
@@ -432,6 +440,7 @@ func TestHandlerLooksUpTheSession(t *testing.T) {
 }
 
 func TestHandlerOptions(t *testing.T) {
+	t.Parallel()
 	t.Run("Verify is required with keys", func(t *testing.T) {
 		defer func() {
 			if recover() == nil {
@@ -471,6 +480,7 @@ func TestHandlerOptions(t *testing.T) {
 // the scope's default without it, refused above MaxCustomerData (and the
 // default lowered to it); the token carries the level the answer names.
 func TestHandlerCustomerData(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		max  CustomerData
@@ -492,6 +502,7 @@ func TestHandlerCustomerData(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			ts := newTokenServer(t, func(o *Options) { o.MaxCustomerData = tt.max })
 			resp, body := ts.do(t, call{headers: goodHeaders, body: tt.body})
 			if tt.want == "" {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestParseKeyring(t *testing.T) {
+	t.Parallel()
 	hexA, hexB := hex.EncodeToString(testKeyA), hex.EncodeToString(testKeyB)
 	tests := []struct {
 		name    string
@@ -37,6 +38,7 @@ func TestParseKeyring(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			kr, err := ParseKeyring(tt.value)
 			if tt.want == nil {
 				if err == nil {
@@ -70,12 +72,14 @@ func TestParseKeyring(t *testing.T) {
 // The key id is PASERK's "lid", checked against the PASERK test vectors
 // (k4.lid.json of the paseto-standard test vectors).
 func TestLocalKeyIDVectors(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ name, keyHex, want string }{
 		{"k4.lid-1", strings.Repeat("00", 32), "k4.lid.bqltbNc4JLUAmc9Xtpok-fBuI0dQN5_m3CD9W_nbh559"},
 		{"k4.lid-2", "707172737475767778797a7b7c7d7e7f808182838485868788898a8b8c8d8e8f", "k4.lid.iVtYQDjr5gEijCSjJC3fQaJm7nCeQSeaty0Jixy8dbsk"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			k, _ := hex.DecodeString(tt.keyHex)
 			if got := localKeyID(k); got != tt.want {
 				t.Errorf("localKeyID = %s, want %s", got, tt.want)
@@ -85,6 +89,7 @@ func TestLocalKeyIDVectors(t *testing.T) {
 }
 
 func TestKeyringNeverPrintsKeys(t *testing.T) {
+	t.Parallel()
 	kr := keyring(t, newClock(), testKeyA, testKeyB)
 	var logged strings.Builder
 	slog.New(slog.NewJSONHandler(&logged, nil)).Info("x", "keyring", kr, "value", *kr)
@@ -95,6 +100,7 @@ func TestKeyringNeverPrintsKeys(t *testing.T) {
 	}
 	for name, s := range forms {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			for _, k := range [][]byte{testKeyA, testKeyB} {
 				if strings.Contains(s, hex.EncodeToString(k)) || strings.Contains(s, string(k)) ||
 					strings.Contains(s, base64.RawURLEncoding.EncodeToString(k)) || strings.Contains(s, fmt.Sprint(k)) {
@@ -109,6 +115,7 @@ func TestKeyringNeverPrintsKeys(t *testing.T) {
 }
 
 func TestGeneratedKeysParse(t *testing.T) {
+	t.Parallel()
 	a, b := GenerateKey(), GenerateKey()
 	if a == b {
 		t.Fatal("two generated keys are equal")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLooksLikeToken(t *testing.T) {
+	t.Parallel()
 	tok := mint(t, keyring(t, newClock(), testKeyA), AllReads(), time.Hour)
 	tests := []struct {
 		name string
@@ -27,6 +28,7 @@ func TestLooksLikeToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := LooksLikeToken(tt.in); got != tt.want {
 				t.Errorf("LooksLikeToken = %v, want %v", got, tt.want)
 			}
@@ -35,6 +37,7 @@ func TestLooksLikeToken(t *testing.T) {
 }
 
 func TestRedactTokens(t *testing.T) {
+	t.Parallel()
 	tok := mint(t, keyring(t, newClock(), testKeyA), AllReads(), time.Hour)
 	tests := []struct{ name, in, want string }{
 		{"no token", "GET /graphql 200", "GET /graphql 200"},
@@ -46,6 +49,7 @@ func TestRedactTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			got := RedactTokens(tt.in)
 			if got != tt.want {
 				t.Errorf("RedactTokens = %q, want %q", got, tt.want)

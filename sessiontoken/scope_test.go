@@ -26,6 +26,7 @@ func accessOf(s Scope) access {
 }
 
 func TestScopeAllows(t *testing.T) {
+	t.Parallel()
 	pinned, err := mustScope(t, ScopeCheckoutSession, testSession.Reference).withSession(testSession)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestScopeAllows(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			if got := accessOf(tt.scope); got != tt.want {
 				t.Errorf("allows %+v, want %+v", got, tt.want)
 			}
@@ -55,6 +57,7 @@ func TestScopeAllows(t *testing.T) {
 }
 
 func TestScopeLearnsItsSession(t *testing.T) {
+	t.Parallel()
 	full := access{sessionPayment: true, byRef: true, byID: true}
 	tests := []struct {
 		name      string
@@ -74,6 +77,7 @@ func TestScopeLearnsItsSession(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			s := mustScope(t, ScopeCheckoutSession, tt.mintedAs)
 			if ref, ok := s.SessionToLearn(); !ok || ref != tt.mintedAs {
 				t.Fatalf("SessionToLearn = %q, %v; want %q, true", ref, ok, tt.mintedAs)
@@ -128,6 +132,7 @@ func TestScopeLearnsItsSession(t *testing.T) {
 
 // Resolvers learn and ask concurrently (run with -race).
 func TestScopeConcurrentLearning(t *testing.T) {
+	t.Parallel()
 	s := mustScope(t, ScopeCheckoutSession, testSession.Reference)
 	var wg sync.WaitGroup
 	for range 16 {
@@ -144,6 +149,7 @@ func TestScopeConcurrentLearning(t *testing.T) {
 }
 
 func TestScopeJSON(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name, in string
 		want     string // re-marshalled; "" when refused
@@ -164,6 +170,7 @@ func TestScopeJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			var s Scope
 			err := json.Unmarshal([]byte(tt.in), &s)
 			if tt.want == "" {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestMintVerifyRoundTrip(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	kr := keyring(t, clock, testKeyA)
 	checkout := mustScope(t, ScopeCheckoutSession, "REF123")
@@ -33,6 +34,7 @@ func TestMintVerifyRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tok, exp, err := kr.Mint(testCreds, tt.scope, 10*time.Minute)
 			if err != nil {
 				t.Fatalf("Mint: %v", err)
@@ -71,6 +73,7 @@ func TestMintVerifyRoundTrip(t *testing.T) {
 }
 
 func TestMintRefuses(t *testing.T) {
+	t.Parallel()
 	kr := keyring(t, newClock(), testKeyA)
 	long := strings.Repeat("x", MaxCredentialBytes+1)
 	tests := []struct {
@@ -89,6 +92,7 @@ func TestMintRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			tok, _, err := kr.Mint(tt.creds, tt.scope, tt.ttl)
 			if err == nil || tok != "" {
 				t.Fatalf("Mint = %q, %v; want an error", tok, err)
@@ -103,6 +107,7 @@ func TestMintRefuses(t *testing.T) {
 // The largest token Mint can make stays under MaxTokenBytes, so Verify's
 // bound never refuses one of ours.
 func TestLargestTokenFits(t *testing.T) {
+	t.Parallel()
 	kr := keyring(t, newClock(), testKeyA)
 	id := strings.Repeat("i", MaxIDBytes)
 	s, err := mustScope(t, ScopeCheckoutSession, id).withSession(CheckoutSessionIDs{
@@ -125,6 +130,7 @@ func TestLargestTokenFits(t *testing.T) {
 }
 
 func TestVerifyExpiry(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		advance time.Duration
@@ -137,6 +143,7 @@ func TestVerifyExpiry(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			clock := newClock()
 			kr := keyring(t, clock, testKeyA)
 			tok := mint(t, kr, AllReads(), 10*time.Minute)
@@ -155,6 +162,7 @@ func TestVerifyExpiry(t *testing.T) {
 // Every single-byte change of a token, at every position, is refused with
 // one of Verify's errors; within the payload it is ErrTampered.
 func TestVerifyTamperedEveryByte(t *testing.T) {
+	t.Parallel()
 	kr := keyring(t, newClock(), testKeyA)
 	pinned, _ := mustScope(t, ScopeCheckoutSession, "REF123").withSession(testSession)
 	for _, s := range []Scope{AllReads(), pinned} {
@@ -180,6 +188,7 @@ func TestVerifyTamperedEveryByte(t *testing.T) {
 		}
 		for _, m := range mutations {
 			t.Run(s.String()+"/"+m.name, func(t *testing.T) {
+				t.Parallel()
 				counts := map[string]int{}
 				for i := range len(tok) {
 					bad := m.make(i)
@@ -224,6 +233,7 @@ func kindOf(err error) string {
 }
 
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	minter := keyring(t, clock, testKeyA)
 	tok := mint(t, minter, AllReads(), time.Hour)
@@ -240,6 +250,7 @@ func TestKeyRotation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			c, err := keyring(t, clock, tt.keys...).Verify(tok)
 			if tt.wantErr == nil {
 				if err != nil || c.Credentials != testCreds {
@@ -279,10 +290,12 @@ func TestKeyRotation(t *testing.T) {
 // The credential pair exists only in the encrypted payload: neither half
 // is in the token, its decoded footer or its decoded payload bytes.
 func TestSecretNotInToken(t *testing.T) {
+	t.Parallel()
 	kr := keyring(t, newClock(), testKeyA)
 	pinned, _ := mustScope(t, ScopeCheckoutSession, "REF123").withSession(testSession)
 	for _, s := range []Scope{AllReads(), pinned, mustScope(t, ScopePayment, "pay_prod_1")} {
 		t.Run(s.String(), func(t *testing.T) {
+			t.Parallel()
 			tok := mint(t, kr, s, time.Hour)
 			body, foot, ok := strings.Cut(strings.TrimPrefix(tok, Prefix), ".")
 			if !ok {
@@ -317,6 +330,7 @@ func TestSecretNotInToken(t *testing.T) {
 }
 
 func TestVerifyErrorsSayWhichWithoutTheToken(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	kr := keyring(t, clock, testKeyA)
 	tok := mint(t, kr, AllReads(), time.Minute)
@@ -347,6 +361,7 @@ func TestVerifyErrorsSayWhichWithoutTheToken(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := tt.kr.Verify(tt.token)
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Verify: %v, want %v", err, tt.want)
@@ -366,6 +381,7 @@ func TestVerifyErrorsSayWhichWithoutTheToken(t *testing.T) {
 }
 
 func TestCredentialsNeverPrinted(t *testing.T) {
+	t.Parallel()
 	c := Credentials{APIKey: "ak_test_KEYKEYKEY", APISecret: "sk_test_SECRETSECRET"}
 	claims := Claims{Credentials: c, Scope: AllReads(), Merchant: MerchantOf(c.APIKey)}
 	var logged strings.Builder
@@ -379,6 +395,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 	}
 	for name, s := range forms {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			if strings.Contains(s, "SECRET") || strings.Contains(s, "KEYKEY") {
 				t.Errorf("%s prints a credential: %s", name, s)
 			}
@@ -387,6 +404,7 @@ func TestCredentialsNeverPrinted(t *testing.T) {
 }
 
 func TestMerchantOf(t *testing.T) {
+	t.Parallel()
 	a, b := MerchantOf("ak_test_aaaa"), MerchantOf("ak_test_bbbb")
 	if a == b {
 		t.Error("two keys, one merchant")
@@ -435,10 +453,12 @@ func BenchmarkMint(b *testing.B) {
 // A token carries its level through Mint and Verify; AtMost lowers it and
 // never raises it.
 func TestTokenCustomerData(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	kr := keyring(t, clock, testKeyA)
 	for _, level := range []CustomerData{CustomerDataNone, CustomerDataMasked, CustomerDataFull} {
 		t.Run(level.String(), func(t *testing.T) {
+			t.Parallel()
 			tok := mint(t, kr, mustScope(t, ScopePayment, "pay_1").WithCustomerData(level), time.Minute)
 			c, err := kr.Verify(tok)
 			if err != nil {
@@ -463,6 +483,7 @@ func TestTokenCustomerData(t *testing.T) {
 // minted before the level existed, still verifies, at its scope's default
 // level; a v1-format token sealed without its level is not accepted as v2.
 func TestTokenV1ReadsTheDefaultLevel(t *testing.T) {
+	t.Parallel()
 	clock := newClock()
 	kr := keyring(t, clock, testKeyA)
 	claims, _ := json.Marshal(map[string]any{

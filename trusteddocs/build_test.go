@@ -46,6 +46,7 @@ func schema(t *testing.T) *ast.Schema {
 }
 
 func TestBuildManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ops, frags := filepath.Join(dir, "operations.graphql"), filepath.Join(dir, "fragments.graphql")
 	for p, c := range map[string]string{ops: operationsFile, frags: fragmentsFile} {
@@ -63,6 +64,7 @@ func TestBuildManifest(t *testing.T) {
 	}
 
 	t.Run("one entry per operation, sorted by name", func(t *testing.T) {
+		t.Parallel()
 		if got.Format != FormatApollo || got.Version != 1 || len(got.Operations) != 2 ||
 			got.Operations[0].Name != "PaymentDetail" || got.Operations[1].Name != "PaymentPage" {
 			t.Fatalf("%s", out)
@@ -75,6 +77,7 @@ func TestBuildManifest(t *testing.T) {
 	})
 
 	t.Run("each body holds the fragments it uses, transitively, and no other", func(t *testing.T) {
+		t.Parallel()
 		for _, op := range got.Operations {
 			doc, err := parser.ParseQuery(&ast.Source{Input: op.Body})
 			if err != nil {
@@ -91,6 +94,7 @@ func TestBuildManifest(t *testing.T) {
 	})
 
 	t.Run("each body is valid against the gateway's schema", func(t *testing.T) {
+		t.Parallel()
 		s := schema(t)
 		for _, op := range got.Operations {
 			if errs := validator.ValidateWithRules(s, mustParse(t, op.Body), nil); len(errs) > 0 {
@@ -100,6 +104,7 @@ func TestBuildManifest(t *testing.T) {
 	})
 
 	t.Run("the output loads and is served by id and by hash", func(t *testing.T) {
+		t.Parallel()
 		st, err := New(Config{Mode: Enforce, Path: writeFile(t, "built.json", string(out))})
 		if err != nil {
 			t.Fatal(err)
@@ -114,6 +119,7 @@ func TestBuildManifest(t *testing.T) {
 	})
 
 	t.Run("the same files give the same bytes", func(t *testing.T) {
+		t.Parallel()
 		again, err := BuildManifest([]string{frags, ops})
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("a second build differs (%v):\n%s\n%s", err, out, again)
@@ -130,6 +136,7 @@ func TestBuildManifest(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := filepath.Join(t.TempDir(), "bad.graphql")
 			if err := os.WriteFile(p, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
@@ -144,6 +151,7 @@ func TestBuildManifest(t *testing.T) {
 		})
 	}
 	t.Run("refused: a missing file", func(t *testing.T) {
+		t.Parallel()
 		if _, err := BuildManifest([]string{filepath.Join(t.TempDir(), "none.graphql")}); err == nil {
 			t.Fatal("accepted")
 		}

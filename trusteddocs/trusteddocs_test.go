@@ -55,6 +55,7 @@ func newStore(t *testing.T, mode Mode, manifest string, introspection bool) *Sto
 }
 
 func TestLoadManifest(t *testing.T) {
+	t.Parallel()
 	good := []struct {
 		name, content, format string
 		ops                   int
@@ -66,6 +67,7 @@ func TestLoadManifest(t *testing.T) {
 	}
 	for _, tc := range good {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			s := newStore(t, Enforce, tc.content, false)
 			info := s.Info()
 			if info.Format != tc.format || info.Operations != tc.ops || len(info.SHA256) != 64 {
@@ -91,6 +93,7 @@ func TestLoadManifest(t *testing.T) {
 	}
 	for _, tc := range bad {
 		t.Run("refused: "+tc.name, func(t *testing.T) {
+			t.Parallel()
 			_, err := New(Config{Mode: Enforce, Path: writeFile(t, "m.json", tc.content)})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("error %v; want one containing %q", err, tc.want)
@@ -144,8 +147,10 @@ func TestLoadManifest(t *testing.T) {
 }
 
 func TestParseMode(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]Mode{"": Off, "off": Off, "ALLOW": Allow, " enforce ": Enforce} {
 		t.Run(fmt.Sprintf("%q", in), func(t *testing.T) {
+			t.Parallel()
 			if got, err := ParseMode(in); err != nil || got != want {
 				t.Fatalf("%q: %q, %v", in, got, err)
 			}
@@ -157,6 +162,7 @@ func TestParseMode(t *testing.T) {
 }
 
 func TestLookup(t *testing.T) {
+	t.Parallel()
 	apolloStore := newStore(t, Enforce, apollo(t, listedID, listedQuery, hashOf(otherQuery), otherQuery), false)
 	relayStore := newStore(t, Enforce, fmt.Sprintf(`{"%s": %q}`, "3be4abb81fa595e25eb725b2c6a87508", listedQuery), false)
 	cases := []struct {
@@ -179,6 +185,7 @@ func TestLookup(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := tc.store.Decide(tc.req)
 			if tc.want == "" {
 				if d.Action != Refuse {
@@ -196,6 +203,7 @@ func TestLookup(t *testing.T) {
 const introspectionQuery = "query IntrospectionQuery { __schema { queryType { name } types { name fields { name } } } }"
 
 func TestDecide(t *testing.T) {
+	t.Parallel()
 	manifest := apollo(t, listedID, listedQuery)
 	stores := map[string]*Store{
 		"off":                      newStore(t, Off, manifest, false),
@@ -263,6 +271,7 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.store+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
 			d := stores[tc.store].Decide(tc.req)
 			got := want{d.Action, d.Code, d.Outcome, d.Hash}
 			if got != tc.want {
@@ -289,6 +298,7 @@ func TestDecide(t *testing.T) {
 // TestReloadAtomic: requests decided while the manifest is replaced, again
 // and again, and sometimes by a bad file, always see a whole manifest.
 func TestReloadAtomic(t *testing.T) {
+	t.Parallel()
 	v1 := apollo(t, listedID, listedQuery)
 	v2 := apollo(t, listedID, listedQuery, "other-1", otherQuery)
 	path := writeFile(t, "manifest.json", v1)

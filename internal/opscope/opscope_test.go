@@ -17,6 +17,7 @@ type keyB struct{}
 // context layer as context.WithValue does, and a deadline put under the
 // open scope ends it.
 func TestScope(t *testing.T) {
+	t.Parallel()
 	t.Run("open scope holds values", func(t *testing.T) {
 		ctx := opscope.New(context.Background())
 		if got := opscope.WithValue(ctx, keyA{}, 1); got != ctx {

@@ -19,6 +19,7 @@ func plainByte(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' 
 // kept: its JSON has a quote every few bytes, and a word tried after each
 // plain byte made it 2.5 times slower.)
 func TestWordsMatchBytes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		word  func(uint64) bool
@@ -33,6 +34,7 @@ func TestWordsMatchBytes(t *testing.T) {
 		}, func(c byte) bool { return !plainByte(c) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var w [8]byte
 			for c := range 256 {
 				for at := range 8 {
@@ -68,6 +70,7 @@ func TestWordsMatchBytes(t *testing.T) {
 // TestStopMaskFirst: StopMask's lowest set bit is the first byte that is
 // not plain, whatever follows it (random words).
 func TestStopMaskFirst(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	var w [8]byte
 	for range 1_000_000 {
@@ -94,6 +97,7 @@ func TestStopMaskFirst(t *testing.T) {
 // every length up to 24, a stop byte at each place (the words and the
 // tail after them).
 func TestPlainStringTails(t *testing.T) {
+	t.Parallel()
 	for n := range 25 {
 		b := make([]byte, n)
 		for i := range b {
