@@ -22,6 +22,8 @@ import (
 
 	"paygraph/livepoll"
 	"paygraph/sandbox"
+
+	"paygraph/internal/testenv"
 )
 
 // These tests run the hub against the sandbox over real HTTP, with a fetch
@@ -52,21 +54,7 @@ func newMemEnv(t *testing.T) *env {
 	t.Helper()
 	sb := sandbox.New(sandbox.Options{})
 	biz := sb.Businesses()
-	return &env{sb: sb, base: "http://sandbox.test", a: biz[0], b: biz[1], client: &http.Client{Transport: handlerRT{sb}}}
-}
-
-// handlerRT answers a request with a handler, as a server would.
-type handlerRT struct{ h http.Handler }
-
-func (rt handlerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	rt.h.ServeHTTP(rec, r)
-	if err := r.Context().Err(); err != nil {
-		return nil, err
-	}
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
+	return &env{sb: sb, base: "http://sandbox.test", a: biz[0], b: biz[1], client: &http.Client{Transport: testenv.HandlerTransport{H: sb}}}
 }
 
 func newHub(t *testing.T, cfg livepoll.Config) *livepoll.Hub {

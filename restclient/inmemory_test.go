@@ -2,8 +2,9 @@ package restclient
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
+
+	"paygraph/internal/testenv"
 )
 
 // newMemServer is newTestServer without a listener: h answers in the
@@ -13,23 +14,8 @@ import (
 // timers (never while one waits on a real socket).
 func newMemServer(_ *testing.T, h http.HandlerFunc) *testServer {
 	ts := &testServer{URL: "http://rest.test"}
-	ts.hc = &http.Client{Transport: handlerRT{ts.recording(h)}}
+	ts.hc = &http.Client{Transport: testenv.HandlerTransport{H: ts.recording(h)}}
 	return ts
-}
-
-// handlerRT answers a request with a handler, as a server would: a
-// request whose context ends first gets the context's error.
-type handlerRT struct{ h http.Handler }
-
-func (rt handlerRT) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	rt.h.ServeHTTP(rec, r)
-	if err := r.Context().Err(); err != nil {
-		return nil, err
-	}
-	resp := rec.Result()
-	resp.Request = r
-	return resp, nil
 }
 
 // memHangingServer is hangingServer in memory: each request waits for

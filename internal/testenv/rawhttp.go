@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 )
@@ -55,4 +56,21 @@ func RawHTTP(t testing.TB, serve func(c net.Conn, req *http.Request) bool) strin
 		wg.Wait()
 	})
 	return "http://" + ln.Addr().String()
+}
+
+// HandlerTransport is an http.RoundTripper that answers each request with
+// h, in memory, as a server would: a request whose context ends first
+// gets the context's error. Tests on a fake clock (testing/synctest) use
+// it where a real connection would leave the bubble.
+type HandlerTransport struct{ H http.Handler }
+
+func (rt HandlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	rt.H.ServeHTTP(rec, r)
+	if err := r.Context().Err(); err != nil {
+		return nil, err
+	}
+	resp := rec.Result()
+	resp.Request = r
+	return resp, nil
 }
