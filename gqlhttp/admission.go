@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"paygraph/graph/errcode"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
 	"paygraph/restclient"
@@ -187,7 +187,7 @@ func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) budget {
 // set by decide).
 func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d ratelimit.Decision, budget string) {
 	ctx := r.Context()
-	a.report(ctx, Refusal{Code: graph.CodeRateLimited, Budget: budget, Answered: true})
+	a.report(ctx, Refusal{Code: errcode.RateLimited, Budget: budget, Answered: true})
 	if !c.merchant {
 		markRefused(ctx, time.Duration(d.RetryAfterSeconds())*time.Second)
 	}
@@ -230,7 +230,7 @@ func refusalError(ctx context.Context, budget string, d ratelimit.Decision) *gql
 	default:
 		msg = limitedMessage(d)
 	}
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}}
 }
 
 // anonymousWho names the anonymous requests in a refusal's message.

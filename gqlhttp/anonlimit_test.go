@@ -6,11 +6,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 	"time"
 
-	"paygraph/graph"
 	"paygraph/ratelimit"
 )
 
@@ -72,7 +72,7 @@ func TestAnonymousRateLimit(t *testing.T) {
 		if err := json.Unmarshal(last.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 			t.Fatalf("429 body %q: %v", last.Body.String(), err)
 		}
-		if e := body.Errors[0].Extensions; e.Code != graph.CodeRateLimited || e.RetryAfter < 1 {
+		if e := body.Errors[0].Extensions; e.Code != errcode.RateLimited || e.RetryAfter < 1 {
 			t.Errorf("extensions %+v, want RATE_LIMITED with retryAfter >= 1", e)
 		}
 		if last.Header().Get("Retry-After") == "" {
@@ -239,7 +239,7 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 {
 			t.Fatalf("429 body %q: %v", rec.Body.String(), err)
 		}
-		if e := body.Errors[0].Extensions; rec.Code != http.StatusTooManyRequests || e.Code != graph.CodeRateLimited || e.RetryAfter < 1 || rec.Header().Get("Retry-After") == "" {
+		if e := body.Errors[0].Extensions; rec.Code != http.StatusTooManyRequests || e.Code != errcode.RateLimited || e.RetryAfter < 1 || rec.Header().Get("Retry-After") == "" {
 			t.Fatalf("refusal %d %+v, Retry-After %q: want 429 RATE_LIMITED with retryAfter", rec.Code, e, rec.Header().Get("Retry-After"))
 		}
 		if strings.Contains(rec.Body.String(), "192.0.2.1") {

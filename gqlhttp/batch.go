@@ -16,11 +16,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strconv"
 	"strings"
 	"sync"
 
-	"paygraph/graph"
 )
 
 // Batches serves POST path bodies that are JSON arrays of at most max
@@ -113,15 +113,15 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput, "request body is larger than the limit")
+			refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body is larger than the limit")
 			return
 		}
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "could not read the request body")
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, "could not read the request body")
 		return
 	}
 	var entries []json.RawMessage
 	if json.Unmarshal(body, &entries) != nil || len(entries) == 0 {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			`a batch must be a JSON array of request objects [{"query": string, "operationName": string, "variables": object, "extensions": object}, ...]`)
 		return
 	}
@@ -129,7 +129,7 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 		msg := "a batch holds at most " + strconv.Itoa(b.max) + " operations; this one has " + strconv.Itoa(len(entries)) +
 			": send the rest in another request"
 		if len(entries) > maxBatchAnswers {
-			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
+			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
 			return
 		}
 		refuseEntries(w, r, len(entries), msg)
@@ -202,9 +202,9 @@ func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entry
 			out = append(out, body...)
 			continue
 		}
-		code := graph.CodeBadUserInput
+		code := errcode.BadUserInput
 		if a.status >= 500 {
-			code = graph.CodeInternal
+			code = errcode.Internal
 		}
 		one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
 			"message": string(bytes.TrimSpace(a.body.Bytes())), "extensions": map[string]string{"code": code}}}})
@@ -245,10 +245,10 @@ func (a *entryAnswer) Flush() {}
 // error rather than failing on a count that does not match.
 func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
 	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
-		report(r.Context(), graph.CodeBadUserInput)
+		report(r.Context(), errcode.BadUserInput)
 	}
 	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]string{"code": graph.CodeBadUserInput}}}})
+		"message": msg, "extensions": map[string]string{"code": errcode.BadUserInput}}}})
 	out := make([]byte, 0, n*(len(one)+1)+1)
 	out = append(out, '[')
 	for i := range n {

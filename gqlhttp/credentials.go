@@ -3,9 +3,9 @@ package gqlhttp
 import (
 	"context"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strings"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -76,7 +76,7 @@ func SingleCredentials(next http.Handler) http.Handler {
 			}
 		}
 		if h != nil && h.ambiguous != "" {
-			refuse(w, r, http.StatusBadRequest, graph.CodeUnauthenticated,
+			refuse(w, r, http.StatusBadRequest, errcode.Unauthenticated,
 				h.ambiguous+" was sent more than once (in more than one header line): send each credential header exactly once")
 			return
 		}

@@ -3,11 +3,11 @@ package gqlhttp
 import (
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"slices"
 	"strings"
 	"testing"
 
-	"paygraph/graph"
 	"paygraph/restclient"
 )
 
@@ -43,7 +43,7 @@ func TestCredentialHeaders(t *testing.T) {
 			if tc.ambiguous != "" {
 				if reached != nil || rec.Code != http.StatusBadRequest ||
 					!strings.Contains(rec.Body.String(), `"`+tc.ambiguous+` was sent more than once`) ||
-					!strings.Contains(rec.Body.String(), graph.CodeUnauthenticated) {
+					!strings.Contains(rec.Body.String(), errcode.Unauthenticated) {
 					t.Fatalf("not refused: reached %v, %d %s", reached != nil, rec.Code, rec.Body)
 				}
 				for _, v := range tc.secrets {

@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
 	"paygraph/gqlhttp"
-	"paygraph/graph"
 )
 
 // refusal is the GraphQL-shaped body of a refusal.
@@ -50,15 +50,15 @@ func TestOnRefused(t *testing.T) {
 	}{
 		{"body too large", gqlhttp.RequestSize(4), func() *http.Request {
 			return httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(`{"query":"{ __typename }"}`))
-		}, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput},
+		}, http.StatusRequestEntityTooLarge, errcode.BadUserInput},
 		{"wrong method", gqlhttp.Methods, func() *http.Request {
 			return httptest.NewRequest(http.MethodDelete, "/graphql", nil)
-		}, http.StatusMethodNotAllowed, graph.CodeBadUserInput},
+		}, http.StatusMethodNotAllowed, errcode.BadUserInput},
 		{"duplicated key", gqlhttp.SingleCredentials, func() *http.Request {
 			r := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 			r.Header["X-Api-Key"] = []string{"k1", "k2"}
 			return r
-		}, http.StatusBadRequest, graph.CodeUnauthenticated},
+		}, http.StatusBadRequest, errcode.Unauthenticated},
 		{"passes", gqlhttp.Methods, func() *http.Request {
 			return httptest.NewRequest(http.MethodGet, "/graphql?query=%7B__typename%7D", nil)
 		}, http.StatusNoContent, ""},

@@ -3,6 +3,7 @@ package gqlhttp
 import (
 	"encoding/json"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strconv"
 	"strings"
 
@@ -129,7 +130,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	ctx := r.Context()
 	gr := setContentType(w, r)
 	if params.Query == "" && params.Extensions["persistedQuery"] == nil && graph.DocumentIDFrom(ctx) == "" {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			"a GraphQL request needs a query (or a persisted query hash in extensions, or a documentId)")
 		return
 	}
@@ -160,7 +161,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		w.WriteHeader(status)
 		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
 			Message:    msgSubscriptionNeedsStream,
-			Extensions: map[string]any{"code": graph.CodeBadUserInput},
+			Extensions: map[string]any{"code": errcode.BadUserInput},
 		}}))
 		return
 	}
@@ -187,7 +188,7 @@ const msgSubscriptionNeedsStream = "a subscription is served as a stream only: P
 // refuseMethod answers an operation other than a query sent with GET.
 func refuseMethod(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Allow", http.MethodPost)
-	refuse(w, r, http.StatusMethodNotAllowed, graph.CodeBadUserInput, "GET runs queries only: send mutations with POST")
+	refuse(w, r, http.StatusMethodNotAllowed, errcode.BadUserInput, "GET runs queries only: send mutations with POST")
 }
 
 // notQuery reports whether the operation a failed request names is known
@@ -247,7 +248,7 @@ func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 		if e.Extensions == nil {
 			e.Extensions = map[string]any{}
 		}
-		e.Extensions["code"] = graph.CodeBadUserInput
+		e.Extensions["code"] = errcode.BadUserInput
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
@@ -81,7 +82,7 @@ func TestExchangeFollowsGraphQLOverHTTP(t *testing.T) {
 	variableErr := map[string]any{"errors": []any{map[string]any{
 		"message":    `Variable "$id" got an invalid value: must be defined`,
 		"locations":  []any{map[string]any{"line": 1.0, "column": 7.0}},
-		"extensions": map[string]any{"code": graph.CodeBadUserInput}}}}
+		"extensions": map[string]any{"code": errcode.BadUserInput}}}}
 	ok := map[string]any{"data": map[string]any{"__typename": "Query"}}
 	tests := []struct {
 		name, accept, query string
@@ -145,7 +146,7 @@ func TestGETRefusesMutations(t *testing.T) {
 		t.Run(query, func(t *testing.T) {
 			got := send(t, h, http.MethodGet, "", query, nil)
 			want := exchangeAnswer{http.StatusMethodNotAllowed, ctJSON, "POST", map[string]any{"errors": []any{map[string]any{
-				"message": "GET runs queries only: send mutations with POST", "extensions": map[string]any{"code": graph.CodeBadUserInput}}}}}
+				"message": "GET runs queries only: send mutations with POST", "extensions": map[string]any{"code": errcode.BadUserInput}}}}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("answer (-want +got):\n%s", diff)
 			}

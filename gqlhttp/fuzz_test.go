@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/errcode"
 	"strings"
 	"sync"
 	"testing"
@@ -253,7 +254,7 @@ func FuzzHandler(f *testing.F) {
 				if code == "" {
 					t.Fatalf("mode %d body %q: error without extensions.code: %q", mode, body, raw)
 				}
-				if code == graph.CodeInternal {
+				if code == errcode.Internal {
 					t.Fatalf("mode %d body %q: internal error: %q", mode, body, raw)
 				}
 			}

@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"paygraph/graph/errcode"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"paygraph/graph"
 )
 
 // queryGET is the GET transport: GET /graphql?query=...&variables=... It
@@ -33,7 +33,7 @@ func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	start := graphql.Now()
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "the URL query string is not valid")
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, "the URL query string is not valid")
 		return
 	}
 	params := &graphql.RawParams{
@@ -46,7 +46,7 @@ func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 			dec := json.NewDecoder(strings.NewReader(v))
 			dec.UseNumber()
 			if dec.Decode(into) != nil {
-				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, name+" must be a JSON object")
+				refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, name+" must be a JSON object")
 				return
 			}
 		}

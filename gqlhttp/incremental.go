@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -311,7 +312,7 @@ func deadlineError(ctx context.Context) *gqlerror.Error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		msg = "the request took longer than its deadline: its deferred results are incomplete"
 	}
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": graph.CodeUpstreamTimeout}}
+	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.UpstreamTimeout}}
 }
 
 // writePart writes one part and flushes it (through Compress, whose

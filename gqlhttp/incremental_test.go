@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/errcode"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -463,7 +464,7 @@ func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
 		"message":    "payment not found",
 		"path":       []any{"payments", "nodes", 1.0, "customer", "address"},
 		"locations":  []any{map[string]any{"line": 1.0, "column": float64(strings.Index(deferredQuery, "address") + 1)}},
-		"extensions": map[string]any{"code": graph.CodeNotFound},
+		"extensions": map[string]any{"code": errcode.NotFound},
 	}}
 	if diff := cmp.Diff(want, errs, cmp.FilterPath(func(p cmp.Path) bool {
 		return p.Last().String() == `["message"]` // the REST message's wording is restclient's
@@ -506,7 +507,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 		t.Logf("%d bytes before the error part (budget %d), %d in all", before, maxBytes, m.bytes)
 		want := map[string]any{"hasNext": false, "errors": []any{map[string]any{
 			"message":    graph.ResponseTooLarge(maxBytes).Message,
-			"extensions": map[string]any{"code": graph.CodeResponseTooLarge}}}}
+			"extensions": map[string]any{"code": errcode.ResponseTooLarge}}}}
 		if diff := cmp.Diff(want, last.Body); diff != "" {
 			t.Errorf("last part (-want +got):\n%s", diff)
 		}
@@ -515,7 +516,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 		h := deferEdge(t, &deferREST{n: 3, address: address}, 200, 0, 0)
 		a := send(t, h, http.MethodPost, acceptApollo, deferredQuery, nil)
 		want := exchangeAnswer{Status: 200, ContentType: ctGR, Body: map[string]any{"data": nil, "errors": []any{map[string]any{
-			"message": graph.ResponseTooLarge(200).Message, "extensions": map[string]any{"code": graph.CodeResponseTooLarge}}}}}
+			"message": graph.ResponseTooLarge(200).Message, "extensions": map[string]any{"code": errcode.ResponseTooLarge}}}}}
 		if diff := cmp.Diff(want, a); diff != "" {
 			t.Errorf("answer (-want +got):\n%s", diff)
 		}
@@ -540,7 +541,7 @@ func TestDeferResponseBudgetEndsStream(t *testing.T) {
 	parts := m.readAll(t)
 	last := parts[len(parts)-1].Body
 	errs, _ := last["errors"].([]any)
-	if last["hasNext"] != false || len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != graph.CodeResponseTooLarge {
+	if last["hasNext"] != false || len(errs) != 1 || errs[0].(map[string]any)["extensions"].(map[string]any)["code"] != errcode.ResponseTooLarge {
 		t.Errorf("last part %v; want hasNext false and RESPONSE_TOO_LARGE", last)
 	}
 }
@@ -578,8 +579,8 @@ func TestDeferDeadlineEndsStream(t *testing.T) {
 		t.Fatal("the stream ended at the deadline without an error")
 	}
 	for _, c := range codes {
-		if c != graph.CodeUpstreamTimeout {
-			t.Errorf("codes %v; want %s only", codes, graph.CodeUpstreamTimeout)
+		if c != errcode.UpstreamTimeout {
+			t.Errorf("codes %v; want %s only", codes, errcode.UpstreamTimeout)
 		}
 	}
 	if parts[len(parts)-1].Body["hasNext"] != false {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -193,7 +194,7 @@ func (b *liveBounds) open(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	default:
 		w.Header().Set("Retry-After", "5")
-		refuse(w, r, http.StatusServiceUnavailable, graph.CodeRateLimited,
+		refuse(w, r, http.StatusServiceUnavailable, errcode.RateLimited,
 			"this gateway replica holds as many live connections (WebSocket, SSE) as it may: retry later, or to another replica")
 		return false
 	}
@@ -267,7 +268,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
 		}
-		refuse(w, r, status, graph.CodeBadUserInput, msg)
+		refuse(w, r, status, errcode.BadUserInput, msg)
 		return
 	}
 	var req struct {
@@ -278,7 +279,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		DocumentID    string         `json:"documentId"` // trusted documents, as over POST (graph/trusteddocs.go)
 	}
 	if json.Unmarshal(body, &req) != nil {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
 		return
 	}
@@ -311,7 +312,7 @@ func (t websocket) Supports(r *http.Request) bool {
 // unmaintained since 2021).
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !offers(r.Header.Values("Sec-WebSocket-Protocol"), transportWS) {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			"a WebSocket must ask for the graphql-transport-ws subprotocol (Sec-WebSocket-Protocol); the legacy graphql-ws is not served")
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"runtime"
 	"strconv"
 	"strings"
@@ -103,8 +104,8 @@ func TestWebSocketRefusedOperationReleased(t *testing.T) {
 		vars  map[string]any
 		code  string // every refused operation's
 	}{
-		{"refused by the rate limit", 100, false, nodes, map[string]any{"ids": ids}, graph.CodeRateLimited},
-		{"refused by the operations in flight", 0, true, `query($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": ids[0]}, graph.CodeRateLimited},
+		{"refused by the rate limit", 100, false, nodes, map[string]any{"ids": ids}, errcode.RateLimited},
+		{"refused by the operations in flight", 0, true, `query($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": ids[0]}, errcode.RateLimited},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -5,6 +5,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"paygraph/graph/errcode"
 
 	"paygraph/graph"
 	"paygraph/internal/opscope"
@@ -25,7 +26,7 @@ func Methods(next http.Handler) http.Handler {
 		case http.MethodOptions:
 		case http.MethodPost:
 			if !isJSON(FirstHeader(r.Header, "Content-Type")) {
-				refuse(w, r, http.StatusUnsupportedMediaType, graph.CodeBadUserInput, "Content-Type must be application/json")
+				refuse(w, r, http.StatusUnsupportedMediaType, errcode.BadUserInput, "Content-Type must be application/json")
 				return
 			}
 		case http.MethodGet:
@@ -34,7 +35,7 @@ func Methods(next http.Handler) http.Handler {
 				return
 			}
 			if msg := checkGETParams(r.URL.RawQuery); msg != "" {
-				refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msg)
+				refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
 				return
 			}
 			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
@@ -42,11 +43,11 @@ func Methods(next http.Handler) http.Handler {
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")
-			refuse(w, r, http.StatusMethodNotAllowed, graph.CodeBadUserInput, "use POST with a JSON body, or GET for queries")
+			refuse(w, r, http.StatusMethodNotAllowed, errcode.BadUserInput, "use POST with a JSON body, or GET for queries")
 			return
 		}
 		if FirstHeader(r.Header, "Upgrade") != "" {
-			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, "protocol upgrades other than a GET's to websocket are not supported")
+			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, "protocol upgrades other than a GET's to websocket are not supported")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -3,10 +3,10 @@ package gqlhttp_test
 import (
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"testing"
 
 	"paygraph/gqlhttp"
-	"paygraph/graph"
 )
 
 // TestMethods: what the transports take passes; anything else is refused
@@ -62,7 +62,7 @@ func TestMethods(t *testing.T) {
 			if reached || rec.Code != tc.status {
 				t.Fatalf("reached %v, status %d, want %d", reached, rec.Code, tc.status)
 			}
-			if code := decodeRefusal(t, rec); code != graph.CodeBadUserInput {
+			if code := decodeRefusal(t, rec); code != errcode.BadUserInput {
 				t.Errorf("code %s", code)
 			}
 			if got := rec.Header().Get("Allow"); got != tc.allow {

@@ -10,6 +10,7 @@ package gqlhttp
 
 import (
 	"context"
+	"paygraph/graph/errcode"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -109,7 +110,7 @@ func (s operationScope) mutateOperationContext() *gqlerror.Error {
 	}
 	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
 		err := gqlerror.Errorf("session token has expired")
-		err.Extensions = map[string]any{"code": graph.CodeUnauthenticated}
+		err.Extensions = map[string]any{"code": errcode.Unauthenticated}
 		return err
 	}
 	// Taken here, the last of the mutators, so that an operation that
@@ -118,7 +119,7 @@ func (s operationScope) mutateOperationContext() *gqlerror.Error {
 	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
 		c.inFlight.Add(-1)
 		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
-		err.Extensions = map[string]any{"code": graph.CodeRateLimited}
+		err.Extensions = map[string]any{"code": errcode.RateLimited}
 		return err
 	}
 	return nil

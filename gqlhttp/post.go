@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"paygraph/graph/errcode"
 	"slices"
 	"sync"
 
@@ -98,7 +99,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		case errors.As(err, &netErr) && netErr.Timeout():
 			status, msg = http.StatusRequestTimeout, "request body was not received in time"
 		}
-		refuse(w, r, status, graph.CodeBadUserInput, msg)
+		refuse(w, r, status, errcode.BadUserInput, msg)
 		return
 	}
 	req := new(postBody)
@@ -106,7 +107,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		if isBatch(body) {
 			refuseBatch(w, r, body)
 		} else {
-			refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput,
+			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 				`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
 		}
 		putPostBuf(bp, body)
@@ -178,7 +179,7 @@ const msgBatch = "batched requests (a JSON array of operations) are not served b
 func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
 	var entries []json.RawMessage
 	if json.Unmarshal(batch, &entries) != nil || len(entries) == 0 || len(entries) > maxBatchAnswers {
-		refuse(w, r, http.StatusBadRequest, graph.CodeBadUserInput, msgBatch)
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgBatch)
 		return
 	}
 	refuseEntries(w, r, len(entries), msgBatch)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
@@ -56,7 +57,7 @@ func TestPOSTBodyLongerThanAnnounced(t *testing.T) {
 	if rec.Code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("status %d: %s", rec.Code, rec.Body)
 	}
-	if code := decodeRefusal(t, rec); code != graph.CodeBadUserInput {
+	if code := decodeRefusal(t, rec); code != errcode.BadUserInput {
 		t.Errorf("code %s", code)
 	}
 }
@@ -112,14 +113,14 @@ func TestBatchRefused(t *testing.T) {
 				t.Fatalf("want %d answers: %v: %s", tc.answers, err, rec.Body)
 			}
 			for i, a := range answers {
-				if len(a.Errors) != 1 || a.Errors[0].Extensions.Code != graph.CodeBadUserInput {
+				if len(a.Errors) != 1 || a.Errors[0].Extensions.Code != errcode.BadUserInput {
 					t.Errorf("answer %d: %+v", i, a)
 				}
 			}
 			if tc.name != "not JSON" && !strings.Contains(answers[0].Errors[0].Message, "BatchHttpLink") {
 				t.Errorf("message %q does not say what to use instead", answers[0].Errors[0].Message)
 			}
-			if len(refused) != 1 || refused[0] != graph.CodeBadUserInput {
+			if len(refused) != 1 || refused[0] != errcode.BadUserInput {
 				t.Errorf("reported %v; want one BAD_USER_INPUT", refused)
 			}
 		})

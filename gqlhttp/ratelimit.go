@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"paygraph/graph/errcode"
 	"sync"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -131,11 +132,11 @@ func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at
 		// most RATE_LIMIT_REST_BURST); no wait would admit it.
 		err := gqlerror.Errorf("query may make %d REST calls, more than this merchant's rate limit admits at once (%d)", restCalls, d.Limit)
-		err.Extensions = map[string]any{"code": graph.CodeComplexityLimit}
+		err.Extensions = map[string]any{"code": errcode.ComplexityLimit}
 		return err
 	case !d.Allowed:
 		err := gqlerror.Errorf("%s", limitedMessage(d))
-		err.Extensions = map[string]any{"code": graph.CodeRateLimited, "retryAfter": d.RetryAfterSeconds()}
+		err.Extensions = map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}
 		return err
 	}
 	return nil

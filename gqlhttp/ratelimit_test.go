@@ -6,11 +6,11 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"slices"
 	"testing"
 	"time"
 
-	"paygraph/graph"
 	"paygraph/ratelimit"
 )
 
@@ -92,13 +92,13 @@ func TestRateLimit(t *testing.T) {
 		}
 		errs, _ := s.body["errors"].([]any)
 		ext, _ := errs[0].(map[string]any)["extensions"].(map[string]any)
-		if ext["code"] != graph.CodeRateLimited || ext["retryAfter"] != float64(1) {
+		if ext["code"] != errcode.RateLimited || ext["retryAfter"] != float64(1) {
 			t.Fatalf("extensions %v", ext)
 		}
 		if s.header.Get("Retry-After") != "1" || s.header.Get("RateLimit") != `"requests";r=0;t=1` {
 			t.Fatalf("headers %v", s.header)
 		}
-		if len(refused) != 1 || refused[0] != graph.CodeRateLimited {
+		if len(refused) != 1 || refused[0] != errcode.RateLimited {
 			t.Fatalf("onRefused told %v", refused)
 		}
 	})
@@ -110,7 +110,7 @@ func TestRateLimit(t *testing.T) {
 			t.Fatalf("first: %+v", first)
 		}
 		s := serve(t, l, http.MethodPost, "m", 2, &refused)
-		if s.charged != graph.CodeRateLimited || s.header.Get("Retry-After") != "2" || s.header.Get("RateLimit") != `"rest-calls";r=0;t=2` {
+		if s.charged != errcode.RateLimited || s.header.Get("Retry-After") != "2" || s.header.Get("RateLimit") != `"rest-calls";r=0;t=2` {
 			t.Fatalf("second: %+v", s)
 		}
 		if other := serve(t, l, http.MethodPost, "other", 3, &refused); other.charged != "" {
@@ -125,7 +125,7 @@ func TestRateLimit(t *testing.T) {
 	t.Run("more than the burst: the complexity code, no retryAfter", func(t *testing.T) {
 		var refused []string
 		l := newLimiter(t, ratelimit.Config{RESTCallsPerSecond: 1, RESTBurst: 3})
-		if s := serve(t, l, http.MethodPost, "m", 4, &refused); s.charged != graph.CodeComplexityLimit || s.header.Get("Retry-After") != "" {
+		if s := serve(t, l, http.MethodPost, "m", 4, &refused); s.charged != errcode.ComplexityLimit || s.header.Get("Retry-After") != "" {
 			t.Fatalf("%+v", s)
 		}
 		if want := []string{"operation merchant_rest_calls COMPLEXITY_LIMIT_EXCEEDED"}; !slices.Equal(refused, want) {

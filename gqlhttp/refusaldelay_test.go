@@ -7,11 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"paygraph/graph/errcode"
 	"sync"
 	"testing"
 	"time"
 
-	"paygraph/graph"
 	"paygraph/ratelimit"
 	"paygraph/restclient"
 )
@@ -143,7 +143,7 @@ func TestRefusalDelay(t *testing.T) {
 				Extensions map[string]any `json:"extensions"`
 			} `json:"errors"`
 		}
-		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != graph.CodeRateLimited {
+		if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil || len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != errcode.RateLimited {
 			t.Fatalf("body %s (%v)", rec.Body, err)
 		}
 		retry := rec.Header().Get("Retry-After")
@@ -270,7 +270,7 @@ func TestRefusalDelay(t *testing.T) {
 		f := newFakeTimers(d)
 		h := NewAdmission(AdmissionConfig{Merchant: merchantOf, Delay: d}).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, err := rc.GetPayment(r.Context(), "pay_prod_0123456789abcdef0123456789abcdef")
-			_, _ = w.Write([]byte(graph.ErrorCode(err)))
+			_, _ = w.Write([]byte(errcode.Of(err)))
 		}))
 		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 		req = req.WithContext(restclient.WithCredentials(req.Context(), restclient.Credentials{APIKey: "ak_test_invented", APISecret: "sk_test_invented"}))

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"paygraph/graph/errcode"
 
-	"paygraph/graph"
 )
 
 // RequestSize is the middleware that bounds the request body at maxBytes
@@ -22,14 +22,14 @@ func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.ContentLength > maxBytes {
-				refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput,
+				refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput,
 					fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBytes))
 				return
 			}
 			if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
 				body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
 				if err != nil || int64(len(body)) > maxBytes {
-					refuse(w, r, http.StatusRequestEntityTooLarge, graph.CodeBadUserInput,
+					refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput,
 						fmt.Sprintf("request body is larger than the limit of %d bytes", maxBytes))
 					return
 				}

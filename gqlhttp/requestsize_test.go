@@ -5,11 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
 	"paygraph/gqlhttp"
-	"paygraph/graph"
 )
 
 // TestRequestSize: a body over the limit is refused (413 BAD_USER_INPUT)
@@ -51,7 +51,7 @@ func TestRequestSize(t *testing.T) {
 				if reached || rec.Code != tc.wantStatus {
 					t.Fatalf("reached %v, status %d, want %d", reached, rec.Code, tc.wantStatus)
 				}
-				if code := decodeRefusal(t, rec); code != graph.CodeBadUserInput {
+				if code := decodeRefusal(t, rec); code != errcode.BadUserInput {
 					t.Errorf("code %s", code)
 				}
 				return

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"paygraph/graph/errcode"
 	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -90,7 +91,7 @@ func refusedError(ctx context.Context, err error) *gqlerror.Error {
 
 // admitError is the operation's error for a refusal of Admit.
 func admitError(err error) *gqlerror.Error {
-	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": graph.ErrorCode(err)}}
+	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": errcode.Of(err)}}
 	var re *restclient.Error
 	if errors.As(err, &re) {
 		e.Message = re.Message

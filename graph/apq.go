@@ -25,7 +25,7 @@ import (
 	"math"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
+	gqlerrcode "github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/restclient"
@@ -71,7 +71,7 @@ func (a apqExtension) MutateOperationParameters(ctx context.Context, p *graphql.
 		q, ok := a.store.Get(ctx, hash)
 		if !ok {
 			err := gqlerror.Errorf("PersistedQueryNotFound")
-			errcode.Set(err, "PERSISTED_QUERY_NOT_FOUND")
+			gqlerrcode.Set(err, "PERSISTED_QUERY_NOT_FOUND")
 			return err
 		}
 		p.Query = q

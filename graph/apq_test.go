@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
@@ -33,7 +34,7 @@ func (refusingCharge) ExtensionName() string                   { return "Refusin
 func (refusingCharge) Validate(graphql.ExecutableSchema) error { return nil }
 func (refusingCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if _, ok := OperationEstimate(op); ok && ctx.Value(limitedKey{}) != nil {
-		return limitError(CodeRateLimited, "rate limited")
+		return limitError(errcode.RateLimited, "rate limited")
 	}
 	return nil
 }
@@ -90,9 +91,9 @@ func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 		{"not GraphQL", "not graphql " + strings.Repeat("x", 2000), true, false, "GRAPHQL_PARSE_FAILED"},
 		{"fails validation", `{ noSuchField }`, true, false, "GRAPHQL_VALIDATION_FAILED"},
 		{"unknown operation name", `query A { __typename } query B { __typename }`, true, false, "GRAPHQL_VALIDATION_FAILED"},
-		{"over the depth limit", `{ checkoutSession(id: "x") { payment { customer { name } } } }`, true, false, CodeDepthLimit},
-		{"over the complexity limit", fmt.Sprintf(`{ a: payment(id: %q) { id } b: payment(id: %q) { id } c: payment(id: %q) { id } }`, pay, pay, pay), true, false, CodeComplexityLimit},
-		{"rate limited", fmt.Sprintf(`{ payment(id: %q) { id } }`, pay), true, true, CodeRateLimited},
+		{"over the depth limit", `{ checkoutSession(id: "x") { payment { customer { name } } } }`, true, false, errcode.DepthLimit},
+		{"over the complexity limit", fmt.Sprintf(`{ a: payment(id: %q) { id } b: payment(id: %q) { id } c: payment(id: %q) { id } }`, pay, pay, pay), true, false, errcode.ComplexityLimit},
+		{"rate limited", fmt.Sprintf(`{ payment(id: %q) { id } }`, pay), true, true, errcode.RateLimited},
 		{"anonymous", `{ __typename anonymous: __typename }`, false, false, ""},
 		{"valid with credentials", fmt.Sprintf(`{ payment(id: %q) { id amount { amount } } }`, pay), true, false, ""},
 	} {

@@ -3,15 +3,13 @@ package graph
 import (
 	"context"
 	"fmt"
+	"paygraph/graph/errcode"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
-
-// CodeResponseTooLarge: the response would pass MAX_RESPONSE_BYTES.
-const CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
 
 // DefaultMaxResponseBytes (MAX_RESPONSE_BYTES) is 8 MiB: over 100 times
 // the largest documented response (a 100-item list with every field and
@@ -144,6 +142,8 @@ func (b *responseBudget) spent() bool { return b != nil && b.used.Load() > b.lim
 // ResponseTooLargeError is RESPONSE_TOO_LARGE.
 type ResponseTooLargeError struct{ Limit int64 }
 
+func (*ResponseTooLargeError) ErrorCode() string { return errcode.ResponseTooLarge }
+
 func (e *ResponseTooLargeError) Error() string {
 	return fmt.Sprintf("the response would be larger than the limit of %d bytes: ask for fewer items, fields or aliases", e.Limit)
 }
@@ -152,5 +152,5 @@ func (e *ResponseTooLargeError) Error() string {
 // over limit bytes, for the transports' own last check.
 func ResponseTooLarge(limit int64) *gqlerror.Error {
 	err := &ResponseTooLargeError{Limit: limit}
-	return &gqlerror.Error{Err: err, Message: err.Error(), Extensions: map[string]any{"code": CodeResponseTooLarge}}
+	return &gqlerror.Error{Err: err, Message: err.Error(), Extensions: map[string]any{"code": errcode.ResponseTooLarge}}
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/json"
 	"fmt"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 
@@ -141,15 +142,15 @@ func TestComplexityLimit(t *testing.T) {
 	t.Run("49 aliases of nodes(100 ids) are refused", func(t *testing.T) {
 		r.sb.ResetCalls()
 		a := r.post(t, nodesQuery(49), map[string]any{"ids": ids})
-		a.wantRefused(t, CodeComplexityLimit)
+		a.wantRefused(t, errcode.ComplexityLimit)
 		if n := r.sb.CallCount(""); n != 0 {
 			t.Errorf("%d REST calls", n)
 		}
 	})
 	t.Run("first from a variable counts", func(t *testing.T) {
 		q := fiveLists
-		r.post(t, q, map[string]any{"n": 100}).wantRefused(t, CodeComplexityLimit) // 5 × (1 + 100)
-		r.post(t, q, map[string]any{"n": 10}).wantNoErrors(t)                      // 5 × (1 + 10)
+		r.post(t, q, map[string]any{"n": 100}).wantRefused(t, errcode.ComplexityLimit) // 5 × (1 + 100)
+		r.post(t, q, map[string]any{"n": 10}).wantNoErrors(t)                          // 5 × (1 + 10)
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"testing"
 
 	"paygraph/graph"
@@ -131,7 +132,7 @@ func TestForgedCursorsNeverReachREST(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sb.ResetCalls()
 			ans, _ := gqlPost(t, tc.h, tc.caller, page, map[string]any{"after": tc.cursor})
-			if codes := ans.codes(); len(codes) != 1 || codes[0] != graph.CodeBadUserInput {
+			if codes := ans.codes(); len(codes) != 1 || codes[0] != errcode.BadUserInput {
 				t.Errorf("errors %+v, want one BAD_USER_INPUT", ans.Errors)
 			}
 			if n := sb.CallCount(""); n != 0 {

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"paygraph/graph/errcode"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -48,7 +49,7 @@ func (errorCap) finish(resp *graphql.Response) *graphql.Response {
 func capErrors(errs gqlerror.List) gqlerror.List {
 	code, _ := errs[maxErrors].Extensions["code"].(string)
 	if code == "" {
-		code = CodeInternal // (the error presenter gives every error one)
+		code = errcode.Internal // (the error presenter gives every error one)
 	}
 	note := &gqlerror.Error{
 		Message:    fmt.Sprintf("too many errors: only the first %d are shown", maxErrors),

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
 	"sync"
@@ -156,7 +157,7 @@ func FuzzServer(f *testing.F) {
 			switch e.Code() {
 			case "":
 				t.Fatalf("get %v query %q: error without extensions.code: %q", get, query, resp.Raw)
-			case graph.CodeInternal:
+			case errcode.Internal:
 				t.Fatalf("get %v query %q: internal error: %q", get, query, resp.Raw)
 			}
 		}

@@ -2,21 +2,14 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/errcode"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/errcode"
+	gqlerrcode "github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/parser"
-)
-
-// Codes of the query-limit refusals.
-const (
-	CodeDepthLimit       = "DEPTH_LIMIT_EXCEEDED"
-	CodeFieldLimit       = "FIELD_LIMIT_EXCEEDED"
-	CodeQueryLengthLimit = "QUERY_TOO_LARGE"
-	CodeComplexityLimit  = "COMPLEXITY_LIMIT_EXCEEDED"
 )
 
 // QueryLimits are the limits a document must pass before it is validated:
@@ -102,7 +95,7 @@ func (queryLimits) Validate(schema graphql.ExecutableSchema) error { return nil 
 
 func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if len(p.Query) > l.MaxQueryLength {
-		return limitError(CodeQueryLengthLimit, "query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
+		return limitError(errcode.QueryLengthLimit, "query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
 	}
 	doc, cached := l.cache.lookup(ctx, p.Query)
 	if !cached {
@@ -111,7 +104,7 @@ func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.R
 		if err != nil {
 			// The error gqlgen's own parse would give (it would parse again).
 			if gqlErr, ok := err.(*gqlerror.Error); ok {
-				errcode.Set(gqlErr, errcode.ParseFailed)
+				gqlerrcode.Set(gqlErr, gqlerrcode.ParseFailed)
 				return gqlErr
 			}
 			return nil
@@ -127,7 +120,7 @@ func (l queryLimits) MutateOperationParameters(ctx context.Context, p *graphql.R
 	// them cost more CPU than anything else its refusal did).
 	calls := rootRESTCalls(doc, p.OperationName, p.Variables)
 	if calls > l.maxComplexity {
-		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
+		return limitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
 	// A caller that may make no REST call (a pair the REST API refused, or
 	// not yet accepted and over the shared budgets) is refused here, before
@@ -155,7 +148,7 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 		if dry {
 			l.plan(loaders, opCtx, calls, true, c) // the refusal's answer carries the plan
 		}
-		return limitError(CodeComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
+		return limitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.maxComplexity)
 	}
 	l.cache.commit(opCtx)
 	// The estimate (costplan.go): every distinct REST call the operation
@@ -191,7 +184,7 @@ func (l queryLimits) MutateOperationContext(ctx context.Context, opCtx *graphql.
 
 func limitError(code, format string, args ...any) *gqlerror.Error {
 	err := gqlerror.Errorf(format, args...)
-	errcode.Set(err, code)
+	gqlerrcode.Set(err, code)
 	return err
 }
 
@@ -201,7 +194,7 @@ func limitError(code, format string, args ...any) *gqlerror.Error {
 // there too, so its own cost is bounded by the limits it checks.
 func (l queryLimits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	if len(doc.Fragments) > maxFragments {
-		return limitError(CodeQueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), maxFragments)
+		return limitError(errcode.QueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), maxFragments)
 	}
 	w := docWalker{
 		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
@@ -274,28 +267,28 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 			return
 		}
 		if w.work++; w.work > w.maxWork {
-			w.err = limitError(CodeFieldLimit, "the document's operations and fragments select more than %d fields and fragments in all, counted as each would execute", w.maxWork)
+			w.err = limitError(errcode.FieldLimit, "the document's operations and fragments select more than %d fields and fragments in all, counted as each would execute", w.maxWork)
 			return
 		}
 		switch s := sel.(type) {
 		case *ast.Field:
 			if w.fields++; w.fields > w.maxFields {
-				w.err = limitError(CodeFieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
+				w.err = limitError(errcode.FieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
 				return
 			}
 			if depth == 1 && s.Name == "__schema" {
 				if w.schemas++; w.schemas > maxSchemaRoots {
-					w.err = limitError(CodeFieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
+					w.err = limitError(errcode.FieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
 					return
 				}
 			}
 			if w.introStart > 0 {
 				if depth-w.introStart+1 > maxIntrospectionDepth {
-					w.err = limitError(CodeDepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
+					w.err = limitError(errcode.DepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
 					return
 				}
 			} else if depth > w.maxDepth {
-				w.err = limitError(CodeDepthLimit, "query is more than %d levels deep", w.maxDepth)
+				w.err = limitError(errcode.DepthLimit, "query is more than %d levels deep", w.maxDepth)
 				return
 			}
 			name := s.Alias
@@ -310,7 +303,7 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				w.paths[k] = path
 			}
 			if w.counts[path-1]++; w.counts[path-1] > maxSameResponseName {
-				w.err = limitError(CodeFieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", maxSameResponseName, name)
+				w.err = limitError(errcode.FieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", maxSameResponseName, name)
 				return
 			}
 			if len(s.SelectionSet) > 0 {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 )
@@ -41,7 +42,7 @@ func TestIntrospectionDepth(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
-				a.wantRefused(t, CodeDepthLimit)
+				a.wantRefused(t, errcode.DepthLimit)
 				return
 			}
 			a.wantNoErrors(t)
@@ -51,7 +52,7 @@ func TestIntrospectionDepth(t *testing.T) {
 		// 16 levels outside introspection (refused before validation,
 		// so the field names need not exist).
 		a := rig.post(t, "{ __schema { types { name } } "+strings.Repeat("a { ", 15)+"b"+strings.Repeat(" }", 15)+" }", nil)
-		a.wantRefused(t, CodeDepthLimit)
+		a.wantRefused(t, errcode.DepthLimit)
 	})
 }
 
@@ -87,7 +88,7 @@ func TestIntrospectionBound(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
-				a.wantRefused(t, CodeFieldLimit)
+				a.wantRefused(t, errcode.FieldLimit)
 				if !strings.Contains(a.Errors[0].Message, "__schema") {
 					t.Errorf("message %q does not name __schema", a.Errors[0].Message)
 				}
@@ -98,14 +99,14 @@ func TestIntrospectionBound(t *testing.T) {
 	}
 	t.Run("refused before execution: a document with an unknown field is refused for __schema, not by validation", func(t *testing.T) {
 		a := rig.post(t, `{ a: __schema { nope } b: __schema { nope } }`, nil)
-		a.wantRefused(t, CodeFieldLimit)
+		a.wantRefused(t, errcode.FieldLimit)
 	})
 	t.Run("a small MAX_RESPONSE_BYTES refuses one __schema", func(t *testing.T) {
 		one := rig.post(t, nestedSchemaAliases(1), nil)
 		one.wantNoErrors(t)
 		small := newLimitsRig(t, ServerConfig{MaxResponseBytes: int64(len(one.Data)) / 2})
 		a := small.post(t, nestedSchemaAliases(1), nil)
-		a.wantRefused(t, CodeResponseTooLarge)
+		a.wantRefused(t, errcode.ResponseTooLarge)
 		// Figure: what the 54-alias attack answered before (54 times one
 		// __schema's data, the bound gqlgen renders) and what it answers now.
 		attack := rig.post(t, nestedSchemaAliases(54), nil)

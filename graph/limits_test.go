@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"paygraph/graph/errcode"
 	"strings"
 	"testing"
 )
@@ -30,7 +31,7 @@ func TestValidationBomb(t *testing.T) {
 		name, query, code string
 		errors            int
 	}{
-		{"bomb", bomb(1450), CodeFieldLimit, 1},
+		{"bomb", bomb(1450), errcode.FieldLimit, 1},
 		{"conflicts under the limit", conflicts.String(), "GRAPHQL_VALIDATION_FAILED", maxErrors + 1},
 		{"unknown fields", unknown.String(), "GRAPHQL_VALIDATION_FAILED", maxErrors + 1},
 	} {
@@ -78,7 +79,7 @@ func TestExecutionErrorsCapped(t *testing.T) {
 		t.Fatalf("%d errors, want %d", len(a.Errors), maxErrors+1)
 	}
 	for _, c := range a.codes() {
-		if c != CodeBadUserInput {
+		if c != errcode.BadUserInput {
 			t.Fatalf("codes %v", a.codes())
 		}
 	}
@@ -117,17 +118,17 @@ func TestLimitsBeforeValidation(t *testing.T) {
 	}
 
 	for _, tc := range []struct{ name, query, code string }{
-		{"too wide", "{" + wide(101, "__typename") + "}", CodeFieldLimit},
-		{"too wide and invalid", "{" + wide(101, "nosuchfield") + "}", CodeFieldLimit},
-		{"too wide through a fragment spread twice", "{ ...W ...W } fragment W on Query {" + wide(51, "__typename") + "}", CodeFieldLimit},
-		{"second operation too wide", "query A { __typename } query B {" + wide(101, "__typename") + "}", CodeFieldLimit},
-		{"unused fragment too wide", "{ __typename } fragment U on Query {" + wide(101, "__typename") + "}", CodeFieldLimit},
-		{"unused fragment too deep", `{ __typename } fragment D on Query { a { b { c { d { e { f } } } } } }`, CodeDepthLimit},
-		{"one response name 33 times", "{" + same(maxSameResponseName+1) + "}", CodeFieldLimit},
-		{"one response name 33 times through fragments", "{ ...A ...B } fragment A on Query {" + same(17) + "} fragment B on Query {" + same(16) + "}", CodeFieldLimit},
-		{"one response name 33 times under merged fields", `{ p: payment(id: "pay_1") { a: id } p: payment(id: "pay_1") {` + strings.Repeat(" a: id", 32) + "} }", CodeFieldLimit},
-		{"fragments that select nothing, spread 2^30 times", emptyChain.String(), CodeFieldLimit},
-		{"more fragments than the limit", fragments.String(), CodeQueryLengthLimit},
+		{"too wide", "{" + wide(101, "__typename") + "}", errcode.FieldLimit},
+		{"too wide and invalid", "{" + wide(101, "nosuchfield") + "}", errcode.FieldLimit},
+		{"too wide through a fragment spread twice", "{ ...W ...W } fragment W on Query {" + wide(51, "__typename") + "}", errcode.FieldLimit},
+		{"second operation too wide", "query A { __typename } query B {" + wide(101, "__typename") + "}", errcode.FieldLimit},
+		{"unused fragment too wide", "{ __typename } fragment U on Query {" + wide(101, "__typename") + "}", errcode.FieldLimit},
+		{"unused fragment too deep", `{ __typename } fragment D on Query { a { b { c { d { e { f } } } } } }`, errcode.DepthLimit},
+		{"one response name 33 times", "{" + same(maxSameResponseName+1) + "}", errcode.FieldLimit},
+		{"one response name 33 times through fragments", "{ ...A ...B } fragment A on Query {" + same(17) + "} fragment B on Query {" + same(16) + "}", errcode.FieldLimit},
+		{"one response name 33 times under merged fields", `{ p: payment(id: "pay_1") { a: id } p: payment(id: "pay_1") {` + strings.Repeat(" a: id", 32) + "} }", errcode.FieldLimit},
+		{"fragments that select nothing, spread 2^30 times", emptyChain.String(), errcode.FieldLimit},
+		{"more fragments than the limit", fragments.String(), errcode.QueryLengthLimit},
 		{"too many tokens", "{ a(b: " + strings.Repeat("[", parserTokenLimit/2) + strings.Repeat("]", parserTokenLimit/2) + ") }", "GRAPHQL_PARSE_FAILED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestLimitsBeforeValidation(t *testing.T) {
 		{"too deep through fragments", `{ checkoutSession(id: "x") { ...S } } fragment S on CheckoutSession { payment { amount { ...M } } } fragment M on Money { amount }`},
 	} {
 		t.Run(tc.name+" at MaxDepth 3", func(t *testing.T) {
-			r.post(t, tc.query, nil).wantRefused(t, CodeDepthLimit)
+			r.post(t, tc.query, nil).wantRefused(t, errcode.DepthLimit)
 		})
 	}
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"testing"
 
 	"paygraph/restclient"
@@ -61,7 +62,7 @@ func TestResolverWithoutLoaders(t *testing.T) {
 			if !errors.Is(err, errNoLoaders) {
 				t.Fatalf("error %v, want errNoLoaders", err)
 			}
-			if got := ErrorPresenter(context.Background(), err); got.Extensions["code"] != CodeInternal || got.Message != "internal error" {
+			if got := ErrorPresenter(context.Background(), err); got.Extensions["code"] != errcode.Internal || got.Message != "internal error" {
 				t.Errorf("presented as %q %v, want internal error", got.Message, got.Extensions)
 			}
 			rest := &countingREST{}

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/errcode"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -53,7 +54,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		n = *first
 	}
 	if n < 0 || n > maxFirst {
-		return nil, inputErrorf("first must be between 0 and %d, got %d", maxFirst, n)
+		return nil, errcode.Inputf("first must be between 0 and %d, got %d", maxFirst, n)
 	}
 	var filter restclient.PaymentStatus
 	if status != nil {
@@ -74,10 +75,10 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		// for this merchant never reaches the REST API.
 		p, err := cursors.Decode(*after)
 		if err != nil {
-			return nil, inputErrorf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
+			return nil, errcode.Inputf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
 		}
 		if p.Status != filter {
-			return nil, inputErrorf("after belongs to a list with another status filter (%s); pass the same status to continue it", describeFilter(p.Status))
+			return nil, errcode.Inputf("after belongs to a list with another status filter (%s); pass the same status to continue it", describeFilter(p.Status))
 		}
 		pos = p
 	}
@@ -250,7 +251,7 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 			return model.NewPaymentLink(pl), nil
 		}
 	default:
-		err := inputErrorf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id)
+		err := errcode.Inputf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id)
 		return func() (model.Node, error) { return nil, err }
 	}
 }
@@ -270,7 +271,7 @@ func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
 // its own error at its own index.
 func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error) {
 	if len(ids) > MaxNodes {
-		return nil, inputErrorf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
+		return nil, errcode.Inputf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
 	}
 	budget := budgetFrom(ctx)
 	if err := budget.check(); err != nil {

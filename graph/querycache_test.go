@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,15 +29,15 @@ func TestQueryCacheAdmission(t *testing.T) {
 		query      func(i int) string
 		vars       map[string]any
 	}{
-		{"too wide", CodeFieldLimit, func(i int) string { return fmt.Sprintf("query Q%d {%s}", i, strings.Repeat(" __typename", 41)) }, nil},
-		{"too deep", CodeDepthLimit, func(i int) string {
+		{"too wide", errcode.FieldLimit, func(i int) string { return fmt.Sprintf("query Q%d {%s}", i, strings.Repeat(" __typename", 41)) }, nil},
+		{"too deep", errcode.DepthLimit, func(i int) string {
 			return fmt.Sprintf(`query Q%d { payments { edges { node { customer { name } } } } }`, i)
 		}, nil},
-		{"one response name too often", CodeFieldLimit, func(i int) string {
+		{"one response name too often", errcode.FieldLimit, func(i int) string {
 			return fmt.Sprintf("query Q%d {%s}", i, strings.Repeat(" a: __typename", maxSameResponseName+1))
 		}, nil},
 		{"invalid", "GRAPHQL_VALIDATION_FAILED", func(i int) string { return fmt.Sprintf("query Q%d { nosuchfield }", i) }, nil},
-		{"over the complexity limit", CodeComplexityLimit, func(i int) string {
+		{"over the complexity limit", errcode.ComplexityLimit, func(i int) string {
 			return strings.Replace(nodesQuery(6), "query(", fmt.Sprintf("query Q%d(", i), 1) // 600 REST calls
 		}, map[string]any{"ids": ids}},
 	}
@@ -66,7 +67,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 	})
 	t.Run("a document refused for its variables is kept once served", func(t *testing.T) {
 		docs0, _ := r.cache.stats()
-		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, CodeComplexityLimit)
+		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, errcode.ComplexityLimit)
 		if docs, _ := r.cache.stats(); docs != docs0 {
 			t.Fatalf("refused: %d documents, want %d", docs, docs0)
 		}
@@ -74,7 +75,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 		if docs, _ := r.cache.stats(); docs != docs0+1 {
 			t.Errorf("served: %d documents, want %d", docs, docs0+1)
 		}
-		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, CodeComplexityLimit) // from the cache: still counted
+		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, errcode.ComplexityLimit) // from the cache: still counted
 	})
 }
 
@@ -130,7 +131,7 @@ func BenchmarkQueryCacheHeap(b *testing.B) {
 		fields string
 		code   string
 	}{
-		{"1000 refused 31 KB queries", 1000, wide(1790), CodeFieldLimit},
+		{"1000 refused 31 KB queries", 1000, wide(1790), errcode.FieldLimit},
 		{"300 served 995-field queries", 300, wide(995), ""},
 	} {
 		b.Run(tc.name, func(b *testing.B) {

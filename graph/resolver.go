@@ -8,6 +8,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/errcode"
 	"sync"
 
 	"paygraph/graph/relay"
@@ -87,9 +88,9 @@ const (
 func checkID(what, id, prefix string) error {
 	if !validID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
 		if prefix == "" {
-			return inputErrorf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
+			return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
 		}
-		return inputErrorf("%s %q is not a valid id: expected %s followed by letters, digits, '_' or '-'", what, id, prefix)
+		return errcode.Inputf("%s %q is not a valid id: expected %s followed by letters, digits, '_' or '-'", what, id, prefix)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -100,7 +101,7 @@ func TestResponseBudget(t *testing.T) {
 		heapGrowth := int64(after.HeapAlloc) - int64(before.HeapAlloc)
 		t.Logf("answer %d bytes; %d REST calls; allocated %.1f MiB during the request, heap %+.1f MiB after it",
 			size, rest.calls.Load(), float64(allocated)/(1<<20), float64(heapGrowth)/(1<<20))
-		if codes := ans.codes(); len(codes) != 1 || codes[0] != graph.CodeResponseTooLarge || string(ans.Data) != "null" {
+		if codes := ans.codes(); len(codes) != 1 || codes[0] != errcode.ResponseTooLarge || string(ans.Data) != "null" {
 			t.Errorf("data %.100s, errors %+v; want one RESPONSE_TOO_LARGE and no data", ans.Data, ans.Errors)
 		}
 		if n := rest.calls.Load(); n > 100 {
@@ -128,7 +129,7 @@ func TestResponseBudget(t *testing.T) {
 		h := newHandler(t, sb, 8<<10)
 		sb.ResetCalls()
 		ans, _ := gqlPost(t, h, biz, `{ a: payments(first: 100) { nodes { id customer { name email } } } b: payment(id: "`+sb.Payments(biz.APIKey)[0].ID+`") { id } }`, nil)
-		if codes := ans.codes(); len(codes) != 1 || codes[0] != graph.CodeResponseTooLarge {
+		if codes := ans.codes(); len(codes) != 1 || codes[0] != errcode.ResponseTooLarge {
 			t.Errorf("errors %+v, want one RESPONSE_TOO_LARGE", ans.Errors)
 		}
 	})
@@ -145,7 +146,7 @@ func TestResponseBudget(t *testing.T) {
 		}
 		q.WriteString(" } } }")
 		ans, size := gqlPost(t, h, biz, q.String(), nil)
-		if codes := ans.codes(); len(codes) != 1 || codes[0] != graph.CodeResponseTooLarge || size > 1<<10 {
+		if codes := ans.codes(); len(codes) != 1 || codes[0] != errcode.ResponseTooLarge || size > 1<<10 {
 			t.Errorf("%d bytes, errors %+v; want one RESPONSE_TOO_LARGE", size, ans.Errors)
 		}
 	})
@@ -156,7 +157,7 @@ func TestResponseBudget(t *testing.T) {
 		rest := &bigRecordsREST{fieldLen: 2_000}
 		h := newHandler(t, rest, 100<<10)
 		ans, _ := gqlPost(t, h, biz, `{ payments(first: 100) { nodes { customer { name address } } } }`, nil)
-		if codes := ans.codes(); len(codes) != 1 || codes[0] != graph.CodeResponseTooLarge {
+		if codes := ans.codes(); len(codes) != 1 || codes[0] != errcode.ResponseTooLarge {
 			t.Errorf("errors %+v, want one RESPONSE_TOO_LARGE", ans.Errors)
 		}
 		if n := rest.calls.Load(); n != 1 {

@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/errcode"
 
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
@@ -58,6 +59,8 @@ func scopeIn(ctx context.Context) (Scope, bool) {
 
 // ScopeError is a field outside the session token's scope (FORBIDDEN).
 type ScopeError struct{ What string }
+
+func (*ScopeError) ErrorCode() string { return errcode.Forbidden }
 
 func (e *ScopeError) Error() string {
 	return "this session token's scope does not include " + e.What

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"paygraph/graph/errcode"
 	"sync/atomic"
 	"testing"
 
@@ -107,8 +108,8 @@ func TestResolverScopes(t *testing.T) {
 			if isScope != tc.forbidden || !tc.forbidden && err != nil {
 				t.Fatalf("err %v, want forbidden %v", err, tc.forbidden)
 			}
-			if tc.forbidden && ErrorCode(err) != CodeForbidden {
-				t.Errorf("code %q, want FORBIDDEN", ErrorCode(err))
+			if tc.forbidden && errcode.Of(err) != errcode.Forbidden {
+				t.Errorf("code %q, want FORBIDDEN", errcode.Of(err))
 			}
 			if got := rest.total(); got != tc.restCalls {
 				t.Errorf("%d REST calls, want %d", got, tc.restCalls)

@@ -35,6 +35,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"paygraph/graph/errcode"
 	"strconv"
 	"sync"
 	"time"
@@ -78,15 +79,13 @@ const (
 // errNoSubscriptions answers a subscription when the server has no hub.
 var errNoSubscriptions = errors.New("subscriptions are not enabled on this server")
 
-// CodeEventIDExpired answers a lastEventId (or Last-Event-ID) outside the
-// kept transitions: read the resource again, subscribe without one.
-const CodeEventIDExpired = "EVENT_ID_EXPIRED"
-
 // LastEventIDHeader is graphql-sse's (and EventSource's) resume header.
 const LastEventIDHeader = "Last-Event-ID"
 
 // ResumeExpiredError is EVENT_ID_EXPIRED.
 type ResumeExpiredError struct{}
+
+func (*ResumeExpiredError) ErrorCode() string { return errcode.EventIDExpired }
 
 func (*ResumeExpiredError) Error() string {
 	return "lastEventId is outside the kept transitions (the resume window): read the resource again and subscribe without it"
@@ -106,7 +105,7 @@ func resumeAfter(ctx context.Context, arg *string) (uint64, error) {
 	}
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return 0, inputErrorf("lastEventId must be an extensions.eventId of an earlier event")
+		return 0, errcode.Inputf("lastEventId must be an extensions.eventId of an earlier event")
 	}
 	return n, nil
 }
@@ -347,6 +346,8 @@ func pollError(err error) error {
 // SUBSCRIPTION_MAX_PER_MERCHANT or SUBSCRIPTION_MAX (RATE_LIMITED: the
 // caller may retry once one of its subscriptions has ended).
 type SubscriptionLimitError struct{ err *livepoll.LimitError }
+
+func (*SubscriptionLimitError) ErrorCode() string { return errcode.RateLimited }
 
 func (e *SubscriptionLimitError) Error() string {
 	if e.err.Scope == livepoll.ScopePending {
