@@ -351,7 +351,24 @@ func (s *Server) finish(idx int, epoch uint64, status int, fault Fault) {
 
 // ---- HTTP ----
 
-// ServeHTTP implements the REST API.
+// ServeHTTP implements the REST API. Where rest-api.md is silent:
+//
+//   - Every route is GET only (405 {"error":"Method not allowed"}, Allow:
+//     GET); an unknown route is 404 {"error":"Not found"} before any auth.
+//   - Missing x-api-key or x-api-secret: 401 "Missing API credentials"; a
+//     pair of no business: 401 "Invalid API credentials".
+//   - The list: limit 20 by default, clamped to 100, 400 "Invalid limit"
+//     below 1 or not an integer; 400 "Invalid cursor" and "Invalid
+//     status" (matched exactly); empty query values count as absent. It
+//     is ordered by created_at, then id, descending; the cursor is
+//     base64url (no padding) of the last item's id, so a page does not
+//     depend on the limit and a cursor goes with any status filter.
+//   - Path ids are unescaped segment by segment; an id holding "/" or "?"
+//     is an unknown id. A checkout session is found by id or reference.
+//
+// Order: record the Call, ask the fault hook, sleep the latency (return
+// without answering when the request ends), then the fault or route ->
+// method -> credentials -> parameters -> lookup: faults hit any route.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
 	if strings.HasPrefix(escaped, AdminPrefix) {
