@@ -1,30 +1,15 @@
-// Command gen regenerates gqlgen's code for paygraph: `go run
-// github.com/99designs/gqlgen generate` with the same gqlgen.yml, plus the
-// one change gqlgen (v0.17.98) has no option for. gqlgen marshals every
-// list of objects with one goroutine per element
-// (graphql.MarshalSliceConcurrently); exec.worker_limit only bounds those
-// goroutines, and at 1 it resolves the elements one after another, which
-// makes the customer.address join one REST call at a time. gen points
-// the generated list marshallers at marshalList (graph/lists.go), which
-// keeps the goroutines only when the selection reaches a field gqlgen
-// resolves concurrently (a resolver such as customer.address, whose loads
-// must start together to batch), and writes those fields into
-// graph/concurrent_gen.go from gqlgen's own model of the schema. It also
-// starts the generated marshallers of Payment, Money, Customer and
-// PaymentEdge with a call of graph/fast.go's fast path (fastObjects),
-// which answers a selection of plain bound fields from a compiled plan
-// and leaves every other one to gqlgen's code; the fast path's per-type
-// tables and appenders are written into graph/fast_gen.go from gqlgen's
-// model (fast.go here). It makes the executor's
-// wait for a deferred result end with the request's context (deferWait),
-// and leaves the fields gqlgen deferred out of the initial payload, where
-// gqlgen writes them as null (omitDeferred, graph/deferred.go).
+// Command gen regenerates gqlgen's code for paygraph (gqlgen generate with
+// gqlgen.yml) plus the changes gqlgen has no option for: list marshallers
+// call marshalList (graph/lists.go), which marshals a list concurrently
+// only when its selection reaches a field gqlgen resolves concurrently
+// (listed in graph/concurrent_gen.go, so that loads batch); the
+// marshallers of Payment, Money, Customer and PaymentEdge first ask the
+// fast path (graph/fast.go, its tables in graph/fast_gen.go); the wait for
+// a deferred result ends with the request's context; and deferred fields
+// are left out of the initial payload (graph/deferred.go). Without gen the
+// code still builds and answers the same, slower.
 //
 //	go generate ./graph        (or: go run ./graph/gen)
-//
-// Without gen (plain gqlgen) the code still builds and is correct: every
-// list is then marshalled concurrently and every object by gqlgen, as
-// before issue 14.
 package main
 
 import (
@@ -76,12 +61,9 @@ var notBlocking = map[string]bool{"Payment.customer": true}
 
 const (
 	// gqlgen's wait for the next deferred result in the generated Exec,
-	// and ours. gqlgen's waits without looking at the context, while a
-	// deferred fragment that completes after the context ended drops its
-	// result (ProcessDeferredGroup's select): a wait begun then never
-	// ends, and the goroutine of the stream's reader (gqlhttp's
-	// readResults) would stay blocked for good. Ours ends the responses
-	// with the context.
+	// and ours. A deferred fragment that completes after the context ended
+	// drops its result, so gqlgen's wait would block the stream's reader
+	// for good; ours ends with the context.
 	gqlgenDeferWait = "\t\t\t\t\tresult := <-ec.DeferredResults\n"
 	ourDeferWait    = "\t\t\t\t\tvar result graphql.DeferredResult\n" +
 		"\t\t\t\t\tselect {\n" +
