@@ -1,56 +1,30 @@
-// Command bench is paygraph's load benchmark (issue 6): the gateway side
-// by side with the REST API it fronts, each in its own process on
-// loopback TCP.
+// Command bench is paygraph's load benchmark: the gateway beside the REST
+// API it fronts and a hand-written proxy (proxy.go), each a process of its
+// own on loopback TCP.
 //
 //	go run ./bench                                   # defaults: ~3.5 minutes
 //	go run ./bench -duration 10s -concurrency 1,16,64 -latency 0,5ms -out /tmp/bench.md
-//	go run ./bench -scenarios single -concurrency 64 -latency 0 -duration 60s   # RSS after a minute
-//
-// For every backend latency it starts two processes: the sandbox REST API
-// (this binary re-executed with -serve-sandbox: sandbox.Server behind a
-// request counter) and the gateway (the root package, built once with
-// `go build`, run with REST_BASE_URL pointing at the sandbox and PORT a
-// free port). Then, for every concurrency and scenario, a bounded pool of
-// workers (plain goroutines, one keep-alive http.Client) sends requests
-// for -duration after a -warmup, and it prints one markdown table per
-// latency: requests/s, p50/p90/p99, REST calls per query (the sandbox
-// process's counter: no extra hop), the gateway's overhead over the
-// direct-REST floor at the same concurrency and latency, the gateway's
-// CPU seconds per 1,000 queries (/proc/<pid>/stat utime+stime) and its
-// RSS (/proc/<pid>/status VmRSS). After the load it reports the
-// gateway's open file descriptors and threads (each connection is an fd,
-// and each open connection holds the gateway's goroutines), which need
-// nothing from the gateway. With -proxy (the default) every gateway cell
-// is measured beside a hand-written proxy (proxy.go: no GraphQL engine,
-// encoding/json, the same REST calls), interleaved with it, and the table
-// gives each scenario's ratio to it (the floor a gateway could reach) and
-// both processes' CPU per query; with -rounds N, the ratios are the
-// medians of each round's ratio, with their range (pairedRatio). With
-// -profile it also runs the gateway with PPROF_ADDR on a loopback port of
-// its own and saves CPU and allocation profiles from it, and the proxy
-// with a pprof listener of its own (-proxy-pprof), whose profiles over
-// each measured proxy cell are saved beside the gateway's
-// (cpu-proxy-<scenario>-c<N>-<latency>.pprof).
-//
-// The load generator, the sandbox and the gateway share this machine's
-// CPUs: on 2 cores, throughput figures are of the three together. Each
-// cell's progress line (on stderr) says how the machine's CPU went per
-// query: the target's, the sandbox's and the load generator's own, and
-// the machine's idle share (/proc/stat), so that a throughput ratio can
-// be told apart into "costs more CPU" and "leaves the CPU idle".
-//
-// Before/after on a busy machine: -compare REF also builds the gateway at
-// another git ref (`git archive REF` into a temporary directory, then
-// `go build` there) and runs both gateways against the same sandbox,
-// alternating them cell by cell for -rounds rounds (the order flips every
-// round), so that both figures come from the same minutes of the same
-// machine. It prints the medians side by side, then every round:
-//
 //	go run ./bench -compare HEAD~3 -scenarios single,list20 -concurrency 16 -latency 0 -rounds 5
+//
+// For every backend latency it starts the sandbox REST API (this binary
+// with -serve-sandbox, behind a request counter), the gateway (the root
+// package built with `go build`) and the proxy (-serve-proxy). For every
+// concurrency and scenario a pool of workers sends requests for -duration
+// after a -warmup, and one markdown table per latency gives requests/s,
+// latency percentiles, REST calls per query, the overhead over the direct
+// REST floor, each process's CPU per query and RSS (from /proc), and each
+// scenario's ratio to the proxy (the median of the rounds' paired ratios).
+// With -compare REF the gateway is also built at REF (`git archive`, so
+// the repository is left alone) and both run against one sandbox,
+// alternating cell by cell for -rounds rounds, the order flipping each
+// round, so that both figures come from the same minutes of the machine.
+// With -profile it saves CPU and allocation profiles of the gateway
+// (PPROF_ADDR) and of the proxy (-proxy-pprof) over each measured cell.
+// On 2 cores the figures are of the three processes together: each cell's
+// progress line on stderr says where the machine's CPU went.
 package main
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
 	"context"
@@ -113,11 +87,23 @@ func main() {
 		serveProxy(*serveProxyAddr, *proxyREST, *proxyPprof)
 		return
 	}
-	concs, err := parseInts(*concList)
+	concs, err := parseList(*concList, func(f string) (int, error) {
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return 0, errors.New("not a positive integer")
+		}
+		return n, nil
+	})
 	if err != nil {
 		fatal("-concurrency: %v", err)
 	}
-	lats, err := parseDurations(*latList)
+	lats, err := parseList(*latList, func(f string) (time.Duration, error) {
+		d, err := time.ParseDuration(f)
+		if err != nil || d < 0 {
+			return 0, errors.New("not a duration")
+		}
+		return d, nil
+	})
 	if err != nil {
 		fatal("-latency: %v", err)
 	}
@@ -131,21 +117,20 @@ func main() {
 			*rounds = 3
 		}
 	}
-	if *rounds < 1 {
+	switch {
+	case *rounds < 1:
 		fatal("-rounds must be at least 1")
-	}
-	if *profile != "" && *compare != "" {
+	case *profile != "" && *compare != "":
 		fatal("-profile profiles one gateway: run it without -compare")
+	case *profile != "" && *duration < 2*time.Second:
+		fatal("-profile needs -duration of at least 2s")
 	}
-	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds, proxy: *withProxy}
 	if *profile != "" {
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			fatal("-profile: %v", err)
 		}
-		if *duration < 2*time.Second {
-			fatal("-profile needs -duration of at least 2s")
-		}
 	}
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds, proxy: *withProxy}
 	r.scenarios = buildScenarios()
 	if *only != "" {
 		keep := map[string]bool{"rest": true}
@@ -182,8 +167,12 @@ func main() {
 
 	var report bytes.Buffer
 	fmt.Fprintf(&report, "paygraph load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+	gwEnvText := *gwEnv
+	if gwEnvText == "" {
+		gwEnvText = "(defaults)"
+	}
 	fmt.Fprintf(&report, "machine: %d CPUs (%s), %s %s/%s; -duration %s -warmup %s; gateway env: %s\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, orNone(*gwEnv))
+		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, gwEnvText)
 	if len(r.gateways) > 1 || r.rounds > 1 {
 		var names []string
 		for _, g := range r.gateways {
@@ -207,13 +196,6 @@ func main() {
 func fatal(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
 	os.Exit(1)
-}
-
-func orNone(s string) string {
-	if s == "" {
-		return "(defaults)"
-	}
-	return s
 }
 
 // The data of the sandbox's default seed: the same in this process and in
@@ -251,8 +233,6 @@ func buildScenarios() []scenario {
 	}
 }
 
-// ---- the sandbox process ----
-
 // serveSandbox runs in the child process: the sandbox behind a counter of
 // REST requests, readable (and not counted) at GET /__bench/calls.
 func serveSandbox(addr string, latency time.Duration) {
@@ -266,8 +246,7 @@ func serveSandbox(addr string, latency time.Duration) {
 		calls.Add(1)
 		sb.ServeHTTP(w, r)
 	})
-	// The sandbox logs every call for its tests; under load that log
-	// would grow without bound, so drop it now and then.
+	// The sandbox logs every call for its tests: bound that log under load.
 	go func() {
 		for range time.Tick(time.Second) {
 			sb.ResetCalls()
@@ -278,18 +257,15 @@ func serveSandbox(addr string, latency time.Duration) {
 		fatal("sandbox: %v", err)
 	}
 	fmt.Printf("LISTEN http://%s\n", ln.Addr())
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		// Stop with the parent: it closes our stdin.
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
-	if err := srv.Serve(ln); err != nil {
+	if err := (&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}).Serve(ln); err != nil {
 		fatal("sandbox: %v", err)
 	}
 }
-
-// ---- processes ----
 
 type proc struct {
 	cmd   *exec.Cmd
@@ -297,10 +273,9 @@ type proc struct {
 	tail  *tailBuffer
 }
 
+func (p *proc) pid() int { return p.cmd.Process.Pid }
+
 func (p *proc) stop() {
-	if p == nil || p.cmd.Process == nil {
-		return
-	}
 	if p.stdin != nil {
 		p.stdin.Close()
 	}
@@ -335,16 +310,6 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
-}
-
-func startSandbox(self string, latency time.Duration) (*proc, string, error) {
-	return startChild(self, "sandbox", "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", latency.String())
-}
-
-// startProxy starts the hand-written proxy (proxy.go) in front of restURL,
-// with a pprof listener on pprofAddr unless it is empty.
-func startProxy(self, restURL, pprofAddr string) (*proc, string, error) {
-	return startChild(self, "proxy", proxyArgs(restURL, pprofAddr)...)
 }
 
 // proxyArgs are the served proxy's arguments: a pprof listener only when
@@ -389,23 +354,21 @@ func startGateway(bin, restURL string, extraEnv []string) (*proc, string, error)
 		return nil, "", err
 	}
 	cmd := exec.Command(bin)
-	cmd.Env = append(os.Environ(), "REST_BASE_URL="+restURL, "PORT="+strconv.Itoa(port), "HEALTH_PORT=0")
 	// The per-merchant rate limits would refuse this load (one merchant,
-	// thousands of queries a second): the figures are the gateway's
-	// overhead. -gateway-env can turn them on again.
-	cmd.Env = append(cmd.Env, "RATE_LIMIT_REST_CALLS_PER_SECOND=0", "RATE_LIMIT_REQUESTS_PER_SECOND=0")
+	// thousands of queries a second); -gateway-env can turn them on again.
+	cmd.Env = append(os.Environ(), "REST_BASE_URL="+restURL, "PORT="+strconv.Itoa(port), "HEALTH_PORT=0",
+		"RATE_LIMIT_REST_CALLS_PER_SECOND=0", "RATE_LIMIT_REQUESTS_PER_SECOND=0")
 	cmd.Env = append(cmd.Env, extraEnv...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
 	p := &proc{cmd: cmd, tail: &tailBuffer{}}
-	// The access log (one JSON line per request) goes to a pipe that keeps
-	// its tail: the gateway pays for logging as it does in production.
+	// The access log goes to a pipe: the gateway pays for logging as in
+	// production.
 	cmd.Stdout, cmd.Stderr = p.tail, p.tail
 	if err := cmd.Start(); err != nil {
 		return nil, "", err
 	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(50 * time.Millisecond) {
 		resp, err := http.Get(url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
@@ -417,7 +380,6 @@ func startGateway(bin, restURL string, extraEnv []string) (*proc, string, error)
 			p.stop()
 			return nil, "", fmt.Errorf("gateway not ready: %v\n%s", err, p.tail)
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -456,68 +418,17 @@ func buildAtRef(root, ref, tmp string) (gateway, error) {
 	}
 	commit := strings.TrimSpace(string(out))
 	dir := filepath.Join(tmp, "src-"+commit[:12])
-	archive := exec.Command("git", "-C", root, "archive", "--format=tar", commit)
-	stdout, err := archive.StdoutPipe()
-	if err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return gateway{}, err
 	}
-	var stderr bytes.Buffer
-	archive.Stderr = &stderr
-	if err := archive.Start(); err != nil {
-		return gateway{}, err
-	}
-	extractErr := extractTar(stdout, dir)
-	if err := archive.Wait(); err != nil {
-		return gateway{}, fmt.Errorf("git archive: %v: %s", err, stderr.Bytes())
-	}
-	if extractErr != nil {
-		return gateway{}, extractErr
+	tarball := dir + ".tar"
+	for _, c := range [][]string{{"git", "-C", root, "archive", "--format=tar", "-o", tarball, commit}, {"tar", "-xf", tarball, "-C", dir}} {
+		if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+			return gateway{}, fmt.Errorf("%s: %v: %s", c[0], err, out)
+		}
 	}
 	g := gateway{label: fmt.Sprintf("%s (%s)", ref, commit[:7]), bin: filepath.Join(tmp, "paygraph-"+commit[:12])}
 	return g, goBuild(dir, g.bin)
-}
-
-// extractTar writes the directories and regular files of a tar stream
-// under dir (git archive writes nothing else a build needs).
-func extractTar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if !filepath.IsLocal(h.Name) {
-			return fmt.Errorf("archive entry %q is outside the tree", h.Name)
-		}
-		name := filepath.Join(dir, h.Name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			err = os.MkdirAll(name, 0o755)
-		case tar.TypeReg:
-			err = writeFile(name, tr, h.FileInfo().Mode().Perm())
-		}
-		if err != nil {
-			return err
-		}
-	}
-}
-
-func writeFile(name string, r io.Reader, perm os.FileMode) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(f, r); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // treeLabel names the working tree's gateway: its commit, and whether
@@ -549,8 +460,6 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-// ---- /proc ----
-
 var clockTicks = func() float64 {
 	out, err := exec.Command("getconf", "CLK_TCK").Output()
 	if n, err2 := strconv.Atoi(strings.TrimSpace(string(out))); err == nil && err2 == nil && n > 0 {
@@ -577,15 +486,15 @@ func cpuSeconds(pid int) float64 {
 	return (ut + st) / clockTicks
 }
 
-// machineIdle is the machine's idle and total CPU time so far (the
-// "cpu" line of /proc/stat, in clock ticks): idle+iowait, and the sum.
+// machineIdle is the machine's idle (idle+iowait) and total CPU time so
+// far, in clock ticks (the "cpu" line of /proc/stat).
 func machineIdle() (idle, total float64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
+	b, _ := os.ReadFile("/proc/stat")
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
+	if len(f) == 0 {
+		return 0, 0
+	}
 	for i, v := range f[1:] {
 		x, _ := strconv.ParseFloat(v, 64)
 		total += x
@@ -598,27 +507,16 @@ func machineIdle() (idle, total float64) {
 
 // procStatus reads a "Key: value" line of /proc/<pid>/status (first field).
 func procStatus(pid int, key string) int64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
+	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			f := strings.Fields(v)
-			if len(f) > 0 {
+			if f := strings.Fields(v); len(f) > 0 {
 				n, _ := strconv.ParseInt(f[0], 10, 64)
 				return n
 			}
 		}
 	}
 	return 0
-}
-
-func rssMB(pid int) float64 { return float64(procStatus(pid, "VmRSS")) / 1024 }
-
-func openFDs(pid int) int {
-	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
-	return len(ents)
 }
 
 func cpuModel() string {
@@ -631,7 +529,17 @@ func cpuModel() string {
 	return "unknown CPU"
 }
 
-// ---- load ----
+// held is what a gateway process holds at one moment.
+type held struct {
+	rss     float64 // MB
+	fds     int
+	threads int64
+}
+
+func heldBy(pid int) held {
+	ents, _ := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd")
+	return held{rss: float64(procStatus(pid, "VmRSS")) / 1024, fds: len(ents), threads: procStatus(pid, "Threads")}
+}
 
 type runner struct {
 	duration, warmup time.Duration
@@ -648,92 +556,92 @@ type runner struct {
 	proxy            bool   // measure the hand-written proxy too (gw index proxyGW)
 }
 
-// proxyGW is the hand-written proxy's index in results.
-const proxyGW = -2
+// Indexes in results that are not a gateway's.
+const (
+	floorGW = -1
+	proxyGW = -2
+)
 
 type result struct {
 	sc          scenario
 	conc        int
-	gw          int // index in runner.gateways (floor: -1)
+	gw          int // index in runner.gateways, floorGW or proxyGW
 	n, errs     int
 	firstErr    string
 	rps         float64
 	p50, p90    time.Duration
 	p99         time.Duration
 	callsPerQ   float64
-	cpuPer1k    float64 // gateway CPU seconds per 1,000 queries
-	rss         float64 // gateway RSS after the run, MB
+	cpuPer1k    float64 // target CPU seconds per 1,000 queries
+	rss         float64 // target RSS after the run, MB
 	sandboxCPU1 float64 // sandbox CPU seconds per 1,000 queries
 	clientCPU1  float64 // the load generator's (this process's) CPU seconds per 1,000 queries
 	idle        float64 // the machine's idle share of its CPU time during the cell (/proc/stat)
 }
 
-// running is a gateway process and what it held before the load.
+// running is a gateway or proxy process, and what a gateway held before
+// the load, just after it, and after -idle-check.
 type running struct {
 	gateway
-	p                 *proc
-	url               string
-	pid               int
-	idleRSS           float64
-	idleFDs           int
-	idleThreads       int64
-	afterRSS          float64
-	afterFDs          int
-	afterThreads      int64
-	idleCheckedRSS    float64
-	idleCheckedFDs    int
-	idleCheckedThread int64
+	p                        *proc
+	url                      string
+	before, after, afterIdle held
 }
 
+// runLatency measures every cell at one backend latency and writes its
+// tables to report.
 func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
-	sb, restURL, err := startSandbox(r.self, lat)
+	sb, restURL, err := startChild(r.self, "sandbox", "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", lat.String())
 	if err != nil {
 		return err
 	}
 	defer sb.stop()
-	sbPID := sb.cmd.Process.Pid
+	pprofAddr := func() (string, error) {
+		if r.profileDir == "" {
+			return "", nil
+		}
+		port, err := freePort()
+		return "127.0.0.1:" + strconv.Itoa(port), err
+	}
 	var gws []*running
 	for _, g := range r.gateways {
-		gwEnv := r.gwEnv
-		if r.profileDir != "" {
-			port, err := freePort()
-			if err != nil {
-				return err
-			}
-			r.pprofURL = "http://127.0.0.1:" + strconv.Itoa(port) + "/debug/pprof/"
-			gwEnv = append(slices.Clone(gwEnv), "PPROF_ADDR=127.0.0.1:"+strconv.Itoa(port))
+		env := r.gwEnv
+		addr, err := pprofAddr()
+		if err != nil {
+			return err
 		}
-		p, url, err := startGateway(g.bin, restURL, gwEnv)
+		if addr != "" {
+			r.pprofURL = "http://" + addr + "/debug/pprof/"
+			env = append(slices.Clone(env), "PPROF_ADDR="+addr)
+		}
+		p, url, err := startGateway(g.bin, restURL, env)
 		if err != nil {
 			return fmt.Errorf("%s: %w", g.label, err)
 		}
 		defer p.stop()
-		pid := p.cmd.Process.Pid
-		gws = append(gws, &running{gateway: g, p: p, url: url, pid: pid,
-			idleRSS: rssMB(pid), idleFDs: openFDs(pid), idleThreads: procStatus(pid, "Threads")})
+		gws = append(gws, &running{gateway: g, p: p, url: url + "/graphql", before: heldBy(p.pid())})
 	}
-
-	var px *running
+	// The targets of a scenario, in the order of even rounds: the gateways,
+	// then the proxy.
+	targets := slices.Clone(gws)
 	if r.proxy {
-		pprofAddr := ""
-		if r.profileDir != "" {
-			port, err := freePort()
-			if err != nil {
-				return err
-			}
-			pprofAddr = "127.0.0.1:" + strconv.Itoa(port)
-			r.proxyPprofURL = "http://" + pprofAddr + "/debug/pprof/"
+		addr, err := pprofAddr()
+		if err != nil {
+			return err
 		}
-		p, url, err := startProxy(r.self, restURL, pprofAddr)
+		if addr != "" {
+			r.proxyPprofURL = "http://" + addr + "/debug/pprof/"
+		}
+		p, url, err := startChild(r.self, "proxy", proxyArgs(restURL, addr)...)
 		if err != nil {
 			return err
 		}
 		defer p.stop()
-		px = &running{gateway: gateway{label: "proxy"}, p: p, url: url, pid: p.cmd.Process.Pid}
+		targets = append(targets, &running{gateway: gateway{label: "proxy"}, p: p, url: url + "/proxy/"})
 	}
 
 	maxConc := slices.Max(r.concs)
-	tr := &http.Transport{MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc, MaxConnsPerHost: 0,
+	tr := &http.Transport{MaxIdleConns: 4 * maxConc, MaxIdleConnsPerHost: 2 * maxConc,
 		IdleConnTimeout: 90 * time.Second, DisableCompression: true}
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 
@@ -742,25 +650,21 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 		for _, c := range r.concs {
 			for _, sc := range r.scenarios {
 				if sc.direct {
-					results = append(results, r.measure(client, sc, c, lat, restURL+sc.path, restURL, sbPID, nil, -1))
+					results = append(results, r.measure(client, sc, c, lat, restURL+sc.path, restURL, sb.pid(), nil, floorGW))
 					continue
 				}
-				// Alternate: the target measured first in a round is
-				// measured last in the next (the proxy is the last one).
-				n := len(gws)
-				if px != nil {
-					n++
-				}
-				for k := range n {
+				// The target measured first in a round is measured last in
+				// the next.
+				for k := range targets {
 					i := k
 					if round%2 == 1 {
-						i = n - 1 - k
+						i = len(targets) - 1 - k
 					}
+					t, gi, url := targets[i], i, targets[i].url
 					if i == len(gws) {
-						results = append(results, r.measure(client, sc, c, lat, px.url+"/proxy/"+sc.name, restURL, sbPID, px, proxyGW))
-						continue
+						gi, url = proxyGW, url+sc.name
 					}
-					results = append(results, r.measure(client, sc, c, lat, gws[i].url+"/graphql", restURL, sbPID, gws[i], i))
+					results = append(results, r.measure(client, sc, c, lat, url, restURL, sb.pid(), t, gi))
 				}
 			}
 		}
@@ -770,13 +674,13 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 	tr.CloseIdleConnections()
 	time.Sleep(2 * time.Second)
 	for _, g := range gws {
-		g.afterRSS, g.afterFDs, g.afterThreads = rssMB(g.pid), openFDs(g.pid), procStatus(g.pid, "Threads")
+		g.after = heldBy(g.p.pid())
 	}
 	if r.idleCheck > 0 {
 		fmt.Fprintf(os.Stderr, "waiting %s with no load ...\n", r.idleCheck)
 		time.Sleep(r.idleCheck)
 		for _, g := range gws {
-			g.idleCheckedRSS, g.idleCheckedFDs, g.idleCheckedThread = rssMB(g.pid), openFDs(g.pid), procStatus(g.pid, "Threads")
+			g.afterIdle = heldBy(g.p.pid())
 		}
 	}
 
@@ -792,10 +696,10 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 			who = "Gateway " + g.label
 		}
 		fmt.Fprintf(report, "%s: RSS %.1f MB idle before the load, %.1f MB 2 s after it; open fds %d → %d; threads %d → %d.\n",
-			who, g.idleRSS, g.afterRSS, g.idleFDs, g.afterFDs, g.idleThreads, g.afterThreads)
+			who, g.before.rss, g.after.rss, g.before.fds, g.after.fds, g.before.threads, g.after.threads)
 		if r.idleCheck > 0 {
 			fmt.Fprintf(report, "After %s more with no load: RSS %.1f MB, open fds %d, threads %d.\n",
-				r.idleCheck, g.idleCheckedRSS, g.idleCheckedFDs, g.idleCheckedThread)
+				r.idleCheck, g.afterIdle.rss, g.afterIdle.fds, g.afterIdle.threads)
 		}
 	}
 	fmt.Fprintln(report)
@@ -803,7 +707,7 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 }
 
 // measure runs one cell: sc at concurrency c against target (a gateway's
-// /graphql, or the sandbox itself for the floor, g nil).
+// /graphql, the proxy, or the sandbox itself for the floor, g nil).
 func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Duration, target, restURL string, sbPID int, g *running, gi int) result {
 	label := "rest"
 	if g != nil {
@@ -814,7 +718,7 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 	calls0 := readCalls(client, restURL)
 	var cpu0 float64
 	if g != nil {
-		cpu0 = cpuSeconds(g.pid)
+		cpu0 = cpuSeconds(g.p.pid())
 	}
 	sbcpu0 := cpuSeconds(sbPID)
 	cl0 := cpuSeconds(os.Getpid())
@@ -828,7 +732,8 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 	}
 	res := r.load(client, sc, target, c, r.duration)
 	idle1, total1 := machineIdle()
-	res.clientCPU1 = (cpuSeconds(os.Getpid()) - cl0) / float64(max(res.n, 1)) * 1000
+	perQ := func(cpu float64) float64 { return cpu / float64(max(res.n, 1)) * 1000 }
+	res.clientCPU1 = perQ(cpuSeconds(os.Getpid()) - cl0)
 	if total1 > total0 {
 		res.idle = (idle1 - idle0) / (total1 - total0)
 	}
@@ -836,10 +741,10 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 	res.gw = gi
 	res.callsPerQ = float64(readCalls(client, restURL)-calls0) / float64(max(res.n, 1))
 	if g != nil {
-		res.cpuPer1k = (cpuSeconds(g.pid) - cpu0) / float64(max(res.n, 1)) * 1000
-		res.rss = rssMB(g.pid)
+		res.cpuPer1k = perQ(cpuSeconds(g.p.pid()) - cpu0)
+		res.rss = heldBy(g.p.pid()).rss
 	}
-	res.sandboxCPU1 = (cpuSeconds(sbPID) - sbcpu0) / float64(max(res.n, 1)) * 1000
+	res.sandboxCPU1 = perQ(cpuSeconds(sbPID) - sbcpu0)
 	fmt.Fprintf(os.Stderr, "%8.0f req/s  p50 %-9s p99 %-9s calls/q %.2f errors %d  CPU ms/q: target %.3f sandbox %.3f load %.3f  idle %.0f%%\n",
 		res.rps, fmtDur(res.p50), fmtDur(res.p99), res.callsPerQ, res.errs, res.cpuPer1k, res.sandboxCPU1, res.clientCPU1, 100*res.idle)
 	if res.errs > 0 {
@@ -849,7 +754,7 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 }
 
 // cell is the median over the rounds of one scenario, concurrency and
-// gateway (errors: the total).
+// gateway (errors: the total), and every round's result.
 func cell(results []result, name string, conc, gw int) (med result, all []result) {
 	for _, res := range results {
 		if res.sc.name == name && res.conc == conc && res.gw == gw {
@@ -860,10 +765,13 @@ func cell(results []result, name string, conc, gw int) (med result, all []result
 		return result{}, nil
 	}
 	med = all[0]
+	dur := func(f func(result) time.Duration) time.Duration {
+		return time.Duration(median(all, func(r result) float64 { return float64(f(r)) }))
+	}
 	med.rps = median(all, func(r result) float64 { return r.rps })
-	med.p50 = time.Duration(median(all, func(r result) float64 { return float64(r.p50) }))
-	med.p90 = time.Duration(median(all, func(r result) float64 { return float64(r.p90) }))
-	med.p99 = time.Duration(median(all, func(r result) float64 { return float64(r.p99) }))
+	med.p50 = dur(func(r result) time.Duration { return r.p50 })
+	med.p90 = dur(func(r result) time.Duration { return r.p90 })
+	med.p99 = dur(func(r result) time.Duration { return r.p99 })
 	med.callsPerQ = median(all, func(r result) float64 { return r.callsPerQ })
 	med.cpuPer1k = median(all, func(r result) float64 { return r.cpuPer1k })
 	med.sandboxCPU1 = median(all, func(r result) float64 { return r.sandboxCPU1 })
@@ -880,6 +788,11 @@ func median(rs []result, f func(result) float64) float64 {
 	for i, r := range rs {
 		v[i] = f(r)
 	}
+	return medianOf(v)
+}
+
+// medianOf sorts v and returns its median.
+func medianOf(v []float64) float64 {
 	slices.Sort(v)
 	if n := len(v); n%2 == 0 {
 		return (v[n/2-1] + v[n/2]) / 2
@@ -895,13 +808,13 @@ func (r *runner) table(report *bytes.Buffer, results []result) {
 		for _, c := range r.concs {
 			gi := 0
 			if sc.direct {
-				gi = -1
+				gi = floorGW
 			}
 			res, all := cell(results, sc.name, c, gi)
 			if all == nil {
 				continue
 			}
-			f, _ := cell(results, "rest", c, -1)
+			f, _ := cell(results, "rest", c, floorGW)
 			vs, o50, o99, cpu, rss := "1.00", "—", "—", "—", "—"
 			pxRPS, vsPx, pxCPU, cpuVsPx, pxErrs := "—", "—", "—", "—", ""
 			if !sc.direct {
@@ -939,7 +852,7 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 			continue
 		}
 		for _, c := range r.concs {
-			f, _ := cell(results, "rest", c, -1)
+			f, _ := cell(results, "rest", c, floorGW)
 			ra, raAll := cell(results, sc.name, c, 0)
 			rb, rbAll := cell(results, sc.name, c, 1)
 			px, pxAll := cell(results, sc.name, c, proxyGW)
@@ -969,7 +882,7 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 			continue
 		}
 		for _, c := range r.concs {
-			_, fl := cell(results, "rest", c, -1)
+			_, fl := cell(results, "rest", c, floorGW)
 			_, ra := cell(results, sc.name, c, 0)
 			_, rb := cell(results, sc.name, c, 1)
 			fmt.Fprintf(report, "| %s | %d | %s | %s | %s | %s | %s |\n",
@@ -980,13 +893,10 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 }
 
 // pairedRatio is the median over the rounds of each round's ratio of
-// gw's figure to the proxy's (the two cells of a round are measured one
-// after the other, so the machine's load of those seconds is in both),
-// with the rounds' lowest and highest: "0.86 (0.81-0.93)". The ratio of
-// the two medians, which the table gave before, mixed rounds: on a
-// shared machine the proxy's own req/s swung ±17 % between rounds (one
-// list20 run: 1,038 to 1,466), and a round where the proxy alone was
-// slow moved the ratio from 0.65 to 1.01 (issue 25).
+// gw's figure to the proxy's, with the rounds' lowest and highest: "0.86
+// (0.81-0.93)". The two cells of a round are measured one after the
+// other, so the machine's load of those seconds is in both; a ratio of
+// medians would mix rounds.
 func pairedRatio(gw, px []result, f func(result) float64) string {
 	n := min(len(gw), len(px))
 	if n == 0 {
@@ -996,11 +906,7 @@ func pairedRatio(gw, px []result, f func(result) float64) string {
 	for i := range n {
 		rs[i] = ratio(f(gw[i]), f(px[i]))
 	}
-	slices.Sort(rs)
-	med := rs[n/2]
-	if n%2 == 0 {
-		med = (rs[n/2-1] + rs[n/2]) / 2
-	}
+	med := medianOf(rs)
 	if n == 1 {
 		return fmt.Sprintf("%.2f", med)
 	}
@@ -1014,14 +920,13 @@ func ratio(x, y float64) float64 {
 	return x / y
 }
 
-// startProfile, with -profile and for a gateway or proxy scenario, starts
-// the process's CPU profile (from its pprof listener at pprofURL) for
-// (almost) the measured time and saves its allocation profile; the
-// function it returns waits for the CPU profile and saves the allocation
-// profile again, so that `go tool pprof -diff_base allocs-before
-// allocs-after` shows the scenario's allocations alone. The files are
-// <what>-<who><scenario>-c<N>-<latency>.pprof, who "" for the gateway
-// and "proxy-" for the proxy.
+// startProfile, with -profile and for a gateway or proxy scenario, saves
+// the process's allocation profile and starts its CPU profile for about
+// the measured time, from its pprof listener at pprofURL; the function it
+// returns waits for the CPU profile and saves the allocation profile
+// again (`go tool pprof -diff_base` of the two shows the scenario's
+// allocations). Files: <what>-<who><scenario>-c<N>-<latency>.pprof, who
+// "" for the gateway and "proxy-" for the proxy.
 func (r *runner) startProfile(pprofURL, who string, sc scenario, conc int, lat time.Duration) (wait func()) {
 	if r.profileDir == "" || pprofURL == "" || sc.direct {
 		return func() {}
@@ -1081,16 +986,19 @@ func (r *runner) load(client *http.Client, sc scenario, target string, conc int,
 	var wg sync.WaitGroup
 	start := time.Now()
 	for i := range ws {
-		wg.Add(1)
-		go func(w *worker) {
-			defer wg.Done()
+		w := &ws[i]
+		wg.Go(func() {
 			w.lat = make([]time.Duration, 0, 4096)
-			buf := make([]byte, 0, 64<<10)
+			var body bytes.Buffer
+			fail := func(msg string) {
+				w.errs++
+				if w.firstErr == "" {
+					w.firstErr = msg
+				}
+			}
 			for ctx.Err() == nil {
-				var req *http.Request
-				if sc.direct {
-					req, _ = http.NewRequest(http.MethodGet, target, nil)
-				} else {
+				req, _ := http.NewRequest(http.MethodGet, target, nil)
+				if !sc.direct {
 					req, _ = http.NewRequest(http.MethodPost, target, bytes.NewReader(sc.body))
 					req.Header.Set("Content-Type", "application/json")
 				}
@@ -1099,27 +1007,21 @@ func (r *runner) load(client *http.Client, sc scenario, target string, conc int,
 				t0 := time.Now()
 				resp, err := client.Do(req)
 				if err == nil {
-					buf = buf[:0]
-					buf, err = readAll(resp.Body, buf)
+					body.Reset()
+					_, err = body.ReadFrom(resp.Body)
 					resp.Body.Close()
 				}
 				el := time.Since(t0)
 				switch {
 				case err != nil:
-					w.errs++
-					if w.firstErr == "" {
-						w.firstErr = err.Error()
-					}
-				case resp.StatusCode != http.StatusOK || (!sc.direct && bytes.Contains(buf, []byte(`"errors"`))):
-					w.errs++
-					if w.firstErr == "" {
-						w.firstErr = fmt.Sprintf("%d %.300s", resp.StatusCode, buf)
-					}
+					fail(err.Error())
+				case resp.StatusCode != http.StatusOK || (!sc.direct && bytes.Contains(body.Bytes(), []byte(`"errors"`))):
+					fail(fmt.Sprintf("%d %.300s", resp.StatusCode, body.Bytes()))
 				default:
 					w.lat = append(w.lat, el)
 				}
 			}
-		}(&ws[i])
+		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -1139,22 +1041,6 @@ func (r *runner) load(client *http.Client, sc scenario, target string, conc int,
 	return res
 }
 
-func readAll(r io.Reader, buf []byte) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
-
 func pct(sorted []time.Duration, p float64) time.Duration {
 	if len(sorted) == 0 {
 		return 0
@@ -1165,39 +1051,21 @@ func pct(sorted []time.Duration, p float64) time.Duration {
 
 func fmtDur(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)
-	switch {
-	case ms <= -10 || ms >= 10:
+	if ms <= -10 || ms >= 10 {
 		return fmt.Sprintf("%.1f ms", ms)
-	default:
-		return fmt.Sprintf("%.3f ms", ms)
 	}
+	return fmt.Sprintf("%.3f ms", ms)
 }
 
-func parseInts(s string) ([]int, error) {
-	var out []int
+// parseList parses a comma-separated list with parse.
+func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
 	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return nil, fmt.Errorf("%q is not a positive integer", f)
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("%q: %v", f, err)
 		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func parseDurations(s string) ([]time.Duration, error) {
-	var out []time.Duration
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "0" {
-			out = append(out, 0)
-			continue
-		}
-		d, err := time.ParseDuration(f)
-		if err != nil || d < 0 {
-			return nil, fmt.Errorf("%q is not a duration", f)
-		}
-		out = append(out, d)
+		out = append(out, v)
 	}
 	return out, nil
 }
