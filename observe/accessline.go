@@ -1,19 +1,10 @@
 package observe
 
 // The access log's "request" line written by hand: the line NewLogger's
-// JSON logger would write for it through slog (the same keys in the same
-// order, JSON strings escaped as slog escapes them, the values redacted
-// as RedactingHandler redacts them), without slog's allocations and its
-// record's copy. docs/performance.md has what it gains;
-// TestAccessLineDecodes checks that every line, hostile values included,
-// decodes as JSON to exactly its fields' values.
-//
-// The line is handed over on the request's goroutine after its handler
-// returns, one Write of the whole line to the logger's writer, one line
-// at a time. The binary's writer is a LogBuffer (logbuffer.go) in front of
-// stderr, which gathers lines into one write(2) (every 100 ms or
-// 4 KiB): no line is torn or dropped; when the
-// reader of stderr is slow, the requests wait for it.
+// JSON logger would write through slog (the same keys in the same order,
+// strings escaped and values redacted as slog and RedactingHandler do),
+// without slog's allocations. TestAccessLineDecodes checks that every
+// line, hostile values included, decodes to exactly its fields' values.
 
 import (
 	"context"
@@ -109,8 +100,7 @@ func (l *accessLine) plain() bool {
 
 // lineSecond is one second of one location as the line's time writes it
 // (RFC3339Nano, slog's appendJSONTime): the date and clock before the
-// fraction, and the zone after it, formatted once a second rather than
-// once a line (the format was most of the line's time).
+// fraction and the zone after it, formatted once a second.
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -284,14 +274,10 @@ func appendJSONString(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendMilli is appendJSONFloat of float64(k)/1000, which a duration in
-// milliseconds of whole microseconds is, for 0 <= k < 1e15: the decimal k/1000
-// is then the shortest that reads back as that float (it is the float's
-// nearest decimal of at most 15 digits, and the float's rounding interval
-// is far narrower than any shorter decimal's distance from it), so
-// strconv's shortest 'f' form is k/1000 written out, its trailing zeros
-// and a bare point cut, without strconv's shortest-float search
-// (TestAppendMilliAsEncodingJSON).
+// appendMilli is appendJSONFloat of float64(k)/1000 (a duration in ms of
+// whole µs), for 0 <= k < 1e15: k/1000 written out, trailing zeros and a
+// bare point cut, is then the shortest decimal that reads back as that
+// float (TestAppendMilliAsEncodingJSON).
 func appendMilli(b []byte, k int64) []byte {
 	b = strconv.AppendInt(b, k/1000, 10)
 	if frac := k % 1000; frac != 0 {

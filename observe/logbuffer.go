@@ -1,30 +1,11 @@
 package observe
 
-// The log's writes gathered (issue 25): one write(2) per log line was the
-// largest syscall the gateway made beyond the proxy's (0.007 ms of the
-// 0.010 ms the access log cost a payment, docs/perf-log/2026-11-issue-25.md). A
-// LogBuffer gathers whole lines and writes them to the process's stderr
-// in one Write when its buffer is full or its interval has passed since
-// the first line it holds, whichever comes first, and on Flush and Close.
-//
-// What it promises, and what it does not:
-//   - The bytes are the same, in the same order: every Write is one whole
-//     line (each record of NewLogger's handlers is one Write), kept whole
-//     and written in the order the Writes came, so lines are never torn
-//     or interleaved.
-//   - Memory is bounded: at most twice size bytes are held (a line longer
-//     than size is written on its own, after those before it).
-//   - No line is dropped: when stderr's reader is slower than the
-//     gateway, the Write that finds both buffers full waits for the
-//     reader, and so do the Writes behind it; requests then wait for the
-//     log as they did with one write a line (a bound of bytes held, not
-//     of time waited).
-//   - A line waits at most the interval before it is written. On a crash
-//     that runs no deferred code (SIGKILL, the OOM killer, a panic outside
-//     an HTTP handler, a fatal runtime error) the lines of the last
-//     interval, at most twice size bytes, are lost; a clean exit
-//     (SIGTERM, an error that stops the gateway) writes them first
-//     (server.go), waiting at most closeWait for stderr.
+// LogBuffer gathers whole log lines and writes them to stderr in one Write
+// when its buffer is full, its interval has passed since its first line,
+// or on Flush and Close. Lines are never torn, reordered or dropped (a
+// Write waits for a slow reader: memory is bounded, at most twice the
+// size); a crash that runs no deferred code loses at most the last
+// interval's lines, and a clean exit writes them first (server.go).
 
 import (
 	"errors"
@@ -34,25 +15,15 @@ import (
 )
 
 // LogBufferSize is the most bytes a LogBuffer gathers before it writes
-// them: about 13 access lines. 4 KiB is PIPE_BUF, so each write to a pipe
-// (a container's stderr) is atomic, whoever else writes to it (the Go
-// runtime's report of a crash, another process of the container). 32 KiB
-// cost a payment more CPU in the bench, not less (docs/perf-log/2026-11-issue-25.md: a
-// write larger than the room left in the pipe waits in the kernel for the
-// reader, its thread with it). A LogBuffer holds at most twice that (the
-// lines being written and those gathered meanwhile).
+// them: PIPE_BUF, so each write to a pipe (a container's stderr) is atomic
+// whoever else writes to it.
 const LogBufferSize = 4 << 10
 
 // LogBuffer gathers log lines and writes them to w in batches
-// (NewLogBuffer). It is safe for concurrent use.
-//
-// Two buffers: Writes append to cur under mu; a full cur (or the
-// interval's, Flush's or Close's) is handed to the one writer goroutine,
-// which writes it to w and gives it back through free. Only that
-// goroutine writes to w while the buffer is open, in the order the
-// buffers were handed over, so the lines keep their order; the request
-// that fills cur does not make the write(2) itself, and waits only when
-// the other buffer is still being written (the reader is slow).
+// (NewLogBuffer). It is safe for concurrent use. Writes append to cur
+// under mu; a full cur is handed to the one writer goroutine, which alone
+// writes to w while open, in order, and gives the buffer back through
+// free.
 type LogBuffer struct {
 	mu       sync.Mutex
 	w        io.Writer

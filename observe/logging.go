@@ -22,12 +22,8 @@ import (
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
 // logfmt-style text (format "text") of level and above to w, behind the
-// redaction layer of RedactingHandler told o.
-//
-// A JSON logger's access lines (AccessLog's "request") are written by
-// hand (accessline.go), the same bytes as slog's; its writes, slog's and
-// the access lines', go to w one line a Write, one at a time (so w may be
-// a LogBuffer, which gathers whole lines).
+// redaction layer of RedactingHandler told o. A JSON logger writes one
+// whole line a Write, one at a time (w may be a LogBuffer).
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
@@ -58,10 +54,8 @@ func keyKind(key string) int {
 // keyNormalizer maps '-', '.' and ' ' onto '_'.
 var keyNormalizer = strings.NewReplacer("-", "_", ".", "_", " ", "_")
 
-// normKey is an attribute key lower-cased with '-', '.' and ' ' as '_'.
-// Keys already in that form (every key the gateway logs) are returned as
-// they are, without building a new string: this runs for every attribute
-// of every log line.
+// normKey is an attribute key lower-cased with '-', '.' and ' ' as '_'
+// (a key already in that form is returned without a copy).
 func normKey(key string) string {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; 'A' <= c && c <= 'Z' || c == '-' || c == '.' || c == ' ' || c >= 0x80 {
@@ -264,12 +258,9 @@ func NewRequestID() string {
 	return string(b[:])
 }
 
-// putRequestID writes a random id of 16 hex characters into b. The 64
-// bits come from math/rand/v2's global source: the runtime's ChaCha8
-// generator, seeded from the system's entropy per thread, so as
-// unpredictable as crypto/rand's but without its call into the kernel's
-// getrandom (an id names a request in logs, it guards nothing; issue 25:
-// crypto/rand.Read and its hex string were 7 % of AccessLog's CPU).
+// putRequestID writes a random id of 16 hex characters into b, from
+// math/rand/v2's ChaCha8 source (an id names a request in logs; it guards
+// nothing).
 func putRequestID(b *[16]byte) {
 	v := mrand.Uint64()
 	for i := 15; i >= 0; i-- {
@@ -308,8 +299,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				level = slog.LevelDebug
 			}
 			// The recorder, the stats, the header's value and a new id's
-			// bytes in one allocation (as Header.Set, the key being
-			// canonical).
+			// bytes in one allocation.
 			acc := &accessRecord{statusRecorder: statusRecorder{ResponseWriter: w}}
 			var id string
 			if v := r.Header["X-Request-Id"]; len(v) > 0 { // Header.Get without canonicalising a canonical key

@@ -17,16 +17,10 @@ import (
 )
 
 // MaxOperationNames is how many distinct GraphQL operation names the
-// metrics record; the operations named after that are "other".
-//
-// A name joins that set (for the life of the process) only from a
-// request that showed credentials the REST API accepted: it made at least
-// one REST call answered with 2xx. A caller without valid credentials
-// cannot make a REST call succeed, so junk names from anonymous or
-// unauthenticated callers are "other" and never fill the set; a real
-// operation still finds room once it is served. Nor does a name join that
-// holds the request's own key or secret, or is a piece of one (see
-// Options.Secrets), or looks like any credential (Options.LogName).
+// metrics record; later ones are "other". A name joins the set only from a
+// request with a REST call answered 2xx (credentials the REST API
+// accepted), so callers without valid credentials cannot fill it; nor does
+// a name holding the request's own credentials or shaped like any.
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -67,15 +61,9 @@ type Metrics struct {
 	restMu sync.Mutex
 }
 
-// The label-bound series are looked up in the vectors once, when first
-// used, and kept (issue 25): a vector's WithLabelValues hashes and
-// validates its label values and takes a lock on every call, 4 to 5 times
-// a request. What /metrics shows is unchanged: a series still appears
-// when it is first used, with the same name, labels and values
-// (TestSeriesCacheSameAsVectors).
-
 // lazyObserver is a histogram series, taken from its vector when first
-// used.
+// used and kept (WithLabelValues hashes and locks on every call); a series
+// still appears on /metrics when first used (TestSeriesCacheSameAsVectors).
 type lazyObserver struct {
 	once sync.Once
 	o    prometheus.Observer
@@ -170,8 +158,6 @@ func NewMetrics(o Options) *Metrics {
 		m.opEstimated, m.opMade, m.opUnmade,
 	)
 	if o.BreakerState != nil {
-		// Read when scraped: the state is the breaker's, never a copy
-		// that a missed change could leave stale.
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "paygraph_circuit_breaker_state",
 			Help:        "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",
@@ -197,8 +183,7 @@ func NewMetrics(o Options) *Metrics {
 }
 
 // HeldRefusals registers the gauge of refused requests' answers held now
-// and the counter of those held so far (gqlhttp.RefusalDelay, issue 22):
-// read when scraped, no labels.
+// and the counter of those held so far, read when scraped.
 func (m *Metrics) HeldRefusals(held func() int, delayed func() uint64) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -398,9 +383,8 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-// countedStat marks, in the operation's stats, an operation counted
-// already. (The results of one operation are asked for one after
-// another, never at once: gqlgen's Stats needs no lock for it.)
+// countedStat marks an operation counted already in its stats (its
+// results are asked for one after another: no lock needed).
 const countedStat = "PaygraphMetricsCounted"
 
 // CountRefused counts a request refused before the GraphQL server saw it
