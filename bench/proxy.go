@@ -1,18 +1,11 @@
-// proxy.go is the benchmark's floor for a GraphQL gateway (issue 25): a
-// hand-written Go proxy that does the least any gateway of this REST API
-// must do, and nothing more. For each scenario it reads the request body
-// and decodes it (encoding/json), forwards the two credential headers,
-// makes the same REST calls as the gateway (the list's 50 address calls
-// all at once: no bound), decodes the REST answers into structs with
-// encoding/json and encodes a GraphQL-shaped answer with it. It has no
-// GraphQL engine: it knows each scenario by its path (/proxy/<name>), so
-// it parses, validates, plans, limits, logs and meters nothing. It runs
-// as a process of its own (this binary with -serve-proxy), measured like
-// the gateway (CPU from /proc/<pid>/stat), interleaved with it cell by
-// cell. With -profile, the served proxy also serves net/http/pprof on a
-// loopback listener of its own (-proxy-pprof, as the gateway's
-// PPROF_ADDR), so that its CPU profile over each measured cell can be set
-// beside the gateway's; without -profile it has none.
+// proxy.go is the benchmark's floor for a GraphQL gateway: a hand-written
+// proxy that does the least any gateway of this REST API must do. It knows
+// each scenario by its path (/proxy/<name>), so it parses, validates,
+// plans, limits, logs and meters nothing: it decodes the body, forwards
+// the two credential headers, makes the gateway's REST calls (the list's
+// 50 address calls all at once), decodes them and encodes a GraphQL-shaped
+// answer with encoding/json. It runs as a process of its own
+// (-serve-proxy), with a pprof listener of its own only with -profile.
 package main
 
 import (
