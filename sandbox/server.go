@@ -93,24 +93,11 @@ const (
 	FaultBadJSON       // 200, Content-Type application/json, body that is not JSON
 )
 
+var faultNames = [...]string{"none", "500", "502", "503", "429", "hang", "drop", "badjson"}
+
 func (f Fault) String() string {
-	switch f {
-	case FaultNone:
-		return "none"
-	case Fault500:
-		return "500"
-	case Fault502:
-		return "502"
-	case Fault503:
-		return "503"
-	case Fault429:
-		return "429"
-	case FaultHang:
-		return "hang"
-	case FaultDrop:
-		return "drop"
-	case FaultBadJSON:
-		return "badjson"
+	if f >= 0 && int(f) < len(faultNames) {
+		return faultNames[f]
 	}
 	return "Fault(" + strconv.Itoa(int(f)) + ")"
 }
