@@ -1,17 +1,12 @@
 // Package opscope is the one per-operation scope value of the request
-// walk (issue 21): the /graphql edge puts one in the request's context,
-// once, and the middlewares below it fill it in (the caller's pair or
-// token, the merchant key, the client's address, the access-log record,
-// the refusals' hook, the budgets, the REST slots, the loaders, the
-// deadline) instead of each adding a context value and copying the
-// request for it. It is a leaf: it imports nothing of paygraph but
-// internal/unsafeconv, and each package keeps its own unexported keys,
-// read as before with ctx.Value.
-//
-// A scope is open while the walk fills it in, on the request's goroutine
-// only, and sealed (Seal) before the GraphQL server runs anything
-// concurrently: after that, and on a context without a scope, WithValue
-// and WithTimeout are context.WithValue and context.WithTimeout.
+// walk: the /graphql edge puts one in the request's context, and the
+// middlewares below it fill it in instead of each adding a context value
+// and copying the request; each package keeps its own unexported keys,
+// read with ctx.Value. A scope is open while the walk fills it in, on the
+// request's goroutine only, and sealed (Seal) before the GraphQL server
+// runs anything concurrently: after that, and on a context without a
+// scope, WithValue and WithTimeout are context.WithValue and
+// context.WithTimeout.
 package opscope
 
 import (
@@ -29,12 +24,9 @@ type scope struct {
 	sealed bool
 	n      int
 	// types has the bit keyBit of every key's type held: a look-up of a
-	// key whose bit is not set misses without comparing it to each entry
-	// (about half of a payment's hundred look-ups in the scope are misses,
-	// which went on to compare all a dozen entries: 3 % of its
-	// instructions, issue 25). first[b] is 1 + the index in fixed of the
-	// first entry whose key has bit b (0: none), where a hit's look-up
-	// starts.
+	// key whose bit is not set misses without comparing it to each entry.
+	// first[b] is 1 + the index in fixed of the first entry whose key has
+	// bit b (0: none), where a hit's look-up starts.
 	types uint64
 	first [64]uint8
 	fixed [12]entry // the walk of one POST sets about ten

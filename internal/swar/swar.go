@@ -1,13 +1,8 @@
 // Package swar tests eight bytes at a time (SIMD within a register) for
-// the bytes that JSON's readers and writers must stop at: the word tests
-// gqlhttp's POST decoder, graph's string writer and restclient's
-// scanner share. Each is exact,
-// never true for a word holding a byte it must stop at
-// (TestWordsMatchBytes). The usual bit trick: for a byte c of x,
-// x^(0x01..01*c) has a zero byte where x holds c, and subtracting
-// 0x01..01 sets that byte's high bit (a borrow can set the high bits of
-// bytes above it too, which only matters to a test that wants the
-// position, not to one that wants to know whether).
+// the bytes that JSON's readers and writers must stop at, shared by
+// gqlhttp's POST decoder, graph's string writer and restclient's scanner.
+// Each test is exact: never true for a word holding a byte it must stop
+// at (TestWordsMatchBytes).
 package swar
 
 const ones, highs = 0x0101010101010101, 0x8080808080808080
