@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// Defaults of the settings (see the package comment for why).
+// Defaults of the settings (docs/operations.md says why).
 const (
 	DefaultInterval          = 2 * time.Second
 	DefaultWatchAfterSettled = 10 * time.Minute
@@ -21,10 +21,8 @@ const (
 	DefaultMaxSubscriptions  = 2000
 	DefaultResumeWindow      = 10 * time.Minute
 	// DefaultMaxPending bounds the provisional subscriptions of a process
-	// (SubscribeProvisional): a pair the REST API has not accepted yet
-	// costs a poller and a relay until its first poll answers, and the
-	// shared budgets of unaccepted pairs (restclient) pace those polls to
-	// about 20 a second: 64 is three seconds of them.
+	// (SubscribeProvisional): each costs a poller until its first poll
+	// answers, and unaccepted pairs' polls are paced (restclient).
 	DefaultMaxPending = 64
 
 	// MaxKept is the most transitions kept per resource for resuming (the
@@ -51,11 +49,7 @@ const (
 	ScopePending = "pending"
 )
 
-// Why a subscription ended, from Subscription.Err. A subscription that
-// completed after a terminal state ends with nil; one whose fetch failed
-// permanently ends with that error; one whose context was cancelled ends
-// with the context's cause; one closed with Subscription.Close, with
-// context.Canceled.
+// Why a subscription ended, from Subscription.Err (which lists the rest).
 var (
 	ErrLifetime = errors.New("livepoll: the subscription reached its maximum lifetime")
 	ErrIdle     = errors.New("livepoll: the resource did not change for the idle timeout")
@@ -68,9 +62,7 @@ var (
 	// (the panic value is not kept: it may hold anything).
 	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
 	// ErrResumeExpired ends a subscription that asked to resume after an
-	// event id the hub no longer keeps (older than the resume window, or
-	// never seen: a Redis or a process that lost its history): the client
-	// must read the resource again and subscribe without an id.
+	// event id the hub does not keep: the client reads the resource again.
 	ErrResumeExpired = errors.New("livepoll: the last event id is outside the resume window")
 	// ErrTooSlow ends a subscription that left more than MaxKept events unread.
 	ErrTooSlow = errors.New("livepoll: the subscriber fell too far behind")
@@ -90,7 +82,9 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrTooManySubscriptions) true.
 func (e *LimitError) Is(target error) bool { return target == ErrTooManySubscriptions }
 
-// Key names one polled resource of one merchant.
+// Key names one polled resource of one merchant. Each field is at most
+// MaxKeyBytes. Callers with different credential pairs have different
+// Merchants, so they never share a poller, even for the same id.
 type Key struct {
 	Merchant string // opaque, derived by the caller, never a secret
 	Kind     string // a small fixed set: "payment", "checkout_session"
@@ -117,8 +111,7 @@ type Snapshot struct {
 	// Value is handed to subscribers as is; the hub never reads it.
 	Value any
 	// Fingerprint identifies the state: an event is sent only when it
-	// differs from the previous one. The REST body (string(body)) or a hash
-	// of the fields a subscriber sees.
+	// differs from the previous one.
 	Fingerprint string
 	// Phase tells whether to keep polling.
 	Phase Phase

@@ -427,27 +427,28 @@ func jittered(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (1 - jitter + 2*jitter*rand.Float64()))
 }
 
-// publish keeps rec as the newest transition and sends it to every
-// subscriber that has not had it.
-func (p *poller) publish(rec record) {
+// locked runs f with h.mu and p.mu held, unless p has stopped.
+func (p *poller) locked(f func()) {
 	h := p.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.stopped {
-		return
+	if !p.stopped {
+		f()
 	}
-	p.publishLocked(rec)
-	p.stopIfEmptyLocked()
 }
 
-// publishLocked: h.mu and p.mu are held.
-func (p *poller) publishLocked(rec record) {
-	p.keepLocked(rec)
-	for s := range p.subs {
-		p.serve(s)
-	}
+// publish keeps rec as the newest transition and sends it to every
+// subscriber that has not had it.
+func (p *poller) publish(rec record) {
+	p.locked(func() {
+		p.keepLocked(rec)
+		for s := range p.subs {
+			p.serve(s)
+		}
+		p.stopIfEmptyLocked()
+	})
 }
 
 // keepLocked keeps rec as the newest transition and sends it to every
@@ -469,19 +470,16 @@ func (p *poller) keepLocked(rec record) {
 // markCurrent: a poll found the kept last state unchanged; subscribers
 // waiting for the current state get it.
 func (p *poller) markCurrent() {
-	h := p.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.current || p.stopped {
-		return
-	}
-	p.current, p.lastErr = true, nil
-	for s := range p.subs {
-		p.serve(s)
-	}
-	p.stopIfEmptyLocked()
+	p.locked(func() {
+		if p.current {
+			return
+		}
+		p.current, p.lastErr = true, nil
+		for s := range p.subs {
+			p.serve(s)
+		}
+		p.stopIfEmptyLocked()
+	})
 }
 
 // publishErr sends a failed fetch to every subscriber that has nothing
@@ -588,19 +586,13 @@ func (p *poller) stopIfEmptyLocked() {
 // finish sends ev (when not nil) to every subscriber, then ends them all
 // with reason and forgets the poller.
 func (p *poller) finish(ev *Event, reason error) {
-	h := p.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	for s := range p.subs {
-		if ev != nil {
-			offerErr(s, *ev)
+	p.locked(func() {
+		for s := range p.subs {
+			if ev != nil {
+				offerErr(s, *ev)
+			}
+			p.endSub(s, reason)
 		}
-		p.endSub(s, reason)
-	}
-	h.stopLocked(p)
+		p.hub.stopLocked(p)
+	})
 }

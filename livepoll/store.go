@@ -16,9 +16,11 @@ type Record struct {
 	Data        []byte // Snapshot.Data
 }
 
-// Store shares pollers between replicas. Its methods are called by
-// pollers only, at most once per tick each; they must bound their own
-// duration.
+// Store shares pollers between replicas: one replica at a time, the
+// lease's holder, polls a key and appends its transitions; the others read
+// them. Its methods are called by pollers only, at most once per tick
+// each, and must bound their own duration. What it returns is untrusted:
+// an entry that does not parse is skipped, never a transition.
 type Store interface {
 	// Lease takes key's lease for ttl when it is free, or renews it when
 	// it is this replica's, and reports whether this replica holds it
