@@ -87,25 +87,13 @@ func main() {
 		serveProxy(*serveProxyAddr, *proxyREST, *proxyPprof)
 		return
 	}
-	concs, err := parseList(*concList, func(f string) (int, error) {
-		n, err := strconv.Atoi(f)
-		if err != nil || n < 1 {
-			return 0, errors.New("not a positive integer")
-		}
-		return n, nil
-	})
-	if err != nil {
-		fatal("-concurrency: %v", err)
+	concs, err := parseList(*concList, strconv.Atoi)
+	if err != nil || slices.ContainsFunc(concs, func(n int) bool { return n < 1 }) {
+		fatal("-concurrency %q: not positive integers (%v)", *concList, err)
 	}
-	lats, err := parseList(*latList, func(f string) (time.Duration, error) {
-		d, err := time.ParseDuration(f)
-		if err != nil || d < 0 {
-			return 0, errors.New("not a duration")
-		}
-		return d, nil
-	})
-	if err != nil {
-		fatal("-latency: %v", err)
+	lats, err := parseList(*latList, time.ParseDuration)
+	if err != nil || slices.ContainsFunc(lats, func(d time.Duration) bool { return d < 0 }) {
+		fatal("-latency %q: not durations (%v)", *latList, err)
 	}
 	var env []string
 	if *gwEnv != "" {
@@ -1063,7 +1051,7 @@ func parseList[T any](s string, parse func(string) (T, error)) ([]T, error) {
 	for _, f := range strings.Split(s, ",") {
 		v, err := parse(strings.TrimSpace(f))
 		if err != nil {
-			return nil, fmt.Errorf("%q: %v", f, err)
+			return nil, err
 		}
 		out = append(out, v)
 	}
