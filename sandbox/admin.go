@@ -6,7 +6,6 @@
 package sandbox
 
 import (
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -41,24 +40,15 @@ var (
 )
 
 // SetPaymentStatus sets the status of the business's payment id (one of
-// Statuses), as a real payment moves from PENDING to SUCCEEDED and later
-// perhaps to REFUNDED. Any status may follow any other: the REST
-// documentation does not show the transitions, and tests need them all.
-//
-// The change is what a client of the REST API would see: the payment's
-// status and updated_at (now, and always later than before) in both its
-// list and retrieve forms, the status filter of the list, and every
-// checkout session of that payment (payment_status the new status; status
-// the same, except SUCCEEDED for a REFUNDED payment, as in the generated
-// data; updated_at the payment's). Setting the status a payment already
-// has changes nothing, updated_at included.
+// Statuses; any may follow any other). A client of the REST API sees the
+// change in the payment's status and updated_at (always later than
+// before) in its list and retrieve forms, the list's status filter, and
+// every checkout session of that payment (status the same, but SUCCEEDED
+// for a REFUNDED payment). Setting the status it has changes nothing.
 func (s *Server) SetPaymentStatus(apiKey, id, status string) error {
-	b := s.byKey[apiKey]
-	if b == nil {
-		return ErrUnknownBusiness
-	}
-	if !slices.Contains(Statuses(), status) {
-		return ErrInvalidStatus
+	b, err := s.statusTarget(apiKey, status)
+	if err != nil {
+		return err
 	}
 	i, ok := b.paymentPos[id]
 	if !ok {
@@ -74,12 +64,9 @@ func (s *Server) SetPaymentStatus(apiKey, id, status string) error {
 // business's checkout session idOrReference (its id or its reference), with
 // the effects of SetPaymentStatus: a session's status follows its payment.
 func (s *Server) SetCheckoutSessionStatus(apiKey, idOrReference, status string) error {
-	b := s.byKey[apiKey]
-	if b == nil {
-		return ErrUnknownBusiness
-	}
-	if !slices.Contains(Statuses(), status) {
-		return ErrInvalidStatus
+	b, err := s.statusTarget(apiKey, status)
+	if err != nil {
+		return err
 	}
 	s.data.Lock()
 	defer s.data.Unlock()
@@ -95,6 +82,18 @@ func (s *Server) SetCheckoutSessionStatus(apiKey, idOrReference, status string) 
 	}
 	b.setPaymentStatus(i, status, time.Now())
 	return nil
+}
+
+// statusTarget is the business of apiKey, when status is a payment status.
+func (s *Server) statusTarget(apiKey, status string) (*business, error) {
+	switch b := s.byKey[apiKey]; {
+	case b == nil:
+		return nil, ErrUnknownBusiness
+	case !slices.Contains(Statuses(), status):
+		return nil, ErrInvalidStatus
+	default:
+		return b, nil
+	}
 }
 
 // setPaymentStatus changes payment i and its sessions; s.data is held for
@@ -164,16 +163,11 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, bodyMethodNotAllowed)
 		return
 	}
-	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
-	if key == "" || secret == "" {
-		writeJSON(w, http.StatusUnauthorized, bodyMissingCreds)
+	b, _ := s.authenticate(w, r)
+	if b == nil {
 		return
 	}
-	b := s.byKey[key]
-	if b == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(b.info.APISecret)) != 1 {
-		writeJSON(w, http.StatusUnauthorized, bodyInvalidCreds)
-		return
-	}
+	key := b.info.APIKey
 	var in struct {
 		Status string `json:"status"`
 	}
@@ -189,17 +183,18 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = s.SetCheckoutSessionStatus(key, id, in.Status)
 	}
-	switch {
-	case errors.Is(err, ErrInvalidStatus):
+	switch err {
+	case nil:
+	case ErrInvalidStatus:
 		writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
 		return
-	case errors.Is(err, ErrPaymentNotFound):
+	case ErrPaymentNotFound:
 		writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
 		return
-	case errors.Is(err, ErrSessionNotFound):
+	case ErrSessionNotFound:
 		writeJSON(w, http.StatusNotFound, bodySessionNotFound)
 		return
-	case err != nil:
+	default:
 		writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
 		return
 	}

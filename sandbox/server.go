@@ -472,13 +472,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 		w.Header().Set("Allow", http.MethodGet)
 		return writeJSON(w, http.StatusMethodNotAllowed, bodyMethodNotAllowed)
 	}
-	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
-	if key == "" || secret == "" {
-		return writeJSON(w, http.StatusUnauthorized, bodyMissingCreds)
-	}
-	b := s.byKey[key]
-	if b == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(b.info.APISecret)) != 1 {
-		return writeJSON(w, http.StatusUnauthorized, bodyInvalidCreds)
+	b, status := s.authenticate(w, r)
+	if b == nil {
+		return status
 	}
 	switch route {
 	case RoutePayments:
@@ -506,6 +502,20 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 		return writeJSON(w, http.StatusNotFound, bodySessionNotFound)
 	}
 	return writeJSON(w, http.StatusNotFound, bodyNotFound)
+}
+
+// authenticate returns the business of r's credential pair, or writes
+// the 401 and returns nil and its status.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*business, int) {
+	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
+	if key == "" || secret == "" {
+		return nil, writeJSON(w, http.StatusUnauthorized, bodyMissingCreds)
+	}
+	b := s.byKey[key]
+	if b == nil || subtle.ConstantTimeCompare([]byte(secret), []byte(b.info.APISecret)) != 1 {
+		return nil, writeJSON(w, http.StatusUnauthorized, bodyInvalidCreds)
+	}
+	return b, 0
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
