@@ -26,7 +26,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/goccy/go-yaml"
@@ -219,25 +218,20 @@ func (e *expander) expand(node any) any {
 		}
 		open := n["x-kubernetes-preserve-unknown-fields"] == true // a CRD's free-form object
 		out := make(map[string]any, len(n))
-		keys := make([]string, 0, len(n))
-		for k := range n {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for k, v := range n { // each value is expanded on its own: any order
 			if strings.HasPrefix(k, "x-kubernetes-") {
 				continue
 			}
 			if k == "properties" {
 				// property names are not schema keywords: expand each value
 				props := map[string]any{}
-				for pk, pv := range n[k].(map[string]any) {
+				for pk, pv := range v.(map[string]any) {
 					props[pk] = e.expand(pv)
 				}
 				out[k] = props
 				continue
 			}
-			out[k] = e.expand(n[k])
+			out[k] = e.expand(v)
 		}
 		if out["format"] == "int-or-string" {
 			delete(out, "format")
