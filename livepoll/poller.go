@@ -174,12 +174,9 @@ func (p *poller) run() {
 				}
 				if st != nil && !p.append(st, rec, last.id) {
 					// Another replica recorded a transition first: read it
-					// now, and when there was one to read, fetch again at
-					// the next pass to compare with it. A later entry this
-					// replica cannot read is not a transition: rec is
-					// published as if recorded, and the poll waits as
-					// usual (never a fetch every tick for what nobody
-					// reads).
+					// and fetch again to compare with it. A later entry
+					// this replica cannot read is not a transition: rec is
+					// published as if recorded, and the poll waits as usual.
 					n, final := p.catchUp(st)
 					if p.ctx.Err() != nil {
 						return
@@ -255,9 +252,8 @@ func (p *poller) sleepOrWake(d time.Duration) bool {
 
 // tick is how often, with a Store, a poller reads other replicas'
 // transitions and its keeper takes or renews the lease: a quarter of an
-// Interval, so that a lease lost with its replica (it lives three ticks
-// after its last renewal) is taken, and polled at once, within one
-// Interval; a renewal may be two ticks late before the lease lapses.
+// Interval, so that a lease lost with its replica (it lives three ticks)
+// is taken, and polled at once, within one Interval.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
 // leaseTTL is how long a lease lives without renewal.
@@ -268,12 +264,10 @@ func (p *poller) leaseTTL() time.Duration { return 3 * p.tick() }
 // at once would poll twice beside the replica that holds the lease.
 const storeFailures = 3
 
-// keepLease takes the key's lease when it is free and renews it while it
-// is held, every tick, until the poller stops; then it gives it up, so
-// that another replica's poller of the key takes over at its next tick.
-// While the Store fails (storeFailures calls in a row), it acts as if it
-// held the lease: each replica then polls for its own subscribers, as
-// without a Store.
+// keepLease takes the key's lease when it is free and renews it every
+// tick until the poller stops, then gives it up. While the Store fails
+// (storeFailures calls in a row) it acts as if it held the lease: each
+// replica then polls for its own subscribers.
 func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()

@@ -35,11 +35,10 @@ const (
 	SkippedLease  = "lease"  // a lease no replica wrote
 )
 
-// idSlack is how far past this replica's clock an event id may be: the
-// first id of a history is the Unix milliseconds of the clock of the
-// replica that saw it, and each later one adds 1 (at most one a tick), so
-// a real id never runs ahead of the clock; a day covers any skew between
-// replicas' clocks. A later id is not a transition.
+// idSlack is how far past this replica's clock an event id may be (a
+// history's first id is a replica's Unix milliseconds, each later one adds
+// 1): a day covers any skew between replicas. A later id is not a
+// transition.
 const idSlack = 24 * time.Hour
 
 // leaseValueLen is the length of a lease value (NewRedisStore's me).
