@@ -1,10 +1,8 @@
 // Package gateway is paygraph's composition root: it turns a Config into
 // the running gateway, building every part below it (the REST client, the
 // GraphQL server, observability, the APQ store, GraphiQL, the embedded
-// sandbox when no REST API is configured) and wiring them onto one router
-// with health and readiness. Nothing below it imports it; the values the
-// leaves need (route namers, breaker state, loader names) are handed to
-// them here.
+// sandbox when no REST API is configured) and wiring them onto one router.
+// Nothing below it imports it.
 package gateway
 
 import (
@@ -42,32 +40,29 @@ import (
 // sandbox, the Redis connections of the APQ store). It is an http.Handler.
 type Gateway struct {
 	http.Handler
-	cfg     Config
-	logger  *slog.Logger
-	ready   atomic.Bool
-	demo    *demo  // the embedded sandbox, in sandbox mode only
-	baseURL string // the REST API's {base_url} in use
-	closers []io.Closer
-	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
-	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
-	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
-	router  *scopedRouter      // Handler, but for batches
-	conns   atomic.Pointer[connCap]
-	live    atomic.Pointer[liveGauge]
-	// held refusals of callers the REST API has not accepted (issue 22),
-	// freed at shutdown
-	refusals *gqlhttp.RefusalDelay
+	cfg      Config
+	logger   *slog.Logger
+	ready    atomic.Bool
+	demo     *demo  // the embedded sandbox, in sandbox mode only
+	baseURL  string // the REST API's {base_url} in use
+	closers  []io.Closer
+	tokens   bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
+	docs     *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
+	hub      *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
+	router   *scopedRouter      // Handler, but for batches
+	conns    atomic.Pointer[connCap]
+	live     atomic.Pointer[liveGauge]
+	refusals *gqlhttp.RefusalDelay // freed at shutdown
 }
 
-// liveGauge is what gqlhttp hands back to read its live connections
-// (gqlhttp.Live.Gauge).
+// liveGauge reads the live connections (gqlhttp.Live.Gauge).
 type liveGauge struct {
 	open  func() int
 	limit int
 }
 
-// connections is observe's reading of the client connections held and
-// their caps (the paygraph_connections gauges).
+// connections reads the client connections held and their caps (the
+// paygraph_connections gauges).
 func (g *Gateway) connections() map[string]func() (int, int) {
 	return map[string]func() (int, int){
 		"live": func() (int, int) {
@@ -147,13 +142,11 @@ func (g *Gateway) wire(o options) error {
 		obs.BreakerState = func() float64 { return float64(rc.BreakerState()) }
 	}
 	obs.Connections = g.connections()
-	// The access lines name the merchant by its tag and the caller's
-	// address as the per-address budgets read it.
 	obs.MerchantTag = restclient.MerchantTag
 	obs.ClientAddr = func(r *http.Request) netip.Addr { return gqlhttp.ClientAddr(r, cfg.TrustedProxies) }
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
-	var dropIdle func(context.Context) // the pools' own: one pair's (restclient: every pair's otherwise)
+	var dropIdle func(context.Context) // the pools' own
 	if rest == nil {
 		pools := newTransport(cfg)
 		rest, dropIdle = pools, pools.DropIdle
@@ -193,7 +186,6 @@ func (g *Gateway) wire(o options) error {
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
-			RequestBurst:           cfg.RESTMaxConcBurst,
 			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{
@@ -252,7 +244,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
+	limits := &graph.FetchLimits{OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
@@ -278,8 +270,9 @@ func (g *Gateway) wire(o options) error {
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
 		Cost: graph.CostReceipts{
-			Enabled:   cfg.CostReceipts,
-			Inspector: g.inspector(),
+			Enabled: cfg.CostReceipts,
+			// On in sandbox mode only: demo data, no merchant's calls to hide.
+			Inspector: cfg.CostReceipts && g.demo != nil,
 			OnReceipt: func(_ context.Context, r *graph.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
 		},
 	})
@@ -298,30 +291,22 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
-	// The refusals of callers the REST API has not accepted (an anonymous
-	// budget's, the bounds on unaccepted pairs') are held for their
-	// Retry-After, bounded, so that a closed-loop flood of them costs the
-	// replica little CPU.
+	// Refusals of callers the REST API has not accepted are held for their
+	// Retry-After, bounded, so that a flood of them costs little CPU.
 	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
-	// Past its address's share of the held refusals, a refusal closes its
-	// connection and the address's new ones wait, closed at accept, as
-	// long as a held one would (conns.go).
+	// Past its address's share of the held refusals, the address's new
+	// connections are closed at accept as long as a held one waits.
 	g.refusals.OnPastShare(func(peer netip.Addr) {
 		if c := g.conns.Load(); c != nil {
 			c.penalize(peer, cfg.RefusalDelayMax)
 		}
 	})
 	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
-	// The admission step runs inside CORS (a preflight costs nothing),
-	// after the refusals that cost nothing, and before the body is read;
-	// after whatever puts the caller's pair in the context (Credentials
-	// and the session-token reader at the top of the router), so a token
-	// shares its merchant's budget. Who is a merchant is one decision,
-	// rc.Merchant: a pair the REST API has accepted; every other request
-	// is charged to its address's budget, then the replica's shared one.
-	// Each refusal's budget is named on the access line; a request the
-	// step answered itself is counted by the metrics here (the GraphQL
-	// server's extensions never see it; they count an operation's).
+	// Admission runs inside CORS, after the refusals that cost nothing and
+	// before the body is read; below the readers of the caller's pair at
+	// the top of the router, so a token shares its merchant's budget. A
+	// request it answered itself is counted here (the GraphQL server's
+	// extensions never see it).
 	refused := func(ctx context.Context, r gqlhttp.Refusal) {
 		if r.Answered {
 			metrics.CountRefused(ctx, r.Code)
@@ -350,23 +335,17 @@ func (g *Gateway) wire(o options) error {
 		MaxMessageBytes: cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		RESTCalls:       cfg.RESTMaxConc,
-		// Every operation of a WebSocket is charged to its merchant, or
-		// to the shared anonymous budget for a pair not yet accepted, and
-		// logged, as a request is.
-		Budget:       admission.OperationBudget(),
-		OperationLog: observe.OperationLog(logger, obs),
-		Now:          o.clock,
+		Budget:          admission.OperationBudget(),
+		OperationLog:    observe.OperationLog(logger, obs),
+		Now:             o.clock,
 		Gauge: func(open func() int, limit int) {
 			g.live.Store(&liveGauge{open: open, limit: limit})
 		},
 	})
 
 	r := chi.NewRouter()
-	// The credential headers are read first, so that every layer below
-	// knows the caller's pair: the access log's line (request id and
-	// operation name included) is redacted of it like any other. A
-	// session token (Authorization: Bearer) is read right after, into the
-	// same context.
+	// The credentials are read first, so that every layer below knows the
+	// caller's pair and the access log is redacted of it.
 	top := []func(http.Handler) http.Handler{gqlhttp.Credentials, readBearer, gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted)}
 	if o.tracing {
 		top = append(top, observe.TraceHandler)
@@ -379,9 +358,8 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	// The /graphql edge, outermost first: compression and cache headers on
-	// every answer (refusals included), CORS, then the refusals (each counted by the
-	// metrics: the GraphQL server's extensions never see those requests),
-	// cheapest first, before the request's budgets and loaders are made.
+	// every answer (refusals included), CORS, then the refusals, cheapest
+	// first, before the request's budgets and loaders are made.
 	edge := []func(http.Handler) http.Handler{
 		compress,
 		gqlhttp.NoStore,
@@ -409,11 +387,8 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/healthz", healthz)
 	r.Get("/readyz", g.readyz)
 	sr := newScopedRouter(r, merchantKey)
-	// The same middlewares around the same server, as one chain: what chi
-	// runs for POST and GET /graphql, without its routing (scopedRouter).
 	sr.graphql = chain(top, chain(edge, gql))
-	// A batch's entries each go through all of the above as a request of
-	// their own; the batch's answer is compressed as a whole.
+	// Each entry of a batch goes through all of the above as a request.
 	g.router = sr
 	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
 	return nil
@@ -430,30 +405,15 @@ func chain(mws []func(http.Handler) http.Handler, h http.Handler) http.Handler {
 	return h
 }
 
-// scopedRouter is the router in the request's one scope
-// (internal/opscope), the one copy of the request the walk makes: the
-// middlewares below fill it in rather than each copying the request for a
-// context value of its own. Every credential pair read below is named
-// under this deployment's merchant key (restclient/merchant.go), before
-// anything reads one.
+// scopedRouter serves each request in its one scope (internal/opscope),
+// the one copy of the request the walk makes, with its credential pairs
+// named under this deployment's merchant key. The scope holds chi's
+// routing context too, from a pool, so chi does not copy the request again.
 //
-// The scope also holds chi's routing context, taken from a pool as chi
-// takes its own: chi's Mux uses a routing context it finds in the request
-// (as a subrouter uses its parent's) instead of copying the request once
-// more to add one (issue 25: a copy of the request and a context value,
-// 2 allocations a request).
-//
-// POST and GET /graphql, nearly every request a replica serves, skip chi
-// altogether: graphql is the router's middlewares and the /graphql
-// route's, around the same GraphQL server, as one chain, and it is served
-// for exactly the requests chi would route to it (the path as chi reads
-// it, r.URL.RawPath or else r.URL.Path, is "/graphql"; chi routes every
-// method of a Handle route alike), with the request's Pattern set as chi
-// sets it. Nothing below reads chi's routing context, so the request's
-// scope holds none then (issue 25: chi's route look-up, its pooled
-// context and two look-ups of it in the scope, about 3 % of a single
-// payment's CPU in memory). TestGraphQLBypassesChi checks that both ways
-// answer alike.
+// POST and GET /graphql skip chi: graphql is the router's and the route's
+// middlewares around the same server as one chain, served for exactly the
+// requests chi would route to it, with the Pattern chi would set
+// (TestGraphQLBypassesChi).
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
@@ -480,12 +440,6 @@ func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx = opscope.WithValue(ctx, chi.RouteCtxKey, rctx)
 	s.Mux.ServeHTTP(w, r.WithContext(ctx))
 	s.pool.Put(rctx)
-}
-
-// inspector reports whether the REST inspector is on: Config.RESTInspector, or
-// in sandbox mode when it is auto (demo data, no merchant's calls to hide).
-func (g *Gateway) inspector() bool {
-	return g.cfg.CostReceipts && (g.cfg.RESTInspector == "true" || g.cfg.RESTInspector == "auto" && g.demo != nil)
 }
 
 // Close releases what the gateway holds besides its handler: the Redis
