@@ -226,13 +226,7 @@ var settings = []setting{
 		c.RedisURL = v
 		return nil
 	}},
-	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", func(c *Config, v string) (err error) {
-		if v == "" {
-			return nil
-		}
-		c.CursorKeys, err = relay.ParseKeys(v)
-		return err
-	}},
+	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", parsed(true, relay.ParseKeys, func(c *Config) **relay.Keys { return &c.CursorKeys })},
 	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: derived from the signing key of CURSOR_KEYS (rotating it then starts the budgets afresh), or without CURSOR_KEYS a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -262,10 +256,7 @@ var settings = []setting{
 		c.TrustedDocuments = v
 		return nil
 	}},
-	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", func(c *Config, v string) (err error) {
-		c.TrustedDocumentsMode, err = trusteddocs.ParseMode(v)
-		return err
-	}},
+	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
 	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
 		if v != "json" && v != "text" {
@@ -295,18 +286,9 @@ var settings = []setting{
 	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included, of which half may be WebSocket connections and SSE streams, and an eighth held refusals (REFUSAL_DELAY_MAX); at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
-	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
-		if v == "" {
-			return nil
-		}
-		c.TokenKeys, err = sessiontoken.ParseKeyring(v)
-		return err
-	}},
+	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", parsed(true, sessiontoken.ParseKeyring, func(c *Config) **sessiontoken.Keyring { return &c.TokenKeys })},
 	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long; a mint naming none gets 15m, or this if shorter", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
-	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", func(c *Config, v string) (err error) {
-		c.CustomerDataMax, err = sessiontoken.ParseCustomerData(v)
-		return err
-	}},
+	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", parsed(false, sessiontoken.ParseCustomerData, func(c *Config) *sessiontoken.CustomerData { return &c.CustomerDataMax })},
 	{"SUBSCRIPTION_POLL_INTERVAL", livepoll.DefaultInterval.String(), "first wait between two REST GETs of one subscribed resource (one poll per merchant and resource, whatever the subscribers); grows to 4x while it does not change",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
@@ -339,37 +321,40 @@ func boolSetting(field func(*Config) *bool) func(*Config, string) error {
 	}
 }
 
-// positiveDuration is durationSetting refusing zero (livepoll reads zero
-// as its default: a zero setting would not mean what it says).
-func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return errors.New("must be a positive duration such as 2s or 10m")
+// parsed sets a field to what parse makes of the value; optional: ""
+// leaves it unset.
+func parsed[T any](optional bool, parse func(string) (T, error), field func(*Config) *T) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		if optional && v == "" {
+			return nil
 		}
-		*field(c) = d
-		return nil
+		*field(c), err = parse(v)
+		return err
 	}
 }
 
 func durationSetting(field func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return errors.New("must be a duration such as 250ms or 10s")
-		}
-		*field(c) = d
-		return nil
-	}
+	return durationWhere(func(d time.Duration) bool { return d >= 0 }, "must be a duration such as 250ms or 10s", field)
+}
+
+// positiveDuration refuses zero too (livepoll reads zero as its default).
+func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
 // tokenTTLSetting reads a token lifetime: whole seconds (the endpoint's
 // ttlSeconds) from 1s to a day, past which a leaked token lives too long.
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
+	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
+		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
+}
+
+// durationWhere reads a duration that ok accepts; msg says which.
+func durationWhere(ok func(time.Duration) bool, msg string, field func(*Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
-			return errors.New("must be whole seconds from 1s to 24h, such as 15m or 1h")
+		if err != nil || !ok(d) {
+			return errors.New(msg)
 		}
 		*field(c) = d
 		return nil
