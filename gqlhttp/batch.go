@@ -2,7 +2,6 @@ package gqlhttp
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -190,9 +189,7 @@ func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entry
 		if a.status >= 500 {
 			code = errcode.Internal
 		}
-		one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-			"message": string(bytes.TrimSpace(a.body.Bytes())), "extensions": map[string]string{"code": code}}}})
-		out = append(out, one...)
+		out = append(out, errorBody(code, string(body))...)
 	}
 	out = append(out, ']')
 	w.WriteHeader(http.StatusOK)
@@ -227,11 +224,8 @@ func (a *entryAnswer) Flush() {}
 // refuseEntries answers a batch of n operations with 400 and n answers,
 // each msg, so that a batching client hands each operation its error.
 func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
-	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
-		report(r.Context(), errcode.BadUserInput)
-	}
-	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]string{"code": errcode.BadUserInput}}}})
+	reportRefused(r, errcode.BadUserInput)
+	one := errorBody(errcode.BadUserInput, msg)
 	out := make([]byte, 0, n*(len(one)+1)+1)
 	out = append(out, '[')
 	for i := range n {

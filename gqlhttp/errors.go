@@ -29,11 +29,16 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 // reports it to the OnRefused hook above, if any. msg is fixed text: it
 // never echoes what the caller sent.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	reportRefused(r, code)
+	setContentType(w, r) // the media type the caller negotiated (exchange.go)
+	writeError(w, status, code, msg)
+}
+
+// reportRefused tells the OnRefused hook above, if any, of a refusal.
+func reportRefused(r *http.Request, code string) {
 	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
 		report(r.Context(), code)
 	}
-	setContentType(w, r) // the media type the caller negotiated (exchange.go)
-	writeError(w, status, code, msg)
 }
 
 // WriteError answers with a GraphQL-shaped error body: the one writer of
@@ -50,8 +55,13 @@ func WriteErrorFor(w http.ResponseWriter, r *http.Request, status int, code, msg
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]string{"code": code}}}})
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(errorBody(code, msg))
+}
+
+// errorBody is {"errors":[{"message":msg,"extensions":{"code":code}}]}.
+func errorBody(code, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": code}}}})
+	return b
 }

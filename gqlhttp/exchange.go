@@ -118,23 +118,13 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 			return
 		}
 		standardVariableErrors(rc, errs)
-		status := http.StatusOK
-		if gr {
-			status = http.StatusBadRequest
-		}
-		w.WriteHeader(status)
-		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
+		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
 	if rc.Operation.Operation == ast.Subscription {
 		// Answered once, a subscription's first event would look like the
 		// whole answer: refused as a request error.
-		status := http.StatusOK
-		if gr {
-			status = http.StatusBadRequest
-		}
-		w.WriteHeader(status)
-		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
+		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
 			Message:    msgSubscriptionNeedsStream,
 			Extensions: map[string]any{"code": errcode.BadUserInput},
 		}}))
@@ -225,14 +215,19 @@ func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 }
 
 // writeRequestError writes resp as a request error: its errors and
-// extensions, and no "data" entry (execution did not start).
-func writeRequestError(w http.ResponseWriter, resp *graphql.Response) {
+// extensions, no "data" entry, and 400 under graphql-response+json (gr).
+func writeRequestError(w http.ResponseWriter, gr bool, resp *graphql.Response) {
 	b, err := json.Marshal(struct {
 		Errors     gqlerror.List  `json:"errors"`
 		Extensions map[string]any `json:"extensions,omitempty"`
 	}{resp.Errors, resp.Extensions})
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
+	}
+	if gr {
+		w.WriteHeader(http.StatusBadRequest)
+	} else {
+		w.WriteHeader(http.StatusOK)
 	}
 	_, _ = w.Write(b)
 }

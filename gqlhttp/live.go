@@ -87,30 +87,14 @@ const transportWS = "graphql-transport-ws"
 // addLive adds the SSE and WebSocket transports, before the JSON POST one
 // (an SSE request is a JSON POST too).
 func addLive(srv *handler.Server, l Live) {
-	if l.KeepAlive <= 0 {
-		l.KeepAlive = DefaultKeepAlive
-	}
-	if l.MaxConnections <= 0 {
-		l.MaxConnections = DefaultMaxConnections
-	}
-	if l.MaxLifetime <= 0 {
-		l.MaxLifetime = DefaultMaxLifetime
-	}
-	if l.MaxOperations <= 0 {
-		l.MaxOperations = DefaultMaxOperations
-	}
-	if l.InitTimeout <= 0 {
-		l.InitTimeout = DefaultInitTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = DefaultWriteTimeout
-	}
-	if l.MaxMessageBytes <= 0 {
-		l.MaxMessageBytes = 1 << 20
-	}
-	if l.RESTCalls <= 0 {
-		l.RESTCalls = restclient.DefaultRequestLimit
-	}
+	l.KeepAlive = positiveOr(l.KeepAlive, DefaultKeepAlive)
+	l.MaxConnections = positiveOr(l.MaxConnections, DefaultMaxConnections)
+	l.MaxLifetime = positiveOr(l.MaxLifetime, DefaultMaxLifetime)
+	l.MaxOperations = positiveOr(l.MaxOperations, DefaultMaxOperations)
+	l.InitTimeout = positiveOr(l.InitTimeout, DefaultInitTimeout)
+	l.WriteTimeout = positiveOr(l.WriteTimeout, DefaultWriteTimeout)
+	l.MaxMessageBytes = positiveOr(l.MaxMessageBytes, 1<<20)
+	l.RESTCalls = positiveOr(l.RESTCalls, restclient.DefaultRequestLimit)
 	if l.Now == nil {
 		l.Now = time.Now
 	}
@@ -133,6 +117,14 @@ func addLive(srv *handler.Server, l Live) {
 		InitFunc: websocketInit(l.Readers),
 	}
 	srv.AddTransport(websocket{Websocket: ws, b: b})
+}
+
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // liveBounds are the bounds every live connection of the server shares.

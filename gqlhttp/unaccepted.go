@@ -5,7 +5,6 @@ import (
 	"errors"
 	"math"
 	"paygraph/graph/errcode"
-	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -62,26 +61,18 @@ func (b admitBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft,
 }
 
 // refusedError marks the request refused (RefusalDelay holds its answer)
-// and is admitError.
+// and is the operation's error for a refusal of Admit.
 func refusedError(ctx context.Context, err error) *gqlerror.Error {
-	var re *restclient.Error
-	var retryAfter time.Duration
-	if errors.As(err, &re) {
-		retryAfter = re.RetryAfter
-	}
-	markRefused(ctx, retryAfter)
-	return admitError(err)
-}
-
-// admitError is the operation's error for a refusal of Admit.
-func admitError(err error) *gqlerror.Error {
 	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": errcode.Of(err)}}
 	var re *restclient.Error
-	if errors.As(err, &re) {
-		e.Message = re.Message
-		if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
-			e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
-		}
+	if !errors.As(err, &re) {
+		markRefused(ctx, 0)
+		return e
+	}
+	markRefused(ctx, re.RetryAfter)
+	e.Message = re.Message
+	if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
+		e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
 	}
 	return e
 }
