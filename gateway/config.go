@@ -47,8 +47,6 @@ type Config struct {
 	// Dropped are the warnings of the dropped settings given, logged at start.
 	Dropped []string
 
-	// The credential pairs the REST API has not accepted yet, and the
-	// proxies whose X-Forwarded-For names the client's address.
 	RESTUnaccepted restclient.UnacceptedConfig
 	TrustedProxies []netip.Prefix
 
@@ -68,28 +66,26 @@ type Config struct {
 	TrustedDocumentsMode                  trusteddocs.Mode
 	TrustedDocumentsIntrospection         bool
 
-	RESTMaxRetries  int
-	BreakerFailures int // zero: no circuits
-	BreakerCooldown time.Duration
-	MaxComplexity   int
-	APQCacheSize    int
-	APQCacheBytes   int64
-	QueryCacheBytes int64
-	MaxDepth        int
-	MaxFields       int
-	MaxQueryLength  int
-	MaxBodyBytes    int64
-	MaxBatch        int   // zero: batches refused
-	MaxResponse     int64 // bytes
-	CompressMin     int   // bytes
-	RequestTimeout  time.Duration
-	CORSOrigins     []string
-	ShutdownGrace   time.Duration
-	LogFormat       string
-	LogLevel        slog.Level
-	// LogFlushInterval is how long a log line may wait to be written with
-	// others (observe.LogBuffer).
-	LogFlushInterval time.Duration
+	RESTMaxRetries   int
+	BreakerFailures  int // zero: no circuits
+	BreakerCooldown  time.Duration
+	MaxComplexity    int
+	APQCacheSize     int
+	APQCacheBytes    int64
+	QueryCacheBytes  int64
+	MaxDepth         int
+	MaxFields        int
+	MaxQueryLength   int
+	MaxBodyBytes     int64
+	MaxBatch         int   // zero: batches refused
+	MaxResponse      int64 // bytes
+	CompressMin      int   // bytes
+	RequestTimeout   time.Duration
+	CORSOrigins      []string
+	ShutdownGrace    time.Duration
+	LogFormat        string
+	LogLevel         slog.Level
+	LogFlushInterval time.Duration // observe.LogBuffer
 	PprofAddr        string
 	RedisURL         string
 	APQTTL           time.Duration
@@ -453,9 +449,8 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 // checkTraffic checks the traffic controls against the other settings.
 func (c Config) checkTraffic() []error {
 	var errs []error
-	// An operation that costs more REST calls than the burst could never
-	// run (ratelimit's TooCostly), whatever the wait: the complexity limit
-	// must refuse it first, with its own code.
+	// An operation costing more REST calls than the burst could never run:
+	// the complexity limit must refuse it first, with its own code.
 	if c.RateLimitRESTPerSecond > 0 && c.RateLimitRESTBurst > 0 && c.MaxComplexity > c.RateLimitRESTBurst {
 		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
 			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
@@ -538,21 +533,17 @@ func withoutDropped(args []string) ([]string, map[string]bool) {
 
 // Values of former settings that no operator decides, with why.
 const (
-	// An open circuit sends one probe call after this: long enough to
-	// spare a REST API that is down, short enough that a recovered one
-	// is used again within seconds.
+	// An open circuit probes after this: it spares a REST API that is
+	// down, and uses a recovered one again within seconds.
 	breakerCooldown = 5 * time.Second
 	// Answers smaller than this gain less from compression than it costs.
 	compressMinBytes = 1024
 	// A persisted query is registered again by its client's next miss:
 	// one day keeps a deployment's queries without keeping old ones.
 	apqTTL = 24 * time.Hour
-	// Log lines wait at most this to be written with others (and are
-	// written at exit): a tenth of a second is not noticed by a reader.
+	// Log lines wait at most this to be written with others.
 	logFlushInterval = 100 * time.Millisecond
-	// testLogFlushInterval is a test-only override of logFlushInterval,
-	// not a setting (not in -help): e2e proves with it that the lines
-	// gathered are written at exit.
+	// testLogFlushInterval is a test-only override, not a setting.
 	testLogFlushInterval = "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL"
 )
 
@@ -562,22 +553,19 @@ func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 // derive sets the fields of the dropped settings from the settings read
 // and the memory limit.
 func (c *Config) derive(memLimit int64) {
-	// One merchant takes at most a quarter of the process's REST calls,
-	// so that three others busy at once still find slots; the pairs not
-	// yet accepted together an eighth of that.
+	// One merchant takes at most a quarter of the REST calls, so that
+	// three others busy at once still find slots.
 	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
 	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
 	if c.RESTUnaccepted.CallsPerSecond > 0 {
 		c.RESTUnaccepted.PerAddressPerSecond = max(1, c.RESTUnaccepted.CallsPerSecond/4)
 	}
 	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
-	// A page of 100 payments is about 35 KB: 16 records' worth of bytes
-	// holds it with room.
+	// 16 records' worth of bytes holds a page of 100 with room.
 	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
 	c.BreakerCooldown = breakerCooldown
-	// The caches are bounded in bytes, from the memory the operator
-	// gives the process: a tenth for parsed queries, a fortieth for
-	// persisted query texts (16 MiB and 4 MiB at 160 MiB).
+	// The caches are bounded from the memory the operator gives the
+	// process: a tenth for parsed queries, a fortieth for persisted ones.
 	c.APQCacheSize = graph.DefaultAPQCacheSize
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
 	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
@@ -600,8 +588,7 @@ func (c *Config) derive(memLimit int64) {
 	c.Subscriptions.MaxPerMerchant = max(1, c.Subscriptions.MaxSubscriptions/20)
 	c.Subscriptions.MaxPending = livepoll.DefaultMaxPending
 	c.Subscriptions.ResumeWindow = livepoll.DefaultResumeWindow
-	// Live connections are HTTP connections held long: half of them may
-	// be, so that short requests always find the other half.
+	// Half the connections may be live, so that requests find the rest.
 	c.LiveMaxConnections = max(1, c.HTTPMaxConnections/2)
 	c.LiveMaxLifetime = gqlhttp.DefaultMaxLifetime
 	c.LiveMaxOperations = gqlhttp.DefaultMaxOperations

@@ -29,23 +29,19 @@ import (
 const DefaultMaxConnections = 2048
 
 const (
-	// silentAfter: a new connection that has sent no complete request
-	// header this long after its accept is silent (a client sends its
-	// first request at once; ReadHeaderTimeout closes it later anyway).
+	// silentAfter: a connection without a complete request header this
+	// long after its accept is silent.
 	silentAfter = time.Second
-	// minRate (bytes a second, read and written) and trickleAfter (the
-	// least time it is measured over): a request whose client sends its
-	// body or reads its answer slower is trickling, as Apache's
-	// mod_reqtimeout judges a body (MinRate=500).
+	// A request whose client moves fewer than minRate bytes a second,
+	// over trickleAfter at least, is trickling (mod_reqtimeout's MinRate).
 	minRate      = 500
 	trickleAfter = time.Second
-	// shareDivisor and minShare make one address's share of the cap: an
-	// eighth, at least 16 connections (all of a smaller cap).
 	shareDivisor = 8
 	minShare     = 16
 )
 
-// connShare is one client address's share of a cap of connections.
+// connShare is one client address's share of a cap: an eighth, at least
+// minShare (all of a smaller cap).
 func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
 
 // connCap is a listener that keeps at most max connections open (and
@@ -182,10 +178,9 @@ func (c *trackedConn) setPhase(p uint32) {
 	}
 }
 
-// trickling reports whether c's client has moved fewer than minRate bytes
-// a second while the request waited on it, over at least trickleAfter
-// since the cap first saw it so (and how fast); under l.mu. The first look
-// at a phase only starts its measure.
+// trickling reports whether c's client is trickling (and how fast) in the
+// phase the request waits on it; under l.mu. The first look at a phase
+// only starts its measure.
 func (c *trackedConn) trickling(now time.Time) (rate float64, ok bool) {
 	p := c.phase.Load()
 	if p&3 != phaseBody && p&3 != phaseFinishing {
@@ -231,8 +226,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // serve wraps the server's handler: it tells the cap when a request waits
-// on its client (its body being read; its answer sent after the handler)
-// and when on the replica.
+// on its client and when on the replica.
 func (l *connCap) serve(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(trackedConnKey{}).(*trackedConn)
@@ -432,8 +426,7 @@ func (l *connCap) track(nc net.Conn, s http.ConnState) {
 		c.state = s
 		c.setPhase(phaseServing)
 	case http.StateHijacked:
-		// A WebSocket: out of the replica's count, still in its
-		// address's until it closes.
+		// A WebSocket: out of the replica's count, not its address's.
 		c.state, c.hijacked = s, true
 		delete(l.open, c)
 	case http.StateClosed:

@@ -80,8 +80,7 @@ func (g *Gateway) connections() map[string]func() (int, int) {
 	}
 }
 
-// Option sets what a Gateway takes besides its Config: runtime
-// dependencies, never settings.
+// Option sets a runtime dependency of a Gateway, never a setting.
 type Option func(*options)
 
 type options struct {
@@ -94,22 +93,19 @@ type options struct {
 // WithLogger sets the logger of the gateway (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithRESTTransport replaces the tuned transport to the REST API (tests
-// and benchmarks with a stub REST API).
+// WithRESTTransport replaces the transport to the REST API (stubs).
 func WithRESTTransport(rt http.RoundTripper) Option {
 	return func(o *options) { o.restTransport = rt }
 }
 
-// WithClock sets the time source of session tokens, minting and
-// verifying (tests: expiry without waiting); default time.Now.
+// WithClock sets the clock of session tokens; default time.Now.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
 
-// WithTracing turns on the OpenTelemetry server, operation, resolver and
-// REST client spans (observe.SetupTracing says whether OTEL_* asks for it).
+// WithTracing turns on the OpenTelemetry spans (observe.SetupTracing).
 func WithTracing(on bool) Option { return func(o *options) { o.tracing = on } }
 
 // New builds the gateway for cfg. With no REST_BASE_URL it starts the
-// embedded sandbox REST API on a loopback port of its own; Close stops it.
+// embedded sandbox on a loopback port; Close stops it.
 func New(cfg Config, opts ...Option) (*Gateway, error) {
 	o := options{logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
@@ -192,13 +188,10 @@ func (g *Gateway) wire(o options) error {
 			MaxRetries:      cfg.RESTMaxRetries,
 			BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
-			// The process-wide circuit's metric reads BreakerState
-			// (obs.BreakerState); its changes are logged.
 			OnBreakerChange: func(from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "process", "from", from.String(), "to", to.String())
 			},
-			// One merchant's circuit: logged, not a metric (its label
-			// would be unbounded); the tag is an opaque hash.
+			// Not a metric: its label would be unbounded.
 			OnMerchantBreakerChange: func(merchant string, from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from.String(), "to", to.String())
 			},
@@ -213,8 +206,6 @@ func (g *Gateway) wire(o options) error {
 	}
 	merchantKey := cfg.MerchantKey
 	if merchantKey == nil && cfg.CursorKeys != nil {
-		// Replicas that share CURSOR_KEYS share their merchants too;
-		// rotating the signing key starts the budgets afresh.
 		merchantKey, err = restclient.NewMerchantKey(cfg.CursorKeys.Derive("paygraph merchant id key v1"))
 		if err != nil {
 			return err
@@ -231,11 +222,11 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
-	anonLimiter, err := newAnonymousLimiter(cfg)
+	anonLimiter, err := newAnonymousLimiter(cfg.RateLimitAnonymousPerSecond, cfg.RateLimitAnonymousBurst)
 	if err != nil {
 		return err
 	}
-	anonAddrLimiter, err := newAnonymousAddressLimiter(cfg)
+	anonAddrLimiter, err := newAnonymousLimiter(cfg.RateLimitAnonymousPerAddressPerSecond, cfg.RateLimitAnonymousPerAddressBurst)
 	if err != nil {
 		return err
 	}
@@ -302,11 +293,8 @@ func (g *Gateway) wire(o options) error {
 		}
 	})
 	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
-	// Admission runs inside CORS, after the refusals that cost nothing and
-	// before the body is read; below the readers of the caller's pair at
-	// the top of the router, so a token shares its merchant's budget. A
-	// request it answered itself is counted here (the GraphQL server's
-	// extensions never see it).
+	// A request admission answered itself is counted here: the GraphQL
+	// server's extensions never see it.
 	refused := func(ctx context.Context, r gqlhttp.Refusal) {
 		if r.Answered {
 			metrics.CountRefused(ctx, r.Code)
@@ -321,8 +309,6 @@ func (g *Gateway) wire(o options) error {
 	// POST /auth/token is charged to its merchant's budget alone.
 	mintAdmission := gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{Merchants: limiter, Merchant: rc.Merchant, OnRefused: refused})
 	gqlhttp.AddTransports(gql, cfg.MaxResponse, gqlhttp.Live{
-		// A WebSocket's connection_init payload is read as the headers
-		// of any request are: by the same readers, the same refusals.
 		Readers: func(h http.Handler) http.Handler {
 			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
 		},
@@ -377,8 +363,7 @@ func (g *Gateway) wire(o options) error {
 		opscope.Sealing,
 	}
 	r.With(edge...).Handle(graphqlPath, gql)
-	// The merchant's server trades its pair for a session token; no CORS:
-	// a browser never holds the pair.
+	// No CORS: a browser never holds the pair.
 	r.With(gqlhttp.NoStore, refuseBearer, mintAdmission.Middleware, chargeMint).Handle("/auth/token", tokenEndpoint)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
@@ -442,8 +427,7 @@ func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pool.Put(rctx)
 }
 
-// Close releases what the gateway holds besides its handler: the Redis
-// connections of the APQ store and the embedded sandbox.
+// Close releases what the gateway holds besides its handler.
 func (g *Gateway) Close() error {
 	var errs []error
 	for i := len(g.closers) - 1; i >= 0; i-- {
@@ -453,9 +437,8 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// Serve serves on ln until ctx is done, then stops taking new requests
-// (readiness answers 503 at once) and lets in-flight ones finish within
-// SHUTDOWN_GRACE.
+// Serve serves on ln until ctx is done, then answers readiness 503 and
+// lets in-flight requests finish within SHUTDOWN_GRACE.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return g.ServeProbes(ctx, ln, nil)
 }
@@ -492,11 +475,9 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	}
 
 	served := make(chan error, 1)
-	// At shutdown the subscriptions complete at once (a client then
-	// subscribes again, to another replica), instead of holding their
-	// streams open until SHUTDOWN_GRACE runs out.
+	// At shutdown the subscriptions complete at once (the client subscribes
+	// again, elsewhere), and held refusals are answered at once.
 	srv.RegisterOnShutdown(g.hub.Close)
-	// Held refusals are answered at once: shutdown waits for none of them.
 	srv.RegisterOnShutdown(g.refusals.Close)
 	go func() { served <- srv.Serve(conns) }()
 	select {
@@ -514,8 +495,7 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	return nil
 }
 
-// ListenAddr is the address the gateway listens on: HOST (every interface
-// when unset) and PORT.
+// ListenAddr is HOST and PORT.
 func (c Config) ListenAddr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 // HealthAddr is the probes' address: HOST and HEALTH_PORT ("" when 0).

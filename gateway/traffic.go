@@ -36,22 +36,14 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is the replica's shared budget of anonymous requests,
-// never in Redis (a replica's CPU is what it protects); nil when off.
-func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
-	if cfg.RateLimitAnonymousPerSecond == 0 || cfg.RateLimitAnonymousBurst == 0 {
+// newAnonymousLimiter is a budget of anonymous requests (the replica's
+// shared one, or per client address), in memory only: a replica's CPU is
+// what it protects, and addresses never reach Redis. Nil when off.
+func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
+	if perSecond == 0 || burst == 0 {
 		return nil, nil
 	}
-	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerSecond, RequestsBurst: cfg.RateLimitAnonymousBurst})
-}
-
-// newAnonymousAddressLimiter is the per-client-address budget of anonymous
-// requests, in memory only (addresses never reach Redis); nil when off.
-func newAnonymousAddressLimiter(cfg Config) (*ratelimit.Limiter, error) {
-	if cfg.RateLimitAnonymousPerAddressPerSecond == 0 || cfg.RateLimitAnonymousPerAddressBurst == 0 {
-		return nil, nil
-	}
-	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerAddressPerSecond, RequestsBurst: cfg.RateLimitAnonymousPerAddressBurst})
+	return ratelimit.New(ratelimit.Config{RequestsPerSecond: perSecond, RequestsBurst: burst})
 }
 
 // newTrustedDocuments loads the manifest, even in mode off, so that a
