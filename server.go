@@ -1,9 +1,8 @@
 // Command paygraph is a GraphQL gateway in front of a merchant's Payment
 // Records Read API. With no REST_BASE_URL it starts an embedded sandbox
-// REST API with demo data, so `go run .` is enough to explore it.
-//
-// main only reads the settings, builds the gateway (package gateway, the
-// composition root), serves, and shuts down on SIGINT/SIGTERM.
+// REST API with demo data, so `go run .` is enough to explore it. main
+// reads the settings, builds the gateway, serves, and shuts down on
+// SIGINT/SIGTERM.
 package main
 
 import (
@@ -54,14 +53,11 @@ func run() int {
 		return gateway.HealthCheck(cfg.Host, cmp.Or(cfg.HealthPort, cfg.Port))
 	}
 
-	// Log lines gathered into one write per 100 ms (or 4 KiB);
-	// the deferred Close writes what is held on every return, "paygraph
-	// stopped" included.
+	// The deferred Close writes what is held on every return.
 	logOut := observe.NewLogBuffer(os.Stderr, cfg.LogFlushInterval, observe.LogBufferSize)
 	defer logOut.Close()
 	logger := gateway.NewLogger(logOut, cfg)
-	// Libraries that write with the standard log package (dataloader's
-	// panic report, net/http's) go through the same redacting handler.
+	// The standard log package goes through the same redacting handler.
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

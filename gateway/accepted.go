@@ -1,8 +1,3 @@
-// The accepted merchants shared by the fleet (issue 22): restclient's
-// AcceptedStore in the Redis of REDIS_URL, so that a merchant accepted by
-// one replica skips every replica's budgets for unaccepted credential
-// pairs, and a restarted replica serves its merchants at once.
-
 package gateway
 
 import (
@@ -13,21 +8,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// acceptedTTL is how long Redis remembers an accepted merchant after its
-// first 2xx on some replica (each replica writes once, when it first
-// accepts the pair): a week, after which a quiet merchant's next call
-// costs one call of the shared budget again. Keys hold no credential:
-// the merchant is restclient's identity of the pair, an HMAC under
-// MERCHANT_ID_KEY.
+// acceptedTTL is how long Redis remembers an accepted merchant; after it a
+// quiet merchant's next call costs one call of the shared budget again.
+// Keys hold no credential: the merchant is an HMAC of the pair.
 const acceptedTTL = 7 * 24 * time.Hour
 
 // acceptedKeyPrefix is the shape of the keys: prefix + merchant.
 const acceptedKeyPrefix = "paygraph:merchant:accepted:"
 
-// redisAccepted is restclient.AcceptedStore over a Redis client (the APQ
-// store's: one pool a replica). Each call carries restclient's deadline.
-// onErr counts each operation that failed (the replica then remembers
-// accepted merchants in its own memory).
+// redisAccepted is restclient.AcceptedStore in the Redis of REDIS_URL, so
+// that a merchant accepted by one replica is accepted by all. onErr counts
+// each operation that failed (the replica then remembers in its memory).
 type redisAccepted struct {
 	rdb   *redis.Client
 	onErr func()

@@ -1,6 +1,3 @@
-// Configuration: the settings table below is the one owner of every
-// default; docs/operations.md's configuration table lists the same names.
-
 package gateway
 
 import (
@@ -30,54 +27,37 @@ import (
 
 // Config is everything the gateway reads at start. Each setting comes from
 // an environment variable, and a flag of the same name in lower case with
-// dashes (PORT -> -port) overrides it. A zero Config is not usable: start
-// from LoadConfig, which applies the settings table's defaults. The table
-// documents each field once (variable, default, meaning). One convention
-// holds here and in the packages the fields are handed to: a zero count
-// means none (RESTMaxRetries: no retries, BreakerFailures: no circuits),
-// never a sentinel such as -1.
+// dashes (PORT -> -port) overrides it. Start from LoadConfig, which applies
+// the settings table's defaults; the table documents each field. A zero
+// count means none (RESTMaxRetries: no retries), never a sentinel such as -1.
 type Config struct {
-	Host string // "": every interface
-	Port int
-	// HealthPort is the probes' listener (health.go); 0: none.
-	HealthPort int
-	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error at
-	// start instead of the embedded demo data.
-	SandboxOff      bool
-	RESTBaseURL     string
-	RESTStatusParam string
-	RESTTimeout     time.Duration
-	RESTMaxConc     int
-	// RESTMaxConcBurst is restclient.LimiterConfig.RequestBurst; zero
-	// (derive): a request never takes more than RESTMaxConc.
-	RESTMaxConcBurst int
-	RESTMaxInFlight  int
-	RESTMaxBody      int64
-	RESTMaxPage      int64
-	// Dropped are the warnings of dropped settings given (LoadConfig),
-	// logged at start.
+	Host       string // "": every interface
+	Port       int
+	HealthPort int // the probes' listener (health.go); 0: none
+	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error.
+	SandboxOff                 bool
+	RESTBaseURL                string
+	RESTStatusParam            string
+	RESTTimeout                time.Duration
+	RESTMaxConc                int
+	RESTMaxInFlight            int
+	RESTMaxInFlightPerMerchant int
+	RESTMaxBody                int64
+	RESTMaxPage                int64
+	// Dropped are the warnings of the dropped settings given, logged at start.
 	Dropped []string
 
-	// RESTMaxInFlightPerMerchant is a quarter of RESTMaxInFlight (derive).
-	RESTMaxInFlightPerMerchant int
-
-	// Credential pairs the REST API has not accepted yet (issue 22,
-	// restclient/unaccepted.go): their shared budgets and negative cache,
-	// and the proxies whose X-Forwarded-For names the client's address.
 	RESTUnaccepted restclient.UnacceptedConfig
 	TrustedProxies []netip.Prefix
 
-	// HTTPMaxConnections caps the replica's open HTTP connections (conns.go).
-	HTTPMaxConnections int
+	HTTPMaxConnections int // conns.go
 
-	// The traffic controls of issue 17 (traffic.go).
-	RateLimitRESTPerSecond      int
-	RateLimitRESTBurst          int
-	RateLimitRequestsPerSecond  int
-	RateLimitRequestsBurst      int
-	RateLimitAnonymousPerSecond int
-	RateLimitAnonymousBurst     int
-	// One client address's anonymous budget, charged before the shared one.
+	RateLimitRESTPerSecond                int
+	RateLimitRESTBurst                    int
+	RateLimitRequestsPerSecond            int
+	RateLimitRequestsBurst                int
+	RateLimitAnonymousPerSecond           int
+	RateLimitAnonymousBurst               int
 	RateLimitAnonymousPerAddressPerSecond int
 	RateLimitAnonymousPerAddressBurst     int
 	RefusalDelayMax                       time.Duration
@@ -86,71 +66,61 @@ type Config struct {
 	TrustedDocumentsMode                  trusteddocs.Mode
 	TrustedDocumentsIntrospection         bool
 
-	RESTMaxRetries  int // REST_MAX_RETRIES; zero: none
-	BreakerFailures int // BREAKER_FAILURES; zero: no circuits
-	BreakerCooldown time.Duration
-	LoaderWait      time.Duration
-	MaxComplexity   int
-	APQCacheSize    int
-	APQCacheBytes   int64
-	QueryCacheBytes int64
-	MaxDepth        int
-	MaxFields       int
-	MaxQueryLength  int
-	MaxBodyBytes    int64
-	MaxBatch        int   // MAX_BATCH; zero: batches refused
-	MaxResponse     int64 // bytes
-	CompressMin     int   // bytes; 0: no compression
-	RequestTimeout  time.Duration
-	CORSOrigins     []string
-	ShutdownGrace   time.Duration
-	LogFormat       string
-	LogLevel        slog.Level // LOG_LEVEL
-	// LogFlushInterval is how long a log line may wait to be written with
-	// others (observe.LogBuffer; fixed, derive); zero: one write a line.
-	LogFlushInterval time.Duration
+	RESTMaxRetries   int
+	BreakerFailures  int // zero: no circuits
+	BreakerCooldown  time.Duration
+	MaxComplexity    int
+	APQCacheSize     int
+	APQCacheBytes    int64
+	QueryCacheBytes  int64
+	MaxDepth         int
+	MaxFields        int
+	MaxQueryLength   int
+	MaxBodyBytes     int64
+	MaxBatch         int   // zero: batches refused
+	MaxResponse      int64 // bytes
+	CompressMin      int   // bytes
+	RequestTimeout   time.Duration
+	CORSOrigins      []string
+	ShutdownGrace    time.Duration
+	LogFormat        string
+	LogLevel         slog.Level
+	LogFlushInterval time.Duration // observe.LogBuffer
 	PprofAddr        string
 	RedisURL         string
 	APQTTL           time.Duration
-	// CursorKeys sign pagination cursors; nil when CURSOR_KEYS is unset
-	// (a random key per process).
+	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
 	// MerchantKey keys the merchant identity (an HMAC of the credential
-	// pair) in Redis keys, circuits and log tags; nil when MERCHANT_ID_KEY
-	// is unset (a random key per process).
+	// pair) in Redis keys, circuits and log tags; nil: derived (gateway.go).
 	MerchantKey    *restclient.MerchantKey
 	SandboxLatency time.Duration
 
-	// TokenKeys mints and verifies session tokens (TOKEN_KEYS); nil:
-	// tokens are off, except in sandbox mode, where New makes a random key.
+	// TokenKeys mints and verifies session tokens; nil: tokens are off,
+	// except in sandbox mode, where New makes a random key.
 	TokenKeys       *sessiontoken.Keyring
 	TokenMaxTTL     time.Duration
-	TokenDefaultTTL time.Duration // at most TokenMaxTTL (derive)
-	// CustomerDataMax is the most customer data any caller reads
-	// (CUSTOMER_DATA_MAX): the two credential headers read this level, a
-	// session token the lower of its own and this. Zero: full.
+	TokenDefaultTTL time.Duration // at most TokenMaxTTL
+	// CustomerDataMax is the most customer data any caller reads: the two
+	// credential headers read this level, a session token the lower of its
+	// own and this. Zero: full.
 	CustomerDataMax sessiontoken.CustomerData
 
-	// Subscriptions: the livepoll hub's settings (SUBSCRIPTION_POLL_INTERVAL,
-	// SUBSCRIPTION_MAX; the rest derive sets).
 	Subscriptions livepoll.Config
 
-	// The live connections' bounds (gqlhttp.Live), set by derive.
+	// The live connections' bounds (gqlhttp.Live).
 	LiveMaxConnections int
 	LiveMaxLifetime    time.Duration
 	LiveMaxOperations  int
 	LiveWriteTimeout   time.Duration
 	LiveInitTimeout    time.Duration
 
-	// CostReceipts puts extensions.cost on every answer (COST_RECEIPTS).
+	// CostReceipts puts extensions.cost on every answer.
 	CostReceipts bool
-	// RESTInspector lists each REST call in the receipt: "auto" (on in
-	// sandbox mode only, what derive sets), "true" or "false".
-	RESTInspector string
 }
 
-// setting is one documented configuration variable; docs/operations.md's table
-// lists the same names and defaults.
+// setting is one configuration variable; docs/operations.md's table lists
+// the same names and defaults (config_docs_test.go).
 type setting struct {
 	env, def, help string
 	apply          func(c *Config, v string) error
@@ -219,26 +189,12 @@ var settings = []setting{
 	}},
 	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes, and of a list page 16 times it; larger: UPSTREAM_ERROR",
 		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
-	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", func(c *Config, v string) (err error) {
-		c.RESTMaxRetries, err = parseInt(v, 0, 5)
-		return err
-	}},
-	{"BREAKER_FAILURES", "5", "consecutive REST failures that open the circuit breaker (0: no breaker)", func(c *Config, v string) (err error) {
-		c.BreakerFailures, err = parseInt(v, 0, 1000)
-		return err
-	}},
+	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", intSetting(0, 5, func(c *Config) *int { return &c.RESTMaxRetries })},
+	{"BREAKER_FAILURES", "5", "consecutive REST failures that open the circuit breaker (0: no breaker)", intSetting(0, 1000, func(c *Config) *int { return &c.BreakerFailures })},
 	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made); it also selects at most twice this many fields", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
-	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", func(c *Config, v string) error {
-		n, err := parseInt(v, 1024, 1<<30)
-		c.MaxBodyBytes = int64(n)
-		return err
-	}},
+	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", int64Setting(1024, 1<<30, func(c *Config) *int64 { return &c.MaxBodyBytes })},
 	{"MAX_BATCH", "10", "most operations one batched request (a JSON array body, as Apollo's batching links send) may hold; each runs as a request of its own; 0: batches refused", intSetting(0, 100, func(c *Config) *int { return &c.MaxBatch })},
-	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *Config, v string) error {
-		n, err := parseInt(v, 64<<10, 1<<30)
-		c.MaxResponse = int64(n)
-		return err
-	}},
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", int64Setting(64<<10, 1<<30, func(c *Config) *int64 { return &c.MaxResponse })},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included; a WebSocket or SSE client must read each message within a third of it", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil
@@ -266,13 +222,7 @@ var settings = []setting{
 		c.RedisURL = v
 		return nil
 	}},
-	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", func(c *Config, v string) (err error) {
-		if v == "" {
-			return nil
-		}
-		c.CursorKeys, err = relay.ParseKeys(v)
-		return err
-	}},
+	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", parsed(true, relay.ParseKeys, func(c *Config) **relay.Keys { return &c.CursorKeys })},
 	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: derived from the signing key of CURSOR_KEYS (rotating it then starts the budgets afresh), or without CURSOR_KEYS a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -302,17 +252,8 @@ var settings = []setting{
 		c.TrustedDocuments = v
 		return nil
 	}},
-	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", func(c *Config, v string) (err error) {
-		c.TrustedDocumentsMode, err = trusteddocs.ParseMode(v)
-		return err
-	}},
-	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", func(c *Config, v string) (err error) {
-		c.TrustedDocumentsIntrospection, err = strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("must be true or false")
-		}
-		return nil
-	}},
+	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
+	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
 		if v != "json" && v != "text" {
 			return errors.New("must be json or text")
@@ -321,18 +262,11 @@ var settings = []setting{
 		return nil
 	}},
 	{"LOG_LEVEL", "info", "lowest level logged: debug, info, warn or error; the access lines of probes (/healthz, /readyz) and /metrics scrapes are debug", func(c *Config, v string) error {
-		switch strings.ToLower(v) {
-		case "debug":
-			c.LogLevel = slog.LevelDebug
-		case "info":
-			c.LogLevel = slog.LevelInfo
-		case "warn":
-			c.LogLevel = slog.LevelWarn
-		case "error":
-			c.LogLevel = slog.LevelError
-		default:
+		l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(v)]
+		if !ok {
 			return errors.New("must be debug, info, warn or error")
 		}
+		c.LogLevel = l
 		return nil
 	}},
 	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *Config, v string) error {
@@ -348,29 +282,14 @@ var settings = []setting{
 	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included, of which half may be WebSocket connections and SSE streams, and an eighth held refusals (REFUSAL_DELAY_MAX); at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
-	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", func(c *Config, v string) (err error) {
-		if v == "" {
-			return nil
-		}
-		c.TokenKeys, err = sessiontoken.ParseKeyring(v)
-		return err
-	}},
+	{"TOKEN_KEYS", "", "comma-separated 32-byte keys (64 hex digits or base64) of the session tokens of POST /auth/token: the first signs, all verify; unset: tokens off (sandbox mode: a random key)", parsed(true, sessiontoken.ParseKeyring, func(c *Config) **sessiontoken.Keyring { return &c.TokenKeys })},
 	{"TOKEN_MAX_TTL", sessiontoken.DefaultMaxTTL.String(), "longest session token lifetime a mint may ask for (1s to 24h); keep a retired key in TOKEN_KEYS this long; a mint naming none gets 15m, or this if shorter", tokenTTLSetting(func(c *Config) *time.Duration { return &c.TokenMaxTTL })},
-	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", func(c *Config, v string) (err error) {
-		c.CustomerDataMax, err = sessiontoken.ParseCustomerData(v)
-		return err
-	}},
+	{"CUSTOMER_DATA_MAX", "full", "most customer data (name, email, phone, address, city) any caller reads: full, masked or none. Callers with the two credential headers read this level; a session token reads the lower of its own customerData and this, and a mint asking for more is refused", parsed(false, sessiontoken.ParseCustomerData, func(c *Config) *sessiontoken.CustomerData { return &c.CustomerDataMax })},
 	{"SUBSCRIPTION_POLL_INTERVAL", livepoll.DefaultInterval.String(), "first wait between two REST GETs of one subscribed resource (one poll per merchant and resource, whatever the subscribers); grows to 4x while it does not change",
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
-	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", func(c *Config, v string) (err error) {
-		c.CostReceipts, err = strconv.ParseBool(v)
-		if err != nil {
-			return errors.New("must be true or false")
-		}
-		return nil
-	}},
+	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
 	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 
@@ -389,37 +308,49 @@ func int64Setting(lo, hi int, field func(*Config) *int64) func(*Config, string) 
 	}
 }
 
-// positiveDuration is durationSetting refusing zero (livepoll reads zero
-// as its default: a zero setting would not mean what it says).
-func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return errors.New("must be a positive duration such as 2s or 10m")
+func boolSetting(field func(*Config) *bool) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		if *field(c), err = strconv.ParseBool(v); err != nil {
+			return errors.New("must be true or false")
 		}
-		*field(c) = d
 		return nil
 	}
 }
 
-func durationSetting(field func(*Config) *time.Duration) func(*Config, string) error {
-	return func(c *Config, v string) error {
-		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			return errors.New("must be a duration such as 250ms or 10s")
+// parsed sets a field to what parse makes of the value; optional: ""
+// leaves it unset.
+func parsed[T any](optional bool, parse func(string) (T, error), field func(*Config) *T) func(*Config, string) error {
+	return func(c *Config, v string) (err error) {
+		if optional && v == "" {
+			return nil
 		}
-		*field(c) = d
-		return nil
+		*field(c), err = parse(v)
+		return err
 	}
+}
+
+func durationSetting(field func(*Config) *time.Duration) func(*Config, string) error {
+	return durationWhere(func(d time.Duration) bool { return d >= 0 }, "must be a duration such as 250ms or 10s", field)
+}
+
+// positiveDuration refuses zero too (livepoll reads zero as its default).
+func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) error {
+	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
 // tokenTTLSetting reads a token lifetime: whole seconds (the endpoint's
 // ttlSeconds) from 1s to a day, past which a leaked token lives too long.
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
+	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
+		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
+}
+
+// durationWhere reads a duration that ok accepts; msg says which.
+func durationWhere(ok func(time.Duration) bool, msg string, field func(*Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < time.Second || d > 24*time.Hour || d%time.Second != 0 {
-			return errors.New("must be whole seconds from 1s to 24h, such as 15m or 1h")
+		if err != nil || !ok(d) {
+			return errors.New(msg)
 		}
 		*field(c) = d
 		return nil
@@ -518,9 +449,8 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 // checkTraffic checks the traffic controls against the other settings.
 func (c Config) checkTraffic() []error {
 	var errs []error
-	// An operation that costs more REST calls than the burst could never
-	// run (ratelimit's TooCostly), whatever the wait: the complexity limit
-	// must refuse it first, with its own code.
+	// An operation costing more REST calls than the burst could never run:
+	// the complexity limit must refuse it first, with its own code.
 	if c.RateLimitRESTPerSecond > 0 && c.RateLimitRESTBurst > 0 && c.MaxComplexity > c.RateLimitRESTBurst {
 		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
 			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
@@ -531,11 +461,10 @@ func (c Config) checkTraffic() []error {
 	return errs
 }
 
-// dropped are settings that no longer have an effect: still accepted
-// (env or flag, any value) for one release after they were dropped, each
-// given one logged at start with its warning, so that a deployment that
-// sets one starts as before and is told what replaces it. derive sets the
-// Config fields they used to set.
+// dropped are settings that no longer have an effect: still accepted (env
+// or flag, any value) for one release, each given logged at start with its
+// warning, so that a deployment that sets one starts as before and is told
+// what replaces it.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through Go's net/http transport, one connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
@@ -602,54 +531,41 @@ func withoutDropped(args []string) ([]string, map[string]bool) {
 	return kept, given
 }
 
-// Values of former settings that no operator decides, fixed here with
-// why; derive sets them, and the values derived from the settings left.
+// Values of former settings that no operator decides, with why.
 const (
-	// The loaders make one REST call per key at once: the REST API has
-	// no batch endpoint, so a window would only delay calls.
-	loaderWait = 0
-	// An open circuit sends one probe call after this: long enough to
-	// spare a REST API that is down, short enough that a recovered one
-	// is used again within seconds.
+	// An open circuit probes after this: it spares a REST API that is
+	// down, and uses a recovered one again within seconds.
 	breakerCooldown = 5 * time.Second
 	// Answers smaller than this gain less from compression than it costs.
 	compressMinBytes = 1024
 	// A persisted query is registered again by its client's next miss:
 	// one day keeps a deployment's queries without keeping old ones.
 	apqTTL = 24 * time.Hour
-	// Log lines wait at most this to be written with others (and are
-	// written at exit): a tenth of a second is not noticed by a reader.
+	// Log lines wait at most this to be written with others.
 	logFlushInterval = 100 * time.Millisecond
-	// testLogFlushInterval is a test-only override of logFlushInterval,
-	// not a setting (not in -help): e2e proves with it that the lines
-	// gathered are written at exit.
+	// testLogFlushInterval is a test-only override, not a setting.
 	testLogFlushInterval = "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL"
 )
 
 // memoryLimit is the process's GOMEMLIMIT (math.MaxInt64 when unset).
 func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 
-// derive sets the Config fields of the former settings (dropped) from the
-// settings read and the memory limit.
+// derive sets the fields of the dropped settings from the settings read
+// and the memory limit.
 func (c *Config) derive(memLimit int64) {
-	// One merchant takes at most a quarter of the process's REST calls,
-	// so that three others busy at once still find slots; the pairs not
-	// yet accepted together an eighth of that.
+	// One merchant takes at most a quarter of the REST calls, so that
+	// three others busy at once still find slots.
 	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
-	c.RESTMaxConcBurst = 0
 	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
 	if c.RESTUnaccepted.CallsPerSecond > 0 {
 		c.RESTUnaccepted.PerAddressPerSecond = max(1, c.RESTUnaccepted.CallsPerSecond/4)
 	}
 	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
-	// A page of 100 payments is about 35 KB: 16 records' worth of bytes
-	// holds it with room.
+	// 16 records' worth of bytes holds a page of 100 with room.
 	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
 	c.BreakerCooldown = breakerCooldown
-	c.LoaderWait = loaderWait
-	// The caches are bounded in bytes, from the memory the operator
-	// gives the process: a tenth for parsed queries, a fortieth for
-	// persisted query texts (16 MiB and 4 MiB at 160 MiB).
+	// The caches are bounded from the memory the operator gives the
+	// process: a tenth for parsed queries, a fortieth for persisted ones.
 	c.APQCacheSize = graph.DefaultAPQCacheSize
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
 	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
@@ -672,8 +588,7 @@ func (c *Config) derive(memLimit int64) {
 	c.Subscriptions.MaxPerMerchant = max(1, c.Subscriptions.MaxSubscriptions/20)
 	c.Subscriptions.MaxPending = livepoll.DefaultMaxPending
 	c.Subscriptions.ResumeWindow = livepoll.DefaultResumeWindow
-	// Live connections are HTTP connections held long: half of them may
-	// be, so that short requests always find the other half.
+	// Half the connections may be live, so that requests find the rest.
 	c.LiveMaxConnections = max(1, c.HTTPMaxConnections/2)
 	c.LiveMaxLifetime = gqlhttp.DefaultMaxLifetime
 	c.LiveMaxOperations = gqlhttp.DefaultMaxOperations
@@ -682,7 +597,6 @@ func (c *Config) derive(memLimit int64) {
 	if c.RequestTimeout > 0 {
 		c.LiveWriteTimeout = c.RequestTimeout / 3
 	}
-	c.RESTInspector = "auto"
 }
 
 // settingValue is a string flag whose value -help may not show.

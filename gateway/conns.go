@@ -1,29 +1,11 @@
-// The replica's cap on HTTP connections. An idle keep-alive connection
-// costs the process about 21 KB (its goroutine, its buffers), and opening
-// one costs a client nothing, so HTTP_MAX_CONNECTIONS bounds them. Every
-// connection counts from its accept to its close, whatever its state, and
-// the cap is shared so that no client can take it whole:
-//
-//   - one client address (the TCP peer, IPv6 by its /64; never a
-//     forwarding header, which anyone can write) holds at most a share of
-//     the cap (connShare), its WebSockets included; at its share, a new
-//     connection of that address takes the place of one of its own, or is
-//     closed at once. The proxies of TRUSTED_PROXIES carry many clients'
-//     connections and have no share.
-//   - at the cap, the connection that costs its client least to lose and
-//     the replica most to keep goes first: a silent one (no complete
-//     request header silentAfter after its accept), then one whose client
-//     sends its body or reads its answer slower than minRate, then the one
-//     idle longest; a connection whose request is being served is never
-//     closed, and when every connection is such, the new one is closed.
-//   - an address that holds half its share of the held refusals or more
-//     (gqlhttp.RefusalDelay) has its new connections closed at accept for
-//     REFUSAL_DELAY_MAX, then let through a few at a time (penalize,
-//     ban): a closed-loop flood's extra senders then cost an accept and
-//     get no answer, instead of a refusal each in a loop.
-//
-// Connections taken over by WebSockets leave the replica's count (the
-// live connections' caps bound them) but stay in their address's.
+// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), counted
+// from accept to close and shared so that no client takes it whole: one
+// client address (the TCP peer, IPv6 by its /64, never a forwarding
+// header) holds at most connShare of it, its WebSockets included; the
+// proxies of TRUSTED_PROXIES have no share. At the cap a silent connection
+// goes first, then a trickling one, then the one idle longest; one being
+// served is never closed. An address penalized for its held refusals has
+// its new connections closed at accept for a while (ban).
 
 package gateway
 
@@ -41,30 +23,25 @@ import (
 	"paygraph/restclient"
 )
 
-// DefaultMaxConnections is HTTP_MAX_CONNECTIONS' default: about 43 MiB
-// of idle connections at the measured 21 KB each, a quarter of a pod's
-// 160 MiB GOMEMLIMIT, and far more than the keep-alive pools of the load
-// balancers and apps in front of one replica hold.
+// DefaultMaxConnections is HTTP_MAX_CONNECTIONS' default: a quarter of a
+// pod's memory in idle connections, more than the pools in front of one
+// replica hold.
 const DefaultMaxConnections = 2048
 
 const (
-	// silentAfter: a new connection that has sent no complete request
-	// header this long after its accept is silent (a client sends its
-	// first request at once; ReadHeaderTimeout closes it later anyway).
+	// silentAfter: a connection without a complete request header this
+	// long after its accept is silent.
 	silentAfter = time.Second
-	// minRate (bytes a second, read and written) and trickleAfter (the
-	// least time it is measured over): a request whose client sends its
-	// body or reads its answer slower is trickling, as Apache's
-	// mod_reqtimeout judges a body (MinRate=500).
+	// A request whose client moves fewer than minRate bytes a second,
+	// over trickleAfter at least, is trickling (mod_reqtimeout's MinRate).
 	minRate      = 500
 	trickleAfter = time.Second
-	// shareDivisor and minShare make one address's share of the cap: an
-	// eighth, at least 16 connections (all of a smaller cap).
 	shareDivisor = 8
 	minShare     = 16
 )
 
-// connShare is one client address's share of a cap of connections.
+// connShare is one client address's share of a cap: an eighth, at least
+// minShare (all of a smaller cap).
 func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
 
 // connCap is a listener that keeps at most max connections open (and
@@ -80,11 +57,7 @@ type connCap struct {
 	open   map[*trackedConn]struct{}            // the counted ones (not hijacked)
 	byAddr map[string]map[*trackedConn]struct{} // every connection of an address, hijacked included; none of a trusted proxy
 	banned map[string]ban                       // addresses whose new connections are closed (penalize)
-	// idles counts the connections gone idle: an order, not a clock, is
-	// all that choosing the one idle longest needs, and it costs no
-	// time.Now per request (a few hundred ns on a VM whose vDSO clock
-	// falls back to a system call).
-	idles uint64
+	idles  uint64                               // counts the connections gone idle: the order of idleness
 }
 
 func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
@@ -96,9 +69,8 @@ func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
 		banned: make(map[string]ban)}
 }
 
-// The phases of a request being served, as serve and the body see them
-// (trackedConn.phase's low bits; the rest counts the changes, so that a
-// measure started in one phase is never read in the next).
+// The phases of a request (trackedConn.phase's low bits; the rest counts
+// the changes, so that a measure started in one phase is not read in the next).
 const (
 	phaseServing   = 1 // the handler runs, the body read: the replica's turn
 	phaseBody      = 2 // the handler runs, the body not yet read to its end
@@ -106,10 +78,9 @@ const (
 )
 
 // ban is an address's penalty (penalize): its new connections are closed
-// for d, then let through a few at a time, twice as many each d that
-// passes without another penalty, until banLift a d: a flood, renewing
-// its ban with each refusal held, never gets in all at once, and a client
-// at the address after the flood stopped waits a few seconds at most.
+// for d, then let through a few at a time, twice as many each quiet d,
+// until banLift a d: a flood never gets in all at once, and a client after
+// it waits a few seconds at most.
 type ban struct {
 	next  time.Time // the current window's end
 	d     time.Duration
@@ -117,8 +88,7 @@ type ban struct {
 	used  int
 }
 
-// banLift is the allowance a d at which a ban is lifted: after 7 quiet
-// windows.
+// banLift is the allowance a d at which a ban is lifted.
 const banLift = 64
 
 // admit reports whether a new connection is let through at now.
@@ -171,8 +141,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SetWriteBuffer passes the kernel send buffer's size on to the TCP
-// connection (a WebSocket's is bounded, gqlhttp/live.go).
+// SetWriteBuffer passes on to the TCP connection (gqlhttp/live.go).
 func (c *trackedConn) SetWriteBuffer(n int) error {
 	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
 		return sb.SetWriteBuffer(n)
@@ -209,10 +178,9 @@ func (c *trackedConn) setPhase(p uint32) {
 	}
 }
 
-// trickling reports whether c's client has moved fewer than minRate bytes
-// a second while the request waited on it, over at least trickleAfter
-// since the cap first saw it so (and how fast); under l.mu. The first look
-// at a phase only starts its measure.
+// trickling reports whether c's client is trickling (and how fast) in the
+// phase the request waits on it; under l.mu. The first look at a phase
+// only starts its measure.
 func (c *trackedConn) trickling(now time.Time) (rate float64, ok bool) {
 	p := c.phase.Load()
 	if p&3 != phaseBody && p&3 != phaseFinishing {
@@ -258,8 +226,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 }
 
 // serve wraps the server's handler: it tells the cap when a request waits
-// on its client (its body being read; its answer sent after the handler)
-// and when on the replica.
+// on its client and when on the replica.
 func (l *connCap) serve(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(trackedConnKey{}).(*trackedConn)
@@ -414,11 +381,9 @@ func (l *connCap) keyOf(a net.Addr) string {
 	return restclient.AddressKey(addr)
 }
 
-// penalize closes addr's new connections at once for d (its refusals
-// fill its share of the held ones), then lets them through a few at a
-// time (ban); a trusted proxy is never penalized. The
-// addresses held are at most the cap's share count of addresses times
-// two: past it the lapsed ones go, then the new one is not held.
+// penalize closes addr's new connections at once for d, then lets them
+// through a few at a time (ban); a trusted proxy is never penalized. At
+// most max addresses are held: past it the lapsed ones go first.
 func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	if d <= 0 {
 		return
@@ -461,8 +426,7 @@ func (l *connCap) track(nc net.Conn, s http.ConnState) {
 		c.state = s
 		c.setPhase(phaseServing)
 	case http.StateHijacked:
-		// A WebSocket: out of the replica's count, still in its
-		// address's until it closes.
+		// A WebSocket: out of the replica's count, not its address's.
 		c.state, c.hijacked = s, true
 		delete(l.open, c)
 	case http.StateClosed:

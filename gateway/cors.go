@@ -12,11 +12,9 @@ import (
 	"paygraph/restclient"
 )
 
-// corsFor lets the merchant's own frontends (and only them) call /graphql
-// from a browser with a session token (Authorization) or the two
-// credential headers. With no origins
-// configured, browsers elsewhere are refused, so a page on another site
-// cannot spend a victim's credentials.
+// corsFor lets the merchant's own frontends, and only them, call /graphql
+// from a browser: a page on another site cannot spend a victim's
+// credentials.
 func corsFor(origins []string) func(http.Handler) http.Handler {
 	allowed := make(map[string]bool, len(origins))
 	for _, o := range origins {
@@ -25,13 +23,9 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 	allow := func(origin string) bool { return allowed["*"] || allowed[origin] }
 	c := cors.New(corsOptions(allow))
 	return func(next http.Handler) http.Handler {
-		// A browser on a foreign origin that skips the preflight (a
-		// simple GET) still must not reach the REST API with our caller's
-		// credentials: refuse it outright. Same-origin pages (GraphiQL)
-		// and non-browser clients, which send no Origin, pass.
+		// A foreign origin that skips the preflight (a simple GET) is
+		// refused outright; same-origin pages and clients without Origin pass.
 		guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			// rs/cors has added its Vary line (Origin): the answer's
-			// lines as one, as for a request without Origin.
 			if v := w.Header()["Vary"]; len(v) > 1 {
 				w.Header()["Vary"] = gqlhttp.VaryOneLine(v)
 			}
@@ -44,17 +38,13 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		h := c.Handler(guard)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if gqlhttp.FirstHeader(r.Header, "Origin") == "" && !isPreflight(r) {
-				// All that rs/cors does for a request without Origin
-				// (not a preflight) is its Vary line "Origin", and the
-				// guard passes it: both without either, the Vary lines
-				// as one (TestCORSWithoutOriginSameAsRSCors).
+				// All rs/cors does here is its Vary line "Origin"
+				// (TestCORSWithoutOriginSameAsRSCors).
 				w.Header()["Vary"] = gqlhttp.VaryOriginLast(w.Header()["Vary"])
 				next.ServeHTTP(w, r)
 				return
 			}
-			// rs/cors adds a Vary line starting with Origin to every answer
-			// it handles: take Origin out of the lines above it
-			// (gqlhttp.NoStore's), so that it is named once.
+			// rs/cors adds a Vary line with Origin: named once.
 			if v := w.Header()["Vary"]; len(v) > 0 {
 				w.Header()["Vary"] = gqlhttp.VaryWithoutOrigin(v)
 			}
@@ -72,10 +62,8 @@ func isPreflight(r *http.Request) bool {
 }
 
 // normalizeRequestHeaders rewrites a preflight's
-// Access-Control-Request-Headers as browsers send it and rs/cors expects
-// it: one line of lower-case names, sorted, without spaces or repeats.
-// Other clients (and proxies that join lines) send the list in any order,
-// spacing and case, which the Fetch standard's list parsing accepts.
+// Access-Control-Request-Headers as rs/cors expects it (one sorted line of
+// lower-case names), whatever order, spacing and case a client sent.
 func normalizeRequestHeaders(h http.Header) {
 	lines := h.Values("Access-Control-Request-Headers")
 	if len(lines) == 0 {

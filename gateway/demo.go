@@ -22,8 +22,6 @@ type demo struct {
 	baseURL string
 }
 
-// demoOptions is the embedded sandbox's options: its data (and so its
-// fixtures) comes from the default seed.
 func demoOptions(cfg Config) sandbox.Options {
 	return sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency}
 }
@@ -51,8 +49,7 @@ func (g *Gateway) Sandbox() *sandbox.Server {
 }
 
 // graphiqlOptions pre-fills GraphiQL with the demo credentials and an
-// example query in sandbox mode only: a real deployment pre-fills nothing.
-// With session tokens on, the page has a box to paste one into.
+// example query in sandbox mode only.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
 	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph", RESTCalls: g.cfg.CostReceipts}
 	if g.tokens {
@@ -121,10 +118,7 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 			"then send 'Authorization: Bearer <token>' instead of the two headers (GraphiQL has a box for it).\n",
 			keyNote, url, b.APIKey, b.APISecret, ExampleTokenRequest)
 	}
-	// Live status (paymentUpdated) needs something to change: a PENDING
-	// payment (a settled one completes its subscription at once), and the
-	// sandbox's own admin route, which is not a REST route and which the
-	// gateway never calls.
+	// A PENDING payment, settled through the sandbox's own admin route.
 	pay := sb.Fixtures()[0].PendingPaymentID
 	fmt.Fprintf(out, "\nWatch a payment change (sandbox only). Subscribe first (GraphiQL, or this stream of server-sent events):\n"+
 		"  curl -sN %s/graphql -H 'content-type: application/json' -H 'accept: text/event-stream' \\\n"+
@@ -135,16 +129,13 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 		url, b.APIKey, b.APISecret, pay, g.baseURL, pay, b.APIKey, b.APISecret)
 }
 
-// PrintFixtures writes the embedded sandbox's fixed ids (those the
-// banner prints), for the -fixtures flag: the README's example queries
-// need a payment link id and a checkout reference that no query lists.
+// PrintFixtures writes the embedded sandbox's fixed ids, for -fixtures.
 func PrintFixtures(out io.Writer, cfg Config) {
 	writeFixtures(out, "Fixed ids of the embedded sandbox's demo data, the same on every machine (README \"Try it\"):",
 		sandbox.New(demoOptions(cfg)).Fixtures())
 }
 
-// writeFixtures prints one line of ids a demo business: the sandbox
-// chooses them (sandbox.Fixtures), so that no id is written down twice.
+// writeFixtures prints one line of ids a demo business.
 func writeFixtures(out io.Writer, title string, fx []sandbox.Fixture) {
 	fmt.Fprintln(out, title)
 	for _, f := range fx {

@@ -1,10 +1,8 @@
 // Package gateway is paygraph's composition root: it turns a Config into
 // the running gateway, building every part below it (the REST client, the
 // GraphQL server, observability, the APQ store, GraphiQL, the embedded
-// sandbox when no REST API is configured) and wiring them onto one router
-// with health and readiness. Nothing below it imports it; the values the
-// leaves need (route namers, breaker state, loader names) are handed to
-// them here.
+// sandbox when no REST API is configured) and wiring them onto one router.
+// Nothing below it imports it.
 package gateway
 
 import (
@@ -42,32 +40,29 @@ import (
 // sandbox, the Redis connections of the APQ store). It is an http.Handler.
 type Gateway struct {
 	http.Handler
-	cfg     Config
-	logger  *slog.Logger
-	ready   atomic.Bool
-	demo    *demo  // the embedded sandbox, in sandbox mode only
-	baseURL string // the REST API's {base_url} in use
-	closers []io.Closer
-	tokens  bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
-	docs    *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
-	hub     *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
-	router  *scopedRouter      // Handler, but for batches
-	conns   atomic.Pointer[connCap]
-	live    atomic.Pointer[liveGauge]
-	// held refusals of callers the REST API has not accepted (issue 22),
-	// freed at shutdown
-	refusals *gqlhttp.RefusalDelay
+	cfg      Config
+	logger   *slog.Logger
+	ready    atomic.Bool
+	demo     *demo  // the embedded sandbox, in sandbox mode only
+	baseURL  string // the REST API's {base_url} in use
+	closers  []io.Closer
+	tokens   bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
+	docs     *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
+	hub      *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
+	router   *scopedRouter      // Handler, but for batches
+	conns    atomic.Pointer[connCap]
+	live     atomic.Pointer[liveGauge]
+	refusals *gqlhttp.RefusalDelay // freed at shutdown
 }
 
-// liveGauge is what gqlhttp hands back to read its live connections
-// (gqlhttp.Live.Gauge).
+// liveGauge reads the live connections (gqlhttp.Live.Gauge).
 type liveGauge struct {
 	open  func() int
 	limit int
 }
 
-// connections is observe's reading of the client connections held and
-// their caps (the paygraph_connections gauges).
+// connections reads the client connections held and their caps (the
+// paygraph_connections gauges).
 func (g *Gateway) connections() map[string]func() (int, int) {
 	return map[string]func() (int, int){
 		"live": func() (int, int) {
@@ -85,8 +80,7 @@ func (g *Gateway) connections() map[string]func() (int, int) {
 	}
 }
 
-// Option sets what a Gateway takes besides its Config: runtime
-// dependencies, never settings.
+// Option sets a runtime dependency of a Gateway, never a setting.
 type Option func(*options)
 
 type options struct {
@@ -99,22 +93,19 @@ type options struct {
 // WithLogger sets the logger of the gateway (default: discard).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
-// WithRESTTransport replaces the tuned transport to the REST API (tests
-// and benchmarks with a stub REST API).
+// WithRESTTransport replaces the transport to the REST API (stubs).
 func WithRESTTransport(rt http.RoundTripper) Option {
 	return func(o *options) { o.restTransport = rt }
 }
 
-// WithClock sets the time source of session tokens, minting and
-// verifying (tests: expiry without waiting); default time.Now.
+// WithClock sets the clock of session tokens; default time.Now.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
 
-// WithTracing turns on the OpenTelemetry server, operation, resolver and
-// REST client spans (observe.SetupTracing says whether OTEL_* asks for it).
+// WithTracing turns on the OpenTelemetry spans (observe.SetupTracing).
 func WithTracing(on bool) Option { return func(o *options) { o.tracing = on } }
 
 // New builds the gateway for cfg. With no REST_BASE_URL it starts the
-// embedded sandbox REST API on a loopback port of its own; Close stops it.
+// embedded sandbox on a loopback port; Close stops it.
 func New(cfg Config, opts ...Option) (*Gateway, error) {
 	o := options{logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
@@ -147,13 +138,11 @@ func (g *Gateway) wire(o options) error {
 		obs.BreakerState = func() float64 { return float64(rc.BreakerState()) }
 	}
 	obs.Connections = g.connections()
-	// The access lines name the merchant by its tag and the caller's
-	// address as the per-address budgets read it.
 	obs.MerchantTag = restclient.MerchantTag
 	obs.ClientAddr = func(r *http.Request) netip.Addr { return gqlhttp.ClientAddr(r, cfg.TrustedProxies) }
 	metrics := observe.NewMetrics(obs)
 	rest := o.restTransport
-	var dropIdle func(context.Context) // the pools' own: one pair's (restclient: every pair's otherwise)
+	var dropIdle func(context.Context) // the pools' own
 	if rest == nil {
 		pools := newTransport(cfg)
 		rest, dropIdle = pools, pools.DropIdle
@@ -193,20 +182,16 @@ func (g *Gateway) wire(o options) error {
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
-			RequestBurst:           cfg.RESTMaxConcBurst,
 			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{
 			MaxRetries:      cfg.RESTMaxRetries,
 			BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
-			// The process-wide circuit's metric reads BreakerState
-			// (obs.BreakerState); its changes are logged.
 			OnBreakerChange: func(from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "process", "from", from.String(), "to", to.String())
 			},
-			// One merchant's circuit: logged, not a metric (its label
-			// would be unbounded); the tag is an opaque hash.
+			// Not a metric: its label would be unbounded.
 			OnMerchantBreakerChange: func(merchant string, from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "merchant", "merchant", merchant, "from", from.String(), "to", to.String())
 			},
@@ -221,8 +206,6 @@ func (g *Gateway) wire(o options) error {
 	}
 	merchantKey := cfg.MerchantKey
 	if merchantKey == nil && cfg.CursorKeys != nil {
-		// Replicas that share CURSOR_KEYS share their merchants too;
-		// rotating the signing key starts the budgets afresh.
 		merchantKey, err = restclient.NewMerchantKey(cfg.CursorKeys.Derive("paygraph merchant id key v1"))
 		if err != nil {
 			return err
@@ -239,11 +222,11 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
-	anonLimiter, err := newAnonymousLimiter(cfg)
+	anonLimiter, err := newAnonymousLimiter(cfg.RateLimitAnonymousPerSecond, cfg.RateLimitAnonymousBurst)
 	if err != nil {
 		return err
 	}
-	anonAddrLimiter, err := newAnonymousAddressLimiter(cfg)
+	anonAddrLimiter, err := newAnonymousLimiter(cfg.RateLimitAnonymousPerAddressPerSecond, cfg.RateLimitAnonymousPerAddressBurst)
 	if err != nil {
 		return err
 	}
@@ -252,7 +235,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
+	limits := &graph.FetchLimits{OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
@@ -278,8 +261,9 @@ func (g *Gateway) wire(o options) error {
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
 		Cost: graph.CostReceipts{
-			Enabled:   cfg.CostReceipts,
-			Inspector: g.inspector(),
+			Enabled: cfg.CostReceipts,
+			// On in sandbox mode only: demo data, no merchant's calls to hide.
+			Inspector: cfg.CostReceipts && g.demo != nil,
 			OnReceipt: func(_ context.Context, r *graph.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
 		},
 	})
@@ -298,30 +282,19 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
-	// The refusals of callers the REST API has not accepted (an anonymous
-	// budget's, the bounds on unaccepted pairs') are held for their
-	// Retry-After, bounded, so that a closed-loop flood of them costs the
-	// replica little CPU.
+	// Refusals of callers the REST API has not accepted are held for their
+	// Retry-After, bounded, so that a flood of them costs little CPU.
 	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
-	// Past its address's share of the held refusals, a refusal closes its
-	// connection and the address's new ones wait, closed at accept, as
-	// long as a held one would (conns.go).
+	// Past its address's share of the held refusals, the address's new
+	// connections are closed at accept as long as a held one waits.
 	g.refusals.OnPastShare(func(peer netip.Addr) {
 		if c := g.conns.Load(); c != nil {
 			c.penalize(peer, cfg.RefusalDelayMax)
 		}
 	})
 	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
-	// The admission step runs inside CORS (a preflight costs nothing),
-	// after the refusals that cost nothing, and before the body is read;
-	// after whatever puts the caller's pair in the context (Credentials
-	// and the session-token reader at the top of the router), so a token
-	// shares its merchant's budget. Who is a merchant is one decision,
-	// rc.Merchant: a pair the REST API has accepted; every other request
-	// is charged to its address's budget, then the replica's shared one.
-	// Each refusal's budget is named on the access line; a request the
-	// step answered itself is counted by the metrics here (the GraphQL
-	// server's extensions never see it; they count an operation's).
+	// A request admission answered itself is counted here: the GraphQL
+	// server's extensions never see it.
 	refused := func(ctx context.Context, r gqlhttp.Refusal) {
 		if r.Answered {
 			metrics.CountRefused(ctx, r.Code)
@@ -336,8 +309,6 @@ func (g *Gateway) wire(o options) error {
 	// POST /auth/token is charged to its merchant's budget alone.
 	mintAdmission := gqlhttp.NewAdmission(gqlhttp.AdmissionConfig{Merchants: limiter, Merchant: rc.Merchant, OnRefused: refused})
 	gqlhttp.AddTransports(gql, cfg.MaxResponse, gqlhttp.Live{
-		// A WebSocket's connection_init payload is read as the headers
-		// of any request are: by the same readers, the same refusals.
 		Readers: func(h http.Handler) http.Handler {
 			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
 		},
@@ -350,23 +321,17 @@ func (g *Gateway) wire(o options) error {
 		MaxMessageBytes: cfg.MaxBodyBytes,
 		RequestTimeout:  cfg.RequestTimeout,
 		RESTCalls:       cfg.RESTMaxConc,
-		// Every operation of a WebSocket is charged to its merchant, or
-		// to the shared anonymous budget for a pair not yet accepted, and
-		// logged, as a request is.
-		Budget:       admission.OperationBudget(),
-		OperationLog: observe.OperationLog(logger, obs),
-		Now:          o.clock,
+		Budget:          admission.OperationBudget(),
+		OperationLog:    observe.OperationLog(logger, obs),
+		Now:             o.clock,
 		Gauge: func(open func() int, limit int) {
 			g.live.Store(&liveGauge{open: open, limit: limit})
 		},
 	})
 
 	r := chi.NewRouter()
-	// The credential headers are read first, so that every layer below
-	// knows the caller's pair: the access log's line (request id and
-	// operation name included) is redacted of it like any other. A
-	// session token (Authorization: Bearer) is read right after, into the
-	// same context.
+	// The credentials are read first, so that every layer below knows the
+	// caller's pair and the access log is redacted of it.
 	top := []func(http.Handler) http.Handler{gqlhttp.Credentials, readBearer, gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted)}
 	if o.tracing {
 		top = append(top, observe.TraceHandler)
@@ -379,9 +344,8 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	// The /graphql edge, outermost first: compression and cache headers on
-	// every answer (refusals included), CORS, then the refusals (each counted by the
-	// metrics: the GraphQL server's extensions never see those requests),
-	// cheapest first, before the request's budgets and loaders are made.
+	// every answer (refusals included), CORS, then the refusals, cheapest
+	// first, before the request's budgets and loaders are made.
 	edge := []func(http.Handler) http.Handler{
 		compress,
 		gqlhttp.NoStore,
@@ -399,8 +363,7 @@ func (g *Gateway) wire(o options) error {
 		opscope.Sealing,
 	}
 	r.With(edge...).Handle(graphqlPath, gql)
-	// The merchant's server trades its pair for a session token; no CORS:
-	// a browser never holds the pair.
+	// No CORS: a browser never holds the pair.
 	r.With(gqlhttp.NoStore, refuseBearer, mintAdmission.Middleware, chargeMint).Handle("/auth/token", tokenEndpoint)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
@@ -409,11 +372,8 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/healthz", healthz)
 	r.Get("/readyz", g.readyz)
 	sr := newScopedRouter(r, merchantKey)
-	// The same middlewares around the same server, as one chain: what chi
-	// runs for POST and GET /graphql, without its routing (scopedRouter).
 	sr.graphql = chain(top, chain(edge, gql))
-	// A batch's entries each go through all of the above as a request of
-	// their own; the batch's answer is compressed as a whole.
+	// Each entry of a batch goes through all of the above as a request.
 	g.router = sr
 	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
 	return nil
@@ -430,30 +390,15 @@ func chain(mws []func(http.Handler) http.Handler, h http.Handler) http.Handler {
 	return h
 }
 
-// scopedRouter is the router in the request's one scope
-// (internal/opscope), the one copy of the request the walk makes: the
-// middlewares below fill it in rather than each copying the request for a
-// context value of its own. Every credential pair read below is named
-// under this deployment's merchant key (restclient/merchant.go), before
-// anything reads one.
+// scopedRouter serves each request in its one scope (internal/opscope),
+// the one copy of the request the walk makes, with its credential pairs
+// named under this deployment's merchant key. The scope holds chi's
+// routing context too, from a pool, so chi does not copy the request again.
 //
-// The scope also holds chi's routing context, taken from a pool as chi
-// takes its own: chi's Mux uses a routing context it finds in the request
-// (as a subrouter uses its parent's) instead of copying the request once
-// more to add one (issue 25: a copy of the request and a context value,
-// 2 allocations a request).
-//
-// POST and GET /graphql, nearly every request a replica serves, skip chi
-// altogether: graphql is the router's middlewares and the /graphql
-// route's, around the same GraphQL server, as one chain, and it is served
-// for exactly the requests chi would route to it (the path as chi reads
-// it, r.URL.RawPath or else r.URL.Path, is "/graphql"; chi routes every
-// method of a Handle route alike), with the request's Pattern set as chi
-// sets it. Nothing below reads chi's routing context, so the request's
-// scope holds none then (issue 25: chi's route look-up, its pooled
-// context and two look-ups of it in the scope, about 3 % of a single
-// payment's CPU in memory). TestGraphQLBypassesChi checks that both ways
-// answer alike.
+// POST and GET /graphql skip chi: graphql is the router's and the route's
+// middlewares around the same server as one chain, served for exactly the
+// requests chi would route to it, with the Pattern chi would set
+// (TestGraphQLBypassesChi).
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
@@ -482,14 +427,7 @@ func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.pool.Put(rctx)
 }
 
-// inspector reports whether the REST inspector is on: Config.RESTInspector, or
-// in sandbox mode when it is auto (demo data, no merchant's calls to hide).
-func (g *Gateway) inspector() bool {
-	return g.cfg.CostReceipts && (g.cfg.RESTInspector == "true" || g.cfg.RESTInspector == "auto" && g.demo != nil)
-}
-
-// Close releases what the gateway holds besides its handler: the Redis
-// connections of the APQ store and the embedded sandbox.
+// Close releases what the gateway holds besides its handler.
 func (g *Gateway) Close() error {
 	var errs []error
 	for i := len(g.closers) - 1; i >= 0; i-- {
@@ -499,9 +437,8 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// Serve serves on ln until ctx is done, then stops taking new requests
-// (readiness answers 503 at once) and lets in-flight ones finish within
-// SHUTDOWN_GRACE.
+// Serve serves on ln until ctx is done, then answers readiness 503 and
+// lets in-flight requests finish within SHUTDOWN_GRACE.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return g.ServeProbes(ctx, ln, nil)
 }
@@ -538,11 +475,9 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	}
 
 	served := make(chan error, 1)
-	// At shutdown the subscriptions complete at once (a client then
-	// subscribes again, to another replica), instead of holding their
-	// streams open until SHUTDOWN_GRACE runs out.
+	// At shutdown the subscriptions complete at once (the client subscribes
+	// again, elsewhere), and held refusals are answered at once.
 	srv.RegisterOnShutdown(g.hub.Close)
-	// Held refusals are answered at once: shutdown waits for none of them.
 	srv.RegisterOnShutdown(g.refusals.Close)
 	go func() { served <- srv.Serve(conns) }()
 	select {
@@ -560,8 +495,7 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	return nil
 }
 
-// ListenAddr is the address the gateway listens on: HOST (every interface
-// when unset) and PORT.
+// ListenAddr is HOST and PORT.
 func (c Config) ListenAddr() string { return net.JoinHostPort(c.Host, strconv.Itoa(c.Port)) }
 
 // HealthAddr is the probes' address: HOST and HEALTH_PORT ("" when 0).

@@ -26,18 +26,12 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ready\n")
 }
 
-// The probes' listener (HEALTH_PORT): the kubelet's probes are answered
-// there, on a server of their own with a cap of its own, so that no
-// client of the public port, however many connections it holds, can make
-// the liveness probe fail and the pod restart. It answers /healthz and
-// /readyz only: nothing there reads a body or calls the REST API.
-
-// probeConns caps the probes' listener: the kubelet holds one or two
-// connections (a probe a few seconds), and one address holds at most
-// connShare's 16 of them.
+// probeConns caps the probes' listener.
 const probeConns = 64
 
-// serveProbes serves /healthz and /readyz on ln; stop closes it.
+// serveProbes serves /healthz and /readyz on ln (HEALTH_PORT), a server
+// with a cap of its own, so that no client of the public port can make the
+// liveness probe fail; stop closes it.
 func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
@@ -59,10 +53,9 @@ func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	return func() { _ = srv.Close() }
 }
 
-// HealthCheck probes the local /healthz at host (HOST; "" or an unspecified
-// address: loopback) and port (HEALTH_PORT, or PORT without it) and returns the process exit code (0
-// healthy): the container image has no shell or curl, so the binary checks
-// itself (`paygraph -healthcheck`).
+// HealthCheck probes the local /healthz at host ("" or unspecified:
+// loopback) and port, and returns the exit code (0 healthy): the container
+// image has no shell or curl (`paygraph -healthcheck`).
 func HealthCheck(host string, port int) int {
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"

@@ -17,21 +17,11 @@ import (
 	"paygraph/restclient"
 )
 
-// subscriptionHub makes the process's livepoll hub (SUBSCRIPTION_*
-// settings), its metrics, and closes it with the gateway: every
-// subscription completes and every poller stops.
-//
-// With REDIS_URL (rdb not nil) the replicas share their pollers through
-// it (livepoll.RedisStore): one replica polls each resource for the
-// fleet, the others read its transitions, and a client resumes on any
-// replica.
-//
-// What the replicas keep in Redis (each state's JSON, with its customer's
-// contact details) is sealed with AES-256-GCM under a key derived from the
-// merchant identity's (MERCHANT_ID_KEY, or what stands for it): the
-// replicas that share the Redis share that key. What is read back is
-// untrusted: an entry or a lease that does not parse, or a state that
-// does not decode, is skipped and counted by skipped (stream, lease).
+// subscriptionHub makes the process's livepoll hub, closed with the
+// gateway. With REDIS_URL the replicas share their pollers through it;
+// what they keep there (states with customer data) is sealed with
+// AES-256-GCM under a key derived from the merchant key, and what is read
+// back is untrusted: what does not decode is skipped and counted.
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {
@@ -68,9 +58,7 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 }
 
 // chargePolls charges a subscription's poll to its merchant's REST-call
-// budget (RATE_LIMIT_REST_CALLS_*), the one the merchant's requests draw
-// on: a refusal is the poller's 429, and it waits the budget's
-// retryAfter. Nil without a limiter.
+// budget: a refusal is the poller's 429. Nil without a limiter.
 func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant string, restCalls int) error {
 	if limiter == nil {
 		return nil
@@ -104,9 +92,7 @@ func originPatterns(origins []string) []string {
 	return hosts
 }
 
-// countedStore counts the failed operations of a live-status Store by
-// what then falls back to the replica's own polling: its leases and its
-// event streams.
+// countedStore counts the failed operations of a live-status Store.
 type countedStore struct {
 	livepoll.Store
 	failed func(store string)

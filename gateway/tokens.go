@@ -1,8 +1,5 @@
 package gateway
 
-// This file wires session tokens (package sessiontoken, issue 15): the
-// keyring, and the token endpoint's credential check over the REST client.
-
 import (
 	"context"
 	"errors"
@@ -31,13 +28,9 @@ func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
 	return keys
 }
 
-// tokenOptions configure POST /auth/token. The pair is checked against
-// the REST API with one call before a token is minted: a one-item list,
-// or, for a checkout-session scope, reading that session (which checks
-// the pair too, and pins the session's names in the token, so that the
-// resolvers allow its id, reference and payment without a REST call).
-// Each call passes the REST client's limiter like any other, under the
-// pair's own per-merchant bound.
+// tokenOptions configure POST /auth/token. The pair is checked with one
+// REST call before a token is minted: a one-item list, or for a
+// checkout-session scope that session (whose names the token pins).
 func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client) sessiontoken.Options {
 	withPair := func(ctx context.Context, c sessiontoken.Credentials) context.Context {
 		return restclient.WithRequestLimit(restclient.WithCredentials(ctx, restclient.Credentials(c)), 1)
@@ -89,15 +82,10 @@ func tokenCheckError(err error, lookup bool) error {
 // errUpstream: the REST API failed the check (502 UPSTREAM_ERROR).
 var errUpstream = errors.New("the REST API failed the credential check")
 
-// chargeMint charges each mint of POST /auth/token, which makes one REST
-// call (its check of the pair), to the pair's REST-calls budget, after
-// the admission step (gqlhttp.Admission, before it on the route) charged it
-// one request: so one pair's REST calls through /auth/token and /graphql
-// together stay within its budget (issue 22: 16 senders minted 31,460
-// times in 10 s, each a REST call, while /graphql held the same pair to
-// 2,399). A refusal is the rate limit's: HTTP 429, RATE_LIMITED, with
-// Retry-After. Invented pairs meet the bounds on unaccepted pairs in the
-// REST client, as any call of theirs.
+// chargeMint charges each mint of POST /auth/token (one REST call) to the
+// pair's REST-calls budget, so that a pair's REST calls through
+// /auth/token and /graphql together stay within it; a refusal is HTTP 429
+// RATE_LIMITED.
 func chargeMint(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {

@@ -1,8 +1,3 @@
-// The traffic controls (issue 17): the per-merchant rate limits (package
-// ratelimit, charged by gqlhttp.Admission and the complexity step) and the
-// trusted documents (package trusteddocs, applied by graph before APQ),
-// built from the settings, with their metrics, logs and reload.
-
 package gateway
 
 import (
@@ -22,9 +17,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// newRateLimiter builds the per-merchant limits: shared through rdb (the
-// APQ store's client: one Redis pool a replica) when REDIS_URL is set,
-// local otherwise. Nil when every limit is 0.
+// newRateLimiter builds the per-merchant limits: shared through rdb when
+// REDIS_URL is set, local otherwise. Nil when every limit is 0.
 func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger, skipped func(read string, n int)) (*ratelimit.Limiter, error) {
 	rc := ratelimit.Config{
 		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
@@ -42,34 +36,20 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is the budget of the requests without credentials
-// (gqlhttp.AdmissionConfig.Anonymous): one a replica, never in Redis (a
-// replica's CPU is what it protects); nil when either setting is 0.
-func newAnonymousLimiter(cfg Config) (*ratelimit.Limiter, error) {
-	if cfg.RateLimitAnonymousPerSecond == 0 || cfg.RateLimitAnonymousBurst == 0 {
+// newAnonymousLimiter is a budget of anonymous requests (the replica's
+// shared one, or per client address), in memory only: a replica's CPU is
+// what it protects, and addresses never reach Redis. Nil when off.
+func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
+	if perSecond == 0 || burst == 0 {
 		return nil, nil
 	}
-	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerSecond, RequestsBurst: cfg.RateLimitAnonymousBurst})
+	return ratelimit.New(ratelimit.Config{RequestsPerSecond: perSecond, RequestsBurst: burst})
 }
 
-// newAnonymousAddressLimiter is the per-client-address budget of the
-// requests without credentials (gqlhttp.AdmissionConfig.AnonymousAddress),
-// charged before newAnonymousLimiter's: in this replica's memory only,
-// like the shared one (and so the addresses never reach Redis), at most
-// ratelimit.DefaultLocalMaxMerchants addresses; nil when either setting
-// is 0.
-func newAnonymousAddressLimiter(cfg Config) (*ratelimit.Limiter, error) {
-	if cfg.RateLimitAnonymousPerAddressPerSecond == 0 || cfg.RateLimitAnonymousPerAddressBurst == 0 {
-		return nil, nil
-	}
-	return ratelimit.New(ratelimit.Config{RequestsPerSecond: cfg.RateLimitAnonymousPerAddressPerSecond, RequestsBurst: cfg.RateLimitAnonymousPerAddressBurst})
-}
-
-// newTrustedDocuments loads the manifest (TRUSTED_DOCUMENTS), even in mode
-// off, so that a rollout can stage and check it; nil without one. The
-// report it returns counts every decision and logs the first sighting of
-// each unlisted document by hash (never its text), so that allow shows
-// what enforce would refuse without a log line per request.
+// newTrustedDocuments loads the manifest, even in mode off, so that a
+// rollout can stage it; nil without one. The report counts every decision
+// and logs the first sighting of each unlisted document by hash, never
+// its text.
 func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logger) (*trusteddocs.Store, func(context.Context, trusteddocs.Decision), error) {
 	if cfg.TrustedDocuments == "" {
 		return nil, nil, nil
@@ -117,10 +97,8 @@ func (s *unlistedSeen) first(hash string) bool {
 	return true
 }
 
-// Reload reads the trusted documents manifest again and swaps it in whole
-// (requests in flight keep the set they started with); on an error the
-// current set stays. Serve calls it on SIGHUP. Without TRUSTED_DOCUMENTS it
-// does nothing.
+// Reload reads the trusted documents manifest again and swaps it in whole;
+// on an error the current set stays. Serve calls it on SIGHUP.
 func (g *Gateway) Reload() error {
 	if g.docs == nil {
 		return nil

@@ -1,8 +1,3 @@
-// The admission step at the /graphql edge: who the caller is (a merchant
-// the REST API accepted, or anonymous), which budget a request is charged
-// to, and the one refusal path (package ratelimit decides each budget;
-// this file decides which one and answers).
-
 package gqlhttp
 
 import (
@@ -27,7 +22,7 @@ const (
 	BudgetAnonymousAddress = "anonymous_address" // one client address's anonymous requests
 	BudgetAnonymous        = "anonymous"         // the replica's shared anonymous requests
 	// An operation's: its merchant's REST calls, and the bounds on pairs
-	// the REST API has not accepted (restclient.Client.Admit).
+	// the REST API has not accepted.
 	BudgetMerchantRESTCalls = "merchant_rest_calls"
 	BudgetUnaccepted        = "unaccepted"
 )
@@ -36,36 +31,29 @@ const (
 type Refusal struct {
 	Code   string // the error's code
 	Budget string // the budget that refused (Budget...)
-	// Answered: the step answered the request itself (HTTP 429, nothing
-	// of it read); false for an operation's refusal, which is the
-	// operation's error, counted with its operation.
+	// Answered: the step answered the request itself (HTTP 429); false for
+	// an operation's refusal, counted with its operation.
 	Answered bool
 }
 
 // anonymousKey is the one key of the anonymous budget in its own Limiter.
 const anonymousKey = "anonymous"
 
-// AdmissionConfig is what the admission step is made of, set once at
-// start. Every limiter may be nil: that budget charges nothing.
+// AdmissionConfig is what the admission step is made of. Every limiter may
+// be nil: that budget charges nothing.
 type AdmissionConfig struct {
-	// Merchants holds each merchant's requests and REST calls (keyed by
-	// Merchant's name, or the pair's for a pair not yet accepted).
+	// Merchants holds each merchant's requests and REST calls.
 	Merchants *ratelimit.Limiter
-	// AnonymousAddress holds each client address's anonymous requests
-	// (ClientAddr's address behind TrustedProxies, keyed as
-	// restclient.AddressKey); kept in this process's memory only.
+	// AnonymousAddress holds each client address's anonymous requests.
 	AnonymousAddress *ratelimit.Limiter
-	// Anonymous is the one budget every anonymous request of the replica
-	// shares.
+	// Anonymous is the budget every anonymous request of the replica shares.
 	Anonymous      *ratelimit.Limiter
 	TrustedProxies []netip.Prefix
-	// Merchant is the one decision of who is a merchant
-	// (restclient.Client.Merchant: a pair the REST API accepted); a
-	// request it names no merchant for is anonymous for every budget.
+	// Merchant is the one decision of who is a merchant (a pair the REST
+	// API accepted); any other request is anonymous for every budget.
 	Merchant func(context.Context) (string, bool)
-	// Admit (restclient.Client.Admit) is asked, once an operation of a
-	// pair not yet accepted is known to make REST calls, whether its
-	// first call would be refused; nil asks nothing.
+	// Admit is asked whether the first REST call of a pair not yet
+	// accepted would be refused; nil asks nothing.
 	Admit func(context.Context) error
 	// Delay holds the refusals of callers that are not accepted
 	// merchants; nil answers them at once.
@@ -74,11 +62,9 @@ type AdmissionConfig struct {
 	OnRefused func(ctx context.Context, r Refusal)
 }
 
-// Admission is the admission step: one decision per request (merchant or
-// anonymous; which budget; allowed, or refused by which budget), one
-// refusal path (refuse), and the operation-level REST-call budgets it
-// puts in the request's scope (charge.go) or gives a WebSocket's
-// operations (OperationBudget), which ask the same decision.
+// Admission is the admission step: one decision per request (who the
+// caller is, which budget, allowed or refused by which), one refusal path,
+// and the REST-call budgets of its operations (charge.go).
 type Admission struct{ c AdmissionConfig }
 
 // NewAdmission returns the admission step of c.
@@ -101,22 +87,14 @@ func (a *Admission) callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// Middleware charges each /graphql request, before anything of it is
-// read, to one budget: a merchant's to its requests budget (its RateLimit
-// headers set, allowed or not); an anonymous request (no credentials, a
-// session token or pair the REST API has not accepted) to its client
-// address's budget, then to the replica's shared one, so that one address
-// refused spends nothing of what others share. A refusal is answered at
-// once (refuse): HTTP 429, RATE_LIMITED with extensions.retryAfter, its
-// body unread. Allowed, the request carries its operation's REST-call
-// budget in its scope (charge.go): the merchant's; a pair not yet
-// accepted is charged its REST calls as a merchant, once Admit let them
-// go. Preflights pass uncharged; a WebSocket upgrade is not charged to
-// its address (a browser cannot set headers on it, so an office's
-// dashboards behind one NAT address would spend it; its operations are
-// charged one by one, OperationBudget). It must run after the middleware
-// that reads the credentials, and inside whatever fills in the request's
-// scope.
+// Middleware charges each /graphql request, before its body is read: a
+// merchant's to its requests budget (with RateLimit headers); an anonymous
+// one to its client address's budget, then to the replica's shared one, so
+// that one address refused spends nothing of what others share. A refusal
+// is HTTP 429 RATE_LIMITED. Allowed, the request carries its operation's
+// REST-call budget. Preflights pass uncharged; a WebSocket upgrade is not
+// charged to its address (offices share NAT addresses; its operations are
+// charged one by one). It runs after the credential readers.
 func (a *Admission) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r = a.c.Delay.wrap(w, r)
@@ -180,11 +158,9 @@ func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) budget {
 	return b
 }
 
-// refuse is the one refusal path of a request: reported with its budget,
-// marked for the refusal delay to hold unless the caller is an accepted
-// merchant (whose own 429s stay immediate), its body drained, and
-// answered HTTP 429 with Retry-After (and a merchant's RateLimit headers,
-// set by decide).
+// refuse is the one refusal path of a request: reported, held by the
+// refusal delay unless the caller is an accepted merchant, its body
+// drained, and answered HTTP 429 with Retry-After.
 func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d ratelimit.Decision, budget string) {
 	ctx := r.Context()
 	a.report(ctx, Refusal{Code: errcode.RateLimited, Budget: budget, Answered: true})
@@ -241,17 +217,11 @@ func anonymousWho(ctx context.Context) string {
 	return "without credentials"
 }
 
-// OperationBudget is the budget of the operations that do not come one an
-// HTTP request through Middleware: each operation of a WebSocket
-// connection (whose upgrade was one request), charged by the same
-// decision (callerOf) to the caller of its own context (credentials from
-// the upgrade's headers, the connection_init payload or a session token
-// alike). A merchant's is charged one request and then its REST-call
-// estimate; an operation of a pair not yet accepted one request of the
-// shared anonymous budget, then its REST-call estimate to its pair. A
-// refusal is the operation's error (refusalError, restCallsRefusal), no
-// field run; there are no response headers to set. Nil without a
-// Merchants limiter.
+// OperationBudget is the budget of each operation of a WebSocket
+// connection, charged by the same decision to the caller of its own
+// context: a merchant's one request and its REST-call estimate; a pair not
+// yet accepted's one request of the shared anonymous budget, then its
+// estimate. A refusal is the operation's error. Nil without Merchants.
 func (a *Admission) OperationBudget() *ConnectionBudget {
 	if a.c.Merchants == nil {
 		return nil

@@ -1,17 +1,7 @@
 package gqlhttp
 
-// Batched requests: a JSON array of operations in one POST, as Apollo
-// iOS, Apollo Kotlin and Apollo Client's BatchHttpLink send on mobile
-// networks. Each entry is served as a request of its own, through the
-// whole handler it is put in front of (the request's scope, the access
-// log, the rate limits, the deadline, fresh loaders, the response
-// budget): nothing of one entry is shared with another but the HTTP
-// exchange, and a batch costs each bound what its entries sent one by
-// one would.
-
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -20,18 +10,15 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
 )
 
 // Batches serves POST path bodies that are JSON arrays of at most max
-// operations by running each entry through next as a request of its own,
-// concurrently, and answering the entries' answers as an array, in order.
-// A body over maxBody is refused with 413 and a batch of more than max
-// entries is refused whole, each entry's answer the refusal, before any
-// entry runs. Every other request goes to next as it is; max 0 serves no
-// batch (next refuses them, as jsonPOST does). wrap, when not nil, is put
-// around the batch's own answer (compression: the entries are run
-// without it).
+// operations (Apollo's batching links) by running each entry through next
+// as a request of its own, concurrently: nothing of one entry is shared
+// with another, and a batch costs each bound what its entries sent one by
+// one would. The answers are an array, in order. A larger batch is refused
+// whole before any entry runs. Every other request goes to next; max 0
+// serves no batch. wrap, when not nil, is put around the batch's answer.
 func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.Handler, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -65,10 +52,8 @@ type batches struct {
 	next    http.Handler
 }
 
-// prefixedBody is a request body whose first bytes Batches read: up to
-// the first that is not JSON white space, read a byte at a time
-// (net/http's body reads from its buffered connection: no system call a
-// byte), and given back before the rest.
+// prefixedBody is a request body whose first bytes Batches read, up to
+// the first that is not JSON white space, given back before the rest.
 type prefixedBody struct {
 	one    [1]byte
 	prefix []byte // what was read and not yet given back
@@ -143,8 +128,7 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 		sub.Body = io.NopCloser(bytes.NewReader(e))
 		sub.ContentLength = int64(len(e))
 		sub.Header.Del("Content-Length")
-		// The batch's answer is compressed as a whole, if at all, and an
-		// entry's answer is one JSON object: never a stream of parts.
+		// An entry's answer is one JSON object, never compressed or streamed.
 		sub.Header.Del("Accept-Encoding")
 		if accept := FirstHeader(sub.Header, "Accept"); strings.Contains(accept, "multipart") || wantsEventStream(accept) {
 			sub.Header.Set("Accept", "application/json")
@@ -156,10 +140,9 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 }
 
 // write answers the entries' answers as one JSON array: each entry's body
-// when it is a JSON object (every GraphQL answer is), else an error
-// carrying its text. The headers are the first entry's (the same caller,
-// origin and media type for all), the rate-limit state the last one's;
-// Retry-After only when every entry was refused with one.
+// when it is a JSON object, else an error carrying its text. The headers
+// are the first entry's, the rate-limit state the last one's; Retry-After
+// only when every entry was refused with one.
 func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
 	h := w.Header()
 	for k, v := range answers[0].header {
@@ -206,9 +189,7 @@ func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entry
 		if a.status >= 500 {
 			code = errcode.Internal
 		}
-		one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-			"message": string(bytes.TrimSpace(a.body.Bytes())), "extensions": map[string]string{"code": code}}}})
-		out = append(out, one...)
+		out = append(out, errorBody(code, string(body))...)
 	}
 	out = append(out, ']')
 	w.WriteHeader(http.StatusOK)
@@ -240,15 +221,11 @@ func (a *entryAnswer) Write(p []byte) (int, error) {
 // Flush is a no-op: an entry's answer is sent with the batch's.
 func (a *entryAnswer) Flush() {}
 
-// refuseEntries answers a batch of n operations with n answers, each
-// msg, with 400, so that a batching client hands each operation its
-// error rather than failing on a count that does not match.
+// refuseEntries answers a batch of n operations with 400 and n answers,
+// each msg, so that a batching client hands each operation its error.
 func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
-	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
-		report(r.Context(), errcode.BadUserInput)
-	}
-	one, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]string{"code": errcode.BadUserInput}}}})
+	reportRefused(r, errcode.BadUserInput)
+	one := errorBody(errcode.BadUserInput, msg)
 	out := make([]byte, 0, n*(len(one)+1)+1)
 	out = append(out, '[')
 	for i := range n {

@@ -1,8 +1,5 @@
 package gqlhttp
 
-// This file is the session-token way in: "Authorization: Bearer <token>"
-// instead of the two credential headers (issue 15, package sessiontoken).
-
 import (
 	"context"
 	"errors"
@@ -15,9 +12,7 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// BearerConfig configures Bearer. The composition root hands in every
-// fact Bearer needs from packages it does not import (graph's header
-// names, scope accessor and error writer), so that each has one owner.
+// BearerConfig configures Bearer with the facts it needs from their owners.
 type BearerConfig struct {
 	// Verify checks a token (sessiontoken.Keyring.Verify). Nil: tokens
 	// are off, and a request with a bearer token is refused saying so.
@@ -28,12 +23,10 @@ type BearerConfig struct {
 	// KeyHeader and SecretHeader are the credential headers a token
 	// replaces; a request with either and a token is refused.
 	KeyHeader, SecretHeader string
-	// Refuse answers a refused request in the contract's shape (and
-	// counts it). Bearer itself never answers: see RefuseBearer.
+	// Refuse answers a refused request in the contract's shape.
 	Refuse func(w http.ResponseWriter, r *http.Request, status int, code, msg string)
 }
 
-// bearerKey is the context key of a bearerState.
 type bearerKey struct{}
 
 // bearerState is what Bearer found: every Authorization value (secrets,
@@ -47,20 +40,14 @@ type bearerState struct {
 
 const codeUnauthenticated = "UNAUTHENTICATED"
 
-// Bearer returns two middlewares. read runs at the top of the router,
-// right after the credential headers are read: for a request with
-// "Authorization: Bearer <token>" it verifies the token and puts the
-// credential pair it carries in the context exactly as the two headers
-// do (restclient.WithCredentials), and its scope beside it (WithScope),
-// so that every layer below (the access log's redaction, the limiter's
-// per-merchant key, the REST client) treats both ways in alike. Like the
-// headers' reader it never answers, so that the access log and the
-// metrics still see a refused request. refuse, mounted on the routes
-// that take credentials (inside CORS, so that a browser reads the 401),
-// answers 401 UNAUTHENTICATED for a token that cannot be used: expired,
-// modified, of another key, malformed (the message says which, never
-// the token), Authorization sent twice or not as "Bearer <token>", a
-// token together with a credential header, or tokens off.
+// Bearer returns two middlewares for "Authorization: Bearer <session
+// token>". read, at the top of the router, verifies the token and puts the
+// pair it carries in the context exactly as the two headers do, and its
+// scope beside it, so that every layer below treats both ways in alike; it
+// never answers, so that the access log still sees a refused request.
+// refuse, on the routes that take credentials (inside CORS), answers 401
+// UNAUTHENTICATED for a token that cannot be used (the message says why,
+// never holding the token).
 func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
 		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")
@@ -111,9 +98,8 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	return read, refuse
 }
 
-// BearerSecrets returns the request's Authorization values (a token is
-// a credential until it expires, valid or not), for the logger and the
-// metrics to take out of what they print. Nil without one.
+// BearerSecrets returns the request's Authorization values, valid or not,
+// which the logger and metrics must never print. Nil without one.
 func BearerSecrets(ctx context.Context) []string {
 	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil {
 		return st.values
@@ -138,9 +124,8 @@ func bearerToken(v string) (string, bool) {
 	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
-// refusalOf is the message of a token Verify refused: its own text, which
-// says expired, modified, foreign or malformed and never holds the token.
-// Anything else (none is expected) is told as malformed, without its text.
+// refusalOf is the message of a token Verify refused: its own text for the
+// known errors (never holding the token), else malformed.
 func refusalOf(err error) string {
 	for _, known := range []error{sessiontoken.ErrExpired, sessiontoken.ErrTampered, sessiontoken.ErrForeign, sessiontoken.ErrMalformed} {
 		if errors.Is(err, known) {

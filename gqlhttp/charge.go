@@ -1,8 +1,3 @@
-// The rate-limit charge of each operation's REST-call estimate, at the
-// edge (issue 21): graph computes the estimate, this extension of the
-// GraphQL server charges it and records the decision, and the edge's
-// response writer sets the rate-limit headers from it.
-
 package gqlhttp
 
 import (
@@ -16,10 +11,8 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// budget is an operation's REST-call budget, put in the request's scope
-// by the admission step (Admission.budgetFor: a merchant's, or admitBudget
-// for a pair not yet accepted), or in a WebSocket
-// operation's context (ConnectionBudget).
+// budget is an operation's REST-call budget, put in the request's scope by
+// the admission step, or in a WebSocket operation's (ConnectionBudget).
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
@@ -42,8 +35,7 @@ func budgetFrom(ctx context.Context) budget {
 }
 
 // ChargeRESTCalls charges restCalls to the budget of ctx's request, if it
-// has one (a request without credentials has none: it makes no REST
-// call). POST /auth/token's mint is charged so (gateway/tokens.go).
+// has one (POST /auth/token's mint).
 func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	if b := budgetFrom(ctx); b != nil {
 		return b.charge(ctx, restCalls)
@@ -51,13 +43,10 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	return nil
 }
 
-// operationCharge is the extension that charges each operation's
-// REST-call estimate (graph.OperationEstimate) to the budget in its
-// context, once graph's query limits accepted the operation and before
-// any field runs, on every transport (POST, GET, SSE, each WebSocket
-// operation, a @defer stream's operation): a refusal is the operation's
-// error, RATE_LIMITED with extensions.retryAfter, and nothing of it runs.
-// A dry run is peeked at, never charged (graph.NoteDryRunBudget).
+// operationCharge is the extension that charges each operation's REST-call
+// estimate to the budget in its context, after graph's query limits and
+// before any field runs, on every transport: a refusal is the operation's
+// error and nothing of it runs. A dry run is peeked at, never charged.
 type operationCharge struct{}
 
 var (
@@ -69,12 +58,10 @@ var (
 func (operationCharge) ExtensionName() string                   { return "RESTCallCharge" }
 func (operationCharge) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters refuses, as soon as graph's query limits saw
-// that the operation's root fields will make REST calls (before
-// validation, coercion and the plan), a credential pair that may make
-// none (admitBudget: refused by the REST API, or not yet
-// accepted and over the shared budgets of such pairs), so that a flood of
-// invented pairs costs a parse-cache lookup each (issue 22).
+// MutateOperationParameters refuses a pair that may make no REST call
+// (admitBudget) as soon as the root fields are known to make some, before
+// validation and the plan, so that a flood of invented pairs costs a
+// parse-cache look-up each.
 func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	if !graphql.HasOperationContext(ctx) {
 		return nil
@@ -111,9 +98,8 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	return nil
 }
 
-// setRateLimitHeaders sets the RateLimit headers of ctx's request from
-// its decisions (restCallBudget): the edge's response writer
-// calls it once the operation's charge is made, before its status line.
+// setRateLimitHeaders sets the RateLimit headers of ctx's request from its
+// decisions, once the operation's charge is made.
 func setRateLimitHeaders(h http.Header, ctx context.Context) {
 	for b := budgetFrom(ctx); b != nil; {
 		switch v := b.(type) {

@@ -11,15 +11,9 @@ import (
 )
 
 // ClientAddress is the middleware that puts the caller's address in the
-// request's context (restclient.WithClientAddr), where the REST client
-// charges the calls of credential pairs the REST API has not accepted yet
-// to that address's budget. The address is the connection's peer, unless
-// the peer is one of the trusted proxies (TRUSTED_PROXIES): then it is
-// the rightmost address of X-Forwarded-For that is not itself a trusted
-// proxy (the leftmost ones are whatever the client wrote). With no
-// trusted proxies the header is ignored: anyone can write it. A request
-// whose pair is accepted already (accepted) needs no address and gets
-// none, at no cost.
+// request's context, where the REST client charges the calls of pairs not
+// yet accepted to that address's budget. A request whose pair is accepted
+// gets none.
 func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -33,8 +27,11 @@ func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) 
 	}
 }
 
-// ClientAddr is the caller's address as ClientAddress reads it; the zero
-// Addr when RemoteAddr is not an address (a test's request, say).
+// ClientAddr is the caller's address: the connection's peer, unless it is
+// a trusted proxy; then the rightmost address of X-Forwarded-For that is
+// not (the leftmost ones are whatever the client wrote). Without trusted
+// proxies the header is ignored: anyone can write it. The zero Addr when
+// RemoteAddr is not an address.
 func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

@@ -10,21 +10,12 @@ import (
 	"paygraph/restclient"
 )
 
-// The credential headers are read once per request, by Credentials at the
-// top of the router, so that every layer of the request knows the pair:
-// the REST client sends it, and the access log (which runs outside the
-// /graphql route) takes it out of its line, request id and operation name
-// included. SingleCredentials, on the route, refuses ambiguous ones (and
-// reads them itself when no outer Credentials did).
-
-// The credential headers as net/http stores them (the keys of
-// http.Header), computed once rather than per request.
+// The credential headers as net/http stores them.
 var (
 	canonicalAPIKey    = http.CanonicalHeaderKey(restclient.HeaderAPIKey)
 	canonicalAPISecret = http.CanonicalHeaderKey(restclient.HeaderAPISecret)
 )
 
-// callerKey is the context key of a callerHeaders.
 type callerKey struct{}
 
 // callerHeaders is what credential headers held when they did not make one
@@ -35,14 +26,11 @@ type callerHeaders struct {
 	values    []string // every value of every credential header
 }
 
-// Credentials is the middleware that reads the caller's x-api-key and
-// x-api-secret. When each was sent once and neither is empty, it puts the
-// pair in the request's context, where the REST client takes it
-// (restclient.WithCredentials); otherwise it puts there what the headers
-// held, for CallerSecrets, and the /graphql route answers: missing
-// headers make every REST-backed field UNAUTHENTICATED (introspection
-// still works), duplicated ones are refused by SingleCredentials. It never
-// answers itself, so that it can run first, before the access log.
+// Credentials is the middleware, at the top of the router, that reads the
+// caller's x-api-key and x-api-secret once, so that every layer knows the
+// pair and the access log can take it out of its line. When each was sent
+// once and neither is empty, the pair goes in the request's context;
+// otherwise what the headers held, for CallerSecrets. It never answers.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx, changed := readCaller(r); changed {
@@ -52,19 +40,13 @@ func Credentials(next http.Handler) http.Handler {
 	})
 }
 
-// SingleCredentials is the middleware that refuses, before any REST call,
-// a request whose x-api-key or x-api-secret came in more than one header
-// line: which one
-// the caller meant is unknown, and taking the first (what net/http's
-// Header.Get does) would let a proxy's added header or a client bug choose
-// the merchant. UNAUTHENTICATED (HTTP 400), as for credentials that are
-// missing: the request has no usable pair. The message names the header,
-// never its values. It reads the headers itself when no outer Credentials
-// did.
+// SingleCredentials is the middleware that refuses, UNAUTHENTICATED (HTTP
+// 400), a request whose x-api-key or x-api-secret came in more than one
+// line: taking the first would let a proxy's added header choose the
+// merchant. The message names the header, never its values. It reads the
+// headers itself when no outer Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// callerRead, and what it read, in one look-up of each key (the
-		// usual request: a pair an outer Credentials read, one miss).
 		ctx := r.Context()
 		h, _ := ctx.Value(callerKey{}).(*callerHeaders)
 		if h == nil {
@@ -84,11 +66,9 @@ func SingleCredentials(next http.Handler) http.Handler {
 	})
 }
 
-// CallerSecrets returns the values the request's credential headers held
-// (the pair, or every value when they were not one usable pair): the
-// literal strings the logger and the metrics must never print, whatever
-// their shape. Nil outside a request or without credential headers. Read
-// only: the slice is the request's own (no allocation per call).
+// CallerSecrets returns the values the request's credential headers held:
+// the literal strings the logger and the metrics must never print,
+// whatever their shape. Nil without any. Read only.
 func CallerSecrets(ctx context.Context) []string {
 	if h, _ := ctx.Value(callerKey{}).(*callerHeaders); h != nil {
 		return h.values
@@ -97,8 +77,7 @@ func CallerSecrets(ctx context.Context) []string {
 }
 
 // callerRead reports whether an outer Credentials already read the
-// headers into ctx. (When there were none it left nothing: reading them
-// again finds nothing again.)
+// headers into ctx.
 func callerRead(ctx context.Context) bool {
 	if ctx.Value(callerKey{}) != nil {
 		return true
@@ -111,20 +90,21 @@ func callerRead(ctx context.Context) bool {
 // and whether it differs from r's (not when there are none).
 func readCaller(r *http.Request) (context.Context, bool) {
 	ctx := r.Context()
-	// Direct map reads: Header.Get would canonicalise the name, and would
-	// hide a second line.
+	// Header.Get would hide a second line.
 	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret]
 	if len(keys) == 0 && len(secrets) == 0 {
 		return ctx, false
 	}
-	if len(keys) == 1 && len(secrets) == 1 && single(keys[0]) && single(secrets[0]) {
+	// One line is one value, commas included: a secret may hold any
+	// visible character, and is forwarded unchanged.
+	if len(keys) == 1 && len(secrets) == 1 && keys[0] != "" && secrets[0] != "" {
 		return restclient.WithCredentials(ctx, restclient.Credentials{APIKey: keys[0], APISecret: secrets[0]}), true
 	}
 	h := &callerHeaders{}
 	switch {
-	case ambiguous(keys):
+	case len(keys) > 1:
 		h.ambiguous = restclient.HeaderAPIKey
-	case ambiguous(secrets):
+	case len(secrets) > 1:
 		h.ambiguous = restclient.HeaderAPISecret
 	}
 	for _, vs := range [...][]string{keys, secrets} {
@@ -142,19 +122,4 @@ func readCaller(r *http.Request) (context.Context, bool) {
 		}
 	}
 	return opscope.WithValue(ctx, callerKey{}, h), true
-}
-
-// single reports whether v is one non-empty credential. One header line
-// is one value, commas included: a secret may hold any visible character
-// ("sk gamma/+=;,secret~\"x" is one secret), and is forwarded unchanged.
-// (A proxy that joins two lines into "a, b" makes a pair the REST API
-// refuses: no merchant is chosen for the caller either way.)
-func single(v string) bool {
-	return v != ""
-}
-
-// ambiguous reports whether a credential header came as more than one
-// line.
-func ambiguous(vs []string) bool {
-	return len(vs) > 1
 }

@@ -11,13 +11,9 @@ import (
 // refusedKey is the context key of the hook OnRefused sets.
 type refusedKey struct{}
 
-// OnRefused is the middleware that has every refusal of the edge below it
-// (body too large, wrong method or content type, bad GET parameters,
-// duplicated credential headers, a body that is not a GraphQL request)
-// reported to report, with the code it got: those requests never reach the
-// GraphQL server, so its extensions (the metrics') never see them. It
-// answers nothing itself; it goes above the middlewares whose refusals it
-// is to hear of.
+// OnRefused is the middleware that reports every refusal of the edge below
+// it to report, with its code: those requests never reach the GraphQL
+// server, whose extensions (the metrics') would count them.
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {
@@ -33,35 +29,39 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 // reports it to the OnRefused hook above, if any. msg is fixed text: it
 // never echoes what the caller sent.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
-		report(r.Context(), code)
-	}
+	reportRefused(r, code)
 	setContentType(w, r) // the media type the caller negotiated (exchange.go)
 	writeError(w, status, code, msg)
 }
 
-// WriteError answers with a GraphQL-shaped error body:
-// {"errors":[{"message":msg,"extensions":{"code":code}}]}: the one writer
-// of the answers given without running an operation (the edge's refusals,
-// and, handed in by the gateway, the token endpoint's).
+// reportRefused tells the OnRefused hook above, if any, of a refusal.
+func reportRefused(r *http.Request, code string) {
+	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
+		report(r.Context(), code)
+	}
+}
+
+// WriteError answers with a GraphQL-shaped error body: the one writer of
+// the answers given without running an operation.
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header()["Content-Type"] = contentTypeJSON
 	writeError(w, status, code, msg)
 }
 
-// WriteErrorFor is WriteError in the media type r negotiated
-// (application/graphql-response+json when its Accept prefers it, as for
-// any GraphQL answer; application/json otherwise): the writer of the
-// edge's refusals of /graphql requests made outside this package (a
-// session token refused with 401).
+// WriteErrorFor is WriteError in the media type r negotiated.
 func WriteErrorFor(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	setContentType(w, r)
 	writeError(w, status, code, msg)
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	body, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
-		"message": msg, "extensions": map[string]string{"code": code}}}})
 	w.WriteHeader(status)
-	_, _ = w.Write(body)
+	_, _ = w.Write(errorBody(code, msg))
+}
+
+// errorBody is {"errors":[{"message":msg,"extensions":{"code":code}}]}.
+func errorBody(code, msg string) []byte {
+	b, _ := json.Marshal(map[string]any{"errors": []any{map[string]any{
+		"message": msg, "extensions": map[string]string{"code": code}}}})
+	return b
 }

@@ -1,11 +1,5 @@
 package gqlhttp
 
-// This file gives each SSE event of a subscription state its event id as
-// the SSE id: field, so that a browser's EventSource (and graphql-sse)
-// sends it back as Last-Event-ID when it reconnects. gqlgen's SSE
-// transport writes one event per Write ("event: next\ndata: <json>\n\n");
-// the id is the response's extensions.eventId (graph.EventIDExtension).
-
 import (
 	"bytes"
 	"encoding/json"
@@ -15,8 +9,9 @@ import (
 	"paygraph/graph"
 )
 
-// eventIDWriter prefixes an SSE next event that carries an event id with
-// its id: line.
+// eventIDWriter prefixes an SSE next event that carries an event id
+// (extensions.eventId) with its id: line, so that a client sends it back
+// as Last-Event-ID when it reconnects. gqlgen writes one event per Write.
 type eventIDWriter struct{ http.ResponseWriter }
 
 var nextEvent = []byte("event: next\ndata: ")
@@ -42,8 +37,6 @@ func (w eventIDWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Flush and Unwrap keep the stream flushable and the writer's controller
-// reachable (http.ResponseController).
 func (w eventIDWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()

@@ -15,29 +15,7 @@ import (
 	"paygraph/graph"
 )
 
-// The GraphQL-over-HTTP exchange both transports share (post.go decodes a
-// JSON body, get.go a URL query string; from there on a request is
-// answered the same way, whichever method carried it):
-//
-//   - the response media type is negotiated from Accept:
-//     application/graphql-response+json when the caller prefers it,
-//     application/json otherwise (also with no Accept, or */*: the
-//     specification's default for legacy clients); both with charset=utf-8;
-//   - a request error (execution did not start: no query, a parse,
-//     validation or variable-coercion failure, a limit refused before any
-//     REST call) is answered without a "data" entry, with 200 under
-//     application/json and 400 under application/graphql-response+json, as
-//     the specification says
-//     (https://graphql.github.io/graphql-over-http/draft/#sec-Response);
-//   - variable coercion errors carry BAD_USER_INPUT, no path, and the
-//     variable definition's location (graphql-js's shape).
-//   - a caller that accepts multipart/mixed (acceptsIncremental) gets the
-//     results of its @defer fragments as they complete, in a stream of
-//     parts (incremental.go), when something was deferred; any other
-//     caller gets the complete result in one payload, its @defer
-//     fragments run in line (withoutDefer).
-
-// Response Content-Type values (net/http only reads them: shared).
+// Response Content-Type values (shared: net/http only reads them).
 var (
 	contentTypeJSON            = []string{"application/json; charset=utf-8"}
 	contentTypeGraphQLResponse = []string{"application/graphql-response+json; charset=utf-8"}
@@ -48,11 +26,9 @@ const (
 	mediaJSON            = "application/json"
 )
 
-// wantsGraphQLResponse reports whether accept (an Accept header) prefers
-// application/graphql-response+json to application/json. application/*
-// and */* count as application/json; with no acceptable type at all the
-// answer is application/json still (the specification allows it, and it
-// is what a client that sends Accept: text/html can still read).
+// wantsGraphQLResponse reports whether accept prefers
+// application/graphql-response+json to application/json (application/*
+// and */* count as the latter, the answer to no acceptable type too).
 func wantsGraphQLResponse(accept string) bool {
 	if accept == "" || !strings.Contains(accept, "graphql-response") {
 		return false // the common cases, without parsing
@@ -71,13 +47,9 @@ func wantsGraphQLResponse(accept string) bool {
 	return qGR > 0 && qGR >= qJSON
 }
 
-// wantsEventStream reports whether accept (an Accept header) asks for
-// graphql-sse's event stream: it takes text/event-stream and no JSON
-// answer. graphql-sse's clients send Accept: text/event-stream (urql's
-// subscriptions add multipart/mixed); urql sends text/event-stream beside
-// the JSON types with every query and mutation, and reads a JSON answer
-// (or, for @defer, multipart/mixed) as any other client: such a request
-// is not a stream, and keeps its deadline.
+// wantsEventStream reports whether accept asks for graphql-sse's event
+// stream: text/event-stream and no JSON type (urql names both with every
+// query: those are not streams, and keep their deadline).
 func wantsEventStream(accept string) bool {
 	if !strings.Contains(accept, "event-stream") {
 		return false // the common case, without parsing
@@ -123,9 +95,13 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	return gr
 }
 
-// exchange runs params, decoded by a transport, and writes the answer.
-// queriesOnly (GET) answers any other operation type with 405 and Allow:
-// POST (the specification's answer to a mutation over GET).
+// exchange runs params, decoded by a transport, and writes the answer, as
+// GraphQL over HTTP says: a request error (execution did not start) has no
+// "data", with 200 under application/json and 400 under
+// application/graphql-response+json; a caller that accepts multipart/mixed
+// gets its @defer results as they complete (incremental.go), any other the
+// whole result at once. queriesOnly (GET) answers any other operation type
+// with 405 and Allow: POST.
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
 	ctx := r.Context()
 	gr := setContentType(w, r)
@@ -142,24 +118,13 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 			return
 		}
 		standardVariableErrors(rc, errs)
-		status := http.StatusOK
-		if gr {
-			status = http.StatusBadRequest
-		}
-		w.WriteHeader(status)
-		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
+		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
 	if rc.Operation.Operation == ast.Subscription {
-		// A subscription is a stream: answered once, as gqlgen would, its
-		// first event would look like the whole answer and the client
-		// would never see a change. Refused as a request error.
-		status := http.StatusOK
-		if gr {
-			status = http.StatusBadRequest
-		}
-		w.WriteHeader(status)
-		writeRequestError(w, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
+		// Answered once, a subscription's first event would look like the
+		// whole answer: refused as a request error.
+		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
 			Message:    msgSubscriptionNeedsStream,
 			Extensions: map[string]any{"code": errcode.BadUserInput},
 		}}))
@@ -192,9 +157,8 @@ func refuseMethod(w http.ResponseWriter, r *http.Request) {
 }
 
 // notQuery reports whether the operation a failed request names is known
-// to be something other than a query: the mutation over GET is refused
-// with 405 even when the schema has no mutations (validation would
-// otherwise have answered first). It parses only on this error path.
+// to be other than a query, so that a mutation over GET is a 405 even
+// when validation failed.
 func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	var doc *ast.QueryDocument
 	if rc != nil && rc.Doc != nil {
@@ -213,11 +177,9 @@ func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	return op != nil && op.Operation != ast.Query
 }
 
-// standardVariableErrors rewrites gqlparser's variable coercion errors
-// (code GRAPHQL_VALIDATION_FAILED, a path starting with "variable", which
-// no response path ever has) into the shape graphql-js gives them: the
-// contract's BAD_USER_INPUT, the variable named in the message, the
-// location of its definition, no path.
+// standardVariableErrors rewrites gqlparser's variable coercion errors (a
+// path starting with "variable") into graphql-js's shape: BAD_USER_INPUT,
+// the variable named in the message, its definition's location, no path.
 func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 	for _, e := range errs {
 		if len(e.Path) < 2 || e.Path[0] != ast.PathName("variable") {
@@ -253,14 +215,19 @@ func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 }
 
 // writeRequestError writes resp as a request error: its errors and
-// extensions, and no "data" entry (execution did not start).
-func writeRequestError(w http.ResponseWriter, resp *graphql.Response) {
+// extensions, no "data" entry, and 400 under graphql-response+json (gr).
+func writeRequestError(w http.ResponseWriter, gr bool, resp *graphql.Response) {
 	b, err := json.Marshal(struct {
 		Errors     gqlerror.List  `json:"errors"`
 		Extensions map[string]any `json:"extensions,omitempty"`
 	}{resp.Errors, resp.Extensions})
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
+	}
+	if gr {
+		w.WriteHeader(http.StatusBadRequest)
+	} else {
+		w.WriteHeader(http.StatusOK)
 	}
 	_, _ = w.Write(b)
 }

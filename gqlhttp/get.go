@@ -8,15 +8,11 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-
 )
 
-// queryGET is the GET transport: GET /graphql?query=...&variables=... It
-// is ours rather than gqlgen's transport.GET so that a request answers
-// exactly as it would over POST (exchange.go: the same media types,
-// statuses and error shapes), and so that a mutation is refused with 405
-// and Allow: POST, as the GraphQL-over-HTTP specification says. Methods
-// has already refused query strings that are not a GraphQL request.
+// queryGET is the GET transport. It is ours rather than gqlgen's so that a
+// request answers exactly as over POST (exchange.go), and a mutation is
+// refused with 405 and Allow: POST, as GraphQL over HTTP says.
 type queryGET struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
@@ -24,8 +20,8 @@ type queryGET struct {
 var _ graphql.Transport = queryGET{}
 
 func (queryGET) Supports(r *http.Request) bool {
-	// Every GET but a websocket's: the SSE transport takes POSTs only, and
-	// urql sends its queries by GET with text/event-stream in Accept.
+	// Every GET but a websocket's (urql sends queries by GET with
+	// text/event-stream in Accept).
 	return r.Method == http.MethodGet && FirstHeader(r.Header, "Upgrade") == ""
 }
 

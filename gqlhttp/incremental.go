@@ -18,53 +18,23 @@ import (
 	"paygraph/graph"
 )
 
-// Incremental delivery of @defer: the results gqlgen's executor produces
-// after the first (its ResponseHandler returns one per completed @defer
-// fragment, each with the fragment's path and label, and HasNext) go to
-// the client as they arrive, in the multipart/mixed format of the
-// incremental delivery RFC with the payloads of the @defer specification
-// of 2022-08-24, which Apollo Client 4 (Defer20220824Handler) and urql
-// read:
-//
-//	Content-Type: multipart/mixed; boundary="-"; deferSpec=20220824
-//
-//	\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n
-//	{"data":{...},"hasNext":true}\r\n---
-//	\r\nContent-Type: application/json; charset=utf-8\r\n\r\n
-//	{"incremental":[{"data":{...},"path":["payments","nodes",0,"customer"]}],"hasNext":false}\r\n-----\r\n
-//
-// Each part ends with the next boundary and is flushed at once, so that a
-// client parses it without waiting for the next (Apollo Server's framing;
-// Apollo Client only hands a part on once it sees the boundary after it).
-// Results that are ready together go in one part. The part's own type is
-// application/json (Apollo Client refuses any other). gqlgen's
-// transport.MultipartMixed writes the same format, but it takes its own
-// JSON body (not our POST's checks), batches on a timer, counts no bytes
-// and answers request errors its own way; this writer is driven by the
-// exchange instead, so that a deferred request is checked and negotiated
-// exactly as any other.
-//
-// The bounds: the whole stream is the request (REQUEST_TIMEOUT bounds it:
-// a stream still open at the deadline ends with UPSTREAM_TIMEOUT);
-// MAX_RESPONSE_BYTES counts every part together (the resolvers of deferred
-// fragments charge the same response budget as the others, and the bytes
-// written are counted here: a part that would pass it ends the stream with
-// RESPONSE_TOO_LARGE); deferred fields cost what they cost undeferred in
-// the complexity limit (its walk does not look at directives); and a
-// deferred fragment's errors keep their codes, paths and locations (they
-// travel in its incremental entry). Compression (Compress) flushes with
-// each part.
+// Incremental delivery of @defer: the results after the first go to the
+// client as they complete, in the multipart/mixed format with the payloads
+// of the @defer specification of 2022-08-24 (Apollo Client, urql). Each
+// part ends with the next boundary and is flushed at once, so that a
+// client parses it without waiting for the next. It is ours rather than
+// gqlgen's transport.MultipartMixed so that a deferred request is checked
+// and negotiated as any other. The whole stream is the request: its
+// deadline ends it (UPSTREAM_TIMEOUT), and MAX_RESPONSE_BYTES counts every
+// part together (RESPONSE_TOO_LARGE).
 
 // contentTypeMultipart is the Content-Type of a stream of results.
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 
 const (
-	// partHead opens a part: the boundary, the part's headers, the blank
-	// line. The first part's opening boundary has its CRLF before it, as
-	// every later one has (RFC 2046 allows the preamble to be empty).
+	// partHead opens the first part: the boundary, the part's headers.
 	partHead = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
-	// partNext opens a later part: its boundary was written with the
-	// part before it.
+	// partNext opens a later part, whose boundary ended the one before.
 	partNext = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 	// partEnd closes every part with the next boundary; streamEnd then
 	// makes it the closing one.
@@ -72,12 +42,8 @@ const (
 	streamEnd = "--\r\n"
 )
 
-// acceptsIncremental reports whether accept (an Accept header) takes
-// multipart/mixed with the 2022-08-24 @defer payloads: Apollo Client
-// sends multipart/mixed;deferSpec=20220824 with every operation that has
-// a @defer, urql sends multipart/mixed without parameters with every
-// operation. A deferSpec other than 20220824 (a later payload format), or
-// q=0, does not.
+// acceptsIncremental reports whether accept takes multipart/mixed with the
+// 2022-08-24 @defer payloads (no deferSpec, or that one; not q=0).
 func acceptsIncremental(accept string) bool {
 	if !containsFold(accept, "multipart/mixed") {
 		return false // the common case, without parsing
@@ -105,8 +71,7 @@ func acceptsIncremental(accept string) bool {
 	return false
 }
 
-// containsFold reports whether s holds sub, in any case (media types are
-// case-insensitive), without allocating.
+// containsFold reports whether s holds sub, in any case.
 func containsFold(s, sub string) bool {
 	for i := 0; i+len(sub) <= len(s); i++ {
 		if strings.EqualFold(s[i:i+len(sub)], sub) {
@@ -136,12 +101,8 @@ type laterPart struct {
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
-// maxStrandedReaders bounds the goroutines a timed-out stream may leave
-// behind (see readResults): past it, @defer is served as if the client
-// did not accept multipart (one complete payload: the executor then has
-// no deferred result to wait for). A stranded goroutine holds its stack
-// and the operation's execution context, a few KB: 1024 of them are a few
-// MB, and they take a thousand timed-out streams to gather.
+// maxStrandedReaders bounds the goroutines timed-out streams may leave
+// behind (readResults): past it, @defer is served as one payload.
 const maxStrandedReaders = 1024
 
 // strandedReaders counts the result readers blocked for good.
@@ -215,17 +176,13 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 	for {
 		switch {
 		case !ok || resp == nil:
-			// The executor has no more before its last result: it ends a
-			// stream whose context ended.
 			if ctx.Err() != nil {
 				part.Errors = gqlerror.List{deadlineError(ctx)}
 			}
 			part.HasNext = false
 			return part
 		case len(resp.Path) == 0 && resp.Label == "":
-			// Not a fragment's result: an error of the whole response in
-			// its place (the response budget replaces a result that
-			// spent it by RESPONSE_TOO_LARGE). It ends the stream.
+			// An error of the whole response (RESPONSE_TOO_LARGE) ends it.
 			part.Errors = resp.Errors
 			part.HasNext = false
 			return part
@@ -254,14 +211,10 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 
 // readResults calls responses until it returns nil, on a goroutine of its
 // own, and hands each result on, so that the stream can end at its
-// deadline (or its budget) while a result is awaited. gqlgen's generated
-// executor (v0.17.98's Exec) waits for a deferred result without looking
-// at the context, while a fragment that completes after the context ended
-// drops its result: graph/gen rewrites that wait to end with the context
-// (its deferWait), so the reader returns once the request is over. A
-// reader still waiting when its stream ended is counted while it waits
-// (deferAvailable), a guard should a wait ever outlive its request. stop
-// tells the reader that nobody takes its results any more.
+// deadline while a result is awaited. A reader still waiting when its
+// stream ended is counted while it waits (deferAvailable), a guard should
+// gqlgen's wait ever outlive its request. stop tells the reader that
+// nobody takes its results any more.
 func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
 	out := make(chan *graphql.Response)
 	done := make(chan struct{})
@@ -304,9 +257,7 @@ func readResults(ctx context.Context, responses graphql.ResponseHandler) (result
 	}
 }
 
-// deadlineError is the error that ends a stream whose request's context
-// ended: UPSTREAM_TIMEOUT at the deadline (REQUEST_TIMEOUT); a caller that
-// left reads nothing.
+// deadlineError ends a stream whose request's context ended.
 func deadlineError(ctx context.Context) *gqlerror.Error {
 	msg := "the request was cancelled before its deferred results were complete"
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -315,8 +266,7 @@ func deadlineError(ctx context.Context) *gqlerror.Error {
 	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.UpstreamTimeout}}
 }
 
-// writePart writes one part and flushes it (through Compress, whose
-// encoder flushes too): a part is never held back.
+// writePart writes one part and flushes it (Compress's encoder too).
 func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) error {
 	if _, err := w.Write(b); err != nil {
 		return err
@@ -325,16 +275,10 @@ func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) err
 }
 
 // withoutDefer makes rc run its @defer fragments in line, for a client
-// that takes one JSON payload: the specification lets a server ignore
-// @defer, and the answer is the complete result at once, as the client
-// expects. rc's document (shared: the parsed-query cache holds it) is not
-// changed: the operation and the fragments that hold a @defer are
-// copied without it, and rc is given the copies.
+// that takes one JSON payload. rc's document is shared (the parsed-query
+// cache holds it): what holds a @defer is copied without it.
 func withoutDefer(rc *graphql.OperationContext) {
-	// A query with no '@' has no directive at all ('@' and the name may
-	// be apart, but the '@' is always there): one IndexByte, where
-	// looking for "defer" stopped at every 'd' ("id", "amount"...) of
-	// the 20-alias query (1.5 % of its CPU in memory).
+	// A query with no '@' has no directive at all.
 	if rc == nil || rc.Doc == nil || rc.Operation == nil ||
 		(rc.RawQuery != "" && (strings.IndexByte(rc.RawQuery, '@') < 0 || !strings.Contains(rc.RawQuery, "defer"))) {
 		return // the common case, without a walk

@@ -1,15 +1,5 @@
 package gqlhttp
 
-// This file is the edge of live subscriptions: GraphQL over Server-Sent
-// Events (the graphql-sse protocol, distinct connections mode) and over
-// WebSocket (graphql-transport-ws), both gqlgen's transports. What is ours
-// is around them: the SSE body is checked before gqlgen's transport reads
-// it (it would echo a body it cannot decode into its answer and its log),
-// a WebSocket's credentials come from its connection_init payload through
-// the same readers as the headers of any other request, and a stream is
-// freed of the request deadlines (its bound is the subscription's
-// lifetime, the subscription's, and the keep-alives).
-
 import (
 	"bufio"
 	"bytes"
@@ -36,82 +26,55 @@ import (
 
 // Live configures the streaming transports (AddTransports).
 type Live struct {
-	// Readers are the middlewares that read a request's credentials into
-	// its context (Credentials, the session-token reader, and the
-	// refusals of ambiguous ones), run over a WebSocket's connection_init
-	// payload as if its fields were headers. Nil: the payload is not read
-	// (only the upgrade request's own headers count).
+	// Readers read a request's credentials into its context; they are run
+	// over a WebSocket's connection_init payload as if its fields were
+	// headers. Nil: the payload is not read.
 	Readers func(http.Handler) http.Handler
 	// KeepAlive is the interval of SSE comments and WebSocket pings that
-	// keep proxies from closing an idle stream and find dead clients. If
-	// zero, 15 s.
+	// keep proxies from closing an idle stream and find dead clients.
 	KeepAlive time.Duration
-	// OriginPatterns are the browser origins (host patterns) a WebSocket
-	// may come from besides the gateway's own; CORS guards SSE, but a
-	// WebSocket has no preflight.
+	// OriginPatterns are the origins a WebSocket may come from besides the
+	// gateway's own: a WebSocket has no CORS preflight.
 	OriginPatterns []string
 
 	// MaxConnections bounds the WebSocket connections and SSE streams open
-	// at once in this process (the gateway: half of HTTP_MAX_CONNECTIONS): one more is refused
-	// before the upgrade, HTTP 503 RATE_LIMITED with Retry-After. Zero:
-	// DefaultMaxConnections.
+	// at once; one more is refused before the upgrade, HTTP 503.
 	MaxConnections int
-	// MaxLifetime is the longest life of one WebSocket connection or SSE
-	// stream; it is then closed and the client
-	// connects again. Zero: DefaultMaxLifetime.
+	// MaxLifetime is the longest life of one connection or stream.
 	MaxLifetime time.Duration
 	// InitTimeout is the life of a WebSocket that has not sent its
-	// connection_init: it is closed then, having
-	// proved nothing. Zero: DefaultInitTimeout.
+	// connection_init.
 	InitTimeout time.Duration
-	// MaxOperations bounds the operations in flight at once on one
-	// WebSocket connection; one more is refused,
-	// RATE_LIMITED, before it runs. Zero: DefaultMaxOperations.
+	// MaxOperations bounds the operations in flight on one WebSocket.
 	MaxOperations int
-	// WriteTimeout is how long the client may take to take one message
-	// (the gateway: a third of REQUEST_TIMEOUT): past it the connection is closed, so a client
-	// that stops reading holds nothing for long. Zero: DefaultWriteTimeout.
+	// WriteTimeout is how long the client may take to take one message:
+	// past it the connection is closed.
 	WriteTimeout time.Duration
-	// MaxMessageBytes is the largest WebSocket message read
-	// (MAX_BODY_BYTES, as for a request body); larger closes the
-	// connection (1009). Zero: 1 MiB.
+	// MaxMessageBytes is the largest WebSocket message read; larger closes
+	// the connection (1009). Zero: 1 MiB.
 	MaxMessageBytes int64
 	// RequestTimeout is the deadline of each query and mutation of a
-	// WebSocket or SSE (REQUEST_TIMEOUT, as for a POST); a subscription
-	// keeps its own bounds. Zero: none.
+	// WebSocket or SSE; zero: none.
 	RequestTimeout time.Duration
-	// RESTCalls bounds the REST calls one WebSocket operation has in
-	// flight (REST_MAX_CONCURRENCY); zero: restclient.DefaultRequestLimit.
+	// RESTCalls bounds the REST calls one WebSocket operation has in flight.
 	RESTCalls int
-	// Budget is charged each WebSocket operation (OperationBudget: the
-	// merchant's rate limits); nil: none.
+	// Budget is charged each WebSocket operation; nil: none.
 	Budget *ConnectionBudget
-	// OperationLog logs one access line per WebSocket operation
-	// (observe.OperationLog); nil: none.
+	// OperationLog logs one access line per WebSocket operation; nil: none.
 	OperationLog func(ctx context.Context, transport string) (context.Context, func())
-	// Now is the clock a session token's expiry is checked against; nil:
-	// time.Now.
+	// Now is the clock of session tokens' expiry; nil: time.Now.
 	Now func() time.Time
-	// Gauge, when set, is handed once what reads the live connections
-	// open now and their cap (MaxConnections), for the metrics'
-	// paygraph_connections gauge, read when /metrics is scraped.
+	// Gauge, when set, is handed once what reads the live connections open
+	// and their cap, for the metrics.
 	Gauge func(open func() int, limit int)
 }
 
-// DefaultKeepAlive is Live.KeepAlive's default: under the 30 to 60 s idle
-// timeouts of common proxies and load balancers.
-const DefaultKeepAlive = 15 * time.Second
-
-// DefaultInitTimeout is how long a WebSocket may wait before its
-// connection_init: the life of a connection that holds no credentials
-// (one whose connection_init carries none is closed at once, 4403).
-const DefaultInitTimeout = 10 * time.Second
-
-// The defaults of Live's connection bounds (docs/reliability.md, issue 21).
+// The defaults of Live's zero fields.
 const (
-	// DefaultMaxConnections: an idle WebSocket costs about 42 KiB of a
-	// 192 MiB pod, an operation in flight more; 1,000 leave room for the
-	// requests.
+	// DefaultKeepAlive is under the idle timeouts of common proxies.
+	DefaultKeepAlive = 15 * time.Second
+	// DefaultInitTimeout is the life of a connection holding no credentials.
+	DefaultInitTimeout    = 10 * time.Second
 	DefaultMaxConnections = 1000
 	DefaultMaxLifetime    = time.Hour
 	DefaultMaxOperations  = 32
@@ -122,34 +85,16 @@ const (
 const transportWS = "graphql-transport-ws"
 
 // addLive adds the SSE and WebSocket transports, before the JSON POST one
-// (an SSE request is a JSON POST too: the first transport that supports a
-// request serves it); each gives its operations their own scope
-// (operationScope).
+// (an SSE request is a JSON POST too).
 func addLive(srv *handler.Server, l Live) {
-	if l.KeepAlive <= 0 {
-		l.KeepAlive = DefaultKeepAlive
-	}
-	if l.MaxConnections <= 0 {
-		l.MaxConnections = DefaultMaxConnections
-	}
-	if l.MaxLifetime <= 0 {
-		l.MaxLifetime = DefaultMaxLifetime
-	}
-	if l.MaxOperations <= 0 {
-		l.MaxOperations = DefaultMaxOperations
-	}
-	if l.InitTimeout <= 0 {
-		l.InitTimeout = DefaultInitTimeout
-	}
-	if l.WriteTimeout <= 0 {
-		l.WriteTimeout = DefaultWriteTimeout
-	}
-	if l.MaxMessageBytes <= 0 {
-		l.MaxMessageBytes = 1 << 20
-	}
-	if l.RESTCalls <= 0 {
-		l.RESTCalls = restclient.DefaultRequestLimit
-	}
+	l.KeepAlive = positiveOr(l.KeepAlive, DefaultKeepAlive)
+	l.MaxConnections = positiveOr(l.MaxConnections, DefaultMaxConnections)
+	l.MaxLifetime = positiveOr(l.MaxLifetime, DefaultMaxLifetime)
+	l.MaxOperations = positiveOr(l.MaxOperations, DefaultMaxOperations)
+	l.InitTimeout = positiveOr(l.InitTimeout, DefaultInitTimeout)
+	l.WriteTimeout = positiveOr(l.WriteTimeout, DefaultWriteTimeout)
+	l.MaxMessageBytes = positiveOr(l.MaxMessageBytes, 1<<20)
+	l.RESTCalls = positiveOr(l.RESTCalls, restclient.DefaultRequestLimit)
 	if l.Now == nil {
 		l.Now = time.Now
 	}
@@ -159,15 +104,8 @@ func addLive(srv *handler.Server, l Live) {
 	}
 	srv.AddTransport(sse{SSE: transport.SSE{KeepAlivePingInterval: l.KeepAlive}, b: b})
 	ws := transport.Websocket{
-		// graphql-transport-ws: a ping every KeepAlive, and a client that
-		// has not answered (pong) within two of them is gone: its
-		// connection closes and its subscriptions end (the read deadline
-		// lifted by Deadline is set again here). The legacy graphql-ws
-		// subprotocol is refused (websocket.Do).
+		// A client that has not answered two pings is gone.
 		PingPongInterval: l.KeepAlive,
-		// A connection that never sends connection_init holds a socket
-		// and a goroutine: it gets InitTimeout (graphql-ws clients send it
-		// at once; their own server default is 3 s).
 		InitTimeout:      l.InitTimeout,
 		PayloadReadLimit: &b.MaxMessageBytes,
 		Implementation: deadlineImplementation{
@@ -179,6 +117,14 @@ func addLive(srv *handler.Server, l Live) {
 		InitFunc: websocketInit(l.Readers),
 	}
 	srv.AddTransport(websocket{Websocket: ws, b: b})
+}
+
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // liveBounds are the bounds every live connection of the server shares.
@@ -203,7 +149,7 @@ func (b *liveBounds) open(w http.ResponseWriter, r *http.Request) bool {
 func (b *liveBounds) close() { <-b.slots }
 
 // liveConn is one live connection (a WebSocket, or an SSE stream) in its
-// context: what the per-operation scope (operation.go) needs of it.
+// context.
 type liveConn struct {
 	ws        bool         // a WebSocket: many operations, each its own scope
 	inFlight  atomic.Int32 // operations started and not ended
@@ -218,8 +164,8 @@ func liveConnFrom(ctx context.Context) *liveConn {
 	return c
 }
 
-// isStream reports whether r asks for a stream: an SSE POST (one that
-// takes only the event stream: wantsEventStream) or a WebSocket upgrade.
+// isStream reports whether r asks for a stream: an SSE POST or a
+// WebSocket upgrade.
 func isStream(r *http.Request) bool {
 	return isWebsocket(r) || r.Method == http.MethodPost && wantsEventStream(FirstHeader(r.Header, "Accept"))
 }
@@ -228,19 +174,16 @@ func isWebsocket(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(FirstHeader(r.Header, "Upgrade"), "websocket")
 }
 
-// sse is gqlgen's SSE transport behind a check of the body: a body that
-// is not a GraphQL request is refused with a code and a fixed message,
-// never echoed.
+// sse is gqlgen's SSE transport (graphql-sse) behind a check of the body:
+// one that is not a GraphQL request is refused with a fixed message, never
+// echoed (gqlgen's would echo it into its answer and its log).
 type sse struct {
 	transport.SSE
 	b *liveBounds
 }
 
-// Supports takes the POSTs that ask for the event stream alone
-// (wantsEventStream): gqlgen's would take every POST whose Accept names
-// text/event-stream, urql's queries included, and serve them as streams,
-// without their deadline. wantsEventStream first: it answers a POST
-// that names no event stream without gqlgen's two Header.Get.
+// Supports takes the POSTs that ask for the event stream alone: gqlgen's
+// would take urql's queries too, and serve them without their deadline.
 func (t sse) Supports(r *http.Request) bool {
 	return wantsEventStream(FirstHeader(r.Header, "Accept")) && t.SSE.Supports(r)
 }
@@ -276,7 +219,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		OperationName string         `json:"operationName"`
 		Variables     map[string]any `json:"variables"`
 		Extensions    map[string]any `json:"extensions"`
-		DocumentID    string         `json:"documentId"` // trusted documents, as over POST (graph/trusteddocs.go)
+		DocumentID    string         `json:"documentId"`
 	}
 	if json.Unmarshal(body, &req) != nil {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
@@ -290,26 +233,21 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	t.SSE.Do(eventIDWriter{w}, r, operationScope{GraphExecutor: exec, b: t.b, c: c})
 }
 
-// websocket is gqlgen's WebSocket transport behind the connection bounds:
-// the subprotocol, the replica's connection cap (both before the upgrade),
-// the connection's life and its per-operation rate limit.
+// websocket is gqlgen's WebSocket transport (graphql-transport-ws) behind
+// the connection bounds.
 type websocket struct {
 	transport.Websocket
 	b *liveBounds
 }
 
-// Supports is gqlgen's (any Upgrade header), read without Header.Get:
-// every POST and GET asks it (TestWebsocketSupportsAsGqlgen).
+// Supports is gqlgen's (TestWebsocketSupportsAsGqlgen).
 func (t websocket) Supports(r *http.Request) bool {
 	return FirstHeader(r.Header, "Upgrade") != ""
 }
 
-// Do refuses the legacy graphql-ws subprotocol (and a client naming none,
-// which gqlgen would serve as graphql-ws): its keep-alive has no answer, so
-// a dead client is found only when a write times out, and no maintained
-// client needs it (graphql-ws, Apollo Client, urql, GraphiQL all speak
-// graphql-transport-ws; subscriptions-transport-ws, its library, is
-// unmaintained since 2021).
+// Do refuses the legacy graphql-ws subprotocol (and a client naming none):
+// its keep-alive has no answer, so a dead client is found only when a
+// write times out, and no maintained client needs it.
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !offers(r.Header.Values("Sec-WebSocket-Protocol"), transportWS) {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
@@ -345,16 +283,12 @@ func offers(values []string, p string) bool {
 	return false
 }
 
-// websocketInit reads the credentials of a connection_init payload:
-// x-api-key and x-api-secret, or Authorization: Bearer <session token>,
-// through readers (nil: the payload is not read), exactly as the headers
-// of a request are read; a payload without any keeps the upgrade
-// request's. A connection left without a credential pair is closed, 4403
-// Forbidden, as is one whose credentials are refused (with the refusal's
-// message): an anonymous connection could only answer UNAUTHENTICATED,
-// and would hold a socket for nothing. A session token's connection ends
-// at the token's expiry (its context's deadline: gqlgen closes the
-// connection when it ends).
+// websocketInit reads the credentials of a connection_init payload through
+// readers, exactly as the headers of a request are read; a payload without
+// any keeps the upgrade request's. A connection left without a pair, or
+// whose credentials are refused, is closed 4403: an anonymous one would
+// hold a socket for nothing. A session token's connection ends at the
+// token's expiry.
 func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketInitFunc {
 	names := [...]string{"x-api-key", "x-api-secret", "Authorization"}
 	forbidden := func(ctx context.Context, msg string) (context.Context, *transport.InitPayload, error) {
@@ -414,12 +348,9 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 // whose credentials are missing or refused.
 const closeForbidden = 4403
 
-// deadlineImplementation accepts WebSocket connections as gqlgen's
-// CoderWebsocketImplementation does, each message written under a
-// deadline: a client that does not take one within timeout has its
-// connection closed, which ends every operation of it. (gqlgen writes
-// under the connection's lock, so without it one blocked write would
-// block the read loop, the pings and every operation.)
+// deadlineImplementation accepts WebSocket connections as gqlgen's does,
+// each message written under a deadline: gqlgen writes under the
+// connection's lock, so one blocked write would block every operation.
 type deadlineImplementation struct {
 	transport.CoderWebsocketImplementation
 	timeout time.Duration
@@ -434,12 +365,9 @@ func (i deadlineImplementation) Accept(w http.ResponseWriter, r *http.Request, o
 	return &deadlineConn{WebsocketConn: c, timeout: i.timeout}, nil
 }
 
-// liveSendBuffer bounds the kernel's send buffer of a WebSocket
-// connection. Loopback and fast links let Linux grow it to megabytes
-// (tcp_wmem), which a client that stops reading fills with answers the
-// gateway computes for nothing before any write blocks (and which a pod's
-// cgroup is charged for); 256 KiB is 25 answers of 10 KB, and still 2.5
-// MB/s at a 100 ms round trip.
+// liveSendBuffer bounds the kernel's send buffer of a WebSocket, which
+// Linux may grow to megabytes that a client that stops reading fills with
+// answers computed for nothing before any write blocks.
 const liveSendBuffer = 256 << 10
 
 // sendBuffer sets liveSendBuffer on the connection it hijacks.
@@ -447,8 +375,6 @@ type sendBuffer struct{ http.ResponseWriter }
 
 func (w sendBuffer) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	c, rw, err := http.NewResponseController(w.ResponseWriter).Hijack()
-	// A *net.TCPConn, or a listener's wrapper of one that passes the
-	// setting on (the gateway's connection cap).
 	if tc, ok := c.(interface{ SetWriteBuffer(int) error }); ok {
 		_ = tc.SetWriteBuffer(liveSendBuffer)
 	}
@@ -492,9 +418,7 @@ func (c *deadlineConn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// writeDeadline gives each write and flush of an SSE stream a deadline:
-// a client that stops reading has its stream cut once the socket's
-// buffers are full and timeout passed.
+// writeDeadline gives each write and flush of an SSE stream a deadline.
 type writeDeadline struct {
 	http.ResponseWriter
 	rc      *http.ResponseController

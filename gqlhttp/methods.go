@@ -12,14 +12,9 @@ import (
 )
 
 // Methods is the middleware that answers, with a code, the requests no
-// transport of AddTransports would take, and the GET parameters gqlgen's
-// GET transport would refuse without one: a POST that is not JSON (415), a
-// GET without a query or with variables or extensions that are not JSON
-// objects (400), any other method but OPTIONS (405, with Allow), and
-// protocol upgrades other than a GET's to websocket (400). A websocket
-// upgrade passes as it is (gqlgen's transport answers one without a live
-// transport, or a malformed handshake). It is not configurable: the
-// methods it lets through are the transports AddTransports adds, one list.
+// transport of AddTransports would take: a POST that is not JSON (415), a
+// GET that is not a GraphQL request (400), any other method but OPTIONS
+// (405, with Allow), and protocol upgrades but a GET's to websocket (400).
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -57,7 +52,7 @@ func Methods(next http.Handler) http.Handler {
 // isJSON reports whether contentType is application/json, with or
 // without parameters.
 func isJSON(contentType string) bool {
-	switch contentType { // the usual spellings, without parsing (which allocates)
+	switch contentType { // the usual spellings, without parsing
 	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
 		return true
 	}

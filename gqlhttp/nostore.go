@@ -8,21 +8,11 @@ import (
 )
 
 // NoStore is the middleware that keeps /graphql answers out of shared
-// caches: a GET query is a URL, and without it a CDN or Varnish in front
-// of the gateway could store one merchant's payments and serve them to
-// another merchant asking for the same URL. Every answer gets
-// "Cache-Control: no-store" (the contract's words) and a Vary on the
-// headers an answer depends on: Origin (CORS) and the credential headers
-// (Authorization included, for session tokens), so that even a cache that
-// ignored no-store could not hand one caller's answer to another. It runs
-// first on the route but for Compress, so that refusals (413, 415, 405,
-// 400, the CORS guard's 403) carry both too. The Vary lines above it
-// (Compress's Accept-Encoding) stay, before its own.
-//
-// rs/cors, under it, adds a Vary line of its own ("Origin", or the
-// preflight's list starting with Origin): the gateway's CORS wrapper takes
-// Origin out of NoStore's line first (VaryWithoutOrigin), so that an
-// answer names Origin once.
+// caches, which could otherwise serve one merchant's payments to another
+// asking for the same GET URL: every answer, refusals included, gets
+// "Cache-Control: no-store" and a Vary on Origin and the credential
+// headers, so that even a cache that ignored no-store could not hand one
+// caller's answer to another.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -32,8 +22,7 @@ func NoStore(next http.Handler) http.Handler {
 	})
 }
 
-// varyThenCallers is the Vary lines v with NoStore's after them; the
-// usual ones are shared values.
+// varyThenCallers is the Vary lines v with NoStore's after them.
 func varyThenCallers(v []string) []string {
 	switch {
 	case len(v) == 0:
@@ -45,8 +34,7 @@ func varyThenCallers(v []string) []string {
 }
 
 // VaryWithoutOrigin is the Vary lines v without the name Origin, for a
-// middleware below NoStore that adds its own Origin line (rs/cors does).
-// NoStore's lines map to shared values, without allocating.
+// middleware below NoStore that adds its own (rs/cors).
 func VaryWithoutOrigin(v []string) []string {
 	switch {
 	case len(v) == 1 && v[0] == varyOnCallers[0]:
@@ -69,13 +57,8 @@ func VaryWithoutOrigin(v []string) []string {
 	return out
 }
 
-// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line:
-// the Vary of an answer to a request without an Origin header once rs/cors
-// has added its line (the gateway's CORS wrapper answers those without
-// it). One line listing every name is the same to an HTTP cache as a line
-// per name (RFC 9110 section 5.3), and costs the server and its client
-// fewer lines to write and read. NoStore's lines map to shared values,
-// without allocating.
+// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line
+// (the same to a cache as a line per name, RFC 9110 section 5.3).
 func VaryOriginLast(v []string) []string {
 	switch {
 	case len(v) == 1 && v[0] == varyOnCallers[0]:
@@ -86,10 +69,7 @@ func VaryOriginLast(v []string) []string {
 	return VaryOneLine(append(VaryWithoutOrigin(v), "Origin"))
 }
 
-// VaryOneLine is the Vary lines v as one line (the names in their order),
-// for the last middleware that adds one (rs/cors's "Origin", after
-// VaryWithoutOrigin took it out of NoStore's). The lines of the usual
-// answers to a browser map to shared values, without allocating.
+// VaryOneLine is the Vary lines v as one line, the names in their order.
 func VaryOneLine(v []string) []string {
 	switch {
 	case len(v) <= 1:
@@ -102,14 +82,12 @@ func VaryOneLine(v []string) []string {
 	return []string{strings.Join(v, ", ")}
 }
 
-// The header values NoStore and Compress set, shared: net/http only reads
-// them, and a middleware that adds to them (rs/cors appends to Vary)
-// copies first, since each has no spare capacity.
+// The header values NoStore and Compress set, shared: each has no spare
+// capacity, so a middleware that appends to one copies first.
 var (
-	cacheControlNoStore = []string{"no-store"}
-	varyAcceptEncoding  = []string{"Accept-Encoding"}
-	varyOnCallers       = []string{"Origin, " + varyOnCallersButOrigin[0]}
-	// varyOnCallersButOrigin is varyOnCallers less Origin (VaryWithoutOrigin).
+	cacheControlNoStore    = []string{"no-store"}
+	varyAcceptEncoding     = []string{"Accept-Encoding"}
+	varyOnCallers          = []string{"Origin, " + varyOnCallersButOrigin[0]}
 	varyOnCallersButOrigin = []string{http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
 		http.CanonicalHeaderKey(restclient.HeaderAPISecret) + ", Authorization"}
 	varyEncodingOnCallers           = []string{varyAcceptEncoding[0], varyOnCallers[0]}

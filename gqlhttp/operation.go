@@ -1,13 +1,5 @@
 package gqlhttp
 
-// This file makes one scope per GraphQL operation of a live connection.
-// A POST or GET is one operation in one HTTP request, and the middlewares
-// of the /graphql route make its scope (loaders, deadline, rate limit,
-// access log). A WebSocket carries many operations in one upgrade request,
-// and an SSE stream may carry a query: operationScope, around the
-// executor those transports are handed, gives each of them what that
-// request cannot, when gqlgen starts it.
-
 import (
 	"context"
 	"paygraph/graph/errcode"
@@ -22,52 +14,28 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the per-operation scope of the live transports, the
-// executor the WebSocket and SSE transports are handed (exec, with the
-// connection c):
-//
-//   - before gqlgen's first mutator runs for an operation of a WebSocket,
-//     its own scope (internal/opscope) is made below the connection's
-//     sealed one, with fresh loaders (graph.WithOperationLoaders: nothing
-//     cached outlives the operation) and its bound on REST calls in
-//     flight: whatever the mutators decode, plan or record for it (its
-//     variables, its cost plan and REST-call account) is the operation's,
-//     never the connection's, and is dropped with it when a mutator
-//     refuses it;
-//   - after the mutators (the query limits and the rate limit, which
-//     operationCharge (charge.go) charges to OperationBudget), a session
-//     token past its expiry refuses it, UNAUTHENTICATED, and so does an
-//     operation past MaxOperations in flight on its connection
-//     (RATE_LIMITED): refused there, an operation starts no goroutine,
-//     and its answer is written by the read loop, which a client that
-//     stops reading thus stops too;
-//   - when it starts, its scope is put below the context gqlgen gives
-//     the operation (its cancellation), and gets its access-log line and,
-//     for a query or mutation (WebSocket or SSE), RequestTimeout.
-//
-// An operation of an SSE stream is the stream's one request: the
-// request's scope is the operation's.
-//
-// It wraps the executor rather than being a gqlgen extension, so that the
-// operations of every other request (POST, GET) do not pay for it: gqlgen
-// runs an extension's interceptor, a closure made for it, for every
-// operation of the server (issue 25).
+// operationScope is the executor the live transports are handed: it gives
+// each operation of a WebSocket what a request's middlewares give a POST.
+// Before gqlgen's mutators run, the operation gets its own scope below the
+// connection's, with fresh loaders (nothing cached outlives the operation)
+// and its bound on REST calls, so that what they record is never the
+// connection's. After them, a session token past its expiry refuses it
+// (UNAUTHENTICATED), as does an operation past MaxOperations in flight
+// (RATE_LIMITED). When it starts, it gets its access-log line and, for a
+// query or mutation (WebSocket or SSE), RequestTimeout. An SSE stream's
+// operation is its request's.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds
 	c *liveConn
 }
 
-// scopeStat is the key, in an accepted WebSocket operation's stats, of
-// the scope CreateOperationContext made for it, until DispatchOperation
-// takes it: the operation context is the one thing gqlgen hands from
-// one to the other.
+// scopeStat is the key, in a WebSocket operation's stats, of the scope
+// CreateOperationContext made for it, until DispatchOperation takes it.
 const scopeStat = "PaygraphOperationScope"
 
 // CreateOperationContext is exec's, in a WebSocket operation's own scope,
-// then the checks above: after every operation-context mutator, as the
-// last of them ran. A refused operation's scope is held by nothing once
-// this returns.
+// then the checks above.
 func (s operationScope) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	if s.c.ws {
 		ctx = s.newScope(ctx)
@@ -113,9 +81,8 @@ func (s operationScope) mutateOperationContext() *gqlerror.Error {
 		err.Extensions = map[string]any{"code": errcode.Unauthenticated}
 		return err
 	}
-	// Taken here, the last of the mutators, so that an operation that
-	// gets its slot is dispatched (gqlgen dispatches every operation whose
-	// context it made): interceptOperation gives it back when it ends.
+	// Taken last, so that an operation that gets its slot is dispatched:
+	// interceptOperation gives it back when it ends.
 	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
 		c.inFlight.Add(-1)
 		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
@@ -127,18 +94,10 @@ func (s operationScope) mutateOperationContext() *gqlerror.Error {
 
 func (s operationScope) interceptOperation(ctx context.Context, op *graphql.OperationContext, next graphql.OperationHandler) graphql.ResponseHandler {
 	c := s.c
-	// The operation's own context: gqlgen cancels it when the operation
-	// ended and its last message was written (WebSocket), or with the
-	// request (SSE).
-	opCtx := ctx
+	opCtx := ctx // gqlgen cancels it when the operation ends
 	end := func() {}
 	if c.ws {
-		// The operation's own scope, made before its mutators ran
-		// (CreateOperationContext), below gqlgen's context of it: what
-		// the connection proved (its caller, merchant and budget) is
-		// read through it, and what is the operation's (loaders, REST
-		// slots, deadline, access-log record) is filled in, one context
-		// value for them all.
+		// The scope made before the mutators, below gqlgen's context.
 		if sc, ok := op.Stats.GetExtension(scopeStat).(context.Context); ok {
 			op.Stats.SetExtension(scopeStat, nil)
 			ctx = opscope.Under(sc, ctx)
@@ -164,10 +123,8 @@ func (s operationScope) interceptOperation(ctx context.Context, op *graphql.Oper
 		}
 		opscope.Seal(ctx) // complete: the operation's goroutines only read it
 	}
-	// It ends when its handler says it has no more answers (its last one
-	// is written by then: the slot is free before gqlgen writes its
-	// complete, so a client that waits for that to send the next one is
-	// never refused), or when its context ends, whichever comes first.
+	// It ends when its handler has no more answers (so its slot is free
+	// before gqlgen writes complete), or when its context ends.
 	var once sync.Once
 	finish := func() { once.Do(end) }
 	context.AfterFunc(opCtx, finish)

@@ -20,24 +20,15 @@ import (
 )
 
 // AddTransports gives srv the transports the /graphql edge accepts:
-// OPTIONS (gqlgen's), GET (queryGET, ours) and POST with a JSON body
-// (jsonPOST, ours); both of ours answer through exchange.go, so that GET
-// and POST answer a request the same way. With live, the streams of
-// subscriptions too: SSE and WebSocket (gqlgen's, live.go), added first so
-// that they take the GETs that ask for a stream; a POST that asks for no
-// stream is tried for jsonPOST before all of them (plainPOST), which no
-// request's transport changes. Methods refuses, with a
-// code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES) is
-// the transports' last check of what they write, behind the response
-// budget (graph.ResponseBudget), and means what graph.ServerConfig's
-// MaxResponseBytes means: 0, graph.DefaultMaxResponseBytes; negative, no
-// bound.
+// OPTIONS (gqlgen's), GET and JSON POST (ours, answering through
+// exchange.go) and, with live, the subscription streams (live.go).
+// maxResponse is the transports' last check of what they write, behind
+// the response budget: 0, graph.DefaultMaxResponseBytes; negative, none.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = graph.DefaultMaxResponseBytes
 	}
-	// gqlgen asks each transport in turn: a plain JSON POST, nearly every
-	// request, is asked for first (plainPOST).
+	// gqlgen asks each transport in turn: a plain JSON POST first.
 	srv.AddTransport(plainPOST{jsonPOST{maxResponse: maxResponse}})
 	srv.AddTransport(transport.Options{})
 	// Each operation's REST-call estimate is charged by the edge, after
@@ -50,13 +41,10 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	srv.AddTransport(jsonPOST{maxResponse: maxResponse})
 }
 
-// jsonPOST is the POST transport. It is ours rather than gqlgen's
-// transport.POST because gqlgen's writes some failures itself, without an
-// extensions.code and echoing the whole body back in the message (a
-// caller's body may hold anything, secrets included); this one reads the
-// body whole (it is bounded by RequestSize), decodes it once, and answers
-// every failure with a code and a fixed message. It checks the size of what it writes against maxResponse: the
-// last line of the response budget.
+// jsonPOST is the POST transport. It is ours because gqlgen's answers some
+// failures without a code, echoing the body (which may hold secrets) in
+// the message; this one answers every failure with a code and a fixed
+// message.
 type jsonPOST struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
@@ -68,11 +56,8 @@ func (jsonPOST) Supports(r *http.Request) bool {
 }
 
 // plainPOST is jsonPOST for the POSTs that ask for no event stream:
-// exactly those that none of the transports before jsonPOST takes
-// (OPTIONS, SSE, WebSocket, GET), so that, asked first, it answers them
-// as jsonPOST would after those four said no (issue 25: gqlgen's
-// getTransport asked five transports a POST, 1 % of a single payment's
-// CPU; TestPlainPOSTFirst).
+// exactly those no transport before jsonPOST takes, so that asked first
+// it answers them as jsonPOST would (TestPlainPOSTFirst).
 type plainPOST struct{ jsonPOST }
 
 func (t plainPOST) Supports(r *http.Request) bool {
@@ -82,10 +67,8 @@ func (t plainPOST) Supports(r *http.Request) bool {
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	// The body is bounded before it gets here (RequestSize): it is read
-	// whole into a buffer of the pool, decoded (the decoded values copy
-	// what they keep), and the buffer given back before the operation
-	// runs.
+	// The body, bounded by RequestSize, is read into a pooled buffer that
+	// is given back before the operation runs (the decoded values copy).
 	bp := postBufs.Get().(*[]byte)
 	body, err := readBody(r.Body, r.ContentLength, (*bp)[:0])
 	if err != nil {
@@ -164,18 +147,14 @@ func isBatch(body []byte) bool {
 	return len(body) > 0 && body[0] == '['
 }
 
-// maxBatchAnswers bounds the answer to a batch: past it, one error (a
-// batch body is under MAX_BODY_BYTES, but 64 KiB of "{}," would be 20,000
-// answers).
+// maxBatchAnswers bounds the answer to a refused batch: past it, one error.
 const maxBatchAnswers = 100
 
-// msgBatch refuses a batch (a JSON array of operations, as Apollo's
-// BatchHttpLink sends), in each operation's answer.
 const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
-// refuseBatch answers a batch that reached the POST transport (batches
-// are not served: MAX_BATCH is 0) with one refusal per entry.
+// refuseBatch answers a batch that reached the POST transport (MAX_BATCH
+// is 0) with one refusal per entry.
 func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
 	var entries []json.RawMessage
 	if json.Unmarshal(batch, &entries) != nil || len(entries) == 0 || len(entries) > maxBatchAnswers {

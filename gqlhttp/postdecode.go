@@ -1,18 +1,10 @@
-// The POST body's decoder: the common body (an object of query,
-// operationName, variables, extensions and documentId, each once, with
-// plain keys) is decoded by hand, without encoding/json's reflection and
-// byte-by-byte scanner; every other body, and every body in doubt, goes to
-// encoding/json. docs/performance.md has what it gains.
-//
-// This mirrors encoding/json's decoding of graphql.RawParams (with
-// documentId) under Decoder.UseNumber: a member's value, null, a duplicate
-// key, a case-folded key, and what follows the first value left unread.
-// It handles only a subset it can decode exactly and hands everything
-// else (escapes \u, invalid UTF-8, unknown or repeated members, wrong
-// types, bad syntax) to encoding/json, so a difference can only be a
-// subset decoded differently: TestDecodePOSTDifferential and
-// FuzzDecodePOST compare both on every input. Every string it returns is
-// a copy: nothing decoded points into the body's buffer.
+// The POST body's decoder: the common body (query, operationName,
+// variables, extensions and documentId, each once, with plain keys) is
+// decoded by hand; every other body, and every body in doubt (\u escapes,
+// invalid UTF-8, unknown or repeated members, wrong types, bad syntax),
+// goes to encoding/json, which it mirrors (graphql.RawParams under
+// UseNumber): TestDecodePOSTDifferential and FuzzDecodePOST compare both.
+// Every string it returns is a copy: nothing points into the body's buffer.
 
 package gqlhttp
 
@@ -35,8 +27,7 @@ type postBody struct {
 }
 
 // decodePOSTJSON is the reference decoder: encoding/json, the first
-// JSON value of body (what follows it is not read, as before), numbers as
-// json.Number.
+// JSON value of body (what follows it is not read), numbers as json.Number.
 func decodePOSTJSON(body []byte, req *postBody) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -235,9 +226,7 @@ func (d *fastDecoder) str() (string, fastStatus) {
 	j := start
 	plain, ascii, closed := true, true, false
 	for !closed && j < len(b) {
-		// Eight bytes at a time while they are plain ASCII (a query is
-		// mostly that): aliases20's 1.9 KB query took 7.7 % of the
-		// operation's CPU a byte at a time (issue 25).
+		// Eight bytes at a time while they are plain ASCII.
 		for j+8 <= len(b) && swar.Plain(binary.LittleEndian.Uint64(b[j:])) {
 			j += 8
 		}
@@ -282,12 +271,8 @@ func (d *fastDecoder) str() (string, fastStatus) {
 	if plain {
 		return string(raw), fastOK
 	}
-	// One allocation of the string's size at most (a builder's, which
-	// String does not copy), the plain runs between escapes copied whole:
-	// appended byte by byte, nodes(ids: [100 ids])'s 4 KB query, 200
-	// escaped quotes, grew a buffer 10 times (21 KB a request) and then
-	// copied it again into its string, a flood of refused requests'
-	// largest cost (issue 22).
+	// One allocation of the string's size at most, the plain runs between
+	// escapes copied whole.
 	var out strings.Builder
 	out.Grow(len(raw))
 	for {

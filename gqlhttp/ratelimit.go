@@ -1,6 +1,3 @@
-// The merchant budgets of an operation's REST calls (package ratelimit
-// decides; admission.go decides whose; this file charges and answers).
-
 package gqlhttp
 
 import (
@@ -39,10 +36,8 @@ func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Er
 	return b.a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(d, restCalls))
 }
 
-// setHeaders sets the headers of the request's decisions: after an
-// operation's charge, the tighter of the two. When that is the edge's,
-// which the admission step set already (and no operation's charge replaced since),
-// the headers are left as they are: the same lines, not written again.
+// setHeaders sets the headers of the tighter of the request's two
+// decisions, once the operation is charged (the edge's are set already).
 func (b *restCallBudget) setHeaders(h http.Header) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -60,14 +55,13 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 	b.restSet = true
 }
 
-// ConnectionBudget is OperationBudget's: the budget of every operation of
-// a WebSocket connection (Live.Budget).
+// ConnectionBudget is the budget of every operation of a WebSocket
+// connection (Live.Budget).
 type ConnectionBudget struct{ a *Admission }
 
 var _ budget = (*ConnectionBudget)(nil)
 
-// left: an operation of a connection has no charge of its own to report
-// (its receipt carries no budget).
+// left: a connection's operation's receipt carries no budget.
 func (*ConnectionBudget) left() (graph.BudgetLeft, bool) { return graph.BudgetLeft{}, false }
 
 // peek is a dry run's check, charging nothing.
@@ -102,9 +96,8 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 	}
 }
 
-// left is what the operation's charge left of the merchant's
-// REST-call budget (the RateLimit header's figure when it names that
-// budget); ok false when nothing was charged.
+// left is what the operation's charge left of the merchant's REST-call
+// budget; ok false when nothing was charged.
 func (b *restCallBudget) left() (graph.BudgetLeft, bool) {
 	b.mu.Lock()
 	d := b.rest
@@ -171,12 +164,10 @@ func limitedMessage(d ratelimit.Decision) string {
 	return fmt.Sprintf("rate limit reached: this merchant has spent its %s budget; retry after %d s", what, d.RetryAfterSeconds())
 }
 
-// maxDrain is how much of a refused request's body is read (and thrown
-// away, never decoded) before the answer: net/http's own bound for the
-// same purpose (maxPostHandlerReadBytes). A body left unread is in the
-// socket when a Connection: close request's connection is closed, and the
-// kernel then resets it, so the client may lose the 429 itself
-// (TestHostileClients' 300 connections saw 7 such failures without it).
+// maxDrain is how much of a refused request's body is read and thrown away
+// before the answer (net/http's maxPostHandlerReadBytes): a body left
+// unread when the connection closes makes the kernel reset it, and the
+// client may lose the 429.
 const maxDrain = 256 << 10
 
 func drain(r *http.Request) {

@@ -1,17 +1,3 @@
-// Holding the answers refused to callers the REST API has not accepted
-// (issue 22): a request refused by the anonymous budget or by the bounds
-// on unaccepted credential pairs is answered after a delay, as nginx's
-// limit_req delays excess requests, so that a closed-loop flood of them
-// sends a handful of requests a second instead of thousands.
-//
-// One client address (ClientAddr's, as the per-address budgets read it)
-// holds at most a share of the held answers (refusalShare); past it, or
-// past the cap, a refusal is answered at once with its connection closed,
-// and the peer is reported (OnPastShare) so that the listener closes the
-// address's new connections for as long as a held answer would wait: the
-// flood's senders then wait as if held, at the cost of an accept, and one
-// address gets a few answers a second however many senders it runs.
-
 package gqlhttp
 
 import (
@@ -26,36 +12,26 @@ import (
 	"paygraph/restclient"
 )
 
-// Defaults of REFUSAL_DELAY_MAX and of the refusals held (the gateway
-// holds an eighth of HTTP_MAX_CONNECTIONS).
 const (
-	// DefaultRefusalDelayMax is one second: the Retry-After every such
-	// refusal carries at least, so a client that honours it loses nothing.
+	// DefaultRefusalDelayMax is the Retry-After every such refusal carries
+	// at least, so a client that honours it loses nothing.
 	DefaultRefusalDelayMax = time.Second
-	// DefaultRefusalDelayMaxHeld bounds what holding costs a replica: a
-	// held request is a parked goroutine with its connection (about 10 KB),
-	// so 256 of them cost a few MB of a 2-core pod's memory.
+	// DefaultRefusalDelayMaxHeld bounds what holding costs: each is a
+	// parked goroutine with its connection.
 	DefaultRefusalDelayMaxHeld = 256
 )
 
-// RefusalDelay holds the answers to refused requests of callers the REST
-// API has not accepted: every such refusal costs the replica CPU (reading
-// and dropping the body, the middleware chain, the answer, its access-log
-// line, about 0.25 ms), and 16 closed-loop senders sent about 2,600 a
-// second, enough on 2 cores to take a merchant's p99 to 2-3 times its
-// unloaded figure. Held for its Retry-After (at most Max), a sender sends
-// one request a Retry-After instead.
+// RefusalDelay holds the answers refused to callers the REST API has not
+// accepted (the anonymous budgets, the bounds on unaccepted pairs, a 401
+// or 403 of the REST API to the pair) for their Retry-After, at most max,
+// as nginx's limit_req delays excess requests: a closed-loop flood then
+// sends a few requests a second instead of thousands, each costing CPU.
+// An accepted merchant's own 429s are never held.
 //
-// Bounded: at most MaxHeld answers are held at once per replica (past
-// that, a refusal is answered at once, as without the delay); a held
-// answer is freed when its client leaves (the request's context) and at
-// shutdown (Close). A merchant the REST API accepted is never held (its
-// own 429s stay immediate): only the anonymous budgets and the bounds on
-// unaccepted pairs (Admission) mark a request refused, in the request's scope, as
-// does a 401 or 403 of the REST API to the request's pair
-// (restclient.Refused: an invented pair's first call, whose Retry-After
-// is the maximum), and the admission step holds the answer when it is
-// written (AdmissionConfig.Delay).
+// Bounded: at most maxHeld answers at once, and one client address at
+// most its share; past it a refusal is answered at once with its
+// connection closed, and the peer reported (OnPastShare). A held answer is
+// freed when its client leaves and at Close.
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64
@@ -70,21 +46,19 @@ type RefusalDelay struct {
 
 	mu     sync.Mutex
 	byAddr map[string]int // held now per address key; at most maxHeld keys
-	// timer starts a timer of d: its channel and its stop (a fake clock
-	// in tests).
+	// timer starts a timer of d (a fake clock in tests).
 	timer func(d time.Duration) (<-chan time.Time, func() bool)
 }
 
 // refusalShareDivisor: one address holds at most a sixteenth of the held
-// answers (at least one): 16 of the default 256, 16 answers a second.
+// answers (at least one).
 const refusalShareDivisor = 16
 
 // refusalShare is one address's share of maxHeld held answers.
 func refusalShare(maxHeld int) int { return max(1, maxHeld/refusalShareDivisor) }
 
 // NewRefusalDelay returns a RefusalDelay of at most max per answer and
-// maxHeld answers at once (refusalShare of them per client address, read
-// behind trusted as ClientAddr reads it); max or maxHeld 0 holds nothing.
+// maxHeld answers at once; max or maxHeld 0 holds nothing.
 func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *RefusalDelay {
 	return &RefusalDelay{max: max, maxHeld: int64(maxHeld), share: refusalShare(maxHeld), trusted: trusted,
 		byAddr: make(map[string]int), done: make(chan struct{}),
@@ -94,11 +68,10 @@ func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *Re
 		}}
 }
 
-// OnPastShare sets f to be told the peer (the connection's, never a
-// trusted proxy) of each refusal held while its address holds half its
-// share of the held ones or more, and of each answered at once past it
-// (or past the cap), whose connection is closed: the listener closes the
-// address's new connections for a while (gateway/conns.go).
+// OnPastShare sets f to be told the peer (never a trusted proxy) of each
+// refusal held while its address holds half its share or more, and of
+// each answered at once past it: the listener then closes the address's
+// new connections for a while.
 func (d *RefusalDelay) OnPastShare(f func(peer netip.Addr)) {
 	if d != nil {
 		d.onPast = f
@@ -118,10 +91,9 @@ func (d *RefusalDelay) Close() {
 	}
 }
 
-// wrap is w and r with the refusal mark below it: the answer of a
-// request marked refused (Admission.refuse, the admit check, a pair the
-// REST API refused) is held when it is written. WebSocket and SSE
-// requests are left as they are: their refusals are per operation.
+// wrap is w and r with the refusal mark below it: the answer of a request
+// marked refused is held when it is written. Streams are left as they are:
+// their refusals are per operation.
 func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	if d == nil || d.max <= 0 || d.maxHeld <= 0 ||
 		FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
@@ -135,9 +107,9 @@ func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.Respon
 }
 
 // wait holds the caller for retryAfter (0: max), at most max, and returns
-// true, unless MaxHeld answers are held already or key's share of them
-// (false, at once); it returns at once when ctx ends or at Close. full is
-// called when this answer takes key to half its share or more.
+// true, unless maxHeld answers or key's share are held already (false);
+// it returns at once when ctx ends or at Close. full is called when this
+// answer takes key to half its share or more.
 func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string, full func()) bool {
 	if retryAfter <= 0 || retryAfter > d.max {
 		retryAfter = d.max
@@ -178,7 +150,7 @@ func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key s
 
 // refusalMark is what the refusals below the middleware record: refused
 // with a Retry-After (nanoseconds, 0: none), and whether any operation of
-// the request was admitted (a batch with one admitted entry is not held).
+// the request was admitted (then it is not held).
 type refusalMark struct {
 	refused    atomic.Bool
 	retryAfter atomic.Int64
@@ -192,9 +164,8 @@ func refusalMarkFrom(ctx context.Context) *refusalMark {
 	return m
 }
 
-// markRefused records that the request was refused by a budget of callers
-// the REST API has not accepted, to be retried after retryAfter (0: not
-// said). No-op without a RefusalDelay above.
+// markRefused records that the request was refused, to be retried after
+// retryAfter (0: not said). No-op without a RefusalDelay above.
 func markRefused(ctx context.Context, retryAfter time.Duration) {
 	if m := refusalMarkFrom(ctx); m != nil {
 		m.retryAfter.Store(int64(retryAfter))
@@ -243,9 +214,7 @@ func (w *refusalWriter) hold() {
 	}
 }
 
-// full reports the peer when its address holds half its share or more:
-// the listener holds the address's new connections off as long as it
-// keeps being reported.
+// full reports the peer when its address holds half its share or more.
 func (w *refusalWriter) full() {
 	if peer, ok := w.peer(); ok && w.d.onPast != nil {
 		w.d.onPast(peer)
@@ -271,11 +240,9 @@ func (w *refusalWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-// Flush holds first, then passes the flush on when the writer can.
 func (w *refusalWriter) Flush() {
 	w.hold()
 	_ = http.NewResponseController(w.ResponseWriter).Flush()
 }
 
-// Unwrap lets http.ResponseController reach the underlying writer.
 func (w *refusalWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -6,17 +6,13 @@ import (
 	"io"
 	"net/http"
 	"paygraph/graph/errcode"
-
 )
 
 // RequestSize is the middleware that bounds the request body at maxBytes
-// before anything reads it: a body announced larger (Content-Length) is
-// refused at once, 413 BAD_USER_INPUT; one of unknown length (chunked) is
-// read here, up to one byte more than maxBytes, so that an oversized one is
-// a 413 too rather than a decode error further down; any other is read
-// through http.MaxBytesReader, which the POST transport turns into a 413 if
-// the body turns out longer than announced. A maxBytes below 1 accepts only
-// empty bodies.
+// before anything reads it: a body announced larger is refused at once,
+// 413 BAD_USER_INPUT; one of unknown length (chunked) is read here, so that
+// an oversized one is a 413 too; any other is read through
+// http.MaxBytesReader.
 func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	maxBytes = max(maxBytes, 0)
 	return func(next http.Handler) http.Handler {

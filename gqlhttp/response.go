@@ -30,7 +30,6 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 		writeTooLarge(w, maxBytes) // without copying the data first
 		return
 	}
-	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
 	var ext []byte             // the extensions, as json.Marshal writes them
 	var receipt *graph.Receipt // or the one extension, a cost receipt that writes itself
 	var receiptKey string
@@ -41,13 +40,8 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 	}
 	if resp != nil && len(resp.Errors) == 0 && (len(resp.Extensions) == 0 || ext != nil || receipt != nil) && resp.Label == "" &&
 		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 {
-		// The common case: gqlgen's data is already encoded, valid JSON.
-		// json.Marshal would re-validate it with its scanner and compact
-		// and escape it into a copy; appendMarshalled writes the same bytes
-		// in one pass (docs/perf-log/2026-11-benchmarks.md, issue 14: json.Marshal was 8.9 % of
-		// List100's CPU, since every sandbox page holds a '&' and a '<').
-		// One Write (a pooled buffer): the ResponseWriter, and the
-		// middleware wrapping it, see the body as json.Marshal's.
+		// The common case: gqlgen's data is already valid JSON, written as
+		// json.Marshal would write it, in one Write of a pooled buffer.
 		bp := responseBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], `{"data":`...)
 		if compact {
@@ -87,11 +81,8 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 }
 
 // lengthValues caches Content-Length header values, one a slot (the
-// length mod 64): the same query over the same data answers the same
-// length (a screen polled, a benchmark's loop), and then its header
-// costs no allocation (a new one costs two). A value the header maps
-// share is never changed in place: its cap is 1, so Header.Add copies it,
-// and Set and Del replace or drop the map's entry.
+// length mod 64). A shared value is never changed in place: its cap is 1,
+// so Header.Add copies it.
 var lengthValues [64]atomic.Pointer[lengthValue]
 
 type lengthValue struct {
@@ -115,15 +106,9 @@ func lengthHeader(n int) []string {
 // has written no more when it returns has its length set by net/http.
 const chunkingAfter = 2048
 
-// writeWhole writes b, the whole answer, with a Content-Length when it
-// is longer than net/http's 2 KiB (bufferBeforeChunkingSize) and w is an
-// http.ResponseWriter whose header is not yet written (after that a
-// header is ignored). Past 2 KiB net/http would send it chunked: a chunk
-// header formatted with fmt for the gateway, a chunk parser for the
-// client, and no length to size its buffer by. Shorter answers get their
-// length from net/http itself (without the two allocations of a header
-// value). gzhttp, when it compresses, drops the length it no longer
-// matches.
+// writeWhole writes b, the whole answer, with a Content-Length when it is
+// longer than chunkingAfter (net/http would send it chunked; shorter ones
+// get their length from net/http). gzhttp drops it when it compresses.
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
@@ -133,9 +118,7 @@ func writeWhole(w io.Writer, b []byte) {
 	_, _ = w.Write(b)
 }
 
-// marshalExtensions is json.Marshal(ext), or nil when it fails. One
-// entry (the cost receipt) is written without the map's reflection and
-// key sort: its key is one of the gateway's plain names.
+// marshalExtensions is json.Marshal(ext), or nil when it fails.
 func marshalExtensions(ext map[string]any) []byte {
 	if len(ext) == 1 {
 		for k, v := range ext {
@@ -195,19 +178,10 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 const maxPooledResponse = 1 << 20
 
 // appendMarshalled appends to dst what json.Marshal writes for
-// json.RawMessage(data) when data is valid JSON: data compacted (the
-// whitespace between tokens dropped) and HTML-safe ('<', '>', '&' as
-// \u003c, \u003e, \u0026; U+2028 and U+2029 as \u2028, \u2029; invalid
-// UTF-8 passed through, as json.Marshal passes it in a RawMessage). It
-// does not validate: the data is gqlgen's own encoding, and invalid JSON
-// (which json.Marshal would refuse) is written as it is.
-// FuzzAppendMarshalled checks it against json.Marshal.
-//
-// Kept because it pays (issue 25, BenchmarkAppendMarshalled, go1.26.8,
-// medians of 3 on a busy 2-core machine): one payment's response 1.2 µs
-// and no allocation against json.Marshal's 7.6 µs and one; a 100-item
-// page 130 µs against 988 µs (7.6x). Delete it if json.Marshal (or v2's
-// jsontext) comes within 1.5x on the page.
+// json.RawMessage(data) when data is valid JSON: compacted and HTML-safe
+// ('<', '>', '&', U+2028, U+2029 escaped). It does not validate: the data
+// is gqlgen's own encoding (FuzzAppendMarshalled checks it against
+// json.Marshal).
 func appendMarshalled(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	inString := false
@@ -251,16 +225,10 @@ var special = [256]bool{
 	' ': true, '\t': true, '\n': true, '\r': true,
 }
 
-// appendHTMLSafe appends compact JSON data (nothing between its tokens) as
-// appendMarshalled would: only '<', '>', '&', U+2028 and U+2029 change,
-// wherever they are, since none of them can be the byte a backslash
-// escapes (a quote, a backslash or a letter). Without strings to track,
-// each of the four bytes that can start a change is found by
-// bytes.IndexByte (the runtime's vector search), its next place kept
-// until it is passed, so an answer without any is four searches and one
-// copy. (Eight bytes at a time in Go was about 35 instructions a word:
-// 13.5k of aliases20's 180k.) FuzzAppendHTMLSafe
-// checks it against json.Marshal.
+// appendHTMLSafe appends compact JSON data as appendMarshalled would: only
+// '<', '>', '&', U+2028 and U+2029 change, wherever they are (none can be
+// a byte a backslash escapes), each found by bytes.IndexByte
+// (FuzzAppendHTMLSafe checks it against json.Marshal).
 func appendHTMLSafe(dst, data []byte) []byte {
 	const stops = "<>&\xe2"
 	var next [len(stops)]int // the next place of each stop byte at or after the last one handled; len(data): none

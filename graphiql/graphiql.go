@@ -1,16 +1,9 @@
 // Package graphiql serves GraphiQL, the in-browser GraphQL IDE, entirely
 // from the binary: the page at "/" and its JavaScript and CSS under
-// "/graphiql/" are embedded with go:embed (GraphiQL 3 and React 18 UMD
-// bundles from the npm registry at the versions in assets/VERSIONS.md,
-// refreshed by scripts/update-graphiql.sh), so it works with no internet
-// access. The page loads nothing from another origin, and its
-// Content-Security-Policy forbids it to.
-//
-// Mount the handler for both the page and its assets:
-//
-//	h := graphiql.Handler(graphiql.Options{Endpoint: "/graphql"})
-//	router.Handle("/", h)
-//	router.Handle("/graphiql/*", h)
+// "/graphiql/" are embedded (the versions in assets/VERSIONS.md, refreshed
+// by scripts/update-graphiql.sh), so it works with no internet access. The
+// page loads nothing from another origin, and its Content-Security-Policy
+// forbids it to.
 package graphiql
 
 import (
@@ -31,28 +24,20 @@ import (
 // Options configure the page.
 type Options struct {
 	// Endpoint is the GraphQL endpoint, a path on the page's own origin
-	// such as "/graphql" (the page's connect-src is 'self'); "" means
-	// "/graphql".
+	// (its connect-src is 'self'); "" means "/graphql".
 	Endpoint string
-	// Headers pre-fill GraphiQL's headers editor (sandbox mode: the demo
-	// x-api-key/x-api-secret). Nil or empty: nothing is pre-filled, and
-	// the page mentions no header at all.
+	// Headers pre-fill GraphiQL's headers editor; empty: nothing.
 	Headers map[string]string
-	// DefaultQuery pre-fills the query editor; "" leaves GraphiQL's own
-	// default.
+	// DefaultQuery pre-fills the query editor; "": GraphiQL's own.
 	DefaultQuery string
 	// Title is the page's title; "" means "GraphiQL".
 	Title string
-	// TokenReplaces, when set, shows a "session token" box above the
-	// editor: a token pasted there is sent as "Authorization: Bearer
-	// <token>", and the headers named here (the credential headers a
-	// token stands for) are left out of the headers editor's. Empty: no
-	// box.
+	// TokenReplaces, when set, shows a "session token" box: a token pasted
+	// there is sent as "Authorization: Bearer <token>" instead of the
+	// headers named here.
 	TokenReplaces []string
-	// RESTCalls shows the "REST calls" panel under the editors: the cost
-	// receipt (extensions.cost) of the operation just run, and its REST
-	// calls when the gateway's REST inspector puts them in it. It reads
-	// only the caller's own answers, in the caller's own browser.
+	// RESTCalls shows the "REST calls" panel: the cost receipt of the
+	// operation just run.
 	RESTCalls bool
 }
 
@@ -71,16 +56,15 @@ var pageHTML string
 var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 
 // CSP is the page's Content-Security-Policy. Scripts come only from the
-// gateway (no inline script: the options travel in a JSON data block that
-// init.js reads). GraphiQL's components (Radix UI, CodeMirror) insert
-// <style> elements at run time, hence 'unsafe-inline' for styles only; its
-// CSS inlines its fonts and icons as data: URLs.
+// gateway (the options travel in a JSON data block that init.js reads);
+// GraphiQL inserts <style> elements at run time, hence 'unsafe-inline' for
+// styles only.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // asset is one embedded file, served with a strong ETag and, when the
-// client accepts it, gzip-compressed (compressed once, on first use).
+// client accepts it, gzip-compressed (once, on first use).
 type asset struct {
 	name        string
 	contentType string
@@ -102,8 +86,8 @@ func (a *asset) gzipped() []byte {
 	return a.gz
 }
 
-// url is the asset's versioned URL, relative to the page (which is served
-// at "/"), so the page also works behind a path prefix.
+// url is the asset's versioned URL, relative to the page, so that the page
+// works behind a path prefix.
 func (a *asset) url() string { return strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash }
 
 var (
@@ -130,9 +114,9 @@ func loadAssets() map[string]*asset {
 			}
 			assetsByID[name] = &asset{name: name, contentType: ct, body: body, hash: hex.EncodeToString(sum[:8])}
 		}
-		for _, f := range []string{"assets/graphiql.min.js", "assets/graphiql.min.css",
-			"assets/react.production.min.js", "assets/react-dom.production.min.js"} {
-			add(vendored, f)
+		entries, _ := vendored.ReadDir("assets")
+		for _, e := range entries {
+			add(vendored, "assets/"+e.Name())
 		}
 		add(own, "init.js")
 		add(own, "page.css")
@@ -142,11 +126,9 @@ func loadAssets() map[string]*asset {
 
 // pageConfig is what init.js reads from the page's JSON block.
 type pageConfig struct {
-	Endpoint     string `json:"endpoint"`
-	Headers      string `json:"headers,omitempty"`
-	DefaultQuery string `json:"defaultQuery,omitempty"`
-	// TokenReplaces: Options.TokenReplaces (init.js draws the token box
-	// when it is set).
+	Endpoint      string   `json:"endpoint"`
+	Headers       string   `json:"headers,omitempty"`
+	DefaultQuery  string   `json:"defaultQuery,omitempty"`
 	TokenReplaces []string `json:"tokenReplaces,omitempty"`
 	RESTCalls     bool     `json:"restCalls,omitempty"`
 }
@@ -158,8 +140,7 @@ type pageData struct {
 }
 
 // Handler serves the GraphiQL page at "/" and "/index.html" and its assets
-// under "/graphiql/"; anything else is 404. It panics if the options
-// cannot be rendered (they always can: every value is escaped).
+// under "/graphiql/"; anything else is 404.
 func Handler(opts Options) http.Handler {
 	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces, RESTCalls: opts.RESTCalls}}
 	if d.Title == "" {
@@ -169,9 +150,7 @@ func Handler(opts Options) http.Handler {
 		d.Config.Endpoint = "/graphql"
 	}
 	if len(opts.Headers) > 0 {
-		// The headers editor holds JSON text; keys come out sorted.
-		// Left unescaped here (the editor shows the values as they are):
-		// the template escapes the whole block for the page.
+		// JSON text, left unescaped: the template escapes the whole block.
 		var b bytes.Buffer
 		enc := json.NewEncoder(&b)
 		enc.SetEscapeHTML(false)
@@ -181,9 +160,8 @@ func Handler(opts Options) http.Handler {
 		}
 		d.Config.Headers = strings.TrimSuffix(b.String(), "\n")
 	}
-	// The assets (4 MB) are hashed and the page rendered on the first
-	// request, not at start: a gateway that nobody opens GraphiQL on never
-	// reads them, and their pages stay out of its resident memory.
+	// The assets are hashed and the page rendered on the first request:
+	// a gateway nobody opens GraphiQL on never reads them.
 	var (
 		prepared sync.Once
 		assets   map[string]*asset
@@ -198,9 +176,8 @@ func Handler(opts Options) http.Handler {
 		d.Assets.ReactDOM = assets["react-dom.production.min.js"].url()
 		d.Assets.GraphiQL = assets["graphiql.min.js"].url()
 		d.Assets.Init = assets["init.js"].url()
-		// html/template escapes every value for its context: Title as HTML
-		// text, Config as JSON inside the <script type="application/json">
-		// block (with <, > and & as \u escapes, so no value can close it).
+		// html/template escapes every value for its context: no value can
+		// close the JSON <script> block.
 		var buf bytes.Buffer
 		if err := pageTemplate.Execute(&buf, d); err != nil {
 			panic("graphiql: page: " + err.Error())
@@ -245,8 +222,6 @@ func Handler(opts Options) http.Handler {
 		}
 		h.Set("Content-Type", a.contentType)
 		if r.URL.Query().Get("v") == a.hash {
-			// The page links each asset by its content hash: a new
-			// version is a new URL.
 			h.Set("Cache-Control", "public, max-age=31536000, immutable")
 		} else {
 			h.Set("Cache-Control", "public, no-cache")
