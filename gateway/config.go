@@ -48,12 +48,9 @@ type Config struct {
 	RESTStatusParam string
 	RESTTimeout     time.Duration
 	RESTMaxConc     int
-	// RESTMaxConcBurst is restclient.LimiterConfig.RequestBurst; zero
-	// (derive): a request never takes more than RESTMaxConc.
-	RESTMaxConcBurst int
-	RESTMaxInFlight  int
-	RESTMaxBody      int64
-	RESTMaxPage      int64
+	RESTMaxInFlight int
+	RESTMaxBody     int64
+	RESTMaxPage     int64
 	// Dropped are the warnings of dropped settings given (LoadConfig),
 	// logged at start.
 	Dropped []string
@@ -636,7 +633,6 @@ func (c *Config) derive(memLimit int64) {
 	// so that three others busy at once still find slots; the pairs not
 	// yet accepted together an eighth of that.
 	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
-	c.RESTMaxConcBurst = 0
 	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
 	if c.RESTUnaccepted.CallsPerSecond > 0 {
 		c.RESTUnaccepted.PerAddressPerSecond = max(1, c.RESTUnaccepted.CallsPerSecond/4)

@@ -193,7 +193,6 @@ func (g *Gateway) wire(o options) error {
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
-			RequestBurst:           cfg.RESTMaxConcBurst,
 			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{

@@ -87,7 +87,7 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 
 // fanOut calls g for every id, each call holding its slot of lim (nil:
 // none), on at most as many goroutines as the context may have calls in
-// flight (Limiter.width: its request's bound, or its burst): each of them
+// flight (Limiter.width: its request's bound): each of them
 // takes the next id left, makes its call and goes on to the next, so a
 // goroutine (and its grown stack) serves many calls, and a call's end
 // wakes no other goroutine of the fan-out to start the next: the one that

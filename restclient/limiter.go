@@ -39,16 +39,6 @@ type LimiterConfig struct {
 	// Unaccepted bounds the calls of credential pairs the REST API has not
 	// accepted yet (unaccepted.go); its zero value bounds nothing.
 	Unaccepted UnacceptedConfig
-	// RequestBurst, when above a request's own bound (WithRequestLimit),
-	// is the most REST calls that request may hold at once while its
-	// merchant has slots to spare: a call that finds its request's slots
-	// all taken takes a merchant slot all the same when, after it, the
-	// merchant still has the request's bound free (a fair share for its
-	// other requests) and the process has a slot free; otherwise it waits
-	// for its request's slot as before. The merchant's and the process's
-	// bounds hold as ever. 0 (the default): a request never holds more
-	// than its bound.
-	RequestBurst int
 }
 
 // Limiter is the one place REST calls wait for a slot: every call of a
@@ -61,10 +51,7 @@ type LimiterConfig struct {
 // occupies more than its share of the process pool: one merchant at its
 // cap leaves MaxInFlight - MaxInFlightPerMerchant slots to the others
 // (with the defaults, it takes four merchants at their caps to fill the
-// pool). With a RequestBurst, a call whose request's slots are all taken
-// may skip the request's slot when its merchant has more than the
-// request's bound to spare (borrow): the merchant's and the process's
-// slots are taken all the same.
+// pool).
 //
 // Merchants are keyed by an HMAC of the credential pair, never the
 // secret itself. A merchant's entry outlives its calls, so that its next
@@ -82,7 +69,6 @@ type LimiterConfig struct {
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
-	burst       int
 	gate        *gate // nil: every pair is a merchant at once
 
 	mu        sync.Mutex
@@ -123,7 +109,6 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	l := &Limiter{
 		process:     make(chan struct{}, process),
 		perMerchant: per,
-		burst:       cfg.RequestBurst,
 		merchants:   make(map[merchantKey]*merchantSlots),
 		sweepAt:     minKeptMerchants,
 	}
@@ -142,11 +127,9 @@ type requestSlots struct {
 	requestSem
 }
 
-// requestSem is a request's semaphore, and the calls it holds beyond it
-// (Limiter.borrow).
+// requestSem is a request's semaphore.
 type requestSem struct {
-	sem      chan struct{}
-	borrowed atomic.Int32
+	sem chan struct{}
 	// turn is the request's place in the merchant's and the process's
 	// queues (Limiter.queue): made at the first call that waits there.
 	turn atomic.Pointer[chan struct{}]
@@ -197,7 +180,6 @@ func requestSlotsFrom(ctx context.Context) *requestSem {
 type slot struct {
 	l        *Limiter
 	request  chan struct{}
-	borrowed *requestSem // the request whose bound it is beyond (borrow)
 	merchant *merchantSlots
 	key      merchantKey
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
@@ -218,16 +200,9 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 	}
 	req := requestSlotsFrom(ctx)
 	if req != nil {
-		select {
-		case req.sem <- struct{}{}:
-		default: // the request's slots are all taken
-			if l.burst > cap(req.sem) && l.borrow(&s, req) {
-				return s, nil
-			}
-			if err := take(ctx, req.sem); err != nil {
-				s.probe.end()
-				return slot{}, err
-			}
+		if err := take(ctx, req.sem); err != nil {
+			s.probe.end()
+			return slot{}, err
 		}
 		s.request = req.sem
 	}
@@ -246,34 +221,6 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		return slot{}, err
 	}
 	return s, nil
-}
-
-// borrow takes, without waiting, a merchant and a process slot for a call
-// of req beyond req's bound (LimiterConfig.RequestBurst): when req holds
-// fewer than the burst, the merchant keeps req's bound free after it, and
-// the process has a slot free. It reports whether it took them (into s).
-func (l *Limiter) borrow(s *slot, req *requestSem) bool {
-	if int(req.borrowed.Add(1)) > l.burst-cap(req.sem) {
-		req.borrowed.Add(-1)
-		return false
-	}
-	m := l.join(s.key)
-	if cap(m.sem)-len(m.sem) > cap(req.sem) {
-		select {
-		case m.sem <- struct{}{}:
-			select {
-			case l.process <- struct{}{}:
-				s.merchant, s.borrowed = m, req
-				return true
-			default:
-				<-m.sem
-			}
-		default:
-		}
-	}
-	l.leave(s.key, m)
-	req.borrowed.Add(-1)
-	return false
 }
 
 // take puts one token in sem, waiting while it is full unless ctx ends.
@@ -319,13 +266,12 @@ func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 }
 
 // width is how many calls of ctx may hold slots at once, as far as its
-// request knows: its request's bound (or its burst,
-// LimiterConfig.RequestBurst), else its merchant's; at most n (fanOut's
-// goroutines for n ids).
+// request knows: its request's bound, else its merchant's; at most n
+// (fanOut's goroutines for n ids).
 func (l *Limiter) width(ctx context.Context, n int) int {
 	w := l.perMerchant
 	if req := requestSlotsFrom(ctx); req != nil {
-		w = max(cap(req.sem), l.burst)
+		w = cap(req.sem)
 	}
 	return max(min(n, w), 1)
 }
@@ -377,9 +323,6 @@ func (s slot) release() {
 	}
 	if s.request != nil {
 		<-s.request
-	}
-	if s.borrowed != nil {
-		s.borrowed.borrowed.Add(-1)
 	}
 	s.probe.end()
 }
