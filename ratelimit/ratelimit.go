@@ -214,14 +214,6 @@ func New(cfg Config) (*Limiter, error) {
 	return l, nil
 }
 
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // Decision is the answer for one request.
 type Decision struct {
 	// Allowed: the request may run; when false, answer RATE_LIMITED

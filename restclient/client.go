@@ -175,16 +175,10 @@ func New(cfg Config) (*Client, error) {
 		user:        u.User,
 		basePath:    strings.TrimRight(u.Path, "/"),
 		baseRawPath: strings.TrimRight(u.EscapedPath(), "/"),
-		statusParam: cfg.StatusParam,
-		timeout:     cfg.Timeout,
+		statusParam: cmp.Or(cfg.StatusParam, "status"),
+		timeout:     cmp.Or(cfg.Timeout, DefaultTimeout),
 		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		maxPage:     cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes),
-	}
-	if c.statusParam == "" {
-		c.statusParam = "status"
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
 	}
 	c.slack = c.timeout / deadlineSlackDiv
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()

@@ -5,10 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -481,13 +481,7 @@ func (t *merchantTable) len() int {
 }
 
 // merchantTag is the name of key's circuit in OnMerchantBreakerChange.
-func merchantTag(key uint64) string {
-	s := strconv.FormatUint(key, 16)
-	for len(s) < 16 {
-		s = "0" + s
-	}
-	return s
-}
+func merchantTag(key uint64) string { return fmt.Sprintf("%016x", key) }
 
 // BreakerState is the process-wide circuit's state (CircuitClosed when
 // there are no circuits); merchants' circuits are not reflected.

@@ -239,10 +239,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 			}
 			continue // the probe's outcome is known: look again
 		}
-		addr := unknownAddressKey
-		if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
-			addr = a
-		}
+		addr := clientAddr(ctx)
 		t := &ticket{g: g, key: k}
 		if g.perAddress != nil {
 			if g.inFlight[addr] >= g.addrSlots {
@@ -273,7 +270,7 @@ func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr
 	if err := g.charge(ctx, cv, addr); err != nil {
 		return fail(err)
 	}
-	if err := waitSlot(ctx, g.slots); err != nil {
+	if err := take(ctx, g.slots); err != nil {
 		return fail(err)
 	}
 	t.slot = true
@@ -309,12 +306,10 @@ func (c *Client) Admit(ctx context.Context) error {
 		return nil
 	}
 	err := g.check(ctx, cv)
-	var e *Error
-	if errors.As(err, &e) {
-		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
-		return err
+	if err != nil {
+		g.remember(cv, err)
 	}
-	return nil
+	return err
 }
 
 // Merchant is who ctx's request is for every budget of the edge: the
@@ -394,10 +389,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	if d := cv.denied.Load(); d != nil && now < d.until {
 		return d.err
 	}
-	addr := unknownAddressKey
-	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
-		addr = a
-	}
+	addr := clientAddr(ctx)
 	g.mu.Lock()
 	if r, ok := g.refused[k]; ok && now < r.until {
 		g.mu.Unlock()
@@ -430,20 +422,6 @@ var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
 func waitFor(ctx context.Context, ch chan struct{}) error {
 	select {
 	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func waitSlot(ctx context.Context, sem chan struct{}) error {
-	select {
-	case sem <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -592,6 +570,14 @@ type clientAddrKey struct{}
 // their pair is not accepted, to addr's budget (AddressKey).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
+}
+
+// clientAddr is the budget key WithClientAddr put in ctx.
+func clientAddr(ctx context.Context) string {
+	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
+		return a
+	}
+	return unknownAddressKey
 }
 
 // AddressKey is the budget key of addr: the IPv4 address, or the IPv6
