@@ -99,10 +99,3 @@ func (s *localStore) evict(now int64) {
 		}
 	}
 }
-
-// len is how many merchants the store holds.
-func (s *localStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
-}

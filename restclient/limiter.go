@@ -379,24 +379,8 @@ func (l *Limiter) report(ctx context.Context, cv *credentialsValue, err error) {
 	}
 }
 
-// merchantKeyOf is the identity of a pair under the process's key (tests).
-func merchantKeyOf(c Credentials) merchantKey { return processMerchantKey.sum(c) }
-
 // short is the key's first 64 bits: the circuit breakers' table key.
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
-
-// inFlight reports the calls holding a slot of the process, and the
-// merchants with a call holding or waiting for a slot (tests).
-func (l *Limiter) inFlight() (calls, merchants int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range l.merchants {
-		if m.refs > 0 {
-			merchants++
-		}
-	}
-	return len(l.process), merchants
-}
 
 // Hold is c's limiter's Hold.
 func (c *Client) Hold(ctx context.Context) (*Held, error) {

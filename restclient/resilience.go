@@ -474,12 +474,6 @@ func (t *merchantTable) evict(now int64) {
 	}
 }
 
-func (t *merchantTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}
-
 // merchantTag is the name of key's circuit in OnMerchantBreakerChange.
 func merchantTag(key uint64) string { return fmt.Sprintf("%016x", key) }
 

@@ -554,16 +554,6 @@ func (g *gate) evictRefused(now int64) {
 	}
 }
 
-// counts reports the accepted and refused pairs and the probes (tests).
-func (g *gate) counts() (accepted, refused, probes int) {
-	g.amu.RLock()
-	accepted = len(g.accepted)
-	g.amu.RUnlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return accepted, len(g.refused), len(g.probes)
-}
-
 type clientAddrKey struct{}
 
 // WithClientAddr returns a context whose REST calls are charged, while
