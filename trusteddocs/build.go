@@ -16,13 +16,6 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-type manifestOperation struct {
-	ID   string `json:"id"`
-	Body string `json:"body"`
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
 // BuildManifest reads .graphql files and returns an Apollo persisted
 // query manifest: per operation (named, names unique) a body of the
 // operation and every fragment it uses, printed by gqlparser, with the
@@ -64,11 +57,7 @@ func BuildManifest(files []string) ([]byte, error) {
 	}
 	slices.SortFunc(ops, func(a, b *ast.OperationDefinition) int { return strings.Compare(a.Name, b.Name) })
 
-	out := struct {
-		Format     string              `json:"format"`
-		Version    int                 `json:"version"`
-		Operations []manifestOperation `json:"operations"`
-	}{Format: FormatApollo, Version: 1}
+	out := apolloManifest{Format: FormatApollo, Version: 1}
 	for _, op := range ops {
 		used := map[string]bool{}
 		if err := collectFragments(op.SelectionSet, fragments, used); err != nil {
