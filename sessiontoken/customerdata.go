@@ -23,28 +23,22 @@ const (
 	CustomerDataFull
 )
 
+var customerDataNames = [...]string{CustomerDataNone: "none", CustomerDataMasked: "masked", CustomerDataFull: "full"}
+
 // ParseCustomerData reads "full", "masked" or "none".
 func ParseCustomerData(s string) (CustomerData, error) {
-	switch s {
-	case "full":
-		return CustomerDataFull, nil
-	case "masked":
-		return CustomerDataMasked, nil
-	case "none":
-		return CustomerDataNone, nil
+	for c, name := range customerDataNames {
+		if c > 0 && name == s {
+			return CustomerData(c), nil
+		}
 	}
 	return 0, fmt.Errorf(`customerData %q is not "full", "masked" or "none"`, s)
 }
 
-// String is "full", "masked", "none", or "" for the zero value.
+// String is "full", "masked", "none", or "" for no level.
 func (c CustomerData) String() string {
-	switch c {
-	case CustomerDataFull:
-		return "full"
-	case CustomerDataMasked:
-		return "masked"
-	case CustomerDataNone:
-		return "none"
+	if int(c) < len(customerDataNames) {
+		return customerDataNames[c]
 	}
 	return ""
 }

@@ -1,6 +1,7 @@
 package sessiontoken
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -92,7 +93,7 @@ func NewKeyring(keys ...[]byte) (*Keyring, error) {
 		if len(k) != KeyBytes {
 			return nil, fmt.Errorf("TOKEN_KEYS: key %d is %d bytes, want %d", i+1, len(k), KeyBytes)
 		}
-		if allZero(k) {
+		if bytes.Count(k, []byte{0}) == len(k) {
 			return nil, fmt.Errorf("TOKEN_KEYS: key %d is all zero bytes", i+1)
 		}
 		pk, err := paseto.V4SymmetricKeyFromBytes(k)
@@ -162,15 +163,6 @@ func localKeyID(key []byte) string {
 	_, _ = io.WriteString(d, h)
 	_, _ = io.WriteString(d, paserk)
 	return h + base64.RawURLEncoding.EncodeToString(d.Sum(nil))
-}
-
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // String describes the keyring without a key (value receivers, so that a
