@@ -1,6 +1,4 @@
-// The in-process LRU of persisted queries, bounded by count and by bytes
-// (the sum of the queries' lengths): a count alone let 1,000 queries of
-// the longest query text keep 32 MB of a replica's heap (issue 22, item 3).
+// The in-process LRU of persisted queries, bounded by count and by bytes.
 
 package apqstore
 
@@ -12,16 +10,13 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// DefaultLocalBytes bounds the bytes of the queries the local LRU keeps
-// (the gateway: GOMEMLIMIT/40, at most this): 4 MiB holds the default 1,000 queries at 4 KiB each,
-// larger than a typical client's operation, and an eighth of what 1,000
-// queries of the longest text (32 KiB) could keep.
+// DefaultLocalBytes bounds the bytes of the queries the local LRU keeps:
+// the default 1,000 queries at 4 KiB each.
 const DefaultLocalBytes = 4 << 20
 
 // Local is a graphql.Cache[string] that keeps at most maxEntries queries
-// and at most maxBytes bytes of them (keys and queries), evicting the least
-// recently used. A query larger than maxBytes is not kept. It is safe for
-// concurrent use.
+// and maxBytes bytes of keys and queries, evicting the least recently used.
+// Safe for concurrent use.
 type Local struct {
 	mu         sync.Mutex
 	maxEntries int

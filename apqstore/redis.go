@@ -1,19 +1,11 @@
-// Package apqstore keeps Automatic Persisted Queries in Redis, so that a
-// query registered through one gateway replica can be sent by hash alone to
-// any other.
-//
-// It is a cache, never a dependency: every Redis operation has a short
-// deadline, an error or a timeout is a cache miss (the APQ extension then
-// answers PersistedQueryNotFound and the client resends the full query),
-// and after a failure Redis is left alone for a short backoff so that a
-// dead or black-holed server is not dialled on every request. A small
-// in-process LRU in front serves hot hashes without a round trip.
-//
-// What Redis holds is untrusted (anything that reaches it can write a
-// key): a query read back is served only when its text is the one its
-// key names (the key is the text's SHA-256), and is otherwise a miss,
-// counted (Stats.Mismatched, WithMismatchCounter), so that a key written
-// into Redis can never make a hash run another text.
+// Package apqstore keeps Automatic Persisted Queries in Redis, behind a
+// bounded in-process LRU, so that a query registered through one replica
+// can be sent by hash alone to any other. It is a cache, never a
+// dependency: every Redis operation has a short deadline, a failure is a
+// miss, and Redis is then left alone for a backoff. What Redis holds is
+// untrusted: a query read back is served only when its text is the one
+// its key (the text's SHA-256) names, so a key written into Redis can
+// never make a hash run another text.
 package apqstore
 
 import (
@@ -42,9 +34,7 @@ const (
 	maxKeyBytes          = 128 // an APQ key is a 64-character sha256 in hex
 )
 
-// hashKey reports whether query is the text key names: key is the
-// lower-case hex SHA-256 of query (the APQ protocol's sha256Hash, which
-// the GraphQL layer checks before it registers a query).
+// hashKey reports whether key is the lower-case hex SHA-256 of query.
 func hashKey(key, query string) bool {
 	sum := sha256.Sum256([]byte(query))
 	var hexSum [2 * sha256.Size]byte
@@ -123,15 +113,11 @@ func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mis
 // transition, not per request).
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
 
-// NewRedis returns a store on the Redis at url (redis://[user:pass@]host:port/db,
-// rediss:// for TLS, or unix://). ttl is how long a registered query lives
-// in Redis (0: 24h). Timeouts given as URL parameters (dial_timeout,
-// read_timeout, write_timeout) override the short defaults.
-//
-// It fails only on a bad URL or option. It pings Redis once with ctx: when
-// Redis is unreachable it logs a warning and returns a working store that
-// misses until Redis is back, so that a replica can start during a Redis
-// outage.
+// NewRedis returns a store on the Redis at url; ttl is how long a
+// registered query lives there (0: DefaultTTL). Timeouts given as URL
+// parameters override the short defaults. It fails only on a bad URL or
+// option: an unreachable Redis gives a store that misses until it is
+// back, so that a replica can start during a Redis outage.
 func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
 	s := settings{
 		prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes, maxValue: DefaultMaxValueBytes,
@@ -166,7 +152,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 		ro.PoolTimeout = s.opTimeout // waiting for a free connection
 	}
 	if ro.MaxRetries == 0 {
-		ro.MaxRetries = -1 // a retry would double the worst case: a miss is cheaper
+		ro.MaxRetries = -1 // a miss is cheaper than a retry
 	}
 	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true // no CLIENT SETINFO round trip on each new connection
@@ -186,7 +172,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 		mismatch:  s.mismatch,
 		errCount:  s.errCount,
 	}
-	_ = r.Ping(ctx) // when it fails, observe logs a warning and starts the backoff
+	_ = r.Ping(ctx) // a failure is logged and starts the backoff
 	return r, nil
 }
 
@@ -200,9 +186,8 @@ func (r *Redis) Ping(ctx context.Context) error {
 }
 
 // Get returns the query registered under key (its sha256): from the local
-// LRU, else from Redis. Any Redis failure is a miss, and so is a text read
-// from Redis that is not key's (checked on every read from Redis; the LRU
-// holds only checked texts and registered ones).
+// LRU, else from Redis. A Redis failure is a miss, and so is a text read
+// from Redis that is not key's.
 func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	if v, ok := r.local.Get(ctx, key); ok {
 		r.stats.localHits.Add(1)
@@ -243,9 +228,8 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	return v, true
 }
 
-// Add registers query under key, in the local LRU and in Redis with the
-// TTL. It waits for Redis at most the operation deadline and never fails:
-// a query Redis did not take is still served by this replica.
+// Add registers query under key, in the local LRU and in Redis; it never
+// fails (this replica still serves a query Redis did not take).
 func (r *Redis) Add(ctx context.Context, key, query string) {
 	r.local.Add(ctx, key, query)
 	if len(key) == 0 || len(key) > maxKeyBytes || len(query) > r.maxValue {
@@ -291,8 +275,8 @@ func (r *Redis) skipping() bool {
 	return until != 0 && time.Now().UnixNano() < until
 }
 
-// observe records the outcome of one operation: a failure starts a backoff
-// (unless the caller's own context ended, which says nothing about Redis).
+// observe records the outcome of one operation: a failure starts a
+// backoff, unless the caller's own context ended.
 func (r *Redis) observe(ctx context.Context, err error) {
 	if err == nil {
 		r.downUntil.Store(0)

@@ -10,10 +10,8 @@ import (
 )
 
 // gcra charges n units to the budget whose theoretical arrival time is
-// *tat (nanoseconds on the store's clock), at now. It is redis_rate's
-// script in integer nanoseconds: the budget is full when *tat <= now, a
-// charge moves *tat forward by n emission intervals, and a charge that
-// would move it more than tau past now is refused without changing it.
+// *tat, at now (nanoseconds on the store's clock): redis_rate's script in
+// integer nanoseconds. A refused charge changes nothing.
 func gcra(tat *int64, now int64, lim limit, n int) result {
 	t := max(*tat, now)
 	newTAT := t + int64(n)*lim.t
@@ -76,10 +74,9 @@ func (s *localStore) peek(merchant string, lim limit) result {
 	return gcra(&tat, now, lim, 0) // on a copy: nothing is stored
 }
 
-// evict makes room: first every entry that is full again (no state lost),
-// then, if more than three quarters of the cap are still live, the entries
-// closest to full down to three quarters. Sweeping to 3/4 rather than one
-// below the cap spreads the O(n log n) sweep over n/4 new merchants.
+// evict makes room: every entry that is full again (no state lost), then,
+// if more than three quarters of the cap are live, the entries closest to
+// full down to three quarters (spreading the sweep over n/4 inserts).
 func (s *localStore) evict(now int64) {
 	for k, e := range s.m {
 		if e.fullAt() <= now {
@@ -101,11 +98,4 @@ func (s *localStore) evict(now int64) {
 			delete(s.m, k)
 		}
 	}
-}
-
-// len is how many merchants the store holds.
-func (s *localStore) len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.m)
 }

@@ -1,85 +1,17 @@
 // Package ratelimit decides, before any REST call is made, whether one
-// merchant may run one more GraphQL request, so that no merchant (or one
-// buggy app release) can spend the REST API's capacity that the others
-// behind the same gateway fleet need.
-//
-// # Two budgets per merchant
-//
-// Each merchant has two GCRA (generic cell rate algorithm, a token bucket
-// kept as one timestamp) budgets: REST calls, the cost that matters to the
-// REST API (a request's cost is its complexity, counted in REST calls), and
-// requests, which bounds the work a merchant can cause with requests that
-// make no REST call (introspection, refused or failing ones). A request is
-// charged one request first and its REST calls second: a request refused
-// on requests spends no REST calls, and one refused on REST calls still
-// counts as a request (it arrived and was answered).
-//
-// # Settings (the composition root reads them; the defaults are here)
-//
-//	RATE_LIMIT_REST_CALLS_PER_SECOND  200   sustained REST calls per second per merchant (0: no REST-calls limit)
-//	RATE_LIMIT_REST_BURST             1000  REST calls a merchant may spend at once (0: no REST-calls limit)
-//	RATE_LIMIT_REQUESTS_PER_SECOND    200   sustained requests per second per merchant (0: no requests limit)
-//	RATE_LIMIT_REQUESTS_BURST         400   requests a merchant may send at once (0: no requests limit)
-//
-// Why these defaults: the documented heavy use, a 100-item page with every
-// join, costs about 101 REST calls, so 200 calls/s lets one merchant page
-// through two such lists a second, or make 200 single lookups a second,
-// without ever being refused. The burst is twice MAX_COMPLEXITY's 500: any
-// operation the complexity limit admits fits in a full bucket (an operation
-// that costs more than the burst is refused as TooCostly, since no wait
-// would make it fit; keep MAX_COMPLEXITY at or below the burst), and about
-// ten fully joined 100-item lists can run back to back. The requests rate
-// equals the REST-calls rate, so that a request making one REST call meets
-// the REST-calls limit first; the requests limit binds only requests that
-// make no REST call, and at 200/s such requests cost a replica about 3 % of
-// one core (0.14 CPU-s per 1,000 queries, docs/perf-log/2026-11-benchmarks.md). All four are per
-// merchant for the whole fleet when Redis is used. The REST API does not
-// publish its own limits: when its owners give one, set these below it.
-//
-// # Shared through Redis, local without it
-//
-// With a Redis client, every replica charges the same budget in Redis
-// through github.com/go-redis/redis_rate/v10 (v10.0.1), a small, well-known
-// GCRA on go-redis v9 (the client the project already uses): one EVALSHA of
-// a reviewed Lua script per budget, atomic in Redis, Redis's own clock for
-// every replica, keys that expire when they carry no state. Writing our own
-// Lua would mean owning that script and its edge cases.
-//
-// Without Redis the budgets are kept in memory by a GCRA with the same
-// arithmetic (so the figures in headers read the same from both), in a map
-// with bounded memory: an entry whose budget is full again carries no
-// state and is dropped first, and the map never holds more than
-// LocalMaxMerchants entries, about 120 bytes each (when it is full and nothing is idle, the
-// entries closest to full are dropped, which gives those merchants at most
-// the rest of their burst early).
-//
-// Redis is a shared counter, never a dependency: each Redis call has a
-// short deadline (50 ms by default; the client must have
-// ContextTimeoutEnabled so that the deadline reaches its sockets), and on
-// any error or timeout the request is decided by the local budgets
-// instead, so no request fails because of Redis. Redis is then left alone
-// for a backoff (1 s); after it, one request at a time probes Redis again,
-// and the first success goes back to the shared budgets. During an outage
-// each replica applies the full limits on its own, so the fleet admits up
-// to replicas × the limits.
-//
-// # Headers
-//
-// Decision.SetHeaders writes the RateLimit and RateLimit-Policy fields of
-// draft-ietf-httpapi-ratelimit-headers-11 (May 2026: both fields are
-// Structured Field Lists of String items with parameters; policy q, w,
-// service limit r, t), and Retry-After when a request is refused. A GCRA of
-// rate R and burst B is advertised as q=B per w=ceil(B/R) seconds (the
-// sustained rate, never more). REST calls are not a registered quota unit
-// (the draft's registry has requests, content-bytes, concurrent-requests),
-// so that policy names its unit in a vendor parameter, paygraph-unit.
-//
-// The merchant key is an opaque value the caller derives (a hash of the
-// credential pair, or a session token's merchant), never a secret; it is
-// stored in Redis keys and in memory, and never reaches OnDecision.
+// merchant may run one more GraphQL request, so that no merchant can spend
+// the REST API capacity the others need. Each merchant has two GCRA
+// budgets, REST calls (a request's complexity) and requests; a request is
+// charged one request first, then its REST calls. With Redis every replica
+// charges the same budgets (github.com/go-redis/redis_rate); without it,
+// or while Redis fails, budgets are kept in bounded memory with the same
+// arithmetic, so no request fails because of Redis. Decision.SetHeaders
+// writes the RateLimit fields of draft-ietf-httpapi-ratelimit-headers. The
+// merchant key is an opaque value the caller derives, never a secret.
 package ratelimit
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -89,6 +21,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -96,23 +29,23 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of the settings (see the package comment for why).
+// Defaults of the settings. 200 REST calls a second lets a merchant page
+// through two fully joined 100-item lists a second; the burst is twice
+// MAX_COMPLEXITY's 500, so that any operation the complexity limit admits
+// fits in a full bucket. The requests rate equals the REST-calls rate, so
+// it binds only requests that make no REST call.
 const (
 	DefaultRESTCallsPerSecond = 200
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
-	// The anonymous requests' budget (no credential pair, no session
-	// token), one a replica: a tenth of one merchant's, enough for a
-	// developer's GraphiQL or codegen introspection, small enough that
-	// anonymous senders cannot take a merchant's CPU (issue 22).
+	// The anonymous requests' budget, one a replica: enough for a
+	// developer's GraphiQL or codegen introspection, too small to take a
+	// merchant's CPU.
 	DefaultAnonymousPerSecond = 20
 	DefaultAnonymousBurst     = 40
-	// One client address's part of it (IPv6 by /64), charged first: a
-	// person in GraphiQL sends a document every few seconds, and a
-	// codegen tool's introspection at start-up is one to a few documents,
-	// which the burst admits at once; one address flooding gets 2 a
-	// second and leaves the shared budget to the others (issue 22).
+	// One client address's part of it (IPv6 by /64), charged first, so
+	// that one address flooding leaves the shared budget to the others.
 	DefaultAnonymousPerAddressPerSecond = 2
 	DefaultAnonymousPerAddressBurst     = 10
 
@@ -121,8 +54,7 @@ const (
 	DefaultLocalMaxMerchants = 10000
 
 	// MaxMerchantBytes is the longest merchant key kept as given; longer
-	// ones are replaced by their SHA-256, so that a caller's key cannot
-	// make an entry (or a Redis key) large.
+	// ones are replaced by their SHA-256 (bounded entries and Redis keys).
 	MaxMerchantBytes = 128
 )
 
@@ -163,27 +95,23 @@ type Config struct {
 	// disables the requests limit.
 	RequestsBurst int
 
-	// Redis, when not nil, holds the budgets shared by all replicas. A
-	// *redis.Client must have ContextTimeoutEnabled (New checks it). The
-	// Limiter does not close it.
+	// Redis, when not nil, holds the budgets shared by all replicas; a
+	// *redis.Client must have ContextTimeoutEnabled. Not closed here.
 	Redis redis.UniversalClient
-	// RedisTimeout bounds one Allow's Redis calls. If zero, 50 ms.
+	// RedisTimeout bounds one Allow's Redis calls (zero: the default);
+	// RedisBackoff is how long Redis is left alone after a failure.
 	RedisTimeout time.Duration
-	// RedisBackoff is how long Redis is left alone after a failure. If
-	// zero, 1 s.
 	RedisBackoff time.Duration
-	// LocalMaxMerchants caps the merchants the local budgets hold. If
-	// zero, 10000 (about 1.2 MB, measured by TestLocalMemoryBound).
+	// LocalMaxMerchants caps the merchants the local budgets hold.
 	LocalMaxMerchants int
 
-	// OnDecision, when not nil, is called once per Allow with one of the
-	// Outcome constants (never a merchant), for metrics.
+	// OnDecision, when not nil, is told each Allow's Outcome (never a
+	// merchant), for metrics.
 	OnDecision func(outcome string)
-	// OnJunk, when not nil, is called for each budget read back from
-	// Redis that redis_rate could not have written (it is then reset).
+	// OnJunk, when not nil, is told of each budget read back from Redis
+	// that redis_rate could not have written (it is then reset).
 	OnJunk func()
-	// Logger, when not nil, gets one line when Redis becomes unavailable
-	// and one when it is back (never one per request).
+	// Logger, when not nil, is told when Redis goes and comes back.
 	Logger *slog.Logger
 }
 
@@ -260,7 +188,7 @@ func New(cfg Config) (*Limiter, error) {
 		return nil, errors.New("ratelimit: negative Redis timeout or backoff")
 	}
 	l := &Limiter{
-		timeout: cmpOr(cfg.RedisTimeout, DefaultRedisTimeout), backoff: cmpOr(cfg.RedisBackoff, DefaultRedisBackoff),
+		timeout: cmp.Or(cfg.RedisTimeout, DefaultRedisTimeout), backoff: cmp.Or(cfg.RedisBackoff, DefaultRedisBackoff),
 		onDecision: cfg.OnDecision, onJunk: cfg.OnJunk, logger: cfg.Logger,
 	}
 	if l.logger == nil {
@@ -275,13 +203,8 @@ func New(cfg Config) (*Limiter, error) {
 		l.rest = newLimit(PolicyRESTCalls, cfg.RESTCallsPerSecond, cfg.RESTBurst)
 		items = append(items, l.rest.policyItem())
 	}
-	for i, it := range items {
-		if i > 0 {
-			l.policies += ", "
-		}
-		l.policies += it
-	}
-	l.local = newLocalStore(cmpOr(cfg.LocalMaxMerchants, DefaultLocalMaxMerchants), time.Now)
+	l.policies = strings.Join(items, ", ")
+	l.local = newLocalStore(cmp.Or(cfg.LocalMaxMerchants, DefaultLocalMaxMerchants), time.Now)
 	if cfg.Redis != nil {
 		if c, ok := cfg.Redis.(*redis.Client); ok && !c.Options().ContextTimeoutEnabled {
 			return nil, errors.New("ratelimit: the Redis client needs ContextTimeoutEnabled, or a slow Redis would hold requests past the Limiter's deadline")
@@ -291,28 +214,19 @@ func New(cfg Config) (*Limiter, error) {
 	return l, nil
 }
 
-func cmpOr[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
-}
-
 // Decision is the answer for one request.
 type Decision struct {
-	// Allowed: the request may run. When false, answer RATE_LIMITED
-	// (with extensions.retryAfter = RetryAfterSeconds()) before any REST call.
+	// Allowed: the request may run; when false, answer RATE_LIMITED
+	// before any REST call.
 	Allowed bool
 	// TooCostly: the request costs more REST calls than the burst, so no
-	// wait would admit it (Allowed is false and RetryAfter is zero).
+	// wait would admit it.
 	TooCostly bool
 	// RetryAfter is how long until this request would be allowed (refused only).
 	RetryAfter time.Duration
 	// Limit, Remaining and Reset describe Policy's budget after this
-	// request: its burst, the units left now, and how long until it is
-	// full again. Policy is the budget that refused the request or, when
-	// allowed, the one closest to running out; "" when no limit is set.
+	// request; Policy is the budget that refused it or, when allowed, the
+	// one closest to running out ("" when no limit is set).
 	Limit, Remaining int
 	Reset            time.Duration
 	Policy           string
@@ -323,8 +237,7 @@ type Decision struct {
 }
 
 // RetryAfterSeconds is RetryAfter in whole seconds, rounded up and at
-// least 1 when refused (the Retry-After header and extensions.retryAfter
-// share it); 0 when allowed or TooCostly.
+// least 1 when refused; 0 when allowed or TooCostly.
 func (d Decision) RetryAfterSeconds() int {
 	if d.Allowed || d.TooCostly {
 		return 0
@@ -336,8 +249,9 @@ func ceilSeconds(d time.Duration) int {
 	return int(math.Ceil(d.Seconds()))
 }
 
-// SetHeaders writes RateLimit-Policy and RateLimit (draft-11) and, when
-// refused, Retry-After. It writes nothing when no limit is set.
+// SetHeaders writes RateLimit-Policy and RateLimit and, when refused,
+// Retry-After; nothing when no limit is set. A GCRA of rate R and burst B
+// is advertised as q=B per w=ceil(B/R) seconds.
 func (d Decision) SetHeaders(h http.Header) {
 	if d.Policy == "" {
 		return
@@ -348,8 +262,7 @@ func (d Decision) SetHeaders(h http.Header) {
 	}
 	t := ceilSeconds(d.Reset)
 	if !d.Allowed && !d.TooCostly {
-		// Retry-After must not point before the end of the effective
-		// window: for a refusal the window is the wait.
+		// For a refusal the window is the wait.
 		t = d.RetryAfterSeconds()
 	}
 	h.Set("RateLimit", strconv.Quote(d.Policy)+";r="+strconv.Itoa(d.Remaining)+";t="+strconv.Itoa(t))
@@ -377,13 +290,9 @@ func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Dec
 	return d
 }
 
-// AllowRESTCalls charges merchant restCalls REST calls, and no request:
-// the second half of a request whose request was charged earlier by
-// Allow(ctx, merchant, 0). The HTTP edge charges the request before it
-// reads the body (so refused and failing requests count too), and the
-// REST-call estimate exists only once the operation is validated. With
-// nothing to charge (restCalls <= 0, or no REST-calls limit) it allows
-// without a decision: no headers, no OnDecision.
+// AllowRESTCalls charges merchant restCalls REST calls and no request:
+// the second half of a request charged earlier by Allow(ctx, merchant, 0).
+// With nothing to charge it allows without a decision (no headers).
 func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if restCalls <= 0 || !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -395,11 +304,8 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	return d
 }
 
-// PeekRESTCalls says, without charging anything, whether merchant's
-// REST-call budget would admit restCalls now, and what is left of it: a
-// dry run's answer. It is Allowed without a policy when there is no
-// REST-calls limit; TooCostly past the burst. OnDecision is not told (no
-// budget was charged).
+// PeekRESTCalls says, charging nothing, whether merchant's REST-call
+// budget would admit restCalls now, and what is left of it.
 func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -407,10 +313,7 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 	if restCalls > l.rest.burst {
 		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
 	}
-	if len(merchant) > MaxMerchantBytes {
-		sum := sha256.Sum256([]byte(merchant))
-		merchant = hex.EncodeToString(sum[:])
-	}
+	merchant = boundedKey(merchant)
 	var r result
 	backend := BackendLocal
 	peeked := false
@@ -431,6 +334,15 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 		d.RetryAfter = time.Duration(restCalls-r.remaining) * time.Duration(l.rest.t)
 	}
 	return d
+}
+
+// boundedKey is merchant, or its SHA-256 when longer than MaxMerchantBytes.
+func boundedKey(merchant string) string {
+	if len(merchant) <= MaxMerchantBytes {
+		return merchant
+	}
+	sum := sha256.Sum256([]byte(merchant))
+	return hex.EncodeToString(sum[:])
 }
 
 // outcome names d for metrics: a local decision is a fallback only when
@@ -459,10 +371,7 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 	if useRest && cost > l.rest.burst {
 		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
 	}
-	if len(merchant) > MaxMerchantBytes {
-		sum := sha256.Sum256([]byte(merchant))
-		merchant = hex.EncodeToString(sum[:])
-	}
+	merchant = boundedKey(merchant)
 	if l.rdb != nil && l.redisUsable() {
 		if req, rest, err := l.allowRedis(ctx, merchant, cost, useReq, useRest); err == nil {
 			return l.decide(req, rest, useReq, useRest, BackendRedis)

@@ -1,5 +1,3 @@
-// The shared budgets in Redis, and when to stop and start using them.
-
 package ratelimit
 
 import (
@@ -15,17 +13,14 @@ import (
 var errJunkBudget = errors.New("ratelimit: a budget in Redis that redis_rate did not write")
 
 // junkBudget reports whether a charge of n to lim read a value redis_rate
-// never writes: its script failed on it (Redis answered with a Lua
-// error, not a network one), or it answered a wait past the charge's
-// emission (n × t), a reset past the budget's window (tau), or a negative
-// one or a refusal without a wait (a duration that overflowed), which a
-// GCRA never does (a second of slack for redis_rate's floating point).
+// never writes: its script failed on it, or it answered a wait or reset
+// no GCRA of lim gives (a second of slack for its floating point).
 func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 	if err != nil {
 		var re redis.Error
 		return errors.As(err, &re) && strings.Contains(err.Error(), "user_script")
 	}
-	refusedNow := res.Allowed == 0 && res.RetryAfter <= 0 // a refusal always names a wait; an overflowing one is negative
+	refusedNow := res.Allowed == 0 && res.RetryAfter <= 0
 	return refusedNow || res.ResetAfter < 0 || res.RetryAfter > time.Duration(int64(n)*lim.t)+time.Second ||
 		res.ResetAfter > time.Duration(lim.tau)+time.Second
 }
@@ -35,8 +30,8 @@ func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 const keyPrefix = "paygraph:rl:"
 
 // allowRedis charges the budgets in Redis: one request, then, if it was
-// allowed, cost REST calls, within l.timeout for both. Any error returns
-// it, after starting a backoff, and the caller decides locally.
+// allowed, cost REST calls, within l.timeout; on an error the caller
+// decides locally.
 func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, useReq, useRest bool) (req, rest result, err error) {
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
@@ -52,10 +47,9 @@ func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, use
 }
 
 // redisCharge charges n to merchant's budget lim in Redis. What Redis
-// holds is untrusted: a budget redis_rate could not have written (not a
-// number, which fails its script, or a wait or reset longer than the
-// budget allows, which would refuse the merchant for good) is deleted,
-// counted (Config.OnJunk) and charged again, fresh.
+// holds is untrusted: a budget redis_rate could not have written (which
+// could refuse the merchant for good) is deleted, counted and charged
+// again, fresh.
 func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n int) (result, error) {
 	key := keyPrefix + lim.policy + ":" + merchant
 	res, err := l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
@@ -80,10 +74,9 @@ func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n
 	return r, nil
 }
 
-// redisUsable reports whether this Allow may use Redis: always while it is
-// healthy; during a backoff never; after a backoff, for one caller at a
-// time (the probe), so that a dead or silent Redis costs one request's
-// timeout per backoff, not every request's.
+// redisUsable reports whether this Allow may use Redis: while healthy;
+// after a backoff, for one caller at a time (the probe), so that a dead
+// Redis costs one request's timeout per backoff.
 func (l *Limiter) redisUsable() bool {
 	until := l.downUntil.Load()
 	if until == 0 {
@@ -96,9 +89,8 @@ func (l *Limiter) redisUsable() bool {
 	return l.downUntil.CompareAndSwap(until, now+int64(l.backoff))
 }
 
-// observe records the outcome of one Allow's Redis calls and returns err.
-// A failure starts a backoff, unless the caller's own context ended (which
-// says nothing about Redis).
+// observe records the outcome of one Allow's Redis calls and returns err;
+// a failure starts a backoff, unless the caller's own context ended.
 func (l *Limiter) observe(ctx context.Context, err error) error {
 	if err == nil {
 		if l.downUntil.Load() != 0 {

@@ -1,11 +1,8 @@
 package restclient
 
-// The per-operation log of REST calls: what an operation's REST calls
-// were, counted where they are made (Client.do), for the operation's cost
-// receipt (how many were made and retried) and, when kept, the REST
-// inspector (each call's route, id, status, duration and bytes). The
-// GraphQL layer puts one CallLog in each operation's context; a call made
-// with a context without one is not logged.
+// The per-operation log of REST calls, for the operation's cost receipt
+// and, when kept, the REST inspector. The GraphQL layer puts one CallLog
+// in each operation's context.
 
 import (
 	"context"
@@ -27,24 +24,19 @@ type CallRecord struct {
 	Retries  int           // attempts after the first
 }
 
-// maxKeptCalls bounds the records one log keeps: an operation makes at
-// most MAX_COMPLEXITY REST calls (500 by default), and a record is about
-// 100 bytes.
+// maxKeptCalls bounds the records one log keeps (an operation makes at
+// most MAX_COMPLEXITY REST calls).
 const maxKeptCalls = 1000
 
 // CallLog counts the REST calls of one operation; it is safe for
-// concurrent use. Counting is always on; records are kept only after
-// Keep (the inspector's). It also holds the deadline the operation's
-// calls share (calldeadline.go).
+// concurrent use. Records are kept only after Keep.
 type CallLog struct {
-	mu      sync.Mutex
-	made    int // calls that sent at least one request
-	retries int // requests after each call's first
-	keep    bool
-	calls   []CallRecord
-	// deadline is the per-call deadline the operation's calls share
-	// (calldeadline.go).
-	deadline sharedDeadline
+	mu       sync.Mutex
+	made     int // calls that sent at least one request
+	retries  int // requests after each call's first
+	keep     bool
+	calls    []CallRecord
+	deadline sharedDeadline // calldeadline.go
 }
 
 // Keep makes the log keep a record of each call (the REST inspector).

@@ -51,11 +51,7 @@ var idRoutes = [...]struct {
 
 // EndpointOf names the REST call to u by its route pattern, never its id
 // (a base path in front of /api/v1 is ignored), or "" when u is none of
-// the four routes. Metrics and traces name REST calls by it (every call,
-// so it reads the path once from its end: no escaping of a path that has
-// no RawPath, whose segments escaping would not change, and no search
-// for "/api/v1/" from the end; TestEndpointOfSameAsSearch and
-// FuzzEndpointOf against the search it replaced).
+// the four routes. Metrics and traces name REST calls by it.
 func EndpointOf(u *url.URL) Endpoint {
 	if u == nil {
 		return ""
@@ -85,14 +81,11 @@ func EndpointOf(u *url.URL) Endpoint {
 const (
 	// MaxIDLength is the longest id (in bytes) sent to the REST API.
 	MaxIDLength = 256
-	// DefaultMaxBodyBytes is the largest single-record body (a payment, a
-	// payment link, a checkout session) when Config.MaxBodyBytes is 0: a
-	// documented record is about 1 KB, and a session's meta_data is
-	// free-form, so 64 times that.
+	// DefaultMaxBodyBytes is the largest single-record body when
+	// Config.MaxBodyBytes is 0 (a session's meta_data is free-form).
 	DefaultMaxBodyBytes = 64 << 10
 	// DefaultMaxPageBytes is the largest list-page body when
-	// Config.MaxPageBytes is 0: a page of 100 payments is about 35 KB, so
-	// about 30 times that.
+	// Config.MaxPageBytes is 0.
 	DefaultMaxPageBytes = 1 << 20
 	// maxErrorBodyBytes is how much of an error response body is read.
 	maxErrorBodyBytes = 64 << 10
@@ -109,24 +102,19 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
-	// MaxBodyBytes and MaxPageBytes are the largest successful response
-	// bodies accepted, in bytes: of a single record and of a list page
-	// (0 -> DefaultMaxBodyBytes, DefaultMaxPageBytes). A larger body is
-	// KindUpstream; no more than the limit plus one byte of it is read,
-	// and no more than the limit is buffered.
+	// MaxBodyBytes and MaxPageBytes bound a successful body of a single
+	// record and of a list page (0: the defaults). A larger body is
+	// KindUpstream; no more than the limit is buffered.
 	MaxBodyBytes int64
 	MaxPageBytes int64
-	// Limiter bounds the calls in flight (per request, merchant and
-	// process); nil -> a limiter of its own with the default bounds. Share
-	// one between clients to share the bounds.
+	// Limiter bounds the calls in flight; nil: one of its own with the
+	// default bounds.
 	Limiter *Limiter
 	// DropIdle closes the idle connections that calls with ctx's
-	// credentials may reuse, so that the next of them dials. It is called
-	// after an answer that shows its connection out of step (a record
-	// with another id than the one asked for, a page that does not follow
-	// the cursor sent) and before a call is retried after a connection
-	// error (a REST API that restarted closed its pooled connections).
-	// nil: the HTTP client's CloseIdleConnections, every pair's.
+	// credentials may reuse: called after an answer that shows its
+	// connection out of step (another record or page than the one asked
+	// for) and before a retry after a connection error. nil: the HTTP
+	// client's CloseIdleConnections.
 	DropIdle func(ctx context.Context)
 	Resilience
 }
@@ -145,14 +133,11 @@ type Client struct {
 	timeout     time.Duration
 	slack       time.Duration // how much later than timeout a shared deadline may come (calldeadline.go)
 	timeoutMsg  string
-	// rt, when set, is hc's transport, called directly: hc would follow
-	// no redirect, has no cookie jar, timeout or URL password, so Do
-	// would only copy the headers (for redirects) and the URL (for
-	// cookies) first: 6 allocations a call (docs/perf-log/2026-11-benchmarks.md, issue 14).
-	rt      http.RoundTripper
-	maxBody int64 // of a single record
-	maxPage int64 // of a list page
-	// dropIdle is Config.DropIdle, or the client's CloseIdleConnections.
+	// rt, when set, is hc's transport, called directly: hc has no
+	// redirects, cookie jar, timeout or URL password for Do to apply.
+	rt       http.RoundTripper
+	maxBody  int64 // of a single record
+	maxPage  int64 // of a list page
 	dropIdle func(ctx context.Context)
 	retry    retryPolicy
 	breaker  *breaker
@@ -190,16 +175,10 @@ func New(cfg Config) (*Client, error) {
 		user:        u.User,
 		basePath:    strings.TrimRight(u.Path, "/"),
 		baseRawPath: strings.TrimRight(u.EscapedPath(), "/"),
-		statusParam: cfg.StatusParam,
-		timeout:     cfg.Timeout,
+		statusParam: cmp.Or(cfg.StatusParam, "status"),
+		timeout:     cmp.Or(cfg.Timeout, DefaultTimeout),
 		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		maxPage:     cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes),
-	}
-	if c.statusParam == "" {
-		c.statusParam = "status"
-	}
-	if c.timeout == 0 {
-		c.timeout = DefaultTimeout
 	}
 	c.slack = c.timeout / deadlineSlackDiv
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
@@ -271,10 +250,6 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 
 // GetPayment retrieves one payment (Detailed is true).
 func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
-	// The wire struct escapes (decodeBody hands it to encoding/json when
-	// the fast path declines), so it shares the payment's allocation: one,
-	// not two. It lives as long as the payment (a request), and its
-	// strings are the payment's own.
 	b := new(paymentBox)
 	b.w.strings = &b.strings
 	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &b.w); err != nil {
@@ -330,10 +305,9 @@ func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*Check
 	return s, nil
 }
 
-// outOfStep is the error of an answer that is not the one asked for (err
-// says how): its connection may be answering an earlier call, so the idle
-// connections of the call's pair are closed, and no later call of the
-// pair reads what may still be on them.
+// outOfStep is the error of an answer that is not the one asked for: its
+// connection may be answering an earlier call, so the pair's idle
+// connections are closed and no later call reads what is left on them.
 func (c *Client) outOfStep(ctx context.Context, ep Endpoint, err error) *Error {
 	c.dropIdle(ctx)
 	return unexpected(ep, err)
@@ -344,11 +318,8 @@ func (c *Client) outOfStep(ctx context.Context, ep Endpoint, err error) *Error {
 type errorCarrier interface{ errorBody() (string, bool) }
 
 // checkID reports why id cannot be sent as a path segment, or "", and
-// whether id is plain: made only of RFC 3986's unreserved characters
-// (ASCII letters and digits, '-', '.', '_', '~'), which url.PathEscape
-// leaves as they are, so that a plain id is its own escape and valid
-// UTF-8. The usual id (a payment's "pay_prod_…") is plain: its call needs
-// neither PathEscape nor a UTF-8 check.
+// whether id is plain: only RFC 3986's unreserved characters, which
+// url.PathEscape leaves as they are.
 func checkID(id string) (why string, plain bool) {
 	switch {
 	case id == "":
@@ -376,9 +347,7 @@ func checkID(id string) (why string, plain bool) {
 	return "", false
 }
 
-// idBytes classes the bytes of an id for checkID: idUnreserved for RFC
-// 3986's unreserved characters (TestUnreservedBytesUnescaped: url.PathEscape
-// leaves each as it is).
+// idBytes marks RFC 3986's unreserved characters for checkID.
 var idBytes = func() (t [256]uint8) {
 	for _, r := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~" {
 		t[r] = idUnreserved
@@ -388,18 +357,15 @@ var idBytes = func() (t [256]uint8) {
 
 const idUnreserved uint8 = 1
 
-// do performs one GET of route (+ "/" + id when id != "") with query,
-// and decodes a 2xx JSON body into into. It is the single place where
-// requests are made (the limiter's slot, retries and circuit breaking
-// belong here). The slot is taken once the call is known to be sent, and
-// held across its retries.
+// do performs one GET of route (+ "/" + id when id != "") with query and
+// decodes a 2xx JSON body into into: the single place where requests are
+// made. The limiter's slot is held across the call's retries.
 func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
 	}
-	// The request's URL, shared by the call's attempts (net/http and
-	// every RoundTripper only read it).
+	// Shared by the call's attempts: RoundTrippers only read it.
 	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
 	if ep != EndpointListPayments {
 		why, plain := checkID(id)
@@ -407,10 +373,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
 		}
 		u.Path = c.basePath + route + "/" + id
-		// RawPath only when it differs from Path (an id with a '/', '%',
-		// '?' or space; a base path with escapes): otherwise net/http
-		// writes Path as it is, and building it would cost an allocation.
-		// A plain id is its own escape.
+		// RawPath only when it differs from Path.
 		if !plain || c.baseRawPath != c.basePath {
 			if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
 				u.RawPath = c.baseRawPath + route + "/" + esc
@@ -448,20 +411,16 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	return err
 }
 
-// attempt makes one HTTP request and decodes its answer into into; log
-// is the operation's CallLog, if any, and st, when not nil, is told of
-// the attempt for it.
+// attempt makes one HTTP request and decodes its answer into into; st,
+// when not nil, is told of the attempt for log.
 func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
 	}
 	creds := cv.c
-	// The per-call timeout, unless the caller's deadline comes first
-	// anyway: then it is the only one that can fire, and a timer of our
-	// own would only cost (7 allocations and a runtime timer per call).
-	// (WithDeadline from one clock reading: WithTimeout would read it
-	// again.) The calls of one operation share it (calldeadline.go).
+	// The per-call timeout, shared by the operation's calls
+	// (calldeadline.go).
 	callCtx, cancel, shared := c.callContext(ctx, time.Now(), log)
 	if cancel != nil {
 		defer cancel()
@@ -470,18 +429,13 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer log.deadline.leave(shared)
 	}
 
-	// The request is a copy of the client's template with the call's
-	// context (WithContext: one allocation, where NewRequestWithContext
-	// would also parse a URL string and make a header), its URL the
-	// call's and its header the context's (credentialsValue.requestHeader:
-	// one map for all the calls of a request).
+	// The header is the context's, shared by its calls (read only).
 	req := getTemplate.WithContext(callCtx)
 	req.URL = u
 	req.Host = u.Host
 	req.Header = cv.requestHeader()
 	if c.rt == nil {
-		// http.Client.Do writes to the header (a cookie jar's cookies):
-		// it gets one of its own.
+		// http.Client.Do may write to the header (a cookie jar).
 		req.Header = req.Header.Clone()
 	}
 
@@ -503,8 +457,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer func() { st.bytes = limit - lr.n }()
 	}
 	defer func() {
-		// Read to the end already (the usual case): nothing to drain. Over
-		// the limit: not a byte more is read; the connection is dropped.
+		// Over the limit: not a byte more is read.
 		if lr.eof || lr.exceeded {
 			_ = resp.Body.Close()
 			return
@@ -550,10 +503,8 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	return nil
 }
 
-// roundTrip sends req as c.hc.Do would: by the transport itself when
-// Do would add nothing (c.rt), with Do's checks of the response and its
-// *url.Error around a failure; a redirect is answered as it is, as
-// noRedirects makes Do answer it.
+// roundTrip sends req as c.hc.Do would, by the transport itself when Do
+// would add nothing (c.rt), with Do's checks and its *url.Error.
 func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	if c.rt == nil {
 		return c.hc.Do(req)
@@ -579,42 +530,30 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// getTemplate is what every REST request is made from (attempt): a GET
-// without a body, as NewRequestWithContext would make it. It is never
-// sent or changed itself.
+// getTemplate is what every REST request is copied from; never changed.
 var getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 
 // acceptJSON is the Accept header value of every REST call.
 var acceptJSON = []string{"application/json"}
 
-// The credential headers as net/http stores them (the keys of an
-// http.Header), computed once rather than per call.
+// The credential headers' canonical keys.
 var (
 	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
 )
 
-// bodyBuffers holds the buffers REST bodies are read into; a body is
-// decoded from one and the buffer reused (decoded values copy what they
-// keep: the wire structs hold no json.RawMessage).
+// bodyBuffers holds the buffers REST bodies are read into; decoded
+// values copy what they keep (the wire structs hold no json.RawMessage).
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledBuffer is the largest buffer kept for reuse (a 100-item page
-// is ≈ 35 KB); bigger ones are left to the GC.
+// maxPooledBuffer is the largest buffer kept for reuse.
 const maxPooledBuffer = 256 << 10
 
 // decodeBody decodes the first JSON value of lr into into, as a
-// json.Decoder would (trailing data ignored, io.EOF for an empty body,
-// io.ErrUnexpectedEOF for a truncated one, the reader's own errors passed
-// on). size is the body's length when known (Content-Length), else -1.
-// The usual case, a whole valid body, is read into a pooled buffer and
-// decoded with json.Unmarshal: no decoder and no buffer growth per call
-// (payments and pages by the fast path of wirefast.go when it can, which
-// decodes exactly what json.Unmarshal would).
-// Everything else is handed to a json.Decoder over the same bytes
-// followed by the same read error, so errors are exactly the Decoder's.
-// The wire structs hold no interface values, so the Decoder's UseNumber
-// changes nothing there (amounts are json.Number fields either way).
+// json.Decoder would (trailing data ignored, the same errors); size is
+// the Content-Length, or -1. A whole valid body is decoded from a pooled
+// buffer (by wirefast.go when it can); anything else goes to a
+// json.Decoder over the same bytes and read error.
 func decodeBody(lr *limitedReader, into any, size int64) error {
 	pooled := bodyBuffers.Get().(*[]byte)
 	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
@@ -627,18 +566,17 @@ func decodeBody(lr *limitedReader, into any, size int64) error {
 		} // else the pool gets back the buffer it gave
 		bodyBuffers.Put(pooled)
 	}()
-	if readErr == errBodyTooLarge { // even if a JSON value fits before the limit
+	if readErr == errBodyTooLarge {
 		return readErr
 	}
 	if readErr == nil {
 		if f, ok := into.(fastDecoder); ok && f.decodeFast(buf) {
-			return nil // exactly what json.Unmarshal would decode (wirefast.go)
+			return nil
 		}
 		err := json.Unmarshal(buf, into)
 		var se *json.SyntaxError
 		if !errors.As(err, &se) {
-			// nil, or a type error, which the Decoder reports alike;
-			// Unmarshal writes nothing before it has found the body valid.
+			// nil, or a type error, which the Decoder reports alike.
 			return err
 		}
 	}
@@ -651,20 +589,13 @@ func decodeBody(lr *limitedReader, into any, size int64) error {
 	return dec.Decode(into)
 }
 
-// readBody reads lr to its end into buf and returns it. The buffer never
-// grows past lr's limit, whatever the body: an exact fit when size is
-// known, else by four times each step, so that a body running to the limit
-// allocates little more than the limit (about 1.3 times from an empty
-// buffer, 1 time from a pooled one of maxPooledBuffer; doubling would be
-// 2). spare is the largest buffer the pool may keep that was outgrown, if
-// any.
+// readBody reads lr to its end into buf and returns it; the buffer never
+// grows past lr's limit. spare is an outgrown buffer the pool may keep,
+// if any.
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
 	switch {
 	case size >= int64(cap(buf)) && size < lr.n:
-		// One byte more than the body: its end is then read as io.EOF
-		// with room left, without the full buffer's probe below (an
-		// allocation; and the pool hands the buffer back for the next
-		// body of the same length).
+		// One byte more than the body: its end reads as io.EOF.
 		buf = make([]byte, 0, size+1)
 	case size > int64(cap(buf)) && size == lr.n:
 		buf = make([]byte, 0, size) // never past the limit
@@ -678,8 +609,7 @@ func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ err
 			}
 			continue
 		}
-		// Full: one byte tells whether more is coming, so that a body
-		// that fits exactly never grows the buffer.
+		// Full: one byte tells whether more is coming.
 		probe := make([]byte, 1) // not in lr: see limitedReader
 		k, err := lr.Read(probe)
 		if k == 1 {
@@ -728,20 +658,14 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	if errors.As(err, &ne) && ne.Timeout() { // e.g. http.Client.Timeout
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
 	}
-	// The message reaches callers: it names the kind of failure, never the
-	// net error's text, which holds the REST API's internal address
-	// ("dial tcp 10.0.3.7:8443: connect: connection refused"). Err keeps
-	// it for the logs.
+	// The message reaches callers: never the net error's text, which
+	// holds the REST API's internal address. Err keeps it for the logs.
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + connFailure(err), Err: err}
 }
 
-// bodyError maps a failure to read a 2xx answer's body to its end (size
-// bytes announced, -1: unknown; read of them): once the REST API has
-// answered, a body that stops short is an upstream error, whether the
-// connection closed or REST_TIMEOUT cut the wait for the rest, never a
-// timeout of the REST API (which did answer) nor an answer. Only the
-// caller's own context ending is the caller's. The connection is not
-// reused: net/http closes a connection whose body failed.
+// bodyError maps a failure to read a 2xx body to its end (size bytes
+// announced, -1: unknown): an upstream error, not a timeout, unless the
+// caller's own context ended.
 func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)
@@ -758,8 +682,7 @@ func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, r
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: msg, Err: err}
 }
 
-// errCutShort is a body read that the call's deadline cut: not retried
-// (the REST API would only make the caller wait as long again).
+// errCutShort is a body read that the call's deadline cut: not retried.
 type errCutShort struct{ error }
 
 func (e errCutShort) Unwrap() error { return e.error }
@@ -914,26 +837,21 @@ func jsonKind(goKind string) string {
 }
 
 // limitedReader reads at most n bytes and then fails with errBodyTooLarge
-// (unlike io.LimitReader, whose silent EOF would look like truncated JSON);
-// to tell "exactly n" from "more than n" it reads one byte more, never
-// two. It records a read error other than io.EOF in err, so that a
-// failed connection can be told from a malformed body.
+// (io.LimitReader's silent EOF would look like truncated JSON), reading
+// one byte more to tell "exactly n" from "more than n". It records a read
+// error other than io.EOF in err: a failed connection, not a bad body.
 type limitedReader struct {
 	r        io.Reader
 	n        int64
 	exceeded bool
 	eof      bool // r said io.EOF
 	err      error
-	// (No probe buffer in here: a slice of it handed to r.Read would move
-	// every limitedReader to the heap, an allocation a call; the probes
-	// allocate theirs, on the rare paths that need one.)
 }
 
 var errBodyTooLarge = errors.New("restclient: response body too large")
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {
-		// Probe one byte to tell "exactly n" from "more than n".
 		k, err := l.r.Read(make([]byte, 1))
 		if k > 0 {
 			l.exceeded = true

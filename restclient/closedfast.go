@@ -1,30 +1,17 @@
 package restclient
 
-// Calls on closed, quiet circuits without gobreaker (issue 25). Every REST
-// call went through two gobreaker Executes (the process-wide circuit's and
-// its merchant's): four mutex round trips and four clock readings a call,
-// the process-wide circuit's mutex shared by every call of the process.
-// On a closed circuit whose consecutive failures are zero (quiet: no
-// failure counted since a success), what gobreaker does with a call that
-// succeeds, or that it is told to leave out, changes nothing that it
-// reads again: its Requests, TotalSuccesses, ConsecutiveSuccesses and
-// TotalExclusions counters (ReadyToTrip reads ConsecutiveFailures, and
-// counts are cleared at every change of state); and its state moves only
-// on a failure. So such a call is made without gobreaker, and only a
-// failure is handed to it afterwards, as the same Execute would have
-// counted it: to the circuits whose state has not changed since the call
-// started (gobreaker drops a result from an earlier generation), the
-// merchant's first, then the process-wide one's after account, as in
-// withResilience. The circuits' semantics are unchanged
-// (TestClosedFastPathSameAsGobreaker drives random outcomes through both
-// ways and compares every answer, state change and count).
+// Calls on closed, quiet circuits without gobreaker, so that every call
+// does not take the process-wide circuit's mutex. On a closed circuit with
+// no failure counted since a success (quiet), what gobreaker does with a
+// success or an exclusion changes nothing it reads again, and its state
+// moves only on a failure. So such a call is made without gobreaker, and
+// only a failure is handed to it afterwards, as Execute would have
+// counted it, to the circuits whose state has not changed since the call
+// started (TestClosedFastPathSameAsGobreaker compares both ways).
 //
-// This mirrors gobreaker's counting, so it is fenced: the fast path is on
-// only with the gobreaker version it was verified against
-// (verifiedGobreaker): a binary holding another is told so by its build
-// information, and TestGobreakerFence fails on a bump of go.mod and says
-// what to re-verify (a test binary's build information names no
-// dependencies, so tests run with the fast path on).
+// This mirrors gobreaker's counting, so it is fenced: on only with the
+// gobreaker version it was verified against (verifiedGobreaker), which
+// TestGobreakerFence checks against go.mod.
 
 import (
 	"context"
@@ -51,7 +38,7 @@ const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
 then run TestClosedFastPathSameAsGobreaker and set verifiedGobreaker`
 
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say
-// (a test binary: TestGobreakerFence reads go.mod).
+// (a test binary).
 var gobreakerVerified = gobreakerVersion() == verifiedGobreaker || gobreakerVersion() == ""
 
 // gobreakerVersion is the gobreaker module version the binary was built
@@ -73,13 +60,10 @@ func gobreakerVersion() string {
 }
 
 // quietness tells whether a circuit's consecutive failures are known to be
-// zero. failing counts the failures handed to the circuit, each before
-// gobreaker counts it, failed each after; clean is the highest failed
-// read before an Execute that then counted a success. Quiet while failing
-// equals clean: every failure handed over so far was counted before a
-// success that came after it. Any doubt (a failure under way, a success
-// gobreaker may have dropped) leaves the circuit not quiet, which costs
-// only the slow path.
+// zero. failing counts the failures handed to the circuit before gobreaker
+// counts each, failed after; clean is the highest failed read before an
+// Execute that then counted a success. Quiet while failing equals clean;
+// any doubt leaves the circuit not quiet (the slow path).
 type quietness struct {
 	failing atomic.Uint64
 	failed  atomic.Uint64
@@ -122,14 +106,11 @@ func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) 
 	q.counted(count, seq)
 }
 
-// closedCall makes call on closed, quiet circuits (withResilience). Then
-// each circuit whose state has not changed since the call began is handed
-// what its Execute would have counted, only where that matters: a
-// failure, or a success when a failure was counted meanwhile (which the
-// success, ending after it, resets). The merchant's circuit first, then
-// account and the process-wide one, as in withResilience; a panic counts
-// as gobreaker counts it (a success). The answer is the call's own,
-// whatever the circuits do meanwhile.
+// closedCall makes call on closed, quiet circuits. Then each circuit
+// whose state has not changed since is handed what its Execute would have
+// counted where that matters: a failure, or a success after a failure
+// counted meanwhile; the merchant's first, as in withResilience. A panic
+// counts as gobreaker counts it (a success).
 func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
 	gen := b.gen.Load()
 	var mGen uint64
@@ -138,7 +119,7 @@ func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start
 	}
 	panicked := true
 	defer func() {
-		if panicked { // gobreaker's Execute counts a panic as its error: healthy, a success
+		if panicked {
 			if m != nil && m.gen.Load() == mGen && !m.quiet.is() {
 				m.quiet.replay(m.cb, nil)
 			}

@@ -37,37 +37,27 @@ type Credentials struct {
 
 type credentialsKey struct{}
 
-// credentialsValue is what WithCredentials puts in a context: the pair and
-// the header of its REST calls, built once per context (at its first
-// call) rather than once per REST call.
+// credentialsValue is what WithCredentials puts in a context: the pair
+// and what its REST calls share.
 type credentialsValue struct {
 	c Credentials
-	// header is the header of every REST call made with the context
-	// (requestHeader): shared by them, as net/http and every
-	// RoundTripper only read a request's header (a RoundTripper "should
-	// not modify the request"; otelhttp's clones it before injecting the
-	// trace headers).
+	// header is the header of every REST call made with the context,
+	// shared by them: RoundTrippers only read a request's header.
 	header     http.Header
 	headerOnce sync.Once
 	headers    [2]string // the header's two credential values
-	// secrets is the pair again, for SecretsOf: a slice of its own, so
-	// that a reader who wrote to it could not change the header's values.
-	secrets  [2]string
-	merchant merchantKey // the Limiter's key of the pair
-	// merchantName is MerchantOf's answer (merchant in hex), made once
-	// here: each request asks for it at least twice (its anonymous and
-	// merchant rate limits), and hex-encoding each time cost 2
-	// allocations a call.
-	merchantName string
-	// accepted: the REST API has accepted the pair (unaccepted.go), as
-	// far as this context knows; saves the gate's lookup on later calls.
+	// secrets is the pair again for SecretsOf, apart from the header's.
+	secrets      [2]string
+	merchant     merchantKey // the Limiter's key of the pair
+	merchantName string      // MerchantOf's answer
+	// accepted: the REST API has accepted the pair, as far as this
+	// context knows (unaccepted.go).
 	accepted atomic.Bool
-	// denied is the gate's refusal of an earlier call with this context
-	// (its request): the request's later calls get it at once, while it
-	// holds (a WebSocket's operations may share one context).
+	// denied is the gate's refusal of an earlier call with this context,
+	// answered to its later calls while it holds.
 	denied atomic.Pointer[denial]
 	// storeAsked: the AcceptedStore was asked about the pair for this
-	// context and did not know it (Client.Merchant); not asked again.
+	// context and did not know it.
 	storeAsked atomic.Bool
 	// refused: the REST API refused the pair (401, 403) on a call of this
 	// context (Refused).
@@ -108,10 +98,9 @@ func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// SecretsOf returns the two values of the usable pair ctx carries (the
-// API key and the API secret), or nil: the strings that logs, metrics and
-// traces must never hold (gqlhttp.CallerSecrets). The slice is the
-// context's own, made with it (no allocation per call): read only.
+// SecretsOf returns the two values of the usable pair ctx carries, or
+// nil: the strings that logs, metrics and traces must never hold. The
+// slice is the context's own: read only.
 func SecretsOf(ctx context.Context) []string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -130,12 +119,9 @@ func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
 	return v, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// This package owns the shape of a credential: what an API key and an
-// API secret look like (the REST docs' sample prefixes "ak_test_",
-// "ak_prod_", "sk_test_", "sk_prod_"; "live" is taken too) and how each
-// is written where it must not be read. The logger, the metrics and the
-// traces (observe/) are handed RedactCredentials and RedactKey by the
-// composition root; they know no shape of their own.
+// This package owns the shape of a credential (ak_test_…, sk_prod_…) and
+// how each is written where it must not be read; observe/ is handed
+// RedactCredentials and RedactKey.
 
 var (
 	reSecret = regexp.MustCompile(`sk_(?:test|prod|live)_[A-Za-z0-9]+`)
@@ -143,10 +129,8 @@ var (
 )
 
 // RedactCredentials rewrites every credential-shaped run of s, anyone's:
-// an API secret (sk_test_…, sk_prod_…) becomes "sk_…[redacted]", an API
-// key keeps only its prefix ("ak_test_…"). Text without "sk_" or "ak_"
-// is returned as it is, without a regexp run: loggers call this on every
-// string of every line.
+// an API secret becomes "sk_…[redacted]", an API key keeps only its
+// prefix ("ak_test_…").
 func RedactCredentials(s string) string {
 	if strings.Contains(s, "sk_") {
 		s = reSecret.ReplaceAllLiteralString(s, "sk_…[redacted]")
@@ -157,16 +141,14 @@ func RedactCredentials(s string) string {
 	return s
 }
 
-// RedactKey is how an API key is written where it may be seen (a log
-// attribute named x-api-key, Credentials' String): its recognisable
-// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when the
-// key does not look like "<word>_<word>_<rest>".
+// RedactKey is how an API key is written where it may be seen: its
+// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when the key
+// does not look like "<word>_<word>_<rest>".
 func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"
 	}
-	// Up to and including the second '_' within the first 16 bytes, the
-	// prefix made only of ASCII letters/digits.
+	// Up to the second '_' within the first 16 bytes, letters and digits.
 	underscores := 0
 	for i := 0; i < len(key) && i < 16; i++ {
 		c := key[i]

@@ -9,12 +9,10 @@ import (
 	"time"
 )
 
-// The wire structs mirror the REST JSON. Amounts are json.Number (the
-// decoder runs with UseNumber, so no float is ever involved), timestamps
-// are strings, nullable fields are pointers. Their conversion methods
-// return errors that describe the problem without quoting body values.
-// wirePayment and wirePage also decode by the fast path of wirefast.go,
-// which knows their JSON names (TestFastDecodeKnowsEveryField).
+// The wire structs mirror the REST JSON. Amounts are json.Number, so no
+// float is ever involved; nullable fields are pointers. Their conversion
+// methods' errors never quote body values. wirefast.go knows the JSON
+// names of wirePayment and wirePage (TestFastDecodeKnowsEveryField).
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {
@@ -50,9 +48,8 @@ type wirePayment struct {
 	CreatedAt     string       `json:"created_at"`
 	UpdatedAt     string       `json:"updated_at"`
 	Error         errField     `json:"error"`
-	// strings, when set, is where the fast path puts the payment's first
-	// nullable strings (wirefast.go), instead of a block of their own: a
-	// detail's (GetPayment) share its allocation.
+	// strings, when set, is where wirefast.go puts the payment's first
+	// nullable strings (GetPayment's share its allocation).
 	strings *[firstStringBlock]string
 }
 
@@ -132,9 +129,6 @@ var errBadTime = errors.New("is not an ISO 8601 timestamp with a time zone")
 // parseTime accepts RFC 3339 (with or without fractional seconds, Z or an
 // offset) and, as a fallback, an offset without a colon ("+0600").
 func parseTime(s string) (time.Time, error) {
-	if t, ok := parseUTC(s); ok {
-		return t, nil
-	}
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
 		t, err = time.Parse("2006-01-02T15:04:05.999999999Z0700", s)
@@ -143,89 +137,6 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return t.UTC(), nil
-}
-
-// parseUTC parses the REST API's usual timestamp,
-// "2006-01-02T15:04:05Z" with 0 to 9 digits of fraction after a '.', as
-// time.Parse(time.RFC3339, s) does and then UTC; any other shape (an
-// offset, a comma, a date or time out of range, ...) reports false and
-// goes to time.Parse. It is a fast path only: about a fifth of
-// time.Parse's instructions (TestParseUTCSameAsTimeParse,
-// FuzzParseUTC against time.Parse).
-func parseUTC(s string) (time.Time, bool) {
-	// 2006-01-02T15:04:05 then [.fraction] then Z
-	if len(s) < 20 || len(s) > 30 || s[4] != '-' || s[7] != '-' || s[10] != 'T' ||
-		s[13] != ':' || s[16] != ':' || s[len(s)-1] != 'Z' {
-		return time.Time{}, false
-	}
-	num := func(i, n int) (int, bool) {
-		v := 0
-		for _, c := range []byte(s[i : i+n]) {
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			v = v*10 + int(c-'0')
-		}
-		return v, true
-	}
-	year, ok1 := num(0, 4)
-	month, ok2 := num(5, 2)
-	day, ok3 := num(8, 2)
-	hour, ok4 := num(11, 2)
-	minute, ok5 := num(14, 2)
-	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 ||
-		day > daysIn(time.Month(month), year) || hour > 23 || minute > 59 || sec > 59 {
-		return time.Time{}, false
-	}
-	nsec := 0
-	if frac := s[19 : len(s)-1]; frac != "" {
-		if frac[0] != '.' || len(frac) < 2 || len(frac) > 10 {
-			return time.Time{}, false
-		}
-		v, ok := num(20, len(frac)-1)
-		if !ok {
-			return time.Time{}, false
-		}
-		for range 10 - len(frac) {
-			v *= 10
-		}
-		nsec = v
-	}
-	secs := int64(daysFromCivil(year, month, day))*86400 + int64(hour*3600+minute*60+sec)
-	return time.Unix(secs, int64(nsec)).UTC(), true
-}
-
-// daysFromCivil is the number of days from 1970-01-01 to y-m-d in the
-// proleptic Gregorian calendar (Howard Hinnant's days_from_civil), for a
-// valid date of a year from 0 to 9999.
-func daysFromCivil(y, m, d int) int {
-	if m <= 2 {
-		y--
-	}
-	era := y / 400
-	if y < 0 {
-		era = (y - 399) / 400
-	}
-	yoe := y - era*400
-	mp := (m + 9) % 12
-	doy := (153*mp+2)/5 + d - 1
-	doe := yoe*365 + yoe/4 - yoe/100 + doy
-	return era*146097 + doe - 719468
-}
-
-// daysIn is the number of days of month m of year y.
-func daysIn(m time.Month, y int) int {
-	switch m {
-	case time.February:
-		if y%4 == 0 && (y%100 != 0 || y%400 == 0) {
-			return 29
-		}
-		return 28
-	case time.April, time.June, time.September, time.November:
-		return 30
-	}
-	return 31
 }
 
 func requiredTime(obj, field, s string) (time.Time, error) {
@@ -425,12 +336,8 @@ func (w *wireSessionEnvelope) toSession() (*CheckoutSession, error) {
 	return s, nil
 }
 
-// A record must be the one asked for: the REST API answering another id
-// (a routing or caching fault on its side) must not be shown as the
-// record asked for, which could be another merchant's. The messages quote
-// neither id.
-
-// sameID reports a record whose id is not the one asked for.
+// sameID reports a record whose id is not the one asked for: it could be
+// another merchant's. The messages quote neither id.
 func sameID(obj, asked, got string) error {
 	if got != asked {
 		return errors.New(obj + " id is not the id asked for")
@@ -447,9 +354,8 @@ func (s *CheckoutSession) answers(idOrRef string) error {
 	return nil
 }
 
-// answers reports a page that is not the answer to a call with p: one
-// that does not advance from its cursor, or one with more payments than
-// the limit sent (the REST API returns at most limit).
+// answers reports a page that is not the answer to a call with p: more
+// payments than the limit, or one that does not advance from its cursor.
 func (pg *PaymentPage) answers(p ListParams) error {
 	if p.Limit > 0 && len(pg.Data) > p.Limit {
 		return errors.New("list has more payments than the limit asked for")
@@ -457,9 +363,8 @@ func (pg *PaymentPage) answers(p ListParams) error {
 	return pg.advancesFrom(p.Cursor)
 }
 
-// advancesFrom reports a page that would send the walk back to the
-// cursor that fetched it (has_more with next_cursor equal to it): a
-// client following it would ask for the same page forever.
+// advancesFrom reports a page whose next_cursor is the cursor that
+// fetched it: a client following it would ask for it forever.
 func (p *PaymentPage) advancesFrom(cursor string) error {
 	if cursor != "" && p.HasMore && p.NextCursor != nil && *p.NextCursor == cursor {
 		return errors.New("list next_cursor is the cursor just sent; the list would never end")

@@ -1,9 +1,9 @@
 package restclient
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -56,25 +56,15 @@ type Error struct {
 // Error returns "restclient: GET <endpoint>: <message> (HTTP <status>)".
 // It does not include the text of Err.
 func (e *Error) Error() string {
-	var b strings.Builder
-	b.Grow(len("restclient: GET : (HTTP 000)") + len(e.Endpoint) + len(e.Message))
-	b.WriteString("restclient: ")
+	s := "restclient: "
 	if e.Endpoint != "" {
-		b.WriteString("GET ")
-		b.WriteString(string(e.Endpoint))
-		b.WriteString(": ")
+		s += "GET " + string(e.Endpoint) + ": "
 	}
-	if e.Message != "" {
-		b.WriteString(e.Message)
-	} else {
-		b.WriteString(e.Kind.String())
-	}
+	s += cmp.Or(e.Message, e.Kind.String())
 	if e.Status != 0 {
-		b.WriteString(" (HTTP ")
-		b.WriteString(strconv.Itoa(e.Status))
-		b.WriteByte(')')
+		s += " (HTTP " + strconv.Itoa(e.Status) + ")"
 	}
-	return b.String()
+	return s
 }
 
 // Unwrap returns the underlying cause.

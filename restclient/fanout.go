@@ -20,10 +20,8 @@ type Result[V any] struct {
 	Err   error
 }
 
-// PanicError is the error of a fan-out call that panicked: the call ran on
-// a goroutine of the fan-out, where the caller's recovery does not reach,
-// so the panic is handed back as this error (the caller logs it, e.g.
-// through gqlgen's recover func, and answers an internal error).
+// PanicError is the error of a fan-out call that panicked on a goroutine
+// the caller's recovery does not reach.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -48,8 +46,7 @@ func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Resul
 	return fanOut(ctx, c.limiter, keys, (*checkoutSessions)(c))
 }
 
-// The getters of a Client's fan-outs: a Client under another name, not a
-// method value (which would be an allocation for every fan-out).
+// The getters of a Client's fan-outs (not method values, which allocate).
 type (
 	payments         Client
 	paymentLinks     Client
@@ -87,25 +84,13 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 
 // fanOut calls g for every id, each call holding its slot of lim (nil:
 // none), on at most as many goroutines as the context may have calls in
-// flight (Limiter.width: its request's bound, or its burst): each of them
-// takes the next id left, makes its call and goes on to the next, so a
-// goroutine (and its grown stack) serves many calls, and a call's end
-// wakes no other goroutine of the fan-out to start the next: the one that
-// made it takes its next slot itself (in its request's turn, Limiter.queue,
-// so a fan-out still has one call in its merchant's queue, as when one
-// goroutine held every slot ahead).
-//
-// A goroutine is started only once a slot is held for its first call
-// (Limiter.Hold, on the caller's goroutine): a batch waiting for slots
-// costs one goroutine, not one per id, and the request's, merchant's and
-// process's bounds (and an unaccepted pair's turn, unaccepted.go) hold as
-// for any call. The caller's goroutine is one of them: its calls take
-// their slots themselves (Client.do), as a call outside a fan-out does, so
-// a batch of one id is a plain call. Once a slot cannot be had (the
-// context is done, or the pair is refused), no more goroutines start and
-// every call left answers its typed error at once without a slot.
+// flight (Limiter.width); each takes the next id left until none is. A
+// goroutine starts only once a slot is held for its first call, so a
+// batch waiting for slots costs one goroutine and every bound holds as
+// for any call; the caller's goroutine is one of them. Once a slot cannot
+// be had, no more start and every call left answers its error at once.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
-	growStack() // for the calls made here: often a dataloader's new batch goroutine
+	growStack()
 	out := make([]Result[V], len(ids))
 	if len(ids) == 1 {
 		call(ctx, nil, ids[0], &out[0], g)
@@ -116,7 +101,7 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	if lim != nil {
 		width = lim.width(ctx, len(ids))
 	}
-	var held []Held                                // the started goroutines' first slots, in one allocation
+	var held []Held                                // the started goroutines' first slots
 	for started := 1; started < width; started++ { // the caller is one
 		var h *Held
 		if lim != nil {
@@ -165,7 +150,7 @@ func (f *fan[V, G]) claim() int {
 // work makes call i with the slot h holds, then the calls left, each
 // taking its own slot.
 func (f *fan[V, G]) work(h *Held, i int) {
-	growStack() // a new goroutine
+	growStack()
 	defer f.wg.Done()
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
 	for i := f.claim(); i >= 0; i = f.claim() {
@@ -188,28 +173,12 @@ func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result
 	r.Value, r.Err = g.get(ctx, id)
 }
 
-// growStackBytes is the frame growStack puts on the stack: with 8 KB, no
-// REST call of the single-payment benchmark grows its stack any more
-// (16 KB measured the same).
+// growStackBytes is the frame growStack puts on the stack.
 const growStackBytes = 8 << 10
 
-// growStack grows the calling goroutine's stack at once to the size a
-// REST call needs (net/http's transport, the JSON decoding, the circuit
-// breakers), while the stack is still shallow: a fan-out's goroutine is
-// new and starts with a small stack, which the call otherwise doubles
-// several times, each time copying (and walking) every frame of the call
-// so far (runtime.copystack: 4 % of the gateway's CPU for a single payment
-// under load; with growStack, the call and the growth together cost 6-8 %
-// of BenchmarkSinglePayment's CPU instead of 10-13 %:
-// docs/perf-log/2026-11-benchmarks.md, issue 14). CockroachDB's
-// util/growstack does the same for its storage paths. Only a fan-out
-// calls it (each of its goroutines, and fanOut for the caller's, often a
-// dataloader's new batch goroutine), once, not every REST call (Client.do
-// until issue 25): a single payment's call is made on the request's own
-// goroutine (the root fast path), already deep, where growStack zeroed
-// 8 KB a call and, after the GC had shrunk that stack, grew it past what
-// the call needs (runtime.copystack under growStack: about 1 % of the
-// gateway's CPU for aliases20).
+// growStack grows a fan-out goroutine's stack at once to what a REST call
+// needs, while it is still shallow, rather than by repeated copying
+// during the call.
 //
 //go:noinline
 func growStack() {

@@ -123,23 +123,17 @@ func TestFanOut(t *testing.T) {
 		name        string
 		requestMax  int // 0: no request bound in the context
 		merchantMax int
-		burst       int // LimiterConfig.RequestBurst
 		ids         int
 		wantPeak    int64
 	}{
-		{"the request's bound holds", 4, 64, 0, 40, 4},
-		{"the merchant's bound holds", 0, 3, 0, 30, 3},
-		{"the narrower of the two holds", 8, 5, 0, 30, 5},
-		{"a batch within its bounds starts at once", 16, 64, 0, 12, 12},
-		// The merchant keeps the request's bound (16) free: 64 - 16.
-		{"a lone request bursts into its merchant's spare slots", 16, 64, 64, 50, 48},
-		{"the burst is a bound too", 16, 64, 24, 50, 24},
-		{"no burst when the merchant has only a fair share to spare", 16, 24, 64, 50, 16},
-		{"a burst within its merchant's spare starts at once", 16, 64, 64, 30, 30},
+		{"the request's bound holds", 4, 64, 40, 4},
+		{"the merchant's bound holds", 0, 3, 30, 3},
+		{"the narrower of the two holds", 8, 5, 30, 5},
+		{"a batch within its bounds starts at once", 16, 64, 12, 12},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			synctest.Test(t, func(t *testing.T) { fanOutPeak(t, tc.requestMax, tc.merchantMax, tc.burst, tc.ids, tc.wantPeak) })
+			synctest.Test(t, func(t *testing.T) { fanOutPeak(t, tc.requestMax, tc.merchantMax, tc.ids, tc.wantPeak) })
 		})
 	}
 
@@ -342,10 +336,10 @@ func TestFanOutWaitsInItsRequestsTurn(t *testing.T) {
 // ids fetched at once under the bounds, the first wave held at the
 // server until every goroutine waits; the REST API must see wantPeak at
 // once, and no more.
-func fanOutPeak(t *testing.T, requestMax, merchantMax, burst, ids int, wantPeak int64) {
+func fanOutPeak(t *testing.T, requestMax, merchantMax, ids int, wantPeak int64) {
 	hold := make(chan struct{})
 	srv := peakServerOn(t, newMemServer, hold)
-	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: merchantMax, RequestBurst: burst})})
+	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: NewLimiter(LimiterConfig{MaxInFlightPerMerchant: merchantMax})})
 
 	ctx := credCtx()
 	if requestMax > 0 {

@@ -11,95 +11,57 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Defaults of the limiter's bounds (the gateway's REST_MAX_CONCURRENCY
-// and REST_MAX_INFLIGHT take theirs from here; a merchant's share is a
-// quarter of the latter).
+// Defaults of the limiter's bounds (REST_MAX_CONCURRENCY and
+// REST_MAX_INFLIGHT take theirs from here).
 const (
-	// DefaultRequestLimit is the per-request bound that the HTTP layer
-	// usually puts in a request's context (WithRequestLimit): enough for a
-	// 100-item list's joins to take a few round trips, not 100.
+	// DefaultRequestLimit is the usual per-request bound
+	// (WithRequestLimit): a 100-item list's joins take a few round trips.
 	DefaultRequestLimit = 16
 	// DefaultMaxInFlight is the process-wide bound.
 	DefaultMaxInFlight = 256
-	// DefaultMaxInFlightPerMerchant is the most of the process pool one
-	// credential pair may hold: a quarter, so that one merchant's load
-	// always leaves three quarters of the pool to the others.
+	// DefaultMaxInFlightPerMerchant is a quarter of the process pool, so
+	// that one merchant's load leaves three quarters to the others.
 	DefaultMaxInFlightPerMerchant = 64
 )
 
 // LimiterConfig configures a Limiter. Zero values take the defaults.
 type LimiterConfig struct {
-	// MaxInFlight bounds the REST calls in flight in the process
-	// (DefaultMaxInFlight).
+	// MaxInFlight bounds the REST calls in flight in the process.
 	MaxInFlight int
-	// MaxInFlightPerMerchant bounds the REST calls in flight for one
-	// credential pair (DefaultMaxInFlightPerMerchant); a value above
-	// MaxInFlight is MaxInFlight.
+	// MaxInFlightPerMerchant bounds those of one credential pair (at most
+	// MaxInFlight).
 	MaxInFlightPerMerchant int
 	// Unaccepted bounds the calls of credential pairs the REST API has not
 	// accepted yet (unaccepted.go); its zero value bounds nothing.
 	Unaccepted UnacceptedConfig
-	// RequestBurst, when above a request's own bound (WithRequestLimit),
-	// is the most REST calls that request may hold at once while its
-	// merchant has slots to spare: a call that finds its request's slots
-	// all taken takes a merchant slot all the same when, after it, the
-	// merchant still has the request's bound free (a fair share for its
-	// other requests) and the process has a slot free; otherwise it waits
-	// for its request's slot as before. The merchant's and the process's
-	// bounds hold as ever. 0 (the default): a request never holds more
-	// than its bound.
-	RequestBurst int
 }
 
-// Limiter is the one place REST calls wait for a slot: every call of a
-// Client passes it (Client.do), lists and single records alike. A call
-// holds, in this order, a slot of its caller's request (when the context
-// carries a limit, WithRequestLimit), one of its merchant (its credential
-// pair) and one of the process. Taking the narrowest first means that a
-// call waiting for the process pool already holds its own request's and
-// merchant's slots, so a busy merchant queues on its own slots and never
-// occupies more than its share of the process pool: one merchant at its
-// cap leaves MaxInFlight - MaxInFlightPerMerchant slots to the others
-// (with the defaults, it takes four merchants at their caps to fill the
-// pool). With a RequestBurst, a call whose request's slots are all taken
-// may skip the request's slot when its merchant has more than the
-// request's bound to spare (borrow): the merchant's and the process's
-// slots are taken all the same.
-//
-// Merchants are keyed by an HMAC of the credential pair, never the
-// secret itself. A merchant's entry outlives its calls, so that its next
-// call finds it (no map insert, delete and semaphore per call); idle
-// entries are dropped whenever the map reaches twice the merchants with
-// a call holding or waiting for a slot (at least minKeptMerchants), so
-// the map stays bounded by the active merchants.
-//
-// Waiting stops when the context is done, with the client's typed
-// cancellation or timeout error. Waiters are served first come, first
-// served (Go channels queue blocked senders in order), and a request's
-// calls wait for the merchant's and the process's slots one at a time
-// (queue): a freed slot goes to the waiting requests in turn, however
-// many calls each has waiting.
+// Limiter is the one place REST calls wait for a slot. A call holds, in
+// this order, a slot of its request (WithRequestLimit), of its merchant
+// (credential pair) and of the process: narrowest first, so a busy
+// merchant queues on its own slots and never holds more than its share
+// of the process pool. Merchants are keyed by an HMAC of the pair, never
+// the secret; idle entries are dropped as the map grows, so it stays
+// bounded by the active merchants. Waiting stops when the context ends;
+// a request's calls queue one at a time, so freed slots go to the
+// waiting requests in turn.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
-	burst       int
 	gate        *gate // nil: every pair is a merchant at once
 
 	mu        sync.Mutex
 	merchants map[merchantKey]*merchantSlots
-	// sweepAt is the size of merchants at which join drops the idle
-	// entries (sweepIdle).
-	sweepAt int
+	sweepAt   int // the map's size at which join drops idle entries
 }
 
-// minKeptMerchants is the fewest merchant entries the Limiter keeps
-// before it drops idle ones (about 0.2 KB each: 200 KB at most idle).
+// minKeptMerchants is the fewest merchant entries kept before idle ones
+// are dropped.
 const minKeptMerchants = 1024
 
-// merchantKey identifies a credential pair: the HMAC-SHA256, under the
-// merchant key (merchant.go), of the key's length, the key and the secret.
-// It is collision-resistant, so no caller can share (and use up) another
-// merchant's slots without its secret.
+// merchantKey identifies a credential pair (merchant.go): collision
+// resistant, so no caller can use up another merchant's slots without its
+// secret.
 type merchantKey [sha256.Size]byte
 
 // merchantSlots is a merchant's semaphore; refs counts the calls holding
@@ -123,7 +85,6 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	l := &Limiter{
 		process:     make(chan struct{}, process),
 		perMerchant: per,
-		burst:       cfg.RequestBurst,
 		merchants:   make(map[merchantKey]*merchantSlots),
 		sweepAt:     minKeptMerchants,
 	}
@@ -135,20 +96,17 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	return l
 }
 
-// requestSlots is what WithRequestLimit puts in a context: the request's
-// semaphore, and the context itself (one allocation, not two).
+// requestSlots is what WithRequestLimit puts in a context.
 type requestSlots struct {
 	context.Context
 	requestSem
 }
 
-// requestSem is a request's semaphore, and the calls it holds beyond it
-// (Limiter.borrow).
+// requestSem is a request's semaphore.
 type requestSem struct {
-	sem      chan struct{}
-	borrowed atomic.Int32
-	// turn is the request's place in the merchant's and the process's
-	// queues (Limiter.queue): made at the first call that waits there.
+	sem chan struct{}
+	// turn is the request's place in the shared queues (queue), made at
+	// its first wait.
 	turn atomic.Pointer[chan struct{}]
 }
 
@@ -197,15 +155,13 @@ func requestSlotsFrom(ctx context.Context) *requestSem {
 type slot struct {
 	l        *Limiter
 	request  chan struct{}
-	borrowed *requestSem // the request whose bound it is beyond (borrow)
 	merchant *merchantSlots
 	key      merchantKey
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
 }
 
 // acquire takes a request, a merchant and a process slot, in that order,
-// giving back what it took when ctx ends first. The usual case (free
-// slots) takes no lock beyond the merchant map's and allocates nothing.
+// giving back what it took when ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l, key: cv.merchant}
 	if l.gate != nil {
@@ -218,16 +174,9 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 	}
 	req := requestSlotsFrom(ctx)
 	if req != nil {
-		select {
-		case req.sem <- struct{}{}:
-		default: // the request's slots are all taken
-			if l.burst > cap(req.sem) && l.borrow(&s, req) {
-				return s, nil
-			}
-			if err := take(ctx, req.sem); err != nil {
-				s.probe.end()
-				return slot{}, err
-			}
+		if err := take(ctx, req.sem); err != nil {
+			s.probe.end()
+			return slot{}, err
 		}
 		s.request = req.sem
 	}
@@ -248,40 +197,12 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 	return s, nil
 }
 
-// borrow takes, without waiting, a merchant and a process slot for a call
-// of req beyond req's bound (LimiterConfig.RequestBurst): when req holds
-// fewer than the burst, the merchant keeps req's bound free after it, and
-// the process has a slot free. It reports whether it took them (into s).
-func (l *Limiter) borrow(s *slot, req *requestSem) bool {
-	if int(req.borrowed.Add(1)) > l.burst-cap(req.sem) {
-		req.borrowed.Add(-1)
-		return false
-	}
-	m := l.join(s.key)
-	if cap(m.sem)-len(m.sem) > cap(req.sem) {
-		select {
-		case m.sem <- struct{}{}:
-			select {
-			case l.process <- struct{}{}:
-				s.merchant, s.borrowed = m, req
-				return true
-			default:
-				<-m.sem
-			}
-		default:
-		}
-	}
-	l.leave(s.key, m)
-	req.borrowed.Add(-1)
-	return false
-}
-
 // take puts one token in sem, waiting while it is full unless ctx ends.
 func take(ctx context.Context, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}:
 		return nil
-	default: // full: wait (ctx.Done may allocate, so only now)
+	default: // full: wait
 	}
 	select {
 	case sem <- struct{}{}:
@@ -291,13 +212,9 @@ func take(ctx context.Context, sem chan struct{}) error {
 	}
 }
 
-// queue takes a slot of a semaphore the requests share (a merchant's, the
-// process's), waiting while it is full unless ctx ends. The calls of one
-// request (req, nil: none) wait there one at a time, in the request's
-// turn: each request has at most one call in the queue, so a freed slot
-// goes to the waiting requests in turn, first come, first served, however
-// many calls each has waiting (a fan-out's goroutines, fanOut, wait there
-// as its one caller did).
+// queue takes a slot of a semaphore the requests share, waiting while it
+// is full unless ctx ends. A request's calls (req, nil: none) wait there
+// one at a time, so a freed slot goes to the waiting requests in turn.
 func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}: // free: nobody waits (a full channel's senders queue)
@@ -319,13 +236,12 @@ func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 }
 
 // width is how many calls of ctx may hold slots at once, as far as its
-// request knows: its request's bound (or its burst,
-// LimiterConfig.RequestBurst), else its merchant's; at most n (fanOut's
-// goroutines for n ids).
+// request knows: its request's bound, else its merchant's; at most n
+// (fanOut's goroutines for n ids).
 func (l *Limiter) width(ctx context.Context, n int) int {
 	w := l.perMerchant
 	if req := requestSlotsFrom(ctx); req != nil {
-		w = max(cap(req.sem), l.burst)
+		w = cap(req.sem)
 	}
 	return max(min(n, w), 1)
 }
@@ -346,8 +262,7 @@ func (l *Limiter) join(k merchantKey) *merchantSlots {
 	return m
 }
 
-// leave counts the caller out. The entry stays, for the merchant's next
-// call (join drops idle ones when the map grows).
+// leave counts the caller out; the entry stays for the next call.
 func (l *Limiter) leave(_ merchantKey, m *merchantSlots) {
 	l.mu.Lock()
 	m.refs--
@@ -355,10 +270,8 @@ func (l *Limiter) leave(_ merchantKey, m *merchantSlots) {
 }
 
 // sweepIdle drops the entries of merchants with no call holding or
-// waiting for a slot (their semaphores are empty), and sets the next
-// sweep at twice the entries left: the map stays within twice the active
-// merchants (or minKeptMerchants), and a sweep's cost is spread over as
-// many joins as it looked at. l.mu is held.
+// waiting for a slot, and sets the next sweep at twice the entries left.
+// l.mu is held.
 func (l *Limiter) sweepIdle() {
 	for k, m := range l.merchants {
 		if m.refs == 0 {
@@ -378,16 +291,12 @@ func (s slot) release() {
 	if s.request != nil {
 		<-s.request
 	}
-	if s.borrowed != nil {
-		s.borrowed.borrowed.Add(-1)
-	}
 	s.probe.end()
 }
 
 // Held is a context that carries one REST call's slot, taken ahead of the
-// call (Limiter.Hold): the first call made with it, or with a context
-// derived from it, uses that slot instead of taking another; later calls
-// take their own.
+// call (Limiter.Hold): the first call made with it uses that slot; later
+// calls take their own.
 type Held struct {
 	context.Context
 	s        slot
@@ -413,12 +322,9 @@ func (h *Held) Release() {
 	}
 }
 
-// Hold takes a slot for one REST call before the call is made, so that a
-// caller fanning out starts a goroutine only for a call that can run, and
-// returns the context to make the call with. Without credentials in ctx
-// nothing is held (the call answers KindUnauthorized without a slot). A
-// ctx that ends while waiting gives the KindCanceled or KindTimeout error
-// a call would, and a nil Held.
+// Hold takes a slot for one REST call before the call is made and returns
+// the context to make it with. Without credentials nothing is held; a ctx
+// that ends while waiting gives the error a call would.
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	h := new(Held)
 	if err := l.holdInto(ctx, h); err != nil {
@@ -427,8 +333,7 @@ func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	return h, nil
 }
 
-// holdInto is Hold into h, a zero Held (a fan-out's, which holds them in
-// one slice); on an error h is left as it was.
+// holdInto is Hold into h, a zero Held; on an error h is left as it was.
 func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 	cv, ok := credentialsFrom(ctx)
 	if !ok {
@@ -445,12 +350,11 @@ func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 }
 
 // slotFor returns the slot a call with ctx holds: the one held for it
-// (Hold), which its holder releases, or a new one, which the caller
-// releases.
+// (its holder releases it), or a new one.
 func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
-		// The holder releases it; but the pair's probe ends with the call
-		// (a later call with the same context must not wait for itself).
+		// The pair's probe ends with the call: a later call with the
+		// same context must not wait for itself.
 		return slot{probe: h.s.probe}, nil
 	}
 	return l.acquire(ctx, cv)
@@ -475,29 +379,10 @@ func (l *Limiter) report(ctx context.Context, cv *credentialsValue, err error) {
 	}
 }
 
-// merchantKeyOf is the identity of a pair under the process's key, which
-// names the pairs of a context without a merchant key (tests).
-func merchantKeyOf(c Credentials) merchantKey { return processMerchantKey.sum(c) }
-
-// short is the key's first 64 bits: the circuit breaker's table key (a
-// prefix of an HMAC-SHA256 is as hard to collide with on purpose as it is long).
+// short is the key's first 64 bits: the circuit breakers' table key.
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 
-// inFlight reports the calls holding a slot of the process, and the
-// merchants with a call holding or waiting for a slot (tests).
-func (l *Limiter) inFlight() (calls, merchants int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, m := range l.merchants {
-		if m.refs > 0 {
-			merchants++
-		}
-	}
-	return len(l.process), merchants
-}
-
-// Hold takes a slot of c's limiter for one call ahead of it (see
-// Limiter.Hold).
+// Hold is c's limiter's Hold.
 func (c *Client) Hold(ctx context.Context) (*Held, error) {
 	return c.limiter.Hold(ctx)
 }

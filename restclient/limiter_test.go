@@ -105,33 +105,6 @@ func TestLimiterBounds(t *testing.T) {
 			t.Error("another request of the same merchant would wait")
 		}
 	})
-
-	t.Run("a burst leaves its merchant's other requests their bound and other merchants their share", func(t *testing.T) {
-		l := NewLimiter(LimiterConfig{MaxInFlight: 12, MaxInFlightPerMerchant: 8, RequestBurst: 8})
-		req1 := WithRequestLimit(a, 2)
-		// Its 2, then 4 beyond them while the merchant keeps 2 free.
-		for range 6 {
-			if wouldWait(t, l, req1) {
-				t.Fatal("the request waited within its burst")
-			}
-			hold(t, l, req1)
-		}
-		if !wouldWait(t, l, req1) {
-			t.Error("the request took its merchant's last fair share")
-		}
-		req2 := WithRequestLimit(a, 2)
-		hold(t, l, req2)
-		hold(t, l, req2)
-		if !wouldWait(t, l, req2) {
-			t.Error("the merchant went past its share")
-		}
-		for range 4 { // the process's 12 less merchant a's 8
-			if wouldWait(t, l, b) {
-				t.Fatal("another merchant waited for a slot its share leaves it")
-			}
-			hold(t, l, b)
-		}
-	})
 }
 
 func TestLimiterWaiting(t *testing.T) {

@@ -1,10 +1,7 @@
-// The merchant identity (issue 22): an HMAC-SHA256 of the credential pair
-// under a per-deployment key (MERCHANT_ID_KEY), the name every bound keyed
-// by the pair uses (the Limiter's slots, the circuits, the accepted
-// merchants and the rate limits, in memory and in Redis) and the tag of
-// the logs. Keyed, so that a Redis dump or a log line is no offline
-// verifier of guessed or leaked pairs: without the key, the identity of a
-// pair cannot be computed.
+// The merchant identity: an HMAC-SHA256 of the credential pair under a
+// per-deployment key (MERCHANT_ID_KEY), the name every bound keyed by the
+// pair uses and the tag of the logs. Keyed, so that a Redis dump or a log
+// line is no offline verifier of guessed or leaked pairs.
 
 package restclient
 
@@ -29,15 +26,13 @@ const MinMerchantKeyBytes = 32
 // merchantIDLabel separates this use of the key from any other.
 const merchantIDLabel = "paygraph merchant id v1\x00"
 
-// MerchantKey is the per-deployment key of the merchant identity. Every
-// replica that shares a Redis must have the same one (their budgets and
-// accepted merchants are keyed by the identity). Safe for concurrent use.
+// MerchantKey is the per-deployment key of the merchant identity: the
+// same on every replica sharing a Redis. Safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
 
-// merchantMAC is one keyed HMAC state with its buffers, reused (Reset)
-// rather than re-keyed: computing an identity allocates nothing.
+// merchantMAC is one keyed HMAC state with its buffers, reused.
 type merchantMAC struct {
 	h   hash.Hash
 	buf [256]byte
@@ -57,8 +52,7 @@ func NewMerchantKey(key []byte) (*MerchantKey, error) {
 }
 
 // RandomMerchantKey returns a fresh random key: identities then hold only
-// within this process (another replica, or a restart, names every merchant
-// differently).
+// within this process.
 func RandomMerchantKey() *MerchantKey {
 	key := make([]byte, MinMerchantKeyBytes)
 	_, _ = rand.Read(key) // never fails (crypto/rand crashes the program instead)
@@ -71,8 +65,7 @@ func (k *MerchantKey) Format(f fmt.State, _ rune) {
 	_, _ = io.WriteString(f, "restclient.MerchantKey(redacted)")
 }
 
-// processMerchantKey names merchants in a context that carries no key
-// (WithMerchantKey): tests, and any caller outside the gateway.
+// processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
 
 // sum is HMAC-SHA256(key, label || len(apiKey) as 8 bytes || apiKey ||
@@ -91,9 +84,8 @@ func (k *MerchantKey) sum(c Credentials) merchantKey {
 	return out
 }
 
-// Derive is a key for another use of the deployment's secret (the
-// sealing of what the replicas share in Redis): HMAC-SHA256 under k of a
-// label that no identity input starts with.
+// Derive is a key for another use of the deployment's secret: HMAC-SHA256
+// under k of a label that no identity input starts with.
 func (k *MerchantKey) Derive(label string) []byte {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -106,9 +98,7 @@ func (k *MerchantKey) Derive(label string) []byte {
 type merchantKeyCtx struct{}
 
 // WithMerchantKey returns a context whose credential pairs
-// (WithCredentials) are named under k. The gateway puts its key
-// (MERCHANT_ID_KEY) in every request's context; without one, a
-// per-process random key names them.
+// (WithCredentials) are named under k.
 func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
 	if k == nil {
 		return ctx
@@ -122,12 +112,9 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 	return k
 }
 
-// MerchantOf names the merchant of the credential pair ctx carries
-// (WithCredentials): the hex HMAC of the pair under the merchant key
-// (MerchantKey), computed once per context (WithCredentials), never the secret, the same on
-// every replica with the same key. The per-merchant rate limits key their
-// budgets (in memory and in Redis) by it. ok is false when ctx carries no
-// usable pair.
+// MerchantOf names the merchant of the credential pair ctx carries: the
+// hex HMAC of the pair under the merchant key, never the secret. ok is
+// false when ctx carries no usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -136,11 +123,8 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	return v.merchantName, true
 }
 
-// MerchantTag names the merchant of ctx's credential pair in log lines:
-// the first 8 bytes of its keyed identity (MerchantOf), in hex, as its
-// circuit is named; "" when ctx carries no pair. It says which lines are
-// one merchant's, on every replica with the same key, and nothing of
-// the pair.
+// MerchantTag names the merchant of ctx's pair in log lines: the first 8
+// bytes of its identity in hex, as its circuit is named; "" without one.
 func MerchantTag(ctx context.Context) string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

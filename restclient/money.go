@@ -6,9 +6,8 @@ import (
 	"strconv"
 )
 
-// Paisa is an exact amount of money in paisa (1 taka = 100 paisa).
-// Amounts handled by this package stay within ±(2^53-1) paisa, so they
-// survive a trip through a JSON number (a float64) unchanged.
+// Paisa is an exact amount of money in paisa (1 taka = 100 paisa), within
+// ±(2^53-1) so that it survives a JSON number (a float64) unchanged.
 type Paisa int64
 
 // MaxSafePaisa is the largest magnitude ParseTaka accepts: 2^53-1.
@@ -26,15 +25,10 @@ var (
 	ErrAmountRange = errors.New("out of range (beyond 2^53-1 paisa)")
 )
 
-// ParseTaka parses a decimal number of taka into exact paisa. It never
-// goes through a float.
-//
-// Grammar: an optional '-', one or more digits, optionally '.' and one or
-// more digits, optionally an exponent [eE][+-]?digits. This is the JSON
-// number grammar except that leading zeros are tolerated ("00.5" is 50
-// paisa). Rejected: '+' signs, whitespace, "NaN"/"Inf", ".5", "5.", hex.
-// Digits below one paisa must be zero ("19.990" is fine, "1.999" is an
-// error); the result must be within ±(2^53-1) paisa.
+// ParseTaka parses a decimal number of taka into exact paisa, never
+// through a float. The grammar is JSON's number but for leading zeros,
+// which are tolerated; digits below one paisa must be zero ("19.990" is
+// fine, "1.999" an error).
 func ParseTaka(s string) (Paisa, error) {
 	v, err := parseDecimal(s, 2)
 	if err != nil {
@@ -55,13 +49,9 @@ func parseExactInt(s string) (int64, error) { return parseDecimal(s, 0) }
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // parseDecimal returns the value of s multiplied by 10^shift, which must be
-// an integer within ±maxSafe. It returns only the package's sentinel errors.
-//
-// The significant digits are accumulated in m (always ending in a non-zero
-// digit); zeros after the last non-zero digit are counted in pending, so
-// long runs of trailing zeros never overflow. big records that the
-// significant digits alone exceed maxSafe: then the value is either out of
-// range or has a non-zero digit below the unit, and k tells which.
+// an integer within ±maxSafe, or one of the package's sentinel errors.
+// Zeros after the last non-zero digit are counted in pending, so runs of
+// them never overflow m; big: the significant digits exceed maxSafe.
 func parseDecimal(s string, shift int) (int64, error) {
 	i, n := 0, len(s)
 	neg := false

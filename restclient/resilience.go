@@ -5,10 +5,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -17,100 +17,42 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and circuit breaking. As everywhere in
-// the gateway's settings, a zero count means none: the zero Resilience
-// neither retries nor breaks circuits (the gateway's settings table owns
-// the defaults it runs with: REST_MAX_RETRIES, BREAKER_FAILURES, and a
-// fixed cooldown). Each field says what its zero means.
+// Resilience configures retries and circuit breaking; its zero value
+// neither retries nor breaks circuits.
 //
-// # Why two kinds of circuit
+// Failures are counted where they can be caused, so that one caller's
+// input never opens a circuit for the others. Each merchant (credential
+// pair) has its own circuit, counting every failure of its calls, in a
+// bounded table where idle and never-accepted entries are evicted first.
+// The process-wide circuit opens only on evidence no single caller can
+// produce: BreakerFailures consecutive failures that happened before a
+// request reached the REST API (dial, DNS, TLS), or that came from at
+// least three merchants the REST API has accepted before.
 //
-// A circuit breaker sheds calls when the REST API is in trouble. But a
-// 5xx or a timeout does not always mean that: the REST API may fail on
-// one id, one cursor, one merchant's data, and the gateway cannot tell
-// that from an outage by looking at one answer. With one process-wide
-// circuit counting every 5xx and timeout, six `payment(id:)` aliases
-// whose ids make the REST API answer 500 (or hang) opened it, and every
-// merchant got "circuit open" for the cooldown: one caller's input denied
-// service to all the others. So failures are counted where they can be
-// caused:
-//
-//   - Each merchant (credential pair) has its own circuit, which counts
-//     every failure of its calls: a 5xx, a per-call timeout, a connection
-//     error. A merchant whose calls keep failing is shed on its own, fast,
-//     and the REST API is spared its retries; nobody else notices. The
-//     circuits live in a bounded table keyed by the merchant identity (an
-//     HMAC of the pair under the deployment's key, merchant.go) (the credentials themselves are never kept), where idle
-//     entries, and then entries never accepted by the REST API, are
-//     evicted first, so invented credential pairs cannot grow it.
-//   - The process-wide circuit (BreakerState, OnBreakerChange, the
-//     metric reading BreakerState) opens only on evidence that no single caller's input can
-//     produce: BreakerFailures consecutive failures that either happened
-//     before any request reached the REST API (a refused or failed dial,
-//     DNS, a TLS handshake: the URL's host is ours, never the caller's),
-//     or that came from at least three distinct merchants whose
-//     credentials the REST API has accepted (a 2xx) before. The second
-//     rule catches a REST API that is up but failing for everyone (500s,
-//     503s from its load balancer, hangs) as quickly as before once a few
-//     merchants are calling; an attacker would need three merchants'
-//     valid credentials, and invented pairs (never answered 2xx) are not
-//     counted at all. A reset or dropped connection after the request was
-//     sent is counted like a 5xx: a REST worker crashing on one id looks
-//     exactly like that.
-//
-// Both circuits are gobreaker state machines with the same threshold and
-// cooldown: open, then half-open with one probe (no retries) whose
-// success closes and whose failure reopens. A failure, for either, is a
-// call (retries included) that ended in a connection error, a per-call
-// timeout (Timeout) or a 5xx; a call the REST API answered otherwise (2xx,
-// 3xx, 4xx, 429 included, and a 2xx body that does not decode: the REST
-// API is up, the answer is odd) is a success; a call whose caller went
-// away (context cancelled or past its deadline) counts as neither, so
-// callers can never open a circuit. A merchant's calls that its own open
-// circuit refused are not counted by the process-wide one.
-//
-// What remains: a merchant with valid credentials can still open its own
-// circuit (that is the point), and whoever holds three merchants' valid
-// credentials can open the process-wide one. While the process-wide
-// circuit is half-open, its probe may be any merchant's call, so a
-// merchant with poisoned ids can, by winning that race, keep an open
-// circuit open one more cooldown; it cannot open a closed one.
+// A failure is a call (retries included) that ended in a connection
+// error, a per-call timeout or a 5xx; any other answer is a success; a
+// call whose caller went away counts as neither. An open circuit is
+// half-open after the cooldown, with one probe that closes or reopens it.
 type Resilience struct {
 	// MaxRetries is how many times a call is retried after a connection
-	// error or a 502, 503 or 504; if zero (or negative), never. Nothing
-	// else is retried: not 4xx (429 included: its Retry-After goes to the
-	// caller), not 500, not a timeout (a hung REST API would only make the
-	// caller wait three times as long), not a cancelled caller.
+	// error or a 502, 503 or 504; if zero (or negative), never.
 	MaxRetries int
-	// RetryBaseDelay is the first backoff; it doubles with each retry, up
-	// to 1s, with full jitter, and never runs past the caller's deadline.
-	// If zero, 50ms (a tuning constant, not a setting).
+	// RetryBaseDelay is the first backoff, doubling up to 1s with full
+	// jitter, never past the caller's deadline; if zero, 50ms.
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit, as described
-	// above; if zero (or negative), there are no circuits at all. While
-	// the process-wide circuit is open calls fail at once with KindUpstream "REST API
-	// unavailable (circuit open); retry shortly" and make no request;
-	// while a merchant's is open, that merchant's calls fail at once with
-	// KindUpstream "REST API calls for these credentials keep failing
-	// (circuit open); retry shortly".
+	// BreakerFailures consecutive failures open a circuit; if zero (or
+	// negative), there are no circuits. A call an open circuit refuses
+	// fails at once with KindUpstream and makes no request.
 	BreakerFailures int
-	// BreakerCooldown is how long an open circuit stays open before it is
-	// half-open. If zero, 5s (a circuit needs some cooldown; none is not
-	// a choice).
+	// BreakerCooldown is how long an open circuit stays open; if zero, 5s.
 	BreakerCooldown time.Duration
 	// OnBreakerChange is told of every change of state of the
-	// process-wide circuit, in order, for logs (a metric reads
-	// BreakerState instead). It is called from the goroutine of a call
-	// (or of a BreakerState), outside the breaker's lock (it may call
-	// BreakerState), and should return quickly. The change from open to
-	// half-open is noticed lazily: by the next call or BreakerState after
-	// the cooldown. nil: nobody is told.
+	// process-wide circuit, in order, for logs; called outside the
+	// breaker's lock (it may call BreakerState). nil: nobody is told.
 	OnBreakerChange func(from, to CircuitState)
 	// OnMerchantBreakerChange is told, in the same way, of every change
-	// of a merchant's circuit, for logs. merchant is an opaque tag (16 hex
-	// digits of the merchant identity, an HMAC of the pair under the
-	// merchant key: stable across replicas with the same key, meaningless
-	// without it), never a credential.
+	// of a merchant's circuit; merchant is an opaque tag (MerchantTag's),
+	// never a credential.
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
@@ -140,11 +82,10 @@ func (p retryPolicy) backoff(n int) time.Duration {
 	return rand.N(window) + 1
 }
 
-// retryable tells whether a failed attempt may be tried again: the request
-// is an idempotent GET, so a connection that failed, or a gateway in
-// front of the REST API that said 502/503/504, is worth another try.
+// retryable tells whether a failed attempt of the idempotent GET may be
+// tried again: a failed connection, or a 502/503/504.
 func retryable(err error) bool {
-	if err == nil { // the usual case: no errors.As (its target escapes)
+	if err == nil {
 		return false
 	}
 	var e *Error
@@ -200,9 +141,7 @@ func unhealthy(err error) bool {
 }
 
 // systemic tells whether err happened before the request reached the
-// REST API: dialing (refused, unreachable, DNS, a proxy) or the TLS
-// handshake. The host is the gateway's configuration, never the
-// caller's, so no caller's input can cause these.
+// REST API (dial, DNS, TLS): no caller's input can cause these.
 func systemic(err error) bool {
 	var op *net.OpError
 	if errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect") {
@@ -214,13 +153,9 @@ func systemic(err error) bool {
 	return errors.As(err, &dns) || errors.As(err, &rh) || errors.As(err, &alert) || badCertificate(err)
 }
 
-// localExhaustion tells whether err is this process running out of its
-// own resources before a request left it: no file descriptor (EMFILE,
-// ENFILE), no local port (EADDRNOTAVAIL) or socket buffer (ENOBUFS).
-// That says nothing of the REST API's health, and counted it would let a
-// flood of connections to the gateway open the circuit for every merchant:
-// no circuit counts it. (A full slot pool never reaches a circuit: the
-// slot is taken before the call, Client.do.)
+// localExhaustion tells whether err is this process running out of file
+// descriptors, ports or socket buffers: no circuit counts it, or a flood
+// of connections to the gateway could open one for every merchant.
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
@@ -228,56 +163,43 @@ func localExhaustion(err error) bool {
 
 // Sizes of the merchant circuits.
 const (
-	// breakerMerchants is how many distinct merchants (known to the REST
-	// API) must be among the failures that open the process-wide
-	// circuit, unless the failures are systemic. Three: one merchant is
-	// an attacker's reach, two may be one business with two key pairs.
+	// breakerMerchants is how many distinct accepted merchants must be
+	// among the failures that open the process-wide circuit, unless they
+	// are systemic: one merchant is an attacker's reach, two may be one
+	// business with two key pairs.
 	breakerMerchants = 3
-	// maxMerchants bounds the table of merchant circuits (each about
-	// 0.3 KB measured, 1.3 MB when full); merchantIdle is how long an
-	// unused entry is kept when the table needs room.
+	// maxMerchants bounds the table of merchant circuits; merchantIdle is
+	// how long an unused entry is kept when the table needs room.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
 	// evictionSample is how many entries a full table looks at to choose
-	// the one to evict (sampled LRU, as Redis does): an insert costs
-	// O(evictionSample), never a scan of the table.
+	// the one to evict (sampled LRU).
 	evictionSample = 32
 )
 
 // breaker is the circuit breaking of one Client: the process-wide circuit
 // (cb) and one circuit per merchant (merchants). See Resilience.
 type breaker struct {
-	cb        *gobreaker.CircuitBreaker[struct{}]
-	run       failureRun
-	merchants merchantTable
-	// merchantSettings makes a merchant's circuit; Name is its tag.
+	cb               *gobreaker.CircuitBreaker[struct{}]
+	run              failureRun
+	merchants        merchantTable
 	merchantSettings gobreaker.Settings
 
-	// gobreaker reports state changes under its own lock (OnStateChange
-	// runs inside it); they are queued here and handed to the hooks
-	// outside it (see flush). The queue is only for the hooks, which log:
-	// a log write made under the process-wide circuit's lock would stall
-	// every REST call of the process while the log sink blocks, and a
-	// hook that read BreakerState there would deadlock. The metric needs
-	// no hook: it reads BreakerState when scraped.
+	// gobreaker reports state changes under its own lock; they are queued
+	// here and handed to the hooks outside it (flush), so that a blocked
+	// log sink never stalls every REST call.
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
 	pending      []stateChange
 	queued       atomic.Bool // pending is not empty: flush has work
 	delivering   sync.Mutex
-	// notClosed mirrors cb's state as its last change left it (set in
-	// OnStateChange, under gobreaker's lock): false, it is closed, so a
-	// call needs no look at the state (withResilience); true, it is open
-	// or half-open, and open may have become half-open since, which only
-	// cb.State tells.
+	// notClosed mirrors cb's state as its last change left it: false, a
+	// call needs no look at the state; true, only cb.State tells.
 	notClosed atomic.Bool
-	// quiet tells a closed circuit with no failure counted since its
-	// last success (closedfast.go); gen counts its changes of state.
-	quiet quietness
-	gen   atomic.Uint64
-	// fastClosed: calls on closed, quiet circuits skip gobreaker
-	// (closedfast.go); false where gobreaker is not the verified version.
+	// quiet and gen, and fastClosed: closedfast.go.
+	quiet      quietness
+	gen        atomic.Uint64
 	fastClosed bool
 }
 
@@ -288,10 +210,7 @@ type stateChange struct {
 	from, to CircuitState
 }
 
-// errSkip is what a call returns to a circuit that must not count it: a
-// caller that went away, a merchant's call its own circuit refused, or
-// (for the process-wide circuit) a failure that proves nothing about the
-// REST API as a whole. The call's own error travels beside it.
+// errSkip is what a call returns to a circuit that must not count it.
 var errSkip = errors.New("restclient: not counted by the circuit breaker")
 
 func (r Resilience) newBreaker(name string) *breaker {
@@ -356,16 +275,11 @@ func (b *breaker) state() gobreaker.State {
 }
 
 // flush hands the queued state changes to the hooks, one goroutine at a
-// time so that they arrive in order. A goroutine that finds another one
-// delivering leaves its changes to it (which also keeps a hook that calls
-// BreakerState from deadlocking).
+// time so that they arrive in order; one that finds another delivering
+// leaves its changes to it.
 func (b *breaker) flush() {
-	// Every REST call ends here: without a queued change (nearly always)
-	// it costs one atomic load, no lock.
+	// The loop looks again for a change queued while another delivered.
 	for b.queued.Load() && b.delivering.TryLock() {
-		// A change queued after deliver's last look but before it
-		// unlocked was left to this goroutine by one whose TryLock
-		// failed: the loop looks again.
 		b.deliver()
 	}
 }
@@ -392,8 +306,8 @@ func (b *breaker) deliver() {
 	}
 }
 
-// CircuitState is the state of a circuit. Its numeric values are those
-// of the paygraph_circuit_breaker_state gauge, which reads BreakerState.
+// CircuitState is the state of a circuit; its values are those of the
+// paygraph_circuit_breaker_state gauge.
 type CircuitState int
 
 // The circuit states.
@@ -425,13 +339,10 @@ func circuitState(s gobreaker.State) CircuitState {
 }
 
 // failureRun is what the process-wide circuit knows of its current run of
-// consecutive failures besides their number: how many were systemic, and
-// which merchants known to the REST API the others came from (up to
-// breakerMerchants of them). Any healthy answer ends the run.
+// consecutive failures: how many were systemic, and which accepted
+// merchants the others came from. Any healthy answer ends the run.
 type failureRun struct {
-	// active: the run is not empty. Every successful call ends the run:
-	// without one (nearly always) that costs an atomic load, no lock.
-	active   atomic.Bool
+	active   atomic.Bool // the run is not empty
 	mu       sync.Mutex
 	systemic uint32
 	n        int
@@ -483,11 +394,9 @@ type merchant struct {
 	cb *gobreaker.CircuitBreaker[struct{}]
 	// trusted: the REST API has answered this pair with a 2xx, so its
 	// failures may count towards the process-wide circuit.
-	trusted atomic.Bool
-	used    atomic.Int64 // UnixNano of the last call
-	// notClosed mirrors cb's state as breaker.notClosed does the
-	// process-wide circuit's; quiet and gen as the breaker's.
-	notClosed atomic.Bool
+	trusted   atomic.Bool
+	used      atomic.Int64 // UnixNano of the last call
+	notClosed atomic.Bool  // as breaker's, with quiet and gen
 	quiet     quietness
 	gen       atomic.Uint64
 }
@@ -499,8 +408,7 @@ type merchantTable struct {
 	max int
 }
 
-// get returns key's entry, or nil: entries are made only by add, so a
-// call that needs none (a 4xx, say) costs a lookup and no memory.
+// get returns key's entry, or nil (entries are made only by add).
 func (t *merchantTable) get(key uint64, now int64) *merchant {
 	t.mu.Lock()
 	m := t.m[key]
@@ -540,10 +448,8 @@ func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) 
 	return m
 }
 
-// evict makes room for one entry: among a sample of entries (Go's map
-// iteration starts at a random place), every idle one goes; if none is
-// idle, the least recently used one goes, preferring one the REST API has
-// never accepted (invented credentials) over a real merchant's.
+// evict makes room for one entry: among a sample, every idle one goes;
+// if none is, the least recently used, never-accepted ones first.
 func (t *merchantTable) evict(now int64) {
 	var victim uint64
 	var victimUsed int64
@@ -568,26 +474,11 @@ func (t *merchantTable) evict(now int64) {
 	}
 }
 
-func (t *merchantTable) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.m)
-}
-
 // merchantTag is the name of key's circuit in OnMerchantBreakerChange.
-func merchantTag(key uint64) string {
-	s := strconv.FormatUint(key, 16)
-	for len(s) < 16 {
-		s = "0" + s
-	}
-	return s
-}
+func merchantTag(key uint64) string { return fmt.Sprintf("%016x", key) }
 
 // BreakerState is the process-wide circuit's state (CircuitClosed when
-// there are no circuits). Merchants' own circuits are not reflected: one
-// merchant's trouble is not the REST API's. Reading it also notices the
-// lazy change from open to half-open and delivers queued changes to the
-// hooks.
+// there are no circuits); merchants' circuits are not reflected.
 func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
 		return CircuitClosed
@@ -635,9 +526,6 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 	key := cv.merchant.short()
 	m := b.merchants.get(key, now.UnixNano())
 	retries := c.retry.max
-	// Closed circuits as their last changes left them (nearly always)
-	// need no look at their states: two locks and two clock readings a
-	// call fewer.
 	if b.notClosed.Load() || (m != nil && m.notClosed.Load()) {
 		if b.state() == gobreaker.StateHalfOpen || (m != nil && m.cb.State() == gobreaker.StateHalfOpen) {
 			retries = 0 // a probe is one request
@@ -648,8 +536,7 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 
 	var err error            // the call's own error
 	var merchantRefused bool // the merchant's open circuit refused the call
-	// What each circuit was given to count (errSkip: nothing), for their
-	// quietness (closedfast.go); ran: it was.
+	// What each circuit was given to count, for closedfast.go; ran: it was.
 	var mCount, bCount error
 	var mRan, bRan bool
 	var mSeq uint64
@@ -695,8 +582,7 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 	return err
 }
 
-// account records a call's outcome for the merchant (its first failure,
-// or the REST API's acceptance of its credentials) and the process-wide
+// account records a call's outcome for the merchant and the process-wide
 // run, and returns what the process-wide circuit is to count: err, or
 // errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {

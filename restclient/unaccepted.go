@@ -1,45 +1,15 @@
 package restclient
 
-// Unaccepted credential pairs (issue 22). A credential pair costs nothing
-// to invent, so every bound keyed by it (a merchant's slots, its circuit,
-// its rate limits) holds only for pairs that are real. A pair becomes a
-// merchant when the REST API has answered one of its calls with a 2xx;
-// until then:
-//
-//   - its calls are made one at a time (the others of the pair wait for
-//     the one in flight, the probe, and follow its outcome), so a request
-//     fanning out to 100 ids with an invented pair makes one call, not 100;
-//   - each call draws on small budgets of the replica, shared by every
-//     unaccepted pair: REST calls per second per client address, REST
-//     calls per second for all addresses together, and a few slots;
-//     a call over a budget is answered KindRateLimited at once (no wait);
-//   - a pair the REST API refused (401, 403) is answered from a short
-//     negative cache, without a call, until the entry expires.
-//
-// Why both a per-address and a shared budget: the shared one bounds what
-// invented pairs can cost the REST API per replica whatever their number
-// and origin; but alone, one flooding address would take all of it, and a
-// real merchant not yet accepted (its first request, or the first after a
-// restart without Redis) would be refused with the flood. The per-address
-// budget keeps one address to a part of the shared one, so the merchant,
-// calling from another address, is served during such a flood. Only a
-// flood spread over many addresses meets the shared budget, which is then
-// the bound. With an AcceptedStore (Redis) the accepted set is the fleet's
-// and survives restarts: a merchant known to any replica skips the budgets.
-//
-// The budgets are spent by calls made, never by an operation that makes
-// none: Admit, asked before an operation runs, only looks (a bad cursor or
-// a validation error then costs the real merchants' first calls nothing).
-//
-// At the HTTP edge a pair is a merchant only once accepted (Merchant):
-// until then every request of it, whether or not it makes a REST call, is
-// anonymous for the edge's budgets, so that two invented headers buy
-// nothing that no headers would not.
-//
-// Memory is bounded: accepted pairs (only pairs answered 2xx enter, so
-// invented ones cannot grow it) up to MaxAccepted entries, refused pairs
-// up to maxRefused, the budgets' own tables (package ratelimit), and the
-// probes in flight, which the slots bound.
+// Unaccepted credential pairs. A pair costs nothing to invent, so every
+// bound keyed by it holds only for pairs the REST API has answered with a
+// 2xx. Until then its calls are made one at a time (the others follow the
+// probe's outcome), each drawing on small budgets of the replica shared
+// by every unaccepted pair (per client address, so that one flooding
+// address leaves the rest to real merchants, and for all together), and a
+// pair the REST API refused is answered from a short negative cache. The
+// budgets are spent only by calls made (Admit only looks). Memory is
+// bounded: accepted pairs (only pairs answered 2xx enter), refused pairs,
+// and the probes, which the slots bound.
 
 import (
 	"context"
@@ -55,33 +25,26 @@ import (
 	"paygraph/ratelimit"
 )
 
-// Defaults of UnacceptedConfig (the gateway's
-// REST_UNACCEPTED_CALLS_PER_SECOND takes its default from here, and
-// derives or fixes the others to these).
+// Defaults of UnacceptedConfig.
 const (
-	// DefaultUnacceptedCallsPerSecond is the REST calls per second that
-	// every unaccepted pair of a replica may make together: a merchant's
-	// first call costs one, so 20 a second lets twenty merchants a second
-	// start (more with Redis, where the fleet remembers them), while a
-	// flood of invented pairs costs the REST API at most that (a tenth of
-	// one merchant's RATE_LIMIT_REST_CALLS_PER_SECOND).
+	// DefaultUnacceptedCallsPerSecond is the REST calls per second every
+	// unaccepted pair of a replica may make together: twenty merchants a
+	// second may start, and a flood of invented pairs costs no more.
 	DefaultUnacceptedCallsPerSecond = 20
 	// DefaultUnacceptedMaxInFlight is how many calls of unaccepted pairs a
-	// replica makes at once: 8 of REST_MAX_INFLIGHT's 256.
+	// replica makes at once.
 	DefaultUnacceptedMaxInFlight = 8
 	// DefaultUnacceptedPerAddressPerSecond is one client address's part of
-	// the shared budget: a quarter, so that one address never takes it all.
+	// the shared budget.
 	DefaultUnacceptedPerAddressPerSecond = 5
-	// DefaultRefusedTTL is how long a pair the REST API refused is answered
-	// without a call: short, so that a merchant whose new pair is not yet
-	// active everywhere waits at most this long after it is.
+	// DefaultRefusedTTL is how long a refused pair is answered without a
+	// call: short, so that a new pair not yet active everywhere soon is.
 	DefaultRefusedTTL = 10 * time.Second
-	// DefaultMaxAccepted bounds the accepted pairs a replica remembers
-	// (about 100 bytes each: 10 MB when full); past it the least recently
-	// used go, and come back through one call of the shared budget.
+	// DefaultMaxAccepted bounds the accepted pairs a replica remembers;
+	// past it the least recently used go.
 	DefaultMaxAccepted = 100_000
 
-	maxRefused        = 16_384 // about 150 bytes each with the message
+	maxRefused        = 16_384
 	storeTimeout      = 50 * time.Millisecond
 	touchEvery        = int64(time.Minute)
 	gateEvictSample   = 32
@@ -91,8 +54,7 @@ const (
 )
 
 // AcceptedStore remembers, for every replica, the merchants (MerchantOf
-// names) the REST API has accepted. Each call gets a short deadline; an
-// error is taken as "not known" (the pair then draws on the budgets).
+// names) the REST API has accepted; an error is taken as "not known".
 type AcceptedStore interface {
 	Accepted(ctx context.Context, merchant string) (bool, error)
 	Accept(ctx context.Context, merchant string) error
@@ -104,20 +66,16 @@ type AcceptedStore interface {
 type UnacceptedConfig struct {
 	// CallsPerSecond is the shared budget of the replica (burst: twice).
 	CallsPerSecond int
-	// MaxInFlight is how many unaccepted pairs' calls run at once; 0:
-	// DefaultUnacceptedMaxInFlight. A call waits for one of these slots
-	// (until its context ends).
+	// MaxInFlight is how many unaccepted pairs' calls run at once (0:
+	// the default); a call waits for one of these slots.
 	MaxInFlight int
 	// PerAddressPerSecond is one client address's budget (burst: twice;
-	// and at most a quarter of MaxInFlight, at least 1, in flight); 0: no
-	// per-address budget. Addresses come from WithClientAddr; IPv6
-	// addresses count by their /64.
+	// a quarter of MaxInFlight in flight); 0: none (WithClientAddr).
 	PerAddressPerSecond int
 	// RefusedTTL is how long a pair the REST API refused is answered from
 	// the negative cache; 0: DefaultRefusedTTL.
 	RefusedTTL time.Duration
-	// MaxAccepted bounds the accepted pairs kept in memory; 0:
-	// DefaultMaxAccepted.
+	// MaxAccepted bounds the accepted pairs kept in memory; 0: the default.
 	MaxAccepted int
 	// Store, when set, shares the accepted pairs with the other replicas.
 	Store AcceptedStore
@@ -155,7 +113,7 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	if cfg.CallsPerSecond <= 0 {
 		return nil, nil
 	}
-	// Within what ratelimit.New takes (the settings allow far less).
+	// Within what ratelimit.New takes.
 	cfg.CallsPerSecond = min(cfg.CallsPerSecond, 1e8)
 	cfg.PerAddressPerSecond = min(cfg.PerAddressPerSecond, 1e8)
 	inflight := cfg.MaxInFlight
@@ -195,8 +153,8 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	return g, nil
 }
 
-// ticket is a probe's: it holds the pair's turn, the address's count and
-// (once taken) a slot; end gives them back and wakes the pair's waiters.
+// ticket is a probe's: the pair's turn, the address's count and (once
+// taken) a slot; end gives them back and wakes the pair's waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -206,8 +164,7 @@ type ticket struct {
 	over atomic.Bool // ended
 }
 
-// end is idempotent: the call's own slot ends the probe as soon as its
-// outcome is reported, and a held slot's Release ends it again.
+// end is idempotent.
 func (t *ticket) end() {
 	if t == nil || !t.over.CompareAndSwap(false, true) {
 		return
@@ -232,9 +189,7 @@ func (t *ticket) end() {
 }
 
 // admit lets a call of cv's pair go ahead: at once for an accepted pair
-// (nil ticket); as the pair's probe within the budgets (a ticket, which
-// the slot's release ends); or not, with the cached refusal, a
-// KindRateLimited error, or the context's error.
+// (nil ticket), as the pair's probe within the budgets, or not (an error).
 func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error) {
 	k := cv.merchant
 	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
@@ -248,8 +203,7 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 }
 
 // remember keeps a refusal (an *Error in err) in cv for its Retry-After,
-// at least a second. Apart from admit, so that errors.As's target (which
-// escapes) is allocated only for an error, not on every admitted call.
+// at least a second.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	var e *Error
 	if errors.As(err, &e) {
@@ -285,10 +239,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 			}
 			continue // the probe's outcome is known: look again
 		}
-		addr := unknownAddressKey
-		if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
-			addr = a
-		}
+		addr := clientAddr(ctx)
 		t := &ticket{g: g, key: k}
 		if g.perAddress != nil {
 			if g.inFlight[addr] >= g.addrSlots {
@@ -319,7 +270,7 @@ func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr
 	if err := g.charge(ctx, cv, addr); err != nil {
 		return fail(err)
 	}
-	if err := waitSlot(ctx, g.slots); err != nil {
+	if err := take(ctx, g.slots); err != nil {
 		return fail(err)
 	}
 	t.slot = true
@@ -344,17 +295,10 @@ func (g *gate) charge(ctx context.Context, cv *credentialsValue, addr string) er
 	return nil
 }
 
-// Admit tells, before an operation that will make REST calls runs,
-// whether its pair's first call would be refused now, and charges
-// nothing: nil for an accepted pair (or a pair with a call under way,
-// whose outcome the operation's calls will follow); the cached refusal of
-// a refused pair; KindRateLimited when the budgets of unaccepted pairs
-// have no call left for it now. So a request that cannot make its first
-// call is answered with one error before any of its fields runs, instead
-// of one per field, while the budgets are spent only by the calls made
-// (admit): an operation refused after Admit (a bad cursor, a validation
-// error) spends none. Without the bounds on unaccepted pairs, or without
-// credentials, nil.
+// Admit tells, before an operation runs, whether its pair's first call
+// would be refused now, charging nothing: so such a request is answered
+// with one error before any field runs. nil for an accepted pair, one
+// with a call under way, or without the bounds or credentials.
 func (c *Client) Admit(ctx context.Context) error {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
@@ -362,22 +306,16 @@ func (c *Client) Admit(ctx context.Context) error {
 		return nil
 	}
 	err := g.check(ctx, cv)
-	var e *Error
-	if errors.As(err, &e) {
-		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
-		return err
+	if err != nil {
+		g.remember(cv, err)
 	}
-	return nil
+	return err
 }
 
 // Merchant is who ctx's request is for every budget of the edge: the
 // pair's merchant (MerchantOf) once the REST API has accepted the pair,
-// on this replica or (AcceptedStore) another; ok false for a request
-// without credentials, a pair no REST call has proven yet and a pair the
-// REST API refused, which are anonymous. A session token's request is its
-// pair's (the token's reader puts the pair in the context). Without the
-// bounds on unaccepted pairs every pair is a merchant. The store is asked
-// at most once per context.
+// here or on another replica; ok false (anonymous) otherwise. Without the
+// bounds on unaccepted pairs every pair is a merchant.
 func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	cv, ok := credentialsFrom(ctx)
 	if !ok {
@@ -390,8 +328,7 @@ func (c *Client) Merchant(ctx context.Context) (string, bool) {
 }
 
 // Refused reports whether the REST API refused ctx's pair (401, 403) on a
-// call of this context, with the bounds on unaccepted pairs on: the edge
-// holds the answer of such a request (gqlhttp.RefusalDelay, issue 22).
+// call of this context, with the bounds on unaccepted pairs on.
 func Refused(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && cv.refused.Load()
@@ -452,10 +389,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	if d := cv.denied.Load(); d != nil && now < d.until {
 		return d.err
 	}
-	addr := unknownAddressKey
-	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
-		addr = a
-	}
+	addr := clientAddr(ctx)
 	g.mu.Lock()
 	if r, ok := g.refused[k]; ok && now < r.until {
 		g.mu.Unlock()
@@ -488,20 +422,6 @@ var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
 func waitFor(ctx context.Context, ch chan struct{}) error {
 	select {
 	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func waitSlot(ctx context.Context, sem chan struct{}) error {
-	select {
-	case sem <- struct{}{}:
-		return nil
-	default:
-	}
-	select {
-	case sem <- struct{}{}:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -634,28 +554,24 @@ func (g *gate) evictRefused(now int64) {
 	}
 }
 
-// counts reports the accepted and refused pairs and the probes (tests).
-func (g *gate) counts() (accepted, refused, probes int) {
-	g.amu.RLock()
-	accepted = len(g.accepted)
-	g.amu.RUnlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return accepted, len(g.refused), len(g.probes)
-}
-
 type clientAddrKey struct{}
 
 // WithClientAddr returns a context whose REST calls are charged, while
-// their pair is not accepted, to addr's budget (UnacceptedConfig): the
-// HTTP edge calls it once per request with the caller's address. IPv6
-// addresses count by their /64 (one host usually has a whole /64).
+// their pair is not accepted, to addr's budget (AddressKey).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }
 
+// clientAddr is the budget key WithClientAddr put in ctx.
+func clientAddr(ctx context.Context) string {
+	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
+		return a
+	}
+	return unknownAddressKey
+}
+
 // AddressKey is the budget key of addr: the IPv4 address, or the IPv6
-// /64 prefix ("" for an invalid address).
+// /64 prefix (one host usually has a whole /64).
 func AddressKey(addr netip.Addr) string {
 	addr = addr.Unmap()
 	switch {

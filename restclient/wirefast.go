@@ -10,46 +10,21 @@ import (
 	"paygraph/internal/swar"
 )
 
-// A fast path for the two hot REST bodies: a payment and a page of
-// payments. json.Unmarshal into the wire structs costs about 17
-// allocations per payment (one per string, one more per nullable string
-// for its pointer) and most of a page's decoding time goes to reflection.
-// decodeFast reads a body of the documented shape in one pass: every
-// string is a substring of one copy of the body and the nullable ones
-// point into shared blocks, so a 100-item page costs about 20
-// allocations instead of about 1,660 (docs/perf-log/2026-11-benchmarks.md, issue 14).
-//
-// It is a fast path only: on anything it is not certain to decode exactly
-// as encoding/json would (invalid JSON, trailing data, a key that is not
-// exactly one of the struct's, a duplicate key, a value of another type
-// such as a quoted amount, a null list item, a body nested deeper than
+// A fast path for the two hot REST bodies, a payment and a page of
+// payments: one pass, every string a substring of one copy of the body,
+// the nullable ones pointing into shared blocks, instead of encoding/json's
+// reflection and allocation per string. On anything it is not certain to
+// decode exactly as encoding/json would (invalid JSON, trailing data, an
+// unknown or duplicate key, another value type, a body nested deeper than
 // maxFastDepth) it gives up, leaves the struct zero, and decodeBody
-// decodes the same bytes with encoding/json as before. So the values, and
-// every error, are encoding/json's; FuzzFastDecodeMatchesJSON compares the
-// two on arbitrary bodies.
-//
-// Against encoding/json/v2 (issue 25; go1.26.8, one run of
-// BenchmarkWireDecode on a busy 2-core machine, medians of 3, so ratios
-// only): built with GOEXPERIMENT=jsonv2, a 100-item page takes wirefast
-// 172 µs and 25 allocations, json/v2's Unmarshal 879 µs and 1,195
-// allocations (5.1x), encoding/json (then running on v2) 1,061 µs; a
-// payment's detail 1.5 µs and 3 allocations against v2's 8.5 µs and 8
-// (5.7x). Without the experiment encoding/json takes 1,710 µs and 1,657
-// allocations for the page (7x wirefast's 242 µs). A list of 20 decodes
-// about 20 % of the page, so v2 in place of wirefast would add about
-// 140 µs of CPU to a list20 query (the gateway spent about 600 µs of CPU
-// per list20 query in the same session's `go run ./bench`). Since, str
-// and key look at a byte with one table look-up and str at eight bytes
-// at a time (plainRun): the detail 9,309 -> 6,423 instructions, the page
-// 802,898 -> 552,308 (cachegrind, docs/perf-log/2026-11-issue-25.md).
-// Deletion criterion: delete this file (and fastDecoder) when encoding/json
-// (v2 or whatever the standard library then ships) decodes the page of
-// BenchmarkWireDecode within 1.5x wirefast's time and 2x its
-// allocations, or when decoding falls under 3 % of the gateway's CPU
-// profile of list20 (go run ./bench -profile DIR). Re-run:
+// decodes the same bytes with encoding/json, so values and errors are
+// encoding/json's (FuzzFastDecodeMatchesJSON). Its figure is in
+// docs/performance.md ("Mirror code kept"). Delete this file when the
+// standard library decodes BenchmarkWireDecode's page within 1.5x its
+// time and 2x its allocations, or decoding falls under 3 % of the
+// gateway's CPU profile of list20. Re-run:
 //
 //	go test -run '^$' -bench WireDecode -benchmem -count 3 ./restclient
-//	GOEXPERIMENT=jsonv2 go test -run '^$' -bench WireDecode -benchmem -count 3 ./restclient
 
 // fastDecoder is implemented by the wire structs that have a fast path.
 type fastDecoder interface {
@@ -80,7 +55,7 @@ func (w *wirePage) decodeFast(body []byte) bool {
 }
 
 // maxFastDepth bounds the nesting the fast path follows (in unknown
-// values); deeper bodies go to encoding/json, which allows 10,000.
+// values); deeper bodies go to encoding/json.
 const maxFastDepth = 64
 
 // Nullable strings share blocks: the first fits the 8 of one payment, the
@@ -110,9 +85,7 @@ func (s *scanner) top(value func() bool) bool {
 	return s.i == len(s.src)
 }
 
-// ws passes over JSON whitespace: usually none (a compact body), which
-// one inlined look at the next byte tells (every byte of whitespace is
-// below '!').
+// ws passes over JSON whitespace (every byte of it is below '!').
 func (s *scanner) ws() {
 	if s.i < len(s.src) && s.src[s.i] <= ' ' {
 		s.wsRun()
@@ -181,7 +154,7 @@ func (s *scanner) members(member func(key string) bool) bool {
 // key reads an object key. Keys with escapes or non-ASCII bytes are left
 // to encoding/json (which unescapes them before matching).
 func (s *scanner) key() (string, bool) {
-	src := s.src // a local: its length in a register, its reads unchecked
+	src := s.src
 	start := s.i + 1
 	if start > len(src) || src[start-1] != '"' {
 		return "", false
@@ -198,9 +171,7 @@ func (s *scanner) key() (string, bool) {
 }
 
 // plainRun returns the index of the first byte at or after j that is not
-// plain (plainByte), or the body's length. It looks at eight bytes at a
-// time (swar.StopMask: the lowest bit set is the first byte that is not
-// plain; TestPlainRun).
+// plain (plainByte), or the body's length, eight bytes at a time.
 func (s *scanner) plainRun(j int) int {
 	b := s.b
 	for j+8 <= len(b) {
@@ -216,8 +187,7 @@ func (s *scanner) plainRun(j int) int {
 }
 
 // plainByte tells the bytes a string holds as they are and that end
-// nothing: printable ASCII but '"' and '\\' (key and plainRun's tail run
-// over them with one look-up a byte, TestPlainByte).
+// nothing: printable ASCII but '"' and '\\'.
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -241,7 +211,7 @@ func (s *scanner) unknown(key string, known []string) bool {
 // (escapes, invalid UTF-8 replaced by U+FFFD), so it is exactly the string
 // json.Unmarshal would have stored.
 func (s *scanner) str() (string, bool) {
-	src := s.src // a local: its length in a register, its reads unchecked
+	src := s.src
 	start := s.i
 	if start >= len(src) || src[start] != '"' {
 		return "", false

@@ -30,7 +30,6 @@ targets=(
   "./graph FuzzServer"
   "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
-  "./restclient FuzzParseUTC"
   "./restclient FuzzEndpointOf"
   "./graph FuzzReceiptAppendJSON"
   "./graph/scalar FuzzAppendDateTime"

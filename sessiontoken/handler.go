@@ -1,8 +1,5 @@
 package sessiontoken
 
-// This file is the token endpoint: the merchant's server trades its
-// credential pair for a short-lived, scoped token.
-
 import (
 	"context"
 	"encoding/json"
@@ -15,8 +12,7 @@ import (
 	"time"
 )
 
-// Defaults of the token endpoint, owned here; the composition root's
-// settings table refers to them (TOKEN_MAX_TTL defaults to DefaultMaxTTL).
+// Defaults of the token endpoint.
 const (
 	// DefaultTTL is a token's lifetime when the request names none: a
 	// checkout screen's visit, short enough that a leaked token soon dies.
@@ -24,13 +20,12 @@ const (
 	// DefaultMaxTTL is the longest lifetime a request may ask for, and so
 	// how long a key must stay in TOKEN_KEYS after it stops minting.
 	DefaultMaxTTL = time.Hour
-	// MaxRequestBytes bounds the request body; a valid one is under 300 bytes.
+	// MaxRequestBytes bounds the request body.
 	MaxRequestBytes = 4096
 )
 
-// Errors the Options hooks return to choose the answer (wrap them freely;
-// anything else is an upstream failure: 502 UPSTREAM_ERROR, or 504
-// UPSTREAM_TIMEOUT for a context deadline).
+// Errors the Options hooks return to choose the answer; anything else is
+// an upstream failure.
 var (
 	// ErrBadCredentials: the REST API refused the pair (401 UNAUTHENTICATED).
 	ErrBadCredentials = errors.New("the REST API refused the credential pair")
@@ -43,66 +38,47 @@ var (
 
 // Options configure NewHandler.
 type Options struct {
-	// Keyring mints the tokens. Nil: tokens are off, and the endpoint
-	// answers 404 saying that TOKEN_KEYS is not set.
+	// Keyring mints the tokens. Nil: tokens are off (404).
 	Keyring *Keyring
-	// DefaultTTL is the lifetime when the request names none. Zero:
-	// the package's DefaultTTL; above MaxTTL: MaxTTL.
+	// DefaultTTL is the lifetime when the request names none (zero: the
+	// package's; at most MaxTTL).
 	DefaultTTL time.Duration
-	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL);
-	// a longer one is refused with 400, not shortened, so that a client
-	// never holds a token that dies sooner than it asked. Zero: the
-	// package's DefaultMaxTTL.
+	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL;
+	// zero: DefaultMaxTTL); a longer one is refused, not shortened.
 	MaxTTL time.Duration
-	// Verify checks the pair against the REST API, once per mint (say, a
-	// one-item list call), returning nil when the pair is good or one of
-	// the errors above. Required when Keyring is set.
+	// Verify checks the pair against the REST API once per mint, returning
+	// nil or one of the errors above. Required when Keyring is set.
 	Verify func(ctx context.Context, c Credentials) error
 	// LookupCheckoutSession, when set, is used instead of Verify for a
-	// checkout-session scope: it reads the session with the pair (one REST
-	// call that checks the pair too) and returns its names, which the
-	// token then carries. The resolvers then allow the session by either
-	// name and its payment without reading it first, and a token is never
-	// minted for a session that does not exist. Nil: Verify, and the
-	// resolvers learn the names (Scope.SessionToLearn).
+	// checkout-session scope: it reads the session with the pair and
+	// returns its names, which the token then carries. Nil: the resolvers
+	// learn the names (Scope.SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
 	// MaxCustomerData is the most customer data a token may read
-	// (CUSTOMER_DATA_MAX): a request asking for more is refused with 400,
-	// not lowered, so that a client never holds a token that reads less
-	// than it asked; a request naming no level gets its scope's default
-	// (DefaultCustomerData), lowered to this. Zero: CustomerDataFull.
+	// (CUSTOMER_DATA_MAX; zero: CustomerDataFull): asking for more is
+	// refused, not lowered; a request naming no level gets its scope's
+	// default, lowered to this.
 	MaxCustomerData CustomerData
 
-	// KeyHeader and SecretHeader name the credential headers (x-api-key,
-	// x-api-secret), and WriteError writes an error in the contract's
-	// GraphQL shape ({"errors":[{"message", "extensions":{"code"}}]}).
-	// Required: the composition root hands in the edge's own, so that
-	// each fact has one owner and this leaf copies none.
+	// KeyHeader and SecretHeader name the credential headers, and
+	// WriteError writes an error in the contract's GraphQL shape.
+	// Required: the edge's own, so that this leaf copies none.
 	KeyHeader, SecretHeader string
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }
 
-// request is the token endpoint's body:
-//
-//	{"ttlSeconds": 900, "scope": {"kind": "checkoutSession", "id": "REF123"},
-//	 "customerData": "masked"}
-//
-// ttlSeconds is optional (Options.DefaultTTL); scope is required, so that
-// the broadest scope is always a choice ({"kind": "all"}); customerData
-// is optional ("full", "masked" or "none"; DefaultCustomerData).
+// request is the token endpoint's body, {"ttlSeconds": 900, "scope":
+// {"kind": "checkoutSession", "id": "REF123"}, "customerData": "masked"};
+// scope is required, so that the broadest scope is always a choice.
 type request struct {
 	TTLSeconds   *int64        `json:"ttlSeconds"`
 	Scope        *Scope        `json:"scope"`
 	CustomerData *CustomerData `json:"customerData"`
 }
 
-// response is the token endpoint's answer:
-//
-//	{"token": "v4.local.…", "expiresAt": "2026-11-21T09:45:00.000Z",
-//	 "scope": {"kind": "checkoutSession", "id": "REF123"},
-//	 "customerData": "masked"}
+// response is the token endpoint's answer.
 type response struct {
 	Token        string       `json:"token"`
 	ExpiresAt    string       `json:"expiresAt"`
@@ -110,20 +86,11 @@ type response struct {
 	CustomerData CustomerData `json:"customerData"`
 }
 
-// NewHandler returns the token endpoint (mounted at POST /auth/token, say).
-// It panics when Keyring is set without Verify, or a TTL is negative:
-// wiring mistakes, found at start.
-//
-// The exchange: POST with x-api-key and x-api-secret (each exactly once)
-// and a JSON body (content type application/json, at most
-// MaxRequestBytes); the pair is checked against the REST API once, then a
-// token is minted. Errors have the contract's GraphQL shape
-// {"errors":[{"message":…,"extensions":{"code":…}}]}: 401 UNAUTHENTICATED
-// for a missing or refused pair; 400 BAD_USER_INPUT for a bad body, scope
-// or ttl, or a header sent twice; 405, 413 and 415 BAD_USER_INPUT for the
-// method, size and content type; 429 RATE_LIMITED, 502 UPSTREAM_ERROR and
-// 504 UPSTREAM_TIMEOUT when the check could not be made. Every answer is
-// Cache-Control: no-store.
+// NewHandler returns the token endpoint: POST with the credential headers
+// (each exactly once) and a JSON body; the pair is checked against the
+// REST API once, then a token is minted. Every answer is Cache-Control:
+// no-store. It panics on wiring mistakes (Keyring without Verify, a
+// negative TTL).
 func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")
@@ -221,8 +188,6 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	token, expiresAt, err := h.opts.Keyring.Mint(creds, scope, ttl)
 	if err != nil {
-		// Mint refuses only what was checked above; its message holds no
-		// credential, but say nothing more than that it failed.
 		writeError(w, http.StatusInternalServerError, "INTERNAL_SERVER_ERROR", "internal error: the token could not be made")
 		return
 	}
@@ -236,8 +201,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 var errUpstreamAnswer = errors.New("the REST API's checkout session does not match the scope")
 
 // credentialsOf reads the pair, or says what answer to give (status 0:
-// none). Each header must come exactly once: with two values, which one
-// the REST API would see is not ours to guess.
+// none). Each header must come exactly once.
 func (h *handler) credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {
 	kh, sh := h.opts.KeyHeader, h.opts.SecretHeader
 	keys, secrets := r.Header.Values(kh), r.Header.Values(sh)
@@ -284,9 +248,8 @@ func readRequest(w http.ResponseWriter, r *http.Request) (req request, status in
 	return req, 0, ""
 }
 
-// writeCheckError answers a failed credential check. Its message is
-// chosen here: the hook's error text is never sent (it is the REST
-// API's, and not the caller's business).
+// writeCheckError answers a failed credential check; the hook's error
+// text is never sent.
 func (h *handler) writeCheckError(w http.ResponseWriter, err error) {
 	writeError := h.opts.WriteError
 	switch {

@@ -1,9 +1,7 @@
 package sessiontoken
 
-// This file holds the gateway's token keys: parsing TOKEN_KEYS, and the
-// PASERK key id written in every token's footer.
-
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
@@ -24,11 +22,9 @@ import (
 const KeyBytes = 32
 
 // Keyring holds the keys of TOKEN_KEYS: the first mints, every one
-// verifies, so a key is rotated by putting the new one first, waiting for
-// the longest token lifetime (TOKEN_MAX_TTL) and then removing the old one.
-//
-// A Keyring is safe for concurrent use. Its textual forms (%v, %#v, slog,
-// JSON) name the number of keys and the minting key's id, never a key.
+// verifies (rotate by putting the new one first, waiting TOKEN_MAX_TTL,
+// removing the old one). Safe for concurrent use; its textual forms never
+// show a key.
 type Keyring struct {
 	keys []ringKey // keys[0] mints
 	now  func() time.Time
@@ -41,17 +37,14 @@ type ringKey struct {
 	key    paseto.V4SymmetricKey
 }
 
-// footerJSON is the footer of every token: the PASETO specification's
-// "kid" claim holding the key's PASERK id.
+// footerJSON is the footer of every token: the key's PASERK id.
 type footerJSON struct {
 	KID string `json:"kid"`
 }
 
 // ParseKeyring reads TOKEN_KEYS: comma-separated 32-byte keys, each as 64
-// hex digits or as base64 (standard or URL alphabet, padded or not);
-// spaces around a key are ignored. An empty value is an error: callers
-// decide "tokens are off" before asking for a keyring. Errors name the
-// position of a bad key, never its text.
+// hex digits or base64. Errors name the position of a bad key, never its
+// text.
 func ParseKeyring(value string) (*Keyring, error) {
 	parts := strings.Split(value, ",")
 	keys := make([][]byte, 0, len(parts))
@@ -69,8 +62,7 @@ func ParseKeyring(value string) (*Keyring, error) {
 	return NewKeyring(keys...)
 }
 
-// decodeKey reads one key. 64 hex digits cannot be the base64 of 32
-// bytes (that is 43 or 44 characters), so the two forms never overlap.
+// decodeKey reads one key (64 hex digits are never 32 bytes' base64).
 func decodeKey(s string) ([]byte, error) {
 	if len(s) == 2*KeyBytes {
 		k, err := hex.DecodeString(s)
@@ -90,9 +82,8 @@ func decodeKey(s string) ([]byte, error) {
 	return nil, fmt.Errorf("neither %d hex digits nor the base64 of %d bytes (%d characters)", 2*KeyBytes, KeyBytes, len(s))
 }
 
-// NewKeyring returns a keyring of keys (each KeyBytes long), the first
-// minting. It refuses no key, a key of the wrong length, an all-zero key
-// (a placeholder, not a key) and a key given twice.
+// NewKeyring returns a keyring of keys (each KeyBytes long, not all zero,
+// none twice), the first minting.
 func NewKeyring(keys ...[]byte) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("TOKEN_KEYS: no key")
@@ -102,7 +93,7 @@ func NewKeyring(keys ...[]byte) (*Keyring, error) {
 		if len(k) != KeyBytes {
 			return nil, fmt.Errorf("TOKEN_KEYS: key %d is %d bytes, want %d", i+1, len(k), KeyBytes)
 		}
-		if allZero(k) {
+		if bytes.Count(k, []byte{0}) == len(k) {
 			return nil, fmt.Errorf("TOKEN_KEYS: key %d is all zero bytes", i+1)
 		}
 		pk, err := paseto.V4SymmetricKeyFromBytes(k)
@@ -121,8 +112,7 @@ func NewKeyring(keys ...[]byte) (*Keyring, error) {
 	return kr, nil
 }
 
-// NewRandomKeyring returns a keyring of one fresh random key: sandbox mode,
-// where tokens need to live only as long as the process.
+// NewRandomKeyring returns a keyring of one fresh random key (sandbox mode).
 func NewRandomKeyring() *Keyring {
 	k := make([]byte, KeyBytes)
 	_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
@@ -133,8 +123,7 @@ func NewRandomKeyring() *Keyring {
 	return kr
 }
 
-// GenerateKey returns a new random key as 64 hex digits, the form
-// TOKEN_KEYS takes (for a "-generate-token-key" command or the docs).
+// GenerateKey returns a new random key as 64 hex digits.
 func GenerateKey() string {
 	k := make([]byte, KeyBytes)
 	_, _ = rand.Read(k)
@@ -142,7 +131,7 @@ func GenerateKey() string {
 }
 
 // WithClock returns a copy of k (sharing its keys) that reads the time
-// from now: tests, and a composition root with a clock of its own.
+// from now.
 func (k *Keyring) WithClock(now func() time.Time) *Keyring {
 	c := *k
 	if now == nil {
@@ -162,10 +151,8 @@ func (k *Keyring) lookup(footer []byte) (*ringKey, bool) {
 	return nil, false
 }
 
-// localKeyID is the PASERK "lid" of a v4.local key: "k4.lid." followed by
-// the base64url BLAKE2b-264 of "k4.lid." and the key's PASERK
-// ("k4.local." + base64url(key)). The PASETO specification recommends it
-// as the footer's "kid"; it is a one-way hash made to be published.
+// localKeyID is the PASERK "lid" of a v4.local key: a one-way hash made
+// to be published.
 func localKeyID(key []byte) string {
 	const h = "k4.lid."
 	paserk := "k4.local." + base64.RawURLEncoding.EncodeToString(key)
@@ -178,17 +165,8 @@ func localKeyID(key []byte) string {
 	return h + base64.RawURLEncoding.EncodeToString(d.Sum(nil))
 }
 
-func allZero(b []byte) bool {
-	for _, c := range b {
-		if c != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// String describes the keyring without a key: "keyring{2 keys, minting k4.lid.…}".
-// Value receivers, so that a Keyring value is covered as well as a pointer.
+// String describes the keyring without a key (value receivers, so that a
+// Keyring value is covered too).
 func (k Keyring) String() string {
 	if len(k.keys) == 0 {
 		return "keyring{none}"
@@ -196,8 +174,7 @@ func (k Keyring) String() string {
 	return "keyring{" + strconv.Itoa(len(k.keys)) + " keys, minting " + k.keys[0].id + "}"
 }
 
-// Format makes every fmt verb print String: the struct's fields hold the
-// keys, and %v or %+v would otherwise print them.
+// Format makes every fmt verb print String, never the keys.
 func (k Keyring) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, k.String()) }
 
 // LogValue implements slog.LogValuer.

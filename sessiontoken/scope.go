@@ -1,8 +1,5 @@
 package sessiontoken
 
-// This file holds what a token may read (Scope) and the checks the GraphQL
-// layer makes with it before any REST call.
-
 import (
 	"bytes"
 	"encoding/json"
@@ -29,25 +26,16 @@ const (
 // REST ids and references are short, and the bound keeps tokens small.
 const MaxIDBytes = 128
 
-// Scope is what a token may read. The zero Scope allows nothing.
-//
-// A checkout-session scope knows the session by the id or reference it was
-// minted with, and also by the session's other name and its payment id once
-// they are known: pinned in the token at minting (Options.LookupCheckoutSession)
-// or learned by the resolvers from the session they fetched
-// (LearnCheckoutSession). What is learned lives in the Scope that Verify
-// returned (its copies share it), so it lasts one request, and it is
-// always true of that token: a session's id, reference and payment id never
-// change.
-//
-// Methods are safe for concurrent use (resolvers run in parallel).
+// Scope is what a token may read; the zero Scope allows nothing. A
+// checkout-session scope knows the session by the name it was minted with,
+// and by its other name and its payment id once known: pinned at minting
+// or learned from the session fetched (LearnCheckoutSession), for the
+// Scope Verify returned and its copies. Safe for concurrent use.
 type Scope struct {
-	kind  ScopeKind
-	id    string        // as minted: payment id, or checkout session id or reference
-	facts *sessionFacts // checkout-session scopes only
-	// customer is the customer-data level (customerdata.go): the kind's
-	// default from NewScope, or the one minted (WithCustomerData).
-	customer CustomerData
+	kind     ScopeKind
+	id       string        // as minted: payment id, or checkout session id or reference
+	facts    *sessionFacts // checkout-session scopes only
+	customer CustomerData  // customerdata.go
 }
 
 // CheckoutSessionIDs are the three names of one checkout session's data: its
@@ -78,10 +66,9 @@ func OneCheckoutSession(idOrRef string) (Scope, error) {
 // OnePayment is the scope of the payment id.
 func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
 
-// NewScope returns the scope of kind over id, reading customer data at
-// the kind's default level (DefaultCustomerData). "all" takes no id; the
-// others need one of 1..MaxIDBytes letters, digits, '_' or '-' (the REST
-// API's id alphabet: anything else could not name a REST resource).
+// NewScope returns the scope of kind over id, at the kind's default
+// customer-data level. "all" takes no id; the others need one of
+// 1..MaxIDBytes letters, digits, '_' or '-' (the REST API's id alphabet).
 func NewScope(kind ScopeKind, id string) (Scope, error) {
 	switch kind {
 	case ScopeAll:
@@ -125,8 +112,7 @@ func (s Scope) Kind() ScopeKind { return s.kind }
 // ID is the id the scope was minted with ("" for "all").
 func (s Scope) ID() string { return s.id }
 
-// String is "all", "payment:<id>" or "checkoutSession:<id>": ids, never
-// a credential, so it may be logged.
+// String is "all", "payment:<id>" or "checkoutSession:<id>": loggable.
 func (s Scope) String() string {
 	switch s.kind {
 	case ScopeAll:
@@ -140,13 +126,12 @@ func (s Scope) String() string {
 // AllowsList tells whether the token may list payments (Query.payments).
 func (s Scope) AllowsList() bool { return s.kind == ScopeAll }
 
-// AllowsPaymentLink tells whether the token may read the payment link id.
-// Only "all" may: no narrower scope names a link.
+// AllowsPaymentLink tells whether the token may read the payment link id
+// (only "all" may).
 func (s Scope) AllowsPaymentLink(id string) bool { return s.kind == ScopeAll && id != "" }
 
-// AllowsPayment tells whether the token may read the payment id: "all";
-// the payment scope's own payment; a checkout scope's session's payment
-// once that payment's id is known (see SessionToLearn).
+// AllowsPayment tells whether the token may read the payment id: "all",
+// the payment scope's own, or a checkout scope's session's once known.
 func (s Scope) AllowsPayment(id string) bool {
 	switch {
 	case id == "":
@@ -163,8 +148,8 @@ func (s Scope) AllowsPayment(id string) bool {
 }
 
 // AllowsCheckoutSession tells whether the token may read the checkout
-// session idOrRef: "all"; a checkout scope's session by the name it was
-// minted with, or by its other name once known (see SessionToLearn).
+// session idOrRef: "all", or a checkout scope's session by either name
+// once known.
 func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	switch {
 	case idOrRef == "":
@@ -181,12 +166,9 @@ func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	return false
 }
 
-// SessionToLearn returns the id or reference of the scope's checkout
-// session while the session's other names are not known yet (ok false
-// for any other scope, and once they are). A resolver refused by
-// AllowsPayment or AllowsCheckoutSession may then read that session (it
-// is in the scope), pass it to LearnCheckoutSession and ask again. Tokens
-// minted with Options.LookupCheckoutSession know them from the start.
+// SessionToLearn returns the name of the scope's checkout session while
+// its other names are not known: a refused resolver may read it, pass it
+// to LearnCheckoutSession and ask again.
 func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
 	if s.kind != ScopeCheckoutSession {
 		return "", false
@@ -198,11 +180,8 @@ func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
 }
 
 // LearnCheckoutSession is told the names of a checkout session the
-// resolvers fetched. When it is the scope's session (its id or reference
-// is the one the scope was minted with) the scope records its id,
-// reference and payment id, so that they are allowed from then on, and it
-// returns true. For any other session it records nothing and returns
-// false; an "all" scope returns true (everything is in it).
+// resolvers fetched: the scope's own is recorded (true); any other is not
+// (false); an "all" scope returns true.
 func (s Scope) LearnCheckoutSession(ids CheckoutSessionIDs) bool {
 	switch s.kind {
 	case ScopeAll:
@@ -261,8 +240,7 @@ func (f *sessionFacts) learn(idOrRef string, ids CheckoutSessionIDs) bool {
 	return true
 }
 
-// scopeJSON is a scope in the token endpoint's JSON: {"kind": "payment",
-// "id": "pay_…"}; "id" is absent for "all".
+// scopeJSON is a scope in the token endpoint's JSON.
 type scopeJSON struct {
 	Kind ScopeKind `json:"kind"`
 	ID   string    `json:"id,omitempty"`

@@ -1,7 +1,5 @@
 package sessiontoken
 
-// This file mints and verifies tokens.
-
 import (
 	"crypto/sha256"
 	"encoding/base64"
@@ -20,28 +18,20 @@ import (
 // Prefix starts every token: the PASETO version and purpose.
 const Prefix = "v4.local."
 
-// Bounds checked before any work: a token longer than MaxTokenBytes is
-// refused before it is decoded, and Mint refuses credentials longer than
-// MaxCredentialBytes, so that every token it makes stays under that bound
-// (a token of the longest credentials and ids is 1,783 bytes:
-// TestLargestTokenFits).
+// Bounds checked before any work: a longer token is refused before it is
+// decoded, and Mint refuses longer credentials, so that every token it
+// makes fits (TestLargestTokenFits).
 const (
 	MaxTokenBytes      = 2048
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion: authenticated with every
-// token but never written in it. It binds a token to this use, so that
-// nothing else sealed with the same key (another PASETO issuer sharing
-// TOKEN_KEYS by mistake) verifies as a session token, and it versions the
-// claims' format: a later format changes it.
-//
-// v2 added the customer-data level (issue 27). A replica of an earlier
-// version refuses a v2 token as modified rather than reading it without
-// its level (which it would ignore, answering full customer data): a
-// rolling upgrade fails closed. implicitV1 tokens, minted before, are
-// still read for as long as they live (TOKEN_MAX_TTL), at their scope's
-// default level; the fallback can go once every replica mints v2.
+// implicit is PASETO v4's implicit assertion, authenticated with every
+// token but never written in it: it binds a token to this use and
+// versions the claims' format. v2 carries the customer-data level, so an
+// older replica refuses it rather than read it without its level (fails
+// closed); implicitV1 tokens are still read, at their scope's default
+// level.
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
@@ -63,14 +53,9 @@ var (
 	ErrExpired = errors.New("session token has expired")
 )
 
-// Credentials is the merchant's credential pair a token carries, encrypted.
-// It has the fields of restclient.Credentials, so the composition root
-// converts one into the other with a plain type conversion
-// (restclient.Credentials(c)) and this package imports nothing of the
-// gateway.
-//
-// Every textual form (%v, %+v, %#v, %s, %q, slog, encoding/json) is
-// "[redacted]": neither half is printed.
+// Credentials is the merchant's credential pair a token carries, with the
+// fields of restclient.Credentials (a plain type conversion). Every
+// textual form (fmt, slog, encoding/json) is "[redacted]".
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -111,18 +96,16 @@ type Claims struct {
 	Merchant string
 }
 
-// MerchantOf is a stable, one-way name of the merchant that owns apiKey:
-// "m_" and 16 hex digits of a SHA-256 of the key. It is the same on every
-// replica and across key rotations, and reveals neither credential, so it
-// may key per-merchant limits or appear in metrics and logs.
+// MerchantOf is a stable, one-way name of the merchant that owns apiKey
+// ("m_" and 16 hex digits of a SHA-256 of it): it reveals neither
+// credential.
 func MerchantOf(apiKey string) string {
 	h := sha256.Sum256([]byte("paygraph merchant\x00" + apiKey))
 	return "m_" + hex.EncodeToString(h[:8])
 }
 
-// payload is the encrypted part of a token. The credential pair exists
-// only here: the footer holds the key id alone, and the implicit assertion
-// is a constant.
+// payload is the encrypted part of a token, the only place the
+// credential pair exists.
 type payload struct {
 	Exp    time.Time           `json:"exp"` // PASETO's registered claims
 	Iat    time.Time           `json:"iat"`
@@ -134,11 +117,9 @@ type payload struct {
 	Customer CustomerData `json:"customerData,omitzero"`
 }
 
-// Mint makes a token for creds and scope that expires ttl from now,
-// sealed with the first key. expiresAt has millisecond precision, the
-// contract's DateTime. It refuses a missing or over-long credential, a
-// zero or invalid scope and a ttl under a millisecond; it does not check
-// the pair (the token endpoint does, once, before calling it).
+// Mint makes a token for creds and scope that expires ttl from now
+// (millisecond precision), sealed with the first key. It does not check
+// the pair against the REST API (the token endpoint does).
 func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
 	if creds.APIKey == "" || creds.APISecret == "" {
 		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
@@ -175,11 +156,10 @@ func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token
 	return t.V4Encrypt(signer.key, implicit), expiresAt, nil
 }
 
-// Verify checks token and returns its claims. It refuses, in this order:
-// what is not shaped like one of our tokens (ErrMalformed), a token of a
-// key we do not hold (ErrForeign), a changed token (ErrTampered) and an
-// expired one (ErrExpired). Only a token byte for byte as Mint made it is
-// accepted. Each call returns a Scope of its own (see Scope).
+// Verify checks token and returns its claims, refusing, in this order,
+// ErrMalformed, ErrForeign, ErrTampered and ErrExpired. Only a token byte
+// for byte as Mint made it is accepted. Each call returns a Scope of its
+// own.
 func (k *Keyring) Verify(token string) (Claims, error) {
 	footer, err := splitToken(token)
 	if err != nil {
@@ -231,10 +211,9 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 // DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".
 const DateTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// splitToken checks the token's shape and returns its decoded footer:
-// "v4.local." then a base64url payload of at least a nonce and a tag,
-// then "." and a non-empty base64url footer, nothing else (no padding, no
-// line breaks: two spellings of one token are never both accepted).
+// splitToken checks the token's shape ("v4.local.<payload>.<footer>",
+// strict unpadded base64url: one spelling per token) and returns its
+// decoded footer.
 func splitToken(token string) ([]byte, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, MaxTokenBytes)

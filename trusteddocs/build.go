@@ -16,27 +16,11 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 )
 
-type manifestOperation struct {
-	ID   string `json:"id"`
-	Body string `json:"body"`
-	Name string `json:"name"`
-	Type string `json:"type"`
-}
-
-// BuildManifest reads .graphql files (each with one or more operations
-// and fragments; a fragment may be defined in any of the files) and
-// returns an Apollo persisted query manifest: one entry per operation,
-// whose body is the operation followed by every fragment it uses
-// (transitively, sorted by name), printed by gqlparser's formatter, and
-// whose id is the SHA-256 of that body. Operations must be named, and
-// names unique, since clients and logs refer to them by name.
-//
-// The body is gqlparser's printing, not the client's: a client that sends
-// the documentId (or the sha256 form) needs nothing else; a client that
-// sends a hash of the text it prints itself (Apollo Client's APQ link)
-// should use its own stack's generator instead (Apollo's
-// generate-persisted-query-manifest, or the Relay compiler's
-// persistConfig), so that the hashes match.
+// BuildManifest reads .graphql files and returns an Apollo persisted
+// query manifest: per operation (named, names unique) a body of the
+// operation and every fragment it uses, printed by gqlparser, with the
+// body's SHA-256 as id. A client that hashes the text it prints itself
+// should use its own stack's generator, so that the hashes match.
 func BuildManifest(files []string) ([]byte, error) {
 	var ops []*ast.OperationDefinition
 	fragments := map[string]*ast.FragmentDefinition{}
@@ -73,11 +57,7 @@ func BuildManifest(files []string) ([]byte, error) {
 	}
 	slices.SortFunc(ops, func(a, b *ast.OperationDefinition) int { return strings.Compare(a.Name, b.Name) })
 
-	out := struct {
-		Format     string              `json:"format"`
-		Version    int                 `json:"version"`
-		Operations []manifestOperation `json:"operations"`
-	}{Format: FormatApollo, Version: 1}
+	out := apolloManifest{Format: FormatApollo, Version: 1}
 	for _, op := range ops {
 		used := map[string]bool{}
 		if err := collectFragments(op.SelectionSet, fragments, used); err != nil {

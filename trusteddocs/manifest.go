@@ -49,14 +49,16 @@ func (m *manifest) lookupID(id string) (string, bool) {
 
 // apolloManifest is Apollo's format, version 1.
 type apolloManifest struct {
-	Format     string `json:"format"`
-	Version    int    `json:"version"`
-	Operations []struct {
-		ID   string `json:"id"`
-		Body string `json:"body"`
-		Name string `json:"name"`
-		Type string `json:"type"`
-	} `json:"operations"`
+	Format     string              `json:"format"`
+	Version    int                 `json:"version"`
+	Operations []manifestOperation `json:"operations"`
+}
+
+type manifestOperation struct {
+	ID   string `json:"id"`
+	Body string `json:"body"`
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 func loadFile(path string) (*manifest, error) {

@@ -1,50 +1,13 @@
 // Package trusteddocs locks a GraphQL endpoint to the operations an app
-// ships (trusted documents, also called persisted queries or a safelist):
-// it holds a manifest of documents and decides, before the request is
-// parsed, whether a request may run and which text it runs.
-//
-// # Manifests
-//
-// Two formats are read, told apart by their shape:
-//
-//   - Apollo's persisted query manifest, as written by
-//     @apollo/generate-persisted-query-manifest (or by BuildManifest):
-//     {"format":"apollo-persisted-query-manifest","version":1,
-//     "operations":[{"id","body","name","type"}]}
-//   - Relay's persisted_queries.json, as written by the Relay compiler's
-//     persistConfig: {"<id>": "<query text>"}.
-//
-// Each document can be asked for by its id (the GraphQL-over-HTTP
-// persisted documents proposal's documentId: a plain id from the manifest,
-// or "sha256:<hex>") or by the SHA-256 of its text (APQ's
-// extensions.persistedQuery.sha256Hash, and "sha256:<hex>" ids). Every
-// document must parse as GraphQL; an id may not name two texts; an empty
-// manifest is refused (a truncated file must not lock every app out).
-//
-// The manifest is read at start and on Reload (the composition root calls
-// it on SIGHUP). Reload is atomic: a request sees the old set or the new
-// one, never an empty or partial one, and a file that does not load keeps
-// the old set and returns the error.
-//
-// # Modes
-//
-//	TRUSTED_DOCUMENTS_MODE           off (default) | allow | enforce
-//	TRUSTED_DOCUMENTS                path of the manifest (required by allow and enforce)
-//	TRUSTED_DOCUMENTS_INTROSPECTION  true | false (default): enforce also serves introspection-only queries
-//
-// off: the package decides nothing (a manifest given anyway is still
-// loaded and checked, so a rollout can stage it). allow: listed documents
-// are served by id or hash; anything else is served as sent and reported
-// as unlisted (Decision.Outcome, with the text's hash for the log), which
-// shows what enforce would refuse. enforce: anything not listed is refused
-// with PERSISTED_QUERY_NOT_LISTED before it is parsed, and so is an APQ
-// registration (a hash sent with a query that is not listed), since the
-// APQ cache would otherwise become a second, writable list.
-//
-// Lookups are exact: a query text sent in full is listed only if it is
-// byte for byte a manifest body (what clients that send the text they
-// were built with do). Decide uses plain strings, so that the HTTP edge
-// can call it with whatever its transport decoded.
+// ships (trusted documents): it holds a manifest (Apollo's persisted query
+// manifest or Relay's persisted_queries.json) and decides, before a
+// request is parsed, whether it may run and which text it runs. A
+// document is asked for by its id or by its text's SHA-256; lookups are
+// exact. Reload swaps the whole manifest atomically, and a file that does
+// not load (an empty one included) keeps the old one. Mode allow serves
+// anything and reports what is unlisted; enforce refuses it, APQ
+// registrations included, so that the APQ cache never becomes a second,
+// writable list.
 package trusteddocs
 
 import (
@@ -104,10 +67,8 @@ type Config struct {
 	// Enforce; with Off, loaded and checked if set, never applied.
 	Path string
 	// Introspection lets Enforce serve queries that select only __schema,
-	// __type and __typename (TRUSTED_DOCUMENTS_INTROSPECTION). Such a
-	// query, when not listed, is parsed once (syntax only) to tell; with
-	// false nothing unlisted is parsed. Ignored by Off and Allow, which
-	// serve introspection as any other query.
+	// __type and __typename (parsed once, syntax only, to tell); with
+	// false nothing unlisted is parsed.
 	Introspection bool
 }
 
@@ -186,15 +147,13 @@ type Request struct {
 type Action int
 
 const (
-	// ServeSent: handle the request as sent, as if there were no manifest
-	// (its query, or its APQ hash through the APQ cache).
+	// ServeSent: handle the request as sent, as if there were no manifest.
 	ServeSent Action = iota
-	// ServeListed: run Decision.Query, the manifest's text, and drop the
-	// request's persistedQuery extension and documentId (answered here:
-	// the APQ cache must not register it).
+	// ServeListed: run Decision.Query, the manifest's text, dropping the
+	// request's persistedQuery extension and documentId (the APQ cache
+	// must not register it).
 	ServeListed
-	// Refuse: answer Decision.Code with Decision.Message, without parsing
-	// or running anything.
+	// Refuse: answer Decision.Code with Decision.Message, without parsing.
 	Refuse
 )
 
@@ -205,9 +164,8 @@ type Decision struct {
 	Code    string // Refuse: CodeNotListed or CodeNotFound
 	Message string // Refuse: for the GraphQL error
 	Outcome string // one of the Outcome constants
-	// Hash is the SHA-256 (hex) of the text when one was sent or named
-	// by APQ, so that allow can log unlisted documents by hash, never by
-	// text.
+	// Hash is the SHA-256 (hex) of the text sent or named by APQ: unlisted
+	// documents are logged by hash, never by text.
 	Hash string
 }
 
