@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 )
 
@@ -39,7 +39,7 @@ func Methods(next http.Handler) http.Handler {
 				return
 			}
 			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
-				r = opscope.Request(r, graph.WithDocumentID(r.Context(), id))
+				r = opscope.Request(r, trusted.WithDocumentID(r.Context(), id))
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 	"slices"
 	"sync"
 
@@ -117,7 +118,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	params := &req.RawParams
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	exchange(w, opscope.Request(r, graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
+	exchange(w, opscope.Request(r, trusted.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
 
 // postBufs are the buffers POST bodies are read into; one larger than

@@ -11,7 +11,9 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 
 	"paygraph/apqstore"
+	"paygraph/graph/apq"
 	"paygraph/graph/relay"
+	"paygraph/graph/trusted"
 	"paygraph/trusteddocs"
 )
 
@@ -46,7 +48,7 @@ const (
 // here: the gateway composes them around the server (package gqlhttp).
 type ServerConfig struct {
 	// TrustedDocuments, when not nil, is the manifest of trusted documents
-	// and its mode (trusteddocs.go); OnTrustedDocument, when set, is told
+	// and its mode (package graph/trusted); OnTrustedDocument, when set, is told
 	// each request's decision (metrics, and the log of unlisted hashes).
 	TrustedDocuments  *trusteddocs.Store
 	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
@@ -66,7 +68,7 @@ type ServerConfig struct {
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	// A query is added only once it passed every limit, for a request
-	// with credentials (apq.go).
+	// with credentials (package graph/apq).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
 	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
@@ -157,13 +159,13 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(extension.Introspection{})
 	// Before APQ: a listed hash runs the manifest's text, and enforce
 	// refuses the rest before the APQ cache or the parser sees it.
-	srv.Use(trustedDocuments{store: cfg.TrustedDocuments, report: cfg.OnTrustedDocument})
-	apq := cfg.APQCache
-	if apq == nil {
-		apq = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
+	srv.Use(trusted.Documents{Store: cfg.TrustedDocuments, Report: cfg.OnTrustedDocument})
+	apqs := cfg.APQCache
+	if apqs == nil {
+		apqs = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
 	}
-	// APQ only notes a registration (apq.go) ...
-	srv.Use(apqExtension{store: apq})
+	// APQ only notes a registration (package graph/apq) ...
+	srv.Use(apq.Extension{Store: apqs})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
 	for _, ext := range cfg.Extensions {
@@ -173,7 +175,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	// order, the first outermost:
 	//   - the APQ registration, stored once every operation-context
 	//     mutator accepted the operation: queryLimits', and the edge's
-	//     rate-limit charge (apq.go);
+	//     rate-limit charge (package graph/apq);
 	//   - the cost receipt: inside the metrics and traces (its OnReceipt
 	//     is theirs), outside the response budget: the receipt is made
 	//     once the answer is;
@@ -190,7 +192,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		root = &rootFast{r: resolver}
 	}
 	if cfg.chainedTail {
-		srv.Use(apqCommit{store: apq})
+		srv.Use(apq.Commit{Store: apqs})
 		srv.Use(costExtension{cfg: cfg.Cost})
 		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 		srv.Use(errorCap{})
@@ -200,7 +202,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 			srv.Use(*root)
 		}
 	} else {
-		srv.Use(graphTail{commit: apqCommit{store: apq}, tail: tail, root: root})
+		srv.Use(graphTail{commit: apq.Commit{Store: apqs}, tail: tail, root: root})
 	}
 	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)

@@ -13,6 +13,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/apq"
 
 	"github.com/99designs/gqlgen/graphql"
 )
@@ -38,17 +39,17 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 }
 
 // graphTail is, in one extension, graph's operation and response
-// interceptors: what registering apqCommit, responseTail and rootFast in
+// interceptors: what registering apq.Commit, responseTail and rootFast in
 // that order (the first outermost) did, rootFast when root is set. gqlgen
 // makes a closure per interceptor of each kind per operation
 // (processExtensions): one extension instead of three saves three
-// (issue 25). apqCommit sat outside the extensions of
+// (issue 25). apq.Commit sat outside the extensions of
 // ServerConfig.Extensions (metrics, tracing): it only stores an APQ
 // registration, which is now done inside them; responseTail and rootFast
 // were the innermost already, in that order. TestResponseTailMatchesChain
 // compares it with the extensions registered one by one.
 type graphTail struct {
-	commit apqCommit
+	commit apq.Commit
 	tail   responseTail
 	root   *rootFast // nil: the root fast path is off
 }
@@ -63,7 +64,7 @@ func (graphTail) ExtensionName() string                   { return "GraphTail" }
 func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	t.commit.commit(ctx)
+	t.commit.Commit(ctx)
 	oc := graphql.GetOperationContext(ctx)
 	// The operation's state, made here without looking for one (the
 	// look-up of a key that is not there walks the whole context), with
