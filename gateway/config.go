@@ -20,6 +20,7 @@ import (
 
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/budget"
 	"paygraph/graph/relay"
 	"paygraph/livepoll"
 	"paygraph/ratelimit"
@@ -234,7 +235,7 @@ var settings = []setting{
 		return err
 	}},
 	{"MAX_BATCH", "10", "most operations one batched request (a JSON array body, as Apollo's batching links send) may hold; each runs as a request of its own; 0: batches refused", intSetting(0, 100, func(c *Config) *int { return &c.MaxBatch })},
-	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *Config, v string) error {
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(budget.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", func(c *Config, v string) error {
 		n, err := parseInt(v, 64<<10, 1<<30)
 		c.MaxResponse = int64(n)
 		return err

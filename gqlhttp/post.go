@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	respbudget "paygraph/graph/budget"
 	"paygraph/graph/errcode"
 	"paygraph/graph/trusted"
 	"slices"
@@ -16,7 +17,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 )
 
@@ -30,12 +30,12 @@ import (
 // request's transport changes. Methods refuses, with a
 // code, whatever none of them takes. maxResponse (MAX_RESPONSE_BYTES) is
 // the transports' last check of what they write, behind the response
-// budget (graph.ResponseBudget), and means what graph.ServerConfig's
-// MaxResponseBytes means: 0, graph.DefaultMaxResponseBytes; negative, no
+// budget (package graph/budget), and means what graph.ServerConfig's
+// MaxResponseBytes means: 0, respbudget.DefaultMaxResponseBytes; negative, no
 // bound.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
-		maxResponse = graph.DefaultMaxResponseBytes
+		maxResponse = respbudget.DefaultMaxResponseBytes
 	}
 	// gqlgen asks each transport in turn: a plain JSON POST, nearly every
 	// request, is asked for first (plainPOST).

@@ -33,7 +33,7 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	if !joinsAddress(graphql.GetOperationContext(ctx), sel) {
 		return
 	}
-	if budgetFrom(ctx).check() != nil {
+	if budgetFrom(ctx).Check() != nil {
 		return // the address resolvers answer it
 	}
 	ids := make([]string, 0, len(edges))

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/budget"
 	"paygraph/sessiontoken"
 )
 
@@ -24,9 +25,9 @@ import (
 // (no budget: MaxBytes off, a subscription; not on the root fast path).
 type opState struct {
 	oc        *graphql.OperationContext
-	budget    *responseBudget
+	budget    *budget.Budget
 	root      *rootState
-	budgetVal responseBudget
+	budgetVal budget.Budget
 	rootVal   rootState
 	// caller is what the operation's context says of its caller and its
 	// extensions, read once (graphTail) when known is set: each read was
@@ -64,6 +65,15 @@ func callerOf(ctx context.Context) *callerFacts {
 }
 
 type opStateKey struct{}
+
+// budgetFrom returns the operation's response budget; nil (no limit)
+// outside an operation that has one.
+func budgetFrom(ctx context.Context) *budget.Budget {
+	if st := opStateFrom(ctx); st != nil {
+		return st.budget
+	}
+	return nil
+}
 
 func opStateFrom(ctx context.Context) *opState {
 	st, _ := ctx.Value(opStateKey{}).(*opState)

@@ -12,6 +12,7 @@ import (
 
 	"paygraph/apqstore"
 	"paygraph/graph/apq"
+	"paygraph/graph/budget"
 	"paygraph/graph/relay"
 	"paygraph/graph/trusted"
 	"paygraph/trusteddocs"
@@ -20,7 +21,7 @@ import (
 // The defaults of the server's limits. They have one owner: the settings
 // table (gateway/config.go) shows them as its defaults, and a zero field of
 // ServerConfig takes them, so a test's or a tool's server is bounded as a
-// deployed one is. DefaultMaxResponseBytes is in budget.go.
+// deployed one is. DefaultMaxResponseBytes is package budget's.
 const (
 	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
 	// headroom (a 100-item list with every join is 101 REST calls).
@@ -56,7 +57,7 @@ type ServerConfig struct {
 	// for the life of the process.
 	CursorKeys *relay.Keys
 	// MaxResponseBytes bounds the bytes one response may build
-	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
+	// (package budget); 0: budget.DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
 	// MaxComplexity refuses operations that may make more REST calls
 	// (restCalls); zero: DefaultMaxComplexity.
@@ -122,7 +123,7 @@ func (c *ServerConfig) defaults() {
 		c.Limits.MaxQueryLength = DefaultMaxQueryLength
 	}
 	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = DefaultMaxResponseBytes
+		c.MaxResponseBytes = budget.DefaultMaxResponseBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -186,7 +187,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	//   - what the caller's customer-data level hid (customerdata.go);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
-	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
+	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
 		root = &rootFast{r: resolver}
@@ -194,7 +195,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	if cfg.chainedTail {
 		srv.Use(apq.Commit{Store: apqs})
 		srv.Use(costExtension{cfg: cfg.Cost})
-		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
+		srv.Use(budgetStep(tail.budget))
 		srv.Use(errorCap{})
 		srv.Use(liveEventsExtension{})
 		srv.Use(customerDataExtension{})

@@ -14,17 +14,18 @@ package graph
 import (
 	"context"
 	"paygraph/graph/apq"
+	"paygraph/graph/budget"
 
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// responseTail does what registering costExtension, ResponseBudget,
+// responseTail does what registering costExtension, the response budget,
 // errorCap, liveEventsExtension and customerDataExtension in that order
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
 	cost   costExtension
-	budget ResponseBudget
+	budget budget.Limit
 }
 
 // finish finishes the response as the response interceptors did,
@@ -34,7 +35,7 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 	resp = customerDataExtension{}.finish(ctx, resp)
 	resp = liveEventsExtension{}.finish(ctx, resp)
 	resp = errorCap{}.finish(resp)
-	resp = t.budget.finish(ctx, resp)
+	resp = t.budget.Finish(budgetFrom(ctx), resp)
 	return t.cost.finish(ctx, resp)
 }
 
@@ -71,9 +72,7 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 	// what its context says of its caller (callerFacts), read once.
 	st := &opState{oc: oc}
 	ctx = context.WithValue(ctx, opStateKey{}, st)
-	if t.tail.budget.applies(oc) {
-		t.tail.budget.prepareIn(st, oc)
-	}
+	st.budget = t.tail.budget.Start(&st.budgetVal, oc)
 	c := callerFacts{known: true}
 	c.scope, c.hasScope = scopeIn(ctx)
 	c.level = customerDataIn(ctx, c.scope, c.hasScope)
@@ -97,4 +96,38 @@ func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseH
 		resp = next(ctx)
 	}
 	return t.tail.finish(ctx, resp)
+}
+
+// tailStep is one step of responseTail registered as an extension of its
+// own (ServerConfig.chainedTail, for TestResponseTailMatchesChain).
+type tailStep struct {
+	name    string
+	prepare func(context.Context) context.Context
+	finish  func(context.Context, *graphql.Response) *graphql.Response
+}
+
+func (s tailStep) ExtensionName() string                 { return s.name }
+func (tailStep) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (s tailStep) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(s.prepare(ctx))
+}
+
+func (s tailStep) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return s.finish(ctx, next(ctx))
+}
+
+// budgetStep is the response budget's tailStep.
+func budgetStep(l budget.Limit) tailStep {
+	return tailStep{"ResponseBudget", func(ctx context.Context) context.Context {
+		oc := graphql.GetOperationContext(ctx)
+		if !l.Applies(oc) {
+			return ctx
+		}
+		ctx, st := withOpState(ctx, oc)
+		st.budget = l.Start(&st.budgetVal, oc)
+		return ctx
+	}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+		return l.Finish(budgetFrom(ctx), resp)
+	}}
 }
