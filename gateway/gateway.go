@@ -29,6 +29,7 @@ import (
 	"paygraph/apqstore"
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/customerdata"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -393,7 +394,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
-		graph.CustomerDataMax(cfg.CustomerDataMax),
+		customerdata.Max(cfg.CustomerDataMax),
 		graph.LoadersMiddleware(rc, limits),
 		// The scope is complete: gqlgen's goroutines only read it.
 		opscope.Sealing,

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"paygraph/graph/customerdata"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -100,7 +101,7 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 // another caller's query.
 type Loaders struct {
 	rest    REST // &masking
-	masking maskingREST
+	masking customerdata.Masking
 	limits  *FetchLimits
 
 	paymentsOnce sync.Once
@@ -266,18 +267,18 @@ func isLoadPanic(err error) bool {
 
 // NewLoaders returns empty loaders for one request. Every record they
 // load has its customers masked to the level of the context it was
-// loaded with (maskingREST, customerdata.go), a field of the loaders
+// loaded with (customerdata.Masking), a field of the loaders
 // rather than a wrapper of its own: no allocation more per request.
 func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
 	l := &Loaders{limits: limits}
-	l.masking.REST = rest
+	l.masking.REST, l.masking.Level = rest, customerDataOf
 	if b, ok := rest.(batchREST); ok {
-		l.masking.batch = b
+		l.masking.Batch = b
 	} else {
-		l.masking.batch = eachREST{rest}
+		l.masking.Batch = eachREST{rest}
 	}
 	l.rest = &l.masking
 	return l

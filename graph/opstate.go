@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/sessiontoken"
 )
 
@@ -44,7 +45,7 @@ type opState struct {
 type callerFacts struct {
 	known bool
 	caller
-	masked *maskedPaths
+	masked *customerdata.Paths
 	live   *liveEvents
 }
 
@@ -54,6 +55,41 @@ type caller struct {
 	scope    Scope
 	hasScope bool
 	level    sessiontoken.CustomerData
+}
+
+// customerDataOf is the request's customer-data level: its session
+// token's, or full for the credential headers, each lowered to the
+// deployment's maximum (package customerdata).
+func customerDataOf(ctx context.Context) sessiontoken.CustomerData {
+	if c := callerOf(ctx); c != nil {
+		return c.level
+	}
+	s, ok := scopeIn(ctx)
+	return customerDataIn(ctx, s, ok)
+}
+
+// customerDataIn is customerDataOf, the scope (s, ok) read already.
+func customerDataIn(ctx context.Context, s Scope, ok bool) sessiontoken.CustomerData {
+	if !ok {
+		return customerdata.Lower(ctx, sessiontoken.CustomerDataFull)
+	}
+	return customerdata.Lower(ctx, s.CustomerData())
+}
+
+// maskedPathsFrom is the operation's customerdata.Paths, nil at full.
+func maskedPathsFrom(ctx context.Context) *customerdata.Paths {
+	if c := callerOf(ctx); c != nil {
+		return c.masked
+	}
+	return customerdata.PathsIn(ctx)
+}
+
+// noteCustomer is called by the generated _Customer (through the fast
+// path's hook) for every customer object an operation renders.
+func noteCustomer(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
+	if m := maskedPathsFrom(ctx); m != nil {
+		m.Note(ctx, oc, sel)
+	}
 }
 
 // callerOf is the facts of ctx's operation, when graphTail read them.

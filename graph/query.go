@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/errcode"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -319,7 +320,7 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 }
 
 func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
-	if withholdsAddress(customerDataOf(ctx)) {
+	if customerdata.WithholdsAddress(customerDataOf(ctx)) {
 		// Withheld: not fetched (the records' own are masked already).
 		return nil, nil
 	}

@@ -58,6 +58,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/model"
 	"paygraph/graph/selcache"
 	"paygraph/restclient"
@@ -517,7 +518,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 // ran).
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
-	if l.addresses && withholdsAddress(customerDataOf(ctx)) {
+	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {
 		return nil // gqlgen notes what the level hid, at its paths
 	}
 	args := l.args

@@ -184,7 +184,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	//     see the response it leaves;
 	//   - the error cap: inside those, so that they see the capped list;
 	//   - a subscription's error events (subscriptions.go);
-	//   - what the caller's customer-data level hid (customerdata.go);
+	//   - what the caller's customer-data level hid (package customerdata);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
 	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
@@ -198,7 +198,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		srv.Use(budgetStep(tail.budget))
 		srv.Use(errorCap{})
 		srv.Use(liveEventsExtension{})
-		srv.Use(customerDataExtension{})
+		srv.Use(customerDataStep)
 		if root != nil {
 			srv.Use(*root)
 		}

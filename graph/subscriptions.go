@@ -35,6 +35,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/errcode"
 	"strconv"
 	"sync"
@@ -302,7 +303,7 @@ func subscribe[T any](ctx context.Context, live Subscriptions, kind, id string, 
 				continue
 			}
 			// Each subscriber's own copy, at its customer-data level.
-			v, ok := maskEvent(ev.Snapshot.Value, level).(T)
+			v, ok := customerdata.MaskEvent(ev.Snapshot.Value, level).(T)
 			if !ok {
 				continue // cannot happen: Value is fetch's or DecodeLive's
 			}

@@ -15,12 +15,13 @@ import (
 	"context"
 	"paygraph/graph/apq"
 	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 
 	"github.com/99designs/gqlgen/graphql"
 )
 
 // responseTail does what registering costExtension, the response budget,
-// errorCap, liveEventsExtension and customerDataExtension in that order
+// errorCap, liveEventsExtension and the customer-data note in that order
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
@@ -32,7 +33,7 @@ type responseTail struct {
 // innermost first. Each of them called next with the context it was
 // given, so each finish sees the same ctx.
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
-	resp = customerDataExtension{}.finish(ctx, resp)
+	resp = maskedPathsFrom(ctx).Finish(resp)
 	resp = liveEventsExtension{}.finish(ctx, resp)
 	resp = errorCap{}.finish(resp)
 	resp = t.budget.Finish(budgetFrom(ctx), resp)
@@ -80,7 +81,7 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 	// receipt and the error cap have none): a subscription's live events,
 	// the customer data's masked paths.
 	ctx, c.live = liveEventsExtension{}.prepareOp(ctx, oc)
-	ctx, c.masked = customerDataExtension{}.prepareAt(ctx, c.level)
+	ctx, c.masked = customerdata.WithPaths(ctx, c.level)
 	st.caller = c
 	if t.root != nil {
 		return t.root.intercept(ctx, oc, st, next)
@@ -131,3 +132,11 @@ func budgetStep(l budget.Limit) tailStep {
 		return l.Finish(budgetFrom(ctx), resp)
 	}}
 }
+
+// customerDataStep is the customer-data note's tailStep.
+var customerDataStep = tailStep{"CustomerData", func(ctx context.Context) context.Context {
+	ctx, _ = customerdata.WithPaths(ctx, customerDataOf(ctx))
+	return ctx
+}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+	return maskedPathsFrom(ctx).Finish(resp)
+}}
