@@ -30,6 +30,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -263,7 +264,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	gql := graph.NewServer(graph.ServerConfig{
-		Subscriptions: graph.Subscriptions{Hub: hub, REST: rc, Charge: chargePolls(limiter),
+		Subscriptions: live.Config{Hub: hub, REST: rc, Charge: chargePolls(limiter),
 			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
 		MaxComplexity:     cfg.MaxComplexity,
 		CursorKeys:        cfg.CursorKeys,

@@ -4,7 +4,7 @@ package gqlhttp
 // the SSE id: field, so that a browser's EventSource (and graphql-sse)
 // sends it back as Last-Event-ID when it reconnects. gqlgen's SSE
 // transport writes one event per Write ("event: next\ndata: <json>\n\n");
-// the id is the response's extensions.eventId (graph.EventIDExtension).
+// the id is the response's extensions.eventId (live.EventIDExtension).
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"paygraph/graph"
+	"paygraph/graph/live"
 )
 
 // eventIDWriter prefixes an SSE next event that carries an event id with
@@ -30,7 +30,7 @@ func (w eventIDWriter) Write(b []byte) (int, error) {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
 	var id string
-	if json.Unmarshal(bytes.TrimSpace(data), &resp) != nil || json.Unmarshal(resp.Extensions[graph.EventIDExtension], &id) != nil {
+	if json.Unmarshal(bytes.TrimSpace(data), &resp) != nil || json.Unmarshal(resp.Extensions[live.EventIDExtension], &id) != nil {
 		return w.ResponseWriter.Write(b)
 	}
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {

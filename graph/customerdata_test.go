@@ -8,6 +8,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/sessiontoken"
 )
 
@@ -96,7 +97,7 @@ func TestCallerFactsMatchContext(t *testing.T) {
 			}
 			scope, hasScope := scopeIn(inner)
 			masked := customerdata.PathsIn(inner)
-			live, _ := inner.Value(liveEventsKey{}).(*liveEvents)
+			live := live.EventsIn(inner)
 			if c.scope != scope || c.hasScope != hasScope || c.level != customerDataIn(inner, scope, hasScope) || c.masked != masked || c.live != live {
 				t.Errorf("facts %+v, the context: scope %v %v, level %v, masked %p, live %p",
 					*c, scope, hasScope, customerDataIn(inner, scope, hasScope), masked, live)

@@ -19,6 +19,7 @@ import (
 
 	"paygraph/graph/budget"
 	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/sessiontoken"
 )
 
@@ -41,12 +42,12 @@ type opState struct {
 
 // callerFacts are an operation's caller's session-token scope and
 // customer-data level, its masked paths (customerdata.go) and its live
-// events (subscriptions.go), as its context holds them.
+// events (package live), as its context holds them.
 type callerFacts struct {
 	known bool
 	caller
 	masked *customerdata.Paths
-	live   *liveEvents
+	live   *live.Events
 }
 
 // caller is a caller's session-token scope (hasScope false: none, all

@@ -13,6 +13,7 @@ import (
 	"paygraph/apqstore"
 	"paygraph/graph/apq"
 	"paygraph/graph/budget"
+	"paygraph/graph/live"
 	"paygraph/graph/relay"
 	"paygraph/graph/trusted"
 	"paygraph/trusteddocs"
@@ -83,7 +84,7 @@ type ServerConfig struct {
 	// Subscriptions serves paymentUpdated and checkoutSessionUpdated: the
 	// process's livepoll.Hub and the REST client its polls call. Zero:
 	// subscriptions are refused.
-	Subscriptions Subscriptions
+	Subscriptions live.Config
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
 	// Cost configures the cost receipts (cost.go); zero: no receipt (a
@@ -183,7 +184,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	//   - the response budget: inside the others, so metrics and traces
 	//     see the response it leaves;
 	//   - the error cap: inside those, so that they see the capped list;
-	//   - a subscription's error events (subscriptions.go);
+	//   - a subscription's error events (package live);
 	//   - what the caller's customer-data level hid (package customerdata);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
@@ -197,7 +198,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		srv.Use(costExtension{cfg: cfg.Cost})
 		srv.Use(budgetStep(tail.budget))
 		srv.Use(errorCap{})
-		srv.Use(liveEventsExtension{})
+		srv.Use(liveStep)
 		srv.Use(customerDataStep)
 		if root != nil {
 			srv.Use(*root)

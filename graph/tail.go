@@ -16,12 +16,13 @@ import (
 	"paygraph/graph/apq"
 	"paygraph/graph/budget"
 	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 
 	"github.com/99designs/gqlgen/graphql"
 )
 
 // responseTail does what registering costExtension, the response budget,
-// errorCap, liveEventsExtension and the customer-data note in that order
+// errorCap, the live events and the customer-data note in that order
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
@@ -34,7 +35,7 @@ type responseTail struct {
 // given, so each finish sees the same ctx.
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = maskedPathsFrom(ctx).Finish(resp)
-	resp = liveEventsExtension{}.finish(ctx, resp)
+	resp = liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
 	resp = errorCap{}.finish(resp)
 	resp = t.budget.Finish(budgetFrom(ctx), resp)
 	return t.cost.finish(ctx, resp)
@@ -80,7 +81,7 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 	// Then the operation interceptors' work, outermost first (the cost
 	// receipt and the error cap have none): a subscription's live events,
 	// the customer data's masked paths.
-	ctx, c.live = liveEventsExtension{}.prepareOp(ctx, oc)
+	ctx, c.live = live.WithEvents(ctx, oc)
 	ctx, c.masked = customerdata.WithPaths(ctx, c.level)
 	st.caller = c
 	if t.root != nil {
@@ -139,4 +140,12 @@ var customerDataStep = tailStep{"CustomerData", func(ctx context.Context) contex
 	return ctx
 }, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	return maskedPathsFrom(ctx).Finish(resp)
+}}
+
+// liveStep is the live events' tailStep.
+var liveStep = tailStep{"LiveEvents", func(ctx context.Context) context.Context {
+	ctx, _ = live.WithEvents(ctx, graphql.GetOperationContext(ctx))
+	return ctx
+}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+	return liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
 }}
