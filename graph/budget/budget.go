@@ -22,9 +22,8 @@ import (
 )
 
 // DefaultMaxResponseBytes (MAX_RESPONSE_BYTES) is 8 MiB: over 100 times
-// the largest documented response, yet a request at the limit holds about
-// three times it while its response is built and written, a small part
-// of a replica's GOMEMLIMIT.
+// the largest documented response, yet a small part of a replica's
+// GOMEMLIMIT while a response at the limit is built and written.
 const DefaultMaxResponseBytes = 8 << 20
 
 // Limit is the deployment's bound; MaxBytes <= 0: no budget.

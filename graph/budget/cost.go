@@ -217,7 +217,7 @@ func (b *Budget) FieldPlan(ctx context.Context, field graphql.CollectedField, ty
 	if graphql.HasOperationContext(ctx) {
 		doc = graphql.GetOperationContext(ctx).Doc
 	}
-	// Kept behind a pointer: this runs on the resolvers' fresh
+	// Plans are kept behind a pointer: this runs on the resolvers' fresh
 	// goroutines, where large frames grow the stack.
 	tag := typ
 	if items != nil {

@@ -62,14 +62,9 @@ func WithholdsAddress(level sessiontoken.CustomerData) bool {
 	return level < sessiontoken.CustomerDataFull
 }
 
-// maskCustomer returns c as level lets it be read:
-//
-//   - full: as it is.
-//   - masked: name as its initials ("Rahim Uddin": "R. U."), email as
-//     its first character, "***" and its domain ("r***@example.com"),
-//     phone with its middle starred ("+8801*****0001"), address null,
-//     city as it is.
-//   - none: name, email, phone, address and city null.
+// maskCustomer returns c as level lets it be read: at full as it is;
+// masked, its name, email and phone masked, no address, the city; at
+// none, nothing.
 func maskCustomer(c restclient.Customer, level sessiontoken.CustomerData) restclient.Customer {
 	switch level {
 	case sessiontoken.CustomerDataFull:
@@ -96,9 +91,7 @@ func maskWith(s *string, mask func(string) string) *string {
 // maxInitials bounds the initials of a masked name.
 const maxInitials = 4
 
-// maskName is a name's initials: the first letter of each of its words
-// (at most maxInitials), upper case, each followed by a dot, separated by
-// spaces.
+// maskName is a name's initials: "Rahim Uddin" is "R. U.".
 func maskName(s string) string {
 	var b strings.Builder
 	n := 0
@@ -117,9 +110,8 @@ func maskName(s string) string {
 	return b.String()
 }
 
-// maskEmail keeps the first character of the local part and the domain,
-// with always three stars between; anything without a local part and a
-// domain is "***".
+// maskEmail keeps the local part's first character and the domain, three
+// stars between whatever the length ("r***@example.com"); else "***".
 func maskEmail(s string) string {
 	at := strings.LastIndexByte(s, '@')
 	if at <= 0 || at == len(s)-1 {
@@ -129,10 +121,9 @@ func maskEmail(s string) string {
 	return s[:size] + "***" + s[at:]
 }
 
-// maskPhone stars the middle of a phone number, each hidden character one
-// star, and keeps its last 4 characters and up to its first 5 so that at
-// least 5 are hidden ("01712340001" is "01*****0001"); under 8
-// characters only the last 2 are kept, under 4 none.
+// maskPhone stars the middle of a phone number, keeping its last 4
+// characters and up to its first 5 so that at least 5 are hidden
+// ("01712340001" is "01*****0001"); under 8 only the last 2, under 4 none.
 func maskPhone(s string) string {
 	r := []rune(s)
 	n := len(r)
@@ -172,7 +163,7 @@ func maskSession(s *restclient.CheckoutSession, level sessiontoken.CustomerData)
 	return &cp
 }
 
-// REST is the REST API as the loaders call it.
+// REST and Batch are the REST API as the loaders call it.
 type REST interface {
 	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
 	GetPayment(ctx context.Context, id string) (*restclient.Payment, error)
@@ -180,7 +171,6 @@ type REST interface {
 	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
 }
 
-// Batch is REST's batches.
 type Batch interface {
 	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
 	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
@@ -192,29 +182,22 @@ type Batch interface {
 // request's), before any resolver or the fast path sees it.
 type Masking struct {
 	REST
-	Batch Batch
+	Batch
 	Level func(context.Context) sessiontoken.CustomerData
 }
 
 func (m *Masking) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
-	rs := m.Batch.GetPayments(ctx, ids)
-	if level := m.Level(ctx); level != sessiontoken.CustomerDataFull {
-		for i := range rs {
-			rs[i].Value = maskPayment(rs[i].Value, level)
-		}
-	}
-	return rs
-}
-
-func (m *Masking) GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink] {
-	return m.Batch.GetPaymentLinks(ctx, ids)
+	return maskAll(m.Batch.GetPayments(ctx, ids), m.Level(ctx), maskPayment)
 }
 
 func (m *Masking) GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
-	rs := m.Batch.GetCheckoutSessions(ctx, keys)
-	if level := m.Level(ctx); level != sessiontoken.CustomerDataFull {
+	return maskAll(m.Batch.GetCheckoutSessions(ctx, keys), m.Level(ctx), maskSession)
+}
+
+func maskAll[T any](rs []restclient.Result[T], level sessiontoken.CustomerData, mask func(T, sessiontoken.CustomerData) T) []restclient.Result[T] {
+	if level != sessiontoken.CustomerDataFull {
 		for i := range rs {
-			rs[i].Value = maskSession(rs[i].Value, level)
+			rs[i].Value = mask(rs[i].Value, level)
 		}
 	}
 	return rs
@@ -290,7 +273,7 @@ type Paths struct {
 
 type pathsKey struct{}
 
-// WithPaths returns ctx with the Paths of an operation at level, and
+// WithPaths returns ctx with new Paths of an operation at level, and
 // them; at full, ctx and nil.
 func WithPaths(ctx context.Context, level sessiontoken.CustomerData) (context.Context, *Paths) {
 	if level == sessiontoken.CustomerDataFull {

@@ -69,7 +69,7 @@ type Subscriber struct {
 	Level  sessiontoken.CustomerData
 }
 
-// The kinds of livepoll keys: the only part of a key a metric carries.
+// The kinds of livepoll keys (the only part a metric carries).
 const (
 	KindPayment         = "payment"
 	KindCheckoutSession = "checkout_session"
@@ -207,14 +207,9 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 		return nil, &restclient.Error{Kind: restclient.KindUnauthorized, Endpoint: ep,
 			Message: "missing x-api-key or x-api-secret header"}
 	}
-	// The poll's context is the poller's (it ends when the last
-	// subscriber leaves), with the credential pair of the subscriber who
-	// started it: any later subscriber of the key has the same pair. It
-	// carries none of the request's budgets (no deadline, not the
-	// request's REST slots, which belong to a request that may be gone);
-	// the merchant's and the process's REST slots still apply. A poll is
-	// charged to the merchant (a refusal is a 429 to the poller) and
-	// bounded by PollTimeout from before its wait for a REST slot.
+	// The poll's context is the poller's, with the credential pair of the
+	// subscriber who started it (a key's subscribers share the pair), and
+	// none of the request's budgets: the request may be gone.
 	mkey := restclient.MerchantKeyFrom(ctx)
 	sub := c.Hub.SubscribeAfter
 	if c.Accepted != nil && !c.Accepted(ctx) {
@@ -282,7 +277,7 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 	return out, nil
 }
 
-// rateLimited lets livepoll read a 429's Retry-After.
+// rateLimited hands livepoll a 429's Retry-After.
 type rateLimited struct{ err *restclient.Error }
 
 func (e rateLimited) Error() string             { return e.err.Error() }
