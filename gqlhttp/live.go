@@ -276,7 +276,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		OperationName string         `json:"operationName"`
 		Variables     map[string]any `json:"variables"`
 		Extensions    map[string]any `json:"extensions"`
-		DocumentID    string         `json:"documentId"` // trusted documents, as over POST (graph/trusteddocs.go)
+		DocumentID    string         `json:"documentId"` // trusted documents, as over POST (graph/trusted)
 	}
 	if json.Unmarshal(body, &req) != nil {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,

@@ -38,7 +38,7 @@ func Methods(next http.Handler) http.Handler {
 				refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
 				return
 			}
-			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
+			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusted)
 				r = opscope.Request(r, trusted.WithDocumentID(r.Context(), id))
 			}
 		default:

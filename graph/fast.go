@@ -83,7 +83,7 @@ type fastPlan struct {
 	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
 	// customer: the plan writes a customer (its own or a nested plan's),
 	// which an operation read below full customer data leaves to gqlgen
-	// (customerdata.go: its masked paths are noted where gqlgen has them).
+	// (package customerdata: its masked paths are noted where gqlgen has them).
 	customer bool
 }
 

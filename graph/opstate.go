@@ -1,7 +1,7 @@
 package graph
 
 // graph's state of one operation, in one context value: the response
-// budget (budget.go) and the root fast path's state (rootfast.go) were a
+// budget (package budget) and the root fast path's state (rootfast.go) were a
 // context value and an allocation each per operation; now one of each for
 // both (issue 25). And the executor's work the root fast path makes
 // unneeded: gqlgen's DispatchOperation calls the schema's Exec for every
@@ -41,7 +41,7 @@ type opState struct {
 }
 
 // callerFacts are an operation's caller's session-token scope and
-// customer-data level, its masked paths (customerdata.go) and its live
+// customer-data level, its masked paths (package customerdata) and its live
 // events (package live), as its context holds them.
 type callerFacts struct {
 	known bool

@@ -353,7 +353,7 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
 		return nil, err
 	}
-	if s.LivePayment != nil { // a subscription's event (subscriptions.go)
+	if s.LivePayment != nil { // a subscription's event (package live)
 		return model.NewPayment(s.LivePayment), nil
 	}
 	if err := budgetFrom(ctx).Check(); err != nil {

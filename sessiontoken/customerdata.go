@@ -4,7 +4,7 @@ package sessiontoken
 // the merchant's customers' personal data (name, email, phone, address,
 // city) the token may read, chosen by the merchant's server at minting
 // beside the scope. What each level renders is the GraphQL layer's
-// (graph/customerdata.go); this leaf owns the levels, their spelling and
+// (graph/customerdata); this leaf owns the levels, their spelling and
 // the default of each scope.
 
 import (

@@ -59,7 +59,7 @@
 // A token's Scope carries a customer-data level (customerdata.go): how
 // much of the customers' personal data it reads. The level is sealed in
 // the token with the scope; the GraphQL layer masks what it fetches to it
-// (graph/customerdata.go) and lowers it to the deployment's
+// (graph/customerdata) and lowers it to the deployment's
 // CUSTOMER_DATA_MAX (Scope.AtMost).
 //
 // # Wiring
