@@ -20,12 +20,7 @@ import (
 
 // REST is what the resolvers need from the REST API; *restclient.Client
 // implements it, tests may stub it.
-type REST interface {
-	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
-	GetPayment(ctx context.Context, id string) (*restclient.Payment, error)
-	GetPaymentLink(ctx context.Context, id string) (*restclient.PaymentLink, error)
-	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
-}
+type REST = customerdata.REST
 
 // FetchLimits are the loaders' settings. The bounds on concurrent REST
 // calls are not here: every REST call passes the REST client's limiter
@@ -75,11 +70,7 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 // budget live there), results[i] answering keys[i]. A REST that does not
 // implement it (a test's stub) is fanned out by restclient.Each, which
 // starts every call at once.
-type batchREST interface {
-	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
-	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
-	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
-}
+type batchREST = customerdata.Batch
 
 // eachREST fans out a REST without batches of its own (restclient.Each).
 type eachREST struct{ REST }
