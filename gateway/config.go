@@ -17,6 +17,7 @@ import (
 
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/budget"
 	"paygraph/graph/relay"
 	"paygraph/livepoll"
 	"paygraph/ratelimit"
@@ -194,7 +195,7 @@ var settings = []setting{
 	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made); it also selects at most twice this many fields", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
 	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", int64Setting(1024, 1<<30, func(c *Config) *int64 { return &c.MaxBodyBytes })},
 	{"MAX_BATCH", "10", "most operations one batched request (a JSON array body, as Apollo's batching links send) may hold; each runs as a request of its own; 0: batches refused", intSetting(0, 100, func(c *Config) *int { return &c.MaxBatch })},
-	{"MAX_RESPONSE_BYTES", strconv.Itoa(graph.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", int64Setting(64<<10, 1<<30, func(c *Config) *int64 { return &c.MaxResponse })},
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(budget.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", int64Setting(64<<10, 1<<30, func(c *Config) *int64 { return &c.MaxResponse })},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included; a WebSocket or SSE client must read each message within a third of it", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil

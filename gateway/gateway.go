@@ -27,6 +27,8 @@ import (
 	"paygraph/apqstore"
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -245,7 +247,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	gql := graph.NewServer(graph.ServerConfig{
-		Subscriptions: graph.Subscriptions{Hub: hub, REST: rc, Charge: chargePolls(limiter),
+		Subscriptions: live.Config{Hub: hub, REST: rc, Charge: chargePolls(limiter),
 			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
 		MaxComplexity:     cfg.MaxComplexity,
 		CursorKeys:        cfg.CursorKeys,
@@ -357,7 +359,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.RequestSize(cfg.MaxBodyBytes),
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
-		graph.CustomerDataMax(cfg.CustomerDataMax),
+		customerdata.Max(cfg.CustomerDataMax),
 		graph.LoadersMiddleware(rc, limits),
 		// The scope is complete: gqlgen's goroutines only read it.
 		opscope.Sealing,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"paygraph/graph"
+	"paygraph/graph/live"
 	"paygraph/livepoll"
 	"paygraph/observe"
 	"paygraph/ratelimit"
@@ -25,7 +25,7 @@ import (
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {
-		v, err := graph.DecodeLive(kind, data)
+		v, err := live.Decode(kind, data)
 		if err != nil {
 			skipped(livepoll.SkippedStream, 1)
 		}

@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
-	"paygraph/graph"
+	"paygraph/graph/live"
 )
 
 // eventIDWriter prefixes an SSE next event that carries an event id
@@ -25,7 +25,7 @@ func (w eventIDWriter) Write(b []byte) (int, error) {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
 	var id string
-	if json.Unmarshal(bytes.TrimSpace(data), &resp) != nil || json.Unmarshal(resp.Extensions[graph.EventIDExtension], &id) != nil {
+	if json.Unmarshal(bytes.TrimSpace(data), &resp) != nil || json.Unmarshal(resp.Extensions[live.EventIDExtension], &id) != nil {
 		return w.ResponseWriter.Write(b)
 	}
 	if _, err := strconv.ParseUint(id, 10, 64); err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 	"strconv"
 	"strings"
 
@@ -105,7 +106,7 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
 	ctx := r.Context()
 	gr := setContentType(w, r)
-	if params.Query == "" && params.Extensions["persistedQuery"] == nil && graph.DocumentIDFrom(ctx) == "" {
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil && trusted.DocumentIDFrom(ctx) == "" {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			"a GraphQL request needs a query (or a persisted query hash in extensions, or a documentId)")
 		return

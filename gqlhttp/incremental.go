@@ -6,6 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	respbudget "paygraph/graph/budget"
 	"paygraph/graph/errcode"
 	"strings"
 	"sync"
@@ -154,7 +155,7 @@ func writeIncremental(ctx context.Context, w http.ResponseWriter, responses grap
 			body, part = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"hasNext":false}`), laterPart{}
 		}
 		if n := int64(len(partNext) + len(body) + len(partEnd)); maxBytes > 0 && written+n > maxBytes {
-			part = laterPart{Errors: gqlerror.List{graph.ResponseTooLarge(maxBytes)}}
+			part = laterPart{Errors: gqlerror.List{respbudget.TooLarge(maxBytes)}}
 			body, _ = json.Marshal(&part)
 		} else {
 			written += n

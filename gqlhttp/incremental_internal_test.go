@@ -15,7 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/formatter"
 	"github.com/vektah/gqlparser/v2/parser"
 
-	"paygraph/graph"
+	respbudget "paygraph/graph/budget"
 )
 
 // TestAcceptsIncremental: multipart/mixed as Apollo Client 4 and urql send
@@ -135,7 +135,7 @@ func TestIncrementalCutsPart(t *testing.T) {
 		t.Errorf("second part: %.200q", second)
 	}
 	want := "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n" +
-		`{"errors":[{"message":"` + graph.ResponseTooLarge(maxBytes).Message + `","extensions":{"code":"RESPONSE_TOO_LARGE"}}],"hasNext":false}` +
+		`{"errors":[{"message":"` + respbudget.TooLarge(maxBytes).Message + `","extensions":{"code":"RESPONSE_TOO_LARGE"}}],"hasNext":false}` +
 		"\r\n-----\r\n"
 	if string(rest) != want {
 		t.Errorf("after the second part:\n%q\nwant\n%q", rest, want)

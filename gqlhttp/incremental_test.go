@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	respbudget "paygraph/graph/budget"
 	"paygraph/graph/errcode"
 	"strings"
 	"sync/atomic"
@@ -506,7 +507,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 		}
 		t.Logf("%d bytes before the error part (budget %d), %d in all", before, maxBytes, m.bytes)
 		want := map[string]any{"hasNext": false, "errors": []any{map[string]any{
-			"message":    graph.ResponseTooLarge(maxBytes).Message,
+			"message":    respbudget.TooLarge(maxBytes).Message,
 			"extensions": map[string]any{"code": errcode.ResponseTooLarge}}}}
 		if diff := cmp.Diff(want, last.Body); diff != "" {
 			t.Errorf("last part (-want +got):\n%s", diff)
@@ -516,7 +517,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 		h := deferEdge(t, &deferREST{n: 3, address: address}, 200, 0, 0)
 		a := send(t, h, http.MethodPost, acceptApollo, deferredQuery, nil)
 		want := exchangeAnswer{Status: 200, ContentType: ctGR, Body: map[string]any{"data": nil, "errors": []any{map[string]any{
-			"message": graph.ResponseTooLarge(200).Message, "extensions": map[string]any{"code": errcode.ResponseTooLarge}}}}}
+			"message": respbudget.TooLarge(200).Message, "extensions": map[string]any{"code": errcode.ResponseTooLarge}}}}}
 		if diff := cmp.Diff(want, a); diff != "" {
 			t.Errorf("answer (-want +got):\n%s", diff)
 		}
@@ -524,7 +525,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 }
 
 // TestDeferResponseBudgetEndsStream: with the resolvers' response budget
-// (graph.ResponseBudget) the only bound, a deferred fragment that spends
+// (package graph/budget) the only bound, a deferred fragment that spends
 // it ends the stream with RESPONSE_TOO_LARGE too.
 func TestDeferResponseBudgetEndsStream(t *testing.T) {
 	srv := graph.NewServer(graph.ServerConfig{MaxResponseBytes: 3000})

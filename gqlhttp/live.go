@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,7 +21,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
-	"paygraph/graph"
 	"paygraph/restclient"
 )
 
@@ -228,7 +228,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if req.DocumentID != "" {
-		r = r.WithContext(graph.WithDocumentID(r.Context(), req.DocumentID))
+		r = r.WithContext(trusted.WithDocumentID(r.Context(), req.DocumentID))
 	}
 	t.SSE.Do(eventIDWriter{w}, r, operationScope{GraphExecutor: exec, b: t.b, c: c})
 }

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 )
 
@@ -33,8 +33,8 @@ func Methods(next http.Handler) http.Handler {
 				refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
 				return
 			}
-			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusteddocs.go)
-				r = opscope.Request(r, graph.WithDocumentID(r.Context(), id))
+			if id := r.URL.Query().Get("documentId"); id != "" { // persisted documents (graph/trusted)
+				r = opscope.Request(r, trusted.WithDocumentID(r.Context(), id))
 			}
 		default:
 			w.Header().Set("Allow", "GET, POST, OPTIONS")

@@ -7,7 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	respbudget "paygraph/graph/budget"
 	"paygraph/graph/errcode"
+	"paygraph/graph/trusted"
 	"slices"
 	"sync"
 
@@ -15,7 +17,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
-	"paygraph/graph"
 	"paygraph/internal/opscope"
 )
 
@@ -23,10 +24,10 @@ import (
 // OPTIONS (gqlgen's), GET and JSON POST (ours, answering through
 // exchange.go) and, with live, the subscription streams (live.go).
 // maxResponse is the transports' last check of what they write, behind
-// the response budget: 0, graph.DefaultMaxResponseBytes; negative, none.
+// the response budget: 0, respbudget.DefaultMaxResponseBytes; negative, none.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
-		maxResponse = graph.DefaultMaxResponseBytes
+		maxResponse = respbudget.DefaultMaxResponseBytes
 	}
 	// gqlgen asks each transport in turn: a plain JSON POST first.
 	srv.AddTransport(plainPOST{jsonPOST{maxResponse: maxResponse}})
@@ -100,7 +101,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	params := &req.RawParams
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	exchange(w, opscope.Request(r, graph.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
+	exchange(w, opscope.Request(r, trusted.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
 
 // postBufs are the buffers POST bodies are read into; one larger than

@@ -23,7 +23,7 @@ import (
 // postBody is what a POST body carries.
 type postBody struct {
 	graphql.RawParams
-	DocumentID string `json:"documentId"` // persisted documents (graph/trusteddocs.go)
+	DocumentID string `json:"documentId"` // persisted documents (graph/trusted)
 }
 
 // decodePOSTJSON is the reference decoder: encoding/json, the first

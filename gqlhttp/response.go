@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	respbudget "paygraph/graph/budget"
 )
 
 // writeResponse writes resp as json.Marshal would, in one Write, or, when
@@ -167,7 +168,7 @@ func plainKey(k string) bool {
 }
 
 func writeTooLarge(w io.Writer, maxBytes int64) {
-	b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{graph.ResponseTooLarge(maxBytes)}})
+	b, _ := json.Marshal(&graphql.Response{Errors: gqlerror.List{respbudget.TooLarge(maxBytes)}})
 	writeWhole(w, b)
 }
 

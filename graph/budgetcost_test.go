@@ -18,7 +18,7 @@ import (
 )
 
 // estimateProbe records, per response, the bytes the resolvers charged
-// and the bytes gqlgen built. It is registered before ResponseBudget, so
+// and the bytes gqlgen built. It is registered before the response budget, so
 // its response interceptor runs outside it, with the budget in reach.
 type estimateProbe struct {
 	mu               sync.Mutex
@@ -31,7 +31,7 @@ func (p *estimateProbe) InterceptResponse(ctx context.Context, next graphql.Resp
 	resp := next(ctx)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.charged, p.written = int(budgetFrom(ctx).used.Load()), len(resp.Data)
+	p.charged, p.written = int(budgetFrom(ctx).Used()), len(resp.Data)
 	return resp
 }
 

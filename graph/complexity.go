@@ -6,6 +6,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/customerdata"
 	"paygraph/sessiontoken"
 )
 
@@ -38,7 +39,7 @@ func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[str
 
 // restCallsAt is restCalls for a caller reading customer data at level.
 func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, level sessiontoken.CustomerData) int {
-	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: withholdsAddress(level)}
+	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: customerdata.WithholdsAddress(level)}
 	calls := 0
 	e.eachField(op.SelectionSet, func(f *ast.Field) {
 		calls += e.rootField(f)

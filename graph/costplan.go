@@ -29,6 +29,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/customerdata"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
@@ -147,7 +148,7 @@ func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map
 		return p
 	}
 	// A level that withholds customer.address makes no address join.
-	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(c.level)}, plan: p}
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: customerdata.WithholdsAddress(c.level)}, plan: p}
 	if s, ok := c.scope, c.hasScope; ok {
 		w.scope = s
 		if ref, ok := s.SessionToLearn(); ok {

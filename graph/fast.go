@@ -42,6 +42,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
+	"paygraph/graph/selcache"
 	"paygraph/internal/swar"
 )
 
@@ -82,7 +83,7 @@ type fastPlan struct {
 	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
 	// customer: the plan writes a customer (its own or a nested plan's),
 	// which an operation read below full customer data leaves to gqlgen
-	// (customerdata.go: its masked paths are noted where gqlgen has them).
+	// (package customerdata: its masked paths are noted where gqlgen has them).
 	customer bool
 }
 
@@ -97,8 +98,8 @@ const maxDelegated = 2
 const maxFastFields = 64
 
 // fastPlans keeps the plans (nil: a selection for gqlgen), per document,
-// type and selection set (selCache).
-var fastPlans selCache[*fastPlan]
+// type and selection set (selcache).
+var fastPlans selcache.Cache[*fastPlan]
 
 // fastCompiled counts the plans compiled (the tests read it).
 var fastCompiled atomic.Int64
@@ -109,7 +110,7 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 	if oc == nil || len(sel) == 0 {
 		return nil
 	}
-	p, _ := fastPlans.get(oc.Doc, cmp.Or(t.tag, t.name), nil, sel, func() *fastPlan {
+	p, _ := fastPlans.Get(oc.Doc, cmp.Or(t.tag, t.name), nil, sel, func() *fastPlan {
 		budget := maxFastFields
 		p := compileFast(oc, t, sel, &budget, true)
 		if p != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/customerdata"
 	"paygraph/graph/model"
 	"paygraph/restclient"
 )
@@ -27,13 +28,13 @@ import (
 // items) when the payments field's selection sel asks for them outside
 // any deferred fragment.
 func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edges []*model.PaymentEdge) {
-	if len(edges) == 0 || len(sel) == 0 || withholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
+	if len(edges) == 0 || len(sel) == 0 || customerdata.WithholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
 		return
 	}
 	if !joinsAddress(graphql.GetOperationContext(ctx), sel) {
 		return
 	}
-	if budgetFrom(ctx).check() != nil {
+	if budgetFrom(ctx).Check() != nil {
 		return // the address resolvers answer it
 	}
 	ids := make([]string, 0, len(edges))

@@ -13,18 +13,14 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"paygraph/graph/customerdata"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
 // REST is what the resolvers need from the REST API; *restclient.Client
 // implements it, tests may stub it.
-type REST interface {
-	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
-	GetPayment(ctx context.Context, id string) (*restclient.Payment, error)
-	GetPaymentLink(ctx context.Context, id string) (*restclient.PaymentLink, error)
-	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
-}
+type REST = customerdata.REST
 
 // FetchLimits are the loaders' settings. The bounds on concurrent REST
 // calls are not here: every REST call passes the REST client's limiter
@@ -74,11 +70,7 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 // budget live there), results[i] answering keys[i]. A REST that does not
 // implement it (a test's stub) is fanned out by restclient.Each, which
 // starts every call at once.
-type batchREST interface {
-	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
-	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
-	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
-}
+type batchREST = customerdata.Batch
 
 // eachREST fans out a REST without batches of its own (restclient.Each).
 type eachREST struct{ REST }
@@ -100,7 +92,7 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 // another caller's query.
 type Loaders struct {
 	rest    REST // &masking
-	masking maskingREST
+	masking customerdata.Masking
 	limits  *FetchLimits
 
 	paymentsOnce sync.Once
@@ -266,18 +258,18 @@ func isLoadPanic(err error) bool {
 
 // NewLoaders returns empty loaders for one request. Every record they
 // load has its customers masked to the level of the context it was
-// loaded with (maskingREST, customerdata.go), a field of the loaders
+// loaded with (customerdata.Masking), a field of the loaders
 // rather than a wrapper of its own: no allocation more per request.
 func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
 	l := &Loaders{limits: limits}
-	l.masking.REST = rest
+	l.masking.REST, l.masking.Level = rest, customerDataOf
 	if b, ok := rest.(batchREST); ok {
-		l.masking.batch = b
+		l.masking.Batch = b
 	} else {
-		l.masking.batch = eachREST{rest}
+		l.masking.Batch = eachREST{rest}
 	}
 	l.rest = &l.masking
 	return l

@@ -1,7 +1,7 @@
 package graph
 
 // graph's state of one operation, in one context value: the response
-// budget (budget.go) and the root fast path's state (rootfast.go) were a
+// budget (package budget) and the root fast path's state (rootfast.go) were a
 // context value and an allocation each per operation; now one of each for
 // both (issue 25). And the executor's work the root fast path makes
 // unneeded: gqlgen's DispatchOperation calls the schema's Exec for every
@@ -17,6 +17,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/sessiontoken"
 )
 
@@ -24,9 +27,9 @@ import (
 // (no budget: MaxBytes off, a subscription; not on the root fast path).
 type opState struct {
 	oc        *graphql.OperationContext
-	budget    *responseBudget
+	budget    *budget.Budget
 	root      *rootState
-	budgetVal responseBudget
+	budgetVal budget.Budget
 	rootVal   rootState
 	// caller is what the operation's context says of its caller and its
 	// extensions, read once (graphTail) when known is set: each read was
@@ -38,13 +41,13 @@ type opState struct {
 }
 
 // callerFacts are an operation's caller's session-token scope and
-// customer-data level, its masked paths (customerdata.go) and its live
-// events (subscriptions.go), as its context holds them.
+// customer-data level, its masked paths (package customerdata) and its live
+// events (package live), as its context holds them.
 type callerFacts struct {
 	known bool
 	caller
-	masked *maskedPaths
-	live   *liveEvents
+	masked *customerdata.Paths
+	live   *live.Events
 }
 
 // caller is a caller's session-token scope (hasScope false: none, all
@@ -53,6 +56,41 @@ type caller struct {
 	scope    Scope
 	hasScope bool
 	level    sessiontoken.CustomerData
+}
+
+// customerDataOf is the request's customer-data level: its session
+// token's, or full for the credential headers, each lowered to the
+// deployment's maximum (package customerdata).
+func customerDataOf(ctx context.Context) sessiontoken.CustomerData {
+	if c := callerOf(ctx); c != nil {
+		return c.level
+	}
+	s, ok := scopeIn(ctx)
+	return customerDataIn(ctx, s, ok)
+}
+
+// customerDataIn is customerDataOf, the scope (s, ok) read already.
+func customerDataIn(ctx context.Context, s Scope, ok bool) sessiontoken.CustomerData {
+	if !ok {
+		return customerdata.Lower(ctx, sessiontoken.CustomerDataFull)
+	}
+	return customerdata.Lower(ctx, s.CustomerData())
+}
+
+// maskedPathsFrom is the operation's customerdata.Paths, nil at full.
+func maskedPathsFrom(ctx context.Context) *customerdata.Paths {
+	if c := callerOf(ctx); c != nil {
+		return c.masked
+	}
+	return customerdata.PathsIn(ctx)
+}
+
+// noteCustomer is called by the generated _Customer (through the fast
+// path's hook) for every customer object an operation renders.
+func noteCustomer(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
+	if m := maskedPathsFrom(ctx); m != nil {
+		m.Note(ctx, oc, sel)
+	}
 }
 
 // callerOf is the facts of ctx's operation, when graphTail read them.
@@ -64,6 +102,15 @@ func callerOf(ctx context.Context) *callerFacts {
 }
 
 type opStateKey struct{}
+
+// budgetFrom returns the operation's response budget; nil (no limit)
+// outside an operation that has one.
+func budgetFrom(ctx context.Context) *budget.Budget {
+	if st := opStateFrom(ctx); st != nil {
+		return st.budget
+	}
+	return nil
+}
 
 func opStateFrom(ctx context.Context) *opState {
 	st, _ := ctx.Value(opStateKey{}).(*opState)

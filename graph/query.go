@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/errcode"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -60,9 +62,9 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	if status != nil {
 		filter = restclient.PaymentStatus(*status)
 	}
-	var items costPlan
-	budget, plan := fieldPlanOf(ctx, field, "PaymentConnection", &items)
-	if err := budget.check(); err != nil {
+	var items budget.Plan
+	budget, plan := budgetFrom(ctx).FieldPlan(ctx, field, "PaymentConnection", &items)
+	if err := budget.Check(); err != nil {
 		return nil, err
 	}
 	cursors, err := r.cursorSigner(ctx)
@@ -133,10 +135,8 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		loaders.cost.shortList(listID, pages, read, len(edges))
 	}
 
-	if budget != nil {
-		if err := budget.charge(connectionCost(&plan, &items, edges)); err != nil {
-			return nil, err
-		}
+	if err := budget.ChargeConnection(&plan, &items, edges); err != nil {
+		return nil, err
 	}
 	r.joinAddresses(ctx, field.Selections, edges) // the items' addresses, one fan-out (listjoin.go)
 	conn := &model.PaymentConnection{
@@ -164,7 +164,7 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 	if err := r.allowPayment(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
@@ -177,7 +177,7 @@ func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, erro
 // charged returns v once the response budget has room for what the
 // field renders of it.
 func charged[T any](ctx context.Context, v T) (T, error) {
-	if err := chargeObject(ctx, v); err != nil {
+	if err := budgetFrom(ctx).ChargeObject(ctx, v); err != nil {
 		var zero T
 		return zero, err
 	}
@@ -191,7 +191,7 @@ func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLi
 	if err := r.allowLink(ctx, id); err != nil {
 		return nil, err
 	}
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
@@ -208,7 +208,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session ", id); err != nil {
 		return nil, err
 	}
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
@@ -257,7 +257,7 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 }
 
 func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	n, err := r.nodeThunk(ctx, id)()
@@ -274,7 +274,7 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 		return nil, errcode.Inputf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
 	}
 	budget := budgetFrom(ctx)
-	if err := budget.check(); err != nil {
+	if err := budget.Check(); err != nil {
 		return nil, err
 	}
 	thunks := make([]func() (model.Node, error), len(ids))
@@ -312,22 +312,20 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 		}
 		out[i] = n
 	}
-	if budget != nil {
-		// The whole field fails: one error, not one per id.
-		if err := budget.charge(nodesCost(ctx, out)); err != nil {
-			return nil, err
-		}
+	// The whole field fails: one error, not one per id.
+	if err := budget.ChargeNodes(ctx, out); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
 
 func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
-	if withholdsAddress(customerDataOf(ctx)) {
+	if customerdata.WithholdsAddress(customerDataOf(ctx)) {
 		// Withheld: not fetched (the records' own are masked already).
 		return nil, nil
 	}
 	if c.AddressOf == "" {
-		if err := chargeString(ctx, c.Address); err != nil {
+		if err := budgetFrom(ctx).ChargeString(ctx, c.Address); err != nil {
 			return nil, err
 		}
 		return c.Address, nil
@@ -335,14 +333,14 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if err := r.allowPayment(ctx, c.AddressOf); err != nil {
 		return nil, err
 	}
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, origin{p: c.ListItem})()
 	if err != nil {
 		return nil, err
 	}
-	if err := chargeString(ctx, p.Customer.Address); err != nil {
+	if err := budgetFrom(ctx).ChargeString(ctx, p.Customer.Address); err != nil {
 		return nil, err
 	}
 	return p.Customer.Address, nil
@@ -355,10 +353,10 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
 		return nil, err
 	}
-	if s.LivePayment != nil { // a subscription's event (subscriptions.go)
+	if s.LivePayment != nil { // a subscription's event (package live)
 		return model.NewPayment(s.LivePayment), nil
 	}
-	if err := budgetFrom(ctx).check(); err != nil {
+	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, origin{s: "session " + s.AskedAs})()

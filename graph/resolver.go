@@ -9,6 +9,7 @@ package graph
 import (
 	"context"
 	"paygraph/graph/errcode"
+	"paygraph/graph/live"
 	"sync"
 
 	"paygraph/graph/relay"
@@ -24,7 +25,7 @@ type Resolver struct {
 	Cursors *relay.Keys
 	// Live serves the Subscription fields (subscriptions.go); a zero
 	// value refuses them.
-	Live Subscriptions
+	Live live.Config
 	// noFastPath turns the executor's fast path (fast.go) off: the
 	// differential tests compare its output with gqlgen's.
 	noFastPath bool

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/budget"
 	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
@@ -78,7 +79,7 @@ func TestResponseBudget(t *testing.T) {
 
 	t.Run("49 aliases of nodes(100 ids) of 60 KB records", func(t *testing.T) {
 		rest := &bigRecordsREST{fieldLen: 15_000}
-		h := newHandler(t, rest, graph.DefaultMaxResponseBytes)
+		h := newHandler(t, rest, budget.DefaultMaxResponseBytes)
 		ids := make([]string, 100)
 		for i := range ids {
 			ids[i] = bigPaymentID(i)
@@ -115,14 +116,14 @@ func TestResponseBudget(t *testing.T) {
 	})
 
 	t.Run("an ordinary 100-item list with every field passes", func(t *testing.T) {
-		h := newHandler(t, sb, graph.DefaultMaxResponseBytes)
+		h := newHandler(t, sb, budget.DefaultMaxResponseBytes)
 		const q = `{ payments(first: 100) { edges { cursor node { id status amount { amount paisa currency } transactionId paymentMethod
 			customer { name email phone address city } createdAt updatedAt } } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`
 		ans, size := gqlPost(t, h, biz, q, nil)
 		if len(ans.Errors) > 0 {
 			t.Fatalf("errors %+v", ans.Errors)
 		}
-		t.Logf("a 100-item list with every field: %d bytes (limit %d)", size, graph.DefaultMaxResponseBytes)
+		t.Logf("a 100-item list with every field: %d bytes (limit %d)", size, budget.DefaultMaxResponseBytes)
 	})
 
 	t.Run("the same list over a small limit", func(t *testing.T) {

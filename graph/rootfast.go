@@ -57,7 +57,10 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/model"
+	"paygraph/graph/selcache"
 	"paygraph/restclient"
 )
 
@@ -99,9 +102,9 @@ type paymentRoot struct {
 	// writes (the response budget charges it).
 	addressAliases []int
 	// cost is the response budget's plan of the field, as the payment
-	// resolver's charge gets it (fieldPlanOf), made once with the plan
+	// resolver's charge gets it (budget.FieldPlan), made once with the plan
 	// instead of looked up per field per request.
-	cost costPlan
+	cost budget.Plan
 }
 
 // listRoot is a payments(...) root field.
@@ -144,7 +147,7 @@ type listField struct {
 
 // rootPlans keeps the root plans (nil: an operation for gqlgen), per
 // document and operation.
-var rootPlans selCache[*rootPlan]
+var rootPlans selcache.Cache[*rootPlan]
 
 // rootState is the operation's: its plan, and whether it has answered.
 type rootState struct {
@@ -178,7 +181,7 @@ func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, s
 	if !ok || f.Name != "payment" && f.Name != "payments" {
 		return next(ctx) // at once: most operations
 	}
-	p, _ := rootPlans.get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
+	p, _ := rootPlans.Get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
 	if p == nil {
 		return next(ctx)
 	}
@@ -248,7 +251,7 @@ func (p *rootPlan) compilePayments(oc *graphql.OperationContext) bool {
 			return false
 		}
 		seen[f.Alias] = true
-		pf := paymentRoot{key: fieldKey(i, f.Alias), cost: walkPlans(oc.Doc, graphql.CollectedField{Field: f, Selections: f.SelectionSet}, "Payment", false)[0]}
+		pf := paymentRoot{key: fieldKey(i, f.Alias), cost: budget.WalkPlans(oc.Doc, graphql.CollectedField{Field: f, Selections: f.SelectionSet}, "Payment", false)[0]}
 		switch a := f.Arguments[0]; {
 		case a.Name != "id" || a.Value == nil:
 			return false
@@ -467,7 +470,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 			}
 		}
 		if first[i] == int8(i) && (checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil) ||
-			budget.check() != nil {
+			budget.Check() != nil {
 			return nil
 		}
 		ids[i] = id
@@ -493,8 +496,8 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 		payments[i] = model.NewPayment(x)
 	}
 	for i := range p.payments {
-		if chargePayment(budget, &p.payments[i].cost, payments[i]) != nil || chargeAddresses(budget, p.payments[i].addressAliases, payments[i]) != nil {
-			// The budget is spent: ResponseBudget answers its error,
+		if budget.ChargePayment(&p.payments[i].cost, payments[i]) != nil || budget.ChargeAddresses(payments[i].Customer().Address, p.payments[i].addressAliases...) != nil {
+			// The budget is spent: package budget answers its error,
 			// whatever gqlgen writes.
 			return nil
 		}
@@ -510,38 +513,12 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 	return p.answered(loaders, b, len(p.payments))
 }
 
-// chargePayment charges b what a field of cost plan renders of x, as
-// the payment resolver's charged does with its field context.
-func chargePayment(b *responseBudget, plan *costPlan, x *model.Payment) error {
-	if b == nil {
-		return nil
-	}
-	var s sizes
-	paymentSizes(x, &s)
-	return b.charge(plan.bytes(&s))
-}
-
-// chargeAddresses charges the response budget for each address of
-// aliases (addressAliases) written of x, as the address resolver does
-// (chargeString: the alias, the key's and the string's bytes).
-func chargeAddresses(b *responseBudget, aliases []int, x *model.Payment) error {
-	if b == nil {
-		return nil
-	}
-	for _, alias := range aliases {
-		if err := b.charge(keyBytes + stringBytes + strLen(x.Customer().Address) + alias); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // answerList runs the payments resolver and writes its page, or returns
 // nil for gqlgen (which then finds the resolver's result in st, if it
 // ran).
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
-	if l.addresses && withholdsAddress(customerDataOf(ctx)) {
+	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {
 		return nil // gqlgen notes what the level hid, at its paths
 	}
 	args := l.args
@@ -575,8 +552,8 @@ func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.Oper
 			for i := range l.fields {
 				for _, alias := range l.fields[i].addressAliases {
 					for _, e := range conn.Edges {
-						if b.charge(keyBytes+stringBytes+strLen(e.Node.Customer().Address)+alias) != nil {
-							return gqlgen() // spent: ResponseBudget answers its error
+						if b.ChargeAddresses(e.Node.Customer().Address, alias) != nil {
+							return gqlgen() // spent: package budget answers its error
 						}
 					}
 				}

@@ -28,7 +28,7 @@ type Scope interface {
 	// LearnCheckoutSession is told the names of every session fetched.
 	LearnCheckoutSession(ids sessiontoken.CheckoutSessionIDs) bool
 	// CustomerData is how much customer data the token reads
-	// (customerdata.go).
+	// (package customerdata).
 	CustomerData() sessiontoken.CustomerData
 }
 

@@ -11,14 +11,18 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 
 	"paygraph/apqstore"
+	"paygraph/graph/apq"
+	"paygraph/graph/budget"
+	"paygraph/graph/live"
 	"paygraph/graph/relay"
+	"paygraph/graph/trusted"
 	"paygraph/trusteddocs"
 )
 
 // The defaults of the server's limits. They have one owner: the settings
 // table (gateway/config.go) shows them as its defaults, and a zero field of
 // ServerConfig takes them, so a test's or a tool's server is bounded as a
-// deployed one is. DefaultMaxResponseBytes is in budget.go.
+// deployed one is. DefaultMaxResponseBytes is package budget's.
 const (
 	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
 	// headroom (a 100-item list with every join is 101 REST calls).
@@ -46,7 +50,7 @@ const (
 // here: the gateway composes them around the server (package gqlhttp).
 type ServerConfig struct {
 	// TrustedDocuments, when not nil, is the manifest of trusted documents
-	// and its mode (trusteddocs.go); OnTrustedDocument, when set, is told
+	// and its mode (package graph/trusted); OnTrustedDocument, when set, is told
 	// each request's decision (metrics, and the log of unlisted hashes).
 	TrustedDocuments  *trusteddocs.Store
 	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
@@ -54,7 +58,7 @@ type ServerConfig struct {
 	// for the life of the process.
 	CursorKeys *relay.Keys
 	// MaxResponseBytes bounds the bytes one response may build
-	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
+	// (package budget); 0: budget.DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
 	// MaxComplexity refuses operations that may make more REST calls
 	// (restCalls); zero: DefaultMaxComplexity.
@@ -66,7 +70,7 @@ type ServerConfig struct {
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	// A query is added only once it passed every limit, for a request
-	// with credentials (apq.go).
+	// with credentials (package graph/apq).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
 	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
@@ -80,7 +84,7 @@ type ServerConfig struct {
 	// Subscriptions serves paymentUpdated and checkoutSessionUpdated: the
 	// process's livepoll.Hub and the REST client its polls call. Zero:
 	// subscriptions are refused.
-	Subscriptions Subscriptions
+	Subscriptions live.Config
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
 	// Cost configures the cost receipts (cost.go); zero: no receipt (a
@@ -120,7 +124,7 @@ func (c *ServerConfig) defaults() {
 		c.Limits.MaxQueryLength = DefaultMaxQueryLength
 	}
 	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = DefaultMaxResponseBytes
+		c.MaxResponseBytes = budget.DefaultMaxResponseBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -157,13 +161,13 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	srv.Use(extension.Introspection{})
 	// Before APQ: a listed hash runs the manifest's text, and enforce
 	// refuses the rest before the APQ cache or the parser sees it.
-	srv.Use(trustedDocuments{store: cfg.TrustedDocuments, report: cfg.OnTrustedDocument})
-	apq := cfg.APQCache
-	if apq == nil {
-		apq = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
+	srv.Use(trusted.Documents{Store: cfg.TrustedDocuments, Report: cfg.OnTrustedDocument})
+	apqs := cfg.APQCache
+	if apqs == nil {
+		apqs = apqstore.NewLocal(cfg.APQCacheSize, cfg.APQCacheBytes)
 	}
-	// APQ only notes a registration (apq.go) ...
-	srv.Use(apqExtension{store: apq})
+	// APQ only notes a registration (package graph/apq) ...
+	srv.Use(apq.Extension{Store: apqs})
 	// After APQ, which turns a hash into the query the limits check.
 	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
 	for _, ext := range cfg.Extensions {
@@ -173,34 +177,34 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	// order, the first outermost:
 	//   - the APQ registration, stored once every operation-context
 	//     mutator accepted the operation: queryLimits', and the edge's
-	//     rate-limit charge (apq.go);
+	//     rate-limit charge (package graph/apq);
 	//   - the cost receipt: inside the metrics and traces (its OnReceipt
 	//     is theirs), outside the response budget: the receipt is made
 	//     once the answer is;
 	//   - the response budget: inside the others, so metrics and traces
 	//     see the response it leaves;
 	//   - the error cap: inside those, so that they see the capped list;
-	//   - a subscription's error events (subscriptions.go);
-	//   - what the caller's customer-data level hid (customerdata.go);
+	//   - a subscription's error events (package live);
+	//   - what the caller's customer-data level hid (package customerdata);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
-	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
+	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
 		root = &rootFast{r: resolver}
 	}
 	if cfg.chainedTail {
-		srv.Use(apqCommit{store: apq})
+		srv.Use(apq.Commit{Store: apqs})
 		srv.Use(costExtension{cfg: cfg.Cost})
-		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
+		srv.Use(budgetStep(tail.budget))
 		srv.Use(errorCap{})
-		srv.Use(liveEventsExtension{})
-		srv.Use(customerDataExtension{})
+		srv.Use(liveStep)
+		srv.Use(customerDataStep)
 		if root != nil {
 			srv.Use(*root)
 		}
 	} else {
-		srv.Use(graphTail{commit: apqCommit{store: apq}, tail: tail, root: root})
+		srv.Use(graphTail{commit: apq.Commit{Store: apqs}, tail: tail, root: root})
 	}
 	srv.SetValidationRulesFn(cappedRules)
 	srv.SetParserTokenLimit(parserTokenLimit)

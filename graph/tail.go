@@ -13,42 +13,46 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/apq"
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// responseTail does what registering costExtension, ResponseBudget,
-// errorCap, liveEventsExtension and customerDataExtension in that order
+// responseTail does what registering costExtension, the response budget,
+// errorCap, the live events and the customer-data note in that order
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
 	cost   costExtension
-	budget ResponseBudget
+	budget budget.Limit
 }
 
 // finish finishes the response as the response interceptors did,
 // innermost first. Each of them called next with the context it was
 // given, so each finish sees the same ctx.
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
-	resp = customerDataExtension{}.finish(ctx, resp)
-	resp = liveEventsExtension{}.finish(ctx, resp)
+	resp = maskedPathsFrom(ctx).Finish(resp)
+	resp = liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
 	resp = errorCap{}.finish(resp)
-	resp = t.budget.finish(ctx, resp)
+	resp = t.budget.Finish(budgetFrom(ctx), resp)
 	return t.cost.finish(ctx, resp)
 }
 
 // graphTail is, in one extension, graph's operation and response
-// interceptors: what registering apqCommit, responseTail and rootFast in
+// interceptors: what registering apq.Commit, responseTail and rootFast in
 // that order (the first outermost) did, rootFast when root is set. gqlgen
 // makes a closure per interceptor of each kind per operation
 // (processExtensions): one extension instead of three saves three
-// (issue 25). apqCommit sat outside the extensions of
+// (issue 25). apq.Commit sat outside the extensions of
 // ServerConfig.Extensions (metrics, tracing): it only stores an APQ
 // registration, which is now done inside them; responseTail and rootFast
 // were the innermost already, in that order. TestResponseTailMatchesChain
 // compares it with the extensions registered one by one.
 type graphTail struct {
-	commit apqCommit
+	commit apq.Commit
 	tail   responseTail
 	root   *rootFast // nil: the root fast path is off
 }
@@ -63,24 +67,22 @@ func (graphTail) ExtensionName() string                   { return "GraphTail" }
 func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	t.commit.commit(ctx)
+	t.commit.Commit(ctx)
 	oc := graphql.GetOperationContext(ctx)
 	// The operation's state, made here without looking for one (the
 	// look-up of a key that is not there walks the whole context), with
 	// what its context says of its caller (callerFacts), read once.
 	st := &opState{oc: oc}
 	ctx = context.WithValue(ctx, opStateKey{}, st)
-	if t.tail.budget.applies(oc) {
-		t.tail.budget.prepareIn(st, oc)
-	}
+	st.budget = t.tail.budget.Start(&st.budgetVal, oc)
 	c := callerFacts{known: true}
 	c.scope, c.hasScope = scopeIn(ctx)
 	c.level = customerDataIn(ctx, c.scope, c.hasScope)
 	// Then the operation interceptors' work, outermost first (the cost
 	// receipt and the error cap have none): a subscription's live events,
 	// the customer data's masked paths.
-	ctx, c.live = liveEventsExtension{}.prepareOp(ctx, oc)
-	ctx, c.masked = customerDataExtension{}.prepareAt(ctx, c.level)
+	ctx, c.live = live.WithEvents(ctx, oc)
+	ctx, c.masked = customerdata.WithPaths(ctx, c.level)
 	st.caller = c
 	if t.root != nil {
 		return t.root.intercept(ctx, oc, st, next)
@@ -97,3 +99,53 @@ func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	}
 	return t.tail.finish(ctx, resp)
 }
+
+// tailStep is one step of responseTail registered as an extension of its
+// own (ServerConfig.chainedTail, for TestResponseTailMatchesChain).
+type tailStep struct {
+	name    string
+	prepare func(context.Context) context.Context
+	finish  func(context.Context, *graphql.Response) *graphql.Response
+}
+
+func (s tailStep) ExtensionName() string                 { return s.name }
+func (tailStep) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (s tailStep) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	return next(s.prepare(ctx))
+}
+
+func (s tailStep) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return s.finish(ctx, next(ctx))
+}
+
+// budgetStep is the response budget's tailStep.
+func budgetStep(l budget.Limit) tailStep {
+	return tailStep{"ResponseBudget", func(ctx context.Context) context.Context {
+		oc := graphql.GetOperationContext(ctx)
+		if !l.Applies(oc) {
+			return ctx
+		}
+		ctx, st := withOpState(ctx, oc)
+		st.budget = l.Start(&st.budgetVal, oc)
+		return ctx
+	}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+		return l.Finish(budgetFrom(ctx), resp)
+	}}
+}
+
+// customerDataStep is the customer-data note's tailStep.
+var customerDataStep = tailStep{"CustomerData", func(ctx context.Context) context.Context {
+	ctx, _ = customerdata.WithPaths(ctx, customerDataOf(ctx))
+	return ctx
+}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+	return maskedPathsFrom(ctx).Finish(resp)
+}}
+
+// liveStep is the live events' tailStep.
+var liveStep = tailStep{"LiveEvents", func(ctx context.Context) context.Context {
+	ctx, _ = live.WithEvents(ctx, graphql.GetOperationContext(ctx))
+	return ctx
+}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
+	return liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
+}}

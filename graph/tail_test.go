@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
+	"paygraph/graph/customerdata"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
 )
@@ -103,7 +104,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 				inner := LoadersMiddleware(rest, nil)(srv)
 				s.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 					ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
-					ctx = WithCustomerDataMax(ctx, c.level)
+					ctx = customerdata.WithMax(ctx, c.level)
 					inner.ServeHTTP(w, r.WithContext(ctx))
 				})
 				return s

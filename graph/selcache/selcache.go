@@ -1,4 +1,13 @@
-package graph
+// Package selcache keeps what is computed once per selection set of a
+// parsed document (the fast path's plans, the response budget's cost
+// plans) across the requests that run that document. A key is the
+// document, a tag, one more node (or nil) and the nodes of a selection
+// set, compared by address; the document is held weakly, so the cache
+// keeps none alive and an entry of a freed document matches no request.
+// Merged selection sets made of the same nodes are the same key. It is
+// bounded (selBuckets × selWays entries), lock-free and set-associative;
+// a miss only costs the computation again.
+package selcache
 
 import (
 	"sync/atomic"
@@ -8,24 +17,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// selCache keeps what is computed once per selection set of a parsed
-// document (the fast path's plans, fast.go; the response budget's cost
-// plans, budgetcost.go) across the requests that run that document.
-//
-// A key is the document, a tag (the object type, say), one more node
-// (or nil) and the nodes of a selection set. Nodes are compared by
-// address and the document is held weakly: the cache keeps no document
-// alive, and an entry of a freed document matches no request (a live
-// request holds its document, so its nodes' addresses are its own).
-// Merged selection sets (gqlgen's CollectFields appends the selections of
-// fields of the same alias into a new slice each time) are the same key
-// when made of the same nodes.
-//
-// It is bounded (selBuckets × selWays entries; what an entry holds is
-// its user's to bound), lock-free, and set-associative: the 20 aliases of
-// one document do not evict each other on every request, as in a
-// direct-mapped table. A miss only costs the computation again.
-type selCache[V any] struct {
+// Cache is one such cache; its zero value is ready.
+type Cache[V any] struct {
 	buckets [selBuckets][selWays]atomic.Pointer[selEntry[V]]
 	victim  atomic.Uint32
 }
@@ -71,10 +64,10 @@ func selHash(doc *ast.QueryDocument, tag string, extra uintptr, sel ast.Selectio
 	return h ^ h>>29, true
 }
 
-// get returns the value of the key, or compute's, which it keeps. ok is
+// Get returns the value of the key, or compute's, which it keeps. ok is
 // false, and compute is not called, for a key it cannot make (no
 // document, or a selection of an unknown kind).
-func (c *selCache[V]) get(doc *ast.QueryDocument, tag string, extra *ast.Field, sel ast.SelectionSet, compute func() V) (v V, ok bool) {
+func (c *Cache[V]) Get(doc *ast.QueryDocument, tag string, extra *ast.Field, sel ast.SelectionSet, compute func() V) (v V, ok bool) {
 	if doc == nil {
 		return v, false
 	}

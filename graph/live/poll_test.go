@@ -1,7 +1,7 @@
-package graph
+package live
 
-// A subscription's poll against a busy REST client (issue 22): its wait
-// for a REST slot ends within REST_TIMEOUT (Subscriptions.PollTimeout),
+// A subscription's poll against a busy REST client: its wait
+// for a REST slot ends within REST_TIMEOUT (Config.PollTimeout),
 // and a pair the REST API has not accepted subscribes provisionally.
 
 import (
@@ -16,9 +16,11 @@ import (
 	"paygraph/graph/model"
 	"paygraph/livepoll"
 	"paygraph/restclient"
+	"paygraph/sessiontoken"
 )
 
 func TestSubscriptionPollBounds(t *testing.T) {
+	full := Subscriber{Level: sessiontoken.CustomerDataFull}
 	var calls atomic.Int64
 	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
@@ -66,7 +68,7 @@ func TestSubscriptionPollBounds(t *testing.T) {
 		ctx, cancel := context.WithCancel(pair("poller"))
 		defer cancel()
 		start := time.Now()
-		if _, err := subscribe[*model.Payment](ctx, Subscriptions{Hub: hub, REST: rc, PollTimeout: pollTimeout},
+		if _, err := subscribe[*model.Payment](ctx, Config{Hub: hub, REST: rc, PollTimeout: pollTimeout}, full,
 			KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch); err != nil {
 			t.Fatal(err)
 		}
@@ -111,12 +113,12 @@ func TestSubscriptionPollBounds(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer hub.Close()
-		live := Subscriptions{Hub: hub, REST: newClient(t), PollTimeout: 100 * time.Millisecond,
+		live := Config{Hub: hub, REST: newClient(t), PollTimeout: 100 * time.Millisecond,
 			Accepted: func(context.Context) bool { return false }}
 		ctx, cancel := context.WithCancel(pair("invented"))
 		defer cancel()
 		for range 5 {
-			ch, err := subscribe[*model.Payment](ctx, live, KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch)
+			ch, err := subscribe[*model.Payment](ctx, live, full, KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch)
 			if err != nil {
 				t.Fatalf("refused at admission: %v", err)
 			}

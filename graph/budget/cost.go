@@ -1,30 +1,24 @@
-package graph
+package budget
 
-// Estimates of the JSON a REST record renders, for the response budget
-// (budget.go). An estimate is a linear function of the record's string
-// lengths: a plan, computed once per resolver call by walking the field's
-// selection (aliases, fragments and repeated fields counted each time),
-// says how many times each string of the record is rendered and how many
-// fixed bytes surround them (keys, punctuation, and the bounded values:
-// numbers, enums, dates, booleans). Applying it to a record is a few
-// len() calls and a short dot product, with no allocation: a 100-item
-// list with every field pays about 2 µs (BenchmarkPlanWalk,
-// BenchmarkConnectionCost).
-//
-// What an estimate leaves out: JSON escaping (a control character in a
-// string renders as six bytes); fields that are resolvers of their own
+// The estimates of the JSON a REST record renders. An estimate is a
+// linear function of the record's string lengths: a plan, made once per
+// selection (aliases, fragments and repeated fields each counted), says
+// how many times each string of the record is rendered and how many
+// fixed bytes surround them (keys, punctuation, and the bounded values).
+// Left out: JSON escaping; fields that are resolvers of their own
 // (Customer.address, CheckoutSession.payment), which charge for
-// themselves; and @skip/@include, which it ignores (counting the field).
+// themselves; and @skip/@include (the field is counted).
 
 import (
 	"context"
-	"paygraph/restclient"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/model"
 	"paygraph/graph/relay"
+	"paygraph/graph/selcache"
+	"paygraph/restclient"
 )
 
 // slot is a string of a record whose length varies (or, for
@@ -61,14 +55,14 @@ const (
 // sizes are one record's values of the slots.
 type sizes [numSlots]int
 
-// costPlan is what one selection renders per record: fixed bytes plus
+// Plan is what one selection renders per record: fixed bytes plus
 // per[s] times the record's value of slot s.
-type costPlan struct {
+type Plan struct {
 	fixed int
 	per   [numSlots]int
 }
 
-func (p *costPlan) bytes(x *sizes) int {
+func (p *Plan) bytes(x *sizes) int {
 	n := p.fixed
 	for i, k := range p.per {
 		if k != 0 {
@@ -143,12 +137,12 @@ var costRules = map[string]map[string]rule{
 // planWalker builds plans from a selection.
 type planWalker struct {
 	doc   *ast.QueryDocument
-	items *costPlan // a connection's per-item plan
+	items *Plan // a connection's per-item plan
 }
 
 // walk adds to p what sel renders for one object of type typ; the fixed
 // bytes go to p.fixed, or, inside a list of entries, to p.per[fixedTo].
-func (w *planWalker) walk(p *costPlan, fixedTo slot, sel ast.SelectionSet, typ string) {
+func (w *planWalker) walk(p *Plan, fixedTo slot, sel ast.SelectionSet, typ string) {
 	add := func(n int) {
 		if fixedTo == slotNone {
 			p.fixed += n
@@ -212,39 +206,25 @@ func typeApplies(cond, typ string) bool {
 	return cond == "" || typ == "" || cond == typ || cond == "Node" && (typ == "Payment" || typ == "PaymentLink")
 }
 
-// fieldPlan returns the request's budget and the plan of the field being
-// resolved for an object of type typ (the field's own key included); nil
-// budget when there is none to charge.
-func fieldPlan(ctx context.Context, typ string, items *costPlan) (*responseBudget, costPlan) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil {
-		return nil, costPlan{}
-	}
-	return fieldPlanOf(ctx, fc.Field, typ, items)
-}
-
-// fieldPlanOf is fieldPlan for field (the root fast path has no field
-// context: rootfast.go).
-func fieldPlanOf(ctx context.Context, field graphql.CollectedField, typ string, items *costPlan) (*responseBudget, costPlan) {
-	b := budgetFrom(ctx)
+// FieldPlan returns b and the plan of the field being resolved for an
+// object of type typ (the field's own key included), and with items a
+// connection's per-item plan; a nil budget when there is none to charge.
+func (b *Budget) FieldPlan(ctx context.Context, field graphql.CollectedField, typ string, items *Plan) (*Budget, Plan) {
 	if b == nil || field.Field == nil {
-		return nil, costPlan{}
+		return nil, Plan{}
 	}
 	var doc *ast.QueryDocument
 	if graphql.HasOperationContext(ctx) {
 		doc = graphql.GetOperationContext(ctx).Doc
 	}
-	// The plans depend only on the document's nodes: walked once per
-	// selection and kept (selCache), not on every resolver call (20
-	// aliases walked their selections 20 times a request, docs/perf-log/2026-11-benchmarks.md
-	// issue 14). They are kept behind a pointer: this runs on the
-	// resolvers' fresh goroutines, where large frames grow the stack.
+	// Plans are kept behind a pointer: this runs on the resolvers' fresh
+	// goroutines, where large frames grow the stack.
 	tag := typ
 	if items != nil {
 		tag += "+items"
 	}
-	walk := func() *[2]costPlan { return walkPlans(doc, field, typ, items != nil) }
-	plans, ok := costPlans.get(doc, tag, field.Field, field.Selections, walk)
+	walk := func() *[2]Plan { return WalkPlans(doc, field, typ, items != nil) }
+	plans, ok := plans.Get(doc, tag, field.Field, field.Selections, walk)
 	if !ok {
 		plans = walk()
 	}
@@ -254,10 +234,19 @@ func fieldPlanOf(ctx context.Context, field graphql.CollectedField, typ string, 
 	return b, plans[0]
 }
 
-// walkPlans walks field's selection for an object of type typ: its plan,
+func (b *Budget) plan(ctx context.Context, typ string) Plan {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil {
+		return Plan{}
+	}
+	_, p := b.FieldPlan(ctx, fc.Field, typ, nil)
+	return p
+}
+
+// WalkPlans walks field's selection for an object of type typ: its plan,
 // and with items a connection's per-item plan.
-func walkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string, items bool) *[2]costPlan {
-	plans := new([2]costPlan)
+func WalkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string, items bool) *[2]Plan {
+	plans := new([2]Plan)
 	w := planWalker{doc: doc}
 	if items {
 		w.items = &plans[1]
@@ -267,8 +256,8 @@ func walkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string,
 	return plans
 }
 
-// costPlans keeps fieldPlan's plans (and a connection's item plan).
-var costPlans selCache[*[2]costPlan]
+// plans keeps FieldPlan's plans (and a connection's item plan).
+var plans selcache.Cache[*[2]Plan]
 
 func strLen(s *string) int {
 	if s == nil {
@@ -311,11 +300,11 @@ func cursorLen(pos relay.Position) int {
 	return ((2+2+len(pos.RestCursor)+relay.TagLen)*4 + 2) / 3
 }
 
-// chargeObject charges what the field being resolved renders of v, one
+// ChargeObject charges what the field being resolved renders of v, one
 // of the schema's REST-backed objects (a Node of either kind, or a
 // checkout session).
-func chargeObject(ctx context.Context, v any) error {
-	if budgetFrom(ctx) == nil {
+func (b *Budget) ChargeObject(ctx context.Context, v any) error {
+	if b == nil {
 		return nil
 	}
 	var x sizes
@@ -333,16 +322,30 @@ func chargeObject(ctx context.Context, v any) error {
 	default:
 		return nil
 	}
-	b, plan := fieldPlan(ctx, typ, nil)
-	return b.charge(plan.bytes(&x))
+	plan := b.plan(ctx, typ)
+	return b.Charge(plan.bytes(&x))
 }
 
-// nodesCost estimates what a nodes field renders of its objects: its
-// selection is walked once per kind of Node. (Each object is charged the
+// ChargePayment charges what a field of plan renders of x (the root fast
+// path's payment fields, which have no field context).
+func (b *Budget) ChargePayment(plan *Plan, x *model.Payment) error {
+	if b == nil {
+		return nil
+	}
+	var s sizes
+	paymentSizes(x, &s)
+	return b.Charge(plan.bytes(&s))
+}
+
+// ChargeNodes charges what a nodes field renders of its objects, its
+// selection walked once per kind of Node. (Each object is charged the
 // field's own key: a few bytes over.)
-func nodesCost(ctx context.Context, nodes []model.Node) int {
-	var plans [2]*costPlan
-	var made [2]costPlan
+func (b *Budget) ChargeNodes(ctx context.Context, nodes []model.Node) error {
+	if b == nil {
+		return nil
+	}
+	var plans [2]*Plan
+	var made [2]Plan
 	total := 0
 	for _, n := range nodes {
 		var x sizes
@@ -357,17 +360,20 @@ func nodesCost(ctx context.Context, nodes []model.Node) int {
 			continue
 		}
 		if plans[k] == nil {
-			_, made[k] = fieldPlan(ctx, [2]string{"Payment", "PaymentLink"}[k], nil)
+			made[k] = b.plan(ctx, [2]string{"Payment", "PaymentLink"}[k])
 			plans[k] = &made[k]
 		}
 		total += plans[k].bytes(&x)
 	}
-	return total
+	return b.Charge(total)
 }
 
-// connectionCost estimates what a payments field renders: plan is the
+// ChargeConnection charges what a payments field renders: plan is the
 // connection's (pageInfo), items each edge's and node's.
-func connectionCost(plan, items *costPlan, edges []*model.PaymentEdge) int {
+func (b *Budget) ChargeConnection(plan, items *Plan, edges []*model.PaymentEdge) error {
+	if b == nil {
+		return nil
+	}
 	var x sizes
 	total, longest := 0, 0
 	for _, e := range edges {
@@ -378,18 +384,28 @@ func connectionCost(plan, items *costPlan, edges []*model.PaymentEdge) int {
 	}
 	x = sizes{}
 	x[slotCursor] = longest
-	return total + plan.bytes(&x)
+	return b.Charge(total + plan.bytes(&x))
 }
 
-// chargeString charges a string-valued resolver (Customer.address).
-func chargeString(ctx context.Context, s *string) error {
-	b := budgetFrom(ctx)
+// ChargeString charges a string-valued resolver (Customer.address).
+func (b *Budget) ChargeString(ctx context.Context, s *string) error {
 	if b == nil {
 		return nil
 	}
-	n := keyBytes + stringBytes + strLen(s)
+	alias := 0
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil {
-		n += len(fc.Field.Alias)
+		alias = len(fc.Field.Alias)
 	}
-	return b.charge(n)
+	return b.ChargeAddresses(s, alias)
+}
+
+// ChargeAddresses charges address s written once under each alias of
+// these lengths, as ChargeString does.
+func (b *Budget) ChargeAddresses(s *string, aliases ...int) error {
+	for _, alias := range aliases {
+		if err := b.Charge(keyBytes + stringBytes + strLen(s) + alias); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package graph
+package budget
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ import (
 // field's selection (BenchmarkPlanWalk) and the estimate of 100 edges
 // (BenchmarkConnectionCost). Both allocate nothing.
 //
-//	go test -run '^$' -bench 'PlanWalk|ConnectionCost' -benchmem ./graph
+//	go test -run '^$' -bench 'PlanWalk|ConnectionCost' -benchmem ./graph/budget
 
 const benchListQuery = `{ payments(first: 100) { edges { cursor node { id status amount { amount paisa currency } transactionId paymentMethod
 	customer { name email phone address city } createdAt updatedAt } } nodes { id } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`
@@ -33,7 +33,7 @@ func BenchmarkPlanWalk(b *testing.B) {
 	doc, f := benchListField(b)
 	b.ReportAllocs()
 	for b.Loop() {
-		var plan, items costPlan
+		var plan, items Plan
 		w := planWalker{doc: doc, items: &items}
 		w.walk(&plan, slotNone, f.SelectionSet, "PaymentConnection")
 	}
@@ -41,7 +41,7 @@ func BenchmarkPlanWalk(b *testing.B) {
 
 func BenchmarkConnectionCost(b *testing.B) {
 	doc, f := benchListField(b)
-	var plan, items costPlan
+	var plan, items Plan
 	w := planWalker{doc: doc, items: &items}
 	w.walk(&plan, slotNone, f.SelectionSet, "PaymentConnection")
 	name, email, txn := "Rahim Uddin", "rahim@example.com", "TXN123456789"
@@ -53,6 +53,6 @@ func BenchmarkConnectionCost(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		_ = connectionCost(&plan, &items, edges)
+		_ = new(Budget).ChargeConnection(&plan, &items, edges)
 	}
 }

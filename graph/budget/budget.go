@@ -1,0 +1,110 @@
+// Package budget bounds the bytes one GraphQL response may build
+// (MAX_RESPONSE_BYTES). Complexity bounds a request's REST calls, but not
+// its output: aliases of nodes(ids:) render the same records many times.
+// So each resolver that returns REST data charges an estimate of the JSON
+// it will render (cost.go) before gqlgen renders any of it; past the
+// budget the field fails with RESPONSE_TOO_LARGE, every later charge and
+// REST-backed field fails at once, and the response is replaced by that
+// one error. The bytes gqlgen built are checked once more (Limit.Finish),
+// and the transports check what they write, in case an estimate was short
+// (JSON escaping can make a string six times longer).
+package budget
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"paygraph/graph/errcode"
+)
+
+// DefaultMaxResponseBytes (MAX_RESPONSE_BYTES) is 8 MiB: over 100 times
+// the largest documented response, yet a small part of a replica's
+// GOMEMLIMIT while a response at the limit is built and written.
+const DefaultMaxResponseBytes = 8 << 20
+
+// Limit is the deployment's bound; MaxBytes <= 0: no budget.
+type Limit struct{ MaxBytes int64 }
+
+// Start sets up b as the budget of operation oc and returns it, or nil
+// when oc has none. A subscription's events are answers of their own,
+// each one REST record: a budget of the whole operation would run out
+// after enough events, so only each event's data is checked (Finish).
+func (l Limit) Start(b *Budget, oc *graphql.OperationContext) *Budget {
+	if !l.Applies(oc) {
+		return nil
+	}
+	b.limit = l.MaxBytes
+	return b
+}
+
+// Applies reports whether operation oc has a budget.
+func (l Limit) Applies(oc *graphql.OperationContext) bool {
+	return l.MaxBytes > 0 && (oc.Operation == nil || oc.Operation.Operation != ast.Subscription)
+}
+
+// Finish fails the whole response once b is spent, or when the data
+// gqlgen built is over the limit anyway: one clear error instead of
+// partial data and an error per refused field.
+func (l Limit) Finish(b *Budget, resp *graphql.Response) *graphql.Response {
+	if resp == nil || l.MaxBytes <= 0 {
+		return resp
+	}
+	if b.Spent() || int64(len(resp.Data)) > l.MaxBytes {
+		return &graphql.Response{Errors: gqlerror.List{TooLarge(l.MaxBytes)}}
+	}
+	return resp
+}
+
+// Budget is one operation's: the estimated bytes charged so far. A nil
+// *Budget (no limit) accepts every charge.
+type Budget struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// Charge adds n estimated bytes; past the limit it fails, and so does
+// every later charge of the operation.
+func (b *Budget) Charge(n int) error {
+	if b == nil || n <= 0 {
+		return nil
+	}
+	if b.used.Add(int64(n)) > b.limit {
+		return &TooLargeError{Limit: b.limit}
+	}
+	return nil
+}
+
+// Check fails once the budget is spent: a resolver calls it before its
+// REST calls, so that an operation over its budget makes no more.
+func (b *Budget) Check() error {
+	if b.Spent() {
+		return &TooLargeError{Limit: b.limit}
+	}
+	return nil
+}
+
+// Used is the bytes charged so far.
+func (b *Budget) Used() int64 { return b.used.Load() }
+
+// Spent reports whether the budget is spent.
+func (b *Budget) Spent() bool { return b != nil && b.used.Load() > b.limit }
+
+// TooLargeError is RESPONSE_TOO_LARGE.
+type TooLargeError struct{ Limit int64 }
+
+func (*TooLargeError) ErrorCode() string { return errcode.ResponseTooLarge }
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("the response would be larger than the limit of %d bytes: ask for fewer items, fields or aliases", e.Limit)
+}
+
+// TooLarge is the RESPONSE_TOO_LARGE GraphQL error of a response over
+// limit bytes, for the transports' own last check.
+func TooLarge(limit int64) *gqlerror.Error {
+	err := &TooLargeError{Limit: limit}
+	return &gqlerror.Error{Err: err, Message: err.Error(), Extensions: map[string]any{"code": errcode.ResponseTooLarge}}
+}
