@@ -12,7 +12,7 @@ import (
 // baggage) is allowed for a configured origin.
 func TestCORSAllowsCommonClientHeaders(t *testing.T) {
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop}})
 	for _, header := range []string{"apollographql-client-name", "apollographql-client-version", "baggage", "traceparent", "x-api-key"} {
 		t.Run(header, func(t *testing.T) {
 			pre, _ := http.NewRequest(http.MethodOptions, g.URL+"/graphql", nil)
@@ -39,7 +39,7 @@ func TestCORSAllowsCommonClientHeaders(t *testing.T) {
 // on one line or several; each spelling is allowed as browsers' own.
 func TestCORSPreflightHeaderListParsed(t *testing.T) {
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop}})
 	for _, tc := range []struct {
 		name  string
 		lines []string

@@ -17,7 +17,7 @@ import (
 // the same URL; and, with compression on, on Accept-Encoding.
 func TestNoStoreHeadersOnEveryGraphQLAnswer(t *testing.T) {
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop, "MAX_BODY_BYTES": "4096"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop, "MAX_BODY_BYTES": "4096"}})
 	biz := g.Biz[0]
 	pay := g.Sandbox.Payments(biz.APIKey)[0].ID
 	good := creds(biz)

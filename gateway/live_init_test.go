@@ -17,7 +17,7 @@ import (
 // upgrade is closed at the init timeout (1002, "connection initialisation
 // timeout"), and one that sent its connection_init in time is not.
 func TestWebSocketInitTimeout(t *testing.T) {
-	g := startGateway(t, map[string]string{"Config.LiveInitTimeout": "300ms"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"Config.LiveInitTimeout": "300ms"}})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 

@@ -105,7 +105,7 @@ func scrape(t *testing.T, g *testGateway) (map[string]float64, string) {
 // operation names and error codes, and nothing in it names a credential,
 // an id or a query.
 func TestMetricsEndpoint(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	g := startGateway(t, setup{})
 	biz := g.Biz[0]
 	h := creds(biz)
 	pay := g.Sandbox.Payments(biz.APIKey)[0]
@@ -201,7 +201,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 		}
 		return faults[i%len(faults)]
 	})
-	g := startGatewayWith(t, map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "50ms"}, sb, logger)
+	g := startGateway(t, setup{env: map[string]string{"REST_TIMEOUT": "200ms", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "50ms"}, rest: sb, logger: logger})
 	biz := sb.Businesses()[0]
 	pay := sb.Payments(biz.APIKey)[0]
 	wrongSecret := "sk_test_" + strings.Repeat("Zq9", 10)
@@ -273,7 +273,7 @@ func TestTracingSpanTree(t *testing.T) {
 		mu.Unlock()
 		sb.ServeHTTP(w, r)
 	})
-	g := startGatewayWith(t, nil, rest, slog.New(slog.DiscardHandler), gateway.WithTracing(true))
+	g := startGateway(t, setup{rest: rest, opts: []gateway.Option{gateway.WithTracing(true)}})
 	biz := sb.Businesses()[0]
 	h := creds(biz)
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
@@ -373,7 +373,7 @@ func TestBannerHidesURLPassword(t *testing.T) {
 // of pprof is on the public port.
 func TestPprofOnItsOwnListener(t *testing.T) {
 	pprofAddr := "127.0.0.1:" + strconv.Itoa(testenv.FreeLoopbackPort(t))
-	gw := startSandboxGatewayEnv(t, map[string]string{"PPROF_ADDR": pprofAddr})
+	gw := startGateway(t, setup{env: map[string]string{"PPROF_ADDR": pprofAddr}, process: true}).URL
 	get := func(url string) (int, string) {
 		resp, err := http.Get(url)
 		if err != nil {

@@ -18,7 +18,7 @@ import (
 func TestOperationMetricLabelsSurviveJunk(t *testing.T) {
 	// The anonymous budget off: the junk must reach the labels to show
 	// that it takes none (TestAnonymousBudget tests that budget).
-	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"}})
 	biz := g.Biz[0]
 	pay := g.Sandbox.Payments(biz.APIKey)[0].ID
 	callers := []struct {

@@ -41,7 +41,7 @@ func TestOwnCredentialsNeverLoggedOrLabelled(t *testing.T) {
 	})
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
-	g := startGatewayWith(t, nil, rest, logger)
+	g := startGateway(t, setup{rest: rest, logger: logger})
 	odd := http.Header{"X-Api-Key": {oddKey}, "X-Api-Secret": {oddSecret}}
 	with := func(h http.Header, kv ...string) http.Header {
 		h = h.Clone()

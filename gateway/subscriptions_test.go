@@ -238,7 +238,7 @@ func fastPolls(env map[string]string) map[string]string {
 // TestSubscriptionOverSSE: the current state at once, a change made in
 // the sandbox, and completion at a terminal state.
 func TestSubscriptionOverSSE(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -264,7 +264,7 @@ func TestSubscriptionOverSSE(t *testing.T) {
 // second subscription on the connection that completes at REFUNDED after
 // SUCCEEDED.
 func TestSubscriptionOverWebSocket(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -298,7 +298,7 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 // TestSubscriptionRefusals: what is refused at subscribe time, before any
 // REST call, with the contract's codes.
 func TestSubscriptionRefusals(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {
 		name     string
@@ -331,7 +331,7 @@ func TestSubscriptionSharedPoll(t *testing.T) {
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "1h"
 	env["Config.Subscriptions.MaxPerMerchant"] = "200"
-	g := startGateway(t, env, nil)
+	g := startGateway(t, setup{env: env})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	g.Sandbox.ResetCalls()
@@ -357,7 +357,7 @@ func TestSubscriptionSharedPoll(t *testing.T) {
 // id gets NOT_FOUND (the REST API's answer for its own pair), never the
 // payment.
 func TestSubscriptionMerchantsApart(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	a, b := g.Biz[0], g.Biz[1]
 	idA, idB := pendingPayment(t, g.Sandbox, a, 0), pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -399,7 +399,7 @@ func TestSubscriptionMerchantsApart(t *testing.T) {
 // subscriptions and pollers (the gauges say 0), and the package's goleak
 // TestMain finds no goroutine left.
 func TestSubscriptionDisconnectFreesAll(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	sse := sseSubscribe(t, ctx, g.URL, creds(b), paymentSub, map[string]any{"id": pendingPayment(t, g.Sandbox, b, 0)})
@@ -448,7 +448,7 @@ func metric(t *testing.T, url, name string) string {
 // the same readers as headers: a session token that does not verify
 // closes the connection before any subscription or REST call.
 func TestSubscriptionWebSocketInitRefused(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {
 		name    string
@@ -483,7 +483,7 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 func TestSubscriptionLifetimeCompletes(t *testing.T) {
 	env := fastPolls(nil)
 	env["Config.Subscriptions.MaxLifetime"] = "200ms"
-	g := startGateway(t, env, nil)
+	g := startGateway(t, setup{env: env})
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -132,7 +132,7 @@ func TestTrustedDocumentsModes(t *testing.T) {
 			writeManifest(t, path, map[string]string{listedID: listedBody, otherID: otherBody})
 			mode.env["TRUSTED_DOCUMENTS"] = path
 			logs := new(testenv.LockedBuffer)
-			g := startGatewayWith(t, mode.env, nil, slog.New(slog.NewJSONHandler(logs, nil)))
+			g := startGateway(t, setup{env: mode.env, logger: slog.New(slog.NewJSONHandler(logs, nil))})
 			c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 			h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
 			for _, get := range []bool{false, true} {
@@ -186,7 +186,7 @@ func TestTrustedDocumentsOverSSE(t *testing.T) {
 	const watch = "subscription Watch($id: ID!) { paymentUpdated(id: $id) { id status } }"
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	writeManifest(t, path, map[string]string{"watch-payment": watch, listedID: listedBody})
-	g := startGateway(t, fastPolls(map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}), nil)
+	g := startGateway(t, setup{env: fastPolls(map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"})})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -328,7 +328,7 @@ func TestPrintManifest(t *testing.T) {
 	if err := os.WriteFile(path, []byte(out.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 	h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
 	var d struct {

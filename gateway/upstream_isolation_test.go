@@ -39,7 +39,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(strings.Replace(paymentJSON("1.00", "2026-11-21T09:30:00.000Z"), good, id, 1)))
 	}}
-	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0"}, rest) // default BREAKER_FAILURES 5
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_RETRIES": "0"}, rest: rest}) // default BREAKER_FAILURES 5
 	a := creds(sandbox.Business{APIKey: keyA, APISecret: "sk_test_secretA"})
 	b := creds(sandbox.Business{APIKey: keyB, APISecret: "sk_test_secretB"})
 	single := `{ payment(id: "` + good + `") { id } }`
@@ -97,7 +97,7 @@ func TestUpstreamBodyCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := tc.body + strings.Repeat(" ", tc.limit+tc.pad-len(tc.body))
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }}
-			g := startGateway(t, map[string]string{"REST_MAX_BODY_BYTES": "2048", "Config.RESTMaxPage": "4096"}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_MAX_BODY_BYTES": "2048", "Config.RESTMaxPage": "4096"}, rest: rest})
 			r := g.Post(t, anyCreds, tc.query, nil)
 			if tc.want == "" {
 				r.WantNoErrors(t)

@@ -76,7 +76,7 @@ func TestErrorCodes(t *testing.T) {
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(tc.body))
 			}}
-			g := startGateway(t, map[string]string{"REST_TIMEOUT": "300ms"}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_TIMEOUT": "300ms"}, rest: rest})
 			start := time.Now()
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
 			if elapsed := time.Since(start); elapsed > 5*time.Second {
@@ -130,7 +130,7 @@ func TestMoneyAndTimeExactness(t *testing.T) {
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(paymentJSON(tc.amount, tc.created)))
 			}}
-			g := startGateway(t, nil, rest)
+			g := startGateway(t, setup{rest: rest})
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount paisa } createdAt } }`, nil)
 			r.WantNoErrors(t)
 			want := fmt.Sprintf(`{"payment":{"amount":{"amount":%q,"paisa":%d},"createdAt":%q}}`, tc.wantAmount, tc.wantPaisa, tc.wantCreated)
@@ -155,7 +155,7 @@ func TestCredentialsNeverCrossCallers(t *testing.T) {
 		time.Sleep(time.Millisecond)
 		_, _ = fmt.Fprint(w, strings.Replace(paymentJSON("1.00", "2026-11-21T09:30:00.000Z"), "pay_prod_0123456789abcdef0123456789abcdef", id, 1))
 	}}
-	g := startGateway(t, nil, rest)
+	g := startGateway(t, setup{rest: rest})
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Add(1)
@@ -197,7 +197,7 @@ func TestTransientFaultIsRetried(t *testing.T) {
 				}
 				_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 			}}
-			g := startGateway(t, nil, rest)
+			g := startGateway(t, setup{rest: rest})
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
 			if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
 				t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
@@ -218,7 +218,7 @@ func TestBreakerThroughTheGateway(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 	}}
-	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "150ms"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "150ms"}, rest: rest})
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
 	for range 3 {
 		g.Post(t, anyCreds, q, nil).WantCode(t, "UPSTREAM_ERROR")
