@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -318,17 +319,12 @@ func TestWebSocketMaxOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once s1 ended, an operation runs again (its end is asynchronous:
-	// retried for a while).
-	for i := 0; ; i++ {
-		r := wsOp(t, ctx, c, "q"+string(rune('a'+i)), `{ __typename }`, nil)
-		if r.code() == "" {
-			break
-		}
-		if i == 50 {
-			t.Fatalf("after one completed: %+v", r)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// retried until it does).
+	ops := 0
+	waitFor(t, func() bool {
+		ops++
+		return wsOp(t, ctx, c, "q"+strconv.Itoa(ops), `{ __typename }`, nil).code() == ""
+	})
 }
 
 // TestWebSocketTokenExpiry: a session token's next operation after its
@@ -401,10 +397,8 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 	}
 	c.Close(websocket.StatusNormalClosure, "")
 	// The lines are written when each operation's context ends, just
-	// after its complete: waited for, briefly.
-	for i := 0; i < 100 && strings.Count(logs.String(), `"msg":"operation"`) < 3; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// after its complete: waited for.
+	waitFor(t, func() bool { return strings.Count(logs.String(), `"msg":"operation"`) >= 3 })
 	var lines int
 	for _, l := range strings.Split(logs.String(), "\n") {
 		if !strings.Contains(l, `"msg":"operation"`) {

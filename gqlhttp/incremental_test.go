@@ -559,13 +559,16 @@ func TestDeferDeadlineEndsStream(t *testing.T) {
 		// executor's wait for one ends with the request (graph/gen's
 		// deferWait), so the stream's reader returns and is not left
 		// counted as stranded.
-		for range 100 {
-			if gqlhttp.StrandedReaders() == stranded {
-				return
+		poll := time.NewTicker(10 * time.Millisecond)
+		defer poll.Stop()
+		deadline := time.After(5 * time.Second)
+		for gqlhttp.StrandedReaders() != stranded {
+			select {
+			case <-poll.C:
+			case <-deadline:
+				t.Fatalf("a result reader is still blocked 5 s after its stream ended (%d stranded)", gqlhttp.StrandedReaders()-stranded)
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		t.Errorf("a result reader is still blocked 5 s after its stream ended (%d stranded)", gqlhttp.StrandedReaders()-stranded)
 	}()
 	m := newMultipartReader(postQuery(t, srv.URL, acceptApollo, "", deferredQuery).Body)
 	m.next(t)
