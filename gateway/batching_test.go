@@ -85,6 +85,7 @@ func TestBatchingCallCounts(t *testing.T) {
 }
 
 func TestNodesOfHundredIDs(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	pays := g.Sandbox.Payments(b.APIKey)
@@ -124,6 +125,7 @@ func TestNodesOfHundredIDs(t *testing.T) {
 
 // TestTwoBusinessesSameID: each caller gets its own answer for the same id.
 func TestTwoBusinessesSameID(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	a, b := g.Biz[0], g.Biz[1]
 	id := g.Sandbox.Payments(a.APIKey)[0].ID

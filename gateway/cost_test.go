@@ -191,6 +191,7 @@ func corpus(sb *sandbox.Server, b sandbox.Business, n int) []corpusOp {
 // deduplicated), and exactly made when no two parts can share; a dry run
 // of each makes no call and plans the estimate.
 func TestCostReceiptMatchesTheRESTLog(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	h := creds(b)
@@ -302,6 +303,7 @@ func TestCostReceiptWithFailures(t *testing.T) {
 // TestCostReceiptDeferFinalPart: streamed @defer, the receipt rides on the
 // final part only, with the whole operation's calls.
 func TestCostReceiptDeferFinalPart(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	h.Set("Accept", "multipart/mixed")
@@ -411,6 +413,7 @@ func TestDryRun(t *testing.T) {
 
 // TestCostReceiptsOff: COST_RECEIPTS=false answers without a receipt.
 func TestCostReceiptsOff(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: map[string]string{"COST_RECEIPTS": "false"}})
 	r := g.Post(t, creds(g.Biz[0]), `{ payments(first: 2) { nodes { id } } }`, nil).WantNoErrors(t)
 	if bytes.Contains(r.Raw, []byte(`"extensions"`)) {

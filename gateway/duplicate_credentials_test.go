@@ -18,6 +18,7 @@ import (
 // UNAUTHENTICATED before any REST call, with a message naming the header
 // and never a value; one of each is served.
 func TestDuplicateCredentialHeadersRefused(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	a, b := g.Biz[0], g.Biz[1]
 	pay := g.Sandbox.Payments(a.APIKey)[0].ID
@@ -98,6 +99,7 @@ func TestDuplicateCredentialHeadersRefused(t *testing.T) {
 // and a secret holding commas, quotes and spaces reach the REST API
 // exactly as sent, once each (issue 22: they were refused as a list).
 func TestCredentialWithCommaForwarded(t *testing.T) {
+	t.Parallel()
 	const key, secret = `ak gamma, "x"`, `sk gamma/+=;,secret~"x`
 	var got [][]string
 	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {

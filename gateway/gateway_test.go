@@ -107,6 +107,7 @@ func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddres
 }
 
 func TestReadmeExampleQuery(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	r := g.Post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
 	r.WantNoErrors(t)
@@ -135,6 +136,7 @@ func TestReadmeExampleQuery(t *testing.T) {
 }
 
 func TestPaymentsFieldsMatchREST(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	for _, b := range g.Biz {
 		r := g.Post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
@@ -207,6 +209,7 @@ func wantIDs(b sandbox.Business, sb *sandbox.Server, status string) []string {
 }
 
 func TestWalkWholeList(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	statuses := []string{"", "PENDING", "SUCCEEDED", "FAILED", "CANCELLED", "REFUNDED"}
 	for _, first := range []int{1, 7, 20, 100} {
@@ -229,6 +232,7 @@ func TestWalkWholeList(t *testing.T) {
 }
 
 func TestWalkWithCustomStatusParam(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: map[string]string{"REST_STATUS_PARAM": "payment_status"}})
 	got := walk(t, g, g.Biz[1], 30, "FAILED")
 	if want := wantIDs(g.Biz[1], g.Sandbox, "FAILED"); !slices.Equal(got, want) {
@@ -237,6 +241,7 @@ func TestWalkWithCustomStatusParam(t *testing.T) {
 }
 
 func TestResumeFromAnyEdge(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	all := wantIDs(b, g.Sandbox, "")
@@ -271,6 +276,7 @@ func TestResumeFromAnyEdge(t *testing.T) {
 }
 
 func TestFirstZeroAndBadPaginationInput(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	r := g.Post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
@@ -345,6 +351,7 @@ type moneyView struct {
 // with the sandbox's record; the sandbox has links with and without
 // max_uses, so both the null and the number are seen.
 func TestPaymentLink(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	links := g.Sandbox.PaymentLinks(b.APIKey)
@@ -392,6 +399,7 @@ func TestPaymentLink(t *testing.T) {
 // id, a payment, an unknown payment and a path-like id. Each bad id is
 // null with its own error at its index; the good ones are served.
 func TestNodes(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	link := g.Sandbox.PaymentLinks(b.APIKey)[0]
@@ -432,6 +440,7 @@ func TestNodes(t *testing.T) {
 
 // TestNode resolves one payment through node(id:).
 func TestNode(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	pay := g.Sandbox.Payments(b.APIKey)[5]
@@ -459,6 +468,7 @@ type amountView struct {
 }
 
 func TestCheckoutSession(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[1]
 	for _, s := range g.Sandbox.CheckoutSessions(b.APIKey) {
@@ -514,6 +524,7 @@ func TestCheckoutSession(t *testing.T) {
 }
 
 func TestIDsNeverChangeTheRESTPath(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	for _, id := range []string{"../payment-links/pl_x", "a?b", "pay_prod_x/../../payment-links/pl_1", "pay_%2e%2e", "pay_x#frag", "pay_ x", "", ".."} {
@@ -534,6 +545,7 @@ func TestIDsNeverChangeTheRESTPath(t *testing.T) {
 }
 
 func TestMissingCredentials(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	for name, h := range map[string]map[string][]string{

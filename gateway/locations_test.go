@@ -14,6 +14,7 @@ import (
 // the query that failed, including the per-id errors of nodes(ids), which
 // the resolver adds itself rather than gqlgen.
 func TestFieldErrorsHaveLocations(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	for _, tc := range []struct {

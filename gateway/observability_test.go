@@ -32,6 +32,7 @@ import (
 )
 
 func TestRequestIDAndAccessLog(t *testing.T) {
+	t.Parallel()
 	var logs bytes.Buffer
 	h := observe.AccessLog(slog.New(slog.NewJSONHandler(&logs, nil)), observe.Options{})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if observe.RequestID(r.Context()) == "" {
@@ -104,6 +105,7 @@ func scrape(t *testing.T, g *testGateway) (map[string]float64, string) {
 // operation names and error codes, and nothing in it names a credential,
 // an id or a query.
 func TestMetricsEndpoint(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	biz := g.Biz[0]
 	h := creds(biz)
@@ -348,6 +350,7 @@ func TestTracingSpanTree(t *testing.T) {
 
 // A REST base URL with a password in it is printed without the password.
 func TestBannerHidesURLPassword(t *testing.T) {
+	t.Parallel()
 	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)

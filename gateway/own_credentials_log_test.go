@@ -23,6 +23,7 @@ import (
 // (through the logger the binary uses), /metrics, or the X-Request-Id the
 // gateway answers with; the requests are logged and served all the same.
 func TestOwnCredentialsNeverLoggedOrLabelled(t *testing.T) {
+	t.Parallel()
 	// Plain GraphQL names, so that a label or an access line could hold
 	// them; the REST API below takes them for the first demo merchant's.
 	const (

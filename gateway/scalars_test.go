@@ -12,6 +12,7 @@ import (
 // scalars without one (Decimal, SafeInt: docs/clients.md's codegen mapping) have
 // none.
 func TestScalarsSpecifiedBy(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	resp := g.Post(t, creds(g.Biz[0]), `{
 		dateTime: __type(name: "DateTime") { specifiedByURL }

@@ -204,6 +204,7 @@ func TestSessionTokenMint(t *testing.T) {
 }
 
 func TestSessionTokensOff(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: map[string]string{}}) // a REST API, no TOKEN_KEYS
 	c := &gqltest.Client{URL: g.URL}
 	r := c.Send(t, http.MethodPost, "/auth/token", creds(g.Biz[0]), []byte(`{"scope":{"kind":"all"}}`))

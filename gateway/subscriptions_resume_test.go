@@ -16,6 +16,7 @@ import (
 const paymentSubAfter = `subscription($id: ID!, $after: String) { paymentUpdated(id: $id, lastEventId: $after) { id status } }`
 
 func TestSubscriptionResume(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)

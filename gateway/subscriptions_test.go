@@ -238,6 +238,7 @@ func fastPolls(env map[string]string) map[string]string {
 // TestSubscriptionOverSSE: the current state at once, a change made in
 // the sandbox, and completion at a terminal state.
 func TestSubscriptionOverSSE(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
@@ -264,6 +265,7 @@ func TestSubscriptionOverSSE(t *testing.T) {
 // second subscription on the connection that completes at REFUNDED after
 // SUCCEEDED.
 func TestSubscriptionOverWebSocket(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
@@ -298,6 +300,7 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 // TestSubscriptionRefusals: what is refused at subscribe time, before any
 // REST call, with the contract's codes.
 func TestSubscriptionRefusals(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {
@@ -328,6 +331,7 @@ func TestSubscriptionRefusals(t *testing.T) {
 // REST call. The interval is an hour, so that exactly one poll (the first,
 // made at once) falls in the test: the count is exact, not a rate.
 func TestSubscriptionSharedPoll(t *testing.T) {
+	t.Parallel()
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "1h"
 	env["Config.Subscriptions.MaxPerMerchant"] = "200"
@@ -357,6 +361,7 @@ func TestSubscriptionSharedPoll(t *testing.T) {
 // id gets NOT_FOUND (the REST API's answer for its own pair), never the
 // payment.
 func TestSubscriptionMerchantsApart(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	a, b := g.Biz[0], g.Biz[1]
 	idA, idB := pendingPayment(t, g.Sandbox, a, 0), pendingPayment(t, g.Sandbox, b, 0)
@@ -399,6 +404,7 @@ func TestSubscriptionMerchantsApart(t *testing.T) {
 // subscriptions and pollers (the gauges say 0), and the package's goleak
 // TestMain finds no goroutine left.
 func TestSubscriptionDisconnectFreesAll(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())
@@ -444,6 +450,7 @@ func metric(t *testing.T, url, name string) string {
 // the same readers as headers: a session token that does not verify
 // closes the connection before any subscription or REST call.
 func TestSubscriptionWebSocketInitRefused(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {

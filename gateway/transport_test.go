@@ -24,6 +24,7 @@ import (
 )
 
 func TestQueryLimits(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	id := g.Sandbox.Payments(b.APIKey)[0].ID
@@ -77,6 +78,7 @@ func TestQueryLimits(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{env: map[string]string{"MAX_BODY_BYTES": "4096"}})
 	body, _ := json.Marshal(map[string]any{"query": "{ __typename }", "variables": map[string]string{"pad": strings.Repeat("x", 10000)}})
 	r := g.Send(t, http.MethodPost, "/graphql", creds(g.Biz[0]), body)
@@ -100,6 +102,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	shop := "https://shop.example.com"
 	for _, tc := range []struct {
 		name, configured, origin string
@@ -150,6 +153,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestAPQ(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	query := `{ payments(first: 2) { nodes { id } } }`
@@ -186,6 +190,7 @@ func TestAPQ(t *testing.T) {
 }
 
 func TestGET(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	q := url.Values{"query": {`query($n: Int) { payments(first: $n) { nodes { id } } }`}, "variables": {`{"n": 2}`}}
@@ -208,6 +213,7 @@ type panicking struct{}
 func (panicking) RoundTrip(*http.Request) (*http.Response, error) { panic("bug in a REST call") }
 
 func TestPanicIsInternalError(t *testing.T) {
+	t.Parallel()
 	var logs testenv.LockedBuffer
 	gw := startGateway(t, setup{restRT: panicking{}, logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	r := gw.Post(t, anyCreds, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id }

@@ -101,6 +101,7 @@ func (r trustedRequest) send(t *testing.T, c gqltest.Client, h http.Header, get 
 // way (hash, documentId, text, APQ registration, introspection) over POST
 // and GET, in each mode; a refusal makes no REST call.
 func TestTrustedDocumentsModes(t *testing.T) {
+	t.Parallel()
 	requests := []trustedRequest{
 		{name: "listed by APQ hash", hash: sha(listedBody)},
 		{name: "listed by documentId", documentID: listedID},
@@ -183,6 +184,7 @@ func TestTrustedDocumentsModes(t *testing.T) {
 // subscription by its documentId, as POST does, under enforce; an unlisted
 // subscription's text is refused before any REST call.
 func TestTrustedDocumentsOverSSE(t *testing.T) {
+	t.Parallel()
 	const watch = "subscription Watch($id: ID!) { paymentUpdated(id: $id) { id status } }"
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	writeManifest(t, path, map[string]string{"watch-payment": watch, listedID: listedBody})
@@ -311,6 +313,7 @@ func TestTrustedDocumentsReload(t *testing.T) {
 // TestPrintManifest: `paygraph -manifest` output, loaded as
 // TRUSTED_DOCUMENTS in enforce mode, serves its operation by id.
 func TestPrintManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ops.graphql")
 	if err := os.WriteFile(src, []byte("query Page { payments(first: 2) { nodes { ...F } } }\nfragment F on Payment { id status }\n"), 0o600); err != nil {

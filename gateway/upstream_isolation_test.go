@@ -81,6 +81,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 // over its configured cap is UPSTREAM_ERROR naming the cap; at the cap it
 // is served.
 func TestUpstreamBodyCaps(t *testing.T) {
+	t.Parallel()
 	const id = "pay_prod_0123456789abcdef0123456789abcdef"
 	record := paymentJSON("1.00", "2026-11-21T09:30:00.000Z")
 	page := `{"data":[` + strings.Replace(record, `"address":"Dhaka",`, "", 1) + `],"has_more":false,"next_cursor":null}`
@@ -114,6 +115,7 @@ func TestUpstreamBodyCaps(t *testing.T) {
 // TestRESTBodyCapSettings: the two caps' defaults are restclient's, and
 // values outside 1 KiB..256 MiB are refused at start.
 func TestRESTBodyCapSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		env        map[string]string

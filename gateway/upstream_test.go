@@ -108,6 +108,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestMoneyAndTimeExactness(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		amount, created string
 		wantAmount      string
