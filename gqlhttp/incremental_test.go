@@ -284,6 +284,7 @@ func plainData(t *testing.T, h http.Handler, query ...string) map[string]any {
 // hasNext false and the closing boundary; merged, the data is the
 // undeferred query's. POST and GET answer alike.
 func TestDeferStreamsMultipart(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, method, accept string }{
 		{"Apollo Client 4 over POST", http.MethodPost, acceptApollo},
 		{"urql over POST", http.MethodPost, acceptURQL},
@@ -362,6 +363,7 @@ func TestDeferStreamsMultipart(t *testing.T) {
 // gqlgen runs in line (plain fields) stays in the first part, and the
 // merged data is the undeferred query's either way.
 func TestDeferredFieldsAbsentFromFirstPart(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, query, plain string
 		absent, present    []string // keys of each list item, or item.customer for "customer.x"
@@ -419,6 +421,7 @@ func TestDeferredFieldsAbsentFromFirstPart(t *testing.T) {
 // multipart/mixed (or asks for another deferSpec) gets the complete
 // result in one JSON payload, the undeferred query's, without hasNext.
 func TestDeferWithoutMultipartAccept(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, accept, contentType string }{
 		{"no Accept", "", ctJSON},
 		{"application/json", "application/json", ctJSON},
@@ -440,6 +443,7 @@ func TestDeferWithoutMultipartAccept(t *testing.T) {
 // TestDeferNothingDeferred: a multipart client whose operation defers
 // nothing gets one JSON payload (Apollo Client and urql take either).
 func TestDeferNothingDeferred(t *testing.T) {
+	t.Parallel()
 	h := deferEdge(t, &deferREST{n: 2, address: "Road "}, 0, 0, 0)
 	a := send(t, h, http.MethodPost, acceptURQL, plainQuery, nil)
 	if a.Status != 200 || a.ContentType != ctGR || a.Body["hasNext"] != nil || a.Body["data"] == nil {
@@ -451,6 +455,7 @@ func TestDeferNothingDeferred(t *testing.T) {
 // fragment travels in its incremental entry with its code, its full path
 // and its location in the document.
 func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
+	t.Parallel()
 	rest := &deferREST{n: 3, address: "Road ", fail: map[string]*restclient.Error{
 		paymentID(1): {Kind: restclient.KindNotFound, Status: 404, Message: "payment not found"},
 	}}
@@ -477,6 +482,7 @@ func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
 // the part that would pass it is not written, and the stream ends with
 // RESPONSE_TOO_LARGE; a first part already over it is the one JSON error.
 func TestDeferBudgetCountsAllParts(t *testing.T) {
+	t.Parallel()
 	address := strings.Repeat("x", 2000) // each incremental entry is over 2 KB
 	t.Run("mid-stream", func(t *testing.T) {
 		// The first part (about 440 bytes) fits, and one address or none
@@ -527,6 +533,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 // (graph.ResponseBudget) the only bound, a deferred fragment that spends
 // it ends the stream with RESPONSE_TOO_LARGE too.
 func TestDeferResponseBudgetEndsStream(t *testing.T) {
+	t.Parallel()
 	srv := graph.NewServer(graph.ServerConfig{MaxResponseBytes: 3000})
 	gqlhttp.AddTransports(srv, 0)
 	// The addresses wait until the first part was read: they would
@@ -595,6 +602,7 @@ func TestDeferDeadlineEndsStream(t *testing.T) {
 // through the encoder: the first part decodes while the addresses are
 // still being fetched.
 func TestDeferCompressedPartsFlushed(t *testing.T) {
+	t.Parallel()
 	rest := &deferREST{n: 3, address: "Road ", gate: make(chan struct{})}
 	srv := httptest.NewServer(deferEdge(t, rest, 0, 0, 64))
 	defer srv.Close()
@@ -620,6 +628,7 @@ func TestDeferCompressedPartsFlushed(t *testing.T) {
 // calls count against MAX_COMPLEXITY as they do undeferred: the same
 // refusal, before any REST call.
 func TestDeferComplexityCountsDeferredFields(t *testing.T) {
+	t.Parallel()
 	for _, q := range []string{deferredQuery, plainQuery} {
 		srv := graph.NewServer(graph.ServerConfig{MaxComplexity: 3}) // 1 list + 3 retrieves > 3
 		gqlhttp.AddTransports(srv, 0)
@@ -635,6 +644,7 @@ func TestDeferComplexityCountsDeferredFields(t *testing.T) {
 
 // TestDeferLabel: a fragment's label travels with each of its results.
 func TestDeferLabel(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(deferEdge(t, &deferREST{n: 2, address: "Road "}, 0, 0, 0))
 	defer srv.Close()
 	m := newMultipartReader(postQuery(t, srv.URL, acceptApollo, "",
