@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/gateway"
 	"paygraph/sandbox"
 )
 
@@ -147,13 +148,18 @@ func TestMoneyAndTimeExactness(t *testing.T) {
 // that every call carries the pair of the caller whose id it asks for.
 func TestCredentialsNeverCrossCallers(t *testing.T) {
 	var crossed atomic.Int64
+	// The callers' calls are in flight two at a time at least (one when
+	// a single caller is left).
+	together := gateway.NewOverlap(2)
+	var callers atomic.Int64
+	callers.Store(20)
 	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		caller := strings.TrimPrefix(id, "pay_prod_")
 		if r.Header.Get("x-api-key") != "ak_test_"+caller || r.Header.Get("x-api-secret") != "sk_test_"+caller {
 			crossed.Add(1)
 		}
-		time.Sleep(time.Millisecond)
+		together.Hold()
 		_, _ = fmt.Fprint(w, strings.Replace(paymentJSON("1.00", "2026-11-21T09:30:00.000Z"), "pay_prod_0123456789abcdef0123456789abcdef", id, 1))
 	}}
 	g := startGateway(t, setup{rest: rest})
@@ -162,6 +168,11 @@ func TestCredentialsNeverCrossCallers(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if left := callers.Add(-1); left < 2 {
+					together.SetN(int(left))
+				}
+			}()
 			caller := fmt.Sprintf("c%02d", i)
 			h := creds(sandbox.Business{APIKey: "ak_test_" + caller, APISecret: "sk_test_" + caller})
 			for range 10 {
