@@ -39,6 +39,7 @@ const pageWithoutHeadersEditor = `(() => {
 // appears in the panel, the answers, or the page outside the headers
 // editor.
 func TestGraphiQLRESTInspector(t *testing.T) {
+	t.Parallel()
 	testenv.Tool(t, chromiumPath)
 	srv := startGateway(t, nil)
 	m := regexp.MustCompile(`embedded sandbox with demo data at (http://[0-9.:]+)`).FindStringSubmatch(srv.Output())

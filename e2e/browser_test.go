@@ -39,6 +39,7 @@ const browserExampleQuery = gateway.GraphiQLExample
 // or UPDATE_SCREENSHOT=1, and always one in a temporary directory). The
 // steps share one browser session and run in order as named subtests.
 func TestGraphiQLInBrowser(t *testing.T) {
+	t.Parallel()
 	testenv.Tool(t, chromiumPath)
 
 	// Exactly what `go run .` serves: the binary in sandbox mode (no

@@ -27,6 +27,7 @@ import (
 // level (masked) runs it: the result pane shows the masked customers and
 // extensions.customerData with the masked paths (issue 27).
 func TestGraphiQLTokenBox(t *testing.T) {
+	t.Parallel()
 	testenv.Tool(t, chromiumPath)
 	srvURL := startGateway(t, nil).URL // sandbox mode: no REST_BASE_URL, a random token key
 	biz := sandbox.New(sandbox.Options{}).Businesses()[0]

@@ -351,6 +351,7 @@ func judgeSnippet(run snippetRun, rep snippetReport) error {
 // snippet the documentation had before (which resubscribed every few ms)
 // and must fail.
 func TestClientsDocSnippets(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	text := docFileText(t, "docs/clients.md")
 	snippets := clientsDocSnippets(text)

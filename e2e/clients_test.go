@@ -111,6 +111,7 @@ var auditAllowed = map[string]string{}
 // once) 4 of 13 MUSTs get 429s (paced with AUDIT_PACE_MS=500, about 35 s,
 // all pass: too long for the suite).
 func TestGraphQLHTTPAudit(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	for _, tt := range []struct {
 		name    string
@@ -160,6 +161,7 @@ func TestGraphQLHTTPAudit(t *testing.T) {
 // variable coercion error as a GraphQL error with its extensions.code, not
 // an opaque "Received status code 422".
 func TestApolloClientSeesVariableErrorCode(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	p := startGateway(t, nil)
 	out := runNode(t, node, dir, "apollo.mjs", map[string]string{
@@ -203,6 +205,7 @@ func TestApolloClientSeesVariableErrorCode(t *testing.T) {
 // application/graphql-response+json), registers the query and gets the
 // data: the request-error statuses of the spec do not break APQ.
 func TestApolloClientPersistedQueries(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	p := startGateway(t, nil)
 	out := runNode(t, node, dir, "apollo.mjs", map[string]string{
@@ -266,6 +269,7 @@ func runBatch(t *testing.T, node, dir, url, headers string, batchMax int, querie
 // is refused whole, each query its own BAD_USER_INPUT, before any REST
 // call.
 func TestApolloBatchHttpLinkServed(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	fake := newRESTFake(t)
 	p := startGateway(t, map[string]string{"REST_BASE_URL": fake.URL})

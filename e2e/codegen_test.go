@@ -153,6 +153,7 @@ func wireTypes(t *testing.T) map[string]string {
 // on that tie), and again from the -print-schema file, and checks the
 // TypeScript types of the sample's scalar fields against its mapping.
 func TestCodegenRecipe(t *testing.T) {
+	t.Parallel()
 	node, clients := nodeClients(t)
 	if _, err := os.Stat(filepath.Join(clients, "node_modules", "@graphql-codegen", "cli")); err != nil {
 		t.Fatalf("@graphql-codegen/cli is not installed in e2e/clients (npm ci): %v", err)

@@ -56,6 +56,7 @@ func runDefer(t *testing.T, p *proc, query, fetchPolicy string) deferResults {
 // snippet gets) as under no-cache: a deferred field left null in the first
 // part, rather than absent, made the cache report that part "complete".
 func TestApolloClientDeferStreams(t *testing.T) {
+	t.Parallel()
 	p := startGateway(t, nil)
 	const plain = `query Deferred { payments(first: 50) { nodes { id status customer { address } } } }`
 	want := runDefer(t, p, plain, "no-cache")
@@ -134,6 +135,7 @@ func runURQL(t *testing.T, p *proc, query string) urqlResults {
 // deferred one in parts: the list first, every address missing, then
 // the rest, the final data the undeferred query's.
 func TestURQLDeferStreams(t *testing.T) {
+	t.Parallel()
 	p := startGateway(t, nil)
 	plain := runURQL(t, p, `query Plain { payments(first: 50) { nodes { id status customer { address } } } }`)
 	if plain.Method != "GET" || !strings.HasPrefix(plain.ContentType, "application/graphql-response+json") || len(plain.Results) != 1 {

@@ -26,6 +26,7 @@ import (
 // construction and are not sent here (gateway/upstream_test.go covers
 // their codes against httptest servers).
 func TestErrorStatusesAsDocumented(t *testing.T) {
+	t.Parallel()
 	fx := sandbox.New(sandbox.Options{}).Fixtures()[0]
 	creds := http.Header{"X-Api-Key": {fx.Business.APIKey}, "X-Api-Secret": {fx.Business.APISecret}}
 	list := `payments(first: 100) { edges { cursor node { id status amount { amount paisa currency } customer { name email phone } createdAt updatedAt transactionId paymentMethod } } }`

@@ -585,13 +585,19 @@ func liveItem6(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 	// B's probe: one payments query every 100 ms, until stopProbes (a
 	// probe in flight then finishes under ctx: stopping must not cancel
 	// it and count it as unanswered).
+	// The first is answered before the attack begins: until the REST API
+	// has accepted B's pair, B's requests draw on the anonymous budget
+	// that the attack's upgrades spend.
 	var probes, probeOK atomic.Int64
 	probeDone, stopProbes := make(chan struct{}), make(chan struct{})
+	firstProbe := make(chan struct{})
 	go func() {
 		defer close(probeDone)
 		for {
 			r := g.do(ctx, gqlReq{Query: `{ payments(first: 1) { edges { node { id } } } }`, Header: fake.B.Header()})
-			probes.Add(1)
+			if probes.Add(1) == 1 {
+				close(firstProbe)
+			}
 			if r.Status == http.StatusOK && len(r.Errors) == 0 {
 				probeOK.Add(1)
 			}
@@ -604,6 +610,7 @@ func liveItem6(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 			}
 		}
 	}()
+	<-firstProbe
 	var accepted, refused503, refused429, other atomic.Int64
 	var mu sync.Mutex
 	var open []*websocket.Conn
@@ -637,7 +644,14 @@ func liveItem6(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 	took := time.Since(began)
 	peak := g.PeakRSS(t)
 	_, goroutines := g.heap(t)
-	time.Sleep(300 * time.Millisecond) // one more probe or so while they are open
+	// One more probe answered while they are open.
+	for n := probes.Load(); probes.Load() <= n; {
+		select {
+		case <-probeDone:
+			t.Fatal("the probes ended before the connections closed")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 	close(stopProbes)
 	<-probeDone
 	for _, c := range open {

@@ -116,6 +116,22 @@ func (e *hostileEnv) startVictim(t *testing.T) *victim {
 	return v
 }
 
+// waitServed waits until the victim has had more than n answers, or a
+// failure (which finish reports).
+func (v *victim) waitServed(t *testing.T, n int64) {
+	t.Helper()
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.After(10 * time.Second)
+	for v.ok.Load() <= n && v.failed.Load() == 0 {
+		select {
+		case <-poll.C:
+		case <-deadline:
+			t.Fatalf("the other client got no answer in 10 s (%d so far)", v.ok.Load())
+		}
+	}
+}
+
 func (v *victim) finish(t *testing.T, attack string) {
 	t.Helper()
 	v.stopOnce()
@@ -262,14 +278,14 @@ func TestHostileClients(t *testing.T) {
 	for _, at := range attacks {
 		t.Run(at.name, func(t *testing.T) {
 			v := e.startVictim(t)
-			time.Sleep(30 * time.Millisecond)
+			v.waitServed(t, 0) // the other client is served before the attack
 			before := e.callsOf(e.a.APIKey)
 			body, n := at.body()
 			e.send(t, at.ctype, body, n).refused(t, at.codes...)
 			if after := e.callsOf(e.a.APIKey); after != before {
 				t.Errorf("the refused request made %d REST calls", after-before)
 			}
-			time.Sleep(30 * time.Millisecond)
+			v.waitServed(t, v.ok.Load()) // and after it
 			v.finish(t, at.name)
 		})
 	}

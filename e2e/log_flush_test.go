@@ -17,6 +17,7 @@ import (
 )
 
 func TestLogFlushedOnExit(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the gateway binary: not in -short")
 	}

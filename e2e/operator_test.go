@@ -43,6 +43,7 @@ func accessPaths(t *testing.T, out string) []string {
 // gateway writes no access line for /healthz, /readyz or /metrics, and one
 // for a GraphQL request; with LOG_LEVEL=debug it writes them all.
 func TestLogLevelQuietsProbes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the gateway binary: not in -short")
 	}
@@ -126,6 +127,7 @@ func operatorMetricNames(t *testing.T) map[string][]string {
 // rate-limit decisions), a subscription's first event (its polls) and
 // refused requests (RATE_LIMITED, the outcome the surge alert counts).
 func TestOperatorMetricsExported(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the gateway binary: not in -short")
 	}

@@ -729,6 +729,7 @@ func runREADMEExamples(ctx context.Context, p *proc, files []docFile, nodePath, 
 // with data and no errors. The "broken" cases run the same on the files
 // with one example spoiled, and must fail.
 func TestREADMEExamples(t *testing.T) {
+	t.Parallel()
 	p := startGateway(t, nil)
 	files := docFiles(t)
 	ctx := context.Background()
@@ -820,6 +821,7 @@ func TestREADMEExamples(t *testing.T) {
 // sandbox gives (sandbox.Fixtures), and the binary prints the same ids in
 // its banner and with -fixtures.
 func TestREADMEFixtures(t *testing.T) {
+	t.Parallel()
 	text := readme(t)
 	fx := sandbox.New(sandbox.Options{}).Fixtures()
 	if diff := fixtureTableDiff(text, fx); diff != "" {
@@ -897,6 +899,7 @@ var jsImportRe = regexp.MustCompile(`(?m)^\s*import \{([^}]+)\} from '([^']+)';`
 // is an export of it, as Node loads it; the others (urql, crypto-hash,
 // graphql-sse, graphql-ws) are listed as not checked.
 func TestREADMEClientImports(t *testing.T) {
+	t.Parallel()
 	node, dir := nodeClients(t)
 	var script strings.Builder
 	script.WriteString("const missing = [];\n")

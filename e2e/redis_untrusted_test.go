@@ -116,6 +116,7 @@ func TestPoisonedEventStream(t *testing.T) {
 }
 
 func TestTamperedPersistedQuery(t *testing.T) {
+	t.Parallel()
 	f := startLiveFleet(t, 2)
 	rdb := redisClient(t, f.redisURL)
 	a, b := f.replicas[0], f.replicas[1]

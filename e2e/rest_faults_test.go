@@ -100,6 +100,7 @@ func containsAny(b []byte, marks []string) string {
 // Content-Length is UPSTREAM_ERROR once REST_TIMEOUT cuts it, never a
 // served answer. Neither merchant's customer data reaches the logs.
 func TestRESTFaultsKeepMerchantsApart(t *testing.T) {
+	t.Parallel()
 	f := newRESTFake(t)
 	marks := map[string][]string{"A": f.merchantMarks(&f.A), "B": f.merchantMarks(&f.B)}
 	ids := map[string][]string{}
@@ -257,6 +258,7 @@ func (r *restartable) restart(t *testing.T) {
 // filled the pools (pooled connections the REST side closed, idle or
 // with a call in flight): 0 failed queries.
 func TestRESTRestartCostsNoQuery(t *testing.T) {
+	t.Parallel()
 	f := newRESTFake(t)
 	f.SetLatency(2 * time.Millisecond) // calls in flight when it restarts
 	rest := startRestartable(t, f)

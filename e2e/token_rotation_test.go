@@ -19,6 +19,7 @@ import (
 // (A retired); a token the [B, A] replica mints is B's, so the A-only
 // replica refuses it. No process logs a secret or a token.
 func TestTokenKeyRotation(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the gateway binary: not in -short")
 	}

@@ -132,6 +132,7 @@ func TestRateLimitSharedByReplicas(t *testing.T) {
 // both: none of their requests fails, and the added document is served
 // after the reload.
 func TestTrustedDocumentsSIGHUP(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the gateway binary: not in -short")
 	}

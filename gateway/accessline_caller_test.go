@@ -20,9 +20,9 @@ import (
 func TestAccessLineNamesCaller(t *testing.T) {
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
-	g := startGatewayWith(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "1",
-	}, nil, logger)
+	}, logger: logger})
 	biz := g.Biz[0]
 	merchant := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {biz.APISecret}}
 	for _, tc := range []struct {
@@ -71,10 +71,10 @@ func TestAccessLineNamesCaller(t *testing.T) {
 func TestAccessLineNamesOperationBudget(t *testing.T) {
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
-	g := startGatewayWith(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "10", "MAX_COMPLEXITY": "10",
 		"REST_UNACCEPTED_CALLS_PER_SECOND": "20", "REFUSAL_DELAY_MAX": "0", // answered at once
-	}, nil, logger)
+	}, logger: logger})
 	// refusedLine posts q as h until an answer is code (at most n times):
 	// the access line of that request.
 	sent := 0

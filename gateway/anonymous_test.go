@@ -19,7 +19,7 @@ func TestAnonymousBudget(t *testing.T) {
 	const burst = 5
 	// The budget alone: a held refusal (REFUSAL_DELAY_MAX, refusaldelay
 	// in gqlhttp) would let the budget refill while the loop waits.
-	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "Config.RateLimitAnonymousBurst": "5", "REFUSAL_DELAY_MAX": "0"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "1", "Config.RateLimitAnonymousBurst": "5", "REFUSAL_DELAY_MAX": "0"}})
 	post := func(h http.Header, query string) (int, []byte) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"query": query})
@@ -127,7 +127,7 @@ func TestAnonymousAddressBudget(t *testing.T) {
 		for k, v := range off {
 			env[k] = v
 		}
-		g := startGateway(t, env, nil)
+		g := startGateway(t, setup{env: env})
 		admitted, refusal := anonymous(t, g, nil, 20)
 		if admitted < 3 || admitted > 5 {
 			t.Fatalf("admitted %d of 20, want about the burst 3", admitted)
@@ -144,7 +144,7 @@ func TestAnonymousAddressBudget(t *testing.T) {
 		for k, v := range off {
 			env[k] = v
 		}
-		if admitted, _ := anonymous(t, startGateway(t, env, nil), nil, 20); admitted != 20 {
+		if admitted, _ := anonymous(t, startGateway(t, setup{env: env}), nil, 20); admitted != 20 {
 			t.Fatalf("admitted %d of 20, want all", admitted)
 		}
 	})

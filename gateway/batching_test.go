@@ -23,7 +23,7 @@ const (
 )
 
 func TestBatchingCallCounts(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	pays := g.Sandbox.Payments(b.APIKey)
 	sess := g.Sandbox.CheckoutSessions(b.APIKey)[0]
@@ -85,7 +85,8 @@ func TestBatchingCallCounts(t *testing.T) {
 }
 
 func TestNodesOfHundredIDs(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	pays := g.Sandbox.Payments(b.APIKey)
 	ids := make([]string, 100)
@@ -124,7 +125,8 @@ func TestNodesOfHundredIDs(t *testing.T) {
 
 // TestTwoBusinessesSameID: each caller gets its own answer for the same id.
 func TestTwoBusinessesSameID(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	a, b := g.Biz[0], g.Biz[1]
 	id := g.Sandbox.Payments(a.APIKey)[0].ID
 	q := fmt.Sprintf(`{ payment(id: %q) { id customer { name } } }`, id)
@@ -169,7 +171,7 @@ func TestListJoinIsConcurrent(t *testing.T) {
 		}
 		sb.ServeHTTP(w, r)
 	})
-	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "64"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_CONCURRENCY": "64"}, rest: rest})
 	r := g.Post(t, creds(sb.Businesses()[0]), fmt.Sprintf(`{ payments(first: %d) { nodes { customer { address } } } }`, details), nil)
 	if len(r.Errors) > 0 {
 		t.Errorf("%d errors, the first: %+v", len(r.Errors), r.Errors[0])
@@ -208,7 +210,7 @@ func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
 				case <-release:
 				}
 			}}
-			g := startGateway(t, map[string]string{"REST_TIMEOUT": tc.restTimeout}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_TIMEOUT": tc.restTimeout}, rest: rest})
 			ctx, cancel := context.WithCancel(context.Background())
 			body := []byte(`{"query":"{ a: payment(id: \"pay_prod_1\") { id } b: payment(id: \"pay_prod_2\") { id } c: paymentLink(id: \"pl_1\") { id } }"}`)
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL+"/graphql", bytes.NewReader(body))
@@ -237,14 +239,19 @@ func TestClientDisconnectCancelsRESTCalls(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
+// waitFor polls cond until it holds. The bound only ends a broken run:
+// nothing passes by it.
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	poll := time.NewTicker(5 * time.Millisecond)
+	defer poll.Stop()
+	deadline := time.After(10 * time.Second)
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 5s")
+		select {
+		case <-poll.C:
+		case <-deadline:
+			t.Fatal("condition not met within 10s")
 		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
 

@@ -21,7 +21,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"paygraph/gateway"
 	"runtime"
 	"strings"
 	"testing"
@@ -184,16 +183,7 @@ func benchRateLimitedGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 // that keeps nothing.
 func benchGateway(t testing.TB, rt http.RoundTripper, getenv func(string) string) http.Handler {
 	t.Helper()
-	cfg, err := gateway.LoadConfig(nil, getenv, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.RESTBaseURL = "http://rest.invalid"
-	gw, err := gateway.New(cfg, gateway.WithRESTTransport(rt), gateway.WithLogger(gateway.NewLogger(io.Discard, cfg)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return gw
+	return startGateway(t, setup{getenv: getenv, restRT: rt, logs: io.Discard}).GW
 }
 
 // benchRequest is one POST /graphql, ready to be replayed.
@@ -292,20 +282,13 @@ func BenchmarkList100(b *testing.B) {
 // gqlgen has them), and the answer carries extensions.customerData.
 func BenchmarkList100Masked(b *testing.B) {
 	f := newBenchFixture(b)
-	cfg, err := gateway.LoadConfig(nil, func(k string) string {
+	getenv := func(k string) string {
 		if k == "CUSTOMER_DATA_MAX" {
 			return "masked"
 		}
 		return unlimitedDefaults(k)
-	}, nil)
-	if err != nil {
-		b.Fatal(err)
 	}
-	cfg.RESTBaseURL = "http://rest.invalid"
-	gw, err := gateway.New(cfg, gateway.WithRESTTransport(f.stub))
-	if err != nil {
-		b.Fatal(err)
-	}
+	gw := startGateway(b, setup{getenv: getenv, restRT: f.stub}).GW
 	benchServe(b, gw, f.request(benchList100, nil))
 }
 
@@ -353,22 +336,11 @@ func BenchmarkCheckoutWithPayment(b *testing.B) {
 // client and the loopback, plus the sandbox's own work and allocations.
 func BenchmarkSinglePaymentLoopback(b *testing.B) {
 	f := newBenchFixture(b)
-	srv := httptest.NewServer(f.sb)
-	defer srv.Close()
-	cfg, err := gateway.LoadConfig(nil, unlimitedDefaults, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.RESTBaseURL = srv.URL
-	gw, err := gateway.New(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
+	gw := startGateway(b, setup{getenv: unlimitedDefaults, rest: f.sb}).GW
 	br := f.request(benchSingleQuery, map[string]any{"id": f.paymentID})
 	benchServe(b, gw, br)
 	b.StopTimer()
 	f.sb.ResetCalls()
-	srv.CloseClientConnections()
 }
 
 // BenchmarkListWithAddresses20ms (issue 3): the sandbox adds 20 ms to
@@ -382,7 +354,7 @@ func BenchmarkListWithAddresses20ms(b *testing.B) {
 	const latency = 20 * time.Millisecond
 	for _, conc := range []string{"16", "50"} {
 		b.Run("REST_MAX_CONCURRENCY="+conc, func(b *testing.B) {
-			g := startGateway(b, unlimited(map[string]string{"REST_MAX_CONCURRENCY": conc}), nil)
+			g := startGateway(b, setup{env: unlimited(map[string]string{"REST_MAX_CONCURRENCY": conc})})
 			g.Sandbox.SetLatency(latency)
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { customer { address } } } }`

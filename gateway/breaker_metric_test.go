@@ -27,8 +27,8 @@ func TestBreakerGaugeReadsTheBreaker(t *testing.T) {
 		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 	}}
 	var logs testenv.LockedBuffer
-	g := startGatewayWith(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "1h"},
-		rest, slog.New(slog.NewJSONHandler(&logs, nil)))
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "1h"},
+		rest: rest, logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	const gauge = `paygraph_circuit_breaker_state{upstream="rest"}`
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
 	merchants := []http.Header{
@@ -66,7 +66,7 @@ func TestBreakerGaugeReadsTheBreaker(t *testing.T) {
 // TestNoBreakerNoGauge: with BREAKER_FAILURES 0 (no circuits) there is no
 // breaker gauge at all, rather than one that always says closed.
 func TestNoBreakerNoGauge(t *testing.T) {
-	g := startGateway(t, map[string]string{"BREAKER_FAILURES": "0"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"BREAKER_FAILURES": "0"}})
 	if _, raw := scrape(t, g); strings.Contains(raw, "paygraph_circuit_breaker_state") {
 		t.Errorf("a breaker gauge without a breaker:\n%s", raw)
 	}

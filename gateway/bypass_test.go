@@ -15,6 +15,7 @@ import (
 )
 
 func TestGraphQLBypassesChi(t *testing.T) {
+	t.Parallel()
 	f := newBenchFixture(t)
 	gw := benchStubGateway(t, f.stub)
 	chiRouted := gateway.ChiRouted(gw.(*gateway.Gateway))

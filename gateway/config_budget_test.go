@@ -13,6 +13,7 @@ import (
 // are read, refused with a message naming the variable, and a cursor key
 // is never echoed (it is a secret).
 func TestConfigCursorKeysAndResponseBytes(t *testing.T) {
+	t.Parallel()
 	key := hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	short := hex.EncodeToString([]byte("0123456789abcdef0123456789abcde")) // 31 bytes
 	for _, tc := range []struct {
@@ -58,6 +59,7 @@ func TestConfigCursorKeysAndResponseBytes(t *testing.T) {
 // CURSOR_KEYS says, once at start, that its cursors work on it alone; the
 // sandbox (one process by design) and a gateway with keys say nothing.
 func TestCursorKeysWarning(t *testing.T) {
+	t.Parallel()
 	key := hex.EncodeToString(bytes.Repeat([]byte{7}, 32))
 	for _, tc := range []struct {
 		name string

@@ -8,6 +8,7 @@ import (
 // TestHostAndSandboxSettings: HOST picks the listen address, and
 // SANDBOX=false makes a missing REST_BASE_URL an error at start.
 func TestHostAndSandboxSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		env        map[string]string

@@ -11,8 +11,9 @@ import (
 // common clients add (Apollo Client's client awareness, OpenTelemetry's
 // baggage) is allowed for a configured origin.
 func TestCORSAllowsCommonClientHeaders(t *testing.T) {
+	t.Parallel()
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop}})
 	for _, header := range []string{"apollographql-client-name", "apollographql-client-version", "baggage", "traceparent", "x-api-key"} {
 		t.Run(header, func(t *testing.T) {
 			pre, _ := http.NewRequest(http.MethodOptions, g.URL+"/graphql", nil)
@@ -38,8 +39,9 @@ func TestCORSAllowsCommonClientHeaders(t *testing.T) {
 // list as the Fetch standard parses it, in any order, spacing and case,
 // on one line or several; each spelling is allowed as browsers' own.
 func TestCORSPreflightHeaderListParsed(t *testing.T) {
+	t.Parallel()
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop}})
 	for _, tc := range []struct {
 		name  string
 		lines []string

@@ -21,6 +21,7 @@ import (
 // names in the same order). Differential, against rs/cors with corsFor's
 // options.
 func TestCORSWithoutOriginSameAsRSCors(t *testing.T) {
+	t.Parallel()
 	const shop = "https://shop.example.com"
 	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")

@@ -191,7 +191,8 @@ func corpus(sb *sandbox.Server, b sandbox.Business, n int) []corpusOp {
 // deduplicated), and exactly made when no two parts can share; a dry run
 // of each makes no call and plans the estimate.
 func TestCostReceiptMatchesTheRESTLog(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	h := creds(b)
 	exact := 0
@@ -266,7 +267,7 @@ func TestCostReceiptMatchesTheRESTLog(t *testing.T) {
 // (and retried), the sandbox's log is made plus retries, made never passes
 // the estimate, and the receipt accounts for the whole estimate.
 func TestCostReceiptWithFailures(t *testing.T) {
-	g := startGateway(t, map[string]string{"BREAKER_FAILURES": "0"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"BREAKER_FAILURES": "0"}})
 	g.Sandbox.SetFaults(sandbox.RandomFaults(26, 0.2, sandbox.Fault500, sandbox.Fault502, sandbox.Fault503))
 	b := g.Biz[0]
 	h := creds(b)
@@ -302,7 +303,8 @@ func TestCostReceiptWithFailures(t *testing.T) {
 // TestCostReceiptDeferFinalPart: streamed @defer, the receipt rides on the
 // final part only, with the whole operation's calls.
 func TestCostReceiptDeferFinalPart(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	h.Set("Accept", "multipart/mixed")
 	h.Set("Content-Type", "application/json")
@@ -351,7 +353,7 @@ func TestCostReceiptDeferFinalPart(t *testing.T) {
 // spends no REST-call budget and no REST call; an invalid or refused
 // operation answers as it would for real.
 func TestDryRun(t *testing.T) {
-	g := startGateway(t, map[string]string{"MAX_COMPLEXITY": "50", "RATE_LIMIT_REST_BURST": "50"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"MAX_COMPLEXITY": "50", "RATE_LIMIT_REST_BURST": "50"}})
 	b := g.Biz[0]
 	h := creds(b)
 	refs := g.Sandbox.CheckoutSessions(b.APIKey)
@@ -411,7 +413,8 @@ func TestDryRun(t *testing.T) {
 
 // TestCostReceiptsOff: COST_RECEIPTS=false answers without a receipt.
 func TestCostReceiptsOff(t *testing.T) {
-	g := startGateway(t, map[string]string{"COST_RECEIPTS": "false"}, nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: map[string]string{"COST_RECEIPTS": "false"}})
 	r := g.Post(t, creds(g.Biz[0]), `{ payments(first: 2) { nodes { id } } }`, nil).WantNoErrors(t)
 	if bytes.Contains(r.Raw, []byte(`"extensions"`)) {
 		t.Fatalf("answer %s", r.Raw)
@@ -422,7 +425,7 @@ func TestCostReceiptsOff(t *testing.T) {
 // has its own receipt, counting its own REST calls, and a dry run over it
 // makes none.
 func TestCostReceiptOverWebSocket(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

@@ -125,7 +125,7 @@ func startPIIRig(t *testing.T, env map[string]string) *piiRig {
 	}
 	rig := &piiRig{logs: new(testenv.LockedBuffer), spans: exp, tp: tp}
 	logger := gateway.NewLogger(rig.logs, gateway.Config{LogFormat: "json"})
-	rig.testGateway = startGatewayWith(t, e, nil, logger, gateway.WithTracing(true))
+	rig.testGateway = startGateway(t, setup{env: e, logger: logger, opts: []gateway.Option{gateway.WithTracing(true)}})
 	rig.biz = rig.Biz[0]
 	return rig
 }

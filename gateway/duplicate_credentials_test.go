@@ -18,7 +18,8 @@ import (
 // UNAUTHENTICATED before any REST call, with a message naming the header
 // and never a value; one of each is served.
 func TestDuplicateCredentialHeadersRefused(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	a, b := g.Biz[0], g.Biz[1]
 	pay := g.Sandbox.Payments(a.APIKey)[0].ID
 	query := `{ payment(id: "` + pay + `") { id } payments(first: 1) { nodes { id } } }`
@@ -98,6 +99,7 @@ func TestDuplicateCredentialHeadersRefused(t *testing.T) {
 // and a secret holding commas, quotes and spaces reach the REST API
 // exactly as sent, once each (issue 22: they were refused as a list).
 func TestCredentialWithCommaForwarded(t *testing.T) {
+	t.Parallel()
 	const key, secret = `ak gamma, "x"`, `sk gamma/+=;,secret~"x`
 	var got [][]string
 	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
@@ -105,7 +107,7 @@ func TestCredentialWithCommaForwarded(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, paymentJSON("10.00", "2026-11-21T09:30:00.000Z"))
 	}}
-	g := startGateway(t, nil, rest)
+	g := startGateway(t, setup{rest: rest})
 	h := http.Header{"X-Api-Key": {key}, "X-Api-Secret": {secret}}
 	g.Post(t, h, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil).WantNoErrors(t)
 	if len(got) != 2 || len(got[0]) != 1 || got[0][0] != key || len(got[1]) != 1 || got[1][0] != secret {

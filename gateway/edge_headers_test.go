@@ -16,8 +16,9 @@ import (
 // shared cache (CDN, Varnish) hands one merchant's answer to another for
 // the same URL; and, with compression on, on Accept-Encoding.
 func TestNoStoreHeadersOnEveryGraphQLAnswer(t *testing.T) {
+	t.Parallel()
 	const shop = "https://shop.example.com"
-	g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": shop, "MAX_BODY_BYTES": "4096"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": shop, "MAX_BODY_BYTES": "4096"}})
 	biz := g.Biz[0]
 	pay := g.Sandbox.Payments(biz.APIKey)[0].ID
 	good := creds(biz)

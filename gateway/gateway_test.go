@@ -107,7 +107,8 @@ func wantPayment(t *testing.T, got paymentNode, want sandbox.Payment, withAddres
 }
 
 func TestReadmeExampleQuery(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	r := g.Post(t, creds(g.Biz[0]), gateway.ExampleQuery, nil)
 	r.WantNoErrors(t)
 	var data struct{ Payments connection }
@@ -135,7 +136,8 @@ func TestReadmeExampleQuery(t *testing.T) {
 }
 
 func TestPaymentsFieldsMatchREST(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	for _, b := range g.Biz {
 		r := g.Post(t, creds(b), `{ payments(first: 100) { nodes { `+paymentFields+` } } }`, nil)
 		r.WantNoErrors(t)
@@ -207,7 +209,8 @@ func wantIDs(b sandbox.Business, sb *sandbox.Server, status string) []string {
 }
 
 func TestWalkWholeList(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	statuses := []string{"", "PENDING", "SUCCEEDED", "FAILED", "CANCELLED", "REFUNDED"}
 	for _, first := range []int{1, 7, 20, 100} {
 		for _, status := range statuses {
@@ -229,7 +232,8 @@ func TestWalkWholeList(t *testing.T) {
 }
 
 func TestWalkWithCustomStatusParam(t *testing.T) {
-	g := startGateway(t, map[string]string{"REST_STATUS_PARAM": "payment_status"}, nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: map[string]string{"REST_STATUS_PARAM": "payment_status"}})
 	got := walk(t, g, g.Biz[1], 30, "FAILED")
 	if want := wantIDs(g.Biz[1], g.Sandbox, "FAILED"); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
@@ -237,7 +241,8 @@ func TestWalkWithCustomStatusParam(t *testing.T) {
 }
 
 func TestResumeFromAnyEdge(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	all := wantIDs(b, g.Sandbox, "")
 	r := g.Post(t, creds(b), `{ payments(first: 30) { edges { cursor node { id } } } }`, nil)
@@ -271,7 +276,8 @@ func TestResumeFromAnyEdge(t *testing.T) {
 }
 
 func TestFirstZeroAndBadPaginationInput(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	r := g.Post(t, creds(b), `{ payments(first: 0) { edges { cursor } pageInfo { hasNextPage endCursor } } }`, nil)
 	r.WantNoErrors(t)
@@ -345,7 +351,8 @@ type moneyView struct {
 // with the sandbox's record; the sandbox has links with and without
 // max_uses, so both the null and the number are seen.
 func TestPaymentLink(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	links := g.Sandbox.PaymentLinks(b.APIKey)
 	var sawNullMax, sawMax bool
@@ -392,7 +399,8 @@ func TestPaymentLink(t *testing.T) {
 // id, a payment, an unknown payment and a path-like id. Each bad id is
 // null with its own error at its index; the good ones are served.
 func TestNodes(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	link := g.Sandbox.PaymentLinks(b.APIKey)[0]
 	pay := g.Sandbox.Payments(b.APIKey)[5]
@@ -432,7 +440,8 @@ func TestNodes(t *testing.T) {
 
 // TestNode resolves one payment through node(id:).
 func TestNode(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	pay := g.Sandbox.Payments(b.APIKey)[5]
 	r := g.Post(t, creds(b), fmt.Sprintf(`{ node(id: %q) { id ... on Payment { amount { paisa } } } }`, pay.ID), nil)
@@ -459,7 +468,8 @@ type amountView struct {
 }
 
 func TestCheckoutSession(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[1]
 	for _, s := range g.Sandbox.CheckoutSessions(b.APIKey) {
 		for _, key := range []string{s.ID, s.Reference} {
@@ -514,7 +524,8 @@ func TestCheckoutSession(t *testing.T) {
 }
 
 func TestIDsNeverChangeTheRESTPath(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	for _, id := range []string{"../payment-links/pl_x", "a?b", "pay_prod_x/../../payment-links/pl_1", "pay_%2e%2e", "pay_x#frag", "pay_ x", "", ".."} {
 		for _, q := range []string{
@@ -534,7 +545,8 @@ func TestIDsNeverChangeTheRESTPath(t *testing.T) {
 }
 
 func TestMissingCredentials(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	for name, h := range map[string]map[string][]string{
 		"none":        nil,

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,6 +26,9 @@ type testGateway struct {
 	gqltest.Client
 	Sandbox *sandbox.Server
 	Biz     []sandbox.Business
+	// GW is the gateway itself, for tests and benchmarks that serve
+	// requests in memory (nil for a process).
+	GW *gateway.Gateway
 }
 
 // newTestGateway is a client of the gateway at url that fails the test
@@ -33,49 +37,82 @@ func newTestGateway(url string) *testGateway {
 	return &testGateway{Client: gqltest.Client{URL: url, Forbidden: []string{"sk_test_", "sk_prod_"}}}
 }
 
-func startGateway(t testing.TB, env map[string]string, rest http.Handler) *testGateway {
-	t.Helper()
-	return startGatewayWith(t, env, rest, slog.New(slog.DiscardHandler))
+// setup says what startGateway starts. Its zero value is the gateway at
+// the tests' defaults in front of a fresh sandbox, its logs discarded.
+type setup struct {
+	// env holds settings, and "Config.<field>" keys (configFields).
+	// REST_UNACCEPTED_CALLS_PER_SECOND and
+	// RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND are off unless env sets
+	// them: every request here comes from one address, 127.0.0.1, standing
+	// for many clients, and these tests' merchants stand for pairs the
+	// REST API accepted long ago (a REST stub that holds every call would
+	// otherwise hold the pair's first call, its probe, and nothing else).
+	// TestAnonymousAddressBudget and unaccepted_test.go test those bounds.
+	env map[string]string
+	// getenv, when set, is what LoadConfig reads instead of env, without
+	// the tests' defaults (the benchmarks measure the binary's own).
+	getenv func(string) string
+	rest   http.Handler      // the REST API, on loopback; nil: a fresh sandbox
+	restRT http.RoundTripper // instead of rest: the REST API with no network
+	logger *slog.Logger      // the gateway's logger
+	logs   io.Writer         // instead of logger: the binary's logger, writing here
+	opts   []gateway.Option  // a last say on the configuration (tracing, clock)
+	// process runs the whole process as `go run .` does (embedded sandbox,
+	// demo data, PORT, Serve) on a free port, until the test ends; only
+	// env applies.
+	process bool
 }
 
-// startGatewayWith is startGateway with the gateway's logger and a last
-// say on its configuration (for settings that run makes, such as tracing).
-func startGatewayWith(t testing.TB, env map[string]string, rest http.Handler, logger *slog.Logger, opts ...gateway.Option) *testGateway {
+// startGateway starts what s says and stops it when the test ends.
+func startGateway(t testing.TB, s setup) *testGateway {
 	t.Helper()
-	g := newTestGateway("")
-	if rest == nil {
-		g.Sandbox = sandbox.New(sandbox.Options{StatusParam: env["REST_STATUS_PARAM"]})
-		g.Biz = g.Sandbox.Businesses()
-		rest = g.Sandbox
+	if s.process {
+		return startProcess(t, s.env)
 	}
-	restSrv := httptest.NewServer(rest)
-	t.Cleanup(restSrv.Close)
-	cfg, err := gateway.LoadConfig(nil, func(k string) string {
-		if v, ok := env[k]; ok || (k != "REST_UNACCEPTED_CALLS_PER_SECOND" && k != "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND") {
-			return v
+	g := newTestGateway("")
+	getenv := s.getenv
+	if getenv == nil {
+		getenv = func(k string) string {
+			if v, ok := s.env[k]; ok || (k != "REST_UNACCEPTED_CALLS_PER_SECOND" && k != "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND") {
+				return v
+			}
+			return "0"
 		}
-		// The per-address anonymous budget is off unless a test asks
-		// too: every request here comes from one address, 127.0.0.1,
-		// standing for many clients (TestAnonymousAddressBudget tests it).
-		// Off unless a test asks: these tests' merchants stand for pairs
-		// the REST API accepted long ago (a REST stub that holds every
-		// call would otherwise hold the pair's first call, its probe,
-		// and nothing else). unaccepted_test.go tests the bounds.
-		return "0"
-	}, nil)
+	}
+	cfg, err := gateway.LoadConfig(nil, getenv, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.RESTBaseURL = restSrv.URL
-	setConfigFields(t, &cfg, env)
-	gw, err := gateway.New(cfg, append([]gateway.Option{gateway.WithLogger(logger)}, opts...)...)
+	opts := []gateway.Option{gateway.WithLogger(slog.New(slog.DiscardHandler))}
+	switch {
+	case s.logger != nil:
+		opts[0] = gateway.WithLogger(s.logger)
+	case s.logs != nil:
+		opts[0] = gateway.WithLogger(gateway.NewLogger(s.logs, cfg))
+	}
+	if s.restRT != nil {
+		cfg.RESTBaseURL = "http://rest.invalid"
+		opts = append(opts, gateway.WithRESTTransport(s.restRT))
+	} else {
+		rest := s.rest
+		if rest == nil {
+			g.Sandbox = sandbox.New(sandbox.Options{StatusParam: s.env["REST_STATUS_PARAM"]})
+			g.Biz = g.Sandbox.Businesses()
+			rest = g.Sandbox
+		}
+		restSrv := httptest.NewServer(rest)
+		t.Cleanup(restSrv.Close)
+		cfg.RESTBaseURL = restSrv.URL
+	}
+	setConfigFields(t, &cfg, s.env)
+	gw, err := gateway.New(cfg, append(opts, s.opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { gw.Close() })
 	srv := httptest.NewServer(gw)
 	t.Cleanup(srv.Close)
-	g.URL = srv.URL
+	g.URL, g.GW = srv.URL, gw
 	return g
 }
 
@@ -140,15 +177,9 @@ func creds(b sandbox.Business) http.Header {
 	return http.Header{"X-Api-Key": {b.APIKey}, "X-Api-Secret": {b.APISecret}}
 }
 
-// startSandboxGateway runs the whole process as `go run .` does (embedded
-// sandbox, demo data) on a free port, and stops it when the test ends.
-func startSandboxGateway(t testing.TB) string {
-	t.Helper()
-	return startSandboxGatewayEnv(t, nil)
-}
-
-// startSandboxGatewayEnv is startSandboxGateway with settings.
-func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
+// startProcess is startGateway's process: the gateway as main runs it,
+// ready (its /readyz answers 200) when it returns.
+func startProcess(t testing.TB, env map[string]string) *testGateway {
 	t.Helper()
 	port := testenv.FreeLoopbackPort(t)
 	cfg, err := gateway.LoadConfig(nil, func(k string) string {
@@ -170,19 +201,25 @@ func startSandboxGatewayEnv(t testing.TB, env map[string]string) string {
 		}
 	})
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(10 * time.Second)
+	ready := time.NewTicker(20 * time.Millisecond)
+	defer ready.Stop()
+	deadline := time.After(10 * time.Second)
 	for {
 		resp, err := http.Get(url + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return url
+				return newTestGateway(url)
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case err := <-exited:
+			exited <- err // for the cleanup
+			t.Fatalf("the gateway exited before it was ready: %v", err)
+		case <-deadline:
 			t.Fatalf("gateway did not become ready: %v", err)
+		case <-ready.C:
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -16,11 +16,11 @@ import (
 // budget, as a POST of it does, while an accepted merchant's operations
 // on a socket of their own are charged to its own budget only.
 func TestInventedPairOnWebSocketIsAnonymous(t *testing.T) {
-	g := startGateway(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"REST_UNACCEPTED_CALLS_PER_SECOND": "20",
 		"RATE_LIMIT_ANONYMOUS_PER_SECOND":  "1", "Config.RateLimitAnonymousBurst": "4",
 		"REFUSAL_DELAY_MAX": "0",
-	}, nil)
+	}})
 	biz := g.Biz[0]
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{biz.APISecret}}
 	c.Post(t, gqltest.Headers(biz.APIKey, biz.APISecret), `{ payments(first: 1) { nodes { id } } }`, nil).WantNoErrors(t) // accepts the pair

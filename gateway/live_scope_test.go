@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -114,7 +115,7 @@ func TestWebSocketFreshLoadersPerOperation(t *testing.T) {
 		}
 		sb.ServeHTTP(w, r)
 	})
-	g := startGateway(t, unlimited(map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "0"}), rest)
+	g := startGateway(t, setup{env: unlimited(map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "0"}), rest: rest})
 	b := sb.Businesses()[0]
 	id := pendingPayment(t, sb, b, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -158,9 +159,9 @@ func TestWebSocketFreshLoadersPerOperation(t *testing.T) {
 // (the only way a browser has) are charged per operation: with a burst of
 // 5 requests, an operation past it is RATE_LIMITED and makes no REST call.
 func TestWebSocketOperationsRateLimited(t *testing.T) {
-	g := startGateway(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "5",
-	}, nil)
+	}})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -194,7 +195,7 @@ func TestWebSocketOperationsRateLimited(t *testing.T) {
 // TestWebSocketAnonymousRefused: a connection_init without credentials
 // closes the connection, 4403.
 func TestWebSocketAnonymousRefused(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	g := startGateway(t, setup{})
 	for _, tc := range []struct {
 		name    string
 		payload map[string]any
@@ -216,7 +217,7 @@ func TestWebSocketAnonymousRefused(t *testing.T) {
 // TestWebSocketLegacySubprotocolRefused: only graphql-transport-ws is
 // served; graphql-ws (or none) is refused before the upgrade.
 func TestWebSocketLegacySubprotocolRefused(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	g := startGateway(t, setup{})
 	for _, tc := range []struct {
 		name  string
 		proto []string
@@ -243,7 +244,7 @@ func TestWebSocketLegacySubprotocolRefused(t *testing.T) {
 // TestLiveConnectionCap: past the live connections cap (Config.LiveMaxConnections) an upgrade is refused
 // with 503 before it happens; a POST is still served.
 func TestLiveConnectionCap(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxConnections": "2"}), nil)
+	g := startGateway(t, setup{env: unlimited(map[string]string{"Config.LiveMaxConnections": "2"})})
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -281,7 +282,7 @@ func TestLiveConnectionCap(t *testing.T) {
 // TestHTTPConnectionsGauge: the listener's connections and their cap
 // (HTTP_MAX_CONNECTIONS) are on /metrics, read from the listener itself.
 func TestHTTPConnectionsGauge(t *testing.T) {
-	url := startSandboxGatewayEnv(t, map[string]string{"HTTP_MAX_CONNECTIONS": "50"})
+	url := startGateway(t, setup{env: map[string]string{"HTTP_MAX_CONNECTIONS": "50"}, process: true}).URL
 	g := newTestGateway(url)
 	series, _ := scrape(t, g)
 	if got := series[`paygraph_connections_limit{kind="http"}`]; got != 50 {
@@ -296,7 +297,7 @@ func TestHTTPConnectionsGauge(t *testing.T) {
 // TestWebSocketMaxOperations: past Config.LiveMaxOperations in flight, an
 // operation is refused (RATE_LIMITED) without running.
 func TestWebSocketMaxOperations(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxOperations": "2"}), nil)
+	g := startGateway(t, setup{env: unlimited(map[string]string{"Config.LiveMaxOperations": "2"})})
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -318,17 +319,12 @@ func TestWebSocketMaxOperations(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Once s1 ended, an operation runs again (its end is asynchronous:
-	// retried for a while).
-	for i := 0; ; i++ {
-		r := wsOp(t, ctx, c, "q"+string(rune('a'+i)), `{ __typename }`, nil)
-		if r.code() == "" {
-			break
-		}
-		if i == 50 {
-			t.Fatalf("after one completed: %+v", r)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// retried until it does).
+	ops := 0
+	waitFor(t, func() bool {
+		ops++
+		return wsOp(t, ctx, c, "q"+strconv.Itoa(ops), `{ __typename }`, nil).code() == ""
+	})
 }
 
 // TestWebSocketTokenExpiry: a session token's next operation after its
@@ -387,7 +383,7 @@ func TestWebSocketTokenExpiry(t *testing.T) {
 func TestWebSocketOperationAccessLog(t *testing.T) {
 	logs := new(testenv.LockedBuffer)
 	logger := gateway.NewLogger(logs, gateway.Config{LogFormat: "json"})
-	g := startGatewayWith(t, unlimited(nil), nil, logger)
+	g := startGateway(t, setup{env: unlimited(nil), logger: logger})
 	b := g.Biz[0]
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -401,10 +397,8 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 	}
 	c.Close(websocket.StatusNormalClosure, "")
 	// The lines are written when each operation's context ends, just
-	// after its complete: waited for, briefly.
-	for i := 0; i < 100 && strings.Count(logs.String(), `"msg":"operation"`) < 3; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	// after its complete: waited for.
+	waitFor(t, func() bool { return strings.Count(logs.String(), `"msg":"operation"`) >= 3 })
 	var lines int
 	for _, l := range strings.Split(logs.String(), "\n") {
 		if !strings.Contains(l, `"msg":"operation"`) {
@@ -426,7 +420,7 @@ func TestWebSocketOperationAccessLog(t *testing.T) {
 // TestLiveMaxLifetime: a WebSocket connection is closed at
 // Config.LiveMaxLifetime, even while it is in use.
 func TestLiveMaxLifetime(t *testing.T) {
-	g := startGateway(t, unlimited(map[string]string{"Config.LiveMaxLifetime": "300ms"}), nil)
+	g := startGateway(t, setup{env: unlimited(map[string]string{"Config.LiveMaxLifetime": "300ms"})})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	began := time.Now()

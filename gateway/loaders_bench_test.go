@@ -17,7 +17,7 @@ import (
 func BenchmarkJoinListWithAddresses20ms(b *testing.B) {
 	for _, conc := range []string{"64", "16"} {
 		b.Run("REST_MAX_CONCURRENCY="+conc, func(b *testing.B) {
-			g := startGateway(b, unlimited(map[string]string{"REST_MAX_CONCURRENCY": conc}), nil)
+			g := startGateway(b, setup{env: unlimited(map[string]string{"REST_MAX_CONCURRENCY": conc})})
 			g.Sandbox.SetLatency(20 * time.Millisecond)
 			h := creds(g.Biz[0])
 			const q = `{ payments(first: 50) { nodes { id customer { address } } } }`

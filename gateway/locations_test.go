@@ -14,7 +14,8 @@ import (
 // the query that failed, including the per-id errors of nodes(ids), which
 // the resolver adds itself rather than gqlgen.
 func TestFieldErrorsHaveLocations(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	for _, tc := range []struct {
 		name, query string

@@ -30,7 +30,7 @@ func TestMerchantIdentityIsKeyed(t *testing.T) {
 		rest := &countingREST{handle: func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) }}
 		var logs testenv.LockedBuffer
 		env := map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "1", "Config.BreakerCooldown": "1h", "MERCHANT_ID_KEY": key}
-		g := startGatewayWith(t, env, rest, slog.New(slog.NewJSONHandler(&logs, nil)))
+		g := startGateway(t, setup{env: env, rest: rest, logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 		g.Post(t, creds(pair), `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil).WantCode(t, "UPSTREAM_ERROR")
 		for _, line := range strings.Split(logs.String(), "\n") {
 			if !strings.Contains(line, `"scope":"merchant"`) {

@@ -24,7 +24,7 @@ func TestSubscriptionNodeClient(t *testing.T) {
 		}
 		t.Skip("node or the graphql-sse client is missing: run scripts/install-nodeclient.sh")
 	}
-	g := startGateway(t, fastPolls(nil), nil)
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second) // a hang guard

@@ -12,6 +12,7 @@ import (
 // restclient writes them and session tokens as sessiontoken does, and
 // names REST calls by restclient's routes.
 func TestObserveOptionsCarryTheOwnersShapes(t *testing.T) {
+	t.Parallel()
 	const (
 		key    = "ak_test_Q3kz9LmN0pXy7Tu2Vw4Rs8Ab"
 		secret = "sk_prod_R0d7Hj2Kp9Lm4Nq8St1Vx6Zb3Cf"

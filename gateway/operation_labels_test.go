@@ -16,9 +16,10 @@ import (
 // place in the operation label set, so a real operation served afterwards
 // still gets a label of its own. The set's cap holds for accepted callers.
 func TestOperationMetricLabelsSurviveJunk(t *testing.T) {
+	t.Parallel()
 	// The anonymous budget off: the junk must reach the labels to show
 	// that it takes none (TestAnonymousBudget tests that budget).
-	g := startGateway(t, map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"RATE_LIMIT_ANONYMOUS_PER_SECOND": "0"}})
 	biz := g.Biz[0]
 	pay := g.Sandbox.Payments(biz.APIKey)[0].ID
 	callers := []struct {

@@ -23,6 +23,7 @@ import (
 // (through the logger the binary uses), /metrics, or the X-Request-Id the
 // gateway answers with; the requests are logged and served all the same.
 func TestOwnCredentialsNeverLoggedOrLabelled(t *testing.T) {
+	t.Parallel()
 	// Plain GraphQL names, so that a label or an access line could hold
 	// them; the REST API below takes them for the first demo merchant's.
 	const (
@@ -41,7 +42,7 @@ func TestOwnCredentialsNeverLoggedOrLabelled(t *testing.T) {
 	})
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
-	g := startGatewayWith(t, nil, rest, logger)
+	g := startGateway(t, setup{rest: rest, logger: logger})
 	odd := http.Header{"X-Api-Key": {oddKey}, "X-Api-Secret": {oddSecret}}
 	with := func(h http.Header, kv ...string) http.Header {
 		h = h.Clone()

@@ -14,10 +14,10 @@ import (
 // (the sandbox counts them), with a retryAfter that is the real wait and
 // the RateLimit headers; another merchant is unaffected.
 func TestRateLimitRESTCalls(t *testing.T) {
-	g := startGateway(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "5", "MAX_COMPLEXITY": "5",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0",
-	}, nil)
+	}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret, g.Biz[1].APISecret}}
 	a, b := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret), gqltest.Headers(g.Biz[1].APIKey, g.Biz[1].APISecret)
 	// 1 list page + 4 payment details (the list omits the address): 5 REST calls.
@@ -83,10 +83,10 @@ func TestRateLimitRESTCalls(t *testing.T) {
 // whatever the request (introspection included); a request without
 // credentials is not charged (it can make no REST call).
 func TestRateLimitRequests(t *testing.T) {
-	g := startGateway(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "2",
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
-	}, nil)
+	}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 	a := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
 	q := `{ payment(id: "` + g.Sandbox.Payments(g.Biz[0].APIKey)[0].ID + `") { id } }`

@@ -23,10 +23,10 @@ import (
 // extensions.retryAfter and no REST call, over GET, SSE, a @defer stream
 // and a WebSocket operation alike.
 func TestRateLimitEveryTransport(t *testing.T) {
-	g := startGateway(t, map[string]string{
+	g := startGateway(t, setup{env: map[string]string{
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "5", "MAX_COMPLEXITY": "5",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0",
-	}, nil)
+	}})
 	biz := g.Biz[0]
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{biz.APISecret}}
 	a := gqltest.Headers(biz.APIKey, biz.APISecret)

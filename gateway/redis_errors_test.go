@@ -18,7 +18,7 @@ func TestRedisErrorsCounted(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	g := startGateway(t, map[string]string{"REDIS_URL": "redis://" + addr, "REST_UNACCEPTED_CALLS_PER_SECOND": "10"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"REDIS_URL": "redis://" + addr, "REST_UNACCEPTED_CALLS_PER_SECOND": "10"}})
 	biz := g.Biz[0]
 	h := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {biz.APISecret}}
 	g.Post(t, h, `{ payments(first: 1) { nodes { id } } }`, nil)

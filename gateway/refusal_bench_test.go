@@ -19,8 +19,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"paygraph/gateway"
 )
 
 // refusingREST answers every call 401, as the REST API does an invented pair.
@@ -36,20 +34,12 @@ func (refusingREST) RoundTrip(r *http.Request) (*http.Response, error) {
 // REST API that answers every call 401; env overrides the defaults. The
 // last answer must contain want.
 func benchFreshPairs(b *testing.B, query string, env map[string]string, want string) {
-	cfg, err := gateway.LoadConfig(nil, func(k string) string {
+	gw := startGateway(b, setup{getenv: func(k string) string {
 		if k == "REFUSAL_DELAY_MAX" {
 			return "0s"
 		}
 		return env[k]
-	}, nil)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.RESTBaseURL = "http://rest.invalid"
-	gw, err := gateway.New(cfg, gateway.WithRESTTransport(refusingREST{}), gateway.WithLogger(gateway.NewLogger(io.Discard, cfg)))
-	if err != nil {
-		b.Fatal(err)
-	}
+	}, restRT: refusingREST{}, logs: io.Discard}).GW
 	f := &benchFixture{}
 	br := f.request(query, nil)
 	b.ReportAllocs()

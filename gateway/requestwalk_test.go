@@ -183,6 +183,7 @@ func parentOf(s reflect.Value, ctxType reflect.Type) reflect.Value {
 // single payment, every setting at its default) and holds it to the
 // figures of docs/design.md.
 func TestRequestWalk(t *testing.T) {
+	t.Parallel()
 	f := newBenchFixture(t)
 	gw := benchStubGateway(t, f.stub)
 	// A directive sends the query to gqlgen's executor, whose resolvers

@@ -184,8 +184,9 @@ func TestRESTPoolsBounded(t *testing.T) {
 	// Concurrent calls: one pair's 4 connections, idle, make room for
 	// another pair's 2 (a dial past the bound closes the least recently
 	// used pools' idle connections).
+	together := NewOverlap(1)
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		time.Sleep(20 * time.Millisecond)
+		together.Hold()
 		sb.ServeHTTP(w, r)
 	}))
 	t.Cleanup(slow.Close)
@@ -198,6 +199,7 @@ func TestRESTPoolsBounded(t *testing.T) {
 	}
 	for _, pair := range []struct{ i, calls int }{{100, 4}, {101, 2}} {
 		var wg sync.WaitGroup
+		together.SetN(pair.calls) // the pair's calls are in flight at once
 		for range pair.calls {
 			wg.Go(func() { _, _ = rc.GetPayment(ctxOf(pair.i), id) })
 		}

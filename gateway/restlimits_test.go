@@ -149,7 +149,7 @@ func TestRESTLimitsCoverLists(t *testing.T) {
 			// Calls overlap unless the limiter stops them: each one takes
 			// a little while (the assertion is on counts, not on time).
 			rest.gate = func(string) { time.Sleep(5 * time.Millisecond) }
-			g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "2", "REST_MAX_INFLIGHT": "2"}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_MAX_CONCURRENCY": "2", "REST_MAX_INFLIGHT": "2"}, rest: rest})
 			r := g.Post(t, creds(merchantA), tc.query, nil)
 			r.WantNoErrors(t)
 			calls, peak, _, _ := rest.counts("")
@@ -177,8 +177,8 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 			<-releaseA
 		}
 	}
-	g := startGateway(t, map[string]string{"REST_MAX_INFLIGHT": "4",
-		"Config.RESTMaxInFlightPerMerchant": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_INFLIGHT": "4",
+		"Config.RESTMaxInFlightPerMerchant": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16"}, rest: rest})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(releaseA) }) }
 	t.Cleanup(unblock) // before the servers close
@@ -262,7 +262,7 @@ func TestRESTLimitNoGoroutineBeforeSlot(t *testing.T) {
 	rest := newPeakREST()
 	release := make(chan struct{})
 	rest.gate = func(string) { <-release }
-	g := startGateway(t, map[string]string{"REST_MAX_CONCURRENCY": "2"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_CONCURRENCY": "2"}, rest: rest})
 	ids := make([]string, 100)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("pay_prod_%032x", i))

@@ -60,8 +60,13 @@ func restCall(ctx context.Context, t *testing.T, base, id string, timeout time.D
 	return restOutcome{ID: p.ID}
 }
 
+// hang is a REST API that never answers: it holds the call until the
+// client gives up and closes the connection.
+func hang(_ int64, c net.Conn) { _, _ = io.Copy(io.Discard, c) }
+
 // rawREST answers each request with answer(n), n counting requests from 1,
 // and counts them.
+
 func rawREST(t *testing.T, answer func(n int64, c net.Conn)) (string, *atomic.Int64) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -135,7 +140,7 @@ func TestRESTTransportErrors(t *testing.T) {
 		{"not JSON", answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), "REST API answered something unexpected"},
 		// REST_TIMEOUT is both the call's deadline and the response-header
 		// timeout: whichever fires first names it, with either transport.
-		{"the REST timeout", func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) }, "REST API did not answer"},
+		{"the REST timeout", hang, "REST API did not answer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -164,7 +169,7 @@ func TestRESTTransportErrors(t *testing.T) {
 	})
 	t.Run("the caller's deadline", func(t *testing.T) {
 		t.Parallel()
-		base, _ := rawREST(t, func(int64, net.Conn) { time.Sleep(400 * time.Millisecond) })
+		base, _ := rawREST(t, hang)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		if o := restCall(ctx, t, base, "pay_prod_1", 10*time.Second); o.Kind != "timeout" {

@@ -12,7 +12,8 @@ import (
 // scalars without one (Decimal, SafeInt: docs/clients.md's codegen mapping) have
 // none.
 func TestScalarsSpecifiedBy(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	resp := g.Post(t, creds(g.Biz[0]), `{
 		dateTime: __type(name: "DateTime") { specifiedByURL }
 		decimal: __type(name: "Decimal") { specifiedByURL }

@@ -70,6 +70,7 @@ func TestTokenSettings(t *testing.T) {
 // In sandbox mode (no REST_BASE_URL) tokens work at once with a random
 // key, and the banner's mint curl, as printed, gets a token that reads.
 func TestSandboxBannerMintsToken(t *testing.T) {
+	t.Parallel()
 	cfg, err := gateway.LoadConfig(nil, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)

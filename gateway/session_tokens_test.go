@@ -62,7 +62,7 @@ func startTokenRig(t *testing.T, env map[string]string) *tokenRig {
 	}
 	rig := &tokenRig{clock: &settableClock{t: time.Now()}, logs: new(testenv.LockedBuffer)}
 	logger := gateway.NewLogger(rig.logs, gateway.Config{LogFormat: "json"})
-	rig.testGateway = startGatewayWith(t, env, nil, logger, gateway.WithClock(rig.clock.Now))
+	rig.testGateway = startGateway(t, setup{env: env, logger: logger, opts: []gateway.Option{gateway.WithClock(rig.clock.Now)}})
 	var secrets []string
 	for _, b := range rig.Biz {
 		secrets = append(secrets, b.APISecret)
@@ -204,7 +204,8 @@ func TestSessionTokenMint(t *testing.T) {
 }
 
 func TestSessionTokensOff(t *testing.T) {
-	g := startGateway(t, map[string]string{}, nil) // a REST API, no TOKEN_KEYS
+	t.Parallel()
+	g := startGateway(t, setup{env: map[string]string{}}) // a REST API, no TOKEN_KEYS
 	c := &gqltest.Client{URL: g.URL}
 	r := c.Send(t, http.MethodPost, "/auth/token", creds(g.Biz[0]), []byte(`{"scope":{"kind":"all"}}`))
 	if r.Status != http.StatusNotFound || len(r.Errors) != 1 || !strings.Contains(r.Errors[0].Message, "TOKEN_KEYS is not set") {

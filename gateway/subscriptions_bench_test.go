@@ -47,7 +47,7 @@ func subscriptionsMix(b *testing.B, subs, payments int) (bytesPerSub, callsPerMi
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "20ms"
 	env["Config.Subscriptions.MaxPerMerchant"] = strconv.Itoa(subs)
-	g := startGateway(b, env, nil)
+	g := startGateway(b, setup{env: env})
 	biz := g.Biz[0]
 	var ids []string
 	for _, p := range g.Sandbox.Payments(biz.APIKey) {

@@ -16,7 +16,8 @@ import (
 const paymentSubAfter = `subscription($id: ID!, $after: String) { paymentUpdated(id: $id, lastEventId: $after) { id status } }`
 
 func TestSubscriptionResume(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -238,7 +238,8 @@ func fastPolls(env map[string]string) map[string]string {
 // TestSubscriptionOverSSE: the current state at once, a change made in
 // the sandbox, and completion at a terminal state.
 func TestSubscriptionOverSSE(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -264,7 +265,8 @@ func TestSubscriptionOverSSE(t *testing.T) {
 // second subscription on the connection that completes at REFUNDED after
 // SUCCEEDED.
 func TestSubscriptionOverWebSocket(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -298,7 +300,8 @@ func TestSubscriptionOverWebSocket(t *testing.T) {
 // TestSubscriptionRefusals: what is refused at subscribe time, before any
 // REST call, with the contract's codes.
 func TestSubscriptionRefusals(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {
 		name     string
@@ -328,10 +331,11 @@ func TestSubscriptionRefusals(t *testing.T) {
 // REST call. The interval is an hour, so that exactly one poll (the first,
 // made at once) falls in the test: the count is exact, not a rate.
 func TestSubscriptionSharedPoll(t *testing.T) {
+	t.Parallel()
 	env := unlimited(nil)
 	env["SUBSCRIPTION_POLL_INTERVAL"] = "1h"
 	env["Config.Subscriptions.MaxPerMerchant"] = "200"
-	g := startGateway(t, env, nil)
+	g := startGateway(t, setup{env: env})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	g.Sandbox.ResetCalls()
@@ -357,7 +361,8 @@ func TestSubscriptionSharedPoll(t *testing.T) {
 // id gets NOT_FOUND (the REST API's answer for its own pair), never the
 // payment.
 func TestSubscriptionMerchantsApart(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	a, b := g.Biz[0], g.Biz[1]
 	idA, idB := pendingPayment(t, g.Sandbox, a, 0), pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -399,7 +404,8 @@ func TestSubscriptionMerchantsApart(t *testing.T) {
 // subscriptions and pollers (the gauges say 0), and the package's goleak
 // TestMain finds no goroutine left.
 func TestSubscriptionDisconnectFreesAll(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	sse := sseSubscribe(t, ctx, g.URL, creds(b), paymentSub, map[string]any{"id": pendingPayment(t, g.Sandbox, b, 0)})
@@ -417,14 +423,10 @@ func TestSubscriptionDisconnectFreesAll(t *testing.T) {
 	}
 	cancel()
 	w.c.CloseNow()
-	for range 2000 { // a hang guard: the gauges reach 0 once the server sees the disconnects
-		if metric(t, g.URL, "paygraph_subscriptions_active") == "0" && metric(t, g.URL, "paygraph_subscription_pollers_active") == "0" {
-			return
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	t.Errorf("after the disconnects: %s subscriptions, %s pollers, want 0",
-		metric(t, g.URL, "paygraph_subscriptions_active"), metric(t, g.URL, "paygraph_subscription_pollers_active"))
+	// The gauges reach 0 once the server sees the disconnects.
+	waitFor(t, func() bool {
+		return metric(t, g.URL, "paygraph_subscriptions_active") == "0" && metric(t, g.URL, "paygraph_subscription_pollers_active") == "0"
+	})
 }
 
 // metric reads one unlabelled series from /metrics.
@@ -448,7 +450,8 @@ func metric(t *testing.T, url, name string) string {
 // the same readers as headers: a session token that does not verify
 // closes the connection before any subscription or REST call.
 func TestSubscriptionWebSocketInitRefused(t *testing.T) {
-	g := startGateway(t, fastPolls(nil), nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: fastPolls(nil)})
 	b := g.Biz[0]
 	for _, tc := range []struct {
 		name    string
@@ -483,7 +486,7 @@ func TestSubscriptionWebSocketInitRefused(t *testing.T) {
 func TestSubscriptionLifetimeCompletes(t *testing.T) {
 	env := fastPolls(nil)
 	env["Config.Subscriptions.MaxLifetime"] = "200ms"
-	g := startGateway(t, env, nil)
+	g := startGateway(t, setup{env: env})
 	b := g.Biz[0]
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

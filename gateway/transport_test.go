@@ -11,23 +11,21 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"paygraph/gateway"
 	"paygraph/internal/gqltest"
+	"paygraph/internal/testenv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"paygraph/gqlhttp"
-	"paygraph/graph"
-	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
 func TestQueryLimits(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	b := g.Biz[0]
 	id := g.Sandbox.Payments(b.APIKey)[0].ID
 	var bomb strings.Builder
@@ -53,7 +51,7 @@ func TestQueryLimits(t *testing.T) {
 		{"query too long", `{ payments(first: 1) { nodes { id } } }` + strings.Repeat(" ", 2000), "QUERY_TOO_LARGE", map[string]string{"Config.MaxQueryLength": "1024"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := startGateway(t, tc.env, nil)
+			g := startGateway(t, setup{env: tc.env})
 			g.Sandbox.ResetCalls()
 			r := g.Post(t, creds(b), tc.query, nil)
 			if len(r.Errors) == 0 {
@@ -80,7 +78,8 @@ func TestQueryLimits(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
-	g := startGateway(t, map[string]string{"MAX_BODY_BYTES": "4096"}, nil)
+	t.Parallel()
+	g := startGateway(t, setup{env: map[string]string{"MAX_BODY_BYTES": "4096"}})
 	body, _ := json.Marshal(map[string]any{"query": "{ __typename }", "variables": map[string]string{"pad": strings.Repeat("x", 10000)}})
 	r := g.Send(t, http.MethodPost, "/graphql", creds(g.Biz[0]), body)
 	if r.Status != http.StatusRequestEntityTooLarge {
@@ -103,6 +102,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
+	t.Parallel()
 	shop := "https://shop.example.com"
 	for _, tc := range []struct {
 		name, configured, origin string
@@ -113,7 +113,7 @@ func TestCORS(t *testing.T) {
 		{"other origin", shop, "https://evil.example.net", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := startGateway(t, map[string]string{"CORS_ALLOWED_ORIGINS": tc.configured}, nil)
+			g := startGateway(t, setup{env: map[string]string{"CORS_ALLOWED_ORIGINS": tc.configured}})
 			pre, _ := http.NewRequest(http.MethodOptions, g.URL+"/graphql", nil)
 			pre.Header.Set("Origin", tc.origin)
 			pre.Header.Set("Access-Control-Request-Method", "POST")
@@ -153,7 +153,8 @@ func TestCORS(t *testing.T) {
 }
 
 func TestAPQ(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	query := `{ payments(first: 2) { nodes { id } } }`
 	sum := sha256.Sum256([]byte(query))
@@ -189,7 +190,8 @@ func TestAPQ(t *testing.T) {
 }
 
 func TestGET(t *testing.T) {
-	g := startGateway(t, nil, nil)
+	t.Parallel()
+	g := startGateway(t, setup{})
 	h := creds(g.Biz[0])
 	q := url.Values{"query": {`query($n: Int) { payments(first: $n) { nodes { id } } }`}, "variables": {`{"n": 2}`}}
 	r := g.Send(t, http.MethodGet, "/graphql?"+q.Encode(), h, nil)
@@ -205,33 +207,15 @@ func TestGET(t *testing.T) {
 	}
 }
 
-// panicking stands in for a bug: every REST method panics.
+// panicking stands in for a bug: every REST call panics.
 type panicking struct{}
 
-func (panicking) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
-	panic("bug in list")
-}
-func (panicking) GetPayment(context.Context, string) (*restclient.Payment, error) {
-	panic("bug in get")
-}
-func (panicking) GetPaymentLink(context.Context, string) (*restclient.PaymentLink, error) {
-	panic("bug")
-}
-func (panicking) GetCheckoutSession(context.Context, string) (*restclient.CheckoutSession, error) {
-	panic("bug")
-}
-
-func newTestGatewayWithREST(t *testing.T, logs io.Writer, rest graph.REST) *testGateway {
-	gql := graph.NewServer(graph.ServerConfig{Logger: slog.New(slog.NewJSONHandler(logs, nil))})
-	gqlhttp.AddTransports(gql, 0)
-	srv := httptest.NewServer(gqlhttp.Credentials(graph.LoadersMiddleware(rest, nil)(gql)))
-	t.Cleanup(srv.Close)
-	return newTestGateway(srv.URL)
-}
+func (panicking) RoundTrip(*http.Request) (*http.Response, error) { panic("bug in a REST call") }
 
 func TestPanicIsInternalError(t *testing.T) {
-	var logs bytes.Buffer
-	gw := newTestGatewayWithREST(t, &logs, panicking{})
+	t.Parallel()
+	var logs testenv.LockedBuffer
+	gw := startGateway(t, setup{restRT: panicking{}, logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 	r := gw.Post(t, anyCreds, `{ payments(first: 1) { nodes { id } } payment(id: "pay_prod_1") { id }
 		nodes(ids: ["pay_prod_2", "pay_prod_3", "pl_4"]) { id } }`, nil)
 	if len(r.Errors) != 5 {
@@ -322,7 +306,7 @@ func TestGraphiQLPrefillOnlyInSandboxMode(t *testing.T) {
 	}
 	t.Run("sandbox mode: pre-filled", func(t *testing.T) {
 		demo := sandbox.New(sandbox.Options{}).Businesses()[0]
-		p := page(t, startSandboxGateway(t))
+		p := page(t, startGateway(t, setup{process: true}).URL)
 		for _, want := range []string{demo.APIKey, demo.APISecret, "payments(first: 5)"} {
 			if !strings.Contains(p, want) {
 				t.Errorf("the page lacks %q:\n%s", want, p)
@@ -330,7 +314,7 @@ func TestGraphiQLPrefillOnlyInSandboxMode(t *testing.T) {
 		}
 	})
 	t.Run("real backend: not pre-filled", func(t *testing.T) {
-		p := page(t, startGateway(t, nil, nil).URL) // a configured REST_BASE_URL
+		p := page(t, startGateway(t, setup{}).URL) // a configured REST_BASE_URL
 		for _, unwanted := range []string{"ak_test_", "sk_test_", "payments("} {
 			if strings.Contains(p, unwanted) {
 				t.Errorf("the page holds %q:\n%s", unwanted, p)

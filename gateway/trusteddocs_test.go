@@ -101,6 +101,7 @@ func (r trustedRequest) send(t *testing.T, c gqltest.Client, h http.Header, get 
 // way (hash, documentId, text, APQ registration, introspection) over POST
 // and GET, in each mode; a refusal makes no REST call.
 func TestTrustedDocumentsModes(t *testing.T) {
+	t.Parallel()
 	requests := []trustedRequest{
 		{name: "listed by APQ hash", hash: sha(listedBody)},
 		{name: "listed by documentId", documentID: listedID},
@@ -132,7 +133,7 @@ func TestTrustedDocumentsModes(t *testing.T) {
 			writeManifest(t, path, map[string]string{listedID: listedBody, otherID: otherBody})
 			mode.env["TRUSTED_DOCUMENTS"] = path
 			logs := new(testenv.LockedBuffer)
-			g := startGatewayWith(t, mode.env, nil, slog.New(slog.NewJSONHandler(logs, nil)))
+			g := startGateway(t, setup{env: mode.env, logger: slog.New(slog.NewJSONHandler(logs, nil))})
 			c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 			h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
 			for _, get := range []bool{false, true} {
@@ -183,10 +184,11 @@ func TestTrustedDocumentsModes(t *testing.T) {
 // subscription by its documentId, as POST does, under enforce; an unlisted
 // subscription's text is refused before any REST call.
 func TestTrustedDocumentsOverSSE(t *testing.T) {
+	t.Parallel()
 	const watch = "subscription Watch($id: ID!) { paymentUpdated(id: $id) { id status } }"
 	path := filepath.Join(t.TempDir(), "manifest.json")
 	writeManifest(t, path, map[string]string{"watch-payment": watch, listedID: listedBody})
-	g := startGateway(t, fastPolls(map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}), nil)
+	g := startGateway(t, setup{env: fastPolls(map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"})})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -311,6 +313,7 @@ func TestTrustedDocumentsReload(t *testing.T) {
 // TestPrintManifest: `paygraph -manifest` output, loaded as
 // TRUSTED_DOCUMENTS in enforce mode, serves its operation by id.
 func TestPrintManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "ops.graphql")
 	if err := os.WriteFile(src, []byte("query Page { payments(first: 2) { nodes { ...F } } }\nfragment F on Payment { id status }\n"), 0o600); err != nil {
@@ -328,7 +331,7 @@ func TestPrintManifest(t *testing.T) {
 	if err := os.WriteFile(path, []byte(out.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	g := startGateway(t, map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}, nil)
+	g := startGateway(t, setup{env: map[string]string{"TRUSTED_DOCUMENTS": path, "TRUSTED_DOCUMENTS_MODE": "enforce"}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}
 	h := gqltest.Headers(g.Biz[0].APIKey, g.Biz[0].APISecret)
 	var d struct {

@@ -17,7 +17,7 @@ import (
 func TestUnacceptedPairs(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	rest := &countingREST{handle: sb.ServeHTTP}
-	g := startGateway(t, map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "20"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_UNACCEPTED_CALLS_PER_SECOND": "20"}, rest: rest})
 	ids := make([]string, 100)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%q", fmt.Sprintf("pay_prod_%032x", i))

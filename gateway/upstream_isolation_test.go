@@ -39,7 +39,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(strings.Replace(paymentJSON("1.00", "2026-11-21T09:30:00.000Z"), good, id, 1)))
 	}}
-	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0"}, rest) // default BREAKER_FAILURES 5
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_RETRIES": "0"}, rest: rest}) // default BREAKER_FAILURES 5
 	a := creds(sandbox.Business{APIKey: keyA, APISecret: "sk_test_secretA"})
 	b := creds(sandbox.Business{APIKey: keyB, APISecret: "sk_test_secretB"})
 	single := `{ payment(id: "` + good + `") { id } }`
@@ -81,6 +81,7 @@ func TestUpstreamBreakerIsolation(t *testing.T) {
 // over its configured cap is UPSTREAM_ERROR naming the cap; at the cap it
 // is served.
 func TestUpstreamBodyCaps(t *testing.T) {
+	t.Parallel()
 	const id = "pay_prod_0123456789abcdef0123456789abcdef"
 	record := paymentJSON("1.00", "2026-11-21T09:30:00.000Z")
 	page := `{"data":[` + strings.Replace(record, `"address":"Dhaka",`, "", 1) + `],"has_more":false,"next_cursor":null}`
@@ -97,7 +98,7 @@ func TestUpstreamBodyCaps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := tc.body + strings.Repeat(" ", tc.limit+tc.pad-len(tc.body))
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte(body)) }}
-			g := startGateway(t, map[string]string{"REST_MAX_BODY_BYTES": "2048", "Config.RESTMaxPage": "4096"}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_MAX_BODY_BYTES": "2048", "Config.RESTMaxPage": "4096"}, rest: rest})
 			r := g.Post(t, anyCreds, tc.query, nil)
 			if tc.want == "" {
 				r.WantNoErrors(t)
@@ -114,6 +115,7 @@ func TestUpstreamBodyCaps(t *testing.T) {
 // TestRESTBodyCapSettings: the two caps' defaults are restclient's, and
 // values outside 1 KiB..256 MiB are refused at start.
 func TestRESTBodyCapSettings(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name       string
 		env        map[string]string

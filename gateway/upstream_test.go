@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"paygraph/gateway"
 	"paygraph/sandbox"
 )
 
@@ -76,7 +77,7 @@ func TestErrorCodes(t *testing.T) {
 				w.WriteHeader(tc.status)
 				_, _ = w.Write([]byte(tc.body))
 			}}
-			g := startGateway(t, map[string]string{"REST_TIMEOUT": "300ms"}, rest)
+			g := startGateway(t, setup{env: map[string]string{"REST_TIMEOUT": "300ms"}, rest: rest})
 			start := time.Now()
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
 			if elapsed := time.Since(start); elapsed > 5*time.Second {
@@ -108,6 +109,7 @@ func TestErrorCodes(t *testing.T) {
 }
 
 func TestMoneyAndTimeExactness(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		amount, created string
 		wantAmount      string
@@ -130,7 +132,7 @@ func TestMoneyAndTimeExactness(t *testing.T) {
 			rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(paymentJSON(tc.amount, tc.created)))
 			}}
-			g := startGateway(t, nil, rest)
+			g := startGateway(t, setup{rest: rest})
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { amount { amount paisa } createdAt } }`, nil)
 			r.WantNoErrors(t)
 			want := fmt.Sprintf(`{"payment":{"amount":{"amount":%q,"paisa":%d},"createdAt":%q}}`, tc.wantAmount, tc.wantPaisa, tc.wantCreated)
@@ -146,21 +148,31 @@ func TestMoneyAndTimeExactness(t *testing.T) {
 // that every call carries the pair of the caller whose id it asks for.
 func TestCredentialsNeverCrossCallers(t *testing.T) {
 	var crossed atomic.Int64
+	// The callers' calls are in flight two at a time at least (one when
+	// a single caller is left).
+	together := gateway.NewOverlap(2)
+	var callers atomic.Int64
+	callers.Store(20)
 	rest := &countingREST{handle: func(w http.ResponseWriter, r *http.Request) {
 		id := r.URL.Path[strings.LastIndex(r.URL.Path, "/")+1:]
 		caller := strings.TrimPrefix(id, "pay_prod_")
 		if r.Header.Get("x-api-key") != "ak_test_"+caller || r.Header.Get("x-api-secret") != "sk_test_"+caller {
 			crossed.Add(1)
 		}
-		time.Sleep(time.Millisecond)
+		together.Hold()
 		_, _ = fmt.Fprint(w, strings.Replace(paymentJSON("1.00", "2026-11-21T09:30:00.000Z"), "pay_prod_0123456789abcdef0123456789abcdef", id, 1))
 	}}
-	g := startGateway(t, nil, rest)
+	g := startGateway(t, setup{rest: rest})
 	var wg sync.WaitGroup
 	for i := range 20 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				if left := callers.Add(-1); left < 2 {
+					together.SetN(int(left))
+				}
+			}()
 			caller := fmt.Sprintf("c%02d", i)
 			h := creds(sandbox.Business{APIKey: "ak_test_" + caller, APISecret: "sk_test_" + caller})
 			for range 10 {
@@ -197,7 +209,7 @@ func TestTransientFaultIsRetried(t *testing.T) {
 				}
 				_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 			}}
-			g := startGateway(t, nil, rest)
+			g := startGateway(t, setup{rest: rest})
 			r := g.Post(t, anyCreds, `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`, nil)
 			if ok := len(r.Errors) == 0; ok != tc.wantOK || rest.calls.Load() != tc.wantCalls {
 				t.Errorf("first answer %d: errors %+v, %d calls", tc.first, r.Errors, rest.calls.Load())
@@ -218,7 +230,7 @@ func TestBreakerThroughTheGateway(t *testing.T) {
 		}
 		_, _ = w.Write([]byte(paymentJSON("1.00", "2026-11-21T09:30:00.000Z")))
 	}}
-	g := startGateway(t, map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "150ms"}, rest)
+	g := startGateway(t, setup{env: map[string]string{"REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "3", "Config.BreakerCooldown": "150ms"}, rest: rest})
 	q := `{ payment(id: "pay_prod_0123456789abcdef0123456789abcdef") { id } }`
 	for range 3 {
 		g.Post(t, anyCreds, q, nil).WantCode(t, "UPSTREAM_ERROR")
@@ -228,7 +240,7 @@ func TestBreakerThroughTheGateway(t *testing.T) {
 		t.Fatalf("open breaker: %q, %d new calls", e.Message, rest.calls.Load()-before)
 	}
 	down.Store(false)
-	time.Sleep(200 * time.Millisecond)
-	g.Post(t, anyCreds, q, nil).WantNoErrors(t)
+	// Past the cooldown the breaker lets a probe through, which closes it.
+	waitFor(t, func() bool { return len(g.Post(t, anyCreds, q, nil).Errors) == 0 })
 	g.Post(t, anyCreds, q, nil).WantNoErrors(t)
 }

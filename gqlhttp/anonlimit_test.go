@@ -9,6 +9,7 @@ import (
 	"paygraph/graph/errcode"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"paygraph/ratelimit"
@@ -247,19 +248,21 @@ func TestAnonymousAddressRateLimit(t *testing.T) {
 		}
 	})
 	t.Run("a per-address refusal is held by the refusal delay", func(t *testing.T) {
-		d := NewRefusalDelay(50*time.Millisecond, 10, nil)
-		defer d.Close()
-		var served int
-		var refused []string
-		h := chain(newLimiter(t, 1, 1), nil, nil, d, &served, &refused)
-		send(h, "192.0.2.1:1000", "")
-		start := time.Now()
-		if rec := send(h, "192.0.2.1:1000", ""); rec.Code != http.StatusTooManyRequests {
-			t.Fatalf("status %d, want 429", rec.Code)
-		}
-		if held := time.Since(start); held < 40*time.Millisecond {
-			t.Fatalf("refusal answered after %v, want held about 50 ms", held)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			d := NewRefusalDelay(50*time.Millisecond, 10, nil)
+			defer d.Close()
+			var served int
+			var refused []string
+			h := chain(newLimiter(t, 1, 1), nil, nil, d, &served, &refused)
+			send(h, "192.0.2.1:1000", "")
+			start := time.Now()
+			if rec := send(h, "192.0.2.1:1000", ""); rec.Code != http.StatusTooManyRequests {
+				t.Fatalf("status %d, want 429", rec.Code)
+			}
+			if held := time.Since(start); held < 40*time.Millisecond {
+				t.Fatalf("refusal answered after %v, want held about 50 ms", held)
+			}
+		})
 	})
 	t.Run("TRUSTED_PROXIES' forwarded address is the key", func(t *testing.T) {
 		var served int

@@ -66,6 +66,7 @@ func (rig *bearerRig) serve(t *testing.T, cfg BearerConfig, h http.Header) *http
 }
 
 func TestBearer(t *testing.T) {
+	t.Parallel()
 	all := sessiontoken.AllReads()
 	verify := func(rig *bearerRig, err error) func(string) (sessiontoken.Claims, error) {
 		return func(tok string) (sessiontoken.Claims, error) {
@@ -140,6 +141,7 @@ func TestBearer(t *testing.T) {
 }
 
 func TestBearerConfigRequired(t *testing.T) {
+	t.Parallel()
 	defer func() {
 		if recover() == nil {
 			t.Error("Bearer without WithScope, Refuse and the header names did not panic")

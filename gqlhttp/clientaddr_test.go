@@ -7,6 +7,7 @@ import (
 )
 
 func TestClientAddr(t *testing.T) {
+	t.Parallel()
 	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
 	for _, tc := range []struct {
 		name    string

@@ -17,6 +17,7 @@ import (
 // gzhttp.HeaderNoCompression, would see it kept: no handler below Compress
 // sets it.)
 func TestCompressSkipSameAsGzhttp(t *testing.T) {
+	t.Parallel()
 	const min = 1024
 	big := strings.Repeat(`{"id":"pay_0123456789","status":"SUCCEEDED"},`, 100)
 	handlers := map[string]http.HandlerFunc{

@@ -19,6 +19,7 @@ import (
 // callers that accept no encoding, streams and a zero threshold get the
 // body as written.
 func TestCompress(t *testing.T) {
+	t.Parallel()
 	big := `{"data":{"payments":{"nodes":[` + strings.Repeat(`{"id":"pay_0123456789","status":"SUCCEEDED"},`, 99) + `{"id":"pay_x","status":"FAILED"}]}}}`
 	small := `{"data":{"payment":null}}`
 	for _, tc := range []struct {

@@ -23,6 +23,7 @@ import (
 // matches its body; compressed, with the compressed body's length or none,
 // never the identity body's. Errors and refusals too.
 func TestAnswerLengthAnnounced(t *testing.T) {
+	t.Parallel()
 	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
 	compress, err := gqlhttp.Compress(1024)
@@ -106,6 +107,7 @@ func (fieldTap) InterceptField(ctx context.Context, next graphql.Resolver) (any,
 // the edge writes of gqlgen's own answers to the same queries, with the
 // sandbox's texts ('&', '<' and names beyond ASCII among them).
 func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
+	t.Parallel()
 	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
 	fast := newEdge(rc, edgeConfig{})
@@ -151,6 +153,7 @@ func TestFastAnswersWrittenAsGqlgens(t *testing.T) {
 // every answer is byte for byte the one its caller got alone, never a
 // byte of another's.
 func TestFastAnswerBuffersKeptApart(t *testing.T) {
+	t.Parallel()
 	sb, rc := sandboxREST(t, 64)
 	srv := httptest.NewServer(newEdge(rc, edgeConfig{}))
 	defer srv.Close()

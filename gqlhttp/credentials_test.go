@@ -12,6 +12,7 @@ import (
 )
 
 func TestCredentialHeaders(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		header    http.Header
@@ -70,6 +71,7 @@ func TestCredentialHeaders(t *testing.T) {
 // read changes nothing (no second copy of the request); used alone, it
 // reads the headers itself.
 func TestCredentialsReadOnce(t *testing.T) {
+	t.Parallel()
 	req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
 	req.Header.Set("X-Api-Key", "k1")
 	req.Header.Set("X-Api-Secret", "s1")

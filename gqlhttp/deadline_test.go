@@ -48,6 +48,7 @@ func TestDeadline(t *testing.T) {
 // counted by taking slots until one would have to wait: the context it
 // waits with is already cancelled, so the first refusal ends the count.
 func TestDeadlineBoundsRESTCalls(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name            string
 		restCalls, want int

@@ -41,6 +41,7 @@ func decodeRefusal(t *testing.T, rec *httptest.ResponseRecorder) string {
 // is reported once, with the code answered; requests that pass are not
 // reported; without a hook, refusals are answered all the same.
 func TestOnRefused(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		mw     func(http.Handler) http.Handler

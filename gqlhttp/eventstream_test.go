@@ -19,6 +19,7 @@ import (
 // JSON types, by POST or by GET (its default for queries), are answered
 // as any client's, in JSON, and keep the request's deadline.
 func TestEventStreamOnlyWhenAskedAlone(t *testing.T) {
+	t.Parallel()
 	const urqlQuery = "application/graphql-response+json, application/graphql+json, application/json, text/event-stream, multipart/mixed"
 	for _, tt := range []struct {
 		name, method, accept string

@@ -73,6 +73,7 @@ const (
 // application/graphql-response+json, without a "data" entry; GET answers
 // exactly as POST (https://graphql.github.io/graphql-over-http/draft/).
 func TestExchangeFollowsGraphQLOverHTTP(t *testing.T) {
+	t.Parallel()
 	parseErr := map[string]any{"errors": []any{map[string]any{
 		"message": "Expected Name, found <EOF>", "locations": []any{map[string]any{"line": 1.0, "column": 2.0}},
 		"extensions": map[string]any{"code": "GRAPHQL_PARSE_FAILED"}}}}
@@ -117,6 +118,7 @@ func TestExchangeFollowsGraphQLOverHTTP(t *testing.T) {
 // TestExchangeRequestWithoutQuery: a POST body with no query is not a
 // GraphQL request: 400, in the negotiated media type, without "data".
 func TestExchangeRequestWithoutQuery(t *testing.T) {
+	t.Parallel()
 	h := exchangeEdge()
 	for _, accept := range []string{"", gr} {
 		t.Run("Accept "+accept, func(t *testing.T) {
@@ -141,6 +143,7 @@ func TestExchangeRequestWithoutQuery(t *testing.T) {
 // TestGETRefusesMutations: a mutation over GET is 405 with Allow: POST,
 // whatever the schema has, and runs nothing.
 func TestGETRefusesMutations(t *testing.T) {
+	t.Parallel()
 	h := exchangeEdge()
 	for _, query := range []string{"mutation { x }", "mutation M { __typename }"} {
 		t.Run(query, func(t *testing.T) {

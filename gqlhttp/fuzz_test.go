@@ -72,6 +72,7 @@ func fzKnownCodeless(msg string) bool {
 // refused with a 4xx, and (docs/errors.md: every error carries
 // extensions.code) with a code, without echoing the body back.
 func TestTransportErrorsCarryACode(t *testing.T) {
+	t.Parallel()
 	sb, rc := sandboxREST(t, 16)
 	a := sb.Businesses()[0]
 	h := newEdge(rc, edgeConfig{})

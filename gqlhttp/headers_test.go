@@ -9,6 +9,7 @@ import (
 // edge reads, present, absent, empty, sent twice, or stored under a
 // non-canonical name (which Get misses too).
 func TestHeaderSameAsGet(t *testing.T) {
+	t.Parallel()
 	names := []string{"Accept", "Accept-Encoding", "Content-Type", "Upgrade", "Origin", "Access-Control-Request-Method"}
 	for _, name := range names {
 		if got := http.CanonicalHeaderKey(name); got != name {
@@ -41,6 +42,7 @@ func TestHeaderSameAsGet(t *testing.T) {
 // requests gqlgen's takes, and the SSE transport's check in its new order
 // answers as before.
 func TestWebsocketSupportsAsGqlgen(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, method string
 		h            http.Header

@@ -21,6 +21,7 @@ import (
 // TestAcceptsIncremental: multipart/mixed as Apollo Client 4 and urql send
 // it, and what does not take the 2022-08-24 payloads.
 func TestAcceptsIncremental(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, accept string
 		want         bool
@@ -49,6 +50,7 @@ func TestAcceptsIncremental(t *testing.T) {
 // directives (other directives kept), and the shared document the query
 // cache holds is left as it was.
 func TestWithoutDefer(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, query, want string }{
 		{"inline fragment", `{ a { b ... @defer(label: "x") { c } } }`, `{ a { b ... { c } } }`},
 		{"spread and fragment", `query Q { a { ...F @defer @include(if: true) } } fragment F on A { c ... @defer { d } }`,
@@ -88,6 +90,7 @@ func format(doc *ast.QueryDocument) string {
 // there with RESPONSE_TOO_LARGE. The results come from a fake executor,
 // one when the client has read the part before it.
 func TestIncrementalCutsPart(t *testing.T) {
+	t.Parallel()
 	yes, no := true, false
 	path := ast.Path{ast.PathName("payments"), ast.PathName("nodes"), ast.PathIndex(0), ast.PathName("customer")}
 	big := `{"address":"` + strings.Repeat("x", 2000) + `"}`

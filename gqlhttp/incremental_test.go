@@ -285,6 +285,7 @@ func plainData(t *testing.T, h http.Handler, query ...string) map[string]any {
 // hasNext false and the closing boundary; merged, the data is the
 // undeferred query's. POST and GET answer alike.
 func TestDeferStreamsMultipart(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, method, accept string }{
 		{"Apollo Client 4 over POST", http.MethodPost, acceptApollo},
 		{"urql over POST", http.MethodPost, acceptURQL},
@@ -363,6 +364,7 @@ func TestDeferStreamsMultipart(t *testing.T) {
 // gqlgen runs in line (plain fields) stays in the first part, and the
 // merged data is the undeferred query's either way.
 func TestDeferredFieldsAbsentFromFirstPart(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, query, plain string
 		absent, present    []string // keys of each list item, or item.customer for "customer.x"
@@ -420,6 +422,7 @@ func TestDeferredFieldsAbsentFromFirstPart(t *testing.T) {
 // multipart/mixed (or asks for another deferSpec) gets the complete
 // result in one JSON payload, the undeferred query's, without hasNext.
 func TestDeferWithoutMultipartAccept(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, accept, contentType string }{
 		{"no Accept", "", ctJSON},
 		{"application/json", "application/json", ctJSON},
@@ -441,6 +444,7 @@ func TestDeferWithoutMultipartAccept(t *testing.T) {
 // TestDeferNothingDeferred: a multipart client whose operation defers
 // nothing gets one JSON payload (Apollo Client and urql take either).
 func TestDeferNothingDeferred(t *testing.T) {
+	t.Parallel()
 	h := deferEdge(t, &deferREST{n: 2, address: "Road "}, 0, 0, 0)
 	a := send(t, h, http.MethodPost, acceptURQL, plainQuery, nil)
 	if a.Status != 200 || a.ContentType != ctGR || a.Body["hasNext"] != nil || a.Body["data"] == nil {
@@ -452,6 +456,7 @@ func TestDeferNothingDeferred(t *testing.T) {
 // fragment travels in its incremental entry with its code, its full path
 // and its location in the document.
 func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
+	t.Parallel()
 	rest := &deferREST{n: 3, address: "Road ", fail: map[string]*restclient.Error{
 		paymentID(1): {Kind: restclient.KindNotFound, Status: 404, Message: "payment not found"},
 	}}
@@ -478,6 +483,7 @@ func TestDeferErrorsKeepCodePathLocation(t *testing.T) {
 // the part that would pass it is not written, and the stream ends with
 // RESPONSE_TOO_LARGE; a first part already over it is the one JSON error.
 func TestDeferBudgetCountsAllParts(t *testing.T) {
+	t.Parallel()
 	address := strings.Repeat("x", 2000) // each incremental entry is over 2 KB
 	t.Run("mid-stream", func(t *testing.T) {
 		// The first part (about 440 bytes) fits, and one address or none
@@ -528,6 +534,7 @@ func TestDeferBudgetCountsAllParts(t *testing.T) {
 // (package graph/budget) the only bound, a deferred fragment that spends
 // it ends the stream with RESPONSE_TOO_LARGE too.
 func TestDeferResponseBudgetEndsStream(t *testing.T) {
+	t.Parallel()
 	srv := graph.NewServer(graph.ServerConfig{MaxResponseBytes: 3000})
 	gqlhttp.AddTransports(srv, 0)
 	// The addresses wait until the first part was read: they would
@@ -560,13 +567,16 @@ func TestDeferDeadlineEndsStream(t *testing.T) {
 		// executor's wait for one ends with the request (graph/gen's
 		// deferWait), so the stream's reader returns and is not left
 		// counted as stranded.
-		for range 100 {
-			if gqlhttp.StrandedReaders() == stranded {
-				return
+		poll := time.NewTicker(10 * time.Millisecond)
+		defer poll.Stop()
+		deadline := time.After(5 * time.Second)
+		for gqlhttp.StrandedReaders() != stranded {
+			select {
+			case <-poll.C:
+			case <-deadline:
+				t.Fatalf("a result reader is still blocked 5 s after its stream ended (%d stranded)", gqlhttp.StrandedReaders()-stranded)
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
-		t.Errorf("a result reader is still blocked 5 s after its stream ended (%d stranded)", gqlhttp.StrandedReaders()-stranded)
 	}()
 	m := newMultipartReader(postQuery(t, srv.URL, acceptApollo, "", deferredQuery).Body)
 	m.next(t)
@@ -593,6 +603,7 @@ func TestDeferDeadlineEndsStream(t *testing.T) {
 // through the encoder: the first part decodes while the addresses are
 // still being fetched.
 func TestDeferCompressedPartsFlushed(t *testing.T) {
+	t.Parallel()
 	rest := &deferREST{n: 3, address: "Road ", gate: make(chan struct{})}
 	srv := httptest.NewServer(deferEdge(t, rest, 0, 0, 64))
 	defer srv.Close()
@@ -618,6 +629,7 @@ func TestDeferCompressedPartsFlushed(t *testing.T) {
 // calls count against MAX_COMPLEXITY as they do undeferred: the same
 // refusal, before any REST call.
 func TestDeferComplexityCountsDeferredFields(t *testing.T) {
+	t.Parallel()
 	for _, q := range []string{deferredQuery, plainQuery} {
 		srv := graph.NewServer(graph.ServerConfig{MaxComplexity: 3}) // 1 list + 3 retrieves > 3
 		gqlhttp.AddTransports(srv, 0)
@@ -633,6 +645,7 @@ func TestDeferComplexityCountsDeferredFields(t *testing.T) {
 
 // TestDeferLabel: a fragment's label travels with each of its results.
 func TestDeferLabel(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(deferEdge(t, &deferREST{n: 2, address: "Road "}, 0, 0, 0))
 	defer srv.Close()
 	m := newMultipartReader(postQuery(t, srv.URL, acceptApollo, "",

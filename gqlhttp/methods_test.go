@@ -12,6 +12,7 @@ import (
 // TestMethods: what the transports take passes; anything else is refused
 // with a code and the status that says why, before any transport sees it.
 func TestMethods(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, method, rawQuery, contentType, upgrade string
 		status                                       int // 0: passes

@@ -15,6 +15,7 @@ import (
 // below that adds to Vary (as rs/cors does) does not change what the next
 // request gets.
 func TestNoStore(t *testing.T) {
+	t.Parallel()
 	h := gqlhttp.NoStore(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Access-Control-Request-Method")
 		http.Error(w, "refused", http.StatusForbidden)
@@ -37,6 +38,7 @@ func TestNoStore(t *testing.T) {
 // shared line) was overwritten, so a compressed answer did not vary on
 // Accept-Encoding.
 func TestNoStoreKeepsVaryAbove(t *testing.T) {
+	t.Parallel()
 	callers := "Origin, X-Api-Key, X-Api-Secret, Authorization"
 	for _, tc := range []struct {
 		name  string
@@ -64,6 +66,7 @@ func TestNoStoreKeepsVaryAbove(t *testing.T) {
 // lose Origin, whatever its case, and an emptied line goes. VaryOriginLast
 // is the same with Origin last, all in one line.
 func TestVaryWithoutOrigin(t *testing.T) {
+	t.Parallel()
 	noStore := func(above ...string) []string {
 		rec := httptest.NewRecorder()
 		for _, line := range above {
@@ -99,6 +102,7 @@ func TestVaryWithoutOrigin(t *testing.T) {
 // TestVaryOneLine: the Vary lines as one, the names in their order; one
 // line or none as they are.
 func TestVaryOneLine(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		in   []string

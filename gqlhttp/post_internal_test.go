@@ -15,6 +15,7 @@ import (
 // WebSocket, GET) would and jsonPOST would: answering it first changes no
 // request's transport. And it does take the plain JSON POSTs.
 func TestPlainPOSTFirst(t *testing.T) {
+	t.Parallel()
 	before := []struct {
 		name     string
 		supports func(*http.Request) bool

@@ -16,6 +16,7 @@ import (
 // TestAddTransports: the server takes a JSON POST, a GET query and an
 // OPTIONS request, and answers in JSON.
 func TestAddTransports(t *testing.T) {
+	t.Parallel()
 	srv := graph.NewServer(graph.ServerConfig{})
 	gqlhttp.AddTransports(srv, 0)
 	h := graph.LoadersMiddleware(noREST{}, nil)(srv)
@@ -46,6 +47,7 @@ func TestAddTransports(t *testing.T) {
 // RequestSize allows, though announced within it, is a 413 with a code
 // from the POST transport, not a JSON decoding error.
 func TestPOSTBodyLongerThanAnnounced(t *testing.T) {
+	t.Parallel()
 	srv := graph.NewServer(graph.ServerConfig{})
 	gqlhttp.AddTransports(srv, 0)
 	h := gqlhttp.RequestSize(32)(srv)
@@ -69,6 +71,7 @@ func TestPOSTBodyLongerThanAnnounced(t *testing.T) {
 // (noREST would panic). Past maxBatchAnswers entries, and for an array
 // that is not JSON, one refusal; an object body is served as before.
 func TestBatchRefused(t *testing.T) {
+	t.Parallel()
 	op := `{"query":"{ payments(first: 1) { nodes { id } } }"}`
 	for _, tc := range []struct {
 		name, body, accept string

@@ -29,6 +29,7 @@ func checkSame(t *testing.T, body []byte) {
 }
 
 func TestDecodePOSTDifferential(t *testing.T) {
+	t.Parallel()
 	long := `{"query":"` + strings.Repeat("{ a }", 400) + `","variables":{"id":"pay_1"}}`
 	for _, tc := range []struct{ name, body string }{
 		{"query only", `{"query":"{ a }"}`},
@@ -101,6 +102,7 @@ func TestDecodePOSTDifferential(t *testing.T) {
 // TestDecodePOSTFast: the common body is decoded by hand (it would pass
 // the differential test above by always falling back).
 func TestDecodePOSTFast(t *testing.T) {
+	t.Parallel()
 	body := []byte(`{"query":"query Q($id: ID!) {\n payment(id: $id) { id } }","operationName":"Q","variables":{"id":"pay_1","n":[1,2.5]},"extensions":{"x":true}}`)
 	var req postBody
 	if st := decodeFast(body, &req); st != fastDone {

@@ -73,6 +73,7 @@ func serve(t *testing.T, l *ratelimit.Limiter, method, merchant string, restCall
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	newLimiter := func(t *testing.T, cfg ratelimit.Config) *ratelimit.Limiter {
 		l, err := ratelimit.New(cfg)
 		if err != nil {
@@ -158,6 +159,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestTighter(t *testing.T) {
+	t.Parallel()
 	req := ratelimit.Decision{Allowed: true, Policy: ratelimit.PolicyRequests, Limit: 400, Remaining: 100}
 	for _, tt := range []struct {
 		name string

@@ -17,6 +17,7 @@ import (
 // unknown (chunked) or announced short; bodies within it reach the
 // handler whole.
 func TestRequestSize(t *testing.T) {
+	t.Parallel()
 	const limit = 16
 	for _, tc := range []struct {
 		name          string

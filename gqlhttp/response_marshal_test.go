@@ -23,6 +23,7 @@ func marshalled(t testing.TB, data []byte) []byte {
 // The one-pass writer gives json.Marshal's bytes for every shape of valid
 // data: what it escapes, what it drops, what it passes through.
 func TestAppendMarshalledSameAsMarshal(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct{ name, data string }{
 		{"plain", `{"payment":{"id":"pay_1","amount":{"amount":"12.50"}}}`},
 		{"null", `{"payment":null}`},
@@ -58,6 +59,7 @@ func TestAppendMarshalledSameAsMarshal(t *testing.T) {
 // The escaped response is measured against MAX_RESPONSE_BYTES as written:
 // data that fits before escaping and not after is refused.
 func TestWriteResponseLimitCountsEscapes(t *testing.T) {
+	t.Parallel()
 	data := []byte(`{"a":"<<<<"}`)
 	body := marshalled(t, data) // {"data":{"a":"\u003c\u003c\u003c\u003c"}}
 	for _, tt := range []struct {

@@ -15,6 +15,7 @@ import (
 // write the same bytes, and takes json.Marshal's path otherwise: the body
 // is byte for byte what json.Marshal(resp) gives.
 func TestWriteResponseSameAsMarshal(t *testing.T) {
+	t.Parallel()
 	for _, data := range []string{
 		`{"payment":{"id":"pay_1","amount":{"amount":"12.50"}}}`,
 		`{"payment":null}`,

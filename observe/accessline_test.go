@@ -242,6 +242,7 @@ func FuzzAccessLine(f *testing.F) {
 // (it redacts the values by their text only, as slog's path does for
 // these keys).
 func TestAccessLineKeys(t *testing.T) {
+	t.Parallel()
 	l := accessLine{traceID: "x"}
 	for _, a := range l.attrs() {
 		if k := keyKind(a.Key); k != 0 {
@@ -254,6 +255,7 @@ func TestAccessLineKeys(t *testing.T) {
 // hand-written path) and through a logger NewLogger did not make (slog's
 // path) decode to the same values but for the time and the duration.
 func TestAccessLogSameEitherPath(t *testing.T) {
+	t.Parallel()
 	o := wired(func(context.Context) []string { return []string{testSecret} })
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := StatsFrom(r.Context())
@@ -357,6 +359,7 @@ func TestAppendLineTime(t *testing.T) {
 // encoding/json's for every duration up to an hour in microseconds,
 // random ones up to the fast path's bound, and floats of other shapes.
 func TestAppendMilliAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	var got []byte
 	check := func(f float64) {
 		got = appendJSONFloat(got[:0], f)

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -104,32 +105,34 @@ func TestLogBuffer(t *testing.T) {
 }
 
 func TestLogBufferInterval(t *testing.T) {
-	w := &writesRecorder{}
-	b := NewLogBuffer(w, 20*time.Millisecond, 1<<10)
-	defer b.Close()
-	_, _ = b.Write([]byte(line(1)))
-	_, _ = b.Write([]byte(line(2)))
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if all, n := w.got(); all == line(1)+line(2) {
-			if n != 1 {
-				t.Errorf("%d writes, want the two lines in one", n)
-			}
-			break
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const interval = 20 * time.Millisecond
+		w := &writesRecorder{}
+		b := NewLogBuffer(w, interval, 1<<10)
+		defer b.Close()
+		_, _ = b.Write([]byte(line(1)))
+		_, _ = b.Write([]byte(line(2)))
+		time.Sleep(interval - time.Millisecond)
+		synctest.Wait()
+		if all, _ := w.got(); all != "" {
+			t.Fatalf("written before the interval: %q", all)
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the interval did not write the held lines")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if all, n := w.got(); all != line(1)+line(2) || n != 1 {
+			t.Fatalf("at the interval: %d writes of %q, want the two lines in one", n, all)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	// Idle: the timer is not re-armed until a line comes.
-	_, _ = b.Write([]byte(line(3)))
-	for all, _ := w.got(); all != line(1)+line(2)+line(3); all, _ = w.got() {
-		if time.Now().After(deadline) {
-			t.Fatal("the interval did not write a line held after an idle spell")
+		// Idle for long: nothing to write; then a line is held for an
+		// interval, as the first ones were.
+		time.Sleep(time.Hour)
+		_, _ = b.Write([]byte(line(3)))
+		time.Sleep(interval)
+		synctest.Wait()
+		if all, n := w.got(); all != line(1)+line(2)+line(3) || n != 2 {
+			t.Fatalf("after an idle spell: %d writes of %q, want the third line in a second", n, all)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
 }
 
 func TestLogBufferClose(t *testing.T) {

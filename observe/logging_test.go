@@ -28,6 +28,7 @@ type stringer struct{}
 func (stringer) String() string { return "token " + testSecret }
 
 func TestLoggerRedacts(t *testing.T) {
+	t.Parallel()
 	for _, format := range []string{"json", "text"} {
 		t.Run(format, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -82,6 +83,7 @@ func TestLoggerRedacts(t *testing.T) {
 }
 
 func TestRedactingHandlerWithKnownSecrets(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	type ctxKey struct{}
 	h := RedactingHandler(slog.NewJSONHandler(&buf, nil), wired(func(ctx context.Context) []string {
@@ -100,6 +102,7 @@ func TestRedactingHandlerWithKnownSecrets(t *testing.T) {
 var hex16 = regexp.MustCompile(`^[0-9a-f]{16}$`)
 
 func TestAccessLog(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, reqID string
 		keep        bool
@@ -168,6 +171,7 @@ func TestAccessLog(t *testing.T) {
 }
 
 func TestAccessLogDefaultsAndPanics(t *testing.T) {
+	t.Parallel()
 	var buf syncBuffer
 	logger := NewLogger(&buf, "text", slog.LevelInfo, wired(nil))
 	silent := AccessLog(logger, wired(nil))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -195,6 +199,7 @@ func TestAccessLogDefaultsAndPanics(t *testing.T) {
 // debug, so a logger at info writes none for them and one for every other
 // request; at debug it writes both.
 func TestAccessLogDebugPaths(t *testing.T) {
+	t.Parallel()
 	quiet := []string{"/healthz", "/readyz", "/metrics"}
 	paths := []string{"/healthz", "/readyz", "/metrics", "/graphql", "/healthz/x", "/"}
 	for _, tc := range []struct {

@@ -27,6 +27,7 @@ type fixedTransport struct {
 func (t fixedTransport) RoundTrip(*http.Request) (*http.Response, error) { return t.resp, t.err }
 
 func TestSeriesCacheSameAsVectors(t *testing.T) {
+	t.Parallel()
 	type restEvent struct {
 		url    string
 		status int // 0: err

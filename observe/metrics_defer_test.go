@@ -13,6 +13,7 @@ import (
 // stream (one operation context, several responses) are one request, with
 // the outcome of its first payload.
 func TestGraphQLMetricsCountDeferStreamOnce(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics(wired(nil))
 	ext := m.GraphQLExtension().(graphql.ResponseInterceptor)
 	yes, no := true, false

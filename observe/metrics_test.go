@@ -87,6 +87,7 @@ func respond(ext graphql.HandlerExtension, ctx context.Context, opName string, o
 }
 
 func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics(wired(nil))
 	ext := m.GraphQLExtension()
 	// Requests the REST API served (a 2xx): their names may join the
@@ -146,6 +147,7 @@ func TestGraphQLMetricsOutcomesAndBounding(t *testing.T) {
 }
 
 func TestGraphQLExtensionStoresStats(t *testing.T) {
+	t.Parallel()
 	m := NewMetrics(wired(nil))
 	ctx, stats := WithRequestStats(context.Background())
 	respond(m.GraphQLExtension(), ctx, "", &ast.OperationDefinition{Name: "ListPayments", Operation: ast.Query},
@@ -164,6 +166,7 @@ func TestGraphQLExtensionStoresStats(t *testing.T) {
 }
 
 func TestLoaderBreakerInFlight(t *testing.T) {
+	t.Parallel()
 	o := wired(nil)
 	o.BreakerState = func() float64 { return 1 } // half-open
 	m := NewMetrics(o)

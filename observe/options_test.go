@@ -24,6 +24,7 @@ func wired(secrets func(context.Context) []string) Options {
 }
 
 func TestRouteOf(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		o    Options
@@ -55,6 +56,7 @@ func TestRouteOf(t *testing.T) {
 // TestLogNameTakesTheShapeHandedIn: an operation name is "other" when the
 // Redact handed in changes it, and only then.
 func TestLogNameTakesTheShapeHandedIn(t *testing.T) {
+	t.Parallel()
 	marks := Options{Redact: func(s string) string {
 		if s == "Forbidden" {
 			return Redacted

@@ -36,6 +36,7 @@ func ownSecrets(ctx context.Context) []string {
 }
 
 func TestOperationLabelAdmission(t *testing.T) {
+	t.Parallel()
 	op := func(name string) *ast.OperationDefinition {
 		return &ast.OperationDefinition{Name: name, Operation: ast.Query}
 	}
@@ -101,6 +102,7 @@ func fullSet() []string {
 }
 
 func TestRESTTransportCountsSuccesses(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/ok"):
@@ -143,6 +145,7 @@ func TestRESTTransportCountsSuccesses(t *testing.T) {
 // neither logged nor echoed; the pair, in the context before AccessLog,
 // is taken out of the line by the redacting logger.
 func TestAccessLogRequestIDHoldsNoSecret(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, sent string
 		kept       bool

@@ -14,6 +14,7 @@ import (
 // got and returns what next returns; a resolver's field gets a context of
 // its own (its span's).
 func TestTracingPassesBoundFieldsThrough(t *testing.T) {
+	t.Parallel()
 	ext := TracingExtension(Options{})
 	if _, ok := ext.(interface{ PassesBoundFieldsThrough() }); !ok {
 		t.Fatal("the tracing extension does not promise to pass bound fields through")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for a short fixed time (FUZZTIME, default 5s;
+# Runs every fuzz target for a short fixed time (FUZZTIME, default 3s;
 # a duration such as 5m, or an execution count such as 200000x).
-#   scripts/fuzz.sh                    # CI: 5s each
+#   scripts/fuzz.sh                    # CI: 3s each
 #   FUZZTIME=10m scripts/fuzz.sh       # a longer run
 #   scripts/fuzz.sh FuzzHandler        # only the targets named
 # The seed corpora (f.Add and testdata/fuzz/<target>/) also run as plain
@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-FUZZTIME="${FUZZTIME:-5s}"
+FUZZTIME="${FUZZTIME:-3s}"
 targets=(
   "./graph/relay FuzzDecode"
   "./graph/relay FuzzEncodeRoundTrip"
