@@ -29,6 +29,7 @@ import (
 	"paygraph/apqstore"
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/admission"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -271,7 +272,7 @@ func (g *Gateway) wire(o options) error {
 		APQCacheBytes:     cfg.APQCacheBytes,
 		APQCache:          apq,
 		QueryCacheBytes:   cfg.QueryCacheBytes,
-		Limits:            graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		Limits:            admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
 		Logger:            logger,
 		RequestID:         observe.RequestID,
 		Extensions:        extensions,

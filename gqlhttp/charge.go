@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph"
+	"paygraph/graph/admission"
 	"paygraph/internal/opscope"
 )
 
@@ -52,7 +53,7 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 }
 
 // operationCharge is the extension that charges each operation's
-// REST-call estimate (graph.OperationEstimate) to the budget in its
+// REST-call estimate (admission.OperationEstimate) to the budget in its
 // context, once graph's query limits accepted the operation and before
 // any field runs, on every transport (POST, GET, SSE, each WebSocket
 // operation, a @defer stream's operation): a refusal is the operation's
@@ -79,7 +80,7 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 	if !graphql.HasOperationContext(ctx) {
 		return nil
 	}
-	if n, ok := graph.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
+	if n, ok := admission.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
 		return nil
 	}
 	if a, ok := budgetFrom(ctx).(admitBudget); ok {
@@ -89,7 +90,7 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 }
 
 func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	est, ok := graph.OperationEstimate(op)
+	est, ok := admission.OperationEstimate(op)
 	if !ok {
 		return nil
 	}

@@ -37,6 +37,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/admission"
 	"paygraph/restclient"
 )
 
@@ -46,8 +47,6 @@ const (
 	CostExtension = "cost"
 	// PlanExtension is the response extension of a dry run's plan.
 	PlanExtension = "plan"
-	// DryRunExtension is the request extension that asks for a dry run.
-	DryRunExtension = "dryRun"
 )
 
 // CostReceipts configures the receipts (ServerConfig.Cost).
@@ -99,8 +98,8 @@ type InspectCall struct {
 
 // Plan is a dry run's extensions.plan.
 type Plan struct {
-	Estimated int         `json:"estimated"`
-	Levels    []PlanLevel `json:"levels"`
+	Estimated int                   `json:"estimated"`
+	Levels    []admission.PlanLevel `json:"levels"`
 	// Complexity is the MAX_COMPLEXITY figure (every field's calls,
 	// repeats included), and MaxComplexity its limit.
 	Complexity    int         `json:"complexity"`
@@ -154,7 +153,7 @@ type askKey struct {
 // run's answer.
 type account struct {
 	on, dryRun, inspector bool
-	plan                  *opPlan
+	plan                  *admission.Plan
 	peek                  *Plan
 	left                  BudgetLeft // what the edge's charge left (NoteRESTCallsLeft)
 	leftOK                bool
@@ -308,10 +307,8 @@ func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 	}
 	t.shortSeen[id] = struct{}{}
 	t.short += max(0, pagesPlanned-pagesRead)
-	for _, c := range t.acct.plan.levels[1] {
-		if c.Route == routePayment && c.k == "details of "+id {
-			t.short += max(0, c.Calls-items)
-		}
+	if n := t.acct.plan.JoinCalls(id); n > 0 {
+		t.short += max(0, n-items)
 	}
 }
 
@@ -321,7 +318,7 @@ func (t *costTally) receipt(a account, inspector bool) *Receipt {
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
 	if t.acct.plan != nil {
-		r.Estimated = t.acct.plan.total
+		r.Estimated = t.acct.plan.Total()
 	}
 	asks, records, pairs := t.askTotals(inspector)
 	r.Saved = asks - records
@@ -351,12 +348,6 @@ func (t *costTally) receipt(a account, inspector bool) *Receipt {
 		}
 	}
 	return r
-}
-
-// isDryRun reports whether the request asks for a dry run.
-func isDryRun(opCtx *graphql.OperationContext) bool {
-	v, _ := opCtx.Extensions[DryRunExtension].(bool)
-	return v
 }
 
 // costExtension puts the receipt on answers and answers dry runs.
@@ -420,19 +411,25 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
-// plan plans an admitted operation (or a dry run) and returns its
-// estimate: MutateOperationContext calls it.
-func (q queryLimits) plan(l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool, c caller) *opPlan {
-	plan := planOperation(opCtx.Doc, opCtx.Operation, opCtx.Variables, c)
-	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
-	if dry {
-		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
-			Admitted: complexity <= q.maxComplexity}
+// Admit records op's account: admission calls it (admission.Operation).
+func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) {
+	acct := account{on: a.Receipts || a.DryRun, dryRun: a.DryRun, inspector: a.Receipts && a.Inspector, plan: a.Plan}
+	if a.DryRun {
+		p := &Plan{Estimated: a.Plan.Total(), Levels: a.Plan.Levels(), Complexity: a.Complexity, MaxComplexity: a.MaxComplexity,
+			Admitted: a.Complexity <= a.MaxComplexity}
 		if p.Levels == nil {
-			p.Levels = []PlanLevel{}
+			p.Levels = []admission.PlanLevel{}
 		}
-		a.peek = p
+		acct.peek = p
 	}
-	l.cost.setAccount(opCtx, a)
-	return plan
+	l.cost.setAccount(op, acct)
+}
+
+// NoteRESTCallsLeft records what op's charge left of its merchant's
+// REST-call budget: the cost receipt's budget (ctx is the operation's,
+// with its loaders).
+func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left BudgetLeft) {
+	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+		l.cost.noteLeft(op, left)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/admission"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ import (
 // transports: the edge's (gqlhttp) is tested there.
 type limitsRig struct {
 	h     http.Handler
-	cache *queryCache
+	cache *admission.QueryCache
 	sb    *sandbox.Server
 	biz   sandbox.Business
 }

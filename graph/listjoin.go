@@ -19,6 +19,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/model"
 	"paygraph/restclient"
 )
@@ -63,35 +64,34 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 // joinsAddress reports whether sel reaches Customer.address outside any
 // deferred fragment, with what @skip and @include leave.
 func joinsAddress(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
-	e := estimate{doc: oc.Doc, vars: oc.Variables}
-	return e.joins(sel, 0)
+	return joins(oc, sel, 0)
 }
 
-func (e *estimate) joins(set ast.SelectionSet, depth int) bool {
+func joins(oc *graphql.OperationContext, set ast.SelectionSet, depth int) bool {
 	if depth > maxJoinDepth {
 		return false
 	}
 	for _, s := range set {
 		switch s := s.(type) {
 		case *ast.Field:
-			if !e.included(s.Directives) {
+			if !admission.Included(s.Directives, oc.Variables) {
 				continue
 			}
 			if s.Name == "address" && s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Customer" {
 				return true
 			}
-			if e.joins(s.SelectionSet, depth+1) {
+			if joins(oc, s.SelectionSet, depth+1) {
 				return true
 			}
 		case *ast.InlineFragment:
-			if !deferred(s.Directives) && e.included(s.Directives) && e.joins(s.SelectionSet, depth+1) {
+			if !deferred(s.Directives) && admission.Included(s.Directives, oc.Variables) && joins(oc, s.SelectionSet, depth+1) {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if deferred(s.Directives) || !e.included(s.Directives) {
+			if deferred(s.Directives) || !admission.Included(s.Directives, oc.Variables) {
 				continue
 			}
-			if f := e.doc.Fragments.ForName(s.Name); f != nil && e.joins(f.SelectionSet, depth+1) {
+			if f := oc.Doc.Fragments.ForName(s.Name); f != nil && joins(oc, f.SelectionSet, depth+1) {
 				return true
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"paygraph/graph/admission"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -407,7 +408,7 @@ func recovered(ctx context.Context, p any) error {
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
-const batchCapacity = MaxNodes
+const batchCapacity = admission.MaxNodes
 
 // inputCapacity is the room of a batch's input channel (dataloader's
 // default is 1000 entries, an 8 KB channel per batch). A batch is
@@ -515,7 +516,7 @@ func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*r
 // listPayments is ListPayments for the list planned as listID.
 func (l *Loaders) listPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
 	if l.cost.recording() {
-		l.cost.ask(routeList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, origin{s: listID})
+		l.cost.ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, origin{s: listID})
 	}
 	return l.lists.do(ctx, p, l.rest.ListPayments)
 }
@@ -566,7 +567,7 @@ func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[
 
 // paymentThunk is PaymentThunk for the part of the plan o.
 func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloader.Thunk[*restclient.Payment] {
-	l.cost.ask(routePayment, id, o)
+	l.cost.ask(admission.RoutePayment, id, o)
 	if t := loadAlone(l, ctx, &l.paymentThunks, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
@@ -584,7 +585,7 @@ func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloa
 // share it, as if loaded there.
 func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
-		l.cost.ask(routePayment, id, origin{p: items[i]})
+		l.cost.ask(admission.RoutePayment, id, origin{p: items[i]})
 	}
 	out := make([]restclient.Result[*restclient.Payment], len(ids))
 	join := &joinResults[*restclient.Payment]{done: make(chan struct{}), out: out}
@@ -634,7 +635,7 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.cost.ask(routeLink, id, origin{})
+	l.cost.ask(admission.RouteLink, id, origin{})
 	if t := loadAlone(l, ctx, &l.linkThunks, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
@@ -654,9 +655,9 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	})
 	s, err := l.sessions.Load(ctx, key)()
 	if err == nil {
-		l.cost.ask(routeSession, s.ID, origin{s: key})
+		l.cost.ask(admission.RouteSession, s.ID, origin{s: key})
 	} else {
-		l.cost.ask(routeSession, key, origin{s: key})
+		l.cost.ask(admission.RouteSession, key, origin{s: key})
 	}
 	if err == nil {
 		for _, other := range [2]string{s.ID, s.Reference} {

@@ -8,17 +8,17 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/model"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
 const (
-	defaultFirst = 20
-	maxFirst     = 100
-	restMaxLimit = 100
-	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
-	MaxNodes = 100
+	defaultFirst = admission.DefaultFirst
+	maxFirst     = admission.MaxFirst
+	restMaxLimit = admission.RESTMaxLimit
+	MaxNodes     = admission.MaxNodes
 )
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
@@ -106,7 +106,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		if after != nil {
 			afterText = *after
 		}
-		listID = "first=" + itoa(n) + "&status=" + string(filter) + "&after=" + afterText
+		listID = admission.ListID(n, string(filter), afterText)
 	}
 	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
@@ -226,7 +226,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
 	l := r.loaders(ctx)
 	switch {
-	case validID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
+	case admission.ValidID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
 		if err := r.allowPayment(ctx, id); err != nil {
 			return func() (model.Node, error) { return nil, err }
 		}
@@ -238,7 +238,7 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 			}
 			return model.NewPayment(p), nil
 		}
-	case validID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
+	case admission.ValidID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
 		if err := r.allowLink(ctx, id); err != nil {
 			return func() (model.Node, error) { return nil, err }
 		}

@@ -11,6 +11,7 @@ import (
 	"paygraph/graph/errcode"
 	"sync"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
@@ -52,41 +53,13 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 // loaders returns the request's loaders (loadersFor).
 func (r *Resolver) loaders(ctx context.Context) *Loaders { return loadersFor(ctx) }
 
-// The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
-// short alphanumeric references; ids outside this alphabet could not be
-// REST ids and are refused before any call (the REST client escapes every
-// id as well, so none could ever change the path).
-const maxIDLen = 128
-
-func validID(id string) bool {
-	if len(id) == 0 || len(id) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if !idByte[id[i]] {
-			return false
-		}
-	}
-	return true
-}
-
-// idByte tells the bytes an id may hold: letters, digits, '_' and '-'
-// (one look-up a byte instead of five comparisons; an id is checked by
-// its resolver, the root fast path and the REST client).
-var idByte = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-	}
-	return t
-}()
-
 const (
-	paymentIDPrefix = "pay_"
-	linkIDPrefix    = "pl_"
+	paymentIDPrefix = admission.PaymentIDPrefix
+	linkIDPrefix    = admission.LinkIDPrefix
 )
 
 func checkID(what, id, prefix string) error {
-	if !validID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+	if !admission.ValidID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
 		if prefix == "" {
 			return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 
 	"paygraph/apqstore"
+	"paygraph/graph/admission"
 	"paygraph/graph/relay"
 	"paygraph/trusteddocs"
 )
@@ -73,7 +74,7 @@ type ServerConfig struct {
 	QueryCacheBytes int64
 	// Limits are checked before validation; zero fields: DefaultMaxDepth,
 	// DefaultMaxFields, DefaultMaxQueryLength.
-	Limits QueryLimits
+	Limits admission.QueryLimits
 	Logger *slog.Logger // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
 	RequestID func(context.Context) string
@@ -143,7 +144,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 }
 
 // newServer is NewServer, with its parsed-query cache for tests.
-func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
+func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	cfg.defaults()
 	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
@@ -152,7 +153,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		es = lazyQueries{es} // opstate.go
 	}
 	srv := handler.New(es)
-	cache := newQueryCache(cfg.QueryCacheBytes)
+	cache := admission.NewQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
 	// Before APQ: a listed hash runs the manifest's text, and enforce
@@ -165,7 +166,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	// APQ only notes a registration (apq.go) ...
 	srv.Use(apqExtension{store: apq})
 	// After APQ, which turns a hash into the query the limits check.
-	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
+	srv.Use(admission.Limits{QueryLimits: cfg.Limits, MaxComplexity: cfg.MaxComplexity, Cache: cache,
+		Receipts: cfg.Cost.Enabled, Inspector: cfg.Cost.Inspector, Caller: admissionCaller, Operation: admissionOperation})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
@@ -193,7 +195,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		srv.Use(apqCommit{store: apq})
 		srv.Use(costExtension{cfg: cfg.Cost})
 		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
-		srv.Use(errorCap{})
+		srv.Use(admission.ErrorCap{})
 		srv.Use(liveEventsExtension{})
 		srv.Use(customerDataExtension{})
 		if root != nil {
@@ -202,8 +204,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	} else {
 		srv.Use(graphTail{commit: apqCommit{store: apq}, tail: tail, root: root})
 	}
-	srv.SetValidationRulesFn(cappedRules)
-	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetValidationRulesFn(admission.CappedRules)
+	srv.SetParserTokenLimit(admission.ParserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	// The loaders' fetches, on goroutines of their own, recover with it
 	// too (the operation context carries it: loaders.go).
@@ -213,6 +215,24 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		return errPanic
 	})
 	return srv, cache
+}
+
+// limitError is admission's refusal by a limit (trusteddocs.go's too).
+var limitError = admission.LimitError
+
+// admissionCaller is what ctx says of its caller, for admission.
+func admissionCaller(ctx context.Context) admission.Caller {
+	s, ok := scopeIn(ctx)
+	return admission.Caller{Scope: s, HasScope: ok, NoAddress: withholdsAddress(customerDataIn(ctx, s, ok))}
+}
+
+// admissionOperation is the operation's loaders, which keep what
+// admission decided; nil without loaders.
+func admissionOperation(ctx context.Context) admission.Operation {
+	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+		return l
+	}
+	return nil
 }
 
 // PassesBoundFieldsThrough is the promise of a field interceptor that the

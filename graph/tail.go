@@ -15,6 +15,8 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph/admission"
 )
 
 // responseTail does what registering costExtension, ResponseBudget,
@@ -32,7 +34,7 @@ type responseTail struct {
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = customerDataExtension{}.finish(ctx, resp)
 	resp = liveEventsExtension{}.finish(ctx, resp)
-	resp = errorCap{}.finish(resp)
+	resp = admission.ErrorCap{}.Finish(resp)
 	resp = t.budget.finish(ctx, resp)
 	return t.cost.finish(ctx, resp)
 }

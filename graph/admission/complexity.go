@@ -1,12 +1,19 @@
-package graph
+package admission
 
 import (
 	"encoding/json"
 	"reflect"
 
 	"github.com/vektah/gqlparser/v2/ast"
+)
 
-	"paygraph/sessiontoken"
+// The schema's bounds, which the resolvers enforce and the estimate counts by.
+const (
+	DefaultFirst = 20  // payments' first when the query gives none
+	MaxFirst     = 100 // payments' largest first
+	RESTMaxLimit = 100 // the REST API's largest page
+	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
+	MaxNodes = 100
 )
 
 // restCalls is the complexity of an operation: the REST calls answering it
@@ -33,12 +40,13 @@ import (
 // costplan.go). A list reads no more pages than counted here, even from a
 // REST API answering short pages (query.go).
 func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
-	return restCallsAt(doc, op, vars, sessiontoken.CustomerDataFull)
+	return restCallsAt(doc, op, vars, false)
 }
 
-// restCallsAt is restCalls for a caller reading customer data at level.
-func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, level sessiontoken.CustomerData) int {
-	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: withholdsAddress(level)}
+// restCallsAt is restCalls for a caller whose level withholds the
+// address (noAddress) or not.
+func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, noAddress bool) int {
+	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: noAddress}
 	calls := 0
 	e.eachField(op.SelectionSet, func(f *ast.Field) {
 		calls += e.rootField(f)
@@ -111,11 +119,11 @@ func (e *estimate) rootField(f *ast.Field) int {
 	switch f.Name {
 	case "payments":
 		args := f.ArgumentMap(e.vars)
-		n := defaultFirst
+		n := DefaultFirst
 		if v, ok := intValue(args["first"]); ok {
 			// Out-of-range values are refused by the resolver with
 			// BAD_USER_INPUT; clamp so that the error says so.
-			n = int(min(max(v, 0), maxFirst))
+			n = int(min(max(v, 0), MaxFirst))
 		}
 		calls := 1
 		if args["after"] != nil {

@@ -1,4 +1,4 @@
-package graph
+package admission
 
 // The plan of an operation's REST calls: which calls it can make, by
 // route template and dependency level, counted once each however many
@@ -35,10 +35,10 @@ import (
 
 // The route templates of a plan, as the REST API documents them.
 const (
-	routeList    = "GET " + string(restclient.EndpointListPayments)
-	routePayment = "GET " + string(restclient.EndpointGetPayment)
-	routeLink    = "GET " + string(restclient.EndpointGetPaymentLink)
-	routeSession = "GET " + string(restclient.EndpointGetCheckoutSession)
+	RouteList    = "GET " + string(restclient.EndpointListPayments)
+	RoutePayment = "GET " + string(restclient.EndpointGetPayment)
+	RouteLink    = "GET " + string(restclient.EndpointGetPaymentLink)
+	RouteSession = "GET " + string(restclient.EndpointGetCheckoutSession)
 )
 
 // PlanCall is one line of a plan: Calls calls of Route (with ID when the
@@ -65,8 +65,8 @@ type planKey struct {
 	id    string // the id, or a list's identity
 }
 
-// opPlan is an operation's plan.
-type opPlan struct {
+// Plan is an operation's plan: its lines by level, and their total.
+type Plan struct {
 	levels [2][]PlanCall
 	keys   map[planKey]struct{} // past smallPlan lines
 	total  int
@@ -76,7 +76,7 @@ type opPlan struct {
 // smallPlan is how many lines are deduplicated by a scan before a map.
 const smallPlan = 16
 
-func (p *opPlan) add(level int, k planKey, c PlanCall) {
+func (p *Plan) add(level int, k planKey, c PlanCall) {
 	if p.keys != nil {
 		if _, ok := p.keys[k]; ok {
 			return
@@ -111,9 +111,29 @@ func (p *opPlan) add(level int, k planKey, c PlanCall) {
 	p.total += c.Calls
 }
 
+// Total is the plan's estimate: its lines' calls.
+func (p *Plan) Total() int { return p.total }
+
+// JoinCalls is the calls planned for the address join of the list
+// ListID named listID.
+func (p *Plan) JoinCalls(listID string) int {
+	for _, c := range p.levels[1] {
+		if c.Route == RoutePayment && c.k == "details of "+listID {
+			return c.Calls
+		}
+	}
+	return 0
+}
+
+// ListID is the identity of a payments list in a plan: its first, status
+// and after.
+func ListID(first int, status, after string) string {
+	return "first=" + itoa(first) + "&status=" + status + "&after=" + after
+}
+
 // has reports whether the plan has the line of route and id at level:
 // a scan of that level while the plan is small, as add's.
-func (p *opPlan) has(level int, route, id string) bool {
+func (p *Plan) has(level int, route, id string) bool {
 	if p.keys != nil {
 		_, ok := p.keys[planKey{route, id}]
 		return ok
@@ -127,7 +147,7 @@ func (p *opPlan) has(level int, route, id string) bool {
 }
 
 // Levels are the plan's levels that have calls, in order.
-func (p *opPlan) Levels() []PlanLevel {
+func (p *Plan) Levels() []PlanLevel {
 	var out []PlanLevel
 	for i, l := range p.levels {
 		if len(l) > 0 {
@@ -141,17 +161,17 @@ func (p *opPlan) Levels() []PlanLevel {
 // customer data at level; scope, when the request has a session token,
 // drops what it refuses without a REST call and adds the read of a
 // token's session it learns.
-func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, c caller) *opPlan {
-	p := &opPlan{}
+func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, c Caller) *Plan {
+	p := &Plan{}
 	if op == nil || op.Operation != ast.Query {
 		return p
 	}
 	// A level that withholds customer.address makes no address join.
-	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: withholdsAddress(c.level)}, plan: p}
-	if s, ok := c.scope, c.hasScope; ok {
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: c.NoAddress}, plan: p}
+	if s, ok := c.Scope, c.HasScope; ok {
 		w.scope = s
 		if ref, ok := s.SessionToLearn(); ok {
-			p.add(1, planKey{routeSession, ref}, PlanCall{ID: ref, Calls: 1, Path: "(the session token's checkout session)"})
+			p.add(1, planKey{RouteSession, ref}, PlanCall{ID: ref, Calls: 1, Path: "(the session token's checkout session)"})
 		}
 	}
 	w.eachIncluded(op.SelectionSet, func(f *ast.Field) { w.root(f) })
@@ -160,7 +180,7 @@ func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map
 
 type planWalk struct {
 	estimate
-	plan  *opPlan
+	plan  *Plan
 	scope Scope
 }
 
@@ -182,25 +202,25 @@ func (w *planWalk) root(f *ast.Field) {
 		if w.scope != nil && !w.scope.AllowsList() {
 			return // FORBIDDEN before any call
 		}
-		n := defaultFirst
+		n := DefaultFirst
 		if v, ok := intValue(args["first"]); ok {
-			n = int(min(max(v, 0), maxFirst))
+			n = int(min(max(v, 0), MaxFirst))
 		}
 		after, _ := args["after"].(string)
 		status, _ := args["status"].(string)
-		id := "first=" + itoa(n) + "&status=" + status + "&after=" + after
-		w.plan.add(1, planKey{routeList, id}, PlanCall{Calls: listPages(n, args["after"] != nil, after), Path: path})
+		id := ListID(n, status, after)
+		w.plan.add(1, planKey{RouteList, id}, PlanCall{Calls: listPages(n, args["after"] != nil, after), Path: path})
 		if !w.noAddress && w.selectsIncluded(f.SelectionSet, "Customer", "address") && n > 0 {
-			w.plan.add(2, planKey{routePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
+			w.plan.add(2, planKey{RoutePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
 		}
 	case "payment":
 		// An id planned already was checked then (aliases of one id).
-		if id := w.stringArg(f, "id"); !w.plan.has(1, routePayment, id) && checkID("", id, paymentIDPrefix) == nil {
-			w.plan.add(1, planKey{routePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		if id := w.stringArg(f, "id"); !w.plan.has(1, RoutePayment, id) && hasIDPrefix(id, PaymentIDPrefix) {
+			w.plan.add(1, planKey{RoutePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "paymentLink":
-		if id := w.stringArg(f, "id"); !w.plan.has(1, routeLink, id) && checkID("", id, linkIDPrefix) == nil && w.linkAllowed(id) {
-			w.plan.add(1, planKey{routeLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		if id := w.stringArg(f, "id"); !w.plan.has(1, RouteLink, id) && hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id) {
+			w.plan.add(1, planKey{RouteLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "node":
 		w.node(w.stringArg(f, "id"), path)
@@ -215,12 +235,12 @@ func (w *planWalk) root(f *ast.Field) {
 		}
 	case "checkoutSession":
 		id := w.stringArg(f, "id")
-		if checkID("", id, "") != nil {
+		if !ValidID(id) {
 			return
 		}
-		w.plan.add(1, planKey{routeSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
+		w.plan.add(1, planKey{RouteSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		if w.selectsIncluded(f.SelectionSet, "CheckoutSession", "payment") {
-			w.plan.add(2, planKey{routePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
+			w.plan.add(2, planKey{RoutePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
 		}
 	}
 }
@@ -250,24 +270,23 @@ func (w *planWalk) linkAllowed(id string) bool {
 // names; an id that is neither is refused before any call.
 func (w *planWalk) node(id, path string) {
 	switch {
-	case !validID(id):
-	case strings.HasPrefix(id, paymentIDPrefix) && len(id) > len(paymentIDPrefix):
-		w.plan.add(1, planKey{routePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
-	case strings.HasPrefix(id, linkIDPrefix) && len(id) > len(linkIDPrefix) && w.linkAllowed(id):
-		w.plan.add(1, planKey{routeLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	case hasIDPrefix(id, PaymentIDPrefix):
+		w.plan.add(1, planKey{RoutePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	case hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id):
+		w.plan.add(1, planKey{RouteLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
 	}
 }
 
 // listPages is the REST pages a connection of first n reads: one page
 // from the list's start; after a cursor, the rest of the cursor's page,
 // and the next page when the items wanted go past it (a page holds at
-// most restMaxLimit items). The cursor's skip is read without checking
+// most RESTMaxLimit items). The cursor's skip is read without checking
 // its tag (relay.PeekSkip): a forged one is refused before any call.
 func listPages(n int, hasAfter bool, after string) int {
 	if !hasAfter {
 		return 1
 	}
-	if skip, ok := relay.PeekSkip(after); ok && skip+max(n, 1) <= restMaxLimit {
+	if skip, ok := relay.PeekSkip(after); ok && skip+max(n, 1) <= RESTMaxLimit {
 		return 1
 	}
 	return 2
@@ -302,7 +321,10 @@ func (e *estimate) eachIncluded(set ast.SelectionSet, fn func(*ast.Field)) {
 }
 
 // included reports whether @skip and @include keep a selection.
-func (e *estimate) included(ds ast.DirectiveList) bool {
+func (e *estimate) included(ds ast.DirectiveList) bool { return Included(ds, e.vars) }
+
+// Included reports whether @skip and @include, with vars, keep a selection.
+func Included(ds ast.DirectiveList, vars map[string]any) bool {
 	for _, d := range ds {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
@@ -311,7 +333,7 @@ func (e *estimate) included(ds ast.DirectiveList) bool {
 		if a == nil || a.Value == nil {
 			continue
 		}
-		v, err := a.Value.Value(e.vars)
+		v, err := a.Value.Value(vars)
 		b, ok := v.(bool)
 		if err != nil || !ok {
 			continue
@@ -340,3 +362,41 @@ func (e *estimate) selectsIncluded(set ast.SelectionSet, typeName, name string) 
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
+// short alphanumeric references; ids outside this alphabet could not be
+// REST ids and are refused before any call (the REST client escapes every
+// id as well, so none could ever change the path).
+const maxIDLen = 128
+
+// The prefixes of payment and payment link ids.
+const (
+	PaymentIDPrefix = "pay_"
+	LinkIDPrefix    = "pl_"
+)
+
+// ValidID reports whether id could be a REST id.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > maxIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if !idByte[id[i]] {
+			return false
+		}
+	}
+	return true
+}
+
+// idByte tells the bytes an id may hold: letters, digits, '_' and '-'.
+var idByte = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
+	}
+	return t
+}()
+
+// hasIDPrefix reports whether id is a valid id of prefix and more.
+func hasIDPrefix(id, prefix string) bool {
+	return ValidID(id) && len(id) > len(prefix) && strings.HasPrefix(id, prefix)
+}

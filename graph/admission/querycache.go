@@ -1,4 +1,4 @@
-package graph
+package admission
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// queryCache is the parsed-query cache: validated documents by query text,
+// QueryCache is the parsed-query cache: validated documents by query text,
 // least recently used out first, bounded by an estimate of the heap they
 // hold rather than by their count, since one 32 KB document holds as much
 // as a thousand small ones (BenchmarkQueryCacheCost).
@@ -18,8 +18,8 @@ import (
 // It keeps only documents that passed every limit. gqlgen adds a document
 // as soon as it has validated it, before the complexity limit runs, so Add
 // only stages the document in the request's operation context, and commit
-// (called by queryLimits once the last limit passed) stores it.
-type queryCache struct {
+// (called by Limits once the last limit passed) stores it.
+type QueryCache struct {
 	mu       sync.Mutex
 	lru      *simplelru.LRU[string, cachedDoc]
 	bytes    int64 // estimated heap of the documents held
@@ -31,19 +31,20 @@ type cachedDoc struct {
 	cost int64
 }
 
-var _ graphql.Cache[*ast.QueryDocument] = (*queryCache)(nil)
+var _ graphql.Cache[*ast.QueryDocument] = (*QueryCache)(nil)
 
-func newQueryCache(maxBytes int64) *queryCache {
-	c := &queryCache{maxBytes: maxBytes}
+// NewQueryCache returns a cache of at most maxBytes of documents' estimated heap.
+func NewQueryCache(maxBytes int64) *QueryCache {
+	c := &QueryCache{maxBytes: maxBytes}
 	// The count is not the bound: maxBytes is.
 	c.lru, _ = simplelru.NewLRU(math.MaxInt32, func(_ string, v cachedDoc) { c.bytes -= v.cost })
 	return c
 }
 
-// Get is gqlgen's look-up (its parseQuery). A document queryLimits
+// Get is gqlgen's look-up (its parseQuery). A document Limits
 // looked up for this request (lookup) is taken from the operation
 // context without a second look-up of the text.
-func (c *queryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
 		if doc := oc.Doc; doc != nil {
@@ -59,13 +60,12 @@ func (c *queryCache) Get(ctx context.Context, query string) (*ast.QueryDocument,
 	return v.doc, ok
 }
 
-// lookup returns the cached document of query for queryLimits, making it
+// lookup returns the cached document of query for Limits, making it
 // recent, and leaves it in the operation context's Doc, which gqlgen sets
-// only after the parameter mutators (queryLimits is the last of them), for
-// Get: one look-up of the text per request instead of two (a hash of the
-// whole text and a lock round trip each; issue 25). The document's own
-// source must be query for Get to take it.
-func (c *queryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+// only after the parameter mutators (Limits is the last of them), for
+// Get: one look-up of the text per request instead of two. The
+// document's own source must be query for Get to take it.
+func (c *QueryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	v, ok := c.lru.Get(query)
 	c.mu.Unlock()
@@ -77,8 +77,8 @@ func (c *queryCache) lookup(ctx context.Context, query string) (*ast.QueryDocume
 	return v.doc, ok
 }
 
-// peek returns the cached document of query, without making it recent.
-func (c *queryCache) peek(query string) (*ast.QueryDocument, bool) {
+// Peek returns the cached document of query, without making it recent.
+func (c *QueryCache) Peek(query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.lru.Peek(query)
@@ -86,7 +86,7 @@ func (c *queryCache) peek(query string) (*ast.QueryDocument, bool) {
 }
 
 // stagedKey names the staged document in the operation context's stats.
-const stagedKey = "paygraph.queryCache.staged"
+const stagedKey = "paygraph.QueryCache.staged"
 
 type stagedDoc struct {
 	query string
@@ -94,7 +94,7 @@ type stagedDoc struct {
 }
 
 // Add stages doc in the request; commit stores it.
-func (c *queryCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
+func (c *QueryCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
 	if graphql.HasOperationContext(ctx) {
 		graphql.GetOperationContext(ctx).Stats.SetExtension(stagedKey, stagedDoc{query, doc})
 	}
@@ -103,7 +103,7 @@ func (c *queryCache) Add(ctx context.Context, query string, doc *ast.QueryDocume
 // commit stores the document staged in opCtx, if any, evicting the least
 // recently used until the cache is within its bytes. A document larger
 // than the whole cache is not kept.
-func (c *queryCache) commit(opCtx *graphql.OperationContext) {
+func (c *QueryCache) commit(opCtx *graphql.OperationContext) {
 	s, ok := opCtx.Stats.GetExtension(stagedKey).(stagedDoc)
 	if !ok {
 		return
@@ -125,8 +125,8 @@ func (c *queryCache) commit(opCtx *graphql.OperationContext) {
 	}
 }
 
-// stats returns the documents held and their estimated bytes.
-func (c *queryCache) stats() (docs int, bytes int64) {
+// Stats returns the documents held and their estimated bytes.
+func (c *QueryCache) Stats() (docs int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.bytes

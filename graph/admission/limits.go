@@ -1,0 +1,384 @@
+// Package admission decides whether an operation may run and what it may
+// cost, before any resolver: the query limits on the parsed document, the
+// parsed-query cache, the complexity limit (the REST calls an operation
+// can make), the plan of its distinct REST calls and its estimate (charged
+// by the edge to the merchant's REST-call budget), and the cap on a
+// response's error list.
+package admission
+
+import (
+	"context"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	gqlerrcode "github.com/99designs/gqlgen/graphql/errcode"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/parser"
+
+	"paygraph/graph/errcode"
+)
+
+// QueryLimits are the limits a document must pass before it is validated:
+// validation costs more than parsing (gqlparser's overlapping-fields rule
+// is quadratic in the fields that share a response name). Zero means the
+// default (graph.ServerConfig).
+type QueryLimits struct {
+	MaxDepth       int // deepest field nesting of any operation or fragment
+	MaxFields      int // most fields one operation selects as it executes: aliases count, a fragment counts each time it is spread
+	MaxQueryLength int // longest query text, in bytes
+}
+
+// The limits on the shape of a document that no setting changes: each
+// bounds the work of one validation rule on a document that passes the
+// settings' limits (BenchmarkValidateWorstCase measures what they allow).
+const (
+	// ParserTokenLimit bounds the lexer's work on one document.
+	ParserTokenLimit = 20000
+	// MaxSameResponseName bounds the fields that share one response name at
+	// one place (one response path, fragments and inline fragments
+	// flattened, as the executor merges them). The overlapping-fields rule
+	// compares every pair of them, and reports each pair that differs, so
+	// its work is at most MaxSameResponseName/2 comparisons a field.
+	MaxSameResponseName = 32
+	// MaxFragments bounds the fragment definitions of a document: the
+	// overlapping-fields rule compares fragments spread together pairwise,
+	// following each one's nested spreads, up to every pair of fragments.
+	MaxFragments = 100
+	// docWorkPerField bounds, as a multiple of MaxFields, every selection
+	// (field, fragment spread, inline fragment) of every operation and
+	// fragment definition of the document, counted as each would execute:
+	// validation walks each definition, and a document may hold many, or
+	// fragments spread into each other that select nothing.
+	docWorkPerField = 10
+	// maxIntrospectionDepth bounds the nesting below __schema and __type
+	// (and in fragments on introspection types) instead of MaxDepth:
+	// introspection makes no REST call, and graphql-js's
+	// getIntrospectionQuery is as deep as the default MaxDepth already.
+	// 32 serves typeDepth up to 25, far past any type of this schema;
+	// MaxFields and the document's work bound still apply.
+	maxIntrospectionDepth = 32
+	// maxSchemaRoots bounds the __schema root fields of one operation
+	// (aliases and fragments count each time they are spread): one
+	// __schema answers many times its query's bytes, and every
+	// introspection client asks for one only.
+	maxSchemaRoots = 1
+)
+
+// Limits is the gqlgen extension that admits an operation: QueryLimits,
+// the complexity limit and the parsed-query cache's admission, then the
+// plan and the estimate. Its two hooks are the two ends of parsing and
+// validation:
+//
+//   - MutateOperationParameters runs before gqlgen parses and validates the
+//     query. Unless the document is already cached (it passed then), it
+//     parses it (with the token limit) and refuses what is too long, too
+//     deep, too wide or too repetitive; only a document that passes
+//     reaches validation.
+//   - MutateOperationContext runs after validation, with the variables:
+//     the complexity limit, then the cache commits the document gqlgen
+//     staged in it, and the estimate is recorded on the operation for the
+//     edge to charge to the merchant's rate limit (ratelimit.go).
+type Limits struct {
+	QueryLimits
+	MaxComplexity int
+	Cache         *QueryCache
+	// Receipts and Inspector: an admitted operation keeps an account for
+	// its cost receipt, with the inspector's calls (COST_RECEIPTS,
+	// REST_INSPECTOR).
+	Receipts, Inspector bool
+	// Caller is what ctx says of its caller.
+	Caller func(ctx context.Context) Caller
+	// Operation is the operation's loaders, which keep what admission
+	// decided; nil when ctx has none (then no plan and no dry run).
+	Operation func(ctx context.Context) Operation
+}
+
+// Caller is what admission needs of an operation's caller: its
+// session-token scope (HasScope false: none, all reads) and whether its
+// customer-data level withholds customer.address (never fetched then).
+type Caller struct {
+	Scope     Scope
+	HasScope  bool
+	NoAddress bool
+}
+
+// Scope is the part of a session token's scope the plan reads.
+type Scope interface {
+	AllowsList() bool
+	AllowsPaymentLink(id string) bool
+	SessionToLearn() (idOrRef string, ok bool)
+}
+
+// Operation keeps what admission decided for one operation.
+type Operation interface {
+	// Admit records the operation's plan (and a dry run's answer).
+	Admit(op *graphql.OperationContext, a Admitted)
+	// Alone tells that op makes at most one distinct REST call.
+	Alone(op *graphql.OperationContext)
+}
+
+// Admitted is an operation's plan as admission made it: Complexity and
+// MaxComplexity are the MAX_COMPLEXITY figure and its limit (a dry run
+// refused by it still answers its plan).
+type Admitted struct {
+	Plan                      *Plan
+	Complexity, MaxComplexity int
+	DryRun                    bool
+	Receipts, Inspector       bool
+}
+
+// DryRunExtension is the request extension that asks for a dry run: the
+// operation's plan instead of its answer, no REST call made, no budget spent.
+const DryRunExtension = "dryRun"
+
+// IsDryRun reports whether the request asks for a dry run.
+func IsDryRun(opCtx *graphql.OperationContext) bool {
+	v, _ := opCtx.Extensions[DryRunExtension].(bool)
+	return v
+}
+
+var (
+	_ graphql.HandlerExtension          = Limits{}
+	_ graphql.OperationParameterMutator = Limits{}
+	_ graphql.OperationContextMutator   = Limits{}
+)
+
+func (Limits) ExtensionName() string                          { return "QueryLimits" }
+func (Limits) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (l Limits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
+	if len(p.Query) > l.MaxQueryLength {
+		return LimitError(errcode.QueryLengthLimit, "query is %d bytes long, more than the limit of %d", len(p.Query), l.MaxQueryLength)
+	}
+	doc, cached := l.Cache.lookup(ctx, p.Query)
+	if !cached {
+		var err error
+		doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, ParserTokenLimit)
+		if err != nil {
+			// The error gqlgen's own parse would give (it would parse again).
+			if gqlErr, ok := err.(*gqlerror.Error); ok {
+				gqlerrcode.Set(gqlErr, gqlerrcode.ParseFailed)
+				return gqlErr
+			}
+			return nil
+		}
+		if err := l.check(doc); err != nil {
+			return err
+		}
+	}
+	// The REST calls the root fields alone will make, from the raw
+	// variables: a document over the complexity limit already is refused
+	// before validation and before gqlgen coerces its variables.
+	calls := rootRESTCalls(doc, p.OperationName, p.Variables)
+	if calls > l.MaxComplexity {
+		return LimitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.MaxComplexity)
+	}
+	// For the edge to refuse, before validation, a caller that may make no
+	// REST call (RootRESTCalls); a dry run spends nothing.
+	if dry, _ := p.Extensions[DryRunExtension].(bool); calls > 0 && !dry && graphql.HasOperationContext(ctx) {
+		graphql.GetOperationContext(ctx).Stats.SetExtension(rootCallsExt, calls)
+	}
+	return nil
+}
+
+func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
+	if opCtx.Operation == nil {
+		return nil
+	}
+	c := l.Caller(ctx)
+	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, c.NoAddress)
+	rec := l.Operation(ctx)
+	dry := rec != nil && IsDryRun(opCtx)
+	if calls > l.MaxComplexity {
+		if dry {
+			l.plan(rec, opCtx, calls, true, c) // the refusal's answer carries the plan
+		}
+		return LimitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.MaxComplexity)
+	}
+	l.Cache.commit(opCtx)
+	// The estimate (costplan.go): every distinct REST call the operation
+	// can make, counted once however many fields ask for it.
+	estimate := calls
+	if rec != nil {
+		plan := l.plan(rec, opCtx, calls, dry, c)
+		if dry {
+			// A dry run spends no REST-call budget and runs nothing: its
+			// operation is replaced by one that selects nothing, and the
+			// receipt's extension answers its plan.
+			op := opCtx.Operation
+			opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
+			setEstimate(opCtx, RESTCallEstimate{Calls: plan.total, DryRun: true})
+			return nil
+		}
+		estimate = plan.total
+	}
+	setEstimate(opCtx, RESTCallEstimate{Calls: estimate})
+	// At most one distinct REST call: its one load has nothing to batch
+	// with (the loaders still batch a load of another key).
+	if estimate <= 1 && opCtx.Operation.Operation == ast.Query && rec != nil {
+		rec.Alone(opCtx)
+	}
+	return nil
+}
+
+// plan plans an admitted operation (or a dry run) and records it.
+func (l Limits) plan(rec Operation, opCtx *graphql.OperationContext, complexity int, dry bool, c Caller) *Plan {
+	p := planOperation(opCtx.Doc, opCtx.Operation, opCtx.Variables, c)
+	rec.Admit(opCtx, Admitted{Plan: p, Complexity: complexity, MaxComplexity: l.MaxComplexity, DryRun: dry,
+		Receipts: l.Receipts, Inspector: l.Inspector})
+	return p
+}
+
+// LimitError is a refusal by a limit, with its contract code.
+func LimitError(code, format string, args ...any) *gqlerror.Error {
+	err := gqlerror.Errorf(format, args...)
+	gqlerrcode.Set(err, code)
+	return err
+}
+
+// check walks every operation and every fragment definition of doc (the
+// validator walks each of them) as it would execute, fragments expanded at
+// each spread, and refuses it at the first limit passed. The walk stops
+// there too, so its own cost is bounded by the limits it checks.
+func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
+	if len(doc.Fragments) > MaxFragments {
+		return LimitError(errcode.QueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), MaxFragments)
+	}
+	w := docWalker{
+		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
+		onPath:    make(map[string]bool),
+		paths:     make(map[pathKey]int32),
+		maxDepth:  l.MaxDepth,
+		maxFields: l.MaxFields,
+		maxWork:   docWorkPerField * l.MaxFields,
+	}
+	for _, f := range doc.Fragments {
+		if _, ok := w.fragments[f.Name]; !ok { // the first of a name, as the validator takes
+			w.fragments[f.Name] = f
+		}
+	}
+	for _, op := range doc.Operations {
+		if err := w.root(op.SelectionSet); err != nil {
+			return err
+		}
+	}
+	for _, f := range doc.Fragments {
+		w.onPath[f.Name] = true
+		if isIntrospectionType(f.TypeCondition) {
+			w.introStart = 1 // validation keeps such fragments inside introspection
+		}
+		err := w.root(f.SelectionSet)
+		w.introStart = 0
+		delete(w.onPath, f.Name)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type docWalker struct {
+	fragments map[string]*ast.FragmentDefinition
+	onPath    map[string]bool // fragments being expanded, to stop cycles (which validation refuses)
+	// paths numbers the response paths of the current root, from 1 (0 is
+	// the root): a path is its parent's number and a response name.
+	// counts[n-1] is the number of fields at path n.
+	paths                        map[pathKey]int32
+	counts                       []int32
+	maxDepth, maxFields, maxWork int
+	fields, work                 int // fields of the current root; selections of the whole document
+	// introStart is the depth of the first field below __schema or
+	// __type (0: not inside introspection); from there depth counts
+	// against maxIntrospectionDepth instead of maxDepth.
+	introStart int
+	schemas    int // __schema root fields of the current root
+	err        *gqlerror.Error
+}
+
+type pathKey struct {
+	parent int32
+	name   string
+}
+
+func (w *docWalker) root(set ast.SelectionSet) *gqlerror.Error {
+	w.fields = 0
+	w.schemas = 0
+	clear(w.paths)
+	w.counts = w.counts[:0]
+	w.walk(set, 1, 0)
+	return w.err
+}
+
+func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
+	for _, sel := range set {
+		if w.err != nil {
+			return
+		}
+		if w.work++; w.work > w.maxWork {
+			w.err = LimitError(errcode.FieldLimit, "the document's operations and fragments select more than %d fields and fragments in all, counted as each would execute", w.maxWork)
+			return
+		}
+		switch s := sel.(type) {
+		case *ast.Field:
+			if w.fields++; w.fields > w.maxFields {
+				w.err = LimitError(errcode.FieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
+				return
+			}
+			if depth == 1 && s.Name == "__schema" {
+				if w.schemas++; w.schemas > maxSchemaRoots {
+					w.err = LimitError(errcode.FieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
+					return
+				}
+			}
+			if w.introStart > 0 {
+				if depth-w.introStart+1 > maxIntrospectionDepth {
+					w.err = LimitError(errcode.DepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
+					return
+				}
+			} else if depth > w.maxDepth {
+				w.err = LimitError(errcode.DepthLimit, "query is more than %d levels deep", w.maxDepth)
+				return
+			}
+			name := s.Alias
+			if name == "" {
+				name = s.Name
+			}
+			k := pathKey{parent, name}
+			path, ok := w.paths[k]
+			if !ok {
+				w.counts = append(w.counts, 0)
+				path = int32(len(w.counts))
+				w.paths[k] = path
+			}
+			if w.counts[path-1]++; w.counts[path-1] > MaxSameResponseName {
+				w.err = LimitError(errcode.FieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", MaxSameResponseName, name)
+				return
+			}
+			if len(s.SelectionSet) > 0 {
+				if w.introStart == 0 && (s.Name == "__schema" || s.Name == "__type") {
+					w.introStart = depth + 1
+					w.walk(s.SelectionSet, depth+1, path)
+					w.introStart = 0
+				} else {
+					w.walk(s.SelectionSet, depth+1, path)
+				}
+			}
+		case *ast.InlineFragment:
+			w.walk(s.SelectionSet, depth, parent)
+		case *ast.FragmentSpread:
+			f := w.fragments[s.Name]
+			if f == nil || w.onPath[s.Name] {
+				continue
+			}
+			w.onPath[s.Name] = true
+			w.walk(f.SelectionSet, depth, parent)
+			delete(w.onPath, s.Name)
+		}
+	}
+}
+
+// isIntrospectionType reports whether name is one of GraphQL's
+// introspection types (__Schema, __Type, __Field, ...): names starting
+// with two underscores are reserved for them.
+func isIntrospectionType(name string) bool { return strings.HasPrefix(name, "__") }
