@@ -30,6 +30,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -278,10 +279,10 @@ func (g *Gateway) wire(o options) error {
 		Extensions:        extensions,
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
-		Cost: graph.CostReceipts{
+		Cost: receipt.CostReceipts{
 			Enabled:   cfg.CostReceipts,
 			Inspector: g.inspector(),
-			OnReceipt: func(_ context.Context, r *graph.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
+			OnReceipt: func(_ context.Context, r *receipt.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
 		},
 	})
 	keys := g.tokenKeys(o)

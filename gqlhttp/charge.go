@@ -14,6 +14,7 @@ import (
 
 	"paygraph/graph"
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"paygraph/internal/opscope"
 )
 
@@ -26,9 +27,9 @@ type budget interface {
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
 	// left is what the charge left of the merchant's REST-call budget
 	// (the cost receipt's figure); ok false when there is none to say.
-	left() (graph.BudgetLeft, bool)
+	left() (receipt.BudgetLeft, bool)
 	// peek answers a dry run: what charge would, charging nothing.
-	peek(ctx context.Context, restCalls int) (left graph.BudgetLeft, refusal *gqlerror.Error, ok bool)
+	peek(ctx context.Context, restCalls int) (left receipt.BudgetLeft, refusal *gqlerror.Error, ok bool)
 }
 
 type budgetKey struct{}

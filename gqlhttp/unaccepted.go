@@ -13,7 +13,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/receipt"
 	"paygraph/restclient"
 )
 
@@ -63,18 +63,18 @@ var _ budget = admitBudget{}
 
 // left and peek are the wrapped budget's (the receipt's and the dry run's
 // figures are the rate limit's).
-func (b admitBudget) left() (graph.BudgetLeft, bool) {
+func (b admitBudget) left() (receipt.BudgetLeft, bool) {
 	if b.next != nil {
 		return b.next.left()
 	}
-	return graph.BudgetLeft{}, false
+	return receipt.BudgetLeft{}, false
 }
 
-func (b admitBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+func (b admitBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	if b.next != nil {
 		return b.next.peek(ctx, restCalls)
 	}
-	return graph.BudgetLeft{}, nil, false
+	return receipt.BudgetLeft{}, nil, false
 }
 
 // refusedError marks the request refused (RefusalDelay holds its answer

@@ -14,6 +14,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -130,9 +131,9 @@ type Loaders struct {
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	// cost is the operation's REST-call account (cost.go); its CallLog
-	// counts the REST calls made with the loaders' context.
-	cost costTally
+	// cost is the operation's REST-call account; its CallLog counts the
+	// REST calls made with the loaders' context.
+	cost receipt.Tally
 
 	// fastAnswer is the data the root fast path answered with
 	// (IsFastAnswer).
@@ -331,7 +332,7 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 
 // withLoaders returns ctx carrying l, for loadersFor.
 func withLoaders(ctx context.Context, l *Loaders) context.Context {
-	return opscope.WithValue(restclient.WithCallLog(ctx, &l.cost.calls), loadersKey{}, l)
+	return opscope.WithValue(restclient.WithCallLog(ctx, l.cost.CallLog()), loadersKey{}, l)
 }
 
 // loadersFor returns the request's loaders (LoadersMiddleware put them in
@@ -515,8 +516,8 @@ func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*r
 
 // listPayments is ListPayments for the list planned as listID.
 func (l *Loaders) listPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
-	if l.cost.recording() {
-		l.cost.ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, origin{s: listID})
+	if l.cost.Recording() {
+		l.cost.Ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, receipt.Origin{Line: listID})
 	}
 	return l.lists.do(ctx, p, l.rest.ListPayments)
 }
@@ -562,12 +563,12 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	return l.paymentThunk(ctx, id, origin{})
+	return l.paymentThunk(ctx, id, receipt.Origin{})
 }
 
 // paymentThunk is PaymentThunk for the part of the plan o.
-func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloader.Thunk[*restclient.Payment] {
-	l.cost.ask(admission.RoutePayment, id, o)
+func (l *Loaders) paymentThunk(ctx context.Context, id string, o receipt.Origin) dataloader.Thunk[*restclient.Payment] {
+	l.cost.Ask(admission.RoutePayment, id, o)
 	if t := loadAlone(l, ctx, &l.paymentThunks, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
@@ -585,7 +586,7 @@ func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloa
 // share it, as if loaded there.
 func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
-		l.cost.ask(admission.RoutePayment, id, origin{p: items[i]})
+		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
 	}
 	out := make([]restclient.Result[*restclient.Payment], len(ids))
 	join := &joinResults[*restclient.Payment]{done: make(chan struct{}), out: out}
@@ -635,7 +636,7 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.cost.ask(admission.RouteLink, id, origin{})
+	l.cost.Ask(admission.RouteLink, id, receipt.Origin{})
 	if t := loadAlone(l, ctx, &l.linkThunks, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
@@ -655,9 +656,9 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 	})
 	s, err := l.sessions.Load(ctx, key)()
 	if err == nil {
-		l.cost.ask(admission.RouteSession, s.ID, origin{s: key})
+		l.cost.Ask(admission.RouteSession, s.ID, receipt.Origin{Line: key})
 	} else {
-		l.cost.ask(admission.RouteSession, key, origin{s: key})
+		l.cost.Ask(admission.RouteSession, key, receipt.Origin{Line: key})
 	}
 	if err == nil {
 		for _, other := range [2]string{s.ID, s.Reference} {
@@ -785,4 +786,34 @@ func (f *sessionFlights) learn(keys []string, got []restclient.Result[*restclien
 		}
 	}
 	f.mu.Unlock()
+}
+
+// Cost is the operation's REST-call account.
+func (l *Loaders) Cost() *receipt.Tally { return &l.cost }
+
+// Admit records what admission decided for the operation.
+func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) { l.cost.Admit(op, a) }
+
+// NoteRESTCallsLeft records what op's charge left of its merchant's
+// REST-call budget, for the receipt (ctx is the operation's).
+func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft) {
+	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+		l.cost.NoteLeft(op, left)
+	}
+}
+
+// NoteDryRunBudget records on a dry run's plan what the merchant's
+// REST-call budget has left (receipt.Tally.NoteDryRunBudget).
+func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft, ok, refused bool) {
+	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+		l.cost.NoteDryRunBudget(op, left, ok, refused)
+	}
+}
+
+// tallyOf is the tally of ctx's operation, for the receipt's extension.
+func tallyOf(ctx context.Context) *receipt.Tally {
+	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+		return &l.cost
+	}
+	return nil
 }

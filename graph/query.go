@@ -10,6 +10,7 @@ import (
 
 	"paygraph/graph/admission"
 	"paygraph/graph/model"
+	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
@@ -101,7 +102,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	walk := relay.NewWalk(pos, n, restMaxLimit, pages)
 	var listID string // the list's line in the plan (costplan.go)
-	if loaders.cost.recording() {
+	if loaders.Cost().Recording() {
 		afterText := ""
 		if after != nil {
 			afterText = *after
@@ -130,7 +131,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	hasNext := walk.HasNext()
 	if listID != "" {
-		loaders.cost.shortList(listID, pages, read, len(edges))
+		loaders.Cost().ShortList(listID, pages, read, len(edges))
 	}
 
 	if budget != nil {
@@ -338,7 +339,7 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, origin{p: c.ListItem})()
+	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
 	if err != nil {
 		return nil, err
 	}
@@ -361,7 +362,7 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, origin{s: "session " + s.AskedAs})()
+	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, receipt.Origin{Line: "session " + s.AskedAs})()
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"paygraph/apqstore"
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/trusteddocs"
 )
@@ -86,7 +87,7 @@ type ServerConfig struct {
 	Extensions []graphql.HandlerExtension
 	// Cost configures the cost receipts (cost.go); zero: no receipt (a
 	// dry run is answered whatever it says).
-	Cost CostReceipts
+	Cost receipt.CostReceipts
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
 	// differential tests.
 	noFastPath bool
@@ -186,14 +187,15 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	//   - what the caller's customer-data level hid (customerdata.go);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
-	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
+	costExt := receipt.Extension{Config: cfg.Cost, Tally: tallyOf}
+	tail := responseTail{cost: costExt, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
 		root = &rootFast{r: resolver}
 	}
 	if cfg.chainedTail {
 		srv.Use(apqCommit{store: apq})
-		srv.Use(costExtension{cfg: cfg.Cost})
+		srv.Use(costExt)
 		srv.Use(ResponseBudget{MaxBytes: cfg.MaxResponseBytes})
 		srv.Use(admission.ErrorCap{})
 		srv.Use(liveEventsExtension{})

@@ -17,6 +17,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 )
 
 // responseTail does what registering costExtension, ResponseBudget,
@@ -24,7 +25,7 @@ import (
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
-	cost   costExtension
+	cost   receipt.Extension
 	budget ResponseBudget
 }
 
@@ -36,7 +37,7 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 	resp = liveEventsExtension{}.finish(ctx, resp)
 	resp = admission.ErrorCap{}.Finish(resp)
 	resp = t.budget.finish(ctx, resp)
-	return t.cost.finish(ctx, resp)
+	return t.cost.Finish(ctx, resp)
 }
 
 // graphTail is, in one extension, graph's operation and response

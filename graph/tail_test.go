@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"slices"
 	"strings"
 	"testing"
@@ -94,7 +95,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 			}
 			mk := func(chained, eager bool) *side {
 				s := &side{}
-				cost := CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *Receipt) {
+				cost := receipt.CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *receipt.Receipt) {
 					b, _ := json.Marshal(r)
 					s.seen = append(s.seen, "receipt "+string(b))
 				}}

@@ -32,7 +32,7 @@ targets=(
   "./sessiontoken FuzzVerify"
   "./restclient FuzzParseUTC"
   "./restclient FuzzEndpointOf"
-  "./graph FuzzReceiptAppendJSON"
+  "./graph/receipt FuzzReceiptAppendJSON"
   "./graph/scalar FuzzAppendDateTime"
   "./observe FuzzAccessLine"
   "./gqlhttp FuzzDecodePOST"

@@ -1,33 +1,12 @@
-package graph
-
-// The cost receipt and the dry run: what an operation's REST calls were,
-// against its estimate (costplan.go), on every answer as extensions.cost;
-// and, for an operation sent with the request extension "dryRun": true,
-// its plan instead of its answer, with no REST call made and no REST-call
-// budget spent.
-//
-// The account is per operation: it lives in the operation's Loaders,
-// whose REST calls the REST client counts in the same operation's
-// CallLog (withLoaders). A receipt reads:
-//
-//	estimated  the plan's total, charged to the merchant's REST-call budget
-//	made       REST calls made (each sent at least once)
-//	retries    requests the REST API saw beyond made (retried calls)
-//	saved      asks for a record answered by another ask's call
-//	unmade     when made < estimated, the part of the estimate that did not
-//	           happen: deduplicated (two parts of the plan asked for the
-//	           same record, found only at run time), shortPages (pages or
-//	           joins a short REST page did not need), notReached (fields that
-//	           failed, were refused, or whose parent was null)
-//	budget     what is left of the merchant's REST-call budget (the
-//	           RateLimit header's figure), when one was charged
-//	calls      with the REST inspector, each call: route, id, status,
-//	           duration, bytes, retries, and the asks it answered besides
-//
-// For @defer the final part carries the receipt (the totals); a
-// subscription's events carry none: a poll is shared by every subscriber
-// of its resource and merchant (livepoll), so no event has a poll of its
-// own to account for.
+// Package receipt accounts for an operation's REST calls against its
+// plan: the cost receipt on every answer (extensions.cost: estimated, made,
+// retried, saved, the part of the estimate that did not happen and why,
+// the budget left, and with the inspector each call) and a dry run's
+// answer (extensions.plan instead of data). The account lives in the
+// operation's loaders, whose REST calls the REST client counts in its
+// CallLog. For @defer the final part carries the receipt; a
+// subscription's events carry none (a poll is shared by every subscriber).
+package receipt
 
 import (
 	"context"
@@ -111,13 +90,9 @@ type Plan struct {
 // NoteDryRunBudget records, on a dry run's plan, what the merchant's
 // REST-call budget has left (left, when ok) and whether it would admit the
 // estimate (refused: it would not, and refusal is the operation's error).
-// The edge calls it after peeking (OperationEstimate's DryRun).
-func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
-	l, _ := ctx.Value(loadersKey{}).(*Loaders)
-	if l == nil {
-		return
-	}
-	a, found := l.cost.accountFor(op)
+// The edge calls it after peeking (admission.OperationEstimate's DryRun).
+func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
+	a, found := t.accountFor(op)
 	if !found || a.peek == nil {
 		return
 	}
@@ -136,16 +111,16 @@ type identKey struct {
 	id    string
 }
 
-// origin names the part of the plan an ask comes from: a plan line's
-// identity (s), or the listed payment whose address join asks (p).
-type origin struct {
-	s string
-	p *restclient.Payment
+// Origin names the part of the plan an ask comes from: a plan line's
+// identity (Line), or the listed payment whose address join asks (Item).
+type Origin struct {
+	Line string
+	Item *restclient.Payment
 }
 
 type askKey struct {
 	identKey
-	origin
+	Origin
 }
 
 // account is what the query limits decided for one operation: whether
@@ -159,17 +134,16 @@ type account struct {
 	leftOK                bool
 }
 
-// costTally is the account of the operation of one Loaders (Loaders.cost):
-// every operation has loaders of its own, made before the query limits
-// plan it (a WebSocket's: WithOperationLoaders), so one account is all a
-// tally holds, and it goes with the operation's loaders.
-type costTally struct {
+// Tally is the account of the operation of one Loaders: every operation
+// has loaders of its own, made before admission plans it, so one account
+// is all a tally holds, and it goes with the operation's loaders.
+type Tally struct {
 	calls restclient.CallLog
 
 	mu     sync.Mutex
 	acct   account
 	acctOp *graphql.OperationContext // acct's operation
-	// asks are the distinct (record, origin) pairs asked for, with their
+	// asks are the distinct (record, Origin) pairs asked for, with their
 	// counts: a scan while few (an operation usually asks for a handful),
 	// a map past smallAsks.
 	asks      []askCount
@@ -180,8 +154,11 @@ type costTally struct {
 	shortSeen map[string]struct{} // lists counted in short
 }
 
+// CallLog is where the REST client counts the operation's calls.
+func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
+
 // setAccount records op's account (a later operation's replaces it).
-func (t *costTally) setAccount(op *graphql.OperationContext, a account) {
+func (t *Tally) setAccount(op *graphql.OperationContext, a account) {
 	t.mu.Lock()
 	t.acct, t.acctOp = a, op
 	t.mu.Unlock()
@@ -190,8 +167,9 @@ func (t *costTally) setAccount(op *graphql.OperationContext, a account) {
 	}
 }
 
-// noteLeft records on op's account what its charge left.
-func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
+// NoteLeft records on op's account what its charge left of the
+// merchant's REST-call budget: the receipt's budget.
+func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.acctOp == op {
@@ -200,7 +178,7 @@ func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
 }
 
 // accountFor is op's account.
-func (t *costTally) accountFor(op *graphql.OperationContext) (account, bool) {
+func (t *Tally) accountFor(op *graphql.OperationContext) (account, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.acctOp == op && op != nil {
@@ -217,8 +195,8 @@ type askCount struct {
 // smallAsks is how many distinct asks are scanned before a map.
 const smallAsks = 32
 
-// ask records an ask for the record id of route, from o.
-func (t *costTally) ask(route, id string, o origin) {
+// Ask records an ask for the record id of route, from o.
+func (t *Tally) Ask(route, id string, o Origin) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.acct.on {
@@ -251,9 +229,9 @@ func (t *costTally) ask(route, id string, o origin) {
 }
 
 // askTotals are the asks, the distinct records asked for, and the
-// distinct (record, origin) pairs; with perRecord, the asks of each
+// distinct (record, Origin) pairs; with perRecord, the asks of each
 // record (the inspector's). t.mu is held.
-func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
+func (t *Tally) askTotals(perRecord bool) (asks, records, pairs int) {
 	pairs = len(t.asks) + len(t.askMap)
 	if t.askMap == nil && !perRecord {
 		// Few: distinct records by a scan, without a map.
@@ -284,16 +262,16 @@ func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
 	return asks, len(t.perRecord), pairs
 }
 
-// recording reports whether asks are recorded (a receipt will be made).
-func (t *costTally) recording() bool {
+// Recording reports whether asks are recorded (a receipt will be made).
+func (t *Tally) Recording() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.acct.on
 }
 
-// shortList records what a list short of its plan did not need: pages
+// ShortList records what a list short of its plan did not need: pages
 // planned and not read, and joins planned for items it did not have.
-func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
+func (t *Tally) ShortList(id string, pagesPlanned, pagesRead, items int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.acct.on || t.acct.plan == nil {
@@ -313,7 +291,7 @@ func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 }
 
 // receipt makes the operation's receipt; budget is the request's.
-func (t *costTally) receipt(a account, inspector bool) *Receipt {
+func (t *Tally) receipt(a account, inspector bool) *Receipt {
 	made, retries := t.calls.Counts()
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
@@ -350,35 +328,39 @@ func (t *costTally) receipt(a account, inspector bool) *Receipt {
 	return r
 }
 
-// costExtension puts the receipt on answers and answers dry runs.
-type costExtension struct{ cfg CostReceipts }
+// Extension puts the receipt on answers and answers dry runs; Tally is
+// the tally of ctx's operation (nil: none).
+type Extension struct {
+	Config CostReceipts
+	Tally  func(ctx context.Context) *Tally
+}
 
 var (
-	_ graphql.HandlerExtension    = costExtension{}
-	_ graphql.ResponseInterceptor = costExtension{}
+	_ graphql.HandlerExtension    = Extension{}
+	_ graphql.ResponseInterceptor = Extension{}
 )
 
-func (costExtension) ExtensionName() string                   { return "CostReceipts" }
-func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (Extension) ExtensionName() string                   { return "CostReceipts" }
+func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 
 // InterceptResponse adds the receipt to the last result of a query (the
 // one result, or @defer's final part), and, to a dry run refused by a
 // limit, its plan.
-func (c costExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	return c.finish(ctx, next(ctx))
+func (c Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return c.Finish(ctx, next(ctx))
 }
 
-// finish is InterceptResponse's work on the response next returned.
-func (c costExtension) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
+// Finish is InterceptResponse's work on the response next returned.
+func (c Extension) Finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	l, ok := ctx.Value(loadersKey{}).(*Loaders)
-	if !ok {
+	t := c.Tally(ctx)
+	if t == nil {
 		return resp
 	}
 	opCtx := graphql.GetOperationContext(ctx)
-	a, ok := l.cost.accountFor(opCtx)
+	a, ok := t.accountFor(opCtx)
 	if !ok {
 		return resp
 	}
@@ -391,13 +373,13 @@ func (c costExtension) finish(ctx context.Context, resp *graphql.Response) *grap
 		}
 		return resp
 	}
-	if !a.on || !c.cfg.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
+	if !a.on || !c.Config.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
 		resp.HasNext != nil && *resp.HasNext {
 		return resp
 	}
-	r := l.cost.receipt(a, a.inspector)
-	if c.cfg.OnReceipt != nil {
-		c.cfg.OnReceipt(ctx, r)
+	r := t.receipt(a, a.inspector)
+	if c.Config.OnReceipt != nil {
+		c.Config.OnReceipt(ctx, r)
 	}
 	resp.Extensions = withExtension(resp.Extensions, CostExtension, r)
 	return resp
@@ -411,8 +393,8 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
-// Admit records op's account: admission calls it (admission.Operation).
-func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) {
+// Admit records op's account (the loaders' admission.Operation).
+func (t *Tally) Admit(op *graphql.OperationContext, a admission.Admitted) {
 	acct := account{on: a.Receipts || a.DryRun, dryRun: a.DryRun, inspector: a.Receipts && a.Inspector, plan: a.Plan}
 	if a.DryRun {
 		p := &Plan{Estimated: a.Plan.Total(), Levels: a.Plan.Levels(), Complexity: a.Complexity, MaxComplexity: a.MaxComplexity,
@@ -422,14 +404,5 @@ func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) {
 		}
 		acct.peek = p
 	}
-	l.cost.setAccount(op, acct)
-}
-
-// NoteRESTCallsLeft records what op's charge left of its merchant's
-// REST-call budget: the cost receipt's budget (ctx is the operation's,
-// with its loaders).
-func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left BudgetLeft) {
-	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
-		l.cost.noteLeft(op, left)
-	}
+	t.setAccount(op, acct)
 }
