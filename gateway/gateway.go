@@ -30,6 +30,7 @@ import (
 	"paygraph/gqlhttp"
 	"paygraph/graph"
 	"paygraph/graph/admission"
+	"paygraph/graph/loaders"
 	"paygraph/graph/receipt"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
@@ -254,7 +255,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	limits := &graph.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
+	limits := &loaders.FetchLimits{Wait: cfg.LoaderWait, OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))

@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
 	"paygraph/graph/admission"
+	"paygraph/graph/loaders"
 	"paygraph/graph/receipt"
 	"paygraph/internal/opscope"
 )
@@ -59,7 +59,7 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 // any field runs, on every transport (POST, GET, SSE, each WebSocket
 // operation, a @defer stream's operation): a refusal is the operation's
 // error, RATE_LIMITED with extensions.retryAfter, and nothing of it runs.
-// A dry run is peeked at, never charged (graph.NoteDryRunBudget).
+// A dry run is peeked at, never charged (loaders.NoteDryRunBudget).
 type operationCharge struct{}
 
 var (
@@ -101,14 +101,14 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	}
 	if est.DryRun {
 		left, refusal, ok := b.peek(ctx, est.Calls)
-		graph.NoteDryRunBudget(ctx, op, left, ok, refusal != nil)
+		loaders.NoteDryRunBudget(ctx, op, left, ok, refusal != nil)
 		return refusal
 	}
 	if err := b.charge(ctx, est.Calls); err != nil {
 		return err
 	}
 	if left, ok := b.left(); ok {
-		graph.NoteRESTCallsLeft(ctx, op, left)
+		loaders.NoteRESTCallsLeft(ctx, op, left)
 	}
 	return nil
 }

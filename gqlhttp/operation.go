@@ -17,7 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/loaders"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -28,7 +28,7 @@ import (
 //
 //   - before gqlgen's first mutator runs for an operation of a WebSocket,
 //     its own scope (internal/opscope) is made below the connection's
-//     sealed one, with fresh loaders (graph.WithOperationLoaders: nothing
+//     sealed one, with fresh loaders (loaders.WithOperationLoaders: nothing
 //     cached outlives the operation) and its bound on REST calls in
 //     flight: whatever the mutators decode, plan or record for it (its
 //     variables, its cost plan and REST-call account) is the operation's,
@@ -88,7 +88,7 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 // newScope is a WebSocket operation's scope below ctx, open (the
 // mutators run on the read loop's goroutine, one operation at a time).
 func (s operationScope) newScope(ctx context.Context) context.Context {
-	ctx = graph.WithOperationLoaders(opscope.New(ctx))
+	ctx = loaders.WithOperationLoaders(opscope.New(ctx))
 	return restclient.WithRequestLimit(ctx, s.b.RESTCalls)
 }
 

@@ -111,7 +111,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
-		page, err := loaders.listPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
+		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
 		if err != nil {
 			return nil, err
 		}
@@ -339,7 +339,7 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
+	p, err := r.loaders(ctx).PaymentThunkFor(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
 	if err != nil {
 		return nil, err
 	}
@@ -362,7 +362,7 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := budgetFrom(ctx).check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, receipt.Origin{Line: "session " + s.AskedAs})()
+	p, err := r.loaders(ctx).PaymentThunkFor(ctx, s.PaymentID, receipt.Origin{Line: "session " + s.AskedAs})()
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,12 @@ package graph
 
 import (
 	"context"
+	"net/http"
 	"paygraph/graph/errcode"
 	"sync"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/loaders"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
@@ -50,8 +52,28 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	return keys.For(creds.APIKey, creds.APISecret), nil
 }
 
-// loaders returns the request's loaders (loadersFor).
-func (r *Resolver) loaders(ctx context.Context) *Loaders { return loadersFor(ctx) }
+// loaders returns the request's loaders (loaders.For).
+func (r *Resolver) loaders(ctx context.Context) *loaders.Loaders { return loaders.For(ctx) }
+
+// REST is the REST API the resolvers and subscriptions read.
+type REST = loaders.REST
+
+// batchREST is a REST's batches, which maskingREST masks.
+type batchREST = loaders.BatchREST
+
+// LoadersMiddleware gives each HTTP request fresh loaders over rest, every
+// record they load masked to the caller's customer-data level
+// (maskingREST): no cache outlives the request, so one caller's data can
+// never answer another caller's query. It must run in front of the server
+// NewServer builds; limits may be nil (no batch window, no batch metric).
+func LoadersMiddleware(rest REST, limits *loaders.FetchLimits) func(http.Handler) http.Handler {
+	return loaders.Middleware(newMaskingREST(rest), limits)
+}
+
+// newMaskingREST is rest with every record masked (customerdata.go).
+func newMaskingREST(rest REST) *maskingREST {
+	return &maskingREST{REST: rest, batch: loaders.Batches(rest)}
+}
 
 const (
 	paymentIDPrefix = admission.PaymentIDPrefix
@@ -67,5 +89,3 @@ func checkID(what, id, prefix string) error {
 	}
 	return nil
 }
-
-var _ REST = (*restclient.Client)(nil)

@@ -12,6 +12,7 @@ import (
 
 	"paygraph/apqstore"
 	"paygraph/graph/admission"
+	"paygraph/graph/loaders"
 	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/trusteddocs"
@@ -187,7 +188,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	//   - what the caller's customer-data level hid (customerdata.go);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
-	costExt := receipt.Extension{Config: cfg.Cost, Tally: tallyOf}
+	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
 	tail := responseTail{cost: costExt, budget: ResponseBudget{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
@@ -231,7 +232,7 @@ func admissionCaller(ctx context.Context) admission.Caller {
 // admissionOperation is the operation's loaders, which keep what
 // admission decided; nil without loaders.
 func admissionOperation(ctx context.Context) admission.Operation {
-	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
+	if l := loaders.From(ctx); l != nil {
 		return l
 	}
 	return nil

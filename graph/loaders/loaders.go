@@ -1,4 +1,10 @@
-package graph
+// Package loaders loads an operation's REST records: per-request (and
+// per-operation) batching loaders over the REST client, one fetch per
+// record whatever asks for it (a field, an alias, the alone load, a list
+// join), each made with the operation's context, so one caller's data can
+// never answer another caller's query. The operation's REST-call account
+// (receipt.Tally) lives in its loaders.
+package loaders
 
 import (
 	"context"
@@ -19,7 +25,7 @@ import (
 	"paygraph/restclient"
 )
 
-// REST is what the resolvers need from the REST API; *restclient.Client
+// REST is what the loaders need from the REST API; *restclient.Client
 // implements it, tests may stub it.
 type REST interface {
 	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
@@ -33,19 +39,17 @@ type REST interface {
 // (restclient.Limiter), the one place they live.
 type FetchLimits struct {
 	// Wait is the loader's batch window. REST has no batch endpoint, so a
-	// window only groups keys; the per-request cache already dedupes them,
-	// and every microsecond of window is latency on single lookups.
+	// window only groups keys, and is latency on single lookups.
 	Wait time.Duration
 	// OnBatch, when set, is told the size of every loader batch (loader is
-	// one of LoaderNames), for metrics.
+	// one of Names), for metrics.
 	OnBatch func(loader string, size int)
 
 	opts loaderOptions // built from Wait on first use
 }
 
 // loaderOptions are the dataloader options of each loader, built once
-// for all requests rather than three closures for every loader of every
-// request (docs/perf-log/2026-11-benchmarks.md, issue 14).
+// for all requests.
 type loaderOptions struct {
 	once     sync.Once
 	payments []dataloader.Option[string, *restclient.Payment]
@@ -70,16 +74,23 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// batchREST is what a loader's batch calls: one call per key, fanned out
+// BatchREST is what a loader's batch calls: one call per key, fanned out
 // by the REST client within its bounds (*restclient.Client: the
 // per-request, per-merchant and process slots and an unaccepted pair's
 // budget live there), results[i] answering keys[i]. A REST that does not
-// implement it (a test's stub) is fanned out by restclient.Each, which
-// starts every call at once.
-type batchREST interface {
+// implement it (a test's stub) is fanned out by restclient.Each (Batches).
+type BatchREST interface {
 	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
 	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
 	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
+}
+
+// Batches is rest's batches: its own, or restclient.Each's fan-out.
+func Batches(rest REST) BatchREST {
+	if b, ok := rest.(BatchREST); ok {
+		return b
+	}
+	return eachREST{rest}
 }
 
 // eachREST fans out a REST without batches of its own (restclient.Each).
@@ -101,9 +112,9 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 // HTTP request and dropped with it, so one caller's data can never answer
 // another caller's query.
 type Loaders struct {
-	rest    REST // &masking
-	masking maskingREST
-	limits  *FetchLimits
+	rest   REST
+	batch  BatchREST // rest's batches
+	limits *FetchLimits
 
 	paymentsOnce sync.Once
 	payments     *dataloader.Loader[string, *restclient.Payment]
@@ -114,14 +125,11 @@ type Loaders struct {
 	flights      sessionFlights
 	lists        listFlights
 
-	// alone is the operation (queryLimits.MutateOperationContext) whose
-	// REST-call estimate (costplan.go: distinct calls) is at most one: its
-	// one load (however many fields ask for it) cannot
-	// batch with anything, so it skips the dataloader's batch goroutine
-	// and timer (loadAlone). The alone slots of paymentThunks and
-	// linkThunks hold the loads that took that path, one a loader at most
-	// (loaders never batch with each other, so a payment and a link
-	// loaded alone lose nothing): fields, not allocations of their own.
+	// alone is the operation (Alone) whose REST-call estimate is at most
+	// one: its one load cannot batch with anything, so it skips the
+	// dataloader's batch goroutine and timer (loadAlone). The alone slots
+	// of paymentThunks and linkThunks hold the loads that took that path,
+	// one a loader at most.
 	alone atomic.Pointer[graphql.OperationContext]
 
 	// paymentThunks and linkThunks are every fetch of a payment or link
@@ -140,6 +148,14 @@ type Loaders struct {
 	fastAnswer []byte
 }
 
+// SetFastAnswer records b as the data the root fast path answered with.
+func (l *Loaders) SetFastAnswer(b []byte) { l.fastAnswer = b }
+
+// FastAnswer is the data SetFastAnswer recorded.
+func (l *Loaders) FastAnswer() []byte {
+	return l.fastAnswer
+}
+
 // thunks is the one table of the fetches of one kind of record made by
 // the loaders: whatever asks for a key (a load through the dataloader,
 // the alone load, the list join) looks in it and, when the key is not
@@ -147,14 +163,11 @@ type Loaders struct {
 // key is fetched once, whatever asks for it and whenever. It lives in the
 // Loaders, so with the operation (or request) and nothing longer.
 //
-// A load through the dataloader keeps the dataloader's thunk. The
-// dataloader's own cache answers a repeated key too, but only after
-// allocating a channel and a result for a thunk it then drops: two
-// allocations for each of 19 identical aliases out of 20
-// (docs/perf-log/2026-11-benchmarks.md, issue 14). The thunks are the
-// dataloader's, so results, errors and waiting are its; a thunk whose
-// load panicked (the dataloader's PanicErrorWrapper, after which it
-// forgets the key so that it is loaded again) is forgotten here too.
+// A load through the dataloader keeps the dataloader's thunk (its own
+// cache would allocate for every repeated key), so results, errors and
+// waiting are the dataloader's; a thunk whose load panicked (the
+// dataloader's PanicErrorWrapper, after which it forgets the key so that
+// it is loaded again) is forgotten here too.
 type thunks[V any] struct {
 	mu sync.Mutex
 	// ready is told (its L is &mu) when a reserved entry gets its thunk
@@ -266,23 +279,13 @@ func isLoadPanic(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// NewLoaders returns empty loaders for one request. Every record they
-// load has its customers masked to the level of the context it was
-// loaded with (maskingREST, customerdata.go), a field of the loaders
-// rather than a wrapper of its own: no allocation more per request.
-func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
+// New returns empty loaders for one request over rest (graph's: the
+// customer-data masking over the REST client); limits may be nil.
+func New(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
-	l := &Loaders{limits: limits}
-	l.masking.REST = rest
-	if b, ok := rest.(batchREST); ok {
-		l.masking.batch = b
-	} else {
-		l.masking.batch = eachREST{rest}
-	}
-	l.rest = &l.masking
-	return l
+	return &Loaders{rest: rest, batch: Batches(rest), limits: limits}
 }
 
 // The loaders' names, as OnBatch reports them.
@@ -292,19 +295,17 @@ const (
 	loaderCheckoutSession = "checkout_session"
 )
 
-// LoaderNames are the names OnBatch reports batches under: a metric's
-// label values, bounded.
-var LoaderNames = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
+// Names are the names OnBatch reports batches under: a metric's label
+// values, bounded.
+var Names = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
-// LoadersMiddleware is the middleware that gives each HTTP request fresh
-// loaders over rest (the shape of gqlgen's dataloader documentation): no
-// cache outlives the request, so one caller's data can never answer
-// another caller's query. It must run in front of the server NewServer
-// builds; limits may be nil (no batch window, no batch metric).
-func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
+// Middleware gives each HTTP request fresh loaders over rest: no cache
+// outlives the request, so one caller's data can never answer another
+// caller's query. limits may be nil (no batch window, no batch metric).
+func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, opscope.Request(r, withLoaders(r.Context(), NewLoaders(rest, limits))))
+			next.ServeHTTP(w, opscope.Request(r, With(r.Context(), New(rest, limits))))
 		})
 	}
 }
@@ -312,60 +313,67 @@ func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.H
 type loadersKey struct{}
 
 // WithOperationLoaders returns ctx carrying fresh loaders over the same
-// REST client and limits as the loaders already in ctx, for one operation
-// of a connection that serves many (a WebSocket: gqlhttp's per-operation
-// scope, made before gqlgen's mutators run for the operation). The
-// connection's own loaders, made with its upgrade request, are never used
-// by an operation then, nor written: no cache outlives the operation, so a
-// payment read again is fetched again (and sees a new status), and a
-// failed call is not remembered; what the query limits decide for the
-// operation (its plan, its REST-call account, Alone) is kept in its own
-// loaders, and goes with them when it is refused or ends. Without loaders
-// in ctx, ctx is returned as it is.
+// REST and limits as the loaders already in ctx, for one operation of a
+// connection that serves many (a WebSocket: gqlhttp's per-operation scope,
+// made before gqlgen's mutators run). The connection's own loaders are
+// never used by an operation then: no cache outlives the operation, so a
+// payment read again is fetched again, a failed call is not remembered,
+// and what admission decides for the operation goes with its loaders.
+// Without loaders in ctx, ctx is returned as it is.
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
 		return ctx
 	}
-	return withLoaders(ctx, NewLoaders(conn.rest, conn.limits))
+	return With(ctx, New(conn.rest, conn.limits))
 }
 
-// withLoaders returns ctx carrying l, for loadersFor.
-func withLoaders(ctx context.Context, l *Loaders) context.Context {
+// With returns ctx carrying l, whose account counts the REST calls made
+// with it.
+func With(ctx context.Context, l *Loaders) context.Context {
 	return opscope.WithValue(restclient.WithCallLog(ctx, l.cost.CallLog()), loadersKey{}, l)
 }
 
-// loadersFor returns the request's loaders (LoadersMiddleware put them in
-// its context). There is no fallback: a context without loaders is a
-// wiring bug (the middleware is missing), and loaders made here would
-// quietly lose the request's sharing; what it gets instead answers every
-// call with an internal error.
-func loadersFor(ctx context.Context) *Loaders {
+// From is ctx's loaders, nil when it has none.
+func From(ctx context.Context) *Loaders {
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	return l
+}
+
+// For returns the request's loaders (Middleware put them in its context).
+// There is no fallback: a context without loaders is a wiring bug, and
+// loaders made here would quietly lose the request's sharing; what it
+// gets instead answers every call with an internal error.
+func For(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
 	}
-	return NewLoaders(noLoaders{}, nil)
+	return New(noLoaders{}, nil)
 }
 
-// errNoLoaders is what a resolver gets without LoadersMiddleware in front
-// of it: INTERNAL_SERVER_ERROR (the presenter hides the text).
-var errNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
+// ErrPanic is the error of a recovered panic: INTERNAL_SERVER_ERROR,
+// "internal error" (the panic itself is logged, never answered).
+var ErrPanic = errors.New("internal error")
+
+// ErrNoLoaders is what a resolver gets without loaders in its context:
+// INTERNAL_SERVER_ERROR (the presenter hides the text).
+var ErrNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
 
 // noLoaders is the REST of the loaders of a context without loaders:
-// every call fails with errNoLoaders, none reaches the REST API.
+// every call fails with ErrNoLoaders, none reaches the REST API.
 type noLoaders struct{}
 
 func (noLoaders) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetPayment(context.Context, string) (*restclient.Payment, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetPaymentLink(context.Context, string) (*restclient.PaymentLink, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.CheckoutSession, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 
 func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, []string) []restclient.Result[V]) *dataloader.Loader[string, V] {
@@ -396,8 +404,8 @@ func fetchError(ctx context.Context, err error) error {
 }
 
 // recovered turns a panic in a fetch into an error: a fetch runs on a
-// goroutine of its own (the fan-out's, or the dataloader's), where
-// gqlgen's recovery does not reach, so it calls the server's recover func (which logs the panic) itself, found in
+// goroutine of its own, where gqlgen's recovery does not reach, so it
+// calls the server's recover func (which logs the panic) itself, found in
 // the operation's context (the batch's context is its first Load's).
 func recovered(ctx context.Context, p any) error {
 	if graphql.HasOperationContext(ctx) {
@@ -405,31 +413,24 @@ func recovered(ctx context.Context, p any) error {
 			return f(ctx, p)
 		}
 	}
-	return errPanic
+	return ErrPanic
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
 const batchCapacity = admission.MaxNodes
 
-// inputCapacity is the room of a batch's input channel (dataloader's
-// default is 1000 entries, an 8 KB channel per batch). A batch is
-// usually one key (payment(id:)) or a few; the batcher drains the
-// channel as keys come, so a larger batch only makes its Loads wait
-// their turn. At MaxNodes the channels were 3 % of the bytes a single
-// payment allocates under load (docs/perf-log/2026-11-benchmarks.md, issue 14).
+// inputCapacity is the room of a batch's input channel (the dataloader's
+// default is 1000 entries). A batch is usually one key or a few; the
+// batcher drains the channel as keys come, so a larger batch only makes
+// its Loads wait their turn.
 const inputCapacity = 16
 
-// Alone tells the loaders that op can make at most one REST call (its
-// estimate, costplan.go: the distinct calls, so 20 aliases of one id are
-// one; it never counts fewer than the operation makes): its load
-// then runs on the resolver's goroutine, without the dataloader's batch
-// goroutine and its timer (18 % of a single payment's CPU, docs/perf-log/2026-11-benchmarks.md
-// issue 14), since there is nothing it could batch with; the other loads
-// of its key share it. A load of another key (which the estimate says
-// cannot happen) still goes to the dataloader. Only op's loads
-// take that path (every operation has loaders of its own: a later
-// operation's Alone on the same loaders would replace op's, which would
-// then use the loader).
+// Alone tells the loaders that op can make at most one distinct REST call
+// (its estimate): its load then runs on the resolver's goroutine, without
+// the dataloader's batch goroutine and timer, since there is nothing it
+// could batch with; the other loads of its key share it. A load of
+// another key (which the estimate says cannot happen) still goes to the
+// dataloader. Only op's loads take that path.
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
 // aloneSlot is where a loader's alone load lives: call, once claimed
@@ -507,15 +508,10 @@ func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, c
 	c.v, c.err = fetch(l.rest, ctx, c.key)
 }
 
-// ListPayments lists one page, once per request for each distinct
-// (limit, cursor, status): fields and aliases that ask for the same page
-// share one REST call, made by the first of them.
-func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
-	return l.listPayments(ctx, p, "")
-}
-
-// listPayments is ListPayments for the list planned as listID.
-func (l *Loaders) listPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
+// ListPayments lists one page for the list planned as listID, once per
+// request for each distinct (limit, cursor, status): fields and aliases
+// that ask for the same page share one REST call, made by the first.
+func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
 	if l.cost.Recording() {
 		l.cost.Ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, receipt.Origin{Line: listID})
 	}
@@ -550,7 +546,7 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	f.mu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
-			c.err = errPanic // the others answer as this one will
+			c.err = ErrPanic // the others answer as this one will
 			c.done.Done()
 			panic(r)
 		}
@@ -563,28 +559,27 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	return l.paymentThunk(ctx, id, receipt.Origin{})
+	return l.PaymentThunkFor(ctx, id, receipt.Origin{})
 }
 
-// paymentThunk is PaymentThunk for the part of the plan o.
-func (l *Loaders) paymentThunk(ctx context.Context, id string, o receipt.Origin) dataloader.Thunk[*restclient.Payment] {
+// PaymentThunkFor is PaymentThunk for the part of the plan o.
+func (l *Loaders) PaymentThunkFor(ctx context.Context, id string, o receipt.Origin) dataloader.Thunk[*restclient.Payment] {
 	l.cost.Ask(admission.RoutePayment, id, o)
 	if t := loadAlone(l, ctx, &l.paymentThunks, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.masking.GetPayments) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.batch.GetPayments) })
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
-// joinPayments loads the details of ids, list items (items[i] the item of
-// ids[i], for the REST-call plan), for the list join (listjoin.go): the
-// ids no load of the request has asked for yet in one fan-out of the REST
-// client (GetPayments) on the calling goroutine, with the batch metric of
-// a batch of them; the others from the fetches already started (the
-// paymentThunks table, alone load included). Every id is entered there
-// before the fan-out starts, so the request's later loads (PaymentThunk)
-// share it, as if loaded there.
-func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
+// JoinPayments loads the details of ids, list items (items[i] the item of
+// ids[i], for the REST-call plan), for the list join (a page whose items
+// select customer.address, which a list item lacks): the ids no load of
+// the request has asked for yet in one fan-out of the REST client on the
+// calling goroutine, with the batch metric of a batch of them; the others
+// from the fetches already started. Every id is entered in paymentThunks
+// before the fan-out starts, so the request's later loads share it.
+func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
 		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
 	}
@@ -614,17 +609,17 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 	}
 	t.mu.Unlock()
 	func() {
-		defer close(join.done) // a panic too: the thunks answer errPanic then
+		defer close(join.done) // a panic too: the thunks answer ErrPanic then
 		if len(missing) == 0 {
 			return
 		}
 		for _, i := range at {
-			out[i].Err = errPanic
+			out[i].Err = ErrPanic
 		}
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(loaderPayment, len(missing))
 		}
-		for j, r := range l.masking.GetPayments(ctx, missing) {
+		for j, r := range l.batch.GetPayments(ctx, missing) {
 			out[at[j]] = restclient.Result[*restclient.Payment]{Value: r.Value, Err: fetchError(ctx, r.Err)}
 		}
 	}()
@@ -640,7 +635,7 @@ func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Th
 	if t := loadAlone(l, ctx, &l.linkThunks, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
-	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.masking.GetPaymentLinks) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.batch.GetPaymentLinks) })
 	return l.linkThunks.load(ctx, id, l.links)
 }
 
@@ -651,7 +646,7 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
 		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
-			return l.flights.fetch(ctx, keys, l.masking.GetCheckoutSessions)
+			return l.flights.fetch(ctx, keys, l.batch.GetCheckoutSessions)
 		})
 	})
 	s, err := l.sessions.Load(ctx, key)()
@@ -797,7 +792,7 @@ func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) { l.
 // NoteRESTCallsLeft records what op's charge left of its merchant's
 // REST-call budget, for the receipt (ctx is the operation's).
 func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft) {
-	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+	if l := From(ctx); l != nil {
 		l.cost.NoteLeft(op, left)
 	}
 }
@@ -805,15 +800,17 @@ func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left r
 // NoteDryRunBudget records on a dry run's plan what the merchant's
 // REST-call budget has left (receipt.Tally.NoteDryRunBudget).
 func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft, ok, refused bool) {
-	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+	if l := From(ctx); l != nil {
 		l.cost.NoteDryRunBudget(op, left, ok, refused)
 	}
 }
 
-// tallyOf is the tally of ctx's operation, for the receipt's extension.
-func tallyOf(ctx context.Context) *receipt.Tally {
-	if l, _ := ctx.Value(loadersKey{}).(*Loaders); l != nil {
+// Tally is the account of ctx's operation, nil without loaders.
+func Tally(ctx context.Context) *receipt.Tally {
+	if l := From(ctx); l != nil {
 		return &l.cost
 	}
 	return nil
 }
+
+var _ REST = (*restclient.Client)(nil)
