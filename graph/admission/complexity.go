@@ -16,37 +16,24 @@ const (
 	MaxNodes = 100
 )
 
-// restCalls is the complexity of an operation: the REST calls answering it
-// can make, counted on the validated operation with its variables,
-// fragments expanded wherever they are spread:
+// restCallsAt is the complexity of an operation: the REST calls answering
+// it can make, on the validated operation with its variables, fragments
+// expanded wherever they are spread:
 //
 //   - payments: 1 page (2 with after: a cursor in the middle of a REST page
-//     needs the rest of that page and the next), plus first (default 20,
-//     0..100) payment details when its items select customer.address,
-//     which the REST list omits. The details are counted once a list
-//     however many times edges and nodes select the address: they are the
-//     same payments, which the loader fetches once. None are counted
-//     when the caller's customer-data level withholds the address
-//     (restCallsAt): it is null, and never fetched.
+//     needs the rest of that page and the next), plus first payment
+//     details when its items select customer.address (which the REST list
+//     omits), once a list however often it is selected; none when the
+//     caller's level withholds the address (noAddress).
 //   - payment, paymentLink, node: 1.
 //   - checkoutSession: 1, plus 1 when it selects its payment.
-//   - nodes(ids): one per id (at most 100: more is refused by the field).
+//   - nodes(ids): one per id (at most MaxNodes).
 //   - everything else (the fields of a record, introspection): 0.
 //
-// It is an upper bound in one respect: identical fields (the same id
-// asked twice, two identical lists) are counted each time, although the
-// loaders make each distinct call once a request (the estimate charged
-// to the REST-call budget and shown in the cost receipt counts them once:
-// costplan.go). A list reads no more pages than counted here, even from a
-// REST API answering short pages (query.go).
-func restCalls(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any) int {
-	return restCallsAt(doc, op, vars, false)
-}
-
-// restCallsAt is restCalls for a caller whose level withholds the
-// address (noAddress) or not.
+// Identical fields are counted each time, although the loaders make each
+// distinct call once (the estimate, costplan.go, counts them once).
 func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, noAddress bool) int {
-	e := estimate{doc: doc, vars: vars, onPath: map[string]bool{}, noAddress: noAddress}
+	e := estimate{doc: doc, vars: vars, noAddress: noAddress}
 	calls := 0
 	e.eachField(op.SelectionSet, func(f *ast.Field) {
 		calls += e.rootField(f)
@@ -54,12 +41,10 @@ func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[s
 	return calls
 }
 
-// rootRESTCalls is a lower bound of restCalls that needs no validation:
-// the calls of the operation's root fields that cost the same whatever they
-// select (payments' page, payment, paymentLink, node, checkoutSession, the
-// ids of nodes), from the raw variables, fragments at the root not
-// followed. Every call it counts restCalls counts too, so refusing on it
-// never refuses what the full estimate would serve.
+// rootRESTCalls is a lower bound of restCallsAt that needs no validation:
+// the calls of the root fields that cost the same whatever they select,
+// from the raw variables, fragments at the root not followed; refusing on
+// it never refuses what the full estimate would serve.
 func rootRESTCalls(doc *ast.QueryDocument, opName string, vars map[string]any) int {
 	var op *ast.OperationDefinition
 	switch {
@@ -105,11 +90,12 @@ func rawListLen(v *ast.Value, vars map[string]any) int {
 }
 
 type estimate struct {
-	doc    *ast.QueryDocument
-	vars   map[string]any
-	onPath map[string]bool // fragments being expanded (validation refused cycles; this is a guard)
-	// noAddress: the caller's level withholds customer.address.
-	noAddress bool
+	doc       *ast.QueryDocument
+	vars      map[string]any
+	onPath    map[string]bool // fragments being expanded (a guard: validation refuses cycles)
+	noAddress bool            // the caller's level withholds customer.address
+	// directives: leave out what @skip and @include do (the plan's walk).
+	directives bool
 }
 
 func (e *estimate) rootField(f *ast.Field) int {
@@ -119,12 +105,7 @@ func (e *estimate) rootField(f *ast.Field) int {
 	switch f.Name {
 	case "payments":
 		args := f.ArgumentMap(e.vars)
-		n := DefaultFirst
-		if v, ok := intValue(args["first"]); ok {
-			// Out-of-range values are refused by the resolver with
-			// BAD_USER_INPUT; clamp so that the error says so.
-			n = int(min(max(v, 0), MaxFirst))
-		}
+		n := firstOf(args)
 		calls := 1
 		if args["after"] != nil {
 			calls = 2
@@ -141,7 +122,6 @@ func (e *estimate) rootField(f *ast.Field) int {
 		}
 		return 1
 	case "nodes":
-		// More than MaxNodes is refused by the resolver with BAD_USER_INPUT.
 		return min(listLen(f.ArgumentMap(e.vars)["ids"]), MaxNodes)
 	}
 	return 0
@@ -165,18 +145,26 @@ func (e *estimate) selects(set ast.SelectionSet, typeName, name string) bool {
 }
 
 // eachField calls fn with every field of set, inline fragments and
-// fragment spreads flattened.
+// fragment spreads flattened; with e.directives, without what @skip or
+// @include leave out (the complexity counts them: they are work).
 func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			fn(s)
+			if !e.directives || Included(s.Directives, e.vars) {
+				fn(s)
+			}
 		case *ast.InlineFragment:
-			e.eachField(s.SelectionSet, fn)
+			if !e.directives || Included(s.Directives, e.vars) {
+				e.eachField(s.SelectionSet, fn)
+			}
 		case *ast.FragmentSpread:
 			f := e.doc.Fragments.ForName(s.Name)
-			if f == nil || e.onPath[s.Name] {
+			if f == nil || e.onPath[s.Name] || e.directives && !Included(s.Directives, e.vars) {
 				continue
+			}
+			if e.onPath == nil {
+				e.onPath = map[string]bool{}
 			}
 			e.onPath[s.Name] = true
 			e.eachField(f.SelectionSet, fn)
@@ -185,9 +173,17 @@ func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
 	}
 }
 
-// listLen is the length of a list argument: []any from a literal or JSON,
-// another slice type where gqlparser coerced a single value into a list,
-// or one value a literal gave for the list.
+// firstOf is payments' first, clamped: out of range is refused by the
+// resolver (BAD_USER_INPUT).
+func firstOf(args map[string]any) int {
+	if v, ok := intValue(args["first"]); ok {
+		return int(min(max(v, 0), MaxFirst))
+	}
+	return DefaultFirst
+}
+
+// listLen is the length of a list argument: any slice, or one value
+// gqlparser coerced into a list.
 func listLen(v any) int {
 	if v == nil {
 		return 0
@@ -198,8 +194,8 @@ func listLen(v any) int {
 	return 1
 }
 
-// intValue reads an Int argument as gqlparser gives it: int64 from a
-// literal, json.Number (or another number type) from a variable.
+// intValue reads an Int argument as gqlparser gives it (int64 from a
+// literal, json.Number or another number type from a variable).
 func intValue(v any) (int64, bool) {
 	switch n := v.(type) {
 	case int64:

@@ -69,7 +69,7 @@ func TestRESTCalls(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := validated(t, tc.query)
-			got := restCalls(doc, doc.Operations[0], tc.vars)
+			got := restCallsAt(doc, doc.Operations[0], tc.vars, false)
 			if got != tc.want {
 				t.Errorf("%d REST calls, want %d", got, tc.want)
 			}

@@ -1,27 +1,13 @@
 package admission
 
-// The plan of an operation's REST calls: which calls it can make, by
-// route template and dependency level, counted once each however many
-// fields ask for the same one (the loaders make each distinct call once a
-// request). Its total is the operation's estimate: the REST calls charged
-// to the merchant's REST-call budget (ratelimit.go), shown in the cost
-// receipt (cost.go) and answered by a dry run.
-//
-// The estimate and the complexity (restCalls, complexity.go) differ in one
-// way: the complexity counts every field's calls, repeats included, since
-// MAX_COMPLEXITY bounds the work an operation makes the gateway do (49
-// aliases of one nodes(ids:) are refused, though they make the calls of
-// one); the estimate counts what the REST API would see, so with full REST
-// pages and nothing failing it is what the operation makes, except where
-// two parts of it turn out to ask for the same record (a listed payment
-// also asked for by id): the receipt names that part. It never counts
-// less than the operation can make: the list walk stops at the pages
-// estimated (query.go).
-//
-// Level 1 is what the fields ask for by their arguments (list pages,
-// records by id, the session a session token learns); level 2 the joins
-// that need a level-1 answer (the detail of each listed payment whose
-// customer.address is selected, a checkout session's payment).
+// The plan of an operation's REST calls, by route and dependency level,
+// each distinct call once: its total is the estimate charged to the
+// merchant's REST-call budget, shown in the receipt and answered by a dry
+// run. Unlike the complexity (every field's calls, repeats included: the
+// work MAX_COMPLEXITY bounds) it counts what the REST API would see, and
+// never less than the operation can make. Level 1 is what the fields ask
+// for by their arguments; level 2 the joins that need a level-1 answer
+// (listed payments' details for customer.address, a session's payment).
 
 import (
 	"strconv"
@@ -131,21 +117,6 @@ func ListID(first int, status, after string) string {
 	return "first=" + itoa(first) + "&status=" + status + "&after=" + after
 }
 
-// has reports whether the plan has the line of route and id at level:
-// a scan of that level while the plan is small, as add's.
-func (p *Plan) has(level int, route, id string) bool {
-	if p.keys != nil {
-		_, ok := p.keys[planKey{route, id}]
-		return ok
-	}
-	for _, o := range p.levels[level-1] {
-		if o.Route == route && o.k == id {
-			return true
-		}
-	}
-	return false
-}
-
 // Levels are the plan's levels that have calls, in order.
 func (p *Plan) Levels() []PlanLevel {
 	var out []PlanLevel
@@ -157,24 +128,22 @@ func (p *Plan) Levels() []PlanLevel {
 	return out
 }
 
-// planOperation plans op with its variables for a caller reading
-// customer data at level; scope, when the request has a session token,
-// drops what it refuses without a REST call and adds the read of a
-// token's session it learns.
+// planOperation plans op with its variables for caller c: its scope drops
+// what it refuses without a REST call and adds the read of the session a
+// token learns.
 func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, c Caller) *Plan {
 	p := &Plan{}
 	if op == nil || op.Operation != ast.Query {
 		return p
 	}
-	// A level that withholds customer.address makes no address join.
-	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: c.NoAddress}, plan: p}
+	w := planWalk{estimate: estimate{doc: doc, vars: vars, noAddress: c.NoAddress, directives: true}, plan: p}
 	if s, ok := c.Scope, c.HasScope; ok {
 		w.scope = s
 		if ref, ok := s.SessionToLearn(); ok {
 			p.add(1, planKey{RouteSession, ref}, PlanCall{ID: ref, Calls: 1, Path: "(the session token's checkout session)"})
 		}
 	}
-	w.eachIncluded(op.SelectionSet, func(f *ast.Field) { w.root(f) })
+	w.eachField(op.SelectionSet, func(f *ast.Field) { w.root(f) })
 	return p
 }
 
@@ -184,42 +153,34 @@ type planWalk struct {
 	scope Scope
 }
 
-func responseName(f *ast.Field) string {
-	if f.Alias != "" {
-		return f.Alias
-	}
-	return f.Name
-}
-
 func (w *planWalk) root(f *ast.Field) {
 	if f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" {
 		return
 	}
-	path := responseName(f)
+	path := f.Alias
+	if path == "" {
+		path = f.Name
+	}
 	switch f.Name {
 	case "payments":
 		args := f.ArgumentMap(w.vars)
 		if w.scope != nil && !w.scope.AllowsList() {
 			return // FORBIDDEN before any call
 		}
-		n := DefaultFirst
-		if v, ok := intValue(args["first"]); ok {
-			n = int(min(max(v, 0), MaxFirst))
-		}
+		n := firstOf(args)
 		after, _ := args["after"].(string)
 		status, _ := args["status"].(string)
 		id := ListID(n, status, after)
 		w.plan.add(1, planKey{RouteList, id}, PlanCall{Calls: listPages(n, args["after"] != nil, after), Path: path})
-		if !w.noAddress && w.selectsIncluded(f.SelectionSet, "Customer", "address") && n > 0 {
+		if !w.noAddress && w.selects(f.SelectionSet, "Customer", "address") && n > 0 {
 			w.plan.add(2, planKey{RoutePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
 		}
 	case "payment":
-		// An id planned already was checked then (aliases of one id).
-		if id := w.stringArg(f, "id"); !w.plan.has(1, RoutePayment, id) && hasIDPrefix(id, PaymentIDPrefix) {
+		if id := w.stringArg(f, "id"); hasIDPrefix(id, PaymentIDPrefix) {
 			w.plan.add(1, planKey{RoutePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "paymentLink":
-		if id := w.stringArg(f, "id"); !w.plan.has(1, RouteLink, id) && hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id) {
+		if id := w.stringArg(f, "id"); hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id) {
 			w.plan.add(1, planKey{RouteLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
 		}
 	case "node":
@@ -239,14 +200,13 @@ func (w *planWalk) root(f *ast.Field) {
 			return
 		}
 		w.plan.add(1, planKey{RouteSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
-		if w.selectsIncluded(f.SelectionSet, "CheckoutSession", "payment") {
+		if w.selects(f.SelectionSet, "CheckoutSession", "payment") {
 			w.plan.add(2, planKey{RoutePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
 		}
 	}
 }
 
-// stringArg is f's argument name as a string ("" when it is none): a
-// literal or a variable, read without ArgumentMap's map.
+// stringArg is f's string argument name ("" when none), without ArgumentMap's map.
 func (w *planWalk) stringArg(f *ast.Field, name string) string {
 	a := f.Arguments.ForName(name)
 	if a == nil || a.Value == nil {
@@ -277,11 +237,10 @@ func (w *planWalk) node(id, path string) {
 	}
 }
 
-// listPages is the REST pages a connection of first n reads: one page
-// from the list's start; after a cursor, the rest of the cursor's page,
-// and the next page when the items wanted go past it (a page holds at
-// most RESTMaxLimit items). The cursor's skip is read without checking
-// its tag (relay.PeekSkip): a forged one is refused before any call.
+// listPages is the REST pages a connection of first n reads: one from the
+// list's start; after a cursor, the rest of its page and the next when the
+// items wanted go past it. The cursor's tag is not checked here
+// (relay.PeekSkip): a forged one is refused before any call.
 func listPages(n int, hasAfter bool, after string) int {
 	if !hasAfter {
 		return 1
@@ -291,37 +250,6 @@ func listPages(n int, hasAfter bool, after string) int {
 	}
 	return 2
 }
-
-// eachIncluded is eachField without the selections @skip or @include
-// leave out.
-func (e *estimate) eachIncluded(set ast.SelectionSet, fn func(*ast.Field)) {
-	for _, sel := range set {
-		switch s := sel.(type) {
-		case *ast.Field:
-			if e.included(s.Directives) {
-				fn(s)
-			}
-		case *ast.InlineFragment:
-			if e.included(s.Directives) {
-				e.eachIncluded(s.SelectionSet, fn)
-			}
-		case *ast.FragmentSpread:
-			f := e.doc.Fragments.ForName(s.Name)
-			if f == nil || e.onPath[s.Name] || !e.included(s.Directives) {
-				continue
-			}
-			if e.onPath == nil {
-				e.onPath = map[string]bool{}
-			}
-			e.onPath[s.Name] = true
-			e.eachIncluded(f.SelectionSet, fn)
-			delete(e.onPath, s.Name)
-		}
-	}
-}
-
-// included reports whether @skip and @include keep a selection.
-func (e *estimate) included(ds ast.DirectiveList) bool { return Included(ds, e.vars) }
 
 // Included reports whether @skip and @include, with vars, keep a selection.
 func Included(ds ast.DirectiveList, vars map[string]any) bool {
@@ -345,32 +273,13 @@ func Included(ds ast.DirectiveList, vars map[string]any) bool {
 	return true
 }
 
-// selectsIncluded is selects without what @skip or @include leave out.
-func (e *estimate) selectsIncluded(set ast.SelectionSet, typeName, name string) bool {
-	found := false
-	e.eachIncluded(set, func(f *ast.Field) {
-		if found {
-			return
-		}
-		if f.Name == name && f.ObjectDefinition != nil && f.ObjectDefinition.Name == typeName {
-			found = true
-			return
-		}
-		found = e.selectsIncluded(f.SelectionSet, typeName, name)
-	})
-	return found
-}
-
 func itoa(n int) string { return strconv.Itoa(n) }
 
 // The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
-// short alphanumeric references; ids outside this alphabet could not be
-// REST ids and are refused before any call (the REST client escapes every
-// id as well, so none could ever change the path).
-const maxIDLen = 128
-
-// The prefixes of payment and payment link ids.
+// short alphanumeric references; ids outside this alphabet are refused
+// before any call (the REST client escapes every id as well).
 const (
+	maxIDLen        = 128
 	PaymentIDPrefix = "pay_"
 	LinkIDPrefix    = "pl_"
 )

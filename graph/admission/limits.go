@@ -36,56 +36,35 @@ const (
 	// ParserTokenLimit bounds the lexer's work on one document.
 	ParserTokenLimit = 20000
 	// MaxSameResponseName bounds the fields that share one response name at
-	// one place (one response path, fragments and inline fragments
-	// flattened, as the executor merges them). The overlapping-fields rule
-	// compares every pair of them, and reports each pair that differs, so
-	// its work is at most MaxSameResponseName/2 comparisons a field.
+	// one place, which the overlapping-fields rule compares pairwise.
 	MaxSameResponseName = 32
-	// MaxFragments bounds the fragment definitions of a document: the
-	// overlapping-fields rule compares fragments spread together pairwise,
-	// following each one's nested spreads, up to every pair of fragments.
+	// MaxFragments bounds the fragment definitions, which the
+	// overlapping-fields rule compares pairwise.
 	MaxFragments = 100
-	// docWorkPerField bounds, as a multiple of MaxFields, every selection
-	// (field, fragment spread, inline fragment) of every operation and
-	// fragment definition of the document, counted as each would execute:
-	// validation walks each definition, and a document may hold many, or
-	// fragments spread into each other that select nothing.
+	// docWorkPerField bounds, as a multiple of MaxFields, every selection of
+	// every definition of the document, counted as each would execute.
 	docWorkPerField = 10
 	// maxIntrospectionDepth bounds the nesting below __schema and __type
-	// (and in fragments on introspection types) instead of MaxDepth:
-	// introspection makes no REST call, and graphql-js's
-	// getIntrospectionQuery is as deep as the default MaxDepth already.
-	// 32 serves typeDepth up to 25, far past any type of this schema;
-	// MaxFields and the document's work bound still apply.
+	// instead of MaxDepth (getIntrospectionQuery is as deep as the default
+	// MaxDepth): it serves typeDepth up to 25; MaxFields still applies.
 	maxIntrospectionDepth = 32
-	// maxSchemaRoots bounds the __schema root fields of one operation
-	// (aliases and fragments count each time they are spread): one
-	// __schema answers many times its query's bytes, and every
-	// introspection client asks for one only.
+	// maxSchemaRoots bounds an operation's __schema root fields: one answers
+	// many times its query's bytes, and clients ask for one.
 	maxSchemaRoots = 1
 )
 
-// Limits is the gqlgen extension that admits an operation: QueryLimits,
-// the complexity limit and the parsed-query cache's admission, then the
-// plan and the estimate. Its two hooks are the two ends of parsing and
-// validation:
-//
-//   - MutateOperationParameters runs before gqlgen parses and validates the
-//     query. Unless the document is already cached (it passed then), it
-//     parses it (with the token limit) and refuses what is too long, too
-//     deep, too wide or too repetitive; only a document that passes
-//     reaches validation.
-//   - MutateOperationContext runs after validation, with the variables:
-//     the complexity limit, then the cache commits the document gqlgen
-//     staged in it, and the estimate is recorded on the operation for the
-//     edge to charge to the merchant's rate limit (ratelimit.go).
+// Limits is the gqlgen extension that admits an operation, at the two ends
+// of parsing and validation: MutateOperationParameters, unless the document
+// is cached (it passed then), parses it with the token limit and refuses
+// what is too long, deep, wide or repetitive before validation;
+// MutateOperationContext, after validation, applies the complexity limit,
+// commits the document to the cache, and records the plan and the
+// estimate for the edge to charge (ratelimit.go).
 type Limits struct {
 	QueryLimits
 	MaxComplexity int
 	Cache         *QueryCache
-	// Receipts and Inspector: an admitted operation keeps an account for
-	// its cost receipt, with the inspector's calls (COST_RECEIPTS,
-	// REST_INSPECTOR).
+	// Receipts and Inspector: COST_RECEIPTS and REST_INSPECTOR.
 	Receipts, Inspector bool
 	// Caller is what ctx says of its caller.
 	Caller func(ctx context.Context) Caller
@@ -94,9 +73,9 @@ type Limits struct {
 	Operation func(ctx context.Context) Operation
 }
 
-// Caller is what admission needs of an operation's caller: its
-// session-token scope (HasScope false: none, all reads) and whether its
-// customer-data level withholds customer.address (never fetched then).
+// Caller is what admission needs of an operation's caller: its session
+// token's scope (HasScope false: none) and whether its customer-data level
+// withholds customer.address.
 type Caller struct {
 	Scope     Scope
 	HasScope  bool
@@ -118,9 +97,8 @@ type Operation interface {
 	Alone(op *graphql.OperationContext)
 }
 
-// Admitted is an operation's plan as admission made it: Complexity and
-// MaxComplexity are the MAX_COMPLEXITY figure and its limit (a dry run
-// refused by it still answers its plan).
+// Admitted is an operation's plan as admitted, with its MAX_COMPLEXITY
+// figure and limit (a dry run refused by it still answers its plan).
 type Admitted struct {
 	Plan                      *Plan
 	Complexity, MaxComplexity int
@@ -129,14 +107,8 @@ type Admitted struct {
 }
 
 // DryRunExtension is the request extension that asks for a dry run: the
-// operation's plan instead of its answer, no REST call made, no budget spent.
+// plan instead of the answer, no REST call made, no budget spent.
 const DryRunExtension = "dryRun"
-
-// IsDryRun reports whether the request asks for a dry run.
-func IsDryRun(opCtx *graphql.OperationContext) bool {
-	v, _ := opCtx.Extensions[DryRunExtension].(bool)
-	return v
-}
 
 var (
 	_ graphql.HandlerExtension          = Limits{}
@@ -189,7 +161,8 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 	c := l.Caller(ctx)
 	calls := restCallsAt(opCtx.Doc, opCtx.Operation, opCtx.Variables, c.NoAddress)
 	rec := l.Operation(ctx)
-	dry := rec != nil && IsDryRun(opCtx)
+	dry, _ := opCtx.Extensions[DryRunExtension].(bool)
+	dry = dry && rec != nil
 	if calls > l.MaxComplexity {
 		if dry {
 			l.plan(rec, opCtx, calls, true, c) // the refusal's answer carries the plan
@@ -197,15 +170,12 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 		return LimitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.MaxComplexity)
 	}
 	l.Cache.commit(opCtx)
-	// The estimate (costplan.go): every distinct REST call the operation
-	// can make, counted once however many fields ask for it.
 	estimate := calls
 	if rec != nil {
 		plan := l.plan(rec, opCtx, calls, dry, c)
 		if dry {
-			// A dry run spends no REST-call budget and runs nothing: its
-			// operation is replaced by one that selects nothing, and the
-			// receipt's extension answers its plan.
+			// A dry run runs nothing: its operation selects nothing, and
+			// the receipt's extension answers its plan.
 			op := opCtx.Operation
 			opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
 			setEstimate(opCtx, RESTCallEstimate{Calls: plan.total, DryRun: true})
@@ -237,10 +207,9 @@ func LimitError(code, format string, args ...any) *gqlerror.Error {
 	return err
 }
 
-// check walks every operation and every fragment definition of doc (the
-// validator walks each of them) as it would execute, fragments expanded at
-// each spread, and refuses it at the first limit passed. The walk stops
-// there too, so its own cost is bounded by the limits it checks.
+// check walks every operation and fragment definition of doc as it would
+// execute, fragments expanded at each spread, and refuses it at the first
+// limit passed, where the walk stops: its cost is bounded by the limits.
 func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	if len(doc.Fragments) > MaxFragments {
 		return LimitError(errcode.QueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), MaxFragments)
@@ -378,7 +347,5 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 	}
 }
 
-// isIntrospectionType reports whether name is one of GraphQL's
-// introspection types (__Schema, __Type, __Field, ...): names starting
-// with two underscores are reserved for them.
+// isIntrospectionType reports whether name is reserved for introspection.
 func isIntrospectionType(name string) bool { return strings.HasPrefix(name, "__") }

@@ -12,13 +12,10 @@ import (
 
 // QueryCache is the parsed-query cache: validated documents by query text,
 // least recently used out first, bounded by an estimate of the heap they
-// hold rather than by their count, since one 32 KB document holds as much
-// as a thousand small ones (BenchmarkQueryCacheCost).
-//
-// It keeps only documents that passed every limit. gqlgen adds a document
-// as soon as it has validated it, before the complexity limit runs, so Add
-// only stages the document in the request's operation context, and commit
-// (called by Limits once the last limit passed) stores it.
+// hold (docCost), not their count. It keeps only documents that passed
+// every limit: gqlgen adds a document once validated, before the
+// complexity limit, so Add only stages it in the operation context and
+// commit (once the last limit passed) stores it.
 type QueryCache struct {
 	mu       sync.Mutex
 	lru      *simplelru.LRU[string, cachedDoc]
@@ -36,14 +33,12 @@ var _ graphql.Cache[*ast.QueryDocument] = (*QueryCache)(nil)
 // NewQueryCache returns a cache of at most maxBytes of documents' estimated heap.
 func NewQueryCache(maxBytes int64) *QueryCache {
 	c := &QueryCache{maxBytes: maxBytes}
-	// The count is not the bound: maxBytes is.
 	c.lru, _ = simplelru.NewLRU(math.MaxInt32, func(_ string, v cachedDoc) { c.bytes -= v.cost })
 	return c
 }
 
-// Get is gqlgen's look-up (its parseQuery). A document Limits
-// looked up for this request (lookup) is taken from the operation
-// context without a second look-up of the text.
+// Get is gqlgen's look-up; a document lookup left in the operation context
+// for this query is taken without a second look-up of the text.
 func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
@@ -61,10 +56,8 @@ func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument,
 }
 
 // lookup returns the cached document of query for Limits, making it
-// recent, and leaves it in the operation context's Doc, which gqlgen sets
-// only after the parameter mutators (Limits is the last of them), for
-// Get: one look-up of the text per request instead of two. The
-// document's own source must be query for Get to take it.
+// recent, and leaves it in the operation context's Doc (which gqlgen sets
+// only after the parameter mutators) for Get.
 func (c *QueryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	v, ok := c.lru.Get(query)
@@ -86,7 +79,7 @@ func (c *QueryCache) Peek(query string) (*ast.QueryDocument, bool) {
 }
 
 // stagedKey names the staged document in the operation context's stats.
-const stagedKey = "paygraph.QueryCache.staged"
+const stagedKey = "paygraph.queryCache.staged"
 
 type stagedDoc struct {
 	query string
@@ -101,8 +94,8 @@ func (c *QueryCache) Add(ctx context.Context, query string, doc *ast.QueryDocume
 }
 
 // commit stores the document staged in opCtx, if any, evicting the least
-// recently used until the cache is within its bytes. A document larger
-// than the whole cache is not kept.
+// recently used until the cache is within its bytes; one larger than the
+// whole cache is not kept.
 func (c *QueryCache) commit(opCtx *graphql.OperationContext) {
 	s, ok := opCtx.Stats.GetExtension(stagedKey).(stagedDoc)
 	if !ok {
@@ -142,11 +135,9 @@ const (
 	docBytes       = 1024 // the document, its lists and the cache's entry
 )
 
-// docCost estimates the heap that doc holds: the query text (which its
-// source keeps and the cache's key shares) and its nodes, counted by kind.
-// Counting nodes rather than scaling the text's length keeps the estimate
-// honest for any shape: per byte of text, a document of short aliases
-// holds 25 bytes and one of list values over 100.
+// docCost estimates the heap doc holds: the query text (which its source
+// keeps and the key shares) and its nodes by kind, which keeps the
+// estimate honest for any shape of document.
 func docCost(query string, doc *ast.QueryDocument) int64 {
 	n := nodeCount{}
 	for _, op := range doc.Operations {
