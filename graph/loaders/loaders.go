@@ -74,18 +74,16 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// BatchREST is what a loader's batch calls: one call per key, fanned out
-// by the REST client within its bounds (*restclient.Client: the
-// per-request, per-merchant and process slots and an unaccepted pair's
-// budget live there), results[i] answering keys[i]. A REST that does not
-// implement it (a test's stub) is fanned out by restclient.Each (Batches).
+// BatchREST is what a loader's batch calls: one call per key, fanned out by
+// the REST client within its bounds, results[i] answering keys[i].
 type BatchREST interface {
 	GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment]
 	GetPaymentLinks(ctx context.Context, ids []string) []restclient.Result[*restclient.PaymentLink]
 	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
 }
 
-// Batches is rest's batches: its own, or restclient.Each's fan-out.
+// Batches is rest's batches: its own, or restclient.Each's fan-out (a
+// test's stub).
 func Batches(rest REST) BatchREST {
 	if b, ok := rest.(BatchREST); ok {
 		return b
@@ -93,7 +91,6 @@ func Batches(rest REST) BatchREST {
 	return eachREST{rest}
 }
 
-// eachREST fans out a REST without batches of its own (restclient.Each).
 type eachREST struct{ REST }
 
 func (e eachREST) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
@@ -108,9 +105,8 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 	return restclient.Each(ctx, keys, e.GetCheckoutSession)
 }
 
-// Loaders are the per-request batching loaders. They are created for each
-// HTTP request and dropped with it, so one caller's data can never answer
-// another caller's query.
+// Loaders are the loaders of one request (or operation), dropped with it,
+// so one caller's data can never answer another caller's query.
 type Loaders struct {
 	rest   REST
 	batch  BatchREST // rest's batches
@@ -125,26 +121,18 @@ type Loaders struct {
 	flights      sessionFlights
 	lists        listFlights
 
-	// alone is the operation (Alone) whose REST-call estimate is at most
-	// one: its one load cannot batch with anything, so it skips the
-	// dataloader's batch goroutine and timer (loadAlone). The alone slots
-	// of paymentThunks and linkThunks hold the loads that took that path,
-	// one a loader at most.
+	// alone is the operation whose estimate is at most one call (Alone).
 	alone atomic.Pointer[graphql.OperationContext]
 
 	// paymentThunks and linkThunks are every fetch of a payment or link
-	// the loaders have started: the one table that the dataloader's loads,
-	// the alone load and the list join all enter a key in before fetching
-	// it and look in first.
+	// started, whatever asked (thunks).
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	// cost is the operation's REST-call account; its CallLog counts the
-	// REST calls made with the loaders' context.
+	// cost is the operation's REST-call account.
 	cost receipt.Tally
 
-	// fastAnswer is the data the root fast path answered with
-	// (IsFastAnswer).
+	// fastAnswer is the data the root fast path answered with.
 	fastAnswer []byte
 }
 
@@ -152,36 +140,25 @@ type Loaders struct {
 func (l *Loaders) SetFastAnswer(b []byte) { l.fastAnswer = b }
 
 // FastAnswer is the data SetFastAnswer recorded.
-func (l *Loaders) FastAnswer() []byte {
-	return l.fastAnswer
-}
+func (l *Loaders) FastAnswer() []byte { return l.fastAnswer }
 
-// thunks is the one table of the fetches of one kind of record made by
-// the loaders: whatever asks for a key (a load through the dataloader,
-// the alone load, the list join) looks in it and, when the key is not
-// there, enters its own fetch, in one step under mu, before fetching; so a
-// key is fetched once, whatever asks for it and whenever. It lives in the
-// Loaders, so with the operation (or request) and nothing longer.
-//
-// A load through the dataloader keeps the dataloader's thunk (its own
-// cache would allocate for every repeated key), so results, errors and
-// waiting are the dataloader's; a thunk whose load panicked (the
-// dataloader's PanicErrorWrapper, after which it forgets the key so that
-// it is loaded again) is forgotten here too.
+// thunks is the one table of the fetches of one kind of record: whatever
+// asks for a key (a dataloader load, the alone load, the list join) looks
+// in it and, when the key is not there, enters its own fetch, in one step
+// under mu, before fetching; so a key is fetched once. A dataloader load
+// keeps the dataloader's thunk; one whose load panicked (after which the
+// dataloader forgets the key) is forgotten here too.
 type thunks[V any] struct {
 	mu sync.Mutex
-	// ready is told (its L is &mu) when a reserved entry gets its thunk
-	// or goes.
+	// ready is told (its L is &mu) when a reserved entry gets its thunk or goes.
 	ready sync.Cond
 	m     map[string]thunkEntry[V]
 	alone aloneSlot[V]
 }
 
-// thunkEntry is a key's entry in thunks: the dataloader's thunk of its
-// load, or where a list join's result for it will be (joinPayments), which
-// needs no thunk of its own (a closure per item) unless another field of
-// the request asks for the key; neither while the load that entered it is
-// inside the dataloader's Load (reserved).
+// thunkEntry is a key's entry: the dataloader's thunk of its load, or
+// where a list join's result for it will be; neither while the load that
+// entered it is inside the dataloader's Load (reserved).
 type thunkEntry[V any] struct {
 	th   dataloader.Thunk[V]
 	join *joinResults[V]
@@ -192,8 +169,7 @@ type thunkEntry[V any] struct {
 func (e thunkEntry[V]) reserved() bool { return e.th == nil && e.join == nil }
 
 // startedLocked returns the entry of the fetch of key already started,
-// the alone load's included, waiting (t.mu released meanwhile) while it
-// is reserved. t.mu is held.
+// waiting (t.mu released) while it is reserved. t.mu is held.
 func (t *thunks[V]) startedLocked(key string) (thunkEntry[V], bool) {
 	for {
 		if c := t.alone.at.Load(); c != nil && c.key == key {
@@ -232,9 +208,8 @@ func (e thunkEntry[V]) value() (V, error) {
 }
 
 // load returns the thunk of key's fetch: the one started, or a new load
-// of ld, entered (reserved) before Load is called. Load is not called
-// under t.mu, since it may wait for room in its batch's input; whatever
-// asks for key meanwhile waits for the reservation's thunk.
+// of ld, entered (reserved) before Load is called, which is not called
+// under t.mu (it may wait for room in its batch's input).
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
 	if e, ok := t.startedLocked(key); ok {
@@ -271,9 +246,8 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	return th
 }
 
-// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper.
-// A function of its own so that its errors.As target, which escapes, is
-// allocated only for an error, not on every call of a thunk.
+// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper
+// (a function of its own: its errors.As target escapes).
 func isLoadPanic(err error) bool {
 	var pe *dataloader.PanicErrorWrapper
 	return errors.As(err, &pe)
@@ -313,13 +287,10 @@ func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler 
 type loadersKey struct{}
 
 // WithOperationLoaders returns ctx carrying fresh loaders over the same
-// REST and limits as the loaders already in ctx, for one operation of a
-// connection that serves many (a WebSocket: gqlhttp's per-operation scope,
-// made before gqlgen's mutators run). The connection's own loaders are
-// never used by an operation then: no cache outlives the operation, so a
-// payment read again is fetched again, a failed call is not remembered,
-// and what admission decides for the operation goes with its loaders.
-// Without loaders in ctx, ctx is returned as it is.
+// REST and limits as the loaders in ctx, for one operation of a connection
+// that serves many (a WebSocket): no cache outlives the operation, and
+// what admission decides for it goes with its loaders. Without loaders in
+// ctx, ctx is returned as it is.
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
@@ -328,8 +299,8 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 	return With(ctx, New(conn.rest, conn.limits))
 }
 
-// With returns ctx carrying l, whose account counts the REST calls made
-// with it.
+// With returns ctx carrying l; the REST client counts the calls made with
+// it in l's account.
 func With(ctx context.Context, l *Loaders) context.Context {
 	return opscope.WithValue(restclient.WithCallLog(ctx, l.cost.CallLog()), loadersKey{}, l)
 }
@@ -340,10 +311,9 @@ func From(ctx context.Context) *Loaders {
 	return l
 }
 
-// For returns the request's loaders (Middleware put them in its context).
-// There is no fallback: a context without loaders is a wiring bug, and
-// loaders made here would quietly lose the request's sharing; what it
-// gets instead answers every call with an internal error.
+// For returns the request's loaders. Without any (a wiring bug: loaders
+// made here would quietly lose the request's sharing) it answers every
+// call with an internal error.
 func For(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
@@ -359,8 +329,8 @@ var ErrPanic = errors.New("internal error")
 // INTERNAL_SERVER_ERROR (the presenter hides the text).
 var ErrNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
 
-// noLoaders is the REST of the loaders of a context without loaders:
-// every call fails with ErrNoLoaders, none reaches the REST API.
+// noLoaders is the REST of For's loaders without any: every call fails
+// with ErrNoLoaders.
 type noLoaders struct{}
 
 func (noLoaders) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
@@ -395,7 +365,7 @@ func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, 
 }
 
 // fetchError is a fan-out call's error as the loaders answer it: a panic
-// (restclient.PanicError) passes the server's recover func (recovered).
+// passes the server's recover func.
 func fetchError(ctx context.Context, err error) error {
 	if pe, ok := err.(*restclient.PanicError); ok {
 		return recovered(ctx, pe.Value)
@@ -403,10 +373,9 @@ func fetchError(ctx context.Context, err error) error {
 	return err
 }
 
-// recovered turns a panic in a fetch into an error: a fetch runs on a
-// goroutine of its own, where gqlgen's recovery does not reach, so it
-// calls the server's recover func (which logs the panic) itself, found in
-// the operation's context (the batch's context is its first Load's).
+// recovered turns a panic in a fetch, on a goroutine gqlgen's recovery
+// does not reach, into an error by the server's recover func (which logs
+// it), found in the operation's context.
 func recovered(ctx context.Context, p any) error {
 	if graphql.HasOperationContext(ctx) {
 		if f := graphql.GetOperationContext(ctx).RecoverFunc; f != nil {
@@ -420,31 +389,24 @@ func recovered(ctx context.Context, p any) error {
 const batchCapacity = admission.MaxNodes
 
 // inputCapacity is the room of a batch's input channel (the dataloader's
-// default is 1000 entries). A batch is usually one key or a few; the
-// batcher drains the channel as keys come, so a larger batch only makes
-// its Loads wait their turn.
+// default is 1000): a batch is usually one key or a few.
 const inputCapacity = 16
 
-// Alone tells the loaders that op can make at most one distinct REST call
-// (its estimate): its load then runs on the resolver's goroutine, without
-// the dataloader's batch goroutine and timer, since there is nothing it
-// could batch with; the other loads of its key share it. A load of
-// another key (which the estimate says cannot happen) still goes to the
-// dataloader. Only op's loads take that path.
+// Alone tells the loaders that op makes at most one distinct REST call (its
+// estimate): its load then runs on the resolver's goroutine, without the
+// dataloader's batch goroutine and timer, as there is nothing to batch
+// with; other loads of its key share it. Only op's loads take that path.
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
-// aloneSlot is where a loader's alone load lives: call, once claimed
-// (under its thunks' mu, where the other fetches of its key are looked
-// for) and published by at; the Loaders hold it, so the load costs no
-// allocation but its thunk.
+// aloneSlot is where a loader's alone load lives: call, claimed under its
+// thunks' mu and published by at; a field of the Loaders, not an allocation.
 type aloneSlot[V any] struct {
 	at   atomic.Pointer[aloneCall[V]]
 	call aloneCall[V]
 }
 
-// aloneCall is the load that took the alone path: a later load of the same
-// key in the request shares its result (the per-request dedupe the
-// dataloader's cache gives every other load), waiting for it if needed.
+// aloneCall is the load that took the alone path; later loads of its key
+// share its result.
 type aloneCall[V any] struct {
 	key   string
 	done  sync.WaitGroup // one, until v and err are set
@@ -454,13 +416,11 @@ type aloneCall[V any] struct {
 }
 
 // loadAlone loads key by fetch on the calling goroutine when ctx's
-// operation is the one Alone named and nothing was loaded alone yet, with
-// the same slot (the REST client's call takes it), panic recovery and
-// batch metric as a batch of one; or shares that load's result when key
-// is its key, or the fetch of key t holds already (a list join's, a
-// load's). Otherwise it returns nil and the dataloader loads key.
-// fetch is a method expression (REST.GetPayment): a method value of
-// l.rest would be an allocation on every load, alone or not.
+// operation is the one Alone named and nothing was loaded alone yet (with
+// the batch metric and panic recovery of a batch of one), or shares the
+// fetch of key already started. Otherwise it returns nil and the
+// dataloader loads key. fetch is a method expression: a method value of
+// l.rest would allocate on every load.
 func loadAlone[V any](l *Loaders, ctx context.Context, t *thunks[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
 	slot := &t.alone
 	if c := slot.at.Load(); c != nil {
@@ -518,7 +478,7 @@ func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams, lis
 	return l.lists.do(ctx, p, l.rest.ListPayments)
 }
 
-// listFlights remembers the list pages of one request by their parameters.
+// listFlights shares each list page of one request by its parameters.
 type listFlights struct {
 	mu    sync.Mutex
 	calls map[restclient.ListParams]*listCall
@@ -572,13 +532,11 @@ func (l *Loaders) PaymentThunkFor(ctx context.Context, id string, o receipt.Orig
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
-// JoinPayments loads the details of ids, list items (items[i] the item of
-// ids[i], for the REST-call plan), for the list join (a page whose items
-// select customer.address, which a list item lacks): the ids no load of
-// the request has asked for yet in one fan-out of the REST client on the
-// calling goroutine, with the batch metric of a batch of them; the others
-// from the fetches already started. Every id is entered in paymentThunks
-// before the fan-out starts, so the request's later loads share it.
+// JoinPayments loads the details of ids, list items (items[i] of ids[i]),
+// for the list join (a page whose items select customer.address, which a
+// list item lacks): the ids not asked for yet in one fan-out of the REST
+// client on the calling goroutine, entered in paymentThunks first so later
+// loads share it; the others from the fetches already started.
 func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
 		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
@@ -639,8 +597,8 @@ func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Th
 	return l.linkThunks.load(ctx, id, l.links)
 }
 
-// CheckoutSession loads a session by id or reference. Whichever key it was
-// asked by, it is then known by both within this request.
+// CheckoutSession loads a session by id or reference; then known by both
+// within the request.
 func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
@@ -650,27 +608,23 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 		})
 	})
 	s, err := l.sessions.Load(ctx, key)()
-	if err == nil {
-		l.cost.Ask(admission.RouteSession, s.ID, receipt.Origin{Line: key})
-	} else {
+	if err != nil {
 		l.cost.Ask(admission.RouteSession, key, receipt.Origin{Line: key})
+		return s, err
 	}
-	if err == nil {
-		for _, other := range [2]string{s.ID, s.Reference} {
-			if other != "" && other != key {
-				l.sessions.Prime(ctx, other, s)
-			}
+	l.cost.Ask(admission.RouteSession, s.ID, receipt.Origin{Line: key})
+	for _, other := range [2]string{s.ID, s.Reference} {
+		if other != "" && other != key {
+			l.sessions.Prime(ctx, other, s)
 		}
 	}
 	return s, err
 }
 
-// sessionFlights lets a lookup by reference and a lookup by id of the same
-// session share one REST call. Nothing tells a reference's id before it is
-// fetched, so each batch first waits for the batches of the other kind
-// that started before it, and looks in what they found (a batch of both
-// kinds is two: fetchMixed). Waiting only on earlier batches keeps the
-// waits acyclic.
+// sessionFlights lets lookups of one session by reference and by id share
+// one REST call: nothing tells a reference's id before it is fetched, so
+// each batch first waits for the earlier batches of the other kind (which
+// keeps the waits acyclic) and looks in what they found.
 type sessionFlights struct {
 	mu       sync.Mutex
 	known    map[string]*restclient.CheckoutSession
@@ -749,9 +703,8 @@ func (f *sessionFlights) fetch(ctx context.Context, keys []string, get func(cont
 	return out
 }
 
-// fetchMixed fetches a batch holding both kinds of keys as two, the
-// references' first: a session asked by both its reference and its id in
-// one batch is then fetched once.
+// fetchMixed fetches a batch of both kinds of keys as two, references
+// first, so a session asked by both is fetched once.
 func (f *sessionFlights) fetchMixed(ctx context.Context, keys []string, get func(context.Context, []string) []restclient.Result[*restclient.CheckoutSession]) []restclient.Result[*restclient.CheckoutSession] {
 	var byKind [2][]string
 	var at [2][]int
@@ -769,8 +722,7 @@ func (f *sessionFlights) fetchMixed(ctx context.Context, keys []string, get func
 	return out
 }
 
-// learn remembers the sessions got for keys under their ids, references
-// and keys.
+// learn remembers the sessions got for keys by id, reference and key.
 func (f *sessionFlights) learn(keys []string, got []restclient.Result[*restclient.CheckoutSession]) {
 	f.mu.Lock()
 	for j, r := range got {
@@ -790,15 +742,15 @@ func (l *Loaders) Cost() *receipt.Tally { return &l.cost }
 func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) { l.cost.Admit(op, a) }
 
 // NoteRESTCallsLeft records what op's charge left of its merchant's
-// REST-call budget, for the receipt (ctx is the operation's).
+// budget, for the receipt.
 func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft) {
 	if l := From(ctx); l != nil {
 		l.cost.NoteLeft(op, left)
 	}
 }
 
-// NoteDryRunBudget records on a dry run's plan what the merchant's
-// REST-call budget has left (receipt.Tally.NoteDryRunBudget).
+// NoteDryRunBudget records on a dry run's plan what the merchant's budget
+// has left (receipt.Tally.NoteDryRunBudget).
 func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft, ok, refused bool) {
 	if l := From(ctx); l != nil {
 		l.cost.NoteDryRunBudget(op, left, ok, refused)

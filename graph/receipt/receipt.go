@@ -20,11 +20,9 @@ import (
 	"paygraph/restclient"
 )
 
-// Extension keys.
+// The response extensions of the receipt and of a dry run's plan.
 const (
-	// CostExtension is the response extension of the receipt.
 	CostExtension = "cost"
-	// PlanExtension is the response extension of a dry run's plan.
 	PlanExtension = "plan"
 )
 
@@ -79,18 +77,16 @@ type InspectCall struct {
 type Plan struct {
 	Estimated int                   `json:"estimated"`
 	Levels    []admission.PlanLevel `json:"levels"`
-	// Complexity is the MAX_COMPLEXITY figure (every field's calls,
-	// repeats included), and MaxComplexity its limit.
+	// Complexity is the MAX_COMPLEXITY figure, MaxComplexity its limit.
 	Complexity    int         `json:"complexity"`
 	MaxComplexity int         `json:"maxComplexity"`
 	Admitted      bool        `json:"admitted"`
 	Budget        *BudgetLeft `json:"budget,omitempty"`
 }
 
-// NoteDryRunBudget records, on a dry run's plan, what the merchant's
-// REST-call budget has left (left, when ok) and whether it would admit the
-// estimate (refused: it would not, and refusal is the operation's error).
-// The edge calls it after peeking (admission.OperationEstimate's DryRun).
+// NoteDryRunBudget records on a dry run's plan what the merchant's budget
+// has left (left, when ok) and whether it would admit the estimate
+// (refused: it would not, and refusal is the operation's error).
 func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
 	a, found := t.accountFor(op)
 	if !found || a.peek == nil {
@@ -123,9 +119,8 @@ type askKey struct {
 	Origin
 }
 
-// account is what the query limits decided for one operation: whether
-// it keeps an account (receipts on, or a dry run), its plan, and a dry
-// run's answer.
+// account is what admission decided for one operation: whether it keeps
+// an account (receipts on, or a dry run), its plan, and a dry run's answer.
 type account struct {
 	on, dryRun, inspector bool
 	plan                  *admission.Plan
@@ -134,9 +129,8 @@ type account struct {
 	leftOK                bool
 }
 
-// Tally is the account of the operation of one Loaders: every operation
-// has loaders of its own, made before admission plans it, so one account
-// is all a tally holds, and it goes with the operation's loaders.
+// Tally is the account of the operation of one Loaders (every operation
+// has loaders of its own), and goes with them.
 type Tally struct {
 	calls restclient.CallLog
 
@@ -144,8 +138,7 @@ type Tally struct {
 	acct   account
 	acctOp *graphql.OperationContext // acct's operation
 	// asks are the distinct (record, Origin) pairs asked for, with their
-	// counts: a scan while few (an operation usually asks for a handful),
-	// a map past smallAsks.
+	// counts: a scan while few, a map past smallAsks.
 	asks      []askCount
 	asksBuf   [2]askCount // asks' first: an operation usually asks for one or two
 	askMap    map[askKey]int
@@ -156,16 +149,6 @@ type Tally struct {
 
 // CallLog is where the REST client counts the operation's calls.
 func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
-
-// setAccount records op's account (a later operation's replaces it).
-func (t *Tally) setAccount(op *graphql.OperationContext, a account) {
-	t.mu.Lock()
-	t.acct, t.acctOp = a, op
-	t.mu.Unlock()
-	if a.on && a.inspector {
-		t.calls.Keep()
-	}
-}
 
 // NoteLeft records on op's account what its charge left of the
 // merchant's REST-call budget: the receipt's budget.
@@ -229,8 +212,8 @@ func (t *Tally) Ask(route, id string, o Origin) {
 }
 
 // askTotals are the asks, the distinct records asked for, and the
-// distinct (record, Origin) pairs; with perRecord, the asks of each
-// record (the inspector's). t.mu is held.
+// distinct (record, Origin) pairs; with perRecord, the asks of each record
+// (the inspector's). t.mu is held.
 func (t *Tally) askTotals(perRecord bool) (asks, records, pairs int) {
 	pairs = len(t.asks) + len(t.askMap)
 	if t.askMap == nil && !perRecord {
@@ -343,9 +326,8 @@ var (
 func (Extension) ExtensionName() string                   { return "CostReceipts" }
 func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptResponse adds the receipt to the last result of a query (the
-// one result, or @defer's final part), and, to a dry run refused by a
-// limit, its plan.
+// InterceptResponse adds the receipt to the last result of a query, and a
+// dry run's plan to its answer.
 func (c Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	return c.Finish(ctx, next(ctx))
 }
@@ -404,5 +386,10 @@ func (t *Tally) Admit(op *graphql.OperationContext, a admission.Admitted) {
 		}
 		acct.peek = p
 	}
-	t.setAccount(op, acct)
+	t.mu.Lock()
+	t.acct, t.acctOp = acct, op // a later operation's replaces it
+	t.mu.Unlock()
+	if acct.on && acct.inspector {
+		t.calls.Keep()
+	}
 }
