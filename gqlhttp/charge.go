@@ -59,7 +59,7 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 // any field runs, on every transport (POST, GET, SSE, each WebSocket
 // operation, a @defer stream's operation): a refusal is the operation's
 // error, RATE_LIMITED with extensions.retryAfter, and nothing of it runs.
-// A dry run is peeked at, never charged (loaders.NoteDryRunBudget).
+// A dry run is peeked at, never charged (receipt.Tally.NoteDryRunBudget).
 type operationCharge struct{}
 
 var (
@@ -101,14 +101,14 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	}
 	if est.DryRun {
 		left, refusal, ok := b.peek(ctx, est.Calls)
-		loaders.NoteDryRunBudget(ctx, op, left, ok, refusal != nil)
+		loaders.Tally(ctx).NoteDryRunBudget(op, left, ok, refusal != nil)
 		return refusal
 	}
 	if err := b.charge(ctx, est.Calls); err != nil {
 		return err
 	}
 	if left, ok := b.left(); ok {
-		loaders.NoteRESTCallsLeft(ctx, op, left)
+		loaders.Tally(ctx).NoteLeft(op, left)
 	}
 	return nil
 }

@@ -632,7 +632,7 @@ type sessionFlights struct {
 }
 
 func sessionKeyKind(key string) int {
-	if strings.HasPrefix(key, "pay_") {
+	if strings.HasPrefix(key, admission.PaymentIDPrefix) {
 		return 1
 	}
 	return 0
@@ -740,22 +740,6 @@ func (l *Loaders) Cost() *receipt.Tally { return &l.cost }
 
 // Admit records what admission decided for the operation.
 func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) { l.cost.Admit(op, a) }
-
-// NoteRESTCallsLeft records what op's charge left of its merchant's
-// budget, for the receipt.
-func NoteRESTCallsLeft(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft) {
-	if l := From(ctx); l != nil {
-		l.cost.NoteLeft(op, left)
-	}
-}
-
-// NoteDryRunBudget records on a dry run's plan what the merchant's budget
-// has left (receipt.Tally.NoteDryRunBudget).
-func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left receipt.BudgetLeft, ok, refused bool) {
-	if l := From(ctx); l != nil {
-		l.cost.NoteDryRunBudget(op, left, ok, refused)
-	}
-}
 
 // Tally is the account of ctx's operation, nil without loaders.
 func Tally(ctx context.Context) *receipt.Tally {

@@ -86,8 +86,12 @@ type Plan struct {
 
 // NoteDryRunBudget records on a dry run's plan what the merchant's budget
 // has left (left, when ok) and whether it would admit the estimate
-// (refused: it would not, and refusal is the operation's error).
+// (refused: it would not, and refusal is the operation's error). A nil t
+// does nothing.
 func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
+	if t == nil {
+		return
+	}
 	a, found := t.accountFor(op)
 	if !found || a.peek == nil {
 		return
@@ -151,8 +155,11 @@ type Tally struct {
 func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
 
 // NoteLeft records on op's account what its charge left of the
-// merchant's REST-call budget: the receipt's budget.
+// merchant's REST-call budget: the receipt's budget. A nil t does nothing.
 func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.acctOp == op {
