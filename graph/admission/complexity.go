@@ -18,20 +18,8 @@ const (
 
 // restCallsAt is the complexity of an operation: the REST calls answering
 // it can make, on the validated operation with its variables, fragments
-// expanded wherever they are spread:
-//
-//   - payments: 1 page (2 with after: a cursor in the middle of a REST page
-//     needs the rest of that page and the next), plus first payment
-//     details when its items select customer.address (which the REST list
-//     omits), once a list however often it is selected; none when the
-//     caller's level withholds the address (noAddress).
-//   - payment, paymentLink, node: 1.
-//   - checkoutSession: 1, plus 1 when it selects its payment.
-//   - nodes(ids): one per id (at most MaxNodes).
-//   - everything else (the fields of a record, introspection): 0.
-//
-// Identical fields are counted each time, although the loaders make each
-// distinct call once (the estimate, costplan.go, counts them once).
+// expanded at each spread, identical fields counted each time (the table
+// in docs/design.md); noAddress: the caller's level withholds the address.
 func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, noAddress bool) int {
 	e := estimate{doc: doc, vars: vars, noAddress: noAddress}
 	calls := 0

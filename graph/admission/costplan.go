@@ -3,11 +3,8 @@ package admission
 // The plan of an operation's REST calls, by route and dependency level,
 // each distinct call once: its total is the estimate charged to the
 // merchant's REST-call budget, shown in the receipt and answered by a dry
-// run. Unlike the complexity (every field's calls, repeats included: the
-// work MAX_COMPLEXITY bounds) it counts what the REST API would see, and
-// never less than the operation can make. Level 1 is what the fields ask
-// for by their arguments; level 2 the joins that need a level-1 answer
-// (listed payments' details for customer.address, a session's payment).
+// run, never less than the operation can make. Level 1 is what the fields
+// ask for by their arguments; level 2 the joins that need a level-1 answer.
 
 import (
 	"strconv"

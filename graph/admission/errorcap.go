@@ -13,14 +13,11 @@ import (
 )
 
 // MaxErrors is the most errors one response lists; past it, one more entry
-// says how many were left out. A client acts on the first few; a list of
-// thousands (a validation rule reports each conflicting pair of fields,
-// nodes(ids:) one error per id) only makes the response expensive.
+// says there were more: a list of thousands only makes a response expensive.
 const MaxErrors = 50
 
 // ErrorCap is the gqlgen extension that caps every response's error list
-// at MaxErrors, validation failures (gqlgen dispatches them through the
-// same response middleware) and execution errors alike.
+// at MaxErrors, validation failures and execution errors alike.
 type ErrorCap struct{}
 
 var (
@@ -43,10 +40,8 @@ func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 	return resp
 }
 
-// capErrors keeps the first MaxErrors of errs and adds one that says
-// there were more, with the code of the first one left out (every error
-// carries a code). It does not count them: validation stops reporting
-// after one more than it shows.
+// capErrors keeps the first MaxErrors of errs and adds one that says there
+// were more, with the code of the first left out.
 func capErrors(errs gqlerror.List) gqlerror.List {
 	code, _ := errs[MaxErrors].Extensions["code"].(string)
 	if code == "" {
@@ -59,11 +54,9 @@ func capErrors(errs gqlerror.List) gqlerror.List {
 	return append(errs[:MaxErrors:MaxErrors], note)
 }
 
-// CappedRules returns gqlparser's default validation rules, each of whose
-// error reports stops, for this validation, once MaxErrors+1 errors were
-// reported in all: ErrorCap shows MaxErrors of them and counts the rest
-// as "more". A rule still does its work (the limits bound it before
-// validation), but no longer builds an error list that grows with it.
+// CappedRules returns gqlparser's default validation rules, whose error
+// reports stop once MaxErrors+1 errors were reported in all, so no error
+// list grows with a rule's work (which the limits bound).
 func CappedRules() *rules.Rules {
 	n := 0
 	r := rules.NewDefaultRules()

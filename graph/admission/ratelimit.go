@@ -2,15 +2,12 @@ package admission
 
 import "github.com/99designs/gqlgen/graphql"
 
-// The operation's REST-call estimate, for the edge to charge: Limits
-// records it on the operation once it passed every limit; the HTTP edge's
-// operation extension (gqlhttp/charge.go), which runs after it and before
-// any field, charges it to the merchant's rate limit and refuses the
-// operation there. graph knows the estimate, never the budgets.
+// The operation's REST-call estimate, recorded on the operation for the
+// edge (gqlhttp/charge.go) to charge before any field runs: admission
+// knows the estimate, never the budgets.
 
-// RESTCallEstimate is an operation's estimate: the distinct REST calls it
-// may make (costplan.go), and whether it is a dry run (charged nothing:
-// the edge only peeks).
+// RESTCallEstimate is an operation's estimate, and whether it is a dry run
+// (charged nothing: the edge only peeks).
 type RESTCallEstimate struct {
 	Calls  int
 	DryRun bool
@@ -50,10 +47,8 @@ func OperationEstimate(op *graphql.OperationContext) (RESTCallEstimate, bool) {
 const rootCallsExt = "paygraph.rootRESTCalls"
 
 // RootRESTCalls is how many REST calls op's root fields alone will make,
-// counted before validation (0 for a dry run, which spends nothing); ok
-// false when they were not counted. The edge refuses there a caller that
-// may make no REST call (a pair the REST API refused, or not yet accepted
-// and over the shared budgets), before validation, coercion and the plan.
+// counted before validation (not for a dry run); ok false when not
+// counted. The edge refuses there a caller that may make no REST call.
 func RootRESTCalls(op *graphql.OperationContext) (int, bool) {
 	if op == nil {
 		return 0, false

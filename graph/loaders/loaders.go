@@ -25,8 +25,7 @@ import (
 	"paygraph/restclient"
 )
 
-// REST is what the loaders need from the REST API; *restclient.Client
-// implements it, tests may stub it.
+// REST is what the loaders need from the REST API (*restclient.Client).
 type REST interface {
 	ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error)
 	GetPayment(ctx context.Context, id string) (*restclient.Payment, error)
@@ -34,22 +33,17 @@ type REST interface {
 	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
 }
 
-// FetchLimits are the loaders' settings. The bounds on concurrent REST
-// calls are not here: every REST call passes the REST client's limiter
-// (restclient.Limiter), the one place they live.
+// FetchLimits are the loaders' settings (the bounds on concurrent REST
+// calls live in the REST client's limiter).
 type FetchLimits struct {
-	// Wait is the loader's batch window. REST has no batch endpoint, so a
-	// window only groups keys, and is latency on single lookups.
-	Wait time.Duration
-	// OnBatch, when set, is told the size of every loader batch (loader is
-	// one of Names), for metrics.
+	Wait time.Duration // the batch window: it only groups keys (REST has no batch endpoint)
+	// OnBatch, when set, is told the size of every batch of a loader of Names.
 	OnBatch func(loader string, size int)
 
 	opts loaderOptions // built from Wait on first use
 }
 
-// loaderOptions are the dataloader options of each loader, built once
-// for all requests.
+// loaderOptions are each loader's dataloader options, built once.
 type loaderOptions struct {
 	once     sync.Once
 	payments []dataloader.Option[string, *restclient.Payment]
@@ -253,8 +247,8 @@ func isLoadPanic(err error) bool {
 	return errors.As(err, &pe)
 }
 
-// New returns empty loaders for one request over rest (graph's: the
-// customer-data masking over the REST client); limits may be nil.
+// New returns empty loaders over rest (graph's customer-data masking over
+// the REST client); limits may be nil.
 func New(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
@@ -262,20 +256,17 @@ func New(rest REST, limits *FetchLimits) *Loaders {
 	return &Loaders{rest: rest, batch: Batches(rest), limits: limits}
 }
 
-// The loaders' names, as OnBatch reports them.
 const (
 	loaderPayment         = "payment"
 	loaderPaymentLink     = "payment_link"
 	loaderCheckoutSession = "checkout_session"
 )
 
-// Names are the names OnBatch reports batches under: a metric's label
-// values, bounded.
+// Names are the loaders' names, as OnBatch reports them (metric labels).
 var Names = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
 // Middleware gives each HTTP request fresh loaders over rest: no cache
-// outlives the request, so one caller's data can never answer another
-// caller's query. limits may be nil (no batch window, no batch metric).
+// outlives the request. limits may be nil.
 func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
