@@ -101,7 +101,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		pages = 2
 	}
 	walk := relay.NewWalk(pos, n, restMaxLimit, pages)
-	var listID string // the list's line in the plan (costplan.go)
+	var listID string // the list's line in the plan (admission.ListID)
 	if loaders.Cost().Recording() {
 		afterText := ""
 		if after != nil {

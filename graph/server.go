@@ -60,7 +60,7 @@ type ServerConfig struct {
 	// (ResponseBudget); 0: DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
 	// MaxComplexity refuses operations that may make more REST calls
-	// (restCalls); zero: DefaultMaxComplexity.
+	// (admission); zero: DefaultMaxComplexity.
 	MaxComplexity int
 	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: DefaultAPQCacheSize
 	// APQCacheBytes bounds the bytes of those queries, when APQCache is
@@ -72,7 +72,7 @@ type ServerConfig struct {
 	// with credentials (apq.go).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
-	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
+	// memory, by their estimated heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
 	QueryCacheBytes int64
 	// Limits are checked before validation; zero fields: DefaultMaxDepth,
 	// DefaultMaxFields, DefaultMaxQueryLength.
@@ -86,7 +86,7 @@ type ServerConfig struct {
 	Subscriptions Subscriptions
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
-	// Cost configures the cost receipts (cost.go); zero: no receipt (a
+	// Cost configures the cost receipts (graph/receipt); zero: no receipt (a
 	// dry run is answered whatever it says).
 	Cost receipt.CostReceipts
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
@@ -176,7 +176,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	// One extension (graphTail, tail.go) does the work of these, in this
 	// order, the first outermost:
 	//   - the APQ registration, stored once every operation-context
-	//     mutator accepted the operation: queryLimits', and the edge's
+	//     mutator accepted the operation: admission's, and the edge's
 	//     rate-limit charge (apq.go);
 	//   - the cost receipt: inside the metrics and traces (its OnReceipt
 	//     is theirs), outside the response budget: the receipt is made
@@ -211,7 +211,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	srv.SetParserTokenLimit(admission.ParserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	// The loaders' fetches, on goroutines of their own, recover with it
-	// too (the operation context carries it: loaders.go).
+	// too (the operation context carries it: graph/loaders).
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))

@@ -20,8 +20,8 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// responseTail does what registering costExtension, ResponseBudget,
-// errorCap, liveEventsExtension and customerDataExtension in that order
+// responseTail does what registering receipt.Extension, ResponseBudget,
+// admission.ErrorCap, liveEventsExtension and customerDataExtension in that order
 // did (the first outermost): graphTail.InterceptOperation does their
 // operation interceptors' work, finish their response interceptors'.
 type responseTail struct {
