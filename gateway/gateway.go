@@ -27,8 +27,11 @@ import (
 	"paygraph/apqstore"
 	"paygraph/gqlhttp"
 	"paygraph/graph"
+	"paygraph/graph/admission"
 	"paygraph/graph/customerdata"
 	"paygraph/graph/live"
+	"paygraph/graph/loaders"
+	"paygraph/graph/receipt"
 	"paygraph/graphiql"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
@@ -237,7 +240,7 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	limits := &graph.FetchLimits{OnBatch: metrics.ObserveBatch}
+	limits := &loaders.FetchLimits{OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
@@ -256,17 +259,17 @@ func (g *Gateway) wire(o options) error {
 		APQCacheBytes:     cfg.APQCacheBytes,
 		APQCache:          apq,
 		QueryCacheBytes:   cfg.QueryCacheBytes,
-		Limits:            graph.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		Limits:            admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
 		Logger:            logger,
 		RequestID:         observe.RequestID,
 		Extensions:        extensions,
 		TrustedDocuments:  docs,
 		OnTrustedDocument: onDocument,
-		Cost: graph.CostReceipts{
+		Cost: receipt.CostReceipts{
 			Enabled: cfg.CostReceipts,
 			// On in sandbox mode only: demo data, no merchant's calls to hide.
 			Inspector: cfg.CostReceipts && g.demo != nil,
-			OnReceipt: func(_ context.Context, r *graph.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
+			OnReceipt: func(_ context.Context, r *receipt.Receipt) { metrics.ObserveRESTCalls(r.Estimated, r.Made) },
 		},
 	})
 	keys := g.tokenKeys(o)

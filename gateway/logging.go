@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"paygraph/gqlhttp"
-	"paygraph/graph"
+	"paygraph/graph/loaders"
 	"paygraph/observe"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
@@ -31,7 +31,7 @@ func observeOptions() observe.Options {
 	return observe.Options{
 		DebugPaths:  quietPaths,
 		RouteOf:     func(u *url.URL) string { return string(restclient.EndpointOf(u)) },
-		LoaderNames: graph.LoaderNames,
+		LoaderNames: loaders.Names,
 		Redact:      redactCredentials,
 		RedactKey:   restclient.RedactKey,
 		Secrets:     callerSecrets,

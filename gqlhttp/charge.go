@@ -7,7 +7,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/admission"
+	"paygraph/graph/loaders"
+	"paygraph/graph/receipt"
 	"paygraph/internal/opscope"
 )
 
@@ -18,9 +20,9 @@ type budget interface {
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
 	// left is what the charge left of the merchant's REST-call budget
 	// (the cost receipt's figure); ok false when there is none to say.
-	left() (graph.BudgetLeft, bool)
+	left() (receipt.BudgetLeft, bool)
 	// peek answers a dry run: what charge would, charging nothing.
-	peek(ctx context.Context, restCalls int) (left graph.BudgetLeft, refusal *gqlerror.Error, ok bool)
+	peek(ctx context.Context, restCalls int) (left receipt.BudgetLeft, refusal *gqlerror.Error, ok bool)
 }
 
 type budgetKey struct{}
@@ -66,7 +68,7 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 	if !graphql.HasOperationContext(ctx) {
 		return nil
 	}
-	if n, ok := graph.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
+	if n, ok := admission.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
 		return nil
 	}
 	if a, ok := budgetFrom(ctx).(admitBudget); ok {
@@ -76,7 +78,7 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 }
 
 func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	est, ok := graph.OperationEstimate(op)
+	est, ok := admission.OperationEstimate(op)
 	if !ok {
 		return nil
 	}
@@ -86,14 +88,14 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	}
 	if est.DryRun {
 		left, refusal, ok := b.peek(ctx, est.Calls)
-		graph.NoteDryRunBudget(ctx, op, left, ok, refusal != nil)
+		loaders.Tally(ctx).NoteDryRunBudget(op, left, ok, refusal != nil)
 		return refusal
 	}
 	if err := b.charge(ctx, est.Calls); err != nil {
 		return err
 	}
 	if left, ok := b.left(); ok {
-		graph.NoteRESTCallsLeft(ctx, op, left)
+		loaders.Tally(ctx).NoteLeft(op, left)
 	}
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"paygraph/graph"
+	"paygraph/graph/admission"
 	"paygraph/sandbox"
 )
 
@@ -171,7 +172,7 @@ func FuzzHandler(f *testing.F) {
 		restCalls: 4,
 		timeout:   5 * time.Second,
 		logger:    slog.New(slog.NewTextHandler(logs, nil)),
-		server:    graph.ServerConfig{Limits: graph.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768}},
+		server:    graph.ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768}},
 	})
 
 	var bIDs []string

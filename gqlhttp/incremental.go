@@ -16,7 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/receipt"
 )
 
 // Incremental delivery of @defer: the results after the first go to the
@@ -189,11 +189,11 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 			return part
 		}
 		ext := resp.Extensions
-		if cost, ok := ext[graph.CostExtension]; ok {
+		if cost, ok := ext[receipt.CostExtension]; ok {
 			// The receipt is the whole operation's, not the fragment's.
-			part.Extensions = map[string]any{graph.CostExtension: cost}
+			part.Extensions = map[string]any{receipt.CostExtension: cost}
 			ext = maps.Clone(ext)
-			delete(ext, graph.CostExtension)
+			delete(ext, receipt.CostExtension)
 		}
 		part.Incremental = append(part.Incremental, incrementalEntry{
 			Data: resp.Data, Path: resp.Path, Label: resp.Label, Errors: resp.Errors, Extensions: ext,

@@ -9,7 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/loaders"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -56,7 +56,7 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 // newScope is a WebSocket operation's scope below ctx, open (the
 // mutators run on the read loop's goroutine, one operation at a time).
 func (s operationScope) newScope(ctx context.Context) context.Context {
-	ctx = graph.WithOperationLoaders(opscope.New(ctx))
+	ctx = loaders.WithOperationLoaders(opscope.New(ctx))
 	return restclient.WithRequestLimit(ctx, s.b.RESTCalls)
 }
 

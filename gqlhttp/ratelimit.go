@@ -11,7 +11,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/receipt"
 	"paygraph/ratelimit"
 )
 
@@ -62,13 +62,13 @@ type ConnectionBudget struct{ a *Admission }
 var _ budget = (*ConnectionBudget)(nil)
 
 // left: a connection's operation's receipt carries no budget.
-func (*ConnectionBudget) left() (graph.BudgetLeft, bool) { return graph.BudgetLeft{}, false }
+func (*ConnectionBudget) left() (receipt.BudgetLeft, bool) { return receipt.BudgetLeft{}, false }
 
 // peek is a dry run's check, charging nothing.
-func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	c := b.a.callerOf(ctx)
 	if c.key == "" {
-		return graph.BudgetLeft{}, nil, false
+		return receipt.BudgetLeft{}, nil, false
 	}
 	d := b.a.c.Merchants.PeekRESTCalls(ctx, c.key, restCalls)
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
@@ -98,24 +98,24 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 
 // left is what the operation's charge left of the merchant's REST-call
 // budget; ok false when nothing was charged.
-func (b *restCallBudget) left() (graph.BudgetLeft, bool) {
+func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
 	b.mu.Lock()
 	d := b.rest
 	b.mu.Unlock()
 	if d.Policy != ratelimit.PolicyRESTCalls {
-		return graph.BudgetLeft{}, false
+		return receipt.BudgetLeft{}, false
 	}
 	return budgetLeft(d), true
 }
 
 // peek is a dry run's check: what charge would answer, charging nothing.
-func (b *restCallBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+func (b *restCallBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	d := b.a.c.Merchants.PeekRESTCalls(ctx, b.merchant, restCalls)
 	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
-func budgetLeft(d ratelimit.Decision) graph.BudgetLeft {
-	return graph.BudgetLeft{Remaining: d.Remaining, Limit: d.Limit, ResetSeconds: int(math.Ceil(d.Reset.Seconds()))}
+func budgetLeft(d ratelimit.Decision) receipt.BudgetLeft {
+	return receipt.BudgetLeft{Remaining: d.Remaining, Limit: d.Limit, ResetSeconds: int(math.Ceil(d.Reset.Seconds()))}
 }
 
 // restCallsRefusal is the operation's error when d refused restCalls.

@@ -12,8 +12,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
 	respbudget "paygraph/graph/budget"
+	"paygraph/graph/receipt"
 )
 
 // writeResponse writes resp as json.Marshal would, in one Write, or, when
@@ -31,8 +31,9 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 		writeTooLarge(w, maxBytes) // without copying the data first
 		return
 	}
-	var ext []byte             // the extensions, as json.Marshal writes them
-	var receipt *graph.Receipt // or the one extension, a cost receipt that writes itself
+	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
+	var ext []byte               // the extensions, as json.Marshal writes them
+	var receipt *receipt.Receipt // or the one extension, a cost receipt that writes itself
 	var receiptKey string
 	if resp != nil && len(resp.Extensions) > 0 && len(resp.Errors) == 0 {
 		if receiptKey, receipt = plainReceipt(resp.Extensions); receipt == nil {
@@ -144,12 +145,12 @@ func marshalExtensions(ext map[string]any) []byte {
 // plainReceipt returns ext's one entry when it is a cost receipt that
 // Receipt.AppendJSON writes as json.Marshal does, under a key json.Marshal
 // writes as it is; nil otherwise.
-func plainReceipt(ext map[string]any) (string, *graph.Receipt) {
+func plainReceipt(ext map[string]any) (string, *receipt.Receipt) {
 	if len(ext) != 1 {
 		return "", nil
 	}
 	for k, v := range ext {
-		if r, ok := v.(*graph.Receipt); ok && r != nil && len(r.Calls) == 0 && plainKey(k) {
+		if r, ok := v.(*receipt.Receipt); ok && r != nil && len(r.Calls) == 0 && plainKey(k) {
 			return k, r
 		}
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
-	"paygraph/graph"
+	"paygraph/graph/receipt"
 )
 
 // writeResponse writes gqlgen's data as it is when json.Marshal would
@@ -30,12 +30,12 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 		for _, ext := range []map[string]any{nil, {}, // gqlgen hands an empty map
 			// A cost receipt: written by Receipt.AppendJSON, or with the
 			// inspector's calls, by json.Marshal.
-			{graph.CostExtension: &graph.Receipt{Estimated: 2, Made: 1, Saved: 1}},
-			{graph.CostExtension: &graph.Receipt{Made: 1, Unmade: &graph.Unmade{NotReached: 1}, Budget: &graph.BudgetLeft{Remaining: 5, Limit: 6, ResetSeconds: 7}}},
-			{graph.CostExtension: &graph.Receipt{Made: 1, Calls: []graph.InspectCall{{}}}},
-			{graph.CostExtension: &graph.Receipt{Made: 1}, "other": "<x>"},
-			{"a-key <&>": &graph.Receipt{Made: 1}},
-			{graph.CostExtension: (*graph.Receipt)(nil)},
+			{receipt.CostExtension: &receipt.Receipt{Estimated: 2, Made: 1, Saved: 1}},
+			{receipt.CostExtension: &receipt.Receipt{Made: 1, Unmade: &receipt.Unmade{NotReached: 1}, Budget: &receipt.BudgetLeft{Remaining: 5, Limit: 6, ResetSeconds: 7}}},
+			{receipt.CostExtension: &receipt.Receipt{Made: 1, Calls: []receipt.InspectCall{{}}}},
+			{receipt.CostExtension: &receipt.Receipt{Made: 1}, "other": "<x>"},
+			{"a-key <&>": &receipt.Receipt{Made: 1}},
+			{receipt.CostExtension: (*receipt.Receipt)(nil)},
 		} {
 			resp := &graphql.Response{Data: json.RawMessage(data), Extensions: ext}
 			want, err := json.Marshal(resp)
@@ -55,8 +55,8 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 // receipt) by json.Marshal's reflection, and by Receipt.AppendJSON
 // (docs/perf-log/2026-11-benchmarks.md).
 func BenchmarkReceiptExtension(b *testing.B) {
-	ext := map[string]any{graph.CostExtension: &graph.Receipt{Estimated: 1, Made: 1,
-		Unmade: &graph.Unmade{}, Budget: &graph.BudgetLeft{Remaining: 599, Limit: 600, ResetSeconds: 60}}}
+	ext := map[string]any{receipt.CostExtension: &receipt.Receipt{Estimated: 1, Made: 1,
+		Unmade: &receipt.Unmade{}, Budget: &receipt.BudgetLeft{Remaining: 599, Limit: 600, ResetSeconds: 60}}}
 	buf := make([]byte, 0, 512)
 	b.Run("json.Marshal", func(b *testing.B) {
 		b.ReportAllocs()

@@ -8,7 +8,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph"
+	"paygraph/graph/receipt"
 	"paygraph/restclient"
 )
 
@@ -46,18 +46,18 @@ func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
 
 var _ budget = admitBudget{}
 
-func (b admitBudget) left() (graph.BudgetLeft, bool) {
+func (b admitBudget) left() (receipt.BudgetLeft, bool) {
 	if b.next != nil {
 		return b.next.left()
 	}
-	return graph.BudgetLeft{}, false
+	return receipt.BudgetLeft{}, false
 }
 
-func (b admitBudget) peek(ctx context.Context, restCalls int) (graph.BudgetLeft, *gqlerror.Error, bool) {
+func (b admitBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	if b.next != nil {
 		return b.next.peek(ctx, restCalls)
 	}
-	return graph.BudgetLeft{}, nil, false
+	return receipt.BudgetLeft{}, nil, false
 }
 
 // refusedError marks the request refused (RefusalDelay holds its answer)

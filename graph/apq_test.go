@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/admission"
 	"paygraph/graph/errcode"
 	"strings"
 	"testing"
@@ -33,7 +34,7 @@ var _ graphql.OperationContextMutator = refusingCharge{}
 func (refusingCharge) ExtensionName() string                   { return "RefusingCharge" }
 func (refusingCharge) Validate(graphql.ExecutableSchema) error { return nil }
 func (refusingCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if _, ok := OperationEstimate(op); ok && ctx.Value(limitedKey{}) != nil {
+	if _, ok := admission.OperationEstimate(op); ok && ctx.Value(limitedKey{}) != nil {
 		return limitError(errcode.RateLimited, "rate limited")
 	}
 	return nil
@@ -78,7 +79,7 @@ func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited boo
 // next request by hash alone is answered PERSISTED_QUERY_NOT_FOUND.
 func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 	store := apqstore.NewLocal(0, 0)
-	r := newLimitsRig(t, ServerConfig{APQCache: store, MaxComplexity: 2, Limits: QueryLimits{MaxDepth: 3},
+	r := newLimitsRig(t, ServerConfig{APQCache: store, MaxComplexity: 2, Limits: admission.QueryLimits{MaxDepth: 3},
 		Extensions: []graphql.HandlerExtension{refusingCharge{}}})
 	pay := r.sb.Payments(r.biz.APIKey)[0].ID
 	for _, c := range []struct {

@@ -44,18 +44,6 @@ func TestCustomerDataOf(t *testing.T) {
 	}
 }
 
-// A withheld address costs no REST call in the estimate.
-func TestRESTCallsWithheldAddress(t *testing.T) {
-	doc := validated(t, `{ payments(first: 50) { nodes { id customer { address } } } }`)
-	for level, want := range map[sessiontoken.CustomerData]int{
-		sessiontoken.CustomerDataFull: 51, sessiontoken.CustomerDataMasked: 1, sessiontoken.CustomerDataNone: 1,
-	} {
-		if got := restCallsAt(doc, doc.Operations[0], nil, level); got != want {
-			t.Errorf("%v: %d REST calls, want %d", level, got, want)
-		}
-	}
-}
-
 // TestCallerFactsMatchContext: the caller's facts an operation reads once
 // (graphTail, opstate.go's callerFacts) are what its context says: the
 // scope, the customer-data level, the masked paths and the live events

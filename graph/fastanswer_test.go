@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
+	"paygraph/graph/loaders"
 	"paygraph/restclient"
 )
 
@@ -36,14 +37,14 @@ func TestFastAnswerIsCompactData(t *testing.T) {
 		{"another root field: gqlgen's", `{ payment(id: "pay_a") { id } payments { nodes { id } } }`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l := NewLoaders(rest, nil)
+			l := newLoaders(rest, nil)
 			body, _ := json.Marshal(map[string]any{"query": tc.query})
 			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
-			ctx := restclient.WithCredentials(withLoaders(req.Context(), l), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
+			ctx := restclient.WithCredentials(loaders.With(req.Context(), l), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req.WithContext(ctx))
-			data := l.fastAnswer
+			data := l.FastAnswer()
 			if got := IsFastAnswer(ctx, data); got != tc.wantFast {
 				t.Fatalf("IsFastAnswer: %v, want %v (answer %s)", got, tc.wantFast, rec.Body)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"paygraph/graph"
+	"paygraph/graph/admission"
 	"paygraph/internal/gqltest"
 	"paygraph/internal/testenv"
 	"paygraph/restclient"
@@ -55,7 +56,7 @@ func newServerRig(tb testing.TB, restTimeout, timeout time.Duration) *serverRig 
 	}
 	logs := &testenv.LockedBuffer{}
 	srv := graph.NewServer(graph.ServerConfig{
-		Limits: graph.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
+		Limits: admission.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
 		Logger: slog.New(slog.NewTextHandler(logs, nil)),
 	})
 	srv.AddTransport(transport.GET{})

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"paygraph/graph/admission"
 	"paygraph/graph/errcode"
 	"strings"
 	"testing"
@@ -27,7 +28,7 @@ fragment TypeRef on __Type { ` + typeRef + ` }`
 // queries outside introspection keep MAX_DEPTH, and introspection deeper
 // than its own bound is still refused.
 func TestIntrospectionDepth(t *testing.T) {
-	rig := newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 15}})
+	rig := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}})
 	for _, tc := range []struct {
 		name, query string
 		refused     bool

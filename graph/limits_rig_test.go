@@ -5,13 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"paygraph/graph/admission"
 	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
-	"github.com/vektah/gqlparser/v2/validator"
 
 	"paygraph/internal/gqltest"
 	"paygraph/restclient"
@@ -24,7 +22,7 @@ import (
 // transports: the edge's (gqlhttp) is tested there.
 type limitsRig struct {
 	h     http.Handler
-	cache *queryCache
+	cache *admission.QueryCache
 	sb    *sandbox.Server
 	biz   sandbox.Business
 }
@@ -129,24 +127,6 @@ func (a answer) wantNoErrors(tb testing.TB) {
 	if len(a.Errors) > 0 {
 		tb.Fatalf("status %d, errors: %.500s", a.status, a.body)
 	}
-}
-
-// testSchema is the gateway's schema, for tests that validate documents
-// without serving them.
-var testSchema = NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()
-
-// validated parses and validates query as gqlgen does, failing on any
-// error.
-func validated(tb testing.TB, query string) *ast.QueryDocument {
-	tb.Helper()
-	doc, err := parser.ParseQuery(&ast.Source{Input: query})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if errs := validator.ValidateWithRules(testSchema, doc, nil); len(errs) > 0 {
-		tb.Fatalf("%s: %v", query, errs)
-	}
-	return doc
 }
 
 const introspectionQuery = gqltest.IntrospectionQuery

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"fmt"
+	"paygraph/graph/admission"
 	"paygraph/graph/errcode"
 	"strings"
 	"testing"
@@ -11,13 +12,13 @@ import (
 // different arguments, 29 KB, no credentials needed) answered 422 with a
 // 252 MB body. It is now refused before validation, over POST and GET,
 // with one error and a small body; and documents under the limits that
-// still produce many validation errors get at most maxErrors of them plus
+// still produce many validation errors get at most admission.MaxErrors of them plus
 // a "too many errors" entry.
 func TestValidationBomb(t *testing.T) {
 	r := newLimitsRig(t, ServerConfig{})
 	var conflicts, unknown strings.Builder
 	conflicts.WriteString("{")
-	for i := range maxSameResponseName {
+	for i := range admission.MaxSameResponseName {
 		fmt.Fprintf(&conflicts, ` a:node(id:"%d"){id}`, i) // 496 conflicting pairs
 	}
 	conflicts.WriteString("}")
@@ -32,8 +33,8 @@ func TestValidationBomb(t *testing.T) {
 		errors            int
 	}{
 		{"bomb", bomb(1450), errcode.FieldLimit, 1},
-		{"conflicts under the limit", conflicts.String(), "GRAPHQL_VALIDATION_FAILED", maxErrors + 1},
-		{"unknown fields", unknown.String(), "GRAPHQL_VALIDATION_FAILED", maxErrors + 1},
+		{"conflicts under the limit", conflicts.String(), "GRAPHQL_VALIDATION_FAILED", admission.MaxErrors + 1},
+		{"unknown fields", unknown.String(), "GRAPHQL_VALIDATION_FAILED", admission.MaxErrors + 1},
 	} {
 		for _, method := range []string{"POST", "GET"} {
 			t.Run(tc.name+" over "+method, func(t *testing.T) {
@@ -47,8 +48,8 @@ func TestValidationBomb(t *testing.T) {
 				if len(got.Errors) != tc.errors {
 					t.Errorf("%d errors, want %d", len(got.Errors), tc.errors)
 				}
-				if tc.errors > maxErrors && !strings.HasPrefix(got.Errors[maxErrors].Message, "too many errors") {
-					t.Errorf("last error %q", got.Errors[maxErrors].Message)
+				if tc.errors > admission.MaxErrors && !strings.HasPrefix(got.Errors[admission.MaxErrors].Message, "too many errors") {
+					t.Errorf("last error %q", got.Errors[admission.MaxErrors].Message)
 				}
 				if len(got.body) >= 64<<10 {
 					t.Errorf("body is %d bytes", len(got.body))
@@ -63,7 +64,7 @@ func TestValidationBomb(t *testing.T) {
 
 // TestExecutionErrorsCapped: five aliases of nodes(ids:) with 100 ids
 // that are not Node ids each (500 REST calls at most: within the default
-// complexity) give 500 errors at execution; the response lists maxErrors
+// complexity) give 500 errors at execution; the response lists admission.MaxErrors
 // and says there were more.
 func TestExecutionErrorsCapped(t *testing.T) {
 	r := newLimitsRig(t, ServerConfig{})
@@ -75,15 +76,15 @@ func TestExecutionErrorsCapped(t *testing.T) {
 	}
 	q.WriteString("}")
 	a := r.post(t, q.String(), nil)
-	if len(a.Errors) != maxErrors+1 {
-		t.Fatalf("%d errors, want %d", len(a.Errors), maxErrors+1)
+	if len(a.Errors) != admission.MaxErrors+1 {
+		t.Fatalf("%d errors, want %d", len(a.Errors), admission.MaxErrors+1)
 	}
 	for _, c := range a.codes() {
 		if c != errcode.BadUserInput {
 			t.Fatalf("codes %v", a.codes())
 		}
 	}
-	if last := a.Errors[maxErrors].Message; !strings.HasPrefix(last, "too many errors") {
+	if last := a.Errors[admission.MaxErrors].Message; !strings.HasPrefix(last, "too many errors") {
 		t.Errorf("last error %q", last)
 	}
 	if !strings.Contains(string(a.Data), `"n4":[null`) {
@@ -96,7 +97,7 @@ func TestExecutionErrorsCapped(t *testing.T) {
 // limit's code), on every operation and fragment it holds, fragments
 // counted each time they are spread.
 func TestLimitsBeforeValidation(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 5, MaxFields: 100}})
+	r := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 5, MaxFields: 100}})
 	wide := func(n int, field string) string {
 		var b strings.Builder
 		for i := range n {
@@ -113,7 +114,7 @@ func TestLimitsBeforeValidation(t *testing.T) {
 	emptyChain.WriteString(" fragment E30 on Query { ...E30 }")
 	var fragments strings.Builder
 	fragments.WriteString("{ __typename }")
-	for i := range maxFragments + 1 {
+	for i := range admission.MaxFragments + 1 {
 		fmt.Fprintf(&fragments, " fragment F%d on Query { __typename }", i)
 	}
 
@@ -124,19 +125,19 @@ func TestLimitsBeforeValidation(t *testing.T) {
 		{"second operation too wide", "query A { __typename } query B {" + wide(101, "__typename") + "}", errcode.FieldLimit},
 		{"unused fragment too wide", "{ __typename } fragment U on Query {" + wide(101, "__typename") + "}", errcode.FieldLimit},
 		{"unused fragment too deep", `{ __typename } fragment D on Query { a { b { c { d { e { f } } } } } }`, errcode.DepthLimit},
-		{"one response name 33 times", "{" + same(maxSameResponseName+1) + "}", errcode.FieldLimit},
+		{"one response name 33 times", "{" + same(admission.MaxSameResponseName+1) + "}", errcode.FieldLimit},
 		{"one response name 33 times through fragments", "{ ...A ...B } fragment A on Query {" + same(17) + "} fragment B on Query {" + same(16) + "}", errcode.FieldLimit},
 		{"one response name 33 times under merged fields", `{ p: payment(id: "pay_1") { a: id } p: payment(id: "pay_1") {` + strings.Repeat(" a: id", 32) + "} }", errcode.FieldLimit},
 		{"fragments that select nothing, spread 2^30 times", emptyChain.String(), errcode.FieldLimit},
 		{"more fragments than the limit", fragments.String(), errcode.QueryLengthLimit},
-		{"too many tokens", "{ a(b: " + strings.Repeat("[", parserTokenLimit/2) + strings.Repeat("]", parserTokenLimit/2) + ") }", "GRAPHQL_PARSE_FAILED"},
+		{"too many tokens", "{ a(b: " + strings.Repeat("[", admission.ParserTokenLimit/2) + strings.Repeat("]", admission.ParserTokenLimit/2) + ") }", "GRAPHQL_PARSE_FAILED"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r.post(t, tc.query, nil).wantRefused(t, tc.code)
 		})
 	}
 
-	r = newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 3}})
+	r = newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 3}})
 	for _, tc := range []struct{ name, query string }{
 		{"too deep", `{ checkoutSession(id: "x") { payment { customer { name } } } }`},
 		{"too deep through fragments", `{ checkoutSession(id: "x") { ...S } } fragment S on CheckoutSession { payment { amount { ...M } } } fragment M on Money { amount }`},
@@ -148,7 +149,7 @@ func TestLimitsBeforeValidation(t *testing.T) {
 
 	t.Run("32 identical fields are served", func(t *testing.T) {
 		id := r.sb.Payments(r.biz.APIKey)[0].ID
-		r.post(t, "{"+strings.Repeat(fmt.Sprintf(` a: payment(id: %q) { id }`, id), maxSameResponseName)+"}", nil).wantNoErrors(t)
+		r.post(t, "{"+strings.Repeat(fmt.Sprintf(` a: payment(id: %q) { id }`, id), admission.MaxSameResponseName)+"}", nil).wantNoErrors(t)
 	})
 	t.Run("GraphiQL's introspection query is served", func(t *testing.T) {
 		newLimitsRig(t, ServerConfig{}).post(t, introspectionQuery, nil).wantNoErrors(t)

@@ -3,7 +3,7 @@ package graph
 // The list join: a payments page whose items' selection asks for
 // customer.address gets its items' detail records (which hold the address;
 // a list item does not) from the payments resolver, in one bounded fan-out
-// of the REST client (Loaders.joinPayments), before the page is marshalled.
+// of the REST client (loaders.Loaders.JoinPayments), before the page is marshalled.
 // The address resolver then only returns the address it was given, so the
 // page is marshalled on one goroutine (marshalList) rather than with a
 // goroutine per item, each waiting on a loader. An item whose detail fails
@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/graph/customerdata"
+	"paygraph/graph/loaders"
 	"paygraph/graph/model"
 	"paygraph/restclient"
 )
@@ -31,7 +32,7 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	if len(edges) == 0 || len(sel) == 0 || customerdata.WithholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
 		return
 	}
-	if !joinsAddress(graphql.GetOperationContext(ctx), sel) {
+	if !loaders.JoinsAddress(graphql.GetOperationContext(ctx), sel) {
 		return
 	}
 	if budgetFrom(ctx).Check() != nil {
@@ -52,7 +53,7 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	if len(ids) == 0 {
 		return
 	}
-	for j, res := range r.loaders(ctx).joinPayments(ctx, ids, items) {
+	for j, res := range r.loaders(ctx).JoinPayments(ctx, ids, items) {
 		if res.Err != nil || res.Value == nil {
 			continue // the resolver answers its error
 		}
@@ -60,50 +61,6 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 		c.Address, c.AddressOf = res.Value.Customer.Address, ""
 	}
 }
-
-// joinsAddress reports whether sel reaches Customer.address outside any
-// deferred fragment, with what @skip and @include leave.
-func joinsAddress(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
-	e := estimate{doc: oc.Doc, vars: oc.Variables}
-	return e.joins(sel, 0)
-}
-
-func (e *estimate) joins(set ast.SelectionSet, depth int) bool {
-	if depth > maxJoinDepth {
-		return false
-	}
-	for _, s := range set {
-		switch s := s.(type) {
-		case *ast.Field:
-			if !e.included(s.Directives) {
-				continue
-			}
-			if s.Name == "address" && s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Customer" {
-				return true
-			}
-			if e.joins(s.SelectionSet, depth+1) {
-				return true
-			}
-		case *ast.InlineFragment:
-			if !deferred(s.Directives) && e.included(s.Directives) && e.joins(s.SelectionSet, depth+1) {
-				return true
-			}
-		case *ast.FragmentSpread:
-			if deferred(s.Directives) || !e.included(s.Directives) {
-				continue
-			}
-			if f := e.doc.Fragments.ForName(s.Name); f != nil && e.joins(f.SelectionSet, depth+1) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// maxJoinDepth bounds the walk (validation refuses fragment cycles; this
-// is a guard): a payments field reaches the address at depth 3
-// (edges.node.customer.address) plus its fragments.
-const maxJoinDepth = 32
 
 // joinedList reports whether the list in ctx's field (its Result: edges
 // or nodes of a payments page) holds only payments whose address is

@@ -8,6 +8,7 @@ import (
 	"paygraph/graph/errcode"
 	"testing"
 
+	"paygraph/graph/loaders"
 	"paygraph/restclient"
 )
 
@@ -15,7 +16,12 @@ import (
 // rest, as LoadersMiddleware gives it: for tests that call resolvers
 // directly.
 func requestContext(rest REST) context.Context {
-	return withLoaders(context.Background(), NewLoaders(rest, nil))
+	return loaders.With(context.Background(), newLoaders(rest, nil))
+}
+
+// newLoaders returns loaders over rest masked as LoadersMiddleware's are.
+func newLoaders(rest REST, limits *loaders.FetchLimits) *loaders.Loaders {
+	return loaders.New(newMaskingREST(rest), limits)
 }
 
 // countingREST counts the calls it gets and answers each with a payment
@@ -59,8 +65,8 @@ func TestResolverWithoutLoaders(t *testing.T) {
 			// A caller with credentials: only the loaders are missing.
 			caller := restclient.Credentials{APIKey: "ak_test_w", APISecret: "sk_test_w"}
 			err := tc.call(restclient.WithCredentials(context.Background(), caller))
-			if !errors.Is(err, errNoLoaders) {
-				t.Fatalf("error %v, want errNoLoaders", err)
+			if !errors.Is(err, loaders.ErrNoLoaders) {
+				t.Fatalf("error %v, want loaders.ErrNoLoaders", err)
 			}
 			if got := ErrorPresenter(context.Background(), err); got.Extensions["code"] != errcode.Internal || got.Message != "internal error" {
 				t.Errorf("presented as %q %v, want internal error", got.Message, got.Extensions)
@@ -81,10 +87,10 @@ func TestResolverWithoutLoaders(t *testing.T) {
 // never served to another.
 func TestLoadersMiddleware(t *testing.T) {
 	rest := &countingREST{}
-	var seen []*Loaders
+	var seen []*loaders.Loaders
 	h := LoadersMiddleware(rest, nil)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-		l := loadersFor(r.Context())
-		if loadersFor(r.Context()) != l {
+		l := loaders.For(r.Context())
+		if loaders.For(r.Context()) != l {
 			t.Error("two loaders within one request")
 		}
 		for range 3 {

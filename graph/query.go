@@ -10,17 +10,18 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/model"
+	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
 const (
-	defaultFirst = 20
-	maxFirst     = 100
-	restMaxLimit = 100
-	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
-	MaxNodes = 100
+	defaultFirst = admission.DefaultFirst
+	maxFirst     = admission.MaxFirst
+	restMaxLimit = admission.RESTMaxLimit
+	MaxNodes     = admission.MaxNodes
 )
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
@@ -102,17 +103,17 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 		pages = 2
 	}
 	walk := relay.NewWalk(pos, n, restMaxLimit, pages)
-	var listID string // the list's line in the plan (costplan.go)
-	if loaders.cost.recording() {
+	var listID string // the list's line in the plan (admission.ListID)
+	if loaders.Cost().Recording() {
 		afterText := ""
 		if after != nil {
 			afterText = *after
 		}
-		listID = "first=" + itoa(n) + "&status=" + string(filter) + "&after=" + afterText
+		listID = admission.ListID(n, string(filter), afterText)
 	}
 	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
-		page, err := loaders.listPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
+		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
 		if err != nil {
 			return nil, err
 		}
@@ -132,7 +133,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	hasNext := walk.HasNext()
 	if listID != "" {
-		loaders.cost.shortList(listID, pages, read, len(edges))
+		loaders.Cost().ShortList(listID, pages, read, len(edges))
 	}
 
 	if err := budget.ChargeConnection(&plan, &items, edges); err != nil {
@@ -226,7 +227,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
 	l := r.loaders(ctx)
 	switch {
-	case validID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
+	case admission.ValidID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
 		if err := r.allowPayment(ctx, id); err != nil {
 			return func() (model.Node, error) { return nil, err }
 		}
@@ -238,7 +239,7 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 			}
 			return model.NewPayment(p), nil
 		}
-	case validID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
+	case admission.ValidID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
 		if err := r.allowLink(ctx, id); err != nil {
 			return func() (model.Node, error) { return nil, err }
 		}
@@ -336,7 +337,7 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, c.AddressOf, origin{p: c.ListItem})()
+	p, err := r.loaders(ctx).PaymentThunkFor(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +360,7 @@ func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession)
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).paymentThunk(ctx, s.PaymentID, origin{s: "session " + s.AskedAs})()
+	p, err := r.loaders(ctx).PaymentThunkFor(ctx, s.PaymentID, receipt.Origin{Line: "session " + s.AskedAs})()
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/admission"
 	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
@@ -19,7 +20,7 @@ import (
 // (issue 11: refused documents were cached and held 795 MiB) leave it as
 // it was; a document refused for its variables is kept once it is served.
 func TestQueryCacheAdmission(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{Limits: QueryLimits{MaxDepth: 4, MaxFields: 40}})
+	r := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 4, MaxFields: 40}})
 	ids := make([]string, MaxNodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pay_%d", i)
@@ -34,7 +35,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 			return fmt.Sprintf(`query Q%d { payments { edges { node { customer { name } } } } }`, i)
 		}, nil},
 		{"one response name too often", errcode.FieldLimit, func(i int) string {
-			return fmt.Sprintf("query Q%d {%s}", i, strings.Repeat(" a: __typename", maxSameResponseName+1))
+			return fmt.Sprintf("query Q%d {%s}", i, strings.Repeat(" a: __typename", admission.MaxSameResponseName+1))
 		}, nil},
 		{"invalid", "GRAPHQL_VALIDATION_FAILED", func(i int) string { return fmt.Sprintf("query Q%d { nosuchfield }", i) }, nil},
 		{"over the complexity limit", errcode.ComplexityLimit, func(i int) string {
@@ -43,36 +44,36 @@ func TestQueryCacheAdmission(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			docs0, bytes0 := r.cache.stats()
+			docs0, bytes0 := r.cache.Stats()
 			for i := range 1000 {
 				a := r.post(t, tc.query(i), tc.vars)
 				if i == 0 {
 					a.wantRefused(t, tc.code)
 				}
 			}
-			if docs, bytes := r.cache.stats(); docs != docs0 || bytes != bytes0 {
+			if docs, bytes := r.cache.Stats(); docs != docs0 || bytes != bytes0 {
 				t.Errorf("cache went from %d documents (%d bytes) to %d (%d)", docs0, bytes0, docs, bytes)
 			}
 		})
 	}
 
 	t.Run("served documents are kept once", func(t *testing.T) {
-		docs0, _ := r.cache.stats()
+		docs0, _ := r.cache.Stats()
 		for range 3 {
 			r.post(t, "{ __typename }", nil).wantNoErrors(t)
 		}
-		if docs, _ := r.cache.stats(); docs != docs0+1 {
+		if docs, _ := r.cache.Stats(); docs != docs0+1 {
 			t.Errorf("%d documents, want %d", docs, docs0+1)
 		}
 	})
 	t.Run("a document refused for its variables is kept once served", func(t *testing.T) {
-		docs0, _ := r.cache.stats()
+		docs0, _ := r.cache.Stats()
 		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, errcode.ComplexityLimit)
-		if docs, _ := r.cache.stats(); docs != docs0 {
+		if docs, _ := r.cache.Stats(); docs != docs0 {
 			t.Fatalf("refused: %d documents, want %d", docs, docs0)
 		}
 		r.post(t, fiveLists, map[string]any{"n": 1}).wantNoErrors(t)
-		if docs, _ := r.cache.stats(); docs != docs0+1 {
+		if docs, _ := r.cache.Stats(); docs != docs0+1 {
 			t.Errorf("served: %d documents, want %d", docs, docs0+1)
 		}
 		r.post(t, fiveLists, map[string]any{"n": 100}).wantRefused(t, errcode.ComplexityLimit) // from the cache: still counted
@@ -87,16 +88,16 @@ func TestQueryCacheBytes(t *testing.T) {
 	query := func(i int) string { return fmt.Sprintf("query Q%d { a: __typename b: __typename }", i) }
 	for i := range 200 {
 		r.post(t, query(i), nil).wantNoErrors(t)
-		if _, bytes := r.cache.stats(); bytes > max {
+		if _, bytes := r.cache.Stats(); bytes > max {
 			t.Fatalf("after %d queries: %d bytes", i+1, bytes)
 		}
 	}
-	docs, _ := r.cache.stats()
+	docs, _ := r.cache.Stats()
 	if docs == 0 || docs >= 200 {
 		t.Errorf("%d documents held", docs)
 	}
-	_, newest := r.cache.peek(query(199))
-	_, oldest := r.cache.peek(query(0))
+	_, newest := r.cache.Peek(query(199))
+	_, oldest := r.cache.Peek(query(0))
 	if !newest || oldest {
 		t.Error("not the most recently used documents")
 	}
@@ -108,7 +109,7 @@ func TestQueryCacheBytes(t *testing.T) {
 	}
 	big.WriteString("}")
 	r.post(t, big.String(), nil).wantNoErrors(t)
-	if _, ok := r.cache.peek(big.String()); ok {
+	if _, ok := r.cache.Peek(big.String()); ok {
 		t.Error("a document larger than the cache was kept")
 	}
 }
@@ -151,7 +152,7 @@ func BenchmarkQueryCacheHeap(b *testing.B) {
 			}
 			runtime.GC()
 			runtime.ReadMemStats(&after)
-			docs, bytes := r.cache.stats()
+			docs, bytes := r.cache.Stats()
 			runtime.KeepAlive(r)
 			b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/(1<<20), "live-MiB")
 			b.ReportMetric(float64(bytes)/(1<<20), "cache-MiB")

@@ -8,10 +8,14 @@ package graph
 
 import (
 	"context"
+	"net/http"
 	"paygraph/graph/errcode"
 	"paygraph/graph/live"
 	"sync"
 
+	"paygraph/graph/admission"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/loaders"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
@@ -50,44 +54,34 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	return keys.For(creds.APIKey, creds.APISecret), nil
 }
 
-// loaders returns the request's loaders (loadersFor).
-func (r *Resolver) loaders(ctx context.Context) *Loaders { return loadersFor(ctx) }
+// loaders returns the request's loaders (loaders.For).
+func (r *Resolver) loaders(ctx context.Context) *loaders.Loaders { return loaders.For(ctx) }
 
-// The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
-// short alphanumeric references; ids outside this alphabet could not be
-// REST ids and are refused before any call (the REST client escapes every
-// id as well, so none could ever change the path).
-const maxIDLen = 128
+// REST is the REST API the resolvers and subscriptions read.
+type REST = loaders.REST
 
-func validID(id string) bool {
-	if len(id) == 0 || len(id) > maxIDLen {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		if !idByte[id[i]] {
-			return false
-		}
-	}
-	return true
+// LoadersMiddleware gives each HTTP request fresh loaders over rest, every
+// record they load masked to the caller's customer-data level
+// (customerdata.Masking): no cache outlives the request, so one caller's data can
+// never answer another caller's query. It must run in front of the server
+// NewServer builds; limits may be nil (no batch window, no batch metric).
+func LoadersMiddleware(rest REST, limits *loaders.FetchLimits) func(http.Handler) http.Handler {
+	return loaders.Middleware(newMaskingREST(rest), limits)
 }
 
-// idByte tells the bytes an id may hold: letters, digits, '_' and '-'
-// (one look-up a byte instead of five comparisons; an id is checked by
-// its resolver, the root fast path and the REST client).
-var idByte = func() (t [256]bool) {
-	for c := range 256 {
-		t[c] = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-'
-	}
-	return t
-}()
+// newMaskingREST is rest with every record masked to the level of the
+// context its call is made with.
+func newMaskingREST(rest REST) *customerdata.Masking {
+	return &customerdata.Masking{REST: rest, Batch: loaders.Batches(rest), Level: customerDataOf}
+}
 
 const (
-	paymentIDPrefix = "pay_"
-	linkIDPrefix    = "pl_"
+	paymentIDPrefix = admission.PaymentIDPrefix
+	linkIDPrefix    = admission.LinkIDPrefix
 )
 
 func checkID(what, id, prefix string) error {
-	if !validID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+	if !admission.ValidID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
 		if prefix == "" {
 			return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
 		}
@@ -95,5 +89,3 @@ func checkID(what, id, prefix string) error {
 	}
 	return nil
 }
-
-var _ REST = (*restclient.Client)(nil)

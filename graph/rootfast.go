@@ -59,6 +59,7 @@ import (
 
 	"paygraph/graph/budget"
 	"paygraph/graph/customerdata"
+	"paygraph/graph/loaders"
 	"paygraph/graph/model"
 	"paygraph/graph/selcache"
 	"paygraph/restclient"
@@ -430,11 +431,11 @@ func (p *rootPlan) buffer(units int) []byte {
 
 // answered notes b, an answer of units payment fields or list edges, as
 // the operation's (IsFastAnswer) and its size for the next one's buffer.
-func (p *rootPlan) answered(l *Loaders, b []byte, units int) []byte {
+func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 	if units > 0 {
 		p.perUnit.Store(int32(min(len(b)/units+16, maxSizeHint)))
 	}
-	l.fastAnswer = b
+	l.SetFastAnswer(b)
 	return b
 }
 
@@ -648,6 +649,10 @@ func IsFastAnswer(ctx context.Context, data []byte) bool {
 	if len(data) == 0 {
 		return false
 	}
-	l, _ := ctx.Value(loadersKey{}).(*Loaders)
-	return l != nil && len(l.fastAnswer) == len(data) && &l.fastAnswer[0] == &data[0]
+	l := loaders.From(ctx)
+	if l == nil {
+		return false
+	}
+	a := l.FastAnswer()
+	return len(a) == len(data) && &a[0] == &data[0]
 }

@@ -11,9 +11,13 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 
 	"paygraph/apqstore"
+	"paygraph/graph/admission"
 	"paygraph/graph/apq"
 	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
 	"paygraph/graph/live"
+	"paygraph/graph/loaders"
+	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/graph/trusted"
 	"paygraph/trusteddocs"
@@ -61,7 +65,7 @@ type ServerConfig struct {
 	// (package budget); 0: budget.DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
 	// MaxComplexity refuses operations that may make more REST calls
-	// (restCalls); zero: DefaultMaxComplexity.
+	// (admission); zero: DefaultMaxComplexity.
 	MaxComplexity int
 	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: DefaultAPQCacheSize
 	// APQCacheBytes bounds the bytes of those queries, when APQCache is
@@ -73,11 +77,11 @@ type ServerConfig struct {
 	// with credentials (package graph/apq).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
-	// memory, by their estimated heap (docCost); zero: DefaultQueryCacheBytes.
+	// memory, by their estimated heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
 	QueryCacheBytes int64
 	// Limits are checked before validation; zero fields: DefaultMaxDepth,
 	// DefaultMaxFields, DefaultMaxQueryLength.
-	Limits QueryLimits
+	Limits admission.QueryLimits
 	Logger *slog.Logger // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
 	RequestID func(context.Context) string
@@ -87,9 +91,9 @@ type ServerConfig struct {
 	Subscriptions live.Config
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
-	// Cost configures the cost receipts (cost.go); zero: no receipt (a
+	// Cost configures the cost receipts (graph/receipt); zero: no receipt (a
 	// dry run is answered whatever it says).
-	Cost CostReceipts
+	Cost receipt.CostReceipts
 	// noFastPath: gqlgen's executor for every object (fast.go), for the
 	// differential tests.
 	noFastPath bool
@@ -147,7 +151,7 @@ func NewServer(cfg ServerConfig) *handler.Server {
 }
 
 // newServer is NewServer, with its parsed-query cache for tests.
-func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
+func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	cfg.defaults()
 	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
@@ -156,7 +160,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 		es = lazyQueries{es} // opstate.go
 	}
 	srv := handler.New(es)
-	cache := newQueryCache(cfg.QueryCacheBytes)
+	cache := admission.NewQueryCache(cfg.QueryCacheBytes)
 	srv.SetQueryCache(cache)
 	srv.Use(extension.Introspection{})
 	// Before APQ: a listed hash runs the manifest's text, and enforce
@@ -169,14 +173,15 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	// APQ only notes a registration (package graph/apq) ...
 	srv.Use(apq.Extension{Store: apqs})
 	// After APQ, which turns a hash into the query the limits check.
-	srv.Use(queryLimits{QueryLimits: cfg.Limits, maxComplexity: cfg.MaxComplexity, cache: cache, cost: cfg.Cost})
+	srv.Use(admission.Limits{QueryLimits: cfg.Limits, MaxComplexity: cfg.MaxComplexity, Cache: cache,
+		Receipts: cfg.Cost.Enabled, Inspector: cfg.Cost.Inspector, Caller: admissionCaller, Operation: admissionOperation})
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
 	// One extension (graphTail, tail.go) does the work of these, in this
 	// order, the first outermost:
 	//   - the APQ registration, stored once every operation-context
-	//     mutator accepted the operation: queryLimits', and the edge's
+	//     mutator accepted the operation: admission's, and the edge's
 	//     rate-limit charge (package graph/apq);
 	//   - the cost receipt: inside the metrics and traces (its OnReceipt
 	//     is theirs), outside the response budget: the receipt is made
@@ -188,16 +193,17 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	//   - what the caller's customer-data level hid (package customerdata);
 	//   - innermost of all: a query of payment(id:) root fields answered
 	//     without the executor (rootfast.go), inside every extension above.
-	tail := responseTail{cost: costExtension{cfg: cfg.Cost}, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
+	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
+	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
 	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
 		root = &rootFast{r: resolver}
 	}
 	if cfg.chainedTail {
 		srv.Use(apq.Commit{Store: apqs})
-		srv.Use(costExtension{cfg: cfg.Cost})
+		srv.Use(costExt)
 		srv.Use(budgetStep(tail.budget))
-		srv.Use(errorCap{})
+		srv.Use(admission.ErrorCap{})
 		srv.Use(liveStep)
 		srv.Use(customerDataStep)
 		if root != nil {
@@ -206,17 +212,35 @@ func newServer(cfg ServerConfig) (*handler.Server, *queryCache) {
 	} else {
 		srv.Use(graphTail{commit: apq.Commit{Store: apqs}, tail: tail, root: root})
 	}
-	srv.SetValidationRulesFn(cappedRules)
-	srv.SetParserTokenLimit(parserTokenLimit)
+	srv.SetValidationRulesFn(admission.CappedRules)
+	srv.SetParserTokenLimit(admission.ParserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	// The loaders' fetches, on goroutines of their own, recover with it
-	// too (the operation context carries it: loaders.go).
+	// too (the operation context carries it: graph/loaders).
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 		return errPanic
 	})
 	return srv, cache
+}
+
+// limitError is admission's refusal by a limit (trusteddocs.go's too).
+var limitError = admission.LimitError
+
+// admissionCaller is what ctx says of its caller, for admission.
+func admissionCaller(ctx context.Context) admission.Caller {
+	s, ok := scopeIn(ctx)
+	return admission.Caller{Scope: s, HasScope: ok, NoAddress: customerdata.WithholdsAddress(customerDataIn(ctx, s, ok))}
+}
+
+// admissionOperation is the operation's loaders, which keep what
+// admission decided; nil without loaders.
+func admissionOperation(ctx context.Context) admission.Operation {
+	if l := loaders.From(ctx); l != nil {
+		return l
+	}
+	return nil
 }
 
 // PassesBoundFieldsThrough is the promise of a field interceptor that the

@@ -19,14 +19,18 @@ import (
 	"paygraph/graph/live"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 )
 
-// responseTail does what registering costExtension, the response budget,
-// errorCap, the live events and the customer-data note in that order
-// did (the first outermost): graphTail.InterceptOperation does their
-// operation interceptors' work, finish their response interceptors'.
+// responseTail does what registering receipt.Extension, the response
+// budget, admission.ErrorCap, the live events and the customer-data note
+// in that order did (the first outermost): graphTail.InterceptOperation
+// does their operation interceptors' work, finish their response
+// interceptors'.
 type responseTail struct {
-	cost   costExtension
+	cost   receipt.Extension
 	budget budget.Limit
 }
 
@@ -36,9 +40,9 @@ type responseTail struct {
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = maskedPathsFrom(ctx).Finish(resp)
 	resp = liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
-	resp = errorCap{}.finish(resp)
+	resp = admission.ErrorCap{}.Finish(resp)
 	resp = t.budget.Finish(budgetFrom(ctx), resp)
-	return t.cost.finish(ctx, resp)
+	return t.cost.Finish(ctx, resp)
 }
 
 // graphTail is, in one extension, graph's operation and response

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"slices"
 	"strings"
 	"testing"
@@ -43,7 +45,7 @@ func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseH
 // root fast path): the same bytes, the same response
 // seen by an extension outside them and the same receipts, for answers
 // that exercise each of them (a receipt, a dry run's plan, a response
-// over its budget, more than maxErrors errors, masked and hidden
+// over its budget, more than admission.MaxErrors errors, masked and hidden
 // customer data, a validation error, the root fast path and gqlgen's).
 // And with gqlgen's Exec made when the root fast path needs it only
 // (lazyQueries) as with it made at once.
@@ -63,9 +65,9 @@ func TestResponseTailMatchesChain(t *testing.T) {
 		{"one payment", `{ payment(id: "pay_a") { id status amount { amount currency } customer { name email phone address city } } }`, nil},
 		{"a list with addresses", `{ payments(first: 5) { nodes { id customer { name address } } pageInfo { hasNextPage } } }`, nil},
 		{"a missing payment", `{ payment(id: "pay_nope") { id } }`, nil},
-		{"more errors than the cap", aliases(maxErrors+5, "pay_nope"), nil},
+		{"more errors than the cap", aliases(admission.MaxErrors+5, "pay_nope"), nil},
 		{"aliases of one payment", aliases(20, "pay_a"), nil},
-		{"a dry run", `{ payment(id: "pay_a") { id customer { address } } }`, map[string]any{DryRunExtension: true}},
+		{"a dry run", `{ payment(id: "pay_a") { id customer { address } } }`, map[string]any{admission.DryRunExtension: true}},
 		{"a validation error", `{ payment(id: "pay_a") { nope } }`, nil},
 		{"a typename", `{ __typename }`, nil},
 		{"a list whose address fails (the fast path leaves it to gqlgen)", `{ payments(first: 5) { nodes { id customer { address } } } }`, nil},
@@ -94,7 +96,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 			}
 			mk := func(chained, eager bool) *side {
 				s := &side{}
-				cost := CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *Receipt) {
+				cost := receipt.CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *receipt.Receipt) {
 					b, _ := json.Marshal(r)
 					s.seen = append(s.seen, "receipt "+string(b))
 				}}
@@ -169,7 +171,7 @@ func sortConcurrentLists(v any) any {
 			if l, ok := v[k].([]any); ok && (k == "errors" || k == "maskedPaths") {
 				for _, e := range l {
 					if m, ok := e.(map[string]any); ok && k == "errors" {
-						// Which of more than maxErrors errors are kept is
+						// Which of more than admission.MaxErrors errors are kept is
 						// the order they came in: their messages and codes
 						// are compared, and how many.
 						delete(m, "path")

@@ -31,7 +31,7 @@ targets=(
   "./graph FuzzFastPathMatchesGqlgen"
   "./sessiontoken FuzzVerify"
   "./restclient FuzzEndpointOf"
-  "./graph FuzzReceiptAppendJSON"
+  "./graph/receipt FuzzReceiptAppendJSON"
   "./graph/scalar FuzzAppendDateTime"
   "./observe FuzzAccessLine"
   "./gqlhttp FuzzDecodePOST"

@@ -1,4 +1,10 @@
-package graph
+// Package loaders loads an operation's REST records: per-request (and
+// per-operation) batching loaders over the REST client, one fetch per
+// record whatever asks for it (a field, an alias, the alone load, a list
+// join), each made with the operation's context, so one caller's data can
+// never answer another caller's query. The operation's REST-call account
+// (receipt.Tally) lives in its loaders.
+package loaders
 
 import (
 	"context"
@@ -13,33 +19,27 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/customerdata"
+	"paygraph/graph/receipt"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
 
-// REST is what the resolvers need from the REST API; *restclient.Client
-// implements it, tests may stub it.
+// REST is what the loaders need from the REST API (*restclient.Client).
 type REST = customerdata.REST
 
-// FetchLimits are the loaders' settings. The bounds on concurrent REST
-// calls are not here: every REST call passes the REST client's limiter
-// (restclient.Limiter), the one place they live.
+// FetchLimits are the loaders' settings (the bounds on concurrent REST
+// calls live in the REST client's limiter).
 type FetchLimits struct {
-	// Wait is the loader's batch window. REST has no batch endpoint, so a
-	// window only groups keys; the per-request cache already dedupes them,
-	// and every microsecond of window is latency on single lookups.
-	Wait time.Duration
-	// OnBatch, when set, is told the size of every loader batch (loader is
-	// one of LoaderNames), for metrics.
+	Wait time.Duration // the batch window: it only groups keys (REST has no batch endpoint)
+	// OnBatch, when set, is told the size of every batch of a loader of Names.
 	OnBatch func(loader string, size int)
 
 	opts loaderOptions // built from Wait on first use
 }
 
-// loaderOptions are the dataloader options of each loader, built once
-// for all requests rather than three closures for every loader of every
-// request (docs/perf-log/2026-11-benchmarks.md, issue 14).
+// loaderOptions are each loader's dataloader options, built once.
 type loaderOptions struct {
 	once     sync.Once
 	payments []dataloader.Option[string, *restclient.Payment]
@@ -64,15 +64,19 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// batchREST is what a loader's batch calls: one call per key, fanned out
-// by the REST client within its bounds (*restclient.Client: the
-// per-request, per-merchant and process slots and an unaccepted pair's
-// budget live there), results[i] answering keys[i]. A REST that does not
-// implement it (a test's stub) is fanned out by restclient.Each, which
-// starts every call at once.
-type batchREST = customerdata.Batch
+// BatchREST is what a loader's batch calls: one call per key, fanned out by
+// the REST client within its bounds, results[i] answering keys[i].
+type BatchREST = customerdata.Batch
 
-// eachREST fans out a REST without batches of its own (restclient.Each).
+// Batches is rest's batches: its own, or restclient.Each's fan-out (a
+// test's stub).
+func Batches(rest REST) BatchREST {
+	if b, ok := rest.(BatchREST); ok {
+		return b
+	}
+	return eachREST{rest}
+}
+
 type eachREST struct{ REST }
 
 func (e eachREST) GetPayments(ctx context.Context, ids []string) []restclient.Result[*restclient.Payment] {
@@ -87,13 +91,12 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 	return restclient.Each(ctx, keys, e.GetCheckoutSession)
 }
 
-// Loaders are the per-request batching loaders. They are created for each
-// HTTP request and dropped with it, so one caller's data can never answer
-// another caller's query.
+// Loaders are the loaders of one request (or operation), dropped with it,
+// so one caller's data can never answer another caller's query.
 type Loaders struct {
-	rest    REST // &masking
-	masking customerdata.Masking
-	limits  *FetchLimits
+	rest   REST
+	batch  BatchREST // rest's batches
+	limits *FetchLimits
 
 	paymentsOnce sync.Once
 	payments     *dataloader.Loader[string, *restclient.Payment]
@@ -104,61 +107,44 @@ type Loaders struct {
 	flights      sessionFlights
 	lists        listFlights
 
-	// alone is the operation (queryLimits.MutateOperationContext) whose
-	// REST-call estimate (costplan.go: distinct calls) is at most one: its
-	// one load (however many fields ask for it) cannot
-	// batch with anything, so it skips the dataloader's batch goroutine
-	// and timer (loadAlone). The alone slots of paymentThunks and
-	// linkThunks hold the loads that took that path, one a loader at most
-	// (loaders never batch with each other, so a payment and a link
-	// loaded alone lose nothing): fields, not allocations of their own.
+	// alone is the operation whose estimate is at most one call (Alone).
 	alone atomic.Pointer[graphql.OperationContext]
 
 	// paymentThunks and linkThunks are every fetch of a payment or link
-	// the loaders have started: the one table that the dataloader's loads,
-	// the alone load and the list join all enter a key in before fetching
-	// it and look in first.
+	// started, whatever asked (thunks).
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	// cost is the operation's REST-call account (cost.go); its CallLog
-	// counts the REST calls made with the loaders' context.
-	cost costTally
+	// cost is the operation's REST-call account.
+	cost receipt.Tally
 
-	// fastAnswer is the data the root fast path answered with
-	// (IsFastAnswer).
+	// fastAnswer is the data the root fast path answered with.
 	fastAnswer []byte
 }
 
-// thunks is the one table of the fetches of one kind of record made by
-// the loaders: whatever asks for a key (a load through the dataloader,
-// the alone load, the list join) looks in it and, when the key is not
-// there, enters its own fetch, in one step under mu, before fetching; so a
-// key is fetched once, whatever asks for it and whenever. It lives in the
-// Loaders, so with the operation (or request) and nothing longer.
-//
-// A load through the dataloader keeps the dataloader's thunk. The
-// dataloader's own cache answers a repeated key too, but only after
-// allocating a channel and a result for a thunk it then drops: two
-// allocations for each of 19 identical aliases out of 20
-// (docs/perf-log/2026-11-benchmarks.md, issue 14). The thunks are the
-// dataloader's, so results, errors and waiting are its; a thunk whose
-// load panicked (the dataloader's PanicErrorWrapper, after which it
-// forgets the key so that it is loaded again) is forgotten here too.
+// SetFastAnswer records b as the data the root fast path answered with.
+func (l *Loaders) SetFastAnswer(b []byte) { l.fastAnswer = b }
+
+// FastAnswer is the data SetFastAnswer recorded.
+func (l *Loaders) FastAnswer() []byte { return l.fastAnswer }
+
+// thunks is the one table of the fetches of one kind of record: whatever
+// asks for a key (a dataloader load, the alone load, the list join) looks
+// in it and, when the key is not there, enters its own fetch, in one step
+// under mu, before fetching; so a key is fetched once. A dataloader load
+// keeps the dataloader's thunk; one whose load panicked (after which the
+// dataloader forgets the key) is forgotten here too.
 type thunks[V any] struct {
 	mu sync.Mutex
-	// ready is told (its L is &mu) when a reserved entry gets its thunk
-	// or goes.
+	// ready is told (its L is &mu) when a reserved entry gets its thunk or goes.
 	ready sync.Cond
 	m     map[string]thunkEntry[V]
 	alone aloneSlot[V]
 }
 
-// thunkEntry is a key's entry in thunks: the dataloader's thunk of its
-// load, or where a list join's result for it will be (joinPayments), which
-// needs no thunk of its own (a closure per item) unless another field of
-// the request asks for the key; neither while the load that entered it is
-// inside the dataloader's Load (reserved).
+// thunkEntry is a key's entry: the dataloader's thunk of its load, or
+// where a list join's result for it will be; neither while the load that
+// entered it is inside the dataloader's Load (reserved).
 type thunkEntry[V any] struct {
 	th   dataloader.Thunk[V]
 	join *joinResults[V]
@@ -169,8 +155,7 @@ type thunkEntry[V any] struct {
 func (e thunkEntry[V]) reserved() bool { return e.th == nil && e.join == nil }
 
 // startedLocked returns the entry of the fetch of key already started,
-// the alone load's included, waiting (t.mu released meanwhile) while it
-// is reserved. t.mu is held.
+// waiting (t.mu released) while it is reserved. t.mu is held.
 func (t *thunks[V]) startedLocked(key string) (thunkEntry[V], bool) {
 	for {
 		if c := t.alone.at.Load(); c != nil && c.key == key {
@@ -209,9 +194,8 @@ func (e thunkEntry[V]) value() (V, error) {
 }
 
 // load returns the thunk of key's fetch: the one started, or a new load
-// of ld, entered (reserved) before Load is called. Load is not called
-// under t.mu, since it may wait for room in its batch's input; whatever
-// asks for key meanwhile waits for the reservation's thunk.
+// of ld, entered (reserved) before Load is called, which is not called
+// under t.mu (it may wait for room in its batch's input).
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
 	if e, ok := t.startedLocked(key); ok {
@@ -248,53 +232,37 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	return th
 }
 
-// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper.
-// A function of its own so that its errors.As target, which escapes, is
-// allocated only for an error, not on every call of a thunk.
+// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper
+// (a function of its own: its errors.As target escapes).
 func isLoadPanic(err error) bool {
 	var pe *dataloader.PanicErrorWrapper
 	return errors.As(err, &pe)
 }
 
-// NewLoaders returns empty loaders for one request. Every record they
-// load has its customers masked to the level of the context it was
-// loaded with (customerdata.Masking), a field of the loaders
-// rather than a wrapper of its own: no allocation more per request.
-func NewLoaders(rest REST, limits *FetchLimits) *Loaders {
+// New returns empty loaders over rest (graph's customer-data masking over
+// the REST client); limits may be nil.
+func New(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
 	}
-	l := &Loaders{limits: limits}
-	l.masking.REST, l.masking.Level = rest, customerDataOf
-	if b, ok := rest.(batchREST); ok {
-		l.masking.Batch = b
-	} else {
-		l.masking.Batch = eachREST{rest}
-	}
-	l.rest = &l.masking
-	return l
+	return &Loaders{rest: rest, batch: Batches(rest), limits: limits}
 }
 
-// The loaders' names, as OnBatch reports them.
 const (
 	loaderPayment         = "payment"
 	loaderPaymentLink     = "payment_link"
 	loaderCheckoutSession = "checkout_session"
 )
 
-// LoaderNames are the names OnBatch reports batches under: a metric's
-// label values, bounded.
-var LoaderNames = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
+// Names are the loaders' names, as OnBatch reports them (metric labels).
+var Names = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
-// LoadersMiddleware is the middleware that gives each HTTP request fresh
-// loaders over rest (the shape of gqlgen's dataloader documentation): no
-// cache outlives the request, so one caller's data can never answer
-// another caller's query. It must run in front of the server NewServer
-// builds; limits may be nil (no batch window, no batch metric).
-func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
+// Middleware gives each HTTP request fresh loaders over rest: no cache
+// outlives the request. limits may be nil.
+func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			next.ServeHTTP(w, opscope.Request(r, withLoaders(r.Context(), NewLoaders(rest, limits))))
+			next.ServeHTTP(w, opscope.Request(r, With(r.Context(), New(rest, limits))))
 		})
 	}
 }
@@ -302,60 +270,63 @@ func LoadersMiddleware(rest REST, limits *FetchLimits) func(http.Handler) http.H
 type loadersKey struct{}
 
 // WithOperationLoaders returns ctx carrying fresh loaders over the same
-// REST client and limits as the loaders already in ctx, for one operation
-// of a connection that serves many (a WebSocket: gqlhttp's per-operation
-// scope, made before gqlgen's mutators run for the operation). The
-// connection's own loaders, made with its upgrade request, are never used
-// by an operation then, nor written: no cache outlives the operation, so a
-// payment read again is fetched again (and sees a new status), and a
-// failed call is not remembered; what the query limits decide for the
-// operation (its plan, its REST-call account, Alone) is kept in its own
-// loaders, and goes with them when it is refused or ends. Without loaders
-// in ctx, ctx is returned as it is.
+// REST and limits as the loaders in ctx, for one operation of a connection
+// that serves many (a WebSocket): no cache outlives the operation, and
+// what admission decides for it goes with its loaders. Without loaders in
+// ctx, ctx is returned as it is.
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
 		return ctx
 	}
-	return withLoaders(ctx, NewLoaders(conn.rest, conn.limits))
+	return With(ctx, New(conn.rest, conn.limits))
 }
 
-// withLoaders returns ctx carrying l, for loadersFor.
-func withLoaders(ctx context.Context, l *Loaders) context.Context {
-	return opscope.WithValue(restclient.WithCallLog(ctx, &l.cost.calls), loadersKey{}, l)
+// With returns ctx carrying l; the REST client counts the calls made with
+// it in l's account.
+func With(ctx context.Context, l *Loaders) context.Context {
+	return opscope.WithValue(restclient.WithCallLog(ctx, l.cost.CallLog()), loadersKey{}, l)
 }
 
-// loadersFor returns the request's loaders (LoadersMiddleware put them in
-// its context). There is no fallback: a context without loaders is a
-// wiring bug (the middleware is missing), and loaders made here would
-// quietly lose the request's sharing; what it gets instead answers every
+// From is ctx's loaders, nil when it has none.
+func From(ctx context.Context) *Loaders {
+	l, _ := ctx.Value(loadersKey{}).(*Loaders)
+	return l
+}
+
+// For returns the request's loaders. Without any (a wiring bug: loaders
+// made here would quietly lose the request's sharing) it answers every
 // call with an internal error.
-func loadersFor(ctx context.Context) *Loaders {
+func For(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
 	}
-	return NewLoaders(noLoaders{}, nil)
+	return New(noLoaders{}, nil)
 }
 
-// errNoLoaders is what a resolver gets without LoadersMiddleware in front
-// of it: INTERNAL_SERVER_ERROR (the presenter hides the text).
-var errNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
+// ErrPanic is the error of a recovered panic: INTERNAL_SERVER_ERROR,
+// "internal error" (the panic itself is logged, never answered).
+var ErrPanic = errors.New("internal error")
 
-// noLoaders is the REST of the loaders of a context without loaders:
-// every call fails with errNoLoaders, none reaches the REST API.
+// ErrNoLoaders is what a resolver gets without loaders in its context:
+// INTERNAL_SERVER_ERROR (the presenter hides the text).
+var ErrNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
+
+// noLoaders is the REST of For's loaders without any: every call fails
+// with ErrNoLoaders.
 type noLoaders struct{}
 
 func (noLoaders) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetPayment(context.Context, string) (*restclient.Payment, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetPaymentLink(context.Context, string) (*restclient.PaymentLink, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 func (noLoaders) GetCheckoutSession(context.Context, string) (*restclient.CheckoutSession, error) {
-	return nil, errNoLoaders
+	return nil, ErrNoLoaders
 }
 
 func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, V], fetch func(context.Context, []string) []restclient.Result[V]) *dataloader.Loader[string, V] {
@@ -377,7 +348,7 @@ func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, 
 }
 
 // fetchError is a fan-out call's error as the loaders answer it: a panic
-// (restclient.PanicError) passes the server's recover func (recovered).
+// passes the server's recover func.
 func fetchError(ctx context.Context, err error) error {
 	if pe, ok := err.(*restclient.PanicError); ok {
 		return recovered(ctx, pe.Value)
@@ -385,55 +356,40 @@ func fetchError(ctx context.Context, err error) error {
 	return err
 }
 
-// recovered turns a panic in a fetch into an error: a fetch runs on a
-// goroutine of its own (the fan-out's, or the dataloader's), where
-// gqlgen's recovery does not reach, so it calls the server's recover func (which logs the panic) itself, found in
-// the operation's context (the batch's context is its first Load's).
+// recovered turns a panic in a fetch, on a goroutine gqlgen's recovery
+// does not reach, into an error by the server's recover func (which logs
+// it), found in the operation's context.
 func recovered(ctx context.Context, p any) error {
 	if graphql.HasOperationContext(ctx) {
 		if f := graphql.GetOperationContext(ctx).RecoverFunc; f != nil {
 			return f(ctx, p)
 		}
 	}
-	return errPanic
+	return ErrPanic
 }
 
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
-const batchCapacity = MaxNodes
+const batchCapacity = admission.MaxNodes
 
-// inputCapacity is the room of a batch's input channel (dataloader's
-// default is 1000 entries, an 8 KB channel per batch). A batch is
-// usually one key (payment(id:)) or a few; the batcher drains the
-// channel as keys come, so a larger batch only makes its Loads wait
-// their turn. At MaxNodes the channels were 3 % of the bytes a single
-// payment allocates under load (docs/perf-log/2026-11-benchmarks.md, issue 14).
+// inputCapacity is the room of a batch's input channel (the dataloader's
+// default is 1000): a batch is usually one key or a few.
 const inputCapacity = 16
 
-// Alone tells the loaders that op can make at most one REST call (its
-// estimate, costplan.go: the distinct calls, so 20 aliases of one id are
-// one; it never counts fewer than the operation makes): its load
-// then runs on the resolver's goroutine, without the dataloader's batch
-// goroutine and its timer (18 % of a single payment's CPU, docs/perf-log/2026-11-benchmarks.md
-// issue 14), since there is nothing it could batch with; the other loads
-// of its key share it. A load of another key (which the estimate says
-// cannot happen) still goes to the dataloader. Only op's loads
-// take that path (every operation has loaders of its own: a later
-// operation's Alone on the same loaders would replace op's, which would
-// then use the loader).
+// Alone tells the loaders that op makes at most one distinct REST call (its
+// estimate): its load then runs on the resolver's goroutine, without the
+// dataloader's batch goroutine and timer, as there is nothing to batch
+// with; other loads of its key share it. Only op's loads take that path.
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
-// aloneSlot is where a loader's alone load lives: call, once claimed
-// (under its thunks' mu, where the other fetches of its key are looked
-// for) and published by at; the Loaders hold it, so the load costs no
-// allocation but its thunk.
+// aloneSlot is where a loader's alone load lives: call, claimed under its
+// thunks' mu and published by at; a field of the Loaders, not an allocation.
 type aloneSlot[V any] struct {
 	at   atomic.Pointer[aloneCall[V]]
 	call aloneCall[V]
 }
 
-// aloneCall is the load that took the alone path: a later load of the same
-// key in the request shares its result (the per-request dedupe the
-// dataloader's cache gives every other load), waiting for it if needed.
+// aloneCall is the load that took the alone path; later loads of its key
+// share its result.
 type aloneCall[V any] struct {
 	key   string
 	done  sync.WaitGroup // one, until v and err are set
@@ -443,13 +399,11 @@ type aloneCall[V any] struct {
 }
 
 // loadAlone loads key by fetch on the calling goroutine when ctx's
-// operation is the one Alone named and nothing was loaded alone yet, with
-// the same slot (the REST client's call takes it), panic recovery and
-// batch metric as a batch of one; or shares that load's result when key
-// is its key, or the fetch of key t holds already (a list join's, a
-// load's). Otherwise it returns nil and the dataloader loads key.
-// fetch is a method expression (REST.GetPayment): a method value of
-// l.rest would be an allocation on every load, alone or not.
+// operation is the one Alone named and nothing was loaded alone yet (with
+// the batch metric and panic recovery of a batch of one), or shares the
+// fetch of key already started. Otherwise it returns nil and the
+// dataloader loads key. fetch is a method expression: a method value of
+// l.rest would allocate on every load.
 func loadAlone[V any](l *Loaders, ctx context.Context, t *thunks[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
 	slot := &t.alone
 	if c := slot.at.Load(); c != nil {
@@ -497,22 +451,17 @@ func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, c
 	c.v, c.err = fetch(l.rest, ctx, c.key)
 }
 
-// ListPayments lists one page, once per request for each distinct
-// (limit, cursor, status): fields and aliases that ask for the same page
-// share one REST call, made by the first of them.
-func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams) (*restclient.PaymentPage, error) {
-	return l.listPayments(ctx, p, "")
-}
-
-// listPayments is ListPayments for the list planned as listID.
-func (l *Loaders) listPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
-	if l.cost.recording() {
-		l.cost.ask(routeList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, origin{s: listID})
+// ListPayments lists one page for the list planned as listID, once per
+// request for each distinct (limit, cursor, status): fields and aliases
+// that ask for the same page share one REST call, made by the first.
+func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
+	if l.cost.Recording() {
+		l.cost.Ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, receipt.Origin{Line: listID})
 	}
 	return l.lists.do(ctx, p, l.rest.ListPayments)
 }
 
-// listFlights remembers the list pages of one request by their parameters.
+// listFlights shares each list page of one request by its parameters.
 type listFlights struct {
 	mu    sync.Mutex
 	calls map[restclient.ListParams]*listCall
@@ -540,7 +489,7 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	f.mu.Unlock()
 	defer func() {
 		if r := recover(); r != nil {
-			c.err = errPanic // the others answer as this one will
+			c.err = ErrPanic // the others answer as this one will
 			c.done.Done()
 			panic(r)
 		}
@@ -553,30 +502,27 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 // PaymentThunk starts loading a payment's detail (with customer.address)
 // and returns a function that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
-	return l.paymentThunk(ctx, id, origin{})
+	return l.PaymentThunkFor(ctx, id, receipt.Origin{})
 }
 
-// paymentThunk is PaymentThunk for the part of the plan o.
-func (l *Loaders) paymentThunk(ctx context.Context, id string, o origin) dataloader.Thunk[*restclient.Payment] {
-	l.cost.ask(routePayment, id, o)
+// PaymentThunkFor is PaymentThunk for the part of the plan o.
+func (l *Loaders) PaymentThunkFor(ctx context.Context, id string, o receipt.Origin) dataloader.Thunk[*restclient.Payment] {
+	l.cost.Ask(admission.RoutePayment, id, o)
 	if t := loadAlone(l, ctx, &l.paymentThunks, loaderPayment, id, REST.GetPayment); t != nil {
 		return t
 	}
-	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.masking.GetPayments) })
+	l.paymentsOnce.Do(func() { l.payments = newLoader(l, loaderPayment, l.limits.options().payments, l.batch.GetPayments) })
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
-// joinPayments loads the details of ids, list items (items[i] the item of
-// ids[i], for the REST-call plan), for the list join (listjoin.go): the
-// ids no load of the request has asked for yet in one fan-out of the REST
-// client (GetPayments) on the calling goroutine, with the batch metric of
-// a batch of them; the others from the fetches already started (the
-// paymentThunks table, alone load included). Every id is entered there
-// before the fan-out starts, so the request's later loads (PaymentThunk)
-// share it, as if loaded there.
-func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
+// JoinPayments loads the details of ids, list items (items[i] of ids[i]),
+// for the list join (a page whose items select customer.address, which a
+// list item lacks): the ids not asked for yet in one fan-out of the REST
+// client on the calling goroutine, entered in paymentThunks first so later
+// loads share it; the others from the fetches already started.
+func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
-		l.cost.ask(routePayment, id, origin{p: items[i]})
+		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
 	}
 	out := make([]restclient.Result[*restclient.Payment], len(ids))
 	join := &joinResults[*restclient.Payment]{done: make(chan struct{}), out: out}
@@ -604,17 +550,17 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 	}
 	t.mu.Unlock()
 	func() {
-		defer close(join.done) // a panic too: the thunks answer errPanic then
+		defer close(join.done) // a panic too: the thunks answer ErrPanic then
 		if len(missing) == 0 {
 			return
 		}
 		for _, i := range at {
-			out[i].Err = errPanic
+			out[i].Err = ErrPanic
 		}
 		if l.limits.OnBatch != nil {
 			l.limits.OnBatch(loaderPayment, len(missing))
 		}
-		for j, r := range l.masking.GetPayments(ctx, missing) {
+		for j, r := range l.batch.GetPayments(ctx, missing) {
 			out[at[j]] = restclient.Result[*restclient.Payment]{Value: r.Value, Err: fetchError(ctx, r.Err)}
 		}
 	}()
@@ -626,46 +572,42 @@ func (l *Loaders) joinPayments(ctx context.Context, ids []string, items []*restc
 
 // PaymentLinkThunk starts loading a payment link.
 func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.PaymentLink] {
-	l.cost.ask(routeLink, id, origin{})
+	l.cost.Ask(admission.RouteLink, id, receipt.Origin{})
 	if t := loadAlone(l, ctx, &l.linkThunks, loaderPaymentLink, id, REST.GetPaymentLink); t != nil {
 		return t
 	}
-	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.masking.GetPaymentLinks) })
+	l.linksOnce.Do(func() { l.links = newLoader(l, loaderPaymentLink, l.limits.options().links, l.batch.GetPaymentLinks) })
 	return l.linkThunks.load(ctx, id, l.links)
 }
 
-// CheckoutSession loads a session by id or reference. Whichever key it was
-// asked by, it is then known by both within this request.
+// CheckoutSession loads a session by id or reference; then known by both
+// within the request.
 func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
 		l.flights.inFlight = [2]map[chan struct{}]struct{}{{}, {}}
 		l.sessions = newLoader(l, loaderCheckoutSession, l.limits.options().sessions, func(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession] {
-			return l.flights.fetch(ctx, keys, l.masking.GetCheckoutSessions)
+			return l.flights.fetch(ctx, keys, l.batch.GetCheckoutSessions)
 		})
 	})
 	s, err := l.sessions.Load(ctx, key)()
-	if err == nil {
-		l.cost.ask(routeSession, s.ID, origin{s: key})
-	} else {
-		l.cost.ask(routeSession, key, origin{s: key})
+	if err != nil {
+		l.cost.Ask(admission.RouteSession, key, receipt.Origin{Line: key})
+		return s, err
 	}
-	if err == nil {
-		for _, other := range [2]string{s.ID, s.Reference} {
-			if other != "" && other != key {
-				l.sessions.Prime(ctx, other, s)
-			}
+	l.cost.Ask(admission.RouteSession, s.ID, receipt.Origin{Line: key})
+	for _, other := range [2]string{s.ID, s.Reference} {
+		if other != "" && other != key {
+			l.sessions.Prime(ctx, other, s)
 		}
 	}
 	return s, err
 }
 
-// sessionFlights lets a lookup by reference and a lookup by id of the same
-// session share one REST call. Nothing tells a reference's id before it is
-// fetched, so each batch first waits for the batches of the other kind
-// that started before it, and looks in what they found (a batch of both
-// kinds is two: fetchMixed). Waiting only on earlier batches keeps the
-// waits acyclic.
+// sessionFlights lets lookups of one session by reference and by id share
+// one REST call: nothing tells a reference's id before it is fetched, so
+// each batch first waits for the earlier batches of the other kind (which
+// keeps the waits acyclic) and looks in what they found.
 type sessionFlights struct {
 	mu       sync.Mutex
 	known    map[string]*restclient.CheckoutSession
@@ -673,7 +615,7 @@ type sessionFlights struct {
 }
 
 func sessionKeyKind(key string) int {
-	if strings.HasPrefix(key, "pay_") {
+	if strings.HasPrefix(key, admission.PaymentIDPrefix) {
 		return 1
 	}
 	return 0
@@ -744,9 +686,8 @@ func (f *sessionFlights) fetch(ctx context.Context, keys []string, get func(cont
 	return out
 }
 
-// fetchMixed fetches a batch holding both kinds of keys as two, the
-// references' first: a session asked by both its reference and its id in
-// one batch is then fetched once.
+// fetchMixed fetches a batch of both kinds of keys as two, references
+// first, so a session asked by both is fetched once.
 func (f *sessionFlights) fetchMixed(ctx context.Context, keys []string, get func(context.Context, []string) []restclient.Result[*restclient.CheckoutSession]) []restclient.Result[*restclient.CheckoutSession] {
 	var byKind [2][]string
 	var at [2][]int
@@ -764,8 +705,7 @@ func (f *sessionFlights) fetchMixed(ctx context.Context, keys []string, get func
 	return out
 }
 
-// learn remembers the sessions got for keys under their ids, references
-// and keys.
+// learn remembers the sessions got for keys by id, reference and key.
 func (f *sessionFlights) learn(keys []string, got []restclient.Result[*restclient.CheckoutSession]) {
 	f.mu.Lock()
 	for j, r := range got {
@@ -777,3 +717,19 @@ func (f *sessionFlights) learn(keys []string, got []restclient.Result[*restclien
 	}
 	f.mu.Unlock()
 }
+
+// Cost is the operation's REST-call account.
+func (l *Loaders) Cost() *receipt.Tally { return &l.cost }
+
+// Admit records what admission decided for the operation.
+func (l *Loaders) Admit(op *graphql.OperationContext, a admission.Admitted) { l.cost.Admit(op, a) }
+
+// Tally is the account of ctx's operation, nil without loaders.
+func Tally(ctx context.Context) *receipt.Tally {
+	if l := From(ctx); l != nil {
+		return &l.cost
+	}
+	return nil
+}
+
+var _ REST = (*restclient.Client)(nil)

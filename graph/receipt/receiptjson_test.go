@@ -1,4 +1,4 @@
-package graph
+package receipt
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package graph
+package admission
 
 import (
 	"context"
@@ -10,16 +10,13 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// queryCache is the parsed-query cache: validated documents by query text,
+// QueryCache is the parsed-query cache: validated documents by query text,
 // least recently used out first, bounded by an estimate of the heap they
-// hold rather than by their count, since one 32 KB document holds as much
-// as a thousand small ones (BenchmarkQueryCacheCost).
-//
-// It keeps only documents that passed every limit. gqlgen adds a document
-// as soon as it has validated it, before the complexity limit runs, so Add
-// only stages the document in the request's operation context, and commit
-// (called by queryLimits once the last limit passed) stores it.
-type queryCache struct {
+// hold (docCost), not their count. It keeps only documents that passed
+// every limit: gqlgen adds a document once validated, before the
+// complexity limit, so Add only stages it in the operation context and
+// commit (once the last limit passed) stores it.
+type QueryCache struct {
 	mu       sync.Mutex
 	lru      *simplelru.LRU[string, cachedDoc]
 	bytes    int64 // estimated heap of the documents held
@@ -31,19 +28,18 @@ type cachedDoc struct {
 	cost int64
 }
 
-var _ graphql.Cache[*ast.QueryDocument] = (*queryCache)(nil)
+var _ graphql.Cache[*ast.QueryDocument] = (*QueryCache)(nil)
 
-func newQueryCache(maxBytes int64) *queryCache {
-	c := &queryCache{maxBytes: maxBytes}
-	// The count is not the bound: maxBytes is.
+// NewQueryCache returns a cache of at most maxBytes of documents' estimated heap.
+func NewQueryCache(maxBytes int64) *QueryCache {
+	c := &QueryCache{maxBytes: maxBytes}
 	c.lru, _ = simplelru.NewLRU(math.MaxInt32, func(_ string, v cachedDoc) { c.bytes -= v.cost })
 	return c
 }
 
-// Get is gqlgen's look-up (its parseQuery). A document queryLimits
-// looked up for this request (lookup) is taken from the operation
-// context without a second look-up of the text.
-func (c *queryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+// Get is gqlgen's look-up; a document lookup left in the operation context
+// for this query is taken without a second look-up of the text.
+func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
 		if doc := oc.Doc; doc != nil {
@@ -59,13 +55,10 @@ func (c *queryCache) Get(ctx context.Context, query string) (*ast.QueryDocument,
 	return v.doc, ok
 }
 
-// lookup returns the cached document of query for queryLimits, making it
-// recent, and leaves it in the operation context's Doc, which gqlgen sets
-// only after the parameter mutators (queryLimits is the last of them), for
-// Get: one look-up of the text per request instead of two (a hash of the
-// whole text and a lock round trip each; issue 25). The document's own
-// source must be query for Get to take it.
-func (c *queryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
+// lookup returns the cached document of query for Limits, making it
+// recent, and leaves it in the operation context's Doc (which gqlgen sets
+// only after the parameter mutators) for Get.
+func (c *QueryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	v, ok := c.lru.Get(query)
 	c.mu.Unlock()
@@ -77,8 +70,8 @@ func (c *queryCache) lookup(ctx context.Context, query string) (*ast.QueryDocume
 	return v.doc, ok
 }
 
-// peek returns the cached document of query, without making it recent.
-func (c *queryCache) peek(query string) (*ast.QueryDocument, bool) {
+// Peek returns the cached document of query, without making it recent.
+func (c *QueryCache) Peek(query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, ok := c.lru.Peek(query)
@@ -94,16 +87,16 @@ type stagedDoc struct {
 }
 
 // Add stages doc in the request; commit stores it.
-func (c *queryCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
+func (c *QueryCache) Add(ctx context.Context, query string, doc *ast.QueryDocument) {
 	if graphql.HasOperationContext(ctx) {
 		graphql.GetOperationContext(ctx).Stats.SetExtension(stagedKey, stagedDoc{query, doc})
 	}
 }
 
 // commit stores the document staged in opCtx, if any, evicting the least
-// recently used until the cache is within its bytes. A document larger
-// than the whole cache is not kept.
-func (c *queryCache) commit(opCtx *graphql.OperationContext) {
+// recently used until the cache is within its bytes; one larger than the
+// whole cache is not kept.
+func (c *QueryCache) commit(opCtx *graphql.OperationContext) {
 	s, ok := opCtx.Stats.GetExtension(stagedKey).(stagedDoc)
 	if !ok {
 		return
@@ -125,8 +118,8 @@ func (c *queryCache) commit(opCtx *graphql.OperationContext) {
 	}
 }
 
-// stats returns the documents held and their estimated bytes.
-func (c *queryCache) stats() (docs int, bytes int64) {
+// Stats returns the documents held and their estimated bytes.
+func (c *QueryCache) Stats() (docs int, bytes int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.lru.Len(), c.bytes
@@ -142,11 +135,9 @@ const (
 	docBytes       = 1024 // the document, its lists and the cache's entry
 )
 
-// docCost estimates the heap that doc holds: the query text (which its
-// source keeps and the cache's key shares) and its nodes, counted by kind.
-// Counting nodes rather than scaling the text's length keeps the estimate
-// honest for any shape: per byte of text, a document of short aliases
-// holds 25 bytes and one of list values over 100.
+// docCost estimates the heap doc holds: the query text (which its source
+// keeps and the key shares) and its nodes by kind, which keeps the
+// estimate honest for any shape of document.
 func docCost(query string, doc *ast.QueryDocument) int64 {
 	n := nodeCount{}
 	for _, op := range doc.Operations {

@@ -1,33 +1,12 @@
-package graph
-
-// The cost receipt and the dry run: what an operation's REST calls were,
-// against its estimate (costplan.go), on every answer as extensions.cost;
-// and, for an operation sent with the request extension "dryRun": true,
-// its plan instead of its answer, with no REST call made and no REST-call
-// budget spent.
-//
-// The account is per operation: it lives in the operation's Loaders,
-// whose REST calls the REST client counts in the same operation's
-// CallLog (withLoaders). A receipt reads:
-//
-//	estimated  the plan's total, charged to the merchant's REST-call budget
-//	made       REST calls made (each sent at least once)
-//	retries    requests the REST API saw beyond made (retried calls)
-//	saved      asks for a record answered by another ask's call
-//	unmade     when made < estimated, the part of the estimate that did not
-//	           happen: deduplicated (two parts of the plan asked for the
-//	           same record, found only at run time), shortPages (pages or
-//	           joins a short REST page did not need), notReached (fields that
-//	           failed, were refused, or whose parent was null)
-//	budget     what is left of the merchant's REST-call budget (the
-//	           RateLimit header's figure), when one was charged
-//	calls      with the REST inspector, each call: route, id, status,
-//	           duration, bytes, retries, and the asks it answered besides
-//
-// For @defer the final part carries the receipt (the totals); a
-// subscription's events carry none: a poll is shared by every subscriber
-// of its resource and merchant (livepoll), so no event has a poll of its
-// own to account for.
+// Package receipt accounts for an operation's REST calls against its
+// plan: the cost receipt on every answer (extensions.cost: estimated, made,
+// retried, saved, the part of the estimate that did not happen and why,
+// the budget left, and with the inspector each call) and a dry run's
+// answer (extensions.plan instead of data). The account lives in the
+// operation's loaders, whose REST calls the REST client counts in its
+// CallLog. For @defer the final part carries the receipt; a
+// subscription's events carry none (a poll is shared by every subscriber).
+package receipt
 
 import (
 	"context"
@@ -37,17 +16,14 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/admission"
 	"paygraph/restclient"
 )
 
-// Extension keys.
+// The response extensions of the receipt and of a dry run's plan.
 const (
-	// CostExtension is the response extension of the receipt.
 	CostExtension = "cost"
-	// PlanExtension is the response extension of a dry run's plan.
 	PlanExtension = "plan"
-	// DryRunExtension is the request extension that asks for a dry run.
-	DryRunExtension = "dryRun"
 )
 
 // CostReceipts configures the receipts (ServerConfig.Cost).
@@ -99,26 +75,24 @@ type InspectCall struct {
 
 // Plan is a dry run's extensions.plan.
 type Plan struct {
-	Estimated int         `json:"estimated"`
-	Levels    []PlanLevel `json:"levels"`
-	// Complexity is the MAX_COMPLEXITY figure (every field's calls,
-	// repeats included), and MaxComplexity its limit.
+	Estimated int                   `json:"estimated"`
+	Levels    []admission.PlanLevel `json:"levels"`
+	// Complexity is the MAX_COMPLEXITY figure, MaxComplexity its limit.
 	Complexity    int         `json:"complexity"`
 	MaxComplexity int         `json:"maxComplexity"`
 	Admitted      bool        `json:"admitted"`
 	Budget        *BudgetLeft `json:"budget,omitempty"`
 }
 
-// NoteDryRunBudget records, on a dry run's plan, what the merchant's
-// REST-call budget has left (left, when ok) and whether it would admit the
-// estimate (refused: it would not, and refusal is the operation's error).
-// The edge calls it after peeking (OperationEstimate's DryRun).
-func NoteDryRunBudget(ctx context.Context, op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
-	l, _ := ctx.Value(loadersKey{}).(*Loaders)
-	if l == nil {
+// NoteDryRunBudget records on a dry run's plan what the merchant's budget
+// has left (left, when ok) and whether it would admit the estimate
+// (refused: it would not, and refusal is the operation's error). A nil t
+// does nothing.
+func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
+	if t == nil {
 		return
 	}
-	a, found := l.cost.accountFor(op)
+	a, found := t.accountFor(op)
 	if !found || a.peek == nil {
 		return
 	}
@@ -137,42 +111,38 @@ type identKey struct {
 	id    string
 }
 
-// origin names the part of the plan an ask comes from: a plan line's
-// identity (s), or the listed payment whose address join asks (p).
-type origin struct {
-	s string
-	p *restclient.Payment
+// Origin names the part of the plan an ask comes from: a plan line's
+// identity (Line), or the listed payment whose address join asks (Item).
+type Origin struct {
+	Line string
+	Item *restclient.Payment
 }
 
 type askKey struct {
 	identKey
-	origin
+	Origin
 }
 
-// account is what the query limits decided for one operation: whether
-// it keeps an account (receipts on, or a dry run), its plan, and a dry
-// run's answer.
+// account is what admission decided for one operation: whether it keeps
+// an account (receipts on, or a dry run), its plan, and a dry run's answer.
 type account struct {
 	on, dryRun, inspector bool
-	plan                  *opPlan
+	plan                  *admission.Plan
 	peek                  *Plan
 	left                  BudgetLeft // what the edge's charge left (NoteRESTCallsLeft)
 	leftOK                bool
 }
 
-// costTally is the account of the operation of one Loaders (Loaders.cost):
-// every operation has loaders of its own, made before the query limits
-// plan it (a WebSocket's: WithOperationLoaders), so one account is all a
-// tally holds, and it goes with the operation's loaders.
-type costTally struct {
+// Tally is the account of the operation of one Loaders (every operation
+// has loaders of its own), and goes with them.
+type Tally struct {
 	calls restclient.CallLog
 
 	mu     sync.Mutex
 	acct   account
 	acctOp *graphql.OperationContext // acct's operation
-	// asks are the distinct (record, origin) pairs asked for, with their
-	// counts: a scan while few (an operation usually asks for a handful),
-	// a map past smallAsks.
+	// asks are the distinct (record, Origin) pairs asked for, with their
+	// counts: a scan while few, a map past smallAsks.
 	asks      []askCount
 	asksBuf   [2]askCount // asks' first: an operation usually asks for one or two
 	askMap    map[askKey]int
@@ -181,18 +151,15 @@ type costTally struct {
 	shortSeen map[string]struct{} // lists counted in short
 }
 
-// setAccount records op's account (a later operation's replaces it).
-func (t *costTally) setAccount(op *graphql.OperationContext, a account) {
-	t.mu.Lock()
-	t.acct, t.acctOp = a, op
-	t.mu.Unlock()
-	if a.on && a.inspector {
-		t.calls.Keep()
-	}
-}
+// CallLog is where the REST client counts the operation's calls.
+func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
 
-// noteLeft records on op's account what its charge left.
-func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
+// NoteLeft records on op's account what its charge left of the
+// merchant's REST-call budget: the receipt's budget. A nil t does nothing.
+func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
+	if t == nil {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.acctOp == op {
@@ -201,7 +168,7 @@ func (t *costTally) noteLeft(op *graphql.OperationContext, left BudgetLeft) {
 }
 
 // accountFor is op's account.
-func (t *costTally) accountFor(op *graphql.OperationContext) (account, bool) {
+func (t *Tally) accountFor(op *graphql.OperationContext) (account, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.acctOp == op && op != nil {
@@ -218,8 +185,8 @@ type askCount struct {
 // smallAsks is how many distinct asks are scanned before a map.
 const smallAsks = 32
 
-// ask records an ask for the record id of route, from o.
-func (t *costTally) ask(route, id string, o origin) {
+// Ask records an ask for the record id of route, from o.
+func (t *Tally) Ask(route, id string, o Origin) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.acct.on {
@@ -252,9 +219,9 @@ func (t *costTally) ask(route, id string, o origin) {
 }
 
 // askTotals are the asks, the distinct records asked for, and the
-// distinct (record, origin) pairs; with perRecord, the asks of each
-// record (the inspector's). t.mu is held.
-func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
+// distinct (record, Origin) pairs; with perRecord, the asks of each record
+// (the inspector's). t.mu is held.
+func (t *Tally) askTotals(perRecord bool) (asks, records, pairs int) {
 	pairs = len(t.asks) + len(t.askMap)
 	if t.askMap == nil && !perRecord {
 		// Few: distinct records by a scan, without a map.
@@ -285,16 +252,16 @@ func (t *costTally) askTotals(perRecord bool) (asks, records, pairs int) {
 	return asks, len(t.perRecord), pairs
 }
 
-// recording reports whether asks are recorded (a receipt will be made).
-func (t *costTally) recording() bool {
+// Recording reports whether asks are recorded (a receipt will be made).
+func (t *Tally) Recording() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.acct.on
 }
 
-// shortList records what a list short of its plan did not need: pages
+// ShortList records what a list short of its plan did not need: pages
 // planned and not read, and joins planned for items it did not have.
-func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
+func (t *Tally) ShortList(id string, pagesPlanned, pagesRead, items int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !t.acct.on || t.acct.plan == nil {
@@ -308,20 +275,18 @@ func (t *costTally) shortList(id string, pagesPlanned, pagesRead, items int) {
 	}
 	t.shortSeen[id] = struct{}{}
 	t.short += max(0, pagesPlanned-pagesRead)
-	for _, c := range t.acct.plan.levels[1] {
-		if c.Route == routePayment && c.k == "details of "+id {
-			t.short += max(0, c.Calls-items)
-		}
+	if n := t.acct.plan.JoinCalls(id); n > 0 {
+		t.short += max(0, n-items)
 	}
 }
 
 // receipt makes the operation's receipt; budget is the request's.
-func (t *costTally) receipt(a account, inspector bool) *Receipt {
+func (t *Tally) receipt(a account, inspector bool) *Receipt {
 	made, retries := t.calls.Counts()
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
 	if t.acct.plan != nil {
-		r.Estimated = t.acct.plan.total
+		r.Estimated = t.acct.plan.Total()
 	}
 	asks, records, pairs := t.askTotals(inspector)
 	r.Saved = asks - records
@@ -353,41 +318,38 @@ func (t *costTally) receipt(a account, inspector bool) *Receipt {
 	return r
 }
 
-// isDryRun reports whether the request asks for a dry run.
-func isDryRun(opCtx *graphql.OperationContext) bool {
-	v, _ := opCtx.Extensions[DryRunExtension].(bool)
-	return v
+// Extension puts the receipt on answers and answers dry runs; Tally is
+// the tally of ctx's operation (nil: none).
+type Extension struct {
+	Config CostReceipts
+	Tally  func(ctx context.Context) *Tally
 }
-
-// costExtension puts the receipt on answers and answers dry runs.
-type costExtension struct{ cfg CostReceipts }
 
 var (
-	_ graphql.HandlerExtension    = costExtension{}
-	_ graphql.ResponseInterceptor = costExtension{}
+	_ graphql.HandlerExtension    = Extension{}
+	_ graphql.ResponseInterceptor = Extension{}
 )
 
-func (costExtension) ExtensionName() string                   { return "CostReceipts" }
-func (costExtension) Validate(graphql.ExecutableSchema) error { return nil }
+func (Extension) ExtensionName() string                   { return "CostReceipts" }
+func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptResponse adds the receipt to the last result of a query (the
-// one result, or @defer's final part), and, to a dry run refused by a
-// limit, its plan.
-func (c costExtension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	return c.finish(ctx, next(ctx))
+// InterceptResponse adds the receipt to the last result of a query, and a
+// dry run's plan to its answer.
+func (c Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return c.Finish(ctx, next(ctx))
 }
 
-// finish is InterceptResponse's work on the response next returned.
-func (c costExtension) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
+// Finish is InterceptResponse's work on the response next returned.
+func (c Extension) Finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	l, ok := ctx.Value(loadersKey{}).(*Loaders)
-	if !ok {
+	t := c.Tally(ctx)
+	if t == nil {
 		return resp
 	}
 	opCtx := graphql.GetOperationContext(ctx)
-	a, ok := l.cost.accountFor(opCtx)
+	a, ok := t.accountFor(opCtx)
 	if !ok {
 		return resp
 	}
@@ -400,13 +362,13 @@ func (c costExtension) finish(ctx context.Context, resp *graphql.Response) *grap
 		}
 		return resp
 	}
-	if !a.on || !c.cfg.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
+	if !a.on || !c.Config.Enabled || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query ||
 		resp.HasNext != nil && *resp.HasNext {
 		return resp
 	}
-	r := l.cost.receipt(a, a.inspector)
-	if c.cfg.OnReceipt != nil {
-		c.cfg.OnReceipt(ctx, r)
+	r := t.receipt(a, a.inspector)
+	if c.Config.OnReceipt != nil {
+		c.Config.OnReceipt(ctx, r)
 	}
 	resp.Extensions = withExtension(resp.Extensions, CostExtension, r)
 	return resp
@@ -420,19 +382,21 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 	return m
 }
 
-// plan plans an admitted operation (or a dry run) and returns its
-// estimate: MutateOperationContext calls it.
-func (q queryLimits) plan(l *Loaders, opCtx *graphql.OperationContext, complexity int, dry bool, c caller) *opPlan {
-	plan := planOperation(opCtx.Doc, opCtx.Operation, opCtx.Variables, c)
-	a := account{on: q.cost.Enabled || dry, dryRun: dry, inspector: q.cost.Enabled && q.cost.Inspector, plan: plan}
-	if dry {
-		p := &Plan{Estimated: plan.total, Levels: plan.Levels(), Complexity: complexity, MaxComplexity: q.maxComplexity,
-			Admitted: complexity <= q.maxComplexity}
+// Admit records op's account (the loaders' admission.Operation).
+func (t *Tally) Admit(op *graphql.OperationContext, a admission.Admitted) {
+	acct := account{on: a.Receipts || a.DryRun, dryRun: a.DryRun, inspector: a.Receipts && a.Inspector, plan: a.Plan}
+	if a.DryRun {
+		p := &Plan{Estimated: a.Plan.Total(), Levels: a.Plan.Levels(), Complexity: a.Complexity, MaxComplexity: a.MaxComplexity,
+			Admitted: a.Complexity <= a.MaxComplexity}
 		if p.Levels == nil {
-			p.Levels = []PlanLevel{}
+			p.Levels = []admission.PlanLevel{}
 		}
-		a.peek = p
+		acct.peek = p
 	}
-	l.cost.setAccount(opCtx, a)
-	return plan
+	t.mu.Lock()
+	t.acct, t.acctOp = acct, op // a later operation's replaces it
+	t.mu.Unlock()
+	if acct.on && acct.inspector {
+		t.calls.Keep()
+	}
 }

@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -75,13 +75,13 @@ func TestLoadAlone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rest := &stackREST{}
 			var batches []int
-			l := NewLoaders(rest, &FetchLimits{OnBatch: func(_ string, n int) { batches = append(batches, n) }})
+			l := New(rest, &FetchLimits{OnBatch: func(_ string, n int) { batches = append(batches, n) }})
 			ops := [2]*graphql.OperationContext{{}, {}}
 			if tc.alone {
 				l.Alone(ops[0])
 			}
 			for _, ld := range tc.loads {
-				ctx := graphql.WithOperationContext(withLoaders(context.Background(), l), ops[ld.op])
+				ctx := graphql.WithOperationContext(With(context.Background(), l), ops[ld.op])
 				var got string
 				var err error
 				if ld.link {
@@ -115,13 +115,13 @@ func TestLoadAlone(t *testing.T) {
 // error, as inside a batch, and a later load of the key shares it.
 func TestLoadAlonePanics(t *testing.T) {
 	rest := &stackREST{panics: true}
-	l := NewLoaders(rest, nil)
+	l := New(rest, nil)
 	op := &graphql.OperationContext{}
 	l.Alone(op)
-	ctx := graphql.WithOperationContext(withLoaders(context.Background(), l), op)
+	ctx := graphql.WithOperationContext(With(context.Background(), l), op)
 	for range 2 {
-		if _, err := l.PaymentThunk(ctx, "pay_1")(); !errors.Is(err, errPanic) {
-			t.Fatalf("error %v, want errPanic", err)
+		if _, err := l.PaymentThunk(ctx, "pay_1")(); !errors.Is(err, ErrPanic) {
+			t.Fatalf("error %v, want ErrPanic", err)
 		}
 	}
 	if rest.calls != 1 || rest.batched[0] {
@@ -158,13 +158,13 @@ func TestRepeatedKeysShareTheDataloadersThunk(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rest := &stackREST{}
 			panicked := false
-			l := NewLoaders(rest, &FetchLimits{OnBatch: func(string, int) {
+			l := New(rest, &FetchLimits{OnBatch: func(string, int) {
 				if tc.panicOnce && !panicked {
 					panicked = true
 					panic("batch panics")
 				}
 			}})
-			ctx := withLoaders(context.Background(), l)
+			ctx := With(context.Background(), l)
 			first, firstErr := l.PaymentThunk(ctx, "pay_1")()
 			if tc.panicOnce {
 				var pe *dataloader.PanicErrorWrapper
@@ -185,4 +185,25 @@ func TestRepeatedKeysShareTheDataloadersThunk(t *testing.T) {
 			}
 		})
 	}
+}
+
+// countingREST counts the calls it gets and answers each with a payment
+// (or an empty page).
+type countingREST struct{ calls int }
+
+func (c *countingREST) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
+	c.calls++
+	return &restclient.PaymentPage{}, nil
+}
+func (c *countingREST) GetPayment(_ context.Context, id string) (*restclient.Payment, error) {
+	c.calls++
+	return &restclient.Payment{ID: id}, nil
+}
+func (c *countingREST) GetPaymentLink(_ context.Context, id string) (*restclient.PaymentLink, error) {
+	c.calls++
+	return &restclient.PaymentLink{ID: id}, nil
+}
+func (c *countingREST) GetCheckoutSession(_ context.Context, id string) (*restclient.CheckoutSession, error) {
+	c.calls++
+	return &restclient.CheckoutSession{ID: id}, nil
 }

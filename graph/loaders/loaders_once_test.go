@@ -1,4 +1,4 @@
-package graph
+package loaders
 
 import (
 	"context"
@@ -107,14 +107,14 @@ func TestOneFetchPerRecordWhateverAsks(t *testing.T) {
 				} else {
 					rest.armed.Store(true)
 				}
-				l := NewLoaders(rest, limits)
+				l := New(rest, limits)
 				ops := [2]*graphql.OperationContext{{}, {}} // alone's, the others'
 				l.Alone(ops[0])
 				// ask starts a's fetch of id and returns what waits for it.
 				ask := func(a asker) func() error {
-					ctx := graphql.WithOperationContext(withLoaders(context.Background(), l), ops[1])
+					ctx := graphql.WithOperationContext(With(context.Background(), l), ops[1])
 					if a == join {
-						for i, r := range l.joinPayments(ctx, []string{id, other}, make([]*restclient.Payment, 2)) {
+						for i, r := range l.JoinPayments(ctx, []string{id, other}, make([]*restclient.Payment, 2)) {
 							if want := [2]string{id, other}[i]; r.Err != nil || r.Value == nil || r.Value.ID != want {
 								t.Errorf("join: item %d %v, %v; want %s", i, r.Value, r.Err, want)
 							}

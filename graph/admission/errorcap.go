@@ -1,0 +1,73 @@
+package admission
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+	"github.com/vektah/gqlparser/v2/validator/core"
+	"github.com/vektah/gqlparser/v2/validator/rules"
+
+	"paygraph/graph/errcode"
+)
+
+// MaxErrors is the most errors one response lists; past it, one more entry
+// says there were more: a list of thousands only makes a response expensive.
+const MaxErrors = 50
+
+// ErrorCap is the gqlgen extension that caps every response's error list
+// at MaxErrors, validation failures and execution errors alike.
+type ErrorCap struct{}
+
+var (
+	_ graphql.HandlerExtension    = ErrorCap{}
+	_ graphql.ResponseInterceptor = ErrorCap{}
+)
+
+func (ErrorCap) ExtensionName() string                          { return "ErrorCap" }
+func (ErrorCap) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+func (e ErrorCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	return e.Finish(next(ctx))
+}
+
+// Finish is InterceptResponse's work on the response next returned.
+func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
+	if resp != nil && len(resp.Errors) > MaxErrors {
+		resp.Errors = capErrors(resp.Errors)
+	}
+	return resp
+}
+
+// capErrors keeps the first MaxErrors of errs and adds one that says there
+// were more, with the code of the first left out.
+func capErrors(errs gqlerror.List) gqlerror.List {
+	code, _ := errs[MaxErrors].Extensions["code"].(string)
+	if code == "" {
+		code = errcode.Internal // (the error presenter gives every error one)
+	}
+	note := &gqlerror.Error{
+		Message:    fmt.Sprintf("too many errors: only the first %d are shown", MaxErrors),
+		Extensions: map[string]any{"code": code},
+	}
+	return append(errs[:MaxErrors:MaxErrors], note)
+}
+
+// CappedRules returns gqlparser's default validation rules, whose error
+// reports stop once MaxErrors+1 errors were reported in all, so no error
+// list grows with a rule's work (which the limits bound).
+func CappedRules() *rules.Rules {
+	n := 0
+	r := rules.NewDefaultRules()
+	for name, f := range r.GetInner() {
+		r.ReplaceRule(name, func(observers *core.Events, addError core.AddErrFunc) {
+			f(observers, func(options ...core.ErrorOption) {
+				if n++; n <= MaxErrors+1 {
+					addError(options...)
+				}
+			})
+		})
+	}
+	return r
+}

@@ -1,0 +1,51 @@
+package loaders
+
+import (
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/graph/admission"
+)
+
+// JoinsAddress reports whether sel reaches Customer.address outside any
+// deferred fragment, with what @skip and @include leave.
+func JoinsAddress(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
+	return joins(oc, sel, 0)
+}
+
+func joins(oc *graphql.OperationContext, set ast.SelectionSet, depth int) bool {
+	if depth > maxJoinDepth {
+		return false
+	}
+	for _, s := range set {
+		switch s := s.(type) {
+		case *ast.Field:
+			if !admission.Included(s.Directives, oc.Variables) {
+				continue
+			}
+			if s.Name == "address" && s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Customer" {
+				return true
+			}
+			if joins(oc, s.SelectionSet, depth+1) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if s.Directives.ForName("defer") == nil && admission.Included(s.Directives, oc.Variables) && joins(oc, s.SelectionSet, depth+1) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if s.Directives.ForName("defer") != nil || !admission.Included(s.Directives, oc.Variables) {
+				continue
+			}
+			if f := oc.Doc.Fragments.ForName(s.Name); f != nil && joins(oc, f.SelectionSet, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxJoinDepth bounds the walk (validation refuses fragment cycles; this
+// is a guard): a payments field reaches the address at depth 3
+// (edges.node.customer.address) plus its fragments.
+const maxJoinDepth = 32
