@@ -38,7 +38,7 @@ var categories = []string{
 	"GC (mark, sweep, assists, write barriers)",
 	"scheduler (park, wake, netpoll, futex, new goroutines)",
 	"net/http server",
-	"HTTP client of the REST calls (net/http, the gateway's pools of it)",
+	"HTTP client of the REST calls (fasthttp or net/http, the gateway's pools of them)",
 	"JSON: encoding/json",
 	"JSON: the gateway's own readers and writers",
 	"gqlgen, gqlparser",
@@ -130,7 +130,8 @@ func owner(f frame, client bool) (int, bool) {
 		return catAccessLog, true
 	case strings.HasPrefix(fn, "github.com/prometheus/"), strings.HasPrefix(fn, "paygraph/observe.") && (has("observe/metrics.go") || has("observe/stats.go")):
 		return catMetrics, true
-	case strings.HasPrefix(fn, "paygraph/gateway.") && has("gateway/transport.go"):
+	case strings.HasPrefix(fn, "paygraph/gateway.") && has("gateway/transport.go"),
+		strings.HasPrefix(fn, "github.com/valyala/fasthttp"), strings.HasPrefix(fn, "paygraph/fasttransport."):
 		return catHTTPClient, true // the REST transport's pools (one a credential pair)
 	case strings.HasPrefix(fn, "github.com/99designs/gqlgen"), strings.HasPrefix(fn, "github.com/vektah/gqlparser"):
 		return catGqlgen, true
