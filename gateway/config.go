@@ -467,7 +467,7 @@ func (c Config) checkTraffic() []error {
 // warning, so that a deployment that sets one starts as before and is told
 // what replaces it.
 var dropped = []struct{ env, warning string }{
-	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through Go's net/http transport, one connection pool per credential pair (docs/design.md)"},
+	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through one transport, a connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
 	{"REST_MAX_INFLIGHT_PER_MERCHANT", "REST_MAX_INFLIGHT_PER_MERCHANT no longer has an effect: one credential pair's concurrent REST calls are a quarter of REST_MAX_INFLIGHT (at least 1); set REST_MAX_INFLIGHT"},
 	{"REST_UNACCEPTED_MAX_INFLIGHT", "REST_UNACCEPTED_MAX_INFLIGHT no longer has an effect: the concurrent REST calls of credential pairs not yet accepted are REST_MAX_INFLIGHT/32 (at least 1); set REST_MAX_INFLIGHT"},

@@ -1,15 +1,18 @@
 package gateway
 
-// The REST API's transport: Go's net/http, with one connection pool per
-// credential pair (docs/design.md says why), so that no connection ever
-// carries one pair's call after another's: a connection put out of step
-// by a faulty answer can at worst answer the same pair's next call with
-// that pair's own earlier answer, which restclient's checks of the answer
-// against the call (the id asked for, the cursor's page, the limit) refuse
-// wherever they apply.
-// The metrics and tracing transports wrap it.
+// The REST API's transport: one connection pool per credential pair
+// (docs/design.md says why), so that no connection ever carries one
+// pair's call after another's: a connection put out of step by a faulty
+// answer can at worst answer the same pair's next call with that pair's
+// own earlier answer, which restclient's checks of the answer against
+// the call (the id asked for, the cursor's page, the limit) refuse
+// wherever they apply. Each pool is fasthttp's client behind an
+// http.RoundTripper (fasttransport/), or net/http's transport when the
+// environment sends the REST API through an HTTP proxy (fasthttp speaks
+// to none). The metrics and tracing transports wrap it.
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"net"
@@ -19,52 +22,76 @@ import (
 	"sync/atomic"
 	"time"
 
+	"paygraph/fasttransport"
 	"paygraph/restclient"
 )
 
-// restPools is the REST API's http.RoundTripper: an *http.Transport per
-// credential pair, keyed by the pair's merchant identity (an HMAC of the
-// pair, restclient.MerchantOf; never the secret), made when the pair
-// first calls. At most max pools are kept (the least recently used is
-// dropped, its idle connections closed, its calls in flight let finish on
+// restPools is the REST API's http.RoundTripper: a pool per credential
+// pair, keyed by the pair's merchant identity (an HMAC of the pair,
+// restclient.MerchantOf; never the secret), made when the pair first
+// calls. At most max pools are kept (the least recently used is dropped,
+// its idle connections closed, its calls in flight let finish on
 // connections then closed), and a dial that takes the connections open
 // across them past max closes the idle connections of the pools least
 // recently used first: at most max stay open, or those in use when more
 // are (the REST client's limiter keeps its calls in flight at
 // REST_MAX_INFLIGHT). max is REST_MAX_INFLIGHT: as many connections as
-// calls the process may have in flight, the size of the one pool this
-// replaced; a pool without a connection costs only its own struct.
+// calls the process may have in flight; a pool without a connection
+// costs only its own struct.
 type restPools struct {
-	template *http.Transport // cloned for each pool; never used itself
-	max      int
-	open     atomic.Int64 // connections open across the pools
+	// newPool makes a pool whose connections are counted by counted.
+	newPool func(counted func(net.Conn) net.Conn) pool
+	max     int
+	open    atomic.Int64 // connections open across the pools
 
 	mu    sync.Mutex
 	pools map[string]*restPool
 	lru   list.List // of *restPool, the most recently used first
 }
 
+// pool is one pair's connections: a *fasttransport.Transport or an
+// *http.Transport.
+type pool interface {
+	http.RoundTripper
+	CloseIdleConnections()
+}
+
 type restPool struct {
-	t    *http.Transport
+	t    pool
 	key  string
 	elem *list.Element
 }
 
-// newTransport is the transport to the REST API. Each pool keeps up to
-// RESTMaxInFlightPerMerchant idle connections, as many as its pair
-// may have calls in flight, so that steady load reuses connections
-// instead of dialling.
+// newTransport is the transport to the REST API at cfg.RESTBaseURL. Each
+// pool keeps up to RESTMaxInFlightPerMerchant connections, as many as
+// its pair may have calls in flight, so that steady load reuses
+// connections instead of dialling.
 func newTransport(cfg Config) *restPools {
-	perPair := cfg.RESTMaxInFlightPerMerchant
-	if perPair <= 0 {
-		perPair = restclient.DefaultMaxInFlightPerMerchant
+	perPair := cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultMaxInFlightPerMerchant)
+	bound := cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight)
+	p := &restPools{max: bound, pools: make(map[string]*restPool)}
+	maxBody := int(cmp.Or(cfg.RESTMaxBody, restclient.DefaultMaxBodyBytes))
+	maxPage := int(cmp.Or(cfg.RESTMaxPage, restclient.DefaultMaxPageBytes))
+	fast := fasttransport.Config{
+		MaxConnsPerHost:       perPair,
+		ResponseHeaderTimeout: cfg.RESTTimeout,
+		// fasthttp holds an answer whole: each call is held to the limit
+		// restclient reads it to, a record's or a list page's.
+		MaxResponseBytes: max(maxBody, maxPage),
+		MaxResponseBytesFor: func(r *http.Request) int {
+			if restclient.EndpointOf(r.URL) == restclient.EndpointListPayments {
+				return maxPage
+			}
+			return maxBody
+		},
 	}
-	bound := cfg.RESTMaxInFlight
-	if bound <= 0 {
-		bound = restclient.DefaultMaxInFlight
+	p.newPool = func(counted func(net.Conn) net.Conn) pool {
+		c := fast
+		c.WrapConn = counted
+		return fasttransport.New(c)
 	}
-	return &restPools{
-		template: &http.Transport{
+	if behindProxy(cfg.RESTBaseURL) {
+		template := &http.Transport{
 			Proxy:                 http.ProxyFromEnvironment,
 			ForceAttemptHTTP2:     true,
 			MaxIdleConns:          perPair,
@@ -73,10 +100,33 @@ func newTransport(cfg Config) *restPools {
 			TLSHandshakeTimeout:   5 * time.Second,
 			ResponseHeaderTimeout: cfg.RESTTimeout,
 			ExpectContinueTimeout: time.Second,
-		},
-		max:   bound,
-		pools: make(map[string]*restPool),
+		}
+		p.newPool = func(counted func(net.Conn) net.Conn) pool {
+			t := template.Clone()
+			dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+			t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dialer.DialContext(ctx, network, addr)
+				if err != nil {
+					return nil, err
+				}
+				return counted(c), nil
+			}
+			return t
+		}
 	}
+	return p
+}
+
+// behindProxy says whether the environment's HTTP proxy settings
+// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) send calls to baseURL through a
+// proxy.
+func behindProxy(baseURL string) bool {
+	r, err := http.NewRequest(http.MethodGet, baseURL, nil)
+	if err != nil {
+		return false
+	}
+	u, err := http.ProxyFromEnvironment(r)
+	return err != nil || u != nil
 }
 
 // RoundTrip sends r through the pool of its credential pair.
@@ -94,18 +144,13 @@ func (p *restPools) pool(key string) *restPool {
 		p.lru.MoveToFront(rp.elem)
 		return rp
 	}
-	rp := &restPool{t: p.template.Clone(), key: key}
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-	rp.t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := dialer.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
+	rp := &restPool{key: key}
+	rp.t = p.newPool(func(c net.Conn) net.Conn {
 		if p.open.Add(1) > int64(p.max) {
 			p.trim(rp)
 		}
-		return &countedConn{Conn: c, open: &p.open}, nil
-	}
+		return &countedConn{Conn: c, open: &p.open}
+	})
 	rp.elem = p.lru.PushFront(rp)
 	p.pools[key] = rp
 	for len(p.pools) > p.max {

@@ -1,0 +1,432 @@
+// Package fasttransport is an http.RoundTripper over valyala/fasthttp's
+// client: the transport of each credential pair's REST connection pool
+// (gateway/transport.go; docs/design.md says why). net/http's Transport
+// hands every call to two goroutines of its connection (writeLoop,
+// readLoop) through channels and selects; fasthttp writes the request
+// and reads the answer on the caller's goroutine (docs/performance.md,
+// "REST transport"). This package keeps what the
+// net/http transport gave its callers, each tested against it
+// (differential_test.go): the context's deadline bounds the call, the
+// response-header timeout, transparent gzip, no redirects, at most one
+// retry on a reused keep-alive connection that failed before any answer
+// byte, the errors that errors.Is/As classify alike, canonical response
+// headers. What it does not do: HTTP/2, proxies, and cancelling a call
+// in flight when its context is canceled without a deadline (the call
+// still ends at the deadline or the response-header timeout).
+//
+// It uses fasthttp's public API only, verified against fasthttp v1.78.0:
+// on an upgrade, run this package's tests (differential_test.go against
+// net/http) and gateway's TestRESTFaultsNeverCrossPairs. A leaf: it
+// imports no package of paygraph.
+package fasttransport
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// Defaults of Config, those of the net/http transport it replaces.
+const (
+	DefaultDialTimeout      = 5 * time.Second
+	DefaultKeepAlive        = 30 * time.Second
+	DefaultIdleConnTimeout  = 90 * time.Second
+	DefaultTLSHandshake     = 5 * time.Second
+	DefaultMaxConnsPerHost  = 512
+	DefaultMaxResponseBytes = 4 << 20
+	// DefaultReadBufferSize is the per-call read buffer, which also
+	// bounds a response's header block (net/http allowed 1 MB of headers;
+	// a REST answer's are a few hundred bytes).
+	DefaultReadBufferSize = 16 << 10
+	// UserAgent is sent when the request sets none: the one net/http's
+	// transport sends, so that switching transports changes nothing the
+	// REST API sees (its logs, its filters).
+	UserAgent = "Go-http-client/1.1"
+)
+
+// Config configures a Transport; every zero field takes its default.
+type Config struct {
+	// MaxConnsPerHost bounds the connections to one host. A call that
+	// finds them all busy waits for one (up to its deadline, else
+	// ConnWaitTimeout); it never fails for want of a connection.
+	MaxConnsPerHost int
+	// ConnWaitTimeout bounds that wait for a call without a deadline
+	// (0: ResponseHeaderTimeout, else 30 s).
+	ConnWaitTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for the answer once the
+	// request is written (fasthttp's ReadTimeout; it covers the body too,
+	// which is read whole before RoundTrip returns). 0: none but the
+	// context's deadline.
+	ResponseHeaderTimeout time.Duration
+	DialTimeout           time.Duration // 0: DefaultDialTimeout
+	KeepAlive             time.Duration // TCP keep-alive; 0: DefaultKeepAlive
+	IdleConnTimeout       time.Duration // an idle connection is closed after it; 0: DefaultIdleConnTimeout
+	TLSHandshakeTimeout   time.Duration // 0: DefaultTLSHandshake
+	// TLSConfig is cloned for each TLS connection, its ServerName set to
+	// the host when empty; nil: the system roots.
+	TLSConfig *tls.Config
+	// MaxResponseBytes is the most of one answer's body held in memory
+	// (fasthttp reads a body whole). A larger answer reaches the caller
+	// as a response with that status, its headers, an empty body and a
+	// ContentLength above MaxResponseBytes (the Content-Length it
+	// announced, else MaxResponseBytes+1), so that a caller whose own
+	// limit is at most MaxResponseBytes refuses it as too large, as it
+	// would have refused it read through net/http. 0:
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int
+	// MaxResponseBytesFor, when set, is a call's own MaxResponseBytes (0:
+	// MaxResponseBytes), so that a caller whose limits differ by route
+	// has each call held to its own: the REST client's single records
+	// (64 KiB) are not held to its list pages' 1 MiB. It should take few
+	// values: the calls of each go through a fasthttp client (and a
+	// connection pool) of their own.
+	MaxResponseBytesFor func(*http.Request) int
+	// WrapConn, when set, wraps each connection dialled (before TLS), so
+	// that the caller can count its connections; its Close is theirs.
+	WrapConn func(net.Conn) net.Conn
+}
+
+// Transport is an http.RoundTripper over fasthttp's HostClients, one a
+// host and body limit (one for the REST API unless MaxResponseBytesFor),
+// each a connection pool of its own. It is safe for concurrent use.
+type Transport struct {
+	maxBody  int
+	limitFor func(*http.Request) int
+	newHost  func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient
+	dialer   dialer
+	// clients are the host clients made so far: copied on write.
+	clients atomic.Pointer[[]limited]
+	mu      sync.Mutex
+}
+
+type limited struct {
+	host    string // as in the request's URL
+	isTLS   bool
+	maxBody int
+	c       *fasthttp.HostClient
+}
+
+// New returns a Transport for cfg.
+func New(cfg Config) *Transport {
+	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor}
+	if t.maxBody <= 0 {
+		t.maxBody = DefaultMaxResponseBytes
+	}
+	t.dialer = dialer{
+		timeout:   orDefault(cfg.DialTimeout, DefaultDialTimeout),
+		keepAlive: orDefault(cfg.KeepAlive, DefaultKeepAlive),
+		handshake: orDefault(cfg.TLSHandshakeTimeout, DefaultTLSHandshake),
+		tls:       cfg.TLSConfig,
+		wrap:      cfg.WrapConn,
+	}
+	maxConns := cfg.MaxConnsPerHost
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConnsPerHost
+	}
+	wait := cfg.ConnWaitTimeout
+	if wait <= 0 {
+		wait = orDefault(cfg.ResponseHeaderTimeout, 30*time.Second)
+	}
+	t.newHost = func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient {
+		return &fasthttp.HostClient{
+			Addr:                addr,
+			IsTLS:               isTLS,
+			Name:                UserAgent,
+			MaxConns:            maxConns,
+			MaxConnWaitTimeout:  wait,
+			MaxIdleConnDuration: orDefault(cfg.IdleConnTimeout, DefaultIdleConnTimeout),
+			ReadTimeout:         cfg.ResponseHeaderTimeout,
+			ReadBufferSize:      DefaultReadBufferSize,
+			MaxResponseBodySize: maxBody,
+			// Sent as the caller escaped it (an id's %2F stays one segment).
+			DisablePathNormalizing: true,
+			// Retries are RoundTrip's (retry below): fasthttp would retry an
+			// idempotent call up to five times on any error, a timeout too.
+			MaxIdemponentCallAttempts: 1,
+			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
+			// The dial is this package's (conn.go): TLS is shaken hands there.
+			DialTimeout: t.dialer.dialFunc(isTLS),
+		}
+	}
+	return t
+}
+
+// clientFor is the host client of host that holds answers to maxBody
+// bytes.
+func (t *Transport) clientFor(host string, isTLS bool, maxBody int) *fasthttp.HostClient {
+	find := func(all *[]limited) *fasthttp.HostClient {
+		if all != nil {
+			for _, l := range *all {
+				if l.host == host && l.isTLS == isTLS && l.maxBody == maxBody {
+					return l.c
+				}
+			}
+		}
+		return nil
+	}
+	if c := find(t.clients.Load()); c != nil {
+		return c
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p := t.clients.Load()
+	if c := find(p); c != nil {
+		return c
+	}
+	var all []limited
+	if p != nil {
+		all = append(all, *p...)
+	}
+	c := t.newHost(fasthttp.AddMissingPort(host, isTLS), isTLS, maxBody)
+	all = append(all, limited{host, isTLS, maxBody, c})
+	t.clients.Store(&all)
+	return c
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// CloseIdleConnections closes the idle keep-alive connections (as
+// http.Client.CloseIdleConnections asks of its transport).
+func (t *Transport) CloseIdleConnections() {
+	all := t.clients.Load()
+	if all == nil {
+		return
+	}
+	for _, l := range *all {
+		l.c.CloseIdleConnections()
+	}
+}
+
+// call is what one RoundTrip borrows: fasthttp's request and response
+// (pooled with their buffers) and scratch space; it goes back to the pool
+// when the response's body is closed, never before.
+type call struct {
+	fc      *fasthttp.HostClient // the client of the call's host and body limit
+	maxBody int
+	req     fasthttp.Request
+	resp    fasthttp.Response
+	uri     []byte
+	hdr     []byte // the response's header names and values, back to back
+	ends    []int  // where each of them ends in hdr
+}
+
+var calls = sync.Pool{New: func() any { return new(call) }}
+
+func (c *call) release() {
+	c.req.Reset()
+	c.resp.Reset()
+	c.uri, c.hdr, c.ends = c.uri[:0], c.hdr[:0], c.ends[:0]
+	c.fc = nil
+	calls.Put(c)
+}
+
+// RoundTrip sends r and returns its answer as net/http's transport would
+// (see the package comment for what differs).
+func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL == nil {
+		closeBody(r)
+		return nil, errors.New("fasttransport: nil Request.URL")
+	}
+	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
+		closeBody(r)
+		return nil, errors.New("fasttransport: unsupported protocol scheme " + r.URL.Scheme)
+	}
+	if r.URL.Host == "" {
+		closeBody(r)
+		return nil, errors.New("fasttransport: no Host in request URL")
+	}
+	ctx := r.Context()
+	if err := ctx.Err(); err != nil { // a call already given up: none made
+		closeBody(r)
+		return nil, err
+	}
+	c := calls.Get().(*call)
+	c.maxBody = t.maxBody
+	if t.limitFor != nil {
+		if n := t.limitFor(r); n > 0 {
+			c.maxBody = n
+		}
+	}
+	c.fc = t.clientFor(r.URL.Host, r.URL.Scheme == "https", c.maxBody)
+	gz := c.build(r)
+	deadline, hasDeadline := ctx.Deadline()
+	err := t.do(c, deadline, hasDeadline)
+	// Once, as net/http did: a reused keep-alive connection that the REST
+	// API had closed fails before any byte of an answer; the call did not
+	// reach it and goes again on another connection. (A body sent is
+	// not sent twice.)
+	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {
+		err = t.do(c, deadline, hasDeadline)
+	}
+	closeBody(r)
+	if err != nil {
+		return t.failed(ctx, r, c, err, gz, deadline, hasDeadline)
+	}
+	return t.response(r, c, gz, nil), nil
+}
+
+func (t *Transport) do(c *call, deadline time.Time, hasDeadline bool) error {
+	c.resp.Header.SetNoDefaultContentType(true) // no Content-Type the REST API did not send
+	if hasDeadline {
+		return c.fc.DoDeadline(&c.req, &c.resp, deadline)
+	}
+	return c.fc.Do(&c.req, &c.resp)
+}
+
+// build makes c's request from r, and says whether it asked for gzip on
+// the caller's behalf (then the answer is decompressed for it).
+func (c *call) build(r *http.Request) (gz bool) {
+	u := r.URL
+	c.uri = append(c.uri[:0], u.Scheme...)
+	c.uri = append(c.uri, "://"...)
+	c.uri = append(c.uri, u.Host...)
+	c.uri = append(c.uri, u.EscapedPath()...)
+	if len(c.uri) == len(u.Scheme)+3+len(u.Host) {
+		c.uri = append(c.uri, '/')
+	}
+	if u.ForceQuery || u.RawQuery != "" {
+		c.uri = append(c.uri, '?')
+		c.uri = append(c.uri, u.RawQuery...)
+	}
+	req := &c.req
+	req.SetRequestURIBytes(c.uri)
+	req.Header.SetMethod(cmpOr(r.Method, http.MethodGet))
+	if r.Host != "" && r.Host != u.Host {
+		req.UseHostHeader = true
+		req.Header.SetHost(r.Host)
+	}
+	for k, vs := range r.Header {
+		switch k {
+		case "Host", "Content-Length", "Transfer-Encoding", "Trailer":
+			continue // as net/http: from the request's fields, not its header
+		}
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	if r.Close {
+		req.SetConnectionClose()
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		req.SetBodyStream(r.Body, int(r.ContentLength))
+	}
+	// Transparent gzip, as net/http's transport asks for it.
+	if r.Header["Accept-Encoding"] == nil && r.Header["Range"] == nil && r.Method != http.MethodHead {
+		req.Header.Set("Accept-Encoding", "gzip")
+		return true
+	}
+	return false
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+func closeBody(r *http.Request) {
+	if r.Body != nil {
+		_ = r.Body.Close()
+	}
+}
+
+// failed answers a call that fasthttp ended with err: an error, or, when
+// the answer's headers had arrived and its body failed or ran past
+// MaxResponseBytes, the response with a body that says so, as net/http
+// hands the caller a body whose read fails.
+func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err error, gz bool, deadline time.Time, hasDeadline bool) (*http.Response, error) {
+	// A header block read clears the header on failure: a Content-Length
+	// other than 0 (-1 chunked, -2 to the close) means the headers came,
+	// and a timeout after them cut the body short (a net.Error whose
+	// Timeout is true, as net/http's body read then fails with).
+	headers := c.resp.Header.ContentLength() != 0
+	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
+		c.release()
+		if hasDeadline && !time.Now().Before(deadline) {
+			// The context's deadline: answer with its error, as net/http
+			// does, once the context says it (its timer fires at the same
+			// instant; callers check ctx.Err()).
+			timer := time.NewTimer(100 * time.Millisecond)
+			defer timer.Stop()
+			select {
+			case <-ctx.Done():
+				return nil, &url.Error{Op: r.Method, URL: r.URL.Redacted(), Err: ctx.Err()}
+			case <-timer.C:
+			}
+			return nil, context.DeadlineExceeded
+		}
+		return nil, errHeaderTimeout
+	}
+	if headers {
+		switch {
+		case errors.Is(err, fasthttp.ErrBodyTooLarge):
+			return t.response(r, c, false, errTooLarge), nil
+		case errors.Is(err, fasthttp.ErrTimeout):
+			return t.response(r, c, gz, errBodyTimeout), nil
+		}
+		return t.response(r, c, gz, bodyError(err)), nil
+	}
+	c.release()
+	return nil, mapError(err)
+}
+
+// errHeaderTimeout is the response-header timeout's error: a net.Error
+// whose Timeout is true, as net/http's.
+var errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
+
+// errBodyTimeout ends the body of an answer whose headers came in time
+// and its body not.
+var errBodyTimeout error = timeoutError{"fasttransport: timeout reading the response body"}
+
+type timeoutError struct{ msg string }
+
+func (e timeoutError) Error() string   { return e.msg }
+func (e timeoutError) Timeout() bool   { return true }
+func (e timeoutError) Temporary() bool { return true }
+
+// errTooLarge marks a body past MaxResponseBytes (response.go).
+var errTooLarge = errors.New("fasttransport: response body larger than MaxResponseBytes")
+
+// mapError makes fasthttp's own errors say what net/http's said to
+// errors.Is: a connection closed before the first answer byte is io.EOF.
+func mapError(err error) error {
+	if errors.Is(err, fasthttp.ErrConnectionClosed) {
+		return connClosed{err}
+	}
+	return err
+}
+
+type connClosed struct{ err error }
+
+func (e connClosed) Error() string   { return e.err.Error() }
+func (e connClosed) Unwrap() []error { return []error{e.err, io.EOF} }
+
+// bodyError is the error a body read ends with after the bytes that came:
+// a broken chunk is io.ErrUnexpectedEOF, as net/http's.
+func bodyError(err error) error {
+	var bc fasthttp.ErrBrokenChunk
+	if errors.As(err, &bc) {
+		return brokenChunk{err}
+	}
+	return mapError(err)
+}
+
+type brokenChunk struct{ err error }
+
+func (e brokenChunk) Error() string   { return e.err.Error() }
+func (e brokenChunk) Unwrap() []error { return []error{e.err, io.ErrUnexpectedEOF} }
