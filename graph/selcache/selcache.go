@@ -10,8 +10,8 @@
 package selcache
 
 import (
+	"paygraph/internal/unsafeconv"
 	"sync/atomic"
-	"unsafe"
 	"weak"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -40,17 +40,17 @@ type selEntry[V any] struct {
 func selAddr(s ast.Selection) uintptr {
 	switch s := s.(type) {
 	case *ast.Field:
-		return uintptr(unsafe.Pointer(s))
+		return unsafeconv.Addr(s)
 	case *ast.InlineFragment:
-		return uintptr(unsafe.Pointer(s))
+		return unsafeconv.Addr(s)
 	case *ast.FragmentSpread:
-		return uintptr(unsafe.Pointer(s))
+		return unsafeconv.Addr(s)
 	}
 	return 0
 }
 
 func selHash(doc *ast.QueryDocument, tag string, extra uintptr, sel ast.SelectionSet) (uint64, bool) {
-	h := uint64(uintptr(unsafe.Pointer(doc)))*0x9E3779B97F4A7C15 ^ uint64(extra)
+	h := uint64(unsafeconv.Addr(doc))*0x9E3779B97F4A7C15 ^ uint64(extra)
 	for i := 0; i < len(tag); i++ {
 		h = (h ^ uint64(tag[i])) * 0x100000001B3
 	}
@@ -71,7 +71,7 @@ func (c *Cache[V]) Get(doc *ast.QueryDocument, tag string, extra *ast.Field, sel
 	if doc == nil {
 		return v, false
 	}
-	x := uintptr(unsafe.Pointer(extra))
+	x := unsafeconv.Addr(extra)
 	h, ok := selHash(doc, tag, x, sel)
 	if !ok {
 		return v, false

@@ -19,3 +19,9 @@ func String(b []byte) string {
 func TypeID(v any) uintptr {
 	return uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&v))[0])
 }
+
+// Addr is p's address, for identity only: a key that must not keep p
+// alive (the holder keeps p alive some other way, or holds it weakly).
+func Addr[T any](p *T) uintptr {
+	return uintptr(unsafe.Pointer(p))
+}
