@@ -28,7 +28,7 @@ fragment TypeRef on __Type { ` + typeRef + ` }`
 // queries outside introspection keep MAX_DEPTH, and introspection deeper
 // than its own bound is still refused.
 func TestIntrospectionDepth(t *testing.T) {
-	rig := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}})
+	rig := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}}})
 	for _, tc := range []struct {
 		name, query string
 		refused     bool
@@ -74,7 +74,7 @@ func nestedSchemaAliases(n int) string {
 // FIELD_LIMIT_EXCEEDED; what one __schema renders counts against
 // MAX_RESPONSE_BYTES like any answer.
 func TestIntrospectionBound(t *testing.T) {
-	rig := newLimitsRig(t, ServerConfig{})
+	rig := NewRig(t, RigConfig{})
 	for _, tc := range []struct {
 		name, query string
 		refused     bool
@@ -105,7 +105,7 @@ func TestIntrospectionBound(t *testing.T) {
 	t.Run("a small MAX_RESPONSE_BYTES refuses one __schema", func(t *testing.T) {
 		one := rig.post(t, nestedSchemaAliases(1), nil)
 		one.wantNoErrors(t)
-		small := newLimitsRig(t, ServerConfig{MaxResponseBytes: int64(len(one.Data)) / 2})
+		small := NewRig(t, RigConfig{Server: ServerConfig{MaxResponseBytes: int64(len(one.Data)) / 2}})
 		a := small.post(t, nestedSchemaAliases(1), nil)
 		a.wantRefused(t, errcode.ResponseTooLarge)
 		// Figure: what the 54-alias attack answered before (54 times one
