@@ -49,6 +49,7 @@ func (s *stackedREST) GetPayments(ctx context.Context, ids []string) []restclien
 // one that may make more (aliases of two ids, a checkout session with its
 // payment) goes through it.
 func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	fx := sb.Fixtures()[0]
 	other := sb.Payments(fx.Business.APIKey)[1].ID

@@ -78,6 +78,7 @@ func apqPost(tb testing.TB, r *Rig, query, hash string, creds, limited bool) ans
 // to a rate limit, for a request with credentials (apq.go); otherwise the
 // next request by hash alone is answered PERSISTED_QUERY_NOT_FOUND.
 func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
+	t.Parallel()
 	store := apqstore.NewLocal(0, 0)
 	r := NewRig(t, RigConfig{Server: ServerConfig{APQCache: store, MaxComplexity: 2, Limits: admission.QueryLimits{MaxDepth: 3},
 		Extensions: []graphql.HandlerExtension{refusingCharge{}}}})
@@ -131,6 +132,7 @@ func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 // correct hash) leave in the store: gqlgen's extension alone stored each
 // before parsing it.
 func TestAPQJunkRegistrations(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	store := apqstore.NewLocal(0, 0)
 	r := NewRig(t, RigConfig{Server: ServerConfig{APQCache: store, Extensions: []graphql.HandlerExtension{refusingCharge{}}}})

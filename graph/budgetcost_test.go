@@ -39,6 +39,7 @@ func (p *estimateProbe) InterceptResponse(ctx context.Context, next graphql.Resp
 // response), and not so many more that a documented query would be
 // refused for nothing.
 func TestEstimatesBoundWhatIsWritten(t *testing.T) {
+	t.Parallel()
 	probe := &estimateProbe{}
 	r := NewRig(t, RigConfig{Server: ServerConfig{Extensions: []graphql.HandlerExtension{probe}}})
 	sb, h := r.Sandbox, r.Handler

@@ -28,6 +28,7 @@ func nodesQuery(n int) string {
 // documented uses and refuses issue 11's starvation query before any REST
 // call.
 func TestComplexityLimit(t *testing.T) {
+	t.Parallel()
 	r := NewRig(t, RigConfig{})
 	sessions := r.Sandbox.CheckoutSessions(r.Biz.APIKey)
 	var ids []string

@@ -74,6 +74,7 @@ func cursorKeys(t testing.TB, fill ...byte) *relay.Keys {
 // send the REST API a cursor of the forger's choosing, nor, through REST
 // errors, open the shared circuit breaker.
 func TestForgedCursorsNeverReachREST(t *testing.T) {
+	t.Parallel()
 	keyA, keyB := cursorKeys(t, 0xA1), cursorKeys(t, 0xB2)
 	onKeyA, rig := serveGraphQL(t, graph.RigConfig{OverHTTP: true, Server: graph.ServerConfig{CursorKeys: keyA}})
 	sb := rig.Sandbox

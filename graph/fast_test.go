@@ -242,6 +242,7 @@ func TestFastPathPlansCached(t *testing.T) {
 // resolver, is not a plain field, but of a detail record (the root fast
 // path's tables).
 func TestFastTablesCoverThePage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		t      *fastType

@@ -19,6 +19,7 @@ import (
 // escapes. The texts hold '<', '>', '&', U+2028, quotes and control
 // characters; a query the fast paths leave to gqlgen vouches for nothing.
 func TestFastAnswerIsCompactData(t *testing.T) {
+	t.Parallel()
 	rest := newFastREST("N\"a<m>e & \u2028 \u2029 x", "weird <status>")
 	srv := NewRig(t, RigConfig{NoLoaders: true, Server: ServerConfig{MaxResponseBytes: -1}}).Handler
 	const sel = `{ id status amount { amount paisa currency } customer { name email city } createdAt }`

@@ -114,6 +114,7 @@ func TestListFastPath(t *testing.T) {
 // it; the POST transport of TestListFastPath cannot, and would leave its
 // deferred parts running).
 func TestListFastPathDeferred(t *testing.T) {
+	t.Parallel()
 	schema := NewExecutableSchema(Config{}).Schema()
 	for _, q := range []string{
 		`{ payments(first: 2) { nodes { id ... @defer { status } } } }`,
@@ -158,6 +159,7 @@ func TestListFastPathChargesAsGqlgen(t *testing.T) {
 // answers the same with the fast path on and off (the resolver's error,
 // or an address's).
 func TestListFastPathBudgetSpent(t *testing.T) {
+	t.Parallel()
 	// From a budget the connection's own plan exceeds to one the page
 	// fits, through ones where only the addresses (charged after it)
 	// exceed it.

@@ -28,6 +28,7 @@ fragment TypeRef on __Type { ` + typeRef + ` }`
 // queries outside introspection keep MAX_DEPTH, and introspection deeper
 // than its own bound is still refused.
 func TestIntrospectionDepth(t *testing.T) {
+	t.Parallel()
 	rig := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}}})
 	for _, tc := range []struct {
 		name, query string
@@ -74,6 +75,7 @@ func nestedSchemaAliases(n int) string {
 // FIELD_LIMIT_EXCEEDED; what one __schema renders counts against
 // MAX_RESPONSE_BYTES like any answer.
 func TestIntrospectionBound(t *testing.T) {
+	t.Parallel()
 	rig := NewRig(t, RigConfig{})
 	for _, tc := range []struct {
 		name, query string

@@ -15,6 +15,7 @@ import (
 // still produce many validation errors get at most admission.MaxErrors of them plus
 // a "too many errors" entry.
 func TestValidationBomb(t *testing.T) {
+	t.Parallel()
 	r := NewRig(t, RigConfig{})
 	var conflicts, unknown strings.Builder
 	conflicts.WriteString("{")
@@ -67,6 +68,7 @@ func TestValidationBomb(t *testing.T) {
 // complexity) give 500 errors at execution; the response lists admission.MaxErrors
 // and says there were more.
 func TestExecutionErrorsCapped(t *testing.T) {
+	t.Parallel()
 	r := NewRig(t, RigConfig{})
 	ids := `"x"` + strings.Repeat(`, "x"`, 99)
 	var q strings.Builder
@@ -97,6 +99,7 @@ func TestExecutionErrorsCapped(t *testing.T) {
 // limit's code), on every operation and fragment it holds, fragments
 // counted each time they are spread.
 func TestLimitsBeforeValidation(t *testing.T) {
+	t.Parallel()
 	r := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 5, MaxFields: 100}}})
 	wide := func(n int, field string) string {
 		var b strings.Builder

@@ -85,6 +85,7 @@ func (j *joinedREST) GetPayments(ctx context.Context, ids []string) []restclient
 // failed detail is null with its own error at its own path, as on the
 // resolver path; an address left out by @skip costs no call.
 func TestListJoin(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	j := &joinREST{sb: sb}
 	var jr *joinedREST

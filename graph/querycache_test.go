@@ -20,6 +20,7 @@ import (
 // (issue 11: refused documents were cached and held 795 MiB) leave it as
 // it was; a document refused for its variables is kept once it is served.
 func TestQueryCacheAdmission(t *testing.T) {
+	t.Parallel()
 	r := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 4, MaxFields: 40}}})
 	ids := make([]string, MaxNodes)
 	for i := range ids {
@@ -83,6 +84,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 // TestQueryCacheBytes: the cache stays within its bytes, evicting the
 // least recently used document, and keeps no document larger than itself.
 func TestQueryCacheBytes(t *testing.T) {
+	t.Parallel()
 	const max = 64 << 10
 	r := NewRig(t, RigConfig{Server: ServerConfig{QueryCacheBytes: max}})
 	query := func(i int) string { return fmt.Sprintf("query Q%d { a: __typename b: __typename }", i) }

@@ -49,6 +49,7 @@ func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseH
 // And with gqlgen's Exec made when the root fast path needs it only
 // (lazyQueries) as with it made at once.
 func TestResponseTailMatchesChain(t *testing.T) {
+	t.Parallel()
 	aliases := func(n int, id string) string {
 		var b strings.Builder
 		b.WriteString("{")
