@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"paygraph/graph"
@@ -141,41 +142,43 @@ func FuzzServer(f *testing.F) {
 
 // TestServerLeavesNoGoroutines: requests that fan out (nodes, sessions
 // with their payment, lists) and requests cut short by the request
-// deadline leave no goroutine behind once answered.
+// deadline leave no goroutine behind once answered. The server runs in a
+// synctest bubble: the sandbox's latency and the deadlines are on its
+// fake clock, and synctest.Wait lets every goroutine that is going to
+// end, end.
 func TestServerLeavesNoGoroutines(t *testing.T) {
-	r := newServerRig(t, time.Second, 200*time.Millisecond)
-	a := r.Sandbox.Businesses()[0]
-	var ids []string
-	for _, p := range r.Sandbox.Payments(a.APIKey)[:40] {
-		ids = append(ids, `"`+p.ID+`"`)
-	}
-	ref := r.Sandbox.CheckoutSessions(a.APIKey)[0].Reference
-	queries := []string{
-		`{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id ... on Payment { customer { address } } } }`,
-		`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
-	}
-	creds, client := gqltest.Headers(a.APIKey, a.APISecret), r.Client()
-	base := runtime.NumGoroutine()
-	run := func() {
-		var wg sync.WaitGroup
-		for i := range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				client.Post(t, creds, queries[i%len(queries)], nil)
-			}()
+	synctest.Test(t, func(t *testing.T) {
+		r := newServerRig(t, time.Second, 200*time.Millisecond)
+		a := r.Sandbox.Businesses()[0]
+		var ids []string
+		for _, p := range r.Sandbox.Payments(a.APIKey)[:40] {
+			ids = append(ids, `"`+p.ID+`"`)
 		}
-		wg.Wait()
-	}
-	run()
-	r.Sandbox.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
-	run()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > base {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
-	}
+		ref := r.Sandbox.CheckoutSessions(a.APIKey)[0].Reference
+		queries := []string{
+			`{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id ... on Payment { customer { address } } } }`,
+			`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
+		}
+		creds, client := gqltest.Headers(a.APIKey, a.APISecret), r.Client()
+		base := runtime.NumGoroutine()
+		run := func() {
+			var wg sync.WaitGroup
+			for i := range 20 {
+				wg.Go(func() { client.Post(t, creds, queries[i%len(queries)], nil) })
+			}
+			wg.Wait()
+		}
+		run()
+		r.Sandbox.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
+		start := time.Now()
+		run()
+		if took := time.Since(start); took != 200*time.Millisecond {
+			t.Fatalf("the requests took %s on the bubble's clock, want their 200ms deadline", took)
+		}
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
+		}
+	})
 }
