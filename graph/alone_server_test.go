@@ -69,6 +69,7 @@ func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
 		{"checkout session with its payment", `query($id: String!) { checkoutSession(id: $id) { payment { id } } }`, map[string]any{"id": fx.CheckoutSessionID}, "batched"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			var rest *stackedREST
 			h, _ := serveGraphQL(t, graph.RigConfig{Sandbox: sb, OverHTTP: true, WrapREST: func(rc *restclient.Client) graph.REST {
 				rest = &stackedREST{Client: rc}

@@ -169,7 +169,10 @@ func TestListFastPathBudgetSpent(t *testing.T) {
 			`{ payments(first: 3) { nodes { id customer { name address } } } }`,
 			`{ payments(first: 3) { edges { cursor node { id status createdAt updatedAt customer { address } } } } }`,
 		} {
-			t.Run(fmt.Sprintf("%d bytes, query %d", max, i), func(t *testing.T) { p.compare(t, q, nil) })
+			t.Run(fmt.Sprintf("%d bytes, query %d", max, i), func(t *testing.T) {
+				t.Parallel()
+				p.compare(t, q, nil)
+			})
 		}
 	}
 }

@@ -42,6 +42,7 @@ func TestIntrospectionDepth(t *testing.T) {
 		{"__type past its own bound", `{ __type(name: "Payment") { ` + strings.Repeat("ofType { ", 40) + "name" + strings.Repeat(" }", 40) + ` } }`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
 				a.wantRefused(t, errcode.DepthLimit)
@@ -89,6 +90,7 @@ func TestIntrospectionBound(t *testing.T) {
 		{"__schema and __type together are served", `{ __schema { queryType { name } } __type(name: "Payment") { name } }`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
 				a.wantRefused(t, errcode.FieldLimit)
