@@ -3,7 +3,6 @@ package graph_test
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -50,13 +49,8 @@ func (s *stackedREST) GetPayments(ctx context.Context, ids []string) []restclien
 // one that may make more (aliases of two ids, a checkout session with its
 // payment) goes through it.
 func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	rc, err := restclient.New(restclient.Config{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
 	fx := sb.Fixtures()[0]
 	other := sb.Payments(fx.Business.APIKey)[1].ID
 	for _, tc := range []struct {
@@ -75,8 +69,13 @@ func TestOperationOfOneCallSkipsTheLoader(t *testing.T) {
 		{"checkout session with its payment", `query($id: String!) { checkoutSession(id: $id) { payment { id } } }`, map[string]any{"id": fx.CheckoutSessionID}, "batched"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rest := &stackedREST{Client: rc}
-			ans, _ := gqlPost(t, serveGraphQL(rest, graph.ServerConfig{}), fx.Business, tc.query, tc.vars)
+			t.Parallel()
+			var rest *stackedREST
+			h, _ := serveGraphQL(t, graph.RigConfig{Sandbox: sb, OverHTTP: true, WrapREST: func(rc *restclient.Client) graph.REST {
+				rest = &stackedREST{Client: rc}
+				return rest
+			}})
+			ans, _ := gqlPost(t, h, fx.Business, tc.query, tc.vars)
 			if len(ans.Errors) > 0 || !strings.Contains(string(ans.Data), `"pay_`) {
 				t.Fatalf("answer %s %+v", ans.Data, ans.Errors)
 			}

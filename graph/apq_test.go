@@ -48,7 +48,7 @@ func apqHash(q string) string {
 // apqPost sends query (none when "") with its persistedQuery hash: with
 // the sandbox merchant's pair when creds, and charged to a refusing rate
 // limit when limited.
-func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited bool) answer {
+func apqPost(tb testing.TB, r *Rig, query, hash string, creds, limited bool) answer {
 	tb.Helper()
 	body := map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}}
 	if query != "" {
@@ -58,14 +58,14 @@ func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited boo
 	req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(string(b)))
 	req.Header.Set("Content-Type", "application/json")
 	if creds {
-		req.Header.Set("x-api-key", r.biz.APIKey)
-		req.Header.Set("x-api-secret", r.biz.APISecret)
+		req.Header.Set("x-api-key", r.Biz.APIKey)
+		req.Header.Set("x-api-secret", r.Biz.APISecret)
 	}
 	if limited {
 		req = req.WithContext(context.WithValue(req.Context(), limitedKey{}, true))
 	}
 	rec := httptest.NewRecorder()
-	r.h.ServeHTTP(rec, req)
+	r.Handler.ServeHTTP(rec, req)
 	a := answer{status: rec.Code, body: rec.Body.Bytes()}
 	if err := json.Unmarshal(a.body, &a); err != nil {
 		tb.Fatalf("status %d, answer is not JSON: %.300s", a.status, a.body)
@@ -78,10 +78,11 @@ func apqPost(tb testing.TB, r *limitsRig, query, hash string, creds, limited boo
 // to a rate limit, for a request with credentials (apq.go); otherwise the
 // next request by hash alone is answered PERSISTED_QUERY_NOT_FOUND.
 func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
+	t.Parallel()
 	store := apqstore.NewLocal(0, 0)
-	r := newLimitsRig(t, ServerConfig{APQCache: store, MaxComplexity: 2, Limits: admission.QueryLimits{MaxDepth: 3},
-		Extensions: []graphql.HandlerExtension{refusingCharge{}}})
-	pay := r.sb.Payments(r.biz.APIKey)[0].ID
+	r := NewRig(t, RigConfig{Server: ServerConfig{APQCache: store, MaxComplexity: 2, Limits: admission.QueryLimits{MaxDepth: 3},
+		Extensions: []graphql.HandlerExtension{refusingCharge{}}}})
+	pay := r.Sandbox.Payments(r.Biz.APIKey)[0].ID
 	for _, c := range []struct {
 		name    string
 		query   string
@@ -131,9 +132,10 @@ func TestAPQRegistersOnlyAcceptedQueries(t *testing.T) {
 // correct hash) leave in the store: gqlgen's extension alone stored each
 // before parsing it.
 func TestAPQJunkRegistrations(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	store := apqstore.NewLocal(0, 0)
-	r := newLimitsRig(t, ServerConfig{APQCache: store, Extensions: []graphql.HandlerExtension{refusingCharge{}}})
+	r := NewRig(t, RigConfig{Server: ServerConfig{APQCache: store, Extensions: []graphql.HandlerExtension{refusingCharge{}}}})
 	for _, creds := range []bool{false, true} {
 		for i := range n {
 			q := fmt.Sprintf("junk %d %s", i, strings.Repeat("x", 32000-12))
@@ -145,7 +147,7 @@ func TestAPQJunkRegistrations(t *testing.T) {
 	plain := handler.New(NewExecutableSchema(Config{Resolvers: &Resolver{}}))
 	plain.AddTransport(transport.POST{})
 	plain.Use(extension.AutomaticPersistedQuery{Cache: before})
-	rb := &limitsRig{h: withCallerPair(plain), biz: r.biz}
+	rb := &Rig{Handler: withCallerPair(plain), Biz: r.Biz}
 	for i := range n {
 		q := fmt.Sprintf("junk %d %s", i, strings.Repeat("x", 32000-12))
 		apqPost(t, rb, q, apqHash(q), false, false)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +13,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"paygraph/restclient"
-	"paygraph/sandbox"
 )
 
 // estimateProbe records, per response, the bytes the resolvers charged
@@ -41,17 +39,10 @@ func (p *estimateProbe) InterceptResponse(ctx context.Context, next graphql.Resp
 // response), and not so many more that a documented query would be
 // refused for nothing.
 func TestEstimatesBoundWhatIsWritten(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
-	srv := httptest.NewServer(sb)
-	t.Cleanup(srv.Close)
-	rc, err := restclient.New(restclient.Config{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Parallel()
 	probe := &estimateProbe{}
-	gql, _ := newServer(ServerConfig{Extensions: []graphql.HandlerExtension{probe}})
-	gql.AddTransport(transport.POST{})
-	h := withCallerPair(LoadersMiddleware(rc, nil)(gql))
+	r := NewRig(t, RigConfig{Server: ServerConfig{Extensions: []graphql.HandlerExtension{probe}}})
+	sb, h := r.Sandbox, r.Handler
 	biz := sb.Businesses()[0]
 	pay := sb.Payments(biz.APIKey)
 	link := sb.PaymentLinks(biz.APIKey)[0]

@@ -28,10 +28,11 @@ func nodesQuery(n int) string {
 // documented uses and refuses issue 11's starvation query before any REST
 // call.
 func TestComplexityLimit(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{})
-	sessions := r.sb.CheckoutSessions(r.biz.APIKey)
+	t.Parallel()
+	r := NewRig(t, RigConfig{})
+	sessions := r.Sandbox.CheckoutSessions(r.Biz.APIKey)
 	var ids []string
-	for _, p := range r.sb.Payments(r.biz.APIKey) {
+	for _, p := range r.Sandbox.Payments(r.Biz.APIKey) {
 		ids = append(ids, p.ID)
 	}
 	if len(ids) < 100 {
@@ -51,10 +52,10 @@ func TestComplexityLimit(t *testing.T) {
 	}
 
 	t.Run("49 aliases of nodes(100 ids) are refused", func(t *testing.T) {
-		r.sb.ResetCalls()
+		r.Sandbox.ResetCalls()
 		a := r.post(t, nodesQuery(49), map[string]any{"ids": ids})
 		a.wantRefused(t, errcode.ComplexityLimit)
-		if n := r.sb.CallCount(""); n != 0 {
+		if n := r.Sandbox.CallCount(""); n != 0 {
 			t.Errorf("%d REST calls", n)
 		}
 	})

@@ -74,19 +74,16 @@ func cursorKeys(t testing.TB, fill ...byte) *relay.Keys {
 // send the REST API a cursor of the forger's choosing, nor, through REST
 // errors, open the shared circuit breaker.
 func TestForgedCursorsNeverReachREST(t *testing.T) {
-	sb := sandbox.New(sandbox.Options{})
-	rest := httptest.NewServer(sb)
-	t.Cleanup(rest.Close)
-	rc, err := restclient.New(restclient.Config{BaseURL: rest.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, b := sb.Businesses()[0], sb.Businesses()[1]
+	t.Parallel()
 	keyA, keyB := cursorKeys(t, 0xA1), cursorKeys(t, 0xB2)
-	handler := func(k *relay.Keys) http.Handler {
-		return serveGraphQL(rc, graph.ServerConfig{CursorKeys: k})
+	onKeyA, rig := serveGraphQL(t, graph.RigConfig{OverHTTP: true, Server: graph.ServerConfig{CursorKeys: keyA}})
+	sb := rig.Sandbox
+	a, b := sb.Businesses()[0], sb.Businesses()[1]
+	handler := func(k *relay.Keys) http.Handler { // sharing onKeyA's REST client and its circuit breaker
+		h, _ := serveGraphQL(t, graph.RigConfig{REST: rig.REST, Sandbox: sb, Server: graph.ServerConfig{CursorKeys: k}})
+		return h
 	}
-	onKeyA, onKeyB, rotated := handler(keyA), handler(keyB), handler(cursorKeys(t, 0xB2, 0xA1))
+	onKeyB, rotated := handler(keyB), handler(cursorKeys(t, 0xB2, 0xA1))
 
 	const page = `query($after: String) { payments(first: 3, after: $after) { nodes { id } pageInfo { endCursor } } }`
 	var first struct {

@@ -15,6 +15,7 @@ import (
 // The level of a request: its token's, full for the two headers, each
 // lowered to CUSTOMER_DATA_MAX.
 func TestCustomerDataOf(t *testing.T) {
+	t.Parallel()
 	payment, _ := sessiontoken.OnePayment("pay_1")
 	for _, tc := range []struct {
 		name  string
@@ -50,6 +51,7 @@ func TestCustomerDataOf(t *testing.T) {
 // that scopeFrom, customerDataOf, maskedPathsFrom and liveEventsFrom
 // read from the context without them.
 func TestCallerFactsMatchContext(t *testing.T) {
+	t.Parallel()
 	payment, _ := sessiontoken.OnePayment("pay_1")
 	for _, tc := range []struct {
 		name  string

@@ -2,16 +2,12 @@ package graph
 
 import (
 	"context"
-	"net/http"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/google/go-cmp/cmp"
-
-	"paygraph/restclient"
 )
 
 // fieldRecorder is a field interceptor that records the path of every
@@ -56,13 +52,8 @@ func TestFieldInterceptorFastPath(t *testing.T) {
 		`{ a: payment(id: "pay_a") { id customer { address city } } b: payment(id: "pay_b") { amount { amount } } }`,
 	}
 	serve := func(t *testing.T, ext graphql.HandlerExtension, noFast bool, seen *[]string) ([]string, int64) {
-		srv, _ := newServer(ServerConfig{noFastPath: noFast, MaxResponseBytes: -1, Extensions: []graphql.HandlerExtension{ext}})
-		srv.AddTransport(transport.POST{})
-		inner := LoadersMiddleware(rest, nil)(srv)
-		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
-			inner.ServeHTTP(w, r.WithContext(ctx))
-		})
+		h := NewRig(t, RigConfig{REST: rest, NoFastPath: noFast,
+			Server: ServerConfig{MaxResponseBytes: -1, Extensions: []graphql.HandlerExtension{ext}}}).Handler
 		var answers []string
 		before := fastCompiled.Load()
 		for _, q := range queries {

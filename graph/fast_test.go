@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-
 	"paygraph/restclient"
 )
 
@@ -70,23 +68,24 @@ func (f *fastREST) GetCheckoutSession(ctx context.Context, idOrRef string) (*res
 // with gqlgen's executor for every object.
 type fastPair struct{ fast, slow http.Handler }
 
-func newFastPair(rest REST) fastPair {
-	h := func(noFast bool) http.Handler {
-		srv, _ := newServer(ServerConfig{noFastPath: noFast, MaxResponseBytes: -1})
-		srv.AddTransport(transport.POST{})
-		inner := LoadersMiddleware(rest, nil)(srv)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
-			inner.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-	return fastPair{fast: h(false), slow: h(true)}
+func newFastPair(t testing.TB, rest REST) fastPair {
+	return fastPairConfig(t, RigConfig{REST: rest, Server: ServerConfig{MaxResponseBytes: -1}})
+}
+
+// fastPairConfig is the server cfg configures twice: with the fast path
+// and without.
+func fastPairConfig(t testing.TB, cfg RigConfig) fastPair {
+	fast := NewRig(t, cfg)
+	cfg.NoFastPath = true
+	return fastPair{fast: fast.Handler, slow: NewRig(t, cfg).Handler}
 }
 
 func (p fastPair) post(h http.Handler, query string, vars map[string]any) []byte {
 	body, _ := json.Marshal(map[string]any{"query": query, "variables": vars})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(restclient.HeaderAPIKey, "ak_test_x")
+	req.Header.Set(restclient.HeaderAPISecret, "sk_test_y")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return append([]byte(rec.Result().Status+"\n"), rec.Body.Bytes()...)
@@ -144,7 +143,7 @@ func validationFailed(answer []byte) bool {
 // bytes with and without it.
 func TestFastPathMatchesGqlgen(t *testing.T) {
 	rest := newFastREST("N\"a\\m\u2028e\x00\x7f", "weird status")
-	p := newFastPair(rest)
+	p := newFastPair(t, rest)
 	const all = `id status amount { amount paisa currency } transactionId paymentMethod customer { name email phone city } createdAt updatedAt`
 	for _, tc := range []struct {
 		name, query string
@@ -205,7 +204,7 @@ func FuzzFastPathMatchesGqlgen(f *testing.F) {
 		f.Add(q, "Padma \"Tea\"\n", "SUCCEEDED")
 	}
 	rest := &fastREST{}
-	p := newFastPair(rest)
+	p := newFastPair(f, rest)
 	f.Fuzz(func(t *testing.T, query, name, status string) {
 		if len(query) > 4096 || strings.Count(query, "{") > 64 {
 			t.Skip()
@@ -219,7 +218,7 @@ func FuzzFastPathMatchesGqlgen(f *testing.F) {
 // first request only, 20 aliases' worth of them too (they share the
 // cache's buckets without evicting each other).
 func TestFastPathPlansCached(t *testing.T) {
-	p := newFastPair(newFastREST("n", "SUCCEEDED"))
+	p := newFastPair(t, newFastREST("n", "SUCCEEDED"))
 	var q strings.Builder
 	q.WriteString("{")
 	for i := range 20 {
@@ -243,6 +242,7 @@ func TestFastPathPlansCached(t *testing.T) {
 // resolver, is not a plain field, but of a detail record (the root fast
 // path's tables).
 func TestFastTablesCoverThePage(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		t      *fastType

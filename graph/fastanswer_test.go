@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/99designs/gqlgen/graphql/handler/transport"
-
 	"paygraph/graph/loaders"
 	"paygraph/restclient"
 )
@@ -21,9 +19,9 @@ import (
 // escapes. The texts hold '<', '>', '&', U+2028, quotes and control
 // characters; a query the fast paths leave to gqlgen vouches for nothing.
 func TestFastAnswerIsCompactData(t *testing.T) {
+	t.Parallel()
 	rest := newFastREST("N\"a<m>e & \u2028 \u2029 x", "weird <status>")
-	srv, _ := newServer(ServerConfig{MaxResponseBytes: -1})
-	srv.AddTransport(transport.POST{})
+	srv := NewRig(t, RigConfig{NoLoaders: true, Server: ServerConfig{MaxResponseBytes: -1}}).Handler
 	const sel = `{ id status amount { amount paisa currency } customer { name email city } createdAt }`
 	for _, tc := range []struct {
 		name, query string
@@ -41,6 +39,8 @@ func TestFastAnswerIsCompactData(t *testing.T) {
 			body, _ := json.Marshal(map[string]any{"query": tc.query})
 			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set(restclient.HeaderAPIKey, "ak_test_x")
+			req.Header.Set(restclient.HeaderAPISecret, "sk_test_y")
 			ctx := restclient.WithCredentials(loaders.With(req.Context(), l), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req.WithContext(ctx))

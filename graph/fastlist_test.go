@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2"
 
 	"paygraph/restclient"
@@ -43,7 +42,7 @@ func (c *callCountingREST) GetPayment(ctx context.Context, id string) (*restclie
 // addresses, then pay_gone, whose detail is NOT_FOUND.
 func TestListFastPath(t *testing.T) {
 	rest := &callCountingREST{fastREST: newFastREST("N\"a\\m\u2028e", "weird status")}
-	p := newFastPair(rest)
+	p := newFastPair(t, rest)
 	const item = `id status amount { amount paisa currency } transactionId paymentMethod customer { name email phone city } createdAt updatedAt`
 	// The end cursor of the first two payments, for after:.
 	first := p.post(p.fast, `{ payments(first: 2) { pageInfo { endCursor } } }`, nil)
@@ -115,6 +114,7 @@ func TestListFastPath(t *testing.T) {
 // it; the POST transport of TestListFastPath cannot, and would leave its
 // deferred parts running).
 func TestListFastPathDeferred(t *testing.T) {
+	t.Parallel()
 	schema := NewExecutableSchema(Config{}).Schema()
 	for _, q := range []string{
 		`{ payments(first: 2) { nodes { id ... @defer { status } } } }`,
@@ -159,32 +159,22 @@ func TestListFastPathChargesAsGqlgen(t *testing.T) {
 // answers the same with the fast path on and off (the resolver's error,
 // or an address's).
 func TestListFastPathBudgetSpent(t *testing.T) {
+	t.Parallel()
 	// From a budget the connection's own plan exceeds to one the page
 	// fits, through ones where only the addresses (charged after it)
 	// exceed it.
 	for max := 300; max < 1000; max += 7 {
-		p := fastPairBudget(newFastREST("Padma", "SUCCEEDED"), max)
+		p := fastPairConfig(t, RigConfig{REST: newFastREST("Padma", "SUCCEEDED"), Server: ServerConfig{MaxResponseBytes: int64(max)}})
 		for i, q := range []string{
 			`{ payments(first: 3) { nodes { id customer { name address } } } }`,
 			`{ payments(first: 3) { edges { cursor node { id status createdAt updatedAt customer { address } } } } }`,
 		} {
-			t.Run(fmt.Sprintf("%d bytes, query %d", max, i), func(t *testing.T) { p.compare(t, q, nil) })
+			t.Run(fmt.Sprintf("%d bytes, query %d", max, i), func(t *testing.T) {
+				t.Parallel()
+				p.compare(t, q, nil)
+			})
 		}
 	}
-}
-
-// fastPairBudget is newFastPair with a response budget of max bytes.
-func fastPairBudget(rest REST, max int) fastPair {
-	h := func(noFast bool) http.Handler {
-		srv, _ := newServer(ServerConfig{noFastPath: noFast, MaxResponseBytes: int64(max)})
-		srv.AddTransport(transport.POST{})
-		inner := LoadersMiddleware(rest, nil)(srv)
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
-			inner.ServeHTTP(w, r.WithContext(ctx))
-		})
-	}
-	return fastPair{fast: h(false), slow: h(true)}
 }
 
 // chargedBy answers query with the fast path on (noFast false) or off,
@@ -193,14 +183,14 @@ func fastPairBudget(rest REST, max int) fastPair {
 func chargedBy(t *testing.T, noFast bool, query string) (charged int, answered bool) {
 	t.Helper()
 	probe := &estimateProbe{}
-	srv, _ := newServer(ServerConfig{noFastPath: noFast, Extensions: []graphql.HandlerExtension{probe}})
-	srv.AddTransport(transport.POST{})
-	h := LoadersMiddleware(newFastREST("Padma", "SUCCEEDED"), nil)(srv)
+	r := NewRig(t, RigConfig{REST: newFastREST("Padma", "SUCCEEDED"), NoFastPath: noFast,
+		Server: ServerConfig{Extensions: []graphql.HandlerExtension{probe}}})
 	body, _ := json.Marshal(map[string]any{"query": query})
 	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
-	req = req.WithContext(restclient.WithCredentials(req.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"}))
+	req.Header.Set(restclient.HeaderAPIKey, "ak_test_x")
+	req.Header.Set(restclient.HeaderAPISecret, "sk_test_y")
 	before := rootAnswered.Load()
-	h.ServeHTTP(httptest.NewRecorder(), req)
+	r.Handler.ServeHTTP(httptest.NewRecorder(), req)
 	return probe.charged, rootAnswered.Load() > before
 }

@@ -2,79 +2,37 @@ package graph_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"paygraph/graph/errcode"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"paygraph/graph"
 	"paygraph/graph/admission"
 	"paygraph/internal/gqltest"
-	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
-// inProcess serves HTTP requests from a handler without a network, so
-// that a fuzz execution costs microseconds.
-type inProcess struct{ h http.Handler }
-
-func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.h.ServeHTTP(rec, r)
-	return rec.Result(), nil
-}
-
-// serverRig is the GraphQL server (NewServer, with gqlgen's own POST and
-// GET transports: the edge's are gqlhttp's) behind LoadersMiddleware, in
-// front of the sandbox, both in process; tests speak to it with gqltest.
-type serverRig struct {
-	sb     *sandbox.Server
-	client *gqltest.Client
-	logs   *testenv.LockedBuffer
-}
-
-// newServerRig builds the rig; a timeout above zero is every request's
-// deadline (the edge's gqlhttp.Deadline, here).
-func newServerRig(tb testing.TB, restTimeout, timeout time.Duration) *serverRig {
+// newServerRig is the GraphQL server with gqlgen's own POST and GET
+// transports (the edge's are gqlhttp's) in front of the sandbox, both in
+// process: REST calls time out after restTimeout, at most 16 in flight and
+// 4 per request; a timeout above zero is every request's deadline (the
+// edge's gqlhttp.Deadline, here). Tests speak to it with gqltest.
+func newServerRig(tb testing.TB, restTimeout, timeout time.Duration) *graph.Rig {
 	tb.Helper()
-	sb := sandbox.New(sandbox.Options{})
-	rc, err := restclient.New(restclient.Config{BaseURL: "http://sandbox.invalid", HTTPClient: &http.Client{Transport: inProcess{sb}},
-		Timeout: restTimeout, Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	logs := &testenv.LockedBuffer{}
-	srv := graph.NewServer(graph.ServerConfig{
-		Limits: admission.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768},
-		Logger: slog.New(slog.NewTextHandler(logs, nil)),
+	return graph.NewRig(tb, graph.RigConfig{
+		Server:       graph.ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15, MaxFields: 1000, MaxQueryLength: 32768}},
+		RESTConfig:   restclient.Config{Timeout: restTimeout, Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 16})},
+		RequestLimit: 4,
+		Deadline:     timeout,
 	})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
-	h := graph.LoadersMiddleware(rc, nil)(srv)
-	scoped := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{
-			APIKey: r.Header.Get(restclient.HeaderAPIKey), APISecret: r.Header.Get(restclient.HeaderAPISecret)})
-		ctx = restclient.WithRequestLimit(ctx, 4)
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		h.ServeHTTP(w, r.WithContext(ctx))
-	})
-	return &serverRig{sb: sb, logs: logs,
-		client: &gqltest.Client{URL: "http://gateway.invalid", HTTP: &http.Client{Transport: inProcess{scoped}}}}
 }
 
 var fzValidID = func(id string) bool {
@@ -99,21 +57,21 @@ var fzValidID = func(id string) bool {
 // and methods of every kind, gqlhttp's FuzzHandler covers.)
 func FuzzServer(f *testing.F) {
 	r := newServerRig(f, 0, 5*time.Second)
-	biz := r.sb.Businesses()
+	biz := r.Sandbox.Businesses()
 	a, b := biz[0], biz[1]
 	var bIDs []string
-	for _, p := range r.sb.Payments(b.APIKey) {
+	for _, p := range r.Sandbox.Payments(b.APIKey) {
 		bIDs = append(bIDs, p.ID)
 	}
-	for _, l := range r.sb.PaymentLinks(b.APIKey) {
+	for _, l := range r.Sandbox.PaymentLinks(b.APIKey) {
 		bIDs = append(bIDs, l.ID)
 	}
-	for _, s := range r.sb.CheckoutSessions(b.APIKey) {
+	for _, s := range r.Sandbox.CheckoutSessions(b.APIKey) {
 		bIDs = append(bIDs, s.Reference)
 	}
-	aPay := r.sb.Payments(a.APIKey)[0].ID
-	aLink := r.sb.PaymentLinks(a.APIKey)[0].ID
-	aRef := r.sb.CheckoutSessions(a.APIKey)[0].Reference
+	aPay := r.Sandbox.Payments(a.APIKey)[0].ID
+	aLink := r.Sandbox.PaymentLinks(a.APIKey)[0].ID
+	aRef := r.Sandbox.CheckoutSessions(a.APIKey)[0].Reference
 	for _, q := range []string{
 		`{ payments(first: 3) { edges { cursor node { id amount { amount paisa } } } pageInfo { hasNextPage endCursor } } }`,
 		`{ payment(id: "` + aPay + `") { id status customer { address } } }`,
@@ -126,23 +84,23 @@ func FuzzServer(f *testing.F) {
 		`{ a: payments(first: 100) { nodes { id } } b: payments(first: 100) { nodes { id } } }`,
 		`{ payments(first: 2147483648) { nodes { id } } }`,
 		`query { ...A } fragment A on Query { ...A }`,
-		`{ payment(id: "` + r.sb.Payments(b.APIKey)[0].ID + `") { id } }`,
+		`{ payment(id: "` + r.Sandbox.Payments(b.APIKey)[0].ID + `") { id } }`,
 		`{`, ``, "\x00", `mutation { x }`, `subscription { x }`,
 	} {
 		f.Add(false, q)
 		f.Add(true, q)
 	}
-	creds := gqltest.Headers(a.APIKey, a.APISecret)
+	creds, client := gqltest.Headers(a.APIKey, a.APISecret), r.Client()
 	f.Fuzz(func(t *testing.T, get bool, query string) {
-		r.sb.ResetCalls()
+		r.Sandbox.ResetCalls()
 		var resp *gqltest.Response
 		if get {
-			resp = r.client.Do(t, http.MethodGet, "/graphql?"+url.Values{"query": {query}}.Encode(), creds, nil)
+			resp = client.Do(t, http.MethodGet, "/graphql?"+url.Values{"query": {query}}.Encode(), creds, nil)
 		} else {
 			body, _ := json.Marshal(map[string]string{"query": query})
-			resp = r.client.Do(t, http.MethodPost, "/graphql", creds, body)
+			resp = client.Do(t, http.MethodPost, "/graphql", creds, body)
 		}
-		if l := r.logs.String(); strings.Contains(l, "panic") {
+		if l := r.Logs.String(); strings.Contains(l, "panic") {
 			t.Fatalf("get %v query %q: the server recovered a panic: %s", get, query, l)
 		}
 		if resp.Status >= 500 {
@@ -167,7 +125,7 @@ func FuzzServer(f *testing.F) {
 				t.Fatalf("get %v query %q: answer shows business B's %s: %s", get, query, id, resp.Raw)
 			}
 		}
-		for _, c := range r.sb.Calls() {
+		for _, c := range r.Sandbox.Calls() {
 			if c.Method != http.MethodGet || c.Route == "" || c.APIKey != a.APIKey || c.APISecret != a.APISecret {
 				t.Fatalf("get %v query %q: REST call %+v", get, query, c)
 			}
@@ -184,41 +142,43 @@ func FuzzServer(f *testing.F) {
 
 // TestServerLeavesNoGoroutines: requests that fan out (nodes, sessions
 // with their payment, lists) and requests cut short by the request
-// deadline leave no goroutine behind once answered.
+// deadline leave no goroutine behind once answered. The server runs in a
+// synctest bubble: the sandbox's latency and the deadlines are on its
+// fake clock, and synctest.Wait lets every goroutine that is going to
+// end, end.
 func TestServerLeavesNoGoroutines(t *testing.T) {
-	r := newServerRig(t, time.Second, 200*time.Millisecond)
-	a := r.sb.Businesses()[0]
-	var ids []string
-	for _, p := range r.sb.Payments(a.APIKey)[:40] {
-		ids = append(ids, `"`+p.ID+`"`)
-	}
-	ref := r.sb.CheckoutSessions(a.APIKey)[0].Reference
-	queries := []string{
-		`{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id ... on Payment { customer { address } } } }`,
-		`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
-	}
-	creds := gqltest.Headers(a.APIKey, a.APISecret)
-	base := runtime.NumGoroutine()
-	run := func() {
-		var wg sync.WaitGroup
-		for i := range 20 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r.client.Post(t, creds, queries[i%len(queries)], nil)
-			}()
+	synctest.Test(t, func(t *testing.T) {
+		r := newServerRig(t, time.Second, 200*time.Millisecond)
+		a := r.Sandbox.Businesses()[0]
+		var ids []string
+		for _, p := range r.Sandbox.Payments(a.APIKey)[:40] {
+			ids = append(ids, `"`+p.ID+`"`)
 		}
-		wg.Wait()
-	}
-	run()
-	r.sb.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
-	run()
-	deadline := time.Now().Add(5 * time.Second)
-	for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
-	if n := runtime.NumGoroutine(); n > base {
-		buf := make([]byte, 1<<20)
-		t.Fatalf("%d goroutines before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
-	}
+		ref := r.Sandbox.CheckoutSessions(a.APIKey)[0].Reference
+		queries := []string{
+			`{ nodes(ids: [` + strings.Join(ids, ",") + `]) { id ... on Payment { customer { address } } } }`,
+			`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
+		}
+		creds, client := gqltest.Headers(a.APIKey, a.APISecret), r.Client()
+		base := runtime.NumGoroutine()
+		run := func() {
+			var wg sync.WaitGroup
+			for i := range 20 {
+				wg.Go(func() { client.Post(t, creds, queries[i%len(queries)], nil) })
+			}
+			wg.Wait()
+		}
+		run()
+		r.Sandbox.SetLatency(300 * time.Millisecond) // every request now hits its 200ms deadline
+		start := time.Now()
+		run()
+		if took := time.Since(start); took != 200*time.Millisecond {
+			t.Fatalf("the requests took %s on the bubble's clock, want their 200ms deadline", took)
+		}
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
+		}
+	})
 }

@@ -17,7 +17,7 @@ func bomb(n int) string {
 // BenchmarkValidationBomb serves issue 11's bomb (1,450 copies, 29 KB of
 // query) through the handler: before, 20 s and a 252 MB answer.
 func BenchmarkValidationBomb(b *testing.B) {
-	r := newLimitsRig(b, ServerConfig{})
+	r := NewRig(b, RigConfig{})
 	q := bomb(1450)
 	b.ReportAllocs()
 	var a answer

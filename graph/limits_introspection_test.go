@@ -28,7 +28,8 @@ fragment TypeRef on __Type { ` + typeRef + ` }`
 // queries outside introspection keep MAX_DEPTH, and introspection deeper
 // than its own bound is still refused.
 func TestIntrospectionDepth(t *testing.T) {
-	rig := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}})
+	t.Parallel()
+	rig := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 15}}})
 	for _, tc := range []struct {
 		name, query string
 		refused     bool
@@ -41,6 +42,7 @@ func TestIntrospectionDepth(t *testing.T) {
 		{"__type past its own bound", `{ __type(name: "Payment") { ` + strings.Repeat("ofType { ", 40) + "name" + strings.Repeat(" }", 40) + ` } }`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
 				a.wantRefused(t, errcode.DepthLimit)
@@ -74,7 +76,8 @@ func nestedSchemaAliases(n int) string {
 // FIELD_LIMIT_EXCEEDED; what one __schema renders counts against
 // MAX_RESPONSE_BYTES like any answer.
 func TestIntrospectionBound(t *testing.T) {
-	rig := newLimitsRig(t, ServerConfig{})
+	t.Parallel()
+	rig := NewRig(t, RigConfig{})
 	for _, tc := range []struct {
 		name, query string
 		refused     bool
@@ -87,6 +90,7 @@ func TestIntrospectionBound(t *testing.T) {
 		{"__schema and __type together are served", `{ __schema { queryType { name } } __type(name: "Payment") { name } }`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			a := rig.post(t, tc.query, nil)
 			if tc.refused {
 				a.wantRefused(t, errcode.FieldLimit)
@@ -105,7 +109,7 @@ func TestIntrospectionBound(t *testing.T) {
 	t.Run("a small MAX_RESPONSE_BYTES refuses one __schema", func(t *testing.T) {
 		one := rig.post(t, nestedSchemaAliases(1), nil)
 		one.wantNoErrors(t)
-		small := newLimitsRig(t, ServerConfig{MaxResponseBytes: int64(len(one.Data)) / 2})
+		small := NewRig(t, RigConfig{Server: ServerConfig{MaxResponseBytes: int64(len(one.Data)) / 2}})
 		a := small.post(t, nestedSchemaAliases(1), nil)
 		a.wantRefused(t, errcode.ResponseTooLarge)
 		// Figure: what the 54-alias attack answered before (54 times one

@@ -15,7 +15,8 @@ import (
 // still produce many validation errors get at most admission.MaxErrors of them plus
 // a "too many errors" entry.
 func TestValidationBomb(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{})
+	t.Parallel()
+	r := NewRig(t, RigConfig{})
 	var conflicts, unknown strings.Builder
 	conflicts.WriteString("{")
 	for i := range admission.MaxSameResponseName {
@@ -38,7 +39,7 @@ func TestValidationBomb(t *testing.T) {
 	} {
 		for _, method := range []string{"POST", "GET"} {
 			t.Run(tc.name+" over "+method, func(t *testing.T) {
-				r.sb.ResetCalls()
+				r.Sandbox.ResetCalls()
 				a := r.post
 				if method == "GET" {
 					a = func(tb testing.TB, q string, _ map[string]any) answer { return r.get(tb, q) }
@@ -54,7 +55,7 @@ func TestValidationBomb(t *testing.T) {
 				if len(got.body) >= 64<<10 {
 					t.Errorf("body is %d bytes", len(got.body))
 				}
-				if n := r.sb.CallCount(""); n != 0 {
+				if n := r.Sandbox.CallCount(""); n != 0 {
 					t.Errorf("%d REST calls", n)
 				}
 			})
@@ -67,7 +68,8 @@ func TestValidationBomb(t *testing.T) {
 // complexity) give 500 errors at execution; the response lists admission.MaxErrors
 // and says there were more.
 func TestExecutionErrorsCapped(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{})
+	t.Parallel()
+	r := NewRig(t, RigConfig{})
 	ids := `"x"` + strings.Repeat(`, "x"`, 99)
 	var q strings.Builder
 	q.WriteString("{")
@@ -97,7 +99,8 @@ func TestExecutionErrorsCapped(t *testing.T) {
 // limit's code), on every operation and fragment it holds, fragments
 // counted each time they are spread.
 func TestLimitsBeforeValidation(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 5, MaxFields: 100}})
+	t.Parallel()
+	r := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 5, MaxFields: 100}}})
 	wide := func(n int, field string) string {
 		var b strings.Builder
 		for i := range n {
@@ -137,7 +140,7 @@ func TestLimitsBeforeValidation(t *testing.T) {
 		})
 	}
 
-	r = newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 3}})
+	r = NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 3}}})
 	for _, tc := range []struct{ name, query string }{
 		{"too deep", `{ checkoutSession(id: "x") { payment { customer { name } } } }`},
 		{"too deep through fragments", `{ checkoutSession(id: "x") { ...S } } fragment S on CheckoutSession { payment { amount { ...M } } } fragment M on Money { amount }`},
@@ -148,10 +151,10 @@ func TestLimitsBeforeValidation(t *testing.T) {
 	}
 
 	t.Run("32 identical fields are served", func(t *testing.T) {
-		id := r.sb.Payments(r.biz.APIKey)[0].ID
+		id := r.Sandbox.Payments(r.Biz.APIKey)[0].ID
 		r.post(t, "{"+strings.Repeat(fmt.Sprintf(` a: payment(id: %q) { id }`, id), admission.MaxSameResponseName)+"}", nil).wantNoErrors(t)
 	})
 	t.Run("GraphiQL's introspection query is served", func(t *testing.T) {
-		newLimitsRig(t, ServerConfig{}).post(t, introspectionQuery, nil).wantNoErrors(t)
+		NewRig(t, RigConfig{}).post(t, introspectionQuery, nil).wantNoErrors(t)
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -86,20 +85,16 @@ func (j *joinedREST) GetPayments(ctx context.Context, ids []string) []restclient
 // failed detail is null with its own error at its own path, as on the
 // resolver path; an address left out by @skip costs no call.
 func TestListJoin(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
 	j := &joinREST{sb: sb}
-	srv := httptest.NewServer(j)
-	t.Cleanup(srv.Close)
-	rc, err := restclient.New(restclient.Config{BaseURL: srv.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	jr := &joinedREST{Client: rc}
-	gql := serveGraphQL(jr, graph.ServerConfig{})
+	var jr *joinedREST
 	const requestBound = 4
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		gql.ServeHTTP(w, r.WithContext(restclient.WithRequestLimit(r.Context(), requestBound)))
-	})
+	h, _ := serveGraphQL(t, graph.RigConfig{RESTHandler: j, OverHTTP: true, RequestLimit: requestBound,
+		WrapREST: func(rc *restclient.Client) graph.REST {
+			jr = &joinedREST{Client: rc}
+			return jr
+		}})
 	biz := sb.Businesses()[0]
 	address := map[string]string{}
 	for _, p := range sb.Payments(biz.APIKey) {

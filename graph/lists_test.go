@@ -42,6 +42,7 @@ func selectionAt(t *testing.T, query, path string) ast.SelectionSet {
 }
 
 func TestMayBlock(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, query, path string
 		want              bool
@@ -127,6 +128,7 @@ func runList(t *testing.T, n int, panics map[int]bool,
 // changes its list semantics fails here (graph/gen's fence names this
 // test among what to re-verify).
 func TestMarshalListInline(t *testing.T) {
+	t.Parallel()
 	sel := selectionAt(t, `{ payments { nodes { id } } }`, "payments.nodes")
 	for _, tc := range []struct {
 		name   string
@@ -176,6 +178,7 @@ func TestMarshalListInline(t *testing.T) {
 // synctest bubble: marshalled one after another, item 0's wait ends at
 // once, on the bubble's clock, with the error.
 func TestMarshalListConcurrent(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		started := make(chan struct{})
 		ret := marshalList(listContext(), selectionAt(t, `{ payments { nodes { customer { address } } } }`, "payments.nodes"), 2, 0, false,

@@ -49,6 +49,7 @@ func (c *countingREST) GetCheckoutSession(_ context.Context, id string) (*restcl
 // middleware is missing: a wiring bug) answers INTERNAL_SERVER_ERROR for
 // every REST-backed field; nothing quietly builds loaders of its own.
 func TestResolverWithoutLoaders(t *testing.T) {
+	t.Parallel()
 	first := 1
 	r := &Resolver{}
 	for _, tc := range []struct {
@@ -86,6 +87,7 @@ func TestResolverWithoutLoaders(t *testing.T) {
 // for the whole request, so that a record is fetched once per request and
 // never served to another.
 func TestLoadersMiddleware(t *testing.T) {
+	t.Parallel()
 	rest := &countingREST{}
 	var seen []*loaders.Loaders
 	h := LoadersMiddleware(rest, nil)(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {

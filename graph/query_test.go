@@ -51,6 +51,7 @@ func callerContext(rest REST) context.Context {
 }
 
 func TestPaymentsPaging(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name         string
 		rest         *pagedREST
@@ -103,6 +104,7 @@ func TestPaymentsPaging(t *testing.T) {
 // A REST API that answers empty pages forever still costs one call per
 // query: the page the estimate counted.
 func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
+	t.Parallel()
 	rest := &pagedREST{empty: true}
 	r := &Resolver{}
 	first := 10
@@ -116,6 +118,7 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 }
 
 func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
+	t.Parallel()
 	rest := &pagedREST{n: 12}
 	r := &Resolver{}
 	first := 5

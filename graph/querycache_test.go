@@ -20,7 +20,8 @@ import (
 // (issue 11: refused documents were cached and held 795 MiB) leave it as
 // it was; a document refused for its variables is kept once it is served.
 func TestQueryCacheAdmission(t *testing.T) {
-	r := newLimitsRig(t, ServerConfig{Limits: admission.QueryLimits{MaxDepth: 4, MaxFields: 40}})
+	t.Parallel()
+	r := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 4, MaxFields: 40}}})
 	ids := make([]string, MaxNodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pay_%d", i)
@@ -83,8 +84,9 @@ func TestQueryCacheAdmission(t *testing.T) {
 // TestQueryCacheBytes: the cache stays within its bytes, evicting the
 // least recently used document, and keeps no document larger than itself.
 func TestQueryCacheBytes(t *testing.T) {
+	t.Parallel()
 	const max = 64 << 10
-	r := newLimitsRig(t, ServerConfig{QueryCacheBytes: max})
+	r := NewRig(t, RigConfig{Server: ServerConfig{QueryCacheBytes: max}})
 	query := func(i int) string { return fmt.Sprintf("query Q%d { a: __typename b: __typename }", i) }
 	for i := range 200 {
 		r.post(t, query(i), nil).wantNoErrors(t)
@@ -136,7 +138,7 @@ func BenchmarkQueryCacheHeap(b *testing.B) {
 		{"300 served 995-field queries", 300, wide(995), ""},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			r := newLimitsRig(b, ServerConfig{})
+			r := NewRig(b, RigConfig{})
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
@@ -176,7 +178,7 @@ func BenchmarkCachedQueryLookup(b *testing.B) {
 	query := q.String()
 	sum := sha256.Sum256([]byte(query))
 	hash := hex.EncodeToString(sum[:])
-	r := newLimitsRig(b, ServerConfig{})
+	r := NewRig(b, RigConfig{})
 	r.post(b, query, nil).wantNoErrors(b)
 	byText, _ := json.Marshal(map[string]any{"query": query})
 	byHash, _ := json.Marshal(map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}})
@@ -195,9 +197,9 @@ func BenchmarkCachedQueryLookup(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				req := postBody(bc.body)
-				req.Header.Set("x-api-key", r.biz.APIKey)
-				req.Header.Set("x-api-secret", r.biz.APISecret)
-				r.h.ServeHTTP(httptest.NewRecorder(), req)
+				req.Header.Set("x-api-key", r.Biz.APIKey)
+				req.Header.Set("x-api-secret", r.Biz.APISecret)
+				r.Handler.ServeHTTP(httptest.NewRecorder(), req)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"paygraph/graph/budget"
 	"paygraph/graph/errcode"
 	"runtime"
@@ -13,7 +12,6 @@ import (
 	"testing"
 
 	"paygraph/graph"
-	"paygraph/restclient"
 	"paygraph/sandbox"
 )
 
@@ -66,15 +64,11 @@ func TestResponseBudget(t *testing.T) {
 	sb := sandbox.New(sandbox.Options{})
 	biz := sb.Businesses()[0]
 	newHandler := func(t *testing.T, rest http.Handler, maxResponse int64) http.Handler {
-		srv := httptest.NewServer(rest)
-		t.Cleanup(srv.Close)
-		rc, err := restclient.New(restclient.Config{BaseURL: srv.URL})
-		if err != nil {
-			t.Fatal(err)
-		}
 		// Complexity is left out of the way: the budget must hold whatever
 		// query the complexity limit lets through.
-		return serveGraphQL(rc, graph.ServerConfig{MaxResponseBytes: maxResponse, MaxComplexity: 1 << 30})
+		h, _ := serveGraphQL(t, graph.RigConfig{RESTHandler: rest, OverHTTP: true,
+			Server: graph.ServerConfig{MaxResponseBytes: maxResponse, MaxComplexity: 1 << 30}})
+		return h
 	}
 
 	t.Run("49 aliases of nodes(100 ids) of 60 KB records", func(t *testing.T) {

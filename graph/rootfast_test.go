@@ -6,7 +6,7 @@ import "testing"
 // fast path answers, and ones it leaves to gqlgen (which then runs as
 // before), answer the same bytes as gqlgen's executor alone.
 func TestRootFastPath(t *testing.T) {
-	p := newFastPair(newFastREST("N\"a\\m\u2028e", "weird status"))
+	p := newFastPair(t, newFastREST("N\"a\\m\u2028e", "weird status"))
 	const sel = `{ id status amount { amount paisa currency } transactionId paymentMethod customer { name email phone city } createdAt updatedAt }`
 	for _, tc := range []struct {
 		name, query string

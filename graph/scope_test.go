@@ -52,6 +52,7 @@ func (s *sessionREST) total() int64 {
 // carries its session's names (pinned at minting) costs nothing for a
 // refusal; one that does not reads its own session once to learn them.
 func TestResolverScopes(t *testing.T) {
+	t.Parallel()
 	// Pinned at minting (the gateway's LookupCheckoutSession) or learned:
 	// the scope knows the session's names either way.
 	pinnedScope := func(t *testing.T) Scope {

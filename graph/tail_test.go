@@ -16,7 +16,6 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"paygraph/graph/customerdata"
 	"paygraph/restclient"
@@ -50,6 +49,7 @@ func (p tailProbe) InterceptResponse(ctx context.Context, next graphql.ResponseH
 // And with gqlgen's Exec made when the root fast path needs it only
 // (lazyQueries) as with it made at once.
 func TestResponseTailMatchesChain(t *testing.T) {
+	t.Parallel()
 	aliases := func(n int, id string) string {
 		var b strings.Builder
 		b.WriteString("{")
@@ -100,14 +100,10 @@ func TestResponseTailMatchesChain(t *testing.T) {
 					b, _ := json.Marshal(r)
 					s.seen = append(s.seen, "receipt "+string(b))
 				}}
-				srv, _ := newServer(ServerConfig{chainedTail: chained, eagerExec: eager, MaxResponseBytes: c.max, Cost: cost,
-					Extensions: []graphql.HandlerExtension{tailProbe{seen: &s.seen}}})
-				srv.AddTransport(transport.POST{})
-				inner := LoadersMiddleware(rest, nil)(srv)
+				inner := NewRig(t, RigConfig{REST: rest, Server: ServerConfig{chainedTail: chained, eagerExec: eager, MaxResponseBytes: c.max, Cost: cost,
+					Extensions: []graphql.HandlerExtension{tailProbe{seen: &s.seen}}}}).Handler
 				s.h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					ctx := restclient.WithCredentials(r.Context(), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
-					ctx = customerdata.WithMax(ctx, c.level)
-					inner.ServeHTTP(w, r.WithContext(ctx))
+					inner.ServeHTTP(w, r.WithContext(customerdata.WithMax(r.Context(), c.level)))
 				})
 				return s
 			}
@@ -119,6 +115,8 @@ func TestResponseTailMatchesChain(t *testing.T) {
 						s.seen = s.seen[:0]
 						req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
 						req.Header.Set("Content-Type", "application/json")
+						req.Header.Set(restclient.HeaderAPIKey, "ak_test_x")
+						req.Header.Set(restclient.HeaderAPISecret, "sk_test_y")
 						rec := httptest.NewRecorder()
 						s.h.ServeHTTP(rec, req)
 						return rec.Result().Status + "\n" + rec.Body.String() + "\n" + strings.Join(s.seen, "\n")

@@ -32,6 +32,7 @@ func nodesQuery(n int) string {
 // TestRESTCalls: the complexity of an operation is the number of REST
 // calls it can make (restCalls documents the formula).
 func TestRESTCalls(t *testing.T) {
+	t.Parallel()
 	hundredIDs := make([]any, 100)
 	for i := range hundredIDs {
 		hundredIDs[i] = fmt.Sprintf("pay_%d", i)
@@ -86,6 +87,7 @@ func TestRESTCalls(t *testing.T) {
 // raw document and JSON variables, before validation, so that item 3's
 // attack is refused before gqlgen coerces its 4,900 ids.
 func TestEarlyComplexity(t *testing.T) {
+	t.Parallel()
 	hundredIDs := make([]any, 100)
 	for i := range hundredIDs {
 		hundredIDs[i] = fmt.Sprintf("pay_%d", i)
@@ -116,6 +118,7 @@ func TestEarlyComplexity(t *testing.T) {
 
 // A withheld address costs no REST call in the estimate.
 func TestRESTCallsWithheldAddress(t *testing.T) {
+	t.Parallel()
 	doc := validated(t, `{ payments(first: 50) { nodes { id customer { address } } } }`)
 	for level, want := range map[sessiontoken.CustomerData]int{
 		sessiontoken.CustomerDataFull: 51, sessiontoken.CustomerDataMasked: 1, sessiontoken.CustomerDataNone: 1,

@@ -24,6 +24,7 @@ func apqHash(q string) string {
 // persistedQuery member as gqlgen's extension.AutomaticPersistedQuery
 // (v0.17.98) does: the same query run, the same error and code.
 func TestAPQExtensionMatchesGqlgen(t *testing.T) {
+	t.Parallel()
 	const q = "{ __typename }"
 	h := apqHash(q)
 	for _, tc := range []struct {
@@ -76,6 +77,7 @@ func TestAPQExtensionMatchesGqlgen(t *testing.T) {
 // the text's SHA-256 that package trusted noted for the request, when it
 // did, without hashing the text again; else against its own.
 func TestAPQRegistrationHashedOnce(t *testing.T) {
+	t.Parallel()
 	const q = "{ __typename }"
 	for _, tc := range []struct {
 		name, noted, sent string

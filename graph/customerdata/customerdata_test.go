@@ -9,6 +9,7 @@ import (
 
 // The masked forms, as docs/clients.md documents them.
 func TestMaskedForms(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, in, want string
 		mask           func(string) string
@@ -45,6 +46,7 @@ func strp(s string) *string { return &s }
 
 // Each level's customer block, field by field.
 func TestMaskCustomer(t *testing.T) {
+	t.Parallel()
 	in := restclient.Customer{Name: strp("Rahim Uddin"), Email: strp("rahim@example.com"), Phone: strp("+8801712340001"),
 		Address: strp("House 1, Road 2, Sylhet"), City: strp("Sylhet")}
 	str := func(s *string) string {

@@ -9,6 +9,7 @@ import (
 // (the one go.mod requires, as the build sees it) and refuses any other,
 // saying what to re-verify.
 func TestGqlgenFence(t *testing.T) {
+	t.Parallel()
 	if got := gqlgenVersion(); got != verifiedGqlgen {
 		t.Errorf("the build's gqlgen is %s, graph/gen verified %s: re-verify (see reverify) and move verifiedGqlgen", got, verifiedGqlgen)
 	}

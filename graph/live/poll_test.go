@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"paygraph/graph/model"
@@ -22,14 +23,14 @@ import (
 func TestSubscriptionPollBounds(t *testing.T) {
 	full := Subscriber{Level: sessiontoken.CustomerDataFull}
 	var calls atomic.Int64
-	rest := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rest := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		calls.Add(1)
 		w.WriteHeader(http.StatusUnauthorized)
 		w.Write([]byte(`{"error":{"code":"UNAUTHENTICATED","message":"invalid credentials"}}`))
-	}))
-	defer rest.Close()
+	})
 	newClient := func(t *testing.T) *restclient.Client {
-		rc, err := restclient.New(restclient.Config{BaseURL: rest.URL, Timeout: 100 * time.Millisecond,
+		rc, err := restclient.New(restclient.Config{BaseURL: "http://rest.invalid", HTTPClient: &http.Client{Transport: inProcess{rest}},
+			Timeout: 100 * time.Millisecond,
 			Limiter: restclient.NewLimiter(restclient.LimiterConfig{MaxInFlight: 1})})
 		if err != nil {
 			t.Fatal(err)
@@ -45,8 +46,8 @@ func TestSubscriptionPollBounds(t *testing.T) {
 	}
 
 	// pollOnce subscribes while another pair holds the process's only REST
-	// slot, and returns how long the first poll took to end (0: not
-	// within wait).
+	// slot, and returns how long the first poll took to end on the
+	// bubble's clock (0: not within wait).
 	pollOnce := func(t *testing.T, pollTimeout, wait time.Duration) time.Duration {
 		rc := newClient(t)
 		held, err := rc.Hold(pair("holder"))
@@ -81,55 +82,60 @@ func TestSubscriptionPollBounds(t *testing.T) {
 	}
 
 	t.Run("a poll's wait for a slot ends within REST_TIMEOUT", func(t *testing.T) {
-		base := runtime.NumGoroutine()
-		calls.Store(0)
-		before := pollOnce(t, 0, time.Second)
-		if before != 0 {
-			t.Fatalf("without PollTimeout the poll ended after %s: the slot was not held", before)
-		}
-		now := pollOnce(t, 100*time.Millisecond, 10*time.Second)
-		if now == 0 {
-			t.Fatal("with REST_TIMEOUT 100ms the poll still waited for a slot after 10s")
-		}
-		if n := calls.Load(); n != 0 {
-			t.Fatalf("%d REST calls while the slot was held, want none", n)
-		}
-		deadline := time.Now().Add(5 * time.Second)
-		after := runtime.NumGoroutine()
-		for after > base && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-			after = runtime.NumGoroutine()
-		}
-		if after > base {
-			t.Fatalf("goroutines: %d before, %d after", base, after)
-		}
-		t.Logf("the only REST slot held: before, the first poll was still waiting after 1s (no deadline); now it ends after %s with REST_TIMEOUT 100ms; goroutines %d -> %d",
-			now.Round(time.Millisecond), base, after)
+		synctest.Test(t, func(t *testing.T) {
+			base := runtime.NumGoroutine()
+			calls.Store(0)
+			if before := pollOnce(t, 0, time.Second); before != 0 {
+				t.Fatalf("without PollTimeout the poll ended after %s: the slot was not held", before)
+			}
+			if now := pollOnce(t, 100*time.Millisecond, 10*time.Second); now == 0 || now > 100*time.Millisecond {
+				t.Fatalf("with REST_TIMEOUT 100ms the poll ended after %s (0: still waiting after 10s)", now)
+			}
+			if n := calls.Load(); n != 0 {
+				t.Fatalf("%d REST calls while the slot was held, want none", n)
+			}
+			synctest.Wait()
+			if after := runtime.NumGoroutine(); after > base {
+				t.Fatalf("goroutines: %d before, %d after", base, after)
+			}
+		})
 	})
 
 	t.Run("an unaccepted pair is provisional and never counted when refused", func(t *testing.T) {
-		hub, err := livepoll.New(livepoll.Config{Interval: time.Hour, MaxSubscriptions: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer hub.Close()
-		live := Config{Hub: hub, REST: newClient(t), PollTimeout: 100 * time.Millisecond,
-			Accepted: func(context.Context) bool { return false }}
-		ctx, cancel := context.WithCancel(pair("invented"))
-		defer cancel()
-		for range 5 {
-			ch, err := subscribe[*model.Payment](ctx, live, full, KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch)
+		synctest.Test(t, func(t *testing.T) {
+			hub, err := livepoll.New(livepoll.Config{Interval: time.Hour, MaxSubscriptions: 1})
 			if err != nil {
-				t.Fatalf("refused at admission: %v", err)
+				t.Fatal(err)
 			}
-			if st := hub.Stats(); st.Subscriptions != 0 {
-				t.Fatalf("%+v: an unaccepted pair counted before its first poll", st)
+			defer hub.Close()
+			live := Config{Hub: hub, REST: newClient(t), PollTimeout: 100 * time.Millisecond,
+				Accepted: func(context.Context) bool { return false }}
+			ctx, cancel := context.WithCancel(pair("invented"))
+			defer cancel()
+			for range 5 {
+				ch, err := subscribe[*model.Payment](ctx, live, full, KindPayment, "pay_1", 0, restclient.EndpointGetPayment, 1, fetch)
+				if err != nil {
+					t.Fatalf("refused at admission: %v", err)
+				}
+				if st := hub.Stats(); st.Subscriptions != 0 {
+					t.Fatalf("%+v: an unaccepted pair counted before its first poll", st)
+				}
+				for range ch { // the 401 ends it
+				}
 			}
-			for range ch { // the 401 ends it
+			if st := hub.Stats(); st.Subscriptions != 0 || st.Pending != 0 {
+				t.Fatalf("%+v after the refusals, want nothing live", st)
 			}
-		}
-		if st := hub.Stats(); st.Subscriptions != 0 || st.Pending != 0 {
-			t.Fatalf("%+v after the refusals, want nothing live", st)
-		}
+		})
 	})
+}
+
+// inProcess serves the REST client's requests from a handler, inside the
+// test's synctest bubble.
+type inProcess struct{ h http.Handler }
+
+func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, r)
+	return rec.Result(), nil
 }

@@ -52,6 +52,7 @@ func (s *stackREST) GetPaymentLink(_ context.Context, id string) (*restclient.Pa
 // dataloader's cache would give), any other load, and every load of
 // another operation, goes through the dataloader.
 func TestLoadAlone(t *testing.T) {
+	t.Parallel()
 	type load struct {
 		op   int // 0: the operation Alone named; 1: another
 		link bool
@@ -114,6 +115,7 @@ func TestLoadAlone(t *testing.T) {
 // TestLoadAlonePanics: a fetch that panics on the alone path answers an
 // error, as inside a batch, and a later load of the key shares it.
 func TestLoadAlonePanics(t *testing.T) {
+	t.Parallel()
 	rest := &stackREST{panics: true}
 	l := New(rest, nil)
 	op := &graphql.OperationContext{}
@@ -147,6 +149,7 @@ func boolStrings(bs []bool) []string {
 // panicked is forgotten as the dataloader forgets it, so the next load
 // of that key calls the REST API again.
 func TestRepeatedKeysShareTheDataloadersThunk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		panicOnce bool

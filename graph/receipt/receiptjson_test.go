@@ -16,6 +16,7 @@ var receiptFields = map[reflect.Type]int{
 }
 
 func TestReceiptAppendJSON(t *testing.T) {
+	t.Parallel()
 	for ty, n := range receiptFields {
 		if ty.NumField() != n {
 			t.Fatalf("%s has %d fields, AppendJSON writes %d: write the new ones in receiptjson.go", ty, ty.NumField(), n)

@@ -28,6 +28,7 @@ func testSigner(t testing.TB) *Signer {
 }
 
 func TestRoundTrip(t *testing.T) {
+	t.Parallel()
 	s := testSigner(t)
 	for _, tc := range []struct {
 		name string
@@ -57,6 +58,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRefuses(t *testing.T) {
+	t.Parallel()
 	s := testSigner(t)
 	valid := s.Encode(Position{RestCursor: "abc", Skip: 3, Status: restclient.StatusCancelled})
 	flipped := []byte(valid)

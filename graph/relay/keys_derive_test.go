@@ -9,6 +9,7 @@ import (
 // CURSOR_KEYS, follows the signing (first) key, and differs by label and
 // from the key itself.
 func TestDerive(t *testing.T) {
+	t.Parallel()
 	const a = "0000000000000000000000000000000000000000000000000000000000000001"
 	const b = "0000000000000000000000000000000000000000000000000000000000000002"
 	parse := func(s string) *Keys {

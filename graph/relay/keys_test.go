@@ -13,6 +13,7 @@ import (
 // [new, old] accepts old's cursors; a key that is dropped takes its
 // cursors with it; and a cursor is bound to its credential pair.
 func TestKeyRotation(t *testing.T) {
+	t.Parallel()
 	pos := Position{RestCursor: "page-2", Skip: 5}
 	oldOnly := mustKeys(t, testKeyA)
 	rotated := mustKeys(t, testKeyB, testKeyA)
@@ -58,6 +59,7 @@ func TestKeyRotation(t *testing.T) {
 }
 
 func TestParseKeys(t *testing.T) {
+	t.Parallel()
 	raw := testKeyA
 	for _, tc := range []struct {
 		name, in string
@@ -99,6 +101,7 @@ func TestParseKeys(t *testing.T) {
 }
 
 func TestRandomKeysDiffer(t *testing.T) {
+	t.Parallel()
 	a, b := RandomKeys(), RandomKeys()
 	c := a.For("k", "s").Encode(Position{Skip: 1})
 	if _, err := b.For("k", "s").Decode(c); err != ErrBadCursor {
@@ -109,6 +112,7 @@ func TestRandomKeysDiffer(t *testing.T) {
 // TestKeysNeverPrinted: neither keys nor a signer's MAC state show in any
 // textual form (a configuration printed with %+v, a log attribute).
 func TestKeysNeverPrinted(t *testing.T) {
+	t.Parallel()
 	k := mustKeys(t, testKeyA)
 	s := k.For("ak_test_merchant", "sk_test_secret")
 	_ = s.Encode(Position{Skip: 1}) // the signer now holds MAC state

@@ -64,6 +64,7 @@ func serve(t *testing.T, l *restList, from Position, first, maxCalls int) (items
 }
 
 func TestWalk(t *testing.T) {
+	t.Parallel()
 	const paid = restclient.StatusSucceeded
 	for _, tc := range []struct {
 		name       string
@@ -134,6 +135,7 @@ func TestWalk(t *testing.T) {
 // the page size, the REST API's largest page and whether it answers more
 // items than asked, and the last page says there is no next one.
 func TestWalkServesEveryItemOnce(t *testing.T) {
+	t.Parallel()
 	for _, total := range []int{0, 1, 9, 10, 11, 57} {
 		for _, pageMax := range []int{1, 3, 10, 100} {
 			for _, first := range []int{1, 2, 7, 10, 20} {

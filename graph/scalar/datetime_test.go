@@ -11,6 +11,7 @@ func appendDateTimeRef(b []byte, t time.Time) []byte {
 }
 
 func TestAppendDateTime(t *testing.T) {
+	t.Parallel()
 	east := time.FixedZone("east", 6*3600+30*60)
 	for _, tc := range []struct {
 		name string

@@ -18,6 +18,7 @@ func render(m graphql.Marshaler) string {
 }
 
 func TestDateTimeAlwaysHasMilliseconds(t *testing.T) {
+	t.Parallel()
 	dhaka := time.FixedZone("BDT", 6*3600)
 	for _, tc := range []struct {
 		in   time.Time
@@ -45,6 +46,7 @@ func TestDateTimeAlwaysHasMilliseconds(t *testing.T) {
 }
 
 func TestDecimal(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		paisa restclient.Paisa
 		want  string
@@ -69,6 +71,7 @@ func TestDecimal(t *testing.T) {
 }
 
 func TestSafeInt(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n    int64
 		want string
