@@ -20,26 +20,20 @@ import (
 func opCtx() context.Context { return WithCallLog(credCtx(), new(CallLog)) }
 
 // callRecorder is a RoundTripper that remembers, of each request, when it
-// got it, its context's deadline and its Done channel.
+// got it and its context's deadline.
 type callRecorder struct {
 	mu    sync.Mutex
 	calls []recordedCall
 	next  http.RoundTripper
 }
 
-type recordedCall struct {
-	at, deadline time.Time
-	hasDeadline  bool
-	done         <-chan struct{}
-	ctx          context.Context
-}
+type recordedCall struct{ at, deadline time.Time }
 
 func (r *callRecorder) RoundTrip(req *http.Request) (*http.Response, error) {
 	at := time.Now()
-	ctx := req.Context()
-	d, ok := ctx.Deadline()
+	d, _ := req.Context().Deadline()
 	r.mu.Lock()
-	r.calls = append(r.calls, recordedCall{at: at, deadline: d, hasDeadline: ok, done: ctx.Done(), ctx: ctx})
+	r.calls = append(r.calls, recordedCall{at: at, deadline: d})
 	r.mu.Unlock()
 	return r.next.RoundTrip(req)
 }
