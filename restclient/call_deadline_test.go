@@ -84,7 +84,7 @@ func TestCallDeadlineCutsHungCalls(t *testing.T) {
 	})
 }
 
-// TestCallDeadlineCallerCancel: the shared context is the operation's
+// TestCallDeadlineCallerCancel: the call's context is the operation's
 // child, so the caller's cancellation still ends hung calls at once.
 func TestCallDeadlineCallerCancel(t *testing.T) {
 	t.Parallel()
@@ -111,8 +111,8 @@ func TestCallDeadlineCallerCancel(t *testing.T) {
 	})
 }
 
-// TestCallDeadlineCountsTimeouts: a call cut at the shared deadline is
-// a timeout for the circuits, as before: its merchant's circuit opens.
+// TestCallDeadlineCountsTimeouts: a call cut at its deadline is a
+// timeout for the circuits: its merchant's circuit opens.
 func TestCallDeadlineCountsTimeouts(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
