@@ -31,12 +31,11 @@ const maxKeptCalls = 1000
 // CallLog counts the REST calls of one operation; it is safe for
 // concurrent use. Records are kept only after Keep.
 type CallLog struct {
-	mu       sync.Mutex
-	made     int // calls that sent at least one request
-	retries  int // requests after each call's first
-	keep     bool
-	calls    []CallRecord
-	deadline sharedDeadline // calldeadline.go
+	mu      sync.Mutex
+	made    int // calls that sent at least one request
+	retries int // requests after each call's first
+	keep    bool
+	calls   []CallRecord
 }
 
 // Keep makes the log keep a record of each call (the REST inspector).

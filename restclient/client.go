@@ -131,7 +131,6 @@ type Client struct {
 	baseRawPath string // escaped base path, no trailing slash
 	statusParam string
 	timeout     time.Duration
-	slack       time.Duration // how much later than timeout a shared deadline may come (calldeadline.go)
 	timeoutMsg  string
 	// rt, when set, is hc's transport, called directly: hc has no
 	// redirects, cookie jar, timeout or URL password for Do to apply.
@@ -180,7 +179,6 @@ func New(cfg Config) (*Client, error) {
 		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		maxPage:     cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes),
 	}
-	c.slack = c.timeout / deadlineSlackDiv
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
 	c.limiter = cfg.Limiter
 	if c.limiter == nil {
@@ -419,14 +417,12 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		return ctxError(ctx, ep, err)
 	}
 	creds := cv.c
-	// The per-call timeout, shared by the operation's calls
-	// (calldeadline.go).
-	callCtx, cancel, shared := c.callContext(ctx, time.Now(), log)
-	if cancel != nil {
+	// The per-call timeout, unless the caller's deadline comes first.
+	callCtx := ctx
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.timeout {
+		var cancel context.CancelFunc
+		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
-	}
-	if shared != nil {
-		defer log.deadline.leave(shared)
 	}
 
 	// The header is the context's, shared by its calls (read only).

@@ -23,12 +23,3 @@ func newMemServer(_ *testing.T, h http.HandlerFunc) *testServer {
 func memHangingServer(t *testing.T) *testServer {
 	return newMemServer(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 }
-
-// memJSONServer is jsonServer in memory.
-func memJSONServer(t *testing.T, status int, body string) *testServer {
-	return newMemServer(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write([]byte(body))
-	})
-}

@@ -96,13 +96,8 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	return l
 }
 
-// requestSlots is what WithRequestLimit puts in a context.
-type requestSlots struct {
-	context.Context
-	requestSem
-}
-
-// requestSem is a request's semaphore.
+// requestSem is a request's semaphore, what WithRequestLimit puts in a
+// context.
 type requestSem struct {
 	sem chan struct{}
 	// turn is the request's place in the shared queues (queue), made at
@@ -124,31 +119,16 @@ func (r *requestSem) turnOf() chan struct{} {
 
 type requestSlotsKey struct{}
 
-func (r *requestSlots) Value(key any) any {
-	if key == (requestSlotsKey{}) {
-		return r
-	}
-	return r.Context.Value(key)
-}
-
 // WithRequestLimit returns a context whose REST calls, and those of every
 // context derived from it, hold at most n slots at once (n < 1 is 1). The
 // gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
-	if opscope.IsOpen(ctx) { // the walk's scope holds the semaphore
-		return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
-	}
-	return &requestSlots{Context: ctx, requestSem: requestSem{sem: make(chan struct{}, max(n, 1))}}
+	return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 }
 
 func requestSlotsFrom(ctx context.Context) *requestSem {
-	switch r := ctx.Value(requestSlotsKey{}).(type) {
-	case *requestSlots:
-		return &r.requestSem
-	case *requestSem:
-		return r
-	}
-	return nil
+	r, _ := ctx.Value(requestSlotsKey{}).(*requestSem)
+	return r
 }
 
 // slot is what a call holds; its zero value holds nothing.
