@@ -53,10 +53,7 @@ func run() int {
 		return gateway.HealthCheck(cfg.Host, cmp.Or(cfg.HealthPort, cfg.Port))
 	}
 
-	// The deferred Close writes what is held on every return.
-	logOut := observe.NewLogBuffer(os.Stderr, cfg.LogFlushInterval, observe.LogBufferSize)
-	defer logOut.Close()
-	logger := gateway.NewLogger(logOut, cfg)
+	logger := gateway.NewLogger(os.Stderr, cfg)
 	// The standard log package goes through the same redacting handler.
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -67,29 +67,28 @@ type Config struct {
 	TrustedDocumentsMode                  trusteddocs.Mode
 	TrustedDocumentsIntrospection         bool
 
-	RESTMaxRetries   int
-	BreakerFailures  int // zero: no circuits
-	BreakerCooldown  time.Duration
-	MaxComplexity    int
-	APQCacheSize     int
-	APQCacheBytes    int64
-	QueryCacheBytes  int64
-	MaxDepth         int
-	MaxFields        int
-	MaxQueryLength   int
-	MaxBodyBytes     int64
-	MaxBatch         int   // zero: batches refused
-	MaxResponse      int64 // bytes
-	CompressMin      int   // bytes
-	RequestTimeout   time.Duration
-	CORSOrigins      []string
-	ShutdownGrace    time.Duration
-	LogFormat        string
-	LogLevel         slog.Level
-	LogFlushInterval time.Duration // observe.LogBuffer
-	PprofAddr        string
-	RedisURL         string
-	APQTTL           time.Duration
+	RESTMaxRetries  int
+	BreakerFailures int // zero: no circuits
+	BreakerCooldown time.Duration
+	MaxComplexity   int
+	APQCacheSize    int
+	APQCacheBytes   int64
+	QueryCacheBytes int64
+	MaxDepth        int
+	MaxFields       int
+	MaxQueryLength  int
+	MaxBodyBytes    int64
+	MaxBatch        int   // zero: batches refused
+	MaxResponse     int64 // bytes
+	CompressMin     int   // bytes
+	RequestTimeout  time.Duration
+	CORSOrigins     []string
+	ShutdownGrace   time.Duration
+	LogFormat       string
+	LogLevel        slog.Level
+	PprofAddr       string
+	RedisURL        string
+	APQTTL          time.Duration
 	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
 	// MerchantKey keys the merchant identity (an HMAC of the credential
@@ -435,11 +434,6 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 		}
 	}
 	c.derive(memoryLimit())
-	if v := getenv(testLogFlushInterval); v != "" {
-		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
-			c.LogFlushInterval = d
-		}
-	}
 	if c.SandboxOff && c.RESTBaseURL == "" {
 		errs = append(errs, errors.New("SANDBOX=false: REST_BASE_URL must be set (the embedded sandbox serves only demo data)"))
 	}
@@ -487,7 +481,7 @@ var dropped = []struct{ env, warning string }{
 	{"RATE_LIMIT_ANONYMOUS_BURST", "RATE_LIMIT_ANONYMOUS_BURST no longer has an effect: the burst is twice RATE_LIMIT_ANONYMOUS_PER_SECOND"},
 	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST", "RATE_LIMIT_ANONYMOUS_PER_ADDRESS_BURST no longer has an effect: the burst is 5 times RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND"},
 	{"REFUSAL_DELAY_MAX_HELD", "REFUSAL_DELAY_MAX_HELD no longer has an effect: at most an eighth of HTTP_MAX_CONNECTIONS refusals are held at once; set HTTP_MAX_CONNECTIONS"},
-	{"LOG_FLUSH_INTERVAL", "LOG_FLUSH_INTERVAL no longer has an effect: log lines are written per 4 KiB or after a fixed 100ms, and at exit"},
+	{"LOG_FLUSH_INTERVAL", "LOG_FLUSH_INTERVAL no longer has an effect: each log line is written as it is logged"},
 	{"TOKEN_DEFAULT_TTL", "TOKEN_DEFAULT_TTL no longer has an effect: a mint naming no lifetime gets 15m, or TOKEN_MAX_TTL if shorter"},
 	{"SUBSCRIPTION_WATCH_AFTER_SUCCESS", "SUBSCRIPTION_WATCH_AFTER_SUCCESS no longer has an effect: a SUCCEEDED resource is watched a fixed 10m more for a REFUNDED"},
 	{"SUBSCRIPTION_MAX_LIFETIME", "SUBSCRIPTION_MAX_LIFETIME no longer has an effect: a subscription lives at most a fixed 1h"},
@@ -542,10 +536,6 @@ const (
 	// A persisted query is registered again by its client's next miss:
 	// one day keeps a deployment's queries without keeping old ones.
 	apqTTL = 24 * time.Hour
-	// Log lines wait at most this to be written with others.
-	logFlushInterval = 100 * time.Millisecond
-	// testLogFlushInterval is a test-only override, not a setting.
-	testLogFlushInterval = "PAYGRAPH_TEST_LOG_FLUSH_INTERVAL"
 )
 
 // memoryLimit is the process's GOMEMLIMIT (math.MaxInt64 when unset).
@@ -581,7 +571,6 @@ func (c *Config) derive(memLimit int64) {
 	c.RateLimitAnonymousPerAddressBurst = 5 * c.RateLimitAnonymousPerAddressPerSecond
 	// Each refusal held keeps its connection open.
 	c.RefusalDelayMaxHeld = c.HTTPMaxConnections / 8
-	c.LogFlushInterval = logFlushInterval
 	c.TokenDefaultTTL = min(sessiontoken.DefaultTTL, c.TokenMaxTTL)
 	c.Subscriptions.WatchAfterSettled = livepoll.DefaultWatchAfterSettled
 	c.Subscriptions.MaxLifetime = livepoll.DefaultMaxLifetime

@@ -12,13 +12,6 @@ func ScopeAround(gw *Gateway, mux *chi.Mux) http.Handler {
 	return newScopedRouter(mux, gw.router.key)
 }
 
-// ChiRouted is gw's handler with POST and GET /graphql routed by chi, as
-// every other request is (TestGraphQLBypassesChi).
-func ChiRouted(gw *Gateway) http.Handler {
-	sr := gw.router
-	return newScopedRouter(sr.Mux, sr.key)
-}
-
 // Router is gw's router in its request scope, without the batch
 // dispatcher in front of it.
 func Router(gw *Gateway) http.Handler { return gw.router }

@@ -377,7 +377,6 @@ func (g *Gateway) wire(o options) error {
 	r.Get("/healthz", healthz)
 	r.Get("/readyz", g.readyz)
 	sr := newScopedRouter(r, merchantKey)
-	sr.graphql = chain(top, chain(edge, gql))
 	// Each entry of a batch goes through all of the above as a request.
 	g.router = sr
 	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
@@ -387,28 +386,14 @@ func (g *Gateway) wire(o options) error {
 // graphqlPath is the GraphQL endpoint's path.
 const graphqlPath = "/graphql"
 
-// chain is h inside mws, the first outermost (as chi.Chain makes it).
-func chain(mws []func(http.Handler) http.Handler, h http.Handler) http.Handler {
-	for i := len(mws) - 1; i >= 0; i-- {
-		h = mws[i](h)
-	}
-	return h
-}
-
 // scopedRouter serves each request in its one scope (internal/opscope),
 // the one copy of the request the walk makes, with its credential pairs
 // named under this deployment's merchant key. The scope holds chi's
 // routing context too, from a pool, so chi does not copy the request again.
-//
-// POST and GET /graphql skip chi: graphql is the router's and the route's
-// middlewares around the same server as one chain, served for exactly the
-// requests chi would route to it, with the Pattern chi would set
-// (TestGraphQLBypassesChi).
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
-	pool     sync.Pool    // of *chi.Context
-	graphql  http.Handler // POST and GET /graphql; nil: chi routes them too
+	pool     sync.Pool // of *chi.Context
 }
 
 func newScopedRouter(mux *chi.Mux, key *restclient.MerchantKey) *scopedRouter {
@@ -416,13 +401,6 @@ func newScopedRouter(mux *chi.Mux, key *restclient.MerchantKey) *scopedRouter {
 }
 
 func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.graphql != nil && (r.Method == http.MethodPost || r.Method == http.MethodGet) &&
-		r.URL.RawPath == "" && r.URL.Path == graphqlPath {
-		r = r.WithContext(restclient.WithMerchantKey(opscope.New(r.Context()), s.key))
-		r.Pattern = graphqlPath // chi's routeHTTP sets it so
-		s.graphql.ServeHTTP(w, r)
-		return
-	}
 	rctx := s.pool.Get().(*chi.Context)
 	rctx.Reset()
 	rctx.Routes = s.Mux

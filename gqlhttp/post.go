@@ -29,8 +29,6 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = respbudget.DefaultMaxResponseBytes
 	}
-	// gqlgen asks each transport in turn: a plain JSON POST first.
-	srv.AddTransport(plainPOST{jsonPOST{maxResponse: maxResponse}})
 	srv.AddTransport(transport.Options{})
 	// Each operation's REST-call estimate is charged by the edge, after
 	// graph's query limits and before the live transports' own checks.
@@ -54,15 +52,6 @@ var _ graphql.Transport = jsonPOST{}
 
 func (jsonPOST) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && FirstHeader(r.Header, "Upgrade") == "" && isJSON(FirstHeader(r.Header, "Content-Type"))
-}
-
-// plainPOST is jsonPOST for the POSTs that ask for no event stream:
-// exactly those no transport before jsonPOST takes, so that asked first
-// it answers them as jsonPOST would (TestPlainPOSTFirst).
-type plainPOST struct{ jsonPOST }
-
-func (t plainPOST) Supports(r *http.Request) bool {
-	return t.jsonPOST.Supports(r) && !wantsEventStream(FirstHeader(r.Header, "Accept"))
 }
 
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {

@@ -49,8 +49,7 @@ type fastStatus int8
 const (
 	fastOK       fastStatus = iota // a part decoded; go on
 	fastDone                       // the object decoded
-	fastMore                       // a valid beginning: more bytes are needed
-	fastFallback                   // not for the hand decoder: encoding/json decides
+	fastFallback                   // cut short, or not for the hand decoder: encoding/json decides
 )
 
 // maxFastDepth: deeper variables go to encoding/json (whose own bound is
@@ -72,14 +71,14 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 	var seen uint8
 	d.ws()
 	if d.i == len(b) {
-		return fastMore
+		return fastFallback
 	}
 	if b[d.i] == '}' {
 		return fastDone
 	}
 	for {
 		if d.i == len(b) {
-			return fastMore
+			return fastFallback
 		}
 		if b[d.i] != '"' {
 			return fastFallback
@@ -93,7 +92,7 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 			j++
 		}
 		if j == len(b) {
-			return fastMore
+			return fastFallback
 		}
 		key := b[d.i+1 : j]
 		d.i = j + 1
@@ -121,7 +120,7 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 		}
 		d.ws()
 		if d.i == len(b) {
-			return fastMore
+			return fastFallback
 		}
 		var st fastStatus
 		switch c := b[d.i]; {
@@ -154,7 +153,7 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 		}
 		d.ws()
 		if d.i == len(b) {
-			return fastMore
+			return fastFallback
 		}
 		switch b[d.i] {
 		case ',':
@@ -184,7 +183,7 @@ func (d *fastDecoder) ws() {
 func (d *fastDecoder) expect(c byte) fastStatus {
 	d.ws()
 	if d.i == len(d.b) {
-		return fastMore
+		return fastFallback
 	}
 	if d.b[d.i] != c {
 		return fastFallback
@@ -197,7 +196,7 @@ func (d *fastDecoder) literal(lit string) fastStatus {
 	rest := d.b[d.i:]
 	if len(rest) < len(lit) {
 		if string(rest) == lit[:len(rest)] {
-			return fastMore
+			return fastFallback
 		}
 		return fastFallback
 	}
@@ -251,7 +250,7 @@ func (d *fastDecoder) str() (string, fastStatus) {
 			plain = false
 			j++
 			if j == len(b) {
-				return "", fastMore
+				return "", fastFallback
 			}
 			switch b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
@@ -261,7 +260,7 @@ func (d *fastDecoder) str() (string, fastStatus) {
 		}
 	}
 	if !closed {
-		return "", fastMore
+		return "", fastFallback
 	}
 	raw := b[start:j]
 	if !ascii && !utf8.Valid(raw) {
@@ -305,7 +304,7 @@ func (d *fastDecoder) str() (string, fastStatus) {
 // interface{} with UseNumber.
 func (d *fastDecoder) value() (any, fastStatus) {
 	if d.i == len(d.b) {
-		return nil, fastMore
+		return nil, fastFallback
 	}
 	switch c := d.b[d.i]; {
 	case c == '{':
@@ -336,7 +335,7 @@ func (d *fastDecoder) object() (map[string]any, fastStatus) {
 	m := map[string]any{}
 	d.ws()
 	if d.i == len(d.b) {
-		return nil, fastMore
+		return nil, fastFallback
 	}
 	if d.b[d.i] == '}' {
 		d.i++
@@ -344,7 +343,7 @@ func (d *fastDecoder) object() (map[string]any, fastStatus) {
 	}
 	for {
 		if d.i == len(d.b) {
-			return nil, fastMore
+			return nil, fastFallback
 		}
 		if d.b[d.i] != '"' {
 			return nil, fastFallback
@@ -364,7 +363,7 @@ func (d *fastDecoder) object() (map[string]any, fastStatus) {
 		m[k] = v // a repeated key: the last one, as encoding/json
 		d.ws()
 		if d.i == len(d.b) {
-			return nil, fastMore
+			return nil, fastFallback
 		}
 		switch d.b[d.i] {
 		case ',':
@@ -388,7 +387,7 @@ func (d *fastDecoder) array() (any, fastStatus) {
 	a := make([]any, 0)
 	d.ws()
 	if d.i == len(d.b) {
-		return nil, fastMore
+		return nil, fastFallback
 	}
 	if d.b[d.i] == ']' {
 		d.i++
@@ -403,7 +402,7 @@ func (d *fastDecoder) array() (any, fastStatus) {
 		a = append(a, v)
 		d.ws()
 		if d.i == len(d.b) {
-			return nil, fastMore
+			return nil, fastFallback
 		}
 		switch d.b[d.i] {
 		case ',':
@@ -431,7 +430,7 @@ func (d *fastDecoder) number() (any, fastStatus) {
 		i++
 	}
 	if i == len(b) {
-		return nil, fastMore
+		return nil, fastFallback
 	}
 	switch {
 	case b[i] == '0':
@@ -444,7 +443,7 @@ func (d *fastDecoder) number() (any, fastStatus) {
 	if i < len(b) && b[i] == '.' {
 		i++
 		if i == len(b) {
-			return nil, fastMore
+			return nil, fastFallback
 		}
 		if !isDigit() {
 			return nil, fastFallback
@@ -457,7 +456,7 @@ func (d *fastDecoder) number() (any, fastStatus) {
 			i++
 		}
 		if i == len(b) {
-			return nil, fastMore
+			return nil, fastFallback
 		}
 		if !isDigit() {
 			return nil, fastFallback
@@ -465,7 +464,7 @@ func (d *fastDecoder) number() (any, fastStatus) {
 		digits()
 	}
 	if i == len(b) {
-		return nil, fastMore
+		return nil, fastFallback
 	}
 	n := json.Number(string(b[d.i:i]))
 	d.i = i

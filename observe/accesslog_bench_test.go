@@ -15,9 +15,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"paygraph/internal/testenv"
 )
@@ -76,9 +74,8 @@ var _ io.Writer = (*discardWriter)(nil)
 // BenchmarkAccessLogToPipe: the same middleware and line, from 16
 // goroutines at once, written to a pipe whose other end a goroutine
 // drains (the process's stderr and the log collector), one write(2) a
-// line (a flush interval of 0) against the lines gathered by a LogBuffer
-// (the default 100ms). Its time per request is CPU on every core the
-// benchmark keeps busy, the reader's included.
+// line. Its time per request is CPU on every core the benchmark keeps
+// busy, the reader's included.
 //
 //	go test -run '^$' -bench AccessLogToPipe -benchmem -count 5 ./observe
 func BenchmarkAccessLogToPipe(b *testing.B) {
@@ -89,47 +86,27 @@ func BenchmarkAccessLogToPipe(b *testing.B) {
 		st.SetOperation("GetPayment", OutcomeOK)
 		_, _ = w.Write([]byte(`{"data":{"payment":{"id":"pay_prod_abc"}}}`))
 	})
-	for _, interval := range []time.Duration{0, 100 * time.Millisecond} {
-		b.Run("flush="+interval.String(), func(b *testing.B) {
-			r, w, err := os.Pipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			drained := make(chan struct{})
-			go func() { _, _ = io.Copy(io.Discard, r); close(drained) }()
-			pipe := &countingWriter{w: w}
-			lb := NewLogBuffer(pipe, interval, LogBufferSize)
-			h := AccessLog(NewLogger(lb, "json", slog.LevelInfo, o), o)(inner)
-			b.SetParallelism(8) // 16 goroutines on 2 cores
-			b.ReportAllocs()
-			cpu0 := testenv.ProcessCPU()
-			b.RunParallel(func(pb *testing.PB) {
-				req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
-				dw := &discardWriter{h: http.Header{}}
-				for pb.Next() {
-					clear(dw.h)
-					h.ServeHTTP(dw, req)
-				}
-			})
-			b.StopTimer()
-			b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
-			_ = lb.Flush()
-			b.ReportMetric(float64(pipe.n.Load())/float64(b.N), "writes/op")
-			_ = lb.Close()
-			_ = w.Close()
-			<-drained
-			_ = r.Close()
-		})
+	r, w, err := os.Pipe()
+	if err != nil {
+		b.Fatal(err)
 	}
-}
-
-// countingWriter counts the writes made to w (the write(2) calls).
-type countingWriter struct {
-	w io.Writer
-	n atomic.Int64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	c.n.Add(1)
-	return c.w.Write(p)
+	drained := make(chan struct{})
+	go func() { _, _ = io.Copy(io.Discard, r); close(drained) }()
+	h := AccessLog(NewLogger(w, "json", slog.LevelInfo, o), o)(inner)
+	b.SetParallelism(8) // 16 goroutines on 2 cores
+	b.ReportAllocs()
+	cpu0 := testenv.ProcessCPU()
+	b.RunParallel(func(pb *testing.PB) {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", nil)
+		dw := &discardWriter{h: http.Header{}}
+		for pb.Next() {
+			clear(dw.h)
+			h.ServeHTTP(dw, req)
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(testenv.ProcessCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+	_ = w.Close()
+	<-drained
+	_ = r.Close()
 }

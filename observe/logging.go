@@ -23,7 +23,7 @@ import (
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
 // logfmt-style text (format "text") of level and above to w, behind the
 // redaction layer of RedactingHandler told o. A JSON logger writes one
-// whole line a Write, one at a time (w may be a LogBuffer).
+// whole line a Write, one at a time.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
