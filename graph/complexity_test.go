@@ -2,27 +2,11 @@ package graph
 
 import (
 	"encoding/json"
-	"fmt"
-	"paygraph/graph/errcode"
-	"strings"
 	"testing"
+
+	"paygraph/graph/errcode"
+	"paygraph/internal/gqltest"
 )
-
-// everyPaymentField selects every field of a payment, the address join
-// included.
-const everyPaymentField = `id status amount { amount paisa currency } transactionId paymentMethod
-	customer { name email phone address city } createdAt updatedAt`
-
-// nodesQuery is n aliases of nodes(ids: $ids).
-func nodesQuery(n int) string {
-	var b strings.Builder
-	b.WriteString("query($ids: [ID!]!) {")
-	for i := range n {
-		fmt.Fprintf(&b, " n%d: nodes(ids: $ids) { id }", i)
-	}
-	b.WriteString("}")
-	return b.String()
-}
 
 // TestComplexityLimit: the default budget (500 REST calls) serves the
 // documented uses and refuses issue 11's starvation query before any REST
@@ -42,9 +26,9 @@ func TestComplexityLimit(t *testing.T) {
 	idList, _ := json.Marshal(ids)
 
 	for _, tc := range []struct{ name, query string }{
-		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + everyPaymentField + ` } } nodes { ` + everyPaymentField + ` } } }`},
-		{"100 nodes", `{ nodes(ids: ` + string(idList) + `) { id ... on Payment { ` + everyPaymentField + ` } } }`},
-		{"checkout session with its payment", `{ checkoutSession(id: "` + sessions[0].Reference + `") { sessionId payment { ` + everyPaymentField + ` } } }`},
+		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + gqltest.EveryPaymentField + ` } } nodes { ` + gqltest.EveryPaymentField + ` } } }`},
+		{"100 nodes", `{ nodes(ids: ` + string(idList) + `) { id ... on Payment { ` + gqltest.EveryPaymentField + ` } } }`},
+		{"checkout session with its payment", `{ checkoutSession(id: "` + sessions[0].Reference + `") { sessionId payment { ` + gqltest.EveryPaymentField + ` } } }`},
 	} {
 		t.Run(tc.name+" is served", func(t *testing.T) {
 			r.post(t, tc.query, nil).wantNoErrors(t)
@@ -53,7 +37,7 @@ func TestComplexityLimit(t *testing.T) {
 
 	t.Run("49 aliases of nodes(100 ids) are refused", func(t *testing.T) {
 		r.Sandbox.ResetCalls()
-		a := r.post(t, nodesQuery(49), map[string]any{"ids": ids})
+		a := r.post(t, gqltest.NodesQuery(49), map[string]any{"ids": ids})
 		a.wantRefused(t, errcode.ComplexityLimit)
 		if n := r.Sandbox.CallCount(""); n != 0 {
 			t.Errorf("%d REST calls", n)

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"paygraph/internal/gqltest"
 )
 
 // TestQueryCacheAdmission: the parsed-query cache holds only documents
@@ -40,7 +42,7 @@ func TestQueryCacheAdmission(t *testing.T) {
 		}, nil},
 		{"invalid", "GRAPHQL_VALIDATION_FAILED", func(i int) string { return fmt.Sprintf("query Q%d { nosuchfield }", i) }, nil},
 		{"over the complexity limit", errcode.ComplexityLimit, func(i int) string {
-			return strings.Replace(nodesQuery(6), "query(", fmt.Sprintf("query Q%d(", i), 1) // 600 REST calls
+			return strings.Replace(gqltest.NodesQuery(6), "query(", fmt.Sprintf("query Q%d(", i), 1) // 600 REST calls
 		}, map[string]any{"ids": ids}},
 	}
 	for _, tc := range refused {

@@ -10,24 +10,9 @@ import (
 	"github.com/vektah/gqlparser/v2/parser"
 
 	"paygraph/sessiontoken"
+
+	"paygraph/internal/gqltest"
 )
-
-// everyPaymentField selects every field of a payment, the address join
-// included.
-const everyPaymentField = `id status amount { amount paisa currency } transactionId paymentMethod
-	customer { name email phone address city } createdAt updatedAt`
-
-// nodesQuery is n aliases of nodes(ids: $ids): with 100 ids, issue 11's
-// starvation query at n = 49 (about 4,900 REST calls).
-func nodesQuery(n int) string {
-	var b strings.Builder
-	b.WriteString("query($ids: [ID!]!) {")
-	for i := range n {
-		fmt.Fprintf(&b, " n%d: nodes(ids: $ids) { id }", i)
-	}
-	b.WriteString("}")
-	return b.String()
-}
 
 // TestRESTCalls: the complexity of an operation is the number of REST
 // calls it can make (restCalls documents the formula).
@@ -42,8 +27,8 @@ func TestRESTCalls(t *testing.T) {
 		vars        map[string]any
 		want        int
 	}{
-		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + everyPaymentField + ` } }
-			nodes { ` + everyPaymentField + ` } pageInfo { hasNextPage endCursor } } }`, nil, 1 + 100},
+		{"100-item list with every join", `{ payments(first: 100) { edges { cursor node { ` + gqltest.EveryPaymentField + ` } }
+			nodes { ` + gqltest.EveryPaymentField + ` } pageInfo { hasNextPage endCursor } } }`, nil, 1 + 100},
 		{"two full lists without address", `{ a: payments(first: 100) { nodes { id status amount { amount } customer { name email } } }
 			b: payments(first: 100, status: FAILED) { edges { cursor node { id } } } }`, nil, 2},
 		{"list continued after a cursor", `{ payments(first: 10, after: "c") { nodes { id } } }`, nil, 2},
@@ -53,16 +38,16 @@ func TestRESTCalls(t *testing.T) {
 		{"address through fragments on the list", `{ payments(first: 10) { ...Conn } }
 			fragment Conn on PaymentConnection { edges { node { ...P } } }
 			fragment P on Payment { customer { address } }`, nil, 1 + 10},
-		{"one payment with its address", `{ payment(id: "pay_1") { ` + everyPaymentField + ` } }`, nil, 1},
+		{"one payment with its address", `{ payment(id: "pay_1") { ` + gqltest.EveryPaymentField + ` } }`, nil, 1},
 		{"payment link", `{ paymentLink(id: "pl_1") { url } }`, nil, 1},
 		{"checkout session", `{ checkoutSession(id: "ref") { sessionId customer { address } } }`, nil, 1},
-		{"checkout session with its payment", `{ checkoutSession(id: "ref") { sessionId payment { ` + everyPaymentField + ` } again: payment { id } } }`, nil, 2},
+		{"checkout session with its payment", `{ checkoutSession(id: "ref") { sessionId payment { ` + gqltest.EveryPaymentField + ` } again: payment { id } } }`, nil, 2},
 		{"node with an inline fragment", `{ node(id: "pay_1") { id ... on Payment { customer { address } } } }`, nil, 1},
 		{"100 nodes", `{ nodes(ids: [` + strings.Repeat(`"pay_1" `, 100) + `]) { id ... on Payment { customer { address } } } }`, nil, 100},
 		{"nodes ids from a variable", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": hundredIDs[:30]}, 30},
 		{"one id coerced into the list", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": []string{"pay_1"}}, 1},
 		{"more ids than nodes takes", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, map[string]any{"ids": append(hundredIDs, hundredIDs...)}, MaxNodes},
-		{"49 aliases of nodes(100 ids)", nodesQuery(49), map[string]any{"ids": hundredIDs}, 4900},
+		{"49 aliases of nodes(100 ids)", gqltest.NodesQuery(49), map[string]any{"ids": hundredIDs}, 4900},
 		{"aliases and fragments spread twice", `{ a: payment(id: "pay_1") { id } ...F ...F }
 			fragment F on Query { b: paymentLink(id: "pl_1") { id } c: nodes(ids: ["pay_1", "pl_2"]) { id } }`, nil, 1 + 2*(1+2)},
 		{"inline fragment on Query", `{ ... on Query { payment(id: "pay_1") { id } } }`, nil, 1},
@@ -97,7 +82,7 @@ func TestEarlyComplexity(t *testing.T) {
 		vars            map[string]any
 		want            int
 	}{
-		{"49 aliases of nodes from a variable", nodesQuery(49), "", map[string]any{"ids": hundredIDs}, 4900},
+		{"49 aliases of nodes from a variable", gqltest.NodesQuery(49), "", map[string]any{"ids": hundredIDs}, 4900},
 		{"literal ids", `{ nodes(ids: ["pay_1", "pay_2"]) { id } a: payment(id: "pay_1") { id } }`, "", nil, 3},
 		{"a variable that is not a list", `query($ids: [ID!]!) { nodes(ids: $ids) { id } }`, "", map[string]any{"ids": "pay_1"}, 0},
 		{"the named operation only", `query A { payment(id: "pay_1") { id } } query B { nodes(ids: ["x", "y"]) { id } }`, "B", nil, 2},

@@ -8,6 +8,7 @@ package gqltest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -194,3 +195,19 @@ fragment FullType on __Type { kind name description fields(includeDeprecated: tr
 fragment InputValue on __InputValue { name description type { ...TypeRef } defaultValue }
 fragment TypeRef on __Type { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name
   ofType { kind name ofType { kind name ofType { kind name ofType { kind name ofType { kind name } } } } } } } } } }`
+
+// EveryPaymentField selects every field of a payment, the address join
+// included.
+const EveryPaymentField = `id status amount { amount paisa currency } transactionId paymentMethod
+	customer { name email phone address city } createdAt updatedAt`
+
+// NodesQuery is n aliases of nodes(ids: $ids) { id }.
+func NodesQuery(n int) string {
+	var b strings.Builder
+	b.WriteString("query($ids: [ID!]!) {")
+	for i := range n {
+		fmt.Fprintf(&b, " n%d: nodes(ids: $ids) { id }", i)
+	}
+	b.WriteString("}")
+	return b.String()
+}
