@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -34,6 +35,10 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 	for i := range 100 {
 		ids = append(ids, fmt.Sprintf(`"pay_x%d"`, i))
 	}
+	// A REST API slower than REST_TIMEOUT: each call is answered only
+	// when the gateway gives up on it.
+	slow := httptest.NewServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	t.Cleanup(slow.Close)
 	var fanOut strings.Builder
 	for i := range 6 {
 		fmt.Fprintf(&fanOut, "a%d: nodes(ids: [%s]) { id } ", i, strings.Join(ids, ","))
@@ -87,15 +92,15 @@ func TestErrorStatusesAsDocumented(t *testing.T) {
 		{name: "POST_not_JSON", code: "BAD_USER_INPUT", header: withCreds, ctype: "text/plain",
 			body: `{ __typename }`, json: 415, gr: 415},
 		// The first request is anonymous (its pair not yet accepted) and
-		// its REST call accepts the pair; the second spends the burst.
+		// its REST call accepts the pair; the next two spend the burst.
 		{name: "requests_budget_at_the_edge", code: "RATE_LIMITED", row: "`RATE_LIMITED` (the gateway's own)", header: withCreds,
-			env:  map[string]string{"RATE_LIMIT_REQUESTS_BURST": "1", "RATE_LIMIT_REQUESTS_PER_SECOND": "1"},
-			body: q(`{ payments(first: 1) { nodes { id } } }`), spend: 2, json: 429, gr: 429},
+			env:  map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1"},
+			body: q(`{ payments(first: 1) { nodes { id } } }`), spend: 3, json: 429, gr: 429},
 		{name: "REST_calls_budget_after_the_estimate", code: "RATE_LIMITED", row: "`RATE_LIMITED` (the gateway's own)", header: withCreds,
-			env:  map[string]string{"MAX_COMPLEXITY": "10", "RATE_LIMIT_REST_BURST": "10", "RATE_LIMIT_REST_CALLS_PER_SECOND": "1"},
+			env:  map[string]string{"MAX_COMPLEXITY": "10", "RATE_LIMIT_REST_CALLS_PER_SECOND": "1"},
 			body: q(`{ payments(first: 5) { nodes { customer { address } } } }`), spend: 1, json: 200, gr: 400},
 		{name: "REST_timeout", code: "UPSTREAM_TIMEOUT", header: withCreds,
-			env:  map[string]string{"SANDBOX_LATENCY": "2s", "REST_TIMEOUT": "100ms", "REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "0"},
+			env:  map[string]string{"REST_BASE_URL": slow.URL, "REST_TIMEOUT": "100ms", "REST_MAX_RETRIES": "0", "BREAKER_FAILURES": "0"},
 			body: q(`{ payments(first: 1) { nodes { id } } }`), json: 200, gr: 200},
 		{name: "depth", code: "DEPTH_LIMIT_EXCEEDED", row: "`DEPTH_LIMIT_EXCEEDED`, `FIELD_LIMIT_EXCEEDED`, `QUERY_TOO_LARGE`", header: withCreds,
 			body: q(deep), json: 200, gr: 400},

@@ -371,7 +371,7 @@ func liveItem1(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 func liveItem2(t *testing.T, sc liveScale, fake *restFake, figs *liveFigures) {
 	const rate, burst = 200, 1000 // the defaults
 	g := startLiveGateway(t, fake, map[string]string{
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": strconv.Itoa(rate), "RATE_LIMIT_REST_BURST": strconv.Itoa(burst)})
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": strconv.Itoa(rate)}) // the burst: five seconds of it
 	ctx, cancel := context.WithTimeout(context.Background(), sc.rateWindow)
 	defer cancel()
 	c, _, err := liveDial(ctx, g.URL, pairOf(fake.A))

@@ -33,7 +33,7 @@ func TestLiveRefusedMemory(t *testing.T) {
 	// Five nodes(ids:) of 100 ids at once, then one every 2 s, are within
 	// the budget (the burst is at least MAX_COMPLEXITY).
 	g := startLiveGateway(t, fake, map[string]string{
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "50", "RATE_LIMIT_REST_BURST": "500"})
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "50"}) // the burst: MAX_COMPLEXITY, 500
 	idle, _ := g.heap(t)
 	invented := merchant{Name: "invented", Key: "InventedKeyE2e_w3Qz8Lp1", Secret: "InventedSecretE2e_Hs5Kd2Xv7Rm4"}
 	for _, tc := range []struct {

@@ -140,7 +140,7 @@ func TestOperatorMetricsExported(t *testing.T) {
 	fake := newRESTFake(t)
 	p := startGateway(t, map[string]string{
 		"REST_BASE_URL": fake.URL, "TRUSTED_DOCUMENTS": manifest, "TRUSTED_DOCUMENTS_MODE": "allow",
-		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "6",
+		"RATE_LIMIT_REQUESTS_PER_SECOND": "3", // a burst of 6
 	})
 	c := gqltest.Client{URL: p.URL, HTTP: p.client, Forbidden: []string{secretA, secretB}}
 

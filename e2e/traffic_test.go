@@ -29,7 +29,7 @@ import (
 func rateLimitEnv(restURL, redisURL string) map[string]string {
 	return map[string]string{
 		"REST_BASE_URL": restURL, "REDIS_URL": redisURL,
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "20", "MAX_COMPLEXITY": "20",
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "MAX_COMPLEXITY": "20", // the burst: 20
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0",
 	}
 }

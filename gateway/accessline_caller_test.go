@@ -21,7 +21,7 @@ func TestAccessLineNamesCaller(t *testing.T) {
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "1",
+		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "Config.RateLimitRequestsBurst": "1",
 	}, logger: logger})
 	biz := g.Biz[0]
 	merchant := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {biz.APISecret}}
@@ -72,7 +72,7 @@ func TestAccessLineNamesOperationBudget(t *testing.T) {
 	var logs testenv.LockedBuffer
 	logger := gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "10", "MAX_COMPLEXITY": "10",
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "Config.RateLimitRESTBurst": "10", "MAX_COMPLEXITY": "10",
 		"REST_UNACCEPTED_CALLS_PER_SECOND": "20", "REFUSAL_DELAY_MAX": "0", // answered at once
 	}, logger: logger})
 	// refusedLine posts q as h until an answer is code (at most n times):

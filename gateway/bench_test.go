@@ -173,8 +173,7 @@ func benchStubGateway(t testing.TB, rt http.RoundTripper) http.Handler {
 // tighter of the two (as at the defaults): the RateLimit headers are
 // written.
 func benchRateLimitedGateway(t testing.TB, rt http.RoundTripper) http.Handler {
-	env := map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1000000", "RATE_LIMIT_REQUESTS_BURST": "1000000",
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "10000000", "RATE_LIMIT_REST_BURST": "10000000"}
+	env := map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1000000", "RATE_LIMIT_REST_CALLS_PER_SECOND": "10000000"}
 	return benchGateway(t, rt, func(k string) string { return env[k] })
 }
 

@@ -93,8 +93,7 @@ type Config struct {
 	CursorKeys *relay.Keys
 	// MerchantKey keys the merchant identity (an HMAC of the credential
 	// pair) in Redis keys, circuits and log tags; nil: derived (gateway.go).
-	MerchantKey    *restclient.MerchantKey
-	SandboxLatency time.Duration
+	MerchantKey *restclient.MerchantKey
 
 	// TokenKeys mints and verifies session tokens; nil: tokens are off,
 	// except in sandbox mode, where New makes a random key.
@@ -236,12 +235,8 @@ var settings = []setting{
 	}},
 	{"RATE_LIMIT_REST_CALLS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRESTCallsPerSecond), "sustained REST calls per second per merchant, shared by all replicas through REDIS_URL (0: no REST-calls limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRESTPerSecond })},
-	{rateLimitRESTBurst, strconv.Itoa(ratelimit.DefaultRESTBurst), "REST calls a merchant may spend at once, at least MAX_COMPLEXITY (0: no REST-calls limit)",
-		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRESTBurst })},
 	{"RATE_LIMIT_REQUESTS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRequestsPerSecond), "sustained GraphQL requests per second per merchant (0: no requests limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsPerSecond })},
-	{"RATE_LIMIT_REQUESTS_BURST", strconv.Itoa(ratelimit.DefaultRequestsBurst), "GraphQL requests a merchant may send at once (0: no requests limit)",
-		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRequestsBurst })},
 	{"RATE_LIMIT_ANONYMOUS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerSecond), "sustained GraphQL requests per second without a merchant the REST API has accepted (no pair, no session token, or one whose pair no REST call has proven yet), all such requests of a replica together (0: no anonymous limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerSecond })},
 	{"RATE_LIMIT_ANONYMOUS_PER_ADDRESS_PER_SECOND", strconv.Itoa(ratelimit.DefaultAnonymousPerAddressPerSecond), "sustained GraphQL requests per second without credentials from one client address (IPv6 by /64; the forwarded address behind TRUSTED_PROXIES), charged before the replica's shared anonymous budget, in this replica's memory only (0: no per-address limit)",
@@ -290,7 +285,6 @@ var settings = []setting{
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
 	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
-	{"SANDBOX_LATENCY", "0s", "sandbox only: latency added to every REST call", durationSetting(func(c *Config) *time.Duration { return &c.SandboxLatency })},
 }
 
 func intSetting(lo, hi int, field func(*Config) *int) func(*Config, string) error {
@@ -367,7 +361,6 @@ func parseInt(v string, lo, hi int) (int, error) {
 
 // Checked against other settings once all are read (LoadConfig).
 const (
-	rateLimitRESTBurst   = "RATE_LIMIT_REST_BURST"
 	trustedDocumentsMode = "TRUSTED_DOCUMENTS_MODE"
 	costReceipts         = "COST_RECEIPTS"
 )
@@ -441,15 +434,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	return c, errors.Join(errs...)
 }
 
-// checkTraffic checks the traffic controls against the other settings.
+// checkTraffic checks the settings that need one another.
 func (c Config) checkTraffic() []error {
 	var errs []error
-	// An operation costing more REST calls than the burst could never run:
-	// the complexity limit must refuse it first, with its own code.
-	if c.RateLimitRESTPerSecond > 0 && c.RateLimitRESTBurst > 0 && c.MaxComplexity > c.RateLimitRESTBurst {
-		errs = append(errs, fmt.Errorf("%s=%d: must be at least MAX_COMPLEXITY (%d), or an operation the complexity limit admits could never run",
-			rateLimitRESTBurst, c.RateLimitRESTBurst, c.MaxComplexity))
-	}
 	if c.TrustedDocumentsMode != trusteddocs.Off && c.TrustedDocuments == "" {
 		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
 	}
@@ -494,6 +481,9 @@ var dropped = []struct{ env, warning string }{
 	{"LIVE_MAX_OPERATIONS", "LIVE_MAX_OPERATIONS no longer has an effect: a WebSocket connection holds at most a fixed 32 operations in flight"},
 	{"LIVE_INIT_TIMEOUT", "LIVE_INIT_TIMEOUT no longer has an effect: a WebSocket must send connection_init within a fixed 10s"},
 	{"LIVE_WRITE_TIMEOUT", "LIVE_WRITE_TIMEOUT no longer has an effect: a live client must read one message within a third of REQUEST_TIMEOUT; set REQUEST_TIMEOUT"},
+	{"RATE_LIMIT_REST_BURST", "RATE_LIMIT_REST_BURST no longer has an effect: a merchant may spend at once 5 seconds of RATE_LIMIT_REST_CALLS_PER_SECOND, and at least MAX_COMPLEXITY"},
+	{"RATE_LIMIT_REQUESTS_BURST", "RATE_LIMIT_REQUESTS_BURST no longer has an effect: a merchant may send at once 2 seconds of RATE_LIMIT_REQUESTS_PER_SECOND"},
+	{"SANDBOX_LATENCY", "SANDBOX_LATENCY no longer has an effect: for a sandbox with latency run go run ./sandbox/cmd/sandbox -latency 5ms and set REST_BASE_URL to it"},
 	{"REST_INSPECTOR", "REST_INSPECTOR no longer has an effect: the REST inspector is on in sandbox mode only"},
 }
 
@@ -567,6 +557,10 @@ func (c *Config) derive(memLimit int64) {
 	c.MaxQueryLength = int(c.MaxBodyBytes / 2)
 	c.CompressMin = compressMinBytes
 	c.APQTTL = apqTTL
+	// A merchant's bursts are seconds of its rates; an operation the
+	// complexity limit admits always fits in the REST-call burst.
+	c.RateLimitRESTBurst = max(5*c.RateLimitRESTPerSecond, c.MaxComplexity)
+	c.RateLimitRequestsBurst = 2 * c.RateLimitRequestsPerSecond
 	c.RateLimitAnonymousBurst = 2 * c.RateLimitAnonymousPerSecond
 	c.RateLimitAnonymousPerAddressBurst = 5 * c.RateLimitAnonymousPerAddressPerSecond
 	// Each refusal held keeps its connection open.

@@ -353,7 +353,7 @@ func TestCostReceiptDeferFinalPart(t *testing.T) {
 // spends no REST-call budget and no REST call; an invalid or refused
 // operation answers as it would for real.
 func TestDryRun(t *testing.T) {
-	g := startGateway(t, setup{env: map[string]string{"MAX_COMPLEXITY": "50", "RATE_LIMIT_REST_BURST": "50"}})
+	g := startGateway(t, setup{env: map[string]string{"MAX_COMPLEXITY": "50", "Config.RateLimitRESTBurst": "50"}})
 	b := g.Biz[0]
 	h := creds(b)
 	refs := g.Sandbox.CheckoutSessions(b.APIKey)

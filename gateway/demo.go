@@ -23,7 +23,7 @@ type demo struct {
 }
 
 func demoOptions(cfg Config) sandbox.Options {
-	return sandbox.Options{StatusParam: cfg.RESTStatusParam, Latency: cfg.SandboxLatency}
+	return sandbox.Options{StatusParam: cfg.RESTStatusParam}
 }
 
 func startDemo(cfg Config) (*demo, error) {

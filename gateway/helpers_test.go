@@ -133,6 +133,8 @@ var configFields = map[string]func(c *gateway.Config, v string) error{
 	"Config.MaxQueryLength":                     intField(func(c *gateway.Config) *int { return &c.MaxQueryLength }),
 	"Config.RESTMaxInFlightPerMerchant":         intField(func(c *gateway.Config) *int { return &c.RESTMaxInFlightPerMerchant }),
 	"Config.RESTUnaccepted.PerAddressPerSecond": intField(func(c *gateway.Config) *int { return &c.RESTUnaccepted.PerAddressPerSecond }),
+	"Config.RateLimitRESTBurst":                 intField(func(c *gateway.Config) *int { return &c.RateLimitRESTBurst }),
+	"Config.RateLimitRequestsBurst":             intField(func(c *gateway.Config) *int { return &c.RateLimitRequestsBurst }),
 	"Config.RateLimitAnonymousBurst":            intField(func(c *gateway.Config) *int { return &c.RateLimitAnonymousBurst }),
 	"Config.RateLimitAnonymousPerAddressBurst":  intField(func(c *gateway.Config) *int { return &c.RateLimitAnonymousPerAddressBurst }),
 	"Config.RESTMaxPage": func(c *gateway.Config, v string) error {

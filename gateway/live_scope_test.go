@@ -160,7 +160,7 @@ func TestWebSocketFreshLoadersPerOperation(t *testing.T) {
 // 5 requests, an operation past it is RATE_LIMITED and makes no REST call.
 func TestWebSocketOperationsRateLimited(t *testing.T) {
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "5",
+		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "Config.RateLimitRequestsBurst": "5",
 	}})
 	b := g.Biz[0]
 	id := pendingPayment(t, g.Sandbox, b, 0)

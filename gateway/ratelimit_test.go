@@ -15,7 +15,7 @@ import (
 // the RateLimit headers; another merchant is unaffected.
 func TestRateLimitRESTCalls(t *testing.T) {
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "5", "MAX_COMPLEXITY": "5",
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "Config.RateLimitRESTBurst": "5", "MAX_COMPLEXITY": "5",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0",
 	}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret, g.Biz[1].APISecret}}
@@ -84,7 +84,7 @@ func TestRateLimitRESTCalls(t *testing.T) {
 // credentials is not charged (it can make no REST call).
 func TestRateLimitRequests(t *testing.T) {
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "2",
+		"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "Config.RateLimitRequestsBurst": "2",
 		"RATE_LIMIT_REST_CALLS_PER_SECOND": "0",
 	}})
 	c := gqltest.Client{URL: g.URL, Forbidden: []string{g.Biz[0].APISecret}}

@@ -24,7 +24,7 @@ import (
 // and a WebSocket operation alike.
 func TestRateLimitEveryTransport(t *testing.T) {
 	g := startGateway(t, setup{env: map[string]string{
-		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "RATE_LIMIT_REST_BURST": "5", "MAX_COMPLEXITY": "5",
+		"RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "Config.RateLimitRESTBurst": "5", "MAX_COMPLEXITY": "5",
 		"RATE_LIMIT_REQUESTS_PER_SECOND": "0",
 	}})
 	biz := g.Biz[0]

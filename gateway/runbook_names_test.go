@@ -43,7 +43,7 @@ func TestRunbookNamesExist(t *testing.T) {
 	}
 
 	var logs testenv.LockedBuffer
-	g := startGateway(t, setup{env: map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "RATE_LIMIT_REQUESTS_BURST": "1"}, logger: gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})})
+	g := startGateway(t, setup{env: map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "1", "Config.RateLimitRequestsBurst": "1"}, logger: gateway.NewLogger(&logs, gateway.Config{LogFormat: "json"})})
 	biz := g.Biz[0]
 	h := http.Header{"X-Api-Key": {biz.APIKey}, "X-Api-Secret": {biz.APISecret}}
 	g.Post(t, h, `{ __typename }`, nil)

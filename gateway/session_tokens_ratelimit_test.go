@@ -12,7 +12,7 @@ import (
 func TestMintsChargedToThePair(t *testing.T) {
 	const burst, rate = 5, 1
 	rig := startTokenRig(t, map[string]string{
-		"RATE_LIMIT_REST_BURST": "5", "RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "MAX_COMPLEXITY": "5",
+		"Config.RateLimitRESTBurst": "5", "RATE_LIMIT_REST_CALLS_PER_SECOND": "1", "MAX_COMPLEXITY": "5",
 	})
 	b := rig.Biz[0]
 	start := time.Now()

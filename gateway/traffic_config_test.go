@@ -29,13 +29,30 @@ func TestTrafficSettings(t *testing.T) {
 			t.Fatalf("the defaults contradict each other: MAX_COMPLEXITY %d over the burst %d", c.MaxComplexity, c.RateLimitRESTBurst)
 		}
 	})
+	t.Run("bursts derived from the rates", func(t *testing.T) {
+		for _, tt := range []struct {
+			name                string
+			env                 map[string]string
+			restBurst, reqBurst int
+		}{
+			{"five seconds of REST calls, two of requests", map[string]string{"RATE_LIMIT_REST_CALLS_PER_SECOND": "300", "RATE_LIMIT_REQUESTS_PER_SECOND": "7"}, 1500, 14},
+			{"at least MAX_COMPLEXITY", map[string]string{"MAX_COMPLEXITY": "2000"}, 2000, 400},
+			{"the dropped settings ignored", map[string]string{"RATE_LIMIT_REST_BURST": "3", "RATE_LIMIT_REQUESTS_BURST": "3"}, 1000, 400},
+		} {
+			c, err := load(tt.env)
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			if c.RateLimitRESTBurst != tt.restBurst || c.RateLimitRequestsBurst != tt.reqBurst {
+				t.Errorf("%s: bursts %d REST calls, %d requests; want %d, %d", tt.name, c.RateLimitRESTBurst, c.RateLimitRequestsBurst, tt.restBurst, tt.reqBurst)
+			}
+		}
+	})
 	for _, tt := range []struct {
 		name    string
 		env     map[string]string
 		wantErr string // "" accepted
 	}{
-		{"MAX_COMPLEXITY over the REST burst", map[string]string{"MAX_COMPLEXITY": "2000"}, "RATE_LIMIT_REST_BURST=1000: must be at least MAX_COMPLEXITY (2000)"},
-		{"MAX_COMPLEXITY over a burst that is off", map[string]string{"MAX_COMPLEXITY": "2000", "RATE_LIMIT_REST_BURST": "0"}, ""},
 		{"MAX_COMPLEXITY over a burst whose rate is off", map[string]string{"MAX_COMPLEXITY": "2000", "RATE_LIMIT_REST_CALLS_PER_SECOND": "0"}, ""},
 		{"every limit off", map[string]string{"RATE_LIMIT_REST_CALLS_PER_SECOND": "0", "RATE_LIMIT_REQUESTS_PER_SECOND": "0"}, ""},
 		{"a negative rate", map[string]string{"RATE_LIMIT_REQUESTS_PER_SECOND": "-1"}, "RATE_LIMIT_REQUESTS_PER_SECOND"},

@@ -123,7 +123,7 @@ func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 	switch {
 	case d.TooCostly:
 		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at
-		// most RATE_LIMIT_REST_BURST); no wait would admit it.
+		// most the REST-call burst); no wait would admit it.
 		err := gqlerror.Errorf("query may make %d REST calls, more than this merchant's rate limit admits at once (%d)", restCalls, d.Limit)
 		err.Extensions = map[string]any{"code": errcode.ComplexityLimit}
 		return err
