@@ -33,6 +33,7 @@ import (
 	"paygraph/graph/loaders"
 	"paygraph/graph/receipt"
 	"paygraph/graphiql"
+	"paygraph/internal/growstack"
 	"paygraph/internal/opscope"
 	"paygraph/livepoll"
 	"paygraph/observe"
@@ -401,6 +402,7 @@ func newScopedRouter(mux *chi.Mux, key *restclient.MerchantKey) *scopedRouter {
 }
 
 func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	growstack.Request()
 	rctx := s.pool.Get().(*chi.Context)
 	rctx.Reset()
 	rctx.Routes = s.Mux

@@ -11,6 +11,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"paygraph/internal/growstack"
 )
 
 // Result is one id's answer in a fan-out: its record or its error (a
@@ -90,7 +92,7 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 // for any call; the caller's goroutine is one of them. Once a slot cannot
 // be had, no more start and every call left answers its error at once.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
-	growStack()
+	growstack.Call()
 	out := make([]Result[V], len(ids))
 	if len(ids) == 1 {
 		call(ctx, nil, ids[0], &out[0], g)
@@ -150,7 +152,7 @@ func (f *fan[V, G]) claim() int {
 // work makes call i with the slot h holds, then the calls left, each
 // taking its own slot.
 func (f *fan[V, G]) work(h *Held, i int) {
-	growStack()
+	growstack.Call()
 	defer f.wg.Done()
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
 	for i := f.claim(); i >= 0; i = f.claim() {
@@ -172,19 +174,3 @@ func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result
 	}
 	r.Value, r.Err = g.get(ctx, id)
 }
-
-// growStackBytes is the frame growStack puts on the stack.
-const growStackBytes = 8 << 10
-
-// growStack grows a fan-out goroutine's stack at once to what a REST call
-// needs, while it is still shallow, rather than by repeated copying
-// during the call.
-//
-//go:noinline
-func growStack() {
-	var buf [growStackBytes]byte
-	growStackSink(buf[:])
-}
-
-//go:noinline
-func growStackSink(b []byte) { b[0] = 0 }
