@@ -50,7 +50,9 @@ func TestCallDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &deadlineRecorder{next: http.DefaultTransport}
-			c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}})
+			// Unshared: a shared call carries the timeout's deadline and ends
+			// when its last caller leaves (TestSharedCallDeadlines).
+			c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}, ShareWaiters: -1})
 			ctx := credCtx()
 			var callerDeadline time.Time
 			if tc.caller > 0 {

@@ -105,7 +105,7 @@ func TestFanOut(t *testing.T) {
 
 	t.Run("payment links and checkout sessions", func(t *testing.T) {
 		srv := newPeakServer(t, nil)
-		c := newClient(t, Config{BaseURL: srv.URL})
+		c := newClient(t, Config{BaseURL: srv.URL, ShareWaiters: -1}) // no call in flight shared
 		links := c.GetPaymentLinks(credCtx(), []string{"pl_abc123", "pl_abc123"})
 		sessions := c.GetCheckoutSessions(credCtx(), []string{"REF12345"})
 		if len(links) != 2 || links[0].Err != nil || links[1].Err != nil || links[0].Value.ID != "pl_abc123" {
@@ -378,10 +378,11 @@ func batchGoroutines(t *testing.T) {
 	done := make(chan []Result[*Payment])
 	go func() { done <- c.GetPayments(WithRequestLimit(credCtx(), 2), payIDs(100)) }()
 	settled(t, "2 calls in flight", func() bool { return srv.inFlight.Load() == 2 }) // what else would start, has started
-	// The caller and its calls held at the REST API; a goroutine
-	// per id would be 100.
-	if grew := runtime.NumGoroutine() - before; grew > 3 {
-		t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 3", grew)
+	// The caller, its calls held at the REST API and the goroutine of
+	// each of them (a call that others may share runs on its own); a
+	// goroutine per id would be 100.
+	if grew := runtime.NumGoroutine() - before; grew > 5 {
+		t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 5", grew)
 	}
 	close(hold)
 	rs := <-done
