@@ -169,6 +169,11 @@ func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCa
 	if f.panicked {
 		panic(f.panicVal)
 	}
+	if waiter {
+		if log := callLogFrom(ctx); log != nil {
+			log.addShared()
+		}
+	}
 	if f.err != nil {
 		if e, ok := f.err.(*Error); ok {
 			cp := *e
@@ -178,9 +183,6 @@ func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCa
 	}
 	if !waiter {
 		return nil
-	}
-	if log := callLogFrom(ctx); log != nil {
-		log.addShared()
 	}
 	if err := decodeBuf(f.body, into, nil); err != nil {
 		return unexpected(ep, describeDecodeError(err)) // unreachable: the maker decoded the same bytes
