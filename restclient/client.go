@@ -393,22 +393,15 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		u.RawQuery = query.Encode()
 	}
 
-	var key flightKey
-	share := c.sharable(creds)
-	if share {
-		key = flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
-		if f := c.flights.join(key, creds.c); f != nil {
-			return c.await(ctx, f, ep, into, true)
-		}
-	}
-	s, err := c.limiter.slotFor(ctx, creds, share)
-	if err != nil {
-		return acquireError(ctx, ep, err)
-	}
-	if share {
-		if err, ok := c.shared(ctx, s, key, ep, u, creds, into); ok {
+	if c.sharable(creds) {
+		k := flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
+		if err, ok := c.shared(ctx, k, ep, u, creds, into, true); ok {
 			return err
 		}
+	}
+	s, err := c.limiter.slotFor(ctx, creds)
+	if err != nil {
+		return acquireError(ctx, ep, err)
 	}
 	defer s.release()
 	return c.call(ctx, ep, id, u, creds, into, nil)

@@ -50,9 +50,7 @@ func TestCallDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			rec := &deadlineRecorder{next: http.DefaultTransport}
-			// Unshared: a shared call carries the timeout's deadline and ends
-			// when its last caller leaves (TestSharedCallDeadlines).
-			c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}, ShareWaiters: -1})
+			c := newClient(t, Config{BaseURL: srv.URL, Timeout: timeout, HTTPClient: &http.Client{Transport: rec}})
 			ctx := credCtx()
 			var callerDeadline time.Time
 			if tc.caller > 0 {

@@ -330,13 +330,9 @@ func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 }
 
 // slotFor returns the slot a call with ctx holds: the one held for it
-// (its holder releases it; own: the call does, and the holder's Release
-// does nothing), or a new one.
-func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue, own bool) (slot, error) {
+// (its holder releases it), or a new one.
+func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
-		if own && h.released.CompareAndSwap(false, true) {
-			return h.s, nil
-		}
 		// The pair's probe ends with the call: a later call with the
 		// same context must not wait for itself.
 		return slot{probe: h.s.probe}, nil

@@ -9,12 +9,14 @@ package restclient
 // once its body is read, so nothing is cached. Each caller decodes the
 // shared bytes into its own value and gets its own copy of an error.
 //
-// The call runs on a goroutine of its own under a context without any
-// caller's deadline or cancellation (its attempts keep the per-call
-// timeout), so that the caller that made it can leave when its own
-// context ends while the others still wait; once every caller has left,
-// the call is canceled. It holds the slot its maker took and releases it
-// when it ends.
+// The caller that makes the call makes it as any call, on its own
+// goroutine, holding its own slot, under its own deadline: no goroutine
+// or context of its own, so that an unshared call costs what it did. A
+// waiter whose context ends leaves, and the call goes on. When the
+// maker's context ends first (or its call panics), the call ends with
+// it, and each waiter left makes the call itself, once, under its own
+// deadline: the maker's deadline or cancellation is never a waiter's
+// error.
 
 import (
 	"context"
@@ -36,29 +38,26 @@ type flightKey struct {
 
 // flight is one shared call.
 type flight struct {
-	fs     *flights
-	key    flightKey
-	creds  Credentials
-	done   chan struct{} // closed once body or err is set
-	ctx    context.Context
-	cancel context.CancelFunc
-
+	fs  *flights
+	key flightKey
 	// Under flights.mu.
-	open    bool // in the table: callers may join
-	waiters int  // callers that joined
-	refs    int  // callers still waiting, the maker included
+	creds   Credentials
+	open    bool          // in the table: callers may join
+	waiters int           // callers that joined
+	done    chan struct{} // made by the first waiter, closed by finish
 
-	body     []byte // the answer's bytes, kept only when someone waits
-	err      error
-	panicked bool // the call panicked with panicVal
-	panicVal any
+	// Set before done is closed.
+	body      []byte // the answer's bytes, kept only when someone waits
+	err       error
+	abandoned bool // the maker left or panicked: the waiters call again
 }
 
 // flights is the table of shared calls in flight.
 type flights struct {
-	max int
-	mu  sync.Mutex
-	m   map[flightKey]*flight
+	max  int
+	mu   sync.Mutex
+	m    map[flightKey]*flight
+	pool sync.Pool // of *flight nobody waited for
 }
 
 // newFlights returns the table, or nil (no sharing) for maxWaiters < 1.
@@ -69,39 +68,29 @@ func newFlights(maxWaiters int) *flights {
 	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
 }
 
-// join counts the caller in as a waiter of k's call, if one is in flight
-// for the same pair with room for it.
-func (fs *flights) join(k flightKey, c Credentials) *flight {
+// start counts the caller in as a waiter of k's call in flight, when
+// there is one for the same pair with room for it (joined); else, when
+// none is in flight, enters one that the caller makes (f). Neither (nil,
+// false): the call in flight has no room or is another pair's, and the
+// caller makes one of its own, unshared.
+func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	return fs.joinLocked(k, c)
-}
-
-func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
-	f := fs.m[k]
-	if f == nil || !f.open || f.creds != c || f.waiters >= fs.max {
-		return nil
-	}
-	f.waiters++
-	f.refs++
-	return f
-}
-
-// start joins k's call as join does, or, with none in flight, enters a
-// new one that ctx's caller makes; neither (nil, false): the call in
-// flight has no room or is another pair's, and the caller makes one of
-// its own, unshared.
-func (fs *flights) start(ctx context.Context, k flightKey, c Credentials) (f *flight, joined bool) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	if f := fs.joinLocked(k, c); f != nil {
+	if f := fs.m[k]; f != nil {
+		if !mayJoin || !f.open || f.creds != c || f.waiters >= fs.max {
+			return nil, false
+		}
+		f.waiters++
+		if f.done == nil {
+			f.done = make(chan struct{})
+		}
 		return f, true
 	}
-	if fs.m[k] != nil {
-		return nil, false
+	f, _ = fs.pool.Get().(*flight)
+	if f == nil {
+		f = &flight{fs: fs}
 	}
-	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	f = &flight{fs: fs, key: k, creds: c, done: make(chan struct{}), ctx: fctx, cancel: cancel, open: true, refs: 1}
+	f.key, f.creds, f.open = k, c, true
 	fs.m[k] = f
 	return f, false
 }
@@ -127,67 +116,48 @@ func (fs *flights) keep(f *flight, buf []byte) {
 	}
 }
 
-// finish ends f with err, waking its callers.
-func (fs *flights) finish(f *flight, err error) {
+// finish ends the maker's f with err, waking its waiters; abandoned: the
+// maker left before the answer, or panicked.
+func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
+	done := f.done
 	fs.mu.Unlock()
-	f.err = err
-	close(f.done)
-	f.cancel()
+	if done == nil { // nobody waited, nor can any more
+		*f = flight{fs: fs, body: f.body[:0]}
+		fs.pool.Put(f)
+		return
+	}
+	f.err, f.abandoned = err, abandoned
+	close(done)
 }
 
-// leave counts out a caller whose context ended before the answer; the
-// last one out cancels the call.
-func (fs *flights) leave(f *flight) {
-	fs.mu.Lock()
-	f.refs--
-	last := f.refs == 0
-	if last {
-		fs.closeLocked(f)
-	}
-	fs.mu.Unlock()
-	if last {
-		f.cancel()
-	}
-}
-
-// await waits for f's answer or the end of ctx. A waiter decodes the
-// shared bytes into its own into; the maker's into was decoded by the
-// call itself. Every caller gets its own copy of an error.
-func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCarrier, waiter bool) error {
+// await waits for f's answer or the end of ctx. The waiter decodes the
+// shared bytes into its own into and gets its own copy of an error;
+// again: the maker left, and the caller is to make the call itself.
+func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCarrier) (err error, again bool) {
 	select {
 	case <-f.done:
 	case <-ctx.Done():
-		select {
-		case <-f.done: // both: the answer wins
-		default:
-			c.flights.leave(f)
-			return ctxError(ctx, ep, ctx.Err())
-		}
+		return ctxError(ctx, ep, ctx.Err()), false
 	}
-	if f.panicked {
-		panic(f.panicVal)
+	if f.abandoned {
+		return nil, true
 	}
-	if waiter {
-		if log := callLogFrom(ctx); log != nil {
-			log.addShared()
-		}
+	if log := callLogFrom(ctx); log != nil {
+		log.addShared()
 	}
 	if f.err != nil {
 		if e, ok := f.err.(*Error); ok {
 			cp := *e
-			return &cp
+			return &cp, false
 		}
-		return f.err
-	}
-	if !waiter {
-		return nil
+		return f.err, false
 	}
 	if err := decodeBuf(f.body, into, nil); err != nil {
-		return unexpected(ep, describeDecodeError(err)) // unreachable: the maker decoded the same bytes
+		return unexpected(ep, describeDecodeError(err)), false // unreachable: the maker decoded the same bytes
 	}
-	return nil
+	return nil, false
 }
 
 // sharable reports whether cv's calls may share: the pair is accepted
@@ -196,29 +166,31 @@ func (c *Client) sharable(cv *credentialsValue) bool {
 	return c.flights != nil && c.accepted(cv)
 }
 
-// shared makes the call of do as a shared one: it waits for the same
-// call in flight, or makes it on a goroutine of its own that others may
-// wait for. ok false: the call is to be made unshared (s still held).
-func (c *Client) shared(ctx context.Context, s slot, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) (err error, ok bool) {
-	f, joined := c.flights.start(ctx, k, cv.c)
-	switch {
-	case joined:
-		s.release()
-		return c.await(ctx, f, ep, into, true), true
-	case f == nil:
+// shared is do's call, shared: it waits for the same call in flight, or
+// makes it (with the slot take gives it) for others to wait for. ok
+// false: it is to be made unshared. mayJoin false: make it, never wait.
+func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) (err error, ok bool) {
+	f, joined := c.flights.start(k, cv.c, mayJoin)
+	if joined {
+		err, again := c.await(ctx, f, ep, into)
+		if again {
+			return c.shared(ctx, k, ep, u, cv, into, false)
+		}
+		return err, true
+	}
+	if f == nil {
 		return nil, false
 	}
-	go func() {
-		var err error
-		defer func() {
-			// A panic is each caller's, as it would be on its own call.
-			if p := recover(); p != nil {
-				f.panicked, f.panicVal = true, p
-			}
-			s.release() // before the callers wake
-			c.flights.finish(f, err)
-		}()
-		err = c.call(f.ctx, ep, k.id, u, cv, into, f)
-	}()
-	return c.await(ctx, f, ep, into, false), true
+	abandoned := true // until the call returns
+	defer func() { c.flights.finish(f, err, abandoned) }()
+	s, err := c.limiter.slotFor(ctx, cv)
+	if err != nil {
+		err = acquireError(ctx, ep, err)
+		abandoned = ctx.Err() != nil
+		return err, true
+	}
+	defer s.release()
+	err = c.call(ctx, ep, k.id, u, cv, into, f)
+	abandoned = err != nil && ctx.Err() != nil
+	return err, true
 }

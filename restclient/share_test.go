@@ -198,8 +198,9 @@ func TestSharedCallsNotForUnacceptedPairs(t *testing.T) {
 	})
 }
 
-// TestSharedCallDeadlines: each caller keeps its own deadline; the call
-// goes on while one of them waits, and ends when the last one leaves.
+// TestSharedCallDeadlines: each caller keeps its own deadline. A waiter
+// that leaves leaves the call going on; when the maker leaves, its call
+// ends with it and a waiter makes the call itself.
 func TestSharedCallDeadlines(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -207,17 +208,18 @@ func TestSharedCallDeadlines(t *testing.T) {
 		deadlines []time.Duration // each caller's, in the order they ask; the first makes the call
 		answerIn  time.Duration   // the REST API's latency
 		answered  []bool          // each caller gets the answer (else its timeout)
-		canceled  time.Duration   // when the call is canceled; 0: it is not
+		calls     int64           // REST calls made
+		canceled  time.Duration   // when the last REST request was canceled; 0: none was
 	}{
-		{"the maker leaves, the waiter gets the answer", []time.Duration{time.Second, 5 * time.Second}, 3 * time.Second, []bool{false, true}, 0},
-		{"a waiter leaves, the maker gets the answer", []time.Duration{5 * time.Second, time.Second}, 3 * time.Second, []bool{true, false}, 0},
-		{"all leave: the call is canceled with the last", []time.Duration{time.Second, 2 * time.Second}, time.Hour, []bool{false, false}, 2 * time.Second},
+		{"a waiter leaves, the maker gets the answer", []time.Duration{5 * time.Second, time.Second}, 3 * time.Second, []bool{true, false}, 1, 0},
+		{"the maker leaves, the waiter calls again", []time.Duration{time.Second, 5 * time.Second}, 3 * time.Second, []bool{false, true}, 2, time.Second},
+		{"all leave, each at its own deadline", []time.Duration{time.Second, 2 * time.Second}, time.Hour, []bool{false, false}, 2, 2 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			synctest.Test(t, func(t *testing.T) {
 				start := time.Now()
-				var ended atomic.Int64 // when the REST request's context ended, from start
+				var ended atomic.Int64 // when a REST request's context ended, from start
 				srv := newMemServer(t, func(w http.ResponseWriter, r *http.Request) {
 					select {
 					case <-time.After(tc.answerIn):
@@ -229,11 +231,15 @@ func TestSharedCallDeadlines(t *testing.T) {
 				l := NewLimiter(LimiterConfig{})
 				c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: l})
 				errs := make([]error, len(tc.deadlines))
+				at := make([]time.Duration, len(tc.deadlines))
 				var wg sync.WaitGroup
 				for i, d := range tc.deadlines {
 					ctx, cancel := context.WithTimeout(merchantCtx("a"), d)
 					defer cancel()
-					wg.Go(func() { _, errs[i] = c.GetPayment(ctx, "pay_1") })
+					wg.Go(func() {
+						_, errs[i] = c.GetPayment(ctx, "pay_1")
+						at[i] = time.Since(start)
+					})
 					synctest.Wait()
 				}
 				wg.Wait()
@@ -241,16 +247,19 @@ func TestSharedCallDeadlines(t *testing.T) {
 					if tc.answered[i] && err != nil || !tc.answered[i] && KindOf(err) != KindTimeout {
 						t.Errorf("caller %d: %v, want answered %v", i, err, tc.answered[i])
 					}
+					if !tc.answered[i] && at[i] != tc.deadlines[i] {
+						t.Errorf("caller %d answered at %v, want its deadline %v", i, at[i], tc.deadlines[i])
+					}
 				}
 				synctest.Wait()
 				if got := time.Duration(ended.Load()); got != tc.canceled {
 					t.Errorf("REST request canceled at %v, want %v (0: never)", got, tc.canceled)
 				}
-				if got := srv.calls.Load(); got != 1 {
-					t.Errorf("REST calls = %d, want 1", got)
+				if got := srv.calls.Load(); got != tc.calls {
+					t.Errorf("REST calls = %d, want %d", got, tc.calls)
 				}
 				if calls, _ := l.inFlight(); calls != 0 {
-					t.Errorf("%d slots held after the call, want 0", calls)
+					t.Errorf("%d slots held after the calls, want 0", calls)
 				}
 			})
 		})
