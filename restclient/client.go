@@ -395,9 +395,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 
 	if c.sharable(creds) {
 		k := flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
-		if err, ok := c.shared(ctx, k, ep, u, creds, into, true); ok {
-			return err
-		}
+		return c.shared(ctx, k, ep, u, creds, into, true)
 	}
 	s, err := c.limiter.slotFor(ctx, creds)
 	if err != nil {

@@ -68,23 +68,41 @@ func newFlights(maxWaiters int) *flights {
 	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
 }
 
-// start counts the caller in as a waiter of k's call in flight, when
-// there is one for the same pair with room for it (joined); else, when
-// none is in flight, enters one that the caller makes (f). Neither (nil,
-// false): the call in flight has no room or is another pair's, and the
-// caller makes one of its own, unshared.
+// join counts the caller in as a waiter of k's call in flight, when
+// there is one for the same pair with room for it.
+func (fs *flights) join(k flightKey, c Credentials) *flight {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.joinLocked(k, c)
+}
+
+func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
+	f := fs.m[k]
+	if f == nil || !f.open || f.creds != c || f.waiters >= fs.max {
+		return nil
+	}
+	f.waiters++
+	if f.done == nil {
+		f.done = make(chan struct{})
+	}
+	return f
+}
+
+// start is join (mayJoin), or, with no call of k in flight, enters one
+// that the caller makes (f); the caller holds its slot already, so that
+// every call in the table is under way and its waiters wait for nothing
+// else. Neither (nil, false): the call in flight has no room or is
+// another pair's, and the caller makes one of its own, unshared.
 func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
-	if f := fs.m[k]; f != nil {
-		if !mayJoin || !f.open || f.creds != c || f.waiters >= fs.max {
-			return nil, false
+	if fs.m[k] != nil {
+		if f := fs.joinLocked(k, c); f != nil && mayJoin {
+			return f, true
+		} else if f != nil {
+			f.waiters-- // not joined after all
 		}
-		f.waiters++
-		if f.done == nil {
-			f.done = make(chan struct{})
-		}
-		return f, true
+		return nil, false
 	}
 	f, _ = fs.pool.Get().(*flight)
 	if f == nil {
@@ -166,31 +184,40 @@ func (c *Client) sharable(cv *credentialsValue) bool {
 	return c.flights != nil && c.accepted(cv)
 }
 
-// shared is do's call, shared: it waits for the same call in flight, or
-// makes it (with the slot take gives it) for others to wait for. ok
-// false: it is to be made unshared. mayJoin false: make it, never wait.
-func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) (err error, ok bool) {
-	f, joined := c.flights.start(k, cv.c, mayJoin)
-	if joined {
-		err, again := c.await(ctx, f, ep, into)
-		if again {
-			return c.shared(ctx, k, ep, u, cv, into, false)
+// shared is do's call of a sharable pair: it waits for the same call in
+// flight, or makes it for others to wait for, or (no room) makes it
+// unshared. mayJoin false: it never waits (a waiter whose maker left).
+func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
+	if mayJoin {
+		if f := c.flights.join(k, cv.c); f != nil {
+			return c.waitFor(ctx, f, k, ep, u, cv, into)
 		}
-		return err, true
 	}
+	s, err := c.limiter.slotFor(ctx, cv)
+	if err != nil {
+		return acquireError(ctx, ep, err)
+	}
+	f, joined := c.flights.start(k, cv.c, mayJoin)
+	if joined { // made while this caller waited for its slot
+		s.release()
+		return c.waitFor(ctx, f, k, ep, u, cv, into)
+	}
+	defer s.release()
 	if f == nil {
-		return nil, false
+		return c.call(ctx, ep, k.id, u, cv, into, nil)
 	}
 	abandoned := true // until the call returns
 	defer func() { c.flights.finish(f, err, abandoned) }()
-	s, err := c.limiter.slotFor(ctx, cv)
-	if err != nil {
-		err = acquireError(ctx, ep, err)
-		abandoned = ctx.Err() != nil
-		return err, true
-	}
-	defer s.release()
 	err = c.call(ctx, ep, k.id, u, cv, into, f)
 	abandoned = err != nil && ctx.Err() != nil
-	return err, true
+	return err
+}
+
+// waitFor is await, and the call made again when its maker left.
+func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
+	err, again := c.await(ctx, f, ep, into)
+	if again {
+		return c.shared(ctx, k, ep, u, cv, into, false)
+	}
+	return err
 }

@@ -265,3 +265,47 @@ func TestSharedCallDeadlines(t *testing.T) {
 		})
 	}
 }
+
+// TestSharedCallsWaitOnlyForCallsUnderWay: a call enters the table only
+// once its maker holds a slot, so that a waiter holding a slot of its
+// own (a fan-out's, taken ahead) never waits for a maker that waits for
+// that slot.
+func TestSharedCallsWaitOnlyForCallsUnderWay(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		srv := newPairServer(t)
+		close(srv.hold)
+		l := NewLimiter(LimiterConfig{MaxInFlightPerMerchant: 1})
+		c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: l})
+		h, err := c.Hold(merchantCtx("a")) // the pair's only slot
+		if err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wg.Go(func() { // waits for the slot
+			if _, err := c.GetPayment(merchantCtx("a"), "pay_1"); err != nil {
+				t.Error(err)
+			}
+		})
+		synctest.Wait()
+		if n := len(c.flights.table()); n != 0 {
+			t.Fatalf("%d calls in the table while their makers wait for a slot", n)
+		}
+		done := make(chan error, 1)
+		go func() { _, err := c.GetPayment(h, "pay_1"); done <- err }()
+		synctest.Wait()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		default:
+			t.Fatal("the call with the slot held waits for the one waiting for that slot")
+		}
+		h.Release()
+		wg.Wait()
+		if got := srv.calls.Load(); got != 2 {
+			t.Errorf("REST calls = %d, want 2", got)
+		}
+	})
+}
