@@ -217,6 +217,9 @@ func buildScenarios() []scenario {
 		{name: "list20", want: 1, body: gql(`{ payments(first: 20) { nodes { id status amount { amount paisa currency } customer { name email } createdAt } pageInfo { hasNextPage endCursor } } }`, nil)},
 		{name: "aliases20", want: 1, body: gql(aliases.String(), id)},
 		{name: "list50addr", want: 51, body: gql(`{ payments(first: 50) { nodes { customer { address } } } }`, nil)},
+		// Every worker asks what a dashboard open on many screens does, at
+		// the same moment: the payment, the list and a session.
+		{name: "dashboard", want: 3, body: gql(`query D($id: ID!, $ref: String!) { payment(id: $id) { id status } payments(first: 20) { nodes { id status } } checkoutSession(id: $ref) { sessionId paymentStatus } }`, map[string]any{"id": paymentID, "ref": sessionID})},
 		{name: "checkout", want: 2, body: gql(`query S($id: String!) { checkoutSession(id: $id) { sessionId paymentStatus amount { amount } subtotal { amount } metadata { key value } payment { id status amount { amount } customer { address } } } }`, map[string]any{"id": sessionID})},
 	}
 }

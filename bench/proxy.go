@@ -176,6 +176,8 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		data, err = p.list50addr(get)
 	case "checkout":
 		data, err = p.checkout(get, req.Variables["id"])
+	case "dashboard":
+		data, err = p.dashboard(get, req.Variables["id"], req.Variables["ref"])
 	default:
 		err = errors.New("no such scenario")
 	}
@@ -284,6 +286,31 @@ func (p *proxy) list50addr(get getter) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"payments": map[string]any{"nodes": nodes}}, nil
+}
+
+// dashboard: a payment, the list and a session, the three calls at once.
+func (p *proxy) dashboard(get getter, id, ref string) (any, error) {
+	var x pxPayment
+	var page pxPage
+	var s pxSession
+	var errs [3]error
+	var wg sync.WaitGroup
+	wg.Go(func() { errs[0] = get("/api/v1/payments/"+url.PathEscape(id), &x) })
+	wg.Go(func() { errs[1] = get("/api/v1/payments?limit=20", &page) })
+	wg.Go(func() { errs[2] = get("/api/v1/checkout/sessions/"+url.PathEscape(ref), &s) })
+	wg.Wait()
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	nodes := make([]map[string]string, len(page.Data))
+	for i, n := range page.Data {
+		nodes[i] = map[string]string{"id": n.ID, "status": n.Status}
+	}
+	return map[string]any{
+		"payment":         map[string]string{"id": x.ID, "status": x.Status},
+		"payments":        map[string]any{"nodes": nodes},
+		"checkoutSession": map[string]string{"sessionId": s.Data.ID, "paymentStatus": s.Data.PaymentStatus},
+	}, nil
 }
 
 func (p *proxy) checkout(get getter, ref string) (any, error) {

@@ -43,8 +43,11 @@ type Config struct {
 	RESTMaxConc                int
 	RESTMaxInFlight            int
 	RESTMaxInFlightPerMerchant int
-	RESTMaxBody                int64
-	RESTMaxPage                int64
+	// RESTShareCalls: an operation's GET waits for the same GET of its
+	// pair in flight (restclient's share.go).
+	RESTShareCalls bool
+	RESTMaxBody    int64
+	RESTMaxPage    int64
 	// Dropped are the warnings of the dropped settings given, logged at start.
 	Dropped []string
 
@@ -166,6 +169,7 @@ var settings = []setting{
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process; one credential pair takes at most a quarter of them, the pairs not yet accepted together a thirty-second", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
+	{"REST_SHARE_CALLS", "true", "a GET of a credential pair the REST API has accepted that is asked for while the same GET of the same pair is in flight waits for its answer instead of being made again (false: every operation makes its own)", boolSetting(func(c *Config) *bool { return &c.RESTShareCalls })},
 	{"REST_UNACCEPTED_CALLS_PER_SECOND", strconv.Itoa(restclient.DefaultUnacceptedCallsPerSecond), "REST calls per second (burst: twice) that all credential pairs the REST API has not yet answered with a 2xx may make together, per replica; past it: RATE_LIMITED without a call. A merchant's first call costs one; invented pairs cost the REST API at most this (0: no such bound)",
 		intSetting(0, 1e6, func(c *Config) *int { return &c.RESTUnaccepted.CallsPerSecond })},
 	{"TRUSTED_PROXIES", "", "comma-separated CIDRs of the proxies in front of the gateway whose X-Forwarded-For names the client's address (the rightmost address not in these); unset: the connection's peer is the client", func(c *Config, v string) error {

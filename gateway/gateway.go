@@ -185,6 +185,7 @@ func (g *Gateway) wire(o options) error {
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
 		DropIdle:     dropIdle,
+		ShareWaiters: shareWaiters(cfg),
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
@@ -496,4 +497,14 @@ func apqStoreName(cfg Config) string {
 		return "redis"
 	}
 	return "memory"
+}
+
+// shareWaiters is how many operations may wait for one REST call in
+// flight: as many as the pair may have calls in flight, none with
+// REST_SHARE_CALLS=false.
+func shareWaiters(cfg Config) int {
+	if !cfg.RESTShareCalls {
+		return -1
+	}
+	return cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
 }

@@ -36,10 +36,16 @@ func faultyREST(t *testing.T, record func(key string) []byte, frame func(c net.C
 	})
 }
 
-// faultClient is the REST client as the gateway wires it to base.
-func faultClient(t *testing.T, base string, timeout time.Duration) *restclient.Client {
+// faultClient is the REST client as the gateway wires it to base, on
+// fasthttp or, netHTTP, on the net/http pools the gateway uses behind an
+// HTTP proxy (without the proxy).
+func faultClient(t *testing.T, base string, timeout time.Duration, netHTTP bool) *restclient.Client {
 	t.Helper()
-	rt := newTransport(Config{RESTMaxInFlight: 256, RESTMaxInFlightPerMerchant: 64, RESTTimeout: timeout})
+	cfg := Config{RESTMaxInFlight: 256, RESTMaxInFlightPerMerchant: 64, RESTTimeout: timeout}
+	rt := newTransport(cfg)
+	if netHTTP {
+		rt.newPool = httpPools(cfg, cfg.RESTMaxInFlightPerMerchant, nil)
+	}
 	t.Cleanup(rt.CloseIdleConnections)
 	rc, err := restclient.New(restclient.Config{BaseURL: base, HTTPClient: &http.Client{Transport: rt}, DropIdle: rt.DropIdle, Timeout: timeout,
 		Resilience: restclient.Resilience{MaxRetries: 2, RetryBaseDelay: time.Millisecond}})
@@ -50,10 +56,12 @@ func faultClient(t *testing.T, base string, timeout time.Duration) *restclient.C
 }
 
 // TestRESTFaultsNeverCrossPairs: 12 pairs, 4 callers each, ask for the
-// same payment at once from a REST API that doubles its answers, or runs
-// them past their Content-Length, or cuts them short (connection kept
-// open): no pair ever gets the record of another; a short body is
-// KindUpstream (UPSTREAM_ERROR) once REST_TIMEOUT cuts it.
+// same payment at once from a REST API that answers each pair with its
+// own record, right, doubled, run past its Content-Length, or cut short
+// (connection kept open), on each transport: no pair ever gets the
+// record of another, whether its callers share a call in flight or not;
+// a short body is KindUpstream (UPSTREAM_ERROR) once REST_TIMEOUT cuts
+// it.
 func TestRESTFaultsNeverCrossPairs(t *testing.T) {
 	t.Parallel()
 	sb := sandbox.New(sandbox.Options{})
@@ -89,60 +97,65 @@ func TestRESTFaultsNeverCrossPairs(t *testing.T) {
 		frame func(c net.Conn, answer []byte, body int)
 		short bool
 	}{
+		{"answers right", func(c net.Conn, a []byte, _ int) { _, _ = c.Write(a) }, false},
 		{"answers doubled", func(c net.Conn, a []byte, _ int) { apart(c, a, a) }, false},
 		{"body longer than its Content-Length", func(c net.Conn, a []byte, _ int) { apart(c, a, append([]byte("\r\n"), a...)) }, false},
 		{"body shorter than its Content-Length", func(c net.Conn, a []byte, body int) { _, _ = c.Write(a[:len(a)-body/2]) }, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			timeout := 2 * time.Second
-			if tc.short {
-				timeout = 200 * time.Millisecond
-			}
-			rc := faultClient(t, faultyREST(t, record, tc.frame), timeout)
-			var answered, crossed, upstream, other atomic.Int64
-			var firstOther atomic.Value
-			var wg sync.WaitGroup
-			rounds := 10
-			if tc.short {
-				rounds = 1
-			}
-			for pair := range 12 {
-				key := "ak_test_pair" + strconv.Itoa(pair)
-				ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: key, APISecret: "sk_test_secret" + strconv.Itoa(pair)})
-				for range 4 {
-					wg.Go(func() {
-						for range rounds {
-							p, err := rc.GetPayment(ctx, id)
-							var e *restclient.Error
-							switch {
-							case err == nil:
-								answered.Add(1)
-								if p.Customer.Name == nil || *p.Customer.Name != key {
-									crossed.Add(1)
-								}
-							case errors.As(err, &e) && e.Kind == restclient.KindUpstream:
-								upstream.Add(1)
-							default:
-								other.Add(1)
-								firstOther.CompareAndSwap(nil, err.Error())
-							}
-						}
-					})
+		for _, transport := range []string{"fasthttp", "net/http"} {
+			t.Run(tc.name+" on "+transport, func(t *testing.T) {
+				t.Parallel()
+				timeout := 2 * time.Second
+				if tc.short {
+					timeout = 200 * time.Millisecond
 				}
-			}
-			wg.Wait()
-			t.Logf("%d answered (%d another pair's), %d upstream errors, %d others", answered.Load(), crossed.Load(), upstream.Load(), other.Load())
-			if crossed.Load() != 0 {
-				t.Errorf("%d answers were another pair's record, want 0", crossed.Load())
-			}
-			if other.Load() != 0 {
-				t.Errorf("%d errors neither answers nor upstream errors; first: %v", other.Load(), firstOther.Load())
-			}
-			if tc.short && answered.Load() != 0 {
-				t.Errorf("%d short bodies answered, want 0 (all upstream errors)", answered.Load())
-			}
-		})
+				rc := faultClient(t, faultyREST(t, record, tc.frame), timeout, transport == "net/http")
+				var answered, crossed, upstream, other, shared atomic.Int64
+				var firstOther atomic.Value
+				var wg sync.WaitGroup
+				rounds := 10
+				if tc.short {
+					rounds = 1
+				}
+				for pair := range 12 {
+					key := "ak_test_pair" + strconv.Itoa(pair)
+					ctx := restclient.WithCredentials(context.Background(), restclient.Credentials{APIKey: key, APISecret: "sk_test_secret" + strconv.Itoa(pair)})
+					for range 4 {
+						wg.Go(func() {
+							for range rounds {
+								log := new(restclient.CallLog)
+								p, err := rc.GetPayment(restclient.WithCallLog(ctx, log), id)
+								shared.Add(int64(log.Shared()))
+								var e *restclient.Error
+								switch {
+								case err == nil:
+									answered.Add(1)
+									if p.Customer.Name == nil || *p.Customer.Name != key {
+										crossed.Add(1)
+									}
+								case errors.As(err, &e) && e.Kind == restclient.KindUpstream:
+									upstream.Add(1)
+								default:
+									other.Add(1)
+									firstOther.CompareAndSwap(nil, err.Error())
+								}
+							}
+						})
+					}
+				}
+				wg.Wait()
+				t.Logf("%d answered (%d another pair's), %d upstream errors, %d others; %d shared a call in flight", answered.Load(), crossed.Load(), upstream.Load(), other.Load(), shared.Load())
+				if crossed.Load() != 0 {
+					t.Errorf("%d answers were another pair's record, want 0", crossed.Load())
+				}
+				if other.Load() != 0 {
+					t.Errorf("%d errors neither answers nor upstream errors; first: %v", other.Load(), firstOther.Load())
+				}
+				if tc.short && answered.Load() != 0 {
+					t.Errorf("%d short bodies answered, want 0 (all upstream errors)", answered.Load())
+				}
+			})
+		}
 	}
 }
 

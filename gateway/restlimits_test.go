@@ -177,8 +177,10 @@ func TestRESTLimitPerMerchant(t *testing.T) {
 			<-releaseA
 		}
 	}
+	// A's requests ask for the same records: unshared, so that each
+	// makes all its calls (TestRESTFaultsNeverCrossPairs shares them).
 	g := startGateway(t, setup{env: map[string]string{"REST_MAX_INFLIGHT": "4",
-		"Config.RESTMaxInFlightPerMerchant": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16"}, rest: rest})
+		"Config.RESTMaxInFlightPerMerchant": strconv.Itoa(perMerchant), "REST_MAX_CONCURRENCY": "16", "REST_SHARE_CALLS": "false"}, rest: rest})
 	var once sync.Once
 	unblock := func() { once.Do(func() { close(releaseA) }) }
 	t.Cleanup(unblock) // before the servers close

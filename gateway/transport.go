@@ -17,6 +17,7 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,30 +92,35 @@ func newTransport(cfg Config) *restPools {
 		return fasttransport.New(c)
 	}
 	if behindProxy(cfg.RESTBaseURL) {
-		template := &http.Transport{
-			Proxy:                 http.ProxyFromEnvironment,
-			ForceAttemptHTTP2:     true,
-			MaxIdleConns:          perPair,
-			MaxIdleConnsPerHost:   perPair,
-			IdleConnTimeout:       90 * time.Second,
-			TLSHandshakeTimeout:   5 * time.Second,
-			ResponseHeaderTimeout: cfg.RESTTimeout,
-			ExpectContinueTimeout: time.Second,
-		}
-		p.newPool = func(counted func(net.Conn) net.Conn) pool {
-			t := template.Clone()
-			dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
-			t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := dialer.DialContext(ctx, network, addr)
-				if err != nil {
-					return nil, err
-				}
-				return counted(c), nil
-			}
-			return t
-		}
+		p.newPool = httpPools(cfg, perPair, http.ProxyFromEnvironment)
 	}
 	return p
+}
+
+// httpPools makes the net/http pools of newTransport, through proxy.
+func httpPools(cfg Config, perPair int, proxy func(*http.Request) (*url.URL, error)) func(counted func(net.Conn) net.Conn) pool {
+	template := &http.Transport{
+		Proxy:                 proxy,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          perPair,
+		MaxIdleConnsPerHost:   perPair,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: cfg.RESTTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+	return func(counted func(net.Conn) net.Conn) pool {
+		t := template.Clone()
+		dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+		t.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dialer.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return counted(c), nil
+		}
+		return t
+	}
 }
 
 // behindProxy says whether the environment's HTTP proxy settings

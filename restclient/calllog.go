@@ -34,6 +34,7 @@ type CallLog struct {
 	mu      sync.Mutex
 	made    int // calls that sent at least one request
 	retries int // requests after each call's first
+	shared  int // calls answered by another operation's call in flight
 	keep    bool
 	calls   []CallRecord
 }
@@ -51,6 +52,20 @@ func (l *CallLog) Counts() (made, retries int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.made, l.retries
+}
+
+// Shared is how many of the operation's calls waited for the same call
+// of another operation instead of being made (share.go).
+func (l *CallLog) Shared() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.shared
+}
+
+func (l *CallLog) addShared() {
+	l.mu.Lock()
+	l.shared++
+	l.mu.Unlock()
 }
 
 // Records returns a copy of the records kept, in the order the calls

@@ -116,6 +116,10 @@ type Config struct {
 	// for) and before a retry after a connection error. nil: the HTTP
 	// client's CloseIdleConnections.
 	DropIdle func(ctx context.Context)
+	// ShareWaiters is how many callers may wait for the answer of one
+	// GET of a pair in flight instead of making their own (share.go); 0:
+	// DefaultShareWaiters, negative: no call is shared.
+	ShareWaiters int
 	Resilience
 }
 
@@ -141,6 +145,7 @@ type Client struct {
 	retry    retryPolicy
 	breaker  *breaker
 	limiter  *Limiter
+	flights  *flights // nil: no sharing
 }
 
 // New returns a Client for cfg. BaseURL must be an absolute http or https
@@ -184,6 +189,7 @@ func New(cfg Config) (*Client, error) {
 	if c.limiter == nil {
 		c.limiter = NewLimiter(LimiterConfig{})
 	}
+	c.flights = newFlights(cmp.Or(cfg.ShareWaiters, DefaultShareWaiters))
 	c.retry = cfg.Resilience.retryPolicy()
 	c.breaker = cfg.Resilience.newBreaker(u.Host)
 	if cfg.HTTPClient != nil {
@@ -387,31 +393,42 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 		u.RawQuery = query.Encode()
 	}
 
+	if c.sharable(creds) {
+		k := flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
+		return c.shared(ctx, k, ep, u, creds, into, true)
+	}
 	s, err := c.limiter.slotFor(ctx, creds)
 	if err != nil {
 		return acquireError(ctx, ep, err)
 	}
 	defer s.release()
+	return c.call(ctx, ep, id, u, creds, into, nil)
+}
+
+// call is do's call once its slot is held: the attempts, the call log,
+// the gate's report; f, when not nil, is the shared call it makes.
+func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, creds *credentialsValue, into errorCarrier, f *flight) error {
 	log := callLogFrom(ctx)
 	var start time.Time // read once for the call log and the circuits
 	if log != nil || c.breaker != nil {
 		start = time.Now()
 	}
 	if log == nil {
-		err = c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil) })
+		err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil, f) })
 		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
 		return err
 	}
 	var st callStat
-	err = c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st) })
+	err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st, f) })
 	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	c.limiter.report(ctx, creds, err)
 	return err
 }
 
 // attempt makes one HTTP request and decodes its answer into into; st,
-// when not nil, is told of the attempt for log.
-func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat) error {
+// when not nil, is told of the attempt for log; f, when not nil, keeps
+// the bytes of a 2xx body for its waiters.
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat, f *flight) error {
 	// Checked before starting: a dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
@@ -474,7 +491,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		lr.exceeded = true
 		return tooLarge()
 	}
-	if err := decodeBody(&lr, into, resp.ContentLength); err != nil {
+	if err := decodeBody(&lr, into, resp.ContentLength, f); err != nil {
 		if lr.exceeded {
 			return tooLarge()
 		}
@@ -549,8 +566,9 @@ const maxPooledBuffer = 256 << 10
 // json.Decoder would (trailing data ignored, the same errors); size is
 // the Content-Length, or -1. A whole valid body is decoded from a pooled
 // buffer (by wirefast.go when it can); anything else goes to a
-// json.Decoder over the same bytes and read error.
-func decodeBody(lr *limitedReader, into any, size int64) error {
+// json.Decoder over the same bytes and read error. f, when not nil, is
+// told the bytes of a body decoded.
+func decodeBody(lr *limitedReader, into any, size int64, f *flight) error {
 	pooled := bodyBuffers.Get().(*[]byte)
 	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
 	defer func() {
@@ -565,6 +583,16 @@ func decodeBody(lr *limitedReader, into any, size int64) error {
 	if readErr == errBodyTooLarge {
 		return readErr
 	}
+	err := decodeBuf(buf, into, readErr)
+	if err == nil && f != nil {
+		f.fs.keep(f, buf)
+	}
+	return err
+}
+
+// decodeBuf is decodeBody's decoding of the bytes read, buf, and the
+// read's error.
+func decodeBuf(buf []byte, into any, readErr error) error {
 	if readErr == nil {
 		if f, ok := into.(fastDecoder); ok && f.decodeFast(buf) {
 			return nil

@@ -43,7 +43,7 @@ func TestDecodeBodyLikeDecoder(t *testing.T) {
 		dec := json.NewDecoder(reader())
 		dec.UseNumber()
 		wantErr := dec.Decode(&want)
-		gotErr := decodeBody(&limitedReader{r: reader(), n: DefaultMaxBodyBytes}, &got, -1)
+		gotErr := decodeBody(&limitedReader{r: reader(), n: DefaultMaxBodyBytes}, &got, -1, nil)
 		if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(gotErr, wantErr) {
 			t.Errorf("body %q (fail %v):\n got %+v, %v\nwant %+v, %v", tc.body, tc.fail, got, gotErr, want, wantErr)
 		}

@@ -21,7 +21,7 @@ func ratPaisaBounded(s string) (Paisa, bool) {
 
 // decodeForTest decodes body the way Client.do does.
 func decodeForTest(body []byte, into any) error {
-	return decodeBody(&limitedReader{r: bytes.NewReader(body), n: DefaultMaxPageBytes}, into, -1)
+	return decodeBody(&limitedReader{r: bytes.NewReader(body), n: DefaultMaxPageBytes}, into, -1, nil)
 }
 
 func FuzzDecodePayment(f *testing.F) {

@@ -33,3 +33,17 @@ func (g *gate) counts() (accepted, refused, probes int) {
 	defer g.mu.Unlock()
 	return accepted, len(g.refused), len(g.probes)
 }
+
+// table returns the calls in fs's table (tests); nil fs: none.
+func (fs *flights) table() []flightKey {
+	if fs == nil {
+		return nil
+	}
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	var ks []flightKey
+	for k := range fs.m {
+		ks = append(ks, k)
+	}
+	return ks
+}

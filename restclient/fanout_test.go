@@ -105,7 +105,7 @@ func TestFanOut(t *testing.T) {
 
 	t.Run("payment links and checkout sessions", func(t *testing.T) {
 		srv := newPeakServer(t, nil)
-		c := newClient(t, Config{BaseURL: srv.URL})
+		c := newClient(t, Config{BaseURL: srv.URL, ShareWaiters: -1}) // no call in flight shared
 		links := c.GetPaymentLinks(credCtx(), []string{"pl_abc123", "pl_abc123"})
 		sessions := c.GetCheckoutSessions(credCtx(), []string{"REF12345"})
 		if len(links) != 2 || links[0].Err != nil || links[1].Err != nil || links[0].Value.ID != "pl_abc123" {

@@ -392,7 +392,7 @@ func TestHalfOpenLetsOneProbeThrough(t *testing.T) {
 		}()
 		<-probing
 		hold.Store(false)
-		_, err := c.GetPayment(credCtx(), "pay_x")
+		_, err := c.GetPayment(credCtx(), "pay_y") // another call: pay_x's would wait for the probe's answer
 		if e, ok := err.(*Error); !ok || e.Message != msgMerchantCircuitOpen {
 			t.Errorf("during the probe: %v", err)
 		}

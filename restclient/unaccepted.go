@@ -339,10 +339,12 @@ func Refused(ctx context.Context) bool {
 // there are no bounds on unaccepted pairs; false without credentials.
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
-	switch {
-	case !ok:
-		return false
-	case c.limiter.gate == nil || cv.accepted.Load():
+	return ok && c.accepted(cv)
+}
+
+// accepted is Accepted of cv's pair.
+func (c *Client) accepted(cv *credentialsValue) bool {
+	if c.limiter.gate == nil || cv.accepted.Load() {
 		return true
 	}
 	if c.limiter.gate.isAccepted(cv.merchant) {

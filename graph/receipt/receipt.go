@@ -51,7 +51,9 @@ type Receipt struct {
 type Unmade struct {
 	Deduplicated int `json:"deduplicated"`
 	ShortPages   int `json:"shortPages"`
-	NotReached   int `json:"notReached"`
+	// Shared: calls answered by another operation's same call in flight.
+	Shared     int `json:"shared"`
+	NotReached int `json:"notReached"`
 }
 
 // BudgetLeft is what is left of the merchant's REST-call budget.
@@ -291,8 +293,8 @@ func (t *Tally) receipt(a account, inspector bool) *Receipt {
 	asks, records, pairs := t.askTotals(inspector)
 	r.Saved = asks - records
 	if r.Estimated != r.Made {
-		u := &Unmade{Deduplicated: pairs - records, ShortPages: t.short}
-		u.NotReached = r.Estimated - r.Made - u.Deduplicated - u.ShortPages
+		u := &Unmade{Deduplicated: pairs - records, ShortPages: t.short, Shared: t.calls.Shared()}
+		u.NotReached = r.Estimated - r.Made - u.Deduplicated - u.ShortPages - u.Shared
 		r.Unmade = u
 	}
 	perRecord := t.perRecord

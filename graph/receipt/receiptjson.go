@@ -27,6 +27,8 @@ func (r *Receipt) AppendJSON(b []byte) ([]byte, bool) {
 		b = strconv.AppendInt(b, int64(u.Deduplicated), 10)
 		b = append(b, `,"shortPages":`...)
 		b = strconv.AppendInt(b, int64(u.ShortPages), 10)
+		b = append(b, `,"shared":`...)
+		b = strconv.AppendInt(b, int64(u.Shared), 10)
 		b = append(b, `,"notReached":`...)
 		b = strconv.AppendInt(b, int64(u.NotReached), 10)
 		b = append(b, '}')

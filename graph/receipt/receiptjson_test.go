@@ -11,7 +11,7 @@ import (
 // writes it too.
 var receiptFields = map[reflect.Type]int{
 	reflect.TypeFor[Receipt]():    7,
-	reflect.TypeFor[Unmade]():     3,
+	reflect.TypeFor[Unmade]():     4,
 	reflect.TypeFor[BudgetLeft](): 3,
 }
 
@@ -30,7 +30,7 @@ func TestReceiptAppendJSON(t *testing.T) {
 		{"zero", &Receipt{}, true},
 		{"counts", &Receipt{Estimated: 21, Made: 1, Retries: 2, Saved: 20}, true},
 		{"negative and large", &Receipt{Estimated: -1, Made: 1 << 40, Retries: -1 << 40, Saved: 9}, true},
-		{"unmade", &Receipt{Estimated: 3, Unmade: &Unmade{Deduplicated: 1, ShortPages: 2, NotReached: 3}}, true},
+		{"unmade", &Receipt{Estimated: 3, Unmade: &Unmade{Deduplicated: 1, ShortPages: 2, Shared: 4, NotReached: 3}}, true},
 		{"budget", &Receipt{Estimated: 3, Budget: &BudgetLeft{Remaining: 59, Limit: 60, ResetSeconds: 1}}, true},
 		{"both", &Receipt{Made: 1, Unmade: &Unmade{}, Budget: &BudgetLeft{}}, true},
 		{"empty calls", &Receipt{Made: 1, Calls: []InspectCall{}}, true},

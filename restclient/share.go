@@ -1,0 +1,223 @@
+package restclient
+
+// In-flight REST calls shared within a credential pair. A GET asked for
+// while the same GET (route, id and query) of the same accepted pair is
+// in flight waits for that call's answer instead of making its own, up
+// to a bound on waiters. Never across pairs (the key is the pair's
+// identity and the pair itself is compared), never for a pair the REST
+// API has not accepted, never after the answer: the call leaves the table
+// once its body is read, so nothing is cached. Each caller decodes the
+// shared bytes into its own value and gets its own copy of an error.
+//
+// The caller that makes the call makes it as any call, on its own
+// goroutine, holding its own slot, under its own deadline: no goroutine
+// or context of its own, so that an unshared call costs what it did. A
+// waiter whose context ends leaves, and the call goes on. When the
+// maker's context ends first (or its call panics), the call ends with
+// it, and each waiter left makes the call itself, once, under its own
+// deadline: the maker's deadline or cancellation is never a waiter's
+// error.
+
+import (
+	"context"
+	"net/url"
+	"sync"
+)
+
+// DefaultShareWaiters is how many callers may wait for one in-flight
+// call besides the one that made it (REST_SHARE_WAITERS); more make
+// calls of their own.
+const DefaultShareWaiters = 64
+
+// flightKey names a GET of one pair.
+type flightKey struct {
+	merchant  merchantKey
+	ep        Endpoint
+	id, query string
+}
+
+// flight is one shared call.
+type flight struct {
+	fs  *flights
+	key flightKey
+	// Under flights.mu.
+	creds   Credentials
+	open    bool          // in the table: callers may join
+	waiters int           // callers that joined
+	done    chan struct{} // made by the first waiter, closed by finish
+
+	// Set before done is closed.
+	body      []byte // the answer's bytes, kept only when someone waits
+	err       error
+	abandoned bool // the maker left or panicked: the waiters call again
+}
+
+// flights is the table of shared calls in flight.
+type flights struct {
+	max  int
+	mu   sync.Mutex
+	m    map[flightKey]*flight
+	pool sync.Pool // of *flight nobody waited for
+}
+
+// newFlights returns the table, or nil (no sharing) for maxWaiters < 1.
+func newFlights(maxWaiters int) *flights {
+	if maxWaiters < 1 {
+		return nil
+	}
+	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
+}
+
+// join counts the caller in as a waiter of k's call in flight, when
+// there is one for the same pair with room for it.
+func (fs *flights) join(k flightKey, c Credentials) *flight {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return fs.joinLocked(k, c)
+}
+
+func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
+	f := fs.m[k]
+	if f == nil || !f.open || f.creds != c || f.waiters >= fs.max {
+		return nil
+	}
+	f.waiters++
+	if f.done == nil {
+		f.done = make(chan struct{})
+	}
+	return f
+}
+
+// start is join (mayJoin), or, with no call of k in flight, enters one
+// that the caller makes (f); the caller holds its slot already, so that
+// every call in the table is under way and its waiters wait for nothing
+// else. Neither (nil, false): the call in flight has no room or is
+// another pair's, and the caller makes one of its own, unshared.
+func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	if fs.m[k] != nil {
+		if f := fs.joinLocked(k, c); f != nil && mayJoin {
+			return f, true
+		} else if f != nil {
+			f.waiters-- // not joined after all
+		}
+		return nil, false
+	}
+	f, _ = fs.pool.Get().(*flight)
+	if f == nil {
+		f = &flight{fs: fs}
+	}
+	f.key, f.creds, f.open = k, c, true
+	fs.m[k] = f
+	return f, false
+}
+
+// closeLocked takes f out of the table: no one joins it any more.
+func (fs *flights) closeLocked(f *flight) {
+	if f.open {
+		f.open = false
+		delete(fs.m, f.key)
+	}
+}
+
+// keep is told the bytes of each 2xx body read for f, before they go back
+// to the pool: the answer has come, so f leaves the table, and the bytes
+// are copied for the waiters, if there are any.
+func (fs *flights) keep(f *flight, buf []byte) {
+	fs.mu.Lock()
+	fs.closeLocked(f)
+	n := f.waiters
+	fs.mu.Unlock()
+	if n > 0 {
+		f.body = append(f.body[:0], buf...)
+	}
+}
+
+// finish ends the maker's f with err, waking its waiters; abandoned: the
+// maker left before the answer, or panicked.
+func (fs *flights) finish(f *flight, err error, abandoned bool) {
+	fs.mu.Lock()
+	fs.closeLocked(f)
+	done := f.done
+	fs.mu.Unlock()
+	if done == nil { // nobody waited, nor can any more
+		*f = flight{fs: fs, body: f.body[:0]}
+		fs.pool.Put(f)
+		return
+	}
+	f.err, f.abandoned = err, abandoned
+	close(done)
+}
+
+// await waits for f's answer or the end of ctx. The waiter decodes the
+// shared bytes into its own into and gets its own copy of an error;
+// again: the maker left, and the caller is to make the call itself.
+func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCarrier) (err error, again bool) {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return ctxError(ctx, ep, ctx.Err()), false
+	}
+	if f.abandoned {
+		return nil, true
+	}
+	if log := callLogFrom(ctx); log != nil {
+		log.addShared()
+	}
+	if f.err != nil {
+		if e, ok := f.err.(*Error); ok {
+			cp := *e
+			return &cp, false
+		}
+		return f.err, false
+	}
+	if err := decodeBuf(f.body, into, nil); err != nil {
+		return unexpected(ep, describeDecodeError(err)), false // unreachable: the maker decoded the same bytes
+	}
+	return nil, false
+}
+
+// sharable reports whether cv's calls may share: the pair is accepted
+// (every pair is when the unaccepted bounds are off).
+func (c *Client) sharable(cv *credentialsValue) bool {
+	return c.flights != nil && c.accepted(cv)
+}
+
+// shared is do's call of a sharable pair: it waits for the same call in
+// flight, or makes it for others to wait for, or (no room) makes it
+// unshared. mayJoin false: it never waits (a waiter whose maker left).
+func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
+	if mayJoin {
+		if f := c.flights.join(k, cv.c); f != nil {
+			return c.waitFor(ctx, f, k, ep, u, cv, into)
+		}
+	}
+	s, err := c.limiter.slotFor(ctx, cv)
+	if err != nil {
+		return acquireError(ctx, ep, err)
+	}
+	f, joined := c.flights.start(k, cv.c, mayJoin)
+	if joined { // made while this caller waited for its slot
+		s.release()
+		return c.waitFor(ctx, f, k, ep, u, cv, into)
+	}
+	defer s.release()
+	if f == nil {
+		return c.call(ctx, ep, k.id, u, cv, into, nil)
+	}
+	abandoned := true // until the call returns
+	defer func() { c.flights.finish(f, err, abandoned) }()
+	err = c.call(ctx, ep, k.id, u, cv, into, f)
+	abandoned = err != nil && ctx.Err() != nil
+	return err
+}
+
+// waitFor is await, and the call made again when its maker left.
+func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
+	err, again := c.await(ctx, f, ep, into)
+	if again {
+		return c.shared(ctx, k, ep, u, cv, into, false)
+	}
+	return err
+}
