@@ -32,7 +32,9 @@ func TestReceiptCountsSharedCalls(t *testing.T) {
 		id := sb.Payments(rig.Biz.APIKey)[0].ID
 		out := make([]answer, 2)
 		for i := range out {
-			calls.Go(func() { out[i] = rig.post(t, `query P($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": id}) })
+			calls.Go(func() {
+				out[i] = rig.post(t, `query P($id: ID!) { payment(id: $id) { id } }`, map[string]any{"id": id})
+			})
 			synctest.Wait() // the first holds its call at the REST API, the second waits for it
 		}
 		close(hold)
