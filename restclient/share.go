@@ -25,8 +25,9 @@ import (
 )
 
 // DefaultShareWaiters is how many callers may wait for one in-flight
-// call besides the one that made it (REST_SHARE_WAITERS); more make
-// calls of their own.
+// call besides the one that made it, when Config.ShareWaiters is 0 (the
+// gateway derives its own from the pair's bound); more make calls of
+// their own.
 const DefaultShareWaiters = 64
 
 // flightKey names a GET of one pair.
@@ -97,10 +98,10 @@ func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, j
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
 	if fs.m[k] != nil {
-		if f := fs.joinLocked(k, c); f != nil && mayJoin {
-			return f, true
-		} else if f != nil {
-			f.waiters-- // not joined after all
+		if mayJoin {
+			if f := fs.joinLocked(k, c); f != nil {
+				return f, true
+			}
 		}
 		return nil, false
 	}
