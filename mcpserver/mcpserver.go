@@ -1,0 +1,264 @@
+// Package mcpserver serves the Model Context Protocol at /mcp over
+// streamable HTTP, with the official Go SDK: one tool per query of the
+// trusted documents' manifest and four built-ins for the read paths.
+//
+// A tool call is a GraphQL request: it is served in-process by the
+// gateway's own router, as a POST to /graphql carrying the caller's
+// credentials, so that its scope, admission, budgets, deadline, loaders,
+// rate-limit charge, receipt and access line are /graphql's, and no tool
+// can do what the same credentials could not do there. The server is
+// stateless: no session is held between requests, so none outlives its
+// token, and every request is authorised again.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/sessiontoken"
+	"paygraph/trusteddocs"
+)
+
+// Path is the endpoint's path; MetadataPath its RFC 9728 protected
+// resource metadata (the well-known prefix before the resource's path).
+const (
+	Path         = "/mcp"
+	MetadataPath = "/.well-known/oauth-protected-resource" + Path
+)
+
+// Config is what the endpoint needs from its owners.
+type Config struct {
+	// GraphQL serves a POST to GraphQLPath: the gateway's router.
+	GraphQL     http.Handler
+	GraphQLPath string
+	// Schema is the executable schema the tools' inputs are read against.
+	Schema *ast.Schema
+	// Documents is the trusted documents store (nil: none). Under enforce
+	// mode the built-ins are not offered: their text is not listed.
+	Documents *trusteddocs.Store
+	// Verify checks a session token (sessiontoken.Keyring.Verify); nil:
+	// tokens are off and only the pair is accepted.
+	Verify func(token string) (sessiontoken.Claims, error)
+	// KeyHeader and SecretHeader are the pair's headers.
+	KeyHeader, SecretHeader string
+	// Version is the implementation version the server announces.
+	Version string
+	Logger  *slog.Logger
+}
+
+// New returns the /mcp handler and its protected resource metadata's.
+func New(cfg Config) (endpoint, metadata http.Handler) {
+	if cfg.GraphQL == nil || cfg.Schema == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
+		panic("mcpserver: Config needs GraphQL, Schema, KeyHeader and SecretHeader")
+	}
+	s := &server{cfg: cfg}
+	h := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+		Stateless: true, JSONResponse: true,
+	})
+	return s.authorize(h), http.HandlerFunc(s.metadata)
+}
+
+type server struct {
+	cfg   Config
+	mu    sync.Mutex
+	tools *toolSet // of the manifest last read
+}
+
+// serverFor is one request's server: its tools call GraphQL with r's
+// credentials and client address.
+func (s *server) serverFor(r *http.Request) *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
+	for _, t := range s.toolSet().tools {
+		srv.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.call(ctx, r, t, req.Params.Arguments), nil
+		})
+	}
+	return srv
+}
+
+// toolSet is the tools of the manifest in use, built again when it changes.
+func (s *server) toolSet() *toolSet {
+	digest, enforce := "", false
+	var docs []trusteddocs.Document
+	if d := s.cfg.Documents; d != nil {
+		digest, enforce, docs = d.Info().SHA256, d.Mode() == trusteddocs.Enforce, d.Documents()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.tools == nil || s.tools.digest != digest {
+		s.tools = buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Logger)
+	}
+	return s.tools
+}
+
+// gqlRequest is the body of the POST to /graphql.
+type gqlRequest struct {
+	Query         string          `json:"query"`
+	OperationName string          `json:"operationName"`
+	DocumentID    string          `json:"documentId,omitempty"`
+	Variables     json.RawMessage `json:"variables,omitempty"`
+}
+
+type gqlError struct {
+	Message    string          `json:"message"`
+	Path       json.RawMessage `json:"path,omitempty"`
+	Extensions struct {
+		Code       string `json:"code"`
+		RetryAfter *int   `json:"retryAfter,omitempty"`
+	} `json:"extensions"`
+}
+
+type gqlResponse struct {
+	Data       json.RawMessage            `json:"data"`
+	Errors     []gqlError                 `json:"errors"`
+	Extensions map[string]json.RawMessage `json:"extensions"`
+}
+
+// passed are the outer request's headers the operation's request carries:
+// the credentials and what names the client.
+var passed = []string{"Authorization", "X-Forwarded-For", "X-Request-Id", "User-Agent"}
+
+// call runs the tool's operation as a request of its own to /graphql.
+func (s *server) call(ctx context.Context, outer *http.Request, t tool, args json.RawMessage) *mcp.CallToolResult {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	body, err := json.Marshal(gqlRequest{Query: t.query, OperationName: t.operation, DocumentID: t.documentID, Variables: args})
+	if err != nil {
+		return failure("BAD_USER_INPUT", "the arguments are not a JSON object", nil)
+	}
+	// A context of its own, not the outer request's: the operation is a
+	// request with its own scope; it ends when the tool call does.
+	octx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	req, err := http.NewRequestWithContext(octx, http.MethodPost, s.cfg.GraphQLPath, bytes.NewReader(body))
+	if err != nil {
+		return failure("INTERNAL_SERVER_ERROR", "the operation could not be made", nil)
+	}
+	req.RemoteAddr, req.Host = outer.RemoteAddr, outer.Host
+	for _, h := range append(passed, s.cfg.KeyHeader, s.cfg.SecretHeader) {
+		if v := outer.Header.Values(h); len(v) > 0 {
+			req.Header[http.CanonicalHeaderKey(h)] = v
+		}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/graphql-response+json")
+	rec := httptest.NewRecorder()
+	s.cfg.GraphQL.ServeHTTP(rec, req)
+	return result(rec)
+}
+
+// result turns the GraphQL answer into the tool's: the data, or isError
+// with the first error's code, message and retryAfter; the receipt and the
+// request id in _meta.
+func result(rec *httptest.ResponseRecorder) *mcp.CallToolResult {
+	var g gqlResponse
+	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil {
+		return failure("INTERNAL_SERVER_ERROR", "the gateway's answer was not GraphQL (HTTP "+strconv.Itoa(rec.Code)+")", nil)
+	}
+	meta := mcp.Meta{}
+	if id := rec.Header().Get("X-Request-Id"); id != "" {
+		meta["requestId"] = id
+	}
+	if c, ok := g.Extensions["cost"]; ok {
+		meta["receipt"] = c
+	}
+	if len(g.Errors) > 0 {
+		e := g.Errors[0]
+		retry := e.Extensions.RetryAfter
+		if retry == nil {
+			if n, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil {
+				retry = &n
+			}
+		}
+		res := failure(e.Extensions.Code, e.Message, retry)
+		res.Meta = meta
+		return res
+	}
+	return &mcp.CallToolResult{
+		Meta:              meta,
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(g.Data)}},
+		StructuredContent: g.Data,
+	}
+}
+
+// toolError is the body of a refused tool call: the contract's code.
+type toolError struct {
+	Code       string `json:"code"`
+	Message    string `json:"message"`
+	RetryAfter *int   `json:"retryAfter,omitempty"`
+}
+
+func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
+	if code == "" {
+		code = "INTERNAL_SERVER_ERROR"
+	}
+	b, _ := json.Marshal(toolError{Code: code, Message: msg, RetryAfter: retryAfter})
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+}
+
+// authorize lets a request in with the pair, or with a session token that
+// verifies now; anything else is 401 with WWW-Authenticate naming the
+// protected resource metadata.
+func (s *server) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" && r.Header.Get(s.cfg.KeyHeader) != "" && r.Header.Get(s.cfg.SecretHeader) != "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		opts := &auth.RequireBearerTokenOptions{ResourceMetadataURL: origin(r) + MetadataPath}
+		auth.RequireBearerToken(s.verify, opts)(next).ServeHTTP(w, r)
+	})
+}
+
+func (s *server) verify(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+	if s.cfg.Verify == nil {
+		return nil, fmt.Errorf("%w: session tokens are off: send %s and %s", auth.ErrInvalidToken, s.cfg.KeyHeader, s.cfg.SecretHeader)
+	}
+	claims, err := s.cfg.Verify(token)
+	if err != nil {
+		for _, known := range []error{sessiontoken.ErrExpired, sessiontoken.ErrTampered, sessiontoken.ErrForeign} {
+			if errors.Is(err, known) {
+				return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, known.Error())
+			}
+		}
+		return nil, fmt.Errorf("%w: %s", auth.ErrInvalidToken, sessiontoken.ErrMalformed.Error())
+	}
+	return &auth.TokenInfo{Scopes: []string{claims.Scope.String()}, Expiration: claims.ExpiresAt}, nil
+}
+
+// metadata serves RFC 9728's document: the gateway mints its own tokens
+// (POST /auth/token, with the pair), so it names no authorization server.
+func (s *server) metadata(w http.ResponseWriter, r *http.Request) {
+	o := origin(r)
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               o + Path,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "paygraph",
+		ResourceDocumentation:  o + "/auth/token",
+	}).ServeHTTP(w, r)
+}
+
+// origin is the scheme and host the client used.
+func origin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
