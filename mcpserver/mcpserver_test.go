@@ -1,0 +1,295 @@
+package mcpserver_test
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"paygraph/mcpserver"
+	"paygraph/sessiontoken"
+)
+
+var schema = gqlparser.MustLoadSchema(&ast.Source{Name: "test.graphqls", Input: `
+scalar Decimal
+enum PaymentStatus { PENDING FAILED }
+type Money { amount: Decimal! currency: String! }
+type Customer { name: String email: String phone: String address: String city: String }
+type Payment { id: ID! status: PaymentStatus! amount: Money! transactionId: String paymentMethod: String
+  customer: Customer! createdAt: String! updatedAt: String! }
+type PageInfo { hasNextPage: Boolean! endCursor: String }
+type PaymentConnection { nodes: [Payment!]! pageInfo: PageInfo! }
+type MetadataEntry { key: String! value: String! }
+type PaymentLink { id: ID! url: String! slug: String! title: String! description: String amount: Money!
+  isReusable: Boolean! isActive: Boolean! currentUses: Int! maxUses: Int expiresAt: String createdAt: String! updatedAt: String! }
+type CheckoutSession { sessionId: String! reference: String! paymentId: String! status: String! paymentStatus: String!
+  amount: Money! subtotal: Money! customer: Customer! transactionId: String paymentMethod: String
+  metadata: [MetadataEntry!]! createdAt: String! updatedAt: String! }
+type Query {
+  payments(first: Int = 20, after: String, status: PaymentStatus): PaymentConnection!
+  payment(id: ID!): Payment
+  paymentLink(id: ID!): PaymentLink
+  checkoutSession(id: String!): CheckoutSession
+}`})
+
+// graphqlFake records each request it serves and answers answer.
+type graphqlFake struct {
+	mu     sync.Mutex
+	seen   []*http.Request
+	bodies []string
+	answer func(w http.ResponseWriter, r *http.Request)
+}
+
+func (f *graphqlFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(r.Body)
+	f.mu.Lock()
+	f.seen, f.bodies = append(f.seen, r), append(f.bodies, string(b))
+	f.mu.Unlock()
+	f.answer(w, r)
+}
+
+func answering(status int, header http.Header, body string) func(http.ResponseWriter, *http.Request) {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}
+}
+
+const okToken = "good-token"
+
+func verify(token string) (sessiontoken.Claims, error) {
+	switch token {
+	case okToken:
+		return sessiontoken.Claims{Scope: sessiontoken.AllReads(), ExpiresAt: time.Now().Add(time.Hour)}, nil
+	case "expired":
+		return sessiontoken.Claims{}, sessiontoken.ErrExpired
+	}
+	return sessiontoken.Claims{}, errors.New("bad " + token) // never echoed
+}
+
+func serve(t *testing.T, f *graphqlFake) *httptest.Server {
+	t.Helper()
+	endpoint, metadata := mcpserver.New(mcpserver.Config{
+		GraphQL: f, GraphQLPath: "/graphql", Schema: schema, Verify: verify,
+		KeyHeader: "x-api-key", SecretHeader: "x-api-secret",
+	})
+	mux := http.NewServeMux()
+	mux.Handle(mcpserver.Path, endpoint)
+	mux.Handle(mcpserver.MetadataPath, metadata)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type withHeader http.Header
+
+func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+func connect(t *testing.T, srv *httptest.Server, h http.Header) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + mcpserver.Path,
+		HTTPClient: &http.Client{Transport: withHeader(h)}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func text(t *testing.T, r *mcp.CallToolResult) string {
+	t.Helper()
+	if len(r.Content) != 1 {
+		t.Fatalf("content %v", r.Content)
+	}
+	return r.Content[0].(*mcp.TextContent).Text
+}
+
+// TestToolCallCarriesItsCallerAlone: each tool call is a POST to /graphql
+// of its own with its caller's credentials and no other's, and the
+// arguments as its variables.
+func TestToolCallCarriesItsCallerAlone(t *testing.T) {
+	t.Parallel()
+	f := &graphqlFake{answer: answering(200, nil, `{"data":{"payment":{"id":"pay_1"}}}`)}
+	srv := serve(t, f)
+	callers := map[string]http.Header{
+		"token": {"Authorization": {"Bearer " + okToken}},
+		"pair":  {"X-Api-Key": {"key-B"}, "X-Api-Secret": {"secret-B"}},
+	}
+	for name, h := range callers {
+		res, err := connect(t, srv, h).CallTool(t.Context(), &mcp.CallToolParams{Name: "getPayment", Arguments: map[string]any{"id": "pay_1"}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %v", name, err, res)
+		}
+	}
+	if len(f.seen) != 2 {
+		t.Fatalf("%d GraphQL requests for 2 tool calls", len(f.seen))
+	}
+	for i, r := range f.seen {
+		auth, key := r.Header.Get("Authorization"), r.Header.Get("X-Api-Key")
+		if (auth == "") == (key == "") {
+			t.Errorf("request %d: Authorization %q and x-api-key %q: want exactly one caller's", i, auth, key)
+		}
+		if r.Method != http.MethodPost || r.URL.Path != "/graphql" {
+			t.Errorf("request %d: %s %s", i, r.Method, r.URL.Path)
+		}
+		var body struct {
+			OperationName string
+			Variables     map[string]string
+		}
+		if err := json.Unmarshal([]byte(f.bodies[i]), &body); err != nil || body.OperationName != "getPayment" || body.Variables["id"] != "pay_1" {
+			t.Errorf("request %d's body %s", i, f.bodies[i])
+		}
+	}
+}
+
+// TestToolErrors: a GraphQL error is a tool result with isError, the
+// contract's code and retryAfter; an answer that is not GraphQL is never
+// passed on.
+func TestToolErrors(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name      string
+		status    int
+		header    http.Header
+		body      string
+		code      string
+		retry     int // 0: none
+		forbidden string
+	}{
+		{name: "rate_limited_header", status: 429, header: http.Header{"Retry-After": {"7"}},
+			body: `{"errors":[{"message":"rate limit reached","extensions":{"code":"RATE_LIMITED"}}]}`, code: "RATE_LIMITED", retry: 7},
+		{name: "rate_limited_extension", status: 200,
+			body: `{"errors":[{"message":"REST API busy","extensions":{"code":"RATE_LIMITED","retryAfter":3}}],"data":null}`, code: "RATE_LIMITED", retry: 3},
+		{name: "over_cost", status: 400,
+			body: `{"errors":[{"message":"query may make 61 REST calls","extensions":{"code":"COMPLEXITY_LIMIT_EXCEEDED"}}]}`, code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "not_graphql", status: 502, body: `<html>upstream stack trace secret-xyz</html>`, code: "INTERNAL_SERVER_ERROR", forbidden: "secret-xyz"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, &graphqlFake{answer: answering(tc.status, tc.header, tc.body)})
+			res, err := connect(t, srv, http.Header{"Authorization": {"Bearer " + okToken}}).
+				CallTool(t.Context(), &mcp.CallToolParams{Name: "listPayments", Arguments: map[string]any{"status": "FAILED"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			body := text(t, res)
+			var e struct {
+				Code       string
+				RetryAfter int
+			}
+			if err := json.Unmarshal([]byte(body), &e); err != nil || !res.IsError || e.Code != tc.code || e.RetryAfter != tc.retry {
+				t.Errorf("result %s (isError %v); want %s retryAfter %d", body, res.IsError, tc.code, tc.retry)
+			}
+			if tc.forbidden != "" && strings.Contains(body, tc.forbidden) {
+				t.Errorf("the result passes on the answer's body: %s", body)
+			}
+		})
+	}
+}
+
+// TestAuthorize: a request without a usable token or pair is 401 with
+// WWW-Authenticate naming the protected resource metadata, and no GraphQL
+// request is made.
+func TestAuthorize(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name   string
+		header http.Header
+		status int
+	}{
+		{"none", http.Header{}, http.StatusUnauthorized},
+		{"expired", http.Header{"Authorization": {"Bearer expired"}}, http.StatusUnauthorized},
+		{"tampered", http.Header{"Authorization": {"Bearer forged-value"}}, http.StatusUnauthorized},
+		{"key_without_secret", http.Header{"X-Api-Key": {"k"}}, http.StatusUnauthorized},
+		{"token", http.Header{"Authorization": {"Bearer " + okToken}}, http.StatusOK},
+		{"pair", http.Header{"X-Api-Key": {"k"}, "X-Api-Secret": {"s"}}, http.StatusOK},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			f := &graphqlFake{answer: answering(200, nil, `{"data":{}}`)}
+			srv := serve(t, f)
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+mcpserver.Path, strings.NewReader(
+				`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"getPayment","arguments":{"id":"pay_1"}}}`))
+			req.Header = tc.header.Clone()
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d %s, want %d", resp.StatusCode, b, tc.status)
+			}
+			if tc.status != http.StatusUnauthorized {
+				return
+			}
+			want := `resource_metadata="` + srv.URL + mcpserver.MetadataPath + `"`
+			if www := resp.Header.Get("WWW-Authenticate"); !strings.Contains(www, want) {
+				t.Errorf("WWW-Authenticate %q, want %s", www, want)
+			}
+			if strings.Contains(string(b), "forged-value") {
+				t.Errorf("the refusal echoes the token: %s", b)
+			}
+			if len(f.seen) != 0 {
+				t.Errorf("%d GraphQL requests for a refused caller", len(f.seen))
+			}
+		})
+	}
+}
+
+// TestToolsList: the built-ins with their inputs' schemas, read from
+// their variables.
+func TestToolsList(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, &graphqlFake{answer: answering(200, nil, `{"data":{}}`)})
+	tools, err := connect(t, srv, http.Header{"Authorization": {"Bearer " + okToken}}).ListTools(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, tl := range tools.Tools {
+		b, _ := json.Marshal(tl.InputSchema)
+		got[tl.Name] = string(b)
+		if tl.Description == "" || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+			t.Errorf("%s: description %q annotations %+v", tl.Name, tl.Description, tl.Annotations)
+		}
+	}
+	want := map[string]string{
+		"getPayment":         `{"additionalProperties":false,"properties":{"id":{"type":"string"}},"required":["id"],"type":"object"}`,
+		"getPaymentLink":     `{"additionalProperties":false,"properties":{"id":{"type":"string"}},"required":["id"],"type":"object"}`,
+		"getCheckoutSession": `{"additionalProperties":false,"properties":{"id":{"type":"string"}},"required":["id"],"type":"object"}`,
+		"listPayments": `{"additionalProperties":false,"properties":{"after":{"type":"string"},"first":{"type":"integer"},` +
+			`"status":{"enum":["PENDING","FAILED"],"type":"string"}},"required":[],"type":"object"}`,
+	}
+	for name, w := range want {
+		if got[name] != w {
+			t.Errorf("%s: input schema\n %s\nwant\n %s", name, got[name], w)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("tools %v, want the four built-ins", got)
+	}
+}
