@@ -62,7 +62,7 @@ func buildTools(schema *ast.Schema, digest string, docs []trusteddocs.Document, 
 		docs = append(docs, builtIns...)
 	}
 	for _, d := range docs {
-		doc, errs := gqlparser.LoadQuery(schema, d.Body)
+		doc, errs := gqlparser.LoadQueryWithRules(schema, d.Body, nil)
 		if len(errs) > 0 {
 			if logger != nil {
 				logger.Warn("mcp: a trusted document is not a tool", "id", d.ID, "error", errs.Error())
