@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"paygraph/internal/gqltest"
+	"paygraph/sandbox"
 	"paygraph/sessiontoken"
 )
 
@@ -248,6 +249,32 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 		if n := fake.Calls(nil); n != 0 {
 			t.Errorf("%d REST calls for a call refused on its cost", n)
+		}
+	})
+
+	t.Run("merchants_apart_after_a_fault", func(t *testing.T) {
+		b := mcpSession(t, p, fake.B.Header())
+		bPay := fake.sb.Payments(fake.B.biz.APIKey)[0].ID
+		fake.FailIDs(sandbox.Fault500, bPay)
+		res, text := callTool(t, b, "getPayment", map[string]any{"id": bPay})
+		fake.Fail(nil)
+		var e toolError
+		if err := json.Unmarshal([]byte(text), &e); err != nil || !res.IsError || e.Code == "" {
+			t.Errorf("B's call answered by a REST 500: isError %v %s", res.IsError, text)
+		}
+		aMarks, bMarks := fake.merchantMarks(&fake.A), fake.merchantMarks(&fake.B)
+		for _, c := range []struct {
+			name    string
+			s       *mcp.ClientSession
+			foreign []string
+		}{{"A", s, bMarks}, {"B", b, aMarks}} {
+			res, text := callTool(t, c.s, "listPayments", map[string]any{"first": 10})
+			if res.IsError || !strings.Contains(text, "pay_") {
+				t.Fatalf("%s's list: %s", c.name, text)
+			}
+			if m := containsAny([]byte(text), c.foreign); m != "" {
+				t.Errorf("%s's answer holds the other merchant's %q", c.name, m)
+			}
 		}
 	})
 }
