@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"paygraph/internal/gqltest"
@@ -98,6 +99,7 @@ func TestMCPEndpoint(t *testing.T) {
 	})
 	token := mcpMint(t, p, fake.A, `{"ttlSeconds":600,"scope":{"kind":"all"},"customerData":"full"}`)
 	s := mcpSession(t, p, bearer(token))
+	outputs := map[string]any{} // the tools' output schemas, by name
 
 	t.Run("tools_list", func(t *testing.T) {
 		tools, err := s.ListTools(t.Context(), nil)
@@ -110,6 +112,7 @@ func TestMCPEndpoint(t *testing.T) {
 			names = append(names, tl.Name)
 			b, _ := json.Marshal(tl.InputSchema)
 			schemas[tl.Name] = string(b)
+			outputs[tl.Name] = tl.OutputSchema
 		}
 		slices.Sort(names)
 		want := []string{"getCheckoutSession", "getPayment", "getPaymentLink", "listPayments", "paymentsByIds"}
@@ -169,6 +172,9 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 		if len(gIDs) == 0 || !slices.Equal(gIDs, mIDs) {
 			t.Errorf("MCP ids (%d) %v, GraphQL ids (%d) %v", len(mIDs), mIDs, len(gIDs), gIDs)
+		}
+		if err := validates(outputs["listPayments"], text); err != nil {
+			t.Errorf("the answer does not match listPayments' output schema: %v", err)
 		}
 		if mcpCalls != gqlCalls || mcpCalls == 0 {
 			t.Errorf("REST calls: MCP %d, GraphQL %d", mcpCalls, gqlCalls)
@@ -277,6 +283,27 @@ func TestMCPEndpoint(t *testing.T) {
 			}
 		}
 	})
+}
+
+// validates checks the JSON text against a tool's output schema.
+func validates(schema any, text string) error {
+	b, err := json.Marshal(schema)
+	if err != nil {
+		return err
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		return err
+	}
+	var v any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		return err
+	}
+	return rs.Validate(v)
 }
 
 // TestMCPRateLimited: a merchant past its requests budget is told, in the

@@ -3,6 +3,7 @@ package mcpserver_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -269,8 +271,9 @@ func TestToolsList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]string{}
+	got, outputs := map[string]string{}, map[string]any{}
 	for _, tl := range tools.Tools {
+		outputs[tl.Name] = tl.OutputSchema
 		b, _ := json.Marshal(tl.InputSchema)
 		got[tl.Name] = string(b)
 		if tl.Description == "" || tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
@@ -291,5 +294,35 @@ func TestToolsList(t *testing.T) {
 	}
 	if len(got) != len(want) {
 		t.Errorf("tools %v, want the four built-ins", got)
+	}
+	payment := `{"id":"pay_1","status":"FAILED","amount":{"amount":%s,"currency":"BDT"},"transactionId":null,"paymentMethod":"nagad",
+	  "customer":{"name":null,"email":"a***@example.org","phone":null,"address":null,"city":null},"createdAt":"t","updatedAt":"t"}`
+	answers := []struct {
+		name, tool, data string
+		ok               bool
+	}{
+		{"payment", "getPayment", `{"payment":` + fmt.Sprintf(payment, `"266.80"`) + `}`, true},
+		{"no_payment", "getPayment", `{"payment":null}`, true},
+		{"float_amount", "getPayment", `{"payment":` + fmt.Sprintf(payment, `266.8`) + `}`, false},
+		{"page", "listPayments", `{"payments":{"nodes":[` + fmt.Sprintf(payment, `"1.00"`) + `],"pageInfo":{"hasNextPage":true,"endCursor":"c"}}}`, true},
+		{"unknown_status", "listPayments", `{"payments":{"nodes":[` + strings.Replace(fmt.Sprintf(payment, `"1.00"`), "FAILED", "LOST", 1) + `],"pageInfo":{"hasNextPage":false,"endCursor":null}}}`, false},
+	}
+	for _, a := range answers {
+		b, _ := json.Marshal(outputs[a.tool])
+		var sch jsonschema.Schema
+		if err := json.Unmarshal(b, &sch); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := sch.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s's output schema %s: %v", a.tool, b, err)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(a.data), &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Validate(v); (err == nil) != a.ok {
+			t.Errorf("%s: %s validates %v, want %v", a.name, a.tool, err, a.ok)
+		}
 	}
 }

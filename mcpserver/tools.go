@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"cmp"
 	"log/slog"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,7 +81,9 @@ func buildTools(schema *ast.Schema, digest string, docs []trusteddocs.Document, 
 					Name:        op.Name,
 					Description: describe(op, d.ID),
 					InputSchema: inputSchema(schema, op.VariableDefinitions),
-					Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: op.Name},
+					// The answer is the operation's data.
+					OutputSchema: selectionSchema(schema, op.SelectionSet, ""),
+					Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, Title: op.Name},
 				},
 				query: d.Body, operation: op.Name, documentID: d.ID,
 			})
@@ -120,6 +124,62 @@ func inputSchema(schema *ast.Schema, vars ast.VariableDefinitionList) map[string
 // maxInputDepth bounds the schema of a recursive input type.
 const maxInputDepth = 5
 
+// selectionSchema is the JSON schema of the data a selection answers: an
+// object of its fields by response name. A field of a fragment is not
+// required (it answers only on its type); typename, when set, is the
+// selection's type.
+func selectionSchema(schema *ast.Schema, set ast.SelectionSet, typename string) map[string]any {
+	props, required := map[string]any{}, []string{}
+	var add func(set ast.SelectionSet, inFragment bool)
+	add = func(set ast.SelectionSet, inFragment bool) {
+		for _, sel := range set {
+			switch sel := sel.(type) {
+			case *ast.Field:
+				name := cmp.Or(sel.Alias, sel.Name)
+				if sel.Definition == nil {
+					props[name] = map[string]any{}
+				} else {
+					props[name] = outputSchema(schema, sel.Definition.Type, sel.SelectionSet)
+				}
+				if !inFragment && !slices.Contains(required, name) {
+					required = append(required, name)
+				}
+			case *ast.InlineFragment:
+				add(sel.SelectionSet, inFragment || (sel.TypeCondition != "" && sel.TypeCondition != typename))
+			case *ast.FragmentSpread:
+				if sel.Definition != nil {
+					add(sel.Definition.SelectionSet, inFragment || sel.Definition.TypeCondition != typename)
+				}
+			}
+		}
+	}
+	add(set, false)
+	return map[string]any{"type": "object", "properties": props, "required": required}
+}
+
+// outputSchema is the JSON schema of a field of type t answering set: null
+// allowed where GraphQL allows it (and where an error nulls it).
+func outputSchema(schema *ast.Schema, t *ast.Type, set ast.SelectionSet) map[string]any {
+	var s map[string]any
+	switch def := schema.Types[t.NamedType]; {
+	case t.Elem != nil:
+		s = map[string]any{"type": "array", "items": outputSchema(schema, t.Elem, set)}
+	case def != nil && (def.Kind == ast.Object || def.Kind == ast.Interface || def.Kind == ast.Union):
+		s = selectionSchema(schema, set, def.Name)
+	default:
+		s = typeSchema(schema, t, 0)
+	}
+	if !t.NonNull {
+		if typ, ok := s["type"].(string); ok {
+			s["type"] = []string{typ, "null"}
+		}
+		if e, ok := s["enum"].([]any); ok {
+			s["enum"] = append(e, nil)
+		}
+	}
+	return s
+}
+
 // typeSchema is a GraphQL input type's JSON schema: exact scalars
 // (Decimal, ID, DateTime) are strings.
 func typeSchema(schema *ast.Schema, t *ast.Type, depth int) map[string]any {
@@ -132,7 +192,7 @@ func typeSchema(schema *ast.Schema, t *ast.Type, depth int) map[string]any {
 	}
 	switch def.Kind {
 	case ast.Enum:
-		vals := make([]string, 0, len(def.EnumValues))
+		vals := make([]any, 0, len(def.EnumValues)+1)
 		for _, v := range def.EnumValues {
 			vals = append(vals, v.Name)
 		}
