@@ -74,20 +74,22 @@ func New(cfg Config) (endpoint, metadata http.Handler) {
 type server struct {
 	cfg   Config
 	mu    sync.Mutex
-	tools *toolSet // of the manifest last read
+	tools *toolSet // of the manifest last read, and its MCP server
 }
 
-// serverFor is one request's server: its tools call GraphQL with r's
-// credentials and client address.
-func (s *server) serverFor(r *http.Request) *mcp.Server {
-	srv := mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
-	for _, t := range s.toolSet().tools {
-		srv.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.call(ctx, r, t, req.Params.Arguments), nil
-		})
-	}
-	return srv
+// callerKey holds the /mcp request a tool call runs for.
+type callerKey struct{}
+
+// caller is what a tool call's operation takes of its /mcp request.
+type caller struct {
+	remoteAddr, host string
+	header           http.Header
 }
+
+// serverFor is the MCP server of the manifest in use. Stateless, the SDK
+// serves each request on a session of its own made with the request's
+// context, where the tools find their caller (callerKey).
+func (s *server) serverFor(*http.Request) *mcp.Server { return s.toolSet().server }
 
 // toolSet is the tools of the manifest in use, built again when it changes.
 func (s *server) toolSet() *toolSet {
@@ -99,7 +101,18 @@ func (s *server) toolSet() *toolSet {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tools == nil || s.tools.digest != digest {
-		s.tools = buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Logger)
+		set := buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Logger)
+		set.server = mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
+		for _, t := range set.tools {
+			set.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				c, ok := ctx.Value(callerKey{}).(*caller)
+				if !ok {
+					return failure("INTERNAL_SERVER_ERROR", "the tool call has no caller", nil), nil
+				}
+				return s.call(ctx, c, t, req.Params.Arguments), nil
+			})
+		}
+		s.tools = set
 	}
 	return s.tools
 }
@@ -132,7 +145,7 @@ type gqlResponse struct {
 var passed = []string{"Authorization", "X-Forwarded-For", "X-Request-Id", "User-Agent"}
 
 // call runs the tool's operation as a request of its own to /graphql.
-func (s *server) call(ctx context.Context, outer *http.Request, t tool, args json.RawMessage) *mcp.CallToolResult {
+func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawMessage) *mcp.CallToolResult {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
@@ -150,9 +163,9 @@ func (s *server) call(ctx context.Context, outer *http.Request, t tool, args jso
 	if err != nil {
 		return failure("INTERNAL_SERVER_ERROR", "the operation could not be made", nil)
 	}
-	req.RemoteAddr, req.Host = outer.RemoteAddr, outer.Host
+	req.RemoteAddr, req.Host = outer.remoteAddr, outer.host
 	for _, h := range append(passed, s.cfg.KeyHeader, s.cfg.SecretHeader) {
-		if v := outer.Header.Values(h); len(v) > 0 {
+		if v := outer.header.Values(h); len(v) > 0 {
 			req.Header[http.CanonicalHeaderKey(h)] = v
 		}
 	}
@@ -209,7 +222,8 @@ func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 		code = "INTERNAL_SERVER_ERROR"
 	}
 	b, _ := json.Marshal(toolError{Code: code, Message: msg, RetryAfter: retryAfter})
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	// Text only: structured content must match the tool's output schema.
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
 // authorize lets a request in with the pair, or with a session token that
@@ -217,6 +231,8 @@ func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 // protected resource metadata.
 func (s *server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := &caller{remoteAddr: r.RemoteAddr, host: r.Host, header: r.Header.Clone()}
+		r = r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 		if r.Header.Get("Authorization") == "" && r.Header.Get(s.cfg.KeyHeader) != "" && r.Header.Get(s.cfg.SecretHeader) != "" {
 			next.ServeHTTP(w, r)
 			return

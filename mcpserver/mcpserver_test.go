@@ -163,6 +163,42 @@ func TestToolCallCarriesItsCallerAlone(t *testing.T) {
 	}
 }
 
+// TestConcurrentCallersApart: one MCP server serves every caller; calls
+// of many callers at once each reach GraphQL with their own credentials
+// alone, and each gets its own answer back.
+func TestConcurrentCallersApart(t *testing.T) {
+	t.Parallel()
+	f := &graphqlFake{answer: func(w http.ResponseWriter, r *http.Request) {
+		b, _ := json.Marshal(map[string]any{"data": map[string]any{"payment": map[string]string{
+			"id": r.Header.Get("X-Api-Key") + "|" + r.Header.Get("X-Api-Secret") + "|" + r.Header.Get("Authorization")}}})
+		w.Write(b)
+	}}
+	srv := serve(t, f)
+	const callers, calls = 8, 10
+	var wg sync.WaitGroup
+	for i := range callers {
+		h := http.Header{"X-Api-Key": {fmt.Sprintf("key-%d", i)}, "X-Api-Secret": {fmt.Sprintf("secret-%d", i)}}
+		want := fmt.Sprintf(`{"payment":{"id":"key-%d|secret-%d|"}}`, i, i)
+		s := connect(t, srv, h)
+		wg.Go(func() {
+			for range calls {
+				res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "getPayment", Arguments: map[string]any{"id": "pay_1"}})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if got, _ := json.Marshal(res.StructuredContent); string(got) != want {
+					t.Errorf("caller %d got %s, want %s", i, got, want)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if len(f.seen) != callers*calls {
+		t.Errorf("%d GraphQL requests for %d tool calls", len(f.seen), callers*calls)
+	}
+}
+
 // TestToolErrors: a GraphQL error is a tool result with isError, the
 // contract's code and retryAfter; an answer that is not GraphQL is never
 // passed on.

@@ -24,6 +24,7 @@ type tool struct {
 type toolSet struct {
 	digest string // of the manifest the tools were read from
 	tools  []tool
+	server *mcp.Server // serving them
 }
 
 // The built-ins' selections: the fields of each read path, the same shapes
