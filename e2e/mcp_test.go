@@ -28,13 +28,18 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(r)
 }
 
-// mcpSession connects the Go SDK's client to p's /mcp with h.
-func mcpSession(t *testing.T, p *proc, h http.Header) *mcp.ClientSession {
+// mcpSession connects the Go SDK's client to p's /mcp with h, in the
+// latest protocol version or the one given.
+func mcpSession(t *testing.T, p *proc, h http.Header, version ...string) *mcp.ClientSession {
 	t.Helper()
+	opts := &mcp.ClientSessionOptions{}
+	if len(version) > 0 {
+		opts.ProtocolVersion = version[0]
+	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "paygraph-e2e", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
 		Endpoint: p.URL + "/mcp", HTTPClient: &http.Client{Transport: headerTransport(h), Timeout: 30 * time.Second},
-	}, nil)
+	}, opts)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
@@ -184,6 +189,17 @@ func TestMCPEndpoint(t *testing.T) {
 		}
 		if strings.Contains(text, fake.A.Secret) || strings.Contains(text, token) {
 			t.Error("the tool's answer holds the secret or the token")
+		}
+	})
+
+	t.Run("previous_protocol_version", func(t *testing.T) {
+		prev := mcpSession(t, p, bearer(token), "2025-11-25")
+		if v := prev.InitializeResult().ProtocolVersion; v != "2025-11-25" {
+			t.Errorf("negotiated %q, want 2025-11-25", v)
+		}
+		res, text := callTool(t, prev, "listPayments", map[string]any{"status": "FAILED", "first": 1})
+		if res.IsError || !strings.Contains(text, `"status":"FAILED"`) {
+			t.Errorf("listPayments over 2025-11-25: %s", text)
 		}
 	})
 

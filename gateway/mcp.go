@@ -15,7 +15,7 @@ import (
 // mountMCP serves the MCP endpoint. Its tool calls go back through the
 // whole router (g.router, set once wire returns) as POSTs to /graphql, so
 // that each is a request with /graphql's every layer.
-func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring) {
+func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring, admit func(http.Handler) http.Handler) {
 	cfg := mcpserver.Config{
 		GraphQL:     http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.router.ServeHTTP(w, r) }),
 		GraphQLPath: graphqlPath,

@@ -13,10 +13,12 @@ package mcpserver
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -54,6 +56,13 @@ type Config struct {
 	Verify func(token string) (sessiontoken.Claims, error)
 	// KeyHeader and SecretHeader are the pair's headers.
 	KeyHeader, SecretHeader string
+	// Admit charges a request to its caller's budgets, refusing it over
+	// them (gqlhttp.Admission.Middleware): every /mcp request but a tool
+	// call, whose operation's own request is charged. Nil: none.
+	Admit func(http.Handler) http.Handler
+	// MaxBodyBytes bounds the body read to tell a tool call (the edge
+	// refuses a larger one before).
+	MaxBodyBytes int64
 	// Version is the implementation version the server announces.
 	Version string
 	Logger  *slog.Logger
@@ -65,9 +74,12 @@ func New(cfg Config) (endpoint, metadata http.Handler) {
 		panic("mcpserver: Config needs GraphQL, Schema, KeyHeader and SecretHeader")
 	}
 	s := &server{cfg: cfg}
-	h := mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+	var h http.Handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true,
 	})
+	if cfg.Admit != nil {
+		h = s.admit(h)
+	}
 	return s.authorize(h), http.HandlerFunc(s.metadata)
 }
 
@@ -224,6 +236,30 @@ func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 	b, _ := json.Marshal(toolError{Code: code, Message: msg, RetryAfter: retryAfter})
 	// Text only: structured content must match the tool's output schema.
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
+}
+
+// admit charges every request but a lone tool call with Admit: what else
+// MCP asks (initialize, tools/list, notifications) is a request of its
+// own, while a tool call's charge is its operation's.
+func (s *server) admit(next http.Handler) http.Handler {
+	charged := s.cfg.Admit(next)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, cmp.Or(s.cfg.MaxBodyBytes, 1<<20)+1))
+			r.Body.Close()
+			if err != nil {
+				http.Error(w, "the request body could not be read", http.StatusBadRequest)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			var msg struct{ Method string }
+			if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" {
+				next.ServeHTTP(w, r)
+				return
+			}
+		}
+		charged.ServeHTTP(w, r)
+	})
 }
 
 // authorize lets a request in with the pair, or with a session token that

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -81,11 +82,13 @@ func verify(token string) (sessiontoken.Claims, error) {
 	return sessiontoken.Claims{}, errors.New("bad " + token) // never echoed
 }
 
-func serve(t *testing.T, f *graphqlFake) *httptest.Server {
+func serve(t *testing.T, f *graphqlFake) *httptest.Server { return serveAdmitting(t, f, nil) }
+
+func serveAdmitting(t *testing.T, f *graphqlFake, admit func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	endpoint, metadata := mcpserver.New(mcpserver.Config{
 		GraphQL: f, GraphQLPath: "/graphql", Schema: schema, Verify: verify,
-		KeyHeader: "x-api-key", SecretHeader: "x-api-secret",
+		KeyHeader: "x-api-key", SecretHeader: "x-api-secret", Admit: admit,
 	})
 	mux := http.NewServeMux()
 	mux.Handle(mcpserver.Path, endpoint)
@@ -196,6 +199,53 @@ func TestConcurrentCallersApart(t *testing.T) {
 	wg.Wait()
 	if len(f.seen) != callers*calls {
 		t.Errorf("%d GraphQL requests for %d tool calls", len(f.seen), callers*calls)
+	}
+}
+
+// TestAdmitChargesAllButToolCalls: discovery (initialize) and
+// tools/list are each charged as a request; a tool call is not (its
+// operation's request is), and it still runs once the others are refused.
+func TestAdmitChargesAllButToolCalls(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var charged []string
+	refuse := false
+	admit := func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(strings.NewReader(string(b)))
+			var m struct{ Method string }
+			_ = json.Unmarshal(b, &m)
+			mu.Lock()
+			charged = append(charged, m.Method)
+			no := refuse
+			mu.Unlock()
+			if no {
+				w.Header().Set("Retry-After", "1")
+				http.Error(w, `{"errors":[{"message":"rate limit reached","extensions":{"code":"RATE_LIMITED"}}]}`, http.StatusTooManyRequests)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+	f := &graphqlFake{answer: answering(200, nil, `{"data":{"payment":null}}`)}
+	s := connect(t, serveAdmitting(t, f, admit), http.Header{"Authorization": {"Bearer " + okToken}})
+	if _, err := s.ListTools(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	refuse = true
+	mu.Unlock()
+	if _, err := s.ListTools(t.Context(), nil); err == nil {
+		t.Error("tools/list over the budget answered")
+	}
+	res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "getPayment", Arguments: map[string]any{"id": "pay_1"}})
+	if err != nil || res.IsError {
+		t.Fatalf("tools/call: %v %v", err, res)
+	}
+	want := []string{"server/discover", "tools/list", "tools/list"}
+	if !slices.Equal(charged, want) || len(f.seen) != 1 {
+		t.Errorf("charged %v, want %v; GraphQL requests %d, want 1", charged, want, len(f.seen))
 	}
 }
 
