@@ -51,6 +51,9 @@ type Config struct {
 	// Documents is the trusted documents store (nil: none). Under enforce
 	// mode the built-ins are not offered: their text is not listed.
 	Documents *trusteddocs.Store
+	// Arbitrary offers the graphql tool, any query text (never under
+	// enforce mode).
+	Arbitrary bool
 	// Verify checks a session token (sessiontoken.Keyring.Verify); nil:
 	// tokens are off and only the pair is accepted.
 	Verify func(token string) (sessiontoken.Claims, error)
@@ -113,7 +116,7 @@ func (s *server) toolSet() *toolSet {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tools == nil || s.tools.digest != digest {
-		set := buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Logger)
+		set := buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Arbitrary && !enforce, s.cfg.Logger)
 		set.server = mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
 		for _, t := range set.tools {
 			set.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -161,7 +164,15 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	body, err := json.Marshal(gqlRequest{Query: t.query, OperationName: t.operation, DocumentID: t.documentID, Variables: args})
+	op := gqlRequest{Query: t.query, OperationName: t.operation, DocumentID: t.documentID, Variables: args}
+	if t.arbitrary {
+		op = gqlRequest{}
+		if err := json.Unmarshal(args, &op); err != nil || op.Query == "" {
+			return failure("BAD_USER_INPUT", "send query (and optionally variables, operationName)", nil)
+		}
+		op.DocumentID = ""
+	}
+	body, err := json.Marshal(op)
 	if err != nil {
 		return failure("BAD_USER_INPUT", "the arguments are not a JSON object", nil)
 	}

@@ -82,14 +82,22 @@ func verify(token string) (sessiontoken.Claims, error) {
 	return sessiontoken.Claims{}, errors.New("bad " + token) // never echoed
 }
 
-func serve(t *testing.T, f *graphqlFake) *httptest.Server { return serveAdmitting(t, f, nil) }
+func serve(t *testing.T, f *graphqlFake) *httptest.Server { return serveWith(t, f, nil) }
 
 func serveAdmitting(t *testing.T, f *graphqlFake, admit func(http.Handler) http.Handler) *httptest.Server {
+	return serveWith(t, f, func(c *mcpserver.Config) { c.Admit = admit })
+}
+
+func serveWith(t *testing.T, f *graphqlFake, set func(*mcpserver.Config)) *httptest.Server {
 	t.Helper()
-	endpoint, metadata := mcpserver.New(mcpserver.Config{
+	cfg := mcpserver.Config{
 		GraphQL: f, GraphQLPath: "/graphql", Schema: schema, Verify: verify,
-		KeyHeader: "x-api-key", SecretHeader: "x-api-secret", Admit: admit,
-	})
+		KeyHeader: "x-api-key", SecretHeader: "x-api-secret",
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	endpoint, metadata := mcpserver.New(cfg)
 	mux := http.NewServeMux()
 	mux.Handle(mcpserver.Path, endpoint)
 	mux.Handle(mcpserver.MetadataPath, metadata)
@@ -246,6 +254,37 @@ func TestAdmitChargesAllButToolCalls(t *testing.T) {
 	want := []string{"server/discover", "tools/list", "tools/list"}
 	if !slices.Equal(charged, want) || len(f.seen) != 1 {
 		t.Errorf("charged %v, want %v; GraphQL requests %d, want 1", charged, want, len(f.seen))
+	}
+}
+
+// TestArbitraryTool: the graphql tool, when offered, sends the caller's
+// query text as it is; without one it is refused before any request.
+func TestArbitraryTool(t *testing.T) {
+	t.Parallel()
+	f := &graphqlFake{answer: answering(200, nil, `{"data":{"payment":null}}`)}
+	s := connect(t, serveWith(t, f, func(c *mcpserver.Config) { c.Arbitrary = true }), http.Header{"Authorization": {"Bearer " + okToken}})
+	cases := []struct {
+		name    string
+		args    map[string]any
+		isError bool
+	}{
+		{"query", map[string]any{"query": "query Q($id: ID!) { payment(id: $id) { id } }", "variables": map[string]any{"id": "p"}}, false},
+		{"no_query", map[string]any{"variables": map[string]any{}}, true},
+	}
+	for _, tc := range cases {
+		res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "graphql", Arguments: tc.args})
+		if err != nil || res.IsError != tc.isError {
+			t.Errorf("%s: %v %+v", tc.name, err, res)
+		}
+	}
+	var body struct {
+		Query      string
+		DocumentID string
+		Variables  map[string]string
+	}
+	if len(f.seen) != 1 || json.Unmarshal([]byte(f.bodies[0]), &body) != nil ||
+		body.Query != "query Q($id: ID!) { payment(id: $id) { id } }" || body.Variables["id"] != "p" || body.DocumentID != "" {
+		t.Errorf("GraphQL requests %d, first %v", len(f.seen), f.bodies)
 	}
 }
 

@@ -19,7 +19,20 @@ type tool struct {
 	query      string // the document's text
 	operation  string // its operation name: the tool's name
 	documentID string // the manifest's id; "" for a built-in
+	arbitrary  bool   // the graphql tool: the arguments are the request
 }
+
+// arbitraryTool runs any query the caller sends, as /graphql would.
+var arbitraryTool = tool{arbitrary: true, tool: &mcp.Tool{
+	Name:        "graphql",
+	Description: "Runs a GraphQL query of the paygraph schema (go run . -print-schema) with its variables; the answer is its data.",
+	InputSchema: map[string]any{"type": "object", "required": []string{"query"}, "additionalProperties": false, "properties": map[string]any{
+		"query":         map[string]any{"type": "string"},
+		"variables":     map[string]any{"type": "object"},
+		"operationName": map[string]any{"type": "string"},
+	}},
+	Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "graphql"},
+}}
 
 type toolSet struct {
 	digest string // of the manifest the tools were read from
@@ -58,9 +71,12 @@ var builtInDescriptions = map[string]string{
 
 // buildTools makes a tool of every named query of the manifest, then of
 // the built-ins (when offered) whose names the manifest does not take.
-func buildTools(schema *ast.Schema, digest string, docs []trusteddocs.Document, withBuiltIns bool, logger *slog.Logger) *toolSet {
+func buildTools(schema *ast.Schema, digest string, docs []trusteddocs.Document, withBuiltIns, arbitrary bool, logger *slog.Logger) *toolSet {
 	set := &toolSet{digest: digest}
 	seen := map[string]bool{}
+	if arbitrary {
+		set.tools, seen[arbitraryTool.tool.Name] = append(set.tools, arbitraryTool), true
+	}
 	if withBuiltIns {
 		docs = append(docs, builtIns...)
 	}
