@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 
 	"paygraph/mcpserver"
 	"paygraph/sessiontoken"
+	"paygraph/trusteddocs"
 )
 
 var schema = gqlparser.MustLoadSchema(&ast.Source{Name: "test.graphqls", Input: `
@@ -285,6 +288,57 @@ func TestArbitraryTool(t *testing.T) {
 	if len(f.seen) != 1 || json.Unmarshal([]byte(f.bodies[0]), &body) != nil ||
 		body.Query != "query Q($id: ID!) { payment(id: $id) { id } }" || body.Variables["id"] != "p" || body.DocumentID != "" {
 		t.Errorf("GraphQL requests %d, first %v", len(f.seen), f.bodies)
+	}
+}
+
+// TestManifestTools: a named query of the manifest is a tool that sends
+// its documentId; an anonymous one, or one invalid against the schema, is
+// none; under enforce mode the built-ins are not offered.
+func TestManifestTools(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "persisted_queries.json")
+	manifest := `{"d1": "query paymentStatus($id: ID!) { payment(id: $id) { id status } }",
+	  "d2": "{ payment(id: \"x\") { id } }", "d3": "query broken { nope }"}`
+	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		mode trusteddocs.Mode
+		want []string
+	}{
+		{"allow", trusteddocs.Allow, []string{"getCheckoutSession", "getPayment", "getPaymentLink", "listPayments", "paymentStatus"}},
+		{"enforce", trusteddocs.Enforce, []string{"paymentStatus"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			docs, err := trusteddocs.New(trusteddocs.Config{Mode: tc.mode, Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := &graphqlFake{answer: answering(200, nil, `{"data":{"payment":null}}`)}
+			s := connect(t, serveWith(t, f, func(c *mcpserver.Config) { c.Documents = docs }), http.Header{"Authorization": {"Bearer " + okToken}})
+			tools, err := s.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range tools.Tools {
+				names = append(names, tl.Name)
+			}
+			slices.Sort(names)
+			if !slices.Equal(names, tc.want) {
+				t.Fatalf("tools %v, want %v", names, tc.want)
+			}
+			if _, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "paymentStatus", Arguments: map[string]any{"id": "p"}}); err != nil {
+				t.Fatal(err)
+			}
+			var body struct{ DocumentID, OperationName string }
+			if len(f.bodies) != 1 || json.Unmarshal([]byte(f.bodies[0]), &body) != nil || body.DocumentID != "d1" || body.OperationName != "paymentStatus" {
+				t.Errorf("GraphQL bodies %v: want documentId d1", f.bodies)
+			}
+		})
 	}
 }
 
