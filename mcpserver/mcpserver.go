@@ -108,14 +108,18 @@ func (s *server) serverFor(*http.Request) *mcp.Server { return s.toolSet().serve
 
 // toolSet is the tools of the manifest in use, built again when it changes.
 func (s *server) toolSet() *toolSet {
-	digest, enforce := "", false
-	var docs []trusteddocs.Document
-	if d := s.cfg.Documents; d != nil {
-		digest, enforce, docs = d.Info().SHA256, d.Mode() == trusteddocs.Enforce, d.Documents()
+	d, digest, enforce := s.cfg.Documents, "", false
+	if d != nil {
+		digest, enforce = d.Info().SHA256, d.Mode() == trusteddocs.Enforce
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.tools == nil || s.tools.digest != digest {
+		var docs []trusteddocs.Document
+		if d != nil {
+			// The digest of the manifest the documents are read from.
+			digest, docs = d.Documents()
+		}
 		set := buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Arbitrary && !enforce, s.cfg.Logger)
 		set.server = mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
 		for _, t := range set.tools {

@@ -296,12 +296,8 @@ func TestArbitraryTool(t *testing.T) {
 // none; under enforce mode the built-ins are not offered.
 func TestManifestTools(t *testing.T) {
 	t.Parallel()
-	path := filepath.Join(t.TempDir(), "persisted_queries.json")
 	manifest := `{"d1": "query paymentStatus($id: ID!) { payment(id: $id) { id status } }",
 	  "d2": "{ payment(id: \"x\") { id } }", "d3": "query broken { nope }"}`
-	if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	cases := []struct {
 		name string
 		mode trusteddocs.Mode
@@ -313,6 +309,10 @@ func TestManifestTools(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			path := filepath.Join(t.TempDir(), "persisted_queries.json")
+			if err := os.WriteFile(path, []byte(manifest), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			docs, err := trusteddocs.New(trusteddocs.Config{Mode: tc.mode, Path: path})
 			if err != nil {
 				t.Fatal(err)
@@ -337,6 +337,21 @@ func TestManifestTools(t *testing.T) {
 			var body struct{ DocumentID, OperationName string }
 			if len(f.bodies) != 1 || json.Unmarshal([]byte(f.bodies[0]), &body) != nil || body.DocumentID != "d1" || body.OperationName != "paymentStatus" {
 				t.Errorf("GraphQL bodies %v: want documentId d1", f.bodies)
+			}
+			// A reload (SIGHUP) changes the tools on the next request.
+			if err := os.WriteFile(path, []byte(`{"d9": "query linkTitle($id: ID!) { paymentLink(id: $id) { title } }"}`), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := docs.Reload(); err != nil {
+				t.Fatal(err)
+			}
+			tools, err = s.ListTools(t.Context(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "linkTitle" }) ||
+				slices.ContainsFunc(tools.Tools, func(tl *mcp.Tool) bool { return tl.Name == "paymentStatus" }) {
+				t.Errorf("after the reload: %d tools, want linkTitle and not paymentStatus", len(tools.Tools))
 			}
 		})
 	}
