@@ -30,6 +30,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/errcode"
+	"paygraph/graph/receipt"
 	"paygraph/sessiontoken"
 	"paygraph/trusteddocs"
 )
@@ -126,7 +128,7 @@ func (s *server) toolSet() *toolSet {
 			set.server.AddTool(t.tool, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 				c, ok := ctx.Value(callerKey{}).(*caller)
 				if !ok {
-					return failure("INTERNAL_SERVER_ERROR", "the tool call has no caller", nil), nil
+					return failure(errcode.Internal, "the tool call has no caller", nil), nil
 				}
 				return s.call(ctx, c, t, req.Params.Arguments), nil
 			})
@@ -172,13 +174,13 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 	if t.arbitrary {
 		op = gqlRequest{}
 		if err := json.Unmarshal(args, &op); err != nil || op.Query == "" {
-			return failure("BAD_USER_INPUT", "send query (and optionally variables, operationName)", nil)
+			return failure(errcode.BadUserInput, "send query (and optionally variables, operationName)", nil)
 		}
 		op.DocumentID = ""
 	}
 	body, err := json.Marshal(op)
 	if err != nil {
-		return failure("BAD_USER_INPUT", "the arguments are not a JSON object", nil)
+		return failure(errcode.BadUserInput, "the arguments are not a JSON object", nil)
 	}
 	// A context of its own, not the outer request's: the operation is a
 	// request with its own scope; it ends when the tool call does.
@@ -188,7 +190,7 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 	defer stop()
 	req, err := http.NewRequestWithContext(octx, http.MethodPost, s.cfg.GraphQLPath, bytes.NewReader(body))
 	if err != nil {
-		return failure("INTERNAL_SERVER_ERROR", "the operation could not be made", nil)
+		return failure(errcode.Internal, "the operation could not be made", nil)
 	}
 	req.RemoteAddr, req.Host = outer.remoteAddr, outer.host
 	for _, h := range append(passed, s.cfg.KeyHeader, s.cfg.SecretHeader) {
@@ -209,13 +211,13 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 func result(rec *httptest.ResponseRecorder) *mcp.CallToolResult {
 	var g gqlResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil {
-		return failure("INTERNAL_SERVER_ERROR", "the gateway's answer was not GraphQL (HTTP "+strconv.Itoa(rec.Code)+")", nil)
+		return failure(errcode.Internal, "the gateway's answer was not GraphQL (HTTP "+strconv.Itoa(rec.Code)+")", nil)
 	}
 	meta := mcp.Meta{}
 	if id := rec.Header().Get("X-Request-Id"); id != "" {
 		meta["requestId"] = id
 	}
-	if c, ok := g.Extensions["cost"]; ok {
+	if c, ok := g.Extensions[receipt.CostExtension]; ok {
 		meta["receipt"] = c
 	}
 	if len(g.Errors) > 0 {
@@ -246,7 +248,7 @@ type toolError struct {
 
 func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 	if code == "" {
-		code = "INTERNAL_SERVER_ERROR"
+		code = errcode.Internal
 	}
 	b, _ := json.Marshal(toolError{Code: code, Message: msg, RetryAfter: retryAfter})
 	// Text only: structured content must match the tool's output schema.
