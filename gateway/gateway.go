@@ -372,6 +372,7 @@ func (g *Gateway) wire(o options) error {
 	r.With(edge...).Handle(graphqlPath, gql)
 	// No CORS: a browser never holds the pair.
 	r.With(gqlhttp.NoStore, refuseBearer, mintAdmission.Middleware, chargeMint).Handle("/auth/token", tokenEndpoint)
+	g.mountMCP(r, keys, admission.Middleware)
 	gq := graphiql.Handler(g.graphiqlOptions())
 	r.Handle("/", gq)
 	r.Handle("/index.html", gq)

@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -244,3 +245,22 @@ func hashOf(text string) string {
 }
 
 var errEmpty = errors.New("lists no operations")
+
+// Document is one operation of the manifest: its id and text.
+type Document struct{ ID, Body string }
+
+// Documents lists the manifest's operations in id order (nil when none is
+// loaded) with the SHA-256 of its file, read from one manifest, for the
+// callers that describe them (the MCP tools).
+func (s *Store) Documents() (sha256 string, docs []Document) {
+	m := s.cur.Load()
+	if m == nil {
+		return "", nil
+	}
+	docs = make([]Document, 0, len(m.byID))
+	for id, body := range m.byID {
+		docs = append(docs, Document{ID: id, Body: body})
+	}
+	slices.SortFunc(docs, func(a, b Document) int { return strings.Compare(a.ID, b.ID) })
+	return m.digest, docs
+}
