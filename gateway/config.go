@@ -107,6 +107,9 @@ type Config struct {
 	// credential headers read this level, a session token the lower of its
 	// own and this. Zero: full.
 	CustomerDataMax sessiontoken.CustomerData
+	// MCP is /mcp's mode: "on", "graphql" (also the arbitrary-query
+	// tool) or "off".
+	MCP string
 
 	Subscriptions livepoll.Config
 
@@ -288,6 +291,14 @@ var settings = []setting{
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
+	{"MCP", "on", "the MCP endpoint /mcp for AI agents: on (a tool per trusted document and four read tools), graphql (also a tool taking any query text) or off", func(c *Config, v string) error {
+		switch v {
+		case "on", "graphql", "off":
+			c.MCP = v
+			return nil
+		}
+		return errors.New("must be on, graphql or off")
+	}},
 	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
 }
 

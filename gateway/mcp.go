@@ -16,7 +16,12 @@ import (
 // whole router (g.router, set once wire returns) as POSTs to /graphql, so
 // that each is a request with /graphql's every layer.
 func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring, admit func(http.Handler) http.Handler) {
+	if g.cfg.MCP == "off" {
+		return
+	}
 	cfg := mcpserver.Config{
+		Admit:       admit,
+		Arbitrary:   g.cfg.MCP == "graphql",
 		GraphQL:     http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { g.router.ServeHTTP(w, r) }),
 		GraphQLPath: graphqlPath,
 		Schema:      graph.NewExecutableSchema(graph.Config{}).Schema(),
