@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -348,5 +351,60 @@ func TestMCPRateLimited(t *testing.T) {
 	}
 	if e.Code != "RATE_LIMITED" || e.RetryAfter == nil || *e.RetryAfter < 1 {
 		t.Errorf("refusal %+v; want RATE_LIMITED with retryAfter", e)
+	}
+}
+
+// TestMCPDocsClient runs docs/clients.md's Go client as written (its
+// ```go block under "AI agents over MCP"), against the sandbox-mode
+// binary, with a masked token minted from the demo pair as the doc's curl
+// does: it lists the tools and the failed payments, masked.
+func TestMCPDocsClient(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("builds the gateway binary and the doc's client: not in -short")
+	}
+	doc, err := os.ReadFile("../docs/clients.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## AI agents over MCP")
+	_, code, ok := strings.Cut(section, "```go\n")
+	code, _, closed := strings.Cut(code, "```")
+	if !ok || !closed || !strings.Contains(code, "package main") {
+		t.Fatal(`docs/clients.md's "AI agents over MCP" has no Go client`)
+	}
+	p := startGateway(t, nil)
+	sb := sandbox.New(sandbox.Options{})
+	fx := sb.Fixtures()[0]
+	pair := http.Header{"X-Api-Key": {fx.Business.APIKey}, "X-Api-Secret": {fx.Business.APISecret}}
+	c := &gqltest.Client{URL: p.URL, Forbidden: []string{fx.Business.APISecret}}
+	r := c.Do(t, http.MethodPost, "/auth/token", pair, []byte(`{"ttlSeconds": 900, "scope": {"kind": "all"}, "customerData": "masked"}`))
+	var minted struct{ Token string }
+	if err := json.Unmarshal(r.Raw, &minted); err != nil || minted.Token == "" {
+		t.Fatalf("mint: %d %s", r.Status, r.Raw)
+	}
+	main := filepath.Join(t.TempDir(), "main.go")
+	if err := os.WriteFile(main, []byte(strings.ReplaceAll(code, "http://localhost:8080", p.URL)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Run from the module's root, so that the client builds with the
+	// project's own go-sdk.
+	cmd := exec.CommandContext(t.Context(), "go", "run", main)
+	cmd.Dir = ".."
+	cmd.Env = append(os.Environ(), "PAYGRAPH_TOKEN="+minted.Token)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the doc's client: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"tool: listPayments", "tool: getPayment", "isError: false", `"status":"FAILED"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the doc's client printed no %q:\n%s", want, text)
+		}
+	}
+	for _, pay := range sb.Payments(fx.Business.APIKey) {
+		if pay.Customer.Email != "" && strings.Contains(text, pay.Customer.Email) {
+			t.Errorf("a masked token's answer holds a customer's email:\n%s", text)
+		}
 	}
 }
