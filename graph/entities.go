@@ -1,0 +1,134 @@
+package graph
+
+import (
+	"context"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph/errcode"
+	"paygraph/graph/model"
+	"paygraph/restclient"
+)
+
+// The subgraph mode's entity resolvers (federation.graphqls): one call
+// per _entities field and entity key, with every reference of the call.
+// Each reference is checked and its load started before any is awaited,
+// so N references are the same deduplicated, bounded fan-out as
+// nodes(ids:), under the same scopes, budgets and customer-data levels as
+// payment(id:).
+
+func (r *Resolver) paymentEntities(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
+	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
+		id := keyOf(reps[i].IDRef)
+		if err := checkID("payment id", id, paymentIDPrefix); err != nil {
+			return failed[*model.Payment](err)
+		}
+		if err := r.allowPayment(ctx, id); err != nil {
+			return failed[*model.Payment](err)
+		}
+		t := r.loaders(ctx).PaymentThunk(ctx, id)
+		return func() (*model.Payment, error) {
+			p, err := t()
+			if err != nil {
+				return nil, err
+			}
+			return model.NewPayment(p), nil
+		}
+	})
+}
+
+func (r *Resolver) paymentLinkEntities(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
+	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
+		id := keyOf(reps[i].ID)
+		if err := checkID("payment link id", id, linkIDPrefix); err != nil {
+			return failed[*model.PaymentLink](err)
+		}
+		if err := r.allowLink(ctx, id); err != nil {
+			return failed[*model.PaymentLink](err)
+		}
+		t := r.loaders(ctx).PaymentLinkThunk(ctx, id)
+		return func() (*model.PaymentLink, error) {
+			l, err := t()
+			if err != nil {
+				return nil, err
+			}
+			return model.NewPaymentLink(l), nil
+		}
+	})
+}
+
+// sessionEntities resolves checkout sessions by id or by reference (the
+// two keys): the session loader batches concurrent lookups, so each
+// starts on its own goroutine (at most MaxNodes).
+func (r *Resolver) sessionEntities(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
+	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
+		key := keyOf(reps[i].SessionID)
+		if reps[i].MatchedKey == model.CheckoutSessionMatchedKeyReference {
+			key = keyOf(reps[i].Reference)
+		}
+		var (
+			s    *model.CheckoutSession
+			err  error
+			done sync.WaitGroup
+		)
+		done.Go(func() { s, err = r.checkoutSessionUncharged(ctx, key) })
+		return func() (*model.CheckoutSession, error) {
+			done.Wait()
+			return s, err
+		}
+	})
+}
+
+func failed[T any](err error) func() (T, error) {
+	return func() (T, error) { var zero T; return zero, err }
+}
+
+// entities starts n loads, then waits for each: a reference that fails
+// is null at its index with its error at its path (graphql.BatchErrorList,
+// which gqlgen's federation runtime places); a caller the REST API
+// refused fails the whole group with that one error, as nodes(ids:).
+func entities[T any](ctx context.Context, n int, start func(i int) func() (T, error)) ([]T, error) {
+	if n > MaxNodes {
+		return nil, errcode.Inputf("_entities takes at most %d representations of a type, got %d", MaxNodes, n)
+	}
+	if err := budgetFrom(ctx).Check(); err != nil {
+		return nil, err
+	}
+	thunks := make([]func() (T, error), n)
+	for i := range thunks {
+		thunks[i] = start(i)
+	}
+	out := make([]T, n)
+	var errs graphql.BatchErrorList
+	for i, t := range thunks {
+		v, err := t()
+		if err != nil && restclient.Refused(ctx) {
+			return nil, err
+		}
+		if err == nil {
+			v, err = charged(ctx, v)
+		}
+		if err != nil {
+			if errs == nil {
+				errs = make(graphql.BatchErrorList, n)
+			}
+			errs[i] = err
+			continue
+		}
+		out[i] = v
+	}
+	if errs != nil {
+		return out, errs
+	}
+	return out, nil
+}
+
+// keyOf is a representation's key field ("" when absent: checkID
+// refuses it).
+func keyOf(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
