@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/receipt"
 	"paygraph/sandbox"
 )
 
@@ -86,7 +87,7 @@ func TestFederationEntities(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			sb := sandbox.New(sandbox.Options{})
-			rig := NewRig(t, RigConfig{Sandbox: sb, Server: ServerConfig{Federation: true}})
+			rig := NewRig(t, RigConfig{Sandbox: sb, Server: ServerConfig{Federation: true, Cost: receipt.CostReceipts{Enabled: true}}})
 			reps := tc.reps(sb, rig.Biz)
 			body := rig.post(t, entitiesQuery, map[string]any{"r": reps}).body
 			var a struct {
@@ -96,6 +97,9 @@ func TestFederationEntities(t *testing.T) {
 				Errors []struct {
 					Path       []any
 					Extensions struct{ Code string }
+				}
+				Extensions struct {
+					Cost struct{ Estimated, Made int }
 				}
 			}
 			if err := json.Unmarshal(body, &a); err != nil {
@@ -111,6 +115,10 @@ func TestFederationEntities(t *testing.T) {
 			}
 			if got := sb.CallCount(""); got != tc.want.calls {
 				t.Errorf("%d REST calls, want %d", got, tc.want.calls)
+			}
+			// The receipt: every representation planned before any call.
+			if c := a.Extensions.Cost; c.Made != tc.want.calls || c.Estimated < c.Made {
+				t.Errorf("receipt estimated %d, made %d; want made %d, estimated at least that", c.Estimated, c.Made, tc.want.calls)
 			}
 			if tc.want.codes != nil && tc.want.nulls == nil {
 				return // refused whole
