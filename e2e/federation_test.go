@@ -134,6 +134,29 @@ func TestFederationSupergraph(t *testing.T) {
 		}
 	})
 
+	t.Run("another merchant's references: null and NOT_FOUND, never A's records", func(t *testing.T) {
+		reps := make([]any, 10)
+		for i := range reps {
+			reps[i] = map[string]any{"__typename": "Payment", "id": ids[i]}
+		}
+		resp := postJSON(t, p.URL+"/graphql", `query($r: [_Any!]!) { _entities(representations: $r) { ... on Payment { id customer { name } } } }`,
+			map[string]any{"r": reps}, fake.B.Header())
+		var a struct {
+			Data struct {
+				Entities []json.RawMessage `json:"_entities"`
+			} `json:"data"`
+			Errors []struct{ Extensions struct{ Code string } }
+		}
+		if err := json.Unmarshal(resp, &a); err != nil || len(a.Data.Entities) != 10 || len(a.Errors) != 10 {
+			t.Fatalf("%v: %.600s", err, resp)
+		}
+		for i, e := range a.Data.Entities {
+			if string(e) != "null" || a.Errors[i].Extensions.Code != "NOT_FOUND" {
+				t.Errorf("entity %d: %s (%s), want null and NOT_FOUND", i, e, a.Errors[i].Extensions.Code)
+			}
+		}
+	})
+
 	t.Run("500 references sent directly: refused before any REST call", func(t *testing.T) {
 		fake.Reset()
 		reps := make([]any, 500)
