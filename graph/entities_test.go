@@ -183,3 +183,33 @@ func TestFederationModeOff(t *testing.T) {
 		})
 	}
 }
+
+// TestFastPathMatchesGqlgenEntities: the entities of _entities answer the
+// same bytes with the fast path (its object marshallers) and without;
+// _entities and _service themselves are gqlgen's.
+func TestFastPathMatchesGqlgenEntities(t *testing.T) {
+	rest := newFastREST("N\"a\\m\u2028e\x00\x7f", "weird status")
+	p := fastPairConfig(t, RigConfig{REST: rest, Server: ServerConfig{MaxResponseBytes: -1, Federation: true}})
+	reps := []any{
+		map[string]any{"__typename": "Payment", "id": "pay_a"},
+		map[string]any{"__typename": "Payment", "id": "pay_zz"},
+		map[string]any{"__typename": "PaymentLink", "id": "pl_x"},
+		map[string]any{"__typename": "Payment", "id": "pay_a"},
+	}
+	for _, tc := range []struct {
+		name, query string
+		vars        map[string]any
+		wantFast    bool
+	}{
+		{"payments and a link", `query($r: [_Any!]!) { _entities(representations: $r) { __typename ... on Payment { id status amount { amount currency } customer { name address } } ... on PaymentLink { url } } }`, map[string]any{"r": reps}, true},
+		{"_service", `{ _service { sdl } }`, nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := fastCompiled.Load()
+			p.compare(t, tc.query, tc.vars)
+			if got := fastCompiled.Load() > before; got != tc.wantFast {
+				t.Errorf("the fast path compiled a plan: %v, want %v", got, tc.wantFast)
+			}
+		})
+	}
+}
