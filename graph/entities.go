@@ -12,7 +12,7 @@ import (
 )
 
 // The subgraph mode's entity resolvers (federation.graphqls): one call
-// per _entities field and entity key, with every reference of the call.
+// per _entities field and entity type, with every reference of that type.
 // Each reference is checked and its load started before any is awaited,
 // so N references are the same deduplicated, bounded fan-out as
 // nodes(ids:), under the same scopes, budgets and customer-data levels as
@@ -20,42 +20,28 @@ import (
 
 func (r *Resolver) paymentEntities(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
-		id := keyOf(reps[i].IDRef)
-		if err := checkID("payment id", id, paymentIDPrefix); err != nil {
-			return failed[*model.Payment](err)
-		}
-		if err := r.allowPayment(ctx, id); err != nil {
-			return failed[*model.Payment](err)
-		}
-		t := r.loaders(ctx).PaymentThunk(ctx, id)
-		return func() (*model.Payment, error) {
-			p, err := t()
-			if err != nil {
-				return nil, err
-			}
-			return model.NewPayment(p), nil
-		}
+		return nodeEntity[*model.Payment](ctx, r, "payment id", keyOf(reps[i].IDRef), paymentIDPrefix)
 	})
 }
 
 func (r *Resolver) paymentLinkEntities(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
-		id := keyOf(reps[i].ID)
-		if err := checkID("payment link id", id, linkIDPrefix); err != nil {
-			return failed[*model.PaymentLink](err)
-		}
-		if err := r.allowLink(ctx, id); err != nil {
-			return failed[*model.PaymentLink](err)
-		}
-		t := r.loaders(ctx).PaymentLinkThunk(ctx, id)
-		return func() (*model.PaymentLink, error) {
-			l, err := t()
-			if err != nil {
-				return nil, err
-			}
-			return model.NewPaymentLink(l), nil
-		}
+		return nodeEntity[*model.PaymentLink](ctx, r, "payment link id", keyOf(reps[i].ID), linkIDPrefix)
 	})
+}
+
+// nodeEntity starts the load of the Node entity id, of the kind prefix
+// names: nodeThunk's (scope, loader), once checkID accepted the id.
+func nodeEntity[T model.Node](ctx context.Context, r *Resolver, what, id, prefix string) func() (T, error) {
+	if err := checkID(what, id, prefix); err != nil {
+		return failed[T](err)
+	}
+	t := r.nodeThunk(ctx, id)
+	return func() (T, error) {
+		n, err := t()
+		v, _ := n.(T)
+		return v, err
+	}
 }
 
 // sessionEntities resolves checkout sessions by id or by reference (the
