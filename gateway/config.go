@@ -69,6 +69,7 @@ type Config struct {
 	TrustedDocuments                      string
 	TrustedDocumentsMode                  trusteddocs.Mode
 	TrustedDocumentsIntrospection         bool
+	Federation                            bool
 
 	RESTMaxRetries  int
 	BreakerFailures int // zero: no circuits
@@ -255,6 +256,7 @@ var settings = []setting{
 		return nil
 	}},
 	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
+	{"FEDERATION", "false", "serve the schema as a Federation 2 subgraph: Payment, PaymentLink and CheckoutSession as entities, with _service and _entities (false: the contract's schema alone)", boolSetting(func(c *Config) *bool { return &c.Federation })},
 	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
 		if v != "json" && v != "text" {

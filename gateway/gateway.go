@@ -255,6 +255,7 @@ func (g *Gateway) wire(o options) error {
 		Subscriptions: live.Config{Hub: hub, REST: rc, Charge: chargePolls(limiter),
 			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
 		MaxComplexity:     cfg.MaxComplexity,
+		Federation:        cfg.Federation,
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,
 		APQCacheSize:      cfg.APQCacheSize,

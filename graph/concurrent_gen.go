@@ -18,14 +18,24 @@ func concurrentField(object, field string) bool {
 		case "address":
 			return true
 		}
+	case "Entity":
+		switch field {
+		case "findCheckoutSession", "findPayment", "findPaymentLink":
+			return true
+		}
 	case "Query":
 		switch field {
-		case "checkoutSession", "node", "nodes", "payment", "paymentLink", "payments":
+		case "_entities", "_service", "checkoutSession", "node", "nodes", "payment", "paymentLink", "payments":
 			return true
 		}
 	case "Subscription":
 		switch field {
 		case "checkoutSessionUpdated", "paymentUpdated":
+			return true
+		}
+	case "_Entity":
+		switch field {
+		case "payment":
 			return true
 		}
 	}

@@ -203,13 +203,23 @@ func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLi
 }
 
 func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
+	if err := budgetFrom(ctx).Check(); err != nil {
+		return nil, err
+	}
+	m, err := r.checkoutSessionUncharged(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return charged(ctx, m)
+}
+
+// checkoutSessionUncharged is checkoutSession without the response
+// budget's charge (the caller's).
+func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
 	}
 	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session ", id); err != nil {
-		return nil, err
-	}
-	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
 	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
@@ -219,7 +229,7 @@ func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.Check
 	learn(ctx, s)
 	m := model.NewCheckoutSession(s)
 	m.AskedAs = id
-	return charged(ctx, m)
+	return m, nil
 }
 
 // nodeThunk starts loading the object behind a Relay id and returns a

@@ -3,10 +3,12 @@ package graph
 import (
 	"context"
 	"errors"
-	"paygraph/graph/errcode"
 	"sync/atomic"
 	"testing"
 
+	"github.com/99designs/gqlgen/graphql"
+
+	"paygraph/graph/errcode"
 	"paygraph/graph/model"
 	"paygraph/restclient"
 	"paygraph/sessiontoken"
@@ -71,6 +73,26 @@ func TestResolverScopes(t *testing.T) {
 	payment := func(id string) call {
 		return func(r *Resolver, ctx context.Context) error { _, err := r.payment(ctx, id); return err }
 	}
+	// The subgraph mode's entities, one representation each: the error
+	// is the one at its index.
+	atIndex := func(err error) error {
+		if errs, ok := err.(graphql.BatchErrorList); ok {
+			return errs[0]
+		}
+		return err
+	}
+	paymentEntity := func(id string) call {
+		return func(r *Resolver, ctx context.Context) error {
+			_, err := r.paymentEntities(ctx, []*model.PaymentRepresentation{{IDRef: &id}})
+			return atIndex(err)
+		}
+	}
+	sessionEntity := func(ref string) call {
+		return func(r *Resolver, ctx context.Context) error {
+			_, err := r.sessionEntities(ctx, []*model.CheckoutSessionRepresentation{{Reference: &ref, MatchedKey: model.CheckoutSessionMatchedKeyReference}})
+			return atIndex(err)
+		}
+	}
 	tests := []struct {
 		name      string
 		scope     func(*testing.T) Scope // nil: no token
@@ -95,6 +117,11 @@ func TestResolverScopes(t *testing.T) {
 		}, false, 1},
 		{"payment scope, its payment", onePayment, payment("pay_prod_11bb"), false, 1},
 		{"payment scope, a session", onePayment, sessionBy("REF9"), true, 0},
+		{"payment scope, its payment as an entity", onePayment, paymentEntity("pay_prod_11bb"), false, 1},
+		{"payment scope, another payment as an entity", onePayment, paymentEntity("pay_prod_22cc"), true, 0},
+		{"pinned, another payment as an entity", pinnedScope, paymentEntity("pay_prod_22cc"), true, 0},
+		{"payment scope, a session as an entity", onePayment, sessionEntity("REF9"), true, 0},
+		{"checkout scope, its session as an entity", unpinned, sessionEntity("REF9"), false, 1},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

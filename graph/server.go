@@ -89,6 +89,11 @@ type ServerConfig struct {
 	// process's livepoll.Hub and the REST client its polls call. Zero:
 	// subscriptions are refused.
 	Subscriptions live.Config
+	// Federation serves the subgraph mode (FEDERATION): Payment,
+	// PaymentLink and CheckoutSession as Federation 2 entities, with
+	// _service and _entities (entities.go). False: the contract's schema
+	// alone (subgraph.go).
+	Federation bool
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
 	// Cost configures the cost receipts (graph/receipt); zero: no receipt (a
@@ -155,7 +160,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	cfg.defaults()
 	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
-	var es graphql.ExecutableSchema = NewExecutableSchema(Config{Resolvers: newResolverRoot(resolver)})
+	var es graphql.ExecutableSchema = NewExecutableSchema(executorConfig(newResolverRoot(resolver), cfg.Federation))
 	if !noFast && !cfg.eagerExec {
 		es = lazyQueries{es} // opstate.go
 	}

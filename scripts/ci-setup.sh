@@ -7,6 +7,8 @@
 #     (e2e/browser_test.go drives /usr/bin/chromium headless through chromedp).
 #   - node and npm, and the pinned graphql-sse client (scripts/install-nodeclient.sh)
 #     for gateway/nodeclient_test.go.
+#   - the pinned supergraph packages (scripts/install-federation.sh) for
+#     e2e/federation_test.go.
 set -euo pipefail
 
 # The pinned Go tools (staticcheck; kubeconform, kustomize and helm) are
@@ -102,3 +104,4 @@ echo "ci-setup: npm ci in $clients" >&2
 (cd "$clients" && npm ci --no-audit --no-fund) || { echo "ci-setup: npm ci in e2e/clients failed" >&2; exit 1; }
 [[ -d "$clients/node_modules/graphql-http" ]] || { echo "ci-setup: e2e/clients/node_modules/graphql-http is missing after npm ci" >&2; exit 1; }
 "$(dirname "$0")/install-nodeclient.sh"
+"$(dirname "$0")/install-federation.sh"

@@ -12,7 +12,8 @@ const (
 	DefaultFirst = 20  // payments' first when the query gives none
 	MaxFirst     = 100 // payments' largest first
 	RESTMaxLimit = 100 // the REST API's largest page
-	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly.
+	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly;
+	// and the representations of one _entities field (the subgraph mode).
 	MaxNodes = 100
 )
 
@@ -54,12 +55,42 @@ func rootRESTCalls(doc *ast.QueryDocument, opName string, vars map[string]any) i
 		case "payments", "payment", "paymentLink", "node", "checkoutSession":
 			calls++
 		case "nodes":
-			if a := f.Arguments.ForName("ids"); a != nil && a.Value != nil {
-				calls += min(rawListLen(a.Value, vars), MaxNodes)
-			}
+			calls += min(rawArgLen(f, "ids", vars), MaxNodes)
+		case "_entities":
+			calls += rawArgLen(f, "representations", vars)
 		}
 	}
 	return calls
+}
+
+// rawArgLen is rawListLen of f's argument name (0 when none).
+func rawArgLen(f *ast.Field, name string, vars map[string]any) int {
+	if a := f.Arguments.ForName(name); a != nil && a.Value != nil {
+		return rawListLen(a.Value, vars)
+	}
+	return 0
+}
+
+// overEntities is the number of representations of the first _entities
+// root field of doc's operation that has more than MaxNodes (0: none):
+// refused before validation, so that a router's batch over the cap costs
+// no REST call and no coercion of its representations.
+func overEntities(doc *ast.QueryDocument, opName string, vars map[string]any) int {
+	op := doc.Operations.ForName(opName)
+	if op == nil && opName == "" && len(doc.Operations) == 1 {
+		op = doc.Operations[0]
+	}
+	if op == nil {
+		return 0
+	}
+	for _, sel := range op.SelectionSet {
+		if f, ok := sel.(*ast.Field); ok && f.Name == "_entities" {
+			if n := rawArgLen(f, "representations", vars); n > MaxNodes {
+				return n
+			}
+		}
+	}
+	return 0
 }
 
 // rawListLen is the length of a list argument before validation: a
@@ -111,6 +142,14 @@ func (e *estimate) rootField(f *ast.Field) int {
 		return 1
 	case "nodes":
 		return min(listLen(f.ArgumentMap(e.vars)["ids"]), MaxNodes)
+	case "_entities":
+		// Each representation is at most one REST call (a checkout
+		// session's payment: one more), as nodes' ids.
+		n := listLen(f.ArgumentMap(e.vars)["representations"])
+		if e.selects(f.SelectionSet, "CheckoutSession", "payment") {
+			n *= 2
+		}
+		return n
 	}
 	return 0
 }

@@ -192,14 +192,45 @@ func (w *planWalk) root(f *ast.Field) {
 			w.node(s, path+"["+itoa(i)+"]")
 		}
 	case "checkoutSession":
-		id := w.stringArg(f, "id")
-		if !ValidID(id) {
-			return
+		w.session(f, w.stringArg(f, "id"), path)
+	case "_entities":
+		reps, _ := f.ArgumentMap(w.vars)["representations"].([]any)
+		if len(reps) > MaxNodes {
+			return // COMPLEXITY_LIMIT_EXCEEDED before any call
 		}
-		w.plan.add(1, planKey{RouteSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
-		if w.selects(f.SelectionSet, "CheckoutSession", "payment") {
-			w.plan.add(2, planKey{RoutePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
+		for i, r := range reps {
+			rep, _ := r.(map[string]any)
+			id, _ := rep["id"].(string)
+			at := path + "[" + itoa(i) + "]"
+			switch rep["__typename"] {
+			case "Payment":
+				if hasIDPrefix(id, PaymentIDPrefix) {
+					w.node(id, at)
+				}
+			case "PaymentLink":
+				if hasIDPrefix(id, LinkIDPrefix) {
+					w.node(id, at)
+				}
+			case "CheckoutSession":
+				key, _ := rep["sessionId"].(string)
+				if _, ok := rep["sessionId"]; !ok {
+					key, _ = rep["reference"].(string)
+				}
+				w.session(f, key, at)
+			}
 		}
+	}
+}
+
+// session plans the checkout session id (or reference) a field of f's
+// selection asks for at path, and its payment when f selects it.
+func (w *planWalk) session(f *ast.Field, id, path string) {
+	if !ValidID(id) {
+		return
+	}
+	w.plan.add(1, planKey{RouteSession, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	if w.selects(f.SelectionSet, "CheckoutSession", "payment") {
+		w.plan.add(2, planKey{RoutePayment, "payment of session " + id}, PlanCall{Calls: 1, Path: path + ".payment", UpTo: true})
 	}
 }
 

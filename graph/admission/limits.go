@@ -142,6 +142,9 @@ func (l Limits) MutateOperationParameters(ctx context.Context, p *graphql.RawPar
 	// The REST calls the root fields alone will make, from the raw
 	// variables: a document over the complexity limit already is refused
 	// before validation and before gqlgen coerces its variables.
+	if n := overEntities(doc, p.OperationName, p.Variables); n > 0 {
+		return LimitError(errcode.ComplexityLimit, "_entities has %d representations, more than the limit of %d", n, MaxNodes)
+	}
 	calls := rootRESTCalls(doc, p.OperationName, p.Variables)
 	if calls > l.MaxComplexity {
 		return LimitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.MaxComplexity)

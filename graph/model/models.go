@@ -84,6 +84,9 @@ func (m *Payment) Bind(p *restclient.Payment) {
 
 func (*Payment) IsNode() {}
 
+// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
+func (*Payment) IsEntity() {}
+
 // Status is the record's status as the schema's enum (the same names).
 func (p *Payment) Status() PaymentStatus { return PaymentStatus(p.Payment.Status) }
 
@@ -127,6 +130,12 @@ type PaymentLink struct {
 func NewPaymentLink(l *restclient.PaymentLink) *PaymentLink { return &PaymentLink{l} }
 
 func (*PaymentLink) IsNode() {}
+
+// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
+func (*PaymentLink) IsEntity() {}
+
+// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
+func (*CheckoutSession) IsEntity() {}
 
 // Amount is the amount with its currency.
 func (l *PaymentLink) Amount() Money {

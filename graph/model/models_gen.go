@@ -14,6 +14,14 @@ type Node interface {
 	IsNode()
 }
 
+type CheckoutSessionRepresentation struct {
+	SessionID *string `json:"sessionId,omitempty"`
+	Reference *string `json:"reference,omitempty"`
+	// The @key this representation matched: one of the CheckoutSessionMatchedKey constants.
+	// gqlgen sets it from the fields the router sent; the router does not send it.
+	MatchedKey CheckoutSessionMatchedKey `json:"-"`
+}
+
 type PageInfo struct {
 	HasNextPage     bool    `json:"hasNextPage"`
 	HasPreviousPage bool    `json:"hasPreviousPage"`
@@ -25,6 +33,20 @@ type PaymentConnection struct {
 	Edges    []*PaymentEdge `json:"edges"`
 	Nodes    []*Payment     `json:"nodes"`
 	PageInfo *PageInfo      `json:"pageInfo"`
+}
+
+type PaymentLinkRepresentation struct {
+	ID *string `json:"id,omitempty"`
+	// The @key this representation matched: one of the PaymentLinkMatchedKey constants.
+	// gqlgen sets it from the fields the router sent; the router does not send it.
+	MatchedKey PaymentLinkMatchedKey `json:"-"`
+}
+
+type PaymentRepresentation struct {
+	IDRef *string `json:"id,omitempty"`
+	// The @key this representation matched: one of the PaymentMatchedKey constants.
+	// gqlgen sets it from the fields the router sent; the router does not send it.
+	MatchedKey PaymentMatchedKey `json:"-"`
 }
 
 type Query struct {

@@ -1,0 +1,35 @@
+package graph
+
+import (
+	"sync"
+
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
+)
+
+// contractSchema is the schema served with the subgraph mode off: the
+// generated executor's schema (schema.graphqls plus gqlgen's federation
+// additions) pruned to schema.graphqls alone, so that introspection and
+// validation are exactly the public contract's, without _service,
+// _entities, _Any, _Entity or the federation directives.
+var contractSchema = sync.OnceValue(func() *ast.Schema {
+	for _, src := range sources {
+		if src.Name == contractSource {
+			return gqlparser.MustLoadSchema(src)
+		}
+	}
+	panic("graph: the generated executor has no source " + contractSource)
+})
+
+// contractSource is schema.graphqls as gqlgen names it in sources.
+const contractSource = "../schema.graphqls"
+
+// executorConfig is the generated executor's configuration: with the
+// subgraph mode off, its schema is contractSchema.
+func executorConfig(root ResolverRoot, federation bool) Config {
+	c := Config{Resolvers: root}
+	if !federation {
+		c.Schema = contractSchema()
+	}
+	return c
+}
