@@ -31,6 +31,10 @@ const supergraphQuery = `{ orders { id payment { id status amount { amount } cus
 // session token forwarded by the router gets masked customers.
 func TestFederationSupergraph(t *testing.T) {
 	t.Parallel()
+	// docs/clients.md shows this test's query as its runnable example.
+	if !strings.Contains(docFileText(t, "docs/clients.md"), supergraphQuery) {
+		t.Errorf("docs/clients.md no longer shows the supergraph query %s", supergraphQuery)
+	}
 	node := testenv.Tool(t, "node")
 	dir, err := filepath.Abs("federation")
 	if err != nil {

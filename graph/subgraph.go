@@ -14,15 +14,12 @@ import (
 // _entities, _Any, _Entity or the federation directives.
 var contractSchema = sync.OnceValue(func() *ast.Schema {
 	for _, src := range sources {
-		if src.Name == contractSource {
+		if src.Name == "../schema.graphqls" { // as gqlgen names it
 			return gqlparser.MustLoadSchema(src)
 		}
 	}
-	panic("graph: the generated executor has no source " + contractSource)
+	panic("graph: the generated executor has no source ../schema.graphqls")
 })
-
-// contractSource is schema.graphqls as gqlgen names it in sources.
-const contractSource = "../schema.graphqls"
 
 // executorConfig is the generated executor's configuration: with the
 // subgraph mode off, its schema is contractSchema.
