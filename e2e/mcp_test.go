@@ -20,17 +20,6 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// headerTransport sends h on every request: the MCP client's credentials.
-type headerTransport http.Header
-
-func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header[k] = v
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 // mcpSession connects the Go SDK's client to p's /mcp with h, in the
 // latest protocol version or the one given.
 func mcpSession(t *testing.T, p *proc, h http.Header, version ...string) *mcp.ClientSession {
@@ -41,7 +30,7 @@ func mcpSession(t *testing.T, p *proc, h http.Header, version ...string) *mcp.Cl
 	}
 	c := mcp.NewClient(&mcp.Implementation{Name: "paygraph-e2e", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
-		Endpoint: p.URL + "/mcp", HTTPClient: &http.Client{Transport: headerTransport(h), Timeout: 30 * time.Second},
+		Endpoint: p.URL + "/mcp", HTTPClient: &http.Client{Transport: gqltest.HeaderTransport(h), Timeout: 30 * time.Second},
 	}, opts)
 	if err != nil {
 		t.Fatalf("initialize: %v", err)

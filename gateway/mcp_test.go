@@ -7,18 +7,9 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"paygraph/internal/gqltest"
 )
-
-// pairTransport sends a merchant's pair on every request.
-type pairTransport http.Header
-
-func (h pairTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header[k] = v
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
 
 // TestMCPSetting: MCP=off serves no /mcp, on offers the read tools but not
 // the arbitrary-query one, graphql offers it too; and a tools/list is
@@ -56,7 +47,7 @@ func TestMCPSetting(t *testing.T) {
 			}
 			c := mcp.NewClient(&mcp.Implementation{Name: "paygraph-test", Version: "1"}, nil)
 			s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{
-				Endpoint: g.URL + "/mcp", HTTPClient: &http.Client{Transport: pairTransport(h), Timeout: 20 * time.Second},
+				Endpoint: g.URL + "/mcp", HTTPClient: &http.Client{Transport: gqltest.HeaderTransport(h), Timeout: 20 * time.Second},
 			}, nil)
 			if err != nil {
 				t.Fatalf("initialize: %v", err)

@@ -20,6 +20,7 @@ import (
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/internal/gqltest"
 	"paygraph/mcpserver"
 	"paygraph/sessiontoken"
 	"paygraph/trusteddocs"
@@ -109,21 +110,11 @@ func serveWith(t *testing.T, f *graphqlFake, set func(*mcpserver.Config)) *httpt
 	return srv
 }
 
-type withHeader http.Header
-
-func (h withHeader) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	for k, v := range h {
-		r.Header[k] = v
-	}
-	return http.DefaultTransport.RoundTrip(r)
-}
-
 func connect(t *testing.T, srv *httptest.Server, h http.Header) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: srv.URL + mcpserver.Path,
-		HTTPClient: &http.Client{Transport: withHeader(h)}}, nil)
+		HTTPClient: &http.Client{Transport: gqltest.HeaderTransport(h)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -211,3 +211,16 @@ func NodesQuery(n int) string {
 	b.WriteString("}")
 	return b.String()
 }
+
+// HeaderTransport sends its headers on every request, through
+// http.DefaultTransport: the credentials of a client that takes an
+// http.Client, such as the MCP SDK's.
+type HeaderTransport http.Header
+
+func (h HeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h {
+		r.Header[k] = v
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
