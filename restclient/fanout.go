@@ -59,23 +59,48 @@ func (c *payments) get(ctx context.Context, id string) (*Payment, error) {
 	return (*Client)(c).GetPayment(ctx, id)
 }
 
+func (c *payments) join(ctx context.Context, id string) *flight {
+	return (*Client)(c).join(ctx, EndpointGetPayment, id)
+}
+
+func (c *payments) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
+
 func (c *paymentLinks) get(ctx context.Context, id string) (*PaymentLink, error) {
 	return (*Client)(c).GetPaymentLink(ctx, id)
 }
+
+func (c *paymentLinks) join(ctx context.Context, id string) *flight {
+	return (*Client)(c).join(ctx, EndpointGetPaymentLink, id)
+}
+
+func (c *paymentLinks) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
 
 func (c *checkoutSessions) get(ctx context.Context, key string) (*CheckoutSession, error) {
 	return (*Client)(c).GetCheckoutSession(ctx, key)
 }
 
-// getter is what a fan-out calls for each id.
-type getter[V any] interface {
-	get(ctx context.Context, id string) (V, error)
+func (c *checkoutSessions) join(ctx context.Context, key string) *flight {
+	return (*Client)(c).join(ctx, EndpointGetCheckoutSession, key)
 }
 
-// getFunc is a func as a getter (Each).
+func (c *checkoutSessions) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
+
+// getter is what a fan-out calls for each id: get makes (or shares) the
+// call; join counts the caller in as a waiter of the same call in flight,
+// if there is one, making none; joins reports whether join can ever
+// succeed for ctx.
+type getter[V any] interface {
+	get(ctx context.Context, id string) (V, error)
+	join(ctx context.Context, id string) *flight
+	joins(ctx context.Context) bool
+}
+
+// getFunc is a func as a getter (Each): it never joins.
 type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
+func (getFunc[V]) join(context.Context, string) *flight            { return nil }
+func (getFunc[V]) joins(context.Context) bool                      { return false }
 
 // Each calls get for every id at once, with the panic recovery and results
 // of a Client's fan-out but no slots: for a REST implementation without a
@@ -91,6 +116,14 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 // batch waiting for slots costs one goroutine and every bound holds as
 // for any call; the caller's goroutine is one of them. Once a slot cannot
 // be had, no more start and every call left answers its error at once.
+//
+// An id whose call another caller of the same pair has in flight (share.go)
+// is joined, not called: counted in as that call's waiter without a slot
+// or a goroutine, first for every id before any slot is asked for, then
+// again as each id is taken; the joined calls are waited for once the
+// fan-out's own calls are done. So operations that need the same records
+// at once wait for them together, all in flight at the same time, rather
+// than in waves of the per-request bound.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -99,9 +132,18 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 		return out
 	}
 	f := &fan[V, G]{ctx: ctx, ids: ids, out: out, g: g}
-	width := len(ids)
+	left := len(ids)
+	if g.joins(ctx) {
+		f.joined = make([]*flight, len(ids))
+		for i, id := range ids {
+			if f.joined[i] = g.join(ctx, id); f.joined[i] != nil {
+				left--
+			}
+		}
+	}
+	width := left
 	if lim != nil {
-		width = lim.width(ctx, len(ids))
+		width = lim.width(ctx, left)
 	}
 	var held []Held                                // the started goroutines' first slots
 	for started := 1; started < width; started++ { // the caller is one
@@ -123,40 +165,78 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 		f.wg.Add(1)
 		go f.work(h, i)
 	}
-	for i := f.claim(); i >= 0; i = f.claim() {
-		call(ctx, nil, ids[i], &out[i], g)
+	if left > 0 {
+		f.take(nil)
 	}
 	f.wg.Wait()
+	if f.joined != nil {
+		// One context for every wait, in turn: do reads its flight on entry.
+		jc := &joinedCtx{Context: ctx}
+		for i, fl := range f.joined {
+			if fl != nil {
+				jc.f = fl
+				call(jc, nil, ids[i], &out[i], g)
+			}
+		}
+	}
 	return out
 }
 
 // fan is one fan-out's shared state: its ids, their results, and the next
 // id no goroutine has taken yet.
 type fan[V any, G getter[V]] struct {
-	ctx  context.Context
-	ids  []string
-	out  []Result[V]
-	g    G
-	next atomic.Int32
-	wg   sync.WaitGroup
+	ctx context.Context
+	ids []string
+	out []Result[V]
+	g   G
+	// joined[i], when not nil, is the call in flight ids[i] waits for
+	// (nil slice: the getter never joins). Written before the goroutines
+	// start, or by the one goroutine that took i.
+	joined []*flight
+	next   atomic.Int32
+	wg     sync.WaitGroup
 }
 
-// claim takes the next id left, or -1.
+// claim takes the next id left (not joined), or -1.
 func (f *fan[V, G]) claim() int {
-	if i := int(f.next.Add(1)) - 1; i < len(f.ids) {
-		return i
+	for {
+		i := int(f.next.Add(1)) - 1
+		if i >= len(f.ids) {
+			return -1
+		}
+		if f.joined == nil || f.joined[i] == nil {
+			return i
+		}
 	}
-	return -1
 }
 
-// work makes call i with the slot h holds, then the calls left, each
-// taking its own slot.
+// work makes call i with the slot h holds, then takes the calls left.
 func (f *fan[V, G]) work(h *Held, i int) {
 	growstack.Call()
 	defer f.wg.Done()
+	if f.joined != nil {
+		if f.joined[i] = f.g.join(f.ctx, f.ids[i]); f.joined[i] != nil {
+			f.take(h)
+			return
+		}
+	}
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
+	f.take(nil)
+}
+
+// take makes the calls left, each with its own slot (the first with the
+// one h holds, if any), joining those another caller has put in flight
+// since the fan-out began.
+func (f *fan[V, G]) take(h *Held) {
+	defer h.Release()
 	for i := f.claim(); i >= 0; i = f.claim() {
-		call(f.ctx, nil, f.ids[i], &f.out[i], f.g)
+		if f.joined != nil {
+			if f.joined[i] = f.g.join(f.ctx, f.ids[i]); f.joined[i] != nil {
+				continue
+			}
+		}
+		call(f.ctx, h, f.ids[i], &f.out[i], f.g)
+		h = nil
 	}
 }
 

@@ -221,6 +221,9 @@ func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
 	return id, nil
 }
 
+func (*heldGetter) join(context.Context, string) *flight { return nil }
+func (*heldGetter) joins(context.Context) bool           { return false }
+
 // TestFanOutCallerTakesItsOwnSlots: the caller's goroutine makes calls of
 // its fan-out as plain calls (each takes its slot in Client.do), so a
 // batch of one id is one plain call with nothing held ahead; a goroutine

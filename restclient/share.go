@@ -214,6 +214,49 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	return err
 }
 
+// mayJoin reports whether ctx's calls may ever join a call in flight.
+func (c *Client) mayJoin(ctx context.Context) bool {
+	if c.flights == nil {
+		return false
+	}
+	cv, ok := credentialsFrom(ctx)
+	return ok && c.accepted(cv)
+}
+
+// join counts the caller in as a waiter of ep's by-id GET of id in flight
+// for ctx's pair, if there is one with room, and returns it: a fan-out's
+// way to wait for a call another caller is making without a slot or a
+// goroutine (nil: none, the caller makes the call as ever). The wait
+// itself is a get with a joinedCtx carrying the flight.
+func (c *Client) join(ctx context.Context, ep Endpoint, id string) *flight {
+	if c.flights == nil {
+		return nil
+	}
+	cv, ok := credentialsFrom(ctx)
+	if !ok || !c.accepted(cv) {
+		return nil
+	}
+	return c.flights.join(flightKey{merchant: cv.merchant, ep: ep, id: id}, cv.c)
+}
+
+// joinedCtx is the context of a get that waits for the call its caller
+// joined (join): do waits for f, once, instead of joining or calling.
+type joinedCtx struct {
+	context.Context
+	f *flight
+}
+
+// joinedFlight is the flight ctx joined for k, taken once; nil: none.
+func joinedFlight(ctx context.Context, k flightKey) *flight {
+	jc, ok := ctx.(*joinedCtx)
+	if !ok || jc.f == nil || jc.f.key != k {
+		return nil
+	}
+	f := jc.f
+	jc.f = nil
+	return f
+}
+
 // waitFor is await, and the call made again when its maker left.
 func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
 	err, again := c.await(ctx, f, ep, into)

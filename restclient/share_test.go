@@ -309,3 +309,79 @@ func TestSharedCallsWaitOnlyForCallsUnderWay(t *testing.T) {
 		}
 	})
 }
+
+// TestFanOutsJoinCallsInFlight: fan-outs of one pair that need the same
+// ids at once (the same list's details on many screens) join each
+// other's calls in flight without holding a worker or a slot, so the ids
+// are in flight together rather than in waves of the per-request bound
+// (16 of 50: 4 waves, 20 ms, when every fan-out waited on its workers).
+// An id a fan-out reaches only after the call another made has answered
+// is called again (nothing is cached): at most one more wave, and fewer
+// calls than without sharing. Never across pairs.
+func TestFanOutsJoinCallsInFlight(t *testing.T) {
+	t.Parallel()
+	const latency = 5 * time.Millisecond
+	for _, tc := range []struct {
+		name    string
+		waiters int      // Config.ShareWaiters
+		pairs   []string // one fan-out each, all at once
+		ids     int
+		calls   [2]int64      // REST calls made: at least, at most
+		within  time.Duration // when every fan-out has its answers, at most
+	}{
+		{"four of one pair: fewer calls, no waves", 0, []string{"a", "a", "a", "a"}, 50, [2]int64{50, 99}, 3 * latency},
+		{"two pairs: each pair its own calls", 0, []string{"a", "b", "a", "b"}, 20, [2]int64{40, 79}, 3 * latency},
+		{"sharing off: every fan-out its own calls", -1, []string{"a", "a", "a", "a"}, 50, [2]int64{200, 200}, 4 * latency},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			synctest.Test(t, func(t *testing.T) {
+				srv := newMemServer(t, func(w http.ResponseWriter, r *http.Request) {
+					time.Sleep(latency)
+					id, _ := json.Marshal(strings.TrimPrefix(r.URL.Path, "/api/v1/payments/"))
+					name, _ := json.Marshal(r.Header.Get(HeaderAPIKey))
+					fmt.Fprintf(w, `{"id":%s,"status":"PENDING","amount":1,"customer":{"name":%s},"created_at":"2026-11-21T09:30:00Z","updated_at":"2026-11-21T09:30:00Z"}`, id, name)
+				})
+				lim := NewLimiter(LimiterConfig{MaxInFlightPerMerchant: 64})
+				c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc, Limiter: lim, ShareWaiters: tc.waiters})
+				ids := payIDs(tc.ids)
+				start := time.Now()
+				out := make([][]Result[*Payment], len(tc.pairs))
+				took := make([]time.Duration, len(tc.pairs))
+				var wg sync.WaitGroup
+				for i, pair := range tc.pairs {
+					wg.Go(func() {
+						out[i] = c.GetPayments(WithRequestLimit(merchantCtx(pair), 16), ids)
+						took[i] = time.Since(start)
+					})
+				}
+				wg.Wait()
+				if got := srv.calls.Load(); got < tc.calls[0] || got > tc.calls[1] {
+					t.Errorf("REST calls = %d, want %d to %d", got, tc.calls[0], tc.calls[1])
+				}
+				for i, rs := range out {
+					if took[i] > tc.within {
+						t.Errorf("fan-out %d had its answers after %v, want at most %v", i, took[i], tc.within)
+					}
+					want := "ak_test_" + tc.pairs[i]
+					for k, r := range rs {
+						switch {
+						case r.Err != nil:
+							t.Errorf("fan-out %d, id %d: %v", i, k, r.Err)
+						case r.Value.ID != ids[k] || r.Value.Customer.Name == nil || *r.Value.Customer.Name != want:
+							t.Errorf("fan-out %d of pair %s got %s of %v", i, tc.pairs[i], r.Value.ID, r.Value.Customer.Name)
+						}
+						for j := range i {
+							if r.Value != nil && r.Value == out[j][k].Value {
+								t.Errorf("fan-outs %d and %d got the same value for id %d", j, i, k)
+							}
+						}
+					}
+				}
+				if len(c.flights.table()) != 0 {
+					t.Error("calls left in the table after their answers")
+				}
+			})
+		})
+	}
+}
