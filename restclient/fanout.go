@@ -59,48 +59,41 @@ func (c *payments) get(ctx context.Context, id string) (*Payment, error) {
 	return (*Client)(c).GetPayment(ctx, id)
 }
 
-func (c *payments) join(ctx context.Context, id string) *flight {
-	return (*Client)(c).join(ctx, EndpointGetPayment, id)
+func (c *payments) share(ctx context.Context) (*flights, flightKey, Credentials) {
+	return (*Client)(c).shareBase(ctx, EndpointGetPayment)
 }
-
-func (c *payments) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
 
 func (c *paymentLinks) get(ctx context.Context, id string) (*PaymentLink, error) {
 	return (*Client)(c).GetPaymentLink(ctx, id)
 }
 
-func (c *paymentLinks) join(ctx context.Context, id string) *flight {
-	return (*Client)(c).join(ctx, EndpointGetPaymentLink, id)
+func (c *paymentLinks) share(ctx context.Context) (*flights, flightKey, Credentials) {
+	return (*Client)(c).shareBase(ctx, EndpointGetPaymentLink)
 }
-
-func (c *paymentLinks) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
 
 func (c *checkoutSessions) get(ctx context.Context, key string) (*CheckoutSession, error) {
 	return (*Client)(c).GetCheckoutSession(ctx, key)
 }
 
-func (c *checkoutSessions) join(ctx context.Context, key string) *flight {
-	return (*Client)(c).join(ctx, EndpointGetCheckoutSession, key)
+func (c *checkoutSessions) share(ctx context.Context) (*flights, flightKey, Credentials) {
+	return (*Client)(c).shareBase(ctx, EndpointGetCheckoutSession)
 }
-
-func (c *checkoutSessions) joins(ctx context.Context) bool { return (*Client)(c).mayJoin(ctx) }
 
 // getter is what a fan-out calls for each id: get makes (or shares) the
-// call; join counts the caller in as a waiter of the same call in flight,
-// if there is one, making none; joins reports whether join can ever
-// succeed for ctx.
+// call; share is the table and key (without its id) of ctx's calls when
+// they may share (nil table: never).
 type getter[V any] interface {
 	get(ctx context.Context, id string) (V, error)
-	join(ctx context.Context, id string) *flight
-	joins(ctx context.Context) bool
+	share(ctx context.Context) (*flights, flightKey, Credentials)
 }
 
-// getFunc is a func as a getter (Each): it never joins.
+// getFunc is a func as a getter (Each): it never shares.
 type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
-func (getFunc[V]) join(context.Context, string) *flight            { return nil }
-func (getFunc[V]) joins(context.Context) bool                      { return false }
+func (getFunc[V]) share(context.Context) (*flights, flightKey, Credentials) {
+	return nil, flightKey{}, Credentials{}
+}
 
 // Each calls get for every id at once, with the panic recovery and results
 // of a Client's fan-out but no slots: for a REST implementation without a
@@ -133,13 +126,11 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	}
 	f := &fan[V, G]{ctx: ctx, ids: ids, out: out, g: g}
 	left := len(ids)
-	if g.joins(ctx) {
+	if fs, base, creds := g.share(ctx); fs != nil {
+		f.fs = fs
 		f.joined = make([]*flight, len(ids))
-		for i, id := range ids {
-			if f.joined[i] = g.join(ctx, id); f.joined[i] != nil {
-				left--
-			}
-		}
+		f.wants = make([]want, len(ids))
+		left -= fs.register(base, creds, ids, f.joined, f.wants)
 	}
 	width := left
 	if lim != nil {
@@ -193,8 +184,12 @@ type fan[V any, G getter[V]] struct {
 	// (nil slice: the getter never joins). Written before the goroutines
 	// start, or by the one goroutine that took i.
 	joined []*flight
-	next   atomic.Int32
-	wg     sync.WaitGroup
+	// wants[i]: ids[i] waiting for a call to start, when it was not in
+	// flight as the fan-out began (flights.register); fs the table.
+	wants []want
+	fs    *flights
+	next  atomic.Int32
+	wg    sync.WaitGroup
 }
 
 // claim takes the next id left (not joined), or -1.
@@ -210,15 +205,23 @@ func (f *fan[V, G]) claim() int {
 	}
 }
 
+// joinedMeanwhile takes id i out of the table's wants and reports
+// whether a call of it started since the fan-out began (joined[i]).
+func (f *fan[V, G]) joinedMeanwhile(i int) bool {
+	if f.fs == nil {
+		return false
+	}
+	f.joined[i] = f.fs.resolve(&f.wants[i])
+	return f.joined[i] != nil
+}
+
 // work makes call i with the slot h holds, then takes the calls left.
 func (f *fan[V, G]) work(h *Held, i int) {
 	growstack.Call()
 	defer f.wg.Done()
-	if f.joined != nil {
-		if f.joined[i] = f.g.join(f.ctx, f.ids[i]); f.joined[i] != nil {
-			f.take(h)
-			return
-		}
+	if f.joinedMeanwhile(i) {
+		f.take(h)
+		return
 	}
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
 	f.take(nil)
@@ -230,10 +233,8 @@ func (f *fan[V, G]) work(h *Held, i int) {
 func (f *fan[V, G]) take(h *Held) {
 	defer h.Release()
 	for i := f.claim(); i >= 0; i = f.claim() {
-		if f.joined != nil {
-			if f.joined[i] = f.g.join(f.ctx, f.ids[i]); f.joined[i] != nil {
-				continue
-			}
+		if f.joinedMeanwhile(i) {
+			continue
 		}
 		call(f.ctx, h, f.ids[i], &f.out[i], f.g)
 		h = nil

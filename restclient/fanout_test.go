@@ -221,8 +221,9 @@ func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
 	return id, nil
 }
 
-func (*heldGetter) join(context.Context, string) *flight { return nil }
-func (*heldGetter) joins(context.Context) bool           { return false }
+func (*heldGetter) share(context.Context) (*flights, flightKey, Credentials) {
+	return nil, flightKey{}, Credentials{}
+}
 
 // TestFanOutCallerTakesItsOwnSlots: the caller's goroutine makes calls of
 // its fan-out as plain calls (each takes its slot in Client.do), so a

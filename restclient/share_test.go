@@ -312,12 +312,13 @@ func TestSharedCallsWaitOnlyForCallsUnderWay(t *testing.T) {
 
 // TestFanOutsJoinCallsInFlight: fan-outs of one pair that need the same
 // ids at once (the same list's details on many screens) join each
-// other's calls in flight without holding a worker or a slot, so the ids
-// are in flight together rather than in waves of the per-request bound
-// (16 of 50: 4 waves, 20 ms, when every fan-out waited on its workers).
-// An id a fan-out reaches only after the call another made has answered
-// is called again (nothing is cached): at most one more wave, and fewer
-// calls than without sharing. Never across pairs.
+// other's calls without holding a worker or a slot, those in flight as
+// they begin and those started while their own workers are busy, so
+// every id is called once and the calls are in flight together: one REST
+// latency, or two when a worker finds the call it was about to make
+// started by another just then and waits for it, never a wave of the
+// per-request bound each (16 of 50: 4 waves, 20 ms, when every joined
+// call held a worker). Never across pairs.
 func TestFanOutsJoinCallsInFlight(t *testing.T) {
 	t.Parallel()
 	const latency = 5 * time.Millisecond
@@ -329,8 +330,8 @@ func TestFanOutsJoinCallsInFlight(t *testing.T) {
 		calls   [2]int64      // REST calls made: at least, at most
 		within  time.Duration // when every fan-out has its answers, at most
 	}{
-		{"four of one pair: fewer calls, no waves", 0, []string{"a", "a", "a", "a"}, 50, [2]int64{50, 99}, 3 * latency},
-		{"two pairs: each pair its own calls", 0, []string{"a", "b", "a", "b"}, 20, [2]int64{40, 79}, 3 * latency},
+		{"four of one pair: each id once, one latency", 0, []string{"a", "a", "a", "a"}, 50, [2]int64{50, 50}, 2 * latency},
+		{"two pairs: each pair its own calls", 0, []string{"a", "b", "a", "b"}, 20, [2]int64{40, 40}, 2 * latency},
 		{"sharing off: every fan-out its own calls", -1, []string{"a", "a", "a", "a"}, 50, [2]int64{200, 200}, 4 * latency},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
