@@ -16,6 +16,7 @@ import (
 	"paygraph/graph"
 	"paygraph/graph/admission"
 	"paygraph/internal/gqltest"
+	"paygraph/internal/testenv"
 	"paygraph/restclient"
 	"paygraph/sandbox"
 )
@@ -160,7 +161,9 @@ func TestServerLeavesNoGoroutines(t *testing.T) {
 			`{ checkoutSession(id: "` + ref + `") { payment { id customer { address } } } payments(first: 30) { nodes { customer { address } } } }`,
 		}
 		creds, client := gqltest.Headers(a.APIKey, a.APISecret), r.Client()
-		base := runtime.NumGoroutine()
+		// The bubble's own goroutines: the process's count holds other
+		// tests' too, which come and go.
+		base := testenv.BubbleGoroutines()
 		run := func() {
 			var wg sync.WaitGroup
 			for i := range 20 {
@@ -176,7 +179,7 @@ func TestServerLeavesNoGoroutines(t *testing.T) {
 			t.Fatalf("the requests took %s on the bubble's clock, want their 200ms deadline", took)
 		}
 		synctest.Wait()
-		if n := runtime.NumGoroutine(); n > base {
+		if n := testenv.BubbleGoroutines(); n > base {
 			buf := make([]byte, 1<<20)
 			t.Fatalf("%d goroutines before, %d after:\n%s", base, n, buf[:runtime.Stack(buf, true)])
 		}

@@ -1,0 +1,44 @@
+package testenv
+
+import (
+	"bytes"
+	"runtime"
+)
+
+// BubbleGoroutines counts the goroutines of the caller's synctest bubble
+// (0 outside one): the ones a test in the bubble started, whatever other
+// tests of the process are doing, which runtime.NumGoroutine counts too.
+func BubbleGoroutines() int {
+	self := make([]byte, 256)
+	self = self[:runtime.Stack(self, false)]
+	// The first line: "goroutine 7 [running, synctest bubble 1]:".
+	header, _, _ := bytes.Cut(self, []byte("\n"))
+	i := bytes.Index(header, []byte("synctest bubble "))
+	if i < 0 {
+		return 0
+	}
+	bubble := header[i:]
+	if j := bytes.IndexByte(bubble, ']'); j >= 0 {
+		bubble = bubble[:j]
+	}
+	all := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(all, true)
+		if n < len(all) {
+			all = all[:n]
+			break
+		}
+		all = make([]byte, 2*len(all))
+	}
+	count := 0
+	for _, line := range bytes.Split(all, []byte("\n")) {
+		// A header names its bubble as "bubble 1]" or "bubble 1,": match
+		// the whole id, so that bubble 1 is not bubble 12.
+		if bytes.HasPrefix(line, []byte("goroutine ")) &&
+			(bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ']')) ||
+				bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ','))) {
+			count++
+		}
+	}
+	return count
+}
