@@ -112,11 +112,13 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 //
 // An id whose call another caller of the same pair has in flight (share.go)
 // is joined, not called: counted in as that call's waiter without a slot
-// or a goroutine, first for every id before any slot is asked for, then
-// again as each id is taken; the joined calls are waited for once the
-// fan-out's own calls are done. So operations that need the same records
-// at once wait for them together, all in flight at the same time, rather
-// than in waves of the per-request bound.
+// or a goroutine. Before any slot is asked for, the fan-out joins every
+// id in flight and leaves the others in the table (flights.register),
+// so that a call another caller starts for one of them while this
+// fan-out's workers are busy counts it in too; the joined calls are
+// waited for once the fan-out's own calls are done. So operations that
+// need the same records at once wait for them together, each record
+// called once, rather than in waves of the per-request bound.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -228,8 +230,8 @@ func (f *fan[V, G]) work(h *Held, i int) {
 }
 
 // take makes the calls left, each with its own slot (the first with the
-// one h holds, if any), joining those another caller has put in flight
-// since the fan-out began.
+// one h holds, if any), but for those another caller has started since
+// the fan-out began, which it joined.
 func (f *fan[V, G]) take(h *Held) {
 	defer h.Release()
 	for i := f.claim(); i >= 0; i = f.claim() {
