@@ -395,9 +395,6 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 
 	if c.sharable(creds) {
 		k := flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
-		if f := joinedFlight(ctx, k); f != nil {
-			return c.waitFor(ctx, f, k, ep, u, creds, into)
-		}
 		return c.shared(ctx, k, ep, u, creds, into, true)
 	}
 	s, err := c.limiter.slotFor(ctx, creds)

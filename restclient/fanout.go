@@ -59,41 +59,23 @@ func (c *payments) get(ctx context.Context, id string) (*Payment, error) {
 	return (*Client)(c).GetPayment(ctx, id)
 }
 
-func (c *payments) share(ctx context.Context) (*flights, flightKey, Credentials) {
-	return (*Client)(c).shareBase(ctx, EndpointGetPayment)
-}
-
 func (c *paymentLinks) get(ctx context.Context, id string) (*PaymentLink, error) {
 	return (*Client)(c).GetPaymentLink(ctx, id)
-}
-
-func (c *paymentLinks) share(ctx context.Context) (*flights, flightKey, Credentials) {
-	return (*Client)(c).shareBase(ctx, EndpointGetPaymentLink)
 }
 
 func (c *checkoutSessions) get(ctx context.Context, key string) (*CheckoutSession, error) {
 	return (*Client)(c).GetCheckoutSession(ctx, key)
 }
 
-func (c *checkoutSessions) share(ctx context.Context) (*flights, flightKey, Credentials) {
-	return (*Client)(c).shareBase(ctx, EndpointGetCheckoutSession)
-}
-
-// getter is what a fan-out calls for each id: get makes (or shares) the
-// call; share is the table and key (without its id) of ctx's calls when
-// they may share (nil table: never).
+// getter is what a fan-out calls for each id.
 type getter[V any] interface {
 	get(ctx context.Context, id string) (V, error)
-	share(ctx context.Context) (*flights, flightKey, Credentials)
 }
 
-// getFunc is a func as a getter (Each): it never shares.
+// getFunc is a func as a getter (Each).
 type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
-func (getFunc[V]) share(context.Context) (*flights, flightKey, Credentials) {
-	return nil, flightKey{}, Credentials{}
-}
 
 // Each calls get for every id at once, with the panic recovery and results
 // of a Client's fan-out but no slots: for a REST implementation without a
@@ -109,16 +91,6 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 // batch waiting for slots costs one goroutine and every bound holds as
 // for any call; the caller's goroutine is one of them. Once a slot cannot
 // be had, no more start and every call left answers its error at once.
-//
-// An id whose call another caller of the same pair has in flight (share.go)
-// is joined, not called: counted in as that call's waiter without a slot
-// or a goroutine. Before any slot is asked for, the fan-out joins every
-// id in flight and leaves the others in the table (flights.register),
-// so that a call another caller starts for one of them while this
-// fan-out's workers are busy counts it in too; the joined calls are
-// waited for once the fan-out's own calls are done. So operations that
-// need the same records at once wait for them together, each record
-// called once, rather than in waves of the per-request bound.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -127,16 +99,9 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 		return out
 	}
 	f := &fan[V, G]{ctx: ctx, ids: ids, out: out, g: g}
-	left := len(ids)
-	if fs, base, creds := g.share(ctx); fs != nil {
-		f.fs = fs
-		f.joined = make([]*flight, len(ids))
-		f.wants = make([]want, len(ids))
-		left -= fs.register(base, creds, ids, f.joined, f.wants)
-	}
-	width := left
+	width := len(ids)
 	if lim != nil {
-		width = lim.width(ctx, left)
+		width = lim.width(ctx, len(ids))
 	}
 	var held []Held                                // the started goroutines' first slots
 	for started := 1; started < width; started++ { // the caller is one
@@ -158,88 +123,40 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 		f.wg.Add(1)
 		go f.work(h, i)
 	}
-	if left > 0 {
-		f.take(nil)
+	for i := f.claim(); i >= 0; i = f.claim() {
+		call(ctx, nil, ids[i], &out[i], g)
 	}
 	f.wg.Wait()
-	if f.joined != nil {
-		// One context for every wait, in turn: do reads its flight on entry.
-		jc := &joinedCtx{Context: ctx}
-		for i, fl := range f.joined {
-			if fl != nil {
-				jc.f = fl
-				call(jc, nil, ids[i], &out[i], g)
-			}
-		}
-	}
 	return out
 }
 
 // fan is one fan-out's shared state: its ids, their results, and the next
 // id no goroutine has taken yet.
 type fan[V any, G getter[V]] struct {
-	ctx context.Context
-	ids []string
-	out []Result[V]
-	g   G
-	// joined[i], when not nil, is the call in flight ids[i] waits for
-	// (nil slice: the getter never joins). Written before the goroutines
-	// start, or by the one goroutine that took i.
-	joined []*flight
-	// wants[i]: ids[i] waiting for a call to start, when it was not in
-	// flight as the fan-out began (flights.register); fs the table.
-	wants []want
-	fs    *flights
-	next  atomic.Int32
-	wg    sync.WaitGroup
+	ctx  context.Context
+	ids  []string
+	out  []Result[V]
+	g    G
+	next atomic.Int32
+	wg   sync.WaitGroup
 }
 
-// claim takes the next id left (not joined), or -1.
+// claim takes the next id left, or -1.
 func (f *fan[V, G]) claim() int {
-	for {
-		i := int(f.next.Add(1)) - 1
-		if i >= len(f.ids) {
-			return -1
-		}
-		if f.joined == nil || f.joined[i] == nil {
-			return i
-		}
+	if i := int(f.next.Add(1)) - 1; i < len(f.ids) {
+		return i
 	}
+	return -1
 }
 
-// joinedMeanwhile takes id i out of the table's wants and reports
-// whether a call of it started since the fan-out began (joined[i]).
-func (f *fan[V, G]) joinedMeanwhile(i int) bool {
-	if f.fs == nil {
-		return false
-	}
-	f.joined[i] = f.fs.resolve(&f.wants[i])
-	return f.joined[i] != nil
-}
-
-// work makes call i with the slot h holds, then takes the calls left.
+// work makes call i with the slot h holds, then the calls left, each
+// taking its own slot.
 func (f *fan[V, G]) work(h *Held, i int) {
 	growstack.Call()
 	defer f.wg.Done()
-	if f.joinedMeanwhile(i) {
-		f.take(h)
-		return
-	}
 	call(f.ctx, h, f.ids[i], &f.out[i], f.g)
-	f.take(nil)
-}
-
-// take makes the calls left, each with its own slot (the first with the
-// one h holds, if any), but for those another caller has started since
-// the fan-out began, which it joined.
-func (f *fan[V, G]) take(h *Held) {
-	defer h.Release()
 	for i := f.claim(); i >= 0; i = f.claim() {
-		if f.joinedMeanwhile(i) {
-			continue
-		}
-		call(f.ctx, h, f.ids[i], &f.out[i], f.g)
-		h = nil
+		call(f.ctx, nil, f.ids[i], &f.out[i], f.g)
 	}
 }
 

@@ -221,10 +221,6 @@ func (g *heldGetter) get(ctx context.Context, id string) (string, error) {
 	return id, nil
 }
 
-func (*heldGetter) share(context.Context) (*flights, flightKey, Credentials) {
-	return nil, flightKey{}, Credentials{}
-}
-
 // TestFanOutCallerTakesItsOwnSlots: the caller's goroutine makes calls of
 // its fan-out as plain calls (each takes its slot in Client.do), so a
 // batch of one id is one plain call with nothing held ahead; a goroutine

@@ -59,21 +59,6 @@ type flights struct {
 	mu   sync.Mutex
 	m    map[flightKey]*flight
 	pool sync.Pool // of *flight nobody waited for
-	// Fan-outs' ids not yet in flight (register): the call started for
-	// one of them next counts its fan-out in as a waiter (start).
-	wanted map[flightKey]*want
-}
-
-// want is one fan-out's id that was not in flight when the fan-out
-// began: linked into flights.wanted until a call of its key starts (f is
-// then that call, the fan-out one of its waiters) or the fan-out takes
-// the id (resolve).
-type want struct {
-	k          flightKey
-	c          Credentials
-	f          *flight
-	prev, next *want
-	linked     bool
 }
 
 // newFlights returns the table, or nil (no sharing) for maxWaiters < 1.
@@ -81,76 +66,7 @@ func newFlights(maxWaiters int) *flights {
 	if maxWaiters < 1 {
 		return nil
 	}
-	return &flights{max: maxWaiters, m: make(map[flightKey]*flight), wanted: make(map[flightKey]*want)}
-}
-
-// register is a fan-out's first look at its ids (base's key with each
-// id, pair c): joined[i] is the call of ids[i] in flight it now waits
-// for, else wants[i] waits in the table for a call of ids[i] to start.
-// It returns how many it joined.
-func (fs *flights) register(base flightKey, c Credentials, ids []string, joined []*flight, wants []want) int {
-	n := 0
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	for i, id := range ids {
-		k := base
-		k.id = id
-		if joined[i] = fs.joinLocked(k, c); joined[i] != nil {
-			n++
-			continue
-		}
-		w := &wants[i]
-		w.k, w.c, w.linked = k, c, true
-		if w.next = fs.wanted[k]; w.next != nil {
-			w.next.prev = w
-		}
-		fs.wanted[k] = w
-	}
-	return n
-}
-
-// resolve takes w out of the table: the call it joined meanwhile, or nil
-// (none started: the fan-out makes it, or joins it, as any caller).
-func (fs *flights) resolve(w *want) *flight {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.unlinkLocked(w)
-	return w.f
-}
-
-func (fs *flights) unlinkLocked(w *want) {
-	if !w.linked {
-		return
-	}
-	w.linked = false
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else if w.next != nil {
-		fs.wanted[w.k] = w.next
-	} else {
-		delete(fs.wanted, w.k)
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next = nil, nil
-}
-
-// attachLocked counts the fan-outs wanting f's key (same pair) in as
-// f's waiters, as many as have room.
-func (fs *flights) attachLocked(f *flight) {
-	for w := fs.wanted[f.key]; w != nil; {
-		next := w.next
-		if w.c == f.creds && f.waiters < fs.max {
-			f.waiters++
-			if f.done == nil {
-				f.done = make(chan struct{})
-			}
-			w.f = f
-			fs.unlinkLocked(w)
-		}
-		w = next
-	}
+	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
 }
 
 // join counts the caller in as a waiter of k's call in flight, when
@@ -195,9 +111,6 @@ func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, j
 	}
 	f.key, f.creds, f.open = k, c, true
 	fs.m[k] = f
-	if len(fs.wanted) > 0 {
-		fs.attachLocked(f)
-	}
 	return f, false
 }
 
@@ -299,37 +212,6 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	err = c.call(ctx, ep, k.id, u, cv, into, f)
 	abandoned = err != nil && ctx.Err() != nil
 	return err
-}
-
-// shareBase is the table and the key (without its id) of ctx's by-id
-// GETs of ep, when they may share; nil otherwise.
-func (c *Client) shareBase(ctx context.Context, ep Endpoint) (*flights, flightKey, Credentials) {
-	if c.flights == nil {
-		return nil, flightKey{}, Credentials{}
-	}
-	cv, ok := credentialsFrom(ctx)
-	if !ok || !c.accepted(cv) {
-		return nil, flightKey{}, Credentials{}
-	}
-	return c.flights, flightKey{merchant: cv.merchant, ep: ep}, cv.c
-}
-
-// joinedCtx is the context of a get that waits for the call its caller
-// joined (join): do waits for f, once, instead of joining or calling.
-type joinedCtx struct {
-	context.Context
-	f *flight
-}
-
-// joinedFlight is the flight ctx joined for k, taken once; nil: none.
-func joinedFlight(ctx context.Context, k flightKey) *flight {
-	jc, ok := ctx.(*joinedCtx)
-	if !ok || jc.f == nil || jc.f.key != k {
-		return nil
-	}
-	f := jc.f
-	jc.f = nil
-	return f
 }
 
 // waitFor is await, and the call made again when its maker left.
