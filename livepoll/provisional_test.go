@@ -8,10 +8,12 @@ package livepoll
 import (
 	"context"
 	"errors"
-	"runtime"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"paygraph/internal/testenv"
 )
 
 var errRefused = errors.New("401 from the REST fake")
@@ -72,22 +74,10 @@ func drainEnd(t *testing.T, s *Subscription) (Event, error) {
 	}
 }
 
-// goroutinesBackTo waits until the process runs at most base goroutines
-// and returns the count.
-func goroutinesBackTo(t *testing.T, base int) int {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= base || time.Now().After(deadline) {
-			return n
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// fakes is how many invented credential pairs subscribe.
+const fakes = 200
 
 func TestProvisionalSubscriptions(t *testing.T) {
-	const fakes = 200
 	t.Run("refused pairs are never counted and a merchant is admitted", func(t *testing.T) {
 		// Before (every subscription counted at admission, SubscribeAfter):
 		// fakes fill SUBSCRIPTION_MAX and the merchant is refused.
@@ -149,42 +139,8 @@ func TestProvisionalSubscriptions(t *testing.T) {
 	})
 
 	t.Run("pending subscriptions are bounded and do not hold a merchant back", func(t *testing.T) {
-		base := runtime.NumGoroutine()
-		const pending = 16
-		h := newRealHub(t, Config{MaxSubscriptions: 4, MaxPending: pending})
-		ctx, cancel := context.WithCancel(t.Context())
-		refused := 0
-		for i := range fakes {
-			_, err := h.SubscribeProvisional(ctx, fakeKey(i), heldFetch, 0)
-			var le *LimitError
-			switch {
-			case err == nil:
-			case errors.As(err, &le) && le.Scope == ScopePending && le.Limit == pending:
-				refused++
-			default:
-				t.Fatalf("fake %d: %v", i, err)
-			}
-		}
-		st := h.Stats()
-		during := runtime.NumGoroutine() - base
-		if st.Pending != pending || st.Subscriptions != 0 || st.Pollers != pending || refused != fakes-pending {
-			t.Fatalf("with %d held fakes: %+v, %d refused; want %d pending, 0 counted", fakes, st, refused, pending)
-		}
-		real, err := h.SubscribeAfter(t.Context(), Key{Merchant: "real", Kind: "payment", ID: "pay_1"}, okFetch, 0)
-		if err != nil {
-			t.Fatalf("an accepted merchant was refused beside pending fakes: %v", err)
-		}
-		if ev := <-real.Events(); ev.Err != nil {
-			t.Fatalf("the merchant's first event: %v", ev.Err)
-		}
-		real.Close()
-		cancel()
-		after := goroutinesBackTo(t, base)
-		if after > base {
-			t.Fatalf("goroutines: %d before, %d after the fakes ended", base, after)
-		}
-		t.Logf("%d invented pairs held by the REST fake: %d pending (bound %d), %d refused at once, 0 counted, %d more goroutines while held (before: every one counted until SUBSCRIPTION_MAX, one poller each, the cap then full); goroutines back to %d (baseline %d)",
-			fakes, st.Pending, pending, refused, during, after, base)
+		// In a bubble the goroutines counted are this test's alone.
+		synctest.Test(t, pendingBounded)
 	})
 
 	t.Run("the first successful poll counts it", func(t *testing.T) {
@@ -230,4 +186,48 @@ func TestProvisionalSubscriptions(t *testing.T) {
 			t.Fatalf("%+v, want the one counted", st)
 		}
 	})
+}
+
+// pendingBounded holds 200 invented pairs' polls at the REST fake, in a
+// synctest bubble: 16 pending, the rest refused at once, none counted,
+// an accepted merchant admitted beside them, and every goroutine gone
+// once they end.
+func pendingBounded(t *testing.T) {
+	base := testenv.BubbleGoroutines()
+	const pending = 16
+	h := newRealHub(t, Config{MaxSubscriptions: 4, MaxPending: pending})
+	ctx, cancel := context.WithCancel(t.Context())
+	refused := 0
+	for i := range fakes {
+		_, err := h.SubscribeProvisional(ctx, fakeKey(i), heldFetch, 0)
+		var le *LimitError
+		switch {
+		case err == nil:
+		case errors.As(err, &le) && le.Scope == ScopePending && le.Limit == pending:
+			refused++
+		default:
+			t.Fatalf("fake %d: %v", i, err)
+		}
+	}
+	st := h.Stats()
+	during := testenv.BubbleGoroutines() - base
+	if st.Pending != pending || st.Subscriptions != 0 || st.Pollers != pending || refused != fakes-pending {
+		t.Fatalf("with %d held fakes: %+v, %d refused; want %d pending, 0 counted", fakes, st, refused, pending)
+	}
+	real, err := h.SubscribeAfter(t.Context(), Key{Merchant: "real", Kind: "payment", ID: "pay_1"}, okFetch, 0)
+	if err != nil {
+		t.Fatalf("an accepted merchant was refused beside pending fakes: %v", err)
+	}
+	if ev := <-real.Events(); ev.Err != nil {
+		t.Fatalf("the merchant's first event: %v", ev.Err)
+	}
+	real.Close()
+	cancel()
+	synctest.Wait()
+	after := testenv.BubbleGoroutines()
+	if after > base {
+		t.Fatalf("goroutines: %d before, %d after the fakes ended", base, after)
+	}
+	t.Logf("%d invented pairs held by the REST fake: %d pending (bound %d), %d refused at once, 0 counted, %d more goroutines while held (before: every one counted until SUBSCRIPTION_MAX, one poller each, the cap then full); goroutines back to %d (baseline %d)",
+		fakes, st.Pending, pending, refused, during, after, base)
 }

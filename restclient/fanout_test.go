@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +15,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"paygraph/internal/testenv"
 )
 
 // peakServer answers a payment for every /api/v1/payments/{id} (404 for
@@ -374,13 +375,13 @@ func batchGoroutines(t *testing.T) {
 	hold := make(chan struct{})
 	srv := peakServerOn(t, newMemServer, hold)
 	c := newClient(t, Config{BaseURL: srv.URL, HTTPClient: srv.hc})
-	before := runtime.NumGoroutine()
+	before := testenv.BubbleGoroutines()
 	done := make(chan []Result[*Payment])
 	go func() { done <- c.GetPayments(WithRequestLimit(credCtx(), 2), payIDs(100)) }()
 	settled(t, "2 calls in flight", func() bool { return srv.inFlight.Load() == 2 }) // what else would start, has started
 	// The caller and its calls held at the REST API; a goroutine
 	// per id would be 100.
-	if grew := runtime.NumGoroutine() - before; grew > 3 {
+	if grew := testenv.BubbleGoroutines() - before; grew > 3 {
 		t.Errorf("goroutines grew by %d while 98 ids wait for a slot, want at most 3", grew)
 	}
 	close(hold)
