@@ -26,12 +26,9 @@ func (t *merchantTable) len() int {
 
 // counts reports the accepted and refused pairs and the probes (tests).
 func (g *gate) counts() (accepted, refused, probes int) {
-	g.amu.RLock()
-	accepted = len(g.accepted)
-	g.amu.RUnlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return accepted, len(g.refused), len(g.probes)
+	return g.accepted.Len(), g.refused.Len(), len(g.probes)
 }
 
 // table returns the calls in fs's table (tests); nil fs: none.

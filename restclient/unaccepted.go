@@ -21,6 +21,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
+
 	"paygraph/internal/opscope"
 	"paygraph/ratelimit"
 )
@@ -46,8 +49,6 @@ const (
 
 	maxRefused        = 16_384
 	storeTimeout      = 50 * time.Millisecond
-	touchEvery        = int64(time.Minute)
-	gateEvictSample   = 32
 	sharedBudgetKey   = "shared"
 	addressBudgetKey  = "addr:"
 	unknownAddressKey = "unknown"
@@ -83,20 +84,20 @@ type UnacceptedConfig struct {
 
 // gate applies UnacceptedConfig; see the file comment.
 type gate struct {
-	shared      *ratelimit.Limiter // key sharedBudgetKey
-	perAddress  *ratelimit.Limiter // keys addressBudgetKey + address; nil: none
-	addrSlots   int
-	slots       chan struct{}
-	refusedTTL  time.Duration
-	maxAccepted int
-	store       AcceptedStore
-	now         func() time.Time
+	shared     *ratelimit.Limiter // key sharedBudgetKey
+	perAddress *ratelimit.Limiter // keys addressBudgetKey + address; nil: none
+	addrSlots  int
+	slots      chan struct{}
+	refusedTTL time.Duration
+	store      AcceptedStore
+	now        func() time.Time
+	// accepted: past its bound the least recently used pairs go.
+	accepted *lru.Cache[merchantKey, struct{}]
 
-	amu      sync.RWMutex
-	accepted map[merchantKey]int64 // last use, unix nanoseconds
-
-	mu       sync.Mutex
-	refused  map[merchantKey]refusal
+	mu sync.Mutex
+	// refused: past its bound the oldest entry, the first to expire, goes
+	// (looked up by Peek, so the order is that of the refusals).
+	refused  *simplelru.LRU[merchantKey, refusal]
 	probes   map[merchantKey]chan struct{}
 	inFlight map[string]int // probes per client address
 }
@@ -108,6 +109,8 @@ type refusal struct {
 	status  int
 	message string
 }
+
+func (r refusal) error() *Error { return &Error{Kind: r.kind, Status: r.status, Message: r.message} }
 
 func newGate(cfg UnacceptedConfig) (*gate, error) {
 	if cfg.CallsPerSecond <= 0 {
@@ -124,18 +127,21 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &gate{
-		shared:      shared,
-		slots:       make(chan struct{}, inflight),
-		refusedTTL:  cfg.RefusedTTL,
-		maxAccepted: cfg.MaxAccepted,
-		store:       cfg.Store,
-		now:         time.Now,
-		accepted:    make(map[merchantKey]int64),
-		refused:     make(map[merchantKey]refusal),
-		probes:      make(map[merchantKey]chan struct{}),
-		inFlight:    make(map[string]int),
+	maxAccepted := cfg.MaxAccepted
+	if maxAccepted <= 0 {
+		maxAccepted = DefaultMaxAccepted
 	}
+	g := &gate{
+		shared:     shared,
+		slots:      make(chan struct{}, inflight),
+		refusedTTL: cfg.RefusedTTL,
+		store:      cfg.Store,
+		now:        time.Now,
+		probes:     make(map[merchantKey]chan struct{}),
+		inFlight:   make(map[string]int),
+	}
+	g.accepted, _ = lru.New[merchantKey, struct{}](maxAccepted) // a positive size never fails
+	g.refused, _ = simplelru.NewLRU[merchantKey, refusal](maxRefused, nil)
 	if cfg.PerAddressPerSecond > 0 {
 		// A Limiter of its own: ratelimit's rate is one per Limiter.
 		g.perAddress, err = ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.PerAddressPerSecond, RESTBurst: 2 * cfg.PerAddressPerSecond})
@@ -146,9 +152,6 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	}
 	if g.refusedTTL <= 0 {
 		g.refusedTTL = DefaultRefusedTTL
-	}
-	if g.maxAccepted <= 0 {
-		g.maxAccepted = DefaultMaxAccepted
 	}
 	return g, nil
 }
@@ -219,18 +222,17 @@ type denial struct {
 
 func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKey) (*ticket, error) {
 	for {
-		if cv.accepted.Load() || g.isAccepted(k) {
-			cv.accepted.Store(true)
+		if g.acceptedHere(cv) {
 			return nil, nil
 		}
 		now := g.now().UnixNano()
 		g.mu.Lock()
-		if r, ok := g.refused[k]; ok {
+		if r, ok := g.refused.Peek(k); ok {
 			if now < r.until {
 				g.mu.Unlock()
-				return nil, &Error{Kind: r.kind, Status: r.status, Message: r.message}
+				return nil, r.error()
 			}
-			delete(g.refused, k)
+			g.refused.Remove(k)
 		}
 		if wait := g.probes[k]; wait != nil {
 			g.mu.Unlock()
@@ -284,12 +286,18 @@ func (g *gate) charge(ctx context.Context, cv *credentialsValue, addr string) er
 	if g.askStore(ctx, cv) {
 		return errAcceptedElsewhere
 	}
+	return g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
+}
+
+// budgets asks addr's budget and the shared one, with ask (their
+// AllowRESTCalls or PeekRESTCalls), for one call.
+func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Limiter, context.Context, string, int) ratelimit.Decision) error {
 	if g.perAddress != nil {
-		if d := g.perAddress.AllowRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
+		if d := ask(g.perAddress, ctx, addressBudgetKey+addr, 1); !d.Allowed {
 			return unacceptedLimited(d.RetryAfter)
 		}
 	}
-	if d := g.shared.AllowRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
+	if d := ask(g.shared, ctx, sharedBudgetKey, 1); !d.Allowed {
 		return unacceptedLimited(d.RetryAfter)
 	}
 	return nil
@@ -344,10 +352,16 @@ func (c *Client) Accepted(ctx context.Context) bool {
 
 // accepted is Accepted of cv's pair.
 func (c *Client) accepted(cv *credentialsValue) bool {
-	if c.limiter.gate == nil || cv.accepted.Load() {
+	return c.limiter.gate == nil || c.limiter.gate.acceptedHere(cv)
+}
+
+// acceptedHere reports whether cv's pair is accepted in this replica's
+// memory (as cv remembers, or the table, which notes the pair's use).
+func (g *gate) acceptedHere(cv *credentialsValue) bool {
+	if cv.accepted.Load() {
 		return true
 	}
-	if c.limiter.gate.isAccepted(cv.merchant) {
+	if _, ok := g.accepted.Get(cv.merchant); ok {
 		cv.accepted.Store(true)
 		return true
 	}
@@ -358,11 +372,7 @@ func (c *Client) accepted(cv *credentialsValue) bool {
 // else (not for a pair refused on this context) in the store, asked once
 // per context.
 func (g *gate) known(ctx context.Context, cv *credentialsValue) bool {
-	if cv.accepted.Load() || g.isAccepted(cv.merchant) {
-		cv.accepted.Store(true)
-		return true
-	}
-	return !cv.refused.Load() && g.askStore(ctx, cv)
+	return g.acceptedHere(cv) || (!cv.refused.Load() && g.askStore(ctx, cv))
 }
 
 // askStore asks the store about cv's pair, unless this context asked it
@@ -393,9 +403,9 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	}
 	addr := clientAddr(ctx)
 	g.mu.Lock()
-	if r, ok := g.refused[k]; ok && now < r.until {
+	if r, ok := g.refused.Peek(k); ok && now < r.until {
 		g.mu.Unlock()
-		return &Error{Kind: r.kind, Status: r.status, Message: r.message}
+		return r.error()
 	}
 	busy := g.probes[k] != nil
 	full := g.perAddress != nil && g.inFlight[addr] >= g.addrSlots
@@ -406,15 +416,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	case full:
 		return unacceptedLimited(time.Second)
 	}
-	if g.perAddress != nil {
-		if d := g.perAddress.PeekRESTCalls(ctx, addressBudgetKey+addr, 1); !d.Allowed {
-			return unacceptedLimited(d.RetryAfter)
-		}
-	}
-	if d := g.shared.PeekRESTCalls(ctx, sharedBudgetKey, 1); !d.Allowed {
-		return unacceptedLimited(d.RetryAfter)
-	}
-	return nil
+	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
 // errAcceptedElsewhere: the store knew the pair; admit's caller goes on
@@ -441,47 +443,10 @@ func unacceptedLimited(after time.Duration) *Error {
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
-// isAccepted looks k up (and notes its use, at most once a minute).
-func (g *gate) isAccepted(k merchantKey) bool {
-	g.amu.RLock()
-	used, ok := g.accepted[k]
-	g.amu.RUnlock()
-	if ok {
-		if now := g.now().UnixNano(); now-used > touchEvery {
-			g.amu.Lock()
-			if _, still := g.accepted[k]; still {
-				g.accepted[k] = now
-			}
-			g.amu.Unlock()
-		}
-	}
-	return ok
-}
-
-// accept remembers k, making room by dropping the least recently used
-// of a sample when full; it reports whether k is new.
+// accept remembers k; it reports whether k is new.
 func (g *gate) accept(k merchantKey) bool {
-	now := g.now().UnixNano()
-	g.amu.Lock()
-	defer g.amu.Unlock()
-	if _, ok := g.accepted[k]; ok {
-		return false
-	}
-	if len(g.accepted) >= g.maxAccepted {
-		var victim merchantKey
-		oldest, seen := int64(0), 0
-		for key, used := range g.accepted {
-			if seen == 0 || used < oldest {
-				victim, oldest = key, used
-			}
-			if seen++; seen >= gateEvictSample {
-				break
-			}
-		}
-		delete(g.accepted, victim)
-	}
-	g.accepted[k] = now
-	return true
+	known, _ := g.accepted.ContainsOrAdd(k, struct{}{})
+	return !known
 }
 
 // storeAccepted asks the store about k, briefly.
@@ -516,44 +481,15 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	k := cv.merchant
 	cv.accepted.Store(false)
 	cv.refused.Store(true)
-	g.amu.Lock()
-	_, was := g.accepted[k]
-	delete(g.accepted, k)
-	g.amu.Unlock()
-	if was && g.store != nil {
+	if g.accepted.Remove(k) && g.store != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 		_ = g.store.Forget(sctx, hex.EncodeToString(k[:]))
 		cancel()
 	}
-	now := g.now().UnixNano()
+	r := refusal{until: g.now().UnixNano() + int64(g.refusedTTL), kind: e.Kind, status: e.Status, message: e.Message}
 	g.mu.Lock()
-	defer g.mu.Unlock()
-	if _, ok := g.refused[k]; !ok && len(g.refused) >= maxRefused {
-		g.evictRefused(now)
-	}
-	g.refused[k] = refusal{until: now + int64(g.refusedTTL), kind: e.Kind, status: e.Status, message: e.Message}
-}
-
-// evictRefused makes room: the expired entries of a sample, else the one
-// of it that expires first.
-func (g *gate) evictRefused(now int64) {
-	var victim merchantKey
-	var soonest int64
-	seen, freed := 0, false
-	for k, r := range g.refused {
-		if r.until <= now {
-			delete(g.refused, k)
-			freed = true
-		} else if seen == 0 || r.until < soonest {
-			victim, soonest = k, r.until
-		}
-		if seen++; seen >= gateEvictSample {
-			break
-		}
-	}
-	if !freed {
-		delete(g.refused, victim)
-	}
+	g.refused.Add(k, r)
+	g.mu.Unlock()
 }
 
 type clientAddrKey struct{}
