@@ -21,7 +21,7 @@ func (l *Limiter) inFlight() (calls, merchants int) {
 func (t *merchantTable) len() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.m)
+	return t.trusted.Len() + t.untrusted.Len()
 }
 
 // counts reports the accepted and refused pairs and the probes (tests).

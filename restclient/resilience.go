@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 	"github.com/sony/gobreaker/v2"
 )
 
@@ -172,9 +173,6 @@ const (
 	// how long an unused entry is kept when the table needs room.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
-	// evictionSample is how many entries a full table looks at to choose
-	// the one to evict (sampled LRU).
-	evictionSample = 32
 )
 
 // breaker is the circuit breaking of one Client: the process-wide circuit
@@ -224,6 +222,9 @@ func (r Resilience) newBreaker(name string) *breaker {
 	}
 	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange, fastClosed: gobreakerVerified}
 	b.merchants.max = maxMerchants
+	// A positive size never fails; either part may hold the whole table.
+	b.merchants.trusted, _ = simplelru.NewLRU[uint64, *merchant](maxMerchants, nil)
+	b.merchants.untrusted, _ = simplelru.NewLRU[uint64, *merchant](maxMerchants, nil)
 	healthy := func(err error) bool { return err == nil || !unhealthy(err) }
 	skipped := func(err error) bool { return err == errSkip }
 	b.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
@@ -401,17 +402,21 @@ type merchant struct {
 	gen       atomic.Uint64
 }
 
-// merchantTable holds the merchant circuits, at most max of them.
+// merchantTable holds the merchant circuits, at most max of them, those of
+// accepted merchants (trusted) apart from the others, each part in LRU order.
 type merchantTable struct {
-	mu  sync.Mutex
-	m   map[uint64]*merchant
-	max int
+	mu                 sync.Mutex
+	trusted, untrusted *simplelru.LRU[uint64, *merchant]
+	max                int
 }
 
 // get returns key's entry, or nil (entries are made only by add).
 func (t *merchantTable) get(key uint64, now int64) *merchant {
 	t.mu.Lock()
-	m := t.m[key]
+	m, ok := t.trusted.Get(key)
+	if !ok {
+		m, _ = t.untrusted.Get(key)
+	}
 	t.mu.Unlock()
 	if m != nil {
 		m.used.Store(now)
@@ -419,18 +424,24 @@ func (t *merchantTable) get(key uint64, now int64) *merchant {
 	return m
 }
 
-// add returns key's entry, making it (and making room) if needed.
+// add returns key's entry, making it (and making room) if needed: the
+// room of an idle accepted merchant, else of a never-accepted one, else of
+// the least recently used.
 func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if m := t.m[key]; m != nil {
+	if m, ok := t.trusted.Peek(key); ok {
 		return m
 	}
-	if t.m == nil {
-		t.m = make(map[uint64]*merchant)
+	if m, ok := t.untrusted.Peek(key); ok {
+		return m
 	}
-	if len(t.m) >= t.max {
-		t.evict(now)
+	if t.trusted.Len()+t.untrusted.Len() >= t.max {
+		if _, old, ok := t.trusted.GetOldest(); ok && now-old.used.Load() > int64(merchantIdle) {
+			t.trusted.RemoveOldest()
+		} else if _, _, ok := t.untrusted.RemoveOldest(); !ok {
+			t.trusted.RemoveOldest()
+		}
 	}
 	settings.Name = merchantTag(key)
 	m := &merchant{}
@@ -444,33 +455,18 @@ func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) 
 	}
 	m.cb = gobreaker.NewCircuitBreaker[struct{}](settings)
 	m.used.Store(now)
-	t.m[key] = m
+	t.untrusted.Add(key, m)
 	return m
 }
 
-// evict makes room for one entry: among a sample, every idle one goes;
-// if none is, the least recently used, never-accepted ones first.
-func (t *merchantTable) evict(now int64) {
-	var victim uint64
-	var victimUsed int64
-	victimTrusted, found, freed := true, false, false
-	seen := 0
-	for k, m := range t.m {
-		if seen++; seen > evictionSample {
-			break
-		}
-		used, trusted := m.used.Load(), m.trusted.Load()
-		if now-used > int64(merchantIdle) {
-			delete(t.m, k)
-			freed = true
-			continue
-		}
-		if !found || (victimTrusted && !trusted) || (victimTrusted == trusted && used < victimUsed) {
-			victim, victimUsed, victimTrusted, found = k, used, trusted, true
-		}
-	}
-	if !freed && found {
-		delete(t.m, victim)
+// trust marks m, key's entry, accepted: it moves to the trusted part.
+func (t *merchantTable) trust(key uint64, m *merchant) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	m.trusted.Store(true)
+	if e, ok := t.untrusted.Peek(key); ok && e == m {
+		t.untrusted.Remove(key)
+		t.trusted.Add(key, m)
 	}
 }
 
@@ -592,7 +588,7 @@ func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint6
 			m = b.merchants.add(key, now, b.merchantSettings)
 		}
 		if !m.trusted.Load() {
-			m.trusted.Store(true)
+			b.merchants.trust(key, m)
 		}
 		return nil
 	}
