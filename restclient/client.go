@@ -238,34 +238,17 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 			q[c.statusParam] = []string{string(p.Status)}
 		}
 	}
-	var w wirePage
-	if err := c.do(ctx, EndpointListPayments, routePayments, "", q, &w); err != nil {
-		return nil, err
-	}
-	page, err := w.toPage()
-	if err != nil {
-		return nil, unexpected(EndpointListPayments, err)
-	}
-	if err := page.answers(p); err != nil {
-		return nil, c.outOfStep(ctx, EndpointListPayments, err)
-	}
-	return page, nil
+	return get(ctx, c, EndpointListPayments, routePayments, "", q, new(wirePage), (*wirePage).toPage,
+		func(page *PaymentPage) error { return page.answers(p) })
 }
 
 // GetPayment retrieves one payment (Detailed is true).
 func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	b := new(paymentBox)
 	b.w.strings = &b.strings
-	if err := c.do(ctx, EndpointGetPayment, routePayments, id, nil, &b.w); err != nil {
-		return nil, err
-	}
-	if err := b.w.to(&b.p, true); err != nil {
-		return nil, unexpected(EndpointGetPayment, err)
-	}
-	if err := sameID("payment", id, b.p.ID); err != nil {
-		return nil, c.outOfStep(ctx, EndpointGetPayment, err)
-	}
-	return &b.p, nil
+	return get(ctx, c, EndpointGetPayment, routePayments, id, nil, &b.w,
+		func(w *wirePayment) (*Payment, error) { return &b.p, w.to(&b.p, true) },
+		func(p *Payment) error { return sameID("payment", id, p.ID) })
 }
 
 // paymentBox is a payment and the wire struct it is decoded from, in one
@@ -278,43 +261,36 @@ type paymentBox struct {
 
 // GetPaymentLink retrieves one payment link.
 func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, error) {
-	var w wireLink
-	if err := c.do(ctx, EndpointGetPaymentLink, routePaymentLinks, id, nil, &w); err != nil {
-		return nil, err
-	}
-	l, err := w.toLink()
-	if err != nil {
-		return nil, unexpected(EndpointGetPaymentLink, err)
-	}
-	if err := sameID("payment link", id, l.ID); err != nil {
-		return nil, c.outOfStep(ctx, EndpointGetPaymentLink, err)
-	}
-	return l, nil
+	return get(ctx, c, EndpointGetPaymentLink, routePaymentLinks, id, nil, new(wireLink), (*wireLink).toLink,
+		func(l *PaymentLink) error { return sameID("payment link", id, l.ID) })
 }
 
 // GetCheckoutSession retrieves one checkout session by its id or its
 // payment reference.
 func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*CheckoutSession, error) {
-	var w wireSessionEnvelope
-	if err := c.do(ctx, EndpointGetCheckoutSession, routeCheckoutSessions, idOrRef, nil, &w); err != nil {
-		return nil, err
-	}
-	s, err := w.toSession()
-	if err != nil {
-		return nil, unexpected(EndpointGetCheckoutSession, err)
-	}
-	if err := s.answers(idOrRef); err != nil {
-		return nil, c.outOfStep(ctx, EndpointGetCheckoutSession, err)
-	}
-	return s, nil
+	return get(ctx, c, EndpointGetCheckoutSession, routeCheckoutSessions, idOrRef, nil, new(wireSessionEnvelope),
+		(*wireSessionEnvelope).toSession, func(s *CheckoutSession) error { return s.answers(idOrRef) })
 }
 
-// outOfStep is the error of an answer that is not the one asked for: its
-// connection may be answering an earlier call, so the pair's idle
-// connections are closed and no later call reads what is left on them.
-func (c *Client) outOfStep(ctx context.Context, ep Endpoint, err error) *Error {
-	c.dropIdle(ctx)
-	return unexpected(ep, err)
+// get is do's call into w, and the record conv makes of w once check says
+// it is the one asked for. One that is not may come from a connection
+// answering an earlier call: the pair's idle connections are closed, so
+// that no later call reads what is left on them.
+func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, route, id string, q url.Values, w W,
+	conv func(W) (V, error), check func(V) error) (V, error) {
+	var none V
+	if err := c.do(ctx, ep, route, id, q, w); err != nil {
+		return none, err
+	}
+	v, err := conv(w)
+	if err != nil {
+		return none, unexpected(ep, err)
+	}
+	if err := check(v); err != nil {
+		c.dropIdle(ctx)
+		return none, unexpected(ep, err)
+	}
+	return v, nil
 }
 
 // errorCarrier is implemented by the wire structs: it reports a string
