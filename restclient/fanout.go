@@ -34,38 +34,28 @@ func (e *PanicError) Error() string { return fmt.Sprintf("panic in a REST call: 
 // GetPayments retrieves the payments of ids, one GetPayment each, within
 // the limiter's bounds (fanOut); results[i] answers ids[i].
 func (c *Client) GetPayments(ctx context.Context, ids []string) []Result[*Payment] {
-	return fanOut(ctx, c.limiter, ids, (*payments)(c))
+	return fanOut(ctx, c.limiter, ids, method[*Payment]{c, (*Client).GetPayment})
 }
 
 // GetPaymentLinks retrieves the payment links of ids (see GetPayments).
 func (c *Client) GetPaymentLinks(ctx context.Context, ids []string) []Result[*PaymentLink] {
-	return fanOut(ctx, c.limiter, ids, (*paymentLinks)(c))
+	return fanOut(ctx, c.limiter, ids, method[*PaymentLink]{c, (*Client).GetPaymentLink})
 }
 
 // GetCheckoutSessions retrieves the checkout sessions of keys (ids or
 // references; see GetPayments).
 func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Result[*CheckoutSession] {
-	return fanOut(ctx, c.limiter, keys, (*checkoutSessions)(c))
+	return fanOut(ctx, c.limiter, keys, method[*CheckoutSession]{c, (*Client).GetCheckoutSession})
 }
 
-// The getters of a Client's fan-outs (not method values, which allocate).
-type (
-	payments         Client
-	paymentLinks     Client
-	checkoutSessions Client
-)
-
-func (c *payments) get(ctx context.Context, id string) (*Payment, error) {
-	return (*Client)(c).GetPayment(ctx, id)
+// method is a Client's getter of a fan-out (not a method value, which
+// allocates).
+type method[V any] struct {
+	c  *Client
+	fn func(*Client, context.Context, string) (V, error)
 }
 
-func (c *paymentLinks) get(ctx context.Context, id string) (*PaymentLink, error) {
-	return (*Client)(c).GetPaymentLink(ctx, id)
-}
-
-func (c *checkoutSessions) get(ctx context.Context, key string) (*CheckoutSession, error) {
-	return (*Client)(c).GetCheckoutSession(ctx, key)
-}
+func (m method[V]) get(ctx context.Context, id string) (V, error) { return m.fn(m.c, ctx, id) }
 
 // getter is what a fan-out calls for each id.
 type getter[V any] interface {

@@ -136,14 +136,13 @@ type slot struct {
 	l        *Limiter
 	request  chan struct{}
 	merchant *merchantSlots
-	key      merchantKey
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
 }
 
 // acquire takes a request, a merchant and a process slot, in that order,
 // giving back what it took when ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
-	s := slot{l: l, key: cv.merchant}
+	s := slot{l: l}
 	if l.gate != nil {
 		// Before any slot: a call waiting for its pair's probe holds none.
 		t, err := l.gate.admit(ctx, cv)
@@ -160,16 +159,15 @@ func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, erro
 		}
 		s.request = req.sem
 	}
-	s.merchant = l.join(s.key)
-	if err := queue(ctx, req, s.merchant.sem); err != nil {
-		l.leave(s.key, s.merchant)
-		s.merchant = nil
-		s.release()
-		return slot{}, err
+	s.merchant = l.join(cv.merchant)
+	err := queue(ctx, req, s.merchant.sem)
+	if err == nil {
+		if err = queue(ctx, req, l.process); err != nil {
+			<-s.merchant.sem
+		}
 	}
-	if err := queue(ctx, req, l.process); err != nil {
-		<-s.merchant.sem
-		l.leave(s.key, s.merchant)
+	if err != nil {
+		l.leave(s.merchant)
 		s.merchant = nil
 		s.release()
 		return slot{}, err
@@ -243,7 +241,7 @@ func (l *Limiter) join(k merchantKey) *merchantSlots {
 }
 
 // leave counts the caller out; the entry stays for the next call.
-func (l *Limiter) leave(_ merchantKey, m *merchantSlots) {
+func (l *Limiter) leave(m *merchantSlots) {
 	l.mu.Lock()
 	m.refs--
 	l.mu.Unlock()
@@ -266,7 +264,7 @@ func (s slot) release() {
 	if s.merchant != nil {
 		<-s.l.process
 		<-s.merchant.sem
-		s.l.leave(s.key, s.merchant)
+		s.l.leave(s.merchant)
 	}
 	if s.request != nil {
 		<-s.request
