@@ -574,8 +574,7 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 			return nil
 		}
 		err := json.Unmarshal(buf, into)
-		var se *json.SyntaxError
-		if !errors.As(err, &se) {
+		if _, ok := errors.AsType[*json.SyntaxError](err); !ok {
 			// nil, or a type error, which the Decoder reports alike.
 			return err
 		}
@@ -654,8 +653,7 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	if errors.Is(callCtx.Err(), context.DeadlineExceeded) {
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: c.timeoutMsg, Err: err}
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() { // e.g. http.Client.Timeout
+	if isTimeout(err) { // e.g. http.Client.Timeout
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
 	}
 	// The message reaches callers: never the net error's text, which

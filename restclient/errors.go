@@ -73,8 +73,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // KindOf returns the kind of the first *Error in err's chain, and
 // KindUpstream for any other error (and for nil).
 func KindOf(err error) ErrorKind {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind
 	}
 	return KindUpstream

@@ -341,8 +341,7 @@ func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, erro
 // acquireError is what a call that got no slot answers: the gate's own
 // refusal (unaccepted.go), or the caller's context's error.
 func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		c := *e // the cached refusal is shared: a copy with the endpoint
 		c.Endpoint = ep
 		return &c

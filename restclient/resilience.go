@@ -86,11 +86,8 @@ func (p retryPolicy) backoff(n int) time.Duration {
 // retryable tells whether a failed attempt of the idempotent GET may be
 // tried again: a failed connection, or a 502/503/504.
 func retryable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var e *Error
-	if !errors.As(err, &e) {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
 		return false
 	}
 	switch e.Status {
@@ -99,8 +96,8 @@ func retryable(err error) bool {
 	case 0:
 		// A connection error; a certificate that does not verify will not
 		// verify on the next try either.
-		var cut errCutShort
-		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err) && !errors.As(e.Err, &cut)
+		_, cut := errors.AsType[errCutShort](e.Err)
+		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err) && !cut
 	}
 	return false
 }
@@ -123,11 +120,8 @@ func badCertificate(err error) bool {
 // unhealthy tells whether err says the REST API itself may be in trouble,
 // as opposed to the caller (4xx, cancellation) or one odd answer.
 func unhealthy(err error) bool {
-	if err == nil {
-		return false
-	}
-	var e *Error
-	if !errors.As(err, &e) {
+	e, ok := errors.AsType[*Error](err)
+	if !ok {
 		return false
 	}
 	switch {

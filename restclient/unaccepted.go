@@ -208,8 +208,7 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 // remember keeps a refusal (an *Error in err) in cv for its Retry-After,
 // at least a second.
 func (g *gate) remember(cv *credentialsValue, err error) {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
 }
