@@ -389,15 +389,16 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 	if log != nil || c.breaker != nil {
 		start = time.Now()
 	}
-	if log == nil {
-		err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, nil, nil, f) })
-		c.limiter.report(ctx, creds, err) // before the release wakes the pair's waiters
-		return err
-	}
 	var st callStat
-	err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, &st, f) })
-	log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
-	c.limiter.report(ctx, creds, err)
+	var stat *callStat // the attempts' record, when logged
+	if log != nil {
+		stat = &st
+	}
+	err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, stat, f) })
+	if log != nil {
+		log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
+	}
+	c.limiter.gate.report(ctx, creds, err) // before the release wakes the pair's waiters
 	return err
 }
 

@@ -349,13 +349,6 @@ func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 	return ctxError(ctx, ep, err)
 }
 
-// report tells the gate what the REST API answered a call of cv's pair.
-func (l *Limiter) report(ctx context.Context, cv *credentialsValue, err error) {
-	if l.gate != nil {
-		l.gate.report(ctx, cv, err)
-	}
-}
-
 // short is the key's first 64 bits: the circuit breakers' table key.
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 

@@ -235,10 +235,12 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 		}
 		if wait := g.probes[k]; wait != nil {
 			g.mu.Unlock()
-			if err := waitFor(ctx, wait); err != nil {
-				return nil, err
+			select {
+			case <-wait: // the probe's outcome is known: look again
+			case <-ctx.Done():
+				return nil, ctx.Err()
 			}
-			continue // the probe's outcome is known: look again
+			continue
 		}
 		addr := clientAddr(ctx)
 		t := &ticket{g: g, key: k}
@@ -264,28 +266,24 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 	}
 }
 
-// budget charges the probe t to the budgets and takes a slot; on a
+// budget asks the store about cv's pair (unless this context asked it
+// already: errAcceptedElsewhere when it knew the pair), then charges the
+// probe t to addr's budget and the shared one and takes a slot; on a
 // refusal (or errAcceptedElsewhere) it ends t.
 func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr string) error {
-	fail := func(err error) error { t.end(); return err }
-	if err := g.charge(ctx, cv, addr); err != nil {
-		return fail(err)
+	err := errAcceptedElsewhere
+	if !g.askStore(ctx, cv) {
+		err = g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
 	}
-	if err := take(ctx, g.slots); err != nil {
-		return fail(err)
+	if err == nil {
+		err = take(ctx, g.slots)
+	}
+	if err != nil {
+		t.end()
+		return err
 	}
 	t.slot = true
 	return nil
-}
-
-// charge asks the store about cv's pair (unless this context asked it
-// already), then charges one call to addr's budget and the shared one;
-// errAcceptedElsewhere when the store knew the pair.
-func (g *gate) charge(ctx context.Context, cv *credentialsValue, addr string) error {
-	if g.askStore(ctx, cv) {
-		return errAcceptedElsewhere
-	}
-	return g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
 }
 
 // budgets asks addr's budget and the shared one, with ask (their
@@ -422,15 +420,6 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 // as for an accepted pair.
 var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
 
-func waitFor(ctx context.Context, ch chan struct{}) error {
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // msgUnacceptedLimited is the refusal of a call over the budgets.
 const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
@@ -459,8 +448,11 @@ func (g *gate) storeAccepted(ctx context.Context, k merchantKey) bool {
 // report records what the REST API answered a call of cv's pair: a
 // success accepts the pair; a 401 or 403 refuses it for RefusedTTL (and
 // forgets it if it was accepted: its key was revoked). Anything else says
-// nothing about the pair.
+// nothing about the pair. A nil g (no bounds) records nothing.
 func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
+	if g == nil {
+		return
+	}
 	if err == nil {
 		if cv.accepted.Load() {
 			return
