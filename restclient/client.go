@@ -447,12 +447,12 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer func() { st.bytes = limit - lr.n }()
 	}
 	defer func() {
-		// Over the limit: not a byte more is read.
-		if lr.eof || lr.exceeded {
-			_ = resp.Body.Close()
-			return
+		// What is left is drained (bounded), so that the connection can go
+		// back to the pool; over the limit, not a byte more is read.
+		if !lr.eof && !lr.exceeded {
+			_, _ = io.CopyN(io.Discard, resp.Body, maxDrainBytes)
 		}
-		drainClose(resp.Body)
+		_ = resp.Body.Close()
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -873,11 +873,4 @@ func (l *limitedReader) note(err error) error {
 		l.err = err
 	}
 	return err
-}
-
-// drainClose reads what is left of a body (bounded) so the connection can
-// go back to the pool, then closes it.
-func drainClose(body io.ReadCloser) {
-	_, _ = io.CopyN(io.Discard, body, maxDrainBytes)
-	_ = body.Close()
 }

@@ -63,10 +63,7 @@ type retryPolicy struct {
 }
 
 func (r Resilience) retryPolicy() retryPolicy {
-	p := retryPolicy{max: r.MaxRetries, base: r.RetryBaseDelay, cap: time.Second}
-	if p.max < 0 {
-		p.max = 0
-	}
+	p := retryPolicy{max: max(r.MaxRetries, 0), base: r.RetryBaseDelay, cap: time.Second}
 	if p.base <= 0 {
 		p.base = 50 * time.Millisecond
 	}
@@ -100,13 +97,6 @@ func retryable(err error) bool {
 		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err) && !cut
 	}
 	return false
-}
-
-// connectionFailed tells a retryable connection error (no status) from
-// a 502, 503 or 504.
-func connectionFailed(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && e.Status == 0
 }
 
 func badCertificate(err error) bool {
@@ -500,9 +490,9 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 				return err
 			case <-t.C:
 			}
-			if connectionFailed(err) {
-				// Its connection, and those pooled with it, may be ones the
-				// REST side closed (it restarted): the retry dials.
+			if e, ok := errors.AsType[*Error](err); ok && e.Status == 0 {
+				// A connection error: its pooled connections may be ones the
+				// REST side closed (it restarted), so the retry dials.
 				c.dropIdle(ctx)
 			}
 			err = attempt()
