@@ -13,7 +13,6 @@ package restclient
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"net/netip"
 	"strconv"
@@ -378,7 +377,10 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	if g.store == nil || cv.storeAsked.Load() {
 		return false
 	}
-	if g.storeAccepted(ctx, cv.merchant) {
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	ok, err := g.store.Accepted(sctx, cv.merchantName)
+	cancel()
+	if err == nil && ok {
 		g.accept(cv.merchant)
 		cv.accepted.Store(true)
 		return true
@@ -437,14 +439,6 @@ func (g *gate) accept(k merchantKey) bool {
 	return !known
 }
 
-// storeAccepted asks the store about k, briefly.
-func (g *gate) storeAccepted(ctx context.Context, k merchantKey) bool {
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-	defer cancel()
-	ok, err := g.store.Accepted(sctx, hex.EncodeToString(k[:]))
-	return err == nil && ok
-}
-
 // report records what the REST API answered a call of cv's pair: a
 // success accepts the pair; a 401 or 403 refuses it for RefusedTTL (and
 // forgets it if it was accepted: its key was revoked). Anything else says
@@ -460,7 +454,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 		cv.accepted.Store(true)
 		if g.accept(cv.merchant) && g.store != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-			_ = g.store.Accept(sctx, hex.EncodeToString(cv.merchant[:]))
+			_ = g.store.Accept(sctx, cv.merchantName)
 			cancel()
 		}
 		return
@@ -474,7 +468,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	cv.refused.Store(true)
 	if g.accepted.Remove(k) && g.store != nil {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
-		_ = g.store.Forget(sctx, hex.EncodeToString(k[:]))
+		_ = g.store.Forget(sctx, cv.merchantName)
 		cancel()
 	}
 	r := refusal{until: g.now().UnixNano() + int64(g.refusedTTL), kind: e.Kind, status: e.Status, message: e.Message}
