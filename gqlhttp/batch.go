@@ -3,7 +3,6 @@ package gqlhttp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"paygraph/graph/errcode"
@@ -96,12 +95,7 @@ func (p *prefixedBody) Read(b []byte) (int, error) {
 func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput, "request body is larger than the limit")
-			return
-		}
-		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, "could not read the request body")
+		refuseBody(w, r, err)
 		return
 	}
 	var entries []json.RawMessage

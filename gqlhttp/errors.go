@@ -3,7 +3,9 @@ package gqlhttp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
+	"paygraph/graph/errcode"
 
 	"paygraph/internal/opscope"
 )
@@ -33,6 +35,19 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 	setContentType(w, r) // the media type the caller negotiated (exchange.go)
 	writeError(w, status, code, msg)
 }
+
+// refuseBody answers a request whose body could not be read (err): 413
+// past RequestSize's limit, else 400.
+func refuseBody(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := http.StatusBadRequest, "could not read the request body"
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
+	}
+	refuse(w, r, status, errcode.BadUserInput, msg)
+}
+
+// msgNotObject refuses a body that is not one GraphQL request.
+const msgNotObject = `request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`
 
 // reportRefused tells the OnRefused hook above, if any, of a refusal.
 func reportRefused(r *http.Request, code string) {

@@ -159,11 +159,6 @@ type liveConn struct {
 
 type liveConnKey struct{}
 
-func liveConnFrom(ctx context.Context) *liveConn {
-	c, _ := ctx.Value(liveConnKey{}).(*liveConn)
-	return c
-}
-
 // isStream reports whether r asks for a stream: an SSE POST or a
 // WebSocket upgrade.
 func isStream(r *http.Request) bool {
@@ -207,11 +202,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	w = &writeDeadline{ResponseWriter: w, rc: http.NewResponseController(w), timeout: t.b.WriteTimeout}
 	body, err := io.ReadAll(r.Body) // under RequestSize's MaxBytesReader
 	if err != nil {
-		status, msg := http.StatusBadRequest, "could not read the request body"
-		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
-		}
-		refuse(w, r, status, errcode.BadUserInput, msg)
+		refuseBody(w, r, err)
 		return
 	}
 	var req struct {
@@ -222,8 +213,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		DocumentID    string         `json:"documentId"`
 	}
 	if json.Unmarshal(body, &req) != nil {
-		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
-			`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)
 		return
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -334,7 +324,7 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 		if exp, ok := tokenExpiry(out); ok {
 			var cancel context.CancelFunc
 			out, cancel = context.WithDeadline(out, exp)
-			if c := liveConnFrom(out); c != nil {
+			if c, _ := out.Value(liveConnKey{}).(*liveConn); c != nil {
 				c.expiresAt, c.stop = exp, cancel // websocket.Do calls it
 			} else {
 				cancel() // not under websocket.Do (tests)

@@ -63,16 +63,11 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	body, err := readBody(r.Body, r.ContentLength, (*bp)[:0])
 	if err != nil {
 		putPostBuf(bp, body)
-		status, msg := http.StatusBadRequest, "could not read the request body"
-		var tooBig *http.MaxBytesError
-		var netErr net.Error
-		switch {
-		case errors.As(err, &tooBig):
-			status, msg = http.StatusRequestEntityTooLarge, "request body is larger than the limit"
-		case errors.As(err, &netErr) && netErr.Timeout():
-			status, msg = http.StatusRequestTimeout, "request body was not received in time"
+		if netErr, ok := errors.AsType[net.Error](err); ok && netErr.Timeout() {
+			refuse(w, r, http.StatusRequestTimeout, errcode.BadUserInput, "request body was not received in time")
+		} else {
+			refuseBody(w, r, err)
 		}
-		refuse(w, r, status, errcode.BadUserInput, msg)
 		return
 	}
 	req := new(postBody)
@@ -80,8 +75,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		if isBatch(body) {
 			refuseBatch(w, r, body)
 		} else {
-			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
-				`request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`)
+			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)
 		}
 		putPostBuf(bp, body)
 		return

@@ -33,7 +33,7 @@ func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Er
 	b.mu.Lock()
 	b.rest, b.charged = d, true
 	b.mu.Unlock()
-	return b.a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(d, restCalls))
+	return b.a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(ctx, d, restCalls))
 }
 
 // setHeaders sets the headers of the tighter of the request's two
@@ -71,7 +71,7 @@ func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (receipt.Bud
 		return receipt.BudgetLeft{}, nil, false
 	}
 	d := b.a.c.Merchants.PeekRESTCalls(ctx, c.key, restCalls)
-	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+	return budgetLeft(d), restCallsRefusal(ctx, d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
 func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
@@ -83,7 +83,7 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 		if d.Policy == ratelimit.PolicyRESTCalls {
 			budget = BudgetMerchantRESTCalls
 		}
-		return a.operationRefused(ctx, budget, restCallsRefusal(d, restCalls))
+		return a.operationRefused(ctx, budget, restCallsRefusal(ctx, d, restCalls))
 	case !c.pair:
 		return nil // no REST call can be made
 	case a.c.Anonymous != nil:
@@ -92,7 +92,7 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 		}
 		fallthrough
 	default:
-		return a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(l.AllowRESTCalls(ctx, c.key, restCalls), restCalls))
+		return a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(ctx, l.AllowRESTCalls(ctx, c.key, restCalls), restCalls))
 	}
 }
 
@@ -111,7 +111,7 @@ func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
 // peek is a dry run's check: what charge would answer, charging nothing.
 func (b *restCallBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	d := b.a.c.Merchants.PeekRESTCalls(ctx, b.merchant, restCalls)
-	return budgetLeft(d), restCallsRefusal(d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+	return budgetLeft(d), restCallsRefusal(ctx, d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
 }
 
 func budgetLeft(d ratelimit.Decision) receipt.BudgetLeft {
@@ -119,7 +119,7 @@ func budgetLeft(d ratelimit.Decision) receipt.BudgetLeft {
 }
 
 // restCallsRefusal is the operation's error when d refused restCalls.
-func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
+func restCallsRefusal(ctx context.Context, d ratelimit.Decision, restCalls int) *gqlerror.Error {
 	switch {
 	case d.TooCostly:
 		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at
@@ -128,9 +128,7 @@ func restCallsRefusal(d ratelimit.Decision, restCalls int) *gqlerror.Error {
 		err.Extensions = map[string]any{"code": errcode.ComplexityLimit}
 		return err
 	case !d.Allowed:
-		err := gqlerror.Errorf("%s", limitedMessage(d))
-		err.Extensions = map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}
-		return err
+		return refusalError(ctx, BudgetMerchantRESTCalls, d)
 	}
 	return nil
 }

@@ -206,11 +206,9 @@ func (w *refusalWriter) hold() {
 	}
 	// Past the share (or the cap): answered now, and the connection
 	// closed, unless it is a trusted proxy's, which carries others'.
-	if peer, ok := w.peer(); ok {
+	if _, ok := w.peer(); ok {
 		w.ResponseWriter.Header().Set("Connection", "close")
-		if w.d.onPast != nil {
-			w.d.onPast(peer)
-		}
+		w.full()
 	}
 }
 
