@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"paygraph/graph/errcode"
 	"strings"
 	"time"
 
@@ -37,8 +38,6 @@ type bearerState struct {
 	refusal   string
 	expiresAt time.Time // a verified token's expiry; zero otherwise
 }
-
-const codeUnauthenticated = "UNAUTHENTICATED"
 
 // Bearer returns two middlewares for "Authorization: Bearer <session
 // token>". read, at the top of the router, verifies the token and puts the
@@ -89,7 +88,7 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if st, _ := r.Context().Value(bearerKey{}).(*bearerState); st != nil && st.refusal != "" {
 				w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-				cfg.Refuse(w, r, http.StatusUnauthorized, codeUnauthenticated, st.refusal)
+				cfg.Refuse(w, r, http.StatusUnauthorized, errcode.Unauthenticated, st.refusal)
 				return
 			}
 			next.ServeHTTP(w, r)

@@ -32,8 +32,7 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 // never echoes what the caller sent.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	reportRefused(r, code)
-	setContentType(w, r) // the media type the caller negotiated (exchange.go)
-	writeError(w, status, code, msg)
+	WriteErrorFor(w, r, status, code, msg)
 }
 
 // refuseBody answers a request whose body could not be read (err): 413

@@ -37,19 +37,27 @@ const scopeStat = "PaygraphOperationScope"
 // CreateOperationContext is exec's, in a WebSocket operation's own scope,
 // then the checks above.
 func (s operationScope) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
-	if s.c.ws {
-		ctx = s.newScope(ctx)
+	c := s.c
+	if !c.ws {
+		return s.GraphExecutor.CreateOperationContext(ctx, params)
 	}
+	ctx = s.newScope(ctx)
 	rc, errs := s.GraphExecutor.CreateOperationContext(ctx, params)
 	if errs != nil {
 		return rc, errs
 	}
-	if err := s.mutateOperationContext(); err != nil {
+	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
+		return rc, gqlerror.List{{Message: "session token has expired", Extensions: map[string]any{"code": errcode.Unauthenticated}}}
+	}
+	// Taken last, so that an operation that gets its slot is dispatched:
+	// DispatchOperation gives it back when it ends.
+	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
+		c.inFlight.Add(-1)
+		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
+		err.Extensions = map[string]any{"code": errcode.RateLimited}
 		return rc, gqlerror.List{err}
 	}
-	if s.c.ws {
-		rc.Stats.SetExtension(scopeStat, ctx)
-	}
+	rc.Stats.SetExtension(scopeStat, ctx)
 	return rc, nil
 }
 
@@ -61,38 +69,7 @@ func (s operationScope) newScope(ctx context.Context) context.Context {
 }
 
 // DispatchOperation is exec's, in the operation's scope.
-func (s operationScope) DispatchOperation(ctx context.Context, rc *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
-	inner := ctx
-	h := s.interceptOperation(ctx, rc, func(ctx context.Context) graphql.ResponseHandler {
-		var h graphql.ResponseHandler
-		h, inner = s.GraphExecutor.DispatchOperation(ctx, rc)
-		return h
-	})
-	return h, inner
-}
-
-func (s operationScope) mutateOperationContext() *gqlerror.Error {
-	c := s.c
-	if !c.ws {
-		return nil
-	}
-	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
-		err := gqlerror.Errorf("session token has expired")
-		err.Extensions = map[string]any{"code": errcode.Unauthenticated}
-		return err
-	}
-	// Taken last, so that an operation that gets its slot is dispatched:
-	// interceptOperation gives it back when it ends.
-	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
-		c.inFlight.Add(-1)
-		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
-		err.Extensions = map[string]any{"code": errcode.RateLimited}
-		return err
-	}
-	return nil
-}
-
-func (s operationScope) interceptOperation(ctx context.Context, op *graphql.OperationContext, next graphql.OperationHandler) graphql.ResponseHandler {
+func (s operationScope) DispatchOperation(ctx context.Context, op *graphql.OperationContext) (graphql.ResponseHandler, context.Context) {
 	c := s.c
 	opCtx := ctx // gqlgen cancels it when the operation ends
 	end := func() {}
@@ -128,12 +105,12 @@ func (s operationScope) interceptOperation(ctx context.Context, op *graphql.Oper
 	var once sync.Once
 	finish := func() { once.Do(end) }
 	context.AfterFunc(opCtx, finish)
-	h := next(ctx)
+	h, inner := s.GraphExecutor.DispatchOperation(ctx, op)
 	return func(ctx context.Context) *graphql.Response {
 		r := h(ctx)
 		if r == nil {
 			finish()
 		}
 		return r
-	}
+	}, inner
 }
