@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"paygraph/internal/opscope"
@@ -59,10 +60,5 @@ func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 }
 
 func isTrusted(a netip.Addr, trusted []netip.Prefix) bool {
-	for _, p := range trusted {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(trusted, func(p netip.Prefix) bool { return p.Contains(a) })
 }

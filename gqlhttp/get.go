@@ -17,8 +17,6 @@ type queryGET struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
 
-var _ graphql.Transport = queryGET{}
-
 func (queryGET) Supports(r *http.Request) bool {
 	// Every GET but a websocket's (urql sends queries by GET with
 	// text/event-stream in Accept).

@@ -119,7 +119,7 @@ func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders 
 func writeIncremental(ctx context.Context, w http.ResponseWriter, responses graphql.ResponseHandler, maxBytes int64) {
 	first := responses(ctx)
 	if first == nil || first.HasNext == nil || !*first.HasNext {
-		writeResponse(w, first, maxBytes)
+		writeAnswer(w, first, maxBytes, false)
 		return
 	}
 	body, err := json.Marshal(first)

@@ -48,8 +48,6 @@ type jsonPOST struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
 
-var _ graphql.Transport = jsonPOST{}
-
 func (jsonPOST) Supports(r *http.Request) bool {
 	return r.Method == http.MethodPost && FirstHeader(r.Header, "Upgrade") == "" && isJSON(FirstHeader(r.Header, "Content-Type"))
 }

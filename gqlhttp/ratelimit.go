@@ -26,8 +26,6 @@ type restCallBudget struct {
 	restSet  bool               // the headers are a REST-call charge's, not edge's (setHeaders)
 }
 
-var _ budget = (*restCallBudget)(nil)
-
 func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
 	d := b.a.c.Merchants.AllowRESTCalls(ctx, b.merchant, restCalls)
 	b.mu.Lock()
@@ -58,8 +56,6 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 // ConnectionBudget is the budget of every operation of a WebSocket
 // connection (Live.Budget).
 type ConnectionBudget struct{ a *Admission }
-
-var _ budget = (*ConnectionBudget)(nil)
 
 // left: a connection's operation's receipt carries no budget.
 func (*ConnectionBudget) left() (receipt.BudgetLeft, bool) { return receipt.BudgetLeft{}, false }

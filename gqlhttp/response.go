@@ -16,16 +16,11 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeResponse writes resp as json.Marshal would, in one Write, or, when
+// writeAnswer writes resp as json.Marshal would, in one Write, or, when
 // that would be more than maxBytes (> 0), the RESPONSE_TOO_LARGE error
-// instead. Either way with its length announced (writeWhole).
-func writeResponse(w io.Writer, resp *graphql.Response, maxBytes int64) {
-	writeAnswer(w, resp, maxBytes, false)
-}
-
-// writeAnswer is writeResponse, told whether resp's data is compact JSON
-// (graph.IsFastAnswer): then only its HTML-unsafe characters change
-// (appendHTMLSafe), as appendMarshalled would change them.
+// instead, either way with its length announced (writeWhole). compact says
+// resp's data is compact JSON (graph.IsFastAnswer): then only its
+// HTML-unsafe characters change (appendHTMLSafe).
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first

@@ -48,7 +48,7 @@ func TestAppendMarshalledSameAsMarshal(t *testing.T) {
 			}
 			want := marshalled(t, []byte(tt.data))
 			var got bytes.Buffer
-			writeResponse(&got, &graphql.Response{Data: json.RawMessage(tt.data), Extensions: map[string]any{}}, 0)
+			writeAnswer(&got, &graphql.Response{Data: json.RawMessage(tt.data), Extensions: map[string]any{}}, 0, false)
 			if !bytes.Equal(got.Bytes(), want) {
 				t.Errorf("\n got %s\nwant %s", got.Bytes(), want)
 			}
@@ -73,7 +73,7 @@ func TestWriteResponseLimitCountsEscapes(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got bytes.Buffer
-			writeResponse(&got, &graphql.Response{Data: data}, tt.max)
+			writeAnswer(&got, &graphql.Response{Data: data}, tt.max, false)
 			refused := bytes.Contains(got.Bytes(), []byte("RESPONSE_TOO_LARGE"))
 			if refused != tt.tooLarge {
 				t.Errorf("max %d: got %s", tt.max, got.Bytes())
@@ -103,7 +103,7 @@ func FuzzAppendMarshalled(f *testing.F) {
 		}
 		want := marshalled(t, data)
 		var got bytes.Buffer
-		writeResponse(&got, &graphql.Response{Data: data}, 0)
+		writeAnswer(&got, &graphql.Response{Data: data}, 0, false)
 		if !bytes.Equal(got.Bytes(), want) {
 			t.Fatalf("data %q:\n got %s\nwant %s", data, got.Bytes(), want)
 		}
@@ -156,7 +156,7 @@ func BenchmarkWriteResponseEscaped(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		writeResponse(io.Discard, resp, 0)
+		writeAnswer(io.Discard, resp, 0, false)
 	}
 }
 
@@ -179,7 +179,7 @@ func BenchmarkAppendMarshalled(b *testing.B) {
 			b.SetBytes(int64(len(d.data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				writeResponse(io.Discard, resp, 0)
+				writeAnswer(io.Discard, resp, 0, false)
 			}
 		})
 		b.Run(d.name+"/appendHTMLSafe", func(b *testing.B) {

@@ -11,7 +11,7 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeResponse writes gqlgen's data as it is when json.Marshal would
+// writeAnswer writes gqlgen's data as it is when json.Marshal would
 // write the same bytes, and takes json.Marshal's path otherwise: the body
 // is byte for byte what json.Marshal(resp) gives.
 func TestWriteResponseSameAsMarshal(t *testing.T) {
@@ -43,7 +43,7 @@ func TestWriteResponseSameAsMarshal(t *testing.T) {
 				want = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 			}
 			var got bytes.Buffer
-			writeResponse(&got, resp, 0)
+			writeAnswer(&got, resp, 0, false)
 			if !bytes.Equal(got.Bytes(), want) {
 				t.Errorf("data %q:\n got %s\nwant %s", data, got.Bytes(), want)
 			}

@@ -44,8 +44,6 @@ func (b admitBudget) admitNow(ctx context.Context) *gqlerror.Error {
 	return nil
 }
 
-var _ budget = admitBudget{}
-
 func (b admitBudget) left() (receipt.BudgetLeft, bool) {
 	if b.next != nil {
 		return b.next.left()
