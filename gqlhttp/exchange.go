@@ -96,13 +96,10 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	return gr
 }
 
-// exchange runs params, decoded by a transport, and writes the answer, as
-// GraphQL over HTTP says: a request error (execution did not start) has no
-// "data", with 200 under application/json and 400 under
-// application/graphql-response+json; a caller that accepts multipart/mixed
-// gets its @defer results as they complete (incremental.go), any other the
-// whole result at once. queriesOnly (GET) answers any other operation type
-// with 405 and Allow: POST.
+// exchange runs params and writes the answer as GraphQL over HTTP says (a
+// request error has no "data": 400 under graphql-response+json, else 200),
+// streaming @defer results to a multipart/mixed caller; queriesOnly (GET)
+// answers any other operation type 405.
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
 	ctx := r.Context()
 	gr := setContentType(w, r)

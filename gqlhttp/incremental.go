@@ -19,15 +19,11 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// Incremental delivery of @defer: the results after the first go to the
-// client as they complete, in the multipart/mixed format with the payloads
-// of the @defer specification of 2022-08-24 (Apollo Client, urql). Each
-// part ends with the next boundary and is flushed at once, so that a
-// client parses it without waiting for the next. It is ours rather than
-// gqlgen's transport.MultipartMixed so that a deferred request is checked
-// and negotiated as any other. The whole stream is the request: its
-// deadline ends it (UPSTREAM_TIMEOUT), and MAX_RESPONSE_BYTES counts every
-// part together (RESPONSE_TOO_LARGE).
+// Incremental delivery of @defer: later results go out as they complete,
+// as multipart/mixed parts with the 2022-08-24 @defer payloads, each ended
+// by the next boundary and flushed. It is ours, not gqlgen's, so that a
+// deferred request is checked as any other; the request's deadline and
+// MAX_RESPONSE_BYTES bound the whole stream.
 
 // contentTypeMultipart is the Content-Type of a stream of results.
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
@@ -210,12 +206,9 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 	}
 }
 
-// readResults calls responses until it returns nil, on a goroutine of its
-// own, and hands each result on, so that the stream can end at its
-// deadline while a result is awaited. A reader still waiting when its
-// stream ended is counted while it waits (deferAvailable), a guard should
-// gqlgen's wait ever outlive its request. stop tells the reader that
-// nobody takes its results any more.
+// readResults calls responses on a goroutine of its own until it returns
+// nil, so that the stream can end at its deadline while a result is
+// awaited; a reader still waiting after stop is counted (deferAvailable).
 func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
 	out := make(chan *graphql.Response)
 	done := make(chan struct{})

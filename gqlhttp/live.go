@@ -273,12 +273,10 @@ func offers(values []string, p string) bool {
 	return false
 }
 
-// websocketInit reads the credentials of a connection_init payload through
-// readers, exactly as the headers of a request are read; a payload without
-// any keeps the upgrade request's. A connection left without a pair, or
-// whose credentials are refused, is closed 4403: an anonymous one would
-// hold a socket for nothing. A session token's connection ends at the
-// token's expiry.
+// websocketInit reads a connection_init payload's credentials through
+// readers as if they were headers (none: the upgrade's stay), closes a
+// connection left without a usable pair 4403, and ends a session token's
+// connection at the token's expiry.
 func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketInitFunc {
 	names := [...]string{"x-api-key", "x-api-secret", "Authorization"}
 	forbidden := func(ctx context.Context, msg string) (context.Context, *transport.InitPayload, error) {

@@ -14,16 +14,11 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the executor the live transports are handed: it gives
-// each operation of a WebSocket what a request's middlewares give a POST.
-// Before gqlgen's mutators run, the operation gets its own scope below the
-// connection's, with fresh loaders (nothing cached outlives the operation)
-// and its bound on REST calls, so that what they record is never the
-// connection's. After them, a session token past its expiry refuses it
-// (UNAUTHENTICATED), as does an operation past MaxOperations in flight
-// (RATE_LIMITED). When it starts, it gets its access-log line and, for a
-// query or mutation (WebSocket or SSE), RequestTimeout. An SSE stream's
-// operation is its request's.
+// operationScope is the executor of the live transports: it gives each
+// WebSocket operation what a request's middlewares give a POST (its own
+// scope, fresh loaders, its REST-call bound, its access line), refuses it
+// past its session token's expiry or MaxOperations in flight, and gives
+// a query or mutation (WebSocket or SSE) RequestTimeout.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds

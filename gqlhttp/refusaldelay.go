@@ -21,17 +21,12 @@ const (
 	DefaultRefusalDelayMaxHeld = 256
 )
 
-// RefusalDelay holds the answers refused to callers the REST API has not
-// accepted (the anonymous budgets, the bounds on unaccepted pairs, a 401
-// or 403 of the REST API to the pair) for their Retry-After, at most max,
-// as nginx's limit_req delays excess requests: a closed-loop flood then
-// sends a few requests a second instead of thousands, each costing CPU.
-// An accepted merchant's own 429s are never held.
-//
-// Bounded: at most maxHeld answers at once, and one client address at
-// most its share; past it a refusal is answered at once with its
-// connection closed, and the peer reported (OnPastShare). A held answer is
-// freed when its client leaves and at Close.
+// RefusalDelay holds the refusals of callers the REST API has not accepted
+// for their Retry-After (at most max), as nginx's limit_req does, so that
+// a closed-loop flood sends a few requests a second, not thousands; an
+// accepted merchant's own 429s are never held. At most maxHeld are held,
+// and one client address its share: past it a refusal is answered at once,
+// its connection closed and its peer reported (OnPastShare).
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64

@@ -13,11 +13,9 @@ import (
 )
 
 // admitBudget is the REST-call budget of an operation of a pair not yet
-// accepted: once its estimate is known it asks Admit whether the pair's
-// first REST call would be refused, then charges next, the pair's budget.
-// Admit only looks (the calls made spend the budgets of unaccepted pairs).
-// A refused operation gets that one error and nothing of it runs, so that
-// a flood of invented pairs costs one error an operation, not one a field.
+// accepted: it asks Admit whether the pair's first REST call would be
+// refused, then charges next; a refused operation runs nothing, so that a
+// flood of invented pairs costs one error an operation, not one a field.
 type admitBudget struct {
 	a    *Admission // its Admit asks, its OnRefused reports
 	next budget
