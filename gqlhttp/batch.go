@@ -190,7 +190,7 @@ func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entry
 	_, _ = w.Write(out)
 }
 
-// entryAnswer records one entry's answer.
+// entryAnswer records one entry's answer (or a refusing credential reader's).
 type entryAnswer struct {
 	header http.Header
 	status int

@@ -303,7 +303,7 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 				return forbidden(ctx, "send credentials either on the upgrade request or in connection_init, not both")
 			}
 			out = nil
-			rec := &recorder{h: http.Header{}}
+			rec := &entryAnswer{header: http.Header{}} // what a refusing reader wrote
 			r := (&http.Request{Method: http.MethodGet, Header: h}).WithContext(ctx)
 			readers(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) { out = r.Context() })).ServeHTTP(rec, r)
 			if out == nil {
@@ -424,13 +424,3 @@ func (w *writeDeadline) Flush() {
 }
 
 func (w *writeDeadline) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// recorder keeps what a refusing reader wrote.
-type recorder struct {
-	h    http.Header
-	body bytes.Buffer
-}
-
-func (r *recorder) Header() http.Header         { return r.h }
-func (r *recorder) Write(b []byte) (int, error) { return r.body.Write(b) }
-func (r *recorder) WriteHeader(int)             {}

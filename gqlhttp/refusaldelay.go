@@ -45,12 +45,9 @@ type RefusalDelay struct {
 	timer func(d time.Duration) (<-chan time.Time, func() bool)
 }
 
-// refusalShareDivisor: one address holds at most a sixteenth of the held
-// answers (at least one).
-const refusalShareDivisor = 16
-
-// refusalShare is one address's share of maxHeld held answers.
-func refusalShare(maxHeld int) int { return max(1, maxHeld/refusalShareDivisor) }
+// refusalShare is one address's share of maxHeld held answers: a
+// sixteenth, at least one.
+func refusalShare(maxHeld int) int { return max(1, maxHeld/16) }
 
 // NewRefusalDelay returns a RefusalDelay of at most max per answer and
 // maxHeld answers at once; max or maxHeld 0 holds nothing.
