@@ -87,14 +87,12 @@ func (a *Admission) callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// Middleware charges each /graphql request, before its body is read: a
-// merchant's to its requests budget (with RateLimit headers); an anonymous
-// one to its client address's budget, then to the replica's shared one, so
-// that one address refused spends nothing of what others share. A refusal
-// is HTTP 429 RATE_LIMITED. Allowed, the request carries its operation's
-// REST-call budget. Preflights pass uncharged; a WebSocket upgrade is not
-// charged to its address (offices share NAT addresses; its operations are
-// charged one by one). It runs after the credential readers.
+// Middleware charges each /graphql request before its body is read, a
+// merchant's to its budget (with RateLimit headers), an anonymous one to
+// its address's then the replica's shared budget, and answers a refusal
+// 429 RATE_LIMITED; an allowed request carries its operation's REST-call
+// budget. Preflights, and WebSocket upgrades for their address, pass
+// uncharged. It runs after the credential readers.
 func (a *Admission) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r = a.c.Delay.wrap(w, r)

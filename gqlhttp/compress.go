@@ -6,13 +6,10 @@ import (
 	"github.com/klauspost/compress/gzhttp"
 )
 
-// Compress is the middleware that compresses answers of at least minBytes
-// (0: none) with gzip, or zstd only when the caller prefers it by q-value:
-// some clients that offer zstd cannot decode it (Node 20's fetch), every
-// client decodes gzip. It is gzhttp's, which buffers up to minBytes before
-// deciding and keeps Flush and Hijack working. Streams (protocol upgrades,
-// text/event-stream) pass untouched, so that no event is held back in a
-// compressor's buffer.
+// Compress is gzhttp's middleware compressing answers of at least
+// minBytes (0: none) with gzip, or zstd only when the caller prefers it by
+// q-value (some that offer zstd cannot decode it); streams pass untouched,
+// so that no event waits in a compressor's buffer.
 func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil
