@@ -16,7 +16,6 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
-
 	"strconv"
 	"strings"
 	"time"
@@ -232,21 +231,12 @@ func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64,
 	if top == added {
 		return r.ID, nil
 	}
-	msgs, err := s.rdb.XRangeN(ctx, events, "(0-"+strconv.FormatUint(prev, 10), "+", 2*MaxKept).Result()
+	recs, junk, err := s.read(ctx, events, prev)
 	if err != nil {
 		return 0, err
 	}
-	var junk []any
-	last := uint64(0)
-	for _, m := range msgs {
-		if rec, ok := s.parse(events, m); ok {
-			last = rec.ID
-		} else {
-			junk = append(junk, m.ID)
-		}
-	}
-	if last > 0 {
-		return last, nil // another replica's transition: refused
+	if len(recs) > 0 {
+		return recs[len(recs)-1].ID, nil // another replica's transition: refused
 	}
 	if len(junk) == 0 {
 		return prev, nil // nothing after prev any more (trimmed or expired): the caller tries again
@@ -317,18 +307,28 @@ func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	_, events := redisKeys(key)
+	recs, junk, err := s.read(ctx, events, after)
+	s.skip(SkippedStream, len(junk))
+	return recs, err
+}
+
+// read returns the entries after after that parse, and the ids of those
+// that do not.
+func (s *RedisStore) read(ctx context.Context, events string, after uint64) ([]Record, []any, error) {
 	msgs, err := s.rdb.XRangeN(ctx, events, "(0-"+strconv.FormatUint(after, 10), "+", 2*MaxKept).Result()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make([]Record, 0, len(msgs))
+	recs := make([]Record, 0, len(msgs))
+	var junk []any
 	for _, m := range msgs {
 		if r, ok := s.parse(events, m); ok {
-			out = append(out, r)
+			recs = append(recs, r)
+		} else {
+			junk = append(junk, m.ID)
 		}
 	}
-	s.skip(SkippedStream, len(msgs)-len(out))
-	return out, nil
+	return recs, junk, nil
 }
 
 var _ Store = (*RedisStore)(nil)
