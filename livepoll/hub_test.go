@@ -917,7 +917,7 @@ func TestResume(t *testing.T) {
 		kept := func() int {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			return len(h.hist)
+			return h.hist.Len()
 		}
 		for deadline := time.Now().Add(10 * time.Second); kept() > 0; time.Sleep(20 * time.Millisecond) {
 			if time.Now().After(deadline) {
@@ -928,4 +928,34 @@ func TestResume(t *testing.T) {
 			t.Errorf("err %v, want ErrResumeExpired", err)
 		}
 	})
+}
+
+// TestMaxHistories: past MaxHistories kept resources, the one kept first
+// is forgotten; the others still resume without a fetch.
+func TestMaxHistories(t *testing.T) {
+	t.Parallel()
+	h, _ := newTestHub(t, Config{MaxHistories: 2})
+	keys := []Key{{"m", "payment", "p1"}, {"m", "payment", "p2"}, {"m", "payment", "p3"}}
+	final := newScript(states(PhaseFinal, "SUCCEEDED"))
+	ids := map[Key]uint64{}
+	for _, k := range keys {
+		evs := drain(t, subscribe(t, h, k, newScript(states(PhaseFinal, "SUCCEEDED")).fetch))
+		ids[k] = evs[0].ID
+		waitStats(t, h, Stats{})
+	}
+	if _, err := h.SubscribeAfter(context.Background(), keys[0], final.fetch, ids[keys[0]]-1); !errors.Is(err, ErrResumeExpired) {
+		t.Errorf("the first kept: err %v, want ErrResumeExpired", err)
+	}
+	for _, k := range keys[1:] {
+		s, err := h.SubscribeAfter(context.Background(), k, final.fetch, ids[k]-1)
+		if err != nil {
+			t.Fatalf("%s: %v", k.ID, err)
+		}
+		if got := fingerprints(drain(t, s)); got != "SUCCEEDED" {
+			t.Errorf("%s: got %s", k.ID, got)
+		}
+	}
+	if n := final.served.Load(); n != 0 {
+		t.Errorf("%d fetches for kept final states", n)
+	}
 }

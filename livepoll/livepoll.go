@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // Defaults of the settings (docs/operations.md says why).
@@ -232,9 +234,9 @@ type Hub struct {
 	closed      bool
 	pollers     map[Key]*poller
 	perMerchant map[string]int
-	subs        int              // counted subscriptions
-	pending     int              // provisional subscriptions, not yet counted
-	hist        map[Key]*history // without a Store: the kept transitions of keys no poller runs for
+	subs        int                           // counted subscriptions
+	pending     int                           // provisional subscriptions, not yet counted
+	hist        *simplelru.LRU[Key, *history] // without a Store: the kept transitions of keys no poller runs for
 
 	nSubs, nPollers, nPending atomic.Int64 // copies of subs, len(pollers) and pending for Stats, read without mu
 }
@@ -273,9 +275,11 @@ func New(cfg Config) (*Hub, error) {
 	cfg.MaxPending = cmp.Or(cfg.MaxPending, DefaultMaxPending)
 	cfg.MaxHistories = cmp.Or(cfg.MaxHistories, cfg.MaxSubscriptions)
 
+	// Never fails: MaxHistories is positive. Evicting a history stops its timer.
+	hist, _ := simplelru.NewLRU(cfg.MaxHistories, func(_ Key, hs *history) { hs.timer.Stop() })
 	h := &Hub{
 		cfg: cfg, now: time.Now, sleep: sleep,
-		pollers: map[Key]*poller{}, perMerchant: map[string]int{}, hist: map[Key]*history{},
+		pollers: map[Key]*poller{}, perMerchant: map[string]int{}, hist: hist,
 	}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	return h, nil
@@ -474,8 +478,8 @@ func (h *Hub) resumableLocked(key Key, p *poller, after uint64) bool {
 		defer p.mu.Unlock()
 		return resumable(p.recs, after)
 	}
-	hs := h.hist[key]
-	return hs != nil && resumable(hs.recs, after)
+	hs, ok := h.hist.Peek(key)
+	return ok && resumable(hs.recs, after)
 }
 
 func validKey(k Key) bool {
@@ -542,30 +546,17 @@ func (h *Hub) stopLocked(p *poller) {
 
 // keepLocked keeps the transitions of a key whose poller stopped for
 // ResumeWindow, for subscribers resuming; h.mu is held. Past
-// MaxHistories, the one that would be forgotten first goes now.
+// MaxHistories, the oldest kept goes now.
 func (h *Hub) keepLocked(key Key, recs []record) {
-	if len(h.hist) >= h.cfg.MaxHistories {
-		var (
-			oldest Key
-			first  *history
-		)
-		for k, hs := range h.hist {
-			if first == nil || hs.until.Before(first.until) {
-				oldest, first = k, hs
-			}
-		}
-		first.timer.Stop()
-		delete(h.hist, oldest)
-	}
-	hs := &history{recs: recs, until: h.now().Add(h.cfg.ResumeWindow)}
+	hs := &history{recs: recs}
 	hs.timer = time.AfterFunc(h.cfg.ResumeWindow, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
-		if h.hist[key] == hs {
-			delete(h.hist, key)
+		if cur, ok := h.hist.Peek(key); ok && cur == hs {
+			h.hist.Remove(key)
 		}
 	})
-	h.hist[key] = hs
+	h.hist.Add(key, hs)
 }
 
 // Close ends every subscription with ErrClosed, stops every poller, and
@@ -583,10 +574,7 @@ func (h *Hub) Close() {
 		h.stopLocked(p)
 		p.mu.Unlock()
 	}
-	for k, hs := range h.hist {
-		hs.timer.Stop()
-		delete(h.hist, k)
-	}
+	h.hist.Purge()
 	h.mu.Unlock()
 	h.cancel()
 	h.wg.Wait()

@@ -25,7 +25,6 @@ func (r record) event() Event { return Event{ID: r.id, Snapshot: r.snap} }
 // transitions, forgotten ResumeWindow after its poller stopped.
 type history struct {
 	recs  []record
-	until time.Time
 	timer *time.Timer
 }
 
@@ -63,9 +62,8 @@ func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	p.wake = make(chan struct{}, 1)
 	if h.cfg.Store == nil {
 		p.synced = true
-		if hs := h.hist[key]; hs != nil {
-			hs.timer.Stop()
-			delete(h.hist, key)
+		if hs, ok := h.hist.Peek(key); ok {
+			h.hist.Remove(key) // stops its timer
 			p.recs = hs.recs
 			p.current = p.lastPhase() == PhaseFinal // it will not change: no fetch needed
 		}
