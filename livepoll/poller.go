@@ -19,8 +19,6 @@ type record struct {
 	snap Snapshot
 }
 
-func (r record) event() Event { return Event{ID: r.id, Snapshot: r.snap} }
-
 // history is what a key keeps without a poller (no Store): its recent
 // transitions, forgotten ResumeWindow after its poller stopped.
 type history struct {
@@ -80,10 +78,8 @@ func (p *poller) observed() bool {
 }
 
 func (p *poller) lastPhase() Phase {
-	if len(p.recs) == 0 {
-		return PhaseOpen
-	}
-	return p.recs[len(p.recs)-1].snap.Phase
+	last, _ := p.lastLocked() // PhaseOpen when none
+	return last.snap.Phase
 }
 
 // run polls until the key's subscriptions end. Its state (the wait, the
@@ -117,15 +113,15 @@ func (p *poller) run() {
 		now := h.now()
 		if st != nil {
 			// Another replica's transitions (all of them on the first pass).
-			n, final := p.catchUp(st)
+			n, ph := p.catchUp(st)
 			if p.ctx.Err() != nil {
 				return
 			}
 			if n > 0 {
 				changedAt, wait = now, h.cfg.Interval
-				seen(now, p.lastPhaseLocked())
+				seen(now, ph)
 			}
-			if final {
+			if ph == PhaseFinal {
 				p.finish(nil, nil)
 				return
 			}
@@ -144,27 +140,30 @@ func (p *poller) run() {
 				return // stopped while fetching: nobody is left to tell
 			}
 			now = h.now()
+			last, ok := p.last()
 			var (
-				pause   time.Duration
-				outcome Outcome
+				pause time.Duration
+				ra    RetryAfterer
+				perm  permanent
 			)
-			switch last, ok := p.last(); {
+			outcome := OutcomeUnchanged
+			switch {
+			case errors.As(err, &ra):
+				outcome, pause = OutcomeRateLimited, ra.RetryAfter()
 			case err != nil:
 				outcome = OutcomeError
-				var ra RetryAfterer
-				if errors.As(err, &ra) {
-					outcome, pause = OutcomeRateLimited, ra.RetryAfter()
-				}
-				var perm permanent
-				if errors.As(err, &perm) {
-					p.report(outcome)
-					p.finish(&Event{Err: perm.error}, perm.error)
-					return
-				}
-				p.publishErr(Event{Err: err})
-				wait = grow(wait, h.cfg)
 			case !ok || snap.Fingerprint != last.snap.Fingerprint:
 				outcome = OutcomeChanged
+			}
+			p.report(outcome)
+			switch {
+			case errors.As(err, &perm):
+				p.finish(&Event{Err: perm.error}, perm.error)
+				return
+			case err != nil:
+				p.publishErr(Event{Err: err})
+				wait = grow(wait, h.cfg)
+			case outcome == OutcomeChanged:
 				changedAt, wait = now, h.cfg.Interval
 				rec := record{id: uint64(now.UnixMilli()), snap: snap}
 				if ok {
@@ -175,17 +174,15 @@ func (p *poller) run() {
 					// and fetch again to compare with it. A later entry
 					// this replica cannot read is not a transition: rec is
 					// published as if recorded, and the poll waits as usual.
-					n, final := p.catchUp(st)
+					n, ph := p.catchUp(st)
 					if p.ctx.Err() != nil {
 						return
 					}
-					if final {
-						p.report(outcome)
+					if ph == PhaseFinal {
 						p.finish(nil, nil)
 						return
 					}
 					if n > 0 {
-						p.report(outcome)
 						nextPoll = time.Time{}
 						if !h.sleep(p.ctx, p.tick()) {
 							return
@@ -193,19 +190,15 @@ func (p *poller) run() {
 						continue
 					}
 				}
+				p.publish(rec)
 				if snap.Phase == PhaseFinal {
-					p.report(outcome)
-					p.publish(rec)
 					p.finish(nil, nil)
 					return
 				}
-				p.publish(rec)
 			default:
-				outcome = OutcomeUnchanged
 				p.markCurrent()
 				wait = grow(wait, h.cfg)
 			}
-			p.report(outcome)
 			if err == nil {
 				seen(now, snap.Phase)
 			}
@@ -297,10 +290,10 @@ func (p *poller) keepLease() {
 }
 
 // catchUp reads the transitions the Store has after the last one kept and
-// hands them to the subscribers. It returns how many, and whether the
-// last is final. A Store error leaves things as they are (the next tick
+// hands them to the subscribers. It returns how many, and the last one's
+// phase. A Store error leaves things as they are (the next tick
 // tries again); the first pass counts as the load either way.
-func (p *poller) catchUp(st Store) (int, bool) {
+func (p *poller) catchUp(st Store) (int, Phase) {
 	p.mu.Lock()
 	var after uint64
 	if n := len(p.recs); n > 0 {
@@ -324,7 +317,7 @@ func (p *poller) catchUp(st Store) (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
-		return 0, false
+		return 0, PhaseOpen
 	}
 	p.synced = true
 	n := 0
@@ -338,11 +331,8 @@ func (p *poller) catchUp(st Store) (int, bool) {
 	if err == nil && len(p.recs) > 0 {
 		p.current = true
 	}
-	for s := range p.subs {
-		p.serve(s)
-	}
-	p.stopIfEmptyLocked()
-	return n, p.lastPhase() == PhaseFinal
+	p.serveAllLocked()
+	return n, p.lastPhase()
 }
 
 // append records rec in the Store unless another replica recorded a
@@ -365,12 +355,6 @@ func (p *poller) lastLocked() (record, bool) {
 		return record{}, false
 	}
 	return p.recs[len(p.recs)-1], true
-}
-
-func (p *poller) lastPhaseLocked() Phase {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.lastPhase()
 }
 
 func (p *poller) finalKept() bool {
@@ -436,10 +420,7 @@ func (p *poller) locked(f func()) {
 func (p *poller) publish(rec record) {
 	p.locked(func() {
 		p.keepLocked(rec)
-		for s := range p.subs {
-			p.serve(s)
-		}
-		p.stopIfEmptyLocked()
+		p.serveAllLocked()
 	})
 }
 
@@ -467,10 +448,7 @@ func (p *poller) markCurrent() {
 			return
 		}
 		p.current, p.lastErr = true, nil
-		for s := range p.subs {
-			p.serve(s)
-		}
-		p.stopIfEmptyLocked()
+		p.serveAllLocked()
 	})
 }
 
@@ -552,7 +530,7 @@ func (p *poller) serve(s *Subscription) {
 func (p *poller) sendState(s *Subscription, r record) {
 	s.cursor = r.id
 	select {
-	case s.c <- r.event():
+	case s.c <- Event{ID: r.id, Snapshot: r.snap}:
 	default: // at most one error and MaxKept states unread
 		p.endSub(s, ErrTooSlow)
 		return
@@ -568,8 +546,12 @@ func (p *poller) endSub(s *Subscription, reason error) {
 	p.hub.endLocked(s, reason)
 }
 
-// stopIfEmptyLocked stops a poller whose subscribers all ended.
-func (p *poller) stopIfEmptyLocked() {
+// serveAllLocked serves every subscriber, then stops a poller whose
+// subscribers all ended; h.mu and p.mu are held.
+func (p *poller) serveAllLocked() {
+	for s := range p.subs {
+		p.serve(s)
+	}
 	if len(p.subs) == 0 && !p.stopped {
 		p.hub.stopLocked(p)
 	}
