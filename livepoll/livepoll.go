@@ -286,11 +286,16 @@ func New(cfg Config) (*Hub, error) {
 }
 
 // sleep waits d or until ctx ends; it reports whether d passed.
-func sleep(ctx context.Context, d time.Duration) bool {
+func sleep(ctx context.Context, d time.Duration) bool { return sleepOrWake(ctx, d, nil) }
+
+// sleepOrWake waits d, or until wake receives; false when ctx ends first.
+func sleepOrWake(ctx context.Context, d time.Duration, wake <-chan struct{}) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
+		return true
+	case <-wake:
 		return true
 	case <-ctx.Done():
 		return false

@@ -220,24 +220,9 @@ func (p *poller) run() {
 			if !h.sleep(p.ctx, d) {
 				return
 			}
-		} else if !p.sleepOrWake(d) {
+		} else if !sleepOrWake(p.ctx, d, p.wake) { // or until the keeper took the lease
 			return
 		}
-	}
-}
-
-// sleepOrWake waits d, or until the keeper took the lease; it reports
-// whether the poller goes on.
-func (p *poller) sleepOrWake(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-p.wake:
-		return true
-	case <-p.ctx.Done():
-		return false
 	}
 }
 
