@@ -171,9 +171,7 @@ func (p *poller) run() {
 				}
 				if st != nil && !p.append(st, rec, last.id) {
 					// Another replica recorded a transition first: read it
-					// and fetch again to compare with it. A later entry
-					// this replica cannot read is not a transition: rec is
-					// published as if recorded, and the poll waits as usual.
+					// and fetch again (unreadable entries: publish rec).
 					n, ph := p.catchUp(st)
 					if p.ctx.Err() != nil {
 						return
@@ -226,18 +224,16 @@ func (p *poller) run() {
 	}
 }
 
-// tick is how often, with a Store, a poller reads other replicas'
-// transitions and its keeper takes or renews the lease: a quarter of an
-// Interval, so that a lease lost with its replica (it lives three ticks)
-// is taken, and polled at once, within one Interval.
+// tick is how often, with a Store, a poller reads the Store and renews
+// the lease: a lease lost with its replica (three ticks) is taken within
+// one Interval.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
 // leaseTTL is how long a lease lives without renewal.
 func (p *poller) leaseTTL() time.Duration { return 3 * p.tick() }
 
 // storeFailures is how many Lease calls in a row must fail before a
-// replica polls for itself: one slow call is not an outage, and polling
-// at once would poll twice beside the replica that holds the lease.
+// replica polls for itself: one slow call is not an outage.
 const storeFailures = 3
 
 // keepLease takes the key's lease when it is free and renews it every
@@ -438,9 +434,8 @@ func (p *poller) markCurrent() {
 }
 
 // publishErr sends a failed fetch to every subscriber that has nothing
-// unread (an error never queues behind a state: the state is what the
-// screen needs, and the error comes again with the next failed fetch),
-// and keeps it for new subscribers while no state is current.
+// unread (an error never queues behind a state), and keeps it for new
+// subscribers while no state is current.
 func (p *poller) publishErr(ev Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -1,13 +1,7 @@
-// RedisStore: the Store of a fleet, in the Redis every replica already
-// shares (REDIS_URL), on go-redis v9.
-//
-// What Redis holds is untrusted: anything in the cluster that reaches it
-// may have written any key. Every value read back is parsed; one that
-// does not parse (or, sealed, does not open) is skipped and counted
-// (CountingSkipped), and never stops the fleet: an entry that blocks the
-// stream (a later id than any transition, which XADD cannot pass) is
-// deleted by the replica that polls, and a lease no replica could have
-// taken (no expiry, too long a life, not a lease value) is taken over.
+// RedisStore: the Store of a fleet, in the Redis its replicas share.
+// What Redis holds is untrusted: a value that does not parse (or, sealed,
+// does not open) is skipped and counted, an entry blocking the stream is
+// deleted, and a lease no replica could have taken is taken over.
 
 package livepoll
 
@@ -34,10 +28,8 @@ const (
 	SkippedLease  = "lease"  // a lease no replica wrote
 )
 
-// idSlack is how far past this replica's clock an event id may be (a
-// history's first id is a replica's Unix milliseconds, each later one adds
-// 1): a day covers any skew between replicas. A later id is not a
-// transition.
+// idSlack is how far past the clock an event id (first a replica's Unix
+// milliseconds) may be: a day covers any skew between replicas.
 const idSlack = 24 * time.Hour
 
 // leaseValueLen is the length of a lease value (NewRedisStore's me).
@@ -62,14 +54,10 @@ type RedisStore struct {
 	skipped func(what string, n int)
 }
 
-// Sealed returns s sealing what it keeps of each state (its JSON, which
-// holds a customer's name, email, phone and address, and its fingerprint)
-// with aead, bound to the key, field, event id and phase it is kept
-// under: a Redis dump or a replica of Redis holds no customer data, and
-// an entry moved to another key or id, or given another phase, does not
-// open. Every replica sharing the Redis needs the same key; an entry that
-// does not open (another key, or a rotated one) is skipped, as one that
-// does not parse.
+// Sealed returns s sealing each state's JSON (customer data) and
+// fingerprint with aead, bound to the key, field, event id and phase, so
+// that Redis holds no customer data and a moved entry does not open.
+// Every replica needs the same key; an entry that does not open is skipped.
 func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 	c := *s
 	c.aead = aead
@@ -77,8 +65,7 @@ func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 }
 
 // CountingSkipped returns s calling count with n each time it skips n
-// values that do not parse (SkippedStream, SkippedLease). An entry left
-// in Redis is counted at each read that skips it.
+// values that do not parse (SkippedStream, SkippedLease), at every read.
 func (s *RedisStore) CountingSkipped(count func(what string, n int)) *RedisStore {
 	c := *s
 	c.skipped = count
@@ -174,10 +161,8 @@ return 0
 
 // appendScript adds a transition unless the stream holds a later entry
 // than the one it follows (ARGV[1]); it returns "added", or the stream's
-// last entry id. ARGV[8] on are entries to delete
-// first (ones the caller found do not parse): the stream's last id is
-// then set back to its last entry's, so that XADD takes ids after it
-// again.
+// last entry id. ARGV[8] on are junk entries to delete first, setting the
+// stream's last id back so that XADD takes ids after it again.
 var appendScript = redis.NewScript(`
 if #ARGV > 7 then
   redis.call('XDEL', KEYS[1], unpack(ARGV, 8))
