@@ -437,19 +437,16 @@ func (p *poller) markCurrent() {
 // unread (an error never queues behind a state), and keeps it for new
 // subscribers while no state is current.
 func (p *poller) publishErr(ev Event) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return
-	}
-	if !p.current {
-		p.lastErr = &ev
-	}
-	for s := range p.subs {
-		if s.ready || s.after == 0 {
-			offerErr(s, ev)
+	p.locked(func() {
+		if !p.current {
+			p.lastErr = &ev
 		}
-	}
+		for s := range p.subs {
+			if s.ready || s.after == 0 {
+				offerErr(s, ev)
+			}
+		}
+	})
 }
 
 func offerErr(s *Subscription, ev Event) {
