@@ -239,16 +239,9 @@ func WithRequestID(ctx context.Context, id string) context.Context {
 // SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to
 // 64 of [A-Za-z0-9._-], which cannot corrupt a log line or a header.
 func SaneRequestID(id string) bool {
-	if len(id) == 0 || len(id) > 64 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
+	return bytesOK(id, 64, func(_ int, c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
+	})
 }
 
 // NewRequestID returns a random id of 16 hex characters.

@@ -48,8 +48,12 @@ type Metrics struct {
 	// the estimate's part that did not happen (the cost receipt's).
 	opEstimated, opMade, opUnmade prometheus.Histogram
 
-	opts    Options
-	loaders map[string]*lazyObserver // opts.LoaderNames' batch sizes, and "other"'s
+	opts Options
+	// opts.LoaderNames' batch size series, and "other"'s, each taken from
+	// batchSize when first used (WithLabelValues hashes and locks on every
+	// call); a series still appears on /metrics only once used
+	// (TestSeriesCacheSameAsVectors).
+	loaders map[string]func() prometheus.Observer
 	// The series of the GraphQL operations' labels, and the set of names
 	// admitted as labels (MaxOperationNames), under namesMu.
 	namesMu  sync.Mutex
@@ -61,20 +65,6 @@ type Metrics struct {
 	restMu sync.Mutex
 }
 
-// lazyObserver is a histogram series, taken from its vector when first
-// used and kept (WithLabelValues hashes and locks on every call); a series
-// still appears on /metrics when first used (TestSeriesCacheSameAsVectors).
-type lazyObserver struct {
-	once sync.Once
-	o    prometheus.Observer
-	get  func() prometheus.Observer
-}
-
-func (l *lazyObserver) observer() prometheus.Observer {
-	l.once.Do(func() { l.o = l.get() })
-	return l.o
-}
-
 // opSeries are the series of one operation label, under namesMu.
 type opSeries struct {
 	duration prometheus.Observer           // nil until first used
@@ -83,7 +73,7 @@ type opSeries struct {
 
 // restSeries are the series of one REST endpoint label.
 type restSeries struct {
-	duration lazyObserver
+	duration func() prometheus.Observer                                // taken when first used, as loaders'
 	calls    [len(statusClassNames)]atomic.Pointer[prometheus.Counter] // by statusClass's index, nil until first used
 }
 
@@ -104,7 +94,7 @@ func NewMetrics(o Options) *Metrics {
 		ops:      make(map[string]*opSeries),
 		maxNames: MaxOperationNames,
 		opts:     o,
-		loaders:  make(map[string]*lazyObserver, len(o.LoaderNames)+1),
+		loaders:  make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -149,8 +139,9 @@ func NewMetrics(o Options) *Metrics {
 		}),
 	}
 	for _, n := range append([]string{"other"}, o.LoaderNames...) {
-		m.loaders[n] = &lazyObserver{get: func() prometheus.Observer { return m.batchSize.WithLabelValues(n) }}
+		m.loaders[n] = sync.OnceValue(func() prometheus.Observer { return m.batchSize.WithLabelValues(n) })
 	}
+	m.rest.Store(&map[string]*restSeries{})
 	m.reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -197,9 +188,6 @@ func (m *Metrics) HeldRefusals(held func() int, delayed func() uint64) {
 	)
 }
 
-// Registry is the registry the metrics are on, for adding more.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
 // Handler serves the metrics in the Prometheus text format (/metrics).
 func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg, ErrorHandling: promhttp.ContinueOnError})
@@ -221,7 +209,7 @@ func (m *Metrics) ObserveBatch(loader string, size int) {
 	if !ok {
 		s = m.loaders["other"]
 	}
-	s.observer().Observe(float64(size))
+	s().Observe(float64(size))
 }
 
 // ObserveRESTCalls records one query operation's REST calls: estimated
@@ -259,7 +247,7 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		stats.AddRESTSuccess()
 	}
 	s := t.m.restSeriesOf(ep)
-	s.duration.observer().Observe(time.Since(start).Seconds())
+	s.duration().Observe(time.Since(start).Seconds())
 	t.m.restCallsOf(ep, s, statusClass(r.Context(), resp, err)).Inc()
 	return resp, err
 }
@@ -267,24 +255,16 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // restSeriesOf is the series of the endpoint label ep (one of RouteOf's
 // routes, or EndpointOther: a bounded set), made when first asked for.
 func (m *Metrics) restSeriesOf(ep string) *restSeries {
-	if all := m.rest.Load(); all != nil {
-		if s := (*all)[ep]; s != nil {
-			return s
-		}
+	if s := (*m.rest.Load())[ep]; s != nil {
+		return s
 	}
 	m.restMu.Lock()
 	defer m.restMu.Unlock()
-	var all map[string]*restSeries
-	if p := m.rest.Load(); p != nil {
-		if s := (*p)[ep]; s != nil {
-			return s
-		}
-		all = maps.Clone(*p) // copied on write: read without a lock
-	} else {
-		all = make(map[string]*restSeries)
+	if s := (*m.rest.Load())[ep]; s != nil {
+		return s
 	}
-	s := &restSeries{}
-	s.duration.get = func() prometheus.Observer { return m.restDuration.WithLabelValues(ep) }
+	all := maps.Clone(*m.rest.Load()) // copied on write: read without a lock
+	s := &restSeries{duration: sync.OnceValue(func() prometheus.Observer { return m.restDuration.WithLabelValues(ep) })}
 	all[ep] = s
 	m.rest.Store(&all)
 	return s
@@ -348,12 +328,9 @@ func (gqlMetrics) ExtensionName() string                   { return "PaygraphMet
 func (gqlMetrics) Validate(graphql.ExecutableSchema) error { return nil }
 func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	var oc *graphql.OperationContext
+	var start time.Time // the request's start, as the gqlgen handler took it
 	if graphql.HasOperationContext(ctx) {
 		oc = graphql.GetOperationContext(ctx)
-	}
-	// The request's start, as the gqlgen handler took it.
-	var start time.Time
-	if oc != nil {
 		start = oc.Stats.OperationStart
 	}
 	if start.IsZero() {
@@ -432,26 +409,26 @@ func Outcome(resp *graphql.Response) string {
 	return code
 }
 
+// plainCode reports whether s matches ^[A-Z0-9_]{1,64}$.
 func plainCode(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; !('A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return bytesOK(s, 64, func(_ int, c byte) bool { return 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' })
 }
 
 // plainName reports whether s matches ^[A-Za-z_][A-Za-z0-9_]{0,63}$.
 func plainName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
+	return bytesOK(s, 64, func(i int, c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9'
+	})
+}
+
+// bytesOK reports whether s is 1 to n bytes long and ok accepts each byte
+// (and its index).
+func bytesOK(s string, n int, ok func(i int, c byte) bool) bool {
+	if len(s) == 0 || len(s) > n {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || i > 0 && '0' <= c && c <= '9') {
+		if !ok(i, s[i]) {
 			return false
 		}
 	}

@@ -43,7 +43,7 @@ func allFamilies(t *testing.T) map[string][]string {
 	m.RedisSkipped()
 	m.RedisErrors()
 	ch := make(chan *prometheus.Desc)
-	go func() { m.Registry().Describe(ch); close(ch) }()
+	go func() { m.reg.Describe(ch); close(ch) }()
 	families := map[string][]string{}
 	for d := range ch {
 		f := describedFamily.FindStringSubmatch(d.String())

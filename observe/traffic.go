@@ -39,15 +39,7 @@ func (m *Metrics) outcomeCounter(name, help string) func(string) {
 // plainOutcome: the controls' outcomes are short lower-case words; any
 // other value (a bug) is not made a label.
 func plainOutcome(s string) bool {
-	if s == "" || len(s) > 32 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < 'a' || c > 'z') && c != '_' {
-			return false
-		}
-	}
-	return true
+	return bytesOK(s, 32, func(_ int, c byte) bool { return 'a' <= c && c <= 'z' || c == '_' })
 }
 
 // The values read back from Redis that RedisSkipped counts; any other is
