@@ -167,29 +167,27 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	b = appendLineTime(b, l.time)
 	b = append(b, `","level":`...)
 	b = appendJSONString(b, l.level.String())
-	b = append(b, `,"msg":`...)
-	b = appendJSONString(b, rd.str(accessMessage))
-	b = append(b, `,"request_id":`...)
-	b = appendJSONString(b, rd.str(l.requestID))
-	b = append(b, `,"method":`...)
-	b = appendJSONString(b, rd.str(l.method))
-	b = append(b, `,"path":`...)
-	b = appendJSONString(b, rd.str(l.path))
-	b = append(b, `,"status":`...)
-	b = strconv.AppendInt(b, int64(l.status), 10)
+	str := func(key, v string) { // key is `,"name":`; v is redacted
+		b = append(b, key...)
+		b = appendJSONString(b, rd.str(v))
+	}
+	num := func(key string, v int64) {
+		b = append(b, key...)
+		b = strconv.AppendInt(b, v, 10)
+	}
+	str(`,"msg":`, accessMessage)
+	str(`,"request_id":`, l.requestID)
+	str(`,"method":`, l.method)
+	str(`,"path":`, l.path)
+	num(`,"status":`, int64(l.status))
 	b = append(b, `,"duration_ms":`...)
 	b = appendJSONFloat(b, l.durationMS)
-	b = append(b, `,"operation":`...)
-	b = appendJSONString(b, rd.str(l.operation))
-	b = append(b, `,"outcome":`...)
-	b = appendJSONString(b, rd.str(l.outcome))
-	b = append(b, `,"rest_calls":`...)
-	b = strconv.AppendInt(b, l.restCalls, 10)
-	b = append(b, `,"bytes":`...)
-	b = strconv.AppendInt(b, l.bytes, 10)
+	str(`,"operation":`, l.operation)
+	str(`,"outcome":`, l.outcome)
+	num(`,"rest_calls":`, l.restCalls)
+	num(`,"bytes":`, l.bytes)
 	if l.merchant != "" {
-		b = append(b, `,"merchant":`...)
-		b = appendJSONString(b, rd.str(l.merchant))
+		str(`,"merchant":`, l.merchant)
 	}
 	if l.client.IsValid() {
 		if l.client.Zone() == "" {
@@ -199,17 +197,14 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 			b = l.client.AppendTo(b)
 			b = append(b, '"')
 		} else { // a zone is any text (from X-Forwarded-For, say)
-			b = append(b, `,"client":`...)
-			b = appendJSONString(b, rd.str(l.client.String()))
+			str(`,"client":`, l.client.String())
 		}
 	}
 	if l.refusedBy != "" {
-		b = append(b, `,"refused_by":`...)
-		b = appendJSONString(b, rd.str(l.refusedBy))
+		str(`,"refused_by":`, l.refusedBy)
 	}
 	if l.traceID != "" {
-		b = append(b, `,"trace_id":`...)
-		b = appendJSONString(b, rd.str(l.traceID))
+		str(`,"trace_id":`, l.traceID)
 	}
 	b = append(b, "}\n"...)
 	_, _ = r.lines.Write(b) // as slog.Logger does, a failed write is not the request's

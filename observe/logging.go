@@ -231,24 +231,12 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// WithRequestID returns a context carrying id as the request id.
-func WithRequestID(ctx context.Context, id string) context.Context {
-	return opscope.WithValue(ctx, requestIDKey{}, id)
-}
-
 // SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to
 // 64 of [A-Za-z0-9._-], which cannot corrupt a log line or a header.
 func SaneRequestID(id string) bool {
 	return bytesOK(id, 64, func(_ int, c byte) bool {
 		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 	})
-}
-
-// NewRequestID returns a random id of 16 hex characters.
-func NewRequestID() string {
-	var b [16]byte
-	putRequestID(&b)
-	return string(b[:])
 }
 
 // putRequestID writes a random id of 16 hex characters into b, from
@@ -266,22 +254,14 @@ func putRequestID(b *[16]byte) {
 const maxLoggedPath = 256
 
 // AccessLog is a middleware that gives every request an id (the caller's
-// X-Request-Id when it is sane, else a new one), returns it in the
-// X-Request-Id response header, puts it and a RequestStats in the
-// context, and logs one line per request ("request": request_id, method,
-// path, status, duration_ms, operation, outcome, rest_calls, bytes, and
-// trace_id when it runs under TraceHandler). It never logs headers, bodies
-// or the query string, where credentials and customer data could be.
-//
-// A caller's id that holds one of o.Secrets (the caller's own credential
-// pair, whatever its shape) or is a piece of one is refused: a new id is
-// made instead, so that the secret is neither logged nor echoed in the
-// X-Request-Id response header. The line itself is logged in the
-// request's context, so that a logger from NewLogger takes the pair out
-// of it: the pair must be in the context before AccessLog runs.
-//
-// The line is info, or debug for a request to one of o.DebugPaths (probes
-// and scrapes), whatever its status.
+// X-Request-Id when it is sane and holds no piece of o.Secrets, else a new
+// one), returns it in the X-Request-Id response header, puts it and a
+// RequestStats in the context, and logs one "request" line (request_id,
+// method, path, status, duration_ms, operation, outcome, rest_calls,
+// bytes; merchant, client, refused_by and trace_id when known) at info, or
+// debug for o.DebugPaths. The line is logged in the request's context,
+// which must carry the caller's credentials, so that NewLogger's logger
+// takes them out; it never holds headers, bodies or the query string.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
@@ -419,8 +399,10 @@ func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, tran
 		if s := StatsFrom(ctx); s != nil {
 			client = s.client // the upgrade request's
 		}
-		id := NewRequestID()
-		ctx, stats := WithRequestStats(WithRequestID(ctx, id))
+		var idb [16]byte
+		putRequestID(&idb)
+		id := string(idb[:])
+		ctx, stats := WithRequestStats(opscope.WithValue(ctx, requestIDKey{}, id))
 		stats.client = client
 		return ctx, func() {
 			op, outcome := stats.Operation()

@@ -20,17 +20,14 @@ type Options struct {
 	// their own name (ObserveBatch); any other name is "other". If empty,
 	// every batch is "other".
 	LoaderNames []string
-	// BreakerState reads the REST API circuit breaker's state as the
-	// gauge paygraph_circuit_breaker_state shows it (0 closed, 1
-	// half-open, 2 open); the gauge calls it when scraped. If nil, there
-	// is no such gauge (no breaker).
+	// BreakerState reads the REST API circuit breaker's state (0 closed,
+	// 1 half-open, 2 open) for paygraph_circuit_breaker_state when
+	// scraped. Nil: no such gauge.
 	BreakerState func() float64
-	// Connections reads, by kind ("live": WebSocket and SSE connections;
-	// "http": the HTTP connections the listener holds), the client
-	// connections a replica holds open and its cap on them, when /metrics
-	// is scraped: the gauges paygraph_connections and
-	// paygraph_connections_limit, by which an alert sees a pod near its
-	// cap. Nil: no such gauges.
+	// Connections reads, by kind ("live": WebSocket and SSE; "http": the
+	// listener's), the client connections open and their cap, for
+	// paygraph_connections and paygraph_connections_limit when scraped.
+	// Nil: no such gauges.
 	Connections map[string]func() (open, limit int)
 	// Redact rewrites every credential-shaped run of a text (anyone's API
 	// key, secret or session token), as the owners of those shapes write
@@ -43,10 +40,9 @@ type Options struct {
 	// Redacted.
 	RedactKey func(string) string
 	// Secrets returns the request's own credentials (whatever their
-	// shape) for its context: they are taken out of every log line logged
-	// in that context, and no request id, operation label or span name
-	// may hold one or a piece of one. observe only reads the slice. If
-	// nil, none are known.
+	// shape): they are taken out of every log line logged in its context,
+	// and no request id, operation label or span name holds one or a piece
+	// of one. observe only reads the slice. Nil: none are known.
 	Secrets func(context.Context) []string
 	// MerchantTag names the merchant of a context's credentials (or
 	// session token) in access lines: an opaque tag of its keyed
@@ -57,14 +53,12 @@ type Options struct {
 	// it (the connection's peer, or the forwarded address a trusted proxy
 	// gave), for access lines. Nil: none is logged.
 	ClientAddr func(*http.Request) netip.Addr
-	// DebugPaths are the URL paths whose access lines (AccessLog) are
-	// logged at debug rather than info: machines' polls such as health
-	// probes and metrics scrapes, which a logger at info then leaves out.
-	// If empty, every request's line is info.
+	// DebugPaths are the URL paths (probes, scrapes) whose access lines
+	// are debug rather than info. Empty: every line is info.
 	DebugPaths []string
 }
 
-// redact is o.Redact(s), or s.
+// redact, redactKey and secrets call the hooks, or do what a nil one means.
 func (o Options) redact(s string) string {
 	if o.Redact == nil {
 		return s
@@ -72,7 +66,6 @@ func (o Options) redact(s string) string {
 	return o.Redact(s)
 }
 
-// redactKey is o.RedactKey(v), or Redacted.
 func (o Options) redactKey(v string) string {
 	if o.RedactKey == nil {
 		return Redacted
@@ -80,7 +73,6 @@ func (o Options) redactKey(v string) string {
 	return o.RedactKey(v)
 }
 
-// secrets returns the request's own credentials, or nil.
 func (o Options) secrets(ctx context.Context) []string {
 	if o.Secrets == nil {
 		return nil

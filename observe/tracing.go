@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -56,11 +57,7 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 	if exp := strings.ToLower(strings.TrimSpace(os.Getenv("OTEL_TRACES_EXPORTER"))); exp != "" && exp != "otlp" {
 		return noop, false, fmt.Errorf("OTEL_TRACES_EXPORTER=%q is not supported (use otlp or none)", exp)
 	}
-	proto := os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL")
-	if proto == "" {
-		proto = os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")
-	}
-	if proto != "" && proto != "http/protobuf" {
+	if proto := cmp.Or(os.Getenv("OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"), os.Getenv("OTEL_EXPORTER_OTLP_PROTOCOL")); proto != "" && proto != "http/protobuf" {
 		return noop, false, fmt.Errorf("OTLP protocol %q is not supported (use http/protobuf, port 4318)", proto)
 	}
 	exporter, err := otlptracehttp.New(ctx)
