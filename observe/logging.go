@@ -290,7 +290,7 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			if o.ClientAddr != nil {
 				stats.client = o.ClientAddr(r)
 			}
-			ctx := withRequestStats(opscope.WithValue(r.Context(), requestIDKey{}, &acc.requestID[0]), stats)
+			ctx := opscope.WithValue(opscope.WithValue(r.Context(), requestIDKey{}, &acc.requestID[0]), statsKey{}, stats)
 			defer func() {
 				// Logged even when next panics (net/http recovers it).
 				status := rec.status

@@ -319,10 +319,7 @@ func (m *Metrics) GraphQLExtension() graphql.HandlerExtension { return gqlMetric
 
 type gqlMetrics struct{ m *Metrics }
 
-var (
-	_ graphql.HandlerExtension    = gqlMetrics{}
-	_ graphql.ResponseInterceptor = gqlMetrics{}
-)
+var _ graphql.ResponseInterceptor = gqlMetrics{}
 
 func (gqlMetrics) ExtensionName() string                   { return "PaygraphMetrics" }
 func (gqlMetrics) Validate(graphql.ExecutableSchema) error { return nil }

@@ -31,13 +31,7 @@ type statsKey struct{}
 // WithRequestStats returns a context carrying fresh stats.
 func WithRequestStats(ctx context.Context) (context.Context, *RequestStats) {
 	s := new(RequestStats)
-	return withRequestStats(ctx, s), s
-}
-
-// withRequestStats is WithRequestStats with the stats' memory given
-// (AccessLog's record holds them).
-func withRequestStats(ctx context.Context, s *RequestStats) context.Context {
-	return opscope.WithValue(ctx, statsKey{}, s)
+	return opscope.WithValue(ctx, statsKey{}, s), s
 }
 
 // StatsFrom returns the stats carried by ctx, or nil.

@@ -177,7 +177,6 @@ func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o}
 type gqlTracing struct{ o Options }
 
 var (
-	_ graphql.HandlerExtension    = gqlTracing{}
 	_ graphql.ResponseInterceptor = gqlTracing{}
 	_ graphql.FieldInterceptor    = gqlTracing{}
 )
