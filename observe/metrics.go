@@ -56,10 +56,9 @@ type Metrics struct {
 	loaders map[string]func() prometheus.Observer
 	// The series of the GraphQL operations' labels, and the set of names
 	// admitted as labels (MaxOperationNames), under namesMu.
-	namesMu  sync.Mutex
-	names    map[string]struct{}
-	ops      map[string]*opSeries
-	maxNames int
+	namesMu sync.Mutex
+	names   map[string]struct{}
+	ops     map[string]*opSeries
 	// The REST calls' series by endpoint, written under restMu.
 	rest   atomic.Pointer[map[string]*restSeries]
 	restMu sync.Mutex
@@ -89,12 +88,11 @@ var restCallBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}
 // o.Secrets or a piece of one.
 func NewMetrics(o Options) *Metrics {
 	m := &Metrics{
-		reg:      prometheus.NewRegistry(),
-		names:    make(map[string]struct{}),
-		ops:      make(map[string]*opSeries),
-		maxNames: MaxOperationNames,
-		opts:     o,
-		loaders:  make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
+		reg:     prometheus.NewRegistry(),
+		names:   make(map[string]struct{}),
+		ops:     make(map[string]*opSeries),
+		opts:    o,
+		loaders: make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -479,7 +477,7 @@ func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if _, ok := m.names[name]; ok {
 		return name
 	}
-	if len(m.names) >= m.maxNames || StatsFrom(ctx).RESTSuccesses() == 0 ||
+	if len(m.names) >= MaxOperationNames || StatsFrom(ctx).RESTSuccesses() == 0 ||
 		holdsSecret(name, m.opts.secrets(ctx)) {
 		return OperationOther
 	}
