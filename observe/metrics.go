@@ -393,15 +393,12 @@ func Outcome(resp *graphql.Response) string {
 	if resp == nil || len(resp.Errors) == 0 {
 		return OutcomeOK
 	}
-	e := resp.Errors[0]
-	if e == nil {
-		return OutcomeError
+	if e := resp.Errors[0]; e != nil {
+		if code, _ := e.Extensions["code"].(string); plainCode(code) {
+			return code
+		}
 	}
-	code, _ := e.Extensions["code"].(string)
-	if !plainCode(code) {
-		return OutcomeError
-	}
-	return code
+	return OutcomeError
 }
 
 // plainCode reports whether s matches ^[A-Z0-9_]{1,64}$.
