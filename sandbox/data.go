@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -49,10 +50,10 @@ type Business struct {
 // Customer is the customer of a payment. Address is only rendered by the
 // retrieve-payment endpoint, never in list items.
 type Customer struct {
-	Name    string
-	Email   string
-	Phone   string
-	Address string
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	Phone   string `json:"phone"`
+	Address string `json:"address,omitempty"`
 }
 
 // Payment is the sandbox's record of a payment, with REST field names.
@@ -93,41 +94,46 @@ type PaymentLink struct {
 
 // SessionCustomer is the customer object of a checkout session.
 type SessionCustomer struct {
-	Name    string
-	Email   string
-	Phone   string
-	Address string
-	City    string
+	Name    string `json:"name"`
+	Email   string `json:"email"`
+	Phone   string `json:"phone"`
+	Address string `json:"address"`
+	City    string `json:"city"`
 }
 
-// MetaPair is one meta_data entry; MetaData keeps rendering (insertion) order.
+// MetaPair is one meta_data entry.
 type MetaPair struct {
 	Key   string
 	Value string
 }
 
-// CheckoutSession is the sandbox's record of a checkout session.
+// Meta is a checkout session's meta_data, rendered as one JSON object in
+// this (insertion) order; empty renders {}.
+type Meta []MetaPair
+
+// CheckoutSession is the sandbox's record of a checkout session, tagged
+// with its wire shape (field order follows rest-api.md).
 type CheckoutSession struct {
-	ID            string
-	PaymentID     string
-	Reference     string
-	Status        string
-	PaymentStatus string
-	Amount        string // decimal string, two fractional digits
-	AmountPaisa   int64
-	Subtotal      string // decimal string, two fractional digits
-	SubtotalPaisa int64
-	Currency      string
-	Customer      SessionCustomer
-	SuccessURL    string
-	CancelURL     string
+	ID            string          `json:"id"`
+	PaymentID     string          `json:"payment_id"`
+	Reference     string          `json:"reference"`
+	Status        string          `json:"status"`
+	PaymentStatus string          `json:"payment_status"`
+	Amount        string          `json:"amount"` // decimal string, two fractional digits
+	AmountPaisa   int64           `json:"amount_paisa"`
+	Subtotal      string          `json:"subtotal"` // decimal string, two fractional digits
+	SubtotalPaisa int64           `json:"subtotal_paisa"`
+	Currency      string          `json:"currency"`
+	Customer      SessionCustomer `json:"customer"`
+	SuccessURL    string          `json:"success_url"`
+	CancelURL     string          `json:"cancel_url"`
 	// TransactionID is the payment's transaction id; "" (rendered as "")
 	// when the payment has none.
-	TransactionID string
-	PaymentMethod string
-	MetaData      []MetaPair // rendered in this order; empty renders {}
-	CreatedAt     string
-	UpdatedAt     string
+	TransactionID string `json:"transaction_id"`
+	PaymentMethod string `json:"payment_method"`
+	MetaData      Meta   `json:"meta_data"`
+	CreatedAt     string `json:"created_at"`
+	UpdatedAt     string `json:"updated_at"`
 }
 
 func (l PaymentLink) clone() PaymentLink {
@@ -144,9 +150,6 @@ func (l PaymentLink) clone() PaymentLink {
 
 func (c CheckoutSession) clone() CheckoutSession {
 	c.MetaData = slices.Clone(c.MetaData)
-	if c.MetaData == nil {
-		c.MetaData = []MetaPair{}
-	}
 	return c
 }
 
@@ -271,28 +274,11 @@ func formatTime(ms int64) string {
 }
 
 // paisaFixed renders paisa as a decimal with exactly two fractional digits.
-func paisaFixed(p int64) string {
-	return strconv.FormatInt(p/100, 10) + "." + twoDigits(p%100)
-}
+func paisaFixed(p int64) string { return fmt.Sprintf("%d.%02d", p/100, p%100) }
 
 // paisaMinimal renders paisa as a decimal without trailing fractional zeros.
 func paisaMinimal(p int64) string {
-	whole, frac := p/100, p%100
-	switch {
-	case frac == 0:
-		return strconv.FormatInt(whole, 10)
-	case frac%10 == 0:
-		return strconv.FormatInt(whole, 10) + "." + strconv.FormatInt(frac/10, 10)
-	default:
-		return strconv.FormatInt(whole, 10) + "." + twoDigits(frac)
-	}
-}
-
-func twoDigits(v int64) string {
-	if v < 10 {
-		return "0" + strconv.FormatInt(v, 10)
-	}
-	return strconv.FormatInt(v, 10)
+	return strings.TrimSuffix(strings.TrimRight(paisaFixed(p), "0"), ".")
 }
 
 func (g *generator) renderAmount(p int64) string {
@@ -380,8 +366,7 @@ type bizData struct {
 func generate(seed int64, payURL string) []bizData {
 	// Credentials do not depend on the data seed, so the demo credentials
 	// stay the same whatever seed is used.
-	crng := rand.New(rand.NewPCG(credSeed, rngStream))
-	cg := &generator{rng: crng, used: map[string]bool{}}
+	cg := &generator{rng: newRand(credSeed), used: map[string]bool{}}
 
 	g := &generator{rng: newRand(seed), used: map[string]bool{}}
 	out := make([]bizData, 0, len(bizSpecs))
@@ -572,7 +557,7 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		s.CancelURL = "https://" + spec.domain + "/checkout/cancel?ref=" + s.Reference
 		s.TransactionID = p.TransactionID
 		s.PaymentMethod = p.PaymentMethod
-		s.MetaData = []MetaPair{}
+		s.MetaData = Meta{}
 		if i%4 != 2 {
 			keys := slices.Clone(spec.metaKeys)
 			g.rng.Shuffle(len(keys), func(a, b int) { keys[a], keys[b] = keys[b], keys[a] })

@@ -8,23 +8,16 @@ import (
 // Wire shapes. Field order follows rest-api.md. All rendering happens once,
 // at construction.
 
-type wireCustomer struct {
-	Name    string  `json:"name"`
-	Email   string  `json:"email"`
-	Phone   string  `json:"phone"`
-	Address *string `json:"address,omitempty"`
-}
-
 type wirePayment struct {
-	ID            string       `json:"id"`
-	Status        string       `json:"status"`
-	Amount        json.Number  `json:"amount"`
-	Currency      string       `json:"currency"`
-	TransactionID string       `json:"transaction_id,omitempty"`
-	PaymentMethod string       `json:"payment_method"`
-	Customer      wireCustomer `json:"customer"`
-	CreatedAt     string       `json:"created_at"`
-	UpdatedAt     string       `json:"updated_at"`
+	ID            string      `json:"id"`
+	Status        string      `json:"status"`
+	Amount        json.Number `json:"amount"`
+	Currency      string      `json:"currency"`
+	TransactionID string      `json:"transaction_id,omitempty"`
+	PaymentMethod string      `json:"payment_method"`
+	Customer      Customer    `json:"customer"`
+	CreatedAt     string      `json:"created_at"`
+	UpdatedAt     string      `json:"updated_at"`
 }
 
 type wireLink struct {
@@ -45,17 +38,8 @@ type wireLink struct {
 	UpdatedAt   string      `json:"updated_at"`
 }
 
-type wireSessionCustomer struct {
-	Name    string `json:"name"`
-	Email   string `json:"email"`
-	Phone   string `json:"phone"`
-	Address string `json:"address"`
-	City    string `json:"city"`
-}
-
-type orderedMeta []MetaPair
-
-func (m orderedMeta) MarshalJSON() ([]byte, error) {
+// MarshalJSON renders m as one object, keeping its order.
+func (m Meta) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, kv := range m {
@@ -68,27 +52,6 @@ func (m orderedMeta) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
-}
-
-type wireSession struct {
-	ID            string              `json:"id"`
-	PaymentID     string              `json:"payment_id"`
-	Reference     string              `json:"reference"`
-	Status        string              `json:"status"`
-	PaymentStatus string              `json:"payment_status"`
-	Amount        string              `json:"amount"`
-	AmountPaisa   int64               `json:"amount_paisa"`
-	Subtotal      string              `json:"subtotal"`
-	SubtotalPaisa int64               `json:"subtotal_paisa"`
-	Currency      string              `json:"currency"`
-	Customer      wireSessionCustomer `json:"customer"`
-	SuccessURL    string              `json:"success_url"`
-	CancelURL     string              `json:"cancel_url"`
-	TransactionID string              `json:"transaction_id"`
-	PaymentMethod string              `json:"payment_method"`
-	MetaData      orderedMeta         `json:"meta_data"`
-	CreatedAt     string              `json:"created_at"`
-	UpdatedAt     string              `json:"updated_at"`
 }
 
 // marshal renders v as compact JSON without HTML escaping. It panics on
@@ -104,17 +67,14 @@ func marshal(v any) []byte {
 }
 
 func renderPayment(p Payment, withAddress bool) []byte {
-	w := wirePayment{
+	if !withAddress {
+		p.Customer.Address = "" // omitted; every generated address is non-empty
+	}
+	return marshal(wirePayment{
 		ID: p.ID, Status: p.Status, Amount: json.Number(p.AmountText), Currency: p.Currency,
-		TransactionID: p.TransactionID, PaymentMethod: p.PaymentMethod,
-		Customer:  wireCustomer{Name: p.Customer.Name, Email: p.Customer.Email, Phone: p.Customer.Phone},
+		TransactionID: p.TransactionID, PaymentMethod: p.PaymentMethod, Customer: p.Customer,
 		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-	}
-	if withAddress {
-		addr := p.Customer.Address
-		w.Customer.Address = &addr
-	}
-	return marshal(w)
+	})
 }
 
 func renderLink(l PaymentLink) []byte {
@@ -128,24 +88,9 @@ func renderLink(l PaymentLink) []byte {
 }
 
 func renderSession(s CheckoutSession) []byte {
-	inner := marshal(wireSession{
-		ID: s.ID, PaymentID: s.PaymentID, Reference: s.Reference,
-		Status: s.Status, PaymentStatus: s.PaymentStatus,
-		Amount: s.Amount, AmountPaisa: s.AmountPaisa, Subtotal: s.Subtotal, SubtotalPaisa: s.SubtotalPaisa,
-		Currency: s.Currency,
-		Customer: wireSessionCustomer{
-			Name: s.Customer.Name, Email: s.Customer.Email, Phone: s.Customer.Phone,
-			Address: s.Customer.Address, City: s.Customer.City,
-		},
-		SuccessURL: s.SuccessURL, CancelURL: s.CancelURL,
-		TransactionID: s.TransactionID, PaymentMethod: s.PaymentMethod,
-		MetaData:  orderedMeta(s.MetaData),
-		CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt,
-	})
-	out := make([]byte, 0, len(inner)+9)
-	out = append(out, `{"data":`...)
-	out = append(out, inner...)
-	return append(out, '}')
+	return marshal(struct {
+		Data CheckoutSession `json:"data"`
+	}{s})
 }
 
 func errorBody(msg string) []byte {

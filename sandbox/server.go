@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,7 +108,7 @@ type Server struct {
 	byKey       map[string]*business
 
 	latency atomic.Int64
-	faults  atomic.Pointer[faultHook]
+	faults  atomic.Pointer[func(Call) Fault]
 
 	// data guards what the admin endpoint (admin.go) changes: each
 	// business's payments, sessions, their rendered bodies and statusPos.
@@ -122,8 +121,6 @@ type Server struct {
 	epoch uint64 // bumped by ResetCalls so in-flight requests don't touch new entries
 }
 
-type faultHook struct{ f func(Call) Fault }
-
 type business struct {
 	info     Business
 	payments []Payment
@@ -133,7 +130,7 @@ type business struct {
 	listJSON   [][]byte // list form, in list order
 	detailJSON [][]byte // retrieve form, in list order
 	paymentPos map[string]int
-	statusPos  map[string][]int // status -> ascending list positions
+	statusPos  map[string][]int // status ("" for all) -> ascending list positions
 
 	linkJSON    map[string][]byte // by id
 	sessionJSON map[string][]byte // by id and by reference
@@ -166,10 +163,11 @@ func New(opts Options) *Server {
 			linkJSON:    make(map[string][]byte, len(d.links)),
 			sessionJSON: make(map[string][]byte, 2*len(d.sessions)),
 		}
-		for _, st := range Statuses() {
+		for _, st := range append(Statuses(), "") {
 			b.statusPos[st] = []int{}
 		}
 		for i, p := range d.payments {
+			b.statusPos[""] = append(b.statusPos[""], i)
 			b.listJSON = append(b.listJSON, renderPayment(p, false))
 			b.detailJSON = append(b.detailJSON, renderPayment(p, true))
 			b.paymentPos[p.ID] = i
@@ -295,7 +293,7 @@ func (s *Server) SetFaults(f func(c Call) Fault) {
 		s.faults.Store(nil)
 		return
 	}
-	s.faults.Store(&faultHook{f: f})
+	s.faults.Store(&f)
 }
 
 // RandomFaults returns a concurrency-safe fault hook that injects a fault
@@ -371,7 +369,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	fault := FaultNone
 	if h := s.faults.Load(); h != nil {
-		fault = h.f(c)
+		fault = (*h)(c)
 	}
 	status := 0
 	defer func() { s.finish(idx, epoch, status, fault) }()
@@ -545,25 +543,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
 func (s *Server) listPage(b *business, start, limit int, st string) (out []byte, ok bool) {
 	s.data.RLock()
 	defer s.data.RUnlock()
-	var page []int
-	hasMore := false
-	if st != "" {
-		positions, ok := b.statusPos[st]
-		if !ok {
-			return nil, false
-		}
-		k := sort.SearchInts(positions, start)
-		end := min(k+limit, len(positions))
-		page = positions[k:end]
-		hasMore = end < len(positions)
-	} else {
-		end := min(start+limit, len(b.payments))
-		page = make([]int, 0, max(end-start, 0))
-		for i := start; i < end; i++ {
-			page = append(page, i)
-		}
-		hasMore = end < len(b.payments)
+	positions, ok := b.statusPos[st]
+	if !ok {
+		return nil, false
 	}
+	k, _ := slices.BinarySearch(positions, start)
+	end := min(k+limit, len(positions))
+	page, hasMore := positions[k:end], end < len(positions)
 
 	size := 64
 	for _, i := range page {
@@ -580,7 +566,7 @@ func (s *Server) listPage(b *business, start, limit int, st string) (out []byte,
 	out = append(out, `],"has_more":`...)
 	out = strconv.AppendBool(out, hasMore)
 	out = append(out, `,"next_cursor":`...)
-	if hasMore && len(page) > 0 {
+	if hasMore {
 		out = append(out, '"')
 		out = append(out, EncodeCursor(b.payments[page[len(page)-1]].ID)...)
 		out = append(out, '"')
