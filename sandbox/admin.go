@@ -9,9 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"net/url"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -153,7 +151,7 @@ var bodyInvalidBody = errorBody(ErrMsgInvalidBody)
 //	POST /sandbox/payments/{id}/status             {"status":"SUCCEEDED"}
 //	POST /sandbox/checkout/sessions/{id}/status    {"status":"REFUNDED"}   (id or reference)
 func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
-	route, id, ok := matchAdminRoute(r.URL.EscapedPath())
+	route, id, ok := matchRoute(r.URL.EscapedPath(), AdminRoutePaymentStatus, AdminRouteSessionStatus)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, bodyNotFound)
 		return
@@ -208,25 +206,4 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	}
 	s.data.RUnlock()
 	writeJSON(w, http.StatusOK, body)
-}
-
-// matchAdminRoute maps an escaped path under AdminPrefix to an admin route
-// and its unescaped id, with matchRoute's rules for ids.
-func matchAdminRoute(escaped string) (route, id string, ok bool) {
-	rest, _ := strings.CutPrefix(escaped, AdminPrefix)
-	seg := strings.Split(rest, "/")
-	var raw string
-	switch {
-	case len(seg) == 3 && seg[0] == "payments" && seg[2] == "status":
-		route, raw = AdminRoutePaymentStatus, seg[1]
-	case len(seg) == 4 && seg[0] == "checkout" && seg[1] == "sessions" && seg[3] == "status":
-		route, raw = AdminRouteSessionStatus, seg[2]
-	default:
-		return "", "", false
-	}
-	id, err := url.PathUnescape(raw)
-	if raw == "" || err != nil {
-		return "", "", false
-	}
-	return route, id, true
 }

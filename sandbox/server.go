@@ -360,7 +360,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveAdmin(w, r)
 		return
 	}
-	route, id, idOK := matchRoute(escaped)
+	route, id, idOK := matchRoute(escaped, RoutePayments, RoutePayment, RoutePaymentLink, RouteCheckoutSession)
 	c := Call{
 		Method: r.Method, Route: route, EscapedPath: escaped, RawQuery: r.URL.RawQuery,
 		APIKey: r.Header.Get("x-api-key"), APISecret: r.Header.Get("x-api-secret"),
@@ -418,35 +418,35 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int
 	return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
 }
 
-// matchRoute maps an escaped path to a route pattern and its (unescaped) id.
-// idOK is false when the id segment could not be unescaped.
-func matchRoute(escaped string) (route, id string, idOK bool) {
-	rest, ok := strings.CutPrefix(escaped, "/api/v1/")
-	if !ok {
-		return "", "", false
+// matchRoute maps an escaped path to the first of routes it matches and
+// the route's (unescaped) id; idOK is false when the id could not be
+// unescaped. An {id} segment matches any non-empty segment.
+func matchRoute(escaped string, routes ...string) (route, id string, idOK bool) {
+	for _, route := range routes {
+		if raw, ok := matchPattern(escaped, route); ok {
+			id, err := url.PathUnescape(raw)
+			return route, id, err == nil
+		}
 	}
-	seg := strings.Split(rest, "/")
-	var raw string
-	switch {
-	case len(seg) == 1 && seg[0] == "payments":
-		return RoutePayments, "", true
-	case len(seg) == 2 && seg[0] == "payments":
-		route, raw = RoutePayment, seg[1]
-	case len(seg) == 2 && seg[0] == "payment-links":
-		route, raw = RoutePaymentLink, seg[1]
-	case len(seg) == 3 && seg[0] == "checkout" && seg[1] == "sessions":
-		route, raw = RouteCheckoutSession, seg[2]
-	default:
-		return "", "", false
+	return "", "", false
+}
+
+// matchPattern reports whether path has pattern's segments, and returns
+// the one in the place of {id}.
+func matchPattern(path, pattern string) (raw string, ok bool) {
+	for {
+		p, prest, pmore := strings.Cut(pattern, "/")
+		seg, rest, more := strings.Cut(path, "/")
+		if p == "{id}" && seg != "" {
+			raw = seg
+		} else if p != seg {
+			return "", false
+		}
+		if !pmore || !more {
+			return raw, pmore == more
+		}
+		pattern, path = prest, rest
 	}
-	if raw == "" {
-		return "", "", false // trailing slash: no such route
-	}
-	id, err := url.PathUnescape(raw)
-	if err != nil {
-		return route, "", false
-	}
-	return route, id, true
 }
 
 var (
