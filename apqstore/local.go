@@ -3,11 +3,11 @@
 package apqstore
 
 import (
-	"container/list"
 	"context"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
 // DefaultLocalBytes bounds the bytes of the queries the local LRU keeps:
@@ -18,15 +18,11 @@ const DefaultLocalBytes = 4 << 20
 // and maxBytes bytes of keys and queries, evicting the least recently used.
 // Safe for concurrent use.
 type Local struct {
-	mu         sync.Mutex
-	maxEntries int
-	maxBytes   int64
-	bytes      int64
-	order      *list.List // front: most recently used; values *localEntry
-	items      map[string]*list.Element
+	mu       sync.Mutex
+	maxBytes int64
+	bytes    int64
+	lru      *simplelru.LRU[string, string]
 }
-
-type localEntry struct{ key, query string }
 
 var _ graphql.Cache[string] = (*Local)(nil)
 
@@ -39,7 +35,9 @@ func NewLocal(maxEntries int, maxBytes int64) *Local {
 	if maxBytes <= 0 {
 		maxBytes = DefaultLocalBytes
 	}
-	return &Local{maxEntries: maxEntries, maxBytes: maxBytes, order: list.New(), items: map[string]*list.Element{}}
+	l := &Local{maxBytes: maxBytes}
+	l.lru, _ = simplelru.NewLRU(maxEntries, func(key, query string) { l.bytes -= entryBytes(key, query) })
+	return l
 }
 
 func entryBytes(key, query string) int64 { return int64(len(key) + len(query)) }
@@ -48,12 +46,7 @@ func entryBytes(key, query string) int64 { return int64(len(key) + len(query)) }
 func (l *Local) Get(_ context.Context, key string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	e, ok := l.items[key]
-	if !ok {
-		return "", false
-	}
-	l.order.MoveToFront(e)
-	return e.Value.(*localEntry).query, true
+	return l.lru.Get(key)
 }
 
 // Add keeps query under key, evicting the least recently used queries
@@ -62,30 +55,22 @@ func (l *Local) Add(_ context.Context, key, query string) {
 	n := entryBytes(key, query)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if e, ok := l.items[key]; ok {
-		l.remove(e)
-	}
+	l.lru.Remove(key)
 	if n > l.maxBytes {
 		return
 	}
-	l.items[key] = l.order.PushFront(&localEntry{key: key, query: query})
 	l.bytes += n
-	for l.bytes > l.maxBytes || l.order.Len() > l.maxEntries {
-		l.remove(l.order.Back())
+	l.lru.Add(key, query)
+	for l.bytes > l.maxBytes {
+		l.lru.RemoveOldest()
 	}
-}
-
-func (l *Local) remove(e *list.Element) {
-	le := l.order.Remove(e).(*localEntry)
-	delete(l.items, le.key)
-	l.bytes -= entryBytes(le.key, le.query)
 }
 
 // Len and Bytes report what the LRU keeps.
 func (l *Local) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.order.Len()
+	return l.lru.Len()
 }
 
 // Bytes is the sum of the kept keys' and queries' lengths.

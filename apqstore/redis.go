@@ -9,6 +9,7 @@
 package apqstore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -45,17 +46,12 @@ func hashKey(key, query string) bool {
 // Redis is a graphql.Cache[string] for gqlgen's AutomaticPersistedQuery
 // extension, backed by Redis with an in-process LRU in front.
 type Redis struct {
-	client    *redis.Client
-	local     *Local
-	prefix    string
-	ttl       time.Duration
-	opTimeout time.Duration // whole-operation deadline (dial + read/write)
-	maxValue  int
-	backoff   time.Duration
-	logger    *slog.Logger
-	addr      string
-	mismatch  func() // counts a query read back whose text is not its key's
-	errCount  func() // counts a Redis operation that failed
+	settings
+	client   *redis.Client
+	local    *Local
+	ttl      time.Duration
+	deadline time.Duration // whole-operation deadline (dial + read/write)
+	addr     string
 
 	downUntil atomic.Int64 // unix nanoseconds: skip Redis until then
 	down      atomic.Bool  // for logging the transitions only
@@ -71,9 +67,9 @@ type settings struct {
 	prefix                          string
 	localSize, maxValue             int
 	localBytes                      int64
-	dialTimeout, opTimeout, backoff time.Duration
+	dialTimeout, ioTimeout, backoff time.Duration
 	logger                          *slog.Logger
-	mismatch, errCount              func()
+	mismatch, errCount              func() // count a query read back whose text is not its key's, a failed operation
 }
 
 // WithPrefix namespaces the keys (default "paygraph:apq:").
@@ -93,7 +89,7 @@ func WithMaxValueBytes(n int) Option { return func(s *settings) { s.maxValue = n
 // WithTimeouts sets the dial timeout (default 200ms) and the read and write
 // timeout (default 100ms) of Redis operations.
 func WithTimeouts(dial, op time.Duration) Option {
-	return func(s *settings) { s.dialTimeout, s.opTimeout = dial, op }
+	return func(s *settings) { s.dialTimeout, s.ioTimeout = dial, op }
 }
 
 // WithBackoff sets how long Redis is skipped after a failure (default 1s;
@@ -121,56 +117,38 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
 	s := settings{
 		prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes, maxValue: DefaultMaxValueBytes,
-		dialTimeout: DefaultDialTimeout, opTimeout: DefaultOpTimeout, backoff: DefaultBackoff,
+		dialTimeout: DefaultDialTimeout, ioTimeout: DefaultOpTimeout, backoff: DefaultBackoff,
 	}
 	for _, o := range opts {
 		o(&s)
 	}
-	switch {
-	case ttl < 0:
+	if ttl < 0 {
 		return nil, errors.New("apqstore: negative TTL")
-	case ttl == 0:
-		ttl = DefaultTTL
 	}
-	if s.localSize <= 0 || s.localBytes <= 0 || s.maxValue <= 0 || s.dialTimeout <= 0 || s.opTimeout <= 0 {
+	if s.localSize <= 0 || s.localBytes <= 0 || s.maxValue <= 0 || s.dialTimeout <= 0 || s.ioTimeout <= 0 {
 		return nil, errors.New("apqstore: sizes and timeouts must be positive")
 	}
 	ro, err := redis.ParseURL(url)
 	if err != nil {
 		return nil, fmt.Errorf("apqstore: REDIS_URL: %w", err)
 	}
-	if ro.DialTimeout == 0 {
-		ro.DialTimeout = s.dialTimeout
-	}
-	if ro.ReadTimeout == 0 {
-		ro.ReadTimeout = s.opTimeout
-	}
-	if ro.WriteTimeout == 0 {
-		ro.WriteTimeout = s.opTimeout
-	}
-	if ro.PoolTimeout == 0 {
-		ro.PoolTimeout = s.opTimeout // waiting for a free connection
-	}
-	if ro.MaxRetries == 0 {
-		ro.MaxRetries = -1 // a miss is cheaper than a retry
-	}
+	ro.DialTimeout = cmp.Or(ro.DialTimeout, s.dialTimeout)
+	ro.ReadTimeout = cmp.Or(ro.ReadTimeout, s.ioTimeout)
+	ro.WriteTimeout = cmp.Or(ro.WriteTimeout, s.ioTimeout)
+	ro.PoolTimeout = cmp.Or(ro.PoolTimeout, s.ioTimeout) // waiting for a free connection
+	ro.MaxRetries = cmp.Or(ro.MaxRetries, -1)            // a miss is cheaper than a retry
 	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true // no CLIENT SETINFO round trip on each new connection
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	r := &Redis{
-		client:    redis.NewClient(ro),
-		local:     NewLocal(s.localSize, s.localBytes),
-		prefix:    s.prefix,
-		ttl:       ttl,
-		opTimeout: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout),
-		maxValue:  s.maxValue,
-		backoff:   s.backoff,
-		logger:    s.logger,
-		addr:      ro.Addr,
-		mismatch:  s.mismatch,
-		errCount:  s.errCount,
+		settings: s,
+		client:   redis.NewClient(ro),
+		local:    NewLocal(s.localSize, s.localBytes),
+		ttl:      cmp.Or(ttl, DefaultTTL),
+		deadline: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout),
+		addr:     ro.Addr,
 	}
 	_ = r.Ping(ctx) // a failure is logged and starts the backoff
 	return r, nil
@@ -178,7 +156,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 
 // Ping checks that Redis answers, within the operation deadline.
 func (r *Redis) Ping(ctx context.Context) error {
-	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	octx, cancel := context.WithTimeout(ctx, r.deadline)
 	defer cancel()
 	err := r.client.Ping(octx).Err()
 	r.observe(ctx, err)
@@ -193,16 +171,11 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 		r.stats.localHits.Add(1)
 		return v, true
 	}
-	if len(key) == 0 || len(key) > maxKeyBytes {
+	if !r.sendable(key, 0) {
 		r.stats.misses.Add(1)
 		return "", false
 	}
-	if r.skipping() {
-		r.stats.skipped.Add(1)
-		r.stats.misses.Add(1)
-		return "", false
-	}
-	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	octx, cancel := context.WithTimeout(ctx, r.deadline)
 	defer cancel()
 	v, err := r.client.Get(octx, r.prefix+key).Result()
 	if errors.Is(err, redis.Nil) {
@@ -232,14 +205,10 @@ func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 // fails (this replica still serves a query Redis did not take).
 func (r *Redis) Add(ctx context.Context, key, query string) {
 	r.local.Add(ctx, key, query)
-	if len(key) == 0 || len(key) > maxKeyBytes || len(query) > r.maxValue {
+	if !r.sendable(key, len(query)) {
 		return
 	}
-	if r.skipping() {
-		r.stats.skipped.Add(1)
-		return
-	}
-	octx, cancel := context.WithTimeout(ctx, r.opTimeout)
+	octx, cancel := context.WithTimeout(ctx, r.deadline)
 	defer cancel()
 	err := r.client.Set(octx, r.prefix+key, query, r.ttl).Err()
 	r.observe(ctx, err)
@@ -247,6 +216,10 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 		r.stats.stores.Add(1)
 	}
 }
+
+// Client is the store's Redis client, for other users of the same Redis
+// (one pool a replica). The store closes it.
+func (r *Redis) Client() *redis.Client { return r.client }
 
 // Close closes the Redis connections.
 func (r *Redis) Close() error { return r.client.Close() }
@@ -269,10 +242,17 @@ func (r *Redis) Stats() Stats {
 	}
 }
 
-// skipping reports whether Redis failed recently enough to be left alone.
-func (r *Redis) skipping() bool {
-	until := r.downUntil.Load()
-	return until != 0 && time.Now().UnixNano() < until
+// sendable reports whether an operation on key with a value of n bytes
+// goes to Redis: not during a backoff, which counts it as skipped.
+func (r *Redis) sendable(key string, n int) bool {
+	if len(key) == 0 || len(key) > maxKeyBytes || n > r.maxValue {
+		return false
+	}
+	if until := r.downUntil.Load(); until != 0 && time.Now().UnixNano() < until {
+		r.stats.skipped.Add(1)
+		return false
+	}
+	return true
 }
 
 // observe records the outcome of one operation: a failure starts a
