@@ -189,10 +189,7 @@ func New(cfg Config) (*Limiter, error) {
 	}
 	l := &Limiter{
 		timeout: cmp.Or(cfg.RedisTimeout, DefaultRedisTimeout), backoff: cmp.Or(cfg.RedisBackoff, DefaultRedisBackoff),
-		onDecision: cfg.OnDecision, onJunk: cfg.OnJunk, logger: cfg.Logger,
-	}
-	if l.logger == nil {
-		l.logger = slog.New(slog.DiscardHandler)
+		onDecision: cfg.OnDecision, onJunk: cfg.OnJunk, logger: cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler)),
 	}
 	var items []string
 	if cfg.RequestsPerSecond > 0 && cfg.RequestsBurst > 0 {
@@ -261,9 +258,8 @@ func (d Decision) SetHeaders(h http.Header) {
 		return // the policy's q says how much fits; no wait would help
 	}
 	t := ceilSeconds(d.Reset)
-	if !d.Allowed && !d.TooCostly {
-		// For a refusal the window is the wait.
-		t = d.RetryAfterSeconds()
+	if !d.Allowed {
+		t = d.RetryAfterSeconds() // for a refusal the window is the wait
 	}
 	h.Set("RateLimit", strconv.Quote(d.Policy)+";r="+strconv.Itoa(d.Remaining)+";t="+strconv.Itoa(t))
 	if s := d.RetryAfterSeconds(); s > 0 {
@@ -314,18 +310,16 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
 	}
 	merchant = boundedKey(merchant)
-	var r result
-	backend := BackendLocal
-	peeked := false
+	r, backend := result{}, BackendLocal
 	if l.rdb != nil && l.redisUsable() {
 		rctx, cancel := context.WithTimeout(ctx, l.timeout)
 		res, err := l.redisCharge(rctx, l.rest, merchant, 0) // a charge of 0 changes nothing
 		cancel()
 		if l.observe(ctx, err) == nil {
-			r, backend, peeked = res, BackendRedis, true
+			r, backend = res, BackendRedis
 		}
 	}
-	if !peeked {
+	if backend == BackendLocal {
 		r = l.local.peek(merchant, l.rest)
 	}
 	d := Decision{Allowed: r.remaining >= restCalls, Policy: l.rest.policy, Limit: l.rest.burst,

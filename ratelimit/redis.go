@@ -67,11 +67,8 @@ func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n
 	if err != nil {
 		return result{}, err
 	}
-	r := result{allowed: res.Allowed > 0, remaining: res.Remaining, reset: max(0, res.ResetAfter)}
-	if !r.allowed {
-		r.retryAfter = max(0, res.RetryAfter)
-	}
-	return r, nil
+	return result{allowed: res.Allowed > 0, remaining: res.Remaining, reset: max(0, res.ResetAfter),
+		retryAfter: max(0, res.RetryAfter)}, nil
 }
 
 // redisUsable reports whether this Allow may use Redis: while healthy;
