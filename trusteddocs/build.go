@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -63,13 +64,8 @@ func BuildManifest(files []string) ([]byte, error) {
 		if err := collectFragments(op.SelectionSet, fragments, used); err != nil {
 			return nil, fmt.Errorf("trusteddocs: operation %s (%s): %w", op.Name, where["operation "+op.Name], err)
 		}
-		names := make([]string, 0, len(used))
-		for n := range used {
-			names = append(names, n)
-		}
-		slices.Sort(names)
 		doc := &ast.QueryDocument{Operations: ast.OperationList{op}}
-		for _, n := range names {
+		for _, n := range slices.Sorted(maps.Keys(used)) {
 			doc.Fragments = append(doc.Fragments, fragments[n])
 		}
 		var buf bytes.Buffer
@@ -90,15 +86,12 @@ func BuildManifest(files []string) ([]byte, error) {
 // collectFragments adds to used every fragment set spreads, transitively.
 func collectFragments(set ast.SelectionSet, fragments map[string]*ast.FragmentDefinition, used map[string]bool) error {
 	for _, sel := range set {
+		var sub ast.SelectionSet
 		switch s := sel.(type) {
 		case *ast.Field:
-			if err := collectFragments(s.SelectionSet, fragments, used); err != nil {
-				return err
-			}
+			sub = s.SelectionSet
 		case *ast.InlineFragment:
-			if err := collectFragments(s.SelectionSet, fragments, used); err != nil {
-				return err
-			}
+			sub = s.SelectionSet
 		case *ast.FragmentSpread:
 			if used[s.Name] {
 				continue
@@ -108,9 +101,10 @@ func collectFragments(set ast.SelectionSet, fragments map[string]*ast.FragmentDe
 				return fmt.Errorf("uses fragment %s, which none of the files defines", s.Name)
 			}
 			used[s.Name] = true
-			if err := collectFragments(f.SelectionSet, fragments, used); err != nil {
-				return err
-			}
+			sub = f.SelectionSet
+		}
+		if err := collectFragments(sub, fragments, used); err != nil {
+			return err
 		}
 	}
 	return nil

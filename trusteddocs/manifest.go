@@ -3,10 +3,10 @@
 package trusteddocs
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -95,8 +95,7 @@ func parseManifest(data []byte) (*manifest, error) {
 	if _, ok := top["format"]; ok {
 		m.format = FormatApollo
 		var am apolloManifest
-		dec := json.NewDecoder(bytes.NewReader(data))
-		if err := dec.Decode(&am); err != nil {
+		if err := json.Unmarshal(data, &am); err != nil {
 			return nil, fmt.Errorf("apollo manifest: %w", err)
 		}
 		if am.Format != FormatApollo || am.Version != 1 {
@@ -125,7 +124,7 @@ func parseManifest(data []byte) (*manifest, error) {
 		}
 	}
 	if len(m.byID) == 0 {
-		return nil, errEmpty
+		return nil, errors.New("lists no operations")
 	}
 	return m, nil
 }

@@ -13,7 +13,6 @@ package trusteddocs
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -243,8 +242,6 @@ func hashOf(text string) string {
 	sum := sha256.Sum256([]byte(text))
 	return hex.EncodeToString(sum[:])
 }
-
-var errEmpty = errors.New("lists no operations")
 
 // Document is one operation of the manifest: its id and text.
 type Document struct{ ID, Body string }
