@@ -58,11 +58,10 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf(`customerData is not "full", "masked" or "none"`)
 	}
 	v, err := ParseCustomerData(s)
-	if err != nil {
-		return err
+	if err == nil {
+		*c = v
 	}
-	*c = v
-	return nil
+	return err
 }
 
 // DefaultCustomerData is the level of a token minted for a scope of kind
