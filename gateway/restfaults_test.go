@@ -182,7 +182,7 @@ func TestRESTPoolsBounded(t *testing.T) {
 	for i := range 20 {
 		_, _ = rc.GetPayment(ctxOf(i), id) // 401 for all but none: the pools are what is counted
 		rt.mu.Lock()
-		pools := len(rt.pools)
+		pools := rt.pools.Len()
 		rt.mu.Unlock()
 		if open := rt.open.Load(); pools > 4 || open > 4 {
 			t.Fatalf("after %d pairs: %d pools, %d connections open; want at most 4 of each", i+1, pools, open)

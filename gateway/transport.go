@@ -13,7 +13,6 @@ package gateway
 
 import (
 	"cmp"
-	"container/list"
 	"context"
 	"net"
 	"net/http"
@@ -22,6 +21,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hashicorp/golang-lru/v2/simplelru"
 
 	"paygraph/fasttransport"
 	"paygraph/restclient"
@@ -46,8 +47,7 @@ type restPools struct {
 	open    atomic.Int64 // connections open across the pools
 
 	mu    sync.Mutex
-	pools map[string]*restPool
-	lru   list.List // of *restPool, the most recently used first
+	pools *simplelru.LRU[string, pool]
 }
 
 // pool is one pair's connections: a *fasttransport.Transport or an
@@ -57,12 +57,6 @@ type pool interface {
 	CloseIdleConnections()
 }
 
-type restPool struct {
-	t    pool
-	key  string
-	elem *list.Element
-}
-
 // newTransport is the transport to the REST API at cfg.RESTBaseURL. Each
 // pool keeps up to RESTMaxInFlightPerMerchant connections, as many as
 // its pair may have calls in flight, so that steady load reuses
@@ -70,7 +64,9 @@ type restPool struct {
 func newTransport(cfg Config) *restPools {
 	perPair := cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultMaxInFlightPerMerchant)
 	bound := cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight)
-	p := &restPools{max: bound, pools: make(map[string]*restPool)}
+	p := &restPools{max: bound}
+	// A dropped pool's calls in flight finish; its idle connections close.
+	p.pools, _ = simplelru.NewLRU(bound, func(_ string, t pool) { t.CloseIdleConnections() })
 	maxBody := int(cmp.Or(cfg.RESTMaxBody, restclient.DefaultMaxBodyBytes))
 	maxPage := int(cmp.Or(cfg.RESTMaxPage, restclient.DefaultMaxPageBytes))
 	fast := fasttransport.Config{
@@ -138,44 +134,39 @@ func behindProxy(baseURL string) bool {
 // RoundTrip sends r through the pool of its credential pair.
 func (p *restPools) RoundTrip(r *http.Request) (*http.Response, error) {
 	key, _ := restclient.MerchantOf(r.Context())
-	return p.pool(key).t.RoundTrip(r)
+	return p.pool(key).RoundTrip(r)
 }
 
 // pool is key's pool, made (and the least recently used one dropped past
 // max) when it has none.
-func (p *restPools) pool(key string) *restPool {
+func (p *restPools) pool(key string) pool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if rp := p.pools[key]; rp != nil {
-		p.lru.MoveToFront(rp.elem)
-		return rp
+	if t, ok := p.pools.Get(key); ok {
+		return t
 	}
-	rp := &restPool{key: key}
-	rp.t = p.newPool(func(c net.Conn) net.Conn {
+	var t pool
+	t = p.newPool(func(c net.Conn) net.Conn {
 		if p.open.Add(1) > int64(p.max) {
-			p.trim(rp)
+			p.trim(t)
 		}
 		return &countedConn{Conn: c, open: &p.open}
 	})
-	rp.elem = p.lru.PushFront(rp)
-	p.pools[key] = rp
-	for len(p.pools) > p.max {
-		old := p.lru.Back().Value.(*restPool)
-		p.lru.Remove(old.elem)
-		delete(p.pools, old.key)
-		old.t.CloseIdleConnections()
-	}
-	return rp
+	p.pools.Add(key, t)
+	return t
 }
 
 // trim closes the idle connections of the least recently used pools but
 // keep, until at most max connections are open or no other pool is left.
-func (p *restPools) trim(keep *restPool) {
+func (p *restPools) trim(keep pool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for e := p.lru.Back(); e != nil && p.open.Load() > int64(p.max); e = e.Prev() {
-		if rp := e.Value.(*restPool); rp != keep {
-			rp.t.CloseIdleConnections()
+	for _, t := range p.pools.Values() { // the least recently used first
+		if p.open.Load() <= int64(p.max) {
+			return
+		}
+		if t != keep {
+			t.CloseIdleConnections()
 		}
 	}
 }
@@ -184,8 +175,8 @@ func (p *restPools) trim(keep *restPool) {
 func (p *restPools) CloseIdleConnections() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, rp := range p.pools {
-		rp.t.CloseIdleConnections()
+	for _, t := range p.pools.Values() {
+		t.CloseIdleConnections()
 	}
 }
 
@@ -194,10 +185,10 @@ func (p *restPools) CloseIdleConnections() {
 func (p *restPools) DropIdle(ctx context.Context) {
 	key, _ := restclient.MerchantOf(ctx)
 	p.mu.Lock()
-	rp := p.pools[key]
+	t, ok := p.pools.Peek(key)
 	p.mu.Unlock()
-	if rp != nil {
-		rp.t.CloseIdleConnections()
+	if ok {
+		t.CloseIdleConnections()
 	}
 }
 
