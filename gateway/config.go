@@ -255,7 +255,7 @@ var settings = []setting{
 		c.TrustedDocuments = v
 		return nil
 	}},
-	{trustedDocumentsMode, string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
+	{"TRUSTED_DOCUMENTS_MODE", string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
 	{"FEDERATION", "false", "serve the schema as a Federation 2 subgraph: Payment, PaymentLink and CheckoutSession as entities, with _service and _entities (false: the contract's schema alone)", boolSetting(func(c *Config) *bool { return &c.Federation })},
 	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
 	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
@@ -301,7 +301,7 @@ var settings = []setting{
 		}
 		return errors.New("must be on, graphql or off")
 	}},
-	{costReceipts, "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
+	{"COST_RECEIPTS", "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
 }
 
 func intSetting(lo, hi int, field func(*Config) *int) func(*Config, string) error {
@@ -376,12 +376,6 @@ func parseInt(v string, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// Checked against other settings once all are read (LoadConfig).
-const (
-	trustedDocumentsMode = "TRUSTED_DOCUMENTS_MODE"
-	costReceipts         = "COST_RECEIPTS"
-)
-
 // hidden settings may hold a password (redis://user:pass@host) or a key: their
 // value is never echoed, neither in -help nor in an error.
 var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true, "MERCHANT_ID_KEY": true}
@@ -443,21 +437,14 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 			errs = append(errs, fmt.Errorf("%s=%s: %w", s.env, shown, err))
 		}
 	}
-	c.derive(memoryLimit())
+	c.derive(debug.SetMemoryLimit(-1)) // GOMEMLIMIT, math.MaxInt64 when unset
 	if c.SandboxOff && c.RESTBaseURL == "" {
 		errs = append(errs, errors.New("SANDBOX=false: REST_BASE_URL must be set (the embedded sandbox serves only demo data)"))
 	}
-	errs = append(errs, c.checkTraffic()...)
-	return c, errors.Join(errs...)
-}
-
-// checkTraffic checks the settings that need one another.
-func (c Config) checkTraffic() []error {
-	var errs []error
 	if c.TrustedDocumentsMode != trusteddocs.Off && c.TrustedDocuments == "" {
-		errs = append(errs, fmt.Errorf("%s=%s: needs TRUSTED_DOCUMENTS, the manifest's path", trustedDocumentsMode, c.TrustedDocumentsMode))
+		errs = append(errs, fmt.Errorf("TRUSTED_DOCUMENTS_MODE=%s: needs TRUSTED_DOCUMENTS, the manifest's path", c.TrustedDocumentsMode))
 	}
-	return errs
+	return c, errors.Join(errs...)
 }
 
 // dropped are settings that no longer have an effect: still accepted (env
@@ -544,9 +531,6 @@ const (
 	// one day keeps a deployment's queries without keeping old ones.
 	apqTTL = 24 * time.Hour
 )
-
-// memoryLimit is the process's GOMEMLIMIT (math.MaxInt64 when unset).
-func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 
 // derive sets the fields of the dropped settings from the settings read
 // and the memory limit.
