@@ -122,9 +122,7 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		for {
 			select {
 			case <-hup:
@@ -133,7 +131,7 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 				return
 			}
 		}
-	}()
+	})
 	return func() { signal.Stop(hup); close(done); wg.Wait() }
 }
 
