@@ -265,6 +265,15 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	now := l.now()
 	c := &trackedConn{Conn: nc, l: l, key: l.keyOf(nc.RemoteAddr()), accepted: now}
 	var victims []*trackedConn
+	// room takes a connection of conns out to make room, or reports none may go.
+	room := func(conns map[*trackedConn]struct{}) bool {
+		v := l.victim(conns, now)
+		if v != nil {
+			victims = append(victims, v)
+			l.forget(v)
+		}
+		return v != nil
+	}
 	l.mu.Lock()
 	ok := true
 	if c.key != "" {
@@ -276,24 +285,12 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 				l.banned[c.key] = b
 			}
 		}
-		switch own := l.byAddr[c.key]; {
-		case !ok:
-		case len(own) >= l.share:
-			if v := l.victim(own, now); v != nil {
-				victims = append(victims, v)
-				l.forget(v)
-			} else {
-				ok = false
-			}
+		if own := l.byAddr[c.key]; ok && len(own) >= l.share {
+			ok = room(own)
 		}
 	}
 	if ok && len(l.open) >= l.max {
-		if v := l.victim(l.open, now); v != nil {
-			victims = append(victims, v)
-			l.forget(v)
-		} else {
-			ok = false
-		}
+		ok = room(l.open)
 	}
 	if ok {
 		l.open[c] = struct{}{}
