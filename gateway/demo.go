@@ -39,15 +39,6 @@ func startDemo(cfg Config) (*demo, error) {
 
 func (d *demo) Close() error { return d.server.Close() }
 
-// Sandbox is the embedded sandbox REST API, or nil when REST_BASE_URL names
-// a real one.
-func (g *Gateway) Sandbox() *sandbox.Server {
-	if g.demo == nil {
-		return nil
-	}
-	return g.demo.sandbox
-}
-
 // graphiqlOptions pre-fills GraphiQL with the demo credentials and an
 // example query in sandbox mode only.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
