@@ -242,7 +242,6 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	limits := &loaders.FetchLimits{OnBatch: metrics.ObserveBatch}
 	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		extensions = append(extensions, observe.TracingExtension(obs))
@@ -366,7 +365,7 @@ func (g *Gateway) wire(o options) error {
 		gqlhttp.Methods,
 		gqlhttp.Deadline(cfg.RequestTimeout, cfg.RESTMaxConc),
 		customerdata.Max(cfg.CustomerDataMax),
-		graph.LoadersMiddleware(rc, limits),
+		graph.LoadersMiddleware(rc, &loaders.FetchLimits{OnBatch: metrics.ObserveBatch}),
 		// The scope is complete: gqlgen's goroutines only read it.
 		opscope.Sealing,
 	}
@@ -380,10 +379,9 @@ func (g *Gateway) wire(o options) error {
 	r.Handle("/graphiql/*", gq)
 	r.Get("/healthz", healthz)
 	r.Get("/readyz", g.readyz)
-	sr := newScopedRouter(r, merchantKey)
+	g.router = newScopedRouter(r, merchantKey)
 	// Each entry of a batch goes through all of the above as a request.
-	g.router = sr
-	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, sr)
+	g.Handler = gqlhttp.Batches(graphqlPath, cfg.MaxBatch, cfg.MaxBodyBytes, compress, g.router)
 	return nil
 }
 
