@@ -6,20 +6,14 @@
 //	go run ./bench -duration 10s -concurrency 1,16,64 -latency 0,5ms -out /tmp/bench.md
 //	go run ./bench -compare HEAD~3 -scenarios single,list20 -concurrency 16 -latency 0 -rounds 5
 //
-// For every backend latency it starts the sandbox REST API (this binary
-// with -serve-sandbox, behind a request counter), the gateway (the root
-// package built with `go build`) and the proxy (-serve-proxy). For every
-// concurrency and scenario a pool of workers sends requests for -duration
-// after a -warmup, and one markdown table per latency gives requests/s,
-// latency percentiles, REST calls per query, the overhead over the direct
-// REST floor, each process's CPU per query and RSS (from /proc), and each
-// scenario's ratio to the proxy (the median of the rounds' paired ratios).
-// With -compare REF the gateway is also built at REF (`git archive`, so
-// the repository is left alone) and both run against one sandbox,
-// alternating cell by cell for -rounds rounds, the order flipping each
-// round, so that both figures come from the same minutes of the machine.
-// With -profile it saves CPU and allocation profiles of the gateway
-// (PPROF_ADDR) and of the proxy (-proxy-pprof) over each measured cell.
+// For every backend latency, concurrency and scenario, a pool of workers
+// loads the sandbox REST API (this binary with -serve-sandbox), the
+// gateway (built with `go build`) and the proxy (-serve-proxy), and one
+// markdown table per latency gives throughput, latency percentiles, REST
+// calls per query, overhead over the direct REST floor, each process's CPU
+// and RSS (from /proc), and the ratio to the proxy. -compare REF builds
+// the gateway at REF too (`git archive`) and alternates the two cell by
+// cell for -rounds rounds, so both figures come from the same minutes.
 // On 2 cores the figures are of the three processes together: each cell's
 // progress line on stderr says where the machine's CPU went.
 package main
@@ -243,18 +237,23 @@ func serveSandbox(addr string, latency time.Duration) {
 			sb.ResetCalls()
 		}
 	}()
+	serveChild("sandbox", addr, h)
+}
+
+// serveChild serves h on addr in a child process, prints its LISTEN line,
+// and exits when the parent closes its stdin.
+func serveChild(what, addr string, h http.Handler) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		fatal("sandbox: %v", err)
+		fatal("%s: %v", what, err)
 	}
 	fmt.Printf("LISTEN http://%s\n", ln.Addr())
 	go func() {
-		// Stop with the parent: it closes our stdin.
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	}()
 	if err := (&http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}).Serve(ln); err != nil {
-		fatal("sandbox: %v", err)
+		fatal("%s: %v", what, err)
 	}
 }
 

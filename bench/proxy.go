@@ -15,9 +15,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/pprof"
+	_ "net/http/pprof" // on http.DefaultServeMux, as the gateway's PPROF_ADDR listener serves it
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -122,37 +121,15 @@ func serveProxy(addr, restURL, pprofAddr string) {
 		if err != nil {
 			fatal("proxy pprof: %v", err)
 		}
-		go func() { _ = (&http.Server{Handler: pprofMux(), ReadHeaderTimeout: 5 * time.Second}).Serve(pln) }()
+		go func() {
+			_ = (&http.Server{Handler: http.DefaultServeMux, ReadHeaderTimeout: 5 * time.Second}).Serve(pln)
+		}()
 	}
 	p := &proxy{rest: restURL, client: &http.Client{
 		Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024, IdleConnTimeout: 90 * time.Second},
 		Timeout:   10 * time.Second,
 	}}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		fatal("proxy: %v", err)
-	}
-	fmt.Printf("LISTEN http://%s\n", ln.Addr())
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		_, _ = io.Copy(io.Discard, os.Stdin) // stop with the parent
-		os.Exit(0)
-	}()
-	if err := srv.Serve(ln); err != nil {
-		fatal("proxy: %v", err)
-	}
-}
-
-// pprofMux serves net/http/pprof as the gateway's PPROF_ADDR listener
-// does (gateway/pprof.go).
-func pprofMux() *http.ServeMux {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
+	serveChild("proxy", addr, p)
 }
 
 func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {

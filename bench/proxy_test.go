@@ -140,7 +140,7 @@ func TestProxyProfiledOnlyWhenAsked(t *testing.T) {
 		}
 	})
 	t.Run("profiles of a proxy cell", func(t *testing.T) {
-		pp := httptest.NewServer(pprofMux())
+		pp := httptest.NewServer(http.DefaultServeMux)
 		defer pp.Close()
 		dir := t.TempDir()
 		r := &runner{profileDir: dir, duration: 2 * time.Second, proxyPprofURL: pp.URL + "/debug/pprof/"}
