@@ -1,9 +1,9 @@
 package fasttransport
 
-// The connections: dialled here (fasthttp's HostClient.DialTimeout, set
-// per host client so that the dial knows whether to speak TLS), and
-// watched just enough to tell a reused keep-alive connection that failed
-// before any byte of its answer, the one failure net/http retried.
+// The connections: dialled here (per host client, so that the dial knows
+// whether to speak TLS) and watched just enough to tell a reused
+// keep-alive connection that failed before any answer byte, the one
+// failure net/http retried.
 
 import (
 	"crypto/tls"
@@ -19,12 +19,10 @@ type dialer struct {
 	wrap                          func(net.Conn) net.Conn
 }
 
-// dialFunc dials addr ("host:port") within the dial timeout (or the
-// call's time left, if shorter), with TCP keep-alive, and with isTLS
-// makes the TLS handshake here, with SNI and the configured roots: the
-// connection handed to fasthttp is then TLS already (fasthttp takes a
-// connection with a Handshake method as one) and the watch below sees
-// plain bytes, not TLS records.
+// dialFunc dials addr within the dial timeout (or the call's time left),
+// with TCP keep-alive, and with isTLS shakes TLS hands here (SNI, the
+// configured roots), so that the watch below sees plain bytes and
+// fasthttp takes the connection (it has a Handshake method) as TLS.
 func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		limit := d.timeout
@@ -41,7 +39,9 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 			raw = d.wrap(raw)
 		}
 		if !isTLS {
-			return newConn(raw), nil
+			w := new(conn)
+			w.init(raw)
+			return w, nil
 		}
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -68,14 +68,15 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 			return nil, err
 		}
 		_ = tc.SetDeadline(time.Time{})
-		return newTLS(tc), nil
+		w := new(tlsConn)
+		w.init(tc)
+		return w, nil
 	}
 }
 
 // conn is a connection that knows how many requests were written on it
-// and whether the current one's answer has sent a byte. One goroutine
-// uses a connection at a time (fasthttp's pool hands it over under a
-// lock), so the fields need no lock of their own.
+// and whether the current one's answer has sent a byte; one goroutine
+// uses it at a time (fasthttp's pool hands it over under a lock).
 type conn struct {
 	net.Conn
 	requests int  // requests begun: writes after a read, or the first
@@ -91,10 +92,9 @@ type connAddr struct {
 	c *conn
 }
 
-func newConn(c net.Conn) *conn {
-	w := &conn{Conn: c}
+func (w *conn) init(c net.Conn) {
+	w.Conn = c
 	w.local = connAddr{Addr: c.LocalAddr(), c: w}
-	return w
 }
 
 func (c *conn) LocalAddr() net.Addr { return &c.local }
@@ -119,20 +119,12 @@ func (c *conn) Read(p []byte) (int, error) {
 // tlsConn is a conn over a TLS connection already shaken hands.
 type tlsConn struct{ conn }
 
-func newTLS(tc *tls.Conn) *tlsConn {
-	w := &tlsConn{conn{Conn: tc}}
-	w.local = connAddr{Addr: tc.LocalAddr(), c: &w.conn}
-	return w
-}
-
 // Handshake tells fasthttp that the connection is TLS already.
 func (c *tlsConn) Handshake() error { return nil }
 
-// failedOnIdle says whether the call that resp answered failed on a
-// connection that had carried an earlier request, before any byte of its
-// answer: net/http's retry case (a keep-alive connection the server
-// closed while it was idle). fasthttp closes a connection that failed,
-// so nothing else uses it now.
+// failedOnIdle says whether resp's call failed before any answer byte on
+// a connection that had carried an earlier request: net/http's retry case
+// (fasthttp closes a failed connection, so nothing else uses it now).
 func failedOnIdle(resp *fasthttp.Response) bool {
 	a, ok := resp.LocalAddr().(*connAddr)
 	return ok && a.c.requests > 1 && !a.c.answered

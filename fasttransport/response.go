@@ -1,10 +1,8 @@
 package fasttransport
 
-// The answer handed to the caller: an http.Response over fasthttp's
-// response, whose body (read whole by fasthttp) the caller reads until it
-// closes it; then, not before, fasthttp's response and its buffer go back
-// to the pool. Cheap on purpose: the response and its body are one
-// allocation, the header map, its values and their strings three more.
+// The answer handed to the caller: an http.Response over fasthttp's, whose
+// buffers go back to the pool when the caller closes the body, not before.
+// The response and its body are one allocation, the header three more.
 
 import (
 	"bytes"
@@ -57,9 +55,8 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	raw := c.resp.Body()
 	b.rd.Reset(raw)
 	if gz && len(raw) > 0 && bytes.EqualFold(h.ContentEncoding(), []byte("gzip")) {
-		// As net/http: the caller sees the decompressed body, of unknown
-		// length, without the encoding; its own limit applies to what
-		// comes out of the decompressor, so a gzip bomb stays bounded.
+		// As net/http: decompressed, of unknown length; the caller's limit
+		// applies to what comes out, so a gzip bomb stays bounded.
 		b.gzip = true
 		res.Header.Del("Content-Encoding")
 		res.Header.Del("Content-Length")
@@ -69,10 +66,9 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	return res
 }
 
-// header copies h into an http.Header: every name and value in one
-// string, canonical names (http.CanonicalHeaderKey), the values in one
-// slice; Transfer-Encoding and Connection: close left out, as net/http
-// leaves them out.
+// header copies h into an http.Header (canonical names; every name and
+// value in one string, the values in one slice), leaving out
+// Transfer-Encoding and Connection: close as net/http does.
 func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
 	for k, v := range h.All() {

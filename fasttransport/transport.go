@@ -1,26 +1,21 @@
 // Package fasttransport is an http.RoundTripper over valyala/fasthttp's
-// client: the transport of each credential pair's REST connection pool
-// (gateway/transport.go; docs/design.md says why). net/http's Transport
-// hands every call to two goroutines of its connection (writeLoop,
-// readLoop) through channels and selects; fasthttp writes the request
-// and reads the answer on the caller's goroutine (docs/performance.md,
-// "REST transport"). This package keeps what the
-// net/http transport gave its callers, each tested against it
-// (differential_test.go): the context's deadline bounds the call, the
-// response-header timeout, transparent gzip, no redirects, at most one
-// retry on a reused keep-alive connection that failed before any answer
-// byte, the errors that errors.Is/As classify alike, canonical response
-// headers. What it does not do: HTTP/2, proxies, and cancelling a call
-// in flight when its context is canceled without a deadline (the call
-// still ends at the deadline or the response-header timeout).
-//
-// It uses fasthttp's public API only, verified against fasthttp v1.78.0:
-// on an upgrade, run this package's tests (differential_test.go against
-// net/http) and gateway's TestRESTFaultsNeverCrossPairs. A leaf: it
-// imports no package of paygraph.
+// client, the transport of each credential pair's REST connection pool
+// (gateway/transport.go): it writes the request and reads the answer on
+// the caller's goroutine, where net/http hands each call to two goroutines
+// of its connection (docs/performance.md, "REST transport"). It keeps what
+// net/http gave its callers, each tested against it (differential_test.go):
+// the context's deadline, the response-header timeout, transparent gzip,
+// no redirects, at most one retry on a reused keep-alive connection that
+// failed before any answer byte, errors that errors.Is/As classify alike,
+// canonical response headers. It does not do HTTP/2, proxies, or cancel a
+// call in flight whose context has no deadline. It uses fasthttp's public
+// API only (verified against v1.78.0: on an upgrade, run this package's
+// tests and gateway's TestRESTFaultsNeverCrossPairs) and imports no
+// package of paygraph.
 package fasttransport
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -28,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -43,13 +39,11 @@ const (
 	DefaultTLSHandshake     = 5 * time.Second
 	DefaultMaxConnsPerHost  = 512
 	DefaultMaxResponseBytes = 4 << 20
-	// DefaultReadBufferSize is the per-call read buffer, which also
-	// bounds a response's header block (net/http allowed 1 MB of headers;
-	// a REST answer's are a few hundred bytes).
+	// DefaultReadBufferSize is the per-call read buffer, which also bounds
+	// a response's header block (a REST answer's are a few hundred bytes).
 	DefaultReadBufferSize = 16 << 10
-	// UserAgent is sent when the request sets none: the one net/http's
-	// transport sends, so that switching transports changes nothing the
-	// REST API sees (its logs, its filters).
+	// UserAgent is sent when the request sets none: net/http's, so the
+	// REST API sees no change of transport.
 	UserAgent = "Go-http-client/1.1"
 )
 
@@ -75,20 +69,14 @@ type Config struct {
 	// the host when empty; nil: the system roots.
 	TLSConfig *tls.Config
 	// MaxResponseBytes is the most of one answer's body held in memory
-	// (fasthttp reads a body whole). A larger answer reaches the caller
-	// as a response with that status, its headers, an empty body and a
-	// ContentLength above MaxResponseBytes (the Content-Length it
-	// announced, else MaxResponseBytes+1), so that a caller whose own
-	// limit is at most MaxResponseBytes refuses it as too large, as it
-	// would have refused it read through net/http. 0:
-	// DefaultMaxResponseBytes.
+	// (fasthttp reads a body whole); 0: DefaultMaxResponseBytes. A larger
+	// answer reaches the caller with its status and headers, an empty body
+	// and a ContentLength above MaxResponseBytes, so that a caller whose
+	// own limit is at most that refuses it as too large.
 	MaxResponseBytes int
 	// MaxResponseBytesFor, when set, is a call's own MaxResponseBytes (0:
-	// MaxResponseBytes), so that a caller whose limits differ by route
-	// has each call held to its own: the REST client's single records
-	// (64 KiB) are not held to its list pages' 1 MiB. It should take few
-	// values: the calls of each go through a fasthttp client (and a
-	// connection pool) of their own.
+	// MaxResponseBytes), for limits that differ by route. It should take
+	// few values: each has a fasthttp client and connection pool of its own.
 	MaxResponseBytesFor func(*http.Request) int
 	// WrapConn, when set, wraps each connection dialled (before TLS), so
 	// that the caller can count its connections; its Close is theirs.
@@ -118,6 +106,7 @@ type limited struct {
 // New returns a Transport for cfg.
 func New(cfg Config) *Transport {
 	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor}
+	t.clients.Store(&[]limited{})
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
 	}
@@ -163,31 +152,24 @@ func New(cfg Config) *Transport {
 // clientFor is the host client of host that holds answers to maxBody
 // bytes.
 func (t *Transport) clientFor(host string, isTLS bool, maxBody int) *fasthttp.HostClient {
-	find := func(all *[]limited) *fasthttp.HostClient {
-		if all != nil {
-			for _, l := range *all {
-				if l.host == host && l.isTLS == isTLS && l.maxBody == maxBody {
-					return l.c
-				}
+	find := func() *fasthttp.HostClient {
+		for _, l := range *t.clients.Load() {
+			if l.host == host && l.isTLS == isTLS && l.maxBody == maxBody {
+				return l.c
 			}
 		}
 		return nil
 	}
-	if c := find(t.clients.Load()); c != nil {
+	if c := find(); c != nil {
 		return c
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	p := t.clients.Load()
-	if c := find(p); c != nil {
+	if c := find(); c != nil {
 		return c
 	}
-	var all []limited
-	if p != nil {
-		all = append(all, *p...)
-	}
 	c := t.newHost(fasthttp.AddMissingPort(host, isTLS), isTLS, maxBody)
-	all = append(all, limited{host, isTLS, maxBody, c})
+	all := append(slices.Clone(*t.clients.Load()), limited{host, isTLS, maxBody, c})
 	t.clients.Store(&all)
 	return c
 }
@@ -202,11 +184,7 @@ func orDefault(d, def time.Duration) time.Duration {
 // CloseIdleConnections closes the idle keep-alive connections (as
 // http.Client.CloseIdleConnections asks of its transport).
 func (t *Transport) CloseIdleConnections() {
-	all := t.clients.Load()
-	if all == nil {
-		return
-	}
-	for _, l := range *all {
+	for _, l := range *t.clients.Load() {
 		l.c.CloseIdleConnections()
 	}
 }
@@ -265,10 +243,9 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
 	err := t.do(c, deadline, hasDeadline)
-	// Once, as net/http did: a reused keep-alive connection that the REST
-	// API had closed fails before any byte of an answer; the call did not
-	// reach it and goes again on another connection. (A body sent is
-	// not sent twice.)
+	// Once, as net/http: a reused keep-alive connection the REST API had
+	// closed fails before any answer byte; the call goes again on another
+	// (a streamed body is never sent twice).
 	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {
 		err = t.do(c, deadline, hasDeadline)
 	}
@@ -304,7 +281,7 @@ func (c *call) build(r *http.Request) (gz bool) {
 	}
 	req := &c.req
 	req.SetRequestURIBytes(c.uri)
-	req.Header.SetMethod(cmpOr(r.Method, http.MethodGet))
+	req.Header.SetMethod(cmp.Or(r.Method, http.MethodGet))
 	if r.Host != "" && r.Host != u.Host {
 		req.UseHostHeader = true
 		req.Header.SetHost(r.Host)
@@ -332,13 +309,6 @@ func (c *call) build(r *http.Request) (gz bool) {
 	return false
 }
 
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
-}
-
 func closeBody(r *http.Request) {
 	if r.Body != nil {
 		_ = r.Body.Close()
@@ -350,17 +320,15 @@ func closeBody(r *http.Request) {
 // MaxResponseBytes, the response with a body that says so, as net/http
 // hands the caller a body whose read fails.
 func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err error, gz bool, deadline time.Time, hasDeadline bool) (*http.Response, error) {
-	// A header block read clears the header on failure: a Content-Length
-	// other than 0 (-1 chunked, -2 to the close) means the headers came,
-	// and a timeout after them cut the body short (a net.Error whose
-	// Timeout is true, as net/http's body read then fails with).
+	// A failed header read clears the header: a Content-Length other than
+	// 0 (-1 chunked, -2 to the close) means the headers came and the body
+	// was cut short.
 	headers := c.resp.Header.ContentLength() != 0
 	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
 		c.release()
 		if hasDeadline && !time.Now().Before(deadline) {
-			// The context's deadline: answer with its error, as net/http
-			// does, once the context says it (its timer fires at the same
-			// instant; callers check ctx.Err()).
+			// The context's deadline: answer its error, as net/http, once
+			// the context says it (callers check ctx.Err()).
 			timer := time.NewTimer(100 * time.Millisecond)
 			defer timer.Stop()
 			select {
@@ -385,13 +353,12 @@ func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err er
 	return nil, mapError(err)
 }
 
-// errHeaderTimeout is the response-header timeout's error: a net.Error
-// whose Timeout is true, as net/http's.
-var errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
-
-// errBodyTimeout ends the body of an answer whose headers came in time
-// and its body not.
-var errBodyTimeout error = timeoutError{"fasttransport: timeout reading the response body"}
+// The timeouts awaiting the headers and then the body: net.Errors whose
+// Timeout is true, as net/http's.
+var (
+	errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
+	errBodyTimeout   error = timeoutError{"fasttransport: timeout reading the response body"}
+)
 
 type timeoutError struct{ msg string }
 
@@ -406,27 +373,23 @@ var errTooLarge = errors.New("fasttransport: response body larger than MaxRespon
 // errors.Is: a connection closed before the first answer byte is io.EOF.
 func mapError(err error) error {
 	if errors.Is(err, fasthttp.ErrConnectionClosed) {
-		return connClosed{err}
+		return alsoIs{err, io.EOF}
 	}
 	return err
 }
 
-type connClosed struct{ err error }
+// alsoIs is err, which errors.Is also takes for is.
+type alsoIs struct{ err, is error }
 
-func (e connClosed) Error() string   { return e.err.Error() }
-func (e connClosed) Unwrap() []error { return []error{e.err, io.EOF} }
+func (e alsoIs) Error() string   { return e.err.Error() }
+func (e alsoIs) Unwrap() []error { return []error{e.err, e.is} }
 
 // bodyError is the error a body read ends with after the bytes that came:
 // a broken chunk is io.ErrUnexpectedEOF, as net/http's.
 func bodyError(err error) error {
 	var bc fasthttp.ErrBrokenChunk
 	if errors.As(err, &bc) {
-		return brokenChunk{err}
+		return alsoIs{err, io.ErrUnexpectedEOF}
 	}
 	return mapError(err)
 }
-
-type brokenChunk struct{ err error }
-
-func (e brokenChunk) Error() string   { return e.err.Error() }
-func (e brokenChunk) Unwrap() []error { return []error{e.err, io.ErrUnexpectedEOF} }
