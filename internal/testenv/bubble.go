@@ -32,8 +32,7 @@ func BubbleGoroutines() int {
 	}
 	count := 0
 	for _, line := range bytes.Split(all, []byte("\n")) {
-		// A header names its bubble as "bubble 1]" or "bubble 1,": match
-		// the whole id, so that bubble 1 is not bubble 12.
+		// Match "bubble 1]" or "bubble 1,", so that bubble 1 is not 12.
 		if bytes.HasPrefix(line, []byte("goroutine ")) &&
 			(bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ']')) ||
 				bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ','))) {

@@ -9,59 +9,61 @@ import (
 	"testing"
 )
 
-// RawHTTP serves HTTP/1.1 on a loopback listener of its own by hand, for
-// tests of what a faulty server does to its clients (answers doubled,
-// past or short of their Content-Length): each request read from a
-// connection is handed to serve with the connection, which writes
-// whatever bytes it likes; serve returning false closes the connection.
-// It returns the base URL; the listener and every connection are closed
+// RawHTTP serves HTTP/1.1 by hand on a loopback listener, for tests of
+// what a faulty server does to its clients: each request read is handed
+// to serve with its connection, to write whatever bytes it likes (false
+// closes the connection). It returns the base URL; everything is closed
 // when the test ends.
 func RawHTTP(t testing.TB, serve func(c net.Conn, req *http.Request) bool) string {
+	t.Helper()
+	return "http://" + acceptAll(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil || !serve(c, req) {
+				return
+			}
+		}
+	})
+}
+
+// acceptAll listens on loopback and hands each connection to handle on a
+// goroutine of its own; when the test ends the listener and every
+// connection are closed and the handlers waited for. It returns the address.
+func acceptAll(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	conns := map[net.Conn]bool{}
-	wg.Go(func() {
+	var handlers sync.WaitGroup
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			mu.Lock()
-			conns[c] = true
-			mu.Unlock()
-			wg.Go(func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				for {
-					req, err := http.ReadRequest(br)
-					if err != nil || !serve(c, req) {
-						return
-					}
-				}
-			})
+			conns = append(conns, c)
+			handlers.Go(func() { handle(c) })
 		}
-	})
+	}()
 	t.Cleanup(func() {
 		ln.Close()
-		mu.Lock()
-		for c := range conns {
+		<-done
+		for _, c := range conns {
 			c.Close()
 		}
-		mu.Unlock()
-		wg.Wait()
+		handlers.Wait()
 	})
-	return "http://" + ln.Addr().String()
+	return ln.Addr().String()
 }
 
 // HandlerTransport is an http.RoundTripper that answers each request with
-// h, in memory, as a server would: a request whose context ends first
-// gets the context's error. Tests on a fake clock (testing/synctest) use
-// it where a real connection would leave the bubble.
+// H in memory (a request whose context ended gets its error), for tests
+// in a synctest bubble, which a real connection would leave.
 type HandlerTransport struct{ H http.Handler }
 
 func (rt HandlerTransport) RoundTrip(r *http.Request) (*http.Response, error) {

@@ -18,11 +18,9 @@ import (
 	"time"
 )
 
-// Tool returns the path of the named program (a name looked up in PATH,
-// or an absolute path). When it is missing the test fails under CI (the
-// CI variable set, as scripts/test.sh sets it) and is skipped elsewhere,
-// so that a bare `go test` on a laptop still runs, but CI never passes by
-// skipping.
+// Tool returns the path of the named program (looked up in PATH, or
+// absolute). When it is missing the test fails under CI (CI set) and is
+// skipped elsewhere, so that CI never passes by skipping.
 func Tool(t testing.TB, name string) string {
 	t.Helper()
 	path, err := exec.LookPath(name)
@@ -40,10 +38,8 @@ func Tool(t testing.TB, name string) string {
 // ago (for a process the test starts, which must be told its port).
 func FreeLoopbackPort(t testing.TB) int {
 	t.Helper()
-	// Below Linux's ephemeral range (32768-60999): a port the kernel hands
-	// out to clients is never one a test picked for a server, so a test
-	// that dials thousands of connections cannot take a gateway's port
-	// between the pick and the bind.
+	// Below Linux's ephemeral range, so that a test dialling thousands of
+	// connections cannot take the port between the pick and the bind.
 	for range 200 {
 		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
@@ -80,8 +76,7 @@ func RaceEnabled() bool {
 }
 
 // LockedBuffer is a bytes.Buffer safe for concurrent writers and readers:
-// the sink of a gateway's log (in-process or a child process's output)
-// that a test searches while the gateway still writes.
+// a gateway's log that a test searches while the gateway still writes.
 type LockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -100,46 +95,16 @@ func (l *LockedBuffer) String() string {
 	return l.b.String()
 }
 
-// SilentServer listens on a free loopback port, accepts every connection
-// and never reads or answers: a server that hangs (a Redis that stopped
-// answering, say). It returns the address; everything closes when the
-// test ends.
+// SilentServer listens on a loopback port, accepts every connection and
+// never answers (a hung Redis, say); it returns the address, and
+// everything closes when the test ends.
 func SilentServer(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c) // read nothing, answer nothing
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		ln.Close()
-		<-done
-		mu.Lock()
-		for _, c := range conns {
-			c.Close()
-		}
-		mu.Unlock()
-	})
-	return ln.Addr().String()
+	return acceptAll(t, func(net.Conn) {})
 }
 
-// ProcessCPU is the process's user and system CPU time so far (getrusage),
-// for benchmarks that report CPU per operation beside wall time: work on
-// other goroutines (a server, a connection's loops) counts too.
+// ProcessCPU is the process's user and system CPU time so far
+// (getrusage), every goroutine's, for benchmarks that report CPU per op.
 func ProcessCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
