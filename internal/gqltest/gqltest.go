@@ -1,8 +1,7 @@
 // Package gqltest is the one GraphQL client of the project's tests: it
-// sends operations to a gateway (an httptest server in-process, or the
-// binary run as a process by e2e), decodes the GraphQL response and checks
-// its error codes, so that every suite speaks to the gateway the same way
-// and a failure reads the same everywhere.
+// sends operations to a gateway (in-process or run by e2e), decodes the
+// GraphQL response and checks its error codes, so that every suite speaks
+// to the gateway, and a failure reads, the same way.
 package gqltest
 
 import (
@@ -10,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"strings"
@@ -22,8 +22,8 @@ type Client struct {
 	URL string
 	// HTTP sends the requests; nil: http.DefaultClient.
 	HTTP *http.Client
-	// Forbidden are strings no response body may contain (the secrets of
-	// the test's merchants): every response is checked for them.
+	// Forbidden are strings no response body may contain (the merchants'
+	// secrets).
 	Forbidden []string
 }
 
@@ -65,11 +65,7 @@ func Headers(apiKey, apiSecret string) http.Header {
 // Post sends query (and vars) as a JSON POST to /graphql.
 func (c *Client) Post(t testing.TB, h http.Header, query string, vars map[string]any) *Response {
 	t.Helper()
-	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c.Send(t, http.MethodPost, "/graphql", h, body)
+	return c.PostBody(t, h, map[string]any{"query": query, "variables": vars})
 }
 
 // PostBody sends body (any JSON value, marshalled) as a POST to /graphql.
@@ -87,9 +83,7 @@ func (c *Client) PostBody(t testing.TB, h http.Header, body any) *Response {
 func (c *Client) Get(t testing.TB, h http.Header, query string, params url.Values) *Response {
 	t.Helper()
 	q := url.Values{}
-	for k, v := range params {
-		q[k] = v
-	}
+	maps.Copy(q, params)
 	if query != "" {
 		q.Set("query", query)
 	}
@@ -184,9 +178,8 @@ func (r *Response) WantCode(t testing.TB, code string) Error {
 	return Error{}
 }
 
-// IntrospectionQuery is graphql-js 16's getIntrospectionQuery(), the
-// document GraphiQL and code generators send, ofType nested as deep as it
-// goes: a large answer for no REST call.
+// IntrospectionQuery is graphql-js 16's getIntrospectionQuery(), which
+// GraphiQL and code generators send: a large answer for no REST call.
 const IntrospectionQuery = `query IntrospectionQuery { __schema { queryType { name } mutationType { name } subscriptionType { name }
   types { ...FullType } directives { name description locations args { ...InputValue } } } }
 fragment FullType on __Type { kind name description fields(includeDeprecated: true) { name description args { ...InputValue }
@@ -212,9 +205,8 @@ func NodesQuery(n int) string {
 	return b.String()
 }
 
-// HeaderTransport sends its headers on every request, through
-// http.DefaultTransport: the credentials of a client that takes an
-// http.Client, such as the MCP SDK's.
+// HeaderTransport sends its headers on every request through
+// http.DefaultTransport (credentials for a client such as the MCP SDK's).
 type HeaderTransport http.Header
 
 func (h HeaderTransport) RoundTrip(r *http.Request) (*http.Response, error) {
