@@ -1,12 +1,10 @@
-// Package opscope is the one per-operation scope value of the request
-// walk: the /graphql edge puts one in the request's context, and the
-// middlewares below it fill it in instead of each adding a context value
-// and copying the request; each package keeps its own unexported keys,
-// read with ctx.Value. A scope is open while the walk fills it in, on the
-// request's goroutine only, and sealed (Seal) before the GraphQL server
-// runs anything concurrently: after that, and on a context without a
-// scope, WithValue and WithTimeout are context.WithValue and
-// context.WithTimeout.
+// Package opscope is the one per-operation scope of the request walk: the
+// /graphql edge puts one in the request's context, and the middlewares
+// below fill it in (each with its own unexported keys, read with
+// ctx.Value) instead of each adding a context layer and copying the
+// request. A scope is open on the request's goroutine only, and sealed
+// before the GraphQL server runs anything concurrently; sealed or absent,
+// WithValue and WithTimeout are context.WithValue and context.WithTimeout.
 package opscope
 
 import (
@@ -23,10 +21,9 @@ type scope struct {
 	context.Context
 	sealed bool
 	n      int
-	// types has the bit keyBit of every key's type held: a look-up of a
-	// key whose bit is not set misses without comparing it to each entry.
-	// first[b] is 1 + the index in fixed of the first entry whose key has
-	// bit b (0: none), where a hit's look-up starts.
+	// types has the keyBit of every key held, so that most misses compare
+	// no entry; first[b] is 1 + the index in fixed of the first entry whose
+	// key has bit b (0: none), where a look-up starts.
 	types uint64
 	first [64]uint8
 	fixed [12]entry // the walk of one POST sets about ten
@@ -123,11 +120,9 @@ func WithValue(ctx context.Context, key, val any) context.Context {
 	return ctx
 }
 
-// WithTimeout is context.WithTimeout(ctx, d). When ctx is an open scope
-// itself (no layer below it yet), the deadline is put under the scope
-// instead, and ctx is returned: every context derived from the scope
-// from then on ends with it. (A context derived from the scope before
-// that keeps the parent it had.)
+// WithTimeout is context.WithTimeout(ctx, d); when ctx is an open scope
+// itself, the deadline is put under the scope instead and ctx returned, so
+// that every context derived from it from then on ends with it.
 func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	if s, ok := ctx.(*scope); ok && !s.sealed {
 		var cancel context.CancelFunc
@@ -139,12 +134,9 @@ func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context
 
 // Under puts ctx's open scope below parent, in place of the parent it
 // had, and returns ctx: its values are read first, then parent's, and it
-// ends when parent does. The scope of one operation of a connection
-// that serves many (a WebSocket) is made before gqlgen's mutators run
-// for it, which are handed a context without the operation's own
-// cancellation, and put below that context when the operation starts.
-// parent must hold every value of the scope's old parent (derive it from
-// it). No-op without an open scope.
+// ends when parent does (a WebSocket operation's scope, made before the
+// operation's own context). parent must hold every value of the old
+// parent (derive it from it). No-op without an open scope.
 func Under(ctx, parent context.Context) context.Context {
 	if s := open(ctx); s != nil {
 		s.Context = parent
