@@ -1,13 +1,12 @@
-// Package ratelimit decides, before any REST call is made, whether one
-// merchant may run one more GraphQL request, so that no merchant can spend
-// the REST API capacity the others need. Each merchant has two GCRA
-// budgets, REST calls (a request's complexity) and requests; a request is
-// charged one request first, then its REST calls. With Redis every replica
-// charges the same budgets (github.com/go-redis/redis_rate); without it,
-// or while Redis fails, budgets are kept in bounded memory with the same
-// arithmetic, so no request fails because of Redis. Decision.SetHeaders
-// writes the RateLimit fields of draft-ietf-httpapi-ratelimit-headers. The
-// merchant key is an opaque value the caller derives, never a secret.
+// Package ratelimit decides, before any REST call, whether a merchant may
+// run one more GraphQL request, so that none can spend the REST capacity
+// the others need. Each merchant has two GCRA budgets, requests and REST
+// calls (a request's complexity), charged in that order. With Redis every
+// replica charges the same budgets (go-redis/redis_rate); without it, or
+// while it fails, they are kept in bounded memory with the same
+// arithmetic. Decision.SetHeaders writes the RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers. The merchant key is an opaque
+// value the caller derives, never a secret.
 package ratelimit
 
 import (
@@ -29,19 +28,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of the settings. 200 REST calls a second lets a merchant page
-// through two fully joined 100-item lists a second; the burst is twice
-// MAX_COMPLEXITY's 500, so that any operation the complexity limit admits
-// fits in a full bucket. The requests rate equals the REST-calls rate, so
-// it binds only requests that make no REST call.
+// Defaults of the settings. The REST burst is twice MAX_COMPLEXITY's 500,
+// so that any operation the complexity limit admits fits in a full bucket;
+// the requests rate equals the REST-calls rate, so it binds only requests
+// that make no REST call.
 const (
 	DefaultRESTCallsPerSecond = 200
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
-	// The anonymous requests' budget, one a replica: enough for a
-	// developer's GraphiQL or codegen introspection, too small to take a
-	// merchant's CPU.
+	// The anonymous requests' budget, one a replica: enough for GraphiQL
+	// or codegen introspection, too small to take a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
 	DefaultAnonymousBurst     = 40
 	// One client address's part of it (IPv6 by /64), charged first, so
@@ -82,36 +79,28 @@ const (
 // Config holds the limits and the Redis behaviour. Its zero value disables
 // both limits; DefaultConfig returns the defaults.
 type Config struct {
-	// RESTCallsPerSecond is the sustained REST calls per second per
-	// merchant. Zero disables the REST-calls limit.
-	RESTCallsPerSecond int
-	// RESTBurst is how many REST calls a merchant with an unused budget
-	// may spend at once. Zero disables the REST-calls limit.
-	RESTBurst int
-	// RequestsPerSecond is the sustained requests per second per merchant.
-	// Zero disables the requests limit.
-	RequestsPerSecond int
-	// RequestsBurst is how many requests a merchant may send at once. Zero
-	// disables the requests limit.
-	RequestsBurst int
+	// RESTCallsPerSecond and RESTBurst are a merchant's sustained REST
+	// calls per second and how many a full budget spends at once; either
+	// zero disables the REST-calls limit.
+	RESTCallsPerSecond, RESTBurst int
+	// RequestsPerSecond and RequestsBurst are the same for requests.
+	RequestsPerSecond, RequestsBurst int
 
 	// Redis, when not nil, holds the budgets shared by all replicas; a
 	// *redis.Client must have ContextTimeoutEnabled. Not closed here.
 	Redis redis.UniversalClient
-	// RedisTimeout bounds one Allow's Redis calls (zero: the default);
-	// RedisBackoff is how long Redis is left alone after a failure.
-	RedisTimeout time.Duration
-	RedisBackoff time.Duration
+	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff is how long
+	// Redis is left alone after a failure (zero: the defaults).
+	RedisTimeout, RedisBackoff time.Duration
 	// LocalMaxMerchants caps the merchants the local budgets hold.
 	LocalMaxMerchants int
 
-	// OnDecision, when not nil, is told each Allow's Outcome (never a
-	// merchant), for metrics.
+	// OnDecision, when set, is told each Allow's Outcome, for metrics.
 	OnDecision func(outcome string)
-	// OnJunk, when not nil, is told of each budget read back from Redis
-	// that redis_rate could not have written (it is then reset).
+	// OnJunk, when set, is told of each budget read back from Redis that
+	// redis_rate could not have written (it is then reset).
 	OnJunk func()
-	// Logger, when not nil, is told when Redis goes and comes back.
+	// Logger, when set, is told when Redis goes and comes back.
 	Logger *slog.Logger
 }
 
@@ -279,7 +268,11 @@ type result struct {
 // whether the request may run. It never fails: a Redis error or timeout is
 // answered from the local budgets.
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
-	d := l.allow(ctx, merchant, max(0, restCalls), true)
+	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
+}
+
+// record tells OnDecision of d and returns it.
+func (l *Limiter) record(d Decision) Decision {
 	if l.onDecision != nil {
 		l.onDecision(l.outcome(d))
 	}
@@ -293,11 +286,7 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	if restCalls <= 0 || !l.rest.enabled() {
 		return Decision{Allowed: true}
 	}
-	d := l.allow(ctx, merchant, restCalls, false)
-	if l.onDecision != nil {
-		l.onDecision(l.outcome(d))
-	}
-	return d
+	return l.record(l.allow(ctx, merchant, restCalls, false))
 }
 
 // PeekRESTCalls says, charging nothing, whether merchant's REST-call

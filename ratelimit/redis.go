@@ -46,10 +46,9 @@ func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, use
 	return req, rest, l.observe(ctx, err)
 }
 
-// redisCharge charges n to merchant's budget lim in Redis. What Redis
-// holds is untrusted: a budget redis_rate could not have written (which
-// could refuse the merchant for good) is deleted, counted and charged
-// again, fresh.
+// redisCharge charges n to merchant's budget lim in Redis. A budget
+// redis_rate could not have written (which could refuse the merchant for
+// good) is counted, deleted and charged again, fresh.
 func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n int) (result, error) {
 	key := keyPrefix + lim.policy + ":" + merchant
 	res, err := l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
@@ -71,9 +70,9 @@ func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n
 		retryAfter: max(0, res.RetryAfter)}, nil
 }
 
-// redisUsable reports whether this Allow may use Redis: while healthy;
-// after a backoff, for one caller at a time (the probe), so that a dead
-// Redis costs one request's timeout per backoff.
+// redisUsable reports whether this Allow may use Redis: while healthy, or
+// as the one probe after a backoff, so that a dead Redis costs one
+// request's timeout per backoff.
 func (l *Limiter) redisUsable() bool {
 	until := l.downUntil.Load()
 	if until == 0 {
