@@ -1,5 +1,4 @@
-// Writing an Apollo manifest from the .graphql files of a client, for the
-// main binary's -manifest helper.
+// Writing an Apollo manifest from a client's .graphql files (-manifest).
 
 package trusteddocs
 
@@ -18,10 +17,9 @@ import (
 )
 
 // BuildManifest reads .graphql files and returns an Apollo persisted
-// query manifest: per operation (named, names unique) a body of the
-// operation and every fragment it uses, printed by gqlparser, with the
-// body's SHA-256 as id. A client that hashes the text it prints itself
-// should use its own stack's generator, so that the hashes match.
+// query manifest: per named operation, its text and its fragments' as
+// gqlparser prints them, with that body's SHA-256 as id (a client that
+// hashes its own printing needs its own stack's generator).
 func BuildManifest(files []string) ([]byte, error) {
 	var ops []*ast.OperationDefinition
 	fragments := map[string]*ast.FragmentDefinition{}

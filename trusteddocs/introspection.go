@@ -13,8 +13,8 @@ const introspectionTokenLimit = 10000
 
 // isIntrospection reports whether every operation of query is a query
 // whose top-level selections (through fragments) are only __schema, __type
-// and __typename, which read the schema and no data. It parses the text
-// without a schema; anything that does not parse is not introspection.
+// and __typename; it parses without a schema, and what does not parse is
+// not introspection.
 func isIntrospection(query string) bool {
 	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: query}, introspectionTokenLimit)
 	if err != nil || len(doc.Operations) == 0 {

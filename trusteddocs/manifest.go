@@ -22,8 +22,7 @@ const (
 	FormatRelay  = "relay-persisted-queries"
 )
 
-// MaxManifestBytes bounds the file read (a manifest of 10,000 operations
-// of 2 KiB each is 20 MiB); a larger one is refused, not read.
+// MaxManifestBytes bounds the file read; a larger one is refused unread.
 const MaxManifestBytes = 32 << 20
 
 // manifest is one loaded file. It is never changed after loading.

@@ -1,13 +1,11 @@
 // Package trusteddocs locks a GraphQL endpoint to the operations an app
-// ships (trusted documents): it holds a manifest (Apollo's persisted query
-// manifest or Relay's persisted_queries.json) and decides, before a
-// request is parsed, whether it may run and which text it runs. A
-// document is asked for by its id or by its text's SHA-256; lookups are
-// exact. Reload swaps the whole manifest atomically, and a file that does
-// not load (an empty one included) keeps the old one. Mode allow serves
-// anything and reports what is unlisted; enforce refuses it, APQ
-// registrations included, so that the APQ cache never becomes a second,
-// writable list.
+// ships: it holds a manifest (Apollo's persisted query manifest or Relay's
+// persisted_queries.json) and decides, before a request is parsed,
+// whether it may run and which text it runs, looked up exactly by id or
+// by its text's SHA-256. Reload swaps the whole manifest atomically; a
+// file that does not load keeps the old one. Mode allow serves anything
+// and reports what is unlisted; enforce refuses it, APQ registrations
+// included, so that the APQ cache never becomes a second, writable list.
 package trusteddocs
 
 import (
@@ -63,12 +61,11 @@ const (
 type Config struct {
 	// Mode is Off, Allow or Enforce. If empty, Off.
 	Mode Mode
-	// Path is the manifest file (TRUSTED_DOCUMENTS). Required by Allow and
+	// Path is the manifest file (TRUSTED_DOCUMENTS), required by Allow and
 	// Enforce; with Off, loaded and checked if set, never applied.
 	Path string
 	// Introspection lets Enforce serve queries that select only __schema,
-	// __type and __typename (parsed once, syntax only, to tell); with
-	// false nothing unlisted is parsed.
+	// __type and __typename; with false nothing unlisted is parsed.
 	Introspection bool
 }
 
@@ -100,9 +97,8 @@ func New(cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// Reload reads the manifest again and swaps it in whole. On any error the
-// current manifest stays and the error says what was wrong. With no path
-// configured it does nothing.
+// Reload reads the manifest again and swaps it in whole; on an error the
+// current one stays. With no path configured it does nothing.
 func (s *Store) Reload() error {
 	if s.path == "" {
 		return nil
@@ -150,8 +146,8 @@ const (
 	// ServeSent: handle the request as sent, as if there were no manifest.
 	ServeSent Action = iota
 	// ServeListed: run Decision.Query, the manifest's text, dropping the
-	// request's persistedQuery extension and documentId (the APQ cache
-	// must not register it).
+	// request's persistedQuery extension and documentId (not for the APQ
+	// cache to register).
 	ServeListed
 	// Refuse: answer Decision.Code with Decision.Message, without parsing.
 	Refuse
@@ -247,8 +243,7 @@ func hashOf(text string) string {
 type Document struct{ ID, Body string }
 
 // Documents lists the manifest's operations in id order (nil when none is
-// loaded) with the SHA-256 of its file, read from one manifest, for the
-// callers that describe them (the MCP tools).
+// loaded) with the SHA-256 of its file, for the MCP tools.
 func (s *Store) Documents() (sha256 string, docs []Document) {
 	m := s.cur.Load()
 	if m == nil {
