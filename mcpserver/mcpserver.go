@@ -1,14 +1,10 @@
 // Package mcpserver serves the Model Context Protocol at /mcp over
-// streamable HTTP, with the official Go SDK: one tool per query of the
-// trusted documents' manifest and four built-ins for the read paths.
-//
-// A tool call is a GraphQL request: it is served in-process by the
-// gateway's own router, as a POST to /graphql carrying the caller's
-// credentials, so that its scope, admission, budgets, deadline, loaders,
-// rate-limit charge, receipt and access line are /graphql's, and no tool
-// can do what the same credentials could not do there. The server is
-// stateless: no session is held between requests, so none outlives its
-// token, and every request is authorised again.
+// streamable HTTP with the official Go SDK: one tool per query of the
+// trusted documents' manifest and four built-ins for the read paths. A
+// tool call is served in-process by the gateway's router as a POST to
+// /graphql with the caller's credentials, so that no tool can do what the
+// same credentials could not do there. The server is stateless: every
+// request is authorised again and no session outlives its token.
 package mcpserver
 
 import (
@@ -50,8 +46,8 @@ type Config struct {
 	GraphQLPath string
 	// Schema is the executable schema the tools' inputs are read against.
 	Schema *ast.Schema
-	// Documents is the trusted documents store (nil: none). Under enforce
-	// mode the built-ins are not offered: their text is not listed.
+	// Documents is the trusted documents store (nil: none); under enforce
+	// the built-ins, whose text is not listed, are not offered.
 	Documents *trusteddocs.Store
 	// Arbitrary offers the graphql tool, any query text (never under
 	// enforce mode).
@@ -61,12 +57,10 @@ type Config struct {
 	Verify func(token string) (sessiontoken.Claims, error)
 	// KeyHeader and SecretHeader are the pair's headers.
 	KeyHeader, SecretHeader string
-	// Admit charges a request to its caller's budgets, refusing it over
-	// them (gqlhttp.Admission.Middleware): every /mcp request but a tool
-	// call, whose operation's own request is charged. Nil: none.
+	// Admit charges every /mcp request but a tool call (whose operation is
+	// charged) to its caller's budgets (gqlhttp.Admission.Middleware).
 	Admit func(http.Handler) http.Handler
-	// MaxBodyBytes bounds the body read to tell a tool call (the edge
-	// refuses a larger one before).
+	// MaxBodyBytes bounds the body read to tell a tool call.
 	MaxBodyBytes int64
 	// Version is the implementation version the server announces.
 	Version string
@@ -103,9 +97,8 @@ type caller struct {
 	header           http.Header
 }
 
-// serverFor is the MCP server of the manifest in use. Stateless, the SDK
-// serves each request on a session of its own made with the request's
-// context, where the tools find their caller (callerKey).
+// serverFor is the MCP server of the manifest in use; the SDK serves each
+// request on a session made with its context, where tools find callerKey.
 func (s *server) serverFor(*http.Request) *mcp.Server { return s.toolSet().server }
 
 // toolSet is the tools of the manifest in use, built again when it changes.
@@ -119,8 +112,7 @@ func (s *server) toolSet() *toolSet {
 	if s.tools == nil || s.tools.digest != digest {
 		var docs []trusteddocs.Document
 		if d != nil {
-			// The digest of the manifest the documents are read from.
-			digest, docs = d.Documents()
+			digest, docs = d.Documents() // the digest of the documents' manifest
 		}
 		set := buildTools(s.cfg.Schema, digest, docs, !enforce, s.cfg.Arbitrary && !enforce, s.cfg.Logger)
 		set.server = mcp.NewServer(&mcp.Implementation{Name: "paygraph", Version: s.cfg.Version}, nil)
@@ -182,8 +174,7 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 	if err != nil {
 		return failure(errcode.BadUserInput, "the arguments are not a JSON object", nil)
 	}
-	// A context of its own, not the outer request's: the operation is a
-	// request with its own scope; it ends when the tool call does.
+	// The operation is a request of its own; it ends with the tool call.
 	octx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := context.AfterFunc(ctx, cancel)
@@ -206,8 +197,7 @@ func (s *server) call(ctx context.Context, outer *caller, t tool, args json.RawM
 }
 
 // result turns the GraphQL answer into the tool's: the data, or isError
-// with the first error's code, message and retryAfter; the receipt and the
-// request id in _meta.
+// with the first error; the receipt and the request id in _meta.
 func result(rec *httptest.ResponseRecorder) *mcp.CallToolResult {
 	var g gqlResponse
 	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil {
@@ -255,9 +245,8 @@ func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-// admit charges every request but a lone tool call with Admit: what else
-// MCP asks (initialize, tools/list, notifications) is a request of its
-// own, while a tool call's charge is its operation's.
+// admit charges every request but a tool call, whose charge is its
+// operation's, with Admit.
 func (s *server) admit(next http.Handler) http.Handler {
 	charged := s.cfg.Admit(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -279,9 +268,8 @@ func (s *server) admit(next http.Handler) http.Handler {
 	})
 }
 
-// authorize lets a request in with the pair, or with a session token that
-// verifies now; anything else is 401 with WWW-Authenticate naming the
-// protected resource metadata.
+// authorize lets a request in with the pair or a session token that
+// verifies now; anything else is 401 naming the resource metadata.
 func (s *server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := &caller{remoteAddr: r.RemoteAddr, host: r.Host, header: r.Header.Clone()}

@@ -40,8 +40,7 @@ type toolSet struct {
 	server *mcp.Server // serving them
 }
 
-// The built-ins' selections: the fields of each read path, the same shapes
-// as GraphQL's (money as Decimal strings, the cursor to continue).
+// The built-ins' selections: the fields of each read path.
 const (
 	paymentFields = `id status amount { amount currency } transactionId paymentMethod
   customer { name email phone address city } createdAt updatedAt`
@@ -141,10 +140,8 @@ func inputSchema(schema *ast.Schema, vars ast.VariableDefinitionList) map[string
 // maxInputDepth bounds the schema of a recursive input type.
 const maxInputDepth = 5
 
-// selectionSchema is the JSON schema of the data a selection answers: an
-// object of its fields by response name. A field of a fragment is not
-// required (it answers only on its type); typename, when set, is the
-// selection's type.
+// selectionSchema is the JSON schema of the data a selection of type
+// typename answers; a field of a fragment on another type is optional.
 func selectionSchema(schema *ast.Schema, set ast.SelectionSet, typename string) map[string]any {
 	props, required := map[string]any{}, []string{}
 	var add func(set ast.SelectionSet, inFragment bool)
@@ -174,8 +171,8 @@ func selectionSchema(schema *ast.Schema, set ast.SelectionSet, typename string) 
 	return map[string]any{"type": "object", "properties": props, "required": required}
 }
 
-// outputSchema is the JSON schema of a field of type t answering set: null
-// allowed where GraphQL allows it (and where an error nulls it).
+// outputSchema is the JSON schema of a field of type t answering set,
+// null allowed where GraphQL allows it.
 func outputSchema(schema *ast.Schema, t *ast.Type, set ast.SelectionSet) map[string]any {
 	var s map[string]any
 	switch def := schema.Types[t.NamedType]; {
