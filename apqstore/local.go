@@ -66,7 +66,7 @@ func (l *Local) Add(_ context.Context, key, query string) {
 	}
 }
 
-// Len and Bytes report what the LRU keeps.
+// Len is the number of kept queries.
 func (l *Local) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -1,11 +1,9 @@
-// Package apqstore keeps Automatic Persisted Queries in Redis, behind a
+// Package apqstore keeps Automatic Persisted Queries in Redis behind a
 // bounded in-process LRU, so that a query registered through one replica
-// can be sent by hash alone to any other. It is a cache, never a
-// dependency: every Redis operation has a short deadline, a failure is a
-// miss, and Redis is then left alone for a backoff. What Redis holds is
-// untrusted: a query read back is served only when its text is the one
-// its key (the text's SHA-256) names, so a key written into Redis can
-// never make a hash run another text.
+// can be sent by hash alone to any other. Redis is a cache, never a
+// dependency: each operation has a short deadline, a failure is a miss
+// and starts a backoff. What Redis holds is untrusted: a query read back
+// is served only when its text's SHA-256 is its key.
 package apqstore
 
 import (
@@ -97,23 +95,20 @@ func WithTimeouts(dial, op time.Duration) Option {
 func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
 
 // WithErrorCounter calls count for each Redis operation that failed or
-// timed out (Stats.Errors), whose look-up or registration then falls back
-// to the replica's own cache.
+// timed out (Stats.Errors).
 func WithErrorCounter(count func()) Option { return func(s *settings) { s.errCount = count } }
 
 // WithMismatchCounter calls count for each query read back from Redis
 // whose text is not the one its key names (a miss; Stats.Mismatched).
 func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mismatch = count } }
 
-// WithLogger logs Redis becoming unavailable and available again (once per
-// transition, not per request).
+// WithLogger logs Redis becoming unavailable and available again.
 func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l } }
 
 // NewRedis returns a store on the Redis at url; ttl is how long a
-// registered query lives there (0: DefaultTTL). Timeouts given as URL
-// parameters override the short defaults. It fails only on a bad URL or
-// option: an unreachable Redis gives a store that misses until it is
-// back, so that a replica can start during a Redis outage.
+// registered query lives there (0: DefaultTTL), and timeouts in the URL
+// override the short defaults. It fails only on a bad URL or option: an
+// unreachable Redis gives a store that misses until it is back.
 func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
 	s := settings{
 		prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes, maxValue: DefaultMaxValueBytes,
@@ -163,9 +158,8 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return err
 }
 
-// Get returns the query registered under key (its sha256): from the local
-// LRU, else from Redis. A Redis failure is a miss, and so is a text read
-// from Redis that is not key's.
+// Get returns the query registered under key (its sha256) from the local
+// LRU, else from Redis; a Redis failure or a text not key's is a miss.
 func (r *Redis) Get(ctx context.Context, key string) (string, bool) {
 	if v, ok := r.local.Get(ctx, key); ok {
 		r.stats.localHits.Add(1)
@@ -217,8 +211,8 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 	}
 }
 
-// Client is the store's Redis client, for other users of the same Redis
-// (one pool a replica). The store closes it.
+// Client is the store's Redis client, for other users of the same Redis;
+// the store closes it.
 func (r *Redis) Client() *redis.Client { return r.client }
 
 // Close closes the Redis connections.
@@ -243,7 +237,7 @@ func (r *Redis) Stats() Stats {
 }
 
 // sendable reports whether an operation on key with a value of n bytes
-// goes to Redis: not during a backoff, which counts it as skipped.
+// goes to Redis (not during a backoff, which counts it as skipped).
 func (r *Redis) sendable(key string, n int) bool {
 	if len(key) == 0 || len(key) > maxKeyBytes || n > r.maxValue {
 		return false
