@@ -16,5 +16,4 @@ package sessiontoken
 // Why PASETO v4.local through aidanwoods.dev/go-paseto: authenticated
 // encryption with nothing to negotiate (none of JOSE's "alg" pitfalls), in
 // the Go implementation the PASETO project lists, checked against the
-// official test vectors, with strict base64url; writing the construction
-// ourselves is what the project's rules forbid.
+// official test vectors; the project never hand-rolls the construction.

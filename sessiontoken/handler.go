@@ -41,7 +41,7 @@ type Options struct {
 	// Keyring mints the tokens. Nil: tokens are off (404).
 	Keyring *Keyring
 	// DefaultTTL is the lifetime when the request names none (zero: the
-	// package's; at most MaxTTL).
+	// package's), at most MaxTTL.
 	DefaultTTL time.Duration
 	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL;
 	// zero: DefaultMaxTTL); a longer one is refused, not shortened.
@@ -49,22 +49,21 @@ type Options struct {
 	// Verify checks the pair against the REST API once per mint, returning
 	// nil or one of the errors above. Required when Keyring is set.
 	Verify func(ctx context.Context, c Credentials) error
-	// LookupCheckoutSession, when set, is used instead of Verify for a
+	// LookupCheckoutSession, when set, replaces Verify for a
 	// checkout-session scope: it reads the session with the pair and
-	// returns its names, which the token then carries. Nil: the resolvers
-	// learn the names (Scope.SessionToLearn).
+	// returns its names for the token to carry (nil: the resolvers learn
+	// them, Scope.SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
 	// MaxCustomerData is the most customer data a token may read
 	// (CUSTOMER_DATA_MAX; zero: CustomerDataFull): asking for more is
-	// refused, not lowered; a request naming no level gets its scope's
-	// default, lowered to this.
+	// refused; a request naming no level gets its scope's default, lowered
+	// to this.
 	MaxCustomerData CustomerData
 
 	// KeyHeader and SecretHeader name the credential headers, and
-	// WriteError writes an error in the contract's GraphQL shape.
-	// Required: the edge's own, so that this leaf copies none.
+	// WriteError writes an error in the contract's GraphQL shape; required.
 	KeyHeader, SecretHeader string
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }
@@ -88,9 +87,8 @@ type response struct {
 
 // NewHandler returns the token endpoint: POST with the credential headers
 // (each exactly once) and a JSON body; the pair is checked against the
-// REST API once, then a token is minted. Every answer is Cache-Control:
-// no-store. It panics on wiring mistakes (Keyring without Verify, a
-// negative TTL).
+// REST API once, then a token is minted. Every answer is no-store. It
+// panics on wiring mistakes (Keyring without Verify, a negative TTL).
 func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")

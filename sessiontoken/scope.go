@@ -98,10 +98,8 @@ func checkID(id string) error {
 	if len(id) > MaxIDBytes {
 		return fmt.Errorf("is longer than %d bytes", MaxIDBytes)
 	}
-	for i := 0; i < len(id); i++ {
-		if c := id[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return errors.New("may hold only letters, digits, '_' and '-'")
-		}
+	if !isBase64URL(id) {
+		return errors.New("may hold only letters, digits, '_' and '-'")
 	}
 	return nil
 }

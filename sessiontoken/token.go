@@ -18,20 +18,17 @@ import (
 // Prefix starts every token: the PASETO version and purpose.
 const Prefix = "v4.local."
 
-// Bounds checked before any work: a longer token is refused before it is
-// decoded, and Mint refuses longer credentials, so that every token it
-// makes fits (TestLargestTokenFits).
+// Bounds checked before any work: a longer token is refused undecoded,
+// and Mint refuses longer credentials, so every token it makes fits.
 const (
 	MaxTokenBytes      = 2048
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion, authenticated with every
-// token but never written in it: it binds a token to this use and
-// versions the claims' format. v2 carries the customer-data level, so an
-// older replica refuses it rather than read it without its level (fails
-// closed); implicitV1 tokens are still read, at their scope's default
-// level.
+// implicit is PASETO v4's implicit assertion, authenticated but never
+// written in a token: it binds a token to this use and versions the
+// claims. v2 carries the customer-data level, so an older replica refuses
+// it (fails closed); implicitV1 tokens are read at their scope's default.
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
@@ -240,7 +237,8 @@ func splitToken(token string) ([]byte, error) {
 	return footer, nil
 }
 
-// isBase64URL tells whether s holds only the unpadded base64url alphabet.
+// isBase64URL tells whether s holds only the unpadded base64url alphabet,
+// which is also the REST API's id alphabet.
 func isBase64URL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
