@@ -180,8 +180,7 @@ func fatal(format string, args ...any) {
 	os.Exit(1)
 }
 
-// The data of the sandbox's default seed: the same in this process and in
-// the sandbox process.
+// The data of the sandbox's default seed, the same in every process.
 var (
 	data      = sandbox.New(sandbox.Options{})
 	biz       = data.Businesses()[0]
@@ -659,8 +658,7 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 			}
 		}
 	}
-	// After the load: close our keep-alive connections, give the gateways
-	// a moment, and look at what they still hold.
+	// After the load: what the gateways hold once our connections close.
 	tr.CloseIdleConnections()
 	time.Sleep(2 * time.Second)
 	for _, g := range gws {
@@ -882,11 +880,9 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 	fmt.Fprintln(report)
 }
 
-// pairedRatio is the median over the rounds of each round's ratio of
-// gw's figure to the proxy's, with the rounds' lowest and highest: "0.86
-// (0.81-0.93)". The two cells of a round are measured one after the
-// other, so the machine's load of those seconds is in both; a ratio of
-// medians would mix rounds.
+// pairedRatio is the median of each round's ratio of gw's figure to the
+// proxy's, with the lowest and highest, "0.86 (0.81-0.93)": the cells of
+// a round share the machine's load of those seconds, which medians would mix.
 func pairedRatio(gw, px []result, f func(result) float64) string {
 	n := min(len(gw), len(px))
 	if n == 0 {
@@ -910,13 +906,10 @@ func ratio(x, y float64) float64 {
 	return x / y
 }
 
-// startProfile, with -profile and for a gateway or proxy scenario, saves
-// the process's allocation profile and starts its CPU profile for about
-// the measured time, from its pprof listener at pprofURL; the function it
-// returns waits for the CPU profile and saves the allocation profile
-// again (`go tool pprof -diff_base` of the two shows the scenario's
-// allocations). Files: <what>-<who><scenario>-c<N>-<latency>.pprof, who
-// "" for the gateway and "proxy-" for the proxy.
+// startProfile, with -profile, saves the allocation profile of the
+// process at pprofURL and starts its CPU profile for about the measured
+// time; the function it returns waits for that and saves the allocation
+// profile again, into <what>-<who><scenario>-c<N>-<latency>.pprof.
 func (r *runner) startProfile(pprofURL, who string, sc scenario, conc int, lat time.Duration) (wait func()) {
 	if r.profileDir == "" || pprofURL == "" || sc.direct {
 		return func() {}
