@@ -14,9 +14,8 @@ import (
 )
 
 type dialer struct {
-	timeout, keepAlive, handshake time.Duration
-	tls                           *tls.Config
-	wrap                          func(net.Conn) net.Conn
+	tls  *tls.Config
+	wrap func(net.Conn) net.Conn
 }
 
 // dialFunc dials addr within the dial timeout (or the call's time left),
@@ -25,12 +24,12 @@ type dialer struct {
 // fasthttp takes the connection (it has a Handshake method) as TLS.
 func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
-		limit := d.timeout
+		limit := DefaultDialTimeout
 		if timeout > 0 && timeout < limit {
 			limit = timeout
 		}
 		start := time.Now()
-		nd := net.Dialer{Timeout: limit, KeepAlive: d.keepAlive}
+		nd := net.Dialer{Timeout: limit, KeepAlive: DefaultKeepAlive}
 		raw, err := nd.Dial("tcp", addr)
 		if err != nil {
 			return nil, err
@@ -57,7 +56,7 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 			cfg.ServerName = host
 		}
 		cfg.NextProtos = []string{"http/1.1"}
-		hs := d.handshake
+		hs := DefaultTLSHandshake
 		if left := limit - time.Since(start); timeout > 0 && left < hs {
 			hs = left
 		}

@@ -31,7 +31,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// Defaults of Config, those of the net/http transport it replaces.
+// The transport's settings and Config's defaults, those of the net/http
+// transport it replaces.
 const (
 	DefaultDialTimeout      = 5 * time.Second
 	DefaultKeepAlive        = 30 * time.Second
@@ -51,20 +52,13 @@ const (
 type Config struct {
 	// MaxConnsPerHost bounds the connections to one host. A call that
 	// finds them all busy waits for one (up to its deadline, else
-	// ConnWaitTimeout); it never fails for want of a connection.
+	// ResponseHeaderTimeout or 30 s); it never fails for want of one.
 	MaxConnsPerHost int
-	// ConnWaitTimeout bounds that wait for a call without a deadline
-	// (0: ResponseHeaderTimeout, else 30 s).
-	ConnWaitTimeout time.Duration
 	// ResponseHeaderTimeout bounds the wait for the answer once the
 	// request is written (fasthttp's ReadTimeout; it covers the body too,
 	// which is read whole before RoundTrip returns). 0: none but the
 	// context's deadline.
 	ResponseHeaderTimeout time.Duration
-	DialTimeout           time.Duration // 0: DefaultDialTimeout
-	KeepAlive             time.Duration // TCP keep-alive; 0: DefaultKeepAlive
-	IdleConnTimeout       time.Duration // an idle connection is closed after it; 0: DefaultIdleConnTimeout
-	TLSHandshakeTimeout   time.Duration // 0: DefaultTLSHandshake
 	// TLSConfig is cloned for each TLS connection, its ServerName set to
 	// the host when empty; nil: the system roots.
 	TLSConfig *tls.Config
@@ -83,9 +77,8 @@ type Config struct {
 	WrapConn func(net.Conn) net.Conn
 }
 
-// Transport is an http.RoundTripper over fasthttp's HostClients, one a
-// host and body limit (one for the REST API unless MaxResponseBytesFor),
-// each a connection pool of its own. It is safe for concurrent use.
+// Transport is an http.RoundTripper over fasthttp's HostClients, one
+// connection pool a host and body limit; it is safe for concurrent use.
 type Transport struct {
 	maxBody  int
 	limitFor func(*http.Request) int
@@ -110,20 +103,14 @@ func New(cfg Config) *Transport {
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
 	}
-	t.dialer = dialer{
-		timeout:   orDefault(cfg.DialTimeout, DefaultDialTimeout),
-		keepAlive: orDefault(cfg.KeepAlive, DefaultKeepAlive),
-		handshake: orDefault(cfg.TLSHandshakeTimeout, DefaultTLSHandshake),
-		tls:       cfg.TLSConfig,
-		wrap:      cfg.WrapConn,
-	}
+	t.dialer = dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}
 	maxConns := cfg.MaxConnsPerHost
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConnsPerHost
 	}
-	wait := cfg.ConnWaitTimeout
+	wait := cfg.ResponseHeaderTimeout
 	if wait <= 0 {
-		wait = orDefault(cfg.ResponseHeaderTimeout, 30*time.Second)
+		wait = 30 * time.Second
 	}
 	t.newHost = func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient {
 		return &fasthttp.HostClient{
@@ -132,7 +119,7 @@ func New(cfg Config) *Transport {
 			Name:                UserAgent,
 			MaxConns:            maxConns,
 			MaxConnWaitTimeout:  wait,
-			MaxIdleConnDuration: orDefault(cfg.IdleConnTimeout, DefaultIdleConnTimeout),
+			MaxIdleConnDuration: DefaultIdleConnTimeout,
 			ReadTimeout:         cfg.ResponseHeaderTimeout,
 			ReadBufferSize:      DefaultReadBufferSize,
 			MaxResponseBodySize: maxBody,
@@ -174,13 +161,6 @@ func (t *Transport) clientFor(host string, isTLS bool, maxBody int) *fasthttp.Ho
 	return c
 }
 
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
-
 // CloseIdleConnections closes the idle keep-alive connections (as
 // http.Client.CloseIdleConnections asks of its transport).
 func (t *Transport) CloseIdleConnections() {
@@ -189,9 +169,8 @@ func (t *Transport) CloseIdleConnections() {
 	}
 }
 
-// call is what one RoundTrip borrows: fasthttp's request and response
-// (pooled with their buffers) and scratch space; it goes back to the pool
-// when the response's body is closed, never before.
+// call is what one RoundTrip borrows, fasthttp's request and response and
+// scratch space, until the response's body is closed.
 type call struct {
 	fc      *fasthttp.HostClient // the client of the call's host and body limit
 	maxBody int
