@@ -175,6 +175,15 @@ func refuse(code, msg, outcome, hash string) Decision {
 	return Decision{Action: Refuse, Code: code, Message: msg, Outcome: outcome, Hash: hash}
 }
 
+// unlisted answers an unlisted document: refused with msg and outcome
+// under enforce, else served as sent.
+func unlisted(enforce bool, msg, outcome, hash string) Decision {
+	if enforce {
+		return refuse(CodeNotListed, msg, outcome, hash)
+	}
+	return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: hash}
+}
+
 // Decide says whether r may run and what it runs.
 func (s *Store) Decide(r Request) Decision {
 	m := s.cur.Load()
@@ -199,39 +208,27 @@ func (s *Store) Decide(r Request) Decision {
 		if body, ok := m.byHash[r.SHA256Hash]; ok {
 			return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: r.SHA256Hash}
 		}
-		if enforce {
-			return refuse(CodeNotListed, msgNotListed, OutcomeNotListed, r.SHA256Hash)
-		}
-		return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: r.SHA256Hash}
+		return unlisted(enforce, msgNotListed, OutcomeNotListed, r.SHA256Hash)
 
 	case r.SHA256Hash != "": // APQ registration: the hash of the text decides, never the hash sent
 		h := hashOf(r.Query)
 		if body, ok := m.byHash[h]; ok && h == r.SHA256Hash {
 			return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: h}
 		}
-		if enforce {
-			return refuse(CodeNotListed, msgRegistration, OutcomeAPQRegistrationRefused, h)
-		}
-		return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: h}
+		return unlisted(enforce, msgRegistration, OutcomeAPQRegistrationRefused, h)
 	}
 
 	if r.Query == "" {
-		if enforce {
-			return refuse(CodeNotListed, msgNotListed, OutcomeNotListed, "")
-		}
-		return Decision{Action: ServeSent, Outcome: OutcomeUnlisted}
+		return unlisted(enforce, msgNotListed, OutcomeNotListed, "")
 	}
 	h := hashOf(r.Query)
 	if body, ok := m.byHash[h]; ok {
 		return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: h}
 	}
-	if !enforce {
-		return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: h}
-	}
-	if s.introspection && isIntrospection(r.Query) {
+	if enforce && s.introspection && isIntrospection(r.Query) {
 		return Decision{Action: ServeSent, Outcome: OutcomeIntrospection, Hash: h}
 	}
-	return refuse(CodeNotListed, msgNotListed, OutcomeNotListed, h)
+	return unlisted(enforce, msgNotListed, OutcomeNotListed, h)
 }
 
 func hashOf(text string) string {
