@@ -14,9 +14,8 @@ import (
 // the default 1,000 queries at 4 KiB each.
 const DefaultLocalBytes = 4 << 20
 
-// Local is a graphql.Cache[string] that keeps at most maxEntries queries
-// and maxBytes bytes of keys and queries, evicting the least recently used.
-// Safe for concurrent use.
+// Local is a graphql.Cache[string], safe for concurrent use, that keeps at
+// most maxEntries queries and maxBytes bytes, evicting the least recently used.
 type Local struct {
 	mu       sync.Mutex
 	maxBytes int64

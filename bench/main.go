@@ -21,6 +21,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -149,12 +150,8 @@ func main() {
 
 	var report bytes.Buffer
 	fmt.Fprintf(&report, "paygraph load benchmark, %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
-	gwEnvText := *gwEnv
-	if gwEnvText == "" {
-		gwEnvText = "(defaults)"
-	}
 	fmt.Fprintf(&report, "machine: %d CPUs (%s), %s %s/%s; -duration %s -warmup %s; gateway env: %s\n\n",
-		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, gwEnvText)
+		runtime.NumCPU(), cpuModel(), runtime.Version(), runtime.GOOS, runtime.GOARCH, *duration, *warmup, cmp.Or(*gwEnv, "(defaults)"))
 	if len(r.gateways) > 1 || r.rounds > 1 {
 		var names []string
 		for _, g := range r.gateways {
@@ -397,9 +394,8 @@ func goBuild(dir, out string) error {
 	return nil
 }
 
-// buildAtRef builds the gateway as it is at ref: the commit's files
-// (`git archive`, so the repository and its worktrees are left alone) in
-// a directory under tmp, built there.
+// buildAtRef builds the gateway as it is at ref, from the commit's files
+// (`git archive`, leaving the repository alone) in a directory under tmp.
 func buildAtRef(root, ref, tmp string) (gateway, error) {
 	out, err := exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", ref+"^{commit}").Output()
 	if err != nil {

@@ -113,8 +113,7 @@ type proxy struct {
 }
 
 // serveProxy serves the proxy on addr in front of restURL and, when
-// pprofAddr is not empty, net/http/pprof on pprofAddr (a listener of its
-// own, never the proxy's).
+// pprofAddr is not empty, net/http/pprof on a listener of its own there.
 func serveProxy(addr, restURL, pprofAddr string) {
 	if pprofAddr != "" {
 		pln, err := net.Listen("tcp", pprofAddr)

@@ -265,8 +265,7 @@ type result struct {
 }
 
 // Allow charges merchant one request and restCalls REST calls and says
-// whether the request may run. It never fails: a Redis error or timeout is
-// answered from the local budgets.
+// whether the request may run; a Redis failure is answered locally.
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
 	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
 }
@@ -364,9 +363,8 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 	return l.decide(req, rest, useReq, useRest, BackendLocal)
 }
 
-// decide turns the budgets' answers into a Decision. A budget that refused
-// names the decision; when both allowed, the one with the smaller share
-// left does.
+// decide turns the budgets' answers into a Decision, named by a budget that
+// refused or, when both allowed, the one with the smaller share left.
 func (l *Limiter) decide(req, rest result, useReq, useRest bool, backend string) Decision {
 	d := Decision{Allowed: true, Backend: backend, policies: l.policies}
 	pick := func(lim limit, r result) {

@@ -29,9 +29,8 @@ func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 // rate:paygraph:rl:<policy>:<merchant>.
 const keyPrefix = "paygraph:rl:"
 
-// allowRedis charges the budgets in Redis: one request, then, if it was
-// allowed, cost REST calls, within l.timeout; on an error the caller
-// decides locally.
+// allowRedis charges one request, then, if allowed, cost REST calls in
+// Redis within l.timeout; on an error the caller decides locally.
 func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, useReq, useRest bool) (req, rest result, err error) {
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()

@@ -43,8 +43,7 @@ type footerJSON struct {
 }
 
 // ParseKeyring reads TOKEN_KEYS: comma-separated 32-byte keys, each as 64
-// hex digits or base64. Errors name the position of a bad key, never its
-// text.
+// hex digits or base64; errors name a bad key's position, never its text.
 func ParseKeyring(value string) (*Keyring, error) {
 	parts := strings.Split(value, ",")
 	keys := make([][]byte, 0, len(parts))

@@ -94,8 +94,7 @@ type Claims struct {
 }
 
 // MerchantOf is a stable, one-way name of the merchant that owns apiKey
-// ("m_" and 16 hex digits of a SHA-256 of it): it reveals neither
-// credential.
+// ("m_" and 16 hex digits of a SHA-256 of it), revealing neither credential.
 func MerchantOf(apiKey string) string {
 	h := sha256.Sum256([]byte("paygraph merchant\x00" + apiKey))
 	return "m_" + hex.EncodeToString(h[:8])
