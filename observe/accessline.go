@@ -1,10 +1,8 @@
 package observe
 
-// The access log's "request" line written by hand: the line NewLogger's
-// JSON logger would write through slog (the same keys in the same order,
-// strings escaped and values redacted as slog and RedactingHandler do),
-// without slog's allocations. TestAccessLineDecodes checks that every
-// line, hostile values included, decodes to exactly its fields' values.
+// The access log's "request" line written by hand, byte for byte as
+// NewLogger's JSON logger would write it through slog (keys, order,
+// escapes, redaction) without slog's allocations (TestAccessLineDecodes).
 
 import (
 	"context"
@@ -32,8 +30,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// accessLine is one "request" line's fields (AccessLog says what each
-// is).
+// accessLine is one "request" line's fields (AccessLog says what each is).
 type accessLine struct {
 	level              slog.Level
 	time               time.Time
@@ -65,24 +62,30 @@ func (l *accessLine) attrs() []slog.Attr {
 		slog.Int64("rest_calls", l.restCalls),
 		slog.Int64("bytes", l.bytes),
 	}
-	if l.merchant != "" {
-		attrs = append(attrs, slog.String("merchant", l.merchant))
-	}
-	if l.client.IsValid() {
-		attrs = append(attrs, slog.String("client", l.client.String()))
-	}
-	if l.refusedBy != "" {
-		attrs = append(attrs, slog.String("refused_by", l.refusedBy))
-	}
+	attrs = tailAttrs(attrs, l.merchant, l.client, l.refusedBy)
 	if l.traceID != "" {
 		attrs = append(attrs, slog.String("trace_id", l.traceID))
 	}
 	return attrs
 }
 
-// log writes l through logger: by hand when logger is NewLogger's JSON
-// logger, else through slog (with the time slog takes).
-// The caller checked that logger is enabled at l.level.
+// tailAttrs appends the attributes a request's and an operation's line
+// end with, those known.
+func tailAttrs(attrs []slog.Attr, merchant string, client netip.Addr, refusedBy string) []slog.Attr {
+	if merchant != "" {
+		attrs = append(attrs, slog.String("merchant", merchant))
+	}
+	if client.IsValid() {
+		attrs = append(attrs, slog.String("client", client.String()))
+	}
+	if refusedBy != "" {
+		attrs = append(attrs, slog.String("refused_by", refusedBy))
+	}
+	return attrs
+}
+
+// log writes l through logger, enabled at l.level: by hand when it is
+// NewLogger's JSON logger, else through slog.
 func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	if rh, ok := logger.Handler().(*redactingHandler); ok && rh.lines != nil && l.plain() {
 		rh.writeAccessLine(ctx, l)
@@ -91,16 +94,14 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	logger.LogAttrs(ctx, l.level, accessMessage, l.attrs()...)
 }
 
-// plain reports whether l has nothing slog would write as an error: a
-// time's year in [0, 9999], a finite float (JSON has no NaN). Always so
-// for a request's line; slog writes the others.
+// plain reports whether l has nothing slog would write as an error (a
+// year outside [0, 9999], a NaN or infinite float); slog writes the others.
 func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
 
-// lineSecond is one second of one location as the line's time writes it
-// (RFC3339Nano, slog's appendJSONTime): the date and clock before the
-// fraction and the zone after it, formatted once a second.
+// lineSecond is one second of one location in RFC3339Nano (as slog writes
+// it): the text before the fraction and after it, formatted once a second.
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -109,8 +110,7 @@ type lineSecond struct {
 	plain bool           // the year is in [0, 9999] (slog writes an error else)
 }
 
-// lastSecond is the last line's second (every replica's lines come in
-// order of their time, nearly: one miss a second).
+// lastSecond is the last line's second (lines come nearly in time order).
 var lastSecond atomic.Pointer[lineSecond]
 
 // secondOf is t's second, from lastSecond when it is t's.
@@ -126,9 +126,8 @@ func secondOf(t time.Time) *lineSecond {
 	return s
 }
 
-// appendLineTime is t.AppendFormat(b, time.RFC3339Nano), through its
-// second's lineSecond: the fraction has its trailing zeros cut, and none
-// is written for a whole second.
+// appendLineTime is t.AppendFormat(b, time.RFC3339Nano) through its
+// lineSecond: the fraction without trailing zeros, none for a whole second.
 func appendLineTime(b []byte, t time.Time) []byte {
 	s := secondOf(t)
 	b = append(b, s.head...)
@@ -148,18 +147,14 @@ func appendLineTime(b []byte, t time.Time) []byte {
 	return append(b, s.zone...)
 }
 
-// linePool holds the lines' buffers; one bigger than maxPooledLine (a
-// hostile path is cut at maxLoggedPath, so never in practice) is left to
-// the collector.
+// linePool holds the lines' buffers; one past maxPooledLine is dropped.
 var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
 
 const maxPooledLine = 16 << 10
 
-// writeAccessLine writes l as the JSON handler beneath r would, after r's
-// redaction: every string value, and the message, through the redactor
-// told the request's own credentials (the line's keys are none of the
-// names redacted whatever their value, TestAccessLineKeys; its numbers
-// are not redacted by slog's path either).
+// writeAccessLine writes l as the JSON handler beneath r would after r's
+// redaction: the message and every string through the request's redactor
+// (no key is a credential's name, TestAccessLineKeys; numbers pass as is).
 func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	rd := redactor{o: r.o, known: r.o.secrets(ctx)}
 	bp := linePool.Get().(*[]byte)
@@ -191,8 +186,7 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	}
 	if l.client.IsValid() {
 		if l.client.Zone() == "" {
-			// The text of an address without a zone needs no escaping,
-			// and redacts to itself.
+			// Without a zone it needs no escaping and redacts to itself.
 			b = append(b, `,"client":"`...)
 			b = l.client.AppendTo(b)
 			b = append(b, '"')
@@ -214,10 +208,9 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	}
 }
 
-// appendJSONString is log/slog's appendString for JSON: s quoted, with
-// appendEscapedJSONString's escapes: '"', '\\', \n, \r, \t, every other
-// control byte as \u00XX, an invalid UTF-8 byte as \ufffd, and U+2028
-// and U+2029 escaped.
+// appendJSONString is slog's JSON string: s quoted, '"', '\\', \n, \r
+// and \t escaped, other control bytes as \u00XX, invalid UTF-8 bytes as
+// \ufffd, and U+2028 and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -269,10 +262,9 @@ func appendJSONString(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendMilli is appendJSONFloat of float64(k)/1000 (a duration in ms of
-// whole µs), for 0 <= k < 1e15: k/1000 written out, trailing zeros and a
-// bare point cut, is then the shortest decimal that reads back as that
-// float (TestAppendMilliAsEncodingJSON).
+// appendMilli is appendJSONFloat of float64(k)/1000 for 0 <= k < 1e15:
+// k/1000 without trailing zeros is then the shortest decimal that reads
+// back as that float (TestAppendMilliAsEncodingJSON).
 func appendMilli(b []byte, k int64) []byte {
 	b = strconv.AppendInt(b, k/1000, 10)
 	if frac := k % 1000; frac != 0 {
@@ -286,9 +278,8 @@ func appendMilli(b []byte, k int64) []byte {
 	return b
 }
 
-// appendJSONFloat is encoding/json's float64 (slog's JSON handler writes
-// floats with json.Marshal): 'f' format, 'e' below 1e-6 or from 1e21,
-// "e-09" written "e-9". f is finite.
+// appendJSONFloat is encoding/json's float64, as slog writes it: 'f'
+// format, 'e' below 1e-6 or from 1e21, "e-09" written "e-9". f is finite.
 func appendJSONFloat(b []byte, f float64) []byte {
 	if k := f * 1000; !math.Signbit(f) && k == math.Trunc(k) && k < 1e15 && float64(int64(k))/1000 == f {
 		return appendMilli(b, int64(k))

@@ -21,9 +21,8 @@ import (
 )
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or
-// logfmt-style text (format "text") of level and above to w, behind the
-// redaction layer of RedactingHandler told o. A JSON logger writes one
-// whole line a Write, one at a time.
+// text (format "text") of level and above to w, behind RedactingHandler
+// told o. A JSON logger writes one whole line a Write.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
@@ -66,14 +65,12 @@ func normKey(key string) string {
 }
 
 // RedactingHandler wraps h so that no record it passes on holds a
-// credential: in the message and in every attribute (strings, errors,
-// formatted values, groups, attributes added with With), credential-shaped
-// runs are rewritten by o.Redact, the values of attributes named like a
-// credential (x-api-secret, x-api-key, authorization, password, …) are
-// replaced (an API key's by o.RedactKey), and the literal values that
-// o.Secrets returns for the record's context (the request's own
-// credentials, whatever their shape) are taken out wherever they appear.
-// Attributes added with With are redacted by shape and name only.
+// credential: in the message and every attribute (strings, errors,
+// formatted values, groups) o.Redact rewrites credential-shaped runs,
+// attributes named like a credential (x-api-secret, authorization, …) are
+// replaced (an API key's by o.RedactKey), and o.Secrets' values for the
+// record's context are taken out wherever they appear. Attributes added
+// with With are redacted by shape and name only.
 func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 	return &redactingHandler{h: h, o: o}
 }
@@ -81,9 +78,8 @@ func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 type redactingHandler struct {
 	h slog.Handler
 	o Options
-	// lines is what h writes to, when h is NewLogger's JSON handler
-	// itself (not one made by WithAttrs or WithGroup): the access line's
-	// hand-written path writes there too (accessline.go). Nil otherwise.
+	// lines is what h writes to when h is NewLogger's own JSON handler,
+	// for the hand-written access line (accessline.go); else nil.
 	lines *lineWriter
 }
 
@@ -102,12 +98,7 @@ func (r *redactingHandler) Handle(ctx context.Context, rec slog.Record) error {
 }
 
 func (r *redactingHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
-	rd := redactor{o: r.o}
-	red := make([]slog.Attr, len(attrs))
-	for i, a := range attrs {
-		red[i] = rd.attr(a)
-	}
-	return &redactingHandler{h: r.h.WithAttrs(red), o: r.o}
+	return &redactingHandler{h: r.h.WithAttrs(redactor{o: r.o}.attrs(attrs)), o: r.o}
 }
 
 func (r *redactingHandler) WithGroup(name string) slog.Handler {
@@ -150,12 +141,7 @@ func (rd redactor) attr(a slog.Attr) slog.Attr {
 			return slog.String(a.Key, r)
 		}
 	case slog.KindGroup:
-		g := a.Value.Group()
-		red := make([]slog.Attr, len(g))
-		for i, ga := range g {
-			red[i] = rd.attr(ga)
-		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
+		return slog.Attr{Key: a.Key, Value: slog.GroupValue(rd.attrs(a.Value.Group())...)}
 	case slog.KindAny:
 		if s, changed := rd.anyValue(a.Value.Any()); changed {
 			return slog.String(a.Key, s)
@@ -164,9 +150,17 @@ func (rd redactor) attr(a slog.Attr) slog.Attr {
 	return a
 }
 
+func (rd redactor) attrs(as []slog.Attr) []slog.Attr {
+	red := make([]slog.Attr, len(as))
+	for i, a := range as {
+		red[i] = rd.attr(a)
+	}
+	return red
+}
+
 // anyValue checks every form a handler could print v in (error text,
-// %+v, JSON, text marshalling, bytes as text); when one holds a secret, it
-// returns a redacted text to log instead.
+// %+v, JSON, text, bytes); when one holds a secret, it returns a redacted
+// text to log instead.
 func (rd redactor) anyValue(v any) (string, bool) {
 	var forms []string
 	switch x := v.(type) {
@@ -204,9 +198,8 @@ func safeCall(f func() ([]byte, error)) (b []byte, err error) {
 	return f()
 }
 
-// holdsSecret reports whether v contains one of secrets, or is a piece of
-// one at least 4 bytes long (shorter pieces tell nothing): such a value
-// is not used as a request id, a metric label or a span name.
+// holdsSecret reports whether v contains one of secrets or is a piece of
+// one at least 4 bytes long: such a value names no request, label or span.
 func holdsSecret(v string, secrets []string) bool {
 	for _, s := range secrets {
 		if s != "" && (strings.Contains(v, s) || len(v) >= 4 && strings.Contains(s, v)) {
@@ -239,9 +232,8 @@ func SaneRequestID(id string) bool {
 	})
 }
 
-// putRequestID writes a random id of 16 hex characters into b, from
-// math/rand/v2's ChaCha8 source (an id names a request in logs; it guards
-// nothing).
+// putRequestID writes a random id of 16 hex characters into b (math/rand:
+// an id names a request in logs and guards nothing).
 func putRequestID(b *[16]byte) {
 	v := mrand.Uint64()
 	for i := 15; i >= 0; i-- {
@@ -253,15 +245,14 @@ func putRequestID(b *[16]byte) {
 // maxLoggedPath bounds the path printed in an access line.
 const maxLoggedPath = 256
 
-// AccessLog is a middleware that gives every request an id (the caller's
-// X-Request-Id when it is sane and holds no piece of o.Secrets, else a new
-// one), returns it in the X-Request-Id response header, puts it and a
-// RequestStats in the context, and logs one "request" line (request_id,
-// method, path, status, duration_ms, operation, outcome, rest_calls,
-// bytes; merchant, client, refused_by and trace_id when known) at info, or
-// debug for o.DebugPaths. The line is logged in the request's context,
-// which must carry the caller's credentials, so that NewLogger's logger
-// takes them out; it never holds headers, bodies or the query string.
+// AccessLog is a middleware that gives every request an id (a sane
+// X-Request-Id holding no piece of o.Secrets, else a new one) in the
+// response's X-Request-Id and the context, with a RequestStats, and logs
+// one "request" line (request_id, method, path, status, duration_ms,
+// operation, outcome, rest_calls, bytes; merchant, client, refused_by and
+// trace_id when known) at info, debug for o.DebugPaths. It logs in the
+// request's context, so NewLogger's logger takes the caller's credentials
+// out; no line holds headers, bodies or the query string.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
@@ -271,16 +262,14 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 			if slices.Contains(debugPaths, r.URL.Path) {
 				level = slog.LevelDebug
 			}
-			// The recorder, the stats, the header's value and a new id's
-			// bytes in one allocation.
+			// The recorder, stats, header value and id bytes: one allocation.
 			acc := &accessRecord{statusRecorder: statusRecorder{ResponseWriter: w}}
 			var id string
 			if v := r.Header["X-Request-Id"]; len(v) > 0 { // Header.Get without canonicalising a canonical key
 				id = v[0]
 			}
 			if !SaneRequestID(id) || holdsSecret(id, o.secrets(r.Context())) {
-				// The id's string is acc's bytes, written once here,
-				// never after (no string allocated per request).
+				// acc's bytes, written once: no string allocated.
 				putRequestID(&acc.newID)
 				id = unsafeconv.String(acc.newID[:])
 			}
@@ -382,15 +371,12 @@ func (s *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// OperationLog returns the access log of the GraphQL operations that share
-// one HTTP request (each operation of a WebSocket): begin gives an
-// operation's context a request id of its own and fresh RequestStats (its
-// REST calls, name and outcome, which the layers below record as they do
-// for a request), and the func it returns logs one line, "operation"
-// (request_id, connection_id: the upgrade request's id, transport,
-// duration_ms, operation, outcome, rest_calls), when the operation ends.
-// The line is logged in the operation's context, so a logger from
-// NewLogger takes the caller's credentials out of it.
+// OperationLog returns the access log of the operations that share one
+// HTTP request (a WebSocket's): begin gives an operation's context a
+// request id and RequestStats of its own, and the func it returns logs an
+// "operation" line (request_id, connection_id: the upgrade's id,
+// transport, duration_ms, operation, outcome, rest_calls) in that context
+// when the operation ends.
 func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, transport string) (context.Context, func()) {
 	return func(ctx context.Context, transport string) (context.Context, func()) {
 		start := time.Now()
@@ -415,17 +401,11 @@ func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, tran
 				slog.String("outcome", outcome),
 				slog.Int64("rest_calls", stats.RESTCalls()),
 			}
+			var merchant string
 			if o.MerchantTag != nil {
-				if m := o.MerchantTag(ctx); m != "" {
-					attrs = append(attrs, slog.String("merchant", m))
-				}
+				merchant = o.MerchantTag(ctx)
 			}
-			if client.IsValid() {
-				attrs = append(attrs, slog.String("client", client.String()))
-			}
-			if b := stats.RefusedBy(); b != "" {
-				attrs = append(attrs, slog.String("refused_by", b))
-			}
+			attrs = tailAttrs(attrs, merchant, client, stats.RefusedBy())
 			logger.LogAttrs(ctx, slog.LevelInfo, "operation", attrs...)
 		}
 	}

@@ -17,10 +17,9 @@ import (
 )
 
 // MaxOperationNames is how many distinct GraphQL operation names the
-// metrics record; later ones are "other". A name joins the set only from a
-// request with a REST call answered 2xx (credentials the REST API
-// accepted), so callers without valid credentials cannot fill it; nor does
-// a name holding the request's own credentials or shaped like any.
+// metrics record; later ones are "other". A name joins only from a request
+// with a REST call answered 2xx, so callers without valid credentials
+// cannot fill the set, and never when it holds or looks like a credential.
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -44,30 +43,23 @@ type Metrics struct {
 	restDuration *prometheus.HistogramVec
 	batchSize    *prometheus.HistogramVec
 	inFlight     prometheus.Gauge
-	// An operation's REST calls: estimated before any is made, made, and
-	// the estimate's part that did not happen (the cost receipt's).
+	// An operation's REST calls estimated, made, and estimated but unmade.
 	opEstimated, opMade, opUnmade prometheus.Histogram
 
 	opts Options
-	// opts.LoaderNames' batch size series, and "other"'s, each taken from
-	// batchSize when first used (WithLabelValues hashes and locks on every
-	// call); a series still appears on /metrics only once used
-	// (TestSeriesCacheSameAsVectors).
+	// The batch size series by loader name, taken when first used so that
+	// a series appears on /metrics only once used and WithLabelValues'
+	// hash and lock are paid once.
 	loaders map[string]func() prometheus.Observer
-	// The series of the GraphQL operations' labels, and the set of names
-	// admitted as labels (MaxOperationNames), under namesMu.
-	namesMu sync.Mutex
-	names   map[string]struct{}
-	ops     map[string]*opSeries
-	// The REST calls' series by endpoint, written under restMu.
+	// Under namesMu: the names admitted as labels (MaxOperationNames) and
+	// the GraphQL series by label, and by label and outcome.
+	namesMu   sync.Mutex
+	names     map[string]struct{}
+	durations map[string]prometheus.Observer
+	requests  map[[2]string]prometheus.Counter
+	// The REST calls' series by endpoint, copied on write under restMu.
 	rest   atomic.Pointer[map[string]*restSeries]
 	restMu sync.Mutex
-}
-
-// opSeries are the series of one operation label, under namesMu.
-type opSeries struct {
-	duration prometheus.Observer           // nil until first used
-	outcomes map[string]prometheus.Counter // by outcome
 }
 
 // restSeries are the series of one REST endpoint label.
@@ -78,21 +70,25 @@ type restSeries struct {
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// restCallBuckets are REST calls per operation: one record, a few, a
-// page with its joins (up to 1 + 100), MAX_COMPLEXITY's default (500).
+// restCallBuckets span one record to a page with its joins (101) and
+// MAX_COMPLEXITY's default (500).
 var restCallBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}
 
-// NewMetrics returns the gateway's metrics on a fresh registry. REST
-// calls are labelled by o.RouteOf, loader batches by o.LoaderNames; the
-// breaker gauge reads o.BreakerState; no operation label holds one of
-// o.Secrets or a piece of one.
+// restCallsHistogram is a histogram of REST calls per query operation.
+func restCallsHistogram(name, help string) prometheus.Histogram {
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name,
+		Help: "REST calls per query operation, " + help, Buckets: restCallBuckets})
+}
+
+// NewMetrics returns the gateway's metrics on a fresh registry, told o.
 func NewMetrics(o Options) *Metrics {
 	m := &Metrics{
-		reg:     prometheus.NewRegistry(),
-		names:   make(map[string]struct{}),
-		ops:     make(map[string]*opSeries),
-		opts:    o,
-		loaders: make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
+		reg:       prometheus.NewRegistry(),
+		names:     make(map[string]struct{}),
+		durations: make(map[string]prometheus.Observer),
+		requests:  make(map[[2]string]prometheus.Counter),
+		opts:      o,
+		loaders:   make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
@@ -120,21 +116,9 @@ func NewMetrics(o Options) *Metrics {
 			Name: "paygraph_http_in_flight_requests",
 			Help: "HTTP requests being served.",
 		}),
-		opEstimated: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "paygraph_operation_rest_calls_estimated",
-			Help:    "REST calls per query operation, estimated before any was made (the cost receipt's estimated).",
-			Buckets: restCallBuckets,
-		}),
-		opMade: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "paygraph_operation_rest_calls_made",
-			Help:    "REST calls per query operation, made (the cost receipt's made; retries not counted).",
-			Buckets: restCallBuckets,
-		}),
-		opUnmade: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "paygraph_operation_rest_calls_unmade",
-			Help:    "REST calls per query operation estimated and not made (estimated - made, never negative).",
-			Buckets: restCallBuckets,
-		}),
+		opEstimated: restCallsHistogram("paygraph_operation_rest_calls_estimated", "estimated before any was made (the cost receipt's estimated)."),
+		opMade:      restCallsHistogram("paygraph_operation_rest_calls_made", "made (the cost receipt's made; retries not counted)."),
+		opUnmade:    restCallsHistogram("paygraph_operation_rest_calls_unmade", "estimated and not made (estimated - made, never negative)."),
 	}
 	for _, n := range append([]string{"other"}, o.LoaderNames...) {
 		m.loaders[n] = sync.OnceValue(func() prometheus.Observer { return m.batchSize.WithLabelValues(n) })
@@ -222,7 +206,7 @@ func (m *Metrics) ObserveRESTCalls(estimated, made int) {
 
 // RESTTransport counts and times the REST calls made through next (nil:
 // http.DefaultTransport) by route pattern and status class, and counts
-// them, and those answered with 2xx, in the request's RequestStats.
+// them and the 2xx ones in the request's RequestStats.
 func (m *Metrics) RESTTransport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -250,8 +234,8 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// restSeriesOf is the series of the endpoint label ep (one of RouteOf's
-// routes, or EndpointOther: a bounded set), made when first asked for.
+// restSeriesOf is the series of the (bounded) endpoint label ep, made
+// when first asked for.
 func (m *Metrics) restSeriesOf(ep string) *restSeries {
 	if s := (*m.rest.Load())[ep]; s != nil {
 		return s
@@ -268,8 +252,7 @@ func (m *Metrics) restSeriesOf(ep string) *restSeries {
 	return s
 }
 
-// restCallsOf is the calls counter of ep (its series s) and the status
-// class numbered class.
+// restCallsOf is the calls counter of ep (its series s) and a class.
 func (m *Metrics) restCallsOf(ep string, s *restSeries, class int) prometheus.Counter {
 	if c := s.calls[class].Load(); c != nil {
 		return *c
@@ -279,8 +262,7 @@ func (m *Metrics) restCallsOf(ep string, s *restSeries, class int) prometheus.Co
 	return c
 }
 
-// statusClassNames are the status_class label values, numbered as
-// statusClass returns them.
+// statusClassNames are the status_class values, by statusClass' number.
 var statusClassNames = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx", "error", "canceled", "timeout"}
 
 const (
@@ -310,9 +292,8 @@ func statusClass(ctx context.Context, resp *http.Response, err error) int {
 // ---- GraphQL ----
 
 // GraphQLExtension is the gqlgen extension that counts and times GraphQL
-// requests by operation name and outcome, and records both in the
-// request's RequestStats. It sees every response, parse and validation
-// failures included.
+// requests by operation name and outcome, parse and validation failures
+// included, and records both in the request's RequestStats.
 func (m *Metrics) GraphQLExtension() graphql.HandlerExtension { return gqlMetrics{m} }
 
 type gqlMetrics struct{ m *Metrics }
@@ -336,9 +317,7 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 		return nil
 	}
 	if oc != nil {
-		// A @defer stream's later results (gqlhttp's incremental delivery)
-		// belong to the request counted at its first: one request, its
-		// outcome and duration those of its first payload.
+		// A @defer stream is one request, counted at its first payload.
 		st := &oc.Stats
 		if st.GetExtension(countedStat) != nil {
 			return resp
@@ -355,27 +334,26 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-// countedStat marks an operation counted already in its stats (its
-// results are asked for one after another: no lock needed).
+// countedStat marks an operation counted already (its results come one
+// after another: no lock needed).
 const countedStat = "PaygraphMetricsCounted"
 
-// CountRefused counts a request refused before the GraphQL server saw it
-// (graph.HandlerConfig.OnRefused): operation "unparsed", outcome its code,
-// and records both for the access log.
+// CountRefused counts a request refused before the GraphQL server saw it:
+// operation "unparsed", outcome its code, recorded for the access log too.
 func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	outcome := code
 	if !plainCode(code) {
 		outcome = OutcomeError
 	}
 	m.namesMu.Lock()
-	c := m.outcomeOf(m.opsOf(OperationUnparsed), OperationUnparsed, outcome)
+	c := m.requestsOf(OperationUnparsed, outcome)
 	m.namesMu.Unlock()
 	c.Inc()
 	StatsFrom(ctx).SetOperation(OperationUnparsed, outcome)
 }
 
-// operationOf returns the operation's name and type ("query"...) as
-// known: the parsed operation's, else the name the client asked for.
+// operationOf is the parsed operation's name and type ("query"...), else
+// the name the client asked for.
 func operationOf(ctx context.Context) (name, typ string) {
 	if !graphql.HasOperationContext(ctx) {
 		return "", ""
@@ -413,8 +391,7 @@ func plainName(s string) bool {
 	})
 }
 
-// bytesOK reports whether s is 1 to n bytes long and ok accepts each byte
-// (and its index).
+// bytesOK reports whether s is 1 to n bytes and ok accepts each byte.
 func bytesOK(s string, n int, ok func(i int, c byte) bool) bool {
 	if len(s) == 0 || len(s) > n {
 		return false
@@ -427,46 +404,35 @@ func bytesOK(s string, n int, ok func(i int, c byte) bool) bool {
 	return true
 }
 
-// opSeriesOf is the requests counter (by outcome) and the duration
-// histogram of an operation whose LogName is name, under its operation
-// label (operationLabel).
+// opSeriesOf is the requests counter and the duration histogram of an
+// operation whose LogName is name, under its operationLabel.
 func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometheus.Counter, prometheus.Observer) {
 	m.namesMu.Lock()
 	defer m.namesMu.Unlock()
 	label := m.operationLabel(ctx, name)
-	s := m.opsOf(label)
-	if s.duration == nil {
-		s.duration = m.gqlDuration.WithLabelValues(label)
+	d := m.durations[label]
+	if d == nil {
+		d = m.gqlDuration.WithLabelValues(label)
+		m.durations[label] = d
 	}
-	return m.outcomeOf(s, label, outcome), s.duration
+	return m.requestsOf(label, outcome), d
 }
 
-// opsOf is the series of an operation label, under namesMu.
-func (m *Metrics) opsOf(label string) *opSeries {
-	s := m.ops[label]
-	if s == nil {
-		s = &opSeries{outcomes: make(map[string]prometheus.Counter)}
-		m.ops[label] = s
-	}
-	return s
-}
-
-// outcomeOf is the requests counter of an operation label (its series s)
-// and an outcome, under namesMu. The outcomes are plain codes or "error",
-// so a label's outcomes are the gateway's codes: bounded.
-func (m *Metrics) outcomeOf(s *opSeries, label, outcome string) prometheus.Counter {
-	c := s.outcomes[outcome]
+// requestsOf is the requests counter of an operation label and an
+// outcome, under namesMu. Outcomes are plain codes or "error": bounded.
+func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
+	k := [2]string{label, outcome}
+	c := m.requests[k]
 	if c == nil {
 		c = m.gqlRequests.WithLabelValues(label, outcome)
-		s.outcomes[outcome] = c
+		m.requests[k] = c
 	}
 	return c
 }
 
-// operationLabel is the operation label of a request whose LogName is
-// name: "other" unless the name is in the label set or may join it now
-// (MaxOperationNames says when). Names already in the set are not checked
-// again: they are on /metrics already. Called under namesMu.
+// operationLabel is the label of a request whose LogName is name: "other"
+// unless the name is in the label set or may join it now
+// (MaxOperationNames); under namesMu.
 func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if name == OperationAnonymous || name == OperationOther {
 		return name

@@ -7,54 +7,42 @@ import (
 	"net/url"
 )
 
-// Options is what observe is told about the parts it observes, by the
-// composition root (gateway/), which owns them: observe imports none of
-// them. The zero Options is usable; each field says what its zero means.
+// Options is what observe is told about the parts it observes by their
+// owner, the composition root (observe imports none of them). The zero
+// Options is usable; each field says what its zero means.
 type Options struct {
-	// RouteOf names an outgoing REST call by its route pattern
-	// ("/api/v1/payments/{id}"), never by an id: metric labels and span
-	// names are bounded by it. It returns "" for a URL that is none of
-	// the routes ("other"). If nil, every REST call is "other".
+	// RouteOf names a REST call by its route pattern, never by an id,
+	// bounding labels and span names; "" for none of the routes. Nil:
+	// every call is "other".
 	RouteOf func(*url.URL) string
-	// LoaderNames are the loaders whose batch sizes are recorded under
-	// their own name (ObserveBatch); any other name is "other". If empty,
-	// every batch is "other".
+	// LoaderNames are the loaders whose batch sizes have a label of their
+	// own; any other is "other".
 	LoaderNames []string
-	// BreakerState reads the REST API circuit breaker's state (0 closed,
-	// 1 half-open, 2 open) for paygraph_circuit_breaker_state when
-	// scraped. Nil: no such gauge.
+	// BreakerState reads the REST circuit breaker's state (0 closed, 1
+	// half-open, 2 open) for its gauge. Nil: no such gauge.
 	BreakerState func() float64
-	// Connections reads, by kind ("live": WebSocket and SSE; "http": the
-	// listener's), the client connections open and their cap, for
-	// paygraph_connections and paygraph_connections_limit when scraped.
-	// Nil: no such gauges.
+	// Connections reads the client connections open and their cap by kind
+	// ("live", "http") for the paygraph_connections gauges. Nil: none.
 	Connections map[string]func() (open, limit int)
-	// Redact rewrites every credential-shaped run of a text (anyone's API
-	// key, secret or session token), as the owners of those shapes write
-	// them; logs, span errors and operation names go through it, and an
-	// operation name it changes is "other". If nil, no shape is known:
-	// only Secrets and attributes named like a credential are redacted.
+	// Redact rewrites every credential-shaped run of a text; logs, span
+	// errors and operation names go through it (a name it changes is
+	// "other"). Nil: only Secrets and credential-named attributes go.
 	Redact func(string) string
-	// RedactKey is how the value of a log attribute named like an API key
-	// (x-api-key) is written, for instance its prefix. If nil, it is
-	// Redacted.
+	// RedactKey writes the value of an attribute named like an API key
+	// (its prefix, say). Nil: Redacted.
 	RedactKey func(string) string
-	// Secrets returns the request's own credentials (whatever their
-	// shape): they are taken out of every log line logged in its context,
-	// and no request id, operation label or span name holds one or a piece
-	// of one. observe only reads the slice. Nil: none are known.
+	// Secrets returns the request's own credentials, whatever their shape:
+	// no log line, request id, operation label or span name holds one or
+	// a piece of one. observe only reads the slice. Nil: none known.
 	Secrets func(context.Context) []string
-	// MerchantTag names the merchant of a context's credentials (or
-	// session token) in access lines: an opaque tag of its keyed
-	// identity, never the key or any part of the pair; "" for none. Nil:
-	// no merchant is logged.
+	// MerchantTag is the access lines' opaque tag of a context's merchant,
+	// never any part of the pair; "" for none. Nil: none logged.
 	MerchantTag func(context.Context) string
 	// ClientAddr is the caller's address as the per-address budgets see
-	// it (the connection's peer, or the forwarded address a trusted proxy
-	// gave), for access lines. Nil: none is logged.
+	// it, for access lines. Nil: none logged.
 	ClientAddr func(*http.Request) netip.Addr
-	// DebugPaths are the URL paths (probes, scrapes) whose access lines
-	// are debug rather than info. Empty: every line is info.
+	// DebugPaths are the paths (probes, scrapes) whose access lines are
+	// debug rather than info.
 	DebugPaths []string
 }
 
@@ -92,8 +80,7 @@ func (o Options) routeOf(u *url.URL) string {
 
 // LogName is how logs, metrics and spans name an operation: "anonymous"
 // without a name, "other" when it is not a plain name of at most 64
-// characters or when it is shaped like a credential (o.Redact changes
-// it), anyone's.
+// characters or is shaped like a credential (o.Redact changes it).
 func (o Options) LogName(name string) string {
 	switch {
 	case name == "":

@@ -16,8 +16,7 @@ type RequestStats struct {
 	restCalls atomic.Int64
 	restOK    atomic.Int64
 
-	// client is the caller's address as the per-address budgets see it,
-	// set once by AccessLog before the handler runs.
+	// client is the caller's address, set by AccessLog before the handler.
 	client netip.Addr
 
 	mu        sync.Mutex
@@ -40,8 +39,8 @@ func StatsFrom(ctx context.Context) *RequestStats {
 	return s
 }
 
-// NoteRefusedBy records the budget that refused the request (the access
-// line's refused_by): the first one noted stays.
+// NoteRefusedBy records the budget that refused the request (refused_by);
+// the first noted stays.
 func (s *RequestStats) NoteRefusedBy(budget string) {
 	if s == nil {
 		return
@@ -78,8 +77,7 @@ func (s *RequestStats) RESTCalls() int64 {
 	return s.restCalls.Load()
 }
 
-// AddRESTSuccess counts one REST call the REST API answered with 2xx:
-// proof that it accepted the request's credentials.
+// AddRESTSuccess counts one REST call answered 2xx: the credentials work.
 func (s *RequestStats) AddRESTSuccess() {
 	if s != nil {
 		s.restOK.Add(1)

@@ -42,13 +42,11 @@ func TracingEnabled(getenv func(string) string) bool {
 	}
 }
 
-// SetupTracing installs, when the environment asks for traces (see
-// TracingEnabled), a global TracerProvider exporting by OTLP over HTTP
-// (endpoint, headers, timeout, sampler and resource from the standard
-// OTEL_* variables; service.name defaults to serviceName) and the W3C
-// TraceContext and Baggage propagators. When it does not, it changes
-// nothing and tracing costs next to nothing. shutdown flushes and stops
-// the exporter; it is never nil.
+// SetupTracing installs, when TracingEnabled, a global TracerProvider
+// exporting by OTLP over HTTP (configured by the standard OTEL_* variables;
+// service.name defaults to serviceName) and the W3C TraceContext and
+// Baggage propagators; otherwise it changes nothing. shutdown flushes and
+// stops the exporter; it is never nil.
 func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
 	noop := func(context.Context) error { return nil }
 	if !TracingEnabled(os.Getenv) {
@@ -95,11 +93,10 @@ func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrie
 
 func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
 
-// TraceTransport makes a client span of every REST call through next
-// (nil: http.DefaultTransport), named "REST GET /api/v1/payments/{id}"
-// (the route pattern as o.RouteOf names it, never the id), and injects
-// the W3C traceparent into the call. The span's url.full carries no query
-// string.
+// TraceTransport makes a client span "REST GET /api/v1/payments/{id}"
+// (o.RouteOf's pattern, never the id) of every REST call through next
+// (nil: http.DefaultTransport) and injects the W3C traceparent. The span's
+// url.full carries no query string.
 func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -165,13 +162,10 @@ func TraceHandler(next http.Handler) http.Handler {
 }
 
 // TracingExtension is the gqlgen extension that makes a span per GraphQL
-// operation ("graphql.operation <name>", with its name and type but never
-// its text or variables) and, under it, a span per root field and per
-// field with a resolver of its own ("graphql.resolve Query.payments"),
-// the fields that reach the REST API; plain fields get none. The
-// operation's name is o.LogName's, and "other" when it holds one of
-// o.Secrets (the caller's own credential pair, whatever its shape) or a
-// piece of one; error messages go through o.Redact.
+// operation ("graphql.operation <name>", its name and type, never its text
+// or variables) and under it one per root field and resolver field
+// ("graphql.resolve Query.payments"). The name is o.LogName's, "other"
+// when it holds a piece of o.Secrets; error messages go through o.Redact.
 func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
 type gqlTracing struct{ o Options }
@@ -205,9 +199,8 @@ func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-// PassesBoundFieldsThrough: InterceptField only calls next for a field
-// that is neither a root field nor a resolver's (graph.PassesBoundFieldsThrough:
-// the executor's fast path may then skip it).
+// PassesBoundFieldsThrough: InterceptField only calls next for a plain
+// field, so the executor's fast path may skip it (graph's marker).
 func (gqlTracing) PassesBoundFieldsThrough() {}
 
 func (e gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {

@@ -1,10 +1,13 @@
-// The counters of the traffic controls: the per-merchant rate limits and
-// the trusted documents. Labelled by outcome only (a small fixed set the
-// controls name), never by merchant.
+// The counters of the traffic controls and of Redis, each labelled by one
+// value of a small fixed set (never by merchant).
 
 package observe
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // RateLimitCounter registers paygraph_rate_limit_decisions_total{outcome}
 // and returns the function that counts one decision (ratelimit's
@@ -26,13 +29,24 @@ func (m *Metrics) TrustedDocumentsCounter() func(outcome string) {
 }
 
 func (m *Metrics) outcomeCounter(name, help string) func(string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"outcome"})
+	add := m.labelCounter(name, help, "outcome", OutcomeError, plainOutcome)
+	return func(outcome string) { add(outcome, 1) }
+}
+
+// labelCounter registers a counter of one label and returns what adds to
+// the series of a value: known's values as themselves, any other as
+// other. The zero values' series are exported at 0 from the start.
+func (m *Metrics) labelCounter(name, help, label, other string, known func(string) bool, zero ...string) func(v string, n float64) {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
 	m.reg.MustRegister(c)
-	return func(outcome string) {
-		if !plainOutcome(outcome) {
-			outcome = OutcomeError
+	for _, v := range zero {
+		c.WithLabelValues(v)
+	}
+	return func(v string, n float64) {
+		if !known(v) {
+			v = other
 		}
-		c.WithLabelValues(outcome).Inc()
+		c.WithLabelValues(v).Add(n)
 	}
 }
 
@@ -42,32 +56,23 @@ func plainOutcome(s string) bool {
 	return bytesOK(s, 32, func(_ int, c byte) bool { return 'a' <= c && c <= 'z' || c == '_' })
 }
 
-// The values read back from Redis that RedisSkipped counts; any other is
-// "other".
-var redisReads = map[string]bool{"stream": true, "lease": true, "apq": true, "ratelimit": true}
-
 // RedisSkipped registers paygraph_redis_skipped_total{read} and returns
 // the function that counts n values read back from Redis that did not
 // parse (or did not check: a persisted query whose text is not its hash)
 // and were skipped: read is what was read (stream: a subscription's event
 // stream entry; lease: a subscription poller's lease; apq: a persisted
-// query; ratelimit: a rate-limit budget). Call it once per Metrics.
+// query; ratelimit: a rate-limit budget; any other: "other"). Call it
+// once per Metrics.
 func (m *Metrics) RedisSkipped() func(read string, n int) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_redis_skipped_total",
-		Help: "Values read back from Redis that did not parse or check and were skipped, by what was read (stream, lease, apq, ratelimit). Anything nonzero means something other than the gateway writes to its Redis."},
-		[]string{"read"})
-	m.reg.MustRegister(c)
-	return func(read string, n int) {
-		if !redisReads[read] {
-			read = "other"
-		}
-		c.WithLabelValues(read).Add(float64(n))
-	}
+	add := m.labelCounter("paygraph_redis_skipped_total",
+		"Values read back from Redis that did not parse or check and were skipped, by what was read (stream, lease, apq, ratelimit). Anything nonzero means something other than the gateway writes to its Redis.",
+		"read", "other", func(v string) bool { return slices.Contains([]string{"stream", "lease", "apq", "ratelimit"}, v) })
+	return func(read string, n int) { add(read, float64(n)) }
 }
 
 // redisStores are the label values of paygraph_redis_errors_total: what
 // falls back from Redis to the replica's memory when Redis fails.
-var redisStores = map[string]bool{"apq": true, "accepted": true, "lease": true, "stream": true}
+var redisStores = []string{"apq", "accepted", "lease", "stream"}
 
 // RedisErrors registers paygraph_redis_errors_total{store} and returns the
 // function that counts one Redis operation that failed or timed out, by
@@ -77,17 +82,9 @@ var redisStores = map[string]bool{"apq": true, "accepted": true, "lease": true, 
 // subscribers). The rate limits' fallbacks are counted by
 // paygraph_rate_limit_decisions_total. Call it once per Metrics.
 func (m *Metrics) RedisErrors() func(store string) {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_redis_errors_total",
-		Help: "Redis operations that failed or timed out, by the store that falls back to the replica's memory (apq, accepted, lease, stream)."},
-		[]string{"store"})
-	m.reg.MustRegister(c)
-	for store := range redisStores {
-		c.WithLabelValues(store) // exported at 0 from the start: the alert's rate reads it
-	}
-	return func(store string) {
-		if !redisStores[store] {
-			store = "other"
-		}
-		c.WithLabelValues(store).Inc()
-	}
+	// Every store's series is exported at 0: the alert's rate reads it.
+	add := m.labelCounter("paygraph_redis_errors_total",
+		"Redis operations that failed or timed out, by the store that falls back to the replica's memory (apq, accepted, lease, stream).",
+		"store", "other", func(v string) bool { return slices.Contains(redisStores, v) }, redisStores...)
+	return func(store string) { add(store, 1) }
 }
