@@ -26,22 +26,22 @@ type redisAccepted struct {
 
 func (s redisAccepted) Accepted(ctx context.Context, merchant string) (bool, error) {
 	n, err := s.rdb.Exists(ctx, acceptedKeyPrefix+merchant).Result()
-	return n == 1, s.counted(ctx, err)
+	return n == 1, redisFailed(ctx, err, s.onErr)
 }
 
 func (s redisAccepted) Accept(ctx context.Context, merchant string) error {
-	return s.counted(ctx, s.rdb.Set(ctx, acceptedKeyPrefix+merchant, "1", acceptedTTL).Err())
+	return redisFailed(ctx, s.rdb.Set(ctx, acceptedKeyPrefix+merchant, "1", acceptedTTL).Err(), s.onErr)
 }
 
 func (s redisAccepted) Forget(ctx context.Context, merchant string) error {
-	return s.counted(ctx, s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err())
+	return redisFailed(ctx, s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err(), s.onErr)
 }
 
-// counted counts err, unless the caller canceled the operation (which
-// says nothing of Redis; a deadline passed does).
-func (s redisAccepted) counted(ctx context.Context, err error) error {
-	if err != nil && !errors.Is(ctx.Err(), context.Canceled) && s.onErr != nil {
-		s.onErr()
+// redisFailed returns err, calling onErr (if any) for it unless the
+// caller canceled the operation, which says nothing of Redis.
+func redisFailed(ctx context.Context, err error, onErr func()) error {
+	if err != nil && onErr != nil && !errors.Is(ctx.Err(), context.Canceled) {
+		onErr()
 	}
 	return err
 }

@@ -26,11 +26,10 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Config is everything the gateway reads at start. Each setting comes from
-// an environment variable, and a flag of the same name in lower case with
-// dashes (PORT -> -port) overrides it. Start from LoadConfig, which applies
-// the settings table's defaults; the table documents each field. A zero
-// count means none (RESTMaxRetries: no retries), never a sentinel such as -1.
+// Config is everything the gateway reads at start: each setting from an
+// environment variable, overridden by its flag (PORT -> -port). Start from
+// LoadConfig, whose settings table documents each field and its default.
+// A zero count means none, never a sentinel such as -1.
 type Config struct {
 	Host       string // "": every interface
 	Port       int
@@ -104,12 +103,10 @@ type Config struct {
 	TokenKeys       *sessiontoken.Keyring
 	TokenMaxTTL     time.Duration
 	TokenDefaultTTL time.Duration // at most TokenMaxTTL
-	// CustomerDataMax is the most customer data any caller reads: the two
-	// credential headers read this level, a session token the lower of its
-	// own and this. Zero: full.
+	// CustomerDataMax is the most customer data any caller reads (a session
+	// token the lower of its own and this). Zero: full.
 	CustomerDataMax sessiontoken.CustomerData
-	// MCP is /mcp's mode: "on", "graphql" (also the arbitrary-query
-	// tool) or "off".
+	// MCP is /mcp's mode: "on", "graphql" (any query too) or "off".
 	MCP string
 
 	Subscriptions livepoll.Config
@@ -195,13 +192,13 @@ var settings = []setting{
 		return nil
 	}},
 	{"REST_MAX_BODY_BYTES", strconv.Itoa(restclient.DefaultMaxBodyBytes), "largest REST body of one record (payment, payment link, checkout session), in bytes, and of a list page 16 times it; larger: UPSTREAM_ERROR",
-		int64Setting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
+		intSetting(1024, 1<<28, func(c *Config) *int64 { return &c.RESTMaxBody })},
 	{"REST_MAX_RETRIES", "2", "retries of a REST call after a connection error or a 502/503/504 (0: none)", intSetting(0, 5, func(c *Config) *int { return &c.RESTMaxRetries })},
 	{"BREAKER_FAILURES", "5", "consecutive REST failures that open the circuit breaker (0: no breaker)", intSetting(0, 1000, func(c *Config) *int { return &c.BreakerFailures })},
 	{"MAX_COMPLEXITY", strconv.Itoa(graph.DefaultMaxComplexity), "most REST calls one operation may make (estimated before any is made); it also selects at most twice this many fields", intSetting(1, 1<<30, func(c *Config) *int { return &c.MaxComplexity })},
-	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", int64Setting(1024, 1<<30, func(c *Config) *int64 { return &c.MaxBodyBytes })},
+	{"MAX_BODY_BYTES", "65536", "largest request body in bytes (larger: HTTP 413 before any of it is decoded); the longest query text is half of it", intSetting(1024, 1<<30, func(c *Config) *int64 { return &c.MaxBodyBytes })},
 	{"MAX_BATCH", "10", "most operations one batched request (a JSON array body, as Apollo's batching links send) may hold; each runs as a request of its own; 0: batches refused", intSetting(0, 100, func(c *Config) *int { return &c.MaxBatch })},
-	{"MAX_RESPONSE_BYTES", strconv.Itoa(budget.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", int64Setting(64<<10, 1<<30, func(c *Config) *int64 { return &c.MaxResponse })},
+	{"MAX_RESPONSE_BYTES", strconv.Itoa(budget.DefaultMaxResponseBytes), "most bytes one GraphQL response may build (larger: RESPONSE_TOO_LARGE, before it is built)", intSetting(64<<10, 1<<30, func(c *Config) *int64 { return &c.MaxResponse })},
 	{"REQUEST_TIMEOUT", "30s", "deadline of one GraphQL request, its REST calls included; a WebSocket or SSE client must read each message within a third of it", durationSetting(func(c *Config) *time.Duration { return &c.RequestTimeout })},
 	{"CORS_ALLOWED_ORIGINS", "", "comma-separated origins allowed to call /graphql from a browser (none by default)", func(c *Config, v string) error {
 		c.CORSOrigins = nil
@@ -304,18 +301,14 @@ var settings = []setting{
 	{"COST_RECEIPTS", "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
 }
 
-func intSetting(lo, hi int, field func(*Config) *int) func(*Config, string) error {
-	return func(c *Config, v string) (err error) {
-		*field(c), err = parseInt(v, lo, hi)
-		return err
-	}
-}
-
-func int64Setting(lo, hi int, field func(*Config) *int64) func(*Config, string) error {
+func intSetting[T int | int64](lo, hi int, field func(*Config) *T) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		n, err := parseInt(v, lo, hi)
-		*field(c) = int64(n)
-		return err
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be an integer from %d to %d", lo, hi)
+		}
+		*field(c) = T(n)
+		return nil
 	}
 }
 
@@ -349,8 +342,8 @@ func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) 
 	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
-// tokenTTLSetting reads a token lifetime: whole seconds (the endpoint's
-// ttlSeconds) from 1s to a day, past which a leaked token lives too long.
+// tokenTTLSetting reads a token lifetime in whole seconds (as ttlSeconds)
+// up to a day, past which a leaked token lives too long.
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
 	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
 		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
@@ -368,16 +361,8 @@ func durationWhere(ok func(time.Duration) bool, msg string, field func(*Config) 
 	}
 }
 
-func parseInt(v string, lo, hi int) (int, error) {
-	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, fmt.Errorf("must be an integer from %d to %d", lo, hi)
-	}
-	return n, nil
-}
-
-// hidden settings may hold a password (redis://user:pass@host) or a key: their
-// value is never echoed, neither in -help nor in an error.
+// hidden settings may hold a password or a key: -help and errors never
+// echo their value.
 var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true, "MERCHANT_ID_KEY": true}
 
 // decodeSecret reads a key given as hex (an even number of hex digits) or
@@ -399,10 +384,9 @@ func decodeSecret(s string) ([]byte, error) {
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
 // LoadConfig reads the settings from getenv, then from args as flags
-// (-port for PORT, and so on). The flags are registered on fs, which may
-// already hold the caller's own (main's -print-schema); nil: a FlagSet of
-// its own. -help lists every setting with its default and answers
-// flag.ErrHelp, which is not an error to report.
+// registered on fs (which may hold the caller's own; nil: a new one).
+// -help lists every setting with its default and answers flag.ErrHelp,
+// not an error to report.
 func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Config, error) {
 	var c Config
 	if fs == nil {
@@ -447,10 +431,9 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	return c, errors.Join(errs...)
 }
 
-// dropped are settings that no longer have an effect: still accepted (env
-// or flag, any value) for one release, each given logged at start with its
-// warning, so that a deployment that sets one starts as before and is told
-// what replaces it.
+// dropped are settings without an effect, still accepted for one release
+// so that a deployment setting one starts and is told (at start) what
+// replaces it.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through one transport, a connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
@@ -491,9 +474,8 @@ var dropped = []struct{ env, warning string }{
 	{"REST_INSPECTOR", "REST_INSPECTOR no longer has an effect: the REST inspector is on in sandbox mode only"},
 }
 
-// withoutDropped is args without the flags of dropped settings (-name=v,
-// -name v, with one dash or two), which are not registered, so that -help
-// lists only the settings; it also answers the names given.
+// withoutDropped is args without the dropped settings' flags (left
+// unregistered, out of -help), and the names given.
 func withoutDropped(args []string) ([]string, map[string]bool) {
 	names := make(map[string]bool, len(dropped))
 	for _, d := range dropped {
@@ -532,8 +514,7 @@ const (
 	apqTTL = 24 * time.Hour
 )
 
-// derive sets the fields of the dropped settings from the settings read
-// and the memory limit.
+// derive sets the dropped settings' fields from the others and memLimit.
 func (c *Config) derive(memLimit int64) {
 	// One merchant takes at most a quarter of the REST calls, so that
 	// three others busy at once still find slots.

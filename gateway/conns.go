@@ -1,15 +1,14 @@
-// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), counted
-// from accept to close and shared so that no client takes it whole: one
-// client address (the TCP peer, IPv6 by its /64, never a forwarding
-// header) holds at most connShare of it, its WebSockets included; the
-// proxies of TRUSTED_PROXIES have no share. At the cap a silent connection
-// goes first, then a trickling one, then the one idle longest; one being
-// served is never closed. An address penalized for its held refusals has
-// its new connections closed at accept for a while (ban).
+// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so
+// that no client takes it whole: one TCP peer address (IPv6 by its /64)
+// holds at most connShare of it, WebSockets included; TRUSTED_PROXIES have
+// no share. At the cap a silent connection goes first, then a trickling
+// one, then the idlest; one being served never. An address penalized for
+// its held refusals has its new connections closed for a while (ban).
 
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"maps"
@@ -23,14 +22,12 @@ import (
 	"paygraph/restclient"
 )
 
-// DefaultMaxConnections is HTTP_MAX_CONNECTIONS' default: a quarter of a
-// pod's memory in idle connections, more than the pools in front of one
-// replica hold.
+// DefaultMaxConnections is HTTP_MAX_CONNECTIONS' default: more than the
+// pools in front of a replica hold, a quarter of a pod's memory idle.
 const DefaultMaxConnections = 2048
 
 const (
-	// silentAfter: a connection without a complete request header this
-	// long after its accept is silent.
+	// silentAfter: a connection still without a request header is silent.
 	silentAfter = time.Second
 	// A request whose client moves fewer than minRate bytes a second,
 	// over trickleAfter at least, is trickling (mod_reqtimeout's MinRate).
@@ -40,13 +37,11 @@ const (
 	minShare     = 16
 )
 
-// connShare is one client address's share of a cap: an eighth, at least
-// minShare (all of a smaller cap).
+// connShare is one address's share of a cap: an eighth, at least minShare.
 func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
 
-// connCap is a listener that keeps at most max connections open (and
-// share of them per client address), with the server's ConnState hook
-// (track) and the handler's wrapper (serve) telling it what each does.
+// connCap is a listener that keeps at most max connections open (share
+// per address), told what each does by track (ConnState) and serve.
 type connCap struct {
 	net.Listener
 	max, share int
@@ -69,18 +64,17 @@ func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
 		banned: make(map[string]ban)}
 }
 
-// The phases of a request (trackedConn.phase's low bits; the rest counts
-// the changes, so that a measure started in one phase is not read in the next).
+// The phases of a request: trackedConn.phase's low bits, the rest counting
+// changes so a measure started in one phase is not read in the next.
 const (
 	phaseServing   = 1 // the handler runs, the body read: the replica's turn
 	phaseBody      = 2 // the handler runs, the body not yet read to its end
 	phaseFinishing = 3 // the handler returned: the answer is sent, the rest of the body read
 )
 
-// ban is an address's penalty (penalize): its new connections are closed
-// for d, then let through a few at a time, twice as many each quiet d,
-// until banLift a d: a flood never gets in all at once, and a client after
-// it waits a few seconds at most.
+// ban is an address's penalty: its new connections are closed for d,
+// then let through twice as many each d until banLift a d, so a flood
+// never gets in at once and a client after it waits seconds at most.
 type ban struct {
 	next  time.Time // the current window's end
 	d     time.Duration
@@ -149,8 +143,7 @@ func (c *trackedConn) SetWriteBuffer(n int) error {
 	return nil
 }
 
-// CloseWrite keeps net/http's graceful close (a FIN before the close, so
-// that the client reads the answer before a reset).
+// CloseWrite keeps net/http's graceful close (a FIN before the close).
 func (c *trackedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
@@ -158,8 +151,7 @@ func (c *trackedConn) CloseWrite() error {
 	return nil
 }
 
-// Close leaves the cap and closes the connection; a WebSocket's close
-// comes here too (net/http hijacks this conn).
+// Close leaves the cap and closes the connection (a WebSocket's too).
 func (c *trackedConn) Close() error {
 	c.close.Do(func() {
 		c.l.mu.Lock()
@@ -178,9 +170,8 @@ func (c *trackedConn) setPhase(p uint32) {
 	}
 }
 
-// trickling reports whether c's client is trickling (and how fast) in the
-// phase the request waits on it; under l.mu. The first look at a phase
-// only starts its measure.
+// trickling reports whether (and how fast) c's client trickles while the
+// request waits on it; under l.mu. A phase's first look starts the measure.
 func (c *trackedConn) trickling(now time.Time) (rate float64, ok bool) {
 	p := c.phase.Load()
 	if p&3 != phaseBody && p&3 != phaseFinishing {
@@ -199,8 +190,7 @@ func (c *trackedConn) trickling(now time.Time) (rate float64, ok bool) {
 	return rate, rate < minRate
 }
 
-// trackedBody is a request's body: its end moves the request to
-// phaseServing.
+// trackedBody is a request's body: its end moves it to phaseServing.
 type trackedBody struct {
 	io.ReadCloser
 	c *trackedConn
@@ -216,8 +206,7 @@ func (b *trackedBody) Read(p []byte) (int, error) {
 
 type trackedConnKey struct{}
 
-// connContext is the server's ConnContext: the handler's wrapper finds
-// the connection there.
+// connContext is the server's ConnContext, where serve finds the conn.
 func connContext(ctx context.Context, c net.Conn) context.Context {
 	if tc, ok := c.(*trackedConn); ok {
 		return context.WithValue(ctx, trackedConnKey{}, tc)
@@ -225,7 +214,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// serve wraps the server's handler: it tells the cap when a request waits
+// serve wraps the server's handler to tell the cap when a request waits
 // on its client and when on the replica.
 func (l *connCap) serve(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -259,8 +248,7 @@ func (l *connCap) Accept() (net.Conn, error) {
 	}
 }
 
-// admit counts nc in, closing a connection to make room for it, or closes
-// nc (nil).
+// admit counts nc in, closing another to make room, or closes nc (nil).
 func (l *connCap) admit(nc net.Conn) *trackedConn {
 	now := l.now()
 	c := &trackedConn{Conn: nc, l: l, key: l.keyOf(nc.RemoteAddr()), accepted: now}
@@ -314,8 +302,8 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	return c
 }
 
-// victim is the connection of conns to close first, or nil when each is
-// being served (or a WebSocket); under l.mu.
+// victim is the connection of conns to close first, nil when all are
+// served or WebSockets; under l.mu.
 func (l *connCap) victim(conns map[*trackedConn]struct{}, now time.Time) *trackedConn {
 	var silent, slow, idle *trackedConn
 	var slowest float64
@@ -336,13 +324,7 @@ func (l *connCap) victim(conns map[*trackedConn]struct{}, now time.Time) *tracke
 			}
 		}
 	}
-	switch {
-	case silent != nil:
-		return silent
-	case slow != nil:
-		return slow
-	}
-	return idle
+	return cmp.Or(silent, slow, idle)
 }
 
 // forget takes c out of the cap's maps; under l.mu.
@@ -360,8 +342,8 @@ func (l *connCap) forget(c *trackedConn) {
 	}
 }
 
-// keyOf is the share's key of a peer: restclient.AddressKey's, as the
-// per-address budgets key an address; "" for a trusted proxy.
+// keyOf is a peer's share key, restclient.AddressKey's; "" for a trusted
+// proxy.
 func (l *connCap) keyOf(a net.Addr) string {
 	var addr netip.Addr
 	if ta, ok := a.(*net.TCPAddr); ok {
@@ -378,9 +360,8 @@ func (l *connCap) keyOf(a net.Addr) string {
 	return restclient.AddressKey(addr)
 }
 
-// penalize closes addr's new connections at once for d, then lets them
-// through a few at a time (ban); a trusted proxy is never penalized. At
-// most max addresses are held: past it the lapsed ones go first.
+// penalize bans addr (never a trusted proxy) for d. At most max
+// addresses are held, the lapsed ones dropped first.
 func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	if d <= 0 {
 		return
@@ -393,7 +374,6 @@ func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.banned[key]; !ok && len(l.banned) >= l.max {
-		// Those quiet for a d are the least needed.
 		maps.DeleteFunc(l.banned, func(_ string, b ban) bool { return !now.Before(b.next.Add(b.d)) })
 		if len(l.banned) >= l.max {
 			return

@@ -23,8 +23,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 	allow := func(origin string) bool { return allowed["*"] || allowed[origin] }
 	c := cors.New(corsOptions(allow))
 	return func(next http.Handler) http.Handler {
-		// A foreign origin that skips the preflight (a simple GET) is
-		// refused outright; same-origin pages and clients without Origin pass.
+		// A foreign origin that skips the preflight is refused outright.
 		guard := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if v := w.Header()["Vary"]; len(v) > 1 {
 				w.Header()["Vary"] = gqlhttp.VaryOneLine(v)
@@ -38,8 +37,7 @@ func corsFor(origins []string) func(http.Handler) http.Handler {
 		h := c.Handler(guard)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if gqlhttp.FirstHeader(r.Header, "Origin") == "" && !isPreflight(r) {
-				// All rs/cors does here is its Vary line "Origin"
-				// (TestCORSWithoutOriginSameAsRSCors).
+				// rs/cors would only add Vary: Origin here.
 				w.Header()["Vary"] = gqlhttp.VaryOriginLast(w.Header()["Vary"])
 				next.ServeHTTP(w, r)
 				return
@@ -62,8 +60,8 @@ func isPreflight(r *http.Request) bool {
 }
 
 // normalizeRequestHeaders rewrites a preflight's
-// Access-Control-Request-Headers as rs/cors expects it (one sorted line of
-// lower-case names), whatever order, spacing and case a client sent.
+// Access-Control-Request-Headers as rs/cors expects it: one sorted line of
+// lower-case names.
 func normalizeRequestHeaders(h http.Header) {
 	lines := h.Values("Access-Control-Request-Headers")
 	if len(lines) == 0 {

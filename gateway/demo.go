@@ -22,12 +22,8 @@ type demo struct {
 	baseURL string
 }
 
-func demoOptions(cfg Config) sandbox.Options {
-	return sandbox.Options{StatusParam: cfg.RESTStatusParam}
-}
-
 func startDemo(cfg Config) (*demo, error) {
-	sb := sandbox.New(demoOptions(cfg))
+	sb := sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
@@ -123,7 +119,7 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 // PrintFixtures writes the embedded sandbox's fixed ids, for -fixtures.
 func PrintFixtures(out io.Writer, cfg Config) {
 	writeFixtures(out, "Fixed ids of the embedded sandbox's demo data, the same on every machine (README \"Try it\"):",
-		sandbox.New(demoOptions(cfg)).Fixtures())
+		sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam}).Fixtures())
 }
 
 // writeFixtures prints one line of ids a demo business.
@@ -138,8 +134,7 @@ func writeFixtures(out io.Writer, title string, fx []sandbox.Fixture) {
 // ExampleTokenRequest is the body of the banner's token curl line.
 const ExampleTokenRequest = `{"ttlSeconds":900,"scope":{"kind":"all"}}`
 
-// redactedURL hides a password in a URL (https://user:pass@host) before
-// it is printed.
+// redactedURL hides a URL's password before it is printed.
 func redactedURL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -42,8 +41,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Gateway is the gateway's HTTP surface and what it holds (the embedded
-// sandbox, the Redis connections of the APQ store). It is an http.Handler.
+// Gateway is the gateway's HTTP handler and what it holds (the embedded
+// sandbox, the APQ store's Redis).
 type Gateway struct {
 	http.Handler
 	cfg      Config
@@ -51,29 +50,22 @@ type Gateway struct {
 	ready    atomic.Bool
 	demo     *demo  // the embedded sandbox, in sandbox mode only
 	baseURL  string // the REST API's {base_url} in use
-	closers  []io.Closer
+	closers  []func() error
 	tokens   bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs     *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
 	hub      *livepoll.Hub      // the subscriptions' pollers (subscriptions.go)
 	router   *scopedRouter      // Handler, but for batches
 	conns    atomic.Pointer[connCap]
-	live     atomic.Pointer[liveGauge]
-	refusals *gqlhttp.RefusalDelay // freed at shutdown
+	live     atomic.Pointer[func() (open, limit int)] // gqlhttp.Live.Gauge's
+	refusals *gqlhttp.RefusalDelay                    // freed at shutdown
 }
 
-// liveGauge reads the live connections (gqlhttp.Live.Gauge).
-type liveGauge struct {
-	open  func() int
-	limit int
-}
-
-// connections reads the client connections held and their caps (the
-// paygraph_connections gauges).
+// connections reads the connections held and their caps, by kind.
 func (g *Gateway) connections() map[string]func() (int, int) {
 	return map[string]func() (int, int){
 		"live": func() (int, int) {
-			if l := g.live.Load(); l != nil {
-				return l.open(), l.limit
+			if read := g.live.Load(); read != nil {
+				return (*read)()
 			}
 			return 0, 0
 		},
@@ -100,9 +92,7 @@ type options struct {
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 
 // WithRESTTransport replaces the transport to the REST API (stubs).
-func WithRESTTransport(rt http.RoundTripper) Option {
-	return func(o *options) { o.restTransport = rt }
-}
+func WithRESTTransport(rt http.RoundTripper) Option { return func(o *options) { o.restTransport = rt } }
 
 // WithClock sets the clock of session tokens; default time.Now.
 func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
@@ -124,7 +114,7 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 			return nil, err
 		}
 		g.demo, g.baseURL = d, d.baseURL
-		g.closers = append(g.closers, d)
+		g.closers = append(g.closers, d.Close)
 	}
 	if err := g.wire(o); err != nil {
 		_ = g.Close()
@@ -171,7 +161,7 @@ func (g *Gateway) wire(o options) error {
 			return err
 		}
 		apq, rdb = store, store.Client()
-		g.closers = append(g.closers, store)
+		g.closers = append(g.closers, store.Close)
 	}
 	unaccepted := cfg.RESTUnaccepted
 	if rdb != nil {
@@ -289,19 +279,17 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
-	// Refusals of callers the REST API has not accepted are held for their
-	// Retry-After, bounded, so that a flood of them costs little CPU.
+	// Refusals of callers not yet accepted are held (bounded) for their
+	// Retry-After, so that a flood of them costs little CPU.
 	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
-	// Past its address's share of the held refusals, the address's new
-	// connections are closed at accept as long as a held one waits.
+	// An address past its share of the held refusals is banned a while.
 	g.refusals.OnPastShare(func(peer netip.Addr) {
 		if c := g.conns.Load(); c != nil {
 			c.penalize(peer, cfg.RefusalDelayMax)
 		}
 	})
 	metrics.HeldRefusals(g.refusals.Held, g.refusals.Delayed)
-	// A request admission answered itself is counted here: the GraphQL
-	// server's extensions never see it.
+	// A request admission answered is counted here: gqlgen never sees it.
 	refused := func(ctx context.Context, r gqlhttp.Refusal) {
 		if r.Answered {
 			metrics.CountRefused(ctx, r.Code)
@@ -332,13 +320,14 @@ func (g *Gateway) wire(o options) error {
 		OperationLog:    observe.OperationLog(logger, obs),
 		Now:             o.clock,
 		Gauge: func(open func() int, limit int) {
-			g.live.Store(&liveGauge{open: open, limit: limit})
+			read := func() (int, int) { return open(), limit }
+			g.live.Store(&read)
 		},
 	})
 
 	r := chi.NewRouter()
-	// The credentials are read first, so that every layer below knows the
-	// caller's pair and the access log is redacted of it.
+	// The credentials are read first, so that the layers below know the
+	// caller's pair and the access log redacts it.
 	top := []func(http.Handler) http.Handler{gqlhttp.Credentials, readBearer, gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted)}
 	if o.tracing {
 		top = append(top, observe.TraceHandler)
@@ -389,9 +378,8 @@ func (g *Gateway) wire(o options) error {
 const graphqlPath = "/graphql"
 
 // scopedRouter serves each request in its one scope (internal/opscope),
-// the one copy of the request the walk makes, with its credential pairs
-// named under this deployment's merchant key. The scope holds chi's
-// routing context too, from a pool, so chi does not copy the request again.
+// its pairs named under the merchant key, with chi's routing context from
+// a pool in it, so that chi does not copy the request again.
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
@@ -417,7 +405,7 @@ func (s *scopedRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) Close() error {
 	var errs []error
 	for i := len(g.closers) - 1; i >= 0; i-- {
-		errs = append(errs, g.closers[i].Close())
+		errs = append(errs, g.closers[i]())
 	}
 	g.closers = nil
 	return errors.Join(errs...)
@@ -446,8 +434,12 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
 	}
+	apqStore := "memory"
+	if cfg.RedisURL != "" {
+		apqStore = "redis"
+	}
 	g.logger.Info("listening", "addr", ln.Addr().String(), "rest_base_url", redactedURL(g.baseURL),
-		"sandbox", g.demo != nil, "apq_store", apqStoreName(cfg))
+		"sandbox", g.demo != nil, "apq_store", apqStore)
 	defer g.reloadOnSIGHUP()()
 	if cfg.PprofAddr != "" {
 		stopPprof, err := servePprof(cfg.PprofAddr, g.logger)
@@ -461,8 +453,8 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	}
 
 	served := make(chan error, 1)
-	// At shutdown the subscriptions complete at once (the client subscribes
-	// again, elsewhere), and held refusals are answered at once.
+	// At shutdown subscriptions complete (clients subscribe again
+	// elsewhere) and held refusals are answered, at once.
 	srv.RegisterOnShutdown(g.hub.Close)
 	srv.RegisterOnShutdown(g.refusals.Close)
 	go func() { served <- srv.Serve(conns) }()
@@ -492,16 +484,8 @@ func (c Config) HealthAddr() string {
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.HealthPort))
 }
 
-func apqStoreName(cfg Config) string {
-	if cfg.RedisURL != "" {
-		return "redis"
-	}
-	return "memory"
-}
-
 // shareWaiters is how many operations may wait for one REST call in
-// flight: as many as the pair may have calls in flight, none with
-// REST_SHARE_CALLS=false.
+// flight: as many as the pair's calls in flight, none when off.
 func shareWaiters(cfg Config) int {
 	if !cfg.RESTShareCalls {
 		return -1

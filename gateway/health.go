@@ -14,10 +14,9 @@ import (
 // healthz says the process is alive.
 func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 
-// readyz says the gateway takes requests: 503 once shutdown began, so a
-// load balancer stops sending before in-flight requests are drained. It
-// ignores the REST API's circuit breaker: a REST outage must not take every
-// replica out of the Service at once.
+// readyz says the gateway takes requests: 503 once shutdown began. It
+// ignores the circuit breaker: a REST outage must not take every replica
+// out of the Service at once.
 func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	if !g.ready.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
@@ -29,9 +28,8 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 // probeConns caps the probes' listener.
 const probeConns = 64
 
-// serveProbes serves /healthz and /readyz on ln (HEALTH_PORT), a server
-// with a cap of its own, so that no client of the public port can make the
-// liveness probe fail; stop closes it.
+// serveProbes serves /healthz and /readyz on ln (HEALTH_PORT) with a cap
+// of its own, so that no public client can fail the probes.
 func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
@@ -53,9 +51,8 @@ func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	return func() { _ = srv.Close() }
 }
 
-// HealthCheck probes the local /healthz at host ("" or unspecified:
-// loopback) and port, and returns the exit code (0 healthy): the container
-// image has no shell or curl (`paygraph -healthcheck`).
+// HealthCheck probes /healthz at host (unset: loopback) and port and
+// returns the exit code, for an image without a shell or curl.
 func HealthCheck(host string, port int) int {
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"

@@ -14,9 +14,7 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// NewLogger is the process's logger: observe's redacting handler, which
-// takes credential shapes and the request's own credentials out of every
-// line.
+// NewLogger is the process's logger, behind observe's redacting handler.
 func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	return observe.NewLogger(w, cfg.LogFormat, cfg.LogLevel, observeOptions())
 }
@@ -38,16 +36,14 @@ func observeOptions() observe.Options {
 	}
 }
 
-// redactCredentials rewrites every credential-shaped run of s: API keys
-// and secrets as restclient writes them, session tokens as sessiontoken
-// does.
+// redactCredentials rewrites every credential-shaped run of s (API keys,
+// secrets, session tokens).
 func redactCredentials(s string) string {
 	return sessiontoken.RedactTokens(restclient.RedactCredentials(cutUnsolicited(s)))
 }
 
-// callerSecrets are the request's own credentials (its headers', or its
-// session token and the pair it carries), which no log line, request id,
-// metric label or span name may hold, whatever their shape. Read only.
+// callerSecrets are the request's own credentials (headers', session
+// token's), which nothing observed may hold. Read only.
 func callerSecrets(ctx context.Context) []string {
 	caller, bearer := gqlhttp.CallerSecrets(ctx), gqlhttp.BearerSecrets(ctx)
 	switch {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
-	"errors"
 	"net/url"
 	"time"
 
@@ -17,11 +16,9 @@ import (
 	"paygraph/restclient"
 )
 
-// subscriptionHub makes the process's livepoll hub, closed with the
-// gateway. With REDIS_URL the replicas share their pollers through it;
-// what they keep there (states with customer data) is sealed with
-// AES-256-GCM under a key derived from the merchant key, and what is read
-// back is untrusted: what does not decode is skipped and counted.
+// subscriptionHub makes the livepoll hub, closed with the gateway. With
+// REDIS_URL the replicas share pollers there, what they keep sealed with
+// AES-256-GCM (customer data); what does not decode is skipped and counted.
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {
@@ -53,12 +50,12 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 		return nil, err
 	}
 	g.hub = hub
-	g.closers = append(g.closers, closerFunc(func() error { hub.Close(); return nil }))
+	g.closers = append(g.closers, func() error { hub.Close(); return nil })
 	return hub, nil
 }
 
-// chargePolls charges a subscription's poll to its merchant's REST-call
-// budget: a refusal is the poller's 429. Nil without a limiter.
+// chargePolls charges a poll to its merchant's REST-call budget; nil
+// without a limiter.
 func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant string, restCalls int) error {
 	if limiter == nil {
 		return nil
@@ -73,12 +70,7 @@ func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant 
 	}
 }
 
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
-
-// originPatterns turns the CORS origins into the WebSocket's origin
-// patterns (hosts): the pages allowed to call /graphql may open one too.
+// originPatterns are the CORS origins' hosts, the WebSocket's patterns.
 func originPatterns(origins []string) []string {
 	var hosts []string
 	for _, o := range origins {
@@ -98,26 +90,17 @@ type countedStore struct {
 	failed func(store string)
 }
 
-func (s countedStore) count(ctx context.Context, store string, err error) {
-	if err != nil && !errors.Is(ctx.Err(), context.Canceled) {
-		s.failed(store)
-	}
-}
-
 func (s countedStore) Lease(ctx context.Context, key livepoll.Key, ttl, keep time.Duration) (bool, error) {
 	ok, err := s.Store.Lease(ctx, key, ttl, keep)
-	s.count(ctx, "lease", err)
-	return ok, err
+	return ok, redisFailed(ctx, err, func() { s.failed("lease") })
 }
 
 func (s countedStore) Append(ctx context.Context, key livepoll.Key, r livepoll.Record, prev uint64, keep time.Duration) (uint64, error) {
 	id, err := s.Store.Append(ctx, key, r, prev, keep)
-	s.count(ctx, "stream", err)
-	return id, err
+	return id, redisFailed(ctx, err, func() { s.failed("stream") })
 }
 
 func (s countedStore) Since(ctx context.Context, key livepoll.Key, after uint64) ([]livepoll.Record, error) {
 	rs, err := s.Store.Since(ctx, key, after)
-	s.count(ctx, "stream", err)
-	return rs, err
+	return rs, redisFailed(ctx, err, func() { s.failed("stream") })
 }

@@ -10,8 +10,7 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// tokenKeys is the keyring of TOKEN_KEYS; in sandbox mode without it, a
-// random key that lives as long as the process (its tokens die with it);
+// tokenKeys is TOKEN_KEYS' keyring, in sandbox mode else a random one;
 // nil: tokens are off.
 func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
 	keys := g.cfg.TokenKeys
@@ -28,9 +27,8 @@ func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
 	return keys
 }
 
-// tokenOptions configure POST /auth/token. The pair is checked with one
-// REST call before a token is minted: a one-item list, or for a
-// checkout-session scope that session (whose names the token pins).
+// tokenOptions configure POST /auth/token, which checks the pair with one
+// REST call: a one-item list, or a checkout-session scope's session.
 func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client) sessiontoken.Options {
 	withPair := func(ctx context.Context, c sessiontoken.Credentials) context.Context {
 		return restclient.WithRequestLimit(restclient.WithCredentials(ctx, restclient.Credentials(c)), 1)
@@ -58,8 +56,7 @@ func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client)
 }
 
 // tokenCheckError maps a REST failure onto the token endpoint's answers
-// (lookup: reading the scope's checkout session, whose absence is the
-// caller's mistake); the REST error's text is never passed on.
+// (lookup: reading the scope's session), never passing its text on.
 func tokenCheckError(err error, lookup bool) error {
 	if err == nil {
 		return nil
@@ -82,10 +79,8 @@ func tokenCheckError(err error, lookup bool) error {
 // errUpstream: the REST API failed the check (502 UPSTREAM_ERROR).
 var errUpstream = errors.New("the REST API failed the credential check")
 
-// chargeMint charges each mint of POST /auth/token (one REST call) to the
-// pair's REST-calls budget, so that a pair's REST calls through
-// /auth/token and /graphql together stay within it; a refusal is HTTP 429
-// RATE_LIMITED.
+// chargeMint charges each mint (one REST call) to the pair's REST-calls
+// budget, shared with /graphql; a refusal is HTTP 429 RATE_LIMITED.
 func chargeMint(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {

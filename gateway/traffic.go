@@ -17,8 +17,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// newRateLimiter builds the per-merchant limits: shared through rdb when
-// REDIS_URL is set, local otherwise. Nil when every limit is 0.
+// newRateLimiter builds the per-merchant limits, shared through rdb if
+// set; nil when every limit is 0.
 func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger, skipped func(read string, n int)) (*ratelimit.Limiter, error) {
 	rc := ratelimit.Config{
 		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
@@ -36,9 +36,8 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is a budget of anonymous requests (the replica's
-// shared one, or per client address), in memory only: a replica's CPU is
-// what it protects, and addresses never reach Redis. Nil when off.
+// newAnonymousLimiter is an in-memory budget of anonymous requests: it
+// guards the replica's CPU and keeps addresses out of Redis. Nil when off.
 func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	if perSecond == 0 || burst == 0 {
 		return nil, nil
@@ -46,10 +45,9 @@ func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{RequestsPerSecond: perSecond, RequestsBurst: burst})
 }
 
-// newTrustedDocuments loads the manifest, even in mode off, so that a
-// rollout can stage it; nil without one. The report counts every decision
-// and logs the first sighting of each unlisted document by hash, never
-// its text.
+// newTrustedDocuments loads the manifest (in mode off too, to stage it);
+// nil without one. The report counts each decision and logs an unlisted
+// document's first sighting by hash, never its text.
 func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logger) (*trusteddocs.Store, func(context.Context, trusteddocs.Decision), error) {
 	if cfg.TrustedDocuments == "" {
 		return nil, nil, nil
@@ -64,12 +62,24 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	logger.Info("trusted documents loaded", "mode", string(store.Mode()), "format", info.Format,
 		"operations", info.Operations, "manifest_sha256", info.SHA256)
 	count := metrics.TrustedDocumentsCounter()
-	seen := unlistedSeen{hashes: make(map[string]struct{})}
+	var mu sync.Mutex
+	seen := make(map[string]struct{})
+	// first reports a hash's first sighting; past maxUnlistedLogged
+	// hashes, unlisted documents are only counted.
+	first := func(hash string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, ok := seen[hash]; ok || len(seen) >= maxUnlistedLogged {
+			return false
+		}
+		seen[hash] = struct{}{}
+		return true
+	}
 	report := func(ctx context.Context, d trusteddocs.Decision) {
 		count(d.Outcome)
 		switch d.Outcome {
 		case trusteddocs.OutcomeUnlisted, trusteddocs.OutcomeNotListed, trusteddocs.OutcomeAPQRegistrationRefused, trusteddocs.OutcomeUnknownID:
-			if d.Hash != "" && seen.first(d.Hash) {
+			if d.Hash != "" && first(d.Hash) {
 				logger.InfoContext(ctx, "trusted documents: a document not in the manifest (first sighting)",
 					"outcome", d.Outcome, "hash", d.Hash, "mode", string(store.Mode()), "request_id", observe.RequestID(ctx))
 			}
@@ -78,24 +88,9 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	return store, report, nil
 }
 
-// maxUnlistedLogged bounds the hashes remembered for the first-sighting
-// log (64 bytes each): past it, unlisted documents are only counted.
+// maxUnlistedLogged bounds the hashes (64 bytes each) remembered for the
+// first-sighting log.
 const maxUnlistedLogged = 4096
-
-type unlistedSeen struct {
-	mu     sync.Mutex
-	hashes map[string]struct{}
-}
-
-func (s *unlistedSeen) first(hash string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, ok := s.hashes[hash]; ok || len(s.hashes) >= maxUnlistedLogged {
-		return false
-	}
-	s.hashes[hash] = struct{}{}
-	return true
-}
 
 // Reload reads the trusted documents manifest again and swaps it in whole;
 // on an error the current set stays. Serve calls it on SIGHUP.
@@ -112,8 +107,8 @@ func (g *Gateway) Reload() error {
 	return nil
 }
 
-// reloadOnSIGHUP calls Reload on every SIGHUP until stop is called. Only
-// with a manifest: otherwise SIGHUP keeps its default meaning.
+// reloadOnSIGHUP calls Reload on every SIGHUP until stop; without a
+// manifest SIGHUP keeps its default meaning.
 func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	if g.docs == nil {
 		return func() {}
@@ -135,9 +130,8 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	return func() { signal.Stop(hup); close(done); wg.Wait() }
 }
 
-// PrintManifest writes to w the Apollo persisted query manifest of the
-// operations in the .graphql files (trusteddocs.BuildManifest), for
-// `paygraph -manifest file.graphql...`; it returns the exit code.
+// PrintManifest writes the Apollo persisted query manifest of the .graphql
+// files to w (paygraph -manifest) and returns the exit code.
 func PrintManifest(w, errw io.Writer, files []string) int {
 	if len(files) == 0 {
 		fmt.Fprintln(errw, "paygraph -manifest: name the .graphql files holding the client's operations")

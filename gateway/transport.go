@@ -1,15 +1,10 @@
 package gateway
 
 // The REST API's transport: one connection pool per credential pair
-// (docs/design.md says why), so that no connection ever carries one
-// pair's call after another's: a connection put out of step by a faulty
-// answer can at worst answer the same pair's next call with that pair's
-// own earlier answer, which restclient's checks of the answer against
-// the call (the id asked for, the cursor's page, the limit) refuse
-// wherever they apply. Each pool is fasthttp's client behind an
-// http.RoundTripper (fasttransport/), or net/http's transport when the
-// environment sends the REST API through an HTTP proxy (fasthttp speaks
-// to none). The metrics and tracing transports wrap it.
+// (docs/design.md), so that a connection put out of step by a faulty
+// answer can at worst answer a pair's call with that pair's own earlier
+// answer, never another's. Each pool is fasttransport's, or net/http's
+// when the environment names an HTTP proxy (fasthttp speaks to none).
 
 import (
 	"cmp"
@@ -29,17 +24,11 @@ import (
 )
 
 // restPools is the REST API's http.RoundTripper: a pool per credential
-// pair, keyed by the pair's merchant identity (an HMAC of the pair,
-// restclient.MerchantOf; never the secret), made when the pair first
-// calls. At most max pools are kept (the least recently used is dropped,
-// its idle connections closed, its calls in flight let finish on
-// connections then closed), and a dial that takes the connections open
-// across them past max closes the idle connections of the pools least
-// recently used first: at most max stay open, or those in use when more
-// are (the REST client's limiter keeps its calls in flight at
-// REST_MAX_INFLIGHT). max is REST_MAX_INFLIGHT: as many connections as
-// calls the process may have in flight; a pool without a connection
-// costs only its own struct.
+// pair, keyed by its merchant identity (restclient.MerchantOf), made at
+// the pair's first call. max (REST_MAX_INFLIGHT, as many as the calls in
+// flight) bounds both the pools kept, the least recently used dropped,
+// and the connections open across them: a dial past it closes the idle
+// ones of the pools least recently used.
 type restPools struct {
 	// newPool makes a pool whose connections are counted by counted.
 	newPool func(counted func(net.Conn) net.Conn) pool
@@ -50,17 +39,15 @@ type restPools struct {
 	pools *simplelru.LRU[string, pool]
 }
 
-// pool is one pair's connections: a *fasttransport.Transport or an
-// *http.Transport.
+// pool is one pair's connections: fasttransport's or net/http's.
 type pool interface {
 	http.RoundTripper
 	CloseIdleConnections()
 }
 
-// newTransport is the transport to the REST API at cfg.RESTBaseURL. Each
-// pool keeps up to RESTMaxInFlightPerMerchant connections, as many as
-// its pair may have calls in flight, so that steady load reuses
-// connections instead of dialling.
+// newTransport is the transport to cfg.RESTBaseURL. A pool keeps as many
+// connections as its pair may have calls in flight, so steady load reuses
+// them.
 func newTransport(cfg Config) *restPools {
 	perPair := cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultMaxInFlightPerMerchant)
 	bound := cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight)
@@ -72,8 +59,7 @@ func newTransport(cfg Config) *restPools {
 	fast := fasttransport.Config{
 		MaxConnsPerHost:       perPair,
 		ResponseHeaderTimeout: cfg.RESTTimeout,
-		// fasthttp holds an answer whole: each call is held to the limit
-		// restclient reads it to, a record's or a list page's.
+		// fasthttp holds an answer whole: held to restclient's limit.
 		MaxResponseBytes: max(maxBody, maxPage),
 		MaxResponseBytesFor: func(r *http.Request) int {
 			if restclient.EndpointOf(r.URL) == restclient.EndpointListPayments {
@@ -119,9 +105,8 @@ func httpPools(cfg Config, perPair int, proxy func(*http.Request) (*url.URL, err
 	}
 }
 
-// behindProxy says whether the environment's HTTP proxy settings
-// (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) send calls to baseURL through a
-// proxy.
+// behindProxy says whether HTTP_PROXY, HTTPS_PROXY and NO_PROXY send
+// calls to baseURL through a proxy.
 func behindProxy(baseURL string) bool {
 	r, err := http.NewRequest(http.MethodGet, baseURL, nil)
 	if err != nil {
@@ -137,8 +122,7 @@ func (p *restPools) RoundTrip(r *http.Request) (*http.Response, error) {
 	return p.pool(key).RoundTrip(r)
 }
 
-// pool is key's pool, made (and the least recently used one dropped past
-// max) when it has none.
+// pool is key's pool, made when it has none.
 func (p *restPools) pool(key string) pool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -206,16 +190,13 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// unsolicited begins the line net/http's transport logs (through the
-// standard log package, which server.go hands to the process's logger)
-// when a pooled connection receives bytes while no call is waiting on it,
-// before it closes the connection: the line quotes the bytes, which are
-// a REST answer sent twice or past its Content-Length, customer data.
+// unsolicited begins the line net/http's transport logs when an idle
+// pooled connection receives bytes: it quotes them, and they are a REST
+// answer, customer data.
 const unsolicited = "Unsolicited response received on idle HTTP channel"
 
-// cutUnsolicited is s, or net/http's line of an unsolicited answer
-// without the answer's bytes (the logger's redaction calls it on every
-// string it logs).
+// cutUnsolicited is s, or the unsolicited line without the bytes (the
+// logger's redaction calls it on every string).
 func cutUnsolicited(s string) string {
 	if strings.HasPrefix(s, unsolicited) {
 		return unsolicited + " (its bytes not logged): the REST API answered more than was asked; the connection is closed"
