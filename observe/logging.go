@@ -35,8 +35,8 @@ func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Lo
 // Redacted stands for a value that was taken out.
 const Redacted = "[redacted]"
 
-// keyKind tells whether an attribute's key names a credential: 0 no,
-// 1 an API key (its prefix stays), 2 a secret (all of it goes).
+// keyKind tells whether a key names a credential: 0 no, 1 an API key
+// (its prefix stays), 2 a secret.
 func keyKind(key string) int {
 	k := normKey(key)
 	switch {

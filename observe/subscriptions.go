@@ -2,11 +2,9 @@ package observe
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Subscriptions registers the live-subscription series: two gauges read
-// from live when scraped (active subscriptions and pollers, the hub's
-// Stats) and a counter of REST polls by kind and outcome, returned for
-// the hub's OnPoll hook. No series carries a merchant, an id or anything
-// of a caller's: kind is one of a fixed few, outcome a plain word.
+// Subscriptions registers the gauges of live's subscriptions and pollers
+// and the counter of REST polls by kind and outcome (plain words, nothing
+// of a caller's), returning the hub's OnPoll hook.
 func (m *Metrics) Subscriptions(live func() (subscriptions, pollers int)) func(kind, outcome string) {
 	m.reg.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{

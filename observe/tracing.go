@@ -24,10 +24,8 @@ import (
 // TracerName is the instrumentation scope of the spans this package makes.
 const TracerName = "paygraph/observe"
 
-// TracingEnabled reports whether the environment asks for traces:
-// OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is
-// set, or OTEL_TRACES_EXPORTER is, to anything but "none"; and
-// OTEL_SDK_DISABLED is not "true".
+// TracingEnabled reports whether the environment asks for traces: an OTLP
+// endpoint or an OTEL_TRACES_EXPORTER but "none", unless OTEL_SDK_DISABLED.
 func TracingEnabled(getenv func(string) string) bool {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
@@ -79,8 +77,7 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 
 func tracer() trace.Tracer { return otel.GetTracerProvider().Tracer(TracerName) }
 
-// globalPropagator defers to the global propagator at every call, so that
-// a transport made before SetupTracing still propagates.
+// globalPropagator defers to the global propagator at every call.
 type globalPropagator struct{}
 
 func (globalPropagator) Inject(ctx context.Context, c propagation.TextMapCarrier) {
@@ -139,9 +136,8 @@ func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// TraceHandler makes a server span of every request to next, continuing
-// the caller's trace (W3C traceparent), named "HTTP POST /graphql" (other
-// paths: "HTTP GET"). /healthz, /readyz and /metrics are not traced.
+// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for
+// others) of every request but probes and scrapes, continuing its trace.
 func TraceHandler(next http.Handler) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithPropagators(globalPropagator{}),

@@ -9,20 +9,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// RateLimitCounter registers paygraph_rate_limit_decisions_total{outcome}
-// and returns the function that counts one decision (ratelimit's
-// OnDecision: allowed, limited, fallback_allowed, fallback_limited,
-// too_costly). Call it once per Metrics.
+// RateLimitCounter registers paygraph_rate_limit_decisions_total and
+// returns ratelimit's OnDecision counting into it. Call it once.
 func (m *Metrics) RateLimitCounter() func(outcome string) {
 	return m.outcomeCounter("paygraph_rate_limit_decisions_total",
 		"Per-merchant rate limit decisions by outcome: one when a request is charged at the edge, one when its operation's REST calls are (none for an operation without any).")
 }
 
-// TrustedDocumentsCounter registers
-// paygraph_trusted_documents_total{outcome} and returns the function that
-// counts one request's decision (trusteddocs' outcomes: listed, unlisted,
-// not_listed, apq_registration_refused, unknown_id, introspection). Call
-// it once per Metrics.
+// TrustedDocumentsCounter registers paygraph_trusted_documents_total and
+// returns what counts a request's trusteddocs outcome. Call it once.
 func (m *Metrics) TrustedDocumentsCounter() func(outcome string) {
 	return m.outcomeCounter("paygraph_trusted_documents_total",
 		"GraphQL requests by trusted-documents outcome (allow and enforce modes only).")
@@ -34,8 +29,7 @@ func (m *Metrics) outcomeCounter(name, help string) func(string) {
 }
 
 // labelCounter registers a counter of one label and returns what adds to
-// the series of a value: known's values as themselves, any other as
-// other. The zero values' series are exported at 0 from the start.
+// a value's series (other unless known); zero's start exported at 0.
 func (m *Metrics) labelCounter(name, help, label, other string, known func(string) bool, zero ...string) func(v string, n float64) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{label})
 	m.reg.MustRegister(c)
@@ -56,13 +50,9 @@ func plainOutcome(s string) bool {
 	return bytesOK(s, 32, func(_ int, c byte) bool { return 'a' <= c && c <= 'z' || c == '_' })
 }
 
-// RedisSkipped registers paygraph_redis_skipped_total{read} and returns
-// the function that counts n values read back from Redis that did not
-// parse (or did not check: a persisted query whose text is not its hash)
-// and were skipped: read is what was read (stream: a subscription's event
-// stream entry; lease: a subscription poller's lease; apq: a persisted
-// query; ratelimit: a rate-limit budget; any other: "other"). Call it
-// once per Metrics.
+// RedisSkipped registers paygraph_redis_skipped_total and returns what
+// counts n values read back from Redis that did not parse or check, by
+// what was read (stream, lease, apq, ratelimit). Call it once.
 func (m *Metrics) RedisSkipped() func(read string, n int) {
 	add := m.labelCounter("paygraph_redis_skipped_total",
 		"Values read back from Redis that did not parse or check and were skipped, by what was read (stream, lease, apq, ratelimit). Anything nonzero means something other than the gateway writes to its Redis.",
@@ -74,13 +64,9 @@ func (m *Metrics) RedisSkipped() func(read string, n int) {
 // falls back from Redis to the replica's memory when Redis fails.
 var redisStores = []string{"apq", "accepted", "lease", "stream"}
 
-// RedisErrors registers paygraph_redis_errors_total{store} and returns the
-// function that counts one Redis operation that failed or timed out, by
-// the store that then falls back to the replica's memory: apq (persisted
-// queries: per replica), accepted (the accepted merchants: per replica),
-// lease and stream (live status: each replica polls for its own
-// subscribers). The rate limits' fallbacks are counted by
-// paygraph_rate_limit_decisions_total. Call it once per Metrics.
+// RedisErrors registers paygraph_redis_errors_total and returns what
+// counts a Redis operation that failed or timed out, by the store that
+// then falls back to the replica's memory. Call it once.
 func (m *Metrics) RedisErrors() func(store string) {
 	// Every store's series is exported at 0: the alert's rate reads it.
 	add := m.labelCounter("paygraph_redis_errors_total",
