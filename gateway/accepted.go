@@ -8,17 +8,15 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// acceptedTTL is how long Redis remembers an accepted merchant; after it a
-// quiet merchant's next call costs one call of the shared budget again.
-// Keys hold no credential: the merchant is an HMAC of the pair.
+// acceptedTTL is how long Redis remembers an accepted merchant, whose
+// next call after it costs the shared budget again.
 const acceptedTTL = 7 * 24 * time.Hour
 
-// acceptedKeyPrefix is the shape of the keys: prefix + merchant.
+// acceptedKeyPrefix + merchant (an HMAC of the pair, no credential) is a key.
 const acceptedKeyPrefix = "paygraph:merchant:accepted:"
 
-// redisAccepted is restclient.AcceptedStore in the Redis of REDIS_URL, so
-// that a merchant accepted by one replica is accepted by all. onErr counts
-// each operation that failed (the replica then remembers in its memory).
+// redisAccepted is restclient.AcceptedStore in REDIS_URL, shared by the
+// replicas; onErr counts each failed operation.
 type redisAccepted struct {
 	rdb   *redis.Client
 	onErr func()

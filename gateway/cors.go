@@ -12,9 +12,8 @@ import (
 	"paygraph/restclient"
 )
 
-// corsFor lets the merchant's own frontends, and only them, call /graphql
-// from a browser: a page on another site cannot spend a victim's
-// credentials.
+// corsFor lets only the merchant's own frontends call /graphql from a
+// browser: a page on another site cannot spend a victim's credentials.
 func corsFor(origins []string) func(http.Handler) http.Handler {
 	allowed := make(map[string]bool, len(origins))
 	for _, o := range origins {
@@ -59,9 +58,8 @@ func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && gqlhttp.FirstHeader(r.Header, "Access-Control-Request-Method") != ""
 }
 
-// normalizeRequestHeaders rewrites a preflight's
-// Access-Control-Request-Headers as rs/cors expects it: one sorted line of
-// lower-case names.
+// normalizeRequestHeaders rewrites Access-Control-Request-Headers as
+// rs/cors expects it: one sorted line of lower-case names.
 func normalizeRequestHeaders(h http.Header) {
 	lines := h.Values("Access-Control-Request-Headers")
 	if len(lines) == 0 {

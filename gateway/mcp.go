@@ -12,9 +12,8 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// mountMCP serves the MCP endpoint. Its tool calls go back through the
-// whole router (g.router, set once wire returns) as POSTs to /graphql, so
-// that each is a request with /graphql's every layer.
+// mountMCP serves the MCP endpoint, whose tool calls go through the whole
+// router (g.router, set once wire returns) as POSTs to /graphql.
 func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring, admit func(http.Handler) http.Handler) {
 	if g.cfg.MCP == "off" {
 		return

@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// servePprof serves net/http/pprof on addr (PPROF_ADDR), a listener of its
-// own: never on the public port, where any caller could read the process's
-// memory profile or slow it down with a CPU profile.
+// servePprof serves net/http/pprof on addr (PPROF_ADDR), never on the
+// public port, where any caller could read memory or burn CPU with it.
 func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -46,8 +46,7 @@ type pool interface {
 }
 
 // newTransport is the transport to cfg.RESTBaseURL. A pool keeps as many
-// connections as its pair may have calls in flight, so steady load reuses
-// them.
+// connections as its pair's calls in flight, so steady load reuses them.
 func newTransport(cfg Config) *restPools {
 	perPair := cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultMaxInFlightPerMerchant)
 	bound := cmp.Or(cfg.RESTMaxInFlight, restclient.DefaultMaxInFlight)
