@@ -139,16 +139,7 @@ var settings = []setting{
 	}},
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
 	{"HEALTH_PORT", "8088", "port of a listener of its own that answers only /healthz and /readyz, for the kubelet's probes: no client's connections can crowd them out of it (0: none; the probes then use PORT)", intSetting(0, 65535, func(c *Config) *int { return &c.HealthPort })},
-	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", func(c *Config, v string) error {
-		switch v {
-		case "auto":
-		case "false":
-			c.SandboxOff = true
-		default:
-			return errors.New("must be auto or false")
-		}
-		return nil
-	}},
+	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", oneOf(map[string]bool{"auto": false, "false": true}, "must be auto or false", func(c *Config) *bool { return &c.SandboxOff })},
 	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *Config, v string) error {
 		if v == "" {
 			return nil
@@ -255,13 +246,7 @@ var settings = []setting{
 	{"TRUSTED_DOCUMENTS_MODE", string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
 	{"FEDERATION", "false", "serve the schema as a Federation 2 subgraph: Payment, PaymentLink and CheckoutSession as entities, with _service and _entities (false: the contract's schema alone)", boolSetting(func(c *Config) *bool { return &c.Federation })},
 	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
-	{"LOG_FORMAT", "json", "log lines as json or text", func(c *Config, v string) error {
-		if v != "json" && v != "text" {
-			return errors.New("must be json or text")
-		}
-		c.LogFormat = v
-		return nil
-	}},
+	{"LOG_FORMAT", "json", "log lines as json or text", oneOf(map[string]string{"json": "json", "text": "text"}, "must be json or text", func(c *Config) *string { return &c.LogFormat })},
 	{"LOG_LEVEL", "info", "lowest level logged: debug, info, warn or error; the access lines of probes (/healthz, /readyz) and /metrics scrapes are debug", func(c *Config, v string) error {
 		l, ok := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[strings.ToLower(v)]
 		if !ok {
@@ -290,14 +275,7 @@ var settings = []setting{
 		positiveDuration(func(c *Config) *time.Duration { return &c.Subscriptions.Interval })},
 	{"SUBSCRIPTION_MAX", strconv.Itoa(livepoll.DefaultMaxSubscriptions), "live subscriptions in this process, one merchant (credential pair) at most a twentieth of them; more: RATE_LIMITED",
 		intSetting(1, 1e7, func(c *Config) *int { return &c.Subscriptions.MaxSubscriptions })},
-	{"MCP", "on", "the MCP endpoint /mcp for AI agents: on (a tool per trusted document and four read tools), graphql (also a tool taking any query text) or off", func(c *Config, v string) error {
-		switch v {
-		case "on", "graphql", "off":
-			c.MCP = v
-			return nil
-		}
-		return errors.New("must be on, graphql or off")
-	}},
+	{"MCP", "on", "the MCP endpoint /mcp for AI agents: on (a tool per trusted document and four read tools), graphql (also a tool taking any query text) or off", oneOf(map[string]string{"on": "on", "graphql": "graphql", "off": "off"}, "must be on, graphql or off", func(c *Config) *string { return &c.MCP })},
 	{"COST_RECEIPTS", "true", "put extensions.cost on every answer: the operation's REST calls estimated, made and saved by deduplication, and what is left of the merchant's REST-call budget (false: none; a dry run is answered still)", boolSetting(func(c *Config) *bool { return &c.CostReceipts })},
 }
 
@@ -317,6 +295,18 @@ func boolSetting(field func(*Config) *bool) func(*Config, string) error {
 		if *field(c), err = strconv.ParseBool(v); err != nil {
 			return errors.New("must be true or false")
 		}
+		return nil
+	}
+}
+
+// oneOf sets a field to the value's entry in values; msg names them.
+func oneOf[T any](values map[string]T, msg string, field func(*Config) *T) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		x, ok := values[v]
+		if !ok {
+			return errors.New(msg)
+		}
+		*field(c) = x
 		return nil
 	}
 }

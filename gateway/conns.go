@@ -51,7 +51,7 @@ type connCap struct {
 	mu     sync.Mutex
 	open   map[*trackedConn]struct{}            // the counted ones (not hijacked)
 	byAddr map[string]map[*trackedConn]struct{} // every connection of an address, hijacked included; none of a trusted proxy
-	banned map[string]ban                       // addresses whose new connections are closed (penalize)
+	banned map[string]*ban                      // addresses whose new connections are closed (penalize)
 	idles  uint64                               // counts the connections gone idle: the order of idleness
 }
 
@@ -61,7 +61,7 @@ func newConnCap(ln net.Listener, max int, trusted []netip.Prefix) *connCap {
 	}
 	return &connCap{Listener: ln, max: max, share: connShare(max), trusted: trusted, now: time.Now,
 		open: make(map[*trackedConn]struct{}), byAddr: make(map[string]map[*trackedConn]struct{}),
-		banned: make(map[string]ban)}
+		banned: make(map[string]*ban)}
 }
 
 // The phases of a request: trackedConn.phase's low bits, the rest counting
@@ -265,12 +265,10 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	l.mu.Lock()
 	ok := true
 	if c.key != "" {
-		if b, banned := l.banned[c.key]; banned {
+		if b := l.banned[c.key]; b != nil {
 			ok = b.admit(now)
 			if b.allow >= banLift {
 				delete(l.banned, c.key)
-			} else {
-				l.banned[c.key] = b
 			}
 		}
 		if own := l.byAddr[c.key]; ok && len(own) >= l.share {
@@ -374,12 +372,12 @@ func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.banned[key]; !ok && len(l.banned) >= l.max {
-		maps.DeleteFunc(l.banned, func(_ string, b ban) bool { return !now.Before(b.next.Add(b.d)) })
+		maps.DeleteFunc(l.banned, func(_ string, b *ban) bool { return !now.Before(b.next.Add(b.d)) })
 		if len(l.banned) >= l.max {
 			return
 		}
 	}
-	l.banned[key] = ban{next: now.Add(d), d: d}
+	l.banned[key] = &ban{next: now.Add(d), d: d}
 }
 
 // track is the server's ConnState hook.
