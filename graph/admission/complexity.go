@@ -12,15 +12,13 @@ const (
 	DefaultFirst = 20  // payments' first when the query gives none
 	MaxFirst     = 100 // payments' largest first
 	RESTMaxLimit = 100 // the REST API's largest page
-	// MaxNodes bounds nodes(ids:), so a query cannot fan out unboundedly;
-	// and the representations of one _entities field (the subgraph mode).
+	// MaxNodes bounds nodes(ids:) and one _entities field's representations.
 	MaxNodes = 100
 )
 
-// restCallsAt is the complexity of an operation: the REST calls answering
-// it can make, on the validated operation with its variables, fragments
-// expanded at each spread, identical fields counted each time (the table
-// in docs/design.md); noAddress: the caller's level withholds the address.
+// restCallsAt is an operation's complexity: the REST calls answering it
+// can make, fragments expanded at each spread and identical fields counted
+// each time (docs/design.md); noAddress: the level withholds the address.
 func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, noAddress bool) int {
 	e := estimate{doc: doc, vars: vars, noAddress: noAddress}
 	calls := 0
@@ -31,9 +29,8 @@ func restCallsAt(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[s
 }
 
 // rootRESTCalls is a lower bound of restCallsAt that needs no validation:
-// the calls of the root fields that cost the same whatever they select,
-// from the raw variables, fragments at the root not followed; refusing on
-// it never refuses what the full estimate would serve.
+// the root fields that cost the same whatever they select, from the raw
+// variables, so refusing on it never refuses what restCallsAt would serve.
 func rootRESTCalls(doc *ast.QueryDocument, opName string, vars map[string]any) int {
 	var op *ast.OperationDefinition
 	switch {
@@ -63,18 +60,25 @@ func rootRESTCalls(doc *ast.QueryDocument, opName string, vars map[string]any) i
 	return calls
 }
 
-// rawArgLen is rawListLen of f's argument name (0 when none).
+// rawArgLen is the length of f's list argument name before validation: a
+// literal list or a variable's JSON array (else 0: validation reports it).
 func rawArgLen(f *ast.Field, name string, vars map[string]any) int {
-	if a := f.Arguments.ForName(name); a != nil && a.Value != nil {
-		return rawListLen(a.Value, vars)
+	a := f.Arguments.ForName(name)
+	if a == nil || a.Value == nil {
+		return 0
+	}
+	switch a.Value.Kind {
+	case ast.ListValue:
+		return len(a.Value.Children)
+	case ast.Variable:
+		l, _ := vars[a.Value.Raw].([]any)
+		return len(l)
 	}
 	return 0
 }
 
-// overEntities is the number of representations of the first _entities
-// root field of doc's operation that has more than MaxNodes (0: none):
-// refused before validation, so that a router's batch over the cap costs
-// no REST call and no coercion of its representations.
+// overEntities is the representations of the first _entities root field
+// with more than MaxNodes (0: none), refused before their coercion.
 func overEntities(doc *ast.QueryDocument, opName string, vars map[string]any) int {
 	op := doc.Operations.ForName(opName)
 	if op == nil && opName == "" && len(doc.Operations) == 1 {
@@ -88,21 +92,6 @@ func overEntities(doc *ast.QueryDocument, opName string, vars map[string]any) in
 			if n := rawArgLen(f, "representations", vars); n > MaxNodes {
 				return n
 			}
-		}
-	}
-	return 0
-}
-
-// rawListLen is the length of a list argument before validation: a
-// literal list, or a variable's JSON array (0 when it is anything else:
-// validation reports that).
-func rawListLen(v *ast.Value, vars map[string]any) int {
-	switch v.Kind {
-	case ast.ListValue:
-		return len(v.Children)
-	case ast.Variable:
-		if l, ok := vars[v.Raw].([]any); ok {
-			return len(l)
 		}
 	}
 	return 0
@@ -143,8 +132,7 @@ func (e *estimate) rootField(f *ast.Field) int {
 	case "nodes":
 		return min(listLen(f.ArgumentMap(e.vars)["ids"]), MaxNodes)
 	case "_entities":
-		// Each representation is at most one REST call (a checkout
-		// session's payment: one more), as nodes' ids.
+		// A representation is one call, a session's payment one more.
 		n := listLen(f.ArgumentMap(e.vars)["representations"])
 		if e.selects(f.SelectionSet, "CheckoutSession", "payment") {
 			n *= 2
@@ -171,9 +159,8 @@ func (e *estimate) selects(set ast.SelectionSet, typeName, name string) bool {
 	return found
 }
 
-// eachField calls fn with every field of set, inline fragments and
-// fragment spreads flattened; with e.directives, without what @skip or
-// @include leave out (the complexity counts them: they are work).
+// eachField calls fn with every field of set, fragments flattened; with
+// e.directives, without what @skip or @include leave out.
 func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
 	for _, sel := range set {
 		switch s := sel.(type) {
@@ -200,13 +187,30 @@ func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
 	}
 }
 
-// firstOf is payments' first, clamped: out of range is refused by the
-// resolver (BAD_USER_INPUT).
+// firstOf is payments' first, clamped (the resolver refuses it out of
+// range), read as gqlparser gives it: int64 from a literal, json.Number
+// or another number type from a variable.
 func firstOf(args map[string]any) int {
-	if v, ok := intValue(args["first"]); ok {
-		return int(min(max(v, 0), MaxFirst))
+	var v int64
+	switch n := args["first"].(type) {
+	case int64:
+		v = n
+	case int:
+		v = int64(n)
+	case int32:
+		v = int64(n)
+	case float64:
+		v = int64(n)
+	case json.Number:
+		i, err := n.Int64()
+		if err != nil {
+			return DefaultFirst
+		}
+		v = i
+	default:
+		return DefaultFirst
 	}
-	return DefaultFirst
+	return int(min(max(v, 0), MaxFirst))
 }
 
 // listLen is the length of a list argument: any slice, or one value
@@ -219,23 +223,4 @@ func listLen(v any) int {
 		return rv.Len()
 	}
 	return 1
-}
-
-// intValue reads an Int argument as gqlparser gives it (int64 from a
-// literal, json.Number or another number type from a variable).
-func intValue(v any) (int64, bool) {
-	switch n := v.(type) {
-	case int64:
-		return n, true
-	case int:
-		return int64(n), true
-	case int32:
-		return int64(n), true
-	case float64:
-		return int64(n), true
-	case json.Number:
-		i, err := n.Int64()
-		return i, err == nil
-	}
-	return 0, false
 }

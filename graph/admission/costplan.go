@@ -1,10 +1,8 @@
 package admission
 
-// The plan of an operation's REST calls, by route and dependency level,
-// each distinct call once: its total is the estimate charged to the
-// merchant's REST-call budget, shown in the receipt and answered by a dry
-// run, never less than the operation can make. Level 1 is what the fields
-// ask for by their arguments; level 2 the joins that need a level-1 answer.
+// The plan of an operation's distinct REST calls by route and level (1:
+// asked for by arguments; 2: joins on a level-1 answer): its total is the
+// estimate charged, shown in the receipt and answered by a dry run.
 
 import (
 	"strconv"
@@ -24,9 +22,8 @@ const (
 	RouteSession = "GET " + string(restclient.EndpointGetCheckoutSession)
 )
 
-// PlanCall is one line of a plan: Calls calls of Route (with ID when the
-// operation names it), asked for by the field at Path. UpTo: at most
-// Calls (a join, one per item the page turns out to hold).
+// PlanCall is one line of a plan: Calls calls of Route (ID when named),
+// asked for by the field at Path; UpTo: at most Calls (a join).
 type PlanCall struct {
 	Route string `json:"route"`
 	ID    string `json:"id,omitempty"`
@@ -42,7 +39,7 @@ type PlanLevel struct {
 	Calls []PlanCall `json:"calls"`
 }
 
-// planKey identifies a plan line: the same key is one line.
+// planKey identifies a plan line.
 type planKey struct {
 	route string
 	id    string // the id, or a list's identity
@@ -97,8 +94,7 @@ func (p *Plan) add(level int, k planKey, c PlanCall) {
 // Total is the plan's estimate: its lines' calls.
 func (p *Plan) Total() int { return p.total }
 
-// JoinCalls is the calls planned for the address join of the list
-// ListID named listID.
+// JoinCalls is the calls planned for the address join of list listID.
 func (p *Plan) JoinCalls(listID string) int {
 	for _, c := range p.levels[1] {
 		if c.Route == RoutePayment && c.k == "details of "+listID {
@@ -108,10 +104,9 @@ func (p *Plan) JoinCalls(listID string) int {
 	return 0
 }
 
-// ListID is the identity of a payments list in a plan: its first, status
-// and after.
+// ListID is a payments list's identity in a plan.
 func ListID(first int, status, after string) string {
-	return "first=" + itoa(first) + "&status=" + status + "&after=" + after
+	return "first=" + strconv.Itoa(first) + "&status=" + status + "&after=" + after
 }
 
 // Levels are the plan's levels that have calls, in order.
@@ -125,9 +120,8 @@ func (p *Plan) Levels() []PlanLevel {
 	return out
 }
 
-// planOperation plans op with its variables for caller c: its scope drops
-// what it refuses without a REST call and adds the read of the session a
-// token learns.
+// planOperation plans op for caller c, whose scope drops what it refuses
+// without a REST call and adds the session a token learns.
 func planOperation(doc *ast.QueryDocument, op *ast.OperationDefinition, vars map[string]any, c Caller) *Plan {
 	p := &Plan{}
 	if op == nil || op.Operation != ast.Query {
@@ -172,13 +166,9 @@ func (w *planWalk) root(f *ast.Field) {
 		if !w.noAddress && w.selects(f.SelectionSet, "Customer", "address") && n > 0 {
 			w.plan.add(2, planKey{RoutePayment, "details of " + id}, PlanCall{Calls: n, Path: path + ".…customer.address", UpTo: true})
 		}
-	case "payment":
-		if id := w.stringArg(f, "id"); hasIDPrefix(id, PaymentIDPrefix) {
-			w.plan.add(1, planKey{RoutePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
-		}
-	case "paymentLink":
-		if id := w.stringArg(f, "id"); hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id) {
-			w.plan.add(1, planKey{RouteLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
+	case "payment", "paymentLink":
+		if id := w.stringArg(f, "id"); hasIDPrefix(id, idPrefix[f.Name]) {
+			w.node(id, path)
 		}
 	case "node":
 		w.node(w.stringArg(f, "id"), path)
@@ -189,7 +179,7 @@ func (w *planWalk) root(f *ast.Field) {
 		}
 		for i, id := range ids {
 			s, _ := id.(string)
-			w.node(s, path+"["+itoa(i)+"]")
+			w.node(s, path+"["+strconv.Itoa(i)+"]")
 		}
 	case "checkoutSession":
 		w.session(f, w.stringArg(f, "id"), path)
@@ -201,14 +191,10 @@ func (w *planWalk) root(f *ast.Field) {
 		for i, r := range reps {
 			rep, _ := r.(map[string]any)
 			id, _ := rep["id"].(string)
-			at := path + "[" + itoa(i) + "]"
-			switch rep["__typename"] {
-			case "Payment":
-				if hasIDPrefix(id, PaymentIDPrefix) {
-					w.node(id, at)
-				}
-			case "PaymentLink":
-				if hasIDPrefix(id, LinkIDPrefix) {
+			at := path + "[" + strconv.Itoa(i) + "]"
+			switch t, _ := rep["__typename"].(string); t {
+			case "Payment", "PaymentLink":
+				if hasIDPrefix(id, idPrefix[t]) {
 					w.node(id, at)
 				}
 			case "CheckoutSession":
@@ -222,8 +208,8 @@ func (w *planWalk) root(f *ast.Field) {
 	}
 }
 
-// session plans the checkout session id (or reference) a field of f's
-// selection asks for at path, and its payment when f selects it.
+// session plans the checkout session id (or reference) at path, and its
+// payment when f selects it.
 func (w *planWalk) session(f *ast.Field, id, path string) {
 	if !ValidID(id) {
 		return
@@ -234,7 +220,7 @@ func (w *planWalk) session(f *ast.Field, id, path string) {
 	}
 }
 
-// stringArg is f's string argument name ("" when none), without ArgumentMap's map.
+// stringArg is f's string argument name ("" when none), without a map.
 func (w *planWalk) stringArg(f *ast.Field, name string) string {
 	a := f.Arguments.ForName(name)
 	if a == nil || a.Value == nil {
@@ -250,25 +236,19 @@ func (w *planWalk) stringArg(f *ast.Field, name string) string {
 	return ""
 }
 
-func (w *planWalk) linkAllowed(id string) bool {
-	return w.scope == nil || w.scope.AllowsPaymentLink(id)
-}
-
-// node plans node(id:) and each id of nodes(ids:): the route its prefix
-// names; an id that is neither is refused before any call.
+// node plans the id of node(id:) and the like by its prefix; any other id
+// is refused before a call, and so is a link the scope does not allow.
 func (w *planWalk) node(id, path string) {
 	switch {
 	case hasIDPrefix(id, PaymentIDPrefix):
 		w.plan.add(1, planKey{RoutePayment, id}, PlanCall{ID: id, Calls: 1, Path: path})
-	case hasIDPrefix(id, LinkIDPrefix) && w.linkAllowed(id):
+	case hasIDPrefix(id, LinkIDPrefix) && (w.scope == nil || w.scope.AllowsPaymentLink(id)):
 		w.plan.add(1, planKey{RouteLink, id}, PlanCall{ID: id, Calls: 1, Path: path})
 	}
 }
 
-// listPages is the REST pages a connection of first n reads: one from the
-// list's start; after a cursor, the rest of its page and the next when the
-// items wanted go past it. The cursor's tag is not checked here
-// (relay.PeekSkip): a forged one is refused before any call.
+// listPages is the REST pages a connection of first n reads: after a
+// cursor (its tag unchecked: relay.PeekSkip), two when past its page.
 func listPages(n int, hasAfter bool, after string) int {
 	if !hasAfter {
 		return 1
@@ -301,11 +281,8 @@ func Included(ds ast.DirectiveList, vars map[string]any) bool {
 	return true
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
-
-// The REST ids' documented shapes are pay_prod_<hex>, pl_<alnum> and
-// short alphanumeric references; ids outside this alphabet are refused
-// before any call (the REST client escapes every id as well).
+// The REST ids' documented shapes (pay_prod_<hex>, pl_<alnum>, short
+// references): any other id is refused before a call.
 const (
 	maxIDLen        = 128
 	PaymentIDPrefix = "pay_"
@@ -332,6 +309,9 @@ var idByte = func() (t [256]bool) {
 	}
 	return t
 }()
+
+// idPrefix is the id prefix of a root field's or entity type's ids.
+var idPrefix = map[string]string{"payment": PaymentIDPrefix, "Payment": PaymentIDPrefix, "paymentLink": LinkIDPrefix, "PaymentLink": LinkIDPrefix}
 
 // hasIDPrefix reports whether id is a valid id of prefix and more.
 func hasIDPrefix(id, prefix string) bool {

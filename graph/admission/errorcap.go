@@ -12,8 +12,8 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// MaxErrors is the most errors one response lists; past it, one more entry
-// says there were more: a list of thousands only makes a response expensive.
+// MaxErrors is the most errors one response lists; one more says there
+// were more.
 const MaxErrors = 50
 
 // ErrorCap is the gqlgen extension that caps every response's error list
@@ -40,8 +40,8 @@ func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 	return resp
 }
 
-// capErrors keeps the first MaxErrors of errs and adds one that says there
-// were more, with the code of the first left out.
+// capErrors keeps the first MaxErrors of errs and a note with the code of
+// the first left out.
 func capErrors(errs gqlerror.List) gqlerror.List {
 	code, _ := errs[MaxErrors].Extensions["code"].(string)
 	if code == "" {
@@ -54,9 +54,8 @@ func capErrors(errs gqlerror.List) gqlerror.List {
 	return append(errs[:MaxErrors:MaxErrors], note)
 }
 
-// CappedRules returns gqlparser's default validation rules, whose error
-// reports stop once MaxErrors+1 errors were reported in all, so no error
-// list grows with a rule's work (which the limits bound).
+// CappedRules returns gqlparser's default validation rules, reporting at
+// most MaxErrors+1 errors in all.
 func CappedRules() *rules.Rules {
 	n := 0
 	r := rules.NewDefaultRules()

@@ -1,9 +1,7 @@
-// Package admission decides whether an operation may run and what it may
-// cost, before any resolver: the query limits on the parsed document, the
-// parsed-query cache, the complexity limit (the REST calls an operation
-// can make), the plan of its distinct REST calls and its estimate (charged
-// by the edge to the merchant's REST-call budget), and the cap on a
-// response's error list.
+// Package admission decides, before any resolver, whether an operation may
+// run and what it may cost: the query limits, the parsed-query cache, the
+// complexity limit, the plan of its distinct REST calls with the estimate
+// the edge charges, and the cap on a response's error list.
 package admission
 
 import (
@@ -19,47 +17,40 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// QueryLimits are the limits a document must pass before it is validated:
-// validation costs more than parsing (gqlparser's overlapping-fields rule
-// is quadratic in the fields that share a response name). Zero means the
-// default (graph.ServerConfig).
+// QueryLimits are the limits a document must pass before validation, which
+// costs more than parsing; zero means the default (graph.ServerConfig).
 type QueryLimits struct {
 	MaxDepth       int // deepest field nesting of any operation or fragment
 	MaxFields      int // most fields one operation selects as it executes: aliases count, a fragment counts each time it is spread
 	MaxQueryLength int // longest query text, in bytes
 }
 
-// The limits on the shape of a document that no setting changes: each
-// bounds the work of one validation rule on a document that passes the
-// settings' limits (BenchmarkValidateWorstCase measures what they allow).
+// Fixed limits on a document's shape, each bounding one validation rule's
+// work (BenchmarkValidateWorstCase).
 const (
 	// ParserTokenLimit bounds the lexer's work on one document.
 	ParserTokenLimit = 20000
-	// MaxSameResponseName bounds the fields that share one response name at
-	// one place, which the overlapping-fields rule compares pairwise.
+	// MaxSameResponseName bounds the fields sharing one response name at one
+	// place, which the overlapping-fields rule compares pairwise.
 	MaxSameResponseName = 32
-	// MaxFragments bounds the fragment definitions, which the
-	// overlapping-fields rule compares pairwise.
+	// MaxFragments bounds the fragment definitions, also compared pairwise.
 	MaxFragments = 100
-	// docWorkPerField bounds, as a multiple of MaxFields, every selection of
-	// every definition of the document, counted as each would execute.
+	// docWorkPerField times MaxFields bounds every selection of the whole
+	// document, counted as each would execute.
 	docWorkPerField = 10
-	// maxIntrospectionDepth bounds the nesting below __schema and __type
-	// instead of MaxDepth (getIntrospectionQuery is as deep as the default
-	// MaxDepth): it serves typeDepth up to 25; MaxFields still applies.
+	// maxIntrospectionDepth replaces MaxDepth below __schema and __type, so
+	// getIntrospectionQuery (typeDepth up to 25) passes.
 	maxIntrospectionDepth = 32
-	// maxSchemaRoots bounds an operation's __schema root fields: one answers
-	// many times its query's bytes, and clients ask for one.
+	// maxSchemaRoots bounds __schema root fields: each answers many times
+	// its query's bytes.
 	maxSchemaRoots = 1
 )
 
-// Limits is the gqlgen extension that admits an operation, at the two ends
-// of parsing and validation: MutateOperationParameters, unless the document
-// is cached (it passed then), parses it with the token limit and refuses
-// what is too long, deep, wide or repetitive before validation;
-// MutateOperationContext, after validation, applies the complexity limit,
-// commits the document to the cache, and records the plan and the
-// estimate for the edge to charge (ratelimit.go).
+// Limits is the gqlgen extension that admits an operation: before
+// validation it parses an uncached document with the token limit and
+// refuses what is too long, deep, wide or repetitive; after validation it
+// applies the complexity limit, caches the document, and records the plan
+// and the estimate for the edge to charge (ratelimit.go).
 type Limits struct {
 	QueryLimits
 	MaxComplexity int
@@ -68,14 +59,12 @@ type Limits struct {
 	Receipts, Inspector bool
 	// Caller is what ctx says of its caller.
 	Caller func(ctx context.Context) Caller
-	// Operation is the operation's loaders, which keep what admission
-	// decided; nil when ctx has none (then no plan and no dry run).
+	// Operation keeps what admission decided; nil: no plan and no dry run.
 	Operation func(ctx context.Context) Operation
 }
 
-// Caller is what admission needs of an operation's caller: its session
-// token's scope (HasScope false: none) and whether its customer-data level
-// withholds customer.address.
+// Caller is an operation's caller: its session token's scope (HasScope
+// false: none) and whether its level withholds customer.address.
 type Caller struct {
 	Scope     Scope
 	HasScope  bool
@@ -97,8 +86,7 @@ type Operation interface {
 	Alone(op *graphql.OperationContext)
 }
 
-// Admitted is an operation's plan as admitted, with its MAX_COMPLEXITY
-// figure and limit (a dry run refused by it still answers its plan).
+// Admitted is an operation's plan with its MAX_COMPLEXITY figure and limit.
 type Admitted struct {
 	Plan                      *Plan
 	Complexity, MaxComplexity int
@@ -106,8 +94,8 @@ type Admitted struct {
 	Receipts, Inspector       bool
 }
 
-// DryRunExtension is the request extension that asks for a dry run: the
-// plan instead of the answer, no REST call made, no budget spent.
+// DryRunExtension is the request extension that asks for the plan instead
+// of the answer, no REST call made and no budget spent.
 const DryRunExtension = "dryRun"
 
 var (
@@ -128,7 +116,7 @@ func (l Limits) MutateOperationParameters(ctx context.Context, p *graphql.RawPar
 		var err error
 		doc, err = parser.ParseQueryWithTokenLimit(&ast.Source{Input: p.Query}, ParserTokenLimit)
 		if err != nil {
-			// The error gqlgen's own parse would give (it would parse again).
+			// The error gqlgen's own parse would give.
 			if gqlErr, ok := err.(*gqlerror.Error); ok {
 				gqlerrcode.Set(gqlErr, gqlerrcode.ParseFailed)
 				return gqlErr
@@ -139,9 +127,7 @@ func (l Limits) MutateOperationParameters(ctx context.Context, p *graphql.RawPar
 			return err
 		}
 	}
-	// The REST calls the root fields alone will make, from the raw
-	// variables: a document over the complexity limit already is refused
-	// before validation and before gqlgen coerces its variables.
+	// The root fields' REST calls alone may refuse it before validation.
 	if n := overEntities(doc, p.OperationName, p.Variables); n > 0 {
 		return LimitError(errcode.ComplexityLimit, "_entities has %d representations, more than the limit of %d", n, MaxNodes)
 	}
@@ -149,8 +135,7 @@ func (l Limits) MutateOperationParameters(ctx context.Context, p *graphql.RawPar
 	if calls > l.MaxComplexity {
 		return LimitError(errcode.ComplexityLimit, "query may make %d REST calls, more than the limit of %d", calls, l.MaxComplexity)
 	}
-	// For the edge to refuse, before validation, a caller that may make no
-	// REST call (RootRESTCalls); a dry run spends nothing.
+	// For the edge to refuse a caller with no REST call left (RootRESTCalls).
 	if dry, _ := p.Extensions[DryRunExtension].(bool); calls > 0 && !dry && graphql.HasOperationContext(ctx) {
 		graphql.GetOperationContext(ctx).Stats.SetExtension(rootCallsExt, calls)
 	}
@@ -177,8 +162,7 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 	if rec != nil {
 		plan := l.plan(rec, opCtx, calls, dry, c)
 		if dry {
-			// A dry run runs nothing: its operation selects nothing, and
-			// the receipt's extension answers its plan.
+			// A dry run selects nothing; the receipt answers its plan.
 			op := opCtx.Operation
 			opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
 			setEstimate(opCtx, RESTCallEstimate{Calls: plan.total, DryRun: true})
@@ -187,8 +171,7 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 		estimate = plan.total
 	}
 	setEstimate(opCtx, RESTCallEstimate{Calls: estimate})
-	// At most one distinct REST call: its one load has nothing to batch
-	// with (the loaders still batch a load of another key).
+	// One distinct REST call has nothing to batch with.
 	if estimate <= 1 && opCtx.Operation.Operation == ast.Query && rec != nil {
 		rec.Alone(opCtx)
 	}
@@ -210,9 +193,8 @@ func LimitError(code, format string, args ...any) *gqlerror.Error {
 	return err
 }
 
-// check walks every operation and fragment definition of doc as it would
-// execute, fragments expanded at each spread, and refuses it at the first
-// limit passed, where the walk stops: its cost is bounded by the limits.
+// check walks every definition of doc as it would execute, fragments
+// expanded at each spread, and stops at the first limit passed.
 func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	if len(doc.Fragments) > MaxFragments {
 		return LimitError(errcode.QueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), MaxFragments)
@@ -237,7 +219,7 @@ func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	}
 	for _, f := range doc.Fragments {
 		w.onPath[f.Name] = true
-		if isIntrospectionType(f.TypeCondition) {
+		if strings.HasPrefix(f.TypeCondition, "__") {
 			w.introStart = 1 // validation keeps such fragments inside introspection
 		}
 		err := w.root(f.SelectionSet)
@@ -253,16 +235,14 @@ func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
 type docWalker struct {
 	fragments map[string]*ast.FragmentDefinition
 	onPath    map[string]bool // fragments being expanded, to stop cycles (which validation refuses)
-	// paths numbers the response paths of the current root, from 1 (0 is
-	// the root): a path is its parent's number and a response name.
-	// counts[n-1] is the number of fields at path n.
+	// paths numbers the current root's response paths from 1 (0: the root)
+	// by parent and response name; counts[n-1] counts the fields at path n.
 	paths                        map[pathKey]int32
 	counts                       []int32
 	maxDepth, maxFields, maxWork int
 	fields, work                 int // fields of the current root; selections of the whole document
-	// introStart is the depth of the first field below __schema or
-	// __type (0: not inside introspection); from there depth counts
-	// against maxIntrospectionDepth instead of maxDepth.
+	// introStart is the depth of the first field below __schema or __type
+	// (0: outside), from which maxIntrospectionDepth applies.
 	introStart int
 	schemas    int // __schema root fields of the current root
 	err        *gqlerror.Error
@@ -327,15 +307,12 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				w.err = LimitError(errcode.FieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", MaxSameResponseName, name)
 				return
 			}
-			if len(s.SelectionSet) > 0 {
-				if w.introStart == 0 && (s.Name == "__schema" || s.Name == "__type") {
-					w.introStart = depth + 1
-					w.walk(s.SelectionSet, depth+1, path)
-					w.introStart = 0
-				} else {
-					w.walk(s.SelectionSet, depth+1, path)
-				}
+			intro := w.introStart
+			if intro == 0 && (s.Name == "__schema" || s.Name == "__type") {
+				w.introStart = depth + 1
 			}
+			w.walk(s.SelectionSet, depth+1, path)
+			w.introStart = intro
 		case *ast.InlineFragment:
 			w.walk(s.SelectionSet, depth, parent)
 		case *ast.FragmentSpread:
@@ -349,6 +326,3 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 		}
 	}
 }
-
-// isIntrospectionType reports whether name is reserved for introspection.
-func isIntrospectionType(name string) bool { return strings.HasPrefix(name, "__") }

@@ -11,11 +11,9 @@ import (
 )
 
 // QueryCache is the parsed-query cache: validated documents by query text,
-// least recently used out first, bounded by an estimate of the heap they
-// hold (docCost), not their count. It keeps only documents that passed
-// every limit: gqlgen adds a document once validated, before the
-// complexity limit, so Add only stages it in the operation context and
-// commit (once the last limit passed) stores it.
+// LRU, bounded by their estimated heap (docCost). gqlgen adds a document
+// before the complexity limit, so Add only stages it and commit stores it
+// once every limit passed.
 type QueryCache struct {
 	mu       sync.Mutex
 	lru      *simplelru.LRU[string, cachedDoc]
@@ -37,8 +35,8 @@ func NewQueryCache(maxBytes int64) *QueryCache {
 	return c
 }
 
-// Get is gqlgen's look-up; a document lookup left in the operation context
-// for this query is taken without a second look-up of the text.
+// Get is gqlgen's look-up, which takes the document lookup left in the
+// operation context without looking the text up again.
 func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	if graphql.HasOperationContext(ctx) {
 		oc := graphql.GetOperationContext(ctx)
@@ -55,9 +53,8 @@ func (c *QueryCache) Get(ctx context.Context, query string) (*ast.QueryDocument,
 	return v.doc, ok
 }
 
-// lookup returns the cached document of query for Limits, making it
-// recent, and leaves it in the operation context's Doc (which gqlgen sets
-// only after the parameter mutators) for Get.
+// lookup returns the cached document of query for Limits and leaves it in
+// the operation context's Doc (set by gqlgen only later) for Get.
 func (c *QueryCache) lookup(ctx context.Context, query string) (*ast.QueryDocument, bool) {
 	c.mu.Lock()
 	v, ok := c.lru.Get(query)
@@ -93,9 +90,8 @@ func (c *QueryCache) Add(ctx context.Context, query string, doc *ast.QueryDocume
 	}
 }
 
-// commit stores the document staged in opCtx, if any, evicting the least
-// recently used until the cache is within its bytes; one larger than the
-// whole cache is not kept.
+// commit stores the document staged in opCtx, if any and not larger than
+// the whole cache, evicting the least recently used to fit.
 func (c *QueryCache) commit(opCtx *graphql.OperationContext) {
 	s, ok := opCtx.Stats.GetExtension(stagedKey).(stagedDoc)
 	if !ok {
@@ -125,19 +121,16 @@ func (c *QueryCache) Stats() (docs int, bytes int64) {
 	return c.lru.Len(), c.bytes
 }
 
-// Heap per AST node of a parsed and validated document, measured by
-// BenchmarkQueryCacheCost (gqlparser v2.5.64, amd64), rounded up: a field,
-// fragment or definition with its position, slices and the validator's
-// annotations; a value, argument, directive or variable definition.
+// Heap per AST node of a validated document (BenchmarkQueryCacheCost),
+// rounded up: a selection or definition; a value, argument or directive.
 const (
 	selectionBytes = 420
 	valueBytes     = 230
 	docBytes       = 1024 // the document, its lists and the cache's entry
 )
 
-// docCost estimates the heap doc holds: the query text (which its source
-// keeps and the key shares) and its nodes by kind, which keeps the
-// estimate honest for any shape of document.
+// docCost estimates the heap doc holds: the query text (shared with the
+// key) and its nodes by kind, honest for any shape of document.
 func docCost(query string, doc *ast.QueryDocument) int64 {
 	n := nodeCount{}
 	for _, op := range doc.Operations {

@@ -2,25 +2,20 @@ package admission
 
 import "github.com/99designs/gqlgen/graphql"
 
-// The operation's REST-call estimate, recorded on the operation for the
-// edge (gqlhttp/charge.go) to charge before any field runs: admission
-// knows the estimate, never the budgets.
-
-// RESTCallEstimate is an operation's estimate, and whether it is a dry run
-// (charged nothing: the edge only peeks).
+// RESTCallEstimate is an operation's REST-call estimate, which the edge
+// (gqlhttp/charge.go) charges before any field runs, and whether it is a
+// dry run (charged nothing).
 type RESTCallEstimate struct {
 	Calls  int
 	DryRun bool
 }
 
-// The operation's stats extensions that hold its estimate: an int and a
-// bool, which do not allocate when boxed.
+// The stats extensions of the estimate: an int and a bool box without allocating.
 const (
 	estimateExt = "paygraph.restCallEstimate"
 	dryRunExt   = "paygraph.dryRun"
 )
 
-// setEstimate records op's estimate.
 func setEstimate(op *graphql.OperationContext, e RESTCallEstimate) {
 	op.Stats.SetExtension(estimateExt, e.Calls)
 	if e.DryRun {
@@ -42,13 +37,10 @@ func OperationEstimate(op *graphql.OperationContext) (RESTCallEstimate, bool) {
 	return RESTCallEstimate{Calls: calls, DryRun: dry}, true
 }
 
-// rootCallsExt is the operation's stats extension that holds the REST
-// calls its root fields alone will make (RootRESTCalls).
 const rootCallsExt = "paygraph.rootRESTCalls"
 
-// RootRESTCalls is how many REST calls op's root fields alone will make,
-// counted before validation (not for a dry run); ok false when not
-// counted. The edge refuses there a caller that may make no REST call.
+// RootRESTCalls is the REST calls op's root fields alone will make,
+// counted before validation (not for a dry run); ok false when not counted.
 func RootRESTCalls(op *graphql.OperationContext) (int, bool) {
 	if op == nil {
 		return 0, false

@@ -1,13 +1,10 @@
 // Package budget bounds the bytes one GraphQL response may build
-// (MAX_RESPONSE_BYTES). Complexity bounds a request's REST calls, but not
-// its output: aliases of nodes(ids:) render the same records many times.
-// So each resolver that returns REST data charges an estimate of the JSON
-// it will render (cost.go) before gqlgen renders any of it; past the
-// budget the field fails with RESPONSE_TOO_LARGE, every later charge and
-// REST-backed field fails at once, and the response is replaced by that
-// one error. The bytes gqlgen built are checked once more (Limit.Finish),
-// and the transports check what they write, in case an estimate was short
-// (JSON escaping can make a string six times longer).
+// (MAX_RESPONSE_BYTES), which complexity does not: aliases render the same
+// records many times. Each resolver of REST data charges an estimate of
+// the JSON it will render (cost.go) before gqlgen renders it; past the
+// budget the field, every later charge and the response fail with
+// RESPONSE_TOO_LARGE. Limit.Finish and the transports check the bytes
+// built too, in case an estimate was short (JSON escaping).
 package budget
 
 import (
@@ -21,18 +18,15 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// DefaultMaxResponseBytes (MAX_RESPONSE_BYTES) is 8 MiB: over 100 times
-// the largest documented response, yet a small part of a replica's
-// GOMEMLIMIT while a response at the limit is built and written.
+// DefaultMaxResponseBytes (MAX_RESPONSE_BYTES) is 8 MiB: over 100 times the
+// largest documented response, a small part of a replica's GOMEMLIMIT.
 const DefaultMaxResponseBytes = 8 << 20
 
 // Limit is the deployment's bound; MaxBytes <= 0: no budget.
 type Limit struct{ MaxBytes int64 }
 
 // Start sets up b as the budget of operation oc and returns it, or nil
-// when oc has none. A subscription's events are answers of their own,
-// each one REST record: a budget of the whole operation would run out
-// after enough events, so only each event's data is checked (Finish).
+// when oc has none: a subscription, whose events Finish checks one by one.
 func (l Limit) Start(b *Budget, oc *graphql.OperationContext) *Budget {
 	if !l.Applies(oc) {
 		return nil
@@ -46,9 +40,8 @@ func (l Limit) Applies(oc *graphql.OperationContext) bool {
 	return l.MaxBytes > 0 && (oc.Operation == nil || oc.Operation.Operation != ast.Subscription)
 }
 
-// Finish fails the whole response once b is spent, or when the data
-// gqlgen built is over the limit anyway: one clear error instead of
-// partial data and an error per refused field.
+// Finish replaces the response by one error once b is spent or its data
+// is over the limit anyway.
 func (l Limit) Finish(b *Budget, resp *graphql.Response) *graphql.Response {
 	if resp == nil || l.MaxBytes <= 0 {
 		return resp
@@ -66,8 +59,8 @@ type Budget struct {
 	used  atomic.Int64
 }
 
-// Charge adds n estimated bytes; past the limit it fails, and so does
-// every later charge of the operation.
+// Charge adds n estimated bytes; past the limit it fails, as every later
+// charge does.
 func (b *Budget) Charge(n int) error {
 	if b == nil || n <= 0 {
 		return nil
@@ -78,8 +71,7 @@ func (b *Budget) Charge(n int) error {
 	return nil
 }
 
-// Check fails once the budget is spent: a resolver calls it before its
-// REST calls, so that an operation over its budget makes no more.
+// Check fails once the budget is spent, so a resolver makes no more REST calls.
 func (b *Budget) Check() error {
 	if b.Spent() {
 		return &TooLargeError{Limit: b.limit}
@@ -102,8 +94,7 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("the response would be larger than the limit of %d bytes: ask for fewer items, fields or aliases", e.Limit)
 }
 
-// TooLarge is the RESPONSE_TOO_LARGE GraphQL error of a response over
-// limit bytes, for the transports' own last check.
+// TooLarge is the RESPONSE_TOO_LARGE error of a response over limit bytes.
 func TooLarge(limit int64) *gqlerror.Error {
 	err := &TooLargeError{Limit: limit}
 	return &gqlerror.Error{Err: err, Message: err.Error(), Extensions: map[string]any{"code": errcode.ResponseTooLarge}}

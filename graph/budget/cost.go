@@ -1,13 +1,9 @@
 package budget
 
-// The estimates of the JSON a REST record renders. An estimate is a
-// linear function of the record's string lengths: a plan, made once per
-// selection (aliases, fragments and repeated fields each counted), says
-// how many times each string of the record is rendered and how many
-// fixed bytes surround them (keys, punctuation, and the bounded values).
-// Left out: JSON escaping; fields that are resolvers of their own
-// (Customer.address, CheckoutSession.payment), which charge for
-// themselves; and @skip/@include (the field is counted).
+// The estimate of the JSON a REST record renders is linear in its string
+// lengths: a plan per selection says how often each string renders and
+// the fixed bytes around them. Left out: JSON escaping, @skip/@include
+// (counted), and resolvers that charge for themselves.
 
 import (
 	"context"
@@ -21,8 +17,7 @@ import (
 	"paygraph/restclient"
 )
 
-// slot is a string of a record whose length varies (or, for
-// slotMetaEntries, the number of metadata entries).
+// slot is a string of a record whose length varies (or a count of entries).
 type slot uint8
 
 const (
@@ -55,8 +50,8 @@ const (
 // sizes are one record's values of the slots.
 type sizes [numSlots]int
 
-// Plan is what one selection renders per record: fixed bytes plus
-// per[s] times the record's value of slot s.
+// Plan is what one selection renders per record: fixed bytes plus per[s]
+// times the record's value of slot s.
 type Plan struct {
 	fixed int
 	per   [numSlots]int
@@ -82,27 +77,22 @@ const (
 	intBytes      = 12
 	boolBytes     = 5
 	dateTimeBytes = 28 // "2026-11-21T09:30:00.000Z"
-	// unknownBytes is charged for a field these rules do not know (one
-	// added to the schema later); the transport's check still bounds it.
+	// unknownBytes is charged for a field these rules do not know.
 	unknownBytes = 64
 )
 
 // rule says how a field renders.
 type rule struct {
-	value int    // bytes of a bounded value
-	slot  slot   // a string of the record
-	child string // an object or list of objects of this type
-	// entries: the child is a list inside the record (metadata), whose
-	// fixed bytes are counted per entry in this slot.
-	entries slot
-	items   bool // the child is a connection's list (edges, nodes): walked into the item plan
-	skip    bool // a resolver of its own, which charges for itself
+	value   int    // bytes of a bounded value
+	slot    slot   // a string of the record
+	child   string // an object or list of objects of this type
+	entries slot   // the child is a list in the record, its fixed bytes counted per entry here
+	items   bool   // the child is a connection's list (edges, nodes): walked into the item plan
+	skip    bool   // a resolver of its own, which charges for itself
 }
 
-var moneyRules = map[string]rule{"amount": {value: decimalBytes}, "paisa": {value: safeIntBytes}, "currency": {slot: slotCurrency}}
-
 var costRules = map[string]map[string]rule{
-	"Money":    moneyRules,
+	"Money":    {"amount": {value: decimalBytes}, "paisa": {value: safeIntBytes}, "currency": {slot: slotCurrency}},
 	"Customer": {"name": {slot: slotName}, "email": {slot: slotEmail}, "phone": {slot: slotPhone}, "city": {slot: slotCity}, "address": {skip: true}},
 	"Payment": {
 		"id": {slot: slotID}, "status": {value: enumBytes}, "amount": {child: "Money"},
@@ -206,9 +196,8 @@ func typeApplies(cond, typ string) bool {
 	return cond == "" || typ == "" || cond == typ || cond == "Node" && (typ == "Payment" || typ == "PaymentLink")
 }
 
-// FieldPlan returns b and the plan of the field being resolved for an
-// object of type typ (the field's own key included), and with items a
-// connection's per-item plan; a nil budget when there is none to charge.
+// FieldPlan returns b and the plan of field for an object of type typ (its
+// key included), with items a connection's per-item plan; nil b: no budget.
 func (b *Budget) FieldPlan(ctx context.Context, field graphql.CollectedField, typ string, items *Plan) (*Budget, Plan) {
 	if b == nil || field.Field == nil {
 		return nil, Plan{}
@@ -217,8 +206,7 @@ func (b *Budget) FieldPlan(ctx context.Context, field graphql.CollectedField, ty
 	if graphql.HasOperationContext(ctx) {
 		doc = graphql.GetOperationContext(ctx).Doc
 	}
-	// Plans are kept behind a pointer: this runs on the resolvers' fresh
-	// goroutines, where large frames grow the stack.
+	// Plans are behind a pointer: large frames grow resolvers' fresh stacks.
 	tag := typ
 	if items != nil {
 		tag += "+items"
@@ -243,8 +231,8 @@ func (b *Budget) plan(ctx context.Context, typ string) Plan {
 	return p
 }
 
-// WalkPlans walks field's selection for an object of type typ: its plan,
-// and with items a connection's per-item plan.
+// WalkPlans is the plan of field for an object of type typ, and with items
+// a connection's per-item plan.
 func WalkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string, items bool) *[2]Plan {
 	plans := new([2]Plan)
 	w := planWalker{doc: doc}
@@ -294,32 +282,37 @@ func sessionSizes(s *model.CheckoutSession, x *sizes) {
 	}
 }
 
-// cursorLen is the length of the cursor of pos as relay encodes it (at
-// most: the varint of the largest skip takes 2 bytes).
+// cursorLen is the most length relay's cursor of pos takes (a 2-byte skip).
 func cursorLen(pos relay.Position) int {
 	return ((2+2+len(pos.RestCursor)+relay.TagLen)*4 + 2) / 3
 }
 
+// sizesOf reads the sizes of v, a REST-backed object, and names its type
+// ("": none).
+func sizesOf(v any, x *sizes) string {
+	switch v := v.(type) {
+	case *model.Payment:
+		paymentSizes(v, x)
+		return "Payment"
+	case *model.PaymentLink:
+		linkSizes(v, x)
+		return "PaymentLink"
+	case *model.CheckoutSession:
+		sessionSizes(v, x)
+		return "CheckoutSession"
+	}
+	return ""
+}
+
 // ChargeObject charges what the field being resolved renders of v, one
-// of the schema's REST-backed objects (a Node of either kind, or a
-// checkout session).
+// of the schema's REST-backed objects.
 func (b *Budget) ChargeObject(ctx context.Context, v any) error {
 	if b == nil {
 		return nil
 	}
 	var x sizes
-	var typ string
-	switch v := v.(type) {
-	case *model.Payment:
-		typ = "Payment"
-		paymentSizes(v, &x)
-	case *model.PaymentLink:
-		typ = "PaymentLink"
-		linkSizes(v, &x)
-	case *model.CheckoutSession:
-		typ = "CheckoutSession"
-		sessionSizes(v, &x)
-	default:
+	typ := sizesOf(v, &x)
+	if typ == "" {
 		return nil
 	}
 	plan := b.plan(ctx, typ)
@@ -338,32 +331,27 @@ func (b *Budget) ChargePayment(plan *Plan, x *model.Payment) error {
 }
 
 // ChargeNodes charges what a nodes field renders of its objects, its
-// selection walked once per kind of Node. (Each object is charged the
-// field's own key: a few bytes over.)
+// selection walked once per kind (each object charged the field's key).
 func (b *Budget) ChargeNodes(ctx context.Context, nodes []model.Node) error {
 	if b == nil {
 		return nil
 	}
-	var plans [2]*Plan
 	var made [2]Plan
+	var have [2]bool
 	total := 0
 	for _, n := range nodes {
 		var x sizes
-		var k int
-		switch v := n.(type) {
-		case *model.Payment:
-			paymentSizes(v, &x)
-		case *model.PaymentLink:
+		typ := sizesOf(n, &x)
+		k := 0
+		if typ == "PaymentLink" {
 			k = 1
-			linkSizes(v, &x)
-		default:
+		} else if typ != "Payment" {
 			continue
 		}
-		if plans[k] == nil {
-			made[k] = b.plan(ctx, [2]string{"Payment", "PaymentLink"}[k])
-			plans[k] = &made[k]
+		if !have[k] {
+			made[k], have[k] = b.plan(ctx, typ), true
 		}
-		total += plans[k].bytes(&x)
+		total += made[k].bytes(&x)
 	}
 	return b.Charge(total)
 }
@@ -399,8 +387,7 @@ func (b *Budget) ChargeString(ctx context.Context, s *string) error {
 	return b.ChargeAddresses(s, alias)
 }
 
-// ChargeAddresses charges address s written once under each alias of
-// these lengths, as ChargeString does.
+// ChargeAddresses charges address s written under each alias of these lengths.
 func (b *Budget) ChargeAddresses(s *string, aliases ...int) error {
 	for _, alias := range aliases {
 		if err := b.Charge(keyBytes + stringBytes + strLen(s) + alias); err != nil {
