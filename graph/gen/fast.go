@@ -1,24 +1,17 @@
 package main
 
-// The fast path's per-type part (graph/fast_gen.go), generated from
-// gqlgen's model of the schema by the same plugin that writes
-// concurrent_gen.go: for each object the fast path knows (fastObjects),
-// an op per field a plan may hold, the type's table (fastType: its
-// implementors and fields), its marshaler and its appender, which writes
-// each field's value as gqlgen's generated marshaller writes it. What is
-// left by hand in graph/fast.go is the plan compiler, the hooks, and the
-// string escapers (appendQuoted, gqlgen's writeQuotedString; appendEnum,
-// its enums' strconv.Quote).
-//
-// A field is in a plan when it is bound to the record (a struct field or
-// a method without arguments or a context, not a resolver), is not a
-// list, and its type is a scalar of fastScalars, an enum, or an object of
-// fastObjects; any other field makes the selection gqlgen's (its op does
-// not exist, so compileFast gives up).
+// The fast path's per-type part (graph/fast_gen.go): for each object of
+// fastObjects, an op per field a plan may hold, the type's table, its
+// marshaler and its appender, which writes each value as gqlgen's
+// marshaller does. A field is in a plan when it is bound to the record
+// without arguments or a context, is not a list, and its type is a scalar
+// of fastScalars, an enum or an object of fastObjects; any other field
+// leaves the selection to gqlgen.
 
 import (
 	"fmt"
 	"go/types"
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,20 +31,16 @@ var fastScalars = map[string]string{
 }
 
 // fastAccessors: fields bound to a method the fast path does not call,
-// read from the record instead. Payment.customer is bound to a method
-// with a context only so that @defer can stream it (gqlgen.yml).
+// read from the record instead.
 var fastAccessors = map[string]string{"Payment.customer": "x.Customer()"}
 
-// fastDelegated: fields a plan may leave to gqlgen's generated code
-// (their op ...Gqlgen: the compiler chooses it, graph/fast.go), written
-// where the plan has them from the marshaler in delegated.
+// fastDelegated: fields a plan may leave to gqlgen's generated code (op
+// ...Gqlgen), written from the marshaler in delegated.
 var fastDelegated = []string{"Payment.customer", "Customer.address"}
 
 // fastVariant is a second table of a type for the root fast path
-// (graph/rootfast.go), whose payments are detail
-// records or list items the list join gave their address: extra fields
-// bound to the record there (the customer's address), and objects of a
-// variant's type.
+// (graph/rootfast.go), whose records hold their address: extra fields
+// bound there, and objects of a variant's type.
 type fastVariant struct {
 	name, typ, tag string
 	extra          map[string]string // field -> accessor
@@ -61,8 +50,7 @@ type fastVariant struct {
 var fastVariants = []fastVariant{
 	{name: "fastCustomerDetail", typ: "Customer", tag: "Customer/detail", extra: map[string]string{"address": "x.Address"}},
 	{name: "fastPaymentDetail", typ: "Payment", tag: "Payment/detail", objects: map[string]string{"customer": "fastCustomerDetail"}},
-	// A payments page's edges (graph/rootfast.go), whose items' addresses
-	// the list join filled.
+	// A payments page's edges, whose addresses the list join filled.
 	{name: "fastPaymentEdgeDetail", typ: "PaymentEdge", tag: "PaymentEdge/detail", objects: map[string]string{"node": "fastPaymentDetail"}},
 }
 
@@ -82,7 +70,7 @@ func opName(typ, field, suffix string) string {
 
 func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
-// fastField returns how a plan writes f of o, or ok false.
+// fastFieldOf returns how a plan writes f of o, or ok false.
 func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenField, bool) {
 	key := o.Name + "." + f.Name
 	g := fastGenField{name: f.Name, op: opName(o.Name, f.Name, "")}
@@ -145,14 +133,12 @@ func fastCode(data *codegen.Data, pkg string) (string, error) {
 	for _, o := range data.Objects {
 		objects[o.Name] = o
 	}
-	typeNames := make([]string, 0, len(fastObjects))
-	for name := range fastObjects {
+	typeNames := slices.Sorted(maps.Keys(fastObjects))
+	for _, name := range typeNames {
 		if objects[name] == nil {
 			return "", fmt.Errorf("fast path: no object %s in the schema", name)
 		}
-		typeNames = append(typeNames, name)
 	}
-	slices.Sort(typeNames)
 
 	fields := map[string][]fastGenField{} // type -> the fields of its base table and its appender
 	for _, name := range typeNames {

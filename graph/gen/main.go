@@ -1,13 +1,9 @@
-// Command gen regenerates gqlgen's code for paygraph (gqlgen generate with
-// gqlgen.yml) plus the changes gqlgen has no option for: list marshallers
-// call marshalList (graph/lists.go), which marshals a list concurrently
-// only when its selection reaches a field gqlgen resolves concurrently
-// (listed in graph/concurrent_gen.go, so that loads batch); the
-// marshallers of Payment, Money, Customer and PaymentEdge first ask the
-// fast path (graph/fast.go, its tables in graph/fast_gen.go); the wait for
-// a deferred result ends with the request's context; and deferred fields
-// are left out of the initial payload (graph/deferred.go). Without gen the
-// code still builds and answers the same, slower.
+// Command gen runs gqlgen generate for paygraph plus the changes gqlgen has
+// no option for: list marshallers call marshalList (graph/lists.go, with
+// graph/concurrent_gen.go), some object marshallers first ask the fast path
+// (graph/fast.go, graph/fast_gen.go), the wait for a deferred result ends
+// with the context, and deferred fields leave the initial payload
+// (graph/deferred.go). Without gen the code answers the same, slower.
 //
 //	go generate ./graph        (or: go run ./graph/gen)
 package main
@@ -30,8 +26,7 @@ import (
 )
 
 const (
-	// gqlgen's call, as its codegen/type.gotpl writes it in every list
-	// marshaller, and ours; sel is that marshaller's selection set.
+	// gqlgen's call in every list marshaller (codegen/type.gotpl), and ours.
 	gqlgenCall = "graphql.MarshalSliceConcurrently(ctx, len(v), "
 	ourCall    = "marshalList(ctx, sel, len(v), "
 
@@ -40,9 +35,7 @@ const (
 )
 
 // fastObjects are the object marshallers that first ask graph/fast.go's
-// fast path (a compiled plan of a selection of plain bound fields) and
-// run gqlgen's code only when it answers nil: type name -> the hook,
-// a method of executionContext in fast.go.
+// fast path, running gqlgen's code when it answers nil: type -> the hook.
 var fastObjects = map[string]string{
 	"Payment":     "fastPaymentObject",
 	"Money":       "fastMoneyObject",
@@ -50,20 +43,14 @@ var fastObjects = map[string]string{
 	"PaymentEdge": "fastPaymentEdgeObject",
 }
 
-// notBlocking are concurrent fields that return a value the record
-// already holds, without a load: they make no list concurrent
-// (concurrent_gen.go). Payment.customer is bound to a method with a
-// context (model.Payment.DeferrableCustomer) only so that `... @defer {
-// customer { ... } }` streams (gqlgen defers only the fields it resolves
-// concurrently); its sub-selection still counts (customer { address }
-// makes a list concurrent, through Customer.address).
+// notBlocking are concurrent fields that load nothing, so they make no
+// list concurrent: Payment.customer takes a context only so it can be
+// deferred (its sub-selection still counts).
 var notBlocking = map[string]bool{"Payment.customer": true}
 
 const (
-	// gqlgen's wait for the next deferred result in the generated Exec,
-	// and ours. A deferred fragment that completes after the context ended
-	// drops its result, so gqlgen's wait would block the stream's reader
-	// for good; ours ends with the context.
+	// gqlgen's wait for the next deferred result, which blocks for good
+	// once the context ended (the result is dropped), and ours, which ends.
 	gqlgenDeferWait = "\t\t\t\t\tresult := <-ec.DeferredResults\n"
 	ourDeferWait    = "\t\t\t\t\tvar result graphql.DeferredResult\n" +
 		"\t\t\t\t\tselect {\n" +
@@ -74,28 +61,22 @@ const (
 )
 
 const (
-	// gqlgen's call that defers a field (or resolves it concurrently), as
-	// codegen/object.gotpl writes it, and ours (graph/deferred.go), which
-	// marks the fields it deferred.
+	// gqlgen's call that defers a field (codegen/object.gotpl), and ours
+	// (graph/deferred.go), which marks the fields it deferred.
 	gqlgenResolveConc = "out.ResolveConcurrently(ec.OperationContext, &deferred, i,"
 	ourResolveConc    = "resolveConcurrently(out, ec.OperationContext, &deferred, i,"
-	// The end of every object marshaller that can defer, and ours: with
-	// fields deferred, the object is written without them.
+	// The end of every object marshaller that can defer, and ours, which
+	// writes the object without its deferred fields.
 	gqlgenDeferEnd = "\t\tec.ProcessDeferredGroup(deferred)\n\t}\n\n\treturn out\n}\n"
 	ourDeferEnd    = "\t\tec.ProcessDeferredGroup(deferred)\n\t\treturn withoutDeferred(out, fields) // graph/gen: deferred fields left out\n\t}\n\n\treturn out\n}\n"
 )
 
-// verifiedGqlgen is the gqlgen version the mirror of its internals was
-// checked against: the rewrites below, graph/lists.go (gqlgen's list
-// marshalling), graph/fast.go (its object marshallers' bytes, its
-// unexported generated methods, its field middleware skipped for bound
-// fields) and graph/concurrent_gen.go. gen refuses any other version
-// (checkGqlgen), so a bump is "bump, run gen, re-verify what it lists,
-// run the tests", never a silent drift.
+// verifiedGqlgen is the gqlgen version the code mirroring its internals
+// was checked against; gen refuses any other, so a bump is never a silent
+// drift.
 const verifiedGqlgen = "v0.17.98"
 
-// reverify is what a gqlgen bump must check again, in this order, before
-// verifiedGqlgen moves: printed with gen's refusal.
+// reverify is what a gqlgen bump must check again, printed with gen's refusal.
 const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in graph/gen/main.go:
   1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic
      recovery, null per element (graph/lists.go marshalList mirrors it;
@@ -131,8 +112,7 @@ func checkGqlgen(version string) error {
 	return nil
 }
 
-// gqlgenVersion is the version of gqlgen built into gen: the one go.mod
-// requires (go run ./graph/gen builds with it).
+// gqlgenVersion is the version of gqlgen built into gen (go.mod's).
 func gqlgenVersion() string {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -169,14 +149,11 @@ func main() {
 	}
 }
 
-// federationIgnore is what ignoreFederationLoops puts under the header of
-// gqlgen's federation file: its template matches each @key of an entity
-// in a `for` loop that always ends in its first pass, which staticcheck
-// reports (SA4004) even in generated code.
+// federationIgnore silences staticcheck's SA4004 in gqlgen's federation
+// file, whose loops over each @key always end in their first pass.
 const federationIgnore = "//lint:file-ignore SA4004 gqlgen's federation template matches each @key in a loop it always leaves\n"
 
-// ignoreFederationLoops adds federationIgnore to the federation file (the
-// subgraph mode's), when gqlgen wrote one.
+// ignoreFederationLoops adds federationIgnore to the federation file, if any.
 func ignoreFederationLoops(file string) error {
 	if file == "" {
 		return nil
@@ -200,9 +177,8 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
-// rewriteLists points every list marshaller of the generated file at
-// marshalList. It refuses a file where gqlgen's call has another shape,
-// so that a gqlgen upgrade that changes it is noticed here.
+// rewriteLists makes gen's changes to the generated file, refusing one
+// where gqlgen's code has another shape.
 func rewriteLists(file string) error {
 	src, err := os.ReadFile(file)
 	if err != nil {
@@ -224,8 +200,7 @@ func rewriteLists(file string) error {
 		return err
 	}
 	for _, typ := range slices.Sorted(maps.Keys(fastObjects)) {
-		// gqlgen's object marshaller, as its codegen/object.gotpl writes
-		// it; the hook goes before its CollectFields.
+		// The hook goes before the CollectFields of gqlgen's marshaller.
 		head := fmt.Sprintf("func (ec *executionContext) _%s(ctx context.Context, sel ast.SelectionSet, obj *model.%s) graphql.Marshaler {\n", typ, typ)
 		first := fmt.Sprintf("\tfields := graphql.CollectFields(ec.OperationContext, sel, %sImplementors)\n", strings.ToLower(typ[:1])+typ[1:])
 		if bytes.Count(src, []byte(head+first)) != 1 {
@@ -241,9 +216,8 @@ func rewriteLists(file string) error {
 	return os.WriteFile(file, src, 0o644)
 }
 
-// omitDeferred points the object marshallers at graph/deferred.go, so
-// that a field gqlgen defers is absent from the initial payload rather
-// than null. It refuses a file where gqlgen's code has another shape.
+// omitDeferred points the object marshallers at graph/deferred.go, so a
+// deferred field is absent from the initial payload rather than null.
 func omitDeferred(file string, src []byte) ([]byte, error) {
 	calls := bytes.Count(src, []byte(gqlgenResolveConc))
 	if calls == 0 || calls != bytes.Count(src, []byte(".ResolveConcurrently(")) {
@@ -257,10 +231,8 @@ func omitDeferred(file string, src []byte) ([]byte, error) {
 	return bytes.ReplaceAll(src, []byte(gqlgenDeferEnd), []byte(ourDeferEnd)), nil
 }
 
-// concurrentFields is a gqlgen plugin: with gqlgen's model of the schema
-// it writes concurrent_gen.go beside the generated executor. It runs
-// before gqlgen writes (and builds) the executor, so the package builds
-// with the new list of fields.
+// concurrentFields is a gqlgen plugin writing concurrent_gen.go and
+// fast_gen.go before gqlgen writes the executor.
 type concurrentFields struct{}
 
 func (*concurrentFields) Name() string { return "paygraph-concurrent-fields" }
@@ -299,12 +271,7 @@ package ` + data.Config.Exec.Package + `
 func concurrentField(object, field string) bool {
 	switch object {
 `)
-	names := make([]string, 0, len(fields))
-	for name := range fields {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		fs := fields[name]
 		slices.Sort(fs)
 		fmt.Fprintf(&b, "\tcase %q:\n\t\tswitch field {\n\t\tcase %s:\n\t\t\treturn true\n\t\t}\n", name, quoteAll(fs))
