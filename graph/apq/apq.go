@@ -1,10 +1,7 @@
-// Package apq serves automatic persisted queries, registering a query
-// only once it has earned it: Extension notes a query sent with its hash,
-// and Commit stores it after the query parsed, passed every limit and was
-// charged to its merchant, and only for a request with credentials.
-// gqlgen's own extension stores the pair before the query is even parsed,
-// so text that is not GraphQL would fill the store. The answers are
-// gqlgen's (v0.17.98), message for message.
+// Package apq serves automatic persisted queries with gqlgen's answers,
+// but registers a query only once it has earned it: Extension notes a
+// query sent with its hash, and Commit stores it once it passed every
+// limit and was charged to its merchant (gqlgen's would store any text).
 package apq
 
 import (
@@ -25,15 +22,13 @@ import (
 const pendingExt = "paygraph.apqPending"
 
 // TextHashExt names, in the operation's Stats, the SHA-256 (hex) of the
-// query text that package trusted computed already, so the text is
-// hashed once.
+// query text package trusted computed already.
 const TextHashExt = "paygraph.textHash"
 
 type pending struct{ key, query string }
 
-// Extension runs the query stored under a hash sent alone
-// (PERSISTED_QUERY_NOT_FOUND otherwise) and notes a query sent with its
-// hash for Commit. It is registered after package trusted's mutator and
+// Extension runs the query stored under a hash sent alone and notes a
+// query sent with its hash for Commit; it runs after package trusted and
 // before the query limits.
 type Extension struct{ Store graphql.Cache[string] }
 
@@ -86,8 +81,7 @@ func sameHash(ctx context.Context, query, hash string) bool {
 }
 
 // params reads persistedQuery's sha256Hash and version as gqlgen's
-// mapstructure.Decode does: a map, a string hash, an integer version (a
-// float is truncated), null members as absent.
+// mapstructure.Decode does (a float version truncated, nulls absent).
 func params(raw any) (hash string, version int64, ok bool) {
 	m, ok := raw.(map[string]any)
 	if !ok {
@@ -123,13 +117,9 @@ func params(raw any) (hash string, version int64, ok bool) {
 	return hash, version, true
 }
 
-// Commit stores the operation's pending registration. Registered after
-// the query limits as an operation interceptor, it runs only for an
-// operation every operation-context mutator accepted (the limits, and the
-// edge's rate-limit charge). A request without credentials registers
-// nothing: it is charged to no merchant, so its registrations would be
-// unbounded; its query still runs. A hash a merchant registered serves
-// anyone.
+// Commit, an operation interceptor, stores the pending registration of an
+// operation every mutator accepted; a request without credentials, charged
+// to no merchant, registers nothing.
 type Commit struct{ Store graphql.Cache[string] }
 
 var (

@@ -1,11 +1,8 @@
 // Package customerdata enforces the caller's customer-data level
-// (sessiontoken.CustomerData): what of a customer's name, email, phone,
-// address and city an operation may read, and the masked forms. It is
-// enforced where the data is fetched: the loaders' REST (Masking) and
-// each subscriber's copy of a subscription's event (MaskEvent) hold
-// customers already masked, so no way of asking can render more. A
-// withheld address is not fetched. The answer lists what the level hid
-// in extensions.customerData (Paths), once per response.
+// (sessiontoken.CustomerData) where the data is fetched: the loaders' REST
+// (Masking) and each subscriber's copy of an event (MaskEvent) hold
+// customers already masked, so no way of asking renders more. The answer
+// lists what the level hid in extensions.customerData (Paths).
 package customerdata
 
 import (
@@ -27,11 +24,9 @@ import (
 
 type maxKey struct{}
 
-// Max returns the middleware that sets the deployment's most customer
-// data (CUSTOMER_DATA_MAX) for the requests below it: callers with the
-// two credential headers read that level, session tokens the lower of
-// theirs and it. Zero max: full. It must run in front of the transports
-// (a WebSocket's operations inherit the upgrade's context).
+// Max returns the middleware that sets the deployment's most customer data
+// (CUSTOMER_DATA_MAX; zero: full) for the requests below it, in front of
+// the transports (a WebSocket's operations inherit the upgrade's context).
 func Max(max sessiontoken.CustomerData) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -56,15 +51,13 @@ func Lower(ctx context.Context, level sessiontoken.CustomerData) sessiontoken.Cu
 	return level
 }
 
-// WithholdsAddress tells whether level withholds customer.address (which
-// is then null, and never fetched).
+// WithholdsAddress tells whether level withholds customer.address (never fetched then).
 func WithholdsAddress(level sessiontoken.CustomerData) bool {
 	return level < sessiontoken.CustomerDataFull
 }
 
-// maskCustomer returns c as level lets it be read: at full as it is;
-// masked, its name, email and phone masked, no address, the city; at
-// none, nothing.
+// maskCustomer returns c as level lets it be read: full, as it is; masked,
+// name, email and phone masked and the city; none, nothing.
 func maskCustomer(c restclient.Customer, level sessiontoken.CustomerData) restclient.Customer {
 	switch level {
 	case sessiontoken.CustomerDataFull:
@@ -110,8 +103,7 @@ func maskName(s string) string {
 	return b.String()
 }
 
-// maskEmail keeps the local part's first character and the domain, three
-// stars between whatever the length ("r***@example.com"); else "***".
+// maskEmail keeps the first character and the domain ("r***@example.com"); else "***".
 func maskEmail(s string) string {
 	at := strings.LastIndexByte(s, '@')
 	if at <= 0 || at == len(s)-1 {
@@ -121,9 +113,9 @@ func maskEmail(s string) string {
 	return s[:size] + "***" + s[at:]
 }
 
-// maskPhone stars the middle of a phone number, keeping its last 4
-// characters and up to its first 5 so that at least 5 are hidden
-// ("01712340001" is "01*****0001"); under 8 only the last 2, under 4 none.
+// maskPhone stars the middle of a phone number, keeping its last 4 (under
+// 8: 2, under 4: none) and up to its first 5 so that at least 5 are hidden
+// ("01712340001" is "01*****0001").
 func maskPhone(s string) string {
 	r := []rune(s)
 	n := len(r)
@@ -135,16 +127,11 @@ func maskPhone(s string) string {
 		end = 2
 	}
 	start := min(max(n-end-5, 0), 5)
-	var b strings.Builder
-	b.WriteString(string(r[:start]))
-	b.WriteString(strings.Repeat("*", n-start-end))
-	b.WriteString(string(r[n-end:]))
-	return b.String()
+	return string(r[:start]) + strings.Repeat("*", n-start-end) + string(r[n-end:])
 }
 
 // maskPayment returns p with its customer masked to level: p itself at
-// full, otherwise a copy (a record may be shared, as a subscription's
-// event is by its subscribers).
+// full, else a copy (a record may be shared).
 func maskPayment(p *restclient.Payment, level sessiontoken.CustomerData) *restclient.Payment {
 	if p == nil || level == sessiontoken.CustomerDataFull {
 		return p
@@ -177,9 +164,8 @@ type Batch interface {
 	GetCheckoutSessions(ctx context.Context, keys []string) []restclient.Result[*restclient.CheckoutSession]
 }
 
-// Masking is the REST of the loaders: every record comes back with its
-// customers masked to Level of the context its call was made with (the
-// request's), before any resolver or the fast path sees it.
+// Masking is the loaders' REST: every record comes back with its customers
+// masked to Level of its call's context, before anything reads it.
 type Masking struct {
 	REST
 	Batch
@@ -228,9 +214,8 @@ func (m *Masking) GetCheckoutSession(ctx context.Context, idOrRef string) (*rest
 	return maskSession(s, m.Level(ctx)), err
 }
 
-// MaskEvent is a subscription's event as one subscriber at level may
-// read it: the event is shared by every subscriber of the resource, so
-// each gets a masked copy of its own.
+// MaskEvent is a subscription's shared event as one subscriber at level
+// may read it: a masked copy of its own.
 func MaskEvent(v any, level sessiontoken.CustomerData) any {
 	if level == sessiontoken.CustomerDataFull {
 		return v
@@ -250,8 +235,7 @@ func MaskEvent(v any, level sessiontoken.CustomerData) any {
 	return v
 }
 
-// restricted tells whether level changes or withholds the Customer
-// field: the paths extensions.customerData lists.
+// restricted tells whether level changes or withholds the Customer field.
 func restricted(level sessiontoken.CustomerData, field string) bool {
 	switch field {
 	case "name", "email", "phone", "address":
@@ -262,9 +246,8 @@ func restricted(level sessiontoken.CustomerData, field string) bool {
 	return false
 }
 
-// Paths collects, for one operation read below full, the response paths
-// of every customer field its level restricted, for the response that
-// carries them (Finish).
+// Paths collects the response paths of the customer fields an operation
+// read below full had restricted, for Finish.
 type Paths struct {
 	level sessiontoken.CustomerData
 	mu    sync.Mutex
@@ -291,10 +274,9 @@ func PathsIn(ctx context.Context) *Paths {
 
 var customerType = []string{"Customer"}
 
-// Note records the restricted fields of a customer rendered at ctx's
-// path with selection sel (every one selected, by its alias, whether or
-// not the record had a value: a null would otherwise tell whether it
-// has one).
+// Note records the restricted fields of a customer rendered at ctx's path
+// with selection sel, each by its alias, with a value or not (else a null
+// would tell).
 func (m *Paths) Note(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
 	var path ast.Path
 	for _, f := range graphql.CollectFields(oc, sel, customerType) {
@@ -312,9 +294,8 @@ func (m *Paths) Note(ctx context.Context, oc *graphql.OperationContext, sel ast.
 	}
 }
 
-// responsePath is ctx's path in the response. gqlgen marshals each event
-// of a subscription in a context without the root field's, so that one
-// is put back in front: a subscription has exactly one root field.
+// responsePath is ctx's path in the response, with a subscription's one
+// root field put back in front (gqlgen marshals events without it).
 func responsePath(ctx context.Context, oc *graphql.OperationContext) ast.Path {
 	path := graphql.GetPath(ctx)
 	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
@@ -338,9 +319,7 @@ func responsePath(ctx context.Context, oc *graphql.OperationContext) ast.Path {
 //
 //	"customerData": {"level": "masked", "maskedPaths": [["payment", "customer", "email"], ...]}
 //
-// listing the paths m recorded since the previous response: a part lists
-// a path no later than the part that carries its value, and a client
-// merging the parts merges the lists. m nil (full): no extension.
+// listing the paths m recorded since the previous response; m nil: nothing.
 func (m *Paths) Finish(resp *graphql.Response) *graphql.Response {
 	if resp == nil || m == nil {
 		return resp

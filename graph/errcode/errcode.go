@@ -1,7 +1,5 @@
 // Package errcode owns the contract's error codes (extensions.code) and the
-// one mapping from an error to its code: an error of the gateway's carries
-// its code by implementing Coder; a REST call's error gets the code of its
-// kind.
+// mapping from an error to its code: a Coder's own, or a REST error's kind's.
 package errcode
 
 import (
@@ -55,20 +53,19 @@ func Of(err error) string {
 	if !ok {
 		return ""
 	}
-	switch re.Kind {
-	case restclient.KindNotFound:
-		return NotFound
-	case restclient.KindUnauthorized:
-		return Unauthenticated
-	case restclient.KindForbidden:
-		return Forbidden
-	case restclient.KindRateLimited:
-		return RateLimited
-	case restclient.KindBadRequest, restclient.KindInvalidID:
-		return BadUserInput
-	case restclient.KindTimeout:
-		return UpstreamTimeout
-	default:
-		return UpstreamError
+	if code, ok := kindCodes[re.Kind]; ok {
+		return code
 	}
+	return UpstreamError
+}
+
+// kindCodes are the codes of the REST error kinds other than UPSTREAM_ERROR.
+var kindCodes = map[restclient.ErrorKind]string{
+	restclient.KindNotFound:     NotFound,
+	restclient.KindUnauthorized: Unauthenticated,
+	restclient.KindForbidden:    Forbidden,
+	restclient.KindRateLimited:  RateLimited,
+	restclient.KindBadRequest:   BadUserInput,
+	restclient.KindInvalidID:    BadUserInput,
+	restclient.KindTimeout:      UpstreamTimeout,
 }

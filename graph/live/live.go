@@ -1,15 +1,9 @@
-// Package live serves live payment and checkout session status (the
-// Subscription fields). The REST API has no events, so a subscription is
-// a livepoll.Hub subscription whose fetch is one REST GET made with the
-// subscriber's own credential pair; subscribers of one resource and one
-// merchant share one poller. A subscription ends at a terminal state
-// (SUCCEEDED after its watch), after a REST answer polling again cannot
-// change (an error event with its code), or at its lifetime, idle
-// timeout or shutdown (complete without a terminal state: subscribe
-// again). An error that may pass is an error event and the subscription
-// goes on. Each state event carries its event id (extensions.eventId);
-// lastEventId or Last-Event-ID resumes after it, EVENT_ID_EXPIRED when
-// outside the kept transitions.
+// Package live serves the Subscription fields: each is a livepoll.Hub
+// subscription polling one REST GET with the subscriber's credential pair,
+// one poller per resource and merchant. It ends at a terminal state, at an
+// error polling cannot change, or at its lifetime, idle timeout or
+// shutdown; each state event carries its id (extensions.eventId), after
+// which lastEventId or Last-Event-ID resumes.
 package live
 
 import (
@@ -35,23 +29,18 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// Config is what the subscriptions need: the process's hub and the REST
-// client their polls use (not a request's loaders: a poll outlives the
-// request that started it). Zero: subscriptions are refused.
+// Config is the process's hub and the REST client its polls use (a poll
+// outlives its request). Zero: subscriptions are refused.
 type Config struct {
 	Hub  *livepoll.Hub
 	REST REST
 	// Charge, when not nil, charges a poll's REST calls to the merchant's
-	// budget before it is made; an error (a *restclient.Error of kind
-	// KindRateLimited, with its RetryAfter) refuses it.
+	// budget first; an error (KindRateLimited, with RetryAfter) refuses it.
 	Charge func(ctx context.Context, merchant string, restCalls int) error
-	// Accepted, when not nil, reports whether the caller's credential pair
-	// is known to the REST API. A pair not known is admitted
-	// provisionally (livepoll.Hub.SubscribeProvisional): it counts against
-	// the caps only once its first poll succeeded.
+	// Accepted, when not nil, reports whether the REST API knows the
+	// caller's credential pair; if not, it subscribes provisionally.
 	Accepted func(ctx context.Context) bool
-	// PollTimeout, when positive, bounds one poll (REST_TIMEOUT): its
-	// wait for a REST slot and its call together.
+	// PollTimeout, when positive, bounds one poll (REST_TIMEOUT).
 	PollTimeout time.Duration
 }
 
@@ -61,9 +50,8 @@ type REST interface {
 	GetCheckoutSession(ctx context.Context, idOrRef string) (*restclient.CheckoutSession, error)
 }
 
-// Subscriber is what graph knows of the subscribing operation: its
-// events (WithEvents) and its customer-data level, to which each event
-// is masked.
+// Subscriber is the subscribing operation's events (WithEvents) and its
+// customer-data level, to which each event is masked.
 type Subscriber struct {
 	Events *Events
 	Level  sessiontoken.CustomerData
@@ -118,9 +106,8 @@ func (c Config) Payment(ctx context.Context, s Subscriber, id string, after uint
 		})
 }
 
-// CheckoutSession subscribes s to the checkout session id (or
-// reference), after event id after. The session's payment is polled with
-// it, so that each event's payment is as fresh as the session.
+// CheckoutSession subscribes s to the checkout session id (or reference),
+// after event id after, polling its payment with it.
 func (c Config) CheckoutSession(ctx context.Context, s Subscriber, id string, after uint64) (<-chan *model.CheckoutSession, error) {
 	return subscribe[*model.CheckoutSession](ctx, c, s, KindCheckoutSession, id, after, restclient.EndpointGetCheckoutSession, 2,
 		func(ctx context.Context, rest REST) (livepoll.Snapshot, error) {
@@ -165,9 +152,8 @@ func Decode(kind string, data []byte) (any, error) {
 	return nil, errors.New("unknown kind " + kind)
 }
 
-// phaseOf reads a payment status: SUCCEEDED may still become REFUNDED
-// (watched for SUBSCRIPTION_WATCH_AFTER_SUCCESS), the other terminal ones
-// will not change.
+// phaseOf reads a payment status: SUCCEEDED may still become REFUNDED,
+// the other terminal ones will not change.
 func phaseOf(status string) livepoll.Phase {
 	switch restclient.PaymentStatus(status) {
 	case restclient.StatusSucceeded:
@@ -180,8 +166,7 @@ func phaseOf(status string) livepoll.Phase {
 }
 
 // encode is the JSON of a REST record (what replicas share) and its
-// fingerprint: a hash of every field, so that any change a subscriber
-// could see is a transition.
+// fingerprint, a hash of every field.
 func encode(v any) ([]byte, string) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -192,9 +177,7 @@ func encode(v any) ([]byte, string) {
 }
 
 // subscribe starts a hub subscription for the caller's merchant and
-// relays its events to the channel gqlgen reads. Everything that can be
-// refused is refused here, before any REST call: no credential pair, no
-// hub, a bound reached.
+// relays its events to gqlgen's channel; refusals come before any call.
 func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id string, after uint64, ep restclient.Endpoint, calls int,
 	fetch func(context.Context, REST) (livepoll.Snapshot, error)) (<-chan T, error) {
 	if c.Hub == nil || c.REST == nil {
@@ -207,9 +190,8 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 		return nil, &restclient.Error{Kind: restclient.KindUnauthorized, Endpoint: ep,
 			Message: "missing x-api-key or x-api-secret header"}
 	}
-	// The poll's context is the poller's, with the credential pair of the
-	// subscriber who started it (a key's subscribers share the pair), and
-	// none of the request's budgets: the request may be gone.
+	// A poll runs in the poller's context, with the credential pair of the
+	// subscriber who started it and none of the request's budgets.
 	mkey := restclient.MerchantKeyFrom(ctx)
 	sub := c.Hub.SubscribeAfter
 	if c.Accepted != nil && !c.Accepted(ctx) {
@@ -284,8 +266,8 @@ func (e rateLimited) Error() string             { return e.err.Error() }
 func (e rateLimited) RetryAfter() time.Duration { return e.err.RetryAfter }
 func (e rateLimited) Unwrap() error             { return e.err }
 
-// pollError tells livepoll what to do after a failed poll: wait for a
-// 429's Retry-After, or stop when asking again cannot change the answer.
+// pollError tells livepoll to wait for a 429's Retry-After, or to stop
+// when asking again cannot change the answer.
 func pollError(err error) error {
 	var re *restclient.Error
 	if err == nil || !errors.As(err, &re) {
@@ -324,12 +306,9 @@ func subscribeError(err error) error {
 	return err
 }
 
-// Events carries what each value of a subscription's channel is to its
-// response: the event id of a state, or the error of an error event.
-// gqlgen's channel carries values only: an error event is sent as a nil
-// value, and Finish replaces the "null" error gqlgen then reports. One
-// entry is pushed before each value is sent and taken by that value's
-// response, in order.
+// Events carries, in order, each channel value's event id or error:
+// gqlgen's channel carries values only, so an error event is a nil value
+// whose response Finish rewrites.
 type Events struct {
 	mu sync.Mutex
 	q  []event
@@ -368,8 +347,7 @@ func EventsIn(ctx context.Context) *Events {
 // id (a decimal string: ids pass 2^53).
 const EventIDExtension = "eventId"
 
-// Finish writes the next event's id or error (presented by present) into
-// resp, its response.
+// Finish writes the next event's id or error (presented) into its response.
 func (l *Events) Finish(ctx context.Context, resp *graphql.Response, present graphql.ErrorPresenterFunc) *graphql.Response {
 	if resp == nil || l == nil {
 		return resp

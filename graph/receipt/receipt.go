@@ -1,11 +1,8 @@
-// Package receipt accounts for an operation's REST calls against its
-// plan: the cost receipt on every answer (extensions.cost: estimated, made,
-// retried, saved, the part of the estimate that did not happen and why,
-// the budget left, and with the inspector each call) and a dry run's
-// answer (extensions.plan instead of data). The account lives in the
-// operation's loaders, whose REST calls the REST client counts in its
-// CallLog. For @defer the final part carries the receipt; a
-// subscription's events carry none (a poll is shared by every subscriber).
+// Package receipt accounts for an operation's REST calls against its plan:
+// the cost receipt on every query's answer (extensions.cost, on @defer's
+// final part) and a dry run's answer (extensions.plan instead of data).
+// The account lives in the operation's loaders, whose REST calls the REST
+// client counts in its CallLog.
 package receipt
 
 import (
@@ -63,8 +60,8 @@ type BudgetLeft struct {
 	ResetSeconds int `json:"resetSeconds"`
 }
 
-// InspectCall is one REST call as the REST inspector shows it: never the
-// REST base URL, a query string or a credential.
+// InspectCall is one REST call as the inspector shows it: never the base
+// URL, a query string or a credential.
 type InspectCall struct {
 	Route        string  `json:"route"`
 	ID           string  `json:"id,omitempty"`
@@ -86,10 +83,8 @@ type Plan struct {
 	Budget        *BudgetLeft `json:"budget,omitempty"`
 }
 
-// NoteDryRunBudget records on a dry run's plan what the merchant's budget
-// has left (left, when ok) and whether it would admit the estimate
-// (refused: it would not, and refusal is the operation's error). A nil t
-// does nothing.
+// NoteDryRunBudget records on a dry run's plan the budget left (when ok)
+// and whether the budget refused the estimate. A nil t does nothing.
 func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
 	if t == nil {
 		return
@@ -106,8 +101,7 @@ func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, 
 	}
 }
 
-// identKey names a REST record an ask is for: its route and id (a list
-// page: its parameters).
+// identKey names the REST record an ask is for: route and id (or a list's parameters).
 type identKey struct {
 	route string
 	id    string
@@ -125,8 +119,8 @@ type askKey struct {
 	Origin
 }
 
-// account is what admission decided for one operation: whether it keeps
-// an account (receipts on, or a dry run), its plan, and a dry run's answer.
+// account is what admission decided for one operation: whether to keep
+// an account, its plan, and a dry run's answer.
 type account struct {
 	on, dryRun, inspector bool
 	plan                  *admission.Plan
@@ -135,16 +129,15 @@ type account struct {
 	leftOK                bool
 }
 
-// Tally is the account of the operation of one Loaders (every operation
-// has loaders of its own), and goes with them.
+// Tally is the account of the operation of one Loaders.
 type Tally struct {
 	calls restclient.CallLog
 
 	mu     sync.Mutex
 	acct   account
 	acctOp *graphql.OperationContext // acct's operation
-	// asks are the distinct (record, Origin) pairs asked for, with their
-	// counts: a scan while few, a map past smallAsks.
+	// asks counts the distinct (record, Origin) pairs: a scan while few, a
+	// map past smallAsks.
 	asks      []askCount
 	asksBuf   [2]askCount // asks' first: an operation usually asks for one or two
 	askMap    map[askKey]int
@@ -156,8 +149,8 @@ type Tally struct {
 // CallLog is where the REST client counts the operation's calls.
 func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
 
-// NoteLeft records on op's account what its charge left of the
-// merchant's REST-call budget: the receipt's budget. A nil t does nothing.
+// NoteLeft records what op's charge left of the merchant's REST-call
+// budget, for the receipt. A nil t does nothing.
 func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
 	if t == nil {
 		return
@@ -220,9 +213,8 @@ func (t *Tally) Ask(route, id string, o Origin) {
 	t.asks = nil
 }
 
-// askTotals are the asks, the distinct records asked for, and the
-// distinct (record, Origin) pairs; with perRecord, the asks of each record
-// (the inspector's). t.mu is held.
+// askTotals are the asks, distinct records and distinct pairs; with
+// perRecord, it fills t.perRecord for the inspector. t.mu is held.
 func (t *Tally) askTotals(perRecord bool) (asks, records, pairs int) {
 	pairs = len(t.asks) + len(t.askMap)
 	if t.askMap == nil && !perRecord {
@@ -261,8 +253,7 @@ func (t *Tally) Recording() bool {
 	return t.acct.on
 }
 
-// ShortList records what a list short of its plan did not need: pages
-// planned and not read, and joins planned for items it did not have.
+// ShortList records the pages and joins a list shorter than its plan did not need.
 func (t *Tally) ShortList(id string, pagesPlanned, pagesRead, items int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -282,15 +273,15 @@ func (t *Tally) ShortList(id string, pagesPlanned, pagesRead, items int) {
 	}
 }
 
-// receipt makes the operation's receipt; budget is the request's.
-func (t *Tally) receipt(a account, inspector bool) *Receipt {
+// receipt makes the receipt of the operation of account a.
+func (t *Tally) receipt(a account) *Receipt {
 	made, retries := t.calls.Counts()
 	t.mu.Lock()
 	r := &Receipt{Made: made, Retries: retries}
 	if t.acct.plan != nil {
 		r.Estimated = t.acct.plan.Total()
 	}
-	asks, records, pairs := t.askTotals(inspector)
+	asks, records, pairs := t.askTotals(a.inspector)
 	r.Saved = asks - records
 	if r.Estimated != r.Made {
 		u := &Unmade{Deduplicated: pairs - records, ShortPages: t.short, Shared: t.calls.Shared()}
@@ -303,16 +294,14 @@ func (t *Tally) receipt(a account, inspector bool) *Receipt {
 		left := a.left
 		r.Budget = &left
 	}
-	if inspector {
+	if a.inspector {
 		for _, c := range t.calls.Records() {
 			ic := InspectCall{
 				Route: "GET " + string(c.Endpoint), ID: c.ID, Status: c.Status,
 				DurationMs: float64(c.Duration.Microseconds()) / 1000, Bytes: c.Bytes, Retries: c.Retries,
 			}
-			if c.ID != "" {
-				t.mu.Lock()
+			if c.ID != "" { // perRecord is not written once made
 				ic.Deduplicated = max(0, perRecord[identKey{ic.Route, c.ID}]-1)
-				t.mu.Unlock()
 			}
 			r.Calls = append(r.Calls, ic)
 		}
@@ -368,7 +357,7 @@ func (c Extension) Finish(ctx context.Context, resp *graphql.Response) *graphql.
 		resp.HasNext != nil && *resp.HasNext {
 		return resp
 	}
-	r := t.receipt(a, a.inspector)
+	r := t.receipt(a)
 	if c.Config.OnReceipt != nil {
 		c.Config.OnReceipt(ctx, r)
 	}

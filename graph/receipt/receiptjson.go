@@ -1,15 +1,12 @@
 package receipt
 
-// The cost receipt written without reflection: COST_RECEIPTS is on by
-// default, so every answer carries one.
+// The cost receipt written without reflection: every answer carries one.
 
 import "strconv"
 
 // AppendJSON appends r as json.Marshal writes it and reports true, or
-// appends nothing and reports false for a receipt with the inspector's
-// calls (strings to escape: json.Marshal writes those).
-// TestReceiptAppendJSON and FuzzReceiptAppendJSON compare it with
-// json.Marshal.
+// reports false for a receipt with the inspector's calls (strings to
+// escape). FuzzReceiptAppendJSON compares it with json.Marshal.
 func (r *Receipt) AppendJSON(b []byte) ([]byte, bool) {
 	if r == nil || len(r.Calls) != 0 {
 		return b, false

@@ -1,8 +1,7 @@
 // Package relay encodes the gateway's Relay pagination cursors: opaque,
-// self-contained positions in the REST API's cursor-paginated payment list,
-// signed so that only the gateway can make one, and only for the merchant
-// it was made for; and walks that list to serve one connection page
-// (Walk), the arithmetic that gives every edge a position of its own.
+// self-contained positions in the REST API's payment list, signed so that
+// only the gateway can make one, for one merchant; and walks that list to
+// serve one connection page (Walk).
 package relay
 
 import (
@@ -17,15 +16,10 @@ import (
 	"paygraph/restclient"
 )
 
-// Position is where a Relay connection continues: fetch the REST page
-// that starts at RestCursor ("" for the first page) and skip Skip items of
-// it. The REST API only has one cursor per page; this gives every edge its
-// own. It also records the status filter it was made under, so that a
-// cursor cannot silently continue a differently filtered list.
-//
-// A REST cursor names where a page starts, whatever its limit, so a
-// position stays valid with any page size. It is self-contained: any
-// replica holding the same keys can continue any other's page.
+// Position is where a Relay connection continues: the REST page starting
+// at RestCursor ("" first), Skip items into it, which gives every edge a
+// cursor of its own at any page size; Status is the filter it was made
+// under, so a cursor cannot continue a differently filtered list.
 type Position struct {
 	RestCursor string
 	Skip       int
@@ -33,15 +27,11 @@ type Position struct {
 }
 
 const (
-	// cursorVersion 2: HMAC-SHA256 tag keyed per merchant. Version 1
-	// cursors (an unkeyed 4-byte checksum, which anyone could forge) fail
-	// the version check and their tag alike.
+	// cursorVersion 2: an HMAC-SHA256 tag keyed per merchant.
 	cursorVersion = 2
-	// TagLen is the length of the truncated HMAC-SHA256 tag: 128 bits, so
-	// a forger's chance per try is 2^-128.
+	// TagLen is the length of the truncated HMAC-SHA256 tag: 128 bits.
 	TagLen = 16
-	// MaxSkip bounds Skip: positions we hand out never skip more
-	// than one REST page (100 items).
+	// MaxSkip bounds Skip: positions never skip more than one REST page.
 	MaxSkip        = 100
 	maxRestCursor  = 2048
 	statusesCount  = 5
@@ -56,14 +46,12 @@ var cursorStatuses = [statusesCount + 1]restclient.PaymentStatus{"",
 // made for this merchant with one of its current keys.
 var ErrBadCursor = errors.New("bad cursor")
 
-// cursorText is the cursor's text form. Strict: a last character whose
-// unused bits are set is refused rather than read as its neighbour, so
-// that a cursor has exactly one text.
+// cursorText is the cursor's text form, strict so that a cursor has
+// exactly one text.
 var cursorText = base64.RawURLEncoding.Strict()
 
 // Signer makes and checks the cursors of one merchant (credential pair)
-// for one request. It is safe for concurrent use: gqlgen may render the
-// cursors of a list's edges concurrently.
+// for one request; safe for concurrent use.
 type Signer struct {
 	keys  *Keys
 	cred  [sha256.Size]byte // sha256 of the credential pair, see For
@@ -72,13 +60,12 @@ type Signer struct {
 	first [1]hash.Hash
 }
 
-// Encode renders p as an opaque URL-safe string: version, status, skip,
-// REST cursor and the merchant-keyed tag over all of them, base64url.
-// Positions come only from the gateway's own lists, so p is within bounds.
+// Encode renders p, within bounds, as base64url of version, status, skip,
+// REST cursor and the merchant-keyed tag over them.
 func (s *Signer) Encode(p Position) string {
 	n := 2 + uvarintLen(uint64(p.Skip)) + len(p.RestCursor)
-	// One allocation for the binary form (with room for the whole MAC,
-	// which is truncated) and the text; the string is the second.
+	// One allocation for the binary form (with room for the whole MAC) and
+	// the text; the string is the second.
 	rawCap := n + sha256.Size
 	buf := make([]byte, rawCap+base64.RawURLEncoding.EncodedLen(n+TagLen))
 	raw := buf[:0:rawCap]
@@ -94,9 +81,8 @@ func (s *Signer) Encode(p Position) string {
 }
 
 // Decode returns the position in c, or ErrBadCursor when c is not, byte
-// for byte, a cursor this merchant was given under one of the keys (a
-// retired key's cursors are refused). Nothing in c is trusted before its
-// tag is checked.
+// for byte, a cursor this merchant was given under one of the keys.
+// Nothing in c is trusted before its tag is checked.
 func (s *Signer) Decode(c string) (Position, error) {
 	if len(c) == 0 || base64.RawURLEncoding.DecodedLen(len(c)) > cursorMaxBytes {
 		return Position{}, ErrBadCursor
@@ -135,9 +121,8 @@ func (s *Signer) Decode(c string) (Position, error) {
 	}, nil
 }
 
-// sumLocked appends the TagLen-byte tag of body under key i to body (in
-// its capacity, which holds a whole MAC) and returns the longer slice.
-// s.mu is held.
+// sumLocked appends the tag of body under key i to body, within its
+// capacity (a whole MAC). s.mu is held.
 func (s *Signer) sumLocked(i int, body []byte) []byte {
 	if s.macs == nil {
 		s.macs = s.first[:]
@@ -173,10 +158,8 @@ func statusIndex(s restclient.PaymentStatus) byte {
 	return 0
 }
 
-// PeekSkip reads the skip of cursor c without checking its tag: an
-// estimate of the pages c continues from (the REST-call plan), taken
-// before the request's signer exists. Nothing may trust it; a cursor
-// whose tag is wrong is refused by Decode before any REST call.
+// PeekSkip reads the skip of cursor c without checking its tag, for the
+// REST-call plan only: Decode refuses a forged cursor before any call.
 func PeekSkip(c string) (skip int, ok bool) {
 	if len(c) == 0 || base64.RawURLEncoding.DecodedLen(len(c)) > cursorMaxBytes {
 		return 0, false

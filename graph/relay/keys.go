@@ -13,30 +13,24 @@ import (
 	"strings"
 )
 
-// MinKeyBytes is the shortest cursor key accepted: 256 bits, the size of
-// the HMAC-SHA256 output, so the key is never the weak part.
+// MinKeyBytes is the shortest cursor key accepted: 256 bits, HMAC-SHA256's output.
 const MinKeyBytes = 32
 
-// Keys are the gateway's cursor keys (CURSOR_KEYS). The first signs new
-// cursors; every one verifies, so a key can be rotated in ahead of being
-// used ([new, old] everywhere, then drop old once its cursors no longer
-// matter). Every replica that serves one client needs the same keys.
+// Keys are the gateway's cursor keys (CURSOR_KEYS): the first signs, every
+// one verifies, so a key can be rotated in ahead of its use.
 type Keys struct {
 	keys [][]byte
 }
 
-// Derive is a key for another use than cursors, made from the signing
-// (first) key with HMAC-SHA256 under label: it changes when the signing
-// key does. The gateway names merchants with it when MERCHANT_ID_KEY is
-// unset, so that replicas sharing CURSOR_KEYS share their merchants too.
+// Derive is a key for another use, HMAC-SHA256 of label under the signing
+// key (the merchant ids' key when MERCHANT_ID_KEY is unset).
 func (k *Keys) Derive(label string) []byte {
 	m := hmac.New(sha256.New, k.keys[0])
 	m.Write([]byte(label))
 	return m.Sum(nil)
 }
 
-// Format prints how many keys there are, never a key, whatever the verb
-// (a Keys may end up in a %+v of the configuration).
+// Format prints how many keys there are, never a key, whatever the verb.
 func (k *Keys) Format(f fmt.State, _ rune) {
 	n := 0
 	if k != nil {
@@ -45,8 +39,7 @@ func (k *Keys) Format(f fmt.State, _ rune) {
 	fmt.Fprintf(f, "relay.Keys(%d, redacted)", n)
 }
 
-// Format prints nothing of the signer's MAC state, which is derived from a
-// key and a credential pair.
+// Format prints nothing of the signer's MAC state.
 func (s *Signer) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, "relay.Signer(redacted)") }
 
 // NewKeys returns keys that sign with keys[0] and verify with any of them.
@@ -64,18 +57,16 @@ func NewKeys(keys ...[]byte) (*Keys, error) {
 	return k, nil
 }
 
-// RandomKeys returns one fresh random key: cursors then only work on this
-// process (a restart or another replica refuses them).
+// RandomKeys returns one fresh random key, whose cursors only this process takes.
 func RandomKeys() *Keys {
 	key := make([]byte, MinKeyBytes)
 	_, _ = rand.Read(key) // never fails (crypto/rand: it crashes the program instead)
 	return &Keys{keys: [][]byte{key}}
 }
 
-// ParseKeys reads CURSOR_KEYS: comma-separated keys, each hex (an even
-// number of hex digits) or base64 (standard or URL alphabet, padded or
-// not), each at least MinKeyBytes once decoded. Errors name a key by its
-// position, never by its value.
+// ParseKeys reads CURSOR_KEYS: comma-separated keys of at least
+// MinKeyBytes, each hex or base64 (any alphabet, padded or not). Errors
+// name a key by its position, never its value.
 func ParseKeys(s string) (*Keys, error) {
 	var keys [][]byte
 	for i, part := range strings.Split(s, ",") {
@@ -106,12 +97,9 @@ func decodeKey(s string) ([]byte, error) {
 	return nil, errors.New("neither hex nor base64")
 }
 
-// For returns the signer of one merchant's cursors. The MAC key of a
-// merchant under gateway key K is HMAC-SHA256(K, label || sha256(len(apiKey)
-// || apiKey || apiSecret)): a cursor made for one credential pair is
-// refused for any other, and neither the pair nor K can be recovered from
-// it. The signer is meant for one request: it holds MAC state derived
-// from the pair, which must not outlive the request.
+// For returns the signer of one merchant's cursors, for one request. Its
+// MAC key under gateway key K is HMAC-SHA256(K, label || sha256(len(apiKey)
+// || apiKey || apiSecret)): a cursor of one credential pair fails any other.
 func (k *Keys) For(apiKey, apiSecret string) *Signer {
 	s := &Signer{keys: k}
 	h := sha256.New()

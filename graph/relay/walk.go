@@ -1,12 +1,8 @@
 package relay
 
-// Walk is the arithmetic of serving one page of a Relay connection from
-// the REST API's cursor pages: which REST page to fetch next and how many
-// items to ask for, which of its items the connection takes, the position
-// right after each of them (every edge's cursor), and whether more items
-// follow. It lives here, beside Position, because it is what gives every
-// edge a position of its own although the REST API has one cursor per
-// page; the resolver only fetches.
+// Walk serves one page of a Relay connection from the REST API's cursor
+// pages: which page to fetch and how many items, which items it takes, the
+// position after each (every edge's cursor), and whether more follow.
 //
 //	w := relay.NewWalk(from, first, 100, 4)
 //	for cursor, limit, ok := w.Next(); ok; cursor, limit, ok = w.Next() {
@@ -28,19 +24,16 @@ type Walk struct {
 	nextPage string // the REST cursor of the page after it, "" if none
 }
 
-// NewWalk starts a walk that serves first edges from the position from,
-// asking for pages of at most pageMax items and making at most maxCalls
-// REST calls (a REST API answering short or empty pages that claim more
-// cannot make it loop; the connection then says it has a next page).
+// NewWalk starts a walk serving first edges from the position from, in
+// pages of at most pageMax items and at most maxCalls REST calls.
 func NewWalk(from Position, first, pageMax, maxCalls int) *Walk {
 	return &Walk{pos: from, want: first, pageMax: pageMax, callsLeft: maxCalls}
 }
 
-// Next says which REST page to fetch: the one at cursor ("" for the
-// first), with at most limit items (the items to skip and those wanted,
-// and at least one, so that first: 0 still learns whether the list
-// goes on). ok is false when the walk is over: the connection is full,
-// the list has ended, or the calls are spent.
+// Next says which REST page to fetch: at cursor ("" first), limit items
+// (skipped and wanted, at least one so first: 0 learns whether the list
+// goes on). ok is false when the connection is full, the list ended or the
+// calls are spent.
 func (w *Walk) Next() (cursor string, limit int, ok bool) {
 	if w.over {
 		return "", 0, false
@@ -53,9 +46,8 @@ func (w *Walk) Next() (cursor string, limit int, ok bool) {
 	return w.pos.RestCursor, min(w.pos.Skip+max(w.want, 1), w.pageMax), true
 }
 
-// Page takes the page Next asked for: n items, and the REST cursor of
-// the page after it ("" when the REST API says there is none). The
-// connection's edges are its items [start, end), in order.
+// Page takes the page Next asked for: n items and the next page's REST
+// cursor ("" none). The connection's edges are its items [start, end).
 func (w *Walk) Page(n int, next string) (start, end int) {
 	w.page, w.pageLen, w.nextPage = w.pos.RestCursor, n, next
 	start = min(w.pos.Skip, n)
@@ -75,9 +67,7 @@ func (w *Walk) Page(n int, next string) (start, end int) {
 	return start, end
 }
 
-// After is the position right after item i of the page in hand: the
-// next item of the same page, or the start of the next page after its
-// last item.
+// After is the position right after item i of the page in hand.
 func (w *Walk) After(i int) Position {
 	if i+1 == w.pageLen && w.nextPage != "" {
 		return Position{RestCursor: w.nextPage, Status: w.pos.Status}
@@ -85,6 +75,5 @@ func (w *Walk) After(i int) Position {
 	return Position{RestCursor: w.page, Skip: i + 1, Status: w.pos.Status}
 }
 
-// HasNext tells, once Next has said the walk is over, whether items
-// follow the last edge served (pageInfo.hasNextPage).
+// HasNext tells, once the walk is over, whether items follow (pageInfo.hasNextPage).
 func (w *Walk) HasNext() bool { return w.hasNext }

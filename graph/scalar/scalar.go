@@ -22,11 +22,9 @@ const dateTimeLayout = "2006-01-02T15:04:05.000Z"
 // MaxSafeInt is 2^53-1, the largest integer a JSON client can hold exactly.
 const MaxSafeInt = 1<<53 - 1
 
-// AppendDateTime appends t in the contract's DateTime form.
-// Years 0 to 9999 are written by hand (every record's createdAt and
-// updatedAt, twice a list item: time.Time.AppendFormat's layout walk was
-// 4 % of a 100-item list's CPU, issue 25); others by AppendFormat.
-// TestAppendDateTime and FuzzAppendDateTime compare the two.
+// AppendDateTime appends t in the contract's DateTime form, years 0 to 9999
+// by hand (every record has two) and others by AppendFormat, which
+// FuzzAppendDateTime compares it with.
 func AppendDateTime(b []byte, t time.Time) []byte {
 	t = t.UTC()
 	year, month, day := t.Date()
@@ -95,9 +93,8 @@ func UnmarshalDecimal(v any) (restclient.Paisa, error) {
 
 var errUnsafeInt = errors.New("SafeInt must be an integer between -(2^53-1) and 2^53-1")
 
-// MarshalSafeInt writes n as a JSON number. Values outside the safe range
-// cannot reach here from REST data (the decoders reject them), so an
-// out-of-range value is written as null rather than as a wrong number.
+// MarshalSafeInt writes n as a JSON number, or null out of the safe range
+// (which the REST decoders already reject) rather than a wrong number.
 func MarshalSafeInt(n int64) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		if n > MaxSafeInt || n < -MaxSafeInt {

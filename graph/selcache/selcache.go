@@ -1,12 +1,8 @@
 // Package selcache keeps what is computed once per selection set of a
-// parsed document (the fast path's plans, the response budget's cost
-// plans) across the requests that run that document. A key is the
-// document, a tag, one more node (or nil) and the nodes of a selection
-// set, compared by address; the document is held weakly, so the cache
-// keeps none alive and an entry of a freed document matches no request.
-// Merged selection sets made of the same nodes are the same key. It is
-// bounded (selBuckets × selWays entries), lock-free and set-associative;
-// a miss only costs the computation again.
+// parsed document (fast-path plans, cost plans) across the requests that
+// run it. A key is the document (held weakly), a tag, one more node and a
+// selection set's nodes, by address. It is bounded, lock-free and
+// set-associative; a miss only costs the computation again.
 package selcache
 
 import (

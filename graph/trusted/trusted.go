@@ -1,9 +1,6 @@
-// Package trusted applies package trusteddocs' manifest to each request,
-// as a gqlgen operation-parameter mutator registered before APQ and the
-// query limits: it sees the request as sent (query text, APQ hash,
-// documentId), so a listed hash or id runs the manifest's text (APQ
-// never registers it) and, in enforce mode, anything else is refused
-// before it is parsed.
+// Package trusted applies package trusteddocs' manifest to each request as
+// sent, before APQ and the query limits: a listed hash or id runs the
+// manifest's text, and in enforce mode anything else is refused unparsed.
 package trusted
 
 import (
@@ -20,9 +17,8 @@ import (
 
 type documentIDKey struct{}
 
-// WithDocumentID returns a context carrying the request's documentId
-// (POST body member or GET query parameter; gqlgen's RawParams has no
-// field for it); "" carries nothing.
+// WithDocumentID returns a context carrying the request's documentId,
+// which gqlgen's RawParams lacks; "" carries nothing.
 func WithDocumentID(ctx context.Context, id string) context.Context {
 	if id == "" {
 		return ctx
@@ -53,8 +49,7 @@ func (Documents) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (t Documents) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if t.Store == nil || t.Store.Mode() == trusteddocs.Off {
-		// The documentId only when there is no query (a look-up of a
-		// key a request does not hold walks its whole context).
+		// Only without a query: a missing key's look-up walks the context.
 		if p.Query == "" && DocumentIDFrom(ctx) != "" {
 			return refusal(trusteddocs.CodeNotFound, "documentId is not served here: this gateway has no trusted documents; send the query text")
 		}
