@@ -94,20 +94,14 @@ func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenF
 	_, ptr := ref.GO.(*types.Pointer)
 	nullable := !ref.GQL.NonNull
 	named := ref.GQL.NamedType
-	var write string
+	write, deref := "", "*" // an object's appender takes the pointer
 	switch def := ref.Definition; {
 	case def.Kind == ast.Object && fastObjects[named] != "":
 		if !ptr {
 			return g, false
 		}
 		g.object = named
-		write = "b = f.sub.append" + named + "(b, w, %s, nil)"
-		if nullable {
-			g.accessor, g.write = accessor, "if v := "+accessor+"; v == nil {\nb = append(b, \"null\"...)\n} else {\n"+fmt.Sprintf(write, "v")+"\n}"
-		} else {
-			g.accessor, g.write = accessor, fmt.Sprintf(write, accessor)
-		}
-		return g, true
+		write, deref = "b = f.sub.append"+named+"(b, w, %s, nil)", ""
 	case def.Kind == ast.Enum:
 		write = "b = appendEnum(b, string(%s))"
 	case def.Kind == ast.Scalar && fastScalars[named] != "":
@@ -117,9 +111,9 @@ func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenF
 	}
 	switch {
 	case ptr && nullable:
-		write = "if v := " + accessor + "; v == nil {\nb = append(b, \"null\"...)\n} else {\n" + fmt.Sprintf(write, "*v") + "\n}"
+		write = "if v := " + accessor + "; v == nil {\nb = append(b, \"null\"...)\n} else {\n" + fmt.Sprintf(write, deref+"v") + "\n}"
 	case ptr:
-		write = fmt.Sprintf(write, "*"+accessor)
+		write = fmt.Sprintf(write, deref+accessor)
 	default:
 		write = fmt.Sprintf(write, accessor)
 	}
@@ -134,15 +128,12 @@ func fastCode(data *codegen.Data, pkg string) (string, error) {
 		objects[o.Name] = o
 	}
 	typeNames := slices.Sorted(maps.Keys(fastObjects))
-	for _, name := range typeNames {
-		if objects[name] == nil {
-			return "", fmt.Errorf("fast path: no object %s in the schema", name)
-		}
-	}
-
 	fields := map[string][]fastGenField{} // type -> the fields of its base table and its appender
 	for _, name := range typeNames {
 		o := objects[name]
+		if o == nil {
+			return "", fmt.Errorf("fast path: no object %s in the schema", name)
+		}
 		for _, f := range o.Fields {
 			if f.IsReserved() {
 				continue
