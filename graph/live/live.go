@@ -220,12 +220,10 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 		defer close(out)
 		defer hs.Close()
 		send := func(v T, ev event) bool {
-			if s.Events == nil {
-				if ev.err != nil {
-					return true // no interceptor to carry it
-				}
-			} else {
+			if s.Events != nil {
 				s.Events.push(ev)
+			} else if ev.err != nil {
+				return true // no interceptor to carry it
 			}
 			select {
 			case out <- v:
@@ -236,18 +234,14 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 		}
 		for ev := range hs.Events() {
 			var v T
-			if ev.Err != nil {
-				if !send(v, event{err: ev.Err}) {
-					return
+			if ev.Err == nil {
+				var ok bool
+				// Each subscriber's own copy, at its customer-data level.
+				if v, ok = customerdata.MaskEvent(ev.Snapshot.Value, s.Level).(T); !ok {
+					continue // cannot happen: Value is fetch's or Decode's
 				}
-				continue
 			}
-			// Each subscriber's own copy, at its customer-data level.
-			v, ok := customerdata.MaskEvent(ev.Snapshot.Value, s.Level).(T)
-			if !ok {
-				continue // cannot happen: Value is fetch's or Decode's
-			}
-			if !send(v, event{id: ev.ID}) {
+			if !send(v, event{id: ev.ID, err: ev.Err}) {
 				return
 			}
 		}

@@ -25,12 +25,9 @@ const (
 
 // CostReceipts configures the receipts (ServerConfig.Cost).
 type CostReceipts struct {
-	// Enabled puts extensions.cost on every answer (COST_RECEIPTS).
-	Enabled bool
-	// Inspector adds each REST call to the receipt (REST_INSPECTOR).
-	Inspector bool
-	// OnReceipt, when set, is told every query's receipt (metrics).
-	OnReceipt func(ctx context.Context, r *Receipt)
+	Enabled   bool                                  // extensions.cost on every answer (COST_RECEIPTS)
+	Inspector bool                                  // each REST call in the receipt (REST_INSPECTOR)
+	OnReceipt func(ctx context.Context, r *Receipt) // when set, told every query's receipt (metrics)
 }
 
 // Receipt is extensions.cost.
@@ -48,9 +45,8 @@ type Receipt struct {
 type Unmade struct {
 	Deduplicated int `json:"deduplicated"`
 	ShortPages   int `json:"shortPages"`
-	// Shared: calls answered by another operation's same call in flight.
-	Shared     int `json:"shared"`
-	NotReached int `json:"notReached"`
+	Shared       int `json:"shared"` // answered by another operation's same call in flight
+	NotReached   int `json:"notReached"`
 }
 
 // BudgetLeft is what is left of the merchant's REST-call budget.
