@@ -147,14 +147,8 @@ func (e *estimate) rootField(f *ast.Field) int {
 func (e *estimate) selects(set ast.SelectionSet, typeName, name string) bool {
 	found := false
 	e.eachField(set, func(f *ast.Field) {
-		if found {
-			return
-		}
-		if f.Name == name && f.ObjectDefinition != nil && f.ObjectDefinition.Name == typeName {
-			found = true
-			return
-		}
-		found = e.selects(f.SelectionSet, typeName, name)
+		found = found || f.Name == name && f.ObjectDefinition != nil && f.ObjectDefinition.Name == typeName ||
+			e.selects(f.SelectionSet, typeName, name)
 	})
 	return found
 }

@@ -8,6 +8,7 @@ package receipt
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -217,14 +218,7 @@ func (t *Tally) askTotals(perRecord bool) (asks, records, pairs int) {
 		// Few: distinct records by a scan, without a map.
 		for i, a := range t.asks {
 			asks += a.n
-			first := true
-			for _, b := range t.asks[:i] {
-				if b.identKey == a.identKey {
-					first = false
-					break
-				}
-			}
-			if first {
+			if !slices.ContainsFunc(t.asks[:i], func(b askCount) bool { return b.identKey == a.identKey }) {
 				records++
 			}
 		}

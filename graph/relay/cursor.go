@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash"
+	"math/bits"
+	"slices"
 	"sync"
 
 	"paygraph/restclient"
@@ -140,22 +142,12 @@ func (s *Signer) sumLocked(i int, body []byte) []byte {
 	return mac.Sum(body)[:len(body)+TagLen]
 }
 
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
-}
+// uvarintLen is the length of v's uvarint: 7 bits a byte.
+func uvarintLen(v uint64) int { return (bits.Len64(v|1) + 6) / 7 }
 
+// statusIndex is s's index in cursorStatuses, 0 when unknown.
 func statusIndex(s restclient.PaymentStatus) byte {
-	for i, v := range cursorStatuses {
-		if v == s {
-			return byte(i)
-		}
-	}
-	return 0
+	return byte(max(slices.Index(cursorStatuses[:], s), 0))
 }
 
 // PeekSkip reads the skip of cursor c without checking its tag, for the
