@@ -5,6 +5,7 @@ package admission
 // estimate charged, shown in the receipt and answered by a dry run.
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,16 +64,12 @@ func (p *Plan) add(level int, k planKey, c PlanCall) {
 		}
 		p.keys[k] = struct{}{}
 	} else {
-		n := 0
 		for _, l := range p.levels {
-			for _, o := range l {
-				if o.Route == k.route && o.k == k.id {
-					return
-				}
-				n++
+			if slices.ContainsFunc(l, func(o PlanCall) bool { return o.Route == k.route && o.k == k.id }) {
+				return
 			}
 		}
-		if n >= smallPlan {
+		if n := len(p.levels[0]) + len(p.levels[1]); n >= smallPlan {
 			p.keys = make(map[planKey]struct{}, 2*n)
 			for _, l := range p.levels {
 				for _, o := range l {
