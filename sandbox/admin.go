@@ -1,7 +1,5 @@
-// The admin endpoint: changes a payment's status, so that tests and the
-// `go run .` demo can watch a payment move (the REST API itself is read
-// only and has no events). It is the sandbox's own, not part of the REST
-// API: the gateway only ever calls the /api/v1 routes, so it cannot reach it.
+// The admin endpoint changes a payment's status, so that tests and the demo
+// can watch a payment move; it is not a REST route, so the gateway never calls it.
 
 package sandbox
 
@@ -13,10 +11,8 @@ import (
 	"time"
 )
 
-// Admin routes, under AdminPrefix. They are not REST routes: their
-// requests are not recorded in the call log, not delayed and never faulted,
-// so that a test's REST call counts and fault plans stay exactly the REST
-// API's.
+// Admin routes, under AdminPrefix: not recorded, delayed or faulted, so that
+// a test's REST call counts and fault plans stay the REST API's.
 const (
 	AdminPrefix             = "/sandbox/"
 	AdminRoutePaymentStatus = "/sandbox/payments/{id}/status"
@@ -38,11 +34,9 @@ var (
 )
 
 // SetPaymentStatus sets the status of the business's payment id (one of
-// Statuses; any may follow any other). A client of the REST API sees the
-// change in the payment's status and updated_at (always later than
-// before) in its list and retrieve forms, the list's status filter, and
-// every checkout session of that payment (status the same, but SUCCEEDED
-// for a REFUNDED payment). Setting the status it has changes nothing.
+// Statuses, in any order). The change shows in the payment's status and
+// updated_at (always later), the list's status filter, and its checkout
+// sessions (SUCCEEDED for a REFUNDED payment); the same status changes nothing.
 func (s *Server) SetPaymentStatus(apiKey, id, status string) error {
 	b, err := s.statusTarget(apiKey, status)
 	if err != nil {
@@ -58,9 +52,8 @@ func (s *Server) SetPaymentStatus(apiKey, id, status string) error {
 	return nil
 }
 
-// SetCheckoutSessionStatus sets the status of the payment behind the
-// business's checkout session idOrReference (its id or its reference), with
-// the effects of SetPaymentStatus: a session's status follows its payment.
+// SetCheckoutSessionStatus is SetPaymentStatus for the payment behind the
+// business's checkout session idOrReference (its id or its reference).
 func (s *Server) SetCheckoutSessionStatus(apiKey, idOrReference, status string) error {
 	b, err := s.statusTarget(apiKey, status)
 	if err != nil {
@@ -95,8 +88,7 @@ func (s *Server) statusTarget(apiKey, status string) (*business, error) {
 }
 
 // setPaymentStatus changes payment i and its sessions; s.data is held for
-// writing. Rendered bodies are replaced, never changed in place, since
-// handlers write them after releasing the lock.
+// writing. Bodies are replaced, never changed in place: handlers write them unlocked.
 func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 	p := &b.payments[i]
 	if p.Status == status {
@@ -131,9 +123,8 @@ func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 	}
 }
 
-// laterTimestamp renders now in TimeLayout, or prev plus one millisecond
-// when now is not after prev (a clock behind the generated data, or two
-// changes within a millisecond): updated_at only ever moves forward.
+// laterTimestamp renders now, or prev plus one millisecond when now is not
+// after prev: updated_at only ever moves forward.
 func laterTimestamp(prev string, now time.Time) string {
 	t := now.UTC().Truncate(time.Millisecond)
 	if p, err := time.Parse(TimeLayout, prev); err == nil && !t.After(p) {
@@ -144,9 +135,8 @@ func laterTimestamp(prev string, now time.Time) string {
 
 var bodyInvalidBody = errorBody(ErrMsgInvalidBody)
 
-// serveAdmin answers a request under AdminPrefix, in the REST API's order:
-// route -> method -> credentials -> body -> lookup. It answers with the
-// changed resource as the REST API now renders it (the retrieve form).
+// serveAdmin answers under AdminPrefix in the REST API's order (route ->
+// method -> credentials -> body -> lookup) with the changed resource's retrieve form.
 //
 //	POST /sandbox/payments/{id}/status             {"status":"SUCCEEDED"}
 //	POST /sandbox/checkout/sessions/{id}/status    {"status":"REFUNDED"}   (id or reference)
@@ -181,19 +171,17 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	} else {
 		err = s.SetCheckoutSessionStatus(key, id, in.Status)
 	}
-	switch err {
-	case nil:
-	case ErrInvalidStatus:
-		writeJSON(w, http.StatusBadRequest, bodyInvalidStatus)
-		return
-	case ErrPaymentNotFound:
-		writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
-		return
-	case ErrSessionNotFound:
-		writeJSON(w, http.StatusNotFound, bodySessionNotFound)
-		return
-	default:
-		writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
+	if err != nil {
+		status, body := http.StatusInternalServerError, errorBody(ErrMsgInternal)
+		switch err {
+		case ErrInvalidStatus:
+			status, body = http.StatusBadRequest, bodyInvalidStatus
+		case ErrPaymentNotFound:
+			status, body = http.StatusNotFound, bodyPaymentNotFound
+		case ErrSessionNotFound:
+			status, body = http.StatusNotFound, bodySessionNotFound
+		}
+		writeJSON(w, status, body)
 		return
 	}
 

@@ -136,6 +136,15 @@ type CheckoutSession struct {
 	UpdatedAt     string `json:"updated_at"`
 }
 
+// cloneAll copies records deeply, so callers cannot change the server's.
+func cloneAll[T interface{ clone() T }](in []T) []T {
+	out := make([]T, len(in))
+	for i, v := range in {
+		out[i] = v.clone()
+	}
+	return out
+}
+
 func (l PaymentLink) clone() PaymentLink {
 	if l.MaxUses != nil {
 		v := *l.MaxUses

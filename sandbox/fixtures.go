@@ -1,29 +1,24 @@
 package sandbox
 
-// Fixture is one business's example ids: what a newcomer pastes into the
-// README's queries (the README's "Try it" table, the gateway's banner and
-// its -fixtures flag all print these).
+// Fixture is one business's example ids, for the README's queries and the
+// gateway's banner and -fixtures flag.
 type Fixture struct {
 	Business Business
 	// PaymentID is the business's newest payment (the first of its list).
 	PaymentID string
-	// PendingPaymentID is its newest payment generated PENDING: the one to
-	// watch with a paymentUpdated subscription and to change (a payment
-	// already settled would complete the subscription at once).
+	// PendingPaymentID is its newest payment generated PENDING: one to watch
+	// with paymentUpdated and change (a settled one would complete at once).
 	PendingPaymentID string
 	// PaymentLinkID is its first payment link.
 	PaymentLinkID string
-	// CheckoutReference is the reference of its first checkout session
-	// (a session can be retrieved by it, and nothing else lists it);
-	// CheckoutSessionID is that session's id.
+	// CheckoutReference and CheckoutSessionID name its first checkout
+	// session (nothing lists sessions).
 	CheckoutReference string
 	CheckoutSessionID string
 }
 
-// Fixtures returns each business's example ids, in Businesses order. They
-// are chosen from the generated data, never written down elsewhere, so
-// that they cannot drift from it: the same seed gives the same ids on
-// every machine, and a status change (admin.go) changes none of them.
+// Fixtures returns each business's example ids, in Businesses order, chosen
+// from the generated data so they cannot drift from it (status changes keep them).
 func (s *Server) Fixtures() []Fixture {
 	out := make([]Fixture, len(s.businesses))
 	s.data.RLock()

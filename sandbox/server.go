@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -54,13 +55,7 @@ const (
 	ErrMsgTooManyRequests  = "Too many requests"
 )
 
-const (
-	faultRetryAfterSeconds  = "7"
-	badJSONBody             = "<html><body><h1>Service temporarily unavailable</h1></body></html>\n"
-	contentTypeJSON         = "application/json"
-	defaultPayURL           = "https://pay.example.com"
-	defaultStatusFilterName = "status"
-)
+const badJSONBody = "<html><body><h1>Service temporarily unavailable</h1></body></html>\n"
 
 // Call is one recorded request.
 type Call struct {
@@ -70,11 +65,10 @@ type Call struct {
 	RawQuery    string
 	APIKey      string // x-api-key header as sent
 	APISecret   string // x-api-secret header as sent
-	// Status is the HTTP status written; 0 while the request is in flight
-	// and when no response was written (hang, drop, cancelled latency).
+	// Status is the HTTP status written; 0 while in flight and when nothing
+	// was written (hang, drop, cancelled latency).
 	Status int
-	// Fault is the fault injected into this request (FaultNone if none).
-	// The Call passed to a fault hook always has FaultNone.
+	// Fault is the fault injected (FaultNone in the Call a fault hook gets).
 	Fault Fault
 }
 
@@ -110,10 +104,8 @@ type Server struct {
 	latency atomic.Int64
 	faults  atomic.Pointer[func(Call) Fault]
 
-	// data guards what the admin endpoint (admin.go) changes: each
-	// business's payments, sessions, their rendered bodies and statusPos.
-	// Handlers hold it for reading while they look a record up or build a
-	// list page, never while they write to the network.
+	// data guards what the admin endpoint changes (payments, sessions, their
+	// bodies, statusPos); handlers never hold it while writing to the network.
 	data sync.RWMutex
 
 	mu    sync.Mutex
@@ -135,27 +127,15 @@ type business struct {
 	linkJSON    map[string][]byte // by id
 	sessionJSON map[string][]byte // by id and by reference
 
-	// pendingID is the newest payment generated PENDING (Fixture's
-	// PendingPaymentID): chosen once, so that a status change moves it not.
-	pendingID string
+	pendingID string // Fixture.PendingPaymentID, chosen once so a status change keeps it
 }
 
 // New builds a Server with data generated from opts.Seed.
 func New(opts Options) *Server {
-	seed := opts.Seed
-	if seed == 0 {
-		seed = DefaultSeed
-	}
-	payURL := strings.TrimSuffix(opts.PayURL, "/")
-	if payURL == "" {
-		payURL = defaultPayURL
-	}
-	s := &Server{statusParam: opts.StatusParam, byKey: map[string]*business{}}
-	if s.statusParam == "" {
-		s.statusParam = defaultStatusFilterName
-	}
+	payURL := cmp.Or(strings.TrimSuffix(opts.PayURL, "/"), "https://pay.example.com")
+	s := &Server{statusParam: cmp.Or(opts.StatusParam, "status"), byKey: map[string]*business{}}
 	s.latency.Store(int64(opts.Latency))
-	for _, d := range generate(seed, payURL) {
+	for _, d := range generate(cmp.Or(opts.Seed, DefaultSeed), payURL) {
 		b := &business{
 			info: d.info, payments: d.payments, links: d.links, sessions: d.sessions,
 			paymentPos:  make(map[string]int, len(d.payments)),
@@ -213,31 +193,21 @@ func (s *Server) Payments(apiKey string) []Payment {
 // PaymentLinks returns a copy of the business's payment links (nil for an
 // unknown key).
 func (s *Server) PaymentLinks(apiKey string) []PaymentLink {
-	b := s.byKey[apiKey]
-	if b == nil {
-		return nil
+	if b := s.byKey[apiKey]; b != nil {
+		return cloneAll(b.links)
 	}
-	out := make([]PaymentLink, len(b.links))
-	for i, l := range b.links {
-		out[i] = l.clone()
-	}
-	return out
+	return nil
 }
 
 // CheckoutSessions returns a copy of the business's checkout sessions (nil
 // for an unknown key).
 func (s *Server) CheckoutSessions(apiKey string) []CheckoutSession {
-	b := s.byKey[apiKey]
-	if b == nil {
-		return nil
+	if b := s.byKey[apiKey]; b != nil {
+		s.data.RLock()
+		defer s.data.RUnlock()
+		return cloneAll(b.sessions)
 	}
-	s.data.RLock()
-	defer s.data.RUnlock()
-	out := make([]CheckoutSession, len(b.sessions))
-	for i, c := range b.sessions {
-		out[i] = c.clone()
-	}
-	return out
+	return nil
 }
 
 // StatusParam returns the name of the list status filter query parameter.
@@ -297,10 +267,8 @@ func (s *Server) SetFaults(f func(c Call) Fault) {
 }
 
 // RandomFaults returns a concurrency-safe fault hook that injects a fault
-// into roughly rate (0..1) of the requests, choosing uniformly among kinds
-// (default: Fault500, Fault502, Fault503, Fault429). The decision sequence
-// is deterministic for a seed; which request gets which decision depends on
-// arrival order.
+// into about rate (0..1) of the requests, uniformly among kinds (default:
+// Fault500, Fault502, Fault503, Fault429), in a sequence fixed by seed.
 func RandomFaults(seed int64, rate float64, kinds ...Fault) func(Call) Fault {
 	if len(kinds) == 0 {
 		kinds = []Fault{Fault500, Fault502, Fault503, Fault429}
@@ -351,9 +319,9 @@ func (s *Server) finish(idx int, epoch uint64, status int, fault Fault) {
 //   - Path ids are unescaped segment by segment; an id holding "/" or "?"
 //     is an unknown id. A checkout session is found by id or reference.
 //
-// Order: record the Call, ask the fault hook, sleep the latency (return
-// without answering when the request ends), then the fault or route ->
-// method -> credentials -> parameters -> lookup: faults hit any route.
+// Order: record the Call, ask the fault hook, sleep the latency (no answer
+// if the request ends), then the fault (on any route) or route -> method ->
+// credentials -> parameters -> lookup.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	escaped := r.URL.EscapedPath()
 	if strings.HasPrefix(escaped, AdminPrefix) {
@@ -393,14 +361,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int {
 	switch f {
-	case Fault500:
-		return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
 	case Fault502:
 		return writeJSON(w, http.StatusBadGateway, errorBody(ErrMsgBadGateway))
 	case Fault503:
 		return writeJSON(w, http.StatusServiceUnavailable, errorBody(ErrMsgUnavailable))
 	case Fault429:
-		w.Header().Set("Retry-After", faultRetryAfterSeconds)
+		w.Header().Set("Retry-After", "7")
 		return writeJSON(w, http.StatusTooManyRequests, errorBody(ErrMsgTooManyRequests))
 	case FaultHang:
 		<-r.Context().Done()
@@ -415,12 +381,11 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int
 	case FaultBadJSON:
 		return writeJSON(w, http.StatusOK, []byte(badJSONBody))
 	}
-	return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal))
+	return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal)) // Fault500 and unknown faults
 }
 
-// matchRoute maps an escaped path to the first of routes it matches and
-// the route's (unescaped) id; idOK is false when the id could not be
-// unescaped. An {id} segment matches any non-empty segment.
+// matchRoute returns the first of routes the escaped path matches ({id}:
+// any non-empty segment) and its unescaped id; idOK is false when it cannot be unescaped.
 func matchRoute(escaped string, routes ...string) (route, id string, idOK bool) {
 	for _, route := range routes {
 		if raw, ok := matchPattern(escaped, route); ok {
@@ -538,8 +503,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, b *business) int {
 	return writeJSON(w, http.StatusOK, out)
 }
 
-// listPage renders one page of the list; ok is false for an unknown status.
-// It holds s.data for reading: an admin change lands wholly before or after.
+// listPage renders one page of the list under s.data; ok is false for an unknown status.
 func (s *Server) listPage(b *business, start, limit int, st string) (out []byte, ok bool) {
 	s.data.RLock()
 	defer s.data.RUnlock()
@@ -576,8 +540,7 @@ func (s *Server) listPage(b *business, start, limit int, st string) (out []byte,
 	return append(out, '}'), true
 }
 
-// parseLimit applies the limit rules: "" -> default, > MaxLimit -> MaxLimit,
-// non-integer or < 1 -> invalid.
+// parseLimit: "" -> DefaultLimit, > MaxLimit -> MaxLimit, non-integer or < 1 -> invalid.
 func parseLimit(v string) (int, bool) {
 	if v == "" {
 		return DefaultLimit, true
@@ -597,7 +560,7 @@ func parseLimit(v string) (int, bool) {
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) int {
 	h := w.Header()
-	h.Set("Content-Type", contentTypeJSON)
+	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(status)
 	w.Write(body)
