@@ -137,10 +137,10 @@ type CheckoutSession struct {
 }
 
 // cloneAll copies records deeply, so callers cannot change the server's.
-func cloneAll[T interface{ clone() T }](in []T) []T {
+func cloneAll[T any](in []T, clone func(T) T) []T {
 	out := make([]T, len(in))
 	for i, v := range in {
-		out[i] = v.clone()
+		out[i] = clone(v)
 	}
 	return out
 }

@@ -194,7 +194,7 @@ func (s *Server) Payments(apiKey string) []Payment {
 // unknown key).
 func (s *Server) PaymentLinks(apiKey string) []PaymentLink {
 	if b := s.byKey[apiKey]; b != nil {
-		return cloneAll(b.links)
+		return cloneAll(b.links, PaymentLink.clone)
 	}
 	return nil
 }
@@ -205,7 +205,7 @@ func (s *Server) CheckoutSessions(apiKey string) []CheckoutSession {
 	if b := s.byKey[apiKey]; b != nil {
 		s.data.RLock()
 		defer s.data.RUnlock()
-		return cloneAll(b.sessions)
+		return cloneAll(b.sessions, CheckoutSession.clone)
 	}
 	return nil
 }
