@@ -22,23 +22,19 @@ const (
 	DefaultMaxPerMerchant    = 100
 	DefaultMaxSubscriptions  = 2000
 	DefaultResumeWindow      = 10 * time.Minute
-	// DefaultMaxPending bounds the provisional subscriptions of a process
-	// (SubscribeProvisional): each costs a poller until its first poll
-	// answers, and unaccepted pairs' polls are paced (restclient).
+	// DefaultMaxPending bounds the provisional subscriptions of a process:
+	// each costs a poller until its first poll answers.
 	DefaultMaxPending = 64
 
-	// MaxKept is the most transitions kept per resource for resuming (the
-	// newest); a payment makes three or four in its life. It is also the
-	// buffer of a subscription: a subscriber that falls further behind is
-	// ended with ErrTooSlow (it resumes from its last event id).
+	// MaxKept is the most transitions kept per resource for resuming (a
+	// payment makes three or four), and a subscription's buffer: a
+	// subscriber further behind ends with ErrTooSlow.
 	MaxKept = 16
 
-	// maxBackoffFactor is MaxInterval's default, in Intervals.
-	maxBackoffFactor = 4
-	// jitter is the largest fraction a wait is moved by, either way.
-	jitter = 0.1
-	// MaxKeyBytes is the longest Key field accepted: a key is stored for as
-	// long as it is polled, and its ID comes from a client.
+	maxBackoffFactor = 4   // MaxInterval's default, in Intervals
+	jitter           = 0.1 // the largest fraction a wait is moved by, either way
+	// MaxKeyBytes is the longest Key field accepted: a key is kept while it
+	// is polled, and its ID comes from a client.
 	MaxKeyBytes = 256
 )
 
@@ -46,9 +42,7 @@ const (
 const (
 	ScopeMerchant = "merchant"
 	ScopeProcess  = "process"
-	// ScopePending: too many provisional subscriptions wait for their
-	// first successful poll (Config.MaxPending).
-	ScopePending = "pending"
+	ScopePending  = "pending" // too many provisional subscriptions (Config.MaxPending)
 )
 
 // Why a subscription ended, from Subscription.Err (which lists the rest).
@@ -61,10 +55,10 @@ var (
 	// ErrInvalidKey refuses a key with an empty or over-long field, or a nil fetch.
 	ErrInvalidKey = errors.New("livepoll: invalid subscription key")
 	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked
-	// (the panic value is not kept: it may hold anything).
+	// (the panic value, which may hold anything, is dropped).
 	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
-	// ErrResumeExpired ends a subscription that asked to resume after an
-	// event id the hub does not keep: the client reads the resource again.
+	// ErrResumeExpired ends a subscription resuming after an event id the
+	// hub does not keep: the client reads the resource again.
 	ErrResumeExpired = errors.New("livepoll: the last event id is outside the resume window")
 	// ErrTooSlow ends a subscription that left more than MaxKept events unread.
 	ErrTooSlow = errors.New("livepoll: the subscriber fell too far behind")
@@ -84,9 +78,9 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrTooManySubscriptions) true.
 func (e *LimitError) Is(target error) bool { return target == ErrTooManySubscriptions }
 
-// Key names one polled resource of one merchant. Each field is at most
-// MaxKeyBytes. Callers with different credential pairs have different
-// Merchants, so they never share a poller, even for the same id.
+// Key names one polled resource of one merchant; each field is at most
+// MaxKeyBytes. Different credential pairs have different Merchants, so
+// they never share a poller.
 type Key struct {
 	Merchant string // opaque, derived by the caller, never a secret
 	Kind     string // a small fixed set: "payment", "checkout_session"
@@ -99,12 +93,10 @@ type Phase uint8
 const (
 	// PhaseOpen: the resource may change; it is polled.
 	PhaseOpen Phase = iota
-	// PhaseSettled: terminal for most purposes but may change once more
-	// (SUCCEEDED may become REFUNDED); polled for WatchAfterSettled, then
-	// its subscriptions complete.
+	// PhaseSettled: may change once more (SUCCEEDED to REFUNDED); polled
+	// for WatchAfterSettled, then its subscriptions complete.
 	PhaseSettled
-	// PhaseFinal: it will not change; its subscriptions complete after
-	// this state is sent.
+	// PhaseFinal: it will not change; its subscriptions complete after it.
 	PhaseFinal
 )
 
@@ -112,31 +104,26 @@ const (
 type Snapshot struct {
 	// Value is handed to subscribers as is; the hub never reads it.
 	Value any
-	// Fingerprint identifies the state: an event is sent only when it
-	// differs from the previous one.
+	// Fingerprint identifies the state: an event is sent only when it changes.
 	Fingerprint string
-	// Phase tells whether to keep polling.
-	Phase Phase
-	// Data is Value encoded, for a shared Store (another replica rebuilds
-	// Value from it with Config.Decode); unused without one.
+	Phase       Phase // whether to keep polling
+	// Data is Value encoded for a Store (other replicas rebuild Value with
+	// Config.Decode); unused without one.
 	Data []byte
 }
 
 // Event is what a subscriber receives: a state, or (Err not nil) a failed
-// fetch, after which the subscription goes on unless the error was
-// Permanent.
+// fetch, after which the subscription goes on unless Err is Permanent.
 type Event struct {
-	// ID numbers the transitions of one resource: each state event has
-	// the id after its predecessor's (1 more), on every replica; an error
-	// event has 0. A subscriber resumes after the last ID it handled.
+	// ID numbers a resource's transitions, one more each, on every replica
+	// (0 for an error); a subscriber resumes after the last it handled.
 	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
 
-// FetchFunc reads the resource once. It must return when ctx ends (the
-// poller's context: cancelled when the last subscriber leaves or on
-// Hub.Close) and bound its own duration (the REST client's timeout).
+// FetchFunc reads the resource once. It must return when ctx (cancelled
+// when the last subscriber leaves or on Hub.Close) ends, and bound its own duration.
 type FetchFunc func(ctx context.Context) (Snapshot, error)
 
 // RetryAfterer is implemented by a fetch error that asks to wait (a REST
@@ -144,8 +131,7 @@ type FetchFunc func(ctx context.Context) (Snapshot, error)
 type RetryAfterer interface{ RetryAfter() time.Duration }
 
 // Permanent marks a fetch error after which polling is pointless (not
-// found, unauthenticated): it is sent, and then every subscription of the
-// key ends with it. Subscribers see err itself.
+// found, unauthenticated): every subscription of the key ends with err.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -170,49 +156,38 @@ const (
 // Config bounds and paces a Hub. Its zero value is the defaults; a negative
 // value is refused by New.
 type Config struct {
-	// Interval is the first wait between two fetches of one resource
-	// (SUBSCRIPTION_POLL_INTERVAL). If zero, 2 s.
+	// Interval is the first wait between two fetches of one resource. If zero, 2 s.
 	Interval time.Duration
 	// MaxInterval is how far the wait grows while the resource does not
 	// change. If zero, 4 × Interval; less than Interval is refused.
 	MaxInterval time.Duration
-	// WatchAfterSettled is how long a PhaseSettled resource is still polled
-	// (fixed by the gateway). If zero, 10 min.
+	// WatchAfterSettled is how long a PhaseSettled resource is still polled. If zero, 10 min.
 	WatchAfterSettled time.Duration
-	// MaxLifetime is the longest life of one subscription
-	// (fixed by the gateway). If zero, 1 h.
+	// MaxLifetime is the longest life of one subscription. If zero, 1 h.
 	MaxLifetime time.Duration
-	// IdleTimeout ends the subscriptions of a resource unchanged this long
-	// (fixed by the gateway). If zero, 15 min.
+	// IdleTimeout ends the subscriptions of a resource unchanged this long. If zero, 15 min.
 	IdleTimeout time.Duration
-	// MaxPerMerchant bounds the live subscriptions of one Key.Merchant
-	// (the gateway: SUBSCRIPTION_MAX/20). If zero, 100.
+	// MaxPerMerchant bounds the live subscriptions of one Key.Merchant. If zero, 100.
 	MaxPerMerchant int
-	// MaxSubscriptions bounds the live subscriptions of the process
-	// (SUBSCRIPTION_MAX). If zero, 2000.
+	// MaxSubscriptions bounds the live subscriptions of the process. If zero, 2000.
 	MaxSubscriptions int
-	// MaxPending bounds the provisional subscriptions of the process
-	// (SubscribeProvisional): admitted, not yet counted against
-	// MaxSubscriptions and MaxPerMerchant, waiting for the first
-	// successful poll of their key. If zero, 64.
+	// MaxPending bounds the provisional subscriptions of the process,
+	// waiting for their key's first successful poll. If zero, 64.
 	MaxPending int
 	// ResumeWindow is how long a resource's transitions are kept after it
-	// was last polled, for subscribers resuming after an event id
-	// (fixed by the gateway). If zero, 10 min.
+	// was last polled, for resuming subscribers. If zero, 10 min.
 	ResumeWindow time.Duration
-	// MaxHistories bounds the resources whose transitions are kept in
-	// memory without a poller (no Store). If zero, MaxSubscriptions.
+	// MaxHistories bounds the resources whose transitions are kept without
+	// a poller (no Store). If zero, MaxSubscriptions.
 	MaxHistories int
-	// Store, when not nil, shares pollers between replicas (RedisStore):
-	// one replica at a time polls a key, and the others read its
-	// transitions from the Store. Nil: this process alone.
+	// Store, when not nil, shares pollers between replicas: one polls a
+	// key, the others read its transitions. Nil: this process alone.
 	Store Store
-	// Decode rebuilds the Value of a state from its Snapshot.Data (a state
-	// another replica observed); required with a Store. kind is Key.Kind.
+	// Decode rebuilds a state's Value from Snapshot.Data (kind is
+	// Key.Kind); required with a Store.
 	Decode func(kind string, data []byte) (any, error)
 	// OnPoll, when not nil, is called after each fetch with the key's Kind
-	// (never its merchant or id) and the outcome, for a REST-polls counter.
-	// It is called from the poller's goroutine and must not block.
+	// and the outcome, from the poller's goroutine: it must not block.
 	OnPoll func(kind string, outcome Outcome)
 }
 
@@ -309,8 +284,7 @@ type Stats struct {
 	Pollers       int // running pollers: at most one per Key, REST GETs in flight at most this many
 }
 
-// Stats returns the live counts without taking the hub's lock (a scrape
-// never waits for a subscribe).
+// Stats returns the live counts without taking the hub's lock.
 func (h *Hub) Stats() Stats {
 	return Stats{Subscriptions: int(h.nSubs.Load()), Pollers: int(h.nPollers.Load()), Pending: int(h.nPending.Load())}
 }
@@ -324,7 +298,7 @@ type Subscription struct {
 	// Guarded by p.mu.
 	after     uint64 // the event id it resumes after (0: none)
 	ready     bool   // it has been served its first events
-	counted   bool   // it counts against MaxSubscriptions and MaxPerMerchant (else: provisional, in pending)
+	counted   bool   // it counts against the caps (else: provisional, in pending)
 	cursor    uint64 // the id of the last event it was sent
 	waits     int    // reads of the Store while its resume id was unknown
 	ended     bool
@@ -333,54 +307,44 @@ type Subscription struct {
 	lifetimer *time.Timer
 }
 
-// Events is the stream: the current state first (or, resuming, the
-// transitions after the given id), then each change or error; closed when
-// the subscription ends (then see Err).
+// Events is the stream: the current state (or, resuming, the transitions
+// after the given id), then each change or error; closed when it ends.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
-// Err says why the subscription ended: nil while it is live and when it
-// completed after a terminal state; otherwise ErrLifetime, ErrIdle,
-// ErrClosed, ErrResumeExpired, ErrTooSlow, the context's cause,
-// context.Canceled (Close), or the permanent fetch error.
+// Err says why the subscription ended: nil while live or after a terminal
+// state; else ErrLifetime, ErrIdle, ErrClosed, ErrResumeExpired,
+// ErrTooSlow, the context's cause, context.Canceled (Close), or the
+// permanent fetch error.
 func (s *Subscription) Err() error {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	return s.err
 }
 
-// Close ends the subscription now; when it was the last one of its key,
-// the poller stops (its fetch in flight is cancelled). Closing twice does
-// nothing.
+// Close ends the subscription; the last one of its key stops the poller.
+// Closing twice does nothing.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// Subscribe starts a subscription to key, whose state fetch reads. When the
-// key is already polled, fetch is not used: the running poller's (of an
-// earlier subscriber with the same Key, hence the same merchant) is.
-//
-// It refuses before any work (no poller, no fetch): an invalid key
-// (ErrInvalidKey), a closed hub (ErrClosed), a done ctx, or a bound reached
-// (*LimitError). The subscription ends when ctx ends.
+// Subscribe starts a subscription to key, whose state fetch reads (unless
+// key is already polled: then the running poller's fetch is used). It
+// refuses before any work an invalid key (ErrInvalidKey), a closed hub
+// (ErrClosed), a done ctx, or a bound reached (*LimitError). The
+// subscription ends when ctx ends.
 func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
 	return h.SubscribeAfter(ctx, key, fetch, 0)
 }
 
 // SubscribeAfter is Subscribe resuming after the event id after (0: not
-// resuming): the subscription's first events are the kept transitions
-// after it, in order, then the live ones. An id the hub does not keep
-// ends the subscription with ErrResumeExpired (at once without a Store:
-// SubscribeAfter returns it).
+// resuming): the kept transitions after it come first. An id the hub does
+// not keep ends it with ErrResumeExpired (returned at once without a Store).
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }
 
-// SubscribeProvisional is SubscribeAfter for a caller not yet known to be
-// a merchant (a credential pair the REST API has not accepted): the
-// subscription is admitted provisionally and counts against
-// MaxSubscriptions and MaxPerMerchant only once its key's poller has
-// observed a state (a successful poll, or one already kept); until then
-// it counts against MaxPending instead. A first poll that fails for good
-// (Permanent: 401, 403, 404) ends it with that error, never counted. At
-// its promotion, a cap reached ends it with a *LimitError.
+// SubscribeProvisional is SubscribeAfter for a credential pair the REST API
+// has not accepted yet: it counts against MaxPending until its key has a
+// state, then against MaxSubscriptions and MaxPerMerchant (a cap reached
+// then ends it with a *LimitError). A Permanent first poll ends it uncounted.
 func (h *Hub) SubscribeProvisional(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, false)
 }
@@ -458,9 +422,8 @@ func (h *Hub) countLocked(s *Subscription) {
 	h.nSubs.Store(int64(h.subs))
 }
 
-// promoteLocked counts a provisional s now that its key has a state, or
-// ends it with the *LimitError of a cap reached; it reports whether s
-// goes on. h.mu and s.p.mu are held.
+// promoteLocked counts a provisional s, or ends it with the *LimitError of
+// a cap reached; it reports whether s goes on. h.mu and s.p.mu are held.
 func (h *Hub) promoteLocked(s *Subscription) bool {
 	if s.counted {
 		return true
@@ -475,8 +438,8 @@ func (h *Hub) promoteLocked(s *Subscription) bool {
 	return true
 }
 
-// resumableLocked reports whether the transitions after the id after are
-// kept in this process for key (h.mu is held; p is key's poller or nil).
+// resumableLocked reports whether key's transitions after after are kept
+// here (h.mu is held; p is key's poller or nil).
 func (h *Hub) resumableLocked(key Key, p *poller, after uint64) bool {
 	if p != nil {
 		p.mu.Lock()
@@ -549,9 +512,8 @@ func (h *Hub) stopLocked(p *poller) {
 	p.cancel()
 }
 
-// keepLocked keeps the transitions of a key whose poller stopped for
-// ResumeWindow, for subscribers resuming; h.mu is held. Past
-// MaxHistories, the oldest kept goes now.
+// keepLocked keeps a stopped poller's transitions for ResumeWindow (past
+// MaxHistories, the oldest go); h.mu is held.
 func (h *Hub) keepLocked(key Key, recs []record) {
 	hs := &history{recs: recs}
 	hs.timer = time.AfterFunc(h.cfg.ResumeWindow, func() {
@@ -564,9 +526,8 @@ func (h *Hub) keepLocked(key Key, recs []record) {
 	h.hist.Add(key, hs)
 }
 
-// Close ends every subscription with ErrClosed, stops every poller, and
-// waits for their goroutines to return. Subscribe then fails with
-// ErrClosed.
+// Close ends every subscription with ErrClosed, stops every poller and
+// waits for their goroutines; Subscribe then fails with ErrClosed.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true

@@ -1,6 +1,5 @@
-// The poller: one goroutine per polled Key, fetching, numbering each
-// change as a transition, keeping the recent ones for resuming
-// subscribers, and handing them to the key's subscribers in order.
+// The poller: one goroutine per polled Key, numbering each change as a
+// transition, keeping the recent ones and handing them out in order.
 
 package livepoll
 
@@ -19,15 +18,14 @@ type record struct {
 	snap Snapshot
 }
 
-// history is what a key keeps without a poller (no Store): its recent
-// transitions, forgotten ResumeWindow after its poller stopped.
+// history is a key's recent transitions after its poller stopped (no Store).
 type history struct {
 	recs  []record
 	timer *time.Timer
 }
 
-// resumable reports whether recs (the kept transitions, oldest first,
-// with consecutive ids) hold everything after the id after.
+// resumable reports whether recs (oldest first, consecutive ids) hold
+// everything after the id after.
 func resumable(recs []record, after uint64) bool {
 	return len(recs) > 0 && after+1 >= recs[0].id && after <= recs[len(recs)-1].id
 }
@@ -52,8 +50,7 @@ type poller struct {
 	joined  time.Time // when the last subscriber came: new interest restarts the idle clock
 }
 
-// newPoller makes key's poller; h.mu is held. Without a Store it takes
-// over the key's kept transitions.
+// newPoller makes key's poller, taking over its kept transitions; h.mu is held.
 func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	p := &poller{hub: h, key: key, fetch: fetch, subs: map[*Subscription]struct{}{}}
 	p.ctx, p.cancel = context.WithCancel(h.base)
@@ -82,8 +79,7 @@ func (p *poller) lastPhase() Phase {
 	return last.snap.Phase
 }
 
-// run polls until the key's subscriptions end. Its state (the wait, the
-// clocks of the phases) is its own: only the goroutine touches it.
+// run polls until the key's subscriptions end; its locals are its own.
 func (p *poller) run() {
 	h := p.hub
 	defer h.wg.Done()
@@ -155,7 +151,9 @@ func (p *poller) run() {
 			case !ok || snap.Fingerprint != last.snap.Fingerprint:
 				outcome = OutcomeChanged
 			}
-			p.report(outcome)
+			if f := h.cfg.OnPoll; f != nil {
+				f(p.key.Kind, outcome)
+			}
 			switch {
 			case errors.As(err, &perm):
 				p.finish(&Event{Err: perm.error}, perm.error)
@@ -224,9 +222,8 @@ func (p *poller) run() {
 	}
 }
 
-// tick is how often, with a Store, a poller reads the Store and renews
-// the lease: a lease lost with its replica (three ticks) is taken within
-// one Interval.
+// tick is how often, with a Store, a poller reads it and renews the lease:
+// a lease lost with its replica (three ticks) is taken within one Interval.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
 // leaseTTL is how long a lease lives without renewal.
@@ -236,10 +233,9 @@ func (p *poller) leaseTTL() time.Duration { return 3 * p.tick() }
 // replica polls for itself: one slow call is not an outage.
 const storeFailures = 3
 
-// keepLease takes the key's lease when it is free and renews it every
-// tick until the poller stops, then gives it up. While the Store fails
-// (storeFailures calls in a row) it acts as if it held the lease: each
-// replica then polls for its own subscribers.
+// keepLease takes or renews the key's lease every tick until the poller
+// stops, then gives it up. While the Store fails it acts as the holder:
+// each replica then polls for its own subscribers.
 func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()
@@ -270,10 +266,9 @@ func (p *poller) keepLease() {
 	}
 }
 
-// catchUp reads the transitions the Store has after the last one kept and
-// hands them to the subscribers. It returns how many, and the last one's
-// phase. A Store error leaves things as they are (the next tick
-// tries again); the first pass counts as the load either way.
+// catchUp hands the subscribers the Store's transitions after the last one
+// kept and returns how many, and the last one's phase. A Store error
+// changes nothing (the next tick tries again).
 func (p *poller) catchUp(st Store) (int, Phase) {
 	p.mu.Lock()
 	var after uint64
@@ -316,9 +311,8 @@ func (p *poller) catchUp(st Store) (int, Phase) {
 	return n, p.lastPhase()
 }
 
-// append records rec in the Store unless another replica recorded a
-// transition after prev first. A Store error counts as recorded: the
-// subscribers of this replica still get it.
+// append records rec in the Store unless another replica recorded one
+// after prev first; a Store error counts as recorded (this replica sends it).
 func (p *poller) append(st Store, rec record, prev uint64) bool {
 	last, err := st.Append(p.ctx, p.key, Record{ID: rec.id, Fingerprint: rec.snap.Fingerprint, Phase: rec.snap.Phase, Data: rec.snap.Data},
 		prev, p.hub.cfg.ResumeWindow)
@@ -344,8 +338,7 @@ func (p *poller) finalKept() bool {
 	return p.current && p.lastPhase() == PhaseFinal
 }
 
-// idleSince is when the poller last had news: the later of the last change
-// and the last subscriber's arrival.
+// idleSince is the later of the last change and the last subscriber's arrival.
 func (p *poller) idleSince(changedAt time.Time) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -355,8 +348,7 @@ func (p *poller) idleSince(changedAt time.Time) time.Time {
 	return changedAt
 }
 
-// safeFetch calls fetch; a panic ends the key's subscriptions with
-// ErrFetchPanicked instead of the process.
+// safeFetch calls fetch; a panic ends the key's subscriptions, not the process.
 func (p *poller) safeFetch() (snap Snapshot, err error) {
 	defer func() {
 		if recover() != nil {
@@ -366,20 +358,12 @@ func (p *poller) safeFetch() (snap Snapshot, err error) {
 	return p.fetch(p.ctx)
 }
 
-func (p *poller) report(o Outcome) {
-	if f := p.hub.cfg.OnPoll; f != nil {
-		f(p.key.Kind, o)
-	}
-}
-
-// grow lengthens the wait after a poll that saw no change: half an
-// Interval more, up to MaxInterval.
+// grow lengthens the wait by half an Interval, up to MaxInterval.
 func grow(wait time.Duration, cfg Config) time.Duration {
 	return min(wait+cfg.Interval/2, cfg.MaxInterval)
 }
 
-// jittered moves d by up to ±10 %, uniformly (math/rand/v2's generator:
-// spreading pollers needs no secrecy).
+// jittered moves d by up to ±jitter, uniformly (spreading needs no secrecy).
 func jittered(d time.Duration) time.Duration {
 	return time.Duration(float64(d) * (1 - jitter + 2*jitter*rand.Float64()))
 }
@@ -406,8 +390,8 @@ func (p *poller) publish(rec record) {
 }
 
 // keepLocked keeps rec as the newest transition and sends it to every
-// subscriber already served; the others are served by the caller (once:
-// a resuming one's id is judged against all that is kept).
+// subscriber already served; the caller serves the others once, so that a
+// resuming id is judged against all that is kept.
 func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
@@ -421,8 +405,7 @@ func (p *poller) keepLocked(rec record) {
 	}
 }
 
-// markCurrent: a poll found the kept last state unchanged; subscribers
-// waiting for the current state get it.
+// markCurrent: a poll found the last state unchanged; waiting subscribers get it.
 func (p *poller) markCurrent() {
 	p.locked(func() {
 		if p.current {
@@ -433,9 +416,8 @@ func (p *poller) markCurrent() {
 	})
 }
 
-// publishErr sends a failed fetch to every subscriber that has nothing
-// unread (an error never queues behind a state), and keeps it for new
-// subscribers while no state is current.
+// publishErr sends a failed fetch to every subscriber with nothing unread
+// (an error never queues), and keeps it for new ones while no state is current.
 func (p *poller) publishErr(ev Event) {
 	p.locked(func() {
 		if !p.current {
@@ -459,9 +441,8 @@ func offerErr(s *Subscription, ev Event) {
 	}
 }
 
-// serve gives a subscriber that has had nothing yet what it can have:
-// the current state, or the kept transitions after the id it resumes
-// after, or ErrResumeExpired. h.mu and p.mu are held.
+// serve gives a subscriber not yet served the current state, or the kept
+// transitions after its resume id, or ErrResumeExpired. h.mu and p.mu are held.
 func (p *poller) serve(s *Subscription) {
 	if s.ready || s.ended {
 		return
@@ -502,8 +483,8 @@ func (p *poller) serve(s *Subscription) {
 	}
 }
 
-// sendState queues r for s; a final state then ends s, and a full queue
-// (MaxKept unread) ends it with ErrTooSlow. h.mu and p.mu are held.
+// sendState queues r for s; a final state ends s, a full queue ends it
+// with ErrTooSlow. h.mu and p.mu are held.
 func (p *poller) sendState(s *Subscription, r record) {
 	s.cursor = r.id
 	select {
@@ -523,8 +504,7 @@ func (p *poller) endSub(s *Subscription, reason error) {
 	p.hub.endLocked(s, reason)
 }
 
-// serveAllLocked serves every subscriber, then stops a poller whose
-// subscribers all ended; h.mu and p.mu are held.
+// serveAllLocked serves every subscriber and stops p if none is left; h.mu and p.mu are held.
 func (p *poller) serveAllLocked() {
 	for s := range p.subs {
 		p.serve(s)
@@ -534,8 +514,8 @@ func (p *poller) serveAllLocked() {
 	}
 }
 
-// finish sends ev (when not nil) to every subscriber, then ends them all
-// with reason and forgets the poller.
+// finish sends ev (when not nil) to every subscriber, ends them with
+// reason and forgets the poller.
 func (p *poller) finish(ev *Event, reason error) {
 	p.locked(func() {
 		for s := range p.subs {

@@ -1,7 +1,6 @@
-// RedisStore: the Store of a fleet, in the Redis its replicas share.
-// What Redis holds is untrusted: a value that does not parse (or, sealed,
-// does not open) is skipped and counted, an entry blocking the stream is
-// deleted, and a lease no replica could have taken is taken over.
+// RedisStore: the Store of a fleet. What Redis holds is untrusted: a value
+// that does not parse (or open) is skipped and counted, an entry blocking
+// the stream is deleted, and a lease no replica could have taken is taken over.
 
 package livepoll
 
@@ -17,12 +16,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// DefaultRedisTimeout bounds each Redis call of a RedisStore: past it the
-// poller acts as without a Store for that tick.
+// DefaultRedisTimeout bounds each Redis call of a RedisStore.
 const DefaultRedisTimeout = 500 * time.Millisecond
 
-// What a RedisStore reports to CountingSkipped: the kind of value that
-// did not parse.
+// What a RedisStore reports to CountingSkipped: the kind of value skipped.
 const (
 	SkippedStream = "stream" // an event stream entry: its id, its fields, or (sealed) it does not open
 	SkippedLease  = "lease"  // a lease no replica wrote
@@ -32,8 +29,7 @@ const (
 // milliseconds) may be: a day covers any skew between replicas.
 const idSlack = 24 * time.Hour
 
-// leaseValueLen is the length of a lease value (NewRedisStore's me).
-const leaseValueLen = 24
+const leaseValueLen = 24 // hex digits of NewRedisStore's me
 
 // RedisStore keeps, per key, two Redis keys with one hash tag (one slot on
 // a cluster):
@@ -44,8 +40,7 @@ const leaseValueLen = 24
 //	                                              f and d sealed (AES-GCM) when the store has a key (Sealed)
 //	                                              it expires ResumeWindow after the last renewal or append
 //
-// The merchant is Key.Merchant as the caller derives it (the identity its
-// other Redis keys use), never a secret.
+// The merchant is Key.Merchant, never a secret.
 type RedisStore struct {
 	rdb     redis.UniversalClient
 	me      string // this replica's lease value
@@ -54,18 +49,17 @@ type RedisStore struct {
 	skipped func(what string, n int)
 }
 
-// Sealed returns s sealing each state's JSON (customer data) and
-// fingerprint with aead, bound to the key, field, event id and phase, so
-// that Redis holds no customer data and a moved entry does not open.
-// Every replica needs the same key; an entry that does not open is skipped.
+// Sealed returns s sealing each state's JSON and fingerprint with aead,
+// bound to the key, field, event id and phase, so that Redis holds no
+// customer data and a moved entry does not open. Replicas share the key.
 func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 	c := *s
 	c.aead = aead
 	return &c
 }
 
-// CountingSkipped returns s calling count with n each time it skips n
-// values that do not parse (SkippedStream, SkippedLease), at every read.
+// CountingSkipped returns s calling count each time it skips n values
+// that do not parse (SkippedStream, SkippedLease).
 func (s *RedisStore) CountingSkipped(count func(what string, n int)) *RedisStore {
 	c := *s
 	c.skipped = count
@@ -78,8 +72,7 @@ func (s *RedisStore) skip(what string, n int) {
 	}
 }
 
-// aad binds a sealed field to where it is kept: the stream, the field,
-// the event id and the phase.
+// aad binds a sealed field to its stream, field, event id and phase.
 func aad(stream, field string, id uint64, ph Phase) []byte {
 	b := make([]byte, 0, len(stream)+len(field)+24)
 	b = append(b, stream...)
@@ -129,12 +122,10 @@ func redisKeys(k Key) (lease, events string) {
 	return base + "lease", base + "events"
 }
 
-// leaseScript takes the lease when free (SET NX PX) or renews it when it
-// is this replica's, and then keeps the transitions for keep more. A
-// lease held by a value no replica writes (not 24 lower-case hex digits)
-// or living longer than a replica sets (no expiry, or past 4 ttl: room
-// for replicas whose intervals differ during a rollout) is taken over:
-// it answers 2.
+// leaseScript takes the lease when free or renews this replica's, then
+// keeps the transitions for keep more. A lease no replica writes (not 24
+// lower-case hex digits) or living longer than one sets (no expiry, or past
+// 4 ttl: room for differing intervals in a rollout) is taken over: 2.
 var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 local took = 1
@@ -159,10 +150,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// appendScript adds a transition unless the stream holds a later entry
-// than the one it follows (ARGV[1]); it returns "added", or the stream's
-// last entry id. ARGV[8] on are junk entries to delete first, setting the
-// stream's last id back so that XADD takes ids after it again.
+// appendScript adds a transition unless the stream holds an entry after
+// ARGV[1]; it returns "added" or the last entry id. ARGV[8] on are junk
+// entries to delete first, setting the last id back so XADD accepts ours.
 var appendScript = redis.NewScript(`
 if #ARGV > 7 then
   redis.call('XDEL', KEYS[1], unpack(ARGV, 8))
@@ -201,10 +191,9 @@ func (s *RedisStore) Release(ctx context.Context, key Key) {
 	_ = releaseScript.Run(ctx, s.rdb, []string{lease}, s.me).Err()
 }
 
-// Append records r after prev. Refused because of an entry after prev,
-// it reads the entries after prev: when one is a transition, that is the
-// refusal; when none parses, they are deleted and r recorded, so that
-// junk with a later id never stops the stream.
+// Append records r after prev. Refused, it reads the entries after prev:
+// a transition among them is the refusal; if none parses they are deleted
+// and r recorded, so junk with a later id never stops the stream.
 func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64, keep time.Duration) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -249,8 +238,8 @@ func (s *RedisStore) append(ctx context.Context, events string, r Record, prev u
 	return appendScript.Run(ctx, s.rdb, []string{events}, args...).Text()
 }
 
-// entryID reads a stream entry id as RedisStore writes it: 0-<event id>,
-// the event id not zero and not past the clock (idSlack).
+// entryID reads a stream entry id 0-<event id>, the id not zero and not
+// past the clock (idSlack).
 func entryID(s string) (uint64, bool) {
 	seq, ok := strings.CutPrefix(s, "0-")
 	if !ok {
@@ -263,8 +252,8 @@ func entryID(s string) (uint64, bool) {
 	return id, true
 }
 
-// parse reads one stream entry; false for one RedisStore did not write
-// (or, sealed, one that does not open under this replica's key).
+// parse reads one stream entry; false for one RedisStore did not write or
+// that does not open.
 func (s *RedisStore) parse(events string, m redis.XMessage) (Record, bool) {
 	id, ok := entryID(m.ID)
 	if !ok || len(m.Values) != 3 {
@@ -285,9 +274,8 @@ func (s *RedisStore) parse(events string, m redis.XMessage) (Record, bool) {
 	return Record{ID: id, Fingerprint: string(fp), Phase: ph, Data: data}, true
 }
 
-// Since returns the transitions after after; entries that do not parse
-// are skipped (and counted), never an error: one junk entry must not hide
-// the transitions around it.
+// Since returns the transitions after after; entries that do not parse are
+// skipped and counted, never an error that would hide the others.
 func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -297,8 +285,7 @@ func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record
 	return recs, err
 }
 
-// read returns the entries after after that parse, and the ids of those
-// that do not.
+// read returns the entries after after that parse, and the others' ids.
 func (s *RedisStore) read(ctx context.Context, events string, after uint64) ([]Record, []any, error) {
 	msgs, err := s.rdb.XRangeN(ctx, events, "(0-"+strconv.FormatUint(after, 10), "+", 2*MaxKept).Result()
 	if err != nil {
