@@ -1,13 +1,12 @@
-// Package graphiql serves GraphiQL, the in-browser GraphQL IDE, entirely
-// from the binary: the page at "/" and its JavaScript and CSS under
-// "/graphiql/" are embedded (the versions in assets/VERSIONS.md, refreshed
-// by scripts/update-graphiql.sh), so it works with no internet access. The
-// page loads nothing from another origin, and its Content-Security-Policy
-// forbids it to.
+// Package graphiql serves GraphiQL, the in-browser GraphQL IDE, from the
+// binary: the page and its embedded JavaScript and CSS (assets/VERSIONS.md,
+// refreshed by scripts/update-graphiql.sh) work offline, and its
+// Content-Security-Policy forbids loading anything from another origin.
 package graphiql
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"crypto/sha256"
 	"embed"
@@ -32,12 +31,10 @@ type Options struct {
 	DefaultQuery string
 	// Title is the page's title; "" means "GraphiQL".
 	Title string
-	// TokenReplaces, when set, shows a "session token" box: a token pasted
-	// there is sent as "Authorization: Bearer <token>" instead of the
-	// headers named here.
+	// TokenReplaces, when set, shows a "session token" box whose token is
+	// sent as "Authorization: Bearer <token>" instead of these headers.
 	TokenReplaces []string
-	// RESTCalls shows the "REST calls" panel: the cost receipt of the
-	// operation just run.
+	// RESTCalls shows the "REST calls" panel: the last operation's cost receipt.
 	RESTCalls bool
 }
 
@@ -55,10 +52,9 @@ var pageHTML string
 
 var pageTemplate = template.Must(template.New("page").Parse(pageHTML))
 
-// CSP is the page's Content-Security-Policy. Scripts come only from the
-// gateway (the options travel in a JSON data block that init.js reads);
-// GraphiQL inserts <style> elements at run time, hence 'unsafe-inline' for
-// styles only.
+// CSP is the page's Content-Security-Policy: scripts only from the gateway
+// (init.js reads the options from a JSON block); GraphiQL inserts <style>
+// elements, hence 'unsafe-inline' for styles only.
 const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
@@ -69,60 +65,44 @@ type asset struct {
 	name        string
 	contentType string
 	body        []byte
-	hash        string // hex SHA-256 prefix: the ETag and the ?v= version
-
-	gzOnce sync.Once
-	gz     []byte
-}
-
-func (a *asset) gzipped() []byte {
-	a.gzOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = zw.Write(a.body)
-		_ = zw.Close()
-		a.gz = buf.Bytes()
-	})
-	return a.gz
+	hash        string        // hex SHA-256 prefix: the ETag and the ?v= version
+	gzipped     func() []byte // body compressed, once
 }
 
 // url is the asset's versioned URL, relative to the page, so that the page
 // works behind a path prefix.
 func (a *asset) url() string { return strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash }
 
-var (
-	assetsOnce sync.Once
-	assetsByID map[string]*asset
-)
-
-func loadAssets() map[string]*asset {
-	assetsOnce.Do(func() {
-		assetsByID = map[string]*asset{}
-		add := func(fsys embed.FS, file string) {
-			body, err := fsys.ReadFile(file)
-			if err != nil {
-				panic("graphiql: embedded asset missing: " + file)
-			}
-			sum := sha256.Sum256(body)
-			name := path.Base(file)
-			ct := "application/octet-stream"
-			switch path.Ext(name) {
-			case ".js":
-				ct = "text/javascript; charset=utf-8"
-			case ".css":
-				ct = "text/css; charset=utf-8"
-			}
-			assetsByID[name] = &asset{name: name, contentType: ct, body: body, hash: hex.EncodeToString(sum[:8])}
+var loadAssets = sync.OnceValue(func() map[string]*asset {
+	assetsByID := map[string]*asset{}
+	add := func(fsys embed.FS, file string) {
+		body, err := fsys.ReadFile(file)
+		if err != nil {
+			panic("graphiql: embedded asset missing: " + file)
 		}
-		entries, _ := vendored.ReadDir("assets")
-		for _, e := range entries {
-			add(vendored, "assets/"+e.Name())
+		sum := sha256.Sum256(body)
+		name := path.Base(file)
+		ct := "text/css; charset=utf-8" // every asset is JavaScript or CSS
+		if path.Ext(name) == ".js" {
+			ct = "text/javascript; charset=utf-8"
 		}
-		add(own, "init.js")
-		add(own, "page.css")
-	})
+		assetsByID[name] = &asset{name: name, contentType: ct, body: body, hash: hex.EncodeToString(sum[:8]),
+			gzipped: sync.OnceValue(func() []byte {
+				var buf bytes.Buffer
+				zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+				_, _ = zw.Write(body)
+				_ = zw.Close()
+				return buf.Bytes()
+			})}
+	}
+	entries, _ := vendored.ReadDir("assets")
+	for _, e := range entries {
+		add(vendored, "assets/"+e.Name())
+	}
+	add(own, "init.js")
+	add(own, "page.css")
 	return assetsByID
-}
+})
 
 // pageConfig is what init.js reads from the page's JSON block.
 type pageConfig struct {
@@ -136,19 +116,14 @@ type pageConfig struct {
 type pageData struct {
 	Title  string
 	Config pageConfig
-	Assets struct{ CSS, PageCSS, React, ReactDOM, GraphiQL, Init string }
+	Assets map[string]string // file name -> versioned URL
 }
 
 // Handler serves the GraphiQL page at "/" and "/index.html" and its assets
 // under "/graphiql/"; anything else is 404.
 func Handler(opts Options) http.Handler {
-	d := pageData{Title: opts.Title, Config: pageConfig{Endpoint: opts.Endpoint, DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces, RESTCalls: opts.RESTCalls}}
-	if d.Title == "" {
-		d.Title = "GraphiQL"
-	}
-	if d.Config.Endpoint == "" {
-		d.Config.Endpoint = "/graphql"
-	}
+	d := pageData{Title: cmp.Or(opts.Title, "GraphiQL"), Assets: map[string]string{}, Config: pageConfig{
+		Endpoint: cmp.Or(opts.Endpoint, "/graphql"), DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces, RESTCalls: opts.RESTCalls}}
 	if len(opts.Headers) > 0 {
 		// JSON text, left unescaped: the template escapes the whole block.
 		var b bytes.Buffer
@@ -160,8 +135,7 @@ func Handler(opts Options) http.Handler {
 		}
 		d.Config.Headers = strings.TrimSuffix(b.String(), "\n")
 	}
-	// The assets are hashed and the page rendered on the first request:
-	// a gateway nobody opens GraphiQL on never reads them.
+	// Hashed and rendered on the first request: unused, they are never read.
 	var (
 		prepared sync.Once
 		assets   map[string]*asset
@@ -170,14 +144,10 @@ func Handler(opts Options) http.Handler {
 	)
 	prepare := func() {
 		assets = loadAssets()
-		d.Assets.CSS = assets["graphiql.min.css"].url()
-		d.Assets.PageCSS = assets["page.css"].url()
-		d.Assets.React = assets["react.production.min.js"].url()
-		d.Assets.ReactDOM = assets["react-dom.production.min.js"].url()
-		d.Assets.GraphiQL = assets["graphiql.min.js"].url()
-		d.Assets.Init = assets["init.js"].url()
-		// html/template escapes every value for its context: no value can
-		// close the JSON <script> block.
+		for name, a := range assets {
+			d.Assets[name] = a.url()
+		}
+		// html/template escapes each value: none can close the JSON block.
 		var buf bytes.Buffer
 		if err := pageTemplate.Execute(&buf, d); err != nil {
 			panic("graphiql: page: " + err.Error())
@@ -186,7 +156,6 @@ func Handler(opts Options) http.Handler {
 		sum := sha256.Sum256(page)
 		etag = `"` + hex.EncodeToString(sum[:8]) + `"`
 	}
-	modtime := time.Time{}
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		prepared.Do(prepare)
@@ -217,7 +186,7 @@ func Handler(opts Options) http.Handler {
 			h.Set("X-Frame-Options", "DENY")
 			h.Set("Cache-Control", "no-cache")
 			h.Set("ETag", etag)
-			http.ServeContent(w, r, "", modtime, bytes.NewReader(page))
+			http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(page))
 			return
 		}
 		h.Set("Content-Type", a.contentType)
@@ -233,7 +202,7 @@ func Handler(opts Options) http.Handler {
 			h.Set("Content-Encoding", "gzip")
 		}
 		h.Set("ETag", tag)
-		http.ServeContent(w, r, "", modtime, bytes.NewReader(body))
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 	})
 }
 
