@@ -1,22 +1,15 @@
-// Command schemagen writes the standalone, strict JSON schemas that
-// kubeconform validates deploy/kubernetes against, from the Kubernetes
-// OpenAPI (swagger 2.0) document that ships in the k8s.io/kubernetes Go
-// module (api/openapi-spec/swagger.json). It does what openapi2jsonschema
-// --expanded --kubernetes --stand-alone --strict does for the few kinds the
-// manifests use: every $ref is inlined, objects with declared properties
-// refuse unknown ones, int-or-string and resource quantities accept both
-// forms, and apiVersion and kind must match. The output is laid out as
-// kubeconform expects: DIR/vVERSION-standalone-strict/KIND-GROUP-VERSION.json.
+// Command schemagen writes the standalone, strict JSON schemas kubeconform
+// validates deploy/kubernetes against, from the swagger.json in the
+// k8s.io/kubernetes module, as openapi2jsonschema --expanded --kubernetes
+// --stand-alone --strict would: $refs inlined, unknown properties refused,
+// int-or-string and quantities accepting both forms, apiVersion and kind
+// fixed, in DIR/vVERSION-standalone-strict/KIND-GROUP-VERSION.json. With
+// -crd it also makes strict the openAPIV3Schema of CustomResourceDefinition
+// files (the Prometheus Operator's ServiceMonitor and PrometheusRule);
+// scripts/check-deploy.sh's CHECK_DEPLOY_REGEN=1 runs both:
 //
 //	dir=$(go mod download -json k8s.io/kubernetes@v1.35.4 | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
 //	go run ./deploy/schemagen -spec "$dir/api/openapi-spec/swagger.json" -version 1.35.4 -out deploy/schemas
-//
-// With -crd, it also writes the schemas of CustomResourceDefinitions (YAML
-// files: the Prometheus Operator's ServiceMonitor and PrometheusRule, from
-// the github.com/prometheus-operator/prometheus-operator module's
-// example/prometheus-operator-crd), their openAPIV3Schema made strict the
-// same way (x-kubernetes-int-or-string, and x-kubernetes-preserve-unknown-
-// fields left open). scripts/check-deploy.sh's CHECK_DEPLOY_REGEN=1 runs both.
 package main
 
 import (
@@ -31,9 +24,7 @@ import (
 	"github.com/goccy/go-yaml"
 )
 
-// defaultKinds are the kinds deploy/kubernetes and deploy/helm render to
-// (but the Prometheus Operator's ServiceMonitor and PrometheusRule, not in
-// the Kubernetes OpenAPI document: -crd).
+// defaultKinds are the kinds deploy/kubernetes and deploy/helm render to, but for the CRDs (-crd).
 var defaultKinds = []string{
 	"io.k8s.api.apps.v1.Deployment",
 	"io.k8s.api.apps.v1.StatefulSet",
@@ -57,9 +48,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "schemagen: -spec and -version are required")
 		os.Exit(2)
 	}
-	err := run(*spec, *version, *out, strings.Split(*kinds, ","))
+	dir := filepath.Join(*out, "v"+strings.TrimPrefix(*version, "v")+"-standalone-strict")
+	err := run(*spec, dir, strings.Split(*kinds, ","))
 	if err == nil && *crds != "" {
-		err = runCRDs(*version, *out, strings.Split(*crds, ","))
+		err = runCRDs(dir, strings.Split(*crds, ","))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "schemagen:", err)
@@ -68,8 +60,7 @@ func main() {
 }
 
 // runCRDs writes the schema of every version of each CRD file.
-func runCRDs(version, out string, files []string) error {
-	dir := filepath.Join(out, "v"+strings.TrimPrefix(version, "v")+"-standalone-strict")
+func runCRDs(dir string, files []string) error {
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -137,7 +128,8 @@ func write(dir string, schema map[string]any, group, ver, kind string) (string, 
 	return filepath.Join(dir, file), os.WriteFile(filepath.Join(dir, file), buf.Bytes(), 0o644)
 }
 
-func run(specPath, version, out string, kinds []string) error {
+// run writes the schema of each of kinds from the swagger document at specPath.
+func run(specPath, dir string, kinds []string) error {
 	raw, err := os.ReadFile(specPath)
 	if err != nil {
 		return err
@@ -148,7 +140,6 @@ func run(specPath, version, out string, kinds []string) error {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("%s: %w", specPath, err)
 	}
-	dir := filepath.Join(out, "v"+strings.TrimPrefix(version, "v")+"-standalone-strict")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -157,10 +148,14 @@ func run(specPath, version, out string, kinds []string) error {
 		if !ok {
 			return fmt.Errorf("no definition %q in %s", name, specPath)
 		}
-		group, ver, kind, err := gvk(def)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
+		list, _ := def["x-kubernetes-group-version-kind"].([]any)
+		if len(list) != 1 {
+			return fmt.Errorf("%s: want one x-kubernetes-group-version-kind, have %d", name, len(list))
 		}
+		m := list[0].(map[string]any)
+		group, _ := m["group"].(string)
+		ver, _ := m["version"].(string)
+		kind, _ := m["kind"].(string)
 		g := &expander{defs: doc.Definitions, stack: map[string]bool{name: true}}
 		schema := g.expand(def).(map[string]any)
 		file, err := write(dir, schema, group, ver, kind)
@@ -172,18 +167,7 @@ func run(specPath, version, out string, kinds []string) error {
 	return nil
 }
 
-func gvk(def map[string]any) (group, version, kind string, err error) {
-	list, _ := def["x-kubernetes-group-version-kind"].([]any)
-	if len(list) != 1 {
-		return "", "", "", fmt.Errorf("want one x-kubernetes-group-version-kind, have %d", len(list))
-	}
-	m := list[0].(map[string]any)
-	group, _ = m["group"].(string)
-	version, _ = m["version"].(string)
-	kind, _ = m["kind"].(string)
-	return group, version, kind, nil
-}
-
+// expander inlines $refs and makes a schema strict.
 type expander struct {
 	defs  map[string]map[string]any
 	stack map[string]bool // definitions being expanded: a recursive type is left open
