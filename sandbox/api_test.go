@@ -176,7 +176,7 @@ func TestPaymentShapes(t *testing.T) {
 		}
 		// raw text of amount is exactly AmountText
 		for _, p := range pays[:100] {
-			if !strings.Contains(string(r.body), `"amount":`+p.AmountText+`,`) {
+			if !strings.Contains(string(r.body), `"amount":`+string(p.AmountText)+`,`) {
 				t.Errorf("amount text %s of %s not in list body", p.AmountText, p.ID)
 			}
 		}
@@ -192,7 +192,7 @@ func TestPaymentShapes(t *testing.T) {
 			}
 			wantKeys(t, "detail customer", obj(m, "customer"), "name", "email", "phone", "address")
 			checkPayment(t, m, p, true)
-			if !strings.Contains(string(r.body), `"amount":`+p.AmountText+`,`) {
+			if !strings.Contains(string(r.body), `"amount":`+string(p.AmountText)+`,`) {
 				t.Errorf("detail amount text %s not in %s", p.AmountText, r.body)
 			}
 		}
@@ -207,7 +207,7 @@ func checkPayment(t *testing.T, m map[string]any, p sandbox.Payment, detail bool
 	if !slices.Contains(sandbox.Statuses(), str(m, "status")) || str(m, "status") != p.Status {
 		t.Errorf("status %q", m["status"])
 	}
-	if n, ok := m["amount"].(json.Number); !ok || string(n) != p.AmountText {
+	if n, ok := m["amount"].(json.Number); !ok || n != p.AmountText {
 		t.Errorf("amount %#v, want number %s", m["amount"], p.AmountText)
 	}
 	if str(m, "currency") != "BDT" {
@@ -247,15 +247,15 @@ func TestPaymentDataVariety(t *testing.T) {
 		for i, p := range pays {
 			statuses[p.Status] = true
 			methods[p.PaymentMethod] = true
-			texts[p.AmountText] = true
-			if !reAmountNum.MatchString(p.AmountText) {
+			texts[string(p.AmountText)] = true
+			if !reAmountNum.MatchString(string(p.AmountText)) {
 				t.Errorf("amount text %q", p.AmountText)
 			}
-			v, err := strconv.ParseFloat(p.AmountText, 64)
+			v, err := strconv.ParseFloat(string(p.AmountText), 64)
 			if err != nil || int64(v*100+0.5) != p.AmountPaisa {
 				t.Errorf("amount text %q vs paisa %d", p.AmountText, p.AmountPaisa)
 			}
-			switch _, frac, ok := strings.Cut(p.AmountText, "."); {
+			switch _, frac, ok := strings.Cut(string(p.AmountText), "."); {
 			case !ok:
 				noDot++
 			case len(frac) == 1:
@@ -330,7 +330,7 @@ func TestPaymentLinkShape(t *testing.T) {
 			if str(m, "url") != "https://pay.test.invalid/"+str(m, "slug") || str(m, "slug") != l.Slug {
 				t.Errorf("url %q slug %q", m["url"], m["slug"])
 			}
-			if n, ok := m["amount"].(json.Number); !ok || string(n) != l.AmountText {
+			if n, ok := m["amount"].(json.Number); !ok || n != l.AmountText {
 				t.Errorf("amount %#v vs %s", m["amount"], l.AmountText)
 			}
 			if _, ok := m["is_reusable"].(bool); !ok {

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -56,40 +57,41 @@ type Customer struct {
 	Address string `json:"address,omitempty"`
 }
 
-// Payment is the sandbox's record of a payment, with REST field names.
+// Payment is the sandbox's record of a payment, tagged with its wire shape
+// (field order follows rest-api.md).
 type Payment struct {
-	ID          string
-	Status      string
-	AmountPaisa int64  // amount in paisa
-	AmountText  string // exact JSON number text rendered for "amount"
-	Currency    string
+	ID          string      `json:"id"`
+	Status      string      `json:"status"`
+	AmountPaisa int64       `json:"-"`
+	AmountText  json.Number `json:"amount"` // the exact JSON number text
+	Currency    string      `json:"currency"`
 	// TransactionID is "" when the payment has none; the key is then omitted.
-	TransactionID string
-	PaymentMethod string
-	Customer      Customer
-	CreatedAt     string // exact rendered text, TimeLayout
-	UpdatedAt     string
+	TransactionID string   `json:"transaction_id,omitempty"`
+	PaymentMethod string   `json:"payment_method"`
+	Customer      Customer `json:"customer"`
+	CreatedAt     string   `json:"created_at"` // TimeLayout
+	UpdatedAt     string   `json:"updated_at"`
 }
 
-// PaymentLink is the sandbox's record of a payment link.
+// PaymentLink is the sandbox's record of a payment link, tagged with its
+// wire shape.
 type PaymentLink struct {
-	ID    string
-	URL   string
-	Slug  string
-	Title string
-	// Description is "" when absent; the key is then omitted.
-	Description string
-	AmountPaisa int64
-	AmountText  string // exact JSON number text rendered for "amount"
-	Currency    string
-	IsReusable  bool
-	IsActive    bool
-	CurrentUses int
-	MaxUses     *int    // nil renders null
-	ExpiresAt   *string // nil renders null
-	SuccessURL  string
-	CreatedAt   string
-	UpdatedAt   string
+	ID          string      `json:"id"`
+	URL         string      `json:"url"`
+	Slug        string      `json:"slug"`
+	Title       string      `json:"title"`
+	Description string      `json:"description,omitempty"` // "" when absent
+	AmountPaisa int64       `json:"-"`
+	AmountText  json.Number `json:"amount"` // the exact JSON number text
+	Currency    string      `json:"currency"`
+	IsReusable  bool        `json:"is_reusable"`
+	IsActive    bool        `json:"is_active"`
+	CurrentUses int         `json:"current_uses"`
+	MaxUses     *int        `json:"max_uses"`   // nil renders null
+	ExpiresAt   *string     `json:"expires_at"` // nil renders null
+	SuccessURL  string      `json:"success_url"`
+	CreatedAt   string      `json:"created_at"`
+	UpdatedAt   string      `json:"updated_at"`
 }
 
 // SessionCustomer is the customer object of a checkout session.
@@ -414,7 +416,7 @@ func (g *generator) payments(spec bizSpec) []Payment {
 		} else {
 			p.AmountPaisa = g.amount(spec)
 		}
-		p.AmountText = g.renderAmount(p.AmountPaisa)
+		p.AmountText = json.Number(g.renderAmount(p.AmountPaisa))
 		p.Currency = "BDT"
 		if g.rng.IntN(10) < 7 {
 			p.PaymentMethod = g.pick(WalletMethods)
@@ -498,7 +500,7 @@ func (g *generator) links(spec bizSpec, payURL string) []PaymentLink {
 		} else {
 			l.AmountPaisa = g.amount(spec)
 		}
-		l.AmountText = g.renderAmount(l.AmountPaisa)
+		l.AmountText = json.Number(g.renderAmount(l.AmountPaisa))
 		l.Currency = "BDT"
 		l.IsReusable = i%3 != 2
 		created := ReferenceTime.UnixMilli() - 2*dayMillis - g.rng.Int64N(spreadDays*dayMillis)

@@ -5,39 +5,6 @@ import (
 	"encoding/json"
 )
 
-// Wire shapes. Field order follows rest-api.md. All rendering happens once,
-// at construction.
-
-type wirePayment struct {
-	ID            string      `json:"id"`
-	Status        string      `json:"status"`
-	Amount        json.Number `json:"amount"`
-	Currency      string      `json:"currency"`
-	TransactionID string      `json:"transaction_id,omitempty"`
-	PaymentMethod string      `json:"payment_method"`
-	Customer      Customer    `json:"customer"`
-	CreatedAt     string      `json:"created_at"`
-	UpdatedAt     string      `json:"updated_at"`
-}
-
-type wireLink struct {
-	ID          string      `json:"id"`
-	URL         string      `json:"url"`
-	Slug        string      `json:"slug"`
-	Title       string      `json:"title"`
-	Description string      `json:"description,omitempty"`
-	Amount      json.Number `json:"amount"`
-	Currency    string      `json:"currency"`
-	IsReusable  bool        `json:"is_reusable"`
-	IsActive    bool        `json:"is_active"`
-	CurrentUses int         `json:"current_uses"`
-	MaxUses     *int        `json:"max_uses"`
-	ExpiresAt   *string     `json:"expires_at"`
-	SuccessURL  string      `json:"success_url"`
-	CreatedAt   string      `json:"created_at"`
-	UpdatedAt   string      `json:"updated_at"`
-}
-
 // MarshalJSON renders m as one object, keeping its order.
 func (m Meta) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
@@ -66,25 +33,12 @@ func marshal(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// renderPayment renders p's list form, or with the address its retrieve form.
 func renderPayment(p Payment, withAddress bool) []byte {
 	if !withAddress {
 		p.Customer.Address = "" // omitted; every generated address is non-empty
 	}
-	return marshal(wirePayment{
-		ID: p.ID, Status: p.Status, Amount: json.Number(p.AmountText), Currency: p.Currency,
-		TransactionID: p.TransactionID, PaymentMethod: p.PaymentMethod, Customer: p.Customer,
-		CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-	})
-}
-
-func renderLink(l PaymentLink) []byte {
-	return marshal(wireLink{
-		ID: l.ID, URL: l.URL, Slug: l.Slug, Title: l.Title, Description: l.Description,
-		Amount: json.Number(l.AmountText), Currency: l.Currency,
-		IsReusable: l.IsReusable, IsActive: l.IsActive, CurrentUses: l.CurrentUses,
-		MaxUses: l.MaxUses, ExpiresAt: l.ExpiresAt, SuccessURL: l.SuccessURL,
-		CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
-	})
+	return marshal(p)
 }
 
 func renderSession(s CheckoutSession) []byte {

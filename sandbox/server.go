@@ -157,7 +157,7 @@ func New(opts Options) *Server {
 			}
 		}
 		for _, l := range d.links {
-			b.linkJSON[l.ID] = renderLink(l)
+			b.linkJSON[l.ID] = marshal(l)
 		}
 		for _, cs := range d.sessions {
 			body := renderSession(cs)
