@@ -117,9 +117,7 @@ func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 			cs.Status = StatusSucceeded // the checkout itself completed
 		}
 		cs.UpdatedAt = p.UpdatedAt
-		body := renderSession(*cs)
-		b.sessionJSON[cs.ID] = body
-		b.sessionJSON[cs.Reference] = body
+		b.putSession(*cs)
 	}
 }
 

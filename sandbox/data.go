@@ -367,22 +367,16 @@ func (g *generator) transactionID(method string) string {
 	}
 }
 
-type bizData struct {
-	info     Business
-	payments []Payment
-	links    []PaymentLink
-	sessions []CheckoutSession
-}
-
-func generate(seed int64, payURL string) []bizData {
+// generate makes each business's records; New indexes and renders them.
+func generate(seed int64, payURL string) []*business {
 	// Credentials do not depend on the data seed, so the demo credentials
 	// stay the same whatever seed is used.
 	cg := &generator{rng: newRand(credSeed), used: map[string]bool{}}
 
 	g := &generator{rng: newRand(seed), used: map[string]bool{}}
-	out := make([]bizData, 0, len(bizSpecs))
+	out := make([]*business, 0, len(bizSpecs))
 	for _, spec := range bizSpecs {
-		b := bizData{info: Business{
+		b := &business{info: Business{
 			Name:      spec.name,
 			APIKey:    cg.unique("ak_test_", mixedAlnum, 24),
 			APISecret: cg.unique("sk_test_", mixedAlnum, 32),

@@ -41,10 +41,12 @@ func renderPayment(p Payment, withAddress bool) []byte {
 	return marshal(p)
 }
 
-func renderSession(s CheckoutSession) []byte {
-	return marshal(struct {
+// putSession renders cs, found by its id and by its reference.
+func (b *business) putSession(cs CheckoutSession) {
+	body := marshal(struct {
 		Data CheckoutSession `json:"data"`
-	}{s})
+	}{cs})
+	b.sessionJSON[cs.ID], b.sessionJSON[cs.Reference] = body, body
 }
 
 func errorBody(msg string) []byte {

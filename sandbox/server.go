@@ -135,18 +135,15 @@ func New(opts Options) *Server {
 	payURL := cmp.Or(strings.TrimSuffix(opts.PayURL, "/"), "https://pay.example.com")
 	s := &Server{statusParam: cmp.Or(opts.StatusParam, "status"), byKey: map[string]*business{}}
 	s.latency.Store(int64(opts.Latency))
-	for _, d := range generate(cmp.Or(opts.Seed, DefaultSeed), payURL) {
-		b := &business{
-			info: d.info, payments: d.payments, links: d.links, sessions: d.sessions,
-			paymentPos:  make(map[string]int, len(d.payments)),
-			statusPos:   map[string][]int{},
-			linkJSON:    make(map[string][]byte, len(d.links)),
-			sessionJSON: make(map[string][]byte, 2*len(d.sessions)),
-		}
+	for _, b := range generate(cmp.Or(opts.Seed, DefaultSeed), payURL) {
+		b.paymentPos = make(map[string]int, len(b.payments))
+		b.statusPos = map[string][]int{}
+		b.linkJSON = make(map[string][]byte, len(b.links))
+		b.sessionJSON = make(map[string][]byte, 2*len(b.sessions))
 		for _, st := range append(Statuses(), "") {
 			b.statusPos[st] = []int{}
 		}
-		for i, p := range d.payments {
+		for i, p := range b.payments {
 			b.statusPos[""] = append(b.statusPos[""], i)
 			b.listJSON = append(b.listJSON, renderPayment(p, false))
 			b.detailJSON = append(b.detailJSON, renderPayment(p, true))
@@ -156,13 +153,11 @@ func New(opts Options) *Server {
 				b.pendingID = p.ID
 			}
 		}
-		for _, l := range d.links {
+		for _, l := range b.links {
 			b.linkJSON[l.ID] = marshal(l)
 		}
-		for _, cs := range d.sessions {
-			body := renderSession(cs)
-			b.sessionJSON[cs.ID] = body
-			b.sessionJSON[cs.Reference] = body
+		for _, cs := range b.sessions {
+			b.putSession(cs)
 		}
 		s.businesses = append(s.businesses, b)
 		s.byKey[b.info.APIKey] = b
