@@ -109,17 +109,13 @@ func (p *poller) run() {
 		now := h.now()
 		if st != nil {
 			// Another replica's transitions (all of them on the first pass).
-			n, ph := p.catchUp(st)
-			if p.ctx.Err() != nil {
+			n, ph, done := p.catchUp(st)
+			if done {
 				return
 			}
 			if n > 0 {
 				changedAt, wait = now, h.cfg.Interval
 				seen(now, ph)
-			}
-			if ph == PhaseFinal {
-				p.finish(nil, nil)
-				return
 			}
 		} else if p.finalKept() {
 			p.finish(nil, nil) // a kept final state was served: nothing to poll
@@ -170,12 +166,8 @@ func (p *poller) run() {
 				if st != nil && !p.append(st, rec, last.id) {
 					// Another replica recorded a transition first: read it
 					// and fetch again (unreadable entries: publish rec).
-					n, ph := p.catchUp(st)
-					if p.ctx.Err() != nil {
-						return
-					}
-					if ph == PhaseFinal {
-						p.finish(nil, nil)
+					n, _, done := p.catchUp(st)
+					if done {
 						return
 					}
 					if n > 0 {
@@ -267,9 +259,9 @@ func (p *poller) keepLease() {
 }
 
 // catchUp hands the subscribers the Store's transitions after the last one
-// kept and returns how many, and the last one's phase. A Store error
-// changes nothing (the next tick tries again).
-func (p *poller) catchUp(st Store) (int, Phase) {
+// kept and returns how many, the last one's phase, and whether the poller
+// is done (stopped, or a final state served). A Store error changes nothing.
+func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	p.mu.Lock()
 	var after uint64
 	if n := len(p.recs); n > 0 {
@@ -287,28 +279,29 @@ func (p *poller) catchUp(st Store) (int, Phase) {
 			recs = append(recs, record{id: r.ID, snap: Snapshot{Value: v, Fingerprint: r.Fingerprint, Phase: r.Phase, Data: r.Data}})
 		}
 	}
-	h := p.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.stopped {
-		return 0, PhaseOpen
-	}
-	p.synced = true
-	n := 0
-	for _, r := range recs {
-		if last, ok := p.lastLocked(); ok && r.id <= last.id {
-			continue
+	p.locked(func() {
+		p.synced = true
+		for _, r := range recs {
+			if last, ok := p.lastLocked(); ok && r.id <= last.id {
+				continue
+			}
+			p.keepLocked(r)
+			n++
 		}
-		p.keepLocked(r)
-		n++
+		if err == nil && len(p.recs) > 0 {
+			p.current = true
+		}
+		p.serveAllLocked()
+		ph = p.lastPhase()
+	})
+	switch {
+	case p.ctx.Err() != nil: // stopped
+		return n, ph, true
+	case ph == PhaseFinal:
+		p.finish(nil, nil)
+		return n, ph, true
 	}
-	if err == nil && len(p.recs) > 0 {
-		p.current = true
-	}
-	p.serveAllLocked()
-	return n, p.lastPhase()
+	return n, ph, false
 }
 
 // append records rec in the Store unless another replica recorded one
