@@ -301,18 +301,17 @@ func (s *Server) finish(idx int, epoch uint64, status int, fault Fault) {
 
 // ServeHTTP implements the REST API. Where rest-api.md is silent:
 //
-//   - Every route is GET only (405 {"error":"Method not allowed"}, Allow:
-//     GET); an unknown route is 404 {"error":"Not found"} before any auth.
+//   - Every route is GET only (405, Allow: GET); an unknown route is 404
+//     before any auth.
 //   - Missing x-api-key or x-api-secret: 401 "Missing API credentials"; a
 //     pair of no business: 401 "Invalid API credentials".
 //   - The list: limit 20 by default, clamped to 100, 400 "Invalid limit"
-//     below 1 or not an integer; 400 "Invalid cursor" and "Invalid
-//     status" (matched exactly); empty query values count as absent. It
-//     is ordered by created_at, then id, descending; the cursor is
-//     base64url (no padding) of the last item's id, so a page does not
-//     depend on the limit and a cursor goes with any status filter.
+//     below 1 or not an integer; 400 "Invalid cursor" and "Invalid status"
+//     (matched exactly); empty values count as absent. It is ordered by
+//     created_at, then id, descending; the cursor is base64url (no padding)
+//     of the last item's id, so it fits any limit and status filter.
 //   - Path ids are unescaped segment by segment; an id holding "/" or "?"
-//     is an unknown id. A checkout session is found by id or reference.
+//     is unknown. A checkout session is found by id or reference.
 //
 // Order: record the Call, ask the fault hook, sleep the latency (no answer
 // if the request ends), then the fault (on any route) or route -> method ->
