@@ -26,17 +26,15 @@ import (
 
 // Live configures the streaming transports (AddTransports).
 type Live struct {
-	// Readers read a request's credentials into its context; they are run
-	// over a WebSocket's connection_init payload as if its fields were
-	// headers. Nil: the payload is not read.
+	// Readers read a request's credentials into its context, and a
+	// WebSocket's connection_init fields as headers. Nil: those are not read.
 	Readers func(http.Handler) http.Handler
-	// KeepAlive is the interval of SSE comments and WebSocket pings that
+	// KeepAlive is the interval of SSE comments and WebSocket pings, which
 	// keep proxies from closing an idle stream and find dead clients.
 	KeepAlive time.Duration
 	// OriginPatterns are the origins a WebSocket may come from besides the
 	// gateway's own: a WebSocket has no CORS preflight.
 	OriginPatterns []string
-
 	// MaxConnections bounds the WebSocket connections and SSE streams open
 	// at once; one more is refused before the upgrade, HTTP 503.
 	MaxConnections int
@@ -47,8 +45,8 @@ type Live struct {
 	InitTimeout time.Duration
 	// MaxOperations bounds the operations in flight on one WebSocket.
 	MaxOperations int
-	// WriteTimeout is how long the client may take to take one message:
-	// past it the connection is closed.
+	// WriteTimeout is how long the client may take to take one message
+	// before the connection is closed.
 	WriteTimeout time.Duration
 	// MaxMessageBytes is the largest WebSocket message read; larger closes
 	// the connection (1009). Zero: 1 MiB.
@@ -64,8 +62,7 @@ type Live struct {
 	OperationLog func(ctx context.Context, transport string) (context.Context, func())
 	// Now is the clock of session tokens' expiry; nil: time.Now.
 	Now func() time.Time
-	// Gauge, when set, is handed once what reads the live connections open
-	// and their cap, for the metrics.
+	// Gauge, when set, is handed the open live connections' count and cap.
 	Gauge func(open func() int, limit int)
 }
 
@@ -169,16 +166,15 @@ func isWebsocket(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(FirstHeader(r.Header, "Upgrade"), "websocket")
 }
 
-// sse is gqlgen's SSE transport (graphql-sse) behind a check of the body:
-// one that is not a GraphQL request is refused with a fixed message, never
-// echoed (gqlgen's would echo it into its answer and its log).
+// sse is gqlgen's SSE transport (graphql-sse) behind a check of the body,
+// so that a body that is not a GraphQL request is refused, never echoed.
 type sse struct {
 	transport.SSE
 	b *liveBounds
 }
 
 // Supports takes the POSTs that ask for the event stream alone: gqlgen's
-// would take urql's queries too, and serve them without their deadline.
+// would take urql's queries too, without their deadline.
 func (t sse) Supports(r *http.Request) bool {
 	return wantsEventStream(FirstHeader(r.Header, "Accept")) && t.SSE.Supports(r)
 }
@@ -205,13 +201,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		refuseBody(w, r, err)
 		return
 	}
-	var req struct {
-		Query         string         `json:"query"`
-		OperationName string         `json:"operationName"`
-		Variables     map[string]any `json:"variables"`
-		Extensions    map[string]any `json:"extensions"`
-		DocumentID    string         `json:"documentId"`
-	}
+	var req postBody
 	if json.Unmarshal(body, &req) != nil {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)
 		return
@@ -236,8 +226,8 @@ func (t websocket) Supports(r *http.Request) bool {
 }
 
 // Do refuses the legacy graphql-ws subprotocol (and a client naming none):
-// its keep-alive has no answer, so a dead client is found only when a
-// write times out, and no maintained client needs it.
+// its keep-alive has no answer, so a dead client is found only by a write
+// timing out.
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !offers(r.Header.Values("Sec-WebSocket-Protocol"), transportWS) {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
@@ -274,9 +264,8 @@ func offers(values []string, p string) bool {
 }
 
 // websocketInit reads a connection_init payload's credentials through
-// readers as if they were headers (none: the upgrade's stay), closes a
-// connection left without a usable pair 4403, and ends a session token's
-// connection at the token's expiry.
+// readers as headers (none: the upgrade's stay), closes a connection left
+// without a usable pair 4403, and ends a token's connection at its expiry.
 func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketInitFunc {
 	names := [...]string{"x-api-key", "x-api-secret", "Authorization"}
 	forbidden := func(ctx context.Context, msg string) (context.Context, *transport.InitPayload, error) {
@@ -353,9 +342,8 @@ func (i deadlineImplementation) Accept(w http.ResponseWriter, r *http.Request, o
 	return &deadlineConn{WebsocketConn: c, timeout: i.timeout}, nil
 }
 
-// liveSendBuffer bounds the kernel's send buffer of a WebSocket, which
-// Linux may grow to megabytes that a client that stops reading fills with
-// answers computed for nothing before any write blocks.
+// liveSendBuffer bounds a WebSocket's kernel send buffer, which Linux may
+// grow to megabytes of answers for a client that stopped reading.
 const liveSendBuffer = 256 << 10
 
 // sendBuffer sets liveSendBuffer on the connection it hijacks.

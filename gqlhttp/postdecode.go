@@ -37,62 +37,53 @@ func decodePOSTJSON(body []byte, req *postBody) error {
 // decodePOST decodes the first JSON value of body into req, as
 // decodePOSTJSON would: by hand when it can, else by encoding/json.
 func decodePOST(body []byte, req *postBody) error {
-	if decodeFast(body, req) == fastDone {
+	if decodeFast(body, req) {
 		return nil
 	}
 	*req = postBody{}
 	return decodePOSTJSON(body, req)
 }
 
-type fastStatus int8
-
-const (
-	fastOK       fastStatus = iota // a part decoded; go on
-	fastDone                       // the object decoded
-	fastFallback                   // cut short, or not for the hand decoder: encoding/json decides
-)
-
 // maxFastDepth: deeper variables go to encoding/json (whose own bound is
 // 10,000).
 const maxFastDepth = 64
 
+// fastDecoder is the hand decoder; each of its methods reports false for
+// a body it leaves to encoding/json.
 type fastDecoder struct {
 	b     []byte
 	i     int
 	depth int
 }
 
-// decodeFast decodes b, the body so far, into req.
-func decodeFast(b []byte, req *postBody) fastStatus {
+// decodeFast decodes body into req, or reports false.
+func decodeFast(b []byte, req *postBody) bool {
 	d := fastDecoder{b: b}
-	if st := d.expect('{'); st != fastOK {
-		return st
+	if !d.expect('{') {
+		return false
 	}
 	var seen uint8
 	d.ws()
 	if d.i == len(b) {
-		return fastFallback
+		return false
 	}
 	if b[d.i] == '}' {
-		return fastDone
+		return true
 	}
 	for {
-		if d.i == len(b) {
-			return fastFallback
-		}
-		if b[d.i] != '"' {
-			return fastFallback
+		if d.i == len(b) || b[d.i] != '"' {
+			return false
 		}
 		// A member's key: only the exact names, each once, plain ASCII.
 		j := d.i + 1
 		for j < len(b) && b[j] != '"' {
 			if c := b[j]; c < 0x20 || c == '\\' || c >= utf8.RuneSelf {
-				return fastFallback
+				return false
 			}
 			j++
 		}
 		if j == len(b) {
-			return fastFallback
+			return false
 		}
 		key := b[d.i+1 : j]
 		d.i = j + 1
@@ -109,26 +100,26 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 		case "extensions":
 			bit = 16
 		default:
-			return fastFallback
+			return false
 		}
 		if seen&bit != 0 {
-			return fastFallback
+			return false
 		}
 		seen |= bit
-		if st := d.expect(':'); st != fastOK {
-			return st
+		if !d.expect(':') {
+			return false
 		}
 		d.ws()
 		if d.i == len(b) {
-			return fastFallback
+			return false
 		}
-		var st fastStatus
+		var ok bool
 		switch c := b[d.i]; {
 		case c == 'n':
-			st = d.literal("null") // a string keeps "", a map is nil
+			ok = d.literal("null") // a string keeps "", a map is nil
 		case bit <= 4 && c == '"':
 			var s string
-			s, st = d.str()
+			s, ok = d.str()
 			switch bit {
 			case 1:
 				req.Query = s
@@ -139,30 +130,28 @@ func decodeFast(b []byte, req *postBody) fastStatus {
 			}
 		case bit > 4 && c == '{':
 			var m map[string]any
-			m, st = d.object()
+			m, ok = d.object()
 			if bit == 8 {
 				req.Variables = m
 			} else {
 				req.Extensions = m
 			}
-		default:
-			return fastFallback
 		}
-		if st != fastOK {
-			return st
+		if !ok {
+			return false
 		}
 		d.ws()
 		if d.i == len(b) {
-			return fastFallback
+			return false
 		}
 		switch b[d.i] {
 		case ',':
 			d.i++
 			d.ws()
 		case '}':
-			return fastDone
+			return true
 		default:
-			return fastFallback
+			return false
 		}
 	}
 }
@@ -180,37 +169,26 @@ func (d *fastDecoder) ws() {
 }
 
 // expect skips blanks and c.
-func (d *fastDecoder) expect(c byte) fastStatus {
+func (d *fastDecoder) expect(c byte) bool {
 	d.ws()
-	if d.i == len(d.b) {
-		return fastFallback
-	}
-	if d.b[d.i] != c {
-		return fastFallback
+	if d.i == len(d.b) || d.b[d.i] != c {
+		return false
 	}
 	d.i++
-	return fastOK
+	return true
 }
 
-func (d *fastDecoder) literal(lit string) fastStatus {
+func (d *fastDecoder) literal(lit string) bool {
 	rest := d.b[d.i:]
-	if len(rest) < len(lit) {
-		if string(rest) == lit[:len(rest)] {
-			return fastFallback
-		}
-		return fastFallback
-	}
-	if string(rest[:len(lit)]) != lit {
-		return fastFallback
+	if len(rest) < len(lit) || string(rest[:len(lit)]) != lit {
+		return false
 	}
 	d.i += len(lit)
-	return fastOK
+	return true
 }
 
-// str decodes the string at d.i (its opening quote): valid UTF-8, no
-// control character, and no escape but the two-character ones.
-// strStop is true for the bytes str must look at: the closing quote,
-// a backslash and the control characters.
+// strStop is true for the bytes str must look at: the closing quote, a
+// backslash and the control characters.
 var strStop = func() (t [256]bool) {
 	for c := 0; c < 0x20; c++ {
 		t[c] = true
@@ -219,7 +197,9 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-func (d *fastDecoder) str() (string, fastStatus) {
+// str decodes the string at d.i (its opening quote): valid UTF-8, no
+// control character, and no escape but the two-character ones.
+func (d *fastDecoder) str() (string, bool) {
 	b := d.b
 	start := d.i + 1
 	j := start
@@ -244,31 +224,31 @@ func (d *fastDecoder) str() (string, fastStatus) {
 				break
 			}
 			if c < 0x20 {
-				return "", fastFallback
+				return "", false
 			}
 			// c == '\\'
 			plain = false
 			j++
 			if j == len(b) {
-				return "", fastFallback
+				return "", false
 			}
 			switch b[j] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 			default:
-				return "", fastFallback // \u, or invalid
+				return "", false // \u, or invalid
 			}
 		}
 	}
 	if !closed {
-		return "", fastFallback
+		return "", false
 	}
 	raw := b[start:j]
 	if !ascii && !utf8.Valid(raw) {
-		return "", fastFallback
+		return "", false
 	}
 	d.i = j + 1
 	if plain {
-		return string(raw), fastOK
+		return string(raw), true
 	}
 	// One allocation of the string's size at most, the plain runs between
 	// escapes copied whole.
@@ -297,19 +277,19 @@ func (d *fastDecoder) str() (string, fastStatus) {
 		out.WriteByte(c)
 		raw = raw[k+2:]
 	}
-	return out.String(), fastOK
+	return out.String(), true
 }
 
 // value decodes any JSON value at d.i, as encoding/json decodes into an
 // interface{} with UseNumber.
-func (d *fastDecoder) value() (any, fastStatus) {
+func (d *fastDecoder) value() (any, bool) {
 	if d.i == len(d.b) {
-		return nil, fastFallback
+		return nil, false
 	}
 	switch c := d.b[d.i]; {
 	case c == '{':
-		m, st := d.object()
-		return m, st
+		m, ok := d.object()
+		return m, ok
 	case c == '[':
 		return d.array()
 	case c == '"':
@@ -323,47 +303,41 @@ func (d *fastDecoder) value() (any, fastStatus) {
 	case c == '-' || '0' <= c && c <= '9':
 		return d.number()
 	}
-	return nil, fastFallback
+	return nil, false
 }
 
-func (d *fastDecoder) object() (map[string]any, fastStatus) {
+func (d *fastDecoder) object() (map[string]any, bool) {
 	if d.depth++; d.depth > maxFastDepth {
-		return nil, fastFallback
+		return nil, false
 	}
 	defer func() { d.depth-- }()
 	d.i++ // {
 	m := map[string]any{}
 	d.ws()
 	if d.i == len(d.b) {
-		return nil, fastFallback
+		return nil, false
 	}
 	if d.b[d.i] == '}' {
 		d.i++
-		return m, fastOK
+		return m, true
 	}
 	for {
-		if d.i == len(d.b) {
-			return nil, fastFallback
+		if d.i == len(d.b) || d.b[d.i] != '"' {
+			return nil, false
 		}
-		if d.b[d.i] != '"' {
-			return nil, fastFallback
-		}
-		k, st := d.str()
-		if st != fastOK {
-			return nil, st
-		}
-		if st := d.expect(':'); st != fastOK {
-			return nil, st
+		k, ok := d.str()
+		if !ok || !d.expect(':') {
+			return nil, false
 		}
 		d.ws()
-		v, st := d.value()
-		if st != fastOK {
-			return nil, st
+		v, ok := d.value()
+		if !ok {
+			return nil, false
 		}
 		m[k] = v // a repeated key: the last one, as encoding/json
 		d.ws()
 		if d.i == len(d.b) {
-			return nil, fastFallback
+			return nil, false
 		}
 		switch d.b[d.i] {
 		case ',':
@@ -371,102 +345,92 @@ func (d *fastDecoder) object() (map[string]any, fastStatus) {
 			d.ws()
 		case '}':
 			d.i++
-			return m, fastOK
+			return m, true
 		default:
-			return nil, fastFallback
+			return nil, false
 		}
 	}
 }
 
-func (d *fastDecoder) array() (any, fastStatus) {
+func (d *fastDecoder) array() (any, bool) {
 	if d.depth++; d.depth > maxFastDepth {
-		return nil, fastFallback
+		return nil, false
 	}
 	defer func() { d.depth-- }()
 	d.i++ // [
 	a := make([]any, 0)
 	d.ws()
 	if d.i == len(d.b) {
-		return nil, fastFallback
+		return nil, false
 	}
 	if d.b[d.i] == ']' {
 		d.i++
-		return a, fastOK
+		return a, true
 	}
 	for {
 		d.ws()
-		v, st := d.value()
-		if st != fastOK {
-			return nil, st
+		v, ok := d.value()
+		if !ok {
+			return nil, false
 		}
 		a = append(a, v)
 		d.ws()
 		if d.i == len(d.b) {
-			return nil, fastFallback
+			return nil, false
 		}
 		switch d.b[d.i] {
 		case ',':
 			d.i++
 		case ']':
 			d.i++
-			return a, fastOK
+			return a, true
 		default:
-			return nil, fastFallback
+			return nil, false
 		}
 	}
 }
 
 // number checks JSON's number grammar and keeps the text (UseNumber). A
-// number that reaches the end of what was read may go on: more.
-func (d *fastDecoder) number() (any, fastStatus) {
+// number that ends the body is left to encoding/json.
+func (d *fastDecoder) number() (any, bool) {
 	b, i := d.b, d.i
-	digits := func() {
-		for i < len(b) && '0' <= b[i] && b[i] <= '9' {
+	isDigit := func() bool { return i < len(b) && '0' <= b[i] && b[i] <= '9' }
+	digits := func() bool {
+		if !isDigit() {
+			return false
+		}
+		for isDigit() {
 			i++
 		}
+		return true
 	}
-	isDigit := func() bool { return i < len(b) && '0' <= b[i] && b[i] <= '9' }
 	if b[i] == '-' {
 		i++
 	}
-	if i == len(b) {
-		return nil, fastFallback
-	}
-	switch {
-	case b[i] == '0':
+	if i < len(b) && b[i] == '0' {
 		i++
-	case isDigit():
-		digits()
-	default:
-		return nil, fastFallback
+	} else if !digits() {
+		return nil, false
 	}
 	if i < len(b) && b[i] == '.' {
 		i++
-		if i == len(b) {
-			return nil, fastFallback
+		if !digits() {
+			return nil, false
 		}
-		if !isDigit() {
-			return nil, fastFallback
-		}
-		digits()
 	}
 	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
 		i++
 		if i < len(b) && (b[i] == '+' || b[i] == '-') {
 			i++
 		}
-		if i == len(b) {
-			return nil, fastFallback
+		if !digits() {
+			return nil, false
 		}
-		if !isDigit() {
-			return nil, fastFallback
-		}
-		digits()
 	}
 	if i == len(b) {
-		return nil, fastFallback
+		return nil, false
 	}
 	n := json.Number(string(b[d.i:i]))
 	d.i = i
-	return n, fastOK
+	return n, true
 }

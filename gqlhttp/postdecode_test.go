@@ -105,8 +105,8 @@ func TestDecodePOSTFast(t *testing.T) {
 	t.Parallel()
 	body := []byte(`{"query":"query Q($id: ID!) {\n payment(id: $id) { id } }","operationName":"Q","variables":{"id":"pay_1","n":[1,2.5]},"extensions":{"x":true}}`)
 	var req postBody
-	if st := decodeFast(body, &req); st != fastDone {
-		t.Fatalf("decodeFast = %d, want fastDone", st)
+	if !decodeFast(body, &req) {
+		t.Fatal("decodeFast left the common body to encoding/json")
 	}
 	want := postBody{}
 	if err := json.Unmarshal(body, &want); err != nil {
