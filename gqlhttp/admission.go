@@ -21,8 +21,7 @@ const (
 	BudgetMerchant         = "merchant"          // the merchant's requests
 	BudgetAnonymousAddress = "anonymous_address" // one client address's anonymous requests
 	BudgetAnonymous        = "anonymous"         // the replica's shared anonymous requests
-	// An operation's: its merchant's REST calls, and the bounds on pairs
-	// the REST API has not accepted.
+	// An operation's: its merchant's REST calls; pairs not yet accepted.
 	BudgetMerchantRESTCalls = "merchant_rest_calls"
 	BudgetUnaccepted        = "unaccepted"
 )
@@ -31,8 +30,8 @@ const (
 type Refusal struct {
 	Code   string // the error's code
 	Budget string // the budget that refused (Budget...)
-	// Answered: the step answered the request itself (HTTP 429); false for
-	// an operation's refusal, counted with its operation.
+	// Answered: the step answered the request itself (HTTP 429), not an
+	// operation, which is counted with its operation.
 	Answered bool
 }
 
@@ -63,8 +62,8 @@ type AdmissionConfig struct {
 }
 
 // Admission is the admission step: one decision per request (who the
-// caller is, which budget, allowed or refused by which), one refusal path,
-// and the REST-call budgets of its operations (charge.go).
+// caller is, which budget refused), one refusal path, and the REST-call
+// budgets of its operations (charge.go).
 type Admission struct{ c AdmissionConfig }
 
 // NewAdmission returns the admission step of c.
@@ -114,9 +113,8 @@ func (a *Admission) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// decide charges one request to c's budgets: the decision to report, and
-// the budget that refused it ("" allowed). A merchant's decision sets its
-// RateLimit headers in h.
+// decide charges one request to c's budgets: the decision, and the budget
+// that refused it ("" allowed). A merchant's sets its RateLimit headers in h.
 func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, c caller) (ratelimit.Decision, string) {
 	if c.merchant {
 		if a.c.Merchants == nil {
@@ -144,21 +142,21 @@ func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, 
 
 // budgetFor is the operation's REST-call budget of an allowed request of
 // c, whose own charge was edge: the merchant's; for a pair not yet
-// accepted, Admit's check before its pair's charge.
-func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) budget {
-	var b budget
-	if a.c.Merchants != nil && c.key != "" {
-		b = &restCallBudget{a: a, merchant: c.key, edge: edge}
+// accepted, Admit's check before its pair's charge. Nil: none.
+func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget {
+	b := &restCallBudget{a: a, edge: edge, admit: c.pair && a.c.Admit != nil}
+	if a.c.Merchants != nil {
+		b.merchant = c.key
 	}
-	if c.pair && a.c.Admit != nil {
-		b = admitBudget{a: a, next: b}
+	if b.merchant == "" && !b.admit {
+		return nil
 	}
 	return b
 }
 
 // refuse is the one refusal path of a request: reported, held by the
 // refusal delay unless the caller is an accepted merchant, its body
-// drained, and answered HTTP 429 with Retry-After.
+// drained, answered 429 with Retry-After.
 func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d ratelimit.Decision, budget string) {
 	ctx := r.Context()
 	a.report(ctx, Refusal{Code: errcode.RateLimited, Budget: budget, Answered: true})
@@ -182,8 +180,8 @@ func (a *Admission) report(ctx context.Context, r Refusal) {
 	}
 }
 
-// operationRefused reports err, an operation's refusal by budget, if it
-// is one, and returns it.
+// operationRefused reports err, if any, an operation's refusal by budget,
+// and returns it.
 func (a *Admission) operationRefused(ctx context.Context, budget string, err *gqlerror.Error) *gqlerror.Error {
 	if err != nil {
 		code, _ := err.Extensions["code"].(string)
@@ -216,10 +214,10 @@ func anonymousWho(ctx context.Context) string {
 }
 
 // OperationBudget is the budget of each operation of a WebSocket
-// connection, charged by the same decision to the caller of its own
-// context: a merchant's one request and its REST-call estimate; a pair not
-// yet accepted's one request of the shared anonymous budget, then its
-// estimate. A refusal is the operation's error. Nil without Merchants.
+// connection, charged to the caller of its own context: a merchant's one
+// request and its REST-call estimate; a pair not yet accepted's one
+// request of the shared anonymous budget, then its estimate. A refusal is
+// the operation's error. Nil without Merchants.
 func (a *Admission) OperationBudget() *ConnectionBudget {
 	if a.c.Merchants == nil {
 		return nil

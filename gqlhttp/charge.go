@@ -14,7 +14,7 @@ import (
 )
 
 // budget is an operation's REST-call budget, put in the request's scope by
-// the admission step, or in a WebSocket operation's (ConnectionBudget).
+// the admission step, or in a WebSocket's (ConnectionBudget).
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
@@ -47,8 +47,7 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 
 // operationCharge is the extension that charges each operation's REST-call
 // estimate to the budget in its context, after graph's query limits and
-// before any field runs, on every transport: a refusal is the operation's
-// error and nothing of it runs. A dry run is peeked at, never charged.
+// before any field runs, on every transport; a dry run is only peeked at.
 type operationCharge struct{}
 
 var (
@@ -60,10 +59,9 @@ var (
 func (operationCharge) ExtensionName() string                   { return "RESTCallCharge" }
 func (operationCharge) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters refuses a pair that may make no REST call
-// (admitBudget) as soon as the root fields are known to make some, before
-// validation and the plan, so that a flood of invented pairs costs a
-// parse-cache look-up each.
+// MutateOperationParameters refuses a pair Admit refuses as soon as the
+// root fields are known to make REST calls, before validation and the
+// plan, so that a flood of invented pairs costs a parse-cache look-up each.
 func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	if !graphql.HasOperationContext(ctx) {
 		return nil
@@ -71,8 +69,8 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 	if n, ok := admission.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
 		return nil
 	}
-	if a, ok := budgetFrom(ctx).(admitBudget); ok {
-		return a.admitNow(ctx)
+	if b, ok := budgetFrom(ctx).(*restCallBudget); ok && b.admit {
+		return b.admitNow(ctx)
 	}
 	return nil
 }
@@ -103,15 +101,7 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 // setRateLimitHeaders sets the RateLimit headers of ctx's request from its
 // decisions, once the operation's charge is made.
 func setRateLimitHeaders(h http.Header, ctx context.Context) {
-	for b := budgetFrom(ctx); b != nil; {
-		switch v := b.(type) {
-		case *restCallBudget:
-			v.setHeaders(h)
-			return
-		case admitBudget:
-			b = v.next
-		default:
-			return
-		}
+	if b, ok := budgetFrom(ctx).(*restCallBudget); ok {
+		b.setHeaders(h)
 	}
 }

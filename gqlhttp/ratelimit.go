@@ -2,6 +2,7 @@ package gqlhttp
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -13,12 +14,17 @@ import (
 
 	"paygraph/graph/receipt"
 	"paygraph/ratelimit"
+	"paygraph/restclient"
 )
 
-// restCallBudget charges one request's operation to its merchant.
+// restCallBudget charges one request's operation to its merchant and, for
+// a pair not yet accepted (admit), first asks Admit whether the pair's
+// first REST call would be refused: a refused operation runs nothing, so
+// that a flood of invented pairs costs one error an operation.
 type restCallBudget struct {
-	a        *Admission // its Merchants limiter charges, its OnRefused reports
-	merchant string
+	a        *Admission // its limiters charge, its OnRefused reports
+	merchant string     // "": no merchant's budget is charged
+	admit    bool
 	edge     ratelimit.Decision // the request's own charge, for the headers
 	mu       sync.Mutex
 	rest     ratelimit.Decision // the operation's REST-call charge, for its receipt and headers
@@ -27,6 +33,14 @@ type restCallBudget struct {
 }
 
 func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
+	if b.admit && restCalls > 0 {
+		if err := b.admitNow(ctx); err != nil {
+			return err
+		}
+	}
+	if b.merchant == "" {
+		return nil
+	}
 	d := b.a.c.Merchants.AllowRESTCalls(ctx, b.merchant, restCalls)
 	b.mu.Lock()
 	b.rest, b.charged = d, true
@@ -35,39 +49,32 @@ func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Er
 }
 
 // setHeaders sets the headers of the tighter of the request's two
-// decisions, once the operation is charged (the edge's are set already).
+// decisions once the operation is charged (the edge's are set already).
 func (b *restCallBudget) setHeaders(h http.Header) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.charged {
 		return
 	}
-	if !restTighter(b.edge, b.rest) {
-		if b.restSet {
-			b.edge.SetHeaders(h)
-			b.restSet = false
-		}
-		return
+	if restTighter(b.edge, b.rest) {
+		b.rest.SetHeaders(h)
+		b.restSet = true
+	} else if b.restSet {
+		b.edge.SetHeaders(h)
+		b.restSet = false
 	}
-	b.rest.SetHeaders(h)
-	b.restSet = true
 }
 
 // ConnectionBudget is the budget of every operation of a WebSocket
 // connection (Live.Budget).
 type ConnectionBudget struct{ a *Admission }
 
-// left: a connection's operation's receipt carries no budget.
+// left: a WebSocket operation's receipt carries no budget.
 func (*ConnectionBudget) left() (receipt.BudgetLeft, bool) { return receipt.BudgetLeft{}, false }
 
 // peek is a dry run's check, charging nothing.
 func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
-	c := b.a.callerOf(ctx)
-	if c.key == "" {
-		return receipt.BudgetLeft{}, nil, false
-	}
-	d := b.a.c.Merchants.PeekRESTCalls(ctx, c.key, restCalls)
-	return budgetLeft(d), restCallsRefusal(ctx, d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+	return b.a.peekRESTCalls(ctx, b.a.callerOf(ctx).key, restCalls)
 }
 
 func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.Error {
@@ -106,8 +113,42 @@ func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
 
 // peek is a dry run's check: what charge would answer, charging nothing.
 func (b *restCallBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
-	d := b.a.c.Merchants.PeekRESTCalls(ctx, b.merchant, restCalls)
+	return b.a.peekRESTCalls(ctx, b.merchant, restCalls)
+}
+
+// peekRESTCalls is a dry run's check of key's REST-call budget.
+func (a *Admission) peekRESTCalls(ctx context.Context, key string, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
+	if key == "" {
+		return receipt.BudgetLeft{}, nil, false
+	}
+	d := a.c.Merchants.PeekRESTCalls(ctx, key, restCalls)
 	return budgetLeft(d), restCallsRefusal(ctx, d, restCalls), d.Policy == ratelimit.PolicyRESTCalls
+}
+
+// admitNow is Admit alone, asked before the operation's plan.
+func (b *restCallBudget) admitNow(ctx context.Context) *gqlerror.Error {
+	if err := b.a.c.Admit(ctx); err != nil {
+		return b.a.operationRefused(ctx, BudgetUnaccepted, refusedError(ctx, err))
+	}
+	markAdmitted(ctx)
+	return nil
+}
+
+// refusedError marks the request refused (RefusalDelay holds its answer)
+// and is the operation's error for a refusal of Admit.
+func refusedError(ctx context.Context, err error) *gqlerror.Error {
+	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": errcode.Of(err)}}
+	re, ok := errors.AsType[*restclient.Error](err)
+	if !ok {
+		markRefused(ctx, 0)
+		return e
+	}
+	markRefused(ctx, re.RetryAfter)
+	e.Message = re.Message
+	if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
+		e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
+	}
+	return e
 }
 
 func budgetLeft(d ratelimit.Decision) receipt.BudgetLeft {
@@ -117,9 +158,7 @@ func budgetLeft(d ratelimit.Decision) receipt.BudgetLeft {
 // restCallsRefusal is the operation's error when d refused restCalls.
 func restCallsRefusal(ctx context.Context, d ratelimit.Decision, restCalls int) *gqlerror.Error {
 	switch {
-	case d.TooCostly:
-		// Unreachable with the gateway's settings (MAX_COMPLEXITY is at
-		// most the REST-call burst); no wait would admit it.
+	case d.TooCostly: // no wait would admit it
 		err := gqlerror.Errorf("query may make %d REST calls, more than this merchant's rate limit admits at once (%d)", restCalls, d.Limit)
 		err.Extensions = map[string]any{"code": errcode.ComplexityLimit}
 		return err
@@ -129,17 +168,9 @@ func restCallsRefusal(ctx context.Context, d ratelimit.Decision, restCalls int) 
 	return nil
 }
 
-// tighter is the decision the headers describe: a refusal, else the
-// budget with the smaller share left (a decision without a policy charged
-// nothing).
-func tighter(edge, rest ratelimit.Decision) ratelimit.Decision {
-	if restTighter(edge, rest) {
-		return rest
-	}
-	return edge
-}
-
-// restTighter reports whether tighter is rest.
+// restTighter reports whether the headers describe rest rather than edge:
+// a refusal, else the budget with the smaller share left (a decision
+// without a policy charged nothing).
 func restTighter(edge, rest ratelimit.Decision) bool {
 	switch {
 	case !rest.Allowed || edge.Policy == "":
@@ -158,10 +189,9 @@ func limitedMessage(d ratelimit.Decision) string {
 	return fmt.Sprintf("rate limit reached: this merchant has spent its %s budget; retry after %d s", what, d.RetryAfterSeconds())
 }
 
-// maxDrain is how much of a refused request's body is read and thrown away
-// before the answer (net/http's maxPostHandlerReadBytes): a body left
-// unread when the connection closes makes the kernel reset it, and the
-// client may lose the 429.
+// maxDrain is how much of a refused request's body is thrown away before
+// the answer (net/http's maxPostHandlerReadBytes): a body left unread when
+// the connection closes makes the kernel reset it, losing the 429.
 const maxDrain = 256 << 10
 
 func drain(r *http.Request) {

@@ -12,14 +12,9 @@ import (
 	"paygraph/restclient"
 )
 
-const (
-	// DefaultRefusalDelayMax is the Retry-After every such refusal carries
-	// at least, so a client that honours it loses nothing.
-	DefaultRefusalDelayMax = time.Second
-	// DefaultRefusalDelayMaxHeld bounds what holding costs: each is a
-	// parked goroutine with its connection.
-	DefaultRefusalDelayMaxHeld = 256
-)
+// DefaultRefusalDelayMax is the Retry-After every such refusal carries at
+// least, so a client that honours it loses nothing.
+const DefaultRefusalDelayMax = time.Second
 
 // RefusalDelay holds the refusals of callers the REST API has not accepted
 // for their Retry-After (at most max), as nginx's limit_req does, so that
@@ -36,11 +31,9 @@ type RefusalDelay struct {
 	delayed atomic.Uint64
 	done    chan struct{}
 	close   sync.Once
-	// onPast is told the peer of a refusal past its share (OnPastShare).
-	onPast func(peer netip.Addr)
-
-	mu     sync.Mutex
-	byAddr map[string]int // held now per address key; at most maxHeld keys
+	onPast  func(peer netip.Addr) // OnPastShare's
+	mu      sync.Mutex
+	byAddr  map[string]int // held now per address key; at most maxHeld keys
 	// timer starts a timer of d (a fake clock in tests).
 	timer func(d time.Duration) (<-chan time.Time, func() bool)
 }
@@ -84,8 +77,8 @@ func (d *RefusalDelay) Close() {
 }
 
 // wrap is w and r with the refusal mark below it: the answer of a request
-// marked refused is held when it is written. Streams are left as they are:
-// their refusals are per operation.
+// marked refused is held when it is written. Streams, refused per
+// operation, are left as they are.
 func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	if d == nil || d.max <= 0 || d.maxHeld <= 0 ||
 		FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
@@ -93,8 +86,7 @@ func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.Respon
 	}
 	// The mark lives in the writer: one allocation for both.
 	rw := &refusalWriter{ResponseWriter: w, d: d, r: r}
-	rw.m = &rw.mark
-	rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, rw.m)
+	rw.ctx = opscope.WithValue(r.Context(), refusalKey{}, &rw.mark)
 	return rw, opscope.Request(r, rw.ctx)
 }
 
@@ -179,7 +171,6 @@ type refusalWriter struct {
 	http.ResponseWriter
 	d       *RefusalDelay
 	r       *http.Request // its address is read only when refused
-	m       *refusalMark  // &mark
 	ctx     context.Context
 	checked bool
 	mark    refusalMark
@@ -190,10 +181,10 @@ func (w *refusalWriter) hold() {
 		return
 	}
 	w.checked = true
-	if !(w.m.refused.Load() && !w.m.admitted.Load() || restclient.Refused(w.ctx)) {
+	if !(w.mark.refused.Load() && !w.mark.admitted.Load() || restclient.Refused(w.ctx)) {
 		return
 	}
-	if w.d.wait(w.ctx, time.Duration(w.m.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
+	if w.d.wait(w.ctx, time.Duration(w.mark.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
 		return
 	}
 	// Past the share (or the cap): answered now, and the connection

@@ -316,7 +316,7 @@ func TestRefusalDelay(t *testing.T) {
 					return &restclient.Error{Kind: restclient.KindRateLimited, Message: "over", RetryAfter: time.Second}
 				}
 				return NewAdmission(AdmissionConfig{Merchant: notMerchant, Admit: admit, Delay: d}).Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-					a := budgetFrom(r.Context()).(admitBudget)
+					a := budgetFrom(r.Context()).(*restCallBudget)
 					_ = a.admitNow(r.Context())
 					_ = a.admitNow(r.Context())
 				}))
@@ -355,7 +355,7 @@ func TestRefusalDelay(t *testing.T) {
 // refusal's code (or "ok").
 func operation(t *testing.T) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		a, ok := budgetFrom(r.Context()).(admitBudget)
+		a, ok := budgetFrom(r.Context()).(*restCallBudget)
 		if !ok {
 			t.Error("no admitter")
 			return
@@ -398,7 +398,7 @@ func TestRefusalShare(t *testing.T) {
 		maxHeld int
 		share   int
 	}{
-		{"the default", DefaultRefusalDelayMaxHeld, 16},
+		{"256 held", 256, 16},
 		{"a small cap: one each", 4, 1},
 		{"none held", 0, 1},
 	} {
