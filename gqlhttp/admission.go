@@ -49,13 +49,13 @@ type AdmissionConfig struct {
 	Anonymous      *ratelimit.Limiter
 	TrustedProxies []netip.Prefix
 	// Merchant is the one decision of who is a merchant (a pair the REST
-	// API accepted); any other request is anonymous for every budget.
+	// API accepted); any other request is anonymous.
 	Merchant func(context.Context) (string, bool)
 	// Admit is asked whether the first REST call of a pair not yet
 	// accepted would be refused; nil asks nothing.
 	Admit func(context.Context) error
-	// Delay holds the refusals of callers that are not accepted
-	// merchants; nil answers them at once.
+	// Delay holds the refusals of callers that are not accepted merchants;
+	// nil answers them at once.
 	Delay *RefusalDelay
 	// OnRefused is told of each refusal, of a request or an operation.
 	OnRefused func(ctx context.Context, r Refusal)

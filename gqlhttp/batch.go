@@ -13,11 +13,10 @@ import (
 
 // Batches serves POST path bodies that are JSON arrays of at most max
 // operations (Apollo's batching links) by running each entry through next
-// as a request of its own, concurrently: nothing of one entry is shared
-// with another, and a batch costs each bound what its entries sent one by
-// one would. The answers are an array, in order. A larger batch is refused
-// whole before any entry runs. Every other request goes to next; max 0
-// serves no batch. wrap, when not nil, is put around the batch's answer.
+// as a request of its own, concurrently, so that a batch costs each bound
+// what its entries sent one by one would; the answers are an array, in
+// order. A larger batch is refused whole. Every other request goes to
+// next; max 0 serves no batch. wrap, if any, is put around the answer.
 func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.Handler, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -35,8 +34,7 @@ func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.H
 		}
 		p := &prefixedBody{ReadCloser: r.Body}
 		first, err := p.readFirst()
-		// The body as it came, what was read put back.
-		r.Body = p
+		r.Body = p // the body as it came
 		if err != nil || first != '[' {
 			next.ServeHTTP(w, r)
 			return
@@ -62,17 +60,14 @@ type prefixedBody struct {
 func (p *prefixedBody) readFirst() (byte, error) {
 	for {
 		n, err := p.ReadCloser.Read(p.one[:])
-		if n == 1 {
-			switch c := p.one[0]; c {
-			case ' ', '\t', '\r', '\n':
-				p.prefix = append(p.prefix, c) // rare: blanks before the body
-				continue
-			default:
-				if p.prefix == nil {
-					p.prefix = p.one[:] // the common case: no allocation
-				} else {
-					p.prefix = append(p.prefix, c)
-				}
+		if c := p.one[0]; n == 1 {
+			blank := c == ' ' || c == '\t' || c == '\r' || c == '\n'
+			if p.prefix == nil && !blank {
+				p.prefix = p.one[:] // the common case: no allocation
+				return c, nil
+			}
+			p.prefix = append(p.prefix, c) // rare: blanks before the body
+			if !blank {
 				return c, nil
 			}
 		}
@@ -135,7 +130,7 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 
 // write answers the entries' answers as one JSON array: each entry's body
 // when it is a JSON object, else an error carrying its text. The headers
-// are the first entry's, the rate-limit state the last one's; Retry-After
+// are the first entry's, the rate-limit ones the last one's, Retry-After
 // only when every entry was refused with one.
 func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
 	h := w.Header()

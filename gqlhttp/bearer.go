@@ -16,7 +16,7 @@ import (
 // BearerConfig configures Bearer with the facts it needs from their owners.
 type BearerConfig struct {
 	// Verify checks a token (sessiontoken.Keyring.Verify). Nil: tokens
-	// are off, and a request with a bearer token is refused saying so.
+	// are off, and a request with one is refused saying so.
 	Verify func(token string) (sessiontoken.Claims, error)
 	// WithScope puts the token's scope where the resolvers find it
 	// (graph.WithScope).
@@ -40,13 +40,11 @@ type bearerState struct {
 }
 
 // Bearer returns two middlewares for "Authorization: Bearer <session
-// token>". read, at the top of the router, verifies the token and puts the
-// pair it carries in the context exactly as the two headers do, and its
-// scope beside it, so that every layer below treats both ways in alike; it
-// never answers, so that the access log still sees a refused request.
-// refuse, on the routes that take credentials (inside CORS), answers 401
-// UNAUTHENTICATED for a token that cannot be used (the message says why,
-// never holding the token).
+// token>". read, at the top of the router, verifies the token and puts its
+// pair in the context as the two headers do, its scope beside it; it never
+// answers, so that the access log still sees a refused request. refuse, on
+// the routes that take credentials (inside CORS), answers 401
+// UNAUTHENTICATED for a token that cannot be used, saying why.
 func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
 		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")
@@ -124,7 +122,7 @@ func bearerToken(v string) (string, bool) {
 }
 
 // refusalOf is the message of a token Verify refused: its own text for the
-// known errors (never holding the token), else malformed.
+// known errors (never holding the token), else malformed's.
 func refusalOf(err error) string {
 	for _, known := range []error{sessiontoken.ErrExpired, sessiontoken.ErrTampered, sessiontoken.ErrForeign, sessiontoken.ErrMalformed} {
 		if errors.Is(err, known) {

@@ -18,8 +18,8 @@ import (
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
-	// left is what the charge left of the merchant's REST-call budget
-	// (the cost receipt's figure); ok false when there is none to say.
+	// left is what the charge left of the merchant's REST-call budget,
+	// for the cost receipt; ok false when there is none.
 	left() (receipt.BudgetLeft, bool)
 	// peek answers a dry run: what charge would, charging nothing.
 	peek(ctx context.Context, restCalls int) (left receipt.BudgetLeft, refusal *gqlerror.Error, ok bool)

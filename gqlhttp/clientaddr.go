@@ -12,9 +12,8 @@ import (
 )
 
 // ClientAddress is the middleware that puts the caller's address in the
-// request's context, where the REST client charges the calls of pairs not
-// yet accepted to that address's budget. A request whose pair is accepted
-// gets none.
+// request's context, where the REST client charges the calls of a pair
+// not yet accepted to that address's budget.
 func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -30,9 +29,8 @@ func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) 
 
 // ClientAddr is the caller's address: the connection's peer, unless it is
 // a trusted proxy; then the rightmost address of X-Forwarded-For that is
-// not (the leftmost ones are whatever the client wrote). Without trusted
-// proxies the header is ignored: anyone can write it. The zero Addr when
-// RemoteAddr is not an address.
+// not (the client writes the leftmost ones). The zero Addr when RemoteAddr
+// is not an address.
 func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

@@ -8,8 +8,7 @@ import (
 
 // Compress is gzhttp's middleware compressing answers of at least
 // minBytes (0: none) with gzip, or zstd only when the caller prefers it by
-// q-value (some that offer zstd cannot decode it); streams pass untouched,
-// so that no event waits in a compressor's buffer.
+// q-value (some that offer it cannot decode it); streams pass untouched.
 func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil
@@ -25,9 +24,7 @@ func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 				next.ServeHTTP(w, r)
 				return
 			}
-			if !mayCompress(r) {
-				// What gzhttp does when it selects no encoding, without its
-				// wrapper (TestCompressSkipSameAsGzhttp).
+			if !mayCompress(r) { // as gzhttp, without its wrapper (TestCompressSkipSameAsGzhttp)
 				addVaryAcceptEncoding(w.Header())
 				next.ServeHTTP(w, r)
 				return

@@ -19,18 +19,16 @@ var (
 type callerKey struct{}
 
 // callerHeaders is what credential headers held when they did not make one
-// usable pair (one or both missing, or sent more than once): nothing to
-// send to the REST API, but values that still must never be logged.
+// usable pair: nothing to send, but values that must never be logged.
 type callerHeaders struct {
 	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header
 }
 
 // Credentials is the middleware, at the top of the router, that reads the
-// caller's x-api-key and x-api-secret once, so that every layer knows the
-// pair and the access log can take it out of its line. When each was sent
-// once and neither is empty, the pair goes in the request's context;
-// otherwise what the headers held, for CallerSecrets. It never answers.
+// caller's x-api-key and x-api-secret once into the request's context: the
+// pair when each was sent once and neither is empty, else what the headers
+// held, for CallerSecrets. It never answers.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx, changed := readCaller(r); changed {
@@ -43,18 +41,14 @@ func Credentials(next http.Handler) http.Handler {
 // SingleCredentials is the middleware that refuses, UNAUTHENTICATED (HTTP
 // 400), a request whose x-api-key or x-api-secret came in more than one
 // line: taking the first would let a proxy's added header choose the
-// merchant. The message names the header, never its values. It reads the
-// headers itself when no outer Credentials did.
+// merchant. It reads the headers itself when no outer Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx := r.Context()
-		h, _ := ctx.Value(callerKey{}).(*callerHeaders)
-		if h == nil {
-			if _, paired := restclient.CredentialsFrom(ctx); !paired {
-				if ctx, changed := readCaller(r); changed {
-					r = opscope.Request(r, ctx)
-					h, _ = ctx.Value(callerKey{}).(*callerHeaders)
-				}
+		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)
+		if !callerRead(r.Context()) {
+			if ctx, changed := readCaller(r); changed {
+				r = opscope.Request(r, ctx)
+				h, _ = ctx.Value(callerKey{}).(*callerHeaders)
 			}
 		}
 		if h != nil && h.ambiguous != "" {
@@ -66,9 +60,9 @@ func SingleCredentials(next http.Handler) http.Handler {
 	})
 }
 
-// CallerSecrets returns the values the request's credential headers held:
-// the literal strings the logger and the metrics must never print,
-// whatever their shape. Nil without any. Read only.
+// CallerSecrets returns the values the request's credential headers held,
+// which the logger and the metrics must never print. Nil without any.
+// Read only.
 func CallerSecrets(ctx context.Context) []string {
 	if h, _ := ctx.Value(callerKey{}).(*callerHeaders); h != nil {
 		return h.values
@@ -90,13 +84,11 @@ func callerRead(ctx context.Context) bool {
 // and whether it differs from r's (not when there are none).
 func readCaller(r *http.Request) (context.Context, bool) {
 	ctx := r.Context()
-	// Header.Get would hide a second line.
-	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret]
+	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret] // every line
 	if len(keys) == 0 && len(secrets) == 0 {
 		return ctx, false
 	}
-	// One line is one value, commas included: a secret may hold any
-	// visible character, and is forwarded unchanged.
+	// One line is one value, commas included: a secret may hold any.
 	if len(keys) == 1 && len(secrets) == 1 && keys[0] != "" && secrets[0] != "" {
 		return restclient.WithCredentials(ctx, restclient.Credentials{APIKey: keys[0], APISecret: secrets[0]}), true
 	}

@@ -9,12 +9,10 @@ import (
 	"paygraph/restclient"
 )
 
-// Deadline is the middleware that gives each request its deadline, REST
-// calls included (timeout; 0 or less: none), and its bound on REST calls
-// in flight (restCalls; 0 or less: restclient.DefaultRequestLimit). A
-// stream gets no deadline here (each of its queries gets one, operation.go)
-// and its connection's server timeouts are lifted: the subscription hub
-// bounds its life, the keep-alives find a client that left.
+// Deadline is the middleware that gives each request its deadline
+// (timeout; 0 or less: none) and its bound on REST calls in flight
+// (restCalls; 0 or less: restclient.DefaultRequestLimit). A stream's
+// queries get theirs in operation.go, and its server timeouts are lifted.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit

@@ -13,9 +13,9 @@ import (
 // refusedKey is the context key of the hook OnRefused sets.
 type refusedKey struct{}
 
-// OnRefused is the middleware that reports every refusal of the edge below
-// it to report, with its code: those requests never reach the GraphQL
-// server, whose extensions (the metrics') would count them.
+// OnRefused is the middleware that tells report of every refusal of the
+// edge below it, with its code: those never reach the GraphQL server,
+// whose extensions would count them.
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {
@@ -27,9 +27,8 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 	}
 }
 
-// refuse answers r with a GraphQL-shaped error (status, code, msg) and
-// reports it to the OnRefused hook above, if any. msg is fixed text: it
-// never echoes what the caller sent.
+// refuse answers r with a GraphQL-shaped error and reports it to the
+// OnRefused hook above, if any. msg never echoes what the caller sent.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	reportRefused(r, code)
 	WriteErrorFor(w, r, status, code, msg)
@@ -55,8 +54,8 @@ func reportRefused(r *http.Request, code string) {
 	}
 }
 
-// WriteError answers with a GraphQL-shaped error body: the one writer of
-// the answers given without running an operation.
+// WriteError answers with a GraphQL-shaped error body, without running an
+// operation.
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header()["Content-Type"] = contentTypeJSON
 	writeError(w, status, code, msg)

@@ -9,9 +9,9 @@ import (
 	"paygraph/graph/live"
 )
 
-// eventIDWriter prefixes an SSE next event that carries an event id
-// (extensions.eventId) with its id: line, so that a client sends it back
-// as Last-Event-ID when it reconnects. gqlgen writes one event per Write.
+// eventIDWriter prefixes an SSE next event carrying extensions.eventId
+// with its id: line, which a client sends back as Last-Event-ID when it
+// reconnects. gqlgen writes one event per Write.
 type eventIDWriter struct{ http.ResponseWriter }
 
 var nextEvent = []byte("event: next\ndata: ")

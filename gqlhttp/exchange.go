@@ -28,8 +28,8 @@ const (
 )
 
 // wantsGraphQLResponse reports whether accept prefers
-// application/graphql-response+json to application/json (application/*
-// and */* count as the latter, the answer to no acceptable type too).
+// application/graphql-response+json to application/json (or application/*,
+// */*, or no acceptable type).
 func wantsGraphQLResponse(accept string) bool {
 	if accept == "" || !strings.Contains(accept, "graphql-response") {
 		return false // the common cases, without parsing
@@ -50,7 +50,7 @@ func wantsGraphQLResponse(accept string) bool {
 
 // wantsEventStream reports whether accept asks for graphql-sse's event
 // stream: text/event-stream and no JSON type (urql names both with every
-// query: those are not streams, and keep their deadline).
+// query, which is no stream).
 func wantsEventStream(accept string) bool {
 	if !strings.Contains(accept, "event-stream") {
 		return false // the common case, without parsing
@@ -96,8 +96,7 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	return gr
 }
 
-// exchange runs params and writes the answer as GraphQL over HTTP says (a
-// request error has no "data": 400 under graphql-response+json, else 200),
+// exchange runs params and writes the answer as GraphQL over HTTP says,
 // streaming @defer results to a multipart/mixed caller; queriesOnly (GET)
 // answers any other operation type 405.
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
@@ -119,9 +118,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
-	if rc.Operation.Operation == ast.Subscription {
-		// Answered once, a subscription's first event would look like the
-		// whole answer: refused as a request error.
+	if rc.Operation.Operation == ast.Subscription { // its first event would look like the whole answer
 		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
 			Message:    msgSubscriptionNeedsStream,
 			Extensions: map[string]any{"code": errcode.BadUserInput},
@@ -144,7 +141,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 }
 
 // msgSubscriptionNeedsStream answers a subscription sent as a plain JSON
-// request (POST or GET without Accept: text/event-stream).
+// request.
 const msgSubscriptionNeedsStream = "a subscription is served as a stream only: POST it with Accept: text/event-stream (graphql-sse), " +
 	"or send it over a WebSocket (graphql-transport-ws); a plain JSON request would answer only its first event"
 
@@ -155,8 +152,7 @@ func refuseMethod(w http.ResponseWriter, r *http.Request) {
 }
 
 // notQuery reports whether the operation a failed request names is known
-// to be other than a query, so that a mutation over GET is a 405 even
-// when validation failed.
+// to be other than a query: a mutation over GET is a 405 even when invalid.
 func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	var doc *ast.QueryDocument
 	if rc != nil && rc.Doc != nil {
@@ -222,10 +218,10 @@ func writeRequestError(w http.ResponseWriter, gr bool, resp *graphql.Response) {
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
+	status := http.StatusOK
 	if gr {
-		w.WriteHeader(http.StatusBadRequest)
-	} else {
-		w.WriteHeader(http.StatusOK)
+		status = http.StatusBadRequest
 	}
+	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -10,16 +10,14 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 )
 
-// queryGET is the GET transport. It is ours rather than gqlgen's so that a
-// request answers exactly as over POST (exchange.go), and a mutation is
-// refused with 405 and Allow: POST, as GraphQL over HTTP says.
+// queryGET is the GET transport. It is ours so that a request answers as
+// over POST, and a mutation is refused 405 with Allow: POST.
 type queryGET struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
 
+// Supports takes every GET but a websocket's, Accept aside (urql's).
 func (queryGET) Supports(r *http.Request) bool {
-	// Every GET but a websocket's (urql sends queries by GET with
-	// text/event-stream in Accept).
 	return r.Method == http.MethodGet && FirstHeader(r.Header, "Upgrade") == ""
 }
 

@@ -20,10 +20,9 @@ import (
 )
 
 // Incremental delivery of @defer: later results go out as they complete,
-// as multipart/mixed parts with the 2022-08-24 @defer payloads, each ended
-// by the next boundary and flushed. It is ours, not gqlgen's, so that a
-// deferred request is checked as any other; the request's deadline and
-// MAX_RESPONSE_BYTES bound the whole stream.
+// as flushed multipart/mixed parts with the 2022-08-24 payloads. It is
+// ours, not gqlgen's, so that a deferred request is checked as any other;
+// the request's deadline and MAX_RESPONSE_BYTES bound the whole stream.
 
 // contentTypeMultipart is the Content-Type of a stream of results.
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
@@ -33,8 +32,8 @@ const (
 	partHead = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 	// partNext opens a later part, whose boundary ended the one before.
 	partNext = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
-	// partEnd closes every part with the next boundary; streamEnd then
-	// makes it the closing one.
+	// partEnd closes every part with the next boundary; streamEnd makes it
+	// the closing one.
 	partEnd   = "\r\n---"
 	streamEnd = "--\r\n"
 )
@@ -88,18 +87,16 @@ type incrementalEntry struct {
 }
 
 // laterPart is a part after the first: the fragments completed since the
-// last part, or, when the stream ends on an error of the whole response
-// (the response budget, the deadline), that error.
+// last part, or the error of the whole response that ends the stream.
 type laterPart struct {
 	Incremental []incrementalEntry `json:"incremental,omitempty"`
 	Errors      gqlerror.List      `json:"errors,omitempty"`
 	HasNext     bool               `json:"hasNext"`
-	// Extensions of the whole response: the final part's cost receipt.
-	Extensions map[string]any `json:"extensions,omitempty"`
+	Extensions  map[string]any     `json:"extensions,omitempty"` // the final part's cost receipt
 }
 
 // maxStrandedReaders bounds the goroutines timed-out streams may leave
-// behind (readResults): past it, @defer is served as one payload.
+// behind (readResults); past it, @defer is served as one payload.
 const maxStrandedReaders = 1024
 
 // strandedReaders counts the result readers blocked for good.
@@ -110,8 +107,7 @@ var strandedReaders atomic.Int64
 func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders }
 
 // writeIncremental writes the results of responses: one JSON payload when
-// nothing was deferred (or the first result is already over maxBytes),
-// else the multipart stream above.
+// nothing was deferred (or the first is over maxBytes), else a stream.
 func writeIncremental(ctx context.Context, w http.ResponseWriter, responses graphql.ResponseHandler, maxBytes int64) {
 	first := responses(ctx)
 	if first == nil || first.HasNext == nil || !*first.HasNext {
@@ -269,10 +265,9 @@ func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) err
 }
 
 // withoutDefer makes rc run its @defer fragments in line, for a client
-// that takes one JSON payload. rc's document is shared (the parsed-query
-// cache holds it): what holds a @defer is copied without it.
+// that takes one JSON payload; rc's document is the parse cache's, so what
+// holds a @defer is copied without it.
 func withoutDefer(rc *graphql.OperationContext) {
-	// A query with no '@' has no directive at all.
 	if rc == nil || rc.Doc == nil || rc.Operation == nil ||
 		(rc.RawQuery != "" && (strings.IndexByte(rc.RawQuery, '@') < 0 || !strings.Contains(rc.RawQuery, "defer"))) {
 		return // the common case, without a walk

@@ -36,7 +36,7 @@ type Live struct {
 	// gateway's own: a WebSocket has no CORS preflight.
 	OriginPatterns []string
 	// MaxConnections bounds the WebSocket connections and SSE streams open
-	// at once; one more is refused before the upgrade, HTTP 503.
+	// at once; one more is refused, HTTP 503.
 	MaxConnections int
 	// MaxLifetime is the longest life of one connection or stream.
 	MaxLifetime time.Duration
@@ -48,8 +48,8 @@ type Live struct {
 	// WriteTimeout is how long the client may take to take one message
 	// before the connection is closed.
 	WriteTimeout time.Duration
-	// MaxMessageBytes is the largest WebSocket message read; larger closes
-	// the connection (1009). Zero: 1 MiB.
+	// MaxMessageBytes is the largest WebSocket message read; a larger one
+	// closes the connection (1009). Zero: 1 MiB.
 	MaxMessageBytes int64
 	// RequestTimeout is the deadline of each query and mutation of a
 	// WebSocket or SSE; zero: none.
@@ -145,8 +145,7 @@ func (b *liveBounds) open(w http.ResponseWriter, r *http.Request) bool {
 
 func (b *liveBounds) close() { <-b.slots }
 
-// liveConn is one live connection (a WebSocket, or an SSE stream) in its
-// context.
+// liveConn is one live connection (a WebSocket, or an SSE stream).
 type liveConn struct {
 	ws        bool         // a WebSocket: many operations, each its own scope
 	inFlight  atomic.Int32 // operations started and not ended
@@ -156,8 +155,7 @@ type liveConn struct {
 
 type liveConnKey struct{}
 
-// isStream reports whether r asks for a stream: an SSE POST or a
-// WebSocket upgrade.
+// isStream reports whether r is an SSE POST or a WebSocket upgrade.
 func isStream(r *http.Request) bool {
 	return isWebsocket(r) || r.Method == http.MethodPost && wantsEventStream(FirstHeader(r.Header, "Accept"))
 }
@@ -184,8 +182,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		return
 	}
 	defer t.b.close()
-	// The stream ends at MaxLifetime, and at its session token's expiry.
-	c := &liveConn{}
+	c := &liveConn{} // it ends at MaxLifetime, and at its token's expiry
 	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), liveConnKey{}, c), t.b.MaxLifetime)
 	defer cancel()
 	if exp, ok := tokenExpiry(ctx); ok {
@@ -241,8 +238,7 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	c := &liveConn{ws: true}
 	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), liveConnKey{}, c), t.b.MaxLifetime)
 	defer cancel()
-	if t.b.Budget != nil {
-		// Each operation is charged (the upgrade was one request).
+	if t.b.Budget != nil { // each operation is charged
 		ctx = withBudget(ctx, t.b.Budget)
 	}
 	t.Websocket.Do(w, r.WithContext(ctx), operationScope{GraphExecutor: exec, b: t.b, c: c})

@@ -11,10 +11,10 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Methods is the middleware that answers, with a code, the requests no
-// transport of AddTransports would take: a POST that is not JSON (415), a
-// GET that is not a GraphQL request (400), any other method but OPTIONS
-// (405, with Allow), and protocol upgrades but a GET's to websocket (400).
+// Methods is the middleware that refuses the requests no transport would
+// take: a POST that is not JSON (415), a GET that is not a GraphQL request
+// (400), any other method but OPTIONS (405, with Allow), and protocol
+// upgrades but a GET's to websocket (400).
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -49,8 +49,8 @@ func Methods(next http.Handler) http.Handler {
 	})
 }
 
-// isJSON reports whether contentType is application/json, with or
-// without parameters.
+// isJSON reports whether contentType is application/json, with any
+// parameters.
 func isJSON(contentType string) bool {
 	switch contentType { // the usual spellings, without parsing
 	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":

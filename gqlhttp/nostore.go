@@ -8,11 +8,9 @@ import (
 )
 
 // NoStore is the middleware that keeps /graphql answers out of shared
-// caches, which could otherwise serve one merchant's payments to another
-// asking for the same GET URL: every answer, refusals included, gets
-// "Cache-Control: no-store" and a Vary on Origin and the credential
-// headers, so that even a cache that ignored no-store could not hand one
-// caller's answer to another.
+// caches, which could serve one merchant's payments to another asking for
+// the same GET URL: every answer gets "Cache-Control: no-store" and, for a
+// cache that ignores it, a Vary on Origin and the credential headers.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -82,8 +80,8 @@ func VaryOneLine(v []string) []string {
 	return []string{strings.Join(v, ", ")}
 }
 
-// The header values NoStore and Compress set, shared: each has no spare
-// capacity, so a middleware that appends to one copies first.
+// The header values NoStore and Compress set, shared: none has spare
+// capacity, so an append copies.
 var (
 	cacheControlNoStore    = []string{"no-store"}
 	varyAcceptEncoding     = []string{"Accept-Encoding"}

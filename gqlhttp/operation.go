@@ -15,10 +15,9 @@ import (
 )
 
 // operationScope is the executor of the live transports: it gives each
-// WebSocket operation what a request's middlewares give a POST (its own
-// scope, fresh loaders, its REST-call bound, its access line), refuses it
-// past its session token's expiry or MaxOperations in flight, and gives
-// a query or mutation (WebSocket or SSE) RequestTimeout.
+// WebSocket operation what middlewares give a POST (its scope, loaders,
+// REST-call bound, access line), refuses it past its token's expiry or
+// MaxOperations in flight, and gives a query or mutation RequestTimeout.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds
@@ -44,8 +43,8 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
 		return rc, gqlerror.List{{Message: "session token has expired", Extensions: map[string]any{"code": errcode.Unauthenticated}}}
 	}
-	// Taken last, so that an operation that gets its slot is dispatched:
-	// DispatchOperation gives it back when it ends.
+	// Taken last, so that an operation that gets its slot is dispatched,
+	// which gives it back.
 	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
 		c.inFlight.Add(-1)
 		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)
@@ -95,8 +94,8 @@ func (s operationScope) DispatchOperation(ctx context.Context, op *graphql.Opera
 		}
 		opscope.Seal(ctx) // complete: the operation's goroutines only read it
 	}
-	// It ends when its handler has no more answers (so its slot is free
-	// before gqlgen writes complete), or when its context ends.
+	// It ends when its handler has no more answers (its slot free before
+	// gqlgen writes complete), or when its context ends.
 	var once sync.Once
 	finish := func() { once.Do(end) }
 	context.AfterFunc(opCtx, finish)

@@ -21,18 +21,15 @@ import (
 )
 
 // AddTransports gives srv the transports the /graphql edge accepts:
-// OPTIONS (gqlgen's), GET and JSON POST (ours, answering through
-// exchange.go) and, with live, the subscription streams (live.go).
-// maxResponse is the transports' last check of what they write, behind
-// the response budget: 0, respbudget.DefaultMaxResponseBytes; negative, none.
+// OPTIONS (gqlgen's), GET and JSON POST (exchange.go) and, with live, the
+// streams (live.go). maxResponse bounds what they write, behind the
+// response budget: 0, respbudget.DefaultMaxResponseBytes; negative, none.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = respbudget.DefaultMaxResponseBytes
 	}
 	srv.AddTransport(transport.Options{})
-	// Each operation's REST-call estimate is charged by the edge, after
-	// graph's query limits and before the live transports' own checks.
-	srv.Use(operationCharge{})
+	srv.Use(operationCharge{}) // before the live transports' own checks
 	for _, l := range live {
 		addLive(srv, l)
 	}
@@ -41,9 +38,7 @@ func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 }
 
 // jsonPOST is the POST transport. It is ours because gqlgen's answers some
-// failures without a code, echoing the body (which may hold secrets) in
-// the message; this one answers every failure with a code and a fixed
-// message.
+// failures without a code, echoing the body (which may hold secrets).
 type jsonPOST struct {
 	maxResponse int64 // negative: none (AddTransports)
 }
@@ -55,8 +50,8 @@ func (jsonPOST) Supports(r *http.Request) bool {
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	// The body, bounded by RequestSize, is read into a pooled buffer that
-	// is given back before the operation runs (the decoded values copy).
+	// The body is read into a pooled buffer, given back before the
+	// operation runs (the decoded values copy).
 	bp := postBufs.Get().(*[]byte)
 	body, err := readBody(r.Body, r.ContentLength, (*bp)[:0])
 	if err != nil {
@@ -122,8 +117,7 @@ func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
 	}
 }
 
-// isBatch says whether body is a JSON array (its first byte after
-// blanks is '['), as a batch of operations is.
+// isBatch says whether body is a JSON array, as a batch is.
 func isBatch(body []byte) bool {
 	body = bytes.TrimLeft(body, " \t\r\n")
 	return len(body) > 0 && body[0] == '['

@@ -1,10 +1,7 @@
-// The POST body's decoder: the common body (query, operationName,
-// variables, extensions and documentId, each once, with plain keys) is
-// decoded by hand; every other body, and every body in doubt (\u escapes,
-// invalid UTF-8, unknown or repeated members, wrong types, bad syntax),
-// goes to encoding/json, which it mirrors (graphql.RawParams under
-// UseNumber): TestDecodePOSTDifferential and FuzzDecodePOST compare both.
-// Every string it returns is a copy: nothing points into the body's buffer.
+// The POST body's decoder: the common body (the five members, each once,
+// plain keys) is decoded by hand, any body in doubt by encoding/json, which
+// it mirrors (TestDecodePOSTDifferential, FuzzDecodePOST). Every string it
+// returns is a copy: nothing points into the body's pooled buffer.
 
 package gqlhttp
 

@@ -8,11 +8,10 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// RequestSize is the middleware that bounds the request body at maxBytes
-// before anything reads it: a body announced larger is refused at once,
-// 413 BAD_USER_INPUT; one of unknown length (chunked) is read here, so that
-// an oversized one is a 413 too; any other is read through
-// http.MaxBytesReader.
+// RequestSize is the middleware that bounds the request body at maxBytes:
+// one announced larger is refused at once, 413 BAD_USER_INPUT; one of
+// unknown length is read here, so that an oversized one is a 413 too; any
+// other is read through http.MaxBytesReader.
 func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	maxBytes = max(maxBytes, 0)
 	return func(next http.Handler) http.Handler {

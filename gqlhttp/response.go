@@ -16,17 +16,15 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeAnswer writes resp as json.Marshal would, in one Write, or, when
-// that would be more than maxBytes (> 0), the RESPONSE_TOO_LARGE error
-// instead, either way with its length announced (writeWhole). compact says
-// resp's data is compact JSON (graph.IsFastAnswer): then only its
-// HTML-unsafe characters change (appendHTMLSafe).
+// writeAnswer writes resp as json.Marshal would, in one Write (writeWhole),
+// or RESPONSE_TOO_LARGE when that is over maxBytes (> 0). compact says
+// resp's data is compact JSON (graph.IsFastAnswer): only its HTML-unsafe
+// characters change.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
 		return
 	}
-	// (gqlgen hands an empty, non-nil Extensions map; omitempty drops it.)
 	var ext []byte               // the extensions, as json.Marshal writes them
 	var receipt *receipt.Receipt // or the one extension, a cost receipt that writes itself
 	var receiptKey string
@@ -37,8 +35,7 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 	}
 	if resp != nil && len(resp.Errors) == 0 && (len(resp.Extensions) == 0 || ext != nil || receipt != nil) && resp.Label == "" &&
 		len(resp.Path) == 0 && resp.HasNext == nil && len(resp.Data) > 0 {
-		// The common case: gqlgen's data is already valid JSON, written as
-		// json.Marshal would write it, in one Write of a pooled buffer.
+		// The common case: gqlgen's valid JSON data, in a pooled buffer.
 		bp := responseBuffers.Get().(*[]byte)
 		b := append((*bp)[:0], `{"data":`...)
 		if compact {
@@ -78,8 +75,7 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 }
 
 // lengthValues caches Content-Length header values, one a slot (the
-// length mod 64). A shared value is never changed in place: its cap is 1,
-// so Header.Add copies it.
+// length mod 64); each has cap 1, so Header.Add copies it.
 var lengthValues [64]atomic.Pointer[lengthValue]
 
 type lengthValue struct {
@@ -104,8 +100,7 @@ func lengthHeader(n int) []string {
 const chunkingAfter = 2048
 
 // writeWhole writes b, the whole answer, with a Content-Length when it is
-// longer than chunkingAfter (net/http would send it chunked; shorter ones
-// get their length from net/http). gzhttp drops it when it compresses.
+// longer than chunkingAfter (net/http would chunk it).
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
@@ -138,8 +133,7 @@ func marshalExtensions(ext map[string]any) []byte {
 }
 
 // plainReceipt returns ext's one entry when it is a cost receipt that
-// Receipt.AppendJSON writes as json.Marshal does, under a key json.Marshal
-// writes as it is; nil otherwise.
+// AppendJSON writes as json.Marshal does, under a plainKey; nil otherwise.
 func plainReceipt(ext map[string]any) (string, *receipt.Receipt) {
 	if len(ext) != 1 {
 		return "", nil
@@ -174,11 +168,9 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 // maxPooledResponse is the largest response buffer kept for reuse.
 const maxPooledResponse = 1 << 20
 
-// appendMarshalled appends to dst what json.Marshal writes for
-// json.RawMessage(data) when data is valid JSON: compacted and HTML-safe
-// ('<', '>', '&', U+2028, U+2029 escaped). It does not validate: the data
-// is gqlgen's own encoding (FuzzAppendMarshalled checks it against
-// json.Marshal).
+// appendMarshalled appends what json.Marshal writes for valid JSON data
+// as a json.RawMessage: compacted, '<', '>', '&', U+2028, U+2029 escaped.
+// It does not validate (FuzzAppendMarshalled checks it against json.Marshal).
 func appendMarshalled(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	inString := false
@@ -215,20 +207,18 @@ func appendMarshalled(dst, data []byte) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// special marks the bytes appendMarshalled looks at; every other byte is
-// copied as it is.
+// special marks the bytes appendMarshalled looks at.
 var special = [256]bool{
 	'"': true, '\\': true, '<': true, '>': true, '&': true, 0xE2: true,
 	' ': true, '\t': true, '\n': true, '\r': true,
 }
 
-// appendHTMLSafe appends compact JSON data as appendMarshalled would: only
-// '<', '>', '&', U+2028 and U+2029 change, wherever they are (none can be
-// a byte a backslash escapes), each found by bytes.IndexByte
-// (FuzzAppendHTMLSafe checks it against json.Marshal).
+// appendHTMLSafe appends compact JSON data as appendMarshalled would,
+// finding each HTML-unsafe byte by bytes.IndexByte (none can follow a
+// backslash). FuzzAppendHTMLSafe checks it against json.Marshal.
 func appendHTMLSafe(dst, data []byte) []byte {
 	const stops = "<>&\xe2"
-	var next [len(stops)]int // the next place of each stop byte at or after the last one handled; len(data): none
+	var next [len(stops)]int // each stop byte's next place; len(data): none
 	for k := range next {
 		next[k] = indexFrom(data, 0, stops[k])
 	}
@@ -258,8 +248,7 @@ func appendHTMLSafe(dst, data []byte) []byte {
 	}
 }
 
-// indexFrom is the index of the first c in data at or after from, or
-// len(data).
+// indexFrom is the index of the first c in data[from:], or len(data).
 func indexFrom(data []byte, from int, c byte) int {
 	if i := bytes.IndexByte(data[from:], c); i >= 0 {
 		return from + i
