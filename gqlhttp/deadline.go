@@ -1,10 +1,14 @@
 package gqlhttp
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 
+	"paygraph/graph/errcode"
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
 )
@@ -32,6 +36,35 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 				defer cancel()
 			}
 			next.ServeHTTP(w, opscope.Request(r, restclient.WithRequestLimit(ctx, restCalls)))
+		})
+	}
+}
+
+// RequestSize is the middleware that bounds the request body at maxBytes:
+// one announced larger is refused at once, 413 BAD_USER_INPUT; one of
+// unknown length is read here, so that an oversized one is a 413 too; any
+// other is read through http.MaxBytesReader.
+func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
+	maxBytes = max(maxBytes, 0)
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.ContentLength > maxBytes {
+				refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput,
+					fmt.Sprintf("request body is %d bytes, more than the limit of %d", r.ContentLength, maxBytes))
+				return
+			}
+			if r.ContentLength < 0 && r.Body != nil && r.Body != http.NoBody {
+				body, err := io.ReadAll(io.LimitReader(r.Body, maxBytes+1))
+				if err != nil || int64(len(body)) > maxBytes {
+					refuse(w, r, http.StatusRequestEntityTooLarge, errcode.BadUserInput,
+						fmt.Sprintf("request body is larger than the limit of %d bytes", maxBytes))
+					return
+				}
+				r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, maxBytes)
+			}
+			next.ServeHTTP(w, r)
 		})
 	}
 }

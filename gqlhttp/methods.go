@@ -5,9 +5,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+
 	"paygraph/graph/errcode"
 	"paygraph/graph/trusted"
-
 	"paygraph/internal/opscope"
 )
 
@@ -77,6 +77,15 @@ func checkGETParams(rawQuery string) string {
 				return name + " must be a JSON object"
 			}
 		}
+	}
+	return ""
+}
+
+// FirstHeader is h.Get(key) for a key already in canonical form: the first
+// value, or "", without canonicalising key again (TestHeaderSameAsGet).
+func FirstHeader(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
 	}
 	return ""
 }
