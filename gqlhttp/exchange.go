@@ -108,7 +108,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		return
 	}
 	rc, errs := exec.CreateOperationContext(ctx, params)
-	setRateLimitHeaders(w.Header(), ctx) // the operation's charge is made (charge.go)
+	setRateLimitHeaders(w.Header(), ctx) // the operation's charge is made (ratelimit.go)
 	if errs != nil {
 		if queriesOnly && notQuery(rc, params) {
 			refuseMethod(w, r)
