@@ -92,8 +92,8 @@ func (a *Admission) callerOf(ctx context.Context) caller {
 // merchant's to its budget (with RateLimit headers), an anonymous one to
 // its address's then the replica's shared budget, and answers a refusal
 // 429 RATE_LIMITED; an allowed request carries its operation's REST-call
-// budget. Preflights, and WebSocket upgrades for their address, pass
-// uncharged. It runs after the credential readers.
+// budget. Preflights pass, WebSocket upgrades skip the address budget. It
+// runs after the credential readers.
 func (a *Admission) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r = a.c.Delay.wrap(w, r)

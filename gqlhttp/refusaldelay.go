@@ -18,10 +18,9 @@ const DefaultRefusalDelayMax = time.Second
 
 // RefusalDelay holds the refusals of callers the REST API has not accepted
 // for their Retry-After (at most max), as nginx's limit_req does, so that
-// a closed-loop flood sends a few requests a second, not thousands; an
-// accepted merchant's own 429s are never held. At most maxHeld are held,
-// and one client address its share: past it a refusal is answered at once,
-// its connection closed and its peer reported (OnPastShare).
+// a closed-loop flood sends a few requests a second. At most maxHeld are
+// held, and one client address its share: past it a refusal is answered
+// at once, its connection closed and its peer reported (OnPastShare).
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64
@@ -90,10 +89,9 @@ func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.Respon
 	return rw, opscope.Request(r, rw.ctx)
 }
 
-// wait holds the caller for retryAfter (0: max), at most max, and returns
-// true, unless maxHeld answers or key's share are held already (false);
-// it returns at once when ctx ends or at Close. full is called when this
-// answer takes key to half its share or more.
+// wait holds the caller for retryAfter (0: max), at most max, or until ctx
+// ends or Close; false, at once, when maxHeld or key's share are held. full
+// is called when this answer takes key to half its share or more.
 func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string, full func()) bool {
 	if retryAfter <= 0 || retryAfter > d.max {
 		retryAfter = d.max
@@ -164,9 +162,9 @@ func markAdmitted(ctx context.Context) {
 	}
 }
 
-// refusalWriter holds the answer, at its first header, body or flush,
-// when the request was marked refused (and nothing of it admitted). The
-// handler writes on the request's goroutine, so checked needs no lock.
+// refusalWriter holds the answer, at its first header, body or flush, of
+// a request marked refused and not admitted. Only the request's goroutine
+// writes, so checked needs no lock.
 type refusalWriter struct {
 	http.ResponseWriter
 	d       *RefusalDelay
@@ -187,8 +185,8 @@ func (w *refusalWriter) hold() {
 	if w.d.wait(w.ctx, time.Duration(w.mark.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
 		return
 	}
-	// Past the share (or the cap): answered now, and the connection
-	// closed, unless it is a trusted proxy's, which carries others'.
+	// Past the share or the cap: the connection closed, unless a trusted
+	// proxy's, which carries others'.
 	if _, ok := w.peer(); ok {
 		w.ResponseWriter.Header().Set("Connection", "close")
 		w.full()
@@ -204,11 +202,8 @@ func (w *refusalWriter) full() {
 
 // peer is the connection's peer, unless it is a trusted proxy.
 func (w *refusalWriter) peer() (netip.Addr, bool) {
-	ap, err := netip.ParseAddrPort(w.r.RemoteAddr)
-	if err != nil || isTrusted(ap.Addr().Unmap(), w.d.trusted) {
-		return netip.Addr{}, false
-	}
-	return ap.Addr().Unmap(), true
+	a := ClientAddr(w.r, nil) // the peer itself
+	return a, a.IsValid() && !isTrusted(a, w.d.trusted)
 }
 
 func (w *refusalWriter) WriteHeader(code int) {

@@ -100,7 +100,7 @@ func lengthHeader(n int) []string {
 const chunkingAfter = 2048
 
 // writeWhole writes b, the whole answer, with a Content-Length when it is
-// longer than chunkingAfter (net/http would chunk it).
+// longer than chunkingAfter (net/http would chunk it; gzhttp drops it).
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
