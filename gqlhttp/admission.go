@@ -146,14 +146,14 @@ func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, 
 // c, whose own charge was edge: the merchant's; for a pair not yet
 // accepted, Admit's check before its pair's charge. Nil: none.
 func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget {
-	b := &restCallBudget{a: a, edge: edge, admit: c.pair && a.c.Admit != nil}
+	merchant, admit := "", c.pair && a.c.Admit != nil
 	if a.c.Merchants != nil {
-		b.merchant = c.key
+		merchant = c.key
 	}
-	if b.merchant == "" && !b.admit {
+	if merchant == "" && !admit {
 		return nil
 	}
-	return b
+	return &restCallBudget{a: a, merchant: merchant, admit: admit, edge: edge}
 }
 
 // refuse is the one refusal path of a request: reported, held by the
