@@ -96,8 +96,7 @@ func (s operationScope) DispatchOperation(ctx context.Context, op *graphql.Opera
 	}
 	// It ends when its handler has no more answers (its slot free before
 	// gqlgen writes complete), or when its context ends.
-	var once sync.Once
-	finish := func() { once.Do(end) }
+	finish := sync.OnceFunc(end)
 	context.AfterFunc(opCtx, finish)
 	h, inner := s.GraphExecutor.DispatchOperation(ctx, op)
 	return func(ctx context.Context) *graphql.Response {
