@@ -20,8 +20,7 @@ import (
 	"unicode/utf8"
 )
 
-// Endpoint names a REST route pattern (for metrics and logs); it never
-// contains an id.
+// Endpoint names a REST route pattern (for metrics and logs), never an id.
 type Endpoint string
 
 // The four REST routes.
@@ -49,9 +48,8 @@ var idRoutes = [...]struct {
 	{routeCheckoutSessions + "/", EndpointGetCheckoutSession},
 }
 
-// EndpointOf names the REST call to u by its route pattern, never its id
-// (a base path in front of /api/v1 is ignored), or "" when u is none of
-// the four routes. Metrics and traces name REST calls by it.
+// EndpointOf names the REST call to u by its route pattern, ignoring any
+// base path, or "" when u is none of the four routes (metrics, traces).
 func EndpointOf(u *url.URL) Endpoint {
 	if u == nil {
 		return ""
@@ -81,16 +79,14 @@ func EndpointOf(u *url.URL) Endpoint {
 const (
 	// MaxIDLength is the longest id (in bytes) sent to the REST API.
 	MaxIDLength = 256
-	// DefaultMaxBodyBytes is the largest single-record body when
-	// Config.MaxBodyBytes is 0 (a session's meta_data is free-form).
+	// DefaultMaxBodyBytes is the default Config.MaxBodyBytes (a session's
+	// meta_data is free-form).
 	DefaultMaxBodyBytes = 64 << 10
-	// DefaultMaxPageBytes is the largest list-page body when
-	// Config.MaxPageBytes is 0.
+	// DefaultMaxPageBytes is the default Config.MaxPageBytes.
 	DefaultMaxPageBytes = 1 << 20
 	// maxErrorBodyBytes is how much of an error response body is read.
 	maxErrorBodyBytes = 64 << 10
-	// maxDrainBytes is how much unread body is drained so that the
-	// connection can be reused; beyond it the connection is dropped.
+	// maxDrainBytes is how much unread body is drained to reuse the connection.
 	maxDrainBytes = 256 << 10
 	// DefaultTimeout is the per-call timeout when Config.Timeout is 0.
 	DefaultTimeout = 10 * time.Second
@@ -102,30 +98,25 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
-	// MaxBodyBytes and MaxPageBytes bound a successful body of a single
-	// record and of a list page (0: the defaults). A larger body is
-	// KindUpstream; no more than the limit is buffered.
+	// MaxBodyBytes and MaxPageBytes bound a 2xx body of a single record and
+	// of a list page (0: the defaults); a larger one is KindUpstream.
 	MaxBodyBytes int64
 	MaxPageBytes int64
-	// Limiter bounds the calls in flight; nil: one of its own with the
-	// default bounds.
+	// Limiter bounds the calls in flight; nil: one with the default bounds.
 	Limiter *Limiter
-	// DropIdle closes the idle connections that calls with ctx's
-	// credentials may reuse: called after an answer that shows its
-	// connection out of step (another record or page than the one asked
-	// for) and before a retry after a connection error. nil: the HTTP
-	// client's CloseIdleConnections.
+	// DropIdle closes the idle connections ctx's credentials may reuse,
+	// after an answer of another record than asked (an out-of-step
+	// connection) and before a retry after a connection error; nil: the
+	// HTTP client's CloseIdleConnections.
 	DropIdle func(ctx context.Context)
-	// ShareWaiters is how many callers may wait for the answer of one
-	// GET of a pair in flight instead of making their own (share.go); 0:
-	// DefaultShareWaiters, negative: no call is shared.
+	// ShareWaiters is how many callers may wait for one GET of a pair in
+	// flight (share.go); 0: DefaultShareWaiters, negative: none.
 	ShareWaiters int
 	Resilience
 }
 
-// Client is the typed client of the Payment Records Read API. It is safe
-// for concurrent use; it holds no per-caller state (credentials come from
-// each call's context).
+// Client is the typed client of the Payment Records Read API, safe for
+// concurrent use; credentials come from each call's context.
 type Client struct {
 	hc          *http.Client
 	scheme      string
@@ -136,8 +127,7 @@ type Client struct {
 	statusParam string
 	timeout     time.Duration
 	timeoutMsg  string
-	// rt, when set, is hc's transport, called directly: hc has no
-	// redirects, cookie jar, timeout or URL password for Do to apply.
+	// rt, when set, is hc's transport, called directly: Do would add nothing.
 	rt       http.RoundTripper
 	maxBody  int64 // of a single record
 	maxPage  int64 // of a list page
@@ -216,8 +206,7 @@ func New(cfg Config) (*Client, error) {
 	return c, nil
 }
 
-// noRedirects stops the client from following redirects: a redirect would
-// carry the credential headers to wherever it points.
+// noRedirects stops redirects, which would carry the credential headers.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // ListPayments lists one page of payments.
@@ -251,8 +240,7 @@ func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 		func(p *Payment) error { return sameID("payment", id, p.ID) })
 }
 
-// paymentBox is a payment and the wire struct it is decoded from, in one
-// allocation (GetPayment).
+// paymentBox is a payment and its wire struct in one allocation.
 type paymentBox struct {
 	p       Payment
 	w       wirePayment
@@ -272,10 +260,9 @@ func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*Check
 		(*wireSessionEnvelope).toSession, func(s *CheckoutSession) error { return s.answers(idOrRef) })
 }
 
-// get is do's call into w, and the record conv makes of w once check says
-// it is the one asked for. One that is not may come from a connection
-// answering an earlier call: the pair's idle connections are closed, so
-// that no later call reads what is left on them.
+// get is do's call into w and conv's record of w, once check says it is
+// the one asked for; one that is not may be an earlier call's answer, so
+// the pair's idle connections are closed.
 func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, route, id string, q url.Values, w W,
 	conv func(W) (V, error), check func(V) error) (V, error) {
 	var none V
@@ -293,13 +280,12 @@ func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, rou
 	return v, nil
 }
 
-// errorCarrier is implemented by the wire structs: it reports a string
-// "error" key in a 2xx body that has no id/data.
+// errorCarrier reports a wire struct's string "error" key in a 2xx body
+// that has no id/data.
 type errorCarrier interface{ errorBody() (string, bool) }
 
-// checkID reports why id cannot be sent as a path segment, or "", and
-// whether id is plain: only RFC 3986's unreserved characters, which
-// url.PathEscape leaves as they are.
+// checkID reports why id cannot be a path segment, or "", and whether it
+// is plain: only RFC 3986's unreserved characters (url.PathEscape keeps them).
 func checkID(id string) (why string, plain bool) {
 	switch {
 	case id == "":
@@ -337,15 +323,13 @@ var idBytes = func() (t [256]uint8) {
 
 const idUnreserved uint8 = 1
 
-// do performs one GET of route (+ "/" + id when id != "") with query and
-// decodes a 2xx JSON body into into: the single place where requests are
-// made. The limiter's slot is held across the call's retries.
+// do makes the GET of route (+ "/" + id) with query and decodes a 2xx
+// body into into; one limiter slot is held across the retries.
 func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
 	}
-	// Shared by the call's attempts: RoundTrippers only read it.
 	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
 	if ep != EndpointListPayments {
 		why, plain := checkID(id)
@@ -353,7 +337,6 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
 		}
 		u.Path = c.basePath + route + "/" + id
-		// RawPath only when it differs from Path.
 		if !plain || c.baseRawPath != c.basePath {
 			if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
 				u.RawPath = c.baseRawPath + route + "/" + esc
@@ -381,11 +364,11 @@ func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query ur
 	return c.call(ctx, ep, id, u, creds, into, nil)
 }
 
-// call is do's call once its slot is held: the attempts, the call log,
-// the gate's report; f, when not nil, is the shared call it makes.
+// call is do's call once its slot is held; f, when not nil, is the shared
+// call it makes.
 func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, creds *credentialsValue, into errorCarrier, f *flight) error {
 	log := callLogFrom(ctx)
-	var start time.Time // read once for the call log and the circuits
+	var start time.Time
 	if log != nil || c.breaker != nil {
 		start = time.Now()
 	}
@@ -402,31 +385,27 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 	return err
 }
 
-// attempt makes one HTTP request and decodes its answer into into; st,
-// when not nil, is told of the attempt for log; f, when not nil, keeps
-// the bytes of a 2xx body for its waiters.
+// attempt makes one request and decodes its answer into into; st, when
+// not nil, records it; f, when not nil, keeps a 2xx body for its waiters.
 func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat, f *flight) error {
-	// Checked before starting: a dead parent must not count as our timeout.
+	// A dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
 	}
 	creds := cv.c
-	// The per-call timeout, unless the caller's deadline comes first.
-	callCtx := ctx
+	callCtx := ctx // the caller's deadline, or the per-call timeout if sooner
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.timeout {
 		var cancel context.CancelFunc
 		callCtx, cancel = context.WithTimeout(ctx, c.timeout)
 		defer cancel()
 	}
 
-	// The header is the context's, shared by its calls (read only).
 	req := getTemplate.WithContext(callCtx)
 	req.URL = u
 	req.Host = u.Host
 	req.Header = cv.requestHeader()
 	if c.rt == nil {
-		// http.Client.Do may write to the header (a cookie jar).
-		req.Header = req.Header.Clone()
+		req.Header = req.Header.Clone() // Do may write to it (a cookie jar)
 	}
 
 	if st != nil {
@@ -447,8 +426,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer func() { st.bytes = limit - lr.n }()
 	}
 	defer func() {
-		// What is left is drained (bounded), so that the connection can go
-		// back to the pool; over the limit, not a byte more is read.
+		// Drained (bounded) for the connection's reuse; not past the limit.
 		if !lr.eof && !lr.exceeded {
 			_, _ = io.CopyN(io.Discard, resp.Body, maxDrainBytes)
 		}
@@ -520,7 +498,7 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// getTemplate is what every REST request is copied from; never changed.
+// getTemplate is what every REST request is copied from (read only).
 var getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
 
 // acceptJSON is the Accept header value of every REST call.
@@ -532,19 +510,16 @@ var (
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
 )
 
-// bodyBuffers holds the buffers REST bodies are read into; decoded
-// values copy what they keep (the wire structs hold no json.RawMessage).
+// bodyBuffers holds the buffers REST bodies are read into; decoded values
+// copy what they keep.
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer is the largest buffer kept for reuse.
 const maxPooledBuffer = 256 << 10
 
-// decodeBody decodes the first JSON value of lr into into, as a
-// json.Decoder would (trailing data ignored, the same errors); size is
-// the Content-Length, or -1. A whole valid body is decoded from a pooled
-// buffer (by wirefast.go when it can); anything else goes to a
-// json.Decoder over the same bytes and read error. f, when not nil, is
-// told the bytes of a body decoded.
+// decodeBody decodes lr's first JSON value into into as a json.Decoder
+// would, from a pooled buffer (wirefast.go when it can); size is the
+// Content-Length, or -1; f, when not nil, is told the bytes decoded.
 func decodeBody(lr *limitedReader, into any, size int64, f *flight) error {
 	pooled := bodyBuffers.Get().(*[]byte)
 	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
@@ -567,8 +542,7 @@ func decodeBody(lr *limitedReader, into any, size int64, f *flight) error {
 	return err
 }
 
-// decodeBuf is decodeBody's decoding of the bytes read, buf, and the
-// read's error.
+// decodeBuf decodes buf, the bytes read before readErr.
 func decodeBuf(buf []byte, into any, readErr error) error {
 	if readErr == nil {
 		if f, ok := into.(fastDecoder); ok && f.decodeFast(buf) {
@@ -576,8 +550,7 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 		}
 		err := json.Unmarshal(buf, into)
 		if _, ok := errors.AsType[*json.SyntaxError](err); !ok {
-			// nil, or a type error, which the Decoder reports alike.
-			return err
+			return err // nil, or a type error, as the Decoder reports it
 		}
 	}
 	var rest io.Reader = bytes.NewReader(buf)
@@ -589,9 +562,8 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 	return dec.Decode(into)
 }
 
-// readBody reads lr to its end into buf and returns it; the buffer never
-// grows past lr's limit. spare is an outgrown buffer the pool may keep,
-// if any.
+// readBody reads lr to its end into buf, never growing it past lr's limit;
+// spare is an outgrown buffer the pool may keep, if any.
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
 	switch {
 	case size >= int64(cap(buf)) && size < lr.n:
@@ -657,14 +629,12 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	if isTimeout(err) { // e.g. http.Client.Timeout
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
 	}
-	// The message reaches callers: never the net error's text, which
-	// holds the REST API's internal address. Err keeps it for the logs.
+	// Callers see the message: never the net error's internal address.
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + connFailure(err), Err: err}
 }
 
-// bodyError maps a failure to read a 2xx body to its end (size bytes
-// announced, -1: unknown): an upstream error, not a timeout, unless the
-// caller's own context ended.
+// bodyError maps a failure to read a 2xx body of size bytes (-1: unknown):
+// upstream, not a timeout, unless the caller's own context ended.
 func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)
@@ -691,8 +661,7 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// connFailure is a fixed description of a connection failure, without
-// addresses or host names.
+// connFailure describes a connection failure without addresses or names.
 func connFailure(err error) string {
 	var dnsErr *net.DNSError
 	var certErr *tls.CertificateVerificationError
@@ -783,13 +752,7 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 
 // containsNotFound reports whether msg contains "not found", any case.
 func containsNotFound(msg string) bool {
-	const want = "not found"
-	for i := 0; i+len(want) <= len(msg); i++ {
-		if strings.EqualFold(msg[i:i+len(want)], want) {
-			return true
-		}
-	}
-	return false
+	return strings.Contains(strings.ToLower(msg), "not found")
 }
 
 // unexpected wraps a decoding problem (a description without body values).
@@ -806,11 +769,7 @@ func describeDecodeError(err error) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
 	case errors.As(err, &te):
-		f := te.Field
-		if f == "" {
-			f = "body"
-		}
-		return fmt.Errorf("%s is not a %s", f, jsonKind(te.Type.Kind().String()))
+		return fmt.Errorf("%s is not a %s", cmp.Or(te.Field, "body"), jsonKind(te.Type.Kind().String()))
 	case errors.Is(err, io.EOF):
 		return errors.New("empty body")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -835,10 +794,9 @@ func jsonKind(goKind string) string {
 	return "value of the expected type"
 }
 
-// limitedReader reads at most n bytes and then fails with errBodyTooLarge
-// (io.LimitReader's silent EOF would look like truncated JSON), reading
-// one byte more to tell "exactly n" from "more than n". It records a read
-// error other than io.EOF in err: a failed connection, not a bad body.
+// limitedReader reads at most n bytes, then fails with errBodyTooLarge if
+// one more comes (io.LimitReader's EOF would look like truncated JSON); err
+// records a read error other than io.EOF (a failed connection).
 type limitedReader struct {
 	r        io.Reader
 	n        int64

@@ -1,17 +1,12 @@
 package restclient
 
-// Calls on closed, quiet circuits without gobreaker, so that every call
-// does not take the process-wide circuit's mutex. On a closed circuit with
-// no failure counted since a success (quiet), what gobreaker does with a
-// success or an exclusion changes nothing it reads again, and its state
-// moves only on a failure. So such a call is made without gobreaker, and
-// only a failure is handed to it afterwards, as Execute would have
-// counted it, to the circuits whose state has not changed since the call
-// started (TestClosedFastPathSameAsGobreaker compares both ways).
-//
-// This mirrors gobreaker's counting, so it is fenced: on only with the
-// gobreaker version it was verified against (verifiedGobreaker), which
-// TestGobreakerFence checks against go.mod.
+// Calls on closed, quiet circuits (no failure counted since a success)
+// without gobreaker, so that calls do not all take the process-wide
+// circuit's mutex: there a success changes nothing gobreaker reads again,
+// so only a failure is handed to it afterwards, as Execute would have
+// counted it, to the circuits whose state has not changed meanwhile
+// (TestClosedFastPathSameAsGobreaker). It mirrors gobreaker's counting, so
+// it is on only with the version verified (TestGobreakerFence).
 
 import (
 	"context"
@@ -22,8 +17,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release whose counting closedCall
-// relies on.
+// verifiedGobreaker is the gobreaker release closedCall was verified against.
 const verifiedGobreaker = "v2.4.0"
 
 // reverifyGobreaker is what to re-read in gobreaker before raising
@@ -37,12 +31,10 @@ const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
   - Execute counts a failure in StateClosed as onFailure, then ReadyToTrip;
 then run TestClosedFastPathSameAsGobreaker and set verifiedGobreaker`
 
-// gobreakerVerified: the binary holds verifiedGobreaker, or does not say
-// (a test binary).
+// gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
 var gobreakerVerified = gobreakerVersion() == verifiedGobreaker || gobreakerVersion() == ""
 
-// gobreakerVersion is the gobreaker module version the binary was built
-// with, or "" when unknown.
+// gobreakerVersion is the binary's gobreaker version, or "" when unknown.
 func gobreakerVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
@@ -59,11 +51,10 @@ func gobreakerVersion() string {
 	return ""
 }
 
-// quietness tells whether a circuit's consecutive failures are known to be
-// zero. failing counts the failures handed to the circuit before gobreaker
-// counts each, failed after; clean is the highest failed read before an
-// Execute that then counted a success. Quiet while failing equals clean;
-// any doubt leaves the circuit not quiet (the slow path).
+// quietness tells whether a circuit's consecutive failures are known to
+// be zero: failing and failed count its failures before and after
+// gobreaker does; clean is the highest failed read before an Execute that
+// counted a success. Quiet while failing equals clean.
 type quietness struct {
 	failing atomic.Uint64
 	failed  atomic.Uint64
@@ -73,9 +64,8 @@ type quietness struct {
 func (q *quietness) is() bool    { return q.failing.Load() == q.clean.Load() }
 func (q *quietness) seq() uint64 { return q.failed.Load() }
 
-// counting is told, before gobreaker counts it, what a circuit is given
-// to count (errSkip: left out); counted, after, with the seq read before
-// the Execute began.
+// counting is told what a circuit is given to count (errSkip: nothing)
+// before gobreaker counts it; counted after, with seq read before Execute.
 func (q *quietness) counting(count error) {
 	if unhealthy(count) {
 		q.failing.Add(1)
@@ -97,8 +87,7 @@ func (q *quietness) counted(count error, seq uint64) {
 	}
 }
 
-// replay hands cb what a call made without it is to count (count: a
-// failure, or a success, never errSkip), as its Execute would have.
+// replay hands cb a count (never errSkip) of a call made without it.
 func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) {
 	seq := q.seq()
 	q.counting(count)
@@ -106,11 +95,10 @@ func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) 
 	q.counted(count, seq)
 }
 
-// closedCall makes call on closed, quiet circuits. Then each circuit
-// whose state has not changed since is handed what its Execute would have
-// counted where that matters: a failure, or a success after a failure
-// counted meanwhile; the merchant's first, as in withResilience. A panic
-// counts as gobreaker counts it (a success).
+// closedCall makes call on closed, quiet circuits, then hands each circuit
+// whose state has not changed what its Execute would have counted where
+// that matters: a failure, or a success after a failure counted meanwhile.
+// A panic counts as a success, as in gobreaker.
 func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
 	gen := b.gen.Load()
 	var mGen uint64

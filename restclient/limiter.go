@@ -7,15 +7,15 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"paygraph/internal/opscope"
 )
 
-// Defaults of the limiter's bounds (REST_MAX_CONCURRENCY and
-// REST_MAX_INFLIGHT take theirs from here).
+// Defaults of the limiter's bounds (and of REST_MAX_CONCURRENCY and
+// REST_MAX_INFLIGHT).
 const (
-	// DefaultRequestLimit is the usual per-request bound
-	// (WithRequestLimit): a 100-item list's joins take a few round trips.
+	// DefaultRequestLimit is the usual per-request bound (WithRequestLimit).
 	DefaultRequestLimit = 16
 	// DefaultMaxInFlight is the process-wide bound.
 	DefaultMaxInFlight = 256
@@ -28,23 +28,19 @@ const (
 type LimiterConfig struct {
 	// MaxInFlight bounds the REST calls in flight in the process.
 	MaxInFlight int
-	// MaxInFlightPerMerchant bounds those of one credential pair (at most
-	// MaxInFlight).
+	// MaxInFlightPerMerchant bounds those of one pair (at most MaxInFlight).
 	MaxInFlightPerMerchant int
-	// Unaccepted bounds the calls of credential pairs the REST API has not
-	// accepted yet (unaccepted.go); its zero value bounds nothing.
+	// Unaccepted bounds the calls of pairs the REST API has not accepted
+	// yet (unaccepted.go); its zero value bounds nothing.
 	Unaccepted UnacceptedConfig
 }
 
-// Limiter is the one place REST calls wait for a slot. A call holds, in
-// this order, a slot of its request (WithRequestLimit), of its merchant
-// (credential pair) and of the process: narrowest first, so a busy
-// merchant queues on its own slots and never holds more than its share
-// of the process pool. Merchants are keyed by an HMAC of the pair, never
-// the secret; idle entries are dropped as the map grows, so it stays
-// bounded by the active merchants. Waiting stops when the context ends;
-// a request's calls queue one at a time, so freed slots go to the
-// waiting requests in turn.
+// Limiter is the one place REST calls wait for a slot. A call holds a slot
+// of its request (WithRequestLimit), of its merchant (credential pair) and
+// of the process, narrowest first, so a busy merchant queues on its own
+// slots. Merchants are keyed by an HMAC of the pair; idle entries are
+// dropped as the map grows. A request's calls queue one at a time, so
+// freed slots go to the waiting requests in turn.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
@@ -55,17 +51,15 @@ type Limiter struct {
 	sweepAt   int // the map's size at which join drops idle entries
 }
 
-// minKeptMerchants is the fewest merchant entries kept before idle ones
-// are dropped.
+// minKeptMerchants is the fewest merchant entries before idle ones go.
 const minKeptMerchants = 1024
 
-// merchantKey identifies a credential pair (merchant.go): collision
-// resistant, so no caller can use up another merchant's slots without its
-// secret.
+// merchantKey identifies a credential pair (merchant.go), collision
+// resistant: no caller can use up another's slots without its secret.
 type merchantKey [sha256.Size]byte
 
 // merchantSlots is a merchant's semaphore; refs counts the calls holding
-// or waiting for one of its slots (under Limiter.mu).
+// or waiting for it (under Limiter.mu).
 type merchantSlots struct {
 	sem  chan struct{}
 	refs int
@@ -73,18 +67,10 @@ type merchantSlots struct {
 
 // NewLimiter returns a limiter with cfg's bounds.
 func NewLimiter(cfg LimiterConfig) *Limiter {
-	process := cfg.MaxInFlight
-	if process <= 0 {
-		process = DefaultMaxInFlight
-	}
-	per := cfg.MaxInFlightPerMerchant
-	if per <= 0 {
-		per = DefaultMaxInFlightPerMerchant
-	}
-	per = min(per, process)
+	process := positiveOr(cfg.MaxInFlight, DefaultMaxInFlight)
 	l := &Limiter{
 		process:     make(chan struct{}, process),
-		perMerchant: per,
+		perMerchant: min(positiveOr(cfg.MaxInFlightPerMerchant, DefaultMaxInFlightPerMerchant), process),
 		merchants:   make(map[merchantKey]*merchantSlots),
 		sweepAt:     minKeptMerchants,
 	}
@@ -96,13 +82,18 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	return l
 }
 
-// requestSem is a request's semaphore, what WithRequestLimit puts in a
-// context.
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// requestSem is a request's semaphore (WithRequestLimit).
 type requestSem struct {
-	sem chan struct{}
-	// turn is the request's place in the shared queues (queue), made at
-	// its first wait.
-	turn atomic.Pointer[chan struct{}]
+	sem  chan struct{}
+	turn atomic.Pointer[chan struct{}] // the request's place in queue, made at its first wait
 }
 
 // turnOf returns r's turn, making it at the first call.
@@ -119,9 +110,8 @@ func (r *requestSem) turnOf() chan struct{} {
 
 type requestSlotsKey struct{}
 
-// WithRequestLimit returns a context whose REST calls, and those of every
-// context derived from it, hold at most n slots at once (n < 1 is 1). The
-// gateway's HTTP layer calls it once per request (REST_MAX_CONCURRENCY).
+// WithRequestLimit returns a context whose REST calls, and those of the
+// contexts derived from it, hold at most n slots at once (n < 1 is 1).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 }
@@ -140,11 +130,10 @@ type slot struct {
 }
 
 // acquire takes a request, a merchant and a process slot, in that order,
-// giving back what it took when ctx ends first.
+// giving back what it took if ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l}
-	if l.gate != nil {
-		// Before any slot: a call waiting for its pair's probe holds none.
+	if l.gate != nil { // first: a call waiting for its pair's probe holds no slot
 		t, err := l.gate.admit(ctx, cv)
 		if err != nil {
 			return slot{}, err
@@ -190,9 +179,8 @@ func take(ctx context.Context, sem chan struct{}) error {
 	}
 }
 
-// queue takes a slot of a semaphore the requests share, waiting while it
-// is full unless ctx ends. A request's calls (req, nil: none) wait there
-// one at a time, so a freed slot goes to the waiting requests in turn.
+// queue takes a slot of a semaphore the requests share, as take; the
+// calls of req (nil: none) wait there one at a time.
 func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}: // free: nobody waits (a full channel's senders queue)
@@ -213,9 +201,8 @@ func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	return err
 }
 
-// width is how many calls of ctx may hold slots at once, as far as its
-// request knows: its request's bound, else its merchant's; at most n
-// (fanOut's goroutines for n ids).
+// width is how many calls of ctx may hold slots at once (its request's
+// bound, else its merchant's), at most n: fanOut's goroutines for n ids.
 func (l *Limiter) width(ctx context.Context, n int) int {
 	w := l.perMerchant
 	if req := requestSlotsFrom(ctx); req != nil {
@@ -247,9 +234,8 @@ func (l *Limiter) leave(m *merchantSlots) {
 	l.mu.Unlock()
 }
 
-// sweepIdle drops the entries of merchants with no call holding or
-// waiting for a slot, and sets the next sweep at twice the entries left.
-// l.mu is held.
+// sweepIdle drops the entries of merchants with no call, and sets the
+// next sweep at twice the entries left; l.mu is held.
 func (l *Limiter) sweepIdle() {
 	for k, m := range l.merchants {
 		if m.refs == 0 {
@@ -272,9 +258,8 @@ func (s slot) release() {
 	s.probe.end()
 }
 
-// Held is a context that carries one REST call's slot, taken ahead of the
-// call (Limiter.Hold): the first call made with it uses that slot; later
-// calls take their own.
+// Held is a context carrying a REST call's slot taken ahead (Limiter.Hold):
+// the first call made with it uses the slot; later calls take their own.
 type Held struct {
 	context.Context
 	s        slot
@@ -292,17 +277,16 @@ func (h *Held) Value(key any) any {
 	return h.Context.Value(key)
 }
 
-// Release gives the slot back; call it once the call has returned.
-// Calling it again, or on nil, does nothing.
+// Release gives the slot back once the call has returned; again, or on
+// nil, it does nothing.
 func (h *Held) Release() {
 	if h != nil && h.released.CompareAndSwap(false, true) {
 		h.s.release()
 	}
 }
 
-// Hold takes a slot for one REST call before the call is made and returns
-// the context to make it with. Without credentials nothing is held; a ctx
-// that ends while waiting gives the error a call would.
+// Hold takes a slot for one REST call ahead and returns the context to
+// make it with; without credentials nothing is held. Its error is a call's.
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	h := new(Held)
 	if err := l.holdInto(ctx, h); err != nil {
@@ -327,19 +311,18 @@ func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 	return nil
 }
 
-// slotFor returns the slot a call with ctx holds: the one held for it
-// (its holder releases it), or a new one.
+// slotFor returns the slot held for a call with ctx (its holder releases
+// it), or a new one.
 func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
-		// The pair's probe ends with the call: a later call with the
-		// same context must not wait for itself.
+		// The probe ends with the call: a later one must not wait for itself.
 		return slot{probe: h.s.probe}, nil
 	}
 	return l.acquire(ctx, cv)
 }
 
-// acquireError is what a call that got no slot answers: the gate's own
-// refusal (unaccepted.go), or the caller's context's error.
+// acquireError is what a call without a slot answers: the gate's refusal,
+// or the caller's context's error.
 func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		c := *e // the cached refusal is shared: a copy with the endpoint

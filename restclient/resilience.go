@@ -21,39 +21,31 @@ import (
 // Resilience configures retries and circuit breaking; its zero value
 // neither retries nor breaks circuits.
 //
-// Failures are counted where they can be caused, so that one caller's
-// input never opens a circuit for the others. Each merchant (credential
-// pair) has its own circuit, counting every failure of its calls, in a
-// bounded table where idle and never-accepted entries are evicted first.
-// The process-wide circuit opens only on evidence no single caller can
-// produce: BreakerFailures consecutive failures that happened before a
-// request reached the REST API (dial, DNS, TLS), or that came from at
-// least three merchants the REST API has accepted before.
-//
-// A failure is a call (retries included) that ended in a connection
-// error, a per-call timeout or a 5xx; any other answer is a success; a
-// call whose caller went away counts as neither. An open circuit is
-// half-open after the cooldown, with one probe that closes or reopens it.
+// One caller's input never opens a circuit for the others: each merchant
+// (credential pair) has its own circuit, in a bounded table, and the
+// process-wide circuit opens only on BreakerFailures consecutive failures
+// that happened before a request reached the REST API (dial, DNS, TLS) or
+// came from at least three merchants it has accepted. A failure is a call
+// (retries included) that ended in a connection error, a per-call timeout
+// or a 5xx; a call whose caller went away counts as nothing. An open
+// circuit is half-open after the cooldown, with one probe.
 type Resilience struct {
 	// MaxRetries is how many times a call is retried after a connection
-	// error or a 502, 503 or 504; if zero (or negative), never.
+	// error or a 502, 503 or 504; zero or negative: never.
 	MaxRetries int
 	// RetryBaseDelay is the first backoff, doubling up to 1s with full
-	// jitter, never past the caller's deadline; if zero, 50ms.
+	// jitter, never past the caller's deadline; zero: 50ms.
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit; if zero (or
-	// negative), there are no circuits. A call an open circuit refuses
-	// fails at once with KindUpstream and makes no request.
+	// BreakerFailures consecutive failures open a circuit (zero or
+	// negative: no circuits); an open circuit fails calls with KindUpstream.
 	BreakerFailures int
-	// BreakerCooldown is how long an open circuit stays open; if zero, 5s.
+	// BreakerCooldown is how long an open circuit stays open; zero: 5s.
 	BreakerCooldown time.Duration
-	// OnBreakerChange is told of every change of state of the
-	// process-wide circuit, in order, for logs; called outside the
-	// breaker's lock (it may call BreakerState). nil: nobody is told.
+	// OnBreakerChange is told of the process-wide circuit's changes, in
+	// order, outside the breaker's lock (it may call BreakerState).
 	OnBreakerChange func(from, to CircuitState)
-	// OnMerchantBreakerChange is told, in the same way, of every change
-	// of a merchant's circuit; merchant is an opaque tag (MerchantTag's),
-	// never a credential.
+	// OnMerchantBreakerChange is told likewise of a merchant's circuit;
+	// merchant is an opaque tag (MerchantTag's), never a credential.
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
@@ -63,15 +55,11 @@ type retryPolicy struct {
 }
 
 func (r Resilience) retryPolicy() retryPolicy {
-	p := retryPolicy{max: max(r.MaxRetries, 0), base: r.RetryBaseDelay, cap: time.Second}
-	if p.base <= 0 {
-		p.base = 50 * time.Millisecond
-	}
-	return p
+	return retryPolicy{max: max(r.MaxRetries, 0), base: positiveOr(r.RetryBaseDelay, 50*time.Millisecond), cap: time.Second}
 }
 
-// backoff is the delay before retry n (0-based): full jitter over an
-// exponentially growing window.
+// backoff is the delay before retry n (0-based): full jitter over a
+// doubling window.
 func (p retryPolicy) backoff(n int) time.Duration {
 	window := p.cap
 	if n < 32 && p.base < p.cap>>n { // no overflow for a large n
@@ -80,8 +68,8 @@ func (p retryPolicy) backoff(n int) time.Duration {
 	return rand.N(window) + 1
 }
 
-// retryable tells whether a failed attempt of the idempotent GET may be
-// tried again: a failed connection, or a 502/503/504.
+// retryable tells whether a failed GET may be tried again: a failed
+// connection (but a bad certificate), or a 502/503/504.
 func retryable(err error) bool {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
@@ -91,8 +79,6 @@ func retryable(err error) bool {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
 		return true
 	case 0:
-		// A connection error; a certificate that does not verify will not
-		// verify on the next try either.
 		_, cut := errors.AsType[errCutShort](e.Err)
 		return e.Kind == KindUpstream && e.Err != nil && !badCertificate(e.Err) && !cut
 	}
@@ -108,21 +94,13 @@ func badCertificate(err error) bool {
 }
 
 // unhealthy tells whether err says the REST API itself may be in trouble,
-// as opposed to the caller (4xx, cancellation) or one odd answer.
+// not the caller (4xx, cancellation) or one odd answer.
 func unhealthy(err error) bool {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
 		return false
 	}
-	switch {
-	case e.Kind == KindTimeout:
-		return true
-	case e.Status >= 500:
-		return true
-	case e.Status == 0 && e.Kind == KindUpstream && e.Err != nil:
-		return true
-	}
-	return false
+	return e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil)
 }
 
 // systemic tells whether err happened before the request reached the
@@ -139,54 +117,48 @@ func systemic(err error) bool {
 }
 
 // localExhaustion tells whether err is this process running out of file
-// descriptors, ports or socket buffers: no circuit counts it, or a flood
-// of connections to the gateway could open one for every merchant.
+// descriptors, ports or socket buffers, which no circuit counts (a flood
+// of the gateway's connections would open every merchant's).
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
-// Sizes of the merchant circuits.
 const (
-	// breakerMerchants is how many distinct accepted merchants must be
-	// among the failures that open the process-wide circuit, unless they
-	// are systemic: one merchant is an attacker's reach, two may be one
-	// business with two key pairs.
+	// breakerMerchants is how many accepted merchants must be among the
+	// non-systemic failures that open the process-wide circuit: two may be
+	// one business (or attacker) with two pairs.
 	breakerMerchants = 3
-	// maxMerchants bounds the table of merchant circuits; merchantIdle is
-	// how long an unused entry is kept when the table needs room.
+	// maxMerchants bounds the merchant circuits; merchantIdle is how long
+	// an unused one is kept when the table needs room.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
 )
 
-// breaker is the circuit breaking of one Client: the process-wide circuit
-// (cb) and one circuit per merchant (merchants). See Resilience.
+// breaker is a Client's process-wide circuit (cb) and merchant circuits.
 type breaker struct {
 	cb               *gobreaker.CircuitBreaker[struct{}]
 	run              failureRun
 	merchants        merchantTable
 	merchantSettings gobreaker.Settings
 
-	// gobreaker reports state changes under its own lock; they are queued
-	// here and handed to the hooks outside it (flush), so that a blocked
-	// log sink never stalls every REST call.
+	// State changes, reported under gobreaker's lock, are queued and
+	// handed to the hooks outside it (flush): a slow log sink stalls no call.
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
 	pending      []stateChange
 	queued       atomic.Bool // pending is not empty: flush has work
 	delivering   sync.Mutex
-	// notClosed mirrors cb's state as its last change left it: false, a
-	// call needs no look at the state; true, only cb.State tells.
+	// notClosed mirrors cb's last change: false, a call need not read the state.
 	notClosed atomic.Bool
-	// quiet and gen, and fastClosed: closedfast.go.
+	// quiet, gen and fastClosed: closedfast.go.
 	quiet      quietness
 	gen        atomic.Uint64
 	fastClosed bool
 }
 
-// stateChange is one queued change; merchant is "" for the process-wide
-// circuit.
+// stateChange is one queued change; merchant "": the process-wide circuit.
 type stateChange struct {
 	merchant string
 	from, to CircuitState
@@ -200,10 +172,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 		return nil
 	}
 	failures := uint32(r.BreakerFailures)
-	cooldown := r.BreakerCooldown
-	if cooldown <= 0 {
-		cooldown = 5 * time.Second
-	}
+	cooldown := positiveOr(r.BreakerCooldown, 5*time.Second)
 	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange, fastClosed: gobreakerVerified}
 	b.merchants.max = maxMerchants
 	// A positive size never fails; either part may hold the whole table.
@@ -251,19 +220,17 @@ func (b *breaker) queue(c stateChange) {
 	b.mu.Unlock()
 }
 
-// state reads the process-wide state (which may move open -> half-open)
-// and reports any change.
+// state reads the process-wide state (it may move to half-open) and
+// reports any change.
 func (b *breaker) state() gobreaker.State {
 	s := b.cb.State()
 	b.flush()
 	return s
 }
 
-// flush hands the queued state changes to the hooks, one goroutine at a
-// time so that they arrive in order; one that finds another delivering
-// leaves its changes to it.
+// flush hands the queued changes to the hooks, one goroutine at a time so
+// that they arrive in order; it looks again for any queued meanwhile.
 func (b *breaker) flush() {
-	// The loop looks again for a change queued while another delivered.
 	for b.queued.Load() && b.delivering.TryLock() {
 		b.deliver()
 	}
@@ -291,7 +258,7 @@ func (b *breaker) deliver() {
 	}
 }
 
-// CircuitState is the state of a circuit; its values are those of the
+// CircuitState is a circuit's state, valued as the
 // paygraph_circuit_breaker_state gauge.
 type CircuitState int
 
@@ -323,9 +290,9 @@ func circuitState(s gobreaker.State) CircuitState {
 	return CircuitClosed
 }
 
-// failureRun is what the process-wide circuit knows of its current run of
-// consecutive failures: how many were systemic, and which accepted
-// merchants the others came from. Any healthy answer ends the run.
+// failureRun is the process-wide circuit's run of consecutive failures:
+// how many were systemic, and which accepted merchants the others came
+// from; any healthy answer ends it.
 type failureRun struct {
 	active   atomic.Bool // the run is not empty
 	mu       sync.Mutex
@@ -366,8 +333,7 @@ func (r *failureRun) addMerchant(key uint64) {
 	}
 }
 
-// tripped tells whether the run is evidence against the REST API as a
-// whole (the count itself is gobreaker's).
+// tripped tells whether the run is evidence against the whole REST API.
 func (r *failureRun) tripped(failures uint32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -377,8 +343,8 @@ func (r *failureRun) tripped(failures uint32) bool {
 // merchant is one credential pair's circuit.
 type merchant struct {
 	cb *gobreaker.CircuitBreaker[struct{}]
-	// trusted: the REST API has answered this pair with a 2xx, so its
-	// failures may count towards the process-wide circuit.
+	// trusted: the REST API answered the pair 2xx, so its failures count
+	// towards the process-wide circuit.
 	trusted   atomic.Bool
 	used      atomic.Int64 // UnixNano of the last call
 	notClosed atomic.Bool  // as breaker's, with quiet and gen
@@ -386,8 +352,8 @@ type merchant struct {
 	gen       atomic.Uint64
 }
 
-// merchantTable holds the merchant circuits, at most max of them, those of
-// accepted merchants (trusted) apart from the others, each part in LRU order.
+// merchantTable holds at most max merchant circuits, the accepted
+// (trusted) apart from the others, each part in LRU order.
 type merchantTable struct {
 	mu                 sync.Mutex
 	trusted, untrusted *simplelru.LRU[uint64, *merchant]
@@ -408,9 +374,8 @@ func (t *merchantTable) get(key uint64, now int64) *merchant {
 	return m
 }
 
-// add returns key's entry, making it (and making room) if needed: the
-// room of an idle accepted merchant, else of a never-accepted one, else of
-// the least recently used.
+// add returns key's entry, making it if needed in the room of an idle
+// accepted merchant, else of a never-accepted one, else of the oldest.
 func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -457,8 +422,8 @@ func (t *merchantTable) trust(key uint64, m *merchant) {
 // merchantTag is the name of key's circuit in OnMerchantBreakerChange.
 func merchantTag(key uint64) string { return fmt.Sprintf("%016x", key) }
 
-// BreakerState is the process-wide circuit's state (CircuitClosed when
-// there are no circuits); merchants' circuits are not reflected.
+// BreakerState is the process-wide circuit's state (CircuitClosed without
+// circuits); merchants' circuits are not reflected.
 func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
 		return CircuitClosed
@@ -472,9 +437,8 @@ const (
 	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"
 )
 
-// withResilience runs attempt, with retries, inside the caller's merchant
-// circuit (cv's, the call's credentials) and the process-wide one; now is
-// the call's start.
+// withResilience runs attempt, with retries, inside cv's merchant circuit
+// and the process-wide one; now is the call's start.
 func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep Endpoint, now time.Time, attempt func() error) error {
 	call := func(retries int) error {
 		err := attempt()
@@ -491,9 +455,7 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 			case <-t.C:
 			}
 			if e, ok := errors.AsType[*Error](err); ok && e.Status == 0 {
-				// A connection error: its pooled connections may be ones the
-				// REST side closed (it restarted), so the retry dials.
-				c.dropIdle(ctx)
+				c.dropIdle(ctx) // the REST side may have closed them (a restart)
 			}
 			err = attempt()
 		}
@@ -514,9 +476,9 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 		return b.closedCall(ctx, m, key, now, func() error { return call(retries) })
 	}
 
-	var err error            // the call's own error
-	var merchantRefused bool // the merchant's open circuit refused the call
-	// What each circuit was given to count, for closedfast.go; ran: it was.
+	var err error
+	var merchantRefused bool
+	// What each circuit was given to count (closedfast.go); ran: it was.
 	var mCount, bCount error
 	var mRan, bRan bool
 	var mSeq uint64
@@ -563,8 +525,7 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 }
 
 // account records a call's outcome for the merchant and the process-wide
-// run, and returns what the process-wide circuit is to count: err, or
-// errSkip.
+// run, and returns what the process-wide circuit counts: err, or errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
 	if err == nil {
 		b.run.reset()

@@ -1,15 +1,13 @@
 package restclient
 
-// Unaccepted credential pairs. A pair costs nothing to invent, so every
-// bound keyed by it holds only for pairs the REST API has answered with a
-// 2xx. Until then its calls are made one at a time (the others follow the
-// probe's outcome), each drawing on small budgets of the replica shared
-// by every unaccepted pair (per client address, so that one flooding
-// address leaves the rest to real merchants, and for all together), and a
-// pair the REST API refused is answered from a short negative cache. The
-// budgets are spent only by calls made (Admit only looks). Memory is
-// bounded: accepted pairs (only pairs answered 2xx enter), refused pairs,
-// and the probes, which the slots bound.
+// Unaccepted credential pairs. A pair costs nothing to invent, so bounds
+// keyed by it hold only once the REST API has answered it 2xx. Until then
+// its calls are made one at a time (the others follow the probe's
+// outcome), each drawing on small budgets shared by every unaccepted pair,
+// per client address (so one flooding address leaves the rest to real
+// merchants) and in all, and a refused pair is answered from a short
+// negative cache. Only calls made spend the budgets (Admit only looks);
+// the accepted and refused pairs and the probes are bounded.
 
 import (
 	"context"
@@ -29,21 +27,18 @@ import (
 
 // Defaults of UnacceptedConfig.
 const (
-	// DefaultUnacceptedCallsPerSecond is the REST calls per second every
-	// unaccepted pair of a replica may make together: twenty merchants a
-	// second may start, and a flood of invented pairs costs no more.
+	// DefaultUnacceptedCallsPerSecond is the REST calls per second all the
+	// unaccepted pairs of a replica may make together.
 	DefaultUnacceptedCallsPerSecond = 20
 	// DefaultUnacceptedMaxInFlight is how many calls of unaccepted pairs a
 	// replica makes at once.
 	DefaultUnacceptedMaxInFlight = 8
-	// DefaultUnacceptedPerAddressPerSecond is one client address's part of
-	// the shared budget.
+	// DefaultUnacceptedPerAddressPerSecond is one client address's part.
 	DefaultUnacceptedPerAddressPerSecond = 5
 	// DefaultRefusedTTL is how long a refused pair is answered without a
 	// call: short, so that a new pair not yet active everywhere soon is.
 	DefaultRefusedTTL = 10 * time.Second
-	// DefaultMaxAccepted bounds the accepted pairs a replica remembers;
-	// past it the least recently used go.
+	// DefaultMaxAccepted bounds the accepted pairs a replica remembers.
 	DefaultMaxAccepted = 100_000
 
 	maxRefused        = 16_384
@@ -53,8 +48,8 @@ const (
 	unknownAddressKey = "unknown"
 )
 
-// AcceptedStore remembers, for every replica, the merchants (MerchantOf
-// names) the REST API has accepted; an error is taken as "not known".
+// AcceptedStore shares between replicas the merchants (MerchantOf names)
+// the REST API has accepted; an error is taken as "not known".
 type AcceptedStore interface {
 	Accepted(ctx context.Context, merchant string) (bool, error)
 	Accept(ctx context.Context, merchant string) error
@@ -64,16 +59,16 @@ type AcceptedStore interface {
 // UnacceptedConfig configures the bounds on unaccepted pairs. A zero
 // CallsPerSecond turns them off: every pair is then a merchant at once.
 type UnacceptedConfig struct {
-	// CallsPerSecond is the shared budget of the replica (burst: twice).
+	// CallsPerSecond is the replica's shared budget (burst: twice).
 	CallsPerSecond int
-	// MaxInFlight is how many unaccepted pairs' calls run at once (0:
-	// the default); a call waits for one of these slots.
+	// MaxInFlight is how many unaccepted pairs' calls run at once (0: the
+	// default); a call waits for one of these slots.
 	MaxInFlight int
-	// PerAddressPerSecond is one client address's budget (burst: twice;
-	// a quarter of MaxInFlight in flight); 0: none (WithClientAddr).
+	// PerAddressPerSecond is one client address's budget (burst: twice; a
+	// quarter of MaxInFlight in flight); 0: none (WithClientAddr).
 	PerAddressPerSecond int
-	// RefusedTTL is how long a pair the REST API refused is answered from
-	// the negative cache; 0: DefaultRefusedTTL.
+	// RefusedTTL is how long a refused pair is answered from the negative
+	// cache; 0: DefaultRefusedTTL.
 	RefusedTTL time.Duration
 	// MaxAccepted bounds the accepted pairs kept in memory; 0: the default.
 	MaxAccepted int
@@ -90,12 +85,11 @@ type gate struct {
 	refusedTTL time.Duration
 	store      AcceptedStore
 	now        func() time.Time
-	// accepted: past its bound the least recently used pairs go.
-	accepted *lru.Cache[merchantKey, struct{}]
+	accepted   *lru.Cache[merchantKey, struct{}]
 
 	mu sync.Mutex
-	// refused: past its bound the oldest entry, the first to expire, goes
-	// (looked up by Peek, so the order is that of the refusals).
+	// refused is in the order of the refusals (looked up by Peek): past its
+	// bound the first to expire goes.
 	refused  *simplelru.LRU[merchantKey, refusal]
 	probes   map[merchantKey]chan struct{}
 	inFlight map[string]int // probes per client address
@@ -118,28 +112,21 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	// Within what ratelimit.New takes.
 	cfg.CallsPerSecond = min(cfg.CallsPerSecond, 1e8)
 	cfg.PerAddressPerSecond = min(cfg.PerAddressPerSecond, 1e8)
-	inflight := cfg.MaxInFlight
-	if inflight <= 0 {
-		inflight = DefaultUnacceptedMaxInFlight
-	}
+	inflight := positiveOr(cfg.MaxInFlight, DefaultUnacceptedMaxInFlight)
 	shared, err := ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.CallsPerSecond, RESTBurst: 2 * cfg.CallsPerSecond})
 	if err != nil {
 		return nil, err
 	}
-	maxAccepted := cfg.MaxAccepted
-	if maxAccepted <= 0 {
-		maxAccepted = DefaultMaxAccepted
-	}
 	g := &gate{
 		shared:     shared,
 		slots:      make(chan struct{}, inflight),
-		refusedTTL: cfg.RefusedTTL,
+		refusedTTL: positiveOr(cfg.RefusedTTL, DefaultRefusedTTL),
 		store:      cfg.Store,
 		now:        time.Now,
 		probes:     make(map[merchantKey]chan struct{}),
 		inFlight:   make(map[string]int),
 	}
-	g.accepted, _ = lru.New[merchantKey, struct{}](maxAccepted) // a positive size never fails
+	g.accepted, _ = lru.New[merchantKey, struct{}](positiveOr(cfg.MaxAccepted, DefaultMaxAccepted)) // a positive size never fails
 	g.refused, _ = simplelru.NewLRU[merchantKey, refusal](maxRefused, nil)
 	if cfg.PerAddressPerSecond > 0 {
 		// A Limiter of its own: ratelimit's rate is one per Limiter.
@@ -149,14 +136,11 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 		}
 		g.addrSlots = max(1, inflight/4)
 	}
-	if g.refusedTTL <= 0 {
-		g.refusedTTL = DefaultRefusedTTL
-	}
 	return g, nil
 }
 
-// ticket is a probe's: the pair's turn, the address's count and (once
-// taken) a slot; end gives them back and wakes the pair's waiters.
+// ticket is a probe's turn of its pair, count of its address and (once
+// taken) slot; end gives them back and wakes the pair's waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -190,8 +174,8 @@ func (t *ticket) end() {
 	}
 }
 
-// admit lets a call of cv's pair go ahead: at once for an accepted pair
-// (nil ticket), as the pair's probe within the budgets, or not (an error).
+// admit lets a call of cv's pair go ahead: at once when accepted (nil
+// ticket), as the pair's probe within the budgets, or not (an error).
 func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error) {
 	k := cv.merchant
 	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
@@ -265,10 +249,9 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 	}
 }
 
-// budget asks the store about cv's pair (unless this context asked it
-// already: errAcceptedElsewhere when it knew the pair), then charges the
-// probe t to addr's budget and the shared one and takes a slot; on a
-// refusal (or errAcceptedElsewhere) it ends t.
+// budget asks the store about cv's pair (errAcceptedElsewhere: it knew
+// it), else charges the probe t to the budgets and takes a slot; on an
+// error it ends t.
 func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr string) error {
 	err := errAcceptedElsewhere
 	if !g.askStore(ctx, cv) {
@@ -285,8 +268,8 @@ func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr
 	return nil
 }
 
-// budgets asks addr's budget and the shared one, with ask (their
-// AllowRESTCalls or PeekRESTCalls), for one call.
+// budgets asks addr's budget and the shared one for one call, with ask
+// (AllowRESTCalls or PeekRESTCalls).
 func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Limiter, context.Context, string, int) ratelimit.Decision) error {
 	if g.perAddress != nil {
 		if d := ask(g.perAddress, ctx, addressBudgetKey+addr, 1); !d.Allowed {
@@ -299,10 +282,10 @@ func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Lim
 	return nil
 }
 
-// Admit tells, before an operation runs, whether its pair's first call
-// would be refused now, charging nothing: so such a request is answered
-// with one error before any field runs. nil for an accepted pair, one
-// with a call under way, or without the bounds or credentials.
+// Admit tells, charging nothing, the error the pair's first call would
+// get now, so that an operation is refused before any field runs; nil for
+// an accepted pair, one with a call under way, or without bounds or
+// credentials.
 func (c *Client) Admit(ctx context.Context) error {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
@@ -316,10 +299,9 @@ func (c *Client) Admit(ctx context.Context) error {
 	return err
 }
 
-// Merchant is who ctx's request is for every budget of the edge: the
-// pair's merchant (MerchantOf) once the REST API has accepted the pair,
-// here or on another replica; ok false (anonymous) otherwise. Without the
-// bounds on unaccepted pairs every pair is a merchant.
+// Merchant is who ctx's request is for the edge's budgets: the pair's
+// merchant (MerchantOf) once the REST API has accepted it on any replica
+// (or without bounds on unaccepted pairs); ok false (anonymous) otherwise.
 func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	cv, ok := credentialsFrom(ctx)
 	if !ok {
@@ -338,9 +320,9 @@ func Refused(ctx context.Context) bool {
 	return ok && cv.refused.Load()
 }
 
-// Accepted reports whether ctx's pair is known to be a merchant (the
-// REST API answered it 2xx), without asking the shared store: true when
-// there are no bounds on unaccepted pairs; false without credentials.
+// Accepted reports whether ctx's pair is known here to be a merchant (the
+// REST API answered it 2xx; or no bounds on unaccepted pairs); false
+// without credentials.
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && c.accepted(cv)
@@ -352,7 +334,7 @@ func (c *Client) accepted(cv *credentialsValue) bool {
 }
 
 // acceptedHere reports whether cv's pair is accepted in this replica's
-// memory (as cv remembers, or the table, which notes the pair's use).
+// memory (cv's, or the table, which notes the use).
 func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	if cv.accepted.Load() {
 		return true
@@ -364,15 +346,14 @@ func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	return false
 }
 
-// known reports whether cv's pair is accepted: in this replica's memory,
-// else (not for a pair refused on this context) in the store, asked once
-// per context.
+// known reports whether cv's pair is accepted here or, unless refused on
+// this context, in the store.
 func (g *gate) known(ctx context.Context, cv *credentialsValue) bool {
 	return g.acceptedHere(cv) || (!cv.refused.Load() && g.askStore(ctx, cv))
 }
 
-// askStore asks the store about cv's pair, unless this context asked it
-// already, and accepts the pair if the store knows it.
+// askStore asks the store about cv's pair, once per context, and accepts
+// the pair if the store knows it.
 func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	if g.store == nil || cv.storeAsked.Load() {
 		return false
@@ -381,7 +362,7 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	ok, err := g.store.Accepted(sctx, cv.merchantName)
 	cancel()
 	if err == nil && ok {
-		g.accept(cv.merchant)
+		_, _ = g.accepted.ContainsOrAdd(cv.merchant, struct{}{})
 		cv.accepted.Store(true)
 		return true
 	}
@@ -389,8 +370,7 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	return false
 }
 
-// check is Admit's: what admit would answer cv's first call now, from
-// the same tables and budgets, charging nothing.
+// check is what admit would answer cv's first call now, charging nothing.
 func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	if g.known(ctx, cv) {
 		return nil
@@ -418,8 +398,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
-// errAcceptedElsewhere: the store knew the pair; admit's caller goes on
-// as for an accepted pair.
+// errAcceptedElsewhere: the store knew the pair, which is then accepted.
 var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
 
 // msgUnacceptedLimited is the refusal of a call over the budgets.
@@ -433,16 +412,9 @@ func unacceptedLimited(after time.Duration) *Error {
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
-// accept remembers k; it reports whether k is new.
-func (g *gate) accept(k merchantKey) bool {
-	known, _ := g.accepted.ContainsOrAdd(k, struct{}{})
-	return !known
-}
-
 // report records what the REST API answered a call of cv's pair: a
-// success accepts the pair; a 401 or 403 refuses it for RefusedTTL (and
-// forgets it if it was accepted: its key was revoked). Anything else says
-// nothing about the pair. A nil g (no bounds) records nothing.
+// success accepts it; a 401 or 403 refuses it for RefusedTTL and forgets
+// it if accepted (a revoked key). A nil g records nothing.
 func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	if g == nil {
 		return
@@ -452,7 +424,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 			return
 		}
 		cv.accepted.Store(true)
-		if g.accept(cv.merchant) && g.store != nil {
+		if known, _ := g.accepted.ContainsOrAdd(cv.merchant, struct{}{}); !known && g.store != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 			_ = g.store.Accept(sctx, cv.merchantName)
 			cancel()
@@ -479,8 +451,8 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 
 type clientAddrKey struct{}
 
-// WithClientAddr returns a context whose REST calls are charged, while
-// their pair is not accepted, to addr's budget (AddressKey).
+// WithClientAddr returns a context whose REST calls of an unaccepted pair
+// are charged to addr's budget (AddressKey).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }

@@ -10,26 +10,16 @@ import (
 	"paygraph/internal/swar"
 )
 
-// A fast path for the two hot REST bodies, a payment and a page of
-// payments: one pass, every string a substring of one copy of the body,
-// the nullable ones pointing into shared blocks, instead of encoding/json's
-// reflection and allocation per string. On anything it is not certain to
-// decode exactly as encoding/json would (invalid JSON, trailing data, an
-// unknown or duplicate key, another value type, a body nested deeper than
-// maxFastDepth) it gives up, leaves the struct zero, and decodeBody
-// decodes the same bytes with encoding/json, so values and errors are
-// encoding/json's (FuzzFastDecodeMatchesJSON). Its figure is in
-// docs/performance.md ("Mirror code kept"). Delete this file when the
-// standard library decodes BenchmarkWireDecode's page within 1.5x its
-// time and 2x its allocations, or decoding falls under 3 % of the
-// gateway's CPU profile of list20. Re-run:
-//
-//	go test -run '^$' -bench WireDecode -benchmem -count 3 ./restclient
+// A fast path for the two hot REST bodies, a payment and a page: one
+// pass, every string a substring of one copy of the body, the nullable
+// ones in shared blocks. On anything it is not certain to decode exactly
+// as encoding/json would it gives up, leaves the struct zero, and
+// decodeBody uses encoding/json on the same bytes
+// (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
 
 // fastDecoder is implemented by the wire structs that have a fast path.
 type fastDecoder interface {
-	// decodeFast decodes body and reports true, or reports false and
-	// leaves the receiver as it was (zero).
+	// decodeFast decodes body, or reports false and leaves the receiver zero.
 	decodeFast(body []byte) bool
 }
 
@@ -54,12 +44,11 @@ func (w *wirePage) decodeFast(body []byte) bool {
 	return false
 }
 
-// maxFastDepth bounds the nesting the fast path follows (in unknown
-// values); deeper bodies go to encoding/json.
+// maxFastDepth bounds the nesting followed in unknown values.
 const maxFastDepth = 64
 
-// Nullable strings share blocks: the first fits the 8 of one payment, the
-// later ones a part of a page's (about 6 a payment).
+// Nullable strings share blocks: the first fits one payment's 8, later
+// ones part of a page's.
 const (
 	firstStringBlock = 8
 	stringBlock      = 64
@@ -74,8 +63,7 @@ type scanner struct {
 	block []string // the current block of nullable strings
 }
 
-// top decodes one object with value and accepts the body only if nothing
-// but JSON whitespace follows it.
+// top decodes one object with value, then only JSON whitespace.
 func (s *scanner) top(value func() bool) bool {
 	s.ws()
 	if !value() {
@@ -110,9 +98,8 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// members walks an object's members, calling member with each key once
-// the scanner is at its value; member reports whether it decoded (or
-// skipped) the value. The scanner must be at '{'.
+// members calls member with each key of the object at '{', the scanner
+// at its value; member reports whether it decoded (or skipped) it.
 func (s *scanner) members(member func(key string) bool) bool {
 	if s.peek() != '{' {
 		return false
@@ -151,8 +138,8 @@ func (s *scanner) members(member func(key string) bool) bool {
 	}
 }
 
-// key reads an object key. Keys with escapes or non-ASCII bytes are left
-// to encoding/json (which unescapes them before matching).
+// key reads an object key; one with escapes or non-ASCII bytes is left to
+// encoding/json, which unescapes it before matching.
 func (s *scanner) key() (string, bool) {
 	src := s.src
 	start := s.i + 1
@@ -170,8 +157,8 @@ func (s *scanner) key() (string, bool) {
 	return "", false // '\\', a control or non-ASCII byte, or the end
 }
 
-// plainRun returns the index of the first byte at or after j that is not
-// plain (plainByte), or the body's length, eight bytes at a time.
+// plainRun returns the index of the first byte from j that is not plain
+// (plainByte), or the body's length, eight bytes at a time.
 func (s *scanner) plainRun(j int) int {
 	b := s.b
 	for j+8 <= len(b) {
@@ -195,8 +182,7 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
-// unknown skips the value of a key the struct does not have, unless
-// encoding/json would match it to one of known case-insensitively.
+// unknown skips the value of a key not in known, even case-insensitively.
 func (s *scanner) unknown(key string, known []string) bool {
 	for _, k := range known {
 		if strings.EqualFold(key, k) {
@@ -206,10 +192,8 @@ func (s *scanner) unknown(key string, known []string) bool {
 	return s.skip()
 }
 
-// str reads a JSON string. One without escapes that is valid UTF-8 is a
-// substring of the body; any other is unquoted by encoding/json itself
-// (escapes, invalid UTF-8 replaced by U+FFFD), so it is exactly the string
-// json.Unmarshal would have stored.
+// str reads a JSON string: a substring of the body when it has no escapes
+// and is valid UTF-8, else as encoding/json unquotes it.
 func (s *scanner) str() (string, bool) {
 	src := s.src
 	start := s.i
@@ -382,8 +366,7 @@ func (s *scanner) skipString() bool {
 	return false
 }
 
-// elements walks an array, calling element at each item. The scanner
-// must be at '['.
+// elements calls element at each item of the array at '['.
 func (s *scanner) elements(element func() bool) bool {
 	if s.peek() != '[' {
 		return false
@@ -412,10 +395,9 @@ func (s *scanner) elements(element func() bool) bool {
 	}
 }
 
-// The value kinds of the wire structs, decoded as encoding/json does:
-// null leaves a non-pointer field as it is and sets a pointer to nil;
-// anything else of the wrong JSON type gives up (encoding/json reports a
-// type error for it, or accepts a quoted number as a json.Number).
+// The wire structs' value kinds, as encoding/json decodes them: null
+// leaves a non-pointer as it is and sets a pointer to nil; another JSON
+// type gives up.
 
 func (s *scanner) plainString(dst *string) bool {
 	if s.literal("null") {
@@ -469,8 +451,7 @@ func (s *scanner) boolean(dst *bool) bool {
 	return true
 }
 
-// errorField decodes "error" as errField.UnmarshalJSON does: a string is
-// kept, any other value is ignored.
+// errorField decodes "error" as errField.UnmarshalJSON does.
 func (s *scanner) errorField(dst *errField) bool {
 	if s.peek() != '"' {
 		return s.skip()
@@ -480,8 +461,8 @@ func (s *scanner) errorField(dst *errField) bool {
 	return ok
 }
 
-// once reports whether bit is new in seen and records it: a key seen twice
-// is left to encoding/json.
+// once records bit in seen, reporting false if it was there (a key seen
+// twice is left to encoding/json).
 func once(seen *uint16, bit uint16) bool {
 	if *seen&bit != 0 {
 		return false
@@ -564,16 +545,14 @@ func (s *scanner) page(w *wirePage) bool {
 	})
 }
 
-// payments decodes the data array. encoding/json makes an empty array a
-// non-nil empty slice and leaves the field nil for null.
+// payments decodes the data array: null leaves it nil, [] makes it empty.
 func (s *scanner) payments(dst *[]wirePayment) bool {
 	if s.literal("null") {
 		return true
 	}
-	// A page of the documented shape is about 330 bytes per payment.
-	out := make([]wirePayment, 0, min(max(len(s.src)/256, 1), 128))
+	out := make([]wirePayment, 0, min(max(len(s.src)/256, 1), 128)) // a payment is over 256 bytes
 	ok := s.elements(func() bool {
-		if s.peek() != '{' { // null items and other values: encoding/json's
+		if s.peek() != '{' { // null items and other values: encoding/json
 			return false
 		}
 		out = append(out, wirePayment{})
