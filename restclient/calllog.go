@@ -1,8 +1,7 @@
 package restclient
 
-// The per-operation log of REST calls, for the operation's cost receipt
-// and, when kept, the REST inspector. The GraphQL layer puts one CallLog
-// in each operation's context.
+// The per-operation log of REST calls, for the cost receipt and, when
+// kept, the REST inspector.
 
 import (
 	"context"
@@ -12,9 +11,8 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// CallRecord is one REST call as the REST inspector shows it. It never
-// holds the base URL, a query string or a credential: the route is the
-// endpoint's template and the id is the caller's own argument.
+// CallRecord is one REST call as the REST inspector shows it: never the
+// base URL, a query string or a credential.
 type CallRecord struct {
 	Endpoint Endpoint      // the route template, e.g. /api/v1/payments/{id}
 	ID       string        // the id of the path ("" for the list)
@@ -24,12 +22,11 @@ type CallRecord struct {
 	Retries  int           // attempts after the first
 }
 
-// maxKeptCalls bounds the records one log keeps (an operation makes at
-// most MAX_COMPLEXITY REST calls).
+// maxKeptCalls bounds the records one log keeps.
 const maxKeptCalls = 1000
 
-// CallLog counts the REST calls of one operation; it is safe for
-// concurrent use. Records are kept only after Keep.
+// CallLog counts the REST calls of one operation, safe for concurrent
+// use; records are kept only after Keep.
 type CallLog struct {
 	mu      sync.Mutex
 	made    int // calls that sent at least one request
@@ -46,16 +43,16 @@ func (l *CallLog) Keep() {
 	l.mu.Unlock()
 }
 
-// Counts are the calls made and their retries so far: the REST API saw
-// made+retries requests.
+// Counts are the calls made and their retries so far (made+retries
+// requests).
 func (l *CallLog) Counts() (made, retries int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.made, l.retries
 }
 
-// Shared is how many of the operation's calls waited for the same call
-// of another operation instead of being made (share.go).
+// Shared is how many of the calls waited for another operation's
+// (share.go).
 func (l *CallLog) Shared() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -68,8 +65,7 @@ func (l *CallLog) addShared() {
 	l.mu.Unlock()
 }
 
-// Records returns a copy of the records kept, in the order the calls
-// ended.
+// Records returns a copy of the records kept, in the order calls ended.
 func (l *CallLog) Records() []CallRecord {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -92,8 +88,8 @@ func (l *CallLog) add(r *CallRecord, attempts int) {
 
 type callLogKey struct{}
 
-// WithCallLog returns a context whose REST calls (and those of every
-// context derived from it) are counted in l.
+// WithCallLog returns a context whose REST calls (and its descendants')
+// are counted in l.
 func WithCallLog(ctx context.Context, l *CallLog) context.Context {
 	return opscope.WithValue(ctx, callLogKey{}, l)
 }

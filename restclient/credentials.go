@@ -16,20 +16,17 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// The REST API's credential headers (spelled as its documentation does).
-// The gateway's callers send the same two, which are forwarded unchanged:
-// every package names them by these constants.
+// The REST API's credential headers, which the gateway's callers send and
+// which are forwarded unchanged.
 const (
 	HeaderAPIKey    = "x-api-key"
 	HeaderAPISecret = "x-api-secret"
 )
 
-// Credentials is the caller's credential pair, forwarded unchanged as the
-// x-api-key and x-api-secret headers of every REST call made for it.
-//
-// Every textual form of a Credentials (String, %v, %+v, %#v, %s, %q, %d,
-// slog, encoding/json) is redacted: it shows at most the key's prefix
-// ("ak_test_…") and never the secret.
+// Credentials is the caller's credential pair, forwarded as the x-api-key
+// and x-api-secret headers of its REST calls. Every textual form of it
+// (fmt's verbs, slog, encoding/json) shows at most the key's prefix
+// ("ak_test_…"), never the secret.
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -41,8 +38,7 @@ type credentialsKey struct{}
 // and what its REST calls share.
 type credentialsValue struct {
 	c Credentials
-	// header is the header of every REST call made with the context,
-	// shared by them: RoundTrippers only read a request's header.
+	// header is the (read only) header of every REST call of the context.
 	header     http.Header
 	headerOnce sync.Once
 	headers    [2]string // the header's two credential values
@@ -50,18 +46,14 @@ type credentialsValue struct {
 	secrets      [2]string
 	merchant     merchantKey // the Limiter's key of the pair
 	merchantName string      // MerchantOf's answer
-	// accepted: the REST API has accepted the pair, as far as this
-	// context knows (unaccepted.go).
-	accepted atomic.Bool
-	// denied is the gate's refusal of an earlier call with this context,
-	// answered to its later calls while it holds.
-	denied atomic.Pointer[denial]
-	// storeAsked: the AcceptedStore was asked about the pair for this
-	// context and did not know it.
+	// As far as this context knows (unaccepted.go): accepted, the REST API
+	// accepted the pair; denied, the gate's refusal of an earlier call;
+	// storeAsked, the store did not know the pair; refused, the REST API
+	// refused it (401, 403).
+	accepted   atomic.Bool
+	denied     atomic.Pointer[denial]
 	storeAsked atomic.Bool
-	// refused: the REST API refused the pair (401, 403) on a call of this
-	// context (Refused).
-	refused atomic.Bool
+	refused    atomic.Bool
 }
 
 // WithCredentials returns a context carrying c, and its merchant identity
@@ -78,8 +70,7 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	return opscope.WithValue(ctx, credentialsKey{}, v)
 }
 
-// requestHeader is the header of v's REST calls: the credentials and
-// Accept, one map for all the calls of the context (read only).
+// requestHeader is the (read only) header of v's REST calls.
 func (v *credentialsValue) requestHeader() http.Header {
 	v.headerOnce.Do(func() {
 		v.header = http.Header{
@@ -98,9 +89,8 @@ func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// SecretsOf returns the two values of the usable pair ctx carries, or
-// nil: the strings that logs, metrics and traces must never hold. The
-// slice is the context's own: read only.
+// SecretsOf returns the two values of the usable pair ctx carries, which
+// logs, metrics and traces must never hold, or nil; read only.
 func SecretsOf(ctx context.Context) []string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -109,8 +99,7 @@ func SecretsOf(ctx context.Context) []string {
 	return v.secrets[:]
 }
 
-// credentialsFrom is CredentialsFrom with the header values (a zero
-// value, never nil, when ctx has none).
+// credentialsFrom is CredentialsFrom's value (never nil).
 func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
 	v, _ := ctx.Value(credentialsKey{}).(*credentialsValue)
 	if v == nil {
@@ -119,10 +108,7 @@ func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
 	return v, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// This package owns the shape of a credential (ak_test_…, sk_prod_…) and
-// how each is written where it must not be read; observe/ is handed
-// RedactCredentials and RedactKey.
-
+// The shapes of a credential (ak_test_…, sk_prod_…).
 var (
 	reSecret = regexp.MustCompile(`sk_(?:test|prod|live)_[A-Za-z0-9]+`)
 	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
@@ -142,8 +128,8 @@ func RedactCredentials(s string) string {
 }
 
 // RedactKey is how an API key is written where it may be seen: its
-// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when the key
-// does not look like "<word>_<word>_<rest>".
+// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when it does
+// not look like "<word>_<word>_<rest>".
 func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"
@@ -183,8 +169,7 @@ func (c Credentials) GoString() string {
 		", APISecret:" + strconv.Quote(secret) + "}"
 }
 
-// Format implements fmt.Formatter so that every verb (%v, %+v, %#v, %s,
-// %q, %x, %d...) prints the redacted form, never the fields.
+// Format implements fmt.Formatter: every verb prints the redacted form.
 func (c Credentials) Format(f fmt.State, verb rune) {
 	switch {
 	case verb == 'v' && f.Flag('#'):
@@ -209,8 +194,7 @@ func (c Credentials) MarshalJSON() ([]byte, error) {
 	return []byte(strconv.Quote(c.String())), nil
 }
 
-// scrub replaces any occurrence of the credentials in msg (an upstream
-// error message, say) by "[redacted]".
+// scrub replaces the credentials in msg (an upstream error) by "[redacted]".
 func (c Credentials) scrub(msg string) string {
 	if c.APISecret != "" && strings.Contains(msg, c.APISecret) {
 		msg = strings.ReplaceAll(msg, c.APISecret, "[redacted]")

@@ -9,10 +9,9 @@ import (
 	"time"
 )
 
-// The wire structs mirror the REST JSON. Amounts are json.Number, so no
-// float is ever involved; nullable fields are pointers. Their conversion
-// methods' errors never quote body values. wirefast.go knows the JSON
-// names of wirePayment and wirePage (TestFastDecodeKnowsEveryField).
+// The wire structs mirror the REST JSON: amounts are json.Number (never a
+// float), nullable fields pointers; their conversions' errors never quote
+// body values. wirefast.go knows wirePayment's and wirePage's names.
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {
@@ -48,8 +47,7 @@ type wirePayment struct {
 	CreatedAt     string       `json:"created_at"`
 	UpdatedAt     string       `json:"updated_at"`
 	Error         errField     `json:"error"`
-	// strings, when set, is where wirefast.go puts the payment's first
-	// nullable strings (GetPayment's share its allocation).
+	// strings, when set, holds the first nullable strings (wirefast.go).
 	strings *[firstStringBlock]string
 }
 
@@ -272,11 +270,10 @@ func (w *wireLink) toLink() (*PaymentLink, error) {
 func sessionMoney(field string, taka, paisa json.Number) (Paisa, error) {
 	var t Paisa
 	if taka != "" {
-		v, err := parseDecimal(string(taka), 2)
-		if err != nil {
-			return 0, fmt.Errorf("checkout_session.%s is not an exact amount of taka: %w", field, err)
+		var err error
+		if t, err = takaField("checkout_session", field, taka); err != nil {
+			return 0, err
 		}
-		t = Paisa(v)
 	}
 	if paisa == "" {
 		if taka == "" {

@@ -1,9 +1,7 @@
 package restclient
 
 // Bounded fan-out: the calls of a batch (a dataloader's keys, a page's
-// joins) made at once within the limiter's bounds, the one place the slot
-// protocol lives. A caller hands over ids and gets one Result per id back;
-// it never sees a slot.
+// joins) made at once within the limiter's bounds; callers never see a slot.
 
 import (
 	"context"
@@ -22,8 +20,8 @@ type Result[V any] struct {
 	Err   error
 }
 
-// PanicError is the error of a fan-out call that panicked on a goroutine
-// the caller's recovery does not reach.
+// PanicError is the error of a fan-out call that panicked, maybe on a
+// goroutine the caller's recovery does not reach.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -48,8 +46,7 @@ func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Resul
 	return fanOut(ctx, c.limiter, keys, method[*CheckoutSession]{c, (*Client).GetCheckoutSession})
 }
 
-// method is a Client's getter of a fan-out (not a method value, which
-// allocates).
+// method is a Client's getter (a method value would allocate).
 type method[V any] struct {
 	c  *Client
 	fn func(*Client, context.Context, string) (V, error)
@@ -67,20 +64,17 @@ type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
 
-// Each calls get for every id at once, with the panic recovery and results
-// of a Client's fan-out but no slots: for a REST implementation without a
-// limiter (a test's stub). results[i] answers ids[i].
+// Each calls get for every id at once, as a Client's fan-out but without
+// slots (a stub REST implementation); results[i] answers ids[i].
 func Each[V any](ctx context.Context, ids []string, get func(context.Context, string) (V, error)) []Result[V] {
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
 
 // fanOut calls g for every id, each call holding its slot of lim (nil:
-// none), on at most as many goroutines as the context may have calls in
-// flight (Limiter.width); each takes the next id left until none is. A
-// goroutine starts only once a slot is held for its first call, so a
-// batch waiting for slots costs one goroutine and every bound holds as
-// for any call; the caller's goroutine is one of them. Once a slot cannot
-// be had, no more start and every call left answers its error at once.
+// none), on at most Limiter.width goroutines (the caller's is one), each
+// taking the next id left. A goroutine starts only once a slot is held for
+// its first call, so a batch waiting for slots costs one goroutine; once a
+// slot cannot be had, no more start.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -120,8 +114,7 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	return out
 }
 
-// fan is one fan-out's shared state: its ids, their results, and the next
-// id no goroutine has taken yet.
+// fan is one fan-out's ids, results and next id left.
 type fan[V any, G getter[V]] struct {
 	ctx  context.Context
 	ids  []string
@@ -139,8 +132,7 @@ func (f *fan[V, G]) claim() int {
 	return -1
 }
 
-// work makes call i with the slot h holds, then the calls left, each
-// taking its own slot.
+// work makes call i with h's slot, then the calls left with their own.
 func (f *fan[V, G]) work(h *Held, i int) {
 	growstack.Call()
 	defer f.wg.Done()
@@ -150,8 +142,8 @@ func (f *fan[V, G]) work(h *Held, i int) {
 	}
 }
 
-// call makes one call of a fan-out with the slot h holds (nil: none),
-// releasing it after; a panic becomes r's *PanicError.
+// call makes one call with h's slot (nil: none), releasing it after; a
+// panic becomes r's *PanicError.
 func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result[V], g G) {
 	defer h.Release()
 	defer func() {

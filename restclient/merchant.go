@@ -1,6 +1,5 @@
 // The merchant identity: an HMAC-SHA256 of the credential pair under a
-// per-deployment key (MERCHANT_ID_KEY), the name every bound keyed by the
-// pair uses and the tag of the logs. Keyed, so that a Redis dump or a log
+// per-deployment key (MERCHANT_ID_KEY), keyed so that a Redis dump or a log
 // line is no offline verifier of guessed or leaked pairs.
 
 package restclient
@@ -19,15 +18,15 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// MinMerchantKeyBytes is the shortest merchant-identity key accepted: 256
-// bits, the size of the HMAC-SHA256 output.
+// MinMerchantKeyBytes is the shortest merchant-identity key accepted:
+// HMAC-SHA256's output size.
 const MinMerchantKeyBytes = 32
 
 // merchantIDLabel separates this use of the key from any other.
 const merchantIDLabel = "paygraph merchant id v1\x00"
 
-// MerchantKey is the per-deployment key of the merchant identity: the
-// same on every replica sharing a Redis. Safe for concurrent use.
+// MerchantKey is the per-deployment key of the merchant identity, the
+// same on every replica sharing a Redis; safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
@@ -51,8 +50,8 @@ func NewMerchantKey(key []byte) (*MerchantKey, error) {
 	return k, nil
 }
 
-// RandomMerchantKey returns a fresh random key: identities then hold only
-// within this process.
+// RandomMerchantKey returns a fresh random key, for identities of this
+// process only.
 func RandomMerchantKey() *MerchantKey {
 	key := make([]byte, MinMerchantKeyBytes)
 	_, _ = rand.Read(key) // never fails (crypto/rand crashes the program instead)
@@ -68,8 +67,8 @@ func (k *MerchantKey) Format(f fmt.State, _ rune) {
 // processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
 
-// sum is HMAC-SHA256(key, label || len(apiKey) as 8 bytes || apiKey ||
-// apiSecret): the length prefix keeps ("ab", "c") and ("a", "bc") apart.
+// sum is HMAC(label || len(apiKey) as 8 bytes || apiKey || apiSecret):
+// the length keeps ("ab", "c") and ("a", "bc") apart.
 func (k *MerchantKey) sum(c Credentials) merchantKey {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -112,9 +111,8 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 	return k
 }
 
-// MerchantOf names the merchant of the credential pair ctx carries: the
-// hex HMAC of the pair under the merchant key, never the secret. ok is
-// false when ctx carries no usable pair.
+// MerchantOf names the merchant of ctx's credential pair, the hex HMAC of
+// the pair; ok is false when ctx carries no usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -123,8 +121,8 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	return v.merchantName, true
 }
 
-// MerchantTag names the merchant of ctx's pair in log lines: the first 8
-// bytes of its identity in hex, as its circuit is named; "" without one.
+// MerchantTag names the merchant of ctx's pair in logs, as its circuit is
+// named: its identity's first 8 bytes in hex; "" without one.
 func MerchantTag(ctx context.Context) string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

@@ -25,10 +25,9 @@ var (
 	ErrAmountRange = errors.New("out of range (beyond 2^53-1 paisa)")
 )
 
-// ParseTaka parses a decimal number of taka into exact paisa, never
-// through a float. The grammar is JSON's number but for leading zeros,
-// which are tolerated; digits below one paisa must be zero ("19.990" is
-// fine, "1.999" an error).
+// ParseTaka parses a decimal number of taka (JSON's grammar, leading zeros
+// tolerated) into exact paisa, never through a float; digits below one
+// paisa must be zero ("19.990" is fine, "1.999" an error).
 func ParseTaka(s string) (Paisa, error) {
 	v, err := parseDecimal(s, 2)
 	if err != nil {
@@ -42,16 +41,14 @@ func ParseTaka(s string) (Paisa, error) {
 }
 
 // parseExactInt parses a decimal number that must be an exact integer
-// within ±(2^53-1) (used for *_paisa and counters). "1999", "1999.0" and
-// "1.999e3" are 1999; "1999.5" is an error.
+// within ±(2^53-1): "1999", "1999.0" and "1.999e3" are 1999.
 func parseExactInt(s string) (int64, error) { return parseDecimal(s, 0) }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
-// parseDecimal returns the value of s multiplied by 10^shift, which must be
-// an integer within ±maxSafe, or one of the package's sentinel errors.
-// Zeros after the last non-zero digit are counted in pending, so runs of
-// them never overflow m; big: the significant digits exceed maxSafe.
+// parseDecimal returns s times 10^shift, which must be an integer within
+// ±maxSafe, or an ErrAmount error. Trailing zeros are counted in pending,
+// so that they never overflow m; big: the digits exceed maxSafe.
 func parseDecimal(s string, shift int) (int64, error) {
 	i, n := 0, len(s)
 	neg := false
@@ -155,8 +152,7 @@ func parseDecimal(s string, shift int) (int64, error) {
 	return v, nil
 }
 
-// String renders the amount as taka with exactly two fractional digits:
-// "1250.00", "0.05", "-0.50".
+// String renders the amount as taka with two decimals: "1250.00", "-0.50".
 func (p Paisa) String() string {
 	var buf [24]byte
 	return string(p.AppendTaka(buf[:0]))

@@ -1,22 +1,17 @@
 package restclient
 
-// In-flight REST calls shared within a credential pair. A GET asked for
-// while the same GET (route, id and query) of the same accepted pair is
-// in flight waits for that call's answer instead of making its own, up
-// to a bound on waiters. Never across pairs (the key is the pair's
-// identity and the pair itself is compared), never for a pair the REST
-// API has not accepted, never after the answer: the call leaves the table
-// once its body is read, so nothing is cached. Each caller decodes the
-// shared bytes into its own value and gets its own copy of an error.
+// In-flight REST calls shared within a credential pair: a GET asked for
+// while the same GET (route, id and query) of the same accepted pair is in
+// flight waits, up to a bound on waiters, for that call's answer. Never
+// across pairs (the pair itself is compared), never for an unaccepted
+// pair, never after the answer (the call leaves the table once its body
+// is read). Each caller decodes the shared bytes into its own value and
+// gets its own copy of an error.
 //
-// The caller that makes the call makes it as any call, on its own
-// goroutine, holding its own slot, under its own deadline: no goroutine
-// or context of its own, so that an unshared call costs what it did. A
-// waiter whose context ends leaves, and the call goes on. When the
-// maker's context ends first (or its call panics), the call ends with
-// it, and each waiter left makes the call itself, once, under its own
-// deadline: the maker's deadline or cancellation is never a waiter's
-// error.
+// The maker makes the call as any call, on its own goroutine, slot and
+// deadline. A waiter whose context ends leaves; when the maker's ends
+// first (or its call panics), each waiter left makes the call itself,
+// once: the maker's deadline or cancellation is never a waiter's error.
 
 import (
 	"context"
@@ -24,10 +19,8 @@ import (
 	"sync"
 )
 
-// DefaultShareWaiters is how many callers may wait for one in-flight
-// call besides the one that made it, when Config.ShareWaiters is 0 (the
-// gateway derives its own from the pair's bound); more make calls of
-// their own.
+// DefaultShareWaiters is how many callers may wait for one call in
+// flight when Config.ShareWaiters is 0; more make calls of their own.
 const DefaultShareWaiters = 64
 
 // flightKey names a GET of one pair.
@@ -48,7 +41,7 @@ type flight struct {
 	done    chan struct{} // made by the first waiter, closed by finish
 
 	// Set before done is closed.
-	body      []byte // the answer's bytes, kept only when someone waits
+	body      []byte // the answer, kept only when someone waits
 	err       error
 	abandoned bool // the maker left or panicked: the waiters call again
 }
@@ -69,8 +62,8 @@ func newFlights(maxWaiters int) *flights {
 	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
 }
 
-// join counts the caller in as a waiter of k's call in flight, when
-// there is one for the same pair with room for it.
+// join makes the caller a waiter of k's call in flight, if there is one
+// of the same pair with room.
 func (fs *flights) join(k flightKey, c Credentials) *flight {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -89,11 +82,9 @@ func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
 	return f
 }
 
-// start is join (mayJoin), or, with no call of k in flight, enters one
-// that the caller makes (f); the caller holds its slot already, so that
-// every call in the table is under way and its waiters wait for nothing
-// else. Neither (nil, false): the call in flight has no room or is
-// another pair's, and the caller makes one of its own, unshared.
+// start is join (if mayJoin) or, with no call of k in flight, enters the
+// caller's, whose slot is held (so that waiters wait for nothing else);
+// neither (nil, false): the caller makes its call unshared.
 func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -123,8 +114,7 @@ func (fs *flights) closeLocked(f *flight) {
 }
 
 // keep is told the bytes of each 2xx body read for f, before they go back
-// to the pool: the answer has come, so f leaves the table, and the bytes
-// are copied for the waiters, if there are any.
+// to the pool: f leaves the table and the bytes are copied for any waiters.
 func (fs *flights) keep(f *flight, buf []byte) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -135,8 +125,8 @@ func (fs *flights) keep(f *flight, buf []byte) {
 	}
 }
 
-// finish ends the maker's f with err, waking its waiters; abandoned: the
-// maker left before the answer, or panicked.
+// finish ends f with err, waking its waiters; abandoned: the maker left
+// before the answer, or panicked.
 func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -151,8 +141,7 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	close(done)
 }
 
-// await waits for f's answer or the end of ctx. The waiter decodes the
-// shared bytes into its own into and gets its own copy of an error;
+// await waits for f's answer, decoded into into, or the end of ctx;
 // again: the maker left, and the caller is to make the call itself.
 func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCarrier) (err error, again bool) {
 	select {
@@ -179,15 +168,13 @@ func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCa
 	return nil, false
 }
 
-// sharable reports whether cv's calls may share: the pair is accepted
-// (every pair is when the unaccepted bounds are off).
+// sharable reports whether cv's calls may share: the pair is accepted.
 func (c *Client) sharable(cv *credentialsValue) bool {
 	return c.flights != nil && c.accepted(cv)
 }
 
 // shared is do's call of a sharable pair: it waits for the same call in
-// flight, or makes it for others to wait for, or (no room) makes it
-// unshared. mayJoin false: it never waits (a waiter whose maker left).
+// flight, or makes it for others, or unshared; mayJoin false: never waits.
 func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
 	if mayJoin {
 		if f := c.flights.join(k, cv.c); f != nil {

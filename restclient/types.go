@@ -14,9 +14,8 @@ const (
 	StatusRefunded  PaymentStatus = "REFUNDED"
 )
 
-// Customer is the customer block of a payment or checkout session.
-// Address is nil in list items, where the REST API omits it; City is
-// only ever set on checkout sessions.
+// Customer is the customer block of a payment or checkout session;
+// Address is nil in list items, City set only on checkout sessions.
 type Customer struct {
 	Name    *string
 	Email   *string
@@ -25,8 +24,8 @@ type Customer struct {
 	City    *string
 }
 
-// Payment is one payment record. Detailed is true when it came from the
-// retrieve endpoint (and so carries customer.address), false for list items.
+// Payment is one payment record; Detailed: it came from the retrieve
+// endpoint (with customer.address), not a list.
 type Payment struct {
 	ID            string
 	Status        PaymentStatus
@@ -47,8 +46,8 @@ type PaymentPage struct {
 	NextCursor *string
 }
 
-// ListParams are the list endpoint's query parameters. Zero values are
-// omitted from the request (the REST API then applies its defaults).
+// ListParams are the list endpoint's query parameters; zero values are
+// not sent.
 type ListParams struct {
 	Limit  int
 	Cursor string
@@ -80,8 +79,7 @@ type MetadataEntry struct {
 	Value string
 }
 
-// CheckoutSession is one checkout session. Amount and Subtotal come from
-// amount_paisa and subtotal_paisa. Metadata is sorted by key.
+// CheckoutSession is one checkout session; Metadata is sorted by key.
 type CheckoutSession struct {
 	ID            string
 	PaymentID     string
