@@ -51,7 +51,7 @@ type credentialsValue struct {
 	// storeAsked, the store did not know the pair; refused, the REST API
 	// refused it (401, 403).
 	accepted   atomic.Bool
-	denied     atomic.Pointer[denial]
+	denied     atomic.Pointer[refusal]
 	storeAsked atomic.Bool
 	refused    atomic.Bool
 }

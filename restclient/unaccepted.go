@@ -95,15 +95,12 @@ type gate struct {
 	inFlight map[string]int // probes per client address
 }
 
-// refusal is what the REST API answered a refused pair.
+// refusal is the answer to a refused pair until a time (UnixNano): the
+// REST API's (gate.refused) or the gate's (credentialsValue.denied).
 type refusal struct {
-	until   int64
-	kind    ErrorKind
-	status  int
-	message string
+	err   *Error
+	until int64
 }
-
-func (r refusal) error() *Error { return &Error{Kind: r.kind, Status: r.status, Message: r.message} }
 
 func newGate(cfg UnacceptedConfig) (*gate, error) {
 	if cfg.CallsPerSecond <= 0 {
@@ -192,14 +189,8 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 // at least a second.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	if e, ok := errors.AsType[*Error](err); ok {
-		cv.denied.Store(&denial{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
+		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
-}
-
-// denial is a refusal remembered by a context (credentialsValue.denied).
-type denial struct {
-	err   *Error
-	until int64
 }
 
 func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKey) (*ticket, error) {
@@ -212,7 +203,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 		if r, ok := g.refused.Peek(k); ok {
 			if now < r.until {
 				g.mu.Unlock()
-				return nil, r.error()
+				return nil, r.err
 			}
 			g.refused.Remove(k)
 		}
@@ -384,7 +375,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	g.mu.Lock()
 	if r, ok := g.refused.Peek(k); ok && now < r.until {
 		g.mu.Unlock()
-		return r.error()
+		return r.err
 	}
 	busy := g.probes[k] != nil
 	full := g.perAddress != nil && g.inFlight[addr] >= g.addrSlots
@@ -443,7 +434,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 		_ = g.store.Forget(sctx, cv.merchantName)
 		cancel()
 	}
-	r := refusal{until: g.now().UnixNano() + int64(g.refusedTTL), kind: e.Kind, status: e.Status, message: e.Message}
+	r := refusal{err: &Error{Kind: e.Kind, Status: e.Status, Message: e.Message}, until: g.now().UnixNano() + int64(g.refusedTTL)}
 	g.mu.Lock()
 	g.refused.Add(k, r)
 	g.mu.Unlock()

@@ -206,38 +206,18 @@ func (s *scanner) str() (string, bool) {
 		s.i = j + 1
 		return src[start+1 : j], true
 	}
-	plain, ascii := true, true
-	for ; j < len(src); j++ {
-		c := src[j]
-		switch {
-		case c == '"':
-			s.i = j + 1
-			raw := src[start:s.i]
-			if plain && (ascii || utf8.ValidString(raw)) {
-				return raw[1 : len(raw)-1], true
-			}
-			var out string
-			if json.Unmarshal([]byte(raw), &out) != nil {
-				return "", false
-			}
-			return out, true
-		case c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		case c == '\\':
-			if !s.escape(j) {
-				return "", false
-			}
-			plain = false
-			if src[j+1] == 'u' {
-				j += 5
-			} else {
-				j++
-			}
-		}
+	if !s.skipString(j) {
+		return "", false
 	}
-	return "", false
+	raw := src[start:s.i]
+	if strings.IndexByte(raw, '\\') < 0 && utf8.ValidString(raw) {
+		return raw[1 : len(raw)-1], true
+	}
+	var out string
+	if json.Unmarshal([]byte(raw), &out) != nil {
+		return "", false
+	}
+	return out, true
 }
 
 // escape reports whether a valid JSON escape starts at src[j] ('\\').
@@ -316,7 +296,7 @@ func (s *scanner) literal(word string) bool {
 func (s *scanner) skip() bool {
 	switch c := s.peek(); {
 	case c == '"':
-		return s.skipString()
+		return s.skipString(s.i + 1)
 	case c == '{':
 		if s.depth++; s.depth > maxFastDepth {
 			return false
@@ -343,9 +323,10 @@ func (s *scanner) skip() bool {
 	}
 }
 
-// skipString passes over a string without unquoting it.
-func (s *scanner) skipString() bool {
-	for j := s.i + 1; j < len(s.src); j++ {
+// skipString passes over the string at s.i, from its byte j, without
+// unquoting it.
+func (s *scanner) skipString(j int) bool {
+	for ; j < len(s.src); j++ {
 		switch c := s.src[j]; {
 		case c == '"':
 			s.i = j + 1
