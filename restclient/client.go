@@ -698,8 +698,6 @@ func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp 
 		}
 	}
 	switch {
-	case code == http.StatusBadRequest || code == http.StatusUnprocessableEntity:
-		e.Kind = KindBadRequest
 	case code == http.StatusUnauthorized:
 		e.Kind = KindUnauthorized
 	case code == http.StatusForbidden:
@@ -713,7 +711,7 @@ func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp 
 		e.Kind = KindTimeout
 	case code >= 500:
 		e.Kind = KindUpstream
-	case code >= 400:
+	case code >= 400: // 400, 422 and the others
 		e.Kind = KindBadRequest
 	default: // 1xx/3xx: a redirect is not followed (it would carry the credentials)
 		e.Kind = KindUpstream

@@ -84,21 +84,19 @@ func parseDecimal(s string, shift int) (int64, error) {
 		}
 		pending = 0
 	}
-	start := i
-	for ; i < n && isDigit(s[i]); i++ {
-		add(s[i])
+	digits := func() int { // adds a run of digits, returns its length
+		start := i
+		for ; i < n && isDigit(s[i]); i++ {
+			add(s[i])
+		}
+		return i - start
 	}
-	if i == start {
+	if digits() == 0 {
 		return 0, ErrAmountSyntax
 	}
 	if i < n && s[i] == '.' {
 		i++
-		start = i
-		for ; i < n && isDigit(s[i]); i++ {
-			add(s[i])
-			frac++
-		}
-		if i == start {
+		if frac = digits(); frac == 0 {
 			return 0, ErrAmountSyntax
 		}
 	}
@@ -110,7 +108,7 @@ func parseDecimal(s string, shift int) (int64, error) {
 			eneg = s[i] == '-'
 			i++
 		}
-		start = i
+		start := i
 		for ; i < n && isDigit(s[i]); i++ {
 			if exp < 1e9 { // saturate: anything this large is out of range anyway
 				exp = exp*10 + int(s[i]-'0')

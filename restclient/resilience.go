@@ -178,33 +178,27 @@ func (r Resilience) newBreaker(name string) *breaker {
 	// A positive size never fails; either part may hold the whole table.
 	b.merchants.trusted, _ = simplelru.NewLRU[uint64, *merchant](maxMerchants, nil)
 	b.merchants.untrusted, _ = simplelru.NewLRU[uint64, *merchant](maxMerchants, nil)
-	healthy := func(err error) bool { return err == nil || !unhealthy(err) }
-	skipped := func(err error) bool { return err == errSkip }
-	b.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:        name,
-		MaxRequests: 1,
-		Timeout:     cooldown,
-		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= failures && b.run.tripped(failures)
-		},
-		IsSuccessful: healthy,
-		IsExcluded:   skipped,
-		OnStateChange: func(_ string, from, to gobreaker.State) {
-			b.notClosed.Store(to != gobreaker.StateClosed)
-			b.gen.Add(1)
-			b.run.reset() // a new circuit generation starts a new run
-			if b.hook != nil {
-				b.queue(stateChange{"", circuitState(from), circuitState(to)})
-			}
-		},
-	})
 	b.merchantSettings = gobreaker.Settings{
 		MaxRequests:  1,
 		Timeout:      cooldown,
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		IsSuccessful: healthy,
-		IsExcluded:   skipped,
+		IsSuccessful: func(err error) bool { return err == nil || !unhealthy(err) },
+		IsExcluded:   func(err error) bool { return err == errSkip },
 	}
+	process := b.merchantSettings
+	process.Name = name
+	process.ReadyToTrip = func(c gobreaker.Counts) bool {
+		return c.ConsecutiveFailures >= failures && b.run.tripped(failures)
+	}
+	process.OnStateChange = func(_ string, from, to gobreaker.State) {
+		b.notClosed.Store(to != gobreaker.StateClosed)
+		b.gen.Add(1)
+		b.run.reset() // a new circuit generation starts a new run
+		if b.hook != nil {
+			b.queue(stateChange{"", circuitState(from), circuitState(to)})
+		}
+	}
+	b.cb = gobreaker.NewCircuitBreaker[struct{}](process)
 	if b.merchantHook != nil {
 		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
 			b.queue(stateChange{tag, circuitState(from), circuitState(to)})

@@ -59,7 +59,9 @@ func newFlights(maxWaiters int) *flights {
 	if maxWaiters < 1 {
 		return nil
 	}
-	return &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
+	fs := &flights{max: maxWaiters, m: make(map[flightKey]*flight)}
+	fs.pool.New = func() any { return &flight{fs: fs} }
+	return fs
 }
 
 // join makes the caller a waiter of k's call in flight, if there is one
@@ -96,10 +98,7 @@ func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, j
 		}
 		return nil, false
 	}
-	f, _ = fs.pool.Get().(*flight)
-	if f == nil {
-		f = &flight{fs: fs}
-	}
+	f = fs.pool.Get().(*flight)
 	f.key, f.creds, f.open = k, c, true
 	fs.m[k] = f
 	return f, false
