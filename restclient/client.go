@@ -663,15 +663,12 @@ func isTimeout(err error) bool {
 
 // connFailure describes a connection failure without addresses or names.
 func connFailure(err error) string {
-	var dnsErr *net.DNSError
-	var certErr *tls.CertificateVerificationError
-	var recErr tls.RecordHeaderError
 	switch {
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused"
-	case errors.As(err, &dnsErr):
+	case isA[*net.DNSError](err):
 		return "host name not resolved"
-	case errors.As(err, &certErr), errors.As(err, &recErr):
+	case isA[*tls.CertificateVerificationError](err), isA[tls.RecordHeaderError](err):
 		return "TLS handshake failed"
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return "connection closed by the REST API"

@@ -70,6 +70,12 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// isA reports whether err's chain holds an E.
+func isA[E error](err error) bool {
+	_, ok := errors.AsType[E](err)
+	return ok
+}
+
 // KindOf returns the kind of the first *Error in err's chain, and
 // KindUpstream for any other error (and for nil).
 func KindOf(err error) ErrorKind {

@@ -85,12 +85,10 @@ func retryable(err error) bool {
 	return false
 }
 
+// badCertificate tells whether err is a certificate that does not verify.
 func badCertificate(err error) bool {
-	var cv *tls.CertificateVerificationError
-	var ua x509.UnknownAuthorityError
-	var hn x509.HostnameError
-	var ci x509.CertificateInvalidError
-	return errors.As(err, &cv) || errors.As(err, &ua) || errors.As(err, &hn) || errors.As(err, &ci)
+	return isA[*tls.CertificateVerificationError](err) || isA[x509.UnknownAuthorityError](err) ||
+		isA[x509.HostnameError](err) || isA[x509.CertificateInvalidError](err)
 }
 
 // unhealthy tells whether err says the REST API itself may be in trouble,
@@ -106,14 +104,10 @@ func unhealthy(err error) bool {
 // systemic tells whether err happened before the request reached the
 // REST API (dial, DNS, TLS): no caller's input can cause these.
 func systemic(err error) bool {
-	var op *net.OpError
-	if errors.As(err, &op) && (op.Op == "dial" || op.Op == "proxyconnect") {
+	if op, ok := errors.AsType[*net.OpError](err); ok && (op.Op == "dial" || op.Op == "proxyconnect") {
 		return true
 	}
-	var dns *net.DNSError
-	var rh tls.RecordHeaderError
-	var alert tls.AlertError
-	return errors.As(err, &dns) || errors.As(err, &rh) || errors.As(err, &alert) || badCertificate(err)
+	return isA[*net.DNSError](err) || isA[tls.RecordHeaderError](err) || isA[tls.AlertError](err) || badCertificate(err)
 }
 
 // localExhaustion tells whether err is this process running out of file

@@ -179,14 +179,12 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error)
 		return nil, d.err // a call of this request was refused already
 	}
 	t, err := g.admitOnce(ctx, cv, k)
-	if err != nil {
-		g.remember(cv, err)
-	}
+	g.remember(cv, err)
 	return t, err
 }
 
-// remember keeps a refusal (an *Error in err) in cv for its Retry-After,
-// at least a second.
+// remember keeps a refusal (an *Error in err, which may be nil) in cv for
+// its Retry-After, at least a second.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	if e, ok := errors.AsType[*Error](err); ok {
 		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
@@ -284,9 +282,7 @@ func (c *Client) Admit(ctx context.Context) error {
 		return nil
 	}
 	err := g.check(ctx, cv)
-	if err != nil {
-		g.remember(cv, err)
-	}
+	g.remember(cv, err)
 	return err
 }
 
