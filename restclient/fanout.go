@@ -71,10 +71,9 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 }
 
 // fanOut calls g for every id, each call holding its slot of lim (nil:
-// none), on at most Limiter.width goroutines (the caller's is one), each
-// taking the next id left. A goroutine starts only once a slot is held for
-// its first call, so a batch waiting for slots costs one goroutine; once a
-// slot cannot be had, no more start.
+// none), on at most Limiter.width goroutines (the caller's is one) taking
+// the next id left; one starts only once a slot is held for its first
+// call, so a batch waiting for slots costs one goroutine.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))

@@ -35,12 +35,11 @@ type LimiterConfig struct {
 	Unaccepted UnacceptedConfig
 }
 
-// Limiter is the one place REST calls wait for a slot. A call holds a slot
-// of its request (WithRequestLimit), of its merchant (credential pair) and
-// of the process, narrowest first, so a busy merchant queues on its own
-// slots. Merchants are keyed by an HMAC of the pair; idle entries are
-// dropped as the map grows. A request's calls queue one at a time, so
-// freed slots go to the waiting requests in turn.
+// Limiter is the one place REST calls wait for a slot: one of their request
+// (WithRequestLimit), of their merchant (credential pair, by its HMAC) and
+// of the process, narrowest first, so a busy merchant queues on its own.
+// A request's calls queue one at a time, so freed slots go to the waiting
+// requests in turn; idle merchants are dropped as the map grows.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int

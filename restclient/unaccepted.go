@@ -271,10 +271,9 @@ func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Lim
 	return nil
 }
 
-// Admit tells, charging nothing, the error the pair's first call would
-// get now, so that an operation is refused before any field runs; nil for
-// an accepted pair, one with a call under way, or without bounds or
-// credentials.
+// Admit tells, charging nothing, the error the pair's first call would get
+// now, so that an operation is refused before any field runs; nil for an
+// accepted pair, one with a call under way, or without bounds or credentials.
 func (c *Client) Admit(ctx context.Context) error {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
@@ -308,8 +307,7 @@ func Refused(ctx context.Context) bool {
 }
 
 // Accepted reports whether ctx's pair is known here to be a merchant (the
-// REST API answered it 2xx; or no bounds on unaccepted pairs); false
-// without credentials.
+// REST API answered it 2xx; or no bounds); false without credentials.
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && c.accepted(cv)
