@@ -54,7 +54,7 @@ func TestUnacceptedPairs(t *testing.T) {
 	}
 	t.Run("refused before validation", func(t *testing.T) {
 		// The edge asks as soon as graph's limits saw that the root
-		// fields make REST calls (gqlhttp/charge.go): a refused pair's
+		// fields make REST calls (gqlhttp/ratelimit.go): a refused pair's
 		// document is not validated, so a field that does not exist is
 		// not what it is told.
 		r := g.Post(t, fake, `{ payment(id: "pay_prod_x") { id noSuchField } }`, nil)

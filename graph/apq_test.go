@@ -23,7 +23,7 @@ import (
 )
 
 // refusingCharge stands for the edge's rate-limit charge
-// (gqlhttp/charge.go, an operation-context mutator after graph's): it
+// (gqlhttp/ratelimit.go, an operation-context mutator after graph's): it
 // refuses every operation with an estimate whose request is limited.
 type refusingCharge struct{}
 
