@@ -1,32 +1,21 @@
 package graph
 
 // This file is the executor's fast path for the objects a payments page
-// is made of (Payment, Money, Customer, PaymentEdge). gqlgen's generated code resolves
-// every field of every object through graphql.ResolveField: a field
-// context, a context value, closures, the value boxed, a FieldSet, a
-// deferred group and CollectFields per object: ≈ 125 of the ≈ 130
-// allocations per payment of a list (docs/perf-log/2026-11-benchmarks.md, issue 14). Where an
-// object's selection reaches only fields bound to the record (no
-// resolver, no @defer, no directive but @skip/@include with literal
-// arguments, no introspection but __typename), that machinery has
-// nothing to do: no field can fail or block, and no field interceptor
-// needs to see it (the fast path is on only when every field interceptor
-// promises to pass bound fields through, PassesBoundFieldsThrough in
-// server.go: observe's tracing spans only resolvers and root fields; the
-// response budget and the scope checks are charged by resolvers).
-// Such a selection is compiled once into a plan, with gqlgen's own
-// CollectFields (the same merging of aliases and fragments, the same
-// type conditions), and the plan writes the bytes gqlgen would write.
-// Anything else returns nil, and gqlgen's generated code runs as before:
-// graph/gen adds the call at the top of the generated _Payment, _Money,
-// _Customer and _PaymentEdge. This file is the hand-written part: the
-// plan compiler, the hooks and the string escapers. The per-type part
-// (each field's op, the types' tables, marshalers and appenders) is
-// generated from gqlgen's model of the schema into fast_gen.go by
-// graph/gen (its fast.go), so a field added to these types needs no
-// edit here. TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen
-// run the same documents with the fast path on and off and compare the
-// bytes.
+// is made of (Payment, Money, Customer, PaymentEdge). gqlgen's generated
+// code resolves every field through graphql.ResolveField (a field
+// context, closures, a boxed value, a FieldSet and CollectFields per
+// object), which a field bound to the record does not need: it cannot
+// fail or block, and every field interceptor promises to pass it through
+// (PassesBoundFieldsThrough, server.go). So a selection of bound fields
+// only (no resolver, no @defer, only @skip/@include with literal
+// arguments, no introspection but __typename) is compiled once, with
+// gqlgen's own CollectFields, into a plan that writes gqlgen's bytes;
+// anything else returns nil and gqlgen's code runs. graph/gen adds the
+// hooks to the generated _Payment, _Money, _Customer and _PaymentEdge and
+// generates the per-type part (ops, tables, appenders) into fast_gen.go;
+// this file holds the plan compiler, the hooks and the string escapers.
+// TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen compare the
+// bytes with the fast path on and off.
 
 import (
 	"bytes"
@@ -41,6 +30,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/model"
 	"paygraph/graph/selcache"
 	"paygraph/internal/swar"
@@ -70,10 +60,8 @@ type fastField struct {
 	lit string
 	sub *fastPlan
 	dix int // delegated: the field's index in paymentJSON.delegated
-	// nodes: a delegated field's nodes, as paths of indexes from the
-	// object's selection set (through inline fragments and fragment
-	// definitions), whose selections CollectFields merges; so that the
-	// field gqlgen resolves is rebuilt without a CollectFields per object.
+	// nodes: a delegated field's nodes, as index paths from the object's
+	// selection set, so that collected rebuilds it without CollectFields.
 	nodes [][]int32
 }
 
@@ -81,9 +69,8 @@ type fastField struct {
 type fastPlan struct {
 	fields    []fastField
 	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
-	// customer: the plan writes a customer (its own or a nested plan's),
-	// which an operation read below full customer data leaves to gqlgen
-	// (package customerdata: its masked paths are noted where gqlgen has them).
+	// customer: the plan (or a nested one) writes a customer, which gqlgen
+	// writes below full customer data (it notes the masked paths).
 	customer bool
 }
 
@@ -91,10 +78,8 @@ type fastPlan struct {
 // (customer selections reaching the address; more are aliases of it).
 const maxDelegated = 2
 
-// maxFastFields bounds the fields of one plan, nested ones included: a
-// plan is kept for the process (fastPlans), so it must stay small. The
-// largest plain selection of a Payment has 16 distinct fields; more means
-// aliases of the same fields, which gqlgen then serves.
+// maxFastFields bounds the fields of one plan, nested ones included, as
+// plans are kept for the process; beyond it (aliases) gqlgen serves.
 const maxFastFields = 64
 
 // fastPlans keeps the plans (nil: a selection for gqlgen), per document,
@@ -136,12 +121,7 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 		if *budget--; *budget < 0 || len(f.Deferrables) > 0 {
 			return nil
 		}
-		var key []byte
-		if i > 0 {
-			key = append(key, ',')
-		}
-		key = appendQuoted(key, f.Alias)
-		ff := fastField{key: string(append(key, ':'))}
+		ff := fastField{key: fieldKey(i, f.Alias)}
 		if f.Name == "__typename" {
 			ff.op, ff.lit = opTypename, t.name
 		} else {
@@ -186,10 +166,9 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 }
 
 // plainDirectives reports whether every directive in sel (through its
-// fragments, not into its fields' sub-selections, which compileFast
-// checks in turn) is @skip or @include with a literal argument: what
-// CollectFields then decides is the same for every request of the
-// document, as a cached plan must be.
+// fragments, not into sub-selections) is @skip or @include with a literal
+// argument, so that CollectFields decides the same for every request of
+// the document, as a cached plan must.
 func plainDirectives(oc *graphql.OperationContext, sel ast.SelectionSet, depth int) bool {
 	if depth > 32 { // fragments nest no deeper in a valid document; be safe
 		return false
@@ -251,9 +230,8 @@ func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.Selec
 	}
 	m := &paymentJSON{p: p, x: obj}
 	if p.delegated > 0 {
-		// As gqlgen's _Payment does for these fields, in the same order
-		// (the plan's other fields cannot fail): the same field contexts,
-		// paths and errors, and a null payment when one is null.
+		// As gqlgen's _Payment does for these fields, in order (the plan's
+		// others cannot fail): a null payment when one is null.
 		for i := range p.fields {
 			if f := &p.fields[i]; f.op == opPaymentCustomerGqlgen {
 				v := ec.fastPaymentCustomer(ctx, ec.collected(sel, f.nodes), obj)
@@ -290,9 +268,8 @@ func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.Sele
 	}
 	m := &customerJSON{p: p, x: obj}
 	if p.delegated > 0 {
-		// As gqlgen's _Customer does for its one concurrent field (its
-		// Dispatch runs a single one on the calling goroutine, with
-		// recoverToNull's recovery); the address is nullable.
+		// As gqlgen's _Customer runs its one concurrent field: on this
+		// goroutine, recovered to null (the address is nullable).
 		for i := range p.fields {
 			if f := &p.fields[i]; f.op == opCustomerAddressGqlgen {
 				m.delegated[f.dix] = ec.fastCustomerAddress(ctx, ec.collected(sel, f.nodes), obj)
@@ -303,10 +280,8 @@ func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.Sele
 }
 
 // fastPaymentCustomer is gqlgen's _Payment_customer (the same field
-// context, result and marshalling, and the same recovery) without the
-// resolver middleware, which, as for every plain field the fast path
-// writes, has nothing to do for a field bound to the record (observe's
-// tracing spans resolvers and root fields only).
+// context, result, marshalling and recovery) without the resolver
+// middleware, which has nothing to do for a field bound to the record.
 func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (res graphql.Marshaler) {
 	c := obj.Customer()
 	if c == nil {
@@ -314,12 +289,7 @@ func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graph
 	}
 	fc, _ := ec.fieldContext_Payment_customer(ctx, field)
 	ctx = graphql.WithFieldContext(ctx, fc)
-	defer func() {
-		if r := recover(); r != nil {
-			ec.Error(ctx, ec.Recover(ctx, r))
-			res = graphql.Null
-		}
-	}()
+	defer ec.recoverNull(ctx, &res)
 	fc.Result = c
 	return ec._Customer(ctx, field.Selections, c)
 }
@@ -356,11 +326,9 @@ func (ec *executionContext) nodeAt(sel ast.SelectionSet, path []int32) *ast.Fiel
 	return f
 }
 
-// fieldNodes finds the field nodes of sel that CollectFields merged into
-// f (an object of a type satisfying satisfies; literal @skip/@include
-// only, see plainDirectives), as paths for collected, and checks the
-// result against f itself: nil when they differ, and the plan is not
-// made (gqlgen then runs).
+// fieldNodes returns the paths (for collected) of the field nodes of sel
+// that CollectFields merged into f, or nil when what collected rebuilds
+// from them differs from f (then gqlgen runs).
 func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string, f graphql.CollectedField) [][]int32 {
 	var paths [][]int32
 	visited := map[string]bool{}
@@ -370,15 +338,15 @@ func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []
 			path := append(slices.Clip(prefix), int32(i))
 			switch s := s.(type) {
 			case *ast.Field:
-				if s.Alias == f.Alias && literallyIncluded(s.Directives) {
+				if s.Alias == f.Alias && admission.Included(s.Directives, nil) {
 					paths = append(paths, path)
 				}
 			case *ast.InlineFragment:
-				if literallyIncluded(s.Directives) && conditionMatches(s.TypeCondition, satisfies) {
+				if admission.Included(s.Directives, nil) && conditionMatches(s.TypeCondition, satisfies) {
 					walk(s.SelectionSet, path)
 				}
 			case *ast.FragmentSpread:
-				if visited[s.Name] || !literallyIncluded(s.Directives) {
+				if visited[s.Name] || !admission.Included(s.Directives, nil) {
 					continue
 				}
 				visited[s.Name] = true
@@ -393,8 +361,7 @@ func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []
 		return nil
 	}
 	// The check: the same first node and the same merged selections.
-	ec := &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
-	got := ec.collected(sel, paths)
+	got := argsContext(oc).collected(sel, paths)
 	if got.Field != f.Field || len(got.Selections) != len(f.Selections) {
 		return nil
 	}
@@ -406,36 +373,22 @@ func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []
 	return paths
 }
 
-// literallyIncluded evaluates @skip and @include with literal arguments
-// (plainDirectives has refused any other) as CollectFields does.
-func literallyIncluded(ds ast.DirectiveList) bool {
-	skip, include := false, true
-	if d := ds.ForName("skip"); d != nil {
-		skip = literalIf(d)
-	}
-	if d := ds.ForName("include"); d != nil {
-		include = literalIf(d)
-	}
-	return !skip && include
-}
-
-func literalIf(d *ast.Directive) bool {
-	a := d.Arguments.ForName("if")
-	return a != nil && a.Value != nil && a.Value.Raw == "true"
-}
-
 func conditionMatches(cond string, satisfies []string) bool {
 	return cond == "" || slices.Contains(satisfies, cond)
 }
 
 func (ec *executionContext) fastCustomerAddress(ctx context.Context, field graphql.CollectedField, obj *model.Customer) (res graphql.Marshaler) {
-	defer func() {
-		if r := recover(); r != nil {
-			ec.Error(ctx, ec.Recover(ctx, r))
-			res = graphql.Null
-		}
-	}()
+	defer ec.recoverNull(ctx, &res)
 	return ec._Customer_address(ctx, field, obj)
+}
+
+// recoverNull is gqlgen's recovery of a field: the panic is its error and
+// *res null. It must be deferred directly.
+func (ec *executionContext) recoverNull(ctx context.Context, res *graphql.Marshaler) {
+	if r := recover(); r != nil {
+		ec.Error(ctx, ec.Recover(ctx, r))
+		*res = graphql.Null
+	}
 }
 
 // fastPaymentEdgeObject is the hook of the generated _PaymentEdge: an
@@ -464,9 +417,8 @@ func spare(w io.Writer, n int) []byte {
 const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 
 // appendQuoted appends s quoted and escaped exactly as gqlgen's
-// writeQuotedString (graphql/string.go, v0.17.98) writes it: \t \r \n
-// \\ \" by name, other control characters as \u00XX (upper-case hex),
-// everything else (invalid UTF-8 too) as it is.
+// writeQuotedString writes it: \t \r \n \\ \" by name, other control
+// characters as \u00XX (upper-case hex), everything else as it is.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	if swar.PlainString(s) {
@@ -499,11 +451,8 @@ func appendQuoted(b []byte, s string) []byte {
 }
 
 // appendEnum appends an enum value as gqlgen's generated MarshalGQL
-// writes it (strconv.Quote of its name).
+// writes it: strconv.Quote, which escapes DEL too, unlike JSON.
 func appendEnum(b []byte, s string) []byte {
-	// strconv.Quote (gqlgen's enum MarshalGQL) escapes DEL as \x7f,
-	// which JSON strings may hold as it is: only then are the bytes the
-	// same (FuzzFastPathMatchesGqlgen found it).
 	if swar.PlainString(s) && strings.IndexByte(s, 0x7f) < 0 {
 		b = append(b, '"')
 		b = append(b, s...)

@@ -1,54 +1,34 @@
 package graph
 
 // This file is the root fast path: a query made only of payment(id:) root
-// fields (one payment, or aliases of it), or of one payments(...) root
-// field, compiled once per document into one plan (rootPlan) and
-// answered through gqlgen's supported hooks: an operation interceptor
-// that notices such a document, and a response interceptor that answers
-// it without gqlgen's executor. gqlgen resolves every root field on a
-// goroutine of its own, with a field context, an argument map parsed
-// from the document each time and the resolver's closures, then, for a
-// list, a field set and a field context per field of the connection and
-// per item (docs/perf-log/2026-11-issue-25.md). Here the records are
-// loaded as the resolvers load them (the same checks, scope, response
-// budget, loaders and list join), and written by the fast path's plans of
-// their selections (fast.go, fast_gen.go), which write gqlgen's bytes.
+// fields (aliases included), or of one payments(...) root field, compiled
+// once per document into a rootPlan and answered from gqlgen's operation
+// and response interceptors without its executor, which spends a
+// goroutine, a field context and a parsed argument map per root field and
+// per list item. The records are loaded as the resolvers load them (the
+// same id and scope checks, response budget, loaders and list join) and
+// written by the fast path's plans (fast.go, fast_gen.go) as gqlgen would.
 //
-// payment(id:) fields: the payments are loaded as the payment resolver
-// loads them (the id check, scope check, response budget and loaders, all
-// loads started before the first is awaited, so that they batch as
-// gqlgen's goroutines do). The fields it serves: a literal or a variable
-// id, no directive, no duplicate alias, a selection the fast path plans
-// wholly (the customer's address included: a detail record holds it,
-// fastPaymentDetail). Any failure on the way (an invalid id, a scope that
-// refuses, a payment not found, a REST error) is left to gqlgen's
-// executor, which then runs the operation as before: the loaders give it
-// the records already loaded (and errors already met) without a second
-// REST call.
+// payment(id:) fields take a literal or variable id, no directive, no
+// duplicate alias and a selection the plans cover wholly; every load
+// starts before the first is awaited, so they batch. A payments(...)
+// field's arguments are coerced by gqlgen's generated code and the
+// payments resolver runs as it is (paymentsOf); its result is kept in
+// rootState, so that when the plans cannot write it gqlgen's executor
+// reuses it (query.go) instead of calling REST again. Any failure on the
+// way (an invalid id, a refused scope, a missing payment, a REST error, a
+// spent budget) leaves the operation to gqlgen, whose loaders already
+// hold what was loaded.
 //
-// A payments(...) field whose connection selection (edges, nodes,
-// pageInfo, __typename) the fast path plans wholly: the arguments are
-// coerced by gqlgen's own generated code (once per document when they are
-// literals), the payments resolver runs as it is (paymentsOf), and the
-// page is written by the plans; the items' addresses, which the list join
-// filled, are plain fields there (fastPaymentEdgeDetail,
-// fastPaymentDetail), charged to the response budget as the address
-// resolver charges them. Anything the plans cannot write is gqlgen's, and
-// the resolver never runs twice: its result (or error) is kept in the
-// operation's rootState, where the payments resolver finds it when
-// gqlgen's executor then runs the field (query.go), so gqlgen writes the
-// same answer, errors and partial results, from one REST call.
-//
-// Either shape is gqlgen's before anything runs for an operation read
-// below full customer data whose selection reaches the customer (and, for
-// a list, one whose level withholds the address). The fast path is off
-// when any field or root-field interceptor is configured (observe's
-// tracing spans every root field), and with ServerConfig.noFastPath.
-// TestFastPathMatchesGqlgen and TestListFastPath compare the bytes with
-// gqlgen's.
+// Either shape is gqlgen's when the caller's customer-data level hides
+// part of its selection, when any field or root-field interceptor is
+// configured (observe's tracing spans root fields), and with
+// ServerConfig.noFastPath. TestFastPathMatchesGqlgen and TestListFastPath
+// compare the bytes with gqlgen's.
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -86,8 +66,7 @@ var rootAnswered atomic.Int64
 type rootPlan struct {
 	payments []paymentRoot
 	list     *listRoot
-	// customer: a field's plan writes a customer.
-	customer bool
+	customer bool // a field's plan writes a customer
 	// perUnit is the last answer's bytes per payment field or list edge,
 	// to size the next answer's buffer.
 	perUnit atomic.Int32
@@ -99,12 +78,11 @@ type paymentRoot struct {
 	id    string // a literal id, or
 	idVar string // the variable holding it
 	plan  *fastPlan
-	// addressAliases: the length of the alias of each address plan
-	// writes (the response budget charges it).
+	// addressAliases: the alias length of each address plan writes (the
+	// response budget charges it).
 	addressAliases []int
-	// cost is the response budget's plan of the field, as the payment
-	// resolver's charge gets it (budget.FieldPlan), made once with the plan
-	// instead of looked up per field per request.
+	// cost is the response budget's plan of the field (budget.FieldPlan),
+	// made once with the plan instead of per request.
 	cost budget.Plan
 }
 
@@ -112,13 +90,12 @@ type paymentRoot struct {
 type listRoot struct {
 	key   string // `{"alias":`
 	field graphql.CollectedField
-	// args: the arguments as gqlgen coerces them, when the document
-	// holds them all (nil: from the variables, per operation).
-	args   map[string]any
-	fields []listField
-	// addresses: an item plan writes its address (the list join's).
-	addresses bool
-	lists     int // the edges and nodes fields
+	// args: the coerced arguments when the document holds them all (nil:
+	// coerced from the variables per operation).
+	args      map[string]any
+	fields    []listField
+	addresses bool // an item plan writes its address (the list join's)
+	lists     int  // the edges and nodes fields
 }
 
 type listOp uint8
@@ -137,13 +114,11 @@ const (
 
 // listField is a field of the connection (or of its page info: page).
 type listField struct {
-	key  string // `"alias":`, after a comma but for the first
-	op   listOp
-	plan *fastPlan   // edges: a PaymentEdge/detail plan; nodes: a Payment/detail plan
-	page []listField // pageInfo's fields
-	// addressAliases: the length of the alias of each address an item
-	// of plan writes (the response budget charges it).
-	addressAliases []int
+	key            string // `"alias":`, after a comma but for the first
+	op             listOp
+	plan           *fastPlan   // edges: a PaymentEdge/detail plan; nodes: a Payment/detail plan
+	page           []listField // pageInfo's fields
+	addressAliases []int       // as paymentRoot's, per item of plan
 }
 
 // rootPlans keeps the root plans (nil: an operation for gqlgen), per
@@ -155,16 +130,14 @@ type rootState struct {
 	plan     *rootPlan
 	answered bool
 	gqlgen   bool // left to gqlgen
-	// listRan: the payments resolver ran (answerList), with this result,
-	// which the resolver gives gqlgen's executor when the fast path could
-	// not write it.
+	// listRan: the payments resolver ran (answerList) with this result,
+	// which it gives gqlgen's executor when the fast path could not write it.
 	listRan  bool
 	listConn *model.PaymentConnection
 	listErr  error
-	// resp is the fast path's response (one allocation fewer).
-	resp graphql.Response
-	// exec is gqlgen's executor of the operation, made when it is first
-	// needed (lazyQueries, opstate.go).
+	resp     graphql.Response // the fast path's response, not an allocation of its own
+	// exec is gqlgen's executor of the operation, made when first needed
+	// (lazyQueries, opstate.go).
 	exec graphql.ResponseHandler
 }
 
@@ -186,18 +159,12 @@ func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, s
 	if p == nil {
 		return next(ctx)
 	}
-	return next(withRootState(ctx, oc, st, rootState{plan: p}))
-}
-
-// withRootState gives the operation its root fast path state, in its
-// opState (opstate.go).
-func withRootState(ctx context.Context, oc *graphql.OperationContext, st *opState, root rootState) context.Context {
 	if st == nil {
 		ctx, st = withOpState(ctx, oc)
 	}
-	st.rootVal = root
+	st.rootVal = rootState{plan: p}
 	st.root = &st.rootVal
-	return ctx
+	return next(ctx)
 }
 
 func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
@@ -223,10 +190,9 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // compileRoot returns the plan of oc's operation, or nil when gqlgen must
 // run it.
 func compileRoot(oc *graphql.OperationContext) *rootPlan {
-	sel := oc.Operation.SelectionSet
 	p := &rootPlan{}
 	var ok bool
-	if f, isField := sel[0].(*ast.Field); isField && f.Name == "payments" {
+	if f, isField := oc.Operation.SelectionSet[0].(*ast.Field); isField && f.Name == "payments" {
 		ok = p.compileList(oc, f)
 	} else {
 		ok = p.compilePayments(oc)
@@ -279,10 +245,9 @@ func (p *rootPlan) compileList(oc *graphql.OperationContext, f *ast.Field) bool 
 		len(f.SelectionSet) == 0 || !plainDirectives(oc, f.SelectionSet, 0) {
 		return false
 	}
-	l := &listRoot{field: graphql.CollectedField{Field: f, Selections: f.SelectionSet}}
-	l.key = string(append(appendQuoted([]byte{'{'}, f.Alias), ':'))
-	if !hasVariable(f.Arguments) {
-		args, err := newArgsContext(oc).field_Query_payments_args(context.Background(), f.ArgumentMap(nil))
+	l := &listRoot{key: "{" + fieldKey(0, f.Alias), field: graphql.CollectedField{Field: f, Selections: f.SelectionSet}}
+	if !slices.ContainsFunc(f.Arguments, func(a *ast.Argument) bool { return holdsVariable(a.Value) }) {
+		args, err := argsContext(oc).field_Query_payments_args(context.Background(), f.ArgumentMap(nil))
 		if err != nil {
 			return false
 		}
@@ -347,34 +312,15 @@ func fieldKey(i int, alias string) string {
 	return string(append(appendQuoted(key, alias), ':'))
 }
 
-// hasVariable reports whether an argument's value holds a variable.
-func hasVariable(args ast.ArgumentList) bool {
-	var has func(v *ast.Value) bool
-	has = func(v *ast.Value) bool {
-		if v == nil {
-			return false
-		}
-		if v.Kind == ast.Variable {
-			return true
-		}
-		for _, c := range v.Children {
-			if has(c.Value) {
-				return true
-			}
-		}
-		return false
-	}
-	for _, a := range args {
-		if has(a.Value) {
-			return true
-		}
-	}
-	return false
+// holdsVariable reports whether v is or holds a variable.
+func holdsVariable(v *ast.Value) bool {
+	return v != nil && (v.Kind == ast.Variable ||
+		slices.ContainsFunc(v.Children, func(c *ast.ChildValue) bool { return holdsVariable(c.Value) }))
 }
 
-// newArgsContext is an executionContext for gqlgen's generated argument
-// coercion (which reads nothing else of it).
-func newArgsContext(oc *graphql.OperationContext) *executionContext {
+// argsContext is an executionContext for gqlgen's generated argument
+// coercion and for collected (fast.go), which read nothing else of it.
+func argsContext(oc *graphql.OperationContext) *executionContext {
 	return &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
 }
 
@@ -397,9 +343,8 @@ func addressAliases(p *fastPlan, to []int) []int {
 // payments' thunks are kept on the stack up to it).
 const maxRootFields = 32
 
-// maxSizeHint bounds the bytes a payment field or list edge of a root
-// plan's last answer asks for: an answer of unusual length (long strings)
-// does not make every later one hold as much.
+// maxSizeHint bounds the bytes per unit a plan's last answer asks of the
+// next, so that one unusually long answer does not inflate every later one.
 const maxSizeHint = 16 << 10
 
 // answer writes the operation's data, or returns nil (nothing written,
@@ -415,9 +360,8 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 }
 
 // buffer is an empty buffer for an answer of units payment fields or
-// list edges, sized by the last answer: the same document answers about
-// the same bytes, and growing the buffer copies it. The first guess, 256
-// bytes a payment, only until there is one.
+// list edges, sized by the last answer (the same document answers about
+// as many bytes; growing copies), or 256 bytes a payment at first.
 func (p *rootPlan) buffer(units int) []byte {
 	per := int(p.perUnit.Load())
 	if per == 0 {
@@ -444,10 +388,8 @@ func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
 	budget := budgetFrom(ctx)
 	var ids [maxRootFields]string
-	// first[i]: the first field of the same id (aliases of one payment):
-	// its scope check, its thunk's result and its model are that one's
-	// (issue 25: each call of a thunk, a scope check and a model cost an
-	// allocation; 20 aliases over 10 ids made 40 more than needed).
+	// first[i]: the first field of the same id, whose scope check, thunk
+	// result and model aliases of one payment share (each costs an allocation).
 	var first [maxRootFields]int8
 	var lastVar, lastVal string // aliases of one variable look it up once
 	for i := range p.payments {
@@ -476,9 +418,8 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 		}
 		ids[i] = id
 	}
-	// Every load started before the first is awaited: they batch. Each
-	// field asks for its payment, as its resolver would (the cost
-	// receipt counts the asks); an alias of an earlier id awaits nothing.
+	// Every load starts before the first is awaited, so they batch; each
+	// field asks, as its resolver would (the cost receipt counts asks).
 	loaders := r.loaders(ctx)
 	var thunks [maxRootFields]dataloader.Thunk[*restclient.Payment]
 	for i := range p.payments {
@@ -498,9 +439,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 	}
 	for i := range p.payments {
 		if budget.ChargePayment(&p.payments[i].cost, payments[i]) != nil || budget.ChargeAddresses(payments[i].Customer().Address, p.payments[i].addressAliases...) != nil {
-			// The budget is spent: package budget answers its error,
-			// whatever gqlgen writes.
-			return nil
+			return nil // spent: package budget answers its error, whatever gqlgen writes
 		}
 	}
 	b := p.buffer(len(p.payments))
@@ -515,8 +454,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 }
 
 // answerList runs the payments resolver and writes its page, or returns
-// nil for gqlgen (which then finds the resolver's result in st, if it
-// ran).
+// nil for gqlgen (which then finds the resolver's result in st, if it ran).
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
 	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {
@@ -525,7 +463,7 @@ func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.Oper
 	args := l.args
 	if args == nil {
 		var err error
-		if args, err = newArgsContext(oc).field_Query_payments_args(ctx, l.field.ArgumentMap(oc.Variables)); err != nil {
+		if args, err = argsContext(oc).field_Query_payments_args(ctx, l.field.ArgumentMap(oc.Variables)); err != nil {
 			return nil
 		}
 	}
@@ -586,22 +524,17 @@ func (p *listRoot) write(b []byte, conn *model.PaymentConnection) []byte {
 		switch f.op {
 		case listTypename:
 			b = appendQuoted(b, "PaymentConnection")
-		case listEdges:
+		case listEdges, listNodes:
 			b = append(b, '[')
 			for j, e := range conn.Edges {
 				if j > 0 {
 					b = append(b, ',')
 				}
-				b = f.plan.appendPaymentEdge(b, nil, e, nil)
-			}
-			b = append(b, ']')
-		case listNodes:
-			b = append(b, '[')
-			for j, x := range conn.Nodes {
-				if j > 0 {
-					b = append(b, ',')
+				if f.op == listEdges {
+					b = f.plan.appendPaymentEdge(b, nil, e, nil)
+				} else {
+					b = f.plan.appendPayment(b, nil, conn.Nodes[j], nil)
 				}
-				b = f.plan.appendPayment(b, nil, x, nil)
 			}
 			b = append(b, ']')
 		case listPageInfo:
@@ -624,8 +557,8 @@ func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*mo
 		case pageHasPrevious:
 			b = strconv.AppendBool(b, x.HasPreviousPage)
 		case pageStartCursor, pageEndCursor:
-			// The resolver leaves them to SetCursors (an HMAC each): the
-			// first and the last edge's, null without edges.
+			// Made here, not by SetCursors (an HMAC each): the first and
+			// the last edge's, null without edges.
 			if len(edges) == 0 {
 				b = append(b, "null"...)
 			} else if f.op == pageStartCursor {
@@ -639,12 +572,11 @@ func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*mo
 }
 
 // IsFastAnswer reports whether data is the data the root fast path wrote
-// for the operation of ctx, unchanged since: compact JSON, nothing
-// between its tokens, strings escaped as gqlgen escapes them. It goes by
-// the buffer's identity, so data that an interceptor answered instead
-// (the response budget's error, say) is never vouched for. The edge then
-// only has to make the answer HTML-safe as json.Marshal would, without
-// tracking where strings begin and end (gqlhttp/response.go).
+// for the operation of ctx, unchanged since: compact JSON, strings escaped
+// as gqlgen escapes them, so the edge only has to make it HTML-safe
+// (gqlhttp/response.go). It goes by the buffer's identity, so data an
+// interceptor answered instead (the response budget's error) is never
+// vouched for.
 func IsFastAnswer(ctx context.Context, data []byte) bool {
 	if len(data) == 0 {
 		return false
