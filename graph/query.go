@@ -2,36 +2,33 @@ package graph
 
 import (
 	"context"
-	"paygraph/graph/budget"
-	"paygraph/graph/customerdata"
-	"paygraph/graph/errcode"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/errcode"
+	"paygraph/graph/loaders"
 	"paygraph/graph/model"
 	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
-const (
-	defaultFirst = admission.DefaultFirst
-	maxFirst     = admission.MaxFirst
-	restMaxLimit = admission.RESTMaxLimit
-	MaxNodes     = admission.MaxNodes
-)
+// MaxNodes bounds the ids of nodes(ids:) (admission.MaxNodes).
+const MaxNodes = admission.MaxNodes
 
 func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	fc := graphql.GetFieldContext(ctx)
 	var field graphql.CollectedField
 	if fc != nil {
 		field = fc.Field
-		// The root fast path (rootfast.go) ran this field already and left
-		// its result to gqlgen's executor to write: the same result, no
-		// second REST call or charge.
+		// The root fast path ran this field already and left its result to
+		// gqlgen's executor to write: no second REST call or charge.
 		if st := rootStateFrom(ctx); st != nil && st.listRan && st.plan != nil && st.plan.list != nil && st.plan.list.field.Field == field.Field {
 			return st.listConn, st.listErr
 		}
@@ -44,20 +41,19 @@ func (r *Resolver) payments(ctx context.Context, first *int, after *string, stat
 }
 
 // paymentsOf is the payments resolver for field (its selection decides
-// the response budget's plan and the list join); the root fast path
-// calls it without a field context. It leaves the page info's cursors
-// to SetCursors (each is an HMAC: the root fast path makes only those
-// its selection writes).
+// the response budget's plan and the list join), without a field context
+// for the root fast path. It leaves the page info's cursors (an HMAC
+// each) to SetCursors, so the root fast path makes only those it writes.
 func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list", ""); err != nil {
 		return nil, err
 	}
-	n := defaultFirst
+	n := admission.DefaultFirst
 	if first != nil {
 		n = *first
 	}
-	if n < 0 || n > maxFirst {
-		return nil, errcode.Inputf("first must be between 0 and %d, got %d", maxFirst, n)
+	if n < 0 || n > admission.MaxFirst {
+		return nil, errcode.Inputf("first must be between 0 and %d, got %d", admission.MaxFirst, n)
 	}
 	var filter restclient.PaymentStatus
 	if status != nil {
@@ -74,8 +70,8 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	pos := relay.Position{Status: filter}
 	if after != nil {
-		// Checked before anything else: a cursor the gateway did not make
-		// for this merchant never reaches the REST API.
+		// A cursor the gateway did not make for this merchant never
+		// reaches the REST API.
 		p, err := cursors.Decode(*after)
 		if err != nil {
 			return nil, errcode.Inputf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
@@ -87,22 +83,20 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 
 	edges := make([]*model.PaymentEdge, 0, n)
-	// The page's edges and payments, in one allocation each rather than
-	// two a payment (an append past n, which the walk does not make,
-	// would only start new arrays: the pointers stay valid).
+	// The page's edges and payments in one allocation each (an append past
+	// n, which the walk does not make, would start new arrays: the
+	// pointers stay valid).
 	edgeStore := make([]model.PaymentEdge, 0, n)
 	paymentStore := make([]model.Payment, 0, n)
 	loaders := r.loaders(ctx)
-	// The pages the operation's estimate counted (listPages), and no
-	// more: the REST API documents full pages, with which they hold the
-	// connection; a REST API answering short or empty pages that claim
-	// has_more gets a shorter connection with hasNextPage, which its
-	// endCursor continues. So REST calls made never exceed the estimate.
+	// The pages admission's estimate counted, and no more, so REST calls
+	// never exceed it: short pages claiming has_more give a shorter
+	// connection with hasNextPage, which its endCursor continues.
 	pages := 1
-	if after != nil && pos.Skip+max(n, 1) > restMaxLimit {
+	if after != nil && pos.Skip+max(n, 1) > admission.RESTMaxLimit {
 		pages = 2
 	}
-	walk := relay.NewWalk(pos, n, restMaxLimit, pages)
+	walk := relay.NewWalk(pos, n, admission.RESTMaxLimit, pages)
 	var listID string // the list's line in the plan (admission.ListID)
 	if loaders.Cost().Recording() {
 		afterText := ""
@@ -159,20 +153,29 @@ func describeFilter(s restclient.PaymentStatus) string {
 }
 
 func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, error) {
-	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
-		return nil, err
+	return fetchByID(ctx, r, "payment id", id, paymentIDPrefix, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
+}
+
+// fetchByID is a record's root field: the id's and the scope's checks,
+// the response budget's, then the load of the record and its charge.
+func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix string, allow func(*Resolver, context.Context, string) error,
+	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], wrap func(V) M,
+) (M, error) {
+	var zero M
+	if err := checkID(what, id, prefix); err != nil {
+		return zero, err
 	}
-	if err := r.allowPayment(ctx, id); err != nil {
-		return nil, err
+	if err := allow(r, ctx, id); err != nil {
+		return zero, err
 	}
 	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
+		return zero, err
 	}
-	p, err := r.loaders(ctx).PaymentThunk(ctx, id)()
+	v, err := load(r.loaders(ctx), ctx, id)()
 	if err != nil {
-		return nil, err
+		return zero, err
 	}
-	return charged(ctx, model.NewPayment(p))
+	return charged(ctx, wrap(v))
 }
 
 // charged returns v once the response budget has room for what the
@@ -186,20 +189,7 @@ func charged[T any](ctx context.Context, v T) (T, error) {
 }
 
 func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
-	if err := checkID("payment link id", id, linkIDPrefix); err != nil {
-		return nil, err
-	}
-	if err := r.allowLink(ctx, id); err != nil {
-		return nil, err
-	}
-	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
-	}
-	l, err := r.loaders(ctx).PaymentLinkThunk(ctx, id)()
-	if err != nil {
-		return nil, err
-	}
-	return charged(ctx, model.NewPaymentLink(l))
+	return fetchByID(ctx, r, "payment link id", id, linkIDPrefix, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
 }
 
 func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
@@ -235,35 +225,33 @@ func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*mo
 // nodeThunk starts loading the object behind a Relay id and returns a
 // function that waits for it, so that nodes(ids:) fans out at once.
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
-	l := r.loaders(ctx)
 	switch {
-	case admission.ValidID(id) && len(id) > len(paymentIDPrefix) && id[:len(paymentIDPrefix)] == paymentIDPrefix:
-		if err := r.allowPayment(ctx, id); err != nil {
-			return func() (model.Node, error) { return nil, err }
-		}
-		t := l.PaymentThunk(ctx, id)
-		return func() (model.Node, error) {
-			p, err := t()
-			if err != nil {
-				return nil, err
-			}
-			return model.NewPayment(p), nil
-		}
-	case admission.ValidID(id) && len(id) > len(linkIDPrefix) && id[:len(linkIDPrefix)] == linkIDPrefix:
-		if err := r.allowLink(ctx, id); err != nil {
-			return func() (model.Node, error) { return nil, err }
-		}
-		t := l.PaymentLinkThunk(ctx, id)
-		return func() (model.Node, error) {
-			pl, err := t()
-			if err != nil {
-				return nil, err
-			}
-			return model.NewPaymentLink(pl), nil
-		}
+	case validID(id, paymentIDPrefix):
+		return startNode(ctx, r, id, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk,
+			func(p *restclient.Payment) model.Node { return model.NewPayment(p) })
+	case validID(id, linkIDPrefix):
+		return startNode(ctx, r, id, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk,
+			func(l *restclient.PaymentLink) model.Node { return model.NewPaymentLink(l) })
 	default:
-		err := errcode.Inputf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id)
-		return func() (model.Node, error) { return nil, err }
+		return failed[model.Node](errcode.Inputf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id))
+	}
+}
+
+// startNode is nodeThunk once id's kind is known: the scope check, then
+// the load, whose record the thunk answers as a Node.
+func startNode[V any](ctx context.Context, r *Resolver, id string, allow func(*Resolver, context.Context, string) error,
+	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], node func(V) model.Node,
+) func() (model.Node, error) {
+	if err := allow(r, ctx, id); err != nil {
+		return failed[model.Node](err)
+	}
+	t := load(r.loaders(ctx), ctx, id)
+	return func() (model.Node, error) {
+		v, err := t()
+		if err != nil {
+			return nil, err
+		}
+		return node(v), nil
 	}
 }
 
@@ -303,13 +291,9 @@ func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error
 	for i, t := range thunks {
 		n, err := t()
 		if err != nil && restclient.Refused(ctx) {
-			// The REST API refused the operation's pair (401/403, issue
-			// 22): every other id fails alike, with no call. The whole
-			// field fails with that one error, as a repeat of the pair is
-			// refused whole before it runs: 100 errors, each through the
-			// presenter and into the answer, cost 1.1-1.7 ms and 370 KB a
-			// request, the largest cost of a flood of invented pairs
-			// (gateway's BenchmarkFreshPairNodesAdmitted).
+			// The REST API refused the operation's credentials: every other
+			// id fails alike, so the field fails with that one error rather
+			// than an error per id, as a repeat of the pair is refused whole.
 			return nil, err
 		}
 		if err != nil {

@@ -80,8 +80,13 @@ const (
 	linkIDPrefix    = admission.LinkIDPrefix
 )
 
+// validID reports whether id is a valid id with prefix and more.
+func validID(id, prefix string) bool {
+	return admission.ValidID(id) && len(id) > len(prefix) && id[:len(prefix)] == prefix
+}
+
 func checkID(what, id, prefix string) error {
-	if !admission.ValidID(id) || len(id) <= len(prefix) || id[:len(prefix)] != prefix {
+	if !validID(id, prefix) {
 		if prefix == "" {
 			return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
 		}
