@@ -35,7 +35,7 @@ func (refusingCharge) ExtensionName() string                   { return "Refusin
 func (refusingCharge) Validate(graphql.ExecutableSchema) error { return nil }
 func (refusingCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if _, ok := admission.OperationEstimate(op); ok && ctx.Value(limitedKey{}) != nil {
-		return limitError(errcode.RateLimited, "rate limited")
+		return admission.LimitError(errcode.RateLimited, "rate limited")
 	}
 	return nil
 }

@@ -1,14 +1,11 @@
 package graph
 
 // Deferred fields left out of the initial payload, as the incremental
-// delivery format says (a deferred field is delivered once, in the
-// incremental entry of its fragment). gqlgen writes each field it defers
-// as null in the initial payload; a client then sees a complete-looking
-// object (Apollo Client reports the first result as "complete", with every
-// deferred field null, even a non-null one such as Payment.customer).
-// graph/gen points the generated object marshallers at these two
-// functions: resolveConcurrently marks the fields gqlgen deferred, and
-// withoutDeferred writes the object without them.
+// delivery format says, where gqlgen writes them as null (and a client
+// takes the object as complete, even a non-null field null). graph/gen
+// points the generated object marshallers here: resolveConcurrently marks
+// the fields gqlgen deferred, and withoutDeferred writes the object
+// without them.
 
 import (
 	"context"

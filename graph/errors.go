@@ -9,12 +9,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
-	"paygraph/graph/loaders"
 	"paygraph/restclient"
 )
-
-// errPanic is the error of a recovered panic (loaders.ErrPanic).
-var errPanic = loaders.ErrPanic
 
 // ErrorPresenter gives every error the contract's extensions.code. Errors
 // that are neither ours nor gqlgen's own (which already carry

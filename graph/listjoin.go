@@ -1,17 +1,13 @@
 package graph
 
-// The list join: a payments page whose items' selection asks for
-// customer.address gets its items' detail records (which hold the address;
-// a list item does not) from the payments resolver, in one bounded fan-out
-// of the REST client (loaders.Loaders.JoinPayments), before the page is marshalled.
-// The address resolver then only returns the address it was given, so the
-// page is marshalled on one goroutine (marshalList) rather than with a
-// goroutine per item, each waiting on a loader. An item whose detail fails
-// (or that the caller may not read) keeps the resolver path: its address
-// resolver answers the error (the failed load is known to the request's
-// loaders, so no second call), null at its own path. A selection that
-// reaches the address only inside a deferred fragment (@defer) is not
-// joined: the deferred part resolves it later, as before.
+// The list join: when a payments page's items select customer.address,
+// which a list item lacks, the payments resolver loads their detail
+// records in one bounded fan-out (loaders.Loaders.JoinPayments) before the
+// page is marshalled, so the address resolver only returns what it was
+// given and the page is marshalled on one goroutine (marshalList). An item
+// whose detail fails, or that the caller may not read, is left to its
+// address resolver, which answers the error known to the loaders without
+// a second call. An address selected only inside @defer is not joined.
 
 import (
 	"context"
@@ -62,10 +58,9 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	}
 }
 
-// joinedList reports whether the list in ctx's field (its Result: edges
-// or nodes of a payments page) holds only payments whose address is
-// known, the join's (joinAddresses), and sel blocks on nothing else:
-// marshalList then needs no goroutine per item.
+// joinedList reports whether the list in ctx's field (edges or nodes of a
+// payments page) holds only payments whose address the join filled and
+// sel blocks on nothing else: marshalList then needs no goroutine per item.
 func joinedList(ctx context.Context, sel ast.SelectionSet) bool {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || mayBlockBut(sel, true) {

@@ -9,16 +9,12 @@ import (
 
 // marshalList marshals a list as gqlgen's graphql.MarshalSliceConcurrently
 // does (same field contexts, same panic recovery), but on the calling
-// goroutine when no element can block. gqlgen starts a goroutine per
-// element of every list of objects; that pays only when elements wait on
-// something, here a loader behind a field gqlgen resolves concurrently
-// (customer.address of list items: their loads must all start before any
-// is awaited, to batch into one wave of REST calls), unless the payments
-// resolver joined them already (joinedList, listjoin.go). A list whose
-// selection reaches no such field only copies fields, and the goroutines
-// (start, stack growth, wake-ups) cost more than the work: ≈ 17 % of
-// BenchmarkList100 (docs/perf-log/2026-11-benchmarks.md, issue 14). graph/gen points gqlgen's
-// generated list marshallers here.
+// goroutine when no element can block. A goroutine per element pays only
+// when elements wait on a loader behind a field gqlgen resolves
+// concurrently (customer.address of list items, unless the payments
+// resolver joined them: joinedList); otherwise the goroutines cost more
+// than copying the fields. graph/gen points gqlgen's generated list
+// marshallers here.
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
@@ -55,9 +51,8 @@ func marshalElement(ctx context.Context, i int, omitPanicHandler bool,
 // fragments, or defers a fragment. It errs towards true.
 func mayBlock(sel ast.SelectionSet) bool { return mayBlockBut(sel, false) }
 
-// mayBlockBut is mayBlock, with Customer.address not counted when joined:
-// a joined list's addresses are known (listjoin.go), their resolver does
-// not wait.
+// mayBlockBut is mayBlock, with Customer.address not counted when joined
+// (a joined list's addresses are known: their resolver does not wait).
 func mayBlockBut(sel ast.SelectionSet, joined bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {

@@ -1,15 +1,10 @@
 package graph
 
-// graph's state of one operation, in one context value: the response
-// budget (package budget) and the root fast path's state (rootfast.go) were a
-// context value and an allocation each per operation; now one of each for
-// both (issue 25). And the executor's work the root fast path makes
-// unneeded: gqlgen's DispatchOperation calls the schema's Exec for every
-// operation, which for a query only prepares the executor (its execution
-// context, its deferred-results channel and the response handler's
-// closures) and runs nothing until the response handler is called.
-// lazyQueries puts that off until gqlgen's executor is needed: never when
-// the root fast path answers.
+// graph's state of one operation, in one context value and one
+// allocation: the response budget, the root fast path's state and what
+// the context says of the caller. And lazyQueries, which puts off
+// preparing gqlgen's executor until it is needed: never when the root
+// fast path answers.
 
 import (
 	"context"
@@ -32,11 +27,8 @@ type opState struct {
 	budgetVal budget.Budget
 	rootVal   rootState
 	// caller is what the operation's context says of its caller and its
-	// extensions, read once (graphTail) when known is set: each read was
-	// a context look-up, and a key the request does not hold (a scope
-	// without a session token, masked paths at full customer data, the
-	// live events of a query) walks every context of the request (issue
-	// 25: nine such walks a single payment).
+	// extensions, read once by graphTail (when known is set): a look-up of
+	// a key the context does not hold walks every context of the request.
 	caller callerFacts
 }
 
@@ -137,12 +129,10 @@ func rootStateFrom(ctx context.Context) *rootState {
 }
 
 // lazyQueries is the executable schema whose Exec of a query the root
-// fast path tries is made only when gqlgen's executor is asked for a
-// response (the fast path did not answer). gqlgen's generated Exec of a
-// query (v0.17.98, graph/gen's verifiedGqlgen) reads the operation
-// context and prepares; it runs no resolver and adds no error, so doing
-// it at the first response instead of in DispatchOperation changes
-// nothing but when it is done. Everything else is Exec'd at once.
+// fast path tries runs only when gqlgen's executor is asked for a
+// response. gqlgen's generated Exec of a query (the version graph/gen
+// verifies) only prepares the executor, running no resolver and adding no
+// error, so putting it off changes nothing but when it is done.
 type lazyQueries struct{ graphql.ExecutableSchema }
 
 func (s lazyQueries) Exec(ctx context.Context) graphql.ResponseHandler {

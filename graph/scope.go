@@ -67,13 +67,9 @@ func (e *ScopeError) Error() string {
 }
 
 // allow answers nil when the request may read what allowed checks, or a
-// ScopeError naming it. When learnable (a payment or a session, which a
-// session's names may allow) and the token was minted without its
-// session's names (SessionToLearn), its own session, which is in scope,
+// ScopeError naming what+id. When learnable (a payment or a session) and
+// the token lacks its session's names (SessionToLearn), its own session
 // is read first to learn them; every other refusal costs no REST call.
-// The error names what followed by id (empty for what needs none): a
-// string rather than a format's arguments, which boxed the id of every
-// check, refused or not.
 func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope) bool, what, id string) error {
 	s, ok := scopeFrom(ctx)
 	if !ok || allowed(s) {

@@ -23,39 +23,34 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// The defaults of the server's limits. They have one owner: the settings
-// table (gateway/config.go) shows them as its defaults, and a zero field of
-// ServerConfig takes them, so a test's or a tool's server is bounded as a
-// deployed one is. DefaultMaxResponseBytes is package budget's.
+// The defaults of the server's limits, which a zero field of ServerConfig
+// takes (so a test's or a tool's server is bounded as a deployed one) and
+// the settings table (gateway/config.go) shows.
 const (
 	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
 	// headroom (a 100-item list with every join is 101 REST calls).
 	DefaultMaxComplexity = 500
 	// DefaultAPQCacheSize: persisted queries kept in memory.
 	DefaultAPQCacheSize = 1000
-	// DefaultAPQCacheBytes: bytes of persisted queries
-	// kept in memory (apqstore.DefaultLocalBytes says why).
+	// DefaultAPQCacheBytes: their bytes (apqstore.DefaultLocalBytes says why).
 	DefaultAPQCacheBytes = apqstore.DefaultLocalBytes
-	// DefaultQueryCacheBytes: 16 MiB of parsed
-	// documents' estimated heap, a tenth of a pod's GOMEMLIMIT.
+	// DefaultQueryCacheBytes: parsed documents' estimated heap, a tenth of
+	// a pod's GOMEMLIMIT.
 	DefaultQueryCacheBytes = 16 << 20
 	// DefaultMaxDepth, DefaultMaxFields and DefaultMaxQueryLength:
-	// QueryLimits' (the gateway derives the last two from MAX_COMPLEXITY
-	// and MAX_BODY_BYTES).
+	// QueryLimits' (the gateway derives the last two from its settings).
 	DefaultMaxDepth       = 15
 	DefaultMaxFields      = 1000
 	DefaultMaxQueryLength = 32 << 10
 )
 
-// ServerConfig configures the GraphQL server. One convention for its
-// limits: a zero field means the default above (never "no limit"); only
-// MaxResponseBytes can be turned off, by a negative value. HTTP concerns (transports,
-// body and method guards, credentials, the request's deadline) are not
-// here: the gateway composes them around the server (package gqlhttp).
+// ServerConfig configures the GraphQL server. A zero limit means its
+// default above, never "no limit" (only a negative MaxResponseBytes turns
+// its bound off). HTTP concerns are the gateway's (package gqlhttp).
 type ServerConfig struct {
 	// TrustedDocuments, when not nil, is the manifest of trusted documents
-	// and its mode (package graph/trusted); OnTrustedDocument, when set, is told
-	// each request's decision (metrics, and the log of unlisted hashes).
+	// and its mode (package graph/trusted); OnTrustedDocument, when set, is
+	// told each request's decision.
 	TrustedDocuments  *trusteddocs.Store
 	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
 	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
@@ -73,8 +68,7 @@ type ServerConfig struct {
 	APQCacheBytes int64
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
-	// A query is added only once it passed every limit, for a request
-	// with credentials (package graph/apq).
+	// A query is stored only once it passed every limit (graph/apq).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed and validated documents kept in
 	// memory, by their estimated heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
@@ -90,48 +84,27 @@ type ServerConfig struct {
 	// subscriptions are refused.
 	Subscriptions live.Config
 	// Federation serves the subgraph mode (FEDERATION): Payment,
-	// PaymentLink and CheckoutSession as Federation 2 entities, with
-	// _service and _entities (entities.go). False: the contract's schema
-	// alone (subgraph.go).
+	// PaymentLink and CheckoutSession as Federation 2 entities
+	// (entities.go); false: the contract's schema alone (subgraph.go).
 	Federation bool
 	// Extensions are added to the gqlgen server (metrics, tracing).
 	Extensions []graphql.HandlerExtension
-	// Cost configures the cost receipts (graph/receipt); zero: no receipt (a
-	// dry run is answered whatever it says).
+	// Cost configures the cost receipts (graph/receipt); zero: none.
 	Cost receipt.CostReceipts
-	// noFastPath: gqlgen's executor for every object (fast.go), for the
-	// differential tests.
-	noFastPath bool
-	// chainedTail: graphTail's extensions registered one by one
-	// (tail.go), for its differential test.
-	chainedTail bool
-	// eagerExec: gqlgen's Exec of every operation in DispatchOperation
-	// (lazyQueries off, opstate.go), for its differential test.
-	eagerExec bool
+	// For the differential tests: noFastPath runs gqlgen's executor for
+	// every object (fast.go), chainedTail registers graphTail's parts one
+	// by one (tail.go), eagerExec turns lazyQueries off (opstate.go).
+	noFastPath, chainedTail, eagerExec bool
 }
 
 func (c *ServerConfig) defaults() {
-	if c.MaxComplexity <= 0 {
-		c.MaxComplexity = DefaultMaxComplexity
-	}
-	if c.APQCacheSize <= 0 {
-		c.APQCacheSize = DefaultAPQCacheSize
-	}
-	if c.APQCacheBytes <= 0 {
-		c.APQCacheBytes = DefaultAPQCacheBytes
-	}
-	if c.QueryCacheBytes <= 0 {
-		c.QueryCacheBytes = DefaultQueryCacheBytes
-	}
-	if c.Limits.MaxDepth <= 0 {
-		c.Limits.MaxDepth = DefaultMaxDepth
-	}
-	if c.Limits.MaxFields <= 0 {
-		c.Limits.MaxFields = DefaultMaxFields
-	}
-	if c.Limits.MaxQueryLength <= 0 {
-		c.Limits.MaxQueryLength = DefaultMaxQueryLength
-	}
+	orDefault(&c.MaxComplexity, DefaultMaxComplexity)
+	orDefault(&c.APQCacheSize, DefaultAPQCacheSize)
+	orDefault(&c.APQCacheBytes, DefaultAPQCacheBytes)
+	orDefault(&c.QueryCacheBytes, DefaultQueryCacheBytes)
+	orDefault(&c.Limits.MaxDepth, DefaultMaxDepth)
+	orDefault(&c.Limits.MaxFields, DefaultMaxFields)
+	orDefault(&c.Limits.MaxQueryLength, DefaultMaxQueryLength)
 	if c.MaxResponseBytes == 0 {
 		c.MaxResponseBytes = budget.DefaultMaxResponseBytes
 	}
@@ -143,11 +116,15 @@ func (c *ServerConfig) defaults() {
 	}
 }
 
-// NewServer returns the configured GraphQL server, without transports
-// (gqlhttp.AddTransports adds the edge's): the executable schema, APQ,
-// the parsed-query cache, the query limits and the complexity limit, the
-// extensions, the error presenter and cap, and the recover func that logs
-// a panic and answers INTERNAL_SERVER_ERROR. Its resolvers read the
+// orDefault sets *v to def unless it is above zero.
+func orDefault[T int | int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}
+
+// NewServer returns the configured GraphQL server without transports
+// (gqlhttp.AddTransports adds the edge's). Its resolvers read the
 // request's loaders from the context: LoadersMiddleware must run in front
 // of it.
 func NewServer(cfg ServerConfig) *handler.Server {
@@ -183,21 +160,12 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
-	// One extension (graphTail, tail.go) does the work of these, in this
-	// order, the first outermost:
-	//   - the APQ registration, stored once every operation-context
-	//     mutator accepted the operation: admission's, and the edge's
-	//     rate-limit charge (package graph/apq);
-	//   - the cost receipt: inside the metrics and traces (its OnReceipt
-	//     is theirs), outside the response budget: the receipt is made
-	//     once the answer is;
-	//   - the response budget: inside the others, so metrics and traces
-	//     see the response it leaves;
-	//   - the error cap: inside those, so that they see the capped list;
-	//   - a subscription's error events (package live);
-	//   - what the caller's customer-data level hid (package customerdata);
-	//   - innermost of all: a query of payment(id:) root fields answered
-	//     without the executor (rootfast.go), inside every extension above.
+	// One extension (graphTail, tail.go) does the work of these, the first
+	// outermost: the APQ registration, stored once every mutator accepted
+	// the operation; the cost receipt, inside metrics and traces (they see
+	// it) and made once the answer is; the response budget and the error
+	// cap, whose results the others see; a subscription's error events;
+	// the customer-data note; innermost, the root fast path (rootfast.go).
 	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
 	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
@@ -221,17 +189,14 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	srv.SetParserTokenLimit(admission.ParserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
 	// The loaders' fetches, on goroutines of their own, recover with it
-	// too (the operation context carries it: graph/loaders).
+	// too (graph/loaders).
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-		return errPanic
+		return loaders.ErrPanic
 	})
 	return srv, cache
 }
-
-// limitError is admission's refusal by a limit (trusteddocs.go's too).
-var limitError = admission.LimitError
 
 // admissionCaller is what ctx says of its caller, for admission.
 func admissionCaller(ctx context.Context) admission.Caller {
@@ -248,17 +213,12 @@ func admissionOperation(ctx context.Context) admission.Operation {
 	return nil
 }
 
-// PassesBoundFieldsThrough is the promise of a field interceptor that the
-// fast path may skip it: for every field that is neither a root field nor
-// resolved by a resolver of its own (FieldContext.IsResolver false, a
-// Parent), its InterceptField only calls next with the context it got.
-// gqlgen runs field interceptors around bound fields too; the fast path
-// (fast.go) writes bound fields without them. So the fast path is on only
-// when every graphql.FieldInterceptor among ServerConfig.Extensions makes
-// this promise (observe's tracing does); another turns it off for the
-// server, and the interceptor sees every field (TestFieldInterceptorFastPath).
-// A field interceptor added to the returned server by hand (AroundFields)
-// is not seen here: add them through ServerConfig.Extensions.
+// PassesBoundFieldsThrough is a field interceptor's promise that for
+// every field that is neither a root field nor resolved by a resolver of
+// its own, its InterceptField only calls next with the context it got, so
+// the fast path (fast.go) may write such fields without it. The fast path
+// is on only when every graphql.FieldInterceptor in
+// ServerConfig.Extensions makes it (one added by hand is not seen).
 type PassesBoundFieldsThrough interface {
 	graphql.FieldInterceptor
 	PassesBoundFieldsThrough()
@@ -289,11 +249,9 @@ func boundFieldsPassThrough(exts []graphql.HandlerExtension) bool {
 	return true
 }
 
-// resolverRoot hands gqlgen the same resolver of each type on every call.
-// gqlgen's generated Query(), Customer() and the others (schema.resolvers.go,
-// written from gqlgen's template) allocate a new one per call: per root
-// field and per address (issue 25: 2 of the ≈ 39 allocations of each
-// alias of a payment).
+// resolverRoot hands gqlgen the same resolver of each type on every call,
+// where the generated Query(), Customer() and the others
+// (schema.resolvers.go) allocate one per root field and per address.
 type resolverRoot struct {
 	*Resolver
 	checkoutSession CheckoutSessionResolver

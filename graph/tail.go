@@ -1,15 +1,13 @@
 package graph
 
-// The response tail: graph's own operation and response interceptors,
-// run as one gqlgen extension (graphTail): the APQ registration's commit,
-// the extensions that only prepare the operation's context and then look
-// at the response next returned (the cost receipt, the response budget,
-// the error cap, a subscription's live events, the customer-data note),
-// and the root fast path. gqlgen makes a closure per interceptor per
-// operation to chain them (processExtensions); these did nothing with the
-// chain but call next, so one interceptor of each kind does their work in
-// the same order, with the same contexts, at one closure each instead of
-// five and six (issue 25: 9 allocations a request).
+// The response tail: graph's own operation and response interceptors (the
+// APQ registration's commit, the cost receipt, the response budget, the
+// error cap, a subscription's live events, the customer-data note and the
+// root fast path) run as one gqlgen extension, graphTail. They only
+// prepare the context and look at the response next returns, so one
+// interceptor of each kind does their work in the same order, with the
+// same contexts, where gqlgen would make a closure per interceptor per
+// operation.
 
 import (
 	"context"
@@ -24,19 +22,17 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// responseTail does what registering receipt.Extension, the response
-// budget, admission.ErrorCap, the live events and the customer-data note
-// in that order did (the first outermost): graphTail.InterceptOperation
-// does their operation interceptors' work, finish their response
-// interceptors'.
+// responseTail is receipt.Extension, the response budget,
+// admission.ErrorCap, the live events and the customer-data note, the
+// first outermost: finish does their response interceptors' work
+// (graphTail.InterceptOperation their operation interceptors').
 type responseTail struct {
 	cost   receipt.Extension
 	budget budget.Limit
 }
 
-// finish finishes the response as the response interceptors did,
-// innermost first. Each of them called next with the context it was
-// given, so each finish sees the same ctx.
+// finish finishes the response as those response interceptors would,
+// innermost first, each with the same ctx (each called next with its own).
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = maskedPathsFrom(ctx).Finish(resp)
 	resp = liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
@@ -45,16 +41,11 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 	return t.cost.Finish(ctx, resp)
 }
 
-// graphTail is, in one extension, graph's operation and response
-// interceptors: what registering apq.Commit, responseTail and rootFast in
-// that order (the first outermost) did, rootFast when root is set. gqlgen
-// makes a closure per interceptor of each kind per operation
-// (processExtensions): one extension instead of three saves three
-// (issue 25). apq.Commit sat outside the extensions of
-// ServerConfig.Extensions (metrics, tracing): it only stores an APQ
-// registration, which is now done inside them; responseTail and rootFast
-// were the innermost already, in that order. TestResponseTailMatchesChain
-// compares it with the extensions registered one by one.
+// graphTail is apq.Commit, responseTail and rootFast (when root is set)
+// in one extension, the first outermost, inside ServerConfig.Extensions
+// (apq.Commit only stores a registration, so its place among them does
+// not matter). TestResponseTailMatchesChain compares it with the
+// extensions registered one by one (ServerConfig.chainedTail).
 type graphTail struct {
 	commit apq.Commit
 	tail   responseTail
@@ -73,18 +64,16 @@ func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
 func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	t.commit.Commit(ctx)
 	oc := graphql.GetOperationContext(ctx)
-	// The operation's state, made here without looking for one (the
-	// look-up of a key that is not there walks the whole context), with
-	// what its context says of its caller (callerFacts), read once.
+	// The operation's state, made without looking for one (a missing key
+	// walks the whole context), with its caller's facts read once.
 	st := &opState{oc: oc}
 	ctx = context.WithValue(ctx, opStateKey{}, st)
 	st.budget = t.tail.budget.Start(&st.budgetVal, oc)
 	c := callerFacts{known: true}
 	c.scope, c.hasScope = scopeIn(ctx)
 	c.level = customerDataIn(ctx, c.scope, c.hasScope)
-	// Then the operation interceptors' work, outermost first (the cost
-	// receipt and the error cap have none): a subscription's live events,
-	// the customer data's masked paths.
+	// The operation interceptors' work, outermost first (the cost receipt
+	// and the error cap have none).
 	ctx, c.live = live.WithEvents(ctx, oc)
 	ctx, c.masked = customerdata.WithPaths(ctx, c.level)
 	st.caller = c
