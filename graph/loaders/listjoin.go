@@ -45,7 +45,6 @@ func joins(oc *graphql.OperationContext, set ast.SelectionSet, depth int) bool {
 	return false
 }
 
-// maxJoinDepth bounds the walk (validation refuses fragment cycles; this
-// is a guard): a payments field reaches the address at depth 3
-// (edges.node.customer.address) plus its fragments.
+// maxJoinDepth bounds the walk, a guard (validation refuses fragment
+// cycles; the address is at depth 3 plus fragments).
 const maxJoinDepth = 32

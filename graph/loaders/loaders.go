@@ -1,8 +1,7 @@
 // Package loaders loads an operation's REST records: per-request (and
 // per-operation) batching loaders over the REST client, one fetch per
-// record whatever asks for it (a field, an alias, the alone load, a list
-// join), each made with the operation's context, so one caller's data can
-// never answer another caller's query. The operation's REST-call account
+// record whatever asks for it, so one caller's data can never answer
+// another caller's query. The operation's REST-call account
 // (receipt.Tally) lives in its loaders.
 package loaders
 
@@ -29,8 +28,8 @@ import (
 // REST is what the loaders need from the REST API (*restclient.Client).
 type REST = customerdata.REST
 
-// FetchLimits are the loaders' settings (the bounds on concurrent REST
-// calls live in the REST client's limiter).
+// FetchLimits are the loaders' settings (the REST client's limiter bounds
+// concurrent calls).
 type FetchLimits struct {
 	Wait time.Duration // the batch window: it only groups keys (REST has no batch endpoint)
 	// OnBatch, when set, is told the size of every batch of a loader of Names.
@@ -39,7 +38,7 @@ type FetchLimits struct {
 	opts loaderOptions // built from Wait on first use
 }
 
-// loaderOptions are each loader's dataloader options, built once.
+// loaderOptions are each loader's dataloader options.
 type loaderOptions struct {
 	once     sync.Once
 	payments []dataloader.Option[string, *restclient.Payment]
@@ -64,14 +63,10 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// BatchREST is what a loader's batch calls: one call per key, fanned out by
-// the REST client within its bounds, results[i] answering keys[i].
-type BatchREST = customerdata.Batch
-
-// Batches is rest's batches: its own, or restclient.Each's fan-out (a
-// test's stub).
-func Batches(rest REST) BatchREST {
-	if b, ok := rest.(BatchREST); ok {
+// Batches is what rest's loaders batch with: one call per key, fanned out
+// by the REST client, or by restclient.Each for a test's stub.
+func Batches(rest REST) customerdata.Batch {
+	if b, ok := rest.(customerdata.Batch); ok {
 		return b
 	}
 	return eachREST{rest}
@@ -95,7 +90,7 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 // so one caller's data can never answer another caller's query.
 type Loaders struct {
 	rest   REST
-	batch  BatchREST // rest's batches
+	batch  customerdata.Batch // rest's batches
 	limits *FetchLimits
 
 	paymentsOnce sync.Once
@@ -107,19 +102,14 @@ type Loaders struct {
 	flights      sessionFlights
 	lists        listFlights
 
-	// alone is the operation whose estimate is at most one call (Alone).
-	alone atomic.Pointer[graphql.OperationContext]
+	alone atomic.Pointer[graphql.OperationContext] // the operation Alone named
 
-	// paymentThunks and linkThunks are every fetch of a payment or link
-	// started, whatever asked (thunks).
+	// paymentThunks and linkThunks are every fetch of a payment or link started.
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	// cost is the operation's REST-call account.
-	cost receipt.Tally
-
-	// fastAnswer is the data the root fast path answered with.
-	fastAnswer []byte
+	cost       receipt.Tally // the operation's REST-call account
+	fastAnswer []byte        // the data the root fast path answered with
 }
 
 // SetFastAnswer records b as the data the root fast path answered with.
@@ -128,12 +118,10 @@ func (l *Loaders) SetFastAnswer(b []byte) { l.fastAnswer = b }
 // FastAnswer is the data SetFastAnswer recorded.
 func (l *Loaders) FastAnswer() []byte { return l.fastAnswer }
 
-// thunks is the one table of the fetches of one kind of record: whatever
-// asks for a key (a dataloader load, the alone load, the list join) looks
-// in it and, when the key is not there, enters its own fetch, in one step
-// under mu, before fetching; so a key is fetched once. A dataloader load
-// keeps the dataloader's thunk; one whose load panicked (after which the
-// dataloader forgets the key) is forgotten here too.
+// thunks is the table of the fetches of one kind of record: whatever asks
+// for a key (a dataloader load, the alone load, the list join) looks in it
+// and enters its own fetch in the same step under mu, so a key is fetched
+// once. A load that panicked, which the dataloader forgets, goes too.
 type thunks[V any] struct {
 	mu sync.Mutex
 	// ready is told (its L is &mu) when a reserved entry gets its thunk or goes.
@@ -143,15 +131,14 @@ type thunks[V any] struct {
 }
 
 // thunkEntry is a key's entry: the dataloader's thunk of its load, or
-// where a list join's result for it will be; neither while the load that
-// entered it is inside the dataloader's Load (reserved).
+// where a list join's result for it will be; neither while its load is
+// inside the dataloader's Load (reserved).
 type thunkEntry[V any] struct {
 	th   dataloader.Thunk[V]
 	join *joinResults[V]
 	i    int
 }
 
-// reserved reports whether e is a load's, entered before its thunk is known.
 func (e thunkEntry[V]) reserved() bool { return e.th == nil && e.join == nil }
 
 // startedLocked returns the entry of the fetch of key already started,
@@ -175,7 +162,14 @@ type joinResults[V any] struct {
 	out  []restclient.Result[V]
 }
 
-// thunk returns e's thunk.
+// initLocked makes t's table, sized for n keys, if it has none.
+func (t *thunks[V]) initLocked(n int) {
+	if t.m == nil {
+		t.m = make(map[string]thunkEntry[V], n)
+		t.ready.L = &t.mu
+	}
+}
+
 func (e thunkEntry[V]) thunk() dataloader.Thunk[V] {
 	if e.th != nil {
 		return e.th
@@ -183,7 +177,6 @@ func (e thunkEntry[V]) thunk() dataloader.Thunk[V] {
 	return e.value
 }
 
-// value waits for e's result.
 func (e thunkEntry[V]) value() (V, error) {
 	if e.th != nil {
 		return e.th()
@@ -194,18 +187,15 @@ func (e thunkEntry[V]) value() (V, error) {
 }
 
 // load returns the thunk of key's fetch: the one started, or a new load
-// of ld, entered (reserved) before Load is called, which is not called
-// under t.mu (it may wait for room in its batch's input).
+// of ld, reserved first, as Load is not called under t.mu (it may wait
+// for room in its batch's input).
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
 	if e, ok := t.startedLocked(key); ok {
 		t.mu.Unlock()
 		return e.thunk()
 	}
-	if t.m == nil {
-		t.m = make(map[string]thunkEntry[V])
-		t.ready.L = &t.mu
-	}
+	t.initLocked(0)
 	t.m[key] = thunkEntry[V]{}
 	t.mu.Unlock()
 	var th dataloader.Thunk[V]
@@ -232,15 +222,14 @@ func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[
 	return th
 }
 
-// isLoadPanic reports whether err is the dataloader's PanicErrorWrapper
-// (a function of its own: its errors.As target escapes).
+// isLoadPanic reports whether err is a dataloader panic (its own function,
+// as the errors.As target escapes).
 func isLoadPanic(err error) bool {
 	var pe *dataloader.PanicErrorWrapper
 	return errors.As(err, &pe)
 }
 
-// New returns empty loaders over rest (graph's customer-data masking over
-// the REST client); limits may be nil.
+// New returns empty loaders over rest; limits may be nil.
 func New(rest REST, limits *FetchLimits) *Loaders {
 	if limits == nil {
 		limits = &FetchLimits{}
@@ -257,8 +246,8 @@ const (
 // Names are the loaders' names, as OnBatch reports them (metric labels).
 var Names = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
-// Middleware gives each HTTP request fresh loaders over rest: no cache
-// outlives the request. limits may be nil.
+// Middleware gives each HTTP request fresh loaders over rest (limits may
+// be nil): no cache outlives the request.
 func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -270,10 +259,9 @@ func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler 
 type loadersKey struct{}
 
 // WithOperationLoaders returns ctx carrying fresh loaders over the same
-// REST and limits as the loaders in ctx, for one operation of a connection
-// that serves many (a WebSocket): no cache outlives the operation, and
-// what admission decides for it goes with its loaders. Without loaders in
-// ctx, ctx is returned as it is.
+// REST and limits as the loaders in ctx (or ctx as it is without any), for
+// one operation of a connection that serves many (a WebSocket): no cache
+// outlives the operation.
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
@@ -282,8 +270,7 @@ func WithOperationLoaders(ctx context.Context) context.Context {
 	return With(ctx, New(conn.rest, conn.limits))
 }
 
-// With returns ctx carrying l; the REST client counts the calls made with
-// it in l's account.
+// With returns ctx carrying l, whose account counts the REST calls made with it.
 func With(ctx context.Context, l *Loaders) context.Context {
 	return opscope.WithValue(restclient.WithCallLog(ctx, l.cost.CallLog()), loadersKey{}, l)
 }
@@ -294,9 +281,8 @@ func From(ctx context.Context) *Loaders {
 	return l
 }
 
-// For returns the request's loaders. Without any (a wiring bug: loaders
-// made here would quietly lose the request's sharing) it answers every
-// call with an internal error.
+// For returns the request's loaders; without any (a wiring bug) loaders
+// that answer every call with ErrNoLoaders.
 func For(ctx context.Context) *Loaders {
 	if l, ok := ctx.Value(loadersKey{}).(*Loaders); ok {
 		return l
@@ -304,16 +290,13 @@ func For(ctx context.Context) *Loaders {
 	return New(noLoaders{}, nil)
 }
 
-// ErrPanic is the error of a recovered panic: INTERNAL_SERVER_ERROR,
-// "internal error" (the panic itself is logged, never answered).
+// ErrPanic is the error of a recovered panic (logged, never answered).
 var ErrPanic = errors.New("internal error")
 
-// ErrNoLoaders is what a resolver gets without loaders in its context:
-// INTERNAL_SERVER_ERROR (the presenter hides the text).
+// ErrNoLoaders is what a resolver gets without loaders in its context.
 var ErrNoLoaders = errors.New("graph: no loaders in the request's context (LoadersMiddleware is missing)")
 
-// noLoaders is the REST of For's loaders without any: every call fails
-// with ErrNoLoaders.
+// noLoaders is the REST of For's loaders without any.
 type noLoaders struct{}
 
 func (noLoaders) ListPayments(context.Context, restclient.ListParams) (*restclient.PaymentPage, error) {
@@ -347,8 +330,7 @@ func newLoader[V any](l *Loaders, name string, opts []dataloader.Option[string, 
 	return dataloader.NewBatchedLoader(batch, opts...)
 }
 
-// fetchError is a fan-out call's error as the loaders answer it: a panic
-// passes the server's recover func.
+// fetchError is a fan-out call's error, a panic through recovered.
 func fetchError(ctx context.Context, err error) error {
 	if pe, ok := err.(*restclient.PanicError); ok {
 		return recovered(ctx, pe.Value)
@@ -357,8 +339,7 @@ func fetchError(ctx context.Context, err error) error {
 }
 
 // recovered turns a panic in a fetch, on a goroutine gqlgen's recovery
-// does not reach, into an error by the server's recover func (which logs
-// it), found in the operation's context.
+// does not reach, into an error by the operation's recover func.
 func recovered(ctx context.Context, p any) error {
 	if graphql.HasOperationContext(ctx) {
 		if f := graphql.GetOperationContext(ctx).RecoverFunc; f != nil {
@@ -371,25 +352,23 @@ func recovered(ctx context.Context, p any) error {
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
 const batchCapacity = admission.MaxNodes
 
-// inputCapacity is the room of a batch's input channel (the dataloader's
-// default is 1000): a batch is usually one key or a few.
+// inputCapacity is the room of a batch's input channel: a batch is
+// usually one key or a few (the dataloader's default is 1000).
 const inputCapacity = 16
 
 // Alone tells the loaders that op makes at most one distinct REST call (its
 // estimate): its load then runs on the resolver's goroutine, without the
-// dataloader's batch goroutine and timer, as there is nothing to batch
-// with; other loads of its key share it. Only op's loads take that path.
+// dataloader's batch goroutine and timer; other loads of its key share it.
 func (l *Loaders) Alone(op *graphql.OperationContext) { l.alone.Store(op) }
 
-// aloneSlot is where a loader's alone load lives: call, claimed under its
-// thunks' mu and published by at; a field of the Loaders, not an allocation.
+// aloneSlot holds a loader's alone load: call, claimed under its thunks'
+// mu and published by at (a field, not an allocation).
 type aloneSlot[V any] struct {
 	at   atomic.Pointer[aloneCall[V]]
 	call aloneCall[V]
 }
 
-// aloneCall is the load that took the alone path; later loads of its key
-// share its result.
+// aloneCall is the load that took the alone path.
 type aloneCall[V any] struct {
 	key   string
 	done  sync.WaitGroup // one, until v and err are set
@@ -398,12 +377,11 @@ type aloneCall[V any] struct {
 	thunk dataloader.Thunk[V] // every load of key answers by it
 }
 
-// loadAlone loads key by fetch on the calling goroutine when ctx's
-// operation is the one Alone named and nothing was loaded alone yet (with
-// the batch metric and panic recovery of a batch of one), or shares the
-// fetch of key already started. Otherwise it returns nil and the
-// dataloader loads key. fetch is a method expression: a method value of
-// l.rest would allocate on every load.
+// loadAlone loads key by fetch on the calling goroutine, as a batch of
+// one, when ctx's operation is the one Alone named and nothing was loaded
+// alone yet, or shares the fetch of key already started; otherwise it
+// returns nil for the dataloader. fetch is a method expression, as a
+// method value of l.rest would allocate per load.
 func loadAlone[V any](l *Loaders, ctx context.Context, t *thunks[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
 	slot := &t.alone
 	if c := slot.at.Load(); c != nil {
@@ -452,8 +430,7 @@ func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, c
 }
 
 // ListPayments lists one page for the list planned as listID, once per
-// request for each distinct (limit, cursor, status): fields and aliases
-// that ask for the same page share one REST call, made by the first.
+// request for each distinct (limit, cursor, status).
 func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
 	if l.cost.Recording() {
 		l.cost.Ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, receipt.Origin{Line: listID})
@@ -499,8 +476,8 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	return c.page, c.err
 }
 
-// PaymentThunk starts loading a payment's detail (with customer.address)
-// and returns a function that waits for it.
+// PaymentThunk starts loading a payment's detail and returns a function
+// that waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
 	return l.PaymentThunkFor(ctx, id, receipt.Origin{})
 }
@@ -515,11 +492,10 @@ func (l *Loaders) PaymentThunkFor(ctx context.Context, id string, o receipt.Orig
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
-// JoinPayments loads the details of ids, list items (items[i] of ids[i]),
-// for the list join (a page whose items select customer.address, which a
-// list item lacks): the ids not asked for yet in one fan-out of the REST
-// client on the calling goroutine, entered in paymentThunks first so later
-// loads share it; the others from the fetches already started.
+// JoinPayments loads the details of list items (items[i] of ids[i]) for
+// the list join: the ids not asked for yet in one fan-out on the calling
+// goroutine, entered in paymentThunks first so later loads share it, the
+// others from the fetches already started.
 func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
 		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
@@ -535,10 +511,7 @@ func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restc
 	var waits []wait
 	t := &l.paymentThunks
 	t.mu.Lock()
-	if t.m == nil {
-		t.m = make(map[string]thunkEntry[*restclient.Payment], len(ids))
-		t.ready.L = &t.mu
-	}
+	t.initLocked(len(ids))
 	for i, id := range ids {
 		if e, ok := t.startedLocked(id); ok {
 			waits = append(waits, wait{i, e})
@@ -580,8 +553,7 @@ func (l *Loaders) PaymentLinkThunk(ctx context.Context, id string) dataloader.Th
 	return l.linkThunks.load(ctx, id, l.links)
 }
 
-// CheckoutSession loads a session by id or reference; then known by both
-// within the request.
+// CheckoutSession loads a session by id or reference, then known by both.
 func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.CheckoutSession, error) {
 	l.sessionsOnce.Do(func() {
 		l.flights.known = make(map[string]*restclient.CheckoutSession)
@@ -605,9 +577,8 @@ func (l *Loaders) CheckoutSession(ctx context.Context, key string) (*restclient.
 }
 
 // sessionFlights lets lookups of one session by reference and by id share
-// one REST call: nothing tells a reference's id before it is fetched, so
-// each batch first waits for the earlier batches of the other kind (which
-// keeps the waits acyclic) and looks in what they found.
+// one REST call: each batch first waits for the earlier batches of the
+// other kind (acyclic) and looks in what they found.
 type sessionFlights struct {
 	mu       sync.Mutex
 	known    map[string]*restclient.CheckoutSession
