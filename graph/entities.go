@@ -11,12 +11,9 @@ import (
 	"paygraph/restclient"
 )
 
-// The subgraph mode's entity resolvers (federation.graphqls): one call
-// per _entities field and entity type, with every reference of that type.
-// Each reference is checked and its load started before any is awaited,
-// so N references are the same deduplicated, bounded fan-out as
-// nodes(ids:), under the same scopes, budgets and customer-data levels as
-// payment(id:).
+// The subgraph mode's entity resolvers: one call per _entities field and
+// entity type. Every reference is checked and its load started before any
+// is awaited, a fan-out as nodes(ids:) makes, with payment(id:)'s checks.
 
 func (r *Resolver) paymentEntities(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
@@ -30,8 +27,8 @@ func (r *Resolver) paymentLinkEntities(ctx context.Context, reps []*model.Paymen
 	})
 }
 
-// nodeEntity starts the load of the Node entity id, of the kind prefix
-// names: nodeThunk's (scope, loader), once checkID accepted the id.
+// nodeEntity is nodeThunk for an entity id of the kind prefix names, once
+// checkID accepted it.
 func nodeEntity[T model.Node](ctx context.Context, r *Resolver, what, id, prefix string) func() (T, error) {
 	if err := checkID(what, id, prefix); err != nil {
 		return failed[T](err)
@@ -71,9 +68,8 @@ func failed[T any](err error) func() (T, error) {
 }
 
 // entities starts n loads, then waits for each: a reference that fails
-// is null at its index with its error at its path (graphql.BatchErrorList,
-// which gqlgen's federation runtime places); a caller the REST API
-// refused fails the whole group with that one error, as nodes(ids:).
+// is null with its error at its index (graphql.BatchErrorList); a caller
+// the REST API refused fails the whole group with that one error.
 func entities[T any](ctx context.Context, n int, start func(i int) func() (T, error)) ([]T, error) {
 	if n > MaxNodes {
 		return nil, errcode.Inputf("_entities takes at most %d representations of a type, got %d", MaxNodes, n)

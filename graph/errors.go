@@ -24,9 +24,8 @@ func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 			return gqlErr // gqlgen's own parse/validation/argument errors
 		}
 		if gqlErr.Err == nil {
-			// gqlgen's errors about what the caller sent (a malformed APQ
-			// extension, an unknown operation name) carry no code of
-			// their own.
+			// gqlgen's errors about what the caller sent (an unknown
+			// operation name) carry no code of their own.
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = make(map[string]any, 1)
 			}

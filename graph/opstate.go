@@ -32,27 +32,21 @@ type opState struct {
 	caller callerFacts
 }
 
-// callerFacts are an operation's caller's session-token scope and
-// customer-data level, its masked paths (package customerdata) and its live
-// events (package live), as its context holds them.
+// callerFacts are an operation's caller's session-token scope (hasScope
+// false: none, all reads) and customer-data level, its masked paths and
+// its live events, as its context holds them.
 type callerFacts struct {
-	known bool
-	caller
-	masked *customerdata.Paths
-	live   *live.Events
-}
-
-// caller is a caller's session-token scope (hasScope false: none, all
-// reads) and customer-data level.
-type caller struct {
+	known    bool
 	scope    Scope
 	hasScope bool
 	level    sessiontoken.CustomerData
+	masked   *customerdata.Paths
+	live     *live.Events
 }
 
 // customerDataOf is the request's customer-data level: its session
-// token's, or full for the credential headers, each lowered to the
-// deployment's maximum (package customerdata).
+// token's, or full for the credential headers, lowered to the
+// deployment's maximum.
 func customerDataOf(ctx context.Context) sessiontoken.CustomerData {
 	if c := callerOf(ctx); c != nil {
 		return c.level

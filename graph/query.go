@@ -83,9 +83,8 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 
 	edges := make([]*model.PaymentEdge, 0, n)
-	// The page's edges and payments in one allocation each (an append past
-	// n, which the walk does not make, would start new arrays: the
-	// pointers stay valid).
+	// The page's edges and payments in one allocation each (the walk makes
+	// at most n; more would start new arrays, the pointers staying valid).
 	edgeStore := make([]model.PaymentEdge, 0, n)
 	paymentStore := make([]model.Payment, 0, n)
 	loaders := r.loaders(ctx)

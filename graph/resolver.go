@@ -38,8 +38,7 @@ type Resolver struct {
 var processCursorKeys = sync.OnceValue(relay.RandomKeys)
 
 // cursorSigner returns the signer of the caller's cursors, or an
-// UNAUTHENTICATED error when the request carries no credential pair (a
-// cursor is only ever valid for one).
+// UNAUTHENTICATED error without a credential pair (a cursor is valid for one).
 func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	creds, ok := restclient.CredentialsFrom(ctx)
 	if !ok {
@@ -61,10 +60,9 @@ func (r *Resolver) loaders(ctx context.Context) *loaders.Loaders { return loader
 type REST = loaders.REST
 
 // LoadersMiddleware gives each HTTP request fresh loaders over rest, every
-// record they load masked to the caller's customer-data level
-// (customerdata.Masking): no cache outlives the request, so one caller's data can
-// never answer another caller's query. It must run in front of the server
-// NewServer builds; limits may be nil (no batch window, no batch metric).
+// record masked to the caller's customer-data level: no cache outlives the
+// request. It must run in front of the server NewServer builds; limits
+// may be nil (no batch window, no batch metric).
 func LoadersMiddleware(rest REST, limits *loaders.FetchLimits) func(http.Handler) http.Handler {
 	return loaders.Middleware(newMaskingREST(rest), limits)
 }

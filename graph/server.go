@@ -135,7 +135,8 @@ func NewServer(cfg ServerConfig) *handler.Server {
 // newServer is NewServer, with its parsed-query cache for tests.
 func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	cfg.defaults()
-	noFast := cfg.noFastPath || !boundFieldsPassThrough(cfg.Extensions)
+	passThrough, intercepted := interceptors(cfg.Extensions)
+	noFast := cfg.noFastPath || !passThrough
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
 	var es graphql.ExecutableSchema = NewExecutableSchema(executorConfig(newResolverRoot(resolver), cfg.Federation))
 	if !noFast && !cfg.eagerExec {
@@ -169,7 +170,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
 	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
-	if !noFast && !anyFieldInterceptor(cfg.Extensions) {
+	if !noFast && !intercepted {
 		root = &rootFast{r: resolver}
 	}
 	if cfg.chainedTail {
@@ -224,29 +225,20 @@ type PassesBoundFieldsThrough interface {
 	PassesBoundFieldsThrough()
 }
 
-// anyFieldInterceptor reports whether an extension intercepts fields or
-// root fields: the root fast path (rootfast.go) resolves root fields
-// without them, so it is then off.
-func anyFieldInterceptor(exts []graphql.HandlerExtension) bool {
+// interceptors reports whether every field interceptor among exts passes
+// bound fields through (the fast path is then on), and whether any
+// intercepts fields or root fields, which the root fast path (rootfast.go)
+// resolves without them.
+func interceptors(exts []graphql.HandlerExtension) (passThrough, intercepts bool) {
+	passThrough = true
 	for _, e := range exts {
 		_, field := e.(graphql.FieldInterceptor)
 		_, root := e.(graphql.RootFieldInterceptor)
-		if field || root {
-			return true
-		}
+		_, passes := e.(PassesBoundFieldsThrough)
+		passThrough = passThrough && (!field || passes)
+		intercepts = intercepts || field || root
 	}
-	return false
-}
-
-func boundFieldsPassThrough(exts []graphql.HandlerExtension) bool {
-	for _, e := range exts {
-		if _, ok := e.(graphql.FieldInterceptor); ok {
-			if _, ok := e.(PassesBoundFieldsThrough); !ok {
-				return false
-			}
-		}
-	}
-	return true
+	return passThrough, intercepts
 }
 
 // resolverRoot hands gqlgen the same resolver of each type on every call,

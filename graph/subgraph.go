@@ -7,11 +7,9 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// contractSchema is the schema served with the subgraph mode off: the
-// generated executor's schema (schema.graphqls plus gqlgen's federation
-// additions) pruned to schema.graphqls alone, so that introspection and
-// validation are exactly the public contract's, without _service,
-// _entities, _Any, _Entity or the federation directives.
+// contractSchema is the schema served with the subgraph mode off:
+// schema.graphqls alone, without gqlgen's federation additions, so that
+// introspection and validation are exactly the public contract's.
 var contractSchema = sync.OnceValue(func() *ast.Schema {
 	for _, src := range sources {
 		if src.Name == "../schema.graphqls" { // as gqlgen names it
