@@ -36,13 +36,12 @@ import (
 	"paygraph/internal/swar"
 )
 
-// fastOp is what a plan writes for one field: the ops are generated
-// (fast_gen.go), one per field of a type a plan may hold.
+// fastOp is what a plan writes for one field (one per field, fast_gen.go).
 type fastOp uint8
 
-// fastType is one object type the fast path knows: its name, the
-// implementors gqlgen's CollectFields matches type conditions with, and
-// the fields a plan may hold, with the type of their object value.
+// fastType is one object type the fast path knows: its name, its
+// implementors (for CollectFields), and the fields a plan may hold, with
+// the type of their object value.
 type fastType struct {
 	name       string
 	tag        string // the plans' key in fastPlans, when not name
@@ -51,9 +50,8 @@ type fastType struct {
 	objectType map[fastOp]*fastType
 }
 
-// fastField is one field of a plan: key is the JSON before its value
-// (`"alias":`, after a comma but for the first), lit the type name of
-// __typename, sub the plan of an object value.
+// fastField is one field of a plan: key is `"alias":` (after a comma but
+// for the first), lit the type name of __typename, sub an object's plan.
 type fastField struct {
 	key string
 	op  fastOp
@@ -75,22 +73,20 @@ type fastPlan struct {
 }
 
 // maxDelegated bounds the fields of a Payment plan that gqlgen marshals
-// (customer selections reaching the address; more are aliases of it).
+// (customers reaching the address).
 const maxDelegated = 2
 
 // maxFastFields bounds the fields of one plan, nested ones included, as
 // plans are kept for the process; beyond it (aliases) gqlgen serves.
 const maxFastFields = 64
 
-// fastPlans keeps the plans (nil: a selection for gqlgen), per document,
-// type and selection set (selcache).
+// fastPlans keeps the plans (nil: for gqlgen) per document, type and selection set.
 var fastPlans selcache.Cache[*fastPlan]
 
-// fastCompiled counts the plans compiled (the tests read it).
+// fastCompiled counts the plans compiled, for tests.
 var fastCompiled atomic.Int64
 
-// planFor returns the plan of sel for an object of type t in the
-// operation oc, or nil when gqlgen must marshal it.
+// planFor returns the plan of sel for an object of type t, or nil for gqlgen.
 func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *fastPlan {
 	if oc == nil || len(sel) == 0 {
 		return nil
@@ -107,7 +103,7 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 }
 
 // compileFast compiles sel for an object of type t, or returns nil when
-// any of it needs gqlgen's executor. budget counts the fields left.
+// any of it needs gqlgen. budget counts the fields left.
 func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet, budget *int, top bool) *fastPlan {
 	if !plainDirectives(oc, sel, 0) {
 		return nil
@@ -210,8 +206,7 @@ func literalSkipInclude(ds ast.DirectiveList) bool {
 	return true
 }
 
-// fastEnabled reports whether the server was built with the fast path
-// (ServerConfig.noFastPath turns it off, for the differential tests).
+// fastEnabled reports whether the server was built with the fast path.
 func (ec *executionContext) fastEnabled() bool {
 	r, ok := ec.Resolvers.(*resolverRoot)
 	return ok && !r.noFastPath
@@ -294,8 +289,8 @@ func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graph
 	return ec._Customer(ctx, field.Selections, c)
 }
 
-// collected rebuilds the CollectedField of a delegated field from its
-// nodes' paths in sel (fieldNodes), as CollectFields answers it.
+// collected rebuilds a delegated field from its nodes' paths in sel
+// (fieldNodes) as CollectFields would.
 func (ec *executionContext) collected(sel ast.SelectionSet, paths [][]int32) graphql.CollectedField {
 	f := graphql.CollectedField{IsNonDeferrable: true}
 	for _, path := range paths {
@@ -391,9 +386,8 @@ func (ec *executionContext) recoverNull(ctx context.Context, res *graphql.Marsha
 	}
 }
 
-// fastPaymentEdgeObject is the hook of the generated _PaymentEdge: an
-// edge whose node is a plan of its own (a node selecting its customer's
-// address is gqlgen's, with the edge).
+// fastPaymentEdgeObject is the hook of the generated _PaymentEdge (an
+// edge whose node selects its customer's address is gqlgen's).
 func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
 	if obj == nil || obj.Node == nil || obj.Node.Payment == nil || obj.Cursors == nil || !ec.fastEnabled() {
 		return nil
@@ -404,8 +398,8 @@ func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.S
 	return nil
 }
 
-// spare returns an empty slice with at least n bytes of w's spare
-// capacity when w is a bytes.Buffer (what gqlgen marshals into), else nil.
+// spare returns an empty slice of at least n bytes of w's spare capacity
+// when w is a bytes.Buffer (as gqlgen's is), else nil.
 func spare(w io.Writer, n int) []byte {
 	if bw, ok := w.(*bytes.Buffer); ok {
 		bw.Grow(n)

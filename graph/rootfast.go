@@ -57,8 +57,7 @@ var (
 func (rootFast) ExtensionName() string                   { return "PaygraphRootFastPath" }
 func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
 
-// rootAnswered counts the operations the root fast path answered (the
-// tests read it).
+// rootAnswered counts the operations the root fast path answered, for tests.
 var rootAnswered atomic.Int64
 
 // rootPlan is a compiled query of the root fast path: payment(id:) root
@@ -66,33 +65,25 @@ var rootAnswered atomic.Int64
 type rootPlan struct {
 	payments []paymentRoot
 	list     *listRoot
-	customer bool // a field's plan writes a customer
-	// perUnit is the last answer's bytes per payment field or list edge,
-	// to size the next answer's buffer.
-	perUnit atomic.Int32
+	customer bool         // a field's plan writes a customer
+	perUnit  atomic.Int32 // the last answer's bytes per payment field or list edge
 }
 
 // paymentRoot is a payment(id:) root field.
 type paymentRoot struct {
-	key   string // `"alias":`, after a comma but for the first
-	id    string // a literal id, or
-	idVar string // the variable holding it
-	plan  *fastPlan
-	// addressAliases: the alias length of each address plan writes (the
-	// response budget charges it).
-	addressAliases []int
-	// cost is the response budget's plan of the field (budget.FieldPlan),
-	// made once with the plan instead of per request.
-	cost budget.Plan
+	key            string // `"alias":`, after a comma but for the first
+	id             string // a literal id, or
+	idVar          string // the variable holding it
+	plan           *fastPlan
+	addressAliases []int       // the alias length of each address plan writes (charged)
+	cost           budget.Plan // the response budget's plan of the field, made once
 }
 
 // listRoot is a payments(...) root field.
 type listRoot struct {
-	key   string // `{"alias":`
-	field graphql.CollectedField
-	// args: the coerced arguments when the document holds them all (nil:
-	// coerced from the variables per operation).
-	args      map[string]any
+	key       string // `{"alias":`
+	field     graphql.CollectedField
+	args      map[string]any // coerced once when the document holds them all, else nil
 	fields    []listField
 	addresses bool // an item plan writes its address (the list join's)
 	lists     int  // the edges and nodes fields
@@ -121,8 +112,7 @@ type listField struct {
 	addressAliases []int       // as paymentRoot's, per item of plan
 }
 
-// rootPlans keeps the root plans (nil: an operation for gqlgen), per
-// document and operation.
+// rootPlans keeps the root plans (nil: for gqlgen) per document and operation.
 var rootPlans selcache.Cache[*rootPlan]
 
 // rootState is the operation's: its plan, and whether it has answered.
@@ -135,18 +125,16 @@ type rootState struct {
 	listRan  bool
 	listConn *model.PaymentConnection
 	listErr  error
-	resp     graphql.Response // the fast path's response, not an allocation of its own
-	// exec is gqlgen's executor of the operation, made when first needed
-	// (lazyQueries, opstate.go).
-	exec graphql.ResponseHandler
+	resp     graphql.Response        // the fast path's response, not an allocation of its own
+	exec     graphql.ResponseHandler // gqlgen's executor, made when first needed (lazyQueries)
 }
 
 func (e rootFast) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	return e.intercept(ctx, graphql.GetOperationContext(ctx), nil, next)
 }
 
-// intercept is InterceptOperation for operation oc, whose opState st is
-// in ctx already, or nil (then it is looked up, or made).
+// intercept is InterceptOperation for oc, whose opState st is in ctx
+// already, or nil (then looked up or made).
 func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, st *opState, next graphql.OperationHandler) graphql.ResponseHandler {
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
 		return next(ctx)
@@ -187,8 +175,7 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 	return &st.resp
 }
 
-// compileRoot returns the plan of oc's operation, or nil when gqlgen must
-// run it.
+// compileRoot returns the plan of oc's operation, or nil for gqlgen.
 func compileRoot(oc *graphql.OperationContext) *rootPlan {
 	p := &rootPlan{}
 	var ok bool
@@ -339,16 +326,14 @@ func addressAliases(p *fastPlan, to []int) []int {
 	return to
 }
 
-// maxRootFields bounds the aliases the root fast path serves (the
-// payments' thunks are kept on the stack up to it).
+// maxRootFields bounds the aliases served, whose thunks are kept on the stack.
 const maxRootFields = 32
 
 // maxSizeHint bounds the bytes per unit a plan's last answer asks of the
 // next, so that one unusually long answer does not inflate every later one.
 const maxSizeHint = 16 << 10
 
-// answer writes the operation's data, or returns nil (nothing written,
-// nothing charged) for gqlgen.
+// answer writes the operation's data, or returns nil for gqlgen.
 func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	if p.customer && maskedPathsFrom(ctx) != nil {
 		return nil // gqlgen notes what the level hid, at its paths
@@ -373,8 +358,8 @@ func (p *rootPlan) buffer(units int) []byte {
 	return make([]byte, 0, 64+units*per)
 }
 
-// answered notes b, an answer of units payment fields or list edges, as
-// the operation's (IsFastAnswer) and its size for the next one's buffer.
+// answered notes b, of units payment fields or list edges, as the
+// operation's answer (IsFastAnswer) and its size for the next buffer.
 func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 	if units > 0 {
 		p.perUnit.Store(int32(min(len(b)/units+16, maxSizeHint)))
@@ -383,8 +368,7 @@ func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 	return b
 }
 
-// answerPayments loads the payments as the payment resolver does and
-// writes them.
+// answerPayments loads the payments as the payment resolver does and writes them.
 func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.OperationContext) []byte {
 	budget := budgetFrom(ctx)
 	var ids [maxRootFields]string
@@ -454,7 +438,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 }
 
 // answerList runs the payments resolver and writes its page, or returns
-// nil for gqlgen (which then finds the resolver's result in st, if it ran).
+// nil for gqlgen (which finds the resolver's result in st).
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
 	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {
