@@ -1,9 +1,7 @@
 package graph
 
-// This file holds what a session token lets the caller read (a Scope the
-// edge puts in the request's context), and the check every resolver makes
-// with it before any REST call: a field outside the scope answers
-// FORBIDDEN and costs nothing upstream.
+// What a session token lets the caller read, and the check every resolver
+// makes before any REST call: a field outside the scope answers FORBIDDEN.
 
 import (
 	"context"
@@ -27,8 +25,7 @@ type Scope interface {
 	SessionToLearn() (idOrRef string, ok bool)
 	// LearnCheckoutSession is told the names of every session fetched.
 	LearnCheckoutSession(ids sessiontoken.CheckoutSessionIDs) bool
-	// CustomerData is how much customer data the token reads
-	// (package customerdata).
+	// CustomerData is how much customer data the token reads.
 	CustomerData() sessiontoken.CustomerData
 }
 
@@ -36,8 +33,7 @@ var _ Scope = sessiontoken.Scope{}
 
 type scopeKey struct{}
 
-// WithScope returns ctx carrying s, for the resolvers (the bearer-token
-// middleware calls it).
+// WithScope returns ctx carrying s, for the resolvers.
 func WithScope(ctx context.Context, s Scope) context.Context {
 	return opscope.WithValue(ctx, scopeKey{}, s)
 }

@@ -48,9 +48,8 @@ const (
 // default above, never "no limit" (only a negative MaxResponseBytes turns
 // its bound off). HTTP concerns are the gateway's (package gqlhttp).
 type ServerConfig struct {
-	// TrustedDocuments, when not nil, is the manifest of trusted documents
-	// and its mode (package graph/trusted); OnTrustedDocument, when set, is
-	// told each request's decision.
+	// TrustedDocuments, when set, is the trusted documents' manifest and
+	// mode (graph/trusted); OnTrustedDocument is told each decision.
 	TrustedDocuments  *trusteddocs.Store
 	OnTrustedDocument func(ctx context.Context, d trusteddocs.Decision)
 	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
@@ -62,26 +61,23 @@ type ServerConfig struct {
 	// MaxComplexity refuses operations that may make more REST calls
 	// (admission); zero: DefaultMaxComplexity.
 	MaxComplexity int
-	APQCacheSize  int // automatic persisted queries kept in memory, when APQCache is nil; zero: DefaultAPQCacheSize
-	// APQCacheBytes bounds the bytes of those queries, when APQCache is
-	// nil; zero: DefaultAPQCacheBytes.
+	// APQCacheSize and APQCacheBytes bound the persisted queries kept in
+	// memory when APQCache is nil; zero: their defaults.
+	APQCacheSize  int
 	APQCacheBytes int64
 	// APQCache stores automatic persisted queries (a shared store lets one
 	// replica serve a hash registered on another); nil: an in-memory LRU.
 	// A query is stored only once it passed every limit (graph/apq).
 	APQCache graphql.Cache[string]
-	// QueryCacheBytes bounds the parsed and validated documents kept in
-	// memory, by their estimated heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
+	// QueryCacheBytes bounds the parsed documents kept, by their estimated
+	// heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
 	QueryCacheBytes int64
-	// Limits are checked before validation; zero fields: DefaultMaxDepth,
-	// DefaultMaxFields, DefaultMaxQueryLength.
+	// Limits are checked before validation; zero fields: their defaults.
 	Limits admission.QueryLimits
 	Logger *slog.Logger // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
 	RequestID func(context.Context) string
-	// Subscriptions serves paymentUpdated and checkoutSessionUpdated: the
-	// process's livepoll.Hub and the REST client its polls call. Zero:
-	// subscriptions are refused.
+	// Subscriptions serves the Subscription fields; zero: refused.
 	Subscriptions live.Config
 	// Federation serves the subgraph mode (FEDERATION): Payment,
 	// PaymentLink and CheckoutSession as Federation 2 entities
@@ -161,12 +157,11 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
-	// One extension (graphTail, tail.go) does the work of these, the first
-	// outermost: the APQ registration, stored once every mutator accepted
-	// the operation; the cost receipt, inside metrics and traces (they see
-	// it) and made once the answer is; the response budget and the error
-	// cap, whose results the others see; a subscription's error events;
-	// the customer-data note; innermost, the root fast path (rootfast.go).
+	// One extension (graphTail) does the work of these, inside the others:
+	// the APQ registration, once every mutator accepted the operation; the
+	// cost receipt, the response budget and the error cap, whose results
+	// metrics and traces see; a subscription's error events; the
+	// customer-data note; innermost, the root fast path.
 	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
 	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
@@ -189,8 +184,7 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	srv.SetValidationRulesFn(admission.CappedRules)
 	srv.SetParserTokenLimit(admission.ParserTokenLimit)
 	srv.SetErrorPresenter(ErrorPresenter)
-	// The loaders' fetches, on goroutines of their own, recover with it
-	// too (graph/loaders).
+	// The loaders' fetches, on goroutines of their own, recover with it too.
 	srv.SetRecoverFunc(func(ctx context.Context, p any) error {
 		cfg.Logger.ErrorContext(ctx, "panic in resolver", "request_id", cfg.RequestID(ctx),
 			"panic", fmt.Sprint(p), "stack", string(debug.Stack()))
@@ -226,9 +220,8 @@ type PassesBoundFieldsThrough interface {
 }
 
 // interceptors reports whether every field interceptor among exts passes
-// bound fields through (the fast path is then on), and whether any
-// intercepts fields or root fields, which the root fast path (rootfast.go)
-// resolves without them.
+// bound fields through (for the fast path), and whether any intercepts
+// fields or root fields (which the root fast path skips).
 func interceptors(exts []graphql.HandlerExtension) (passThrough, intercepts bool) {
 	passThrough = true
 	for _, e := range exts {

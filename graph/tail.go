@@ -1,13 +1,9 @@
 package graph
 
-// The response tail: graph's own operation and response interceptors (the
-// APQ registration's commit, the cost receipt, the response budget, the
-// error cap, a subscription's live events, the customer-data note and the
-// root fast path) run as one gqlgen extension, graphTail. They only
-// prepare the context and look at the response next returns, so one
-// interceptor of each kind does their work in the same order, with the
-// same contexts, where gqlgen would make a closure per interceptor per
-// operation.
+// The response tail: graph's own interceptors, which only prepare the
+// context and look at the response next returns, run as one gqlgen
+// extension (graphTail) in the same order with the same contexts, where
+// gqlgen would make a closure per interceptor per operation.
 
 import (
 	"context"
@@ -42,10 +38,8 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 }
 
 // graphTail is apq.Commit, responseTail and rootFast (when root is set)
-// in one extension, the first outermost, inside ServerConfig.Extensions
-// (apq.Commit only stores a registration, so its place among them does
-// not matter). TestResponseTailMatchesChain compares it with the
-// extensions registered one by one (ServerConfig.chainedTail).
+// in one extension, the first outermost. TestResponseTailMatchesChain
+// compares it with them registered one by one (ServerConfig.chainedTail).
 type graphTail struct {
 	commit apq.Commit
 	tail   responseTail
@@ -93,8 +87,8 @@ func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	return t.tail.finish(ctx, resp)
 }
 
-// tailStep is one step of responseTail registered as an extension of its
-// own (ServerConfig.chainedTail, for TestResponseTailMatchesChain).
+// tailStep is one step of responseTail as an extension of its own
+// (ServerConfig.chainedTail).
 type tailStep struct {
 	name    string
 	prepare func(context.Context) context.Context
