@@ -318,26 +318,24 @@ func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*str
 		// Withheld: not fetched (the records' own are masked already).
 		return nil, nil
 	}
-	if c.AddressOf == "" {
-		if err := budgetFrom(ctx).ChargeString(ctx, c.Address); err != nil {
+	addr := c.Address
+	if c.AddressOf != "" { // a list item's: its detail holds it
+		if err := r.allowPayment(ctx, c.AddressOf); err != nil {
 			return nil, err
 		}
-		return c.Address, nil
+		if err := budgetFrom(ctx).Check(); err != nil {
+			return nil, err
+		}
+		p, err := r.loaders(ctx).PaymentThunkFor(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
+		if err != nil {
+			return nil, err
+		}
+		addr = p.Customer.Address
 	}
-	if err := r.allowPayment(ctx, c.AddressOf); err != nil {
+	if err := budgetFrom(ctx).ChargeString(ctx, addr); err != nil {
 		return nil, err
 	}
-	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
-	}
-	p, err := r.loaders(ctx).PaymentThunkFor(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
-	if err != nil {
-		return nil, err
-	}
-	if err := budgetFrom(ctx).ChargeString(ctx, p.Customer.Address); err != nil {
-		return nil, err
-	}
-	return p.Customer.Address, nil
+	return addr, nil
 }
 
 func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession) (*model.Payment, error) {
