@@ -11,6 +11,7 @@ package graph
 
 import (
 	"context"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -68,19 +69,12 @@ func joinedList(ctx context.Context, sel ast.SelectionSet) bool {
 	}
 	switch v := fc.Result.(type) {
 	case []*model.PaymentEdge:
-		for _, e := range v {
-			if e == nil || e.Node == nil || e.Node.Customer().AddressOf != "" {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(v, func(e *model.PaymentEdge) bool { return e == nil || !addressKnown(e.Node) })
 	case []*model.Payment:
-		for _, p := range v {
-			if p == nil || p.Customer().AddressOf != "" {
-				return false
-			}
-		}
-		return true
+		return !slices.ContainsFunc(v, func(p *model.Payment) bool { return !addressKnown(p) })
 	}
 	return false
 }
+
+// addressKnown reports whether p's customer address needs no load.
+func addressKnown(p *model.Payment) bool { return p != nil && p.Customer().AddressOf == "" }
