@@ -224,13 +224,8 @@ func typeSchema(schema *ast.Schema, t *ast.Type, depth int) map[string]any {
 		}
 		return map[string]any{"type": "object", "properties": props, "required": required}
 	}
-	switch t.NamedType {
-	case "Int", "SafeInt":
-		return map[string]any{"type": "integer"}
-	case "Float":
-		return map[string]any{"type": "number"}
-	case "Boolean":
-		return map[string]any{"type": "boolean"}
-	}
-	return map[string]any{"type": "string"}
+	return map[string]any{"type": cmp.Or(jsonScalars[t.NamedType], "string")}
 }
+
+// jsonScalars are the JSON types of the scalars that are not strings.
+var jsonScalars = map[string]string{"Int": "integer", "SafeInt": "integer", "Float": "number", "Boolean": "boolean"}
