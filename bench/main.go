@@ -707,13 +707,11 @@ func (r *runner) measure(client *http.Client, sc scenario, c int, lat time.Durat
 	sbcpu0 := cpuSeconds(sbPID)
 	cl0 := cpuSeconds(os.Getpid())
 	idle0, total0 := machineIdle()
-	profiled := func() {}
-	switch {
-	case gi >= 0:
-		profiled = r.startProfile(r.pprofURL, "", sc, c, lat)
-	case gi == proxyGW:
-		profiled = r.startProfile(r.proxyPprofURL, "proxy-", sc, c, lat)
+	pprofURL, who := r.pprofURL, "" // the floor (sc.direct) is never profiled
+	if gi == proxyGW {
+		pprofURL, who = r.proxyPprofURL, "proxy-"
 	}
+	profiled := r.startProfile(pprofURL, who, sc, c, lat)
 	res := r.load(client, sc, target, c, r.duration)
 	idle1, total1 := machineIdle()
 	perQ := func(cpu float64) float64 { return cpu / float64(max(res.n, 1)) * 1000 }
@@ -749,13 +747,10 @@ func cell(results []result, name string, conc, gw int) (med result, all []result
 		return result{}, nil
 	}
 	med = all[0]
-	dur := func(f func(result) time.Duration) time.Duration {
-		return time.Duration(median(all, func(r result) float64 { return float64(f(r)) }))
-	}
 	med.rps = median(all, func(r result) float64 { return r.rps })
-	med.p50 = dur(func(r result) time.Duration { return r.p50 })
-	med.p90 = dur(func(r result) time.Duration { return r.p90 })
-	med.p99 = dur(func(r result) time.Duration { return r.p99 })
+	med.p50 = time.Duration(median(all, func(r result) float64 { return float64(r.p50) }))
+	med.p90 = time.Duration(median(all, func(r result) float64 { return float64(r.p90) }))
+	med.p99 = time.Duration(median(all, func(r result) float64 { return float64(r.p99) }))
 	med.callsPerQ = median(all, func(r result) float64 { return r.callsPerQ })
 	med.cpuPer1k = median(all, func(r result) float64 { return r.cpuPer1k })
 	med.sandboxCPU1 = median(all, func(r result) float64 { return r.sandboxCPU1 })
@@ -790,9 +785,9 @@ func (r *runner) table(report *bytes.Buffer, results []result) {
 	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, sc := range r.scenarios {
 		for _, c := range r.concs {
-			gi := 0
+			gi, name := 0, sc.name
 			if sc.direct {
-				gi = floorGW
+				gi, name = floorGW, "rest (floor: GET /api/v1/payments/{id})"
 			}
 			res, all := cell(results, sc.name, c, gi)
 			if all == nil {
@@ -812,10 +807,6 @@ func (r *runner) table(report *bytes.Buffer, results []result) {
 					pxErrs = fmt.Sprintf(" (%d)", px.errs)
 				}
 			}
-			name := sc.name
-			if sc.direct {
-				name = "rest (floor: GET /api/v1/payments/{id})"
-			}
 			fmt.Fprintf(report, "| %s | %d | %.0f | %s | %s | %s | %s | %s | %s | %.2f (want %d) | %s | %s | %s | %s | %s | %.3f | %s | %d%s |\n",
 				name, res.conc, res.rps, vs, pxRPS, vsPx, fmtDur(res.p50), fmtDur(res.p90), fmtDur(res.p99),
 				res.callsPerQ, sc.want, o50, o99, cpu, pxCPU, cpuVsPx, res.sandboxCPU1, rss, res.errs, pxErrs)
@@ -831,27 +822,6 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 	fmt.Fprintf(report, "A = %s, B = %s. Medians of %d rounds; B/A is B's median over A's; vs proxy: the median of the rounds' ratios (their range).\n\n", a, b, r.rounds)
 	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | B/A req/s | A vs floor | B vs floor | proxy req/s | A vs proxy | B vs proxy | A p50 | B p50 | A p99 | B p99 | A CPU s/1k q | B CPU s/1k q | B/A CPU | proxy CPU s/1k q | A RSS MB | B RSS MB | REST calls/q A, B (want) | errors A, B |")
 	fmt.Fprintln(report, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, sc := range r.scenarios {
-		if sc.direct {
-			continue
-		}
-		for _, c := range r.concs {
-			f, _ := cell(results, "rest", c, floorGW)
-			ra, raAll := cell(results, sc.name, c, 0)
-			rb, rbAll := cell(results, sc.name, c, 1)
-			px, pxAll := cell(results, sc.name, c, proxyGW)
-			rps := func(r result) float64 { return r.rps }
-			fmt.Fprintf(report, "| %s | %d | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.0f | %s | %s | %s | %s | %s | %s | %.3f | %.3f | **%.2f** | %.3f | %.1f | %.1f | %.2f, %.2f (%d) | %d, %d |\n",
-				sc.name, c, f.rps, ra.rps, rb.rps, ratio(rb.rps, ra.rps), ratio(ra.rps, f.rps), ratio(rb.rps, f.rps),
-				px.rps, pairedRatio(raAll, pxAll, rps), pairedRatio(rbAll, pxAll, rps),
-				fmtDur(ra.p50), fmtDur(rb.p50), fmtDur(ra.p99), fmtDur(rb.p99),
-				ra.cpuPer1k, rb.cpuPer1k, ratio(rb.cpuPer1k, ra.cpuPer1k), px.cpuPer1k, ra.rss, rb.rss,
-				ra.callsPerQ, rb.callsPerQ, sc.want, ra.errs, rb.errs)
-		}
-	}
-	fmt.Fprintf(report, "\nEvery round (req/s, gateway CPU s/1k q; the floor's req/s):\n\n")
-	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | A CPU s/1k q | B CPU s/1k q |")
-	fmt.Fprintln(report, "|---|---:|---|---|---|---|---|")
 	list := func(rs []result, f func(result) string) string {
 		var parts []string
 		for _, res := range rs {
@@ -859,20 +829,33 @@ func (r *runner) compareTables(report *bytes.Buffer, results []result, gws []*ru
 		}
 		return strings.Join(parts, ", ")
 	}
-	rps := func(r result) string { return fmt.Sprintf("%.0f", r.rps) }
-	cpu := func(r result) string { return fmt.Sprintf("%.3f", r.cpuPer1k) }
+	rps := func(r result) float64 { return r.rps }
+	rpsText := func(r result) string { return fmt.Sprintf("%.0f", r.rps) }
+	cpuText := func(r result) string { return fmt.Sprintf("%.3f", r.cpuPer1k) }
+	var every bytes.Buffer // the second table's rows
 	for _, sc := range r.scenarios {
 		if sc.direct {
 			continue
 		}
 		for _, c := range r.concs {
-			_, fl := cell(results, "rest", c, floorGW)
-			_, ra := cell(results, sc.name, c, 0)
-			_, rb := cell(results, sc.name, c, 1)
-			fmt.Fprintf(report, "| %s | %d | %s | %s | %s | %s | %s |\n",
-				sc.name, c, list(fl, rps), list(ra, rps), list(rb, rps), list(ra, cpu), list(rb, cpu))
+			f, fAll := cell(results, "rest", c, floorGW)
+			ra, raAll := cell(results, sc.name, c, 0)
+			rb, rbAll := cell(results, sc.name, c, 1)
+			px, pxAll := cell(results, sc.name, c, proxyGW)
+			fmt.Fprintf(report, "| %s | %d | %.0f | %.0f | %.0f | **%.2f** | %.2f | %.2f | %.0f | %s | %s | %s | %s | %s | %s | %.3f | %.3f | **%.2f** | %.3f | %.1f | %.1f | %.2f, %.2f (%d) | %d, %d |\n",
+				sc.name, c, f.rps, ra.rps, rb.rps, ratio(rb.rps, ra.rps), ratio(ra.rps, f.rps), ratio(rb.rps, f.rps),
+				px.rps, pairedRatio(raAll, pxAll, rps), pairedRatio(rbAll, pxAll, rps),
+				fmtDur(ra.p50), fmtDur(rb.p50), fmtDur(ra.p99), fmtDur(rb.p99),
+				ra.cpuPer1k, rb.cpuPer1k, ratio(rb.cpuPer1k, ra.cpuPer1k), px.cpuPer1k, ra.rss, rb.rss,
+				ra.callsPerQ, rb.callsPerQ, sc.want, ra.errs, rb.errs)
+			fmt.Fprintf(&every, "| %s | %d | %s | %s | %s | %s | %s |\n",
+				sc.name, c, list(fAll, rpsText), list(raAll, rpsText), list(rbAll, rpsText), list(raAll, cpuText), list(rbAll, cpuText))
 		}
 	}
+	fmt.Fprintf(report, "\nEvery round (req/s, gateway CPU s/1k q; the floor's req/s):\n\n")
+	fmt.Fprintln(report, "| scenario | c | floor req/s | A req/s | B req/s | A CPU s/1k q | B CPU s/1k q |")
+	fmt.Fprintln(report, "|---|---:|---|---|---|---|---|")
+	report.Write(every.Bytes())
 	fmt.Fprintln(report)
 }
 
