@@ -97,8 +97,7 @@ func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 	old := p.Status
 	p.Status = status
 	p.UpdatedAt = laterTimestamp(p.UpdatedAt, now)
-	b.listJSON[i] = renderPayment(*p, false)
-	b.detailJSON[i] = renderPayment(*p, true)
+	b.putPayment(i)
 
 	if k, found := slices.BinarySearch(b.statusPos[old], i); found {
 		b.statusPos[old] = slices.Delete(b.statusPos[old], k, k+1)
@@ -111,11 +110,7 @@ func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 		if cs.PaymentID != p.ID {
 			continue
 		}
-		cs.PaymentStatus = status
-		cs.Status = status
-		if status == StatusRefunded {
-			cs.Status = StatusSucceeded // the checkout itself completed
-		}
+		cs.setStatus(status)
 		cs.UpdatedAt = p.UpdatedAt
 		b.putSession(*cs)
 	}
@@ -163,13 +158,11 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	var err error
-	if route == AdminRoutePaymentStatus {
-		err = s.SetPaymentStatus(key, id, in.Status)
-	} else {
-		err = s.SetCheckoutSessionStatus(key, id, in.Status)
+	set, changed := s.SetPaymentStatus, func() []byte { return b.detailJSON[b.paymentPos[id]] }
+	if route == AdminRouteSessionStatus {
+		set, changed = s.SetCheckoutSessionStatus, func() []byte { return b.sessionJSON[id] }
 	}
-	if err != nil {
+	if err := set(key, id, in.Status); err != nil {
 		status, body := http.StatusInternalServerError, errorBody(ErrMsgInternal)
 		switch err {
 		case ErrInvalidStatus:
@@ -184,12 +177,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.data.RLock()
-	var body []byte
-	if route == AdminRoutePaymentStatus {
-		body = b.detailJSON[b.paymentPos[id]]
-	} else {
-		body = b.sessionJSON[id]
-	}
+	out := changed()
 	s.data.RUnlock()
-	writeJSON(w, http.StatusOK, body)
+	writeJSON(w, http.StatusOK, out)
 }

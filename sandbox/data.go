@@ -159,6 +159,15 @@ func (l PaymentLink) clone() PaymentLink {
 	return l
 }
 
+// setStatus sets the session's payment's status: a REFUNDED payment's
+// checkout itself SUCCEEDED.
+func (c *CheckoutSession) setStatus(payment string) {
+	c.PaymentStatus, c.Status = payment, payment
+	if payment == StatusRefunded {
+		c.Status = StatusSucceeded
+	}
+}
+
 func (c CheckoutSession) clone() CheckoutSession {
 	c.MetaData = slices.Clone(c.MetaData)
 	return c
@@ -302,35 +311,28 @@ func (g *generator) renderAmount(p int64) string {
 // amount draws a random amount in paisa for a business.
 func (g *generator) amount(spec bizSpec) int64 {
 	taka := int64(spec.minTaka + g.rng.IntN(spec.maxTaka-spec.minTaka+1))
-	var frac int64
 	switch r := g.rng.IntN(10); {
 	case r < 5:
-		frac = 0
+		return taka * 100
 	case r < 7:
-		frac = int64(g.rng.IntN(10)) * 10
-	default:
-		frac = int64(g.rng.IntN(100))
+		return taka*100 + int64(g.rng.IntN(10))*10
 	}
-	return taka*100 + frac
+	return taka*100 + int64(g.rng.IntN(100))
 }
 
-type person struct {
-	name, email, phone, street, city string
-}
-
-func (g *generator) person(i int) person {
+// customer draws customer i, its address "street, area, city".
+func (g *generator) customer(i int) Customer {
 	first, last := g.pick(firstNames), g.pick(lastNames)
-	p := person{
-		name:   first + " " + last,
-		email:  strings.ToLower(first+"."+last) + strconv.Itoa(i+1) + "@" + g.pick(emailHosts),
-		phone:  "+8801" + strconv.Itoa(3+g.rng.IntN(7)) + g.str("0123456789", 8),
-		street: "House " + strconv.Itoa(1+g.rng.IntN(120)) + ", Road " + strconv.Itoa(1+g.rng.IntN(30)) + ", " + g.pick(areas),
-		city:   g.pick(cities),
+	c := Customer{
+		Name:    first + " " + last,
+		Email:   strings.ToLower(first+"."+last) + strconv.Itoa(i+1) + "@" + g.pick(emailHosts),
+		Phone:   "+8801" + strconv.Itoa(3+g.rng.IntN(7)) + g.str("0123456789", 8),
+		Address: "House " + strconv.Itoa(1+g.rng.IntN(120)) + ", Road " + strconv.Itoa(1+g.rng.IntN(30)) + ", " + g.pick(areas) + ", " + g.pick(cities),
 	}
 	if i%9 == 4 {
-		p.name = oddNames[(i/9)%len(oddNames)]
+		c.Name = oddNames[(i/9)%len(oddNames)]
 	}
-	return p
+	return c
 }
 
 func (g *generator) status(i int) string {
@@ -391,9 +393,9 @@ func generate(seed int64, payURL string) []*business {
 
 func (g *generator) payments(spec bizSpec) []Payment {
 	n := spec.payments
-	people := make([]person, 60)
+	people := make([]Customer, 60)
 	for i := range people {
-		people[i] = g.person(i)
+		people[i] = g.customer(i)
 	}
 	nastyAt := map[int]int64{}
 	for k, idx := range g.rng.Perm(n)[:min(n, len(nastyPaisa))] {
@@ -427,8 +429,7 @@ func (g *generator) payments(spec bizSpec) []Payment {
 				p.TransactionID = g.transactionID(p.PaymentMethod)
 			}
 		}
-		who := people[g.rng.IntN(len(people))]
-		p.Customer = Customer{Name: who.name, Email: who.email, Phone: who.phone, Address: who.street + ", " + who.city}
+		p.Customer = people[g.rng.IntN(len(people))]
 
 		created := ReferenceTime.UnixMilli() - minuteMilli*30 - g.rng.Int64N(spreadDays*dayMillis)
 		if g.rng.IntN(8) == 0 {
@@ -543,11 +544,7 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		s.ID = g.unique("pay_prod_", hexDigits, 32)
 		s.PaymentID = p.ID
 		s.Reference = g.unique("", upperAlnum, 10)
-		s.PaymentStatus = p.Status
-		s.Status = p.Status
-		if p.Status == StatusRefunded {
-			s.Status = StatusSucceeded // the checkout itself completed
-		}
+		s.setStatus(p.Status)
 		s.AmountPaisa = p.AmountPaisa
 		s.SubtotalPaisa = p.AmountPaisa
 		if i%3 == 1 && p.AmountPaisa > 10000 {
@@ -556,8 +553,9 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		}
 		s.Amount, s.Subtotal = paisaFixed(s.AmountPaisa), paisaFixed(s.SubtotalPaisa)
 		s.Currency = "BDT"
-		street, city := splitCity(p.Customer.Address)
-		s.Customer = SessionCustomer{Name: p.Customer.Name, Email: p.Customer.Email, Phone: p.Customer.Phone, Address: street, City: city}
+		c := p.Customer
+		at := strings.LastIndex(c.Address, ", ") // the address is "street, area, city"
+		s.Customer = SessionCustomer{Name: c.Name, Email: c.Email, Phone: c.Phone, Address: c.Address[:at], City: c.Address[at+2:]}
 		s.SuccessURL = "https://" + spec.domain + "/checkout/success?ref=" + s.Reference + "&src=sandbox"
 		s.CancelURL = "https://" + spec.domain + "/checkout/cancel?ref=" + s.Reference
 		s.TransactionID = p.TransactionID
@@ -583,13 +581,4 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		s.UpdatedAt = p.UpdatedAt
 	}
 	return ss
-}
-
-// splitCity splits "street, area, city" into "street, area" and "city".
-func splitCity(addr string) (street, city string) {
-	i := strings.LastIndex(addr, ", ")
-	if i < 0 {
-		return addr, ""
-	}
-	return addr[:i], addr[i+2:]
 }

@@ -33,12 +33,12 @@ func marshal(v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
-// renderPayment renders p's list form, or with the address its retrieve form.
-func renderPayment(p Payment, withAddress bool) []byte {
-	if !withAddress {
-		p.Customer.Address = "" // omitted; every generated address is non-empty
-	}
-	return marshal(p)
+// putPayment renders payment i's retrieve form and its list form.
+func (b *business) putPayment(i int) {
+	p := b.payments[i]
+	b.detailJSON[i] = marshal(p)
+	p.Customer.Address = "" // omitted from the list; every generated address is non-empty
+	b.listJSON[i] = marshal(p)
 }
 
 // putSession renders cs, found by its id and by its reference.

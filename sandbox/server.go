@@ -140,13 +140,13 @@ func New(opts Options) *Server {
 		b.statusPos = map[string][]int{}
 		b.linkJSON = make(map[string][]byte, len(b.links))
 		b.sessionJSON = make(map[string][]byte, 2*len(b.sessions))
+		b.listJSON, b.detailJSON = make([][]byte, len(b.payments)), make([][]byte, len(b.payments))
 		for _, st := range append(Statuses(), "") {
 			b.statusPos[st] = []int{}
 		}
 		for i, p := range b.payments {
 			b.statusPos[""] = append(b.statusPos[""], i)
-			b.listJSON = append(b.listJSON, renderPayment(p, false))
-			b.detailJSON = append(b.detailJSON, renderPayment(p, true))
+			b.putPayment(i)
 			b.paymentPos[p.ID] = i
 			b.statusPos[p.Status] = append(b.statusPos[p.Status], i)
 			if p.Status == "PENDING" && b.pendingID == "" {
