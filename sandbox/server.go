@@ -525,9 +525,7 @@ func (s *Server) listPage(b *business, start, limit int, st string) (out []byte,
 	out = strconv.AppendBool(out, hasMore)
 	out = append(out, `,"next_cursor":`...)
 	if hasMore {
-		out = append(out, '"')
-		out = append(out, EncodeCursor(b.payments[page[len(page)-1]].ID)...)
-		out = append(out, '"')
+		out = strconv.AppendQuote(out, EncodeCursor(b.payments[page[len(page)-1]].ID)) // base64url: nothing to escape
 	} else {
 		out = append(out, "null"...)
 	}
