@@ -74,7 +74,6 @@ type Config struct {
 	BreakerFailures int // zero: no circuits
 	BreakerCooldown time.Duration
 	MaxComplexity   int
-	APQCacheSize    int
 	APQCacheBytes   int64
 	QueryCacheBytes int64
 	MaxDepth        int
@@ -83,7 +82,6 @@ type Config struct {
 	MaxBodyBytes    int64
 	MaxBatch        int   // zero: batches refused
 	MaxResponse     int64 // bytes
-	CompressMin     int   // bytes
 	RequestTimeout  time.Duration
 	CORSOrigins     []string
 	ShutdownGrace   time.Duration
@@ -91,7 +89,6 @@ type Config struct {
 	LogLevel        slog.Level
 	PprofAddr       string
 	RedisURL        string
-	APQTTL          time.Duration
 	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
 	// MerchantKey keys the merchant identity (an HMAC of the credential
@@ -519,7 +516,6 @@ func (c *Config) derive(memLimit int64) {
 	c.BreakerCooldown = breakerCooldown
 	// The caches are bounded from the memory the operator gives the
 	// process: a tenth for parsed queries, a fortieth for persisted ones.
-	c.APQCacheSize = graph.DefaultAPQCacheSize
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
 	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
 	// The shape limits follow the cost and size limits: a field costs
@@ -527,8 +523,6 @@ func (c *Config) derive(memLimit int64) {
 	c.MaxDepth = graph.DefaultMaxDepth
 	c.MaxFields = min(2*c.MaxComplexity, 1<<20)
 	c.MaxQueryLength = int(c.MaxBodyBytes / 2)
-	c.CompressMin = compressMinBytes
-	c.APQTTL = apqTTL
 	// A merchant's bursts are seconds of its rates; an operation the
 	// complexity limit admits always fits in the REST-call burst.
 	c.RateLimitRESTBurst = max(5*c.RateLimitRESTPerSecond, c.MaxComplexity)

@@ -37,10 +37,8 @@ func TestConfigDerived(t *testing.T) {
 				"LiveMaxConnections":                 {int64(c.LiveMaxConnections), 1024},
 				"LiveWriteTimeout (s)":               {int64(c.LiveWriteTimeout / time.Second), 10},
 				"TokenDefaultTTL (min)":              {int64(c.TokenDefaultTTL / time.Minute), 15},
-				"CompressMin":                        {int64(c.CompressMin), 1024},
 				"BreakerCooldown (s)":                {int64(c.BreakerCooldown / time.Second), 5},
 				"Subscriptions.MaxLifetime (min)":    {int64(c.Subscriptions.MaxLifetime / time.Minute), 60},
-				"APQTTL (h)":                         {int64(c.APQTTL / time.Hour), 24},
 				"RESTUnaccepted.RefusedTTL (s)":      {int64(c.RESTUnaccepted.RefusedTTL / time.Second), 10},
 			}
 		}},

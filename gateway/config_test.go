@@ -97,7 +97,7 @@ func TestConfigRedisURL(t *testing.T) {
 			}
 			return ""
 		}, nil)
-		if err != nil || c.RedisURL != v || c.APQTTL != 24*time.Hour {
+		if err != nil || c.RedisURL != v {
 			t.Errorf("REDIS_URL=%s: %v, %+v", v, err, c)
 		}
 	}

@@ -14,26 +14,20 @@ import (
 	"paygraph/sandbox"
 )
 
-// demo is the embedded sandbox REST API that `go run .` starts when no
-// REST_BASE_URL is set, so that a newcomer can explore at once.
-type demo struct {
-	sandbox *sandbox.Server
-	server  *http.Server
-	baseURL string
-}
-
-func startDemo(cfg Config) (*demo, error) {
-	sb := sandbox.New(sandbox.Options{StatusParam: cfg.RESTStatusParam})
+// startDemo starts the embedded sandbox REST API that `go run .` serves
+// when no REST_BASE_URL is set, so that a newcomer can explore at once.
+func (g *Gateway) startDemo() error {
+	sb := sandbox.New(sandbox.Options{StatusParam: g.cfg.RESTStatusParam})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return fmt.Errorf("sandbox: %w", err)
 	}
 	srv := &http.Server{Handler: sb, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
-	return &demo{sandbox: sb, server: srv, baseURL: "http://" + ln.Addr().String()}, nil
+	g.demo, g.baseURL = sb, "http://"+ln.Addr().String()
+	g.closers = append(g.closers, srv.Close)
+	return nil
 }
-
-func (d *demo) Close() error { return d.server.Close() }
 
 // graphiqlOptions pre-fills GraphiQL with the demo credentials and an
 // example query in sandbox mode only.
@@ -43,7 +37,7 @@ func (g *Gateway) graphiqlOptions() graphiql.Options {
 		opts.TokenReplaces = []string{restclient.HeaderAPIKey, restclient.HeaderAPISecret}
 	}
 	if g.demo != nil {
-		b := g.demo.sandbox.Businesses()[0]
+		b := g.demo.Businesses()[0]
 		opts.Headers = map[string]string{restclient.HeaderAPIKey: b.APIKey, restclient.HeaderAPISecret: b.APISecret}
 		opts.DefaultQuery = GraphiQLExample
 	}
@@ -85,7 +79,7 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 		fmt.Fprintf(out, "REST API: %s\n", redactedURL(g.baseURL))
 		return
 	}
-	sb := g.demo.sandbox
+	sb := g.demo
 	fmt.Fprintf(out, "REST API: embedded sandbox with demo data at %s\n\nDemo credentials:\n", g.baseURL)
 	for _, b := range sb.Businesses() {
 		fmt.Fprintf(out, "  %-20s x-api-key: %s  x-api-secret: %s\n", b.Name, b.APIKey, b.APISecret)

@@ -37,6 +37,7 @@ import (
 	"paygraph/livepoll"
 	"paygraph/observe"
 	"paygraph/restclient"
+	"paygraph/sandbox"
 	"paygraph/sessiontoken"
 	"paygraph/trusteddocs"
 )
@@ -48,8 +49,8 @@ type Gateway struct {
 	cfg      Config
 	logger   *slog.Logger
 	ready    atomic.Bool
-	demo     *demo  // the embedded sandbox, in sandbox mode only
-	baseURL  string // the REST API's {base_url} in use
+	demo     *sandbox.Server // the embedded sandbox, in sandbox mode only
+	baseURL  string          // the REST API's {base_url} in use
 	closers  []func() error
 	tokens   bool               // POST /auth/token mints (TOKEN_KEYS, or sandbox mode)
 	docs     *trusteddocs.Store // the trusted documents, when TRUSTED_DOCUMENTS is set (traffic.go)
@@ -109,12 +110,9 @@ func New(cfg Config, opts ...Option) (*Gateway, error) {
 	}
 	g := &Gateway{cfg: cfg, logger: o.logger, baseURL: cfg.RESTBaseURL}
 	if g.baseURL == "" {
-		d, err := startDemo(cfg)
-		if err != nil {
+		if err := g.startDemo(); err != nil {
 			return nil, err
 		}
-		g.demo, g.baseURL = d, d.baseURL
-		g.closers = append(g.closers, d.Close)
 	}
 	if err := g.wire(o); err != nil {
 		_ = g.Close()
@@ -153,8 +151,8 @@ func (g *Gateway) wire(o options) error {
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
 	redisSkipped, redisErrors := metrics.RedisSkipped(), metrics.RedisErrors()
 	if cfg.RedisURL != "" {
-		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, cfg.APQTTL,
-			apqstore.WithLocalSize(cfg.APQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
+		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, apqTTL,
+			apqstore.WithLocalSize(graph.DefaultAPQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
 			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }),
 			apqstore.WithErrorCounter(func() { redisErrors("apq") }))
 		if err != nil {
@@ -247,7 +245,6 @@ func (g *Gateway) wire(o options) error {
 		Federation:        cfg.Federation,
 		CursorKeys:        cfg.CursorKeys,
 		MaxResponseBytes:  cfg.MaxResponse,
-		APQCacheSize:      cfg.APQCacheSize,
 		APQCacheBytes:     cfg.APQCacheBytes,
 		APQCache:          apq,
 		QueryCacheBytes:   cfg.QueryCacheBytes,
@@ -335,7 +332,7 @@ func (g *Gateway) wire(o options) error {
 	top = append(top, observe.AccessLog(logger, obs), metrics.InFlight)
 	r.Use(top...)
 	r.Handle("/metrics", metrics.Handler())
-	compress, err := gqlhttp.Compress(cfg.CompressMin)
+	compress, err := gqlhttp.Compress(compressMinBytes)
 	if err != nil {
 		return err
 	}
