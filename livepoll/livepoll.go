@@ -22,19 +22,15 @@ const (
 	DefaultMaxPerMerchant    = 100
 	DefaultMaxSubscriptions  = 2000
 	DefaultResumeWindow      = 10 * time.Minute
-	// DefaultMaxPending bounds the provisional subscriptions of a process:
-	// each costs a poller until its first poll answers.
-	DefaultMaxPending = 64
+	DefaultMaxPending        = 64 // each provisional subscription costs a poller until its first poll answers
 
-	// MaxKept is the most transitions kept per resource for resuming (a
-	// payment makes three or four), and a subscription's buffer: a
-	// subscriber further behind ends with ErrTooSlow.
+	// MaxKept is the most transitions kept per resource for resuming, and a
+	// subscription's buffer: a subscriber further behind ends with ErrTooSlow.
 	MaxKept = 16
 
 	maxBackoffFactor = 4   // MaxInterval's default, in Intervals
 	jitter           = 0.1 // the largest fraction a wait is moved by, either way
-	// MaxKeyBytes is the longest Key field accepted: a key is kept while it
-	// is polled, and its ID comes from a client.
+	// MaxKeyBytes is the longest Key field accepted: its ID comes from a client.
 	MaxKeyBytes = 256
 )
 
@@ -54,18 +50,15 @@ var (
 	ErrTooManySubscriptions = errors.New("livepoll: too many subscriptions")
 	// ErrInvalidKey refuses a key with an empty or over-long field, or a nil fetch.
 	ErrInvalidKey = errors.New("livepoll: invalid subscription key")
-	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked
-	// (the panic value, which may hold anything, is dropped).
+	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked.
 	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
-	// ErrResumeExpired ends a subscription resuming after an event id the
-	// hub does not keep: the client reads the resource again.
+	// ErrResumeExpired ends a subscription resuming after an id not kept.
 	ErrResumeExpired = errors.New("livepoll: the last event id is outside the resume window")
 	// ErrTooSlow ends a subscription that left more than MaxKept events unread.
 	ErrTooSlow = errors.New("livepoll: the subscriber fell too far behind")
 )
 
-// LimitError refuses a subscription over a bound. It names the bound, never
-// the merchant.
+// LimitError refuses a subscription over a bound, naming the bound, never the merchant.
 type LimitError struct {
 	Scope string // ScopeMerchant or ScopeProcess
 	Limit int
@@ -78,9 +71,8 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrTooManySubscriptions) true.
 func (e *LimitError) Is(target error) bool { return target == ErrTooManySubscriptions }
 
-// Key names one polled resource of one merchant; each field is at most
-// MaxKeyBytes. Different credential pairs have different Merchants, so
-// they never share a poller.
+// Key names one polled resource of one merchant (fields at most MaxKeyBytes);
+// credential pairs differ in Merchant, so they never share a poller.
 type Key struct {
 	Merchant string // opaque, derived by the caller, never a secret
 	Kind     string // a small fixed set: "payment", "checkout_session"
@@ -93,8 +85,7 @@ type Phase uint8
 const (
 	// PhaseOpen: the resource may change; it is polled.
 	PhaseOpen Phase = iota
-	// PhaseSettled: may change once more (SUCCEEDED to REFUNDED); polled
-	// for WatchAfterSettled, then its subscriptions complete.
+	// PhaseSettled: may change once more (SUCCEEDED to REFUNDED); polled for WatchAfterSettled.
 	PhaseSettled
 	// PhaseFinal: it will not change; its subscriptions complete after it.
 	PhaseFinal
@@ -106,28 +97,25 @@ type Snapshot struct {
 	Value any
 	// Fingerprint identifies the state: an event is sent only when it changes.
 	Fingerprint string
-	Phase       Phase // whether to keep polling
-	// Data is Value encoded for a Store (other replicas rebuild Value with
-	// Config.Decode); unused without one.
-	Data []byte
+	Phase       Phase  // whether to keep polling
+	Data        []byte // Value encoded for a Store, rebuilt by Config.Decode
 }
 
 // Event is what a subscriber receives: a state, or (Err not nil) a failed
 // fetch, after which the subscription goes on unless Err is Permanent.
 type Event struct {
-	// ID numbers a resource's transitions, one more each, on every replica
-	// (0 for an error); a subscriber resumes after the last it handled.
+	// ID numbers a resource's transitions on every replica (0 for an
+	// error); a subscriber resumes after the last it handled.
 	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
 
-// FetchFunc reads the resource once. It must return when ctx (cancelled
-// when the last subscriber leaves or on Hub.Close) ends, and bound its own duration.
+// FetchFunc reads the resource once; it must bound its duration and return
+// when ctx ends (the last subscriber left, or Hub.Close).
 type FetchFunc func(ctx context.Context) (Snapshot, error)
 
-// RetryAfterer is implemented by a fetch error that asks to wait (a REST
-// 429 with Retry-After): the poller pauses at least that long.
+// RetryAfterer is a fetch error asking the poller to wait (a REST 429).
 type RetryAfterer interface{ RetryAfter() time.Duration }
 
 // Permanent marks a fetch error after which polling is pointless (not
@@ -158,8 +146,7 @@ const (
 type Config struct {
 	// Interval is the first wait between two fetches of one resource. If zero, 2 s.
 	Interval time.Duration
-	// MaxInterval is how far the wait grows while the resource does not
-	// change. If zero, 4 × Interval; less than Interval is refused.
+	// MaxInterval is how far the wait grows while nothing changes (at least Interval). If zero, 4 × Interval.
 	MaxInterval time.Duration
 	// WatchAfterSettled is how long a PhaseSettled resource is still polled. If zero, 10 min.
 	WatchAfterSettled time.Duration
@@ -171,64 +158,57 @@ type Config struct {
 	MaxPerMerchant int
 	// MaxSubscriptions bounds the live subscriptions of the process. If zero, 2000.
 	MaxSubscriptions int
-	// MaxPending bounds the provisional subscriptions of the process,
-	// waiting for their key's first successful poll. If zero, 64.
+	// MaxPending bounds the provisional subscriptions of the process. If zero, 64.
 	MaxPending int
-	// ResumeWindow is how long a resource's transitions are kept after it
-	// was last polled, for resuming subscribers. If zero, 10 min.
+	// ResumeWindow is how long transitions are kept after the last poll. If zero, 10 min.
 	ResumeWindow time.Duration
-	// MaxHistories bounds the resources whose transitions are kept without
-	// a poller (no Store). If zero, MaxSubscriptions.
+	// MaxHistories bounds the unpolled resources kept (no Store). If zero, MaxSubscriptions.
 	MaxHistories int
-	// Store, when not nil, shares pollers between replicas: one polls a
-	// key, the others read its transitions. Nil: this process alone.
+	// Store, when not nil, shares pollers between replicas.
 	Store Store
-	// Decode rebuilds a state's Value from Snapshot.Data (kind is
-	// Key.Kind); required with a Store.
+	// Decode rebuilds a Value from Snapshot.Data; required with a Store.
 	Decode func(kind string, data []byte) (any, error)
-	// OnPoll, when not nil, is called after each fetch with the key's Kind
-	// and the outcome, from the poller's goroutine: it must not block.
+	// OnPoll, when not nil, is called after each fetch from the poller's goroutine; it must not block.
 	OnPoll func(kind string, outcome Outcome)
 }
 
-// Hub holds the pollers and subscriptions of the process. It is safe for
-// concurrent use.
+// Hub holds the pollers and subscriptions of the process; safe for concurrent use.
 type Hub struct {
 	cfg Config
 
-	// now and sleep are the clock, replaced by tests.
-	now   func() time.Time
+	now   func() time.Time // the clock, replaced by tests
 	sleep func(ctx context.Context, d time.Duration) bool
 
 	base   context.Context // parent of every poller's context; cancelled by Close
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per running poller goroutine
 
-	// mu guards the maps and counts below; lock order: mu, then a poller's mu.
+	// mu guards the fields below (the counts are written under it, read by
+	// Stats without it); lock order: mu, then a poller's mu.
 	mu          sync.Mutex
 	closed      bool
 	pollers     map[Key]*poller
 	perMerchant map[string]int
-	subs        int                           // counted subscriptions
-	pending     int                           // provisional subscriptions, not yet counted
 	hist        *simplelru.LRU[Key, *history] // without a Store: the kept transitions of keys no poller runs for
 
-	nSubs, nPollers, nPending atomic.Int64 // copies of subs, len(pollers) and pending for Stats, read without mu
+	subs, nPollers, pending atomic.Int64 // counted subscriptions, len(pollers), provisional subscriptions
 }
 
 // New returns a Hub for cfg.
 func New(cfg Config) (*Hub, error) {
 	for _, d := range []struct {
 		name string
-		v    time.Duration
+		v    *time.Duration
+		def  time.Duration // zero: set below
 	}{
-		{"SUBSCRIPTION_POLL_INTERVAL", cfg.Interval}, {"MaxInterval", cfg.MaxInterval},
-		{"WatchAfterSettled", cfg.WatchAfterSettled}, {"MaxLifetime", cfg.MaxLifetime},
-		{"IdleTimeout", cfg.IdleTimeout}, {"ResumeWindow", cfg.ResumeWindow},
+		{"SUBSCRIPTION_POLL_INTERVAL", &cfg.Interval, DefaultInterval}, {"MaxInterval", &cfg.MaxInterval, 0},
+		{"WatchAfterSettled", &cfg.WatchAfterSettled, DefaultWatchAfterSettled}, {"MaxLifetime", &cfg.MaxLifetime, DefaultMaxLifetime},
+		{"IdleTimeout", &cfg.IdleTimeout, DefaultIdleTimeout}, {"ResumeWindow", &cfg.ResumeWindow, DefaultResumeWindow},
 	} {
-		if d.v < 0 {
-			return nil, fmt.Errorf("livepoll: %s must not be negative, not %s", d.name, d.v)
+		if *d.v < 0 {
+			return nil, fmt.Errorf("livepoll: %s must not be negative, not %s", d.name, *d.v)
 		}
+		*d.v = cmp.Or(*d.v, d.def)
 	}
 	if cfg.Store != nil && cfg.Decode == nil {
 		return nil, errors.New("livepoll: a Store needs a Decode")
@@ -236,17 +216,12 @@ func New(cfg Config) (*Hub, error) {
 	if cfg.MaxPerMerchant < 0 || cfg.MaxSubscriptions < 0 || cfg.MaxHistories < 0 || cfg.MaxPending < 0 {
 		return nil, errors.New("livepoll: MaxPerMerchant, MaxSubscriptions, MaxHistories and MaxPending must not be negative")
 	}
-	cfg.Interval = cmp.Or(cfg.Interval, DefaultInterval)
 	cfg.MaxInterval = cmp.Or(cfg.MaxInterval, maxBackoffFactor*cfg.Interval)
 	if cfg.MaxInterval < cfg.Interval {
 		return nil, fmt.Errorf("livepoll: MaxInterval %s is less than the interval %s", cfg.MaxInterval, cfg.Interval)
 	}
-	cfg.WatchAfterSettled = cmp.Or(cfg.WatchAfterSettled, DefaultWatchAfterSettled)
-	cfg.MaxLifetime = cmp.Or(cfg.MaxLifetime, DefaultMaxLifetime)
-	cfg.IdleTimeout = cmp.Or(cfg.IdleTimeout, DefaultIdleTimeout)
 	cfg.MaxPerMerchant = cmp.Or(cfg.MaxPerMerchant, DefaultMaxPerMerchant)
 	cfg.MaxSubscriptions = cmp.Or(cfg.MaxSubscriptions, DefaultMaxSubscriptions)
-	cfg.ResumeWindow = cmp.Or(cfg.ResumeWindow, DefaultResumeWindow)
 	cfg.MaxPending = cmp.Or(cfg.MaxPending, DefaultMaxPending)
 	cfg.MaxHistories = cmp.Or(cfg.MaxHistories, cfg.MaxSubscriptions)
 
@@ -286,7 +261,7 @@ type Stats struct {
 
 // Stats returns the live counts without taking the hub's lock.
 func (h *Hub) Stats() Stats {
-	return Stats{Subscriptions: int(h.nSubs.Load()), Pollers: int(h.nPollers.Load()), Pending: int(h.nPending.Load())}
+	return Stats{Subscriptions: int(h.subs.Load()), Pollers: int(h.nPollers.Load()), Pending: int(h.pending.Load())}
 }
 
 // Subscription is one subscriber's stream of events.
@@ -312,24 +287,19 @@ type Subscription struct {
 func (s *Subscription) Events() <-chan Event { return s.c }
 
 // Err says why the subscription ended: nil while live or after a terminal
-// state; else ErrLifetime, ErrIdle, ErrClosed, ErrResumeExpired,
-// ErrTooSlow, the context's cause, context.Canceled (Close), or the
-// permanent fetch error.
+// state; else an Err* above, the context's cause, or the permanent fetch error.
 func (s *Subscription) Err() error {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	return s.err
 }
 
-// Close ends the subscription; the last one of its key stops the poller.
-// Closing twice does nothing.
+// Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// Subscribe starts a subscription to key, whose state fetch reads (unless
-// key is already polled: then the running poller's fetch is used). It
-// refuses before any work an invalid key (ErrInvalidKey), a closed hub
-// (ErrClosed), a done ctx, or a bound reached (*LimitError). The
-// subscription ends when ctx ends.
+// Subscribe starts a subscription to key, read by fetch unless key is already
+// polled, ending with ctx. It refuses before any work an invalid key, a
+// closed hub, a done ctx, or a bound reached (*LimitError).
 func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
 	return h.SubscribeAfter(ctx, key, fetch, 0)
 }
@@ -343,8 +313,7 @@ func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, afte
 
 // SubscribeProvisional is SubscribeAfter for a credential pair the REST API
 // has not accepted yet: it counts against MaxPending until its key has a
-// state, then against MaxSubscriptions and MaxPerMerchant (a cap reached
-// then ends it with a *LimitError). A Permanent first poll ends it uncounted.
+// state, then against the caps (one reached ends it with a *LimitError).
 func (h *Hub) SubscribeProvisional(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, false)
 }
@@ -369,7 +338,7 @@ func (h *Hub) subscribe(ctx context.Context, key Key, fetch FetchFunc, after uin
 		if err := h.capLocked(key.Merchant); err != nil {
 			return nil, err
 		}
-	} else if h.pending >= h.cfg.MaxPending {
+	} else if h.pending.Load() >= int64(h.cfg.MaxPending) {
 		return nil, &LimitError{Scope: ScopePending, Limit: h.cfg.MaxPending}
 	}
 
@@ -395,18 +364,16 @@ func (h *Hub) subscribe(ctx context.Context, key Key, fetch FetchFunc, after uin
 	if counted {
 		h.countLocked(s)
 	} else {
-		h.pending++
-		h.nPending.Store(int64(h.pending))
+		h.pending.Add(1)
 	}
 	p.serve(s) // what it can have at once; it may end it (a kept final state)
 	return s, nil
 }
 
-// capLocked returns the *LimitError a new counted subscription of
-// merchant would meet, or nil; h.mu is held.
+// capLocked returns the *LimitError a new subscription of merchant meets; h.mu is held.
 func (h *Hub) capLocked(merchant string) error {
 	switch {
-	case h.subs >= h.cfg.MaxSubscriptions:
+	case h.subs.Load() >= int64(h.cfg.MaxSubscriptions):
 		return &LimitError{Scope: ScopeProcess, Limit: h.cfg.MaxSubscriptions}
 	case h.perMerchant[merchant] >= h.cfg.MaxPerMerchant:
 		return &LimitError{Scope: ScopeMerchant, Limit: h.cfg.MaxPerMerchant}
@@ -417,9 +384,8 @@ func (h *Hub) capLocked(merchant string) error {
 // countLocked counts s against the caps; h.mu is held.
 func (h *Hub) countLocked(s *Subscription) {
 	s.counted = true
-	h.subs++
+	h.subs.Add(1)
 	h.perMerchant[s.p.key.Merchant]++
-	h.nSubs.Store(int64(h.subs))
 }
 
 // promoteLocked counts a provisional s, or ends it with the *LimitError of
@@ -432,14 +398,12 @@ func (h *Hub) promoteLocked(s *Subscription) bool {
 		s.p.endSub(s, err)
 		return false
 	}
-	h.pending--
-	h.nPending.Store(int64(h.pending))
+	h.pending.Add(-1)
 	h.countLocked(s)
 	return true
 }
 
-// resumableLocked reports whether key's transitions after after are kept
-// here (h.mu is held; p is key's poller or nil).
+// resumableLocked reports whether key's transitions after after are kept; h.mu is held.
 func (h *Hub) resumableLocked(key Key, p *poller, after uint64) bool {
 	if p != nil {
 		p.mu.Lock()
@@ -459,8 +423,7 @@ func validKey(k Key) bool {
 	return true
 }
 
-// leave ends s with reason, and stops its poller if s was the last
-// subscriber.
+// leave ends s with reason, stopping its poller if s was the last subscriber.
 func (h *Hub) leave(s *Subscription, reason error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -484,18 +447,14 @@ func (h *Hub) endLocked(s *Subscription, reason error) {
 	s.stopCtx()
 	s.lifetimer.Stop()
 	if !s.counted {
-		h.pending--
-		h.nPending.Store(int64(h.pending))
+		h.pending.Add(-1)
 		return
 	}
-	h.subs--
+	h.subs.Add(-1)
 	m := s.p.key.Merchant
-	if h.perMerchant[m] <= 1 {
+	if h.perMerchant[m]--; h.perMerchant[m] <= 0 {
 		delete(h.perMerchant, m) // no entry per merchant that has none
-	} else {
-		h.perMerchant[m]--
 	}
-	h.nSubs.Store(int64(h.subs))
 }
 
 // stopLocked forgets p and cancels its goroutine's context (a fetch in
@@ -512,8 +471,7 @@ func (h *Hub) stopLocked(p *poller) {
 	p.cancel()
 }
 
-// keepLocked keeps a stopped poller's transitions for ResumeWindow (past
-// MaxHistories, the oldest go); h.mu is held.
+// keepLocked keeps a stopped poller's transitions for ResumeWindow; h.mu is held.
 func (h *Hub) keepLocked(key Key, recs []record) {
 	hs := &history{recs: recs}
 	hs.timer = time.AfterFunc(h.cfg.ResumeWindow, func() {

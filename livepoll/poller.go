@@ -1,5 +1,4 @@
-// The poller: one goroutine per polled Key, numbering each change as a
-// transition, keeping the recent ones and handing them out in order.
+// The poller: one goroutine per polled Key, numbering, keeping and handing out its transitions.
 
 package livepoll
 
@@ -24,8 +23,7 @@ type history struct {
 	timer *time.Timer
 }
 
-// resumable reports whether recs (oldest first, consecutive ids) hold
-// everything after the id after.
+// resumable reports whether recs (oldest first, consecutive ids) hold all after after.
 func resumable(recs []record, after uint64) bool {
 	return len(recs) > 0 && after+1 >= recs[0].id && after <= recs[len(recs)-1].id
 }
@@ -66,8 +64,7 @@ func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	return p
 }
 
-// observed reports whether the poller has had a state of its key (a
-// successful poll, or one kept); p.mu is taken, h.mu is held.
+// observed reports whether the poller has had a state of its key; h.mu is held.
 func (p *poller) observed() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -85,7 +82,7 @@ func (p *poller) run() {
 	defer h.wg.Done()
 	st := h.cfg.Store
 	if st != nil {
-		held, _ := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
+		held, _ := st.Lease(p.ctx, p.key, 3*p.tick(), h.cfg.ResumeWindow)
 		p.leader.Store(held) // the first poll need not wait for the keeper's first tick
 		h.wg.Add(1)
 		go p.keepLease()
@@ -178,13 +175,21 @@ func (p *poller) run() {
 						continue
 					}
 				}
-				p.publish(rec)
+				p.locked(func() {
+					p.keepLocked(rec)
+					p.serveAllLocked()
+				})
 				if snap.Phase == PhaseFinal {
 					p.finish(nil, nil)
 					return
 				}
-			default:
-				p.markCurrent()
+			default: // unchanged: waiting subscribers get the last state
+				p.locked(func() {
+					if !p.current {
+						p.current, p.lastErr = true, nil
+						p.serveAllLocked()
+					}
+				})
 				wait = grow(wait, h.cfg)
 			}
 			if err == nil {
@@ -214,27 +219,22 @@ func (p *poller) run() {
 	}
 }
 
-// tick is how often, with a Store, a poller reads it and renews the lease:
-// a lease lost with its replica (three ticks) is taken within one Interval.
+// tick is how often, with a Store, a poller reads it and renews the lease,
+// which lives three ticks: one lost with its replica is taken within one Interval.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
-// leaseTTL is how long a lease lives without renewal.
-func (p *poller) leaseTTL() time.Duration { return 3 * p.tick() }
-
-// storeFailures is how many Lease calls in a row must fail before a
-// replica polls for itself: one slow call is not an outage.
+// storeFailures Lease calls in a row must fail before a replica polls for itself.
 const storeFailures = 3
 
 // keepLease takes or renews the key's lease every tick until the poller
-// stops, then gives it up. While the Store fails it acts as the holder:
-// each replica then polls for its own subscribers.
+// stops, then gives it up; while the Store fails it acts as the holder.
 func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()
 	st := h.cfg.Store
 	failed := 0
 	for h.sleep(p.ctx, p.tick()) {
-		held, err := st.Lease(p.ctx, p.key, p.leaseTTL(), h.cfg.ResumeWindow)
+		held, err := st.Lease(p.ctx, p.key, 3*p.tick(), h.cfg.ResumeWindow)
 		if p.ctx.Err() != nil {
 			break
 		}
@@ -258,9 +258,8 @@ func (p *poller) keepLease() {
 	}
 }
 
-// catchUp hands the subscribers the Store's transitions after the last one
-// kept and returns how many, the last one's phase, and whether the poller
-// is done (stopped, or a final state served). A Store error changes nothing.
+// catchUp serves the Store's transitions after the last kept, returning
+// how many, the last one's phase, and whether the poller is done.
 func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	p.mu.Lock()
 	var after uint64
@@ -304,8 +303,8 @@ func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	return n, ph, false
 }
 
-// append records rec in the Store unless another replica recorded one
-// after prev first; a Store error counts as recorded (this replica sends it).
+// append records rec in the Store unless another replica recorded one after
+// prev; a Store error counts as recorded.
 func (p *poller) append(st Store, rec record, prev uint64) bool {
 	last, err := st.Append(p.ctx, p.key, Record{ID: rec.id, Fingerprint: rec.snap.Fingerprint, Phase: rec.snap.Phase, Data: rec.snap.Data},
 		prev, p.hub.cfg.ResumeWindow)
@@ -373,18 +372,8 @@ func (p *poller) locked(f func()) {
 	}
 }
 
-// publish keeps rec as the newest transition and sends it to every
-// subscriber that has not had it.
-func (p *poller) publish(rec record) {
-	p.locked(func() {
-		p.keepLocked(rec)
-		p.serveAllLocked()
-	})
-}
-
-// keepLocked keeps rec as the newest transition and sends it to every
-// subscriber already served; the caller serves the others once, so that a
-// resuming id is judged against all that is kept.
+// keepLocked keeps rec and sends it to the subscribers already served; the
+// caller serves the others, so a resuming id is judged against all kept.
 func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
@@ -398,19 +387,8 @@ func (p *poller) keepLocked(rec record) {
 	}
 }
 
-// markCurrent: a poll found the last state unchanged; waiting subscribers get it.
-func (p *poller) markCurrent() {
-	p.locked(func() {
-		if p.current {
-			return
-		}
-		p.current, p.lastErr = true, nil
-		p.serveAllLocked()
-	})
-}
-
-// publishErr sends a failed fetch to every subscriber with nothing unread
-// (an error never queues), and keeps it for new ones while no state is current.
+// publishErr sends a failed fetch to every subscriber with nothing unread,
+// keeping it for new ones while no state is current.
 func (p *poller) publishErr(ev Event) {
 	p.locked(func() {
 		if !p.current {
@@ -434,8 +412,8 @@ func offerErr(s *Subscription, ev Event) {
 	}
 }
 
-// serve gives a subscriber not yet served the current state, or the kept
-// transitions after its resume id, or ErrResumeExpired. h.mu and p.mu are held.
+// serve gives a new subscriber the current state, or the kept transitions
+// after its resume id, or ErrResumeExpired; h.mu and p.mu are held.
 func (p *poller) serve(s *Subscription) {
 	if s.ready || s.ended {
 		return
@@ -476,8 +454,8 @@ func (p *poller) serve(s *Subscription) {
 	}
 }
 
-// sendState queues r for s; a final state ends s, a full queue ends it
-// with ErrTooSlow. h.mu and p.mu are held.
+// sendState queues r for s, ending s after a final state or with
+// ErrTooSlow when full; h.mu and p.mu are held.
 func (p *poller) sendState(s *Subscription, r record) {
 	s.cursor = r.id
 	select {
@@ -507,8 +485,7 @@ func (p *poller) serveAllLocked() {
 	}
 }
 
-// finish sends ev (when not nil) to every subscriber, ends them with
-// reason and forgets the poller.
+// finish offers ev (when not nil) to every subscriber, ends them with reason, and stops p.
 func (p *poller) finish(ev *Event, reason error) {
 	p.locked(func() {
 		for s := range p.subs {

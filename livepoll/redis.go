@@ -1,6 +1,6 @@
 // RedisStore: the Store of a fleet. What Redis holds is untrusted: a value
-// that does not parse (or open) is skipped and counted, an entry blocking
-// the stream is deleted, and a lease no replica could have taken is taken over.
+// that does not parse is skipped and counted, junk blocking the stream is
+// deleted, a lease no replica could have taken is taken over.
 
 package livepoll
 
@@ -25,22 +25,17 @@ const (
 	SkippedLease  = "lease"  // a lease no replica wrote
 )
 
-// idSlack is how far past the clock an event id (first a replica's Unix
-// milliseconds) may be: a day covers any skew between replicas.
+// idSlack is how far past the clock an event id (Unix ms at first) may be: any skew.
 const idSlack = 24 * time.Hour
 
 const leaseValueLen = 24 // hex digits of NewRedisStore's me
 
-// RedisStore keeps, per key, two Redis keys with one hash tag (one slot on
-// a cluster):
+// RedisStore keeps, per key, two Redis keys in one hash tag (one cluster slot):
 //
-//	paygraph:live:{<merchant>:<kind>:<id>}:lease   the replica polling it (SET NX PX), lives two ticks unless renewed
+//	paygraph:live:{<merchant>:<kind>:<id>}:lease   the replica polling it (SET NX PX), lives unless renewed
 //	paygraph:live:{<merchant>:<kind>:<id>}:events  a stream of its newest MaxKept transitions, entry id 0-<event id>,
-//	                                              fields f (fingerprint), p (phase), d (the state's JSON);
-//	                                              f and d sealed (AES-GCM) when the store has a key (Sealed)
-//	                                              it expires ResumeWindow after the last renewal or append
-//
-// The merchant is Key.Merchant, never a secret.
+//	                                              fields f (fingerprint), p (phase), d (the state's JSON; f and d
+//	                                              sealed with Sealed), expiring ResumeWindow after the last write
 type RedisStore struct {
 	rdb     redis.UniversalClient
 	me      string // this replica's lease value
@@ -49,9 +44,8 @@ type RedisStore struct {
 	skipped func(what string, n int)
 }
 
-// Sealed returns s sealing each state's JSON and fingerprint with aead,
-// bound to the key, field, event id and phase, so that Redis holds no
-// customer data and a moved entry does not open. Replicas share the key.
+// Sealed returns s sealing each state's JSON and fingerprint with aead (shared
+// by the replicas), bound to key, field, id and phase: a moved entry does not open.
 func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 	c := *s
 	c.aead = aead
@@ -106,8 +100,7 @@ func (s *RedisStore) open(stream, field string, id uint64, ph Phase, v []byte) (
 	return out, err == nil
 }
 
-// NewRedisStore returns a Store on rdb; timeout bounds each call (zero:
-// DefaultRedisTimeout).
+// NewRedisStore returns a Store on rdb; timeout bounds each call (zero: DefaultRedisTimeout).
 func NewRedisStore(rdb redis.UniversalClient, timeout time.Duration) *RedisStore {
 	b := make([]byte, leaseValueLen/2)
 	_, _ = rand.Read(b)
@@ -122,10 +115,9 @@ func redisKeys(k Key) (lease, events string) {
 	return base + "lease", base + "events"
 }
 
-// leaseScript takes the lease when free or renews this replica's, then
-// keeps the transitions for keep more. A lease no replica writes (not 24
-// lower-case hex digits) or living longer than one sets (no expiry, or past
-// 4 ttl: room for differing intervals in a rollout) is taken over: 2.
+// leaseScript takes the lease when free or renews this replica's, then keeps
+// the transitions for keep more. A lease no replica writes (not 24 lower-case
+// hex digits, no expiry, or past 4 ttl: a rollout may mix intervals) is taken over: 2.
 var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 local took = 1
@@ -191,9 +183,8 @@ func (s *RedisStore) Release(ctx context.Context, key Key) {
 	_ = releaseScript.Run(ctx, s.rdb, []string{lease}, s.me).Err()
 }
 
-// Append records r after prev. Refused, it reads the entries after prev:
-// a transition among them is the refusal; if none parses they are deleted
-// and r recorded, so junk with a later id never stops the stream.
+// Append records r after prev. Refused, it reads the entries after prev: if
+// none parses, they are deleted and r recorded, so junk never stops the stream.
 func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64, keep time.Duration) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
@@ -238,8 +229,7 @@ func (s *RedisStore) append(ctx context.Context, events string, r Record, prev u
 	return appendScript.Run(ctx, s.rdb, []string{events}, args...).Text()
 }
 
-// entryID reads a stream entry id 0-<event id>, the id not zero and not
-// past the clock (idSlack).
+// entryID reads a stream entry id 0-<event id>, not zero nor past the clock (idSlack).
 func entryID(s string) (uint64, bool) {
 	seq, ok := strings.CutPrefix(s, "0-")
 	if !ok {
@@ -252,8 +242,7 @@ func entryID(s string) (uint64, bool) {
 	return id, true
 }
 
-// parse reads one stream entry; false for one RedisStore did not write or
-// that does not open.
+// parse reads one stream entry; false for one RedisStore did not write or that does not open.
 func (s *RedisStore) parse(events string, m redis.XMessage) (Record, bool) {
 	id, ok := entryID(m.ID)
 	if !ok || len(m.Values) != 3 {
@@ -274,8 +263,7 @@ func (s *RedisStore) parse(events string, m redis.XMessage) (Record, bool) {
 	return Record{ID: id, Fingerprint: string(fp), Phase: ph, Data: data}, true
 }
 
-// Since returns the transitions after after; entries that do not parse are
-// skipped and counted, never an error that would hide the others.
+// Since returns the transitions after after; junk is skipped and counted, not an error.
 func (s *RedisStore) Since(ctx context.Context, key Key, after uint64) ([]Record, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
