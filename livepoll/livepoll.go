@@ -288,11 +288,7 @@ func (s *Subscription) Events() <-chan Event { return s.c }
 
 // Err says why the subscription ended: nil while live or after a terminal
 // state; else an Err* above, the context's cause, or the permanent fetch error.
-func (s *Subscription) Err() error {
-	s.p.mu.Lock()
-	defer s.p.mu.Unlock()
-	return s.err
-}
+func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { return s.err }) }
 
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
@@ -331,7 +327,7 @@ func (h *Hub) subscribe(ctx context.Context, key Key, fetch FetchFunc, after uin
 		return nil, ErrClosed
 	}
 	p := h.pollers[key]
-	if !counted && p != nil && p.observed() {
+	if !counted && p != nil && withMu(&p.mu, func() bool { return p.current && len(p.recs) > 0 }) {
 		counted = true // its key's poller (same merchant) has had a state: nothing provisional left
 	}
 	if counted {
@@ -406,9 +402,7 @@ func (h *Hub) promoteLocked(s *Subscription) bool {
 // resumableLocked reports whether key's transitions after after are kept; h.mu is held.
 func (h *Hub) resumableLocked(key Key, p *poller, after uint64) bool {
 	if p != nil {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		return resumable(p.recs, after)
+		return withMu(&p.mu, func() bool { return resumable(p.recs, after) })
 	}
 	hs, ok := h.hist.Peek(key)
 	return ok && resumable(hs.recs, after)

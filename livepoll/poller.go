@@ -64,11 +64,11 @@ func (h *Hub) newPoller(key Key, fetch FetchFunc) *poller {
 	return p
 }
 
-// observed reports whether the poller has had a state of its key; h.mu is held.
-func (p *poller) observed() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.current && len(p.recs) > 0
+// withMu returns f() run with mu held.
+func withMu[T any](mu *sync.Mutex, f func() T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	return f()
 }
 
 func (p *poller) lastPhase() Phase {
@@ -114,7 +114,7 @@ func (p *poller) run() {
 				changedAt, wait = now, h.cfg.Interval
 				seen(now, ph)
 			}
-		} else if p.finalKept() {
+		} else if withMu(&p.mu, func() bool { return p.current && p.lastPhase() == PhaseFinal }) {
 			p.finish(nil, nil) // a kept final state was served: nothing to poll
 			return
 		}
@@ -197,11 +197,12 @@ func (p *poller) run() {
 			}
 			nextPoll = now.Add(max(jittered(wait), pause))
 		}
+		joined := withMu(&p.mu, func() time.Time { return p.joined }) // a new subscriber restarts the idle clock
 		switch {
 		case !settledAt.IsZero() && now.Sub(settledAt) >= h.cfg.WatchAfterSettled:
 			p.finish(nil, nil) // settled long enough: complete
 			return
-		case now.Sub(p.idleSince(changedAt)) >= h.cfg.IdleTimeout:
+		case now.Sub(changedAt) >= h.cfg.IdleTimeout && now.Sub(joined) >= h.cfg.IdleTimeout:
 			p.finish(nil, ErrIdle)
 			return
 		}
@@ -238,9 +239,8 @@ func (p *poller) keepLease() {
 		if p.ctx.Err() != nil {
 			break
 		}
-		if err != nil {
-			failed++
-		} else {
+		failed++
+		if err == nil {
 			failed = 0
 		}
 		now := held || failed >= storeFailures
@@ -261,12 +261,10 @@ func (p *poller) keepLease() {
 // catchUp serves the Store's transitions after the last kept, returning
 // how many, the last one's phase, and whether the poller is done.
 func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
-	p.mu.Lock()
-	var after uint64
-	if n := len(p.recs); n > 0 {
-		after = p.recs[n-1].id
-	}
-	p.mu.Unlock()
+	after := withMu(&p.mu, func() uint64 {
+		last, _ := p.lastLocked()
+		return last.id
+	})
 	got, err := st.Since(p.ctx, p.key, after)
 	recs := make([]record, 0, len(got))
 	if err == nil {
@@ -322,22 +320,6 @@ func (p *poller) lastLocked() (record, bool) {
 		return record{}, false
 	}
 	return p.recs[len(p.recs)-1], true
-}
-
-func (p *poller) finalKept() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.current && p.lastPhase() == PhaseFinal
-}
-
-// idleSince is the later of the last change and the last subscriber's arrival.
-func (p *poller) idleSince(changedAt time.Time) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.joined.After(changedAt) {
-		return p.joined
-	}
-	return changedAt
 }
 
 // safeFetch calls fetch; a panic ends the key's subscriptions, not the process.
