@@ -427,15 +427,16 @@ func (h *Hub) leave(s *Subscription, reason error) {
 	if s.ended {
 		return
 	}
-	delete(p.subs, s)
-	h.endLocked(s, reason)
+	p.endSub(s, reason)
 	if len(p.subs) == 0 {
 		h.stopLocked(p)
 	}
 }
 
-// endLocked closes s and releases its slot; h.mu and s.p.mu are held.
-func (h *Hub) endLocked(s *Subscription, reason error) {
+// endSub forgets s, closes it and releases its slot; h.mu and p.mu are held.
+func (p *poller) endSub(s *Subscription, reason error) {
+	h := p.hub
+	delete(p.subs, s)
 	s.ended, s.err = true, reason
 	close(s.c)
 	s.stopCtx()
@@ -486,9 +487,8 @@ func (h *Hub) Close() {
 	for _, p := range h.pollers {
 		p.mu.Lock()
 		for s := range p.subs {
-			h.endLocked(s, ErrClosed)
+			p.endSub(s, ErrClosed)
 		}
-		clear(p.subs)
 		h.stopLocked(p)
 		p.mu.Unlock()
 	}

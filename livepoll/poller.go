@@ -451,12 +451,6 @@ func (p *poller) sendState(s *Subscription, r record) {
 	}
 }
 
-// endSub ends s with reason; h.mu and p.mu are held.
-func (p *poller) endSub(s *Subscription, reason error) {
-	delete(p.subs, s)
-	p.hub.endLocked(s, reason)
-}
-
 // serveAllLocked serves every subscriber and stops p if none is left; h.mu and p.mu are held.
 func (p *poller) serveAllLocked() {
 	for s := range p.subs {
