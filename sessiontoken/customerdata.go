@@ -1,15 +1,16 @@
 package sessiontoken
 
 // A token's customer-data level: how much of the customers' personal data
-// it may read. What each level renders is the GraphQL layer's.
+// it may read (the GraphQL layer renders each).
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 )
 
 // CustomerData is a customer-data level, ordered: a higher one reads more.
-// The zero value is no level, read as CustomerDataNone.
+// The zero value is no level (read as CustomerDataNone).
 type CustomerData uint8
 
 // The levels, as spelled in the token endpoint's JSON ("customerData").
@@ -64,10 +65,9 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultCustomerData is the level of a token minted for a scope of kind
-// without "customerData": masked for every scope, since a token sits where
-// a page's script may read it and a leaked one should not give away the
-// customers' contacts; a merchant's server asks for "full" when it needs it.
+// DefaultCustomerData is the level of a token minted without "customerData":
+// masked for every scope, since a page's script may read a token and a leaked
+// one should not give away contacts; a merchant's server asks for "full".
 func DefaultCustomerData(kind ScopeKind) CustomerData {
 	switch kind {
 	case ScopeAll, ScopeCheckoutSession, ScopePayment:
@@ -76,21 +76,13 @@ func DefaultCustomerData(kind ScopeKind) CustomerData {
 	return CustomerDataNone
 }
 
-// CustomerData is the scope's customer-data level (CustomerDataNone for
-// the zero Scope).
-func (s Scope) CustomerData() CustomerData {
-	if s.customer == 0 {
-		return CustomerDataNone
-	}
-	return s.customer
-}
+// CustomerData is the scope's customer-data level (CustomerDataNone for the zero Scope).
+func (s Scope) CustomerData() CustomerData { return cmp.Or(s.customer, CustomerDataNone) }
 
 // WithCustomerData returns s reading customer data at level c (a zero c
 // leaves s as it is).
 func (s Scope) WithCustomerData(c CustomerData) Scope {
-	if c != 0 {
-		s.customer = c
-	}
+	s.customer = cmp.Or(c, s.customer)
 	return s
 }
 

@@ -1,6 +1,7 @@
 package sessiontoken
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,20 +20,17 @@ const (
 	DefaultTTL = 15 * time.Minute
 	// DefaultMaxTTL is the longest lifetime a request may ask for, and so
 	// how long a key must stay in TOKEN_KEYS after it stops minting.
-	DefaultMaxTTL = time.Hour
-	// MaxRequestBytes bounds the request body.
-	MaxRequestBytes = 4096
+	DefaultMaxTTL   = time.Hour
+	MaxRequestBytes = 4096 // bounds the request body
 )
 
-// Errors the Options hooks return to choose the answer; anything else is
-// an upstream failure.
+// Errors the Options hooks return to choose the answer; anything else is an upstream failure.
 var (
 	// ErrBadCredentials: the REST API refused the pair (401 UNAUTHENTICATED).
 	ErrBadCredentials = errors.New("the REST API refused the credential pair")
 	// ErrRateLimited: the REST API answered 429 (429 RATE_LIMITED).
 	ErrRateLimited = errors.New("the REST API is rate limiting these credentials")
-	// ErrNoSuchSession: LookupCheckoutSession found no such session for
-	// the pair (400 BAD_USER_INPUT).
+	// ErrNoSuchSession: LookupCheckoutSession found no such session (400 BAD_USER_INPUT).
 	ErrNoSuchSession = errors.New("no checkout session with this id or reference")
 )
 
@@ -40,8 +38,7 @@ var (
 type Options struct {
 	// Keyring mints the tokens. Nil: tokens are off (404).
 	Keyring *Keyring
-	// DefaultTTL is the lifetime when the request names none (zero: the
-	// package's), at most MaxTTL.
+	// DefaultTTL is the lifetime when the request names none (zero: the package's), at most MaxTTL.
 	DefaultTTL time.Duration
 	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL;
 	// zero: DefaultMaxTTL); a longer one is refused, not shortened.
@@ -49,17 +46,15 @@ type Options struct {
 	// Verify checks the pair against the REST API once per mint, returning
 	// nil or one of the errors above. Required when Keyring is set.
 	Verify func(ctx context.Context, c Credentials) error
-	// LookupCheckoutSession, when set, replaces Verify for a
-	// checkout-session scope: it reads the session with the pair and
-	// returns its names for the token to carry (nil: the resolvers learn
-	// them, Scope.SessionToLearn).
+	// LookupCheckoutSession, when set, replaces Verify for a checkout-session
+	// scope: it reads the session with the pair, returning its names for the
+	// token to carry (nil: the resolvers learn them, Scope.SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
 	// MaxCustomerData is the most customer data a token may read
-	// (CUSTOMER_DATA_MAX; zero: CustomerDataFull): asking for more is
-	// refused; a request naming no level gets its scope's default, lowered
-	// to this.
+	// (CUSTOMER_DATA_MAX; zero: CustomerDataFull): asking for more is refused;
+	// a request naming no level gets its scope's default, lowered to this.
 	MaxCustomerData CustomerData
 
 	// KeyHeader and SecretHeader name the credential headers, and
@@ -68,9 +63,8 @@ type Options struct {
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }
 
-// request is the token endpoint's body, {"ttlSeconds": 900, "scope":
-// {"kind": "checkoutSession", "id": "REF123"}, "customerData": "masked"};
-// scope is required, so that the broadest scope is always a choice.
+// request is the token endpoint's body; scope is required, so that the
+// broadest scope is always a choice.
 type request struct {
 	TTLSeconds   *int64        `json:"ttlSeconds"`
 	Scope        *Scope        `json:"scope"`
@@ -86,9 +80,8 @@ type response struct {
 }
 
 // NewHandler returns the token endpoint: POST with the credential headers
-// (each exactly once) and a JSON body; the pair is checked against the
-// REST API once, then a token is minted. Every answer is no-store. It
-// panics on wiring mistakes (Keyring without Verify, a negative TTL).
+// (each once) and a JSON body; the pair is checked against the REST API,
+// then a token is minted. Every answer is no-store. It panics on wiring mistakes.
 func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")
@@ -99,16 +92,9 @@ func NewHandler(opts Options) http.Handler {
 	if opts.Keyring != nil && opts.Verify == nil {
 		panic("sessiontoken: Options.Verify is required: a token endpoint that does not check the pair would mint for anyone")
 	}
-	if opts.MaxTTL == 0 {
-		opts.MaxTTL = DefaultMaxTTL
-	}
-	if opts.DefaultTTL == 0 {
-		opts.DefaultTTL = DefaultTTL
-	}
-	if opts.MaxCustomerData == 0 {
-		opts.MaxCustomerData = CustomerDataFull
-	}
-	opts.DefaultTTL = min(opts.DefaultTTL, opts.MaxTTL)
+	opts.MaxTTL = cmp.Or(opts.MaxTTL, DefaultMaxTTL)
+	opts.DefaultTTL = min(cmp.Or(opts.DefaultTTL, DefaultTTL), opts.MaxTTL)
+	opts.MaxCustomerData = cmp.Or(opts.MaxCustomerData, CustomerDataFull)
 	if opts.Keyring != nil && opts.Clock != nil {
 		opts.Keyring = opts.Keyring.WithClock(opts.Clock)
 	}
@@ -198,8 +184,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // errUpstreamAnswer: the lookup answered names that are not the session's.
 var errUpstreamAnswer = errors.New("the REST API's checkout session does not match the scope")
 
-// credentialsOf reads the pair, or says what answer to give (status 0:
-// none). Each header must come exactly once.
+// credentialsOf reads the pair (each header exactly once), or says what answer to give (status 0: none).
 func (h *handler) credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {
 	kh, sh := h.opts.KeyHeader, h.opts.SecretHeader
 	keys, secrets := r.Header.Values(kh), r.Header.Values(sh)
@@ -219,8 +204,7 @@ func (h *handler) credentialsOf(r *http.Request) (c Credentials, status int, cod
 	return Credentials{APIKey: keys[0], APISecret: secrets[0]}, 0, "", ""
 }
 
-// readRequest reads and checks the body, or says what answer to give
-// (status 0: none). The body is bounded before it is read.
+// readRequest reads and checks the bounded body, or says what answer to give (status 0: none).
 func readRequest(w http.ResponseWriter, r *http.Request) (req request, status int, msg string) {
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		return req, http.StatusUnsupportedMediaType, "the body must be JSON (Content-Type: application/json)"
@@ -246,8 +230,7 @@ func readRequest(w http.ResponseWriter, r *http.Request) (req request, status in
 	return req, 0, ""
 }
 
-// writeCheckError answers a failed credential check; the hook's error
-// text is never sent.
+// writeCheckError answers a failed credential check, never with the hook's error text.
 func (h *handler) writeCheckError(w http.ResponseWriter, err error) {
 	writeError := h.opts.WriteError
 	switch {

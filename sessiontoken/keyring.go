@@ -21,10 +21,9 @@ import (
 // KeyBytes is the length of a v4.local key.
 const KeyBytes = 32
 
-// Keyring holds the keys of TOKEN_KEYS: the first mints, every one
-// verifies (rotate by putting the new one first, waiting TOKEN_MAX_TTL,
-// removing the old one). Safe for concurrent use; its textual forms never
-// show a key.
+// Keyring holds the keys of TOKEN_KEYS: the first mints, every one verifies
+// (rotate: new one first, wait TOKEN_MAX_TTL, remove the old). Safe for
+// concurrent use; its textual forms never show a key.
 type Keyring struct {
 	keys []ringKey // keys[0] mints
 	now  func() time.Time
@@ -42,8 +41,8 @@ type footerJSON struct {
 	KID string `json:"kid"`
 }
 
-// ParseKeyring reads TOKEN_KEYS: comma-separated 32-byte keys, each as 64
-// hex digits or base64; errors name a bad key's position, never its text.
+// ParseKeyring reads TOKEN_KEYS, comma-separated 64 hex digits or base64 of
+// 32 bytes; errors name a bad key's position, never its text.
 func ParseKeyring(value string) (*Keyring, error) {
 	parts := strings.Split(value, ",")
 	keys := make([][]byte, 0, len(parts))
@@ -81,8 +80,7 @@ func decodeKey(s string) ([]byte, error) {
 	return nil, fmt.Errorf("neither %d hex digits nor the base64 of %d bytes (%d characters)", 2*KeyBytes, KeyBytes, len(s))
 }
 
-// NewKeyring returns a keyring of keys (each KeyBytes long, not all zero,
-// none twice), the first minting.
+// NewKeyring returns a keyring of keys (KeyBytes long, not all zero, none twice), the first minting.
 func NewKeyring(keys ...[]byte) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("TOKEN_KEYS: no key")
@@ -129,8 +127,7 @@ func GenerateKey() string {
 	return hex.EncodeToString(k)
 }
 
-// WithClock returns a copy of k (sharing its keys) that reads the time
-// from now.
+// WithClock returns a copy of k (sharing its keys) reading the time from now.
 func (k *Keyring) WithClock(now func() time.Time) *Keyring {
 	c := *k
 	if now == nil {
@@ -150,8 +147,7 @@ func (k *Keyring) lookup(footer []byte) (*ringKey, bool) {
 	return nil, false
 }
 
-// localKeyID is the PASERK "lid" of a v4.local key: a one-way hash made
-// to be published.
+// localKeyID is the PASERK "lid" of a v4.local key: a one-way hash made to be published.
 func localKeyID(key []byte) string {
 	const h = "k4.lid."
 	paserk := "k4.local." + base64.RawURLEncoding.EncodeToString(key)
@@ -164,8 +160,7 @@ func localKeyID(key []byte) string {
 	return h + base64.RawURLEncoding.EncodeToString(d.Sum(nil))
 }
 
-// String describes the keyring without a key (value receivers, so that a
-// Keyring value is covered too).
+// String describes the keyring without a key (value receivers cover a Keyring value too).
 func (k Keyring) String() string {
 	if len(k.keys) == 0 {
 		return "keyring{none}"

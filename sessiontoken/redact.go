@@ -1,8 +1,5 @@
 package sessiontoken
 
-// A token is a secret: whoever holds one reads what its scope allows
-// until it expires.
-
 import (
 	"regexp"
 	"strings"
@@ -15,8 +12,8 @@ const RedactedToken = Prefix + "[redacted]"
 // its prefix (a truncated or a tampered token is redacted too).
 var reToken = regexp.MustCompile(`v4\.local\.[A-Za-z0-9_\-.]*`)
 
-// RedactTokens replaces every token-shaped run of s (the prefix and what
-// follows it in the token alphabet) by RedactedToken.
+// RedactTokens replaces every token-shaped run of s by RedactedToken: a
+// token is a bearer credential until it expires.
 func RedactTokens(s string) string {
 	if !strings.Contains(s, Prefix) {
 		return s

@@ -22,15 +22,13 @@ const (
 	ScopePayment ScopeKind = "payment"
 )
 
-// MaxIDBytes bounds a scope's id (and the session ids a token carries):
-// REST ids and references are short, and the bound keeps tokens small.
+// MaxIDBytes bounds a scope's id and the session ids a token carries, keeping tokens small.
 const MaxIDBytes = 128
 
 // Scope is what a token may read; the zero Scope allows nothing. A
 // checkout-session scope knows the session by the name it was minted with,
-// and by its other name and its payment id once known: pinned at minting
-// or learned from the session fetched (LearnCheckoutSession), for the
-// Scope Verify returned and its copies. Safe for concurrent use.
+// and its other names once pinned at minting or learned (LearnCheckoutSession)
+// by the Scope Verify returned and its copies. Safe for concurrent use.
 type Scope struct {
 	kind     ScopeKind
 	id       string        // as minted: payment id, or checkout session id or reference
@@ -38,16 +36,15 @@ type Scope struct {
 	customer CustomerData  // customerdata.go
 }
 
-// CheckoutSessionIDs are the three names of one checkout session's data: its
-// id, its reference (either retrieves it) and its payment's id.
+// CheckoutSessionIDs are the names of one checkout session: its id, its
+// reference (either retrieves it) and its payment's id.
 type CheckoutSessionIDs struct {
 	ID        string `json:"sessionId"`
 	Reference string `json:"reference"`
 	PaymentID string `json:"paymentId"`
 }
 
-// sessionFacts are the CheckoutSessionIDs of a checkout-session scope,
-// once known.
+// sessionFacts are the CheckoutSessionIDs of a checkout-session scope, once known.
 type sessionFacts struct {
 	mu    sync.RWMutex
 	known bool
@@ -57,8 +54,7 @@ type sessionFacts struct {
 // AllReads is the scope of every read of the merchant.
 func AllReads() Scope { return Scope{kind: ScopeAll, customer: DefaultCustomerData(ScopeAll)} }
 
-// OneCheckoutSession is the scope of the checkout session idOrRef (its id
-// or its payment reference) and its payment.
+// OneCheckoutSession is the scope of the checkout session idOrRef (id or reference) and its payment.
 func OneCheckoutSession(idOrRef string) (Scope, error) {
 	return NewScope(ScopeCheckoutSession, idOrRef)
 }
@@ -124,8 +120,7 @@ func (s Scope) String() string {
 // AllowsList tells whether the token may list payments (Query.payments).
 func (s Scope) AllowsList() bool { return s.kind == ScopeAll }
 
-// AllowsPaymentLink tells whether the token may read the payment link id
-// (only "all" may).
+// AllowsPaymentLink tells whether the token may read the payment link id (only "all" may).
 func (s Scope) AllowsPaymentLink(id string) bool { return s.kind == ScopeAll && id != "" }
 
 // AllowsPayment tells whether the token may read the payment id: "all",
@@ -145,9 +140,8 @@ func (s Scope) AllowsPayment(id string) bool {
 	return false
 }
 
-// AllowsCheckoutSession tells whether the token may read the checkout
-// session idOrRef: "all", or a checkout scope's session by either name
-// once known.
+// AllowsCheckoutSession tells whether the token may read the checkout session
+// idOrRef: "all", or a checkout scope's session by either name once known.
 func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	switch {
 	case idOrRef == "":
@@ -177,9 +171,8 @@ func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
 	return s.id, true
 }
 
-// LearnCheckoutSession is told the names of a checkout session the
-// resolvers fetched: the scope's own is recorded (true); any other is not
-// (false); an "all" scope returns true.
+// LearnCheckoutSession records the names of the scope's checkout session as
+// the resolvers fetched it (true); any other is refused (false); "all": true.
 func (s Scope) LearnCheckoutSession(ids CheckoutSessionIDs) bool {
 	switch s.kind {
 	case ScopeAll:
@@ -190,8 +183,7 @@ func (s Scope) LearnCheckoutSession(ids CheckoutSessionIDs) bool {
 	return false
 }
 
-// withSession returns s with the session's names known from the start
-// (pinned at minting), or an error when ids are not the session's.
+// withSession returns s with the session's names pinned, or an error when ids are not the session's.
 func (s Scope) withSession(ids CheckoutSessionIDs) (Scope, error) {
 	if s.kind != ScopeCheckoutSession {
 		return s, nil
@@ -202,8 +194,7 @@ func (s Scope) withSession(ids CheckoutSessionIDs) (Scope, error) {
 	return Scope{kind: s.kind, id: s.id, facts: &sessionFacts{known: true, ids: ids}, customer: s.customer}, nil
 }
 
-// checkSessionIDs tells why ids cannot be the names of the session the
-// scope idOrRef names.
+// checkSessionIDs tells why ids cannot be the names of the session idOrRef.
 func checkSessionIDs(idOrRef string, ids CheckoutSessionIDs) error {
 	for _, id := range []string{ids.ID, ids.Reference, ids.PaymentID} {
 		if err := checkID(id); err != nil {
@@ -245,9 +236,7 @@ type scopeJSON struct {
 }
 
 // MarshalJSON writes {"kind": ..., "id": ...}.
-func (s Scope) MarshalJSON() ([]byte, error) {
-	return json.Marshal(scopeJSON{Kind: s.kind, ID: s.id})
-}
+func (s Scope) MarshalJSON() ([]byte, error) { return json.Marshal(scopeJSON{Kind: s.kind, ID: s.id}) }
 
 // UnmarshalJSON reads {"kind": ..., "id": ...}, refusing other fields and
 // anything NewScope refuses.

@@ -18,41 +18,35 @@ import (
 // Prefix starts every token: the PASETO version and purpose.
 const Prefix = "v4.local."
 
-// Bounds checked before any work: a longer token is refused undecoded,
-// and Mint refuses longer credentials, so every token it makes fits.
+// Bounds checked before any work; Mint refuses longer credentials, so every token it makes fits.
 const (
 	MaxTokenBytes      = 2048
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion, authenticated but never
-// written in a token: it binds a token to this use and versions the
-// claims. v2 carries the customer-data level, so an older replica refuses
-// it (fails closed); implicitV1 tokens are read at their scope's default.
+// implicit is PASETO v4's implicit assertion (authenticated, never written):
+// it binds a token to this use and versions the claims. v2 carries the
+// customer-data level, so an older replica refuses it (fails closed);
+// implicitV1 tokens are read at their scope's default.
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
 )
 
-// The errors of Verify; each says which without the token or any part
-// of it. Test with errors.Is.
+// The errors of Verify (test with errors.Is), never showing any part of the token.
 var (
-	// ErrMalformed: not a v4.local token of the expected shape (wrong
-	// prefix, not base64url, too long, a footer that names no key).
+	// ErrMalformed: not a v4.local token of the expected shape.
 	ErrMalformed = errors.New("session token is malformed")
-	// ErrForeign: a well-formed token made with a key this gateway does
-	// not hold (another deployment's, or one removed from TOKEN_KEYS).
+	// ErrForeign: a well-formed token made with a key not in TOKEN_KEYS.
 	ErrForeign = errors.New("session token was not made with a key of this gateway")
-	// ErrTampered: made for a key we hold, but its bytes were changed
-	// (the authentication tag does not match).
+	// ErrTampered: made for a key we hold, but its authentication fails.
 	ErrTampered = errors.New("session token was modified: its authentication failed")
 	// ErrExpired: genuine, but past its expiry.
 	ErrExpired = errors.New("session token has expired")
 )
 
-// Credentials is the merchant's credential pair a token carries, with the
-// fields of restclient.Credentials (a plain type conversion). Every
-// textual form (fmt, slog, encoding/json) is "[redacted]".
+// Credentials is the merchant's credential pair a token carries, convertible
+// to restclient.Credentials. Every textual form is "[redacted]".
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -88,9 +82,7 @@ type Claims struct {
 	Credentials Credentials // the merchant's pair, to forward to the REST API
 	Scope       Scope       // what the token may read
 	ExpiresAt   time.Time
-	// Merchant identifies the merchant (MerchantOf its API key) for rate
-	// limits and metrics; it is never a credential.
-	Merchant string
+	Merchant    string // MerchantOf the API key, for rate limits and metrics
 }
 
 // MerchantOf is a stable, one-way name of the merchant that owns apiKey
@@ -100,22 +92,19 @@ func MerchantOf(apiKey string) string {
 	return "m_" + hex.EncodeToString(h[:8])
 }
 
-// payload is the encrypted part of a token, the only place the
-// credential pair exists.
+// payload is the encrypted part of a token, the only place the pair exists.
 type payload struct {
-	Exp    time.Time           `json:"exp"` // PASETO's registered claims
-	Iat    time.Time           `json:"iat"`
-	Key    string              `json:"key"`
-	Secret string              `json:"secret"`
-	Scope  scopeJSON           `json:"scope"`
-	IDs    *CheckoutSessionIDs `json:"session,omitempty"` // a checkout scope's session, when pinned at minting
-	// Customer is the customer-data level (v2 tokens: required).
-	Customer CustomerData `json:"customerData,omitzero"`
+	Exp      time.Time           `json:"exp"` // PASETO's registered claims
+	Iat      time.Time           `json:"iat"`
+	Key      string              `json:"key"`
+	Secret   string              `json:"secret"`
+	Scope    scopeJSON           `json:"scope"`
+	IDs      *CheckoutSessionIDs `json:"session,omitempty"`     // a checkout scope's session, when pinned at minting
+	Customer CustomerData        `json:"customerData,omitzero"` // required in v2 tokens
 }
 
-// Mint makes a token for creds and scope that expires ttl from now
-// (millisecond precision), sealed with the first key. It does not check
-// the pair against the REST API (the token endpoint does).
+// Mint makes a token for creds and scope expiring ttl from now (in ms),
+// sealed with the first key; the token endpoint checks the pair, not Mint.
 func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
 	if creds.APIKey == "" || creds.APISecret == "" {
 		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
@@ -152,10 +141,9 @@ func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token
 	return t.V4Encrypt(signer.key, implicit), expiresAt, nil
 }
 
-// Verify checks token and returns its claims, refusing, in this order,
-// ErrMalformed, ErrForeign, ErrTampered and ErrExpired. Only a token byte
-// for byte as Mint made it is accepted. Each call returns a Scope of its
-// own.
+// Verify checks token (only byte for byte as Mint made it) and returns its
+// claims with a Scope of its own, refusing, in this order, ErrMalformed,
+// ErrForeign, ErrTampered and ErrExpired.
 func (k *Keyring) Verify(token string) (Claims, error) {
 	footer, err := splitToken(token)
 	if err != nil {
@@ -207,9 +195,8 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 // DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".
 const DateTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// splitToken checks the token's shape ("v4.local.<payload>.<footer>",
-// strict unpadded base64url: one spelling per token) and returns its
-// decoded footer.
+// splitToken checks the token's shape ("v4.local.<payload>.<footer>", strict
+// unpadded base64url: one spelling per token) and returns its decoded footer.
 func splitToken(token string) ([]byte, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, MaxTokenBytes)
@@ -236,8 +223,7 @@ func splitToken(token string) ([]byte, error) {
 	return footer, nil
 }
 
-// isBase64URL tells whether s holds only the unpadded base64url alphabet,
-// which is also the REST API's id alphabet.
+// isBase64URL tells whether s holds only the unpadded base64url (and REST id) alphabet.
 func isBase64URL(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
