@@ -161,8 +161,7 @@ func (p *poller) run() {
 					rec.id = last.id + 1
 				}
 				if st != nil && !p.append(st, rec, last.id) {
-					// Another replica recorded a transition first: read it
-					// and fetch again (unreadable entries: publish rec).
+					// Another replica recorded one first: read it, fetch again (none readable: publish rec).
 					n, _, done := p.catchUp(st)
 					if done {
 						return

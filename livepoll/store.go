@@ -14,12 +14,11 @@ type Record struct {
 }
 
 // Store shares pollers between replicas: the lease's holder polls a key and
-// appends its transitions, the others read them. Pollers call each method
-// at most once per tick; each must bound its own duration. What it returns
-// is untrusted: an entry that does not parse is skipped.
+// appends its transitions, the others read them. Each method is called at
+// most once per tick and bounds its duration; what it returns is untrusted.
 type Store interface {
 	// Lease takes key's lease for ttl when free, or renews this replica's,
-	// and reports whether it holds it; the transitions are kept for keep more.
+	// reporting whether it holds it; the transitions are kept for keep more.
 	Lease(ctx context.Context, key Key, ttl, keep time.Duration) (bool, error)
 	// Release gives key's lease up if this replica holds it.
 	Release(ctx context.Context, key Key)

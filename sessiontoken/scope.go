@@ -15,8 +15,7 @@ type ScopeKind string
 const (
 	// ScopeAll: every read of the merchant (what the two headers give).
 	ScopeAll ScopeKind = "all"
-	// ScopeCheckoutSession: one checkout session, by its id or its
-	// reference, and the payment behind it; nothing else.
+	// ScopeCheckoutSession: one checkout session (by id or reference) and its payment; nothing else.
 	ScopeCheckoutSession ScopeKind = "checkoutSession"
 	// ScopePayment: one payment; nothing else.
 	ScopePayment ScopeKind = "payment"
@@ -158,14 +157,10 @@ func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	return false
 }
 
-// SessionToLearn returns the name of the scope's checkout session while
-// its other names are not known: a refused resolver may read it, pass it
-// to LearnCheckoutSession and ask again.
+// SessionToLearn returns the name of the scope's checkout session while its
+// other names are unknown, for a refused resolver to learn them and ask again.
 func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
-	if s.kind != ScopeCheckoutSession {
-		return "", false
-	}
-	if _, known := s.facts.get(); known {
+	if _, known := s.facts.get(); s.kind != ScopeCheckoutSession || known {
 		return "", false
 	}
 	return s.id, true
