@@ -77,19 +77,12 @@ func EndpointOf(u *url.URL) Endpoint {
 
 // Limits.
 const (
-	// MaxIDLength is the longest id (in bytes) sent to the REST API.
-	MaxIDLength = 256
-	// DefaultMaxBodyBytes is the default Config.MaxBodyBytes (a session's
-	// meta_data is free-form).
-	DefaultMaxBodyBytes = 64 << 10
-	// DefaultMaxPageBytes is the default Config.MaxPageBytes.
-	DefaultMaxPageBytes = 1 << 20
-	// maxErrorBodyBytes is how much of an error response body is read.
-	maxErrorBodyBytes = 64 << 10
-	// maxDrainBytes is how much unread body is drained to reuse the connection.
-	maxDrainBytes = 256 << 10
-	// DefaultTimeout is the per-call timeout when Config.Timeout is 0.
-	DefaultTimeout = 10 * time.Second
+	MaxIDLength         = 256              // the longest id (in bytes) sent to the REST API
+	DefaultMaxBodyBytes = 64 << 10         // Config.MaxBodyBytes's default (a session's meta_data is free-form)
+	DefaultMaxPageBytes = 1 << 20          // Config.MaxPageBytes's default
+	DefaultTimeout      = 10 * time.Second // the per-call timeout when Config.Timeout is 0
+	maxErrorBodyBytes   = 64 << 10         // how much of an error response body is read
+	maxDrainBytes       = 256 << 10        // how much unread body is drained to reuse the connection
 )
 
 // Config configures a Client.
@@ -104,10 +97,9 @@ type Config struct {
 	MaxPageBytes int64
 	// Limiter bounds the calls in flight; nil: one with the default bounds.
 	Limiter *Limiter
-	// DropIdle closes the idle connections ctx's credentials may reuse,
-	// after an answer of another record than asked (an out-of-step
-	// connection) and before a retry after a connection error; nil: the
-	// HTTP client's CloseIdleConnections.
+	// DropIdle closes the idle connections ctx's credentials may reuse, after
+	// an answer of another record than asked (an out-of-step connection) and
+	// before a retry after a connection error; nil: CloseIdleConnections.
 	DropIdle func(ctx context.Context)
 	// ShareWaiters is how many callers may wait for one GET of a pair in
 	// flight (share.go); 0: DefaultShareWaiters, negative: none.
@@ -173,15 +165,16 @@ func New(cfg Config) (*Client, error) {
 		timeout:     cmp.Or(cfg.Timeout, DefaultTimeout),
 		maxBody:     cmp.Or(cfg.MaxBodyBytes, DefaultMaxBodyBytes),
 		maxPage:     cmp.Or(cfg.MaxPageBytes, DefaultMaxPageBytes),
+		limiter:     cfg.Limiter,
+		flights:     newFlights(cmp.Or(cfg.ShareWaiters, DefaultShareWaiters)),
+		retry:       cfg.Resilience.retryPolicy(),
+		breaker:     cfg.Resilience.newBreaker(u.Host),
+		dropIdle:    cfg.DropIdle,
 	}
 	c.timeoutMsg = "REST API did not answer within " + c.timeout.String()
-	c.limiter = cfg.Limiter
 	if c.limiter == nil {
 		c.limiter = NewLimiter(LimiterConfig{})
 	}
-	c.flights = newFlights(cmp.Or(cfg.ShareWaiters, DefaultShareWaiters))
-	c.retry = cfg.Resilience.retryPolicy()
-	c.breaker = cfg.Resilience.newBreaker(u.Host)
 	if cfg.HTTPClient != nil {
 		hc := *cfg.HTTPClient
 		if hc.CheckRedirect == nil {
@@ -198,10 +191,8 @@ func New(cfg Config) (*Client, error) {
 		(cfg.HTTPClient == nil || cfg.HTTPClient.CheckRedirect == nil) {
 		c.rt = cmp.Or[http.RoundTripper](c.hc.Transport, http.DefaultTransport)
 	}
-	c.dropIdle = cfg.DropIdle
 	if c.dropIdle == nil {
-		hc := c.hc
-		c.dropIdle = func(context.Context) { hc.CloseIdleConnections() }
+		c.dropIdle = func(context.Context) { c.hc.CloseIdleConnections() }
 	}
 	return c, nil
 }
@@ -295,11 +286,11 @@ func checkID(id string) (why string, plain bool) {
 	case len(id) > MaxIDLength:
 		return "id is longer than " + strconv.Itoa(MaxIDLength) + " bytes", false
 	}
-	all := idUnreserved
+	all := uint8(1)
 	for i := 0; i < len(id); i++ {
-		all &= idBytes[id[i]]
+		all &= idUnreserved[id[i]]
 	}
-	if all&idUnreserved != 0 {
+	if all != 0 {
 		return "", true
 	}
 	for i := 0; i < len(id); i++ {
@@ -313,15 +304,13 @@ func checkID(id string) (why string, plain bool) {
 	return "", false
 }
 
-// idBytes marks RFC 3986's unreserved characters for checkID.
-var idBytes = func() (t [256]uint8) {
+// idUnreserved is 1 at RFC 3986's unreserved characters, for checkID.
+var idUnreserved = func() (t [256]uint8) {
 	for _, r := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~" {
-		t[r] = idUnreserved
+		t[r] = 1
 	}
 	return t
 }()
-
-const idUnreserved uint8 = 1
 
 // do makes the GET of route (+ "/" + id) with query and decodes a 2xx
 // body into into; one limiter slot is held across the retries.
@@ -573,36 +562,30 @@ func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ err
 		buf = make([]byte, 0, size) // never past the limit
 	}
 	for {
+		var k int
+		var err error
 		if len(buf) < cap(buf) {
-			k, err := lr.Read(buf[len(buf):cap(buf)])
+			k, err = lr.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+k]
-			if err != nil {
-				return buf, spare, eofIsEnd(err)
+		} else {
+			// Full: one byte tells whether more is coming.
+			probe := make([]byte, 1) // not in lr: see limitedReader
+			if k, err = lr.Read(probe); k == 1 {
+				grown := make([]byte, len(buf), min(max(4*cap(buf), 4<<10), len(buf)+1+int(lr.n)))
+				copy(grown, buf)
+				if cap(buf) <= maxPooledBuffer && cap(grown) > maxPooledBuffer {
+					spare = buf
+				}
+				buf = append(grown, probe[0])
 			}
-			continue
-		}
-		// Full: one byte tells whether more is coming.
-		probe := make([]byte, 1) // not in lr: see limitedReader
-		k, err := lr.Read(probe)
-		if k == 1 {
-			grown := make([]byte, len(buf), min(max(4*cap(buf), 4<<10), len(buf)+1+int(lr.n)))
-			copy(grown, buf)
-			if cap(buf) <= maxPooledBuffer && cap(grown) > maxPooledBuffer {
-				spare = buf
-			}
-			buf = append(grown, probe[0])
 		}
 		if err != nil {
-			return buf, spare, eofIsEnd(err)
+			if err == io.EOF {
+				err = nil
+			}
+			return buf, spare, err
 		}
 	}
-}
-
-func eofIsEnd(err error) error {
-	if err == io.EOF {
-		return nil
-	}
-	return err
 }
 
 // errReader fails every read with err.
@@ -689,10 +672,7 @@ func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp 
 	if readErr == nil && json.Unmarshal(body, &eb) == nil && eb.Error.set && eb.Error.msg != "" {
 		e.Message = creds.scrub(eb.Error.msg)
 	} else {
-		e.Message = "REST API answered " + strconv.Itoa(code)
-		if t := http.StatusText(code); t != "" {
-			e.Message += " " + t
-		}
+		e.Message = strings.TrimSpace("REST API answered " + strconv.Itoa(code) + " " + http.StatusText(code))
 	}
 	switch {
 	case code == http.StatusUnauthorized:
@@ -725,17 +705,8 @@ func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp 
 // parseRetryAfter parses a Retry-After value: delay-seconds or an HTTP-date.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
 	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		if secs > 1<<31 { // absurd; keep the Duration from overflowing
-			secs = 1 << 31
-		}
-		return time.Duration(secs) * time.Second
+		return time.Duration(min(max(secs, 0), 1<<31)) * time.Second // capped: no Duration overflow
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
@@ -764,7 +735,8 @@ func describeDecodeError(err error) error {
 	case errors.As(err, &se):
 		return fmt.Errorf("invalid JSON at byte %d", se.Offset)
 	case errors.As(err, &te):
-		return fmt.Errorf("%s is not a %s", cmp.Or(te.Field, "body"), jsonKind(te.Type.Kind().String()))
+		kind := cmp.Or(jsonKinds[te.Type.Kind().String()], "value of the expected type")
+		return fmt.Errorf("%s is not a %s", cmp.Or(te.Field, "body"), kind)
 	case errors.Is(err, io.EOF):
 		return errors.New("empty body")
 	case errors.Is(err, io.ErrUnexpectedEOF):
@@ -773,20 +745,10 @@ func describeDecodeError(err error) error {
 	return errors.New("invalid JSON value")
 }
 
-func jsonKind(goKind string) string {
-	switch goKind {
-	case "struct", "map":
-		return "JSON object"
-	case "slice", "array":
-		return "JSON array"
-	case "bool":
-		return "JSON boolean"
-	case "string":
-		return "JSON string"
-	case "int", "int64", "float64":
-		return "JSON number"
-	}
-	return "value of the expected type"
+// jsonKinds names the JSON value a Go kind decodes from.
+var jsonKinds = map[string]string{
+	"struct": "JSON object", "map": "JSON object", "slice": "JSON array", "array": "JSON array",
+	"bool": "JSON boolean", "string": "JSON string", "int": "JSON number", "int64": "JSON number", "float64": "JSON number",
 }
 
 // limitedReader reads at most n bytes, then fails with errBodyTooLarge if

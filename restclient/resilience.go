@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -247,14 +248,14 @@ func (b *breaker) deliver() {
 }
 
 // CircuitState is a circuit's state, valued as the
-// paygraph_circuit_breaker_state gauge.
+// paygraph_circuit_breaker_state gauge (and as gobreaker's State).
 type CircuitState int
 
-// The circuit states.
+// The circuit states: 0, 1 and 2.
 const (
-	CircuitClosed   CircuitState = 0 // calls pass
-	CircuitHalfOpen CircuitState = 1 // one probe call passes
-	CircuitOpen     CircuitState = 2 // calls fail at once
+	CircuitClosed   = CircuitState(gobreaker.StateClosed)   // calls pass
+	CircuitHalfOpen = CircuitState(gobreaker.StateHalfOpen) // one probe call passes
+	CircuitOpen     = CircuitState(gobreaker.StateOpen)     // calls fail at once
 )
 
 // String is the state's name in logs: "closed", "half-open" or "open".
@@ -268,15 +269,7 @@ func (s CircuitState) String() string {
 	return "closed"
 }
 
-func circuitState(s gobreaker.State) CircuitState {
-	switch s {
-	case gobreaker.StateOpen:
-		return CircuitOpen
-	case gobreaker.StateHalfOpen:
-		return CircuitHalfOpen
-	}
-	return CircuitClosed
-}
+func circuitState(s gobreaker.State) CircuitState { return CircuitState(s) }
 
 // failureRun is the process-wide circuit's run of consecutive failures:
 // how many were systemic, and which accepted merchants the others came
@@ -299,23 +292,15 @@ func (r *failureRun) reset() {
 	r.mu.Unlock()
 }
 
-func (r *failureRun) addSystemic() {
-	r.mu.Lock()
-	r.systemic++
-	r.active.Store(true)
-	r.mu.Unlock()
-}
-
-func (r *failureRun) addMerchant(key uint64) {
+// add counts a systemic failure, or one of the merchant key.
+func (r *failureRun) add(systemic bool, key uint64) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.active.Store(true)
-	for _, k := range r.seen[:r.n] {
-		if k == key {
-			return
-		}
-	}
-	if r.n < len(r.seen) {
+	switch {
+	case systemic:
+		r.systemic++
+	case r.n < len(r.seen) && !slices.Contains(r.seen[:r.n], key):
 		r.seen[r.n] = key
 		r.n++
 	}
@@ -464,52 +449,50 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 		return b.closedCall(ctx, m, key, now, func() error { return call(retries) })
 	}
 
+	// What each circuit is given to count, told to its quietness
+	// (closedfast.go) around its Execute, if that ran the call.
 	var err error
-	var merchantRefused bool
-	// What each circuit was given to count (closedfast.go); ran: it was.
-	var mCount, bCount error
-	var mRan, bRan bool
-	var mSeq uint64
-	if m != nil {
-		mSeq = m.quiet.seq()
-	}
+	bCount := errSkip
+	merchantRefused := false
 	bSeq := b.quiet.seq()
 	_, cbErr := b.cb.Execute(func() (struct{}, error) {
 		if m == nil {
 			err = call(retries)
 		} else {
+			var mCount error
+			mSeq := m.quiet.seq()
 			_, mErr := m.cb.Execute(func() (struct{}, error) {
 				err = call(retries)
-				mCount, mRan = err, true
+				mCount = err
 				if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
 					mCount = errSkip // the caller went away, or this process ran out
 				}
 				m.quiet.counting(mCount)
 				return struct{}{}, mCount
 			})
-			if errors.Is(mErr, gobreaker.ErrOpenState) || errors.Is(mErr, gobreaker.ErrTooManyRequests) {
-				merchantRefused = true
+			if merchantRefused = circuitRefused(mErr); merchantRefused {
 				return struct{}{}, errSkip
 			}
+			m.quiet.counted(mCount, mSeq)
 		}
-		bCount, bRan = b.account(ctx, err, m, key, now.UnixNano()), true
+		bCount = b.account(ctx, err, m, key, now.UnixNano())
 		b.quiet.counting(bCount)
 		return struct{}{}, bCount
 	})
-	if mRan {
-		m.quiet.counted(mCount, mSeq)
-	}
-	if bRan {
-		b.quiet.counted(bCount, bSeq)
-	}
+	b.quiet.counted(bCount, bSeq) // errSkip, if b's Execute did not run the call, counts nothing
 	b.flush()
 	switch {
 	case merchantRefused:
 		return &Error{Kind: KindUpstream, Endpoint: ep, Message: msgMerchantCircuitOpen, Err: gobreaker.ErrOpenState}
-	case errors.Is(cbErr, gobreaker.ErrOpenState) || errors.Is(cbErr, gobreaker.ErrTooManyRequests):
+	case circuitRefused(cbErr):
 		return &Error{Kind: KindUpstream, Endpoint: ep, Message: msgCircuitOpen, Err: cbErr}
 	}
 	return err
+}
+
+// circuitRefused tells whether an Execute's error says it refused the call.
+func circuitRefused(err error) bool {
+	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
 // account records a call's outcome for the merchant and the process-wide
@@ -536,13 +519,10 @@ func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint6
 		m = b.merchants.add(key, now, b.merchantSettings)
 		m.quiet.replay(m.cb, err)
 	}
-	switch {
-	case systemic(err):
-		b.run.addSystemic()
-	case m.trusted.Load():
-		b.run.addMerchant(key)
-	default:
+	sys := systemic(err)
+	if !sys && !m.trusted.Load() {
 		return errSkip // invented credentials, or a merchant the REST API never accepted
 	}
+	b.run.add(sys, key)
 	return err
 }

@@ -110,7 +110,7 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	cfg.CallsPerSecond = min(cfg.CallsPerSecond, 1e8)
 	cfg.PerAddressPerSecond = min(cfg.PerAddressPerSecond, 1e8)
 	inflight := positiveOr(cfg.MaxInFlight, DefaultUnacceptedMaxInFlight)
-	shared, err := ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.CallsPerSecond, RESTBurst: 2 * cfg.CallsPerSecond})
+	shared, err := perSecond(cfg.CallsPerSecond)
 	if err != nil {
 		return nil, err
 	}
@@ -127,13 +127,17 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	g.refused, _ = simplelru.NewLRU[merchantKey, refusal](maxRefused, nil)
 	if cfg.PerAddressPerSecond > 0 {
 		// A Limiter of its own: ratelimit's rate is one per Limiter.
-		g.perAddress, err = ratelimit.New(ratelimit.Config{RESTCallsPerSecond: cfg.PerAddressPerSecond, RESTBurst: 2 * cfg.PerAddressPerSecond})
-		if err != nil {
+		if g.perAddress, err = perSecond(cfg.PerAddressPerSecond); err != nil {
 			return nil, err
 		}
 		g.addrSlots = max(1, inflight/4)
 	}
 	return g, nil
+}
+
+// perSecond is a budget of n calls a second, with a burst of twice that.
+func perSecond(n int) (*ratelimit.Limiter, error) {
+	return ratelimit.New(ratelimit.Config{RESTCallsPerSecond: n, RESTBurst: 2 * n})
 }
 
 // ticket is a probe's turn of its pair, count of its address and (once
@@ -215,7 +219,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 			continue
 		}
 		addr := clientAddr(ctx)
-		t := &ticket{g: g, key: k}
+		t := &ticket{g: g, key: k, done: make(chan struct{})}
 		if g.perAddress != nil {
 			if g.inFlight[addr] >= g.addrSlots {
 				g.mu.Unlock()
@@ -224,37 +228,25 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 			g.inFlight[addr]++
 			t.addr = addr
 		}
-		t.done = make(chan struct{})
 		g.probes[k] = t.done
 		g.mu.Unlock()
-		switch err := g.budget(ctx, cv, t, addr); {
-		case err == errAcceptedElsewhere:
-			cv.accepted.Store(true)
+		// The probe: unless the store knows the pair (then accepted), it
+		// is charged to the budgets and takes a slot.
+		if g.askStore(ctx, cv) {
+			t.end()
 			return nil, nil
-		case err != nil:
+		}
+		err := g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
+		if err == nil {
+			err = take(ctx, g.slots)
+		}
+		if err != nil {
+			t.end()
 			return nil, err
 		}
+		t.slot = true
 		return t, nil
 	}
-}
-
-// budget asks the store about cv's pair (errAcceptedElsewhere: it knew
-// it), else charges the probe t to the budgets and takes a slot; on an
-// error it ends t.
-func (g *gate) budget(ctx context.Context, cv *credentialsValue, t *ticket, addr string) error {
-	err := errAcceptedElsewhere
-	if !g.askStore(ctx, cv) {
-		err = g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
-	}
-	if err == nil {
-		err = take(ctx, g.slots)
-	}
-	if err != nil {
-		t.end()
-		return err
-	}
-	t.slot = true
-	return nil
 }
 
 // budgets asks addr's budget and the shared one for one call, with ask
@@ -383,9 +375,6 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
-// errAcceptedElsewhere: the store knew the pair, which is then accepted.
-var errAcceptedElsewhere = errors.New("restclient: accepted by another replica")
-
 // msgUnacceptedLimited is the refusal of a call over the budgets.
 const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
@@ -416,8 +405,8 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 		}
 		return
 	}
-	var e *Error
-	if !errors.As(err, &e) || (e.Status != 401 && e.Status != 403) {
+	e, ok := errors.AsType[*Error](err)
+	if !ok || (e.Status != 401 && e.Status != 403) {
 		return
 	}
 	k := cv.merchant
