@@ -15,10 +15,8 @@ import (
 // Defaults of the limiter's bounds (and of REST_MAX_CONCURRENCY and
 // REST_MAX_INFLIGHT).
 const (
-	// DefaultRequestLimit is the usual per-request bound (WithRequestLimit).
-	DefaultRequestLimit = 16
-	// DefaultMaxInFlight is the process-wide bound.
-	DefaultMaxInFlight = 256
+	DefaultRequestLimit = 16  // the usual per-request bound (WithRequestLimit)
+	DefaultMaxInFlight  = 256 // the process-wide bound
 	// DefaultMaxInFlightPerMerchant is a quarter of the process pool, so
 	// that one merchant's load leaves three quarters to the others.
 	DefaultMaxInFlightPerMerchant = 64
@@ -73,11 +71,10 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 		merchants:   make(map[merchantKey]*merchantSlots),
 		sweepAt:     minKeptMerchants,
 	}
-	g, err := newGate(cfg.Unaccepted)
-	if err != nil {
+	var err error
+	if l.gate, err = newGate(cfg.Unaccepted); err != nil {
 		panic(err) // unreachable: newGate clamps what ratelimit.New checks
 	}
-	l.gate = g
 	return l
 }
 
@@ -101,9 +98,7 @@ func (r *requestSem) turnOf() chan struct{} {
 		return *t
 	}
 	t := make(chan struct{}, 1)
-	if r.turn.CompareAndSwap(nil, &t) {
-		return t
-	}
+	r.turn.CompareAndSwap(nil, &t)
 	return *r.turn.Load()
 }
 
@@ -132,35 +127,31 @@ type slot struct {
 // giving back what it took if ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l}
+	var err error
 	if l.gate != nil { // first: a call waiting for its pair's probe holds no slot
-		t, err := l.gate.admit(ctx, cv)
-		if err != nil {
+		if s.probe, err = l.gate.admit(ctx, cv); err != nil {
 			return slot{}, err
 		}
-		s.probe = t
 	}
 	req := requestSlotsFrom(ctx)
 	if req != nil {
-		if err := take(ctx, req.sem); err != nil {
-			s.probe.end()
+		if err = take(ctx, req.sem); err != nil {
+			s.release()
 			return slot{}, err
 		}
 		s.request = req.sem
 	}
-	s.merchant = l.join(cv.merchant)
-	err := queue(ctx, req, s.merchant.sem)
-	if err == nil {
-		if err = queue(ctx, req, l.process); err != nil {
-			<-s.merchant.sem
+	m := l.join(cv.merchant)
+	if err = queue(ctx, req, m.sem); err == nil {
+		if err = queue(ctx, req, l.process); err == nil {
+			s.merchant = m
+			return s, nil
 		}
+		<-m.sem
 	}
-	if err != nil {
-		l.leave(s.merchant)
-		s.merchant = nil
-		s.release()
-		return slot{}, err
-	}
-	return s, nil
+	l.leave(m)
+	s.release()
+	return slot{}, err
 }
 
 // take puts one token in sem, waiting while it is full unless ctx ends.

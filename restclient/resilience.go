@@ -142,7 +142,7 @@ type breaker struct {
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
-	pending      []stateChange
+	pending      []func()    // calls of a hook
 	queued       atomic.Bool // pending is not empty: flush has work
 	delivering   sync.Mutex
 	// notClosed mirrors cb's last change: false, a call need not read the state.
@@ -151,12 +151,6 @@ type breaker struct {
 	quiet      quietness
 	gen        atomic.Uint64
 	fastClosed bool
-}
-
-// stateChange is one queued change; merchant "": the process-wide circuit.
-type stateChange struct {
-	merchant string
-	from, to CircuitState
 }
 
 // errSkip is what a call returns to a circuit that must not count it.
@@ -190,21 +184,21 @@ func (r Resilience) newBreaker(name string) *breaker {
 		b.gen.Add(1)
 		b.run.reset() // a new circuit generation starts a new run
 		if b.hook != nil {
-			b.queue(stateChange{"", circuitState(from), circuitState(to)})
+			b.queue(func() { b.hook(circuitState(from), circuitState(to)) })
 		}
 	}
 	b.cb = gobreaker.NewCircuitBreaker[struct{}](process)
 	if b.merchantHook != nil {
 		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
-			b.queue(stateChange{tag, circuitState(from), circuitState(to)})
+			b.queue(func() { b.merchantHook(tag, circuitState(from), circuitState(to)) })
 		}
 	}
 	return b
 }
 
-func (b *breaker) queue(c stateChange) {
+func (b *breaker) queue(change func()) {
 	b.mu.Lock()
-	b.pending = append(b.pending, c)
+	b.pending = append(b.pending, change)
 	b.queued.Store(true)
 	b.mu.Unlock()
 }
@@ -237,12 +231,8 @@ func (b *breaker) deliver() {
 		if len(batch) == 0 {
 			return
 		}
-		for _, c := range batch {
-			if c.merchant == "" {
-				b.hook(c.from, c.to)
-			} else {
-				b.merchantHook(c.merchant, c.from, c.to)
-			}
+		for _, change := range batch {
+			change()
 		}
 	}
 }

@@ -177,25 +177,12 @@ func (t *ticket) end() {
 
 // admit lets a call of cv's pair go ahead: at once when accepted (nil
 // ticket), as the pair's probe within the budgets, or not (an error).
-func (g *gate) admit(ctx context.Context, cv *credentialsValue) (*ticket, error) {
-	k := cv.merchant
+func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err error) {
 	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
 		return nil, d.err // a call of this request was refused already
 	}
-	t, err := g.admitOnce(ctx, cv, k)
-	g.remember(cv, err)
-	return t, err
-}
-
-// remember keeps a refusal (an *Error in err, which may be nil) in cv for
-// its Retry-After, at least a second.
-func (g *gate) remember(cv *credentialsValue, err error) {
-	if e, ok := errors.AsType[*Error](err); ok {
-		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
-	}
-}
-
-func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKey) (*ticket, error) {
+	defer func() { g.remember(cv, err) }()
+	k := cv.merchant
 	for {
 		if g.acceptedHere(cv) {
 			return nil, nil
@@ -236,7 +223,7 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 			t.end()
 			return nil, nil
 		}
-		err := g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
+		err = g.budgets(ctx, addr, (*ratelimit.Limiter).AllowRESTCalls)
 		if err == nil {
 			err = take(ctx, g.slots)
 		}
@@ -246,6 +233,14 @@ func (g *gate) admitOnce(ctx context.Context, cv *credentialsValue, k merchantKe
 		}
 		t.slot = true
 		return t, nil
+	}
+}
+
+// remember keeps a refusal (an *Error in err, which may be nil) in cv for
+// its Retry-After, at least a second.
+func (g *gate) remember(cv *credentialsValue, err error) {
+	if e, ok := errors.AsType[*Error](err); ok {
+		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
 }
 
