@@ -31,21 +31,14 @@ const (
 	EndpointGetCheckoutSession Endpoint = "/api/v1/checkout/sessions/{id}"
 )
 
-// Route prefixes: the endpoint pattern without "/{id}".
-const (
-	routePayments         = "/api/v1/payments"
-	routePaymentLinks     = "/api/v1/payment-links"
-	routeCheckoutSessions = "/api/v1/checkout/sessions"
-)
-
 // idRoutes are the routes that end in one id segment.
 var idRoutes = [...]struct {
-	prefix string // route + "/"
+	prefix string // the pattern without "{id}"
 	ep     Endpoint
 }{
-	{routePayments + "/", EndpointGetPayment},
-	{routePaymentLinks + "/", EndpointGetPaymentLink},
-	{routeCheckoutSessions + "/", EndpointGetCheckoutSession},
+	{"/api/v1/payments/", EndpointGetPayment},
+	{"/api/v1/payment-links/", EndpointGetPaymentLink},
+	{"/api/v1/checkout/sessions/", EndpointGetCheckoutSession},
 }
 
 // EndpointOf names the REST call to u by its route pattern, ignoring any
@@ -59,7 +52,7 @@ func EndpointOf(u *url.URL) Endpoint {
 		p = u.EscapedPath() // an escaped id holds no '/'
 	}
 	p = strings.TrimSuffix(p, "/")
-	if strings.HasSuffix(p, routePayments) {
+	if strings.HasSuffix(p, string(EndpointListPayments)) {
 		return EndpointListPayments
 	}
 	j := strings.LastIndexByte(p, '/')
@@ -218,7 +211,7 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 			q[c.statusParam] = []string{string(p.Status)}
 		}
 	}
-	return get(ctx, c, EndpointListPayments, routePayments, "", q, new(wirePage), (*wirePage).toPage,
+	return get(ctx, c, EndpointListPayments, "", q, new(wirePage), (*wirePage).toPage,
 		func(page *PaymentPage) error { return page.answers(p) })
 }
 
@@ -226,7 +219,7 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams) (*PaymentPage, 
 func (c *Client) GetPayment(ctx context.Context, id string) (*Payment, error) {
 	b := new(paymentBox)
 	b.w.strings = &b.strings
-	return get(ctx, c, EndpointGetPayment, routePayments, id, nil, &b.w,
+	return get(ctx, c, EndpointGetPayment, id, nil, &b.w,
 		func(w *wirePayment) (*Payment, error) { return &b.p, w.to(&b.p, true) },
 		func(p *Payment) error { return sameID("payment", id, p.ID) })
 }
@@ -240,24 +233,24 @@ type paymentBox struct {
 
 // GetPaymentLink retrieves one payment link.
 func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, error) {
-	return get(ctx, c, EndpointGetPaymentLink, routePaymentLinks, id, nil, new(wireLink), (*wireLink).toLink,
+	return get(ctx, c, EndpointGetPaymentLink, id, nil, new(wireLink), (*wireLink).toLink,
 		func(l *PaymentLink) error { return sameID("payment link", id, l.ID) })
 }
 
 // GetCheckoutSession retrieves one checkout session by its id or its
 // payment reference.
 func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*CheckoutSession, error) {
-	return get(ctx, c, EndpointGetCheckoutSession, routeCheckoutSessions, idOrRef, nil, new(wireSessionEnvelope),
+	return get(ctx, c, EndpointGetCheckoutSession, idOrRef, nil, new(wireSessionEnvelope),
 		(*wireSessionEnvelope).toSession, func(s *CheckoutSession) error { return s.answers(idOrRef) })
 }
 
 // get is do's call into w and conv's record of w, once check says it is
 // the one asked for; one that is not may be an earlier call's answer, so
 // the pair's idle connections are closed.
-func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, route, id string, q url.Values, w W,
+func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, id string, q url.Values, w W,
 	conv func(W) (V, error), check func(V) error) (V, error) {
 	var none V
-	if err := c.do(ctx, ep, route, id, q, w); err != nil {
+	if err := c.do(ctx, ep, id, q, w); err != nil {
 		return none, err
 	}
 	v, err := conv(w)
@@ -312,30 +305,26 @@ var idUnreserved = func() (t [256]uint8) {
 	return t
 }()
 
-// do makes the GET of route (+ "/" + id) with query and decodes a 2xx
+// do makes the GET of ep's route (with id) and query and decodes a 2xx
 // body into into; one limiter slot is held across the retries.
-func (c *Client) do(ctx context.Context, ep Endpoint, route, id string, query url.Values, into errorCarrier) error {
+func (c *Client) do(ctx context.Context, ep Endpoint, id string, query url.Values, into errorCarrier) error {
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
 		return &Error{Kind: KindUnauthorized, Endpoint: ep, Message: "missing x-api-key or x-api-secret header"}
 	}
-	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user}
+	route, esc := strings.TrimSuffix(string(ep), "{id}"), id // an id route ends in "/"
 	if ep != EndpointListPayments {
 		why, plain := checkID(id)
 		if why != "" {
 			return &Error{Kind: KindInvalidID, Endpoint: ep, Message: why}
 		}
-		u.Path = c.basePath + route + "/" + id
-		if !plain || c.baseRawPath != c.basePath {
-			if esc := url.PathEscape(id); esc != id || c.baseRawPath != c.basePath {
-				u.RawPath = c.baseRawPath + route + "/" + esc
-			}
+		if !plain {
+			esc = url.PathEscape(id)
 		}
-	} else {
-		u.Path = c.basePath + route
-		if c.baseRawPath != c.basePath {
-			u.RawPath = c.baseRawPath + route
-		}
+	}
+	u := &url.URL{Scheme: c.scheme, Host: c.host, User: c.user, Path: c.basePath + route + id}
+	if esc != id || c.baseRawPath != c.basePath {
+		u.RawPath = c.baseRawPath + route + esc
 	}
 	if query != nil {
 		u.RawQuery = query.Encode()
@@ -366,7 +355,7 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 	if log != nil {
 		stat = &st
 	}
-	err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, log, stat, f) })
+	err := c.withResilience(ctx, creds, ep, start, func() error { return c.attempt(ctx, ep, u, creds, into, stat, f) })
 	if log != nil {
 		log.add(&CallRecord{Endpoint: ep, ID: id, Status: st.status, Duration: time.Since(start), Bytes: st.bytes}, st.attempts)
 	}
@@ -376,7 +365,7 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 
 // attempt makes one request and decodes its answer into into; st, when
 // not nil, records it; f, when not nil, keeps a 2xx body for its waiters.
-func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, log *CallLog, st *callStat, f *flight) error {
+func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat, f *flight) error {
 	// A dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
@@ -403,7 +392,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	}
 	resp, err := c.roundTrip(req)
 	if err != nil {
-		return c.transportError(ctx, callCtx, ep, err, "REST API unreachable: ")
+		return c.transportError(ctx, callCtx, ep, err)
 	}
 	limit, what := c.maxBody, "one record"
 	if ep == EndpointListPayments {
@@ -423,7 +412,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return c.statusError(ctx, callCtx, ep, resp, creds)
+		return statusError(ep, resp, creds)
 	}
 
 	tooLarge := func() error {
@@ -447,15 +436,8 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		return e
 	}
 	if msg, isErr := into.errorBody(); isErr {
-		msg = creds.scrub(msg)
-		if msg == "" {
-			msg = "REST API answered an error without a message"
-		}
-		kind := KindUpstream
-		if containsNotFound(msg) {
-			kind = KindNotFound
-		}
-		return &Error{Kind: kind, Endpoint: ep, Status: resp.StatusCode, Message: msg}
+		msg = cmp.Or(creds.scrub(msg), "REST API answered an error without a message")
+		return &Error{Kind: notFoundOr(msg, KindUpstream), Endpoint: ep, Status: resp.StatusCode, Message: msg}
 	}
 	return nil
 }
@@ -602,7 +584,7 @@ func ctxError(parent context.Context, ep Endpoint, err error) *Error {
 }
 
 // transportError maps a failure to get or read a response.
-func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, err error, prefix string) *Error {
+func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)
 	}
@@ -613,7 +595,7 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 		return &Error{Kind: KindTimeout, Endpoint: ep, Message: "REST API did not answer in time", Err: err}
 	}
 	// Callers see the message: never the net error's internal address.
-	return &Error{Kind: KindUpstream, Endpoint: ep, Message: prefix + connFailure(err), Err: err}
+	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API unreachable: " + connFailure(err), Err: err}
 }
 
 // bodyError maps a failure to read a 2xx body of size bytes (-1: unknown):
@@ -662,7 +644,7 @@ func connFailure(err error) string {
 }
 
 // statusError maps a non-2xx response.
-func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp *http.Response, creds Credentials) *Error {
+func statusError(ep Endpoint, resp *http.Response, creds Credentials) *Error {
 	code := resp.StatusCode
 	e := &Error{Endpoint: ep, Status: code}
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
@@ -696,8 +678,8 @@ func (c *Client) statusError(parent, callCtx context.Context, ep Endpoint, resp 
 			e.Message = "REST API answered an unexpected redirect (" + strconv.Itoa(code) + ")"
 		}
 	}
-	if code >= 400 && code < 500 && e.Kind != KindNotFound && containsNotFound(e.Message) {
-		e.Kind = KindNotFound
+	if code >= 400 && code < 500 {
+		e.Kind = notFoundOr(e.Message, e.Kind)
 	}
 	return e
 }
@@ -716,9 +698,12 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-// containsNotFound reports whether msg contains "not found", any case.
-func containsNotFound(msg string) bool {
-	return strings.Contains(strings.ToLower(msg), "not found")
+// notFoundOr is KindNotFound if msg contains "not found", any case, else k.
+func notFoundOr(msg string, k ErrorKind) ErrorKind {
+	if strings.Contains(strings.ToLower(msg), "not found") {
+		return KindNotFound
+	}
+	return k
 }
 
 // unexpected wraps a decoding problem (a description without body values).

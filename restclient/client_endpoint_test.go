@@ -51,7 +51,7 @@ func endpointBySearch(u *url.URL) Endpoint {
 		return ""
 	}
 	p = strings.TrimSuffix(p[i:], "/")
-	if p == routePayments {
+	if p == string(EndpointListPayments) {
 		return EndpointListPayments
 	}
 	for _, r := range idRoutes {
