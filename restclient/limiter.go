@@ -206,8 +206,13 @@ func (l *Limiter) join(k merchantKey) *merchantSlots {
 	l.mu.Lock()
 	m := l.merchants[k]
 	if m == nil {
-		if len(l.merchants) >= l.sweepAt {
-			l.sweepIdle()
+		if len(l.merchants) >= l.sweepAt { // drop the idle, sweep next at twice those left
+			for key, e := range l.merchants {
+				if e.refs == 0 {
+					delete(l.merchants, key)
+				}
+			}
+			l.sweepAt = max(minKeptMerchants, 2*len(l.merchants))
 		}
 		m = &merchantSlots{sem: make(chan struct{}, l.perMerchant)}
 		l.merchants[k] = m
@@ -222,17 +227,6 @@ func (l *Limiter) leave(m *merchantSlots) {
 	l.mu.Lock()
 	m.refs--
 	l.mu.Unlock()
-}
-
-// sweepIdle drops the entries of merchants with no call, and sets the
-// next sweep at twice the entries left; l.mu is held.
-func (l *Limiter) sweepIdle() {
-	for k, m := range l.merchants {
-		if m.refs == 0 {
-			delete(l.merchants, k)
-		}
-	}
-	l.sweepAt = max(minKeptMerchants, 2*len(l.merchants))
 }
 
 // release gives back every slot s holds.

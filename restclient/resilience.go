@@ -59,8 +59,7 @@ func (r Resilience) retryPolicy() retryPolicy {
 	return retryPolicy{max: max(r.MaxRetries, 0), base: positiveOr(r.RetryBaseDelay, 50*time.Millisecond), cap: time.Second}
 }
 
-// backoff is the delay before retry n (0-based): full jitter over a
-// doubling window.
+// backoff is the delay before retry n (from 0): full jitter, doubling.
 func (p retryPolicy) backoff(n int) time.Duration {
 	window := p.cap
 	if n < 32 && p.base < p.cap>>n { // no overflow for a large n
@@ -69,8 +68,7 @@ func (p retryPolicy) backoff(n int) time.Duration {
 	return rand.N(window) + 1
 }
 
-// retryable tells whether a failed GET may be tried again: a failed
-// connection (but a bad certificate), or a 502/503/504.
+// retryable: a failed connection (not a bad certificate), or a 502/503/504.
 func retryable(err error) bool {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
@@ -92,8 +90,7 @@ func badCertificate(err error) bool {
 		isA[x509.HostnameError](err) || isA[x509.CertificateInvalidError](err)
 }
 
-// unhealthy tells whether err says the REST API itself may be in trouble,
-// not the caller (4xx, cancellation) or one odd answer.
+// unhealthy: the REST API may be in trouble, not the caller or one odd answer.
 func unhealthy(err error) bool {
 	e, ok := errors.AsType[*Error](err)
 	if !ok {
@@ -102,8 +99,8 @@ func unhealthy(err error) bool {
 	return e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil)
 }
 
-// systemic tells whether err happened before the request reached the
-// REST API (dial, DNS, TLS): no caller's input can cause these.
+// systemic: err came before the request reached the REST API (dial, DNS,
+// TLS), so no caller's input caused it.
 func systemic(err error) bool {
 	if op, ok := errors.AsType[*net.OpError](err); ok && (op.Op == "dial" || op.Op == "proxyconnect") {
 		return true
@@ -145,12 +142,10 @@ type breaker struct {
 	pending      []func()    // calls of a hook
 	queued       atomic.Bool // pending is not empty: flush has work
 	delivering   sync.Mutex
-	// notClosed mirrors cb's last change: false, a call need not read the state.
-	notClosed atomic.Bool
-	// quiet, gen and fastClosed: closedfast.go.
-	quiet      quietness
-	gen        atomic.Uint64
-	fastClosed bool
+	notClosed    atomic.Bool // cb's last change: false, a call need not read the state
+	quiet        quietness   // quiet, gen and fastClosed: closedfast.go
+	gen          atomic.Uint64
+	fastClosed   bool
 }
 
 // errSkip is what a call returns to a circuit that must not count it.
@@ -203,8 +198,7 @@ func (b *breaker) queue(change func()) {
 	b.mu.Unlock()
 }
 
-// state reads the process-wide state (it may move to half-open) and
-// reports any change.
+// state reads (and may move) the process-wide state, reporting any change.
 func (b *breaker) state() gobreaker.State {
 	s := b.cb.State()
 	b.flush()
@@ -237,11 +231,10 @@ func (b *breaker) deliver() {
 	}
 }
 
-// CircuitState is a circuit's state, valued as the
-// paygraph_circuit_breaker_state gauge (and as gobreaker's State).
+// CircuitState is a circuit's state, valued as gobreaker's and the gauge.
 type CircuitState int
 
-// The circuit states: 0, 1 and 2.
+// The circuit states, 0 to 2 (paygraph_circuit_breaker_state).
 const (
 	CircuitClosed   = CircuitState(gobreaker.StateClosed)   // calls pass
 	CircuitHalfOpen = CircuitState(gobreaker.StateHalfOpen) // one probe call passes
@@ -305,25 +298,22 @@ func (r *failureRun) tripped(failures uint32) bool {
 
 // merchant is one credential pair's circuit.
 type merchant struct {
-	cb *gobreaker.CircuitBreaker[struct{}]
-	// trusted: the REST API answered the pair 2xx, so its failures count
-	// towards the process-wide circuit.
-	trusted   atomic.Bool
+	cb        *gobreaker.CircuitBreaker[struct{}]
+	trusted   atomic.Bool  // the REST API answered it 2xx: its failures count for the process
 	used      atomic.Int64 // UnixNano of the last call
 	notClosed atomic.Bool  // as breaker's, with quiet and gen
 	quiet     quietness
 	gen       atomic.Uint64
 }
 
-// merchantTable holds at most max merchant circuits, the accepted
-// (trusted) apart from the others, each part in LRU order.
+// merchantTable holds at most max merchant circuits, trusted apart, in LRU order.
 type merchantTable struct {
 	mu                 sync.Mutex
 	trusted, untrusted *simplelru.LRU[uint64, *merchant]
 	max                int
 }
 
-// get returns key's entry, or nil (entries are made only by add).
+// get returns key's entry, or nil (add makes them).
 func (t *merchantTable) get(key uint64, now int64) *merchant {
 	t.mu.Lock()
 	m, ok := t.trusted.Get(key)
@@ -385,8 +375,7 @@ func (t *merchantTable) trust(key uint64, m *merchant) {
 // merchantTag is the name of key's circuit in OnMerchantBreakerChange.
 func merchantTag(key uint64) string { return fmt.Sprintf("%016x", key) }
 
-// BreakerState is the process-wide circuit's state (CircuitClosed without
-// circuits); merchants' circuits are not reflected.
+// BreakerState is the process-wide circuit's state (closed when there are none).
 func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
 		return CircuitClosed
@@ -400,8 +389,7 @@ const (
 	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"
 )
 
-// withResilience runs attempt, with retries, inside cv's merchant circuit
-// and the process-wide one; now is the call's start.
+// withResilience runs attempt, retried, in cv's and the process's circuits.
 func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep Endpoint, now time.Time, attempt func() error) error {
 	call := func(retries int) error {
 		err := attempt()
@@ -485,8 +473,8 @@ func circuitRefused(err error) bool {
 	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
-// account records a call's outcome for the merchant and the process-wide
-// run, and returns what the process-wide circuit counts: err, or errSkip.
+// account records a call's outcome for the merchant and the failure run,
+// and returns what the process-wide circuit counts: err, or errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
 	if err == nil {
 		b.run.reset()

@@ -10,6 +10,7 @@ package restclient
 // the accepted and refused pairs and the probes are bounded.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"net/netip"
@@ -27,19 +28,13 @@ import (
 
 // Defaults of UnacceptedConfig.
 const (
-	// DefaultUnacceptedCallsPerSecond is the REST calls per second all the
-	// unaccepted pairs of a replica may make together.
-	DefaultUnacceptedCallsPerSecond = 20
-	// DefaultUnacceptedMaxInFlight is how many calls of unaccepted pairs a
-	// replica makes at once.
-	DefaultUnacceptedMaxInFlight = 8
-	// DefaultUnacceptedPerAddressPerSecond is one client address's part.
-	DefaultUnacceptedPerAddressPerSecond = 5
+	DefaultUnacceptedCallsPerSecond      = 20      // a replica's unaccepted pairs' REST calls a second, together
+	DefaultUnacceptedMaxInFlight         = 8       // how many calls of unaccepted pairs a replica makes at once
+	DefaultUnacceptedPerAddressPerSecond = 5       // one client address's part
+	DefaultMaxAccepted                   = 100_000 // the accepted pairs a replica remembers
 	// DefaultRefusedTTL is how long a refused pair is answered without a
 	// call: short, so that a new pair not yet active everywhere soon is.
 	DefaultRefusedTTL = 10 * time.Second
-	// DefaultMaxAccepted bounds the accepted pairs a replica remembers.
-	DefaultMaxAccepted = 100_000
 
 	maxRefused        = 16_384
 	storeTimeout      = 50 * time.Millisecond
@@ -59,21 +54,16 @@ type AcceptedStore interface {
 // UnacceptedConfig configures the bounds on unaccepted pairs. A zero
 // CallsPerSecond turns them off: every pair is then a merchant at once.
 type UnacceptedConfig struct {
-	// CallsPerSecond is the replica's shared budget (burst: twice).
-	CallsPerSecond int
+	CallsPerSecond int // the replica's shared budget (burst: twice)
 	// MaxInFlight is how many unaccepted pairs' calls run at once (0: the
 	// default); a call waits for one of these slots.
 	MaxInFlight int
 	// PerAddressPerSecond is one client address's budget (burst: twice; a
 	// quarter of MaxInFlight in flight); 0: none (WithClientAddr).
 	PerAddressPerSecond int
-	// RefusedTTL is how long a refused pair is answered from the negative
-	// cache; 0: DefaultRefusedTTL.
-	RefusedTTL time.Duration
-	// MaxAccepted bounds the accepted pairs kept in memory; 0: the default.
-	MaxAccepted int
-	// Store, when set, shares the accepted pairs with the other replicas.
-	Store AcceptedStore
+	RefusedTTL          time.Duration // how long the negative cache answers a refused pair; 0: DefaultRefusedTTL
+	MaxAccepted         int           // bounds the accepted pairs kept in memory; 0: the default
+	Store               AcceptedStore // when set, shares the accepted pairs with the other replicas
 }
 
 // gate applies UnacceptedConfig; see the file comment.
@@ -87,10 +77,8 @@ type gate struct {
 	now        func() time.Time
 	accepted   *lru.Cache[merchantKey, struct{}]
 
-	mu sync.Mutex
-	// refused is in the order of the refusals (looked up by Peek): past its
-	// bound the first to expire goes.
-	refused  *simplelru.LRU[merchantKey, refusal]
+	mu       sync.Mutex
+	refused  *simplelru.LRU[merchantKey, refusal] // in refusal order (Peek): past its bound the first to expire goes
 	probes   map[merchantKey]chan struct{}
 	inFlight map[string]int // probes per client address
 }
@@ -141,7 +129,7 @@ func perSecond(n int) (*ratelimit.Limiter, error) {
 }
 
 // ticket is a probe's turn of its pair, count of its address and (once
-// taken) slot; end gives them back and wakes the pair's waiters.
+// taken) slot; end, idempotent, gives them back and wakes the waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -151,7 +139,6 @@ type ticket struct {
 	over atomic.Bool // ended
 }
 
-// end is idempotent.
 func (t *ticket) end() {
 	if t == nil || !t.over.CompareAndSwap(false, true) {
 		return
@@ -374,10 +361,7 @@ func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
 const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
 func unacceptedLimited(after time.Duration) *Error {
-	if after < time.Second {
-		after = time.Second
-	}
-	secs := int((after + time.Second - 1) / time.Second)
+	secs := int((max(after, time.Second) + time.Second - 1) / time.Second)
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
@@ -426,12 +410,10 @@ func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }
 
-// clientAddr is the budget key WithClientAddr put in ctx.
+// clientAddr is the budget key WithClientAddr put in ctx (never "").
 func clientAddr(ctx context.Context) string {
-	if a, ok := ctx.Value(clientAddrKey{}).(string); ok {
-		return a
-	}
-	return unknownAddressKey
+	a, _ := ctx.Value(clientAddrKey{}).(string)
+	return cmp.Or(a, unknownAddressKey)
 }
 
 // AddressKey is the budget key of addr: the IPv4 address, or the IPv6
