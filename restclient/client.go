@@ -237,16 +237,14 @@ func (c *Client) GetPaymentLink(ctx context.Context, id string) (*PaymentLink, e
 		func(l *PaymentLink) error { return sameID("payment link", id, l.ID) })
 }
 
-// GetCheckoutSession retrieves one checkout session by its id or its
-// payment reference.
+// GetCheckoutSession retrieves one checkout session by its id or payment reference.
 func (c *Client) GetCheckoutSession(ctx context.Context, idOrRef string) (*CheckoutSession, error) {
 	return get(ctx, c, EndpointGetCheckoutSession, idOrRef, nil, new(wireSessionEnvelope),
 		(*wireSessionEnvelope).toSession, func(s *CheckoutSession) error { return s.answers(idOrRef) })
 }
 
-// get is do's call into w and conv's record of w, once check says it is
-// the one asked for; one that is not may be an earlier call's answer, so
-// the pair's idle connections are closed.
+// get is do's call into w and conv's record of w once check accepts it; another
+// record may be an earlier call's answer, so the pair's idle connections close.
 func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, id string, q url.Values, w W,
 	conv func(W) (V, error), check func(V) error) (V, error) {
 	var none V
@@ -264,8 +262,7 @@ func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, id 
 	return v, nil
 }
 
-// errorCarrier reports a wire struct's string "error" key in a 2xx body
-// that has no id/data.
+// errorCarrier reports a 2xx body's string "error" key when it has no id/data.
 type errorCarrier interface{ errorBody() (string, bool) }
 
 // checkID reports why id cannot be a path segment, or "", and whether it
@@ -286,10 +283,8 @@ func checkID(id string) (why string, plain bool) {
 	if all != 0 {
 		return "", true
 	}
-	for i := 0; i < len(id); i++ {
-		if b := id[i]; b < 0x20 || b == 0x7f {
-			return "id contains a control character", false
-		}
+	if strings.ContainsFunc(id, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "id contains a control character", false
 	}
 	if !utf8.ValidString(id) {
 		return "id is not valid UTF-8", false
@@ -305,8 +300,7 @@ var idUnreserved = func() (t [256]uint8) {
 	return t
 }()
 
-// do makes the GET of ep's route (with id) and query and decodes a 2xx
-// body into into; one limiter slot is held across the retries.
+// do GETs ep's route (with id) and query into into, holding one slot across retries.
 func (c *Client) do(ctx context.Context, ep Endpoint, id string, query url.Values, into errorCarrier) error {
 	creds, ok := credentialsFrom(ctx)
 	if !ok {
@@ -342,8 +336,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, id string, query url.Value
 	return c.call(ctx, ep, id, u, creds, into, nil)
 }
 
-// call is do's call once its slot is held; f, when not nil, is the shared
-// call it makes.
+// call is do's call once its slot is held; f, if not nil, is the shared call it makes.
 func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, creds *credentialsValue, into errorCarrier, f *flight) error {
 	log := callLogFrom(ctx)
 	var start time.Time
@@ -481,8 +474,7 @@ var (
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
 )
 
-// bodyBuffers holds the buffers REST bodies are read into; decoded values
-// copy what they keep.
+// bodyBuffers holds the buffers REST bodies are read into (decoded values copy).
 var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledBuffer is the largest buffer kept for reuse.
@@ -711,8 +703,7 @@ func unexpected(ep Endpoint, err error) *Error {
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API answered something unexpected: " + err.Error()}
 }
 
-// describeDecodeError describes a JSON decoding error without quoting the
-// body (json.SyntaxError and UnmarshalTypeError messages can).
+// describeDecodeError describes err without quoting the body, as its message can.
 func describeDecodeError(err error) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
