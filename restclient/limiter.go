@@ -12,8 +12,7 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Defaults of the limiter's bounds (and of REST_MAX_CONCURRENCY and
-// REST_MAX_INFLIGHT).
+// Defaults of the limiter's bounds (and of REST_MAX_CONCURRENCY and REST_MAX_INFLIGHT).
 const (
 	DefaultRequestLimit = 16  // the usual per-request bound (WithRequestLimit)
 	DefaultMaxInFlight  = 256 // the process-wide bound
@@ -24,10 +23,8 @@ const (
 
 // LimiterConfig configures a Limiter. Zero values take the defaults.
 type LimiterConfig struct {
-	// MaxInFlight bounds the REST calls in flight in the process.
-	MaxInFlight int
-	// MaxInFlightPerMerchant bounds those of one pair (at most MaxInFlight).
-	MaxInFlightPerMerchant int
+	MaxInFlight            int // bounds the REST calls in flight in the process
+	MaxInFlightPerMerchant int // bounds those of one pair (at most MaxInFlight)
 	// Unaccepted bounds the calls of pairs the REST API has not accepted
 	// yet (unaccepted.go); its zero value bounds nothing.
 	Unaccepted UnacceptedConfig
@@ -48,8 +45,7 @@ type Limiter struct {
 	sweepAt   int // the map's size at which join drops idle entries
 }
 
-// minKeptMerchants is the fewest merchant entries before idle ones go.
-const minKeptMerchants = 1024
+const minKeptMerchants = 1024 // the fewest merchant entries before idle ones go
 
 // merchantKey identifies a credential pair (merchant.go), collision
 // resistant: no caller can use up another's slots without its secret.
@@ -89,17 +85,14 @@ func positiveOr[T int | time.Duration](v, def T) T {
 // requestSem is a request's semaphore (WithRequestLimit).
 type requestSem struct {
 	sem  chan struct{}
-	turn atomic.Pointer[chan struct{}] // the request's place in queue, made at its first wait
+	once sync.Once
+	turn chan struct{} // the request's place in queue, made at its first wait
 }
 
 // turnOf returns r's turn, making it at the first call.
 func (r *requestSem) turnOf() chan struct{} {
-	if t := r.turn.Load(); t != nil {
-		return *t
-	}
-	t := make(chan struct{}, 1)
-	r.turn.CompareAndSwap(nil, &t)
-	return *r.turn.Load()
+	r.once.Do(func() { r.turn = make(chan struct{}, 1) })
+	return r.turn
 }
 
 type requestSlotsKey struct{}
@@ -261,8 +254,7 @@ func (h *Held) Value(key any) any {
 	return h.Context.Value(key)
 }
 
-// Release gives the slot back once the call has returned; again, or on
-// nil, it does nothing.
+// Release gives the slot back once the call has returned; again, or on nil, it does nothing.
 func (h *Held) Release() {
 	if h != nil && h.released.CompareAndSwap(false, true) {
 		h.s.release()
@@ -295,8 +287,7 @@ func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 	return nil
 }
 
-// slotFor returns the slot held for a call with ctx (its holder releases
-// it), or a new one.
+// slotFor returns the slot held for a call with ctx (its holder releases it), or a new one.
 func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
 		// The probe ends with the call: a later one must not wait for itself.
