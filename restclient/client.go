@@ -408,31 +408,26 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		return statusError(ep, resp, creds)
 	}
 
-	tooLarge := func() error {
+	if resp.ContentLength > limit { // refused before reading it
+		lr.exceeded = true
+	} else if err = decodeBody(&lr, into, resp.ContentLength, f); err == nil {
+		if msg, isErr := into.errorBody(); isErr {
+			msg = cmp.Or(creds.scrub(msg), "REST API answered an error without a message")
+			return &Error{Kind: notFoundOr(msg, KindUpstream), Endpoint: ep, Status: resp.StatusCode, Message: msg}
+		}
+		return nil
+	}
+	switch {
+	case lr.exceeded:
 		return &Error{Kind: KindUpstream, Endpoint: ep, Status: resp.StatusCode,
 			Message: "REST API answered something unexpected: a body larger than the limit of " +
 				strconv.FormatInt(limit, 10) + " bytes for " + what}
+	case lr.err != nil: // the connection failed, not the JSON
+		return c.bodyError(ctx, callCtx, ep, resp.ContentLength, limit-lr.n, lr.err)
 	}
-	if resp.ContentLength > limit { // refused before reading it
-		lr.exceeded = true
-		return tooLarge()
-	}
-	if err := decodeBody(&lr, into, resp.ContentLength, f); err != nil {
-		if lr.exceeded {
-			return tooLarge()
-		}
-		if lr.err != nil { // the connection failed, not the JSON
-			return c.bodyError(ctx, callCtx, ep, resp.ContentLength, limit-lr.n, lr.err)
-		}
-		e := unexpected(ep, describeDecodeError(err))
-		e.Status = resp.StatusCode
-		return e
-	}
-	if msg, isErr := into.errorBody(); isErr {
-		msg = cmp.Or(creds.scrub(msg), "REST API answered an error without a message")
-		return &Error{Kind: notFoundOr(msg, KindUpstream), Endpoint: ep, Status: resp.StatusCode, Message: msg}
-	}
-	return nil
+	e := unexpected(ep, describeDecodeError(err))
+	e.Status = resp.StatusCode
+	return e
 }
 
 // roundTrip sends req as c.hc.Do would, by the transport itself when Do
