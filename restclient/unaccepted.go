@@ -248,15 +248,34 @@ func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Lim
 // Admit tells, charging nothing, the error the pair's first call would get
 // now, so that an operation is refused before any field runs; nil for an
 // accepted pair, one with a call under way, or without bounds or credentials.
-func (c *Client) Admit(ctx context.Context) error {
+func (c *Client) Admit(ctx context.Context) (err error) {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
-	if g == nil || !ok {
+	if g == nil || !ok || g.known(ctx, cv) {
 		return nil
 	}
-	err := g.check(ctx, cv)
-	g.remember(cv, err)
-	return err
+	defer func() { g.remember(cv, err) }()
+	k := cv.merchant
+	now := g.now().UnixNano()
+	if d := cv.denied.Load(); d != nil && now < d.until {
+		return d.err
+	}
+	addr := clientAddr(ctx)
+	g.mu.Lock()
+	if r, ok := g.refused.Peek(k); ok && now < r.until {
+		g.mu.Unlock()
+		return r.err
+	}
+	busy := g.probes[k] != nil
+	full := g.perAddress != nil && g.inFlight[addr] >= g.addrSlots
+	g.mu.Unlock()
+	switch {
+	case busy:
+		return nil
+	case full:
+		return unacceptedLimited(time.Second)
+	}
+	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
 // Merchant is who ctx's request is for the edge's budgets: the pair's
@@ -264,10 +283,7 @@ func (c *Client) Admit(ctx context.Context) error {
 // (or without bounds on unaccepted pairs); ok false (anonymous) otherwise.
 func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	cv, ok := credentialsFrom(ctx)
-	if !ok {
-		return "", false
-	}
-	if g := c.limiter.gate; g != nil && !g.known(ctx, cv) {
+	if !ok || (c.limiter.gate != nil && !c.limiter.gate.known(ctx, cv)) {
 		return "", false
 	}
 	return cv.merchantName, true
@@ -288,14 +304,12 @@ func (c *Client) Accepted(ctx context.Context) bool {
 }
 
 // accepted is Accepted of cv's pair.
-func (c *Client) accepted(cv *credentialsValue) bool {
-	return c.limiter.gate == nil || c.limiter.gate.acceptedHere(cv)
-}
+func (c *Client) accepted(cv *credentialsValue) bool { return c.limiter.gate.acceptedHere(cv) }
 
 // acceptedHere reports whether cv's pair is accepted in this replica's
-// memory (cv's, or the table, which notes the use).
+// memory (cv's, or the table, which notes the use); a nil g accepts all.
 func (g *gate) acceptedHere(cv *credentialsValue) bool {
-	if cv.accepted.Load() {
+	if g == nil || cv.accepted.Load() {
 		return true
 	}
 	if _, ok := g.accepted.Get(cv.merchant); ok {
@@ -329,34 +343,6 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	return false
 }
 
-// check is what admit would answer cv's first call now, charging nothing.
-func (g *gate) check(ctx context.Context, cv *credentialsValue) error {
-	if g.known(ctx, cv) {
-		return nil
-	}
-	k := cv.merchant
-	now := g.now().UnixNano()
-	if d := cv.denied.Load(); d != nil && now < d.until {
-		return d.err
-	}
-	addr := clientAddr(ctx)
-	g.mu.Lock()
-	if r, ok := g.refused.Peek(k); ok && now < r.until {
-		g.mu.Unlock()
-		return r.err
-	}
-	busy := g.probes[k] != nil
-	full := g.perAddress != nil && g.inFlight[addr] >= g.addrSlots
-	g.mu.Unlock()
-	switch {
-	case busy:
-		return nil
-	case full:
-		return unacceptedLimited(time.Second)
-	}
-	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
-}
-
 // msgUnacceptedLimited is the refusal of a call over the budgets.
 const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
@@ -373,10 +359,9 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 		return
 	}
 	if err == nil {
-		if cv.accepted.Load() {
+		if cv.accepted.Swap(true) {
 			return
 		}
-		cv.accepted.Store(true)
 		if known, _ := g.accepted.ContainsOrAdd(cv.merchant, struct{}{}); !known && g.store != nil {
 			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
 			_ = g.store.Accept(sctx, cv.merchantName)
