@@ -94,9 +94,6 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	if cfg.CallsPerSecond <= 0 {
 		return nil, nil
 	}
-	// Within what ratelimit.New takes.
-	cfg.CallsPerSecond = min(cfg.CallsPerSecond, 1e8)
-	cfg.PerAddressPerSecond = min(cfg.PerAddressPerSecond, 1e8)
 	inflight := positiveOr(cfg.MaxInFlight, DefaultUnacceptedMaxInFlight)
 	shared, err := perSecond(cfg.CallsPerSecond)
 	if err != nil {
@@ -123,8 +120,10 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	return g, nil
 }
 
-// perSecond is a budget of n calls a second, with a burst of twice that.
+// perSecond is a budget of n calls a second (within what ratelimit.New
+// takes), with a burst of twice that.
 func perSecond(n int) (*ratelimit.Limiter, error) {
+	n = min(n, 1e8)
 	return ratelimit.New(ratelimit.Config{RESTCallsPerSecond: n, RESTBurst: 2 * n})
 }
 
