@@ -363,7 +363,6 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	if err := ctx.Err(); err != nil {
 		return ctxError(ctx, ep, err)
 	}
-	creds := cv.c
 	callCtx := ctx // the caller's deadline, or the per-call timeout if sooner
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > c.timeout {
 		var cancel context.CancelFunc
@@ -405,14 +404,14 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	}()
 
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return statusError(ep, resp, creds)
+		return statusError(ep, resp, cv.c)
 	}
 
 	if resp.ContentLength > limit { // refused before reading it
 		lr.exceeded = true
 	} else if err = decodeBody(&lr, into, resp.ContentLength, f); err == nil {
 		if msg, isErr := into.errorBody(); isErr {
-			msg = cmp.Or(creds.scrub(msg), "REST API answered an error without a message")
+			msg = cmp.Or(cv.c.scrub(msg), "REST API answered an error without a message")
 			return &Error{Kind: notFoundOr(msg, KindUpstream), Endpoint: ep, Status: resp.StatusCode, Message: msg}
 		}
 		return nil
@@ -457,23 +456,18 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// getTemplate is what every REST request is copied from (read only).
-var getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-
-// acceptJSON is the Accept header value of every REST call.
-var acceptJSON = []string{"application/json"}
-
-// The credential headers' canonical keys.
 var (
+	// getTemplate is what every REST request is copied from (read only).
+	getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	acceptJSON  = []string{"application/json"} // the Accept header value of every REST call
+	// The credential headers' canonical keys.
 	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
+	// bodyBuffers holds the buffers REST bodies are read into (decoded values copy).
+	bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
 )
 
-// bodyBuffers holds the buffers REST bodies are read into (decoded values copy).
-var bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxPooledBuffer is the largest buffer kept for reuse.
-const maxPooledBuffer = 256 << 10
+const maxPooledBuffer = 256 << 10 // the largest buffer kept for reuse
 
 // decodeBody decodes lr's first JSON value into into as a json.Decoder
 // would, from a pooled buffer (wirefast.go when it can); size is the
