@@ -311,6 +311,4 @@ func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 
 // Hold is c's limiter's Hold.
-func (c *Client) Hold(ctx context.Context) (*Held, error) {
-	return c.limiter.Hold(ctx)
-}
+func (c *Client) Hold(ctx context.Context) (*Held, error) { return c.limiter.Hold(ctx) }
