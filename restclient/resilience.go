@@ -156,7 +156,6 @@ func (r Resilience) newBreaker(name string) *breaker {
 		return nil
 	}
 	failures := uint32(r.BreakerFailures)
-	cooldown := positiveOr(r.BreakerCooldown, 5*time.Second)
 	b := &breaker{hook: r.OnBreakerChange, merchantHook: r.OnMerchantBreakerChange, fastClosed: gobreakerVerified}
 	b.merchants.max = maxMerchants
 	// A positive size never fails; either part may hold the whole table.
@@ -164,7 +163,7 @@ func (r Resilience) newBreaker(name string) *breaker {
 	b.merchants.untrusted, _ = simplelru.NewLRU[uint64, *merchant](maxMerchants, nil)
 	b.merchantSettings = gobreaker.Settings{
 		MaxRequests:  1,
-		Timeout:      cooldown,
+		Timeout:      positiveOr(r.BreakerCooldown, 5*time.Second),
 		ReadyToTrip:  func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsSuccessful: func(err error) bool { return err == nil || !unhealthy(err) },
 		IsExcluded:   func(err error) bool { return err == errSkip },
