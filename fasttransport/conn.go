@@ -1,9 +1,8 @@
 package fasttransport
 
-// The connections: dialled here (per host client, so that the dial knows
-// whether to speak TLS) and watched just enough to tell a reused
-// keep-alive connection that failed before any answer byte, the one
-// failure net/http retried.
+// The connections: dialled here (so that the dial knows whether to speak
+// TLS) and watched to tell a reused keep-alive connection that failed
+// before any answer byte, the one failure net/http retried.
 
 import (
 	"crypto/tls"
@@ -18,15 +17,14 @@ type dialer struct {
 	wrap func(net.Conn) net.Conn
 }
 
-// dialFunc dials addr within the dial timeout (or the call's time left),
-// with TCP keep-alive, and with isTLS shakes TLS hands here (SNI, the
-// configured roots), so that the watch below sees plain bytes and
-// fasthttp takes the connection (it has a Handshake method) as TLS.
+// dialFunc dials addr within the dial timeout (or the call's time left)
+// and with isTLS shakes TLS hands here, so that the watch below sees plain
+// bytes and fasthttp takes the connection (with Handshake) as TLS.
 func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		limit := DefaultDialTimeout
-		if timeout > 0 && timeout < limit {
-			limit = timeout
+		if timeout > 0 {
+			limit = min(limit, timeout)
 		}
 		start := time.Now()
 		nd := net.Dialer{Timeout: limit, KeepAlive: DefaultKeepAlive}
@@ -73,9 +71,8 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	}
 }
 
-// conn is a connection that knows how many requests were written on it
-// and whether the current one's answer has sent a byte; one goroutine
-// uses it at a time (fasthttp's pool hands it over under a lock).
+// conn knows how many requests were written on it and whether the
+// current one's answer has sent a byte; one goroutine uses it at a time.
 type conn struct {
 	net.Conn
 	requests int  // requests begun: writes after a read, or the first
@@ -84,8 +81,8 @@ type conn struct {
 	local    connAddr
 }
 
-// connAddr is the connection's local address, and the way back to the
-// connection from fasthttp's Response.LocalAddr after a failed call.
+// connAddr is the local address, and the way back to the connection from
+// fasthttp's Response.LocalAddr after a failed call.
 type connAddr struct {
 	net.Addr
 	c *conn
@@ -122,8 +119,8 @@ type tlsConn struct{ conn }
 func (c *tlsConn) Handshake() error { return nil }
 
 // failedOnIdle says whether resp's call failed before any answer byte on
-// a connection that had carried an earlier request: net/http's retry case
-// (fasthttp closes a failed connection, so nothing else uses it now).
+// a connection that had carried an earlier request (fasthttp closed it,
+// so nothing else uses it now).
 func failedOnIdle(resp *fasthttp.Response) bool {
 	a, ok := resp.LocalAddr().(*connAddr)
 	return ok && a.c.requests > 1 && !a.c.answered

@@ -1,8 +1,7 @@
 package fasttransport
 
-// The answer handed to the caller: an http.Response over fasthttp's, whose
-// buffers go back to the pool when the caller closes the body, not before.
-// The response and its body are one allocation, the header three more.
+// The caller's answer: an http.Response over fasthttp's, whose buffers go
+// back to the pool when the body is closed; with its body one allocation.
 
 import (
 	"bytes"
@@ -16,10 +15,9 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// response makes the caller's answer from c's; with gz (gzip asked for on
-// the caller's behalf) a gzip-encoded body is decompressed as it is read.
-// readErr, when not nil, is what the body's read ends with after the
-// bytes that came (errTooLarge: none of them are handed over).
+// response makes the caller's answer from c's; with gz a gzip-encoded body
+// is decompressed as read. readErr, if any, ends the body's bytes
+// (errTooLarge: none of them are handed over).
 func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *http.Response {
 	h := &c.resp.Header
 	b := &body{c: c}
@@ -41,22 +39,17 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	if code/100 == 1 || code == http.StatusNoContent || code == http.StatusNotModified {
 		res.ContentLength = 0 // no body, whatever the headers say (as net/http)
 	}
-	switch {
-	case readErr == errTooLarge:
-		// Refused by the caller before it reads (see Config.MaxResponseBytes).
-		if res.ContentLength <= int64(c.maxBody) {
-			res.ContentLength = int64(c.maxBody) + 1
-		}
+	if readErr == errTooLarge { // see Config.MaxResponseBytes
+		res.ContentLength = max(res.ContentLength, int64(c.maxBody)+1)
 		b.rd.Reset(nil)
 		return res
-	case readErr != nil:
-		b.err = readErr
 	}
+	b.err = readErr
 	raw := c.resp.Body()
 	b.rd.Reset(raw)
 	if gz && len(raw) > 0 && bytes.EqualFold(h.ContentEncoding(), []byte("gzip")) {
-		// As net/http: decompressed, of unknown length; the caller's limit
-		// applies to what comes out, so a gzip bomb stays bounded.
+		// As net/http: of unknown length; the caller's limit bounds what
+		// comes out, so a gzip bomb stays bounded.
 		b.gzip = true
 		res.Header.Del("Content-Encoding")
 		res.Header.Del("Content-Length")
@@ -66,9 +59,9 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	return res
 }
 
-// header copies h into an http.Header (canonical names; every name and
-// value in one string, the values in one slice), leaving out
-// Transfer-Encoding and Connection: close as net/http does.
+// header copies h into an http.Header (canonical names, every name and
+// value in one string, the values in one slice) but Transfer-Encoding
+// and Connection: close, as net/http.
 func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
 	for k, v := range h.All() {
@@ -76,7 +69,7 @@ func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 		case string(k) == "Transfer-Encoding":
 			continue
 		case string(k) == "Connection" && bytes.Contains(bytes.ToLower(v), []byte("close")):
-			continue // net/http drops it too, once it has noted the close
+			continue
 		}
 		c.hdr = append(c.hdr, k...)
 		c.ends = append(c.ends, len(c.hdr))
@@ -104,7 +97,7 @@ func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 	return out
 }
 
-// statusTexts are the status lines net/http reports ("200 OK"), made once.
+// statusTexts are net/http's status lines ("200 OK"), made once.
 var statusTexts = func() (s [600]string) {
 	for code := 100; code < len(s); code++ {
 		if t := http.StatusText(code); t != "" {
@@ -126,7 +119,7 @@ type body struct {
 	res  http.Response
 	c    *call // nil once closed
 	rd   bytes.Reader
-	err  error // after rd's bytes, instead of io.EOF
+	err  error // instead of io.EOF
 	gzip bool
 	gz   *gzip.Reader // made on the first read, as net/http's
 }
@@ -142,16 +135,11 @@ func (b *body) Read(p []byte) (int, error) {
 	}
 	if b.gz == nil {
 		zr, _ := gzipReaders.Get().(*gzip.Reader)
-		var err error
 		if zr == nil {
-			zr, err = gzip.NewReader(rawReader{b})
-		} else {
-			err = zr.Reset(rawReader{b})
+			zr = new(gzip.Reader)
 		}
-		if err != nil {
-			if zr != nil {
-				gzipReaders.Put(zr)
-			}
+		if err := zr.Reset(rawReader{b}); err != nil {
+			gzipReaders.Put(zr)
 			return 0, err
 		}
 		b.gz = zr

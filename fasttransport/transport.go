@@ -1,17 +1,15 @@
 // Package fasttransport is an http.RoundTripper over valyala/fasthttp's
-// client, the transport of each credential pair's REST connection pool
-// (gateway/transport.go): it writes the request and reads the answer on
-// the caller's goroutine, where net/http hands each call to two goroutines
-// of its connection (docs/performance.md, "REST transport"). It keeps what
+// client for each credential pair's REST pool (gateway/transport.go): the
+// call runs on the caller's goroutine, not on two of its connection's as
+// in net/http (docs/performance.md, "REST transport"). It keeps what
 // net/http gave its callers, each tested against it (differential_test.go):
 // the context's deadline, the response-header timeout, transparent gzip,
-// no redirects, at most one retry on a reused keep-alive connection that
-// failed before any answer byte, errors that errors.Is/As classify alike,
-// canonical response headers. It does not do HTTP/2, proxies, or cancel a
-// call in flight whose context has no deadline. It uses fasthttp's public
-// API only (verified against v1.78.0: on an upgrade, run this package's
-// tests and gateway's TestRESTFaultsNeverCrossPairs) and imports no
-// package of paygraph.
+// no redirects, one retry on a reused keep-alive connection that failed
+// before any answer byte, errors that errors.Is/As classify alike,
+// canonical response headers. No HTTP/2, proxies, or cancelling a call
+// whose context has no deadline. It uses fasthttp's public API only
+// (verified against v1.78.0: on an upgrade, run this package's tests and
+// gateway's TestRESTFaultsNeverCrossPairs) and imports no paygraph package.
 package fasttransport
 
 import (
@@ -31,8 +29,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// The transport's settings and Config's defaults, those of the net/http
-// transport it replaces.
+// Config's defaults, those of the net/http transport it replaces.
 const (
 	DefaultDialTimeout      = 5 * time.Second
 	DefaultKeepAlive        = 30 * time.Second
@@ -40,40 +37,35 @@ const (
 	DefaultTLSHandshake     = 5 * time.Second
 	DefaultMaxConnsPerHost  = 512
 	DefaultMaxResponseBytes = 4 << 20
-	// DefaultReadBufferSize is the per-call read buffer, which also bounds
-	// a response's header block (a REST answer's are a few hundred bytes).
+	// DefaultReadBufferSize is the read buffer, which bounds a response's
+	// header block (a REST answer's is a few hundred bytes).
 	DefaultReadBufferSize = 16 << 10
-	// UserAgent is sent when the request sets none: net/http's, so the
-	// REST API sees no change of transport.
+	// UserAgent is net/http's, sent when the request sets none.
 	UserAgent = "Go-http-client/1.1"
 )
 
 // Config configures a Transport; every zero field takes its default.
 type Config struct {
-	// MaxConnsPerHost bounds the connections to one host. A call that
-	// finds them all busy waits for one (up to its deadline, else
-	// ResponseHeaderTimeout or 30 s); it never fails for want of one.
+	// MaxConnsPerHost bounds the connections to one host; a call finding
+	// them all busy waits (up to its deadline, else ResponseHeaderTimeout
+	// or 30 s), never fails for want of one.
 	MaxConnsPerHost int
-	// ResponseHeaderTimeout bounds the wait for the answer once the
-	// request is written (fasthttp's ReadTimeout; it covers the body too,
-	// which is read whole before RoundTrip returns). 0: none but the
-	// context's deadline.
+	// ResponseHeaderTimeout bounds the wait for the answer, body included
+	// (fasthttp's ReadTimeout); 0: only the context's deadline.
 	ResponseHeaderTimeout time.Duration
-	// TLSConfig is cloned for each TLS connection, its ServerName set to
-	// the host when empty; nil: the system roots.
+	// TLSConfig is cloned for each TLS connection, ServerName defaulting
+	// to the host; nil: the system roots.
 	TLSConfig *tls.Config
-	// MaxResponseBytes is the most of one answer's body held in memory
-	// (fasthttp reads a body whole); 0: DefaultMaxResponseBytes. A larger
-	// answer reaches the caller with its status and headers, an empty body
-	// and a ContentLength above MaxResponseBytes, so that a caller whose
-	// own limit is at most that refuses it as too large.
+	// MaxResponseBytes bounds an answer's body held in memory; 0:
+	// DefaultMaxResponseBytes. A larger answer comes with its status and
+	// headers, an empty body and a ContentLength above the limit, so that
+	// a caller with a limit no larger refuses it as too large.
 	MaxResponseBytes int
 	// MaxResponseBytesFor, when set, is a call's own MaxResponseBytes (0:
-	// MaxResponseBytes), for limits that differ by route. It should take
-	// few values: each has a fasthttp client and connection pool of its own.
+	// MaxResponseBytes); each value has its own client and pool.
 	MaxResponseBytesFor func(*http.Request) int
-	// WrapConn, when set, wraps each connection dialled (before TLS), so
-	// that the caller can count its connections; its Close is theirs.
+	// WrapConn, when set, wraps each connection dialled (before TLS), for
+	// counting them; its Close is theirs.
 	WrapConn func(net.Conn) net.Conn
 }
 
@@ -84,9 +76,8 @@ type Transport struct {
 	limitFor func(*http.Request) int
 	newHost  func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient
 	dialer   dialer
-	// clients are the host clients made so far: copied on write.
-	clients atomic.Pointer[[]limited]
-	mu      sync.Mutex
+	clients  atomic.Pointer[[]limited] // copied on write
+	mu       sync.Mutex
 }
 
 type limited struct {
@@ -98,12 +89,12 @@ type limited struct {
 
 // New returns a Transport for cfg.
 func New(cfg Config) *Transport {
-	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor}
+	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor,
+		dialer: dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}}
 	t.clients.Store(&[]limited{})
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
 	}
-	t.dialer = dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}
 	maxConns := cfg.MaxConnsPerHost
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConnsPerHost
@@ -125,19 +116,16 @@ func New(cfg Config) *Transport {
 			MaxResponseBodySize: maxBody,
 			// Sent as the caller escaped it (an id's %2F stays one segment).
 			DisablePathNormalizing: true,
-			// Retries are RoundTrip's (retry below): fasthttp would retry an
-			// idempotent call up to five times on any error, a timeout too.
+			// RoundTrip retries; fasthttp would, on any error, up to five times.
 			MaxIdemponentCallAttempts: 1,
 			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-			// The dial is this package's (conn.go): TLS is shaken hands there.
-			DialTimeout: t.dialer.dialFunc(isTLS),
+			DialTimeout:               t.dialer.dialFunc(isTLS), // TLS is shaken hands there
 		}
 	}
 	return t
 }
 
-// clientFor is the host client of host that holds answers to maxBody
-// bytes.
+// clientFor is host's client that holds answers to maxBody bytes.
 func (t *Transport) clientFor(host string, isTLS bool, maxBody int) *fasthttp.HostClient {
 	find := func() *fasthttp.HostClient {
 		for _, l := range *t.clients.Load() {
@@ -161,18 +149,16 @@ func (t *Transport) clientFor(host string, isTLS bool, maxBody int) *fasthttp.Ho
 	return c
 }
 
-// CloseIdleConnections closes the idle keep-alive connections (as
-// http.Client.CloseIdleConnections asks of its transport).
+// CloseIdleConnections closes the idle keep-alive connections.
 func (t *Transport) CloseIdleConnections() {
 	for _, l := range *t.clients.Load() {
 		l.c.CloseIdleConnections()
 	}
 }
 
-// call is what one RoundTrip borrows, fasthttp's request and response and
-// scratch space, until the response's body is closed.
+// call is what one RoundTrip borrows until the response's body is closed.
 type call struct {
-	fc      *fasthttp.HostClient // the client of the call's host and body limit
+	fc      *fasthttp.HostClient
 	maxBody int
 	req     fasthttp.Request
 	resp    fasthttp.Response
@@ -191,8 +177,7 @@ func (c *call) release() {
 	calls.Put(c)
 }
 
-// RoundTrip sends r and returns its answer as net/http's transport would
-// (see the package comment for what differs).
+// RoundTrip sends r and returns its answer as net/http's transport would.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.URL == nil {
 		closeBody(r)
@@ -222,9 +207,8 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
 	err := t.do(c, deadline, hasDeadline)
-	// Once, as net/http: a reused keep-alive connection the REST API had
-	// closed fails before any answer byte; the call goes again on another
-	// (a streamed body is never sent twice).
+	// Once, as net/http, when a reused connection failed before any answer
+	// byte (a streamed body is never sent twice).
 	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {
 		err = t.do(c, deadline, hasDeadline)
 	}
@@ -236,15 +220,14 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func (t *Transport) do(c *call, deadline time.Time, hasDeadline bool) error {
-	c.resp.Header.SetNoDefaultContentType(true) // no Content-Type the REST API did not send
+	c.resp.Header.SetNoDefaultContentType(true)
 	if hasDeadline {
 		return c.fc.DoDeadline(&c.req, &c.resp, deadline)
 	}
 	return c.fc.Do(&c.req, &c.resp)
 }
 
-// build makes c's request from r, and says whether it asked for gzip on
-// the caller's behalf (then the answer is decompressed for it).
+// build makes c's request from r; gz: it asked for gzip for the caller.
 func (c *call) build(r *http.Request) (gz bool) {
 	u := r.URL
 	c.uri = append(c.uri[:0], u.Scheme...)
@@ -280,7 +263,6 @@ func (c *call) build(r *http.Request) (gz bool) {
 	if r.Body != nil && r.Body != http.NoBody {
 		req.SetBodyStream(r.Body, int(r.ContentLength))
 	}
-	// Transparent gzip, as net/http's transport asks for it.
 	if r.Header["Accept-Encoding"] == nil && r.Header["Range"] == nil && r.Method != http.MethodHead {
 		req.Header.Set("Accept-Encoding", "gzip")
 		return true
@@ -294,20 +276,16 @@ func closeBody(r *http.Request) {
 	}
 }
 
-// failed answers a call that fasthttp ended with err: an error, or, when
-// the answer's headers had arrived and its body failed or ran past
-// MaxResponseBytes, the response with a body that says so, as net/http
-// hands the caller a body whose read fails.
+// failed answers a call fasthttp ended with err: an error or, when the
+// headers came, the response with a body whose read fails, as net/http.
 func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err error, gz bool, deadline time.Time, hasDeadline bool) (*http.Response, error) {
-	// A failed header read clears the header: a Content-Length other than
-	// 0 (-1 chunked, -2 to the close) means the headers came and the body
-	// was cut short.
+	// A failed header read clears the header, so a Content-Length other
+	// than 0 (-1 chunked, -2 to the close) means the headers came.
 	headers := c.resp.Header.ContentLength() != 0
 	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
 		c.release()
 		if hasDeadline && !time.Now().Before(deadline) {
-			// The context's deadline: answer its error, as net/http, once
-			// the context says it (callers check ctx.Err()).
+			// The context's deadline: its error, once ctx says it.
 			timer := time.NewTimer(100 * time.Millisecond)
 			defer timer.Stop()
 			select {
@@ -332,8 +310,7 @@ func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err er
 	return nil, mapError(err)
 }
 
-// The timeouts awaiting the headers and then the body: net.Errors whose
-// Timeout is true, as net/http's.
+// Timeouts awaiting the headers or the body, net.Errors as net/http's.
 var (
 	errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
 	errBodyTimeout   error = timeoutError{"fasttransport: timeout reading the response body"}
@@ -348,8 +325,8 @@ func (e timeoutError) Temporary() bool { return true }
 // errTooLarge marks a body past MaxResponseBytes (response.go).
 var errTooLarge = errors.New("fasttransport: response body larger than MaxResponseBytes")
 
-// mapError makes fasthttp's own errors say what net/http's said to
-// errors.Is: a connection closed before the first answer byte is io.EOF.
+// mapError makes a connection closed before any answer byte io.EOF to
+// errors.Is, as net/http's.
 func mapError(err error) error {
 	if errors.Is(err, fasthttp.ErrConnectionClosed) {
 		return alsoIs{err, io.EOF}
@@ -363,8 +340,8 @@ type alsoIs struct{ err, is error }
 func (e alsoIs) Error() string   { return e.err.Error() }
 func (e alsoIs) Unwrap() []error { return []error{e.err, e.is} }
 
-// bodyError is the error a body read ends with after the bytes that came:
-// a broken chunk is io.ErrUnexpectedEOF, as net/http's.
+// bodyError is what a body read ends with: a broken chunk is
+// io.ErrUnexpectedEOF, as net/http's.
 func bodyError(err error) error {
 	var bc fasthttp.ErrBrokenChunk
 	if errors.As(err, &bc) {

@@ -1,7 +1,7 @@
 package restclient
 
-// The per-operation log of REST calls, for the cost receipt and, when
-// kept, the REST inspector.
+// The per-operation log of REST calls: the cost receipt and, when kept,
+// the REST inspector.
 
 import (
 	"context"
@@ -22,8 +22,7 @@ type CallRecord struct {
 	Retries  int           // attempts after the first
 }
 
-// maxKeptCalls bounds the records one log keeps.
-const maxKeptCalls = 1000
+const maxKeptCalls = 1000 // records one log keeps
 
 // CallLog counts the REST calls of one operation, safe for concurrent
 // use; records are kept only after Keep.
@@ -43,16 +42,14 @@ func (l *CallLog) Keep() {
 	l.mu.Unlock()
 }
 
-// Counts are the calls made and their retries so far (made+retries
-// requests).
+// Counts are the calls made and their retries so far.
 func (l *CallLog) Counts() (made, retries int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.made, l.retries
 }
 
-// Shared is how many of the calls waited for another operation's
-// (share.go).
+// Shared is how many calls waited for another operation's (share.go).
 func (l *CallLog) Shared() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -88,8 +85,7 @@ func (l *CallLog) add(r *CallRecord, attempts int) {
 
 type callLogKey struct{}
 
-// WithCallLog returns a context whose REST calls (and its descendants')
-// are counted in l.
+// WithCallLog returns a context whose REST calls are counted in l.
 func WithCallLog(ctx context.Context, l *CallLog) context.Context {
 	return opscope.WithValue(ctx, callLogKey{}, l)
 }

@@ -3,10 +3,10 @@ package restclient
 // Calls on closed, quiet circuits (no failure counted since a success)
 // without gobreaker, so that calls do not all take the process-wide
 // circuit's mutex: there a success changes nothing gobreaker reads again,
-// so only a failure is handed to it afterwards, as Execute would have
-// counted it, to the circuits whose state has not changed meanwhile
-// (TestClosedFastPathSameAsGobreaker). It mirrors gobreaker's counting, so
-// it is on only with the version verified (TestGobreakerFence).
+// so only a failure is handed to it afterwards, to the circuits whose
+// state has not changed (TestClosedFastPathSameAsGobreaker). It mirrors
+// gobreaker's counting, so it is on only with the version verified
+// (TestGobreakerFence).
 
 import (
 	"context"
@@ -17,11 +17,10 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release closedCall was verified against.
+// verifiedGobreaker is the gobreaker release closedCall was verified
+// against, and reverifyGobreaker what to re-read before raising it.
 const verifiedGobreaker = "v2.4.0"
 
-// reverifyGobreaker is what to re-read in gobreaker before raising
-// verifiedGobreaker.
 const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
   - afterRequest of a success or an exclusion in StateClosed changes only
     Counts' Requests, TotalSuccesses, ConsecutiveSuccesses (and zeroes
@@ -52,9 +51,8 @@ func gobreakerVersion() string {
 }
 
 // quietness tells whether a circuit's consecutive failures are known to
-// be zero: failing and failed count its failures before and after
-// gobreaker does; clean is the highest failed read before an Execute that
-// counted a success. Quiet while failing equals clean.
+// be zero: failing and failed count failures before and after gobreaker
+// does; clean is the highest failed read before a success's Execute.
 type quietness struct {
 	failing atomic.Uint64
 	failed  atomic.Uint64
@@ -64,8 +62,8 @@ type quietness struct {
 func (q *quietness) is() bool    { return q.failing.Load() == q.clean.Load() }
 func (q *quietness) seq() uint64 { return q.failed.Load() }
 
-// counting is told what a circuit is given to count (errSkip: nothing)
-// before gobreaker counts it; counted after, with seq read before Execute.
+// counting is told what gobreaker is given to count (errSkip: nothing)
+// before it counts it; counted after, with seq read before Execute.
 func (q *quietness) counting(count error) {
 	if unhealthy(count) {
 		q.failing.Add(1)
@@ -87,6 +85,14 @@ func (q *quietness) counted(count error, seq uint64) {
 	}
 }
 
+// settle replays a count (errSkip: none) to a circuit whose state has not
+// changed (same) where it matters: a failure, or a success after one.
+func (q *quietness) settle(cb *gobreaker.CircuitBreaker[struct{}], same bool, count error) {
+	if count != errSkip && same && (unhealthy(count) || !q.is()) {
+		q.replay(cb, count)
+	}
+}
+
 // replay hands cb a count (never errSkip) of a call made without it.
 func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) {
 	seq := q.seq()
@@ -95,10 +101,8 @@ func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) 
 	q.counted(count, seq)
 }
 
-// closedCall makes call on closed, quiet circuits, then hands each circuit
-// whose state has not changed what its Execute would have counted where
-// that matters: a failure, or a success after a failure counted meanwhile.
-// A panic counts as a success, as in gobreaker.
+// closedCall makes call on closed, quiet circuits, then settles each
+// circuit's count; a panic counts as a success, as in gobreaker.
 func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
 	gen := b.gen.Load()
 	var mGen uint64
@@ -108,12 +112,10 @@ func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start
 	panicked := true
 	defer func() {
 		if panicked {
-			if m != nil && m.gen.Load() == mGen && !m.quiet.is() {
-				m.quiet.replay(m.cb, nil)
+			if m != nil {
+				m.quiet.settle(m.cb, m.gen.Load() == mGen, nil)
 			}
-			if b.gen.Load() == gen && !b.quiet.is() {
-				b.quiet.replay(b.cb, nil)
-			}
+			b.quiet.settle(b.cb, b.gen.Load() == gen, nil)
 		}
 	}()
 	err = call()
@@ -123,13 +125,11 @@ func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start
 	if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
 		count = errSkip
 	}
-	if m != nil && count != errSkip && m.gen.Load() == mGen && (unhealthy(count) || !m.quiet.is()) {
-		m.quiet.replay(m.cb, count)
+	if m != nil {
+		m.quiet.settle(m.cb, m.gen.Load() == mGen, count)
 	}
 	bCount := b.account(ctx, err, m, key, start.UnixNano())
-	if bCount != errSkip && b.gen.Load() == gen && (unhealthy(bCount) || !b.quiet.is()) {
-		b.quiet.replay(b.cb, bCount)
-	}
+	b.quiet.settle(b.cb, b.gen.Load() == gen, bCount)
 	b.flush()
 	return err
 }

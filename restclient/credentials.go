@@ -1,6 +1,7 @@
 package restclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/hex"
 	"fmt"
@@ -16,17 +17,15 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// The REST API's credential headers, which the gateway's callers send and
-// which are forwarded unchanged.
+// The REST API's credential headers, forwarded from the gateway's callers.
 const (
 	HeaderAPIKey    = "x-api-key"
 	HeaderAPISecret = "x-api-secret"
 )
 
-// Credentials is the caller's credential pair, forwarded as the x-api-key
-// and x-api-secret headers of its REST calls. Every textual form of it
-// (fmt's verbs, slog, encoding/json) shows at most the key's prefix
-// ("ak_test_…"), never the secret.
+// Credentials is the caller's credential pair, forwarded as the
+// credential headers of its REST calls. Its every textual form (fmt,
+// slog, encoding/json) shows at most the key's prefix, never the secret.
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -37,13 +36,11 @@ type credentialsKey struct{}
 // credentialsValue is what WithCredentials puts in a context: the pair
 // and what its REST calls share.
 type credentialsValue struct {
-	c Credentials
-	// header is the (read only) header of every REST call of the context.
-	header     http.Header
-	headerOnce sync.Once
-	headers    [2]string // the header's two credential values
-	// secrets is the pair again for SecretsOf, apart from the header's.
-	secrets      [2]string
+	c            Credentials
+	header       http.Header // of every REST call of the context; read only
+	headerOnce   sync.Once
+	headers      [2]string   // the header's two credential values
+	secrets      [2]string   // the pair again for SecretsOf, apart from the header's
 	merchant     merchantKey // the Limiter's key of the pair
 	merchantName string      // MerchantOf's answer
 	// As far as this context knows (unaccepted.go): accepted, the REST API
@@ -59,10 +56,7 @@ type credentialsValue struct {
 // WithCredentials returns a context carrying c, and its merchant identity
 // under ctx's merchant key (WithMerchantKey; merchant.go).
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
-	k := MerchantKeyFrom(ctx)
-	if k == nil {
-		k = processMerchantKey
-	}
+	k := cmp.Or(MerchantKeyFrom(ctx), processMerchantKey)
 	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, secrets: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
 	var name [2 * len(merchantKey{})]byte
 	hex.Encode(name[:], v.merchant[:])
@@ -70,7 +64,7 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	return opscope.WithValue(ctx, credentialsKey{}, v)
 }
 
-// requestHeader is the (read only) header of v's REST calls.
+// requestHeader is v's header, made once.
 func (v *credentialsValue) requestHeader() http.Header {
 	v.headerOnce.Do(func() {
 		v.header = http.Header{
@@ -89,8 +83,8 @@ func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
 }
 
-// SecretsOf returns the two values of the usable pair ctx carries, which
-// logs, metrics and traces must never hold, or nil; read only.
+// SecretsOf returns the two values of ctx's usable pair, which logs,
+// metrics and traces must never hold, or nil; read only.
 func SecretsOf(ctx context.Context) []string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -99,7 +93,7 @@ func SecretsOf(ctx context.Context) []string {
 	return v.secrets[:]
 }
 
-// credentialsFrom is CredentialsFrom's value (never nil).
+// credentialsFrom is ctx's value (never nil) and whether its pair is usable.
 func credentialsFrom(ctx context.Context) (*credentialsValue, bool) {
 	v, _ := ctx.Value(credentialsKey{}).(*credentialsValue)
 	if v == nil {
@@ -115,8 +109,7 @@ var (
 )
 
 // RedactCredentials rewrites every credential-shaped run of s, anyone's:
-// an API secret becomes "sk_…[redacted]", an API key keeps only its
-// prefix ("ak_test_…").
+// a secret becomes "sk_…[redacted]", a key its prefix ("ak_test_…").
 func RedactCredentials(s string) string {
 	if strings.Contains(s, "sk_") {
 		s = reSecret.ReplaceAllLiteralString(s, "sk_…[redacted]")
@@ -127,9 +120,8 @@ func RedactCredentials(s string) string {
 	return s
 }
 
-// RedactKey is how an API key is written where it may be seen: its
-// prefix ("ak_test_…"), "[none]" when empty, or "[redacted]" when it does
-// not look like "<word>_<word>_<rest>".
+// RedactKey is an API key as it may be seen: its prefix ("ak_test_…"),
+// "[none]" when empty, or "[redacted]" unless like "<word>_<word>_<rest>".
 func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"
@@ -155,8 +147,7 @@ func RedactKey(key string) string {
 	return "[redacted]"
 }
 
-// String returns a redacted form: the key's prefix ("ak_test_…") or
-// "[redacted]"; never the secret.
+// String returns RedactKey of the key, never the secret.
 func (c Credentials) String() string { return RedactKey(c.APIKey) }
 
 // GoString implements fmt.GoStringer (%#v) without the secret.
@@ -196,11 +187,10 @@ func (c Credentials) MarshalJSON() ([]byte, error) {
 
 // scrub replaces the credentials in msg (an upstream error) by "[redacted]".
 func (c Credentials) scrub(msg string) string {
-	if c.APISecret != "" && strings.Contains(msg, c.APISecret) {
-		msg = strings.ReplaceAll(msg, c.APISecret, "[redacted]")
-	}
-	if c.APIKey != "" && strings.Contains(msg, c.APIKey) {
-		msg = strings.ReplaceAll(msg, c.APIKey, "[redacted]")
+	for _, s := range [...]string{c.APISecret, c.APIKey} {
+		if s != "" {
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
 	}
 	return msg
 }

@@ -53,8 +53,8 @@ type Error struct {
 	Err        error         // underlying cause, may be nil
 }
 
-// Error returns "restclient: GET <endpoint>: <message> (HTTP <status>)".
-// It does not include the text of Err.
+// Error returns "restclient: GET <endpoint>: <message> (HTTP <status>)",
+// without Err's text.
 func (e *Error) Error() string {
 	s := "restclient: "
 	if e.Endpoint != "" {

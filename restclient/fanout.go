@@ -1,7 +1,7 @@
 package restclient
 
-// Bounded fan-out: the calls of a batch (a dataloader's keys, a page's
-// joins) made at once within the limiter's bounds; callers never see a slot.
+// Bounded fan-out: a batch's calls (a dataloader's keys, a page's joins)
+// made at once within the limiter's bounds; callers never see a slot.
 
 import (
 	"context"
@@ -20,8 +20,8 @@ type Result[V any] struct {
 	Err   error
 }
 
-// PanicError is the error of a fan-out call that panicked, maybe on a
-// goroutine the caller's recovery does not reach.
+// PanicError is the error of a fan-out call that panicked, maybe where the
+// caller's recovery does not reach.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -29,8 +29,8 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic in a REST call: %v", e.Value) }
 
-// GetPayments retrieves the payments of ids, one GetPayment each, within
-// the limiter's bounds (fanOut); results[i] answers ids[i].
+// GetPayments retrieves the payments of ids, one GetPayment each (fanOut);
+// results[i] answers ids[i].
 func (c *Client) GetPayments(ctx context.Context, ids []string) []Result[*Payment] {
 	return fanOut(ctx, c.limiter, ids, method[*Payment]{c, (*Client).GetPayment})
 }
@@ -64,16 +64,16 @@ type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
 
-// Each calls get for every id at once, as a Client's fan-out but without
-// slots (a stub REST implementation); results[i] answers ids[i].
+// Each is a Client's fan-out without slots (for stub REST
+// implementations); results[i] answers ids[i].
 func Each[V any](ctx context.Context, ids []string, get func(context.Context, string) (V, error)) []Result[V] {
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
 
-// fanOut calls g for every id, each call holding its slot of lim (nil:
-// none), on at most Limiter.width goroutines (the caller's is one) taking
-// the next id left; one starts only once a slot is held for its first
-// call, so a batch waiting for slots costs one goroutine.
+// fanOut calls g for every id, each call holding a slot of lim (nil:
+// none), on at most Limiter.width goroutines (the caller's one) taking the
+// next id left; one starts only once its first call's slot is held, so a
+// batch waiting for slots costs one goroutine.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -113,7 +113,7 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	return out
 }
 
-// fan is one fan-out's ids, results and next id left.
+// fan is one fan-out's state.
 type fan[V any, G getter[V]] struct {
 	ctx  context.Context
 	ids  []string

@@ -18,28 +18,27 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// MinMerchantKeyBytes is the shortest merchant-identity key accepted:
-// HMAC-SHA256's output size.
+// MinMerchantKeyBytes is the shortest key accepted: HMAC-SHA256's size.
 const MinMerchantKeyBytes = 32
 
 // merchantIDLabel separates this use of the key from any other.
 const merchantIDLabel = "paygraph merchant id v1\x00"
 
-// MerchantKey is the per-deployment key of the merchant identity, the
-// same on every replica sharing a Redis; safe for concurrent use.
+// MerchantKey is the merchant identity's key, the same on every replica
+// sharing a Redis; safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
 
-// merchantMAC is one keyed HMAC state with its buffers, reused.
+// merchantMAC is a keyed HMAC state with its buffers.
 type merchantMAC struct {
 	h   hash.Hash
 	buf [256]byte
 	out [sha256.Size]byte
 }
 
-// NewMerchantKey returns the identity key of key (at least
-// MinMerchantKeyBytes bytes; it is copied).
+// NewMerchantKey returns the identity key of key (copied), at least
+// MinMerchantKeyBytes long.
 func NewMerchantKey(key []byte) (*MerchantKey, error) {
 	if len(key) < MinMerchantKeyBytes {
 		return nil, fmt.Errorf("merchant identity key is %d bytes; want at least %d (such as `openssl rand -base64 32`)", len(key), MinMerchantKeyBytes)
@@ -50,8 +49,7 @@ func NewMerchantKey(key []byte) (*MerchantKey, error) {
 	return k, nil
 }
 
-// RandomMerchantKey returns a fresh random key, for identities of this
-// process only.
+// RandomMerchantKey returns a random key, for this process's identities.
 func RandomMerchantKey() *MerchantKey {
 	key := make([]byte, MinMerchantKeyBytes)
 	_, _ = rand.Read(key) // never fails (crypto/rand crashes the program instead)
@@ -67,8 +65,8 @@ func (k *MerchantKey) Format(f fmt.State, _ rune) {
 // processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
 
-// sum is HMAC(label || len(apiKey) as 8 bytes || apiKey || apiSecret):
-// the length keeps ("ab", "c") and ("a", "bc") apart.
+// sum is HMAC(label || uint64 len(apiKey) || apiKey || apiSecret): the
+// length keeps ("ab", "c") and ("a", "bc") apart.
 func (k *MerchantKey) sum(c Credentials) merchantKey {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -83,8 +81,8 @@ func (k *MerchantKey) sum(c Credentials) merchantKey {
 	return out
 }
 
-// Derive is a key for another use of the deployment's secret: HMAC-SHA256
-// under k of a label that no identity input starts with.
+// Derive is a key for another use of k: HMAC-SHA256 under k of a label
+// that no identity input starts with.
 func (k *MerchantKey) Derive(label string) []byte {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -96,8 +94,8 @@ func (k *MerchantKey) Derive(label string) []byte {
 
 type merchantKeyCtx struct{}
 
-// WithMerchantKey returns a context whose credential pairs
-// (WithCredentials) are named under k.
+// WithMerchantKey returns a context whose pairs (WithCredentials) are
+// named under k.
 func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
 	if k == nil {
 		return ctx
@@ -111,8 +109,8 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 	return k
 }
 
-// MerchantOf names the merchant of ctx's credential pair, the hex HMAC of
-// the pair; ok is false when ctx carries no usable pair.
+// MerchantOf names the merchant of ctx's pair, its identity in hex; ok is
+// false when ctx carries no usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -121,8 +119,8 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	return v.merchantName, true
 }
 
-// MerchantTag names the merchant of ctx's pair in logs, as its circuit is
-// named: its identity's first 8 bytes in hex; "" without one.
+// MerchantTag names ctx's merchant in logs as its circuit is named: the
+// identity's first 8 bytes in hex; "" without a usable pair.
 func MerchantTag(ctx context.Context) string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

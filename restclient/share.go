@@ -1,17 +1,16 @@
 package restclient
 
 // In-flight REST calls shared within a credential pair: a GET asked for
-// while the same GET (route, id and query) of the same accepted pair is in
-// flight waits, up to a bound on waiters, for that call's answer. Never
-// across pairs (the pair itself is compared), never for an unaccepted
-// pair, never after the answer (the call leaves the table once its body
-// is read). Each caller decodes the shared bytes into its own value and
-// gets its own copy of an error.
+// while the same GET (route, id, query) of the same accepted pair is in
+// flight waits, up to a bound on waiters, for its answer. Never across
+// pairs (the pair itself is compared), for an unaccepted pair, or after
+// the answer's body is read. Each caller decodes the shared bytes into
+// its own value and gets its own copy of an error.
 //
 // The maker makes the call as any call, on its own goroutine, slot and
 // deadline. A waiter whose context ends leaves; when the maker's ends
-// first (or its call panics), each waiter left makes the call itself,
-// once: the maker's deadline or cancellation is never a waiter's error.
+// first (or it panics), each waiter left makes the call itself, once: the
+// maker's deadline or cancellation is never a waiter's error.
 
 import (
 	"context"
@@ -19,8 +18,8 @@ import (
 	"sync"
 )
 
-// DefaultShareWaiters is how many callers may wait for one call in
-// flight when Config.ShareWaiters is 0; more make calls of their own.
+// DefaultShareWaiters is how many callers may wait for one call when
+// Config.ShareWaiters is 0; more make calls of their own.
 const DefaultShareWaiters = 64
 
 // flightKey names a GET of one pair.
@@ -39,14 +38,13 @@ type flight struct {
 	open    bool          // in the table: callers may join
 	waiters int           // callers that joined
 	done    chan struct{} // made by the first waiter, closed by finish
-
 	// Set before done is closed.
 	body      []byte // the answer, kept only when someone waits
 	err       error
 	abandoned bool // the maker left or panicked: the waiters call again
 }
 
-// flights is the table of shared calls in flight.
+// flights is the table of shared calls.
 type flights struct {
 	max  int
 	mu   sync.Mutex
@@ -64,8 +62,8 @@ func newFlights(maxWaiters int) *flights {
 	return fs
 }
 
-// join makes the caller a waiter of k's call in flight, if there is one
-// of the same pair with room.
+// join makes the caller a waiter of k's call of the same pair, if any,
+// with room.
 func (fs *flights) join(k flightKey, c Credentials) *flight {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -85,8 +83,8 @@ func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
 }
 
 // start is join (if mayJoin) or, with no call of k in flight, enters the
-// caller's, whose slot is held (so that waiters wait for nothing else);
-// neither (nil, false): the caller makes its call unshared.
+// caller's, its slot held (so that waiters wait for nothing else);
+// neither (nil, false): the caller's call is unshared.
 func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -112,8 +110,8 @@ func (fs *flights) closeLocked(f *flight) {
 	}
 }
 
-// keep is told the bytes of each 2xx body read for f, before they go back
-// to the pool: f leaves the table and the bytes are copied for any waiters.
+// keep is told each 2xx body read for f, before its bytes go back to the
+// pool: f leaves the table and the bytes are copied for any waiters.
 func (fs *flights) keep(f *flight, buf []byte) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -125,7 +123,7 @@ func (fs *flights) keep(f *flight, buf []byte) {
 }
 
 // finish ends f with err, waking its waiters; abandoned: the maker left
-// before the answer, or panicked.
+// or panicked.
 func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -140,40 +138,13 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	close(done)
 }
 
-// await waits for f's answer, decoded into into, or the end of ctx;
-// again: the maker left, and the caller is to make the call itself.
-func (c *Client) await(ctx context.Context, f *flight, ep Endpoint, into errorCarrier) (err error, again bool) {
-	select {
-	case <-f.done:
-	case <-ctx.Done():
-		return ctxError(ctx, ep, ctx.Err()), false
-	}
-	if f.abandoned {
-		return nil, true
-	}
-	if log := callLogFrom(ctx); log != nil {
-		log.addShared()
-	}
-	if f.err != nil {
-		if e, ok := f.err.(*Error); ok {
-			cp := *e
-			return &cp, false
-		}
-		return f.err, false
-	}
-	if err := decodeBuf(f.body, into, nil); err != nil {
-		return unexpected(ep, describeDecodeError(err)), false // unreachable: the maker decoded the same bytes
-	}
-	return nil, false
-}
-
 // sharable reports whether cv's calls may share: the pair is accepted.
 func (c *Client) sharable(cv *credentialsValue) bool {
 	return c.flights != nil && c.accepted(cv)
 }
 
-// shared is do's call of a sharable pair: it waits for the same call in
-// flight, or makes it for others, or unshared; mayJoin false: never waits.
+// shared is do's call of a sharable pair: it waits for the same call, or
+// makes it for others, or unshared; mayJoin false: never waits.
 func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
 	if mayJoin {
 		if f := c.flights.join(k, cv.c); f != nil {
@@ -200,11 +171,29 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	return err
 }
 
-// waitFor is await, and the call made again when its maker left.
+// waitFor waits for f's answer, decoded into into, or the end of ctx;
+// when the maker left, the caller makes the call itself.
 func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
-	err, again := c.await(ctx, f, ep, into)
-	if again {
+	select {
+	case <-f.done:
+	case <-ctx.Done():
+		return ctxError(ctx, ep, ctx.Err())
+	}
+	if f.abandoned {
 		return c.shared(ctx, k, ep, u, cv, into, false)
 	}
-	return err
+	if log := callLogFrom(ctx); log != nil {
+		log.addShared()
+	}
+	if f.err != nil {
+		if e, ok := f.err.(*Error); ok {
+			cp := *e
+			return &cp
+		}
+		return f.err
+	}
+	if err := decodeBuf(f.body, into, nil); err != nil {
+		return unexpected(ep, describeDecodeError(err)) // unreachable: the maker decoded the same bytes
+	}
+	return nil
 }

@@ -24,8 +24,8 @@ type Customer struct {
 	City    *string
 }
 
-// Payment is one payment record; Detailed: it came from the retrieve
-// endpoint (with customer.address), not a list.
+// Payment is one payment; Detailed: from the retrieve endpoint (with
+// customer.address), not a list.
 type Payment struct {
 	ID            string
 	Status        PaymentStatus
@@ -46,8 +46,7 @@ type PaymentPage struct {
 	NextCursor *string
 }
 
-// ListParams are the list endpoint's query parameters; zero values are
-// not sent.
+// ListParams are the list endpoint's query parameters; zeros are not sent.
 type ListParams struct {
 	Limit  int
 	Cursor string
