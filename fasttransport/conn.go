@@ -44,10 +44,8 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 		if err != nil {
 			host = addr
 		}
-		var cfg *tls.Config
-		if d.tls != nil {
-			cfg = d.tls.Clone()
-		} else {
+		cfg := d.tls.Clone() // nil for nil
+		if cfg == nil {
 			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
 		}
 		if cfg.ServerName == "" {

@@ -10,8 +10,8 @@ import (
 )
 
 // The wire structs mirror the REST JSON: amounts are json.Number (never a
-// float), nullable fields pointers; their conversions' errors never quote
-// body values. wirefast.go knows wirePayment's and wirePage's names.
+// float), nullable fields pointers; conversion errors never quote body
+// values. wirefast.go knows wirePayment's and wirePage's names.
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {
@@ -333,8 +333,8 @@ func (w *wireSessionEnvelope) toSession() (*CheckoutSession, error) {
 	return s, nil
 }
 
-// sameID reports a record whose id is not the one asked for: it could be
-// another merchant's. The messages quote neither id.
+// sameID reports a record whose id is not the one asked for (it could be
+// another merchant's), quoting neither id.
 func sameID(obj, asked, got string) error {
 	if got != asked {
 		return errors.New(obj + " id is not the id asked for")
@@ -342,8 +342,8 @@ func sameID(obj, asked, got string) error {
 	return nil
 }
 
-// answers reports a checkout session that is neither the one asked for by
-// id nor the one asked for by payment reference.
+// answers reports a checkout session with neither the id nor the payment
+// reference asked for.
 func (s *CheckoutSession) answers(idOrRef string) error {
 	if s.ID != idOrRef && s.Reference != idOrRef {
 		return errors.New("checkout session has neither the id nor the reference asked for")
@@ -361,7 +361,7 @@ func (pg *PaymentPage) answers(p ListParams) error {
 }
 
 // advancesFrom reports a page whose next_cursor is the cursor that
-// fetched it: a client following it would ask for it forever.
+// fetched it, which a client would follow forever.
 func (p *PaymentPage) advancesFrom(cursor string) error {
 	if cursor != "" && p.HasMore && p.NextCursor != nil && *p.NextCursor == cursor {
 		return errors.New("list next_cursor is the cursor just sent; the list would never end")

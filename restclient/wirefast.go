@@ -17,9 +17,9 @@ import (
 // decodeBody uses encoding/json on the same bytes
 // (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
 
-// fastDecoder is implemented by the wire structs that have a fast path.
+// fastDecoder is a wire struct with a fast path: decodeFast decodes body,
+// or reports false and leaves the receiver zero.
 type fastDecoder interface {
-	// decodeFast decodes body, or reports false and leaves the receiver zero.
 	decodeFast(body []byte) bool
 }
 
@@ -44,12 +44,10 @@ func (w *wirePage) decodeFast(body []byte) bool {
 	return false
 }
 
-// maxFastDepth bounds the nesting followed in unknown values.
-const maxFastDepth = 64
-
-// Nullable strings share blocks: the first fits one payment's 8, later
-// ones part of a page's.
+// maxFastDepth bounds the nesting followed in unknown values; nullable
+// strings share blocks, the first one payment's 8, later ones a page's.
 const (
+	maxFastDepth     = 64
 	firstStringBlock = 8
 	stringBlock      = 64
 )
@@ -139,7 +137,7 @@ func (s *scanner) members(member func(key string) bool) bool {
 }
 
 // key reads an object key; one with escapes or non-ASCII bytes is left to
-// encoding/json, which unescapes it before matching.
+// encoding/json, which unescapes it.
 func (s *scanner) key() (string, bool) {
 	src := s.src
 	start := s.i + 1
@@ -157,8 +155,8 @@ func (s *scanner) key() (string, bool) {
 	return "", false // '\\', a control or non-ASCII byte, or the end
 }
 
-// plainRun returns the index of the first byte from j that is not plain
-// (plainByte), or the body's length, eight bytes at a time.
+// plainRun returns the index of the first byte from j not plainByte (or
+// len), eight bytes at a time.
 func (s *scanner) plainRun(j int) int {
 	b := s.b
 	for j+8 <= len(b) {
@@ -173,8 +171,8 @@ func (s *scanner) plainRun(j int) int {
 	return j
 }
 
-// plainByte tells the bytes a string holds as they are and that end
-// nothing: printable ASCII but '"' and '\\'.
+// plainByte: a string holds the byte as is and it ends nothing, printable
+// ASCII but '"' and '\\'.
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -323,8 +321,7 @@ func (s *scanner) skip() bool {
 	}
 }
 
-// skipString passes over the string at s.i, from its byte j, without
-// unquoting it.
+// skipString passes over the string at s.i from its byte j.
 func (s *scanner) skipString(j int) bool {
 	for ; j < len(s.src); j++ {
 		switch c := s.src[j]; {
@@ -377,8 +374,7 @@ func (s *scanner) elements(element func() bool) bool {
 }
 
 // The wire structs' value kinds, as encoding/json decodes them: null
-// leaves a non-pointer as it is and sets a pointer to nil; another JSON
-// type gives up.
+// leaves a non-pointer as is and a pointer nil; another JSON type gives up.
 
 func (s *scanner) plainString(dst *string) bool {
 	if s.literal("null") {
@@ -442,8 +438,8 @@ func (s *scanner) errorField(dst *errField) bool {
 	return ok
 }
 
-// once records bit in seen, reporting false if it was there (a key seen
-// twice is left to encoding/json).
+// once records bit in seen, false if it was there (a repeated key is left
+// to encoding/json).
 func once(seen *uint16, bit uint16) bool {
 	if *seen&bit != 0 {
 		return false
