@@ -179,20 +179,19 @@ func (c *call) release() {
 
 // RoundTrip sends r and returns its answer as net/http's transport would.
 func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.URL == nil {
-		closeBody(r)
-		return nil, errors.New("fasttransport: nil Request.URL")
-	}
-	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
-		closeBody(r)
-		return nil, errors.New("fasttransport: unsupported protocol scheme " + r.URL.Scheme)
-	}
-	if r.URL.Host == "" {
-		closeBody(r)
-		return nil, errors.New("fasttransport: no Host in request URL")
-	}
 	ctx := r.Context()
-	if err := ctx.Err(); err != nil { // a call already given up: none made
+	var err error
+	switch {
+	case r.URL == nil:
+		err = errors.New("fasttransport: nil Request.URL")
+	case r.URL.Scheme != "http" && r.URL.Scheme != "https":
+		err = errors.New("fasttransport: unsupported protocol scheme " + r.URL.Scheme)
+	case r.URL.Host == "":
+		err = errors.New("fasttransport: no Host in request URL")
+	default:
+		err = ctx.Err() // a call already given up: none made
+	}
+	if err != nil {
 		closeBody(r)
 		return nil, err
 	}
@@ -206,7 +205,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.fc = t.clientFor(r.URL.Host, r.URL.Scheme == "https", c.maxBody)
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
-	err := t.do(c, deadline, hasDeadline)
+	err = t.do(c, deadline, hasDeadline)
 	// Once, as net/http, when a reused connection failed before any answer
 	// byte (a streamed body is never sent twice).
 	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {

@@ -11,8 +11,8 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// CallRecord is one REST call as the REST inspector shows it: never the
-// base URL, a query string or a credential.
+// CallRecord is one REST call as the REST inspector shows it: no base URL,
+// query string or credential.
 type CallRecord struct {
 	Endpoint Endpoint      // the route template, e.g. /api/v1/payments/{id}
 	ID       string        // the id of the path ("" for the list)

@@ -79,8 +79,8 @@ func (v *credentialsValue) requestHeader() http.Header {
 // CredentialsFrom returns the credentials carried by ctx; ok is false when
 // there are none or when either half is empty.
 func CredentialsFrom(ctx context.Context) (Credentials, bool) {
-	v, _ := credentialsFrom(ctx)
-	return v.c, v.c.APIKey != "" && v.c.APISecret != ""
+	v, ok := credentialsFrom(ctx)
+	return v.c, ok
 }
 
 // SecretsOf returns the two values of ctx's usable pair, which logs,

@@ -17,12 +17,9 @@ const maxSafe = uint64(MaxSafePaisa)
 
 // Errors wrapped by ParseTaka (test them with errors.Is).
 var (
-	// ErrAmountSyntax: the text is not a decimal number.
-	ErrAmountSyntax = errors.New("not a decimal number")
-	// ErrAmountPrecision: the number has a non-zero digit below one paisa.
-	ErrAmountPrecision = errors.New("more precise than one paisa")
-	// ErrAmountRange: the number is beyond ±(2^53-1) paisa.
-	ErrAmountRange = errors.New("out of range (beyond 2^53-1 paisa)")
+	ErrAmountSyntax    = errors.New("not a decimal number")
+	ErrAmountPrecision = errors.New("more precise than one paisa") // a non-zero digit below one paisa
+	ErrAmountRange     = errors.New("out of range (beyond 2^53-1 paisa)")
 )
 
 // ParseTaka parses a decimal number of taka (JSON's grammar, leading zeros
@@ -156,7 +153,7 @@ func (p Paisa) String() string {
 	return string(p.AppendTaka(buf[:0]))
 }
 
-// AppendTaka appends the text of String to b and returns the extended slice.
+// AppendTaka appends the text of String to b.
 func (p Paisa) AppendTaka(b []byte) []byte {
 	u := uint64(p)
 	if p < 0 {
