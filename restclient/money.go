@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Paisa is an exact amount of money in paisa (1 taka = 100 paisa), within
@@ -41,100 +42,70 @@ func ParseTaka(s string) (Paisa, error) {
 // within ±(2^53-1): "1999", "1999.0" and "1.999e3" are 1999.
 func parseExactInt(s string) (int64, error) { return parseDecimal(s, 0) }
 
-func isDigit(c byte) bool { return '0' <= c && c <= '9' }
-
 // parseDecimal returns s times 10^shift, which must be an integer within
-// ±maxSafe, or an ErrAmount error. Trailing zeros are counted in pending,
-// so that they never overflow m; big: the digits exceed maxSafe.
+// ±maxSafe, or an ErrAmount error. The digits of the integer and fraction
+// parts are read as one run, whose trailing zeros only scale it.
 func parseDecimal(s string, shift int) (int64, error) {
-	i, n := 0, len(s)
-	neg := false
-	if i < n && s[i] == '-' {
-		neg = true
-		i++
-	}
-	var m uint64
-	pending, frac := 0, 0
-	big := false
-	add := func(c byte) {
-		d := uint64(c - '0')
-		if d == 0 {
-			if m != 0 || big {
-				pending++
-			}
-			return
-		}
-		if !big {
-			for j := 0; j <= pending; j++ {
-				if m > maxSafe/10 {
-					big = true
-					break
-				}
-				m *= 10
-			}
-			if !big {
-				m += d
-				if m > maxSafe {
-					big = true
-				}
-			}
-		}
-		pending = 0
-	}
-	digits := func() int { // adds a run of digits, returns its length
-		start := i
-		for ; i < n && isDigit(s[i]); i++ {
-			add(s[i])
-		}
-		return i - start
-	}
-	if digits() == 0 {
-		return 0, ErrAmountSyntax
-	}
-	if i < n && s[i] == '.' {
-		i++
-		if frac = digits(); frac == 0 {
-			return 0, ErrAmountSyntax
-		}
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
 	}
 	exp := 0
-	if i < n && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		eneg := false
-		if i < n && (s[i] == '+' || s[i] == '-') {
-			eneg = s[i] == '-'
-			i++
+	e := strings.IndexByte(s, 'e') // not IndexAny: it is slower
+	if e < 0 {
+		e = strings.IndexByte(s, 'E')
+	}
+	if e >= 0 {
+		digits := s[e+1:]
+		if digits != "" && (digits[0] == '+' || digits[0] == '-') {
+			digits = digits[1:]
 		}
-		start := i
-		for ; i < n && isDigit(s[i]); i++ {
-			if exp < 1e9 { // saturate: anything this large is out of range anyway
-				exp = exp*10 + int(s[i]-'0')
-			}
-		}
-		if i == start {
+		if !allDigits(digits) {
 			return 0, ErrAmountSyntax
 		}
-		if eneg {
+		for i := 0; i < len(digits); i++ {
+			if exp < 1e9 { // saturate: anything this large is out of range anyway
+				exp = exp*10 + int(digits[i]-'0')
+			}
+		}
+		if s[e+1] == '-' {
 			exp = -exp
 		}
+		s = s[:e]
 	}
-	if i != n {
+	whole, frac, dot := strings.Cut(s, ".")
+	if !allDigits(whole) || dot && !allDigits(frac) {
 		return 0, ErrAmountSyntax
 	}
-	if m == 0 && !big {
+	n := len(whole) + len(frac)
+	digit := func(i int) byte {
+		if i < len(whole) {
+			return whole[i]
+		}
+		return frac[i-len(whole)]
+	}
+	lo, hi := 0, n // the run without its leading and trailing zeros
+	for lo < n && digit(lo) == '0' {
+		lo++
+	}
+	if lo == n {
 		return 0, nil
 	}
-	k := pending - frac + exp + shift
+	for digit(hi-1) == '0' {
+		hi--
+	}
+	k := n - hi - len(frac) + exp + shift // the power of ten the run is scaled by
 	if k < 0 {
 		return 0, ErrAmountPrecision
 	}
-	if big {
+	if hi-lo > 16 { // more digits than maxSafe: also keeps m from overflowing
 		return 0, ErrAmountRange
 	}
-	for ; k > 0; k-- {
-		if m > maxSafe/10 {
-			return 0, ErrAmountRange
-		}
+	var m uint64
+	for i := lo; i < hi; i++ {
+		m = m*10 + uint64(digit(i)-'0')
+	}
+	for ; k > 0 && m <= maxSafe; k-- {
 		m *= 10
 	}
 	if m > maxSafe {
@@ -145,6 +116,16 @@ func parseDecimal(s string, shift int) (int64, error) {
 		v = -v
 	}
 	return v, nil
+}
+
+// allDigits reports whether s is a non-empty run of decimal digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // String renders the amount as taka with two decimals: "1250.00", "-0.50".
