@@ -32,10 +32,7 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	res.Request = r
 	res.Header = c.header(h)
 	res.Body = b
-	res.ContentLength = -1
-	if n := h.ContentLength(); n >= 0 {
-		res.ContentLength = int64(n)
-	}
+	res.ContentLength = int64(max(h.ContentLength(), -1)) // -2 (to the close): unknown too
 	if code/100 == 1 || code == http.StatusNoContent || code == http.StatusNotModified {
 		res.ContentLength = 0 // no body, whatever the headers say (as net/http)
 	}
