@@ -40,7 +40,6 @@ const (
 	// The anonymous requests' budget, one a replica: enough for GraphiQL
 	// or codegen introspection, too small to take a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
-	DefaultAnonymousBurst     = 40
 	// One client address's part of it (IPv6 by /64), charged first, so
 	// that one address flooding leaves the shared budget to the others.
 	DefaultAnonymousPerAddressPerSecond = 2
@@ -55,16 +54,13 @@ const (
 	MaxMerchantBytes = 128
 )
 
-// Policy names, as they appear in Decision.Policy and the headers.
+// The policies (Decision.Policy and the headers) and the backends
+// (Decision.Backend).
 const (
 	PolicyRequests  = "requests"
 	PolicyRESTCalls = "rest-calls"
-)
-
-// Backends, as they appear in Decision.Backend.
-const (
-	BackendRedis = "redis"
-	BackendLocal = "local"
+	BackendRedis    = "redis"
+	BackendLocal    = "local"
 )
 
 // Outcomes handed to Config.OnDecision, one per Allow.
@@ -79,12 +75,10 @@ const (
 // Config holds the limits and the Redis behaviour. Its zero value disables
 // both limits; DefaultConfig returns the defaults.
 type Config struct {
-	// RESTCallsPerSecond and RESTBurst are a merchant's sustained REST
-	// calls per second and how many a full budget spends at once; either
-	// zero disables the REST-calls limit.
-	RESTCallsPerSecond, RESTBurst int
-	// RequestsPerSecond and RequestsBurst are the same for requests.
-	RequestsPerSecond, RequestsBurst int
+	// A merchant's sustained REST calls per second and how many a full
+	// budget spends at once; either zero disables the REST-calls limit.
+	RESTCallsPerSecond, RESTBurst    int
+	RequestsPerSecond, RequestsBurst int // the same for requests
 
 	// Redis, when not nil, holds the budgets shared by all replicas; a
 	// *redis.Client must have ContextTimeoutEnabled. Not closed here.
@@ -92,16 +86,14 @@ type Config struct {
 	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff is how long
 	// Redis is left alone after a failure (zero: the defaults).
 	RedisTimeout, RedisBackoff time.Duration
-	// LocalMaxMerchants caps the merchants the local budgets hold.
-	LocalMaxMerchants int
+	LocalMaxMerchants          int // the merchants the local budgets hold
 
-	// OnDecision, when set, is told each Allow's Outcome, for metrics.
+	// Optional hooks: each Allow's Outcome (metrics); each budget read
+	// back from Redis that redis_rate could not have written (it is then
+	// reset); Redis going and coming back.
 	OnDecision func(outcome string)
-	// OnJunk, when set, is told of each budget read back from Redis that
-	// redis_rate could not have written (it is then reset).
-	OnJunk func()
-	// Logger, when set, is told when Redis goes and comes back.
-	Logger *slog.Logger
+	OnJunk     func()
+	Logger     *slog.Logger
 }
 
 // DefaultConfig returns the default limits, without Redis.
@@ -127,11 +119,6 @@ func newLimit(policy string, rate, burst int) limit {
 }
 
 func (l limit) enabled() bool { return l.rate > 0 }
-
-// redisLimit is the same budget in redis_rate's terms.
-func (l limit) redisLimit() redis_rate.Limit {
-	return redis_rate.Limit{Rate: l.rate, Burst: l.burst, Period: time.Second}
-}
 
 // policyItem is the limit's item of the RateLimit-Policy field.
 func (l limit) policyItem() string {
@@ -205,11 +192,9 @@ type Decision struct {
 	// Allowed: the request may run; when false, answer RATE_LIMITED
 	// before any REST call.
 	Allowed bool
-	// TooCostly: the request costs more REST calls than the burst, so no
-	// wait would admit it.
-	TooCostly bool
-	// RetryAfter is how long until this request would be allowed (refused only).
-	RetryAfter time.Duration
+	// TooCostly: it costs more REST calls than the burst: no wait admits it.
+	TooCostly  bool
+	RetryAfter time.Duration // until this request would be allowed (refused only)
 	// Limit, Remaining and Reset describe Policy's budget after this
 	// request; Policy is the budget that refused it or, when allowed, the
 	// one closest to running out ("" when no limit is set).
@@ -231,9 +216,7 @@ func (d Decision) RetryAfterSeconds() int {
 	return max(1, ceilSeconds(d.RetryAfter))
 }
 
-func ceilSeconds(d time.Duration) int {
-	return int(math.Ceil(d.Seconds()))
-}
+func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
 // SetHeaders writes RateLimit-Policy and RateLimit and, when refused,
 // Retry-After; nothing when no limit is set. A GCRA of rate R and burst B
@@ -270,7 +253,6 @@ func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Dec
 	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
 }
 
-// record tells OnDecision of d and returns it.
 func (l *Limiter) record(d Decision) Decision {
 	if l.onDecision != nil {
 		l.onDecision(l.outcome(d))
@@ -300,10 +282,8 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 	merchant = boundedKey(merchant)
 	r, backend := result{}, BackendLocal
 	if l.rdb != nil && l.redisUsable() {
-		rctx, cancel := context.WithTimeout(ctx, l.timeout)
-		res, err := l.redisCharge(rctx, l.rest, merchant, 0) // a charge of 0 changes nothing
-		cancel()
-		if l.observe(ctx, err) == nil {
+		// A charge of 0 changes nothing.
+		if _, res, err := l.allowRedis(ctx, merchant, 0, false, true); err == nil {
 			r, backend = res, BackendRedis
 		}
 	}
@@ -366,29 +346,18 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 // decide turns the budgets' answers into a Decision, named by a budget that
 // refused or, when both allowed, the one with the smaller share left.
 func (l *Limiter) decide(req, rest result, useReq, useRest bool, backend string) Decision {
-	d := Decision{Allowed: true, Backend: backend, policies: l.policies}
-	pick := func(lim limit, r result) {
-		d.Policy, d.Limit, d.Remaining, d.Reset = lim.policy, lim.burst, r.remaining, r.reset
-		if !r.allowed {
-			d.Allowed, d.RetryAfter = false, r.retryAfter
-		}
-	}
+	lim, r := l.req, req
 	switch {
 	case useReq && !req.allowed:
-		pick(l.req, req)
-	case useRest && !rest.allowed:
-		pick(l.rest, rest)
-	case useReq && useRest:
-		// remaining/burst compared without division.
-		if int64(req.remaining)*int64(l.rest.burst) <= int64(rest.remaining)*int64(l.req.burst) {
-			pick(l.req, req)
-		} else {
-			pick(l.rest, rest)
-		}
-	case useReq:
-		pick(l.req, req)
-	default:
-		pick(l.rest, rest)
+	case !useReq, useRest && !rest.allowed:
+		lim, r = l.rest, rest
+	case useRest && int64(req.remaining)*int64(l.rest.burst) > int64(rest.remaining)*int64(l.req.burst):
+		lim, r = l.rest, rest // both allowed: remaining/burst compared without division
+	}
+	d := Decision{Allowed: r.allowed, Policy: lim.policy, Limit: lim.burst, Remaining: r.remaining, Reset: r.reset,
+		Backend: backend, policies: l.policies}
+	if !r.allowed {
+		d.RetryAfter = r.retryAfter
 	}
 	return d
 }

@@ -49,14 +49,14 @@ func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, use
 // redis_rate could not have written (which could refuse the merchant for
 // good) is counted, deleted and charged again, fresh.
 func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n int) (result, error) {
-	key := keyPrefix + lim.policy + ":" + merchant
-	res, err := l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
+	key, rl := keyPrefix+lim.policy+":"+merchant, redis_rate.Limit{Rate: lim.rate, Burst: lim.burst, Period: time.Second}
+	res, err := l.rdb.AllowN(ctx, key, rl, n)
 	if junkBudget(res, err, lim, n) {
 		if l.onJunk != nil {
 			l.onJunk()
 		}
 		if err = l.rdb.Reset(ctx, key); err == nil {
-			res, err = l.rdb.AllowN(ctx, key, lim.redisLimit(), n)
+			res, err = l.rdb.AllowN(ctx, key, rl, n)
 		}
 	}
 	if err == nil && junkBudget(res, nil, lim, n) {
@@ -88,7 +88,7 @@ func (l *Limiter) redisUsable() bool {
 // a failure starts a backoff, unless the caller's own context ended.
 func (l *Limiter) observe(ctx context.Context, err error) error {
 	if err == nil {
-		if l.downUntil.Load() != 0 {
+		if l.downUntil.Load() != 0 { // no store (cache line) while healthy
 			l.downUntil.Store(0)
 		}
 		if l.down.CompareAndSwap(true, false) {
