@@ -65,14 +65,14 @@ func (l *Local) Add(_ context.Context, key, query string) {
 	}
 }
 
-// Len is the number of kept queries.
+// Len is the number of kept queries; Bytes the sum of their keys' and
+// texts' lengths.
 func (l *Local) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.lru.Len()
 }
 
-// Bytes is the sum of the kept keys' and queries' lengths.
 func (l *Local) Bytes() int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -41,8 +41,7 @@ func hashKey(key, query string) bool {
 	return string(hexSum[:]) == key
 }
 
-// Redis is a graphql.Cache[string] for gqlgen's AutomaticPersistedQuery
-// extension, backed by Redis with an in-process LRU in front.
+// Redis is gqlgen's APQ cache in Redis, with an in-process LRU in front.
 type Redis struct {
 	settings
 	client   *redis.Client
@@ -70,22 +69,20 @@ type settings struct {
 	mismatch, errCount              func() // count a query read back whose text is not its key's, a failed operation
 }
 
-// WithPrefix namespaces the keys (default "paygraph:apq:").
+// WithPrefix namespaces the keys (default DefaultPrefix).
 func WithPrefix(p string) Option { return func(s *settings) { s.prefix = p } }
 
-// WithLocalSize sets how many queries the in-process LRU keeps (default 1000).
-func WithLocalSize(n int) Option { return func(s *settings) { s.localSize = n } }
-
-// WithLocalBytes sets how many bytes of queries the in-process LRU keeps
-// (default DefaultLocalBytes).
+// WithLocalSize and WithLocalBytes bound the in-process LRU's queries and
+// their bytes (default DefaultLocalSize, DefaultLocalBytes).
+func WithLocalSize(n int) Option    { return func(s *settings) { s.localSize = n } }
 func WithLocalBytes(n int64) Option { return func(s *settings) { s.localBytes = n } }
 
 // WithMaxValueBytes sets the longest query stored in Redis (default 32 KiB);
 // longer ones are kept only in the local LRU.
 func WithMaxValueBytes(n int) Option { return func(s *settings) { s.maxValue = n } }
 
-// WithTimeouts sets the dial timeout (default 200ms) and the read and write
-// timeout (default 100ms) of Redis operations.
+// WithTimeouts sets the dial timeout and the read and write timeout of
+// Redis operations (default DefaultDialTimeout, DefaultOpTimeout).
 func WithTimeouts(dial, op time.Duration) Option {
 	return func(s *settings) { s.dialTimeout, s.ioTimeout = dial, op }
 }
@@ -94,12 +91,10 @@ func WithTimeouts(dial, op time.Duration) Option {
 // negative: never skipped).
 func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
 
-// WithErrorCounter calls count for each Redis operation that failed or
-// timed out (Stats.Errors).
-func WithErrorCounter(count func()) Option { return func(s *settings) { s.errCount = count } }
-
-// WithMismatchCounter calls count for each query read back from Redis
-// whose text is not the one its key names (a miss; Stats.Mismatched).
+// WithErrorCounter and WithMismatchCounter call count for each Redis
+// operation that failed or timed out (Stats.Errors), and for each query
+// read back whose text is not its key's (a miss; Stats.Mismatched).
+func WithErrorCounter(count func()) Option    { return func(s *settings) { s.errCount = count } }
 func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mismatch = count } }
 
 // WithLogger logs Redis becoming unavailable and available again.
@@ -134,9 +129,7 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 	ro.MaxRetries = cmp.Or(ro.MaxRetries, -1)            // a miss is cheaper than a retry
 	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true // no CLIENT SETINFO round trip on each new connection
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
-	}
+	s.logger = cmp.Or(s.logger, slog.New(slog.DiscardHandler))
 	r := &Redis{
 		settings: s,
 		client:   redis.NewClient(ro),
@@ -212,11 +205,9 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 }
 
 // Client is the store's Redis client, for other users of the same Redis;
-// the store closes it.
+// Close closes it.
 func (r *Redis) Client() *redis.Client { return r.client }
-
-// Close closes the Redis connections.
-func (r *Redis) Close() error { return r.client.Close() }
+func (r *Redis) Close() error          { return r.client.Close() }
 
 // Stats counts what the store did since it was created.
 type Stats struct {

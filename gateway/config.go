@@ -137,24 +137,12 @@ var settings = []setting{
 	{"PORT", "8080", "port to listen on", intSetting(0, 65535, func(c *Config) *int { return &c.Port })},
 	{"HEALTH_PORT", "8088", "port of a listener of its own that answers only /healthz and /readyz, for the kubelet's probes: no client's connections can crowd them out of it (0: none; the probes then use PORT)", intSetting(0, 65535, func(c *Config) *int { return &c.HealthPort })},
 	{"SANDBOX", "auto", "auto: the embedded sandbox with demo data when REST_BASE_URL is unset; false: REST_BASE_URL is required (production: a forgotten REST_BASE_URL stops the gateway instead of serving demo data)", oneOf(map[string]bool{"auto": false, "false": true}, "must be auto or false", func(c *Config) *bool { return &c.SandboxOff })},
-	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", func(c *Config, v string) error {
-		if v == "" {
-			return nil
-		}
+	{"REST_BASE_URL", "", "the REST API's {base_url}; unset: start the embedded sandbox with demo data", checked(true, func(v string) bool {
 		u, err := url.Parse(v)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return errors.New("must be an absolute http:// or https:// URL")
-		}
-		c.RESTBaseURL = v
-		return nil
-	}},
-	{"REST_STATUS_PARAM", "status", "name of the REST list's status filter query parameter", func(c *Config, v string) error {
-		if v == "" || strings.ContainsAny(v, "&=?# ") {
-			return errors.New("must be a plain query parameter name")
-		}
-		c.RESTStatusParam = v
-		return nil
-	}},
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+	}, "must be an absolute http:// or https:// URL", func(c *Config) *string { return &c.RESTBaseURL })},
+	{"REST_STATUS_PARAM", "status", "name of the REST list's status filter query parameter", checked(false, func(v string) bool { return v != "" && !strings.ContainsAny(v, "&=?# ") },
+		"must be a plain query parameter name", func(c *Config) *string { return &c.RESTStatusParam })},
 	{"REST_TIMEOUT", restclient.DefaultTimeout.String(), "timeout of one REST call", durationSetting(func(c *Config) *time.Duration { return &c.RESTTimeout })},
 	{"REST_MAX_CONCURRENCY", strconv.Itoa(restclient.DefaultRequestLimit), "concurrent REST calls one GraphQL request may make", intSetting(1, 1024, func(c *Config) *int { return &c.RESTMaxConc })},
 	{"REST_MAX_INFLIGHT", strconv.Itoa(restclient.DefaultMaxInFlight), "concurrent REST calls for the whole process; one credential pair takes at most a quarter of them, the pairs not yet accepted together a thirty-second", intSetting(1, 65536, func(c *Config) *int { return &c.RESTMaxInFlight })},
@@ -201,31 +189,18 @@ var settings = []setting{
 		}
 		return nil
 	}},
-	{"REDIS_URL", "", "Redis for the shared APQ store (redis://, rediss:// or unix://); unset: in-memory only", func(c *Config, v string) error {
-		if v == "" {
-			return nil
-		}
+	{"REDIS_URL", "", "Redis for the shared APQ store (redis://, rediss:// or unix://); unset: in-memory only", checked(true, func(v string) bool {
 		u, err := url.Parse(v)
-		if err != nil || !(u.Scheme == "redis" || u.Scheme == "rediss") || u.Host == "" {
-			if err != nil || u.Scheme != "unix" || u.Path == "" {
-				return errors.New("must be a redis://host:port/db, rediss://... or unix:///path URL")
-			}
-		}
-		c.RedisURL = v
-		return nil
-	}},
+		return err == nil && ((u.Scheme == "redis" || u.Scheme == "rediss") && u.Host != "" || u.Scheme == "unix" && u.Path != "")
+	}, "must be a redis://host:port/db, rediss://... or unix:///path URL", func(c *Config) *string { return &c.RedisURL })},
 	{"CURSOR_KEYS", "", "comma-separated pagination cursor keys, hex or base64, at least 32 bytes each: the first signs, all verify; unset: a random key per process (cursors then work on that process only)", parsed(true, relay.ParseKeys, func(c *Config) **relay.Keys { return &c.CursorKeys })},
-	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: derived from the signing key of CURSOR_KEYS (rotating it then starts the budgets afresh), or without CURSOR_KEYS a random key per process (budgets and accepted merchants then are not shared between replicas)", func(c *Config, v string) error {
-		if v == "" {
-			return nil
-		}
+	{"MERCHANT_ID_KEY", "", "key of the merchant identity (an HMAC of the credential pair naming a merchant in Redis keys, circuits and log tags), hex or base64, at least 32 bytes; the same on every replica sharing REDIS_URL; unset: derived from the signing key of CURSOR_KEYS (rotating it then starts the budgets afresh), or without CURSOR_KEYS a random key per process (budgets and accepted merchants then are not shared between replicas)", parsed(true, func(v string) (*restclient.MerchantKey, error) {
 		key, err := decodeSecret(strings.TrimSpace(v))
 		if err != nil {
-			return errors.New("must be hex or base64 (such as `openssl rand -base64 32`)")
+			return nil, errors.New("must be hex or base64 (such as `openssl rand -base64 32`)")
 		}
-		c.MerchantKey, err = restclient.NewMerchantKey(key)
-		return err
-	}},
+		return restclient.NewMerchantKey(key)
+	}, func(c *Config) **restclient.MerchantKey { return &c.MerchantKey })},
 	{"RATE_LIMIT_REST_CALLS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRESTCallsPerSecond), "sustained REST calls per second per merchant, shared by all replicas through REDIS_URL (0: no REST-calls limit)",
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitRESTPerSecond })},
 	{"RATE_LIMIT_REQUESTS_PER_SECOND", strconv.Itoa(ratelimit.DefaultRequestsPerSecond), "sustained GraphQL requests per second per merchant (0: no requests limit)",
@@ -252,16 +227,10 @@ var settings = []setting{
 		c.LogLevel = l
 		return nil
 	}},
-	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", func(c *Config, v string) error {
-		if v == "" {
-			return nil
-		}
-		if _, port, err := net.SplitHostPort(v); err != nil || port == "" {
-			return errors.New("must be host:port, such as 127.0.0.1:6060")
-		}
-		c.PprofAddr = v
-		return nil
-	}},
+	{"PPROF_ADDR", "", "host:port for net/http/pprof, a listener of its own (keep it on 127.0.0.1); unset: off", checked(true, func(v string) bool {
+		_, port, err := net.SplitHostPort(v)
+		return err == nil && port != ""
+	}, "must be host:port, such as 127.0.0.1:6060", func(c *Config) *string { return &c.PprofAddr })},
 	{"HTTP_MAX_CONNECTIONS", strconv.Itoa(DefaultMaxConnections), "open HTTP connections of this replica, and an eighth of it (at least 16) from one client address (the TCP peer; a TRUSTED_PROXIES proxy has no share), its WebSockets included, of which half may be WebSocket connections and SSE streams, and an eighth held refusals (REFUSAL_DELAY_MAX); at the cap a silent connection (no request header after 1s) goes first for a new one, then one trickling its request or answer, then the one idle longest (none: the new one is closed)",
 		intSetting(16, 1<<20, func(c *Config) *int { return &c.HTTPMaxConnections })},
 	{"SHUTDOWN_GRACE", "20s", "how long in-flight requests may finish after SIGTERM", durationSetting(func(c *Config) *time.Duration { return &c.ShutdownGrace })},
@@ -318,6 +287,17 @@ func parsed[T any](optional bool, parse func(string) (T, error), field func(*Con
 		*field(c), err = parse(v)
 		return err
 	}
+}
+
+// checked sets a string field to the value when ok accepts it, else
+// answers msg; optional: "" leaves it unset.
+func checked(optional bool, ok func(string) bool, msg string, field func(*Config) *string) func(*Config, string) error {
+	return parsed(optional, func(v string) (string, error) {
+		if !ok(v) {
+			return "", errors.New(msg)
+		}
+		return v, nil
+	}, field)
 }
 
 func durationSetting(field func(*Config) *time.Duration) func(*Config, string) error {

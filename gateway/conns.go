@@ -27,18 +27,15 @@ import (
 const DefaultMaxConnections = 2048
 
 const (
-	// silentAfter: a connection still without a request header is silent.
-	silentAfter = time.Second
+	silentAfter = time.Second // a connection still without a request header after it is silent
 	// A request whose client moves fewer than minRate bytes a second,
 	// over trickleAfter at least, is trickling (mod_reqtimeout's MinRate).
 	minRate      = 500
 	trickleAfter = time.Second
-	shareDivisor = 8
-	minShare     = 16
 )
 
-// connShare is one address's share of a cap: an eighth, at least minShare.
-func connShare(cap int) int { return max(min(cap, minShare), cap/shareDivisor) }
+// connShare is one address's share of a cap: an eighth, at least 16.
+func connShare(cap int) int { return max(min(cap, 16), cap/8) }
 
 // connCap is a listener that keeps at most max connections open (share
 // per address), told what each does by track (ConnState) and serve.
@@ -73,8 +70,8 @@ const (
 )
 
 // ban is an address's penalty: its new connections are closed for d,
-// then let through twice as many each d until banLift a d, so a flood
-// never gets in at once and a client after it waits seconds at most.
+// then let through twice as many each d until banLift a d (lifted), so a
+// flood never gets in at once and a client after it waits seconds at most.
 type ban struct {
 	next  time.Time // the current window's end
 	d     time.Duration
@@ -82,7 +79,6 @@ type ban struct {
 	used  int
 }
 
-// banLift is the allowance a d at which a ban is lifted.
 const banLift = 64
 
 // admit reports whether a new connection is let through at now.
@@ -135,7 +131,8 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SetWriteBuffer passes on to the TCP connection (gqlhttp/live.go).
+// SetWriteBuffer (gqlhttp/live.go) and CloseWrite (net/http's graceful
+// close, a FIN before the close) pass on to the TCP connection.
 func (c *trackedConn) SetWriteBuffer(n int) error {
 	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
 		return sb.SetWriteBuffer(n)
@@ -143,7 +140,6 @@ func (c *trackedConn) SetWriteBuffer(n int) error {
 	return nil
 }
 
-// CloseWrite keeps net/http's graceful close (a FIN before the close).
 func (c *trackedConn) CloseWrite() error {
 	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
@@ -235,7 +231,7 @@ func (l *connCap) serve(h http.Handler) http.Handler {
 	})
 }
 
-// Accept returns the next connection, making room for it first.
+// Accept returns the next connection admitted.
 func (l *connCap) Accept() (net.Conn, error) {
 	for {
 		nc, err := l.Listener.Accept()
@@ -340,8 +336,7 @@ func (l *connCap) forget(c *trackedConn) {
 	}
 }
 
-// keyOf is a peer's share key, restclient.AddressKey's; "" for a trusted
-// proxy.
+// keyOf is a peer's share key (restclient.AddressKey); "" for a trusted proxy.
 func (l *connCap) keyOf(a net.Addr) string {
 	var addr netip.Addr
 	if ta, ok := a.(*net.TCPAddr); ok {

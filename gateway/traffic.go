@@ -36,8 +36,8 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is an in-memory budget of anonymous requests: it
-// guards the replica's CPU and keeps addresses out of Redis. Nil when off.
+// newAnonymousLimiter is an in-memory budget of anonymous requests (it
+// keeps addresses out of Redis); nil when off.
 func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	if perSecond == 0 || burst == 0 {
 		return nil, nil
@@ -116,18 +116,14 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-hup:
-				_ = g.Reload()
-			case <-done:
-				return
-			}
+	go func() {
+		defer close(done)
+		for range hup {
+			_ = g.Reload()
 		}
-	})
-	return func() { signal.Stop(hup); close(done); wg.Wait() }
+	}()
+	// After Stop no signal is sent on hup: closing it is safe.
+	return func() { signal.Stop(hup); close(hup); <-done }
 }
 
 // PrintManifest writes the Apollo persisted query manifest of the .graphql
