@@ -59,8 +59,7 @@ const (
 // Config is the manifest and how to apply it. The zero value is mode off
 // with no manifest.
 type Config struct {
-	// Mode is Off, Allow or Enforce. If empty, Off.
-	Mode Mode
+	Mode Mode // "": Off
 	// Path is the manifest file (TRUSTED_DOCUMENTS), required by Allow and
 	// Enforce; with Off, loaded and checked if set, never applied.
 	Path string
@@ -69,7 +68,7 @@ type Config struct {
 	Introspection bool
 }
 
-// Store holds the current manifest. It is safe for concurrent use.
+// Store holds the current manifest, safe for concurrent use.
 type Store struct {
 	mode          Mode
 	path          string
@@ -123,7 +122,6 @@ type Info struct {
 	SHA256     string // of the file, to tell which version a replica serves
 }
 
-// Info describes the manifest in use.
 func (s *Store) Info() Info {
 	m := s.cur.Load()
 	if m == nil {
@@ -143,14 +141,12 @@ type Request struct {
 type Action int
 
 const (
-	// ServeSent: handle the request as sent, as if there were no manifest.
-	ServeSent Action = iota
+	ServeSent Action = iota // handle the request as sent, as if there were no manifest
 	// ServeListed: run Decision.Query, the manifest's text, dropping the
 	// request's persistedQuery extension and documentId (not for the APQ
 	// cache to register).
 	ServeListed
-	// Refuse: answer Decision.Code with Decision.Message, without parsing.
-	Refuse
+	Refuse // answer Decision.Code with Decision.Message, without parsing
 )
 
 // Decision is the answer for one request.
@@ -171,17 +167,17 @@ const (
 	msgUnknownDocument = "unknown documentId: send the query text"
 )
 
-func refuse(code, msg, outcome, hash string) Decision {
-	return Decision{Action: Refuse, Code: code, Message: msg, Outcome: outcome, Hash: hash}
-}
-
 // unlisted answers an unlisted document: refused with msg and outcome
 // under enforce, else served as sent.
 func unlisted(enforce bool, msg, outcome, hash string) Decision {
 	if enforce {
-		return refuse(CodeNotListed, msg, outcome, hash)
+		return Decision{Action: Refuse, Code: CodeNotListed, Message: msg, Outcome: outcome, Hash: hash}
 	}
 	return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: hash}
+}
+
+func listed(body, hash string) Decision {
+	return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: hash}
 }
 
 // Decide says whether r may run and what it runs.
@@ -194,26 +190,26 @@ func (s *Store) Decide(r Request) Decision {
 	switch {
 	case r.DocumentID != "":
 		if body, ok := m.lookupID(r.DocumentID); ok {
-			return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed}
+			return listed(body, "")
 		}
 		if enforce {
-			return refuse(CodeNotListed, msgNotListed, OutcomeNotListed, "")
+			return unlisted(true, msgNotListed, OutcomeNotListed, "")
 		}
 		if r.Query == "" {
-			return refuse(CodeNotFound, msgUnknownDocument, OutcomeUnknownID, "")
+			return Decision{Action: Refuse, Code: CodeNotFound, Message: msgUnknownDocument, Outcome: OutcomeUnknownID}
 		}
-		return Decision{Action: ServeSent, Outcome: OutcomeUnlisted, Hash: hashOf(r.Query)}
+		return unlisted(false, "", "", hashOf(r.Query))
 
 	case r.SHA256Hash != "" && r.Query == "": // APQ lookup
 		if body, ok := m.byHash[r.SHA256Hash]; ok {
-			return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: r.SHA256Hash}
+			return listed(body, r.SHA256Hash)
 		}
 		return unlisted(enforce, msgNotListed, OutcomeNotListed, r.SHA256Hash)
 
 	case r.SHA256Hash != "": // APQ registration: the hash of the text decides, never the hash sent
 		h := hashOf(r.Query)
 		if body, ok := m.byHash[h]; ok && h == r.SHA256Hash {
-			return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: h}
+			return listed(body, h)
 		}
 		return unlisted(enforce, msgRegistration, OutcomeAPQRegistrationRefused, h)
 	}
@@ -223,7 +219,7 @@ func (s *Store) Decide(r Request) Decision {
 	}
 	h := hashOf(r.Query)
 	if body, ok := m.byHash[h]; ok {
-		return Decision{Action: ServeListed, Query: body, Outcome: OutcomeListed, Hash: h}
+		return listed(body, h)
 	}
 	if enforce && s.introspection && isIntrospection(r.Query) {
 		return Decision{Action: ServeSent, Outcome: OutcomeIntrospection, Hash: h}
