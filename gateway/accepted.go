@@ -8,12 +8,13 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// acceptedTTL is how long Redis remembers an accepted merchant, whose
-// next call after it costs the shared budget again.
-const acceptedTTL = 7 * 24 * time.Hour
-
-// acceptedKeyPrefix + merchant (an HMAC of the pair, no credential) is a key.
-const acceptedKeyPrefix = "paygraph:merchant:accepted:"
+const (
+	// How long Redis remembers an accepted merchant, whose next call
+	// after it costs the shared budget again.
+	acceptedTTL = 7 * 24 * time.Hour
+	// acceptedKeyPrefix + merchant (an HMAC of the pair, no credential) is a key.
+	acceptedKeyPrefix = "paygraph:merchant:accepted:"
+)
 
 // redisAccepted is restclient.AcceptedStore in REDIS_URL, shared by the
 // replicas; onErr counts each failed operation.

@@ -35,18 +35,15 @@ type Config struct {
 	Port       int
 	HealthPort int // the probes' listener (health.go); 0: none
 	// SandboxOff (SANDBOX=false) makes a missing REST_BASE_URL an error.
-	SandboxOff                 bool
-	RESTBaseURL                string
-	RESTStatusParam            string
-	RESTTimeout                time.Duration
-	RESTMaxConc                int
-	RESTMaxInFlight            int
-	RESTMaxInFlightPerMerchant int
+	SandboxOff                                  bool
+	RESTBaseURL, RESTStatusParam                string
+	RESTTimeout                                 time.Duration
+	RESTMaxConc                                 int
+	RESTMaxInFlight, RESTMaxInFlightPerMerchant int
 	// RESTShareCalls: an operation's GET waits for the same GET of its
 	// pair in flight (restclient's share.go).
-	RESTShareCalls bool
-	RESTMaxBody    int64
-	RESTMaxPage    int64
+	RESTShareCalls           bool
+	RESTMaxBody, RESTMaxPage int64
 	// Dropped are the warnings of the dropped settings given, logged at start.
 	Dropped []string
 
@@ -55,40 +52,30 @@ type Config struct {
 
 	HTTPMaxConnections int // conns.go
 
-	RateLimitRESTPerSecond                int
-	RateLimitRESTBurst                    int
-	RateLimitRequestsPerSecond            int
-	RateLimitRequestsBurst                int
-	RateLimitAnonymousPerSecond           int
-	RateLimitAnonymousBurst               int
-	RateLimitAnonymousPerAddressPerSecond int
-	RateLimitAnonymousPerAddressBurst     int
-	RefusalDelayMax                       time.Duration
-	RefusalDelayMaxHeld                   int
-	TrustedDocuments                      string
-	TrustedDocumentsMode                  trusteddocs.Mode
-	TrustedDocumentsIntrospection         bool
-	Federation                            bool
+	RateLimitRESTPerSecond, RateLimitRESTBurst                               int
+	RateLimitRequestsPerSecond, RateLimitRequestsBurst                       int
+	RateLimitAnonymousPerSecond, RateLimitAnonymousBurst                     int
+	RateLimitAnonymousPerAddressPerSecond, RateLimitAnonymousPerAddressBurst int
+	RefusalDelayMax                                                          time.Duration
+	RefusalDelayMaxHeld                                                      int
+	TrustedDocuments                                                         string
+	TrustedDocumentsMode                                                     trusteddocs.Mode
+	TrustedDocumentsIntrospection, Federation                                bool
 
-	RESTMaxRetries  int
-	BreakerFailures int // zero: no circuits
-	BreakerCooldown time.Duration
-	MaxComplexity   int
-	APQCacheBytes   int64
-	QueryCacheBytes int64
-	MaxDepth        int
-	MaxFields       int
-	MaxQueryLength  int
-	MaxBodyBytes    int64
-	MaxBatch        int   // zero: batches refused
-	MaxResponse     int64 // bytes
-	RequestTimeout  time.Duration
-	CORSOrigins     []string
-	ShutdownGrace   time.Duration
-	LogFormat       string
-	LogLevel        slog.Level
-	PprofAddr       string
-	RedisURL        string
+	RESTMaxRetries                      int
+	BreakerFailures                     int // zero: no circuits
+	BreakerCooldown                     time.Duration
+	MaxComplexity                       int
+	APQCacheBytes, QueryCacheBytes      int64
+	MaxDepth, MaxFields, MaxQueryLength int
+	MaxBodyBytes                        int64
+	MaxBatch                            int   // zero: batches refused
+	MaxResponse                         int64 // bytes
+	RequestTimeout, ShutdownGrace       time.Duration
+	CORSOrigins                         []string
+	LogFormat                           string
+	LogLevel                            slog.Level
+	PprofAddr, RedisURL                 string
 	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
 	// MerchantKey keys the merchant identity (an HMAC of the credential
@@ -97,9 +84,8 @@ type Config struct {
 
 	// TokenKeys mints and verifies session tokens; nil: tokens are off,
 	// except in sandbox mode, where New makes a random key.
-	TokenKeys       *sessiontoken.Keyring
-	TokenMaxTTL     time.Duration
-	TokenDefaultTTL time.Duration // at most TokenMaxTTL
+	TokenKeys                    *sessiontoken.Keyring
+	TokenMaxTTL, TokenDefaultTTL time.Duration // the default at most the max
 	// CustomerDataMax is the most customer data any caller reads (a session
 	// token the lower of its own and this). Zero: full.
 	CustomerDataMax sessiontoken.CustomerData
@@ -109,11 +95,8 @@ type Config struct {
 	Subscriptions livepoll.Config
 
 	// The live connections' bounds (gqlhttp.Live).
-	LiveMaxConnections int
-	LiveMaxLifetime    time.Duration
-	LiveMaxOperations  int
-	LiveWriteTimeout   time.Duration
-	LiveInitTimeout    time.Duration
+	LiveMaxConnections, LiveMaxOperations              int
+	LiveMaxLifetime, LiveWriteTimeout, LiveInitTimeout time.Duration
 
 	// CostReceipts puts extensions.cost on every answer.
 	CostReceipts bool

@@ -89,17 +89,14 @@ type options struct {
 	clock         func() time.Time
 }
 
-// WithLogger sets the logger of the gateway (default: discard).
-func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
-
-// WithRESTTransport replaces the transport to the REST API (stubs).
+// WithLogger sets the gateway's logger (default: discard), WithRESTTransport
+// the transport to the REST API (stubs), WithClock the session tokens'
+// clock (default time.Now); WithTracing turns on the OpenTelemetry spans
+// (observe.SetupTracing).
+func WithLogger(l *slog.Logger) Option              { return func(o *options) { o.logger = l } }
 func WithRESTTransport(rt http.RoundTripper) Option { return func(o *options) { o.restTransport = rt } }
-
-// WithClock sets the clock of session tokens; default time.Now.
-func WithClock(now func() time.Time) Option { return func(o *options) { o.clock = now } }
-
-// WithTracing turns on the OpenTelemetry spans (observe.SetupTracing).
-func WithTracing(on bool) Option { return func(o *options) { o.tracing = on } }
+func WithClock(now func() time.Time) Option         { return func(o *options) { o.clock = now } }
+func WithTracing(on bool) Option                    { return func(o *options) { o.tracing = on } }
 
 // New builds the gateway for cfg. With no REST_BASE_URL it starts the
 // embedded sandbox on a loopback port; Close stops it.
@@ -371,7 +368,6 @@ func (g *Gateway) wire(o options) error {
 	return nil
 }
 
-// graphqlPath is the GraphQL endpoint's path.
 const graphqlPath = "/graphql"
 
 // scopedRouter serves each request in its one scope (internal/opscope),
@@ -409,13 +405,12 @@ func (g *Gateway) Close() error {
 }
 
 // Serve serves on ln until ctx is done, then answers readiness 503 and
-// lets in-flight requests finish within SHUTDOWN_GRACE.
+// lets in-flight requests finish within SHUTDOWN_GRACE. ServeProbes also
+// answers /healthz and /readyz on probes (HEALTH_PORT; nil: none).
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return g.ServeProbes(ctx, ln, nil)
 }
 
-// ServeProbes is Serve, with /healthz and /readyz also answered on probes
-// (HEALTH_PORT; nil: none) until Serve returns.
 func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) error {
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)

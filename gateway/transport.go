@@ -24,11 +24,9 @@ import (
 )
 
 // restPools is the REST API's http.RoundTripper: a pool per credential
-// pair, keyed by its merchant identity (restclient.MerchantOf), made at
-// the pair's first call. max (REST_MAX_INFLIGHT, as many as the calls in
-// flight) bounds both the pools kept, the least recently used dropped,
-// and the connections open across them: a dial past it closes the idle
-// ones of the pools least recently used.
+// pair (restclient.MerchantOf), made at its first call. max
+// (REST_MAX_INFLIGHT) bounds the pools kept and the connections open
+// across them: past it, the least recently used lose their idle ones.
 type restPools struct {
 	// newPool makes a pool whose connections are counted by counted.
 	newPool func(counted func(net.Conn) net.Conn) pool
