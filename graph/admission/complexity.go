@@ -80,10 +80,7 @@ func rawArgLen(f *ast.Field, name string, vars map[string]any) int {
 // overEntities is the representations of the first _entities root field
 // with more than MaxNodes (0: none), refused before their coercion.
 func overEntities(doc *ast.QueryDocument, opName string, vars map[string]any) int {
-	op := doc.Operations.ForName(opName)
-	if op == nil && opName == "" && len(doc.Operations) == 1 {
-		op = doc.Operations[0]
-	}
+	op := doc.Operations.ForName(opName) // the only one when unnamed
 	if op == nil {
 		return 0
 	}
@@ -196,11 +193,10 @@ func firstOf(args map[string]any) int {
 	case float64:
 		v = int64(n)
 	case json.Number:
-		i, err := n.Int64()
-		if err != nil {
+		var err error
+		if v, err = n.Int64(); err != nil {
 			return DefaultFirst
 		}
-		v = i
 	default:
 		return DefaultFirst
 	}

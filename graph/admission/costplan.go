@@ -5,6 +5,7 @@ package admission
 // estimate charged, shown in the receipt and answered by a dry run.
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -106,9 +107,9 @@ func ListID(first int, status, after string) string {
 	return "first=" + strconv.Itoa(first) + "&status=" + status + "&after=" + after
 }
 
-// Levels are the plan's levels that have calls, in order.
+// Levels are the plan's levels that have calls, in order (never nil).
 func (p *Plan) Levels() []PlanLevel {
-	var out []PlanLevel
+	out := []PlanLevel{}
 	for i, l := range p.levels {
 		if len(l) > 0 {
 			out = append(out, PlanLevel{Level: i + 1, Calls: l})
@@ -145,10 +146,7 @@ func (w *planWalk) root(f *ast.Field) {
 	if f.ObjectDefinition == nil || f.ObjectDefinition.Name != "Query" {
 		return
 	}
-	path := f.Alias
-	if path == "" {
-		path = f.Name
-	}
+	path := cmp.Or(f.Alias, f.Name)
 	switch f.Name {
 	case "payments":
 		args := f.ArgumentMap(w.vars)

@@ -1,6 +1,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -43,13 +44,10 @@ func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 // capErrors keeps the first MaxErrors of errs and a note with the code of
 // the first left out.
 func capErrors(errs gqlerror.List) gqlerror.List {
-	code, _ := errs[MaxErrors].Extensions["code"].(string)
-	if code == "" {
-		code = errcode.Internal // (the error presenter gives every error one)
-	}
+	code, _ := errs[MaxErrors].Extensions["code"].(string) // (the error presenter gives every error one)
 	note := &gqlerror.Error{
 		Message:    fmt.Sprintf("too many errors: only the first %d are shown", MaxErrors),
-		Extensions: map[string]any{"code": code},
+		Extensions: map[string]any{"code": cmp.Or(code, errcode.Internal)},
 	}
 	return append(errs[:MaxErrors:MaxErrors], note)
 }

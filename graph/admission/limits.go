@@ -5,6 +5,7 @@
 package admission
 
 import (
+	"cmp"
 	"context"
 	"strings"
 
@@ -273,29 +274,11 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 		}
 		switch s := sel.(type) {
 		case *ast.Field:
-			if w.fields++; w.fields > w.maxFields {
-				w.err = LimitError(errcode.FieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
-				return
-			}
+			w.fields++
 			if depth == 1 && s.Name == "__schema" {
-				if w.schemas++; w.schemas > maxSchemaRoots {
-					w.err = LimitError(errcode.FieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
-					return
-				}
+				w.schemas++
 			}
-			if w.introStart > 0 {
-				if depth-w.introStart+1 > maxIntrospectionDepth {
-					w.err = LimitError(errcode.DepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
-					return
-				}
-			} else if depth > w.maxDepth {
-				w.err = LimitError(errcode.DepthLimit, "query is more than %d levels deep", w.maxDepth)
-				return
-			}
-			name := s.Alias
-			if name == "" {
-				name = s.Name
-			}
+			name := cmp.Or(s.Alias, s.Name)
 			k := pathKey{parent, name}
 			path, ok := w.paths[k]
 			if !ok {
@@ -303,8 +286,21 @@ func (w *docWalker) walk(set ast.SelectionSet, depth int, parent int32) {
 				path = int32(len(w.counts))
 				w.paths[k] = path
 			}
-			if w.counts[path-1]++; w.counts[path-1] > MaxSameResponseName {
+			w.counts[path-1]++
+			// The first limit passed, in this order, is the one reported.
+			switch {
+			case w.fields > w.maxFields:
+				w.err = LimitError(errcode.FieldLimit, "query selects more than %d fields (aliases count one each, fragments each time they are spread)", w.maxFields)
+			case w.schemas > maxSchemaRoots:
+				w.err = LimitError(errcode.FieldLimit, "query selects __schema more than %d time (aliases count one each, fragments each time they are spread): ask for the schema once", maxSchemaRoots)
+			case w.introStart > 0 && depth-w.introStart+1 > maxIntrospectionDepth:
+				w.err = LimitError(errcode.DepthLimit, "introspection is more than %d levels deep", maxIntrospectionDepth)
+			case w.introStart == 0 && depth > w.maxDepth:
+				w.err = LimitError(errcode.DepthLimit, "query is more than %d levels deep", w.maxDepth)
+			case w.counts[path-1] > MaxSameResponseName:
 				w.err = LimitError(errcode.FieldLimit, "more than %d fields share the response name %q at one place (aliases tell them apart)", MaxSameResponseName, name)
+			}
+			if w.err != nil {
 				return
 			}
 			intro := w.introStart
