@@ -367,12 +367,8 @@ func withExtension(m map[string]any, k string, v any) map[string]any {
 func (t *Tally) Admit(op *graphql.OperationContext, a admission.Admitted) {
 	acct := account{on: a.Receipts || a.DryRun, dryRun: a.DryRun, inspector: a.Receipts && a.Inspector, plan: a.Plan}
 	if a.DryRun {
-		p := &Plan{Estimated: a.Plan.Total(), Levels: a.Plan.Levels(), Complexity: a.Complexity, MaxComplexity: a.MaxComplexity,
-			Admitted: a.Complexity <= a.MaxComplexity}
-		if p.Levels == nil {
-			p.Levels = []admission.PlanLevel{}
-		}
-		acct.peek = p
+		acct.peek = &Plan{Estimated: a.Plan.Total(), Levels: a.Plan.Levels(), Complexity: a.Complexity,
+			MaxComplexity: a.MaxComplexity, Admitted: a.Complexity <= a.MaxComplexity}
 	}
 	t.mu.Lock()
 	t.acct, t.acctOp = acct, op // a later operation's replaces it

@@ -11,33 +11,25 @@ func (r *Receipt) AppendJSON(b []byte) ([]byte, bool) {
 	if r == nil || len(r.Calls) != 0 {
 		return b, false
 	}
-	b = append(b, `{"estimated":`...)
-	b = strconv.AppendInt(b, int64(r.Estimated), 10)
-	b = append(b, `,"made":`...)
-	b = strconv.AppendInt(b, int64(r.Made), 10)
-	b = append(b, `,"retries":`...)
-	b = strconv.AppendInt(b, int64(r.Retries), 10)
-	b = append(b, `,"saved":`...)
-	b = strconv.AppendInt(b, int64(r.Saved), 10)
+	b = appendInt(b, `{"estimated":`, r.Estimated)
+	b = appendInt(b, `,"made":`, r.Made)
+	b = appendInt(b, `,"retries":`, r.Retries)
+	b = appendInt(b, `,"saved":`, r.Saved)
 	if u := r.Unmade; u != nil {
-		b = append(b, `,"unmade":{"deduplicated":`...)
-		b = strconv.AppendInt(b, int64(u.Deduplicated), 10)
-		b = append(b, `,"shortPages":`...)
-		b = strconv.AppendInt(b, int64(u.ShortPages), 10)
-		b = append(b, `,"shared":`...)
-		b = strconv.AppendInt(b, int64(u.Shared), 10)
-		b = append(b, `,"notReached":`...)
-		b = strconv.AppendInt(b, int64(u.NotReached), 10)
-		b = append(b, '}')
+		b = appendInt(b, `,"unmade":{"deduplicated":`, u.Deduplicated)
+		b = appendInt(b, `,"shortPages":`, u.ShortPages)
+		b = appendInt(b, `,"shared":`, u.Shared)
+		b = append(appendInt(b, `,"notReached":`, u.NotReached), '}')
 	}
 	if l := r.Budget; l != nil {
-		b = append(b, `,"budget":{"remaining":`...)
-		b = strconv.AppendInt(b, int64(l.Remaining), 10)
-		b = append(b, `,"limit":`...)
-		b = strconv.AppendInt(b, int64(l.Limit), 10)
-		b = append(b, `,"resetSeconds":`...)
-		b = strconv.AppendInt(b, int64(l.ResetSeconds), 10)
-		b = append(b, '}')
+		b = appendInt(b, `,"budget":{"remaining":`, l.Remaining)
+		b = appendInt(b, `,"limit":`, l.Limit)
+		b = append(appendInt(b, `,"resetSeconds":`, l.ResetSeconds), '}')
 	}
 	return append(b, '}'), true
+}
+
+// appendInt appends key, the JSON before a number, and n.
+func appendInt(b []byte, key string, n int) []byte {
+	return strconv.AppendInt(append(b, key...), int64(n), 10)
 }
