@@ -18,21 +18,16 @@ type Money struct {
 	Currency string
 }
 
-// Paisa is the amount in paisa, for Money.paisa.
+// Paisa is Money.paisa: the same exact number as the amount, in paisa.
 func (m Money) Paisa() int64 { return int64(m.Amount) }
 
 // gqlgen.yml binds the hot fields of Payment and Money to the Ref methods:
 // gqlgen boxes every value in `any` twice, which allocates for a string,
 // time, int64 or struct but not for a pointer into the record.
 
-// AmountRef is Money.amount.
 func (m *Money) AmountRef() *restclient.Paisa { return &m.Amount }
-
-// PaisaRef is Money.paisa: the same exact number as the amount, in paisa.
-func (m *Money) PaisaRef() *int64 { return (*int64)(&m.Amount) }
-
-// CurrencyRef is Money.currency.
-func (m *Money) CurrencyRef() *string { return &m.Currency }
+func (m *Money) PaisaRef() *int64             { return (*int64)(&m.Amount) }
+func (m *Money) CurrencyRef() *string         { return &m.Currency }
 
 // Customer is the customer block of a payment or checkout session.
 // AddressOf names the payment whose detail holds the address of a list
@@ -71,19 +66,17 @@ func (m *Payment) Bind(p *restclient.Payment) {
 	}
 }
 
-func (*Payment) IsNode() {}
-
-// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
-func (*Payment) IsEntity() {}
+// Node, and Entity: a federation entity in the subgraph mode (federation.graphqls).
+func (*Payment) IsNode()           {}
+func (*Payment) IsEntity()         {}
+func (*PaymentLink) IsNode()       {}
+func (*PaymentLink) IsEntity()     {}
+func (*CheckoutSession) IsEntity() {}
 
 // Status is the record's status as the schema's enum (the same names).
 func (p *Payment) Status() PaymentStatus { return PaymentStatus(p.Payment.Status) }
-
-// Amount is the amount with its currency.
-func (p *Payment) Amount() Money { return p.amount }
-
-// Customer is the payment's customer.
-func (p *Payment) Customer() *Customer { return &p.customer }
+func (p *Payment) Amount() Money         { return p.amount }
+func (p *Payment) Customer() *Customer   { return &p.customer }
 
 // DeferrableCustomer is Payment.customer for gqlgen: it takes a context
 // only because gqlgen defers just the fields it resolves concurrently, and
@@ -91,38 +84,19 @@ func (p *Payment) Customer() *Customer { return &p.customer }
 // notBlocking keeps lists of it sequential).
 func (p *Payment) DeferrableCustomer(context.Context) *Customer { return &p.customer }
 
-// IDRef is Payment.id (see Money.AmountRef for the Ref methods).
-func (p *Payment) IDRef() *string { return &p.ID }
-
-// StatusRef is Payment.status as the schema's enum (the same strings).
+// The Ref methods of Payment (see Money's).
+func (p *Payment) IDRef() *string            { return &p.ID }
 func (p *Payment) StatusRef() *PaymentStatus { return (*PaymentStatus)(&p.Payment.Status) }
-
-// AmountRef is Payment.amount.
-func (p *Payment) AmountRef() *Money { return &p.amount }
-
-// CreatedAtRef is Payment.createdAt.
-func (p *Payment) CreatedAtRef() *time.Time { return &p.CreatedAt }
-
-// UpdatedAtRef is Payment.updatedAt.
-func (p *Payment) UpdatedAtRef() *time.Time { return &p.UpdatedAt }
+func (p *Payment) AmountRef() *Money         { return &p.amount }
+func (p *Payment) CreatedAtRef() *time.Time  { return &p.CreatedAt }
+func (p *Payment) UpdatedAtRef() *time.Time  { return &p.UpdatedAt }
 
 // PaymentLink is a shareable payment link.
-type PaymentLink struct {
-	*restclient.PaymentLink
-}
+type PaymentLink struct{ *restclient.PaymentLink }
 
 // NewPaymentLink binds a REST payment link to the schema.
 func NewPaymentLink(l *restclient.PaymentLink) *PaymentLink { return &PaymentLink{l} }
 
-func (*PaymentLink) IsNode() {}
-
-// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
-func (*PaymentLink) IsEntity() {}
-
-// IsEntity: a federation entity in the subgraph mode (federation.graphqls).
-func (*CheckoutSession) IsEntity() {}
-
-// Amount is the amount with its currency.
 func (l *PaymentLink) Amount() Money {
 	return Money{Amount: l.PaymentLink.Amount, Currency: l.Currency}
 }
@@ -147,12 +121,10 @@ func NewCheckoutSession(s *restclient.CheckoutSession) *CheckoutSession {
 // store takes it for a payment's id.
 func (s *CheckoutSession) SessionID() string { return s.ID }
 
-// Amount is the amount with its currency.
 func (s *CheckoutSession) Amount() Money {
 	return Money{Amount: s.CheckoutSession.Amount, Currency: s.Currency}
 }
 
-// Subtotal is the subtotal with its currency.
 func (s *CheckoutSession) Subtotal() Money {
 	return Money{Amount: s.CheckoutSession.Subtotal, Currency: s.Currency}
 }
