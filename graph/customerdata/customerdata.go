@@ -8,6 +8,7 @@ package customerdata
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -87,18 +88,16 @@ const maxInitials = 4
 // maskName is a name's initials: "Rahim Uddin" is "R. U.".
 func maskName(s string) string {
 	var b strings.Builder
-	n := 0
-	for _, w := range strings.Fields(s) {
-		if n == maxInitials {
+	for i, w := range strings.Fields(s) {
+		if i == maxInitials {
 			break
 		}
-		r, _ := utf8.DecodeRuneInString(w)
-		if n > 0 {
+		if i > 0 {
 			b.WriteByte(' ')
 		}
+		r, _ := utf8.DecodeRuneInString(w)
 		b.WriteRune(unicode.ToUpper(r))
 		b.WriteByte('.')
-		n++
 	}
 	return b.String()
 }
@@ -196,10 +195,9 @@ func (m *Masking) ListPayments(ctx context.Context, p restclient.ListParams) (*r
 		return page, err
 	}
 	cp := *page
-	cp.Data = make([]restclient.Payment, len(page.Data))
-	for i := range page.Data {
-		cp.Data[i] = page.Data[i]
-		cp.Data[i].Customer = maskCustomer(page.Data[i].Customer, level)
+	cp.Data = slices.Clone(page.Data)
+	for i := range cp.Data {
+		cp.Data[i].Customer = maskCustomer(cp.Data[i].Customer, level)
 	}
 	return &cp, err
 }
@@ -286,8 +284,7 @@ func (m *Paths) Note(ctx context.Context, oc *graphql.OperationContext, sel ast.
 		if path == nil {
 			path = responsePath(ctx, oc)
 		}
-		p := make(ast.Path, len(path), len(path)+1)
-		copy(p, path)
+		p := append(make(ast.Path, 0, len(path)+1), path...)
 		m.mu.Lock()
 		m.paths = append(m.paths, append(p, ast.PathName(f.Alias)))
 		m.mu.Unlock()
