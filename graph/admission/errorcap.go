@@ -21,10 +21,7 @@ const MaxErrors = 50
 // at MaxErrors, validation failures and execution errors alike.
 type ErrorCap struct{}
 
-var (
-	_ graphql.HandlerExtension    = ErrorCap{}
-	_ graphql.ResponseInterceptor = ErrorCap{}
-)
+var _ graphql.ResponseInterceptor = ErrorCap{}
 
 func (ErrorCap) ExtensionName() string                          { return "ErrorCap" }
 func (ErrorCap) Validate(schema graphql.ExecutableSchema) error { return nil }

@@ -99,11 +99,8 @@ type Admitted struct {
 // of the answer, no REST call made and no budget spent.
 const DryRunExtension = "dryRun"
 
-var (
-	_ graphql.HandlerExtension          = Limits{}
-	_ graphql.OperationParameterMutator = Limits{}
-	_ graphql.OperationContextMutator   = Limits{}
-)
+var _ graphql.OperationParameterMutator = Limits{}
+var _ graphql.OperationContextMutator = Limits{}
 
 func (Limits) ExtensionName() string                          { return "QueryLimits" }
 func (Limits) Validate(schema graphql.ExecutableSchema) error { return nil }

@@ -32,10 +32,7 @@ type pending struct{ key, query string }
 // before the query limits.
 type Extension struct{ Store graphql.Cache[string] }
 
-var (
-	_ graphql.HandlerExtension          = Extension{}
-	_ graphql.OperationParameterMutator = Extension{}
-)
+var _ graphql.OperationParameterMutator = Extension{}
 
 func (Extension) ExtensionName() string                   { return "AutomaticPersistedQuery" }
 func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
@@ -97,11 +94,10 @@ func params(raw any) (hash string, version int64, ok bool) {
 	switch v := m["version"].(type) {
 	case nil:
 	case json.Number:
-		n, err := v.Int64()
-		if err != nil {
+		var err error
+		if version, err = v.Int64(); err != nil {
 			return "", 0, false
 		}
-		version = n
 	case float64:
 		if math.IsNaN(v) {
 			return "", 0, false
@@ -122,10 +118,7 @@ func params(raw any) (hash string, version int64, ok bool) {
 // to no merchant, registers nothing.
 type Commit struct{ Store graphql.Cache[string] }
 
-var (
-	_ graphql.HandlerExtension     = Commit{}
-	_ graphql.OperationInterceptor = Commit{}
-)
+var _ graphql.OperationInterceptor = Commit{}
 
 func (Commit) ExtensionName() string                   { return "APQCommit" }
 func (Commit) Validate(graphql.ExecutableSchema) error { return nil }

@@ -306,10 +306,7 @@ type Extension struct {
 	Tally  func(ctx context.Context) *Tally
 }
 
-var (
-	_ graphql.HandlerExtension    = Extension{}
-	_ graphql.ResponseInterceptor = Extension{}
-)
+var _ graphql.ResponseInterceptor = Extension{}
 
 func (Extension) ExtensionName() string                   { return "CostReceipts" }
 func (Extension) Validate(graphql.ExecutableSchema) error { return nil }

@@ -39,10 +39,7 @@ type Documents struct {
 	Report func(context.Context, trusteddocs.Decision)
 }
 
-var (
-	_ graphql.HandlerExtension          = Documents{}
-	_ graphql.OperationParameterMutator = Documents{}
-)
+var _ graphql.OperationParameterMutator = Documents{}
 
 func (Documents) ExtensionName() string                   { return "TrustedDocuments" }
 func (Documents) Validate(graphql.ExecutableSchema) error { return nil }
