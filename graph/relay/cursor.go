@@ -86,10 +86,10 @@ func (s *Signer) Encode(p Position) string {
 // for byte, a cursor this merchant was given under one of the keys.
 // Nothing in c is trusted before its tag is checked.
 func (s *Signer) Decode(c string) (Position, error) {
-	if len(c) == 0 || base64.RawURLEncoding.DecodedLen(len(c)) > cursorMaxBytes {
+	size := base64.RawURLEncoding.DecodedLen(len(c))
+	if len(c) == 0 || size > cursorMaxBytes {
 		return Position{}, ErrBadCursor
 	}
-	size := base64.RawURLEncoding.DecodedLen(len(c))
 	buf := make([]byte, size, size+sha256.Size)
 	m, err := cursorText.Decode(buf, []byte(c))
 	// The decoder skips '\r' and '\n'; only the exact text is a cursor.
@@ -116,11 +116,7 @@ func (s *Signer) Decode(c string) (Position, error) {
 	if k <= 0 || skip > MaxSkip || k != uvarintLen(skip) {
 		return Position{}, ErrBadCursor
 	}
-	return Position{
-		RestCursor: string(body[2+k:]),
-		Skip:       int(skip),
-		Status:     cursorStatuses[body[1]],
-	}, nil
+	return Position{RestCursor: string(body[2+k:]), Skip: int(skip), Status: cursorStatuses[body[1]]}, nil
 }
 
 // sumLocked appends the tag of body under key i to body, within its

@@ -18,9 +18,7 @@ const MinKeyBytes = 32
 
 // Keys are the gateway's cursor keys (CURSOR_KEYS): the first signs, every
 // one verifies, so a key can be rotated in ahead of its use.
-type Keys struct {
-	keys [][]byte
-}
+type Keys struct{ keys [][]byte }
 
 // Derive is a key for another use, HMAC-SHA256 of label under the signing
 // key (the merchant ids' key when MERCHANT_ID_KEY is unset).
