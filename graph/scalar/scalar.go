@@ -109,25 +109,20 @@ func MarshalSafeInt(n int64) graphql.Marshaler {
 // UnmarshalSafeInt accepts integers within ±(2^53-1).
 func UnmarshalSafeInt(v any) (int64, error) {
 	var n int64
+	var err error
 	switch x := v.(type) {
 	case int:
 		n = int64(x)
 	case int64:
 		n = x
 	case interface{ Int64() (int64, error) }: // json.Number
-		var err error
-		if n, err = x.Int64(); err != nil {
-			return 0, errUnsafeInt
-		}
+		n, err = x.Int64()
 	case string:
-		var err error
-		if n, err = strconv.ParseInt(x, 10, 64); err != nil {
-			return 0, errUnsafeInt
-		}
+		n, err = strconv.ParseInt(x, 10, 64)
 	default:
 		return 0, errUnsafeInt
 	}
-	if n > MaxSafeInt || n < -MaxSafeInt {
+	if err != nil || n > MaxSafeInt || n < -MaxSafeInt {
 		return 0, errUnsafeInt
 	}
 	return n, nil
