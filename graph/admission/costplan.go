@@ -24,8 +24,8 @@ const (
 	RouteSession = "GET " + string(restclient.EndpointGetCheckoutSession)
 )
 
-// PlanCall is one line of a plan: Calls calls of Route (ID when named),
-// asked for by the field at Path; UpTo: at most Calls (a join).
+// PlanCall is one line of a plan: Calls calls of Route (ID when named)
+// for the field at Path; UpTo: at most Calls (a join).
 type PlanCall struct {
 	Route string `json:"route"`
 	ID    string `json:"id,omitempty"`
@@ -41,11 +41,8 @@ type PlanLevel struct {
 	Calls []PlanCall `json:"calls"`
 }
 
-// planKey identifies a plan line.
-type planKey struct {
-	route string
-	id    string // the id, or a list's identity
-}
+// planKey identifies a plan line: its route and id, or a list's identity.
+type planKey struct{ route, id string }
 
 // Plan is an operation's plan: its lines by level, and their total.
 type Plan struct {
@@ -260,17 +257,11 @@ func Included(ds ast.DirectiveList, vars map[string]any) bool {
 		if d.Name != "skip" && d.Name != "include" {
 			continue
 		}
-		a := d.Arguments.ForName("if")
-		if a == nil || a.Value == nil {
-			continue
-		}
-		v, err := a.Value.Value(vars)
-		b, ok := v.(bool)
-		if err != nil || !ok {
-			continue
-		}
-		if b == (d.Name == "skip") {
-			return false
+		if a := d.Arguments.ForName("if"); a != nil && a.Value != nil {
+			v, err := a.Value.Value(vars)
+			if b, ok := v.(bool); err == nil && ok && b == (d.Name == "skip") {
+				return false
+			}
 		}
 	}
 	return true

@@ -29,22 +29,18 @@ type QueryLimits struct {
 // Fixed limits on a document's shape, each bounding one validation rule's
 // work (BenchmarkValidateWorstCase).
 const (
-	// ParserTokenLimit bounds the lexer's work on one document.
-	ParserTokenLimit = 20000
+	ParserTokenLimit = 20000 // the lexer's work on one document
 	// MaxSameResponseName bounds the fields sharing one response name at one
 	// place, which the overlapping-fields rule compares pairwise.
 	MaxSameResponseName = 32
-	// MaxFragments bounds the fragment definitions, also compared pairwise.
-	MaxFragments = 100
+	MaxFragments        = 100 // fragment definitions, also compared pairwise
 	// docWorkPerField times MaxFields bounds every selection of the whole
 	// document, counted as each would execute.
 	docWorkPerField = 10
 	// maxIntrospectionDepth replaces MaxDepth below __schema and __type, so
 	// getIntrospectionQuery (typeDepth up to 25) passes.
 	maxIntrospectionDepth = 32
-	// maxSchemaRoots bounds __schema root fields: each answers many times
-	// its query's bytes.
-	maxSchemaRoots = 1
+	maxSchemaRoots        = 1 // __schema root fields: each answers many times its query's bytes
 )
 
 // Limits is the gqlgen extension that admits an operation: before
