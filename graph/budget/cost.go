@@ -60,9 +60,7 @@ type Plan struct {
 func (p *Plan) bytes(x *sizes) int {
 	n := p.fixed
 	for i, k := range p.per {
-		if k != 0 {
-			n += k * x[i]
-		}
+		n += k * x[i]
 	}
 	return n
 }
