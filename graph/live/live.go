@@ -101,8 +101,7 @@ func (c Config) Payment(ctx context.Context, s Subscriber, id string, after uint
 			if err != nil {
 				return livepoll.Snapshot{}, err
 			}
-			data, fp := encode(p)
-			return livepoll.Snapshot{Value: model.NewPayment(p), Fingerprint: fp, Phase: phaseOf(string(p.Status)), Data: data}, nil
+			return snapshot(model.NewPayment(p), p, string(p.Status)), nil
 		})
 }
 
@@ -119,8 +118,7 @@ func (c Config) CheckoutSession(ctx context.Context, s Subscriber, id string, af
 			if s.PaymentID != "" {
 				v.LivePayment, _ = rest.GetPayment(ctx, s.PaymentID) // without it, the loader's
 			}
-			data, fp := encode(liveSession{Session: s, Payment: v.LivePayment})
-			return livepoll.Snapshot{Value: v, Fingerprint: fp, Phase: phaseOf(s.PaymentStatus), Data: data}, nil
+			return snapshot(v, liveSession{Session: s, Payment: v.LivePayment}, s.PaymentStatus), nil
 		})
 }
 
@@ -165,15 +163,16 @@ func phaseOf(status string) livepoll.Phase {
 	}
 }
 
-// encode is the JSON of a REST record (what replicas share) and its
-// fingerprint, a hash of every field.
-func encode(v any) ([]byte, string) {
-	b, err := json.Marshal(v)
+// snapshot is the state v of REST record rec of a payment status: its
+// Data the JSON of rec (what replicas share), its fingerprint a hash of it.
+func snapshot(v, rec any, status string) livepoll.Snapshot {
+	b, err := json.Marshal(rec)
 	if err != nil {
-		return nil, "" // cannot happen for the REST types; "" still works (every poll an event)
+		// Cannot happen for the REST types; "" still works (every poll an event).
+		return livepoll.Snapshot{Value: v, Phase: phaseOf(status)}
 	}
 	sum := sha256.Sum256(b)
-	return b, hex.EncodeToString(sum[:])
+	return livepoll.Snapshot{Value: v, Fingerprint: hex.EncodeToString(sum[:]), Phase: phaseOf(status), Data: b}
 }
 
 // subscribe starts a hub subscription for the caller's merchant and
