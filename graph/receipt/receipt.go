@@ -99,10 +99,7 @@ func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, 
 }
 
 // identKey names the REST record an ask is for: route and id (or a list's parameters).
-type identKey struct {
-	route string
-	id    string
-}
+type identKey struct{ route, id string }
 
 // Origin names the part of the plan an ask comes from: a plan line's
 // identity (Line), or the listed payment whose address join asks (Item).
@@ -122,7 +119,7 @@ type account struct {
 	on, dryRun, inspector bool
 	plan                  *admission.Plan
 	peek                  *Plan
-	left                  BudgetLeft // what the edge's charge left (NoteRESTCallsLeft)
+	left                  BudgetLeft // what the edge's charge left (NoteLeft)
 	leftOK                bool
 }
 
