@@ -83,9 +83,6 @@ type Plan struct {
 // NoteDryRunBudget records on a dry run's plan the budget left (when ok)
 // and whether the budget refused the estimate. A nil t does nothing.
 func (t *Tally) NoteDryRunBudget(op *graphql.OperationContext, left BudgetLeft, ok, refused bool) {
-	if t == nil {
-		return
-	}
 	a, found := t.accountFor(op)
 	if !found || a.peek == nil {
 		return
@@ -156,14 +153,14 @@ func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
 	}
 }
 
-// accountFor is op's account.
+// accountFor is op's account, if t has it (a nil t has none).
 func (t *Tally) accountFor(op *graphql.OperationContext) (account, bool) {
+	if t == nil || op == nil {
+		return account{}, false
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.acctOp == op && op != nil {
-		return t.acct, true
-	}
-	return account{}, false
+	return t.acct, t.acctOp == op
 }
 
 type askCount struct {
@@ -254,10 +251,7 @@ func (t *Tally) ShortList(id string, pagesPlanned, pagesRead, items int) {
 		t.shortSeen = make(map[string]struct{})
 	}
 	t.shortSeen[id] = struct{}{}
-	t.short += max(0, pagesPlanned-pagesRead)
-	if n := t.acct.plan.JoinCalls(id); n > 0 {
-		t.short += max(0, n-items)
-	}
+	t.short += max(0, pagesPlanned-pagesRead) + max(0, t.acct.plan.JoinCalls(id)-items)
 }
 
 // receipt makes the receipt of the operation of account a.
@@ -319,11 +313,7 @@ func (c Extension) Finish(ctx context.Context, resp *graphql.Response) *graphql.
 	if resp == nil || !graphql.HasOperationContext(ctx) {
 		return resp
 	}
-	t := c.Tally(ctx)
-	if t == nil {
-		return resp
-	}
-	opCtx := graphql.GetOperationContext(ctx)
+	t, opCtx := c.Tally(ctx), graphql.GetOperationContext(ctx)
 	a, ok := t.accountFor(opCtx)
 	if !ok {
 		return resp
