@@ -139,8 +139,7 @@ func (e *estimate) rootField(f *ast.Field) int {
 	return 0
 }
 
-// selects reports whether set selects, at any depth, the field name of
-// the type typeName.
+// selects reports whether set selects, at any depth, the field name of type typeName.
 func (e *estimate) selects(set ast.SelectionSet, typeName, name string) bool {
 	found := false
 	e.eachField(set, func(f *ast.Field) {
@@ -203,8 +202,7 @@ func firstOf(args map[string]any) int {
 	return int(min(max(v, 0), MaxFirst))
 }
 
-// listLen is the length of a list argument: any slice, or one value
-// gqlparser coerced into a list.
+// listLen is a list argument's length: any slice, or one value coerced into a list.
 func listLen(v any) int {
 	if v == nil {
 		return 0

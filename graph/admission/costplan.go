@@ -200,8 +200,7 @@ func (w *planWalk) root(f *ast.Field) {
 	}
 }
 
-// session plans the checkout session id (or reference) at path, and its
-// payment when f selects it.
+// session plans the checkout session id (or reference) at path, and its payment if f selects it.
 func (w *planWalk) session(f *ast.Field, id, path string) {
 	if !ValidID(id) {
 		return

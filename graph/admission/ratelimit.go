@@ -23,8 +23,7 @@ func setEstimate(op *graphql.OperationContext, e RESTCallEstimate) {
 	}
 }
 
-// OperationEstimate is op's REST-call estimate; ok false when it has none
-// (refused by a limit, or not planned).
+// OperationEstimate is op's REST-call estimate; ok false: none (refused by a limit, or not planned).
 func OperationEstimate(op *graphql.OperationContext) (RESTCallEstimate, bool) {
 	if op == nil {
 		return RESTCallEstimate{}, false

@@ -40,8 +40,7 @@ func (l Limit) Applies(oc *graphql.OperationContext) bool {
 	return l.MaxBytes > 0 && (oc.Operation == nil || oc.Operation.Operation != ast.Subscription)
 }
 
-// Finish replaces the response by one error once b is spent or its data
-// is over the limit anyway.
+// Finish replaces the response by one error once b is spent or its data is over the limit.
 func (l Limit) Finish(b *Budget, resp *graphql.Response) *graphql.Response {
 	if resp == nil || l.MaxBytes <= 0 {
 		return resp
@@ -52,15 +51,13 @@ func (l Limit) Finish(b *Budget, resp *graphql.Response) *graphql.Response {
 	return resp
 }
 
-// Budget is one operation's: the estimated bytes charged so far. A nil
-// *Budget (no limit) accepts every charge.
+// Budget is one operation's estimated bytes charged; a nil *Budget (no limit) accepts all.
 type Budget struct {
 	limit int64
 	used  atomic.Int64
 }
 
-// Charge adds n estimated bytes; past the limit it fails, as every later
-// charge does.
+// Charge adds n estimated bytes; past the limit it fails, as every later charge does.
 func (b *Budget) Charge(n int) error {
 	if b == nil || n <= 0 {
 		return nil

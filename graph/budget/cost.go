@@ -188,8 +188,7 @@ func (w *planWalker) walk(p *Plan, fixedTo slot, sel ast.SelectionSet, typ strin
 	}
 }
 
-// typeApplies reports whether a fragment on cond applies to an object of
-// type typ ("" when unknown: counted, to be safe).
+// typeApplies: a fragment on cond applies to type typ ("" unknown: counted, to be safe).
 func typeApplies(cond, typ string) bool {
 	return cond == "" || typ == "" || cond == typ || cond == "Node" && (typ == "Payment" || typ == "PaymentLink")
 }
@@ -229,8 +228,7 @@ func (b *Budget) plan(ctx context.Context, typ string) Plan {
 	return p
 }
 
-// WalkPlans is the plan of field for an object of type typ, and with items
-// a connection's per-item plan.
+// WalkPlans is the plan of field for type typ and, with items, a connection's item plan.
 func WalkPlans(doc *ast.QueryDocument, field graphql.CollectedField, typ string, items bool) *[2]Plan {
 	plans := new([2]Plan)
 	w := planWalker{doc: doc}
@@ -285,8 +283,7 @@ func cursorLen(pos relay.Position) int {
 	return ((2+2+len(pos.RestCursor)+relay.TagLen)*4 + 2) / 3
 }
 
-// sizesOf reads the sizes of v, a REST-backed object, and names its type
-// ("": none).
+// sizesOf reads the sizes of v, a REST-backed object, and names its type ("": none).
 func sizesOf(v any, x *sizes) string {
 	switch v := v.(type) {
 	case *model.Payment:
@@ -302,8 +299,7 @@ func sizesOf(v any, x *sizes) string {
 	return ""
 }
 
-// ChargeObject charges what the field being resolved renders of v, one
-// of the schema's REST-backed objects.
+// ChargeObject charges what the field being resolved renders of v, a REST-backed object.
 func (b *Budget) ChargeObject(ctx context.Context, v any) error {
 	if b == nil {
 		return nil

@@ -129,8 +129,7 @@ func maskPhone(s string) string {
 	return string(r[:start]) + strings.Repeat("*", n-start-end) + string(r[n-end:])
 }
 
-// maskPayment returns p with its customer masked to level: p itself at
-// full, else a copy (a record may be shared).
+// maskPayment is p masked to level: p itself at full, else a copy (records may be shared).
 func maskPayment(p *restclient.Payment, level sessiontoken.CustomerData) *restclient.Payment {
 	if p == nil || level == sessiontoken.CustomerDataFull {
 		return p

@@ -128,8 +128,7 @@ type liveSession struct {
 	Payment *restclient.Payment
 }
 
-// Decode rebuilds a state another replica observed from its
-// Snapshot.Data (livepoll.Config.Decode).
+// Decode rebuilds a state another replica observed from its Snapshot.Data (livepoll.Config.Decode).
 func Decode(kind string, data []byte) (any, error) {
 	switch kind {
 	case KindPayment:
@@ -320,8 +319,7 @@ func (l *Events) push(ev event) {
 
 type eventsKey struct{}
 
-// WithEvents returns ctx with the Events of operation oc, and them; ctx
-// and nil when oc is not a subscription.
+// WithEvents returns ctx with the Events of operation oc, and them; not a subscription: ctx, nil.
 func WithEvents(ctx context.Context, oc *graphql.OperationContext) (context.Context, *Events) {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Subscription {
 		return ctx, nil
@@ -336,8 +334,7 @@ func EventsIn(ctx context.Context) *Events {
 	return l
 }
 
-// EventIDExtension is the response extension that carries a state event's
-// id (a decimal string: ids pass 2^53).
+// EventIDExtension carries a state event's id (a decimal string: ids pass 2^53).
 const EventIDExtension = "eventId"
 
 // Finish writes the next event's id or error (presented) into its response.

@@ -140,8 +140,7 @@ type Tally struct {
 // CallLog is where the REST client counts the operation's calls.
 func (t *Tally) CallLog() *restclient.CallLog { return &t.calls }
 
-// NoteLeft records what op's charge left of the merchant's REST-call
-// budget, for the receipt. A nil t does nothing.
+// NoteLeft records, for the receipt, what op's charge left of the merchant's budget.
 func (t *Tally) NoteLeft(op *graphql.OperationContext, left BudgetLeft) {
 	if t == nil {
 		return
@@ -302,8 +301,7 @@ var _ graphql.ResponseInterceptor = Extension{}
 func (Extension) ExtensionName() string                   { return "CostReceipts" }
 func (Extension) Validate(graphql.ExecutableSchema) error { return nil }
 
-// InterceptResponse adds the receipt to the last result of a query, and a
-// dry run's plan to its answer.
+// InterceptResponse adds the receipt to a query's last result, a dry run's plan to its answer.
 func (c Extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	return c.Finish(ctx, next(ctx))
 }

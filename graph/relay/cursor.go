@@ -48,8 +48,7 @@ var cursorStatuses = [statusesCount + 1]restclient.PaymentStatus{"",
 // made for this merchant with one of its current keys.
 var ErrBadCursor = errors.New("bad cursor")
 
-// cursorText is the cursor's text form, strict so that a cursor has
-// exactly one text.
+// cursorText is the cursor's text form, strict so that a cursor has exactly one text.
 var cursorText = base64.RawURLEncoding.Strict()
 
 // Signer makes and checks the cursors of one merchant (credential pair)

@@ -24,8 +24,7 @@ type Walk struct {
 	nextPage string // the REST cursor of the page after it, "" if none
 }
 
-// NewWalk starts a walk serving first edges from the position from, in
-// pages of at most pageMax items and at most maxCalls REST calls.
+// NewWalk serves first edges from position from, in pages of at most pageMax and maxCalls calls.
 func NewWalk(from Position, first, pageMax, maxCalls int) *Walk {
 	return &Walk{pos: from, want: first, pageMax: pageMax, callsLeft: maxCalls}
 }

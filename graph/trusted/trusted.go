@@ -32,8 +32,7 @@ func DocumentIDFrom(ctx context.Context) string {
 	return id
 }
 
-// Documents is the gqlgen extension; Store nil: no manifest. Report, when
-// set, is told each request's decision.
+// Documents is the gqlgen extension; Store nil: no manifest. Report, if set, hears each decision.
 type Documents struct {
 	Store  *trusteddocs.Store
 	Report func(context.Context, trusteddocs.Decision)
