@@ -2,7 +2,6 @@ package graph
 
 import (
 	"context"
-	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 
@@ -14,18 +13,6 @@ import (
 // The subgraph mode's entity resolvers: one call per _entities field and
 // entity type. Every reference is checked and its load started before any
 // is awaited, a fan-out as nodes(ids:) makes, with payment(id:)'s checks.
-
-func (r *Resolver) paymentEntities(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
-	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
-		return nodeEntity[*model.Payment](ctx, r, "payment id", keyOf(reps[i].IDRef), paymentIDPrefix)
-	})
-}
-
-func (r *Resolver) paymentLinkEntities(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
-	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
-		return nodeEntity[*model.PaymentLink](ctx, r, "payment link id", keyOf(reps[i].ID), linkIDPrefix)
-	})
-}
 
 // nodeEntity is nodeThunk for an entity id of the kind prefix names, once
 // checkID accepted it.
@@ -39,28 +26,6 @@ func nodeEntity[T model.Node](ctx context.Context, r *Resolver, what, id, prefix
 		v, _ := n.(T)
 		return v, err
 	}
-}
-
-// sessionEntities resolves checkout sessions by id or by reference (the
-// two keys): the session loader batches concurrent lookups, so each
-// starts on its own goroutine (at most MaxNodes).
-func (r *Resolver) sessionEntities(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
-	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
-		key := keyOf(reps[i].SessionID)
-		if reps[i].MatchedKey == model.CheckoutSessionMatchedKeyReference {
-			key = keyOf(reps[i].Reference)
-		}
-		var (
-			s    *model.CheckoutSession
-			err  error
-			done sync.WaitGroup
-		)
-		done.Go(func() { s, err = r.checkoutSessionUncharged(ctx, key) })
-		return func() (*model.CheckoutSession, error) {
-			done.Wait()
-			return s, err
-		}
-	})
 }
 
 func failed[T any](err error) func() (T, error) {

@@ -8,21 +8,43 @@ package graph
 import (
 	"context"
 	"paygraph/graph/model"
+	"sync"
 )
 
-// FindCheckoutSession is the resolver for the findCheckoutSession field.
+// FindCheckoutSession resolves checkout sessions by id or by reference (the
+// two keys): the session loader batches concurrent lookups, so each
+// starts on its own goroutine (at most MaxNodes).
 func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
-	return r.sessionEntities(ctx, reps)
+	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
+		key := keyOf(reps[i].SessionID)
+		if reps[i].MatchedKey == model.CheckoutSessionMatchedKeyReference {
+			key = keyOf(reps[i].Reference)
+		}
+		var (
+			s    *model.CheckoutSession
+			err  error
+			done sync.WaitGroup
+		)
+		done.Go(func() { s, err = r.checkoutSessionUncharged(ctx, key) })
+		return func() (*model.CheckoutSession, error) {
+			done.Wait()
+			return s, err
+		}
+	})
 }
 
 // FindPayment is the resolver for the findPayment field.
 func (r *entityResolver) FindPayment(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
-	return r.paymentEntities(ctx, reps)
+	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
+		return nodeEntity[*model.Payment](ctx, r.Resolver, "payment id", keyOf(reps[i].IDRef), paymentIDPrefix)
+	})
 }
 
 // FindPaymentLink is the resolver for the findPaymentLink field.
 func (r *entityResolver) FindPaymentLink(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
-	return r.paymentLinkEntities(ctx, reps)
+	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
+		return nodeEntity[*model.PaymentLink](ctx, r.Resolver, "payment link id", keyOf(reps[i].ID), linkIDPrefix)
+	})
 }
 
 // Entity returns EntityResolver implementation.

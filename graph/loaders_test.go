@@ -56,11 +56,11 @@ func TestResolverWithoutLoaders(t *testing.T) {
 		name string
 		call func(ctx context.Context) error
 	}{
-		{"payments", func(ctx context.Context) error { _, err := r.payments(ctx, &first, nil, nil); return err }},
-		{"payment", func(ctx context.Context) error { _, err := r.payment(ctx, "pay_1"); return err }},
-		{"paymentLink", func(ctx context.Context) error { _, err := r.paymentLink(ctx, "pl_1"); return err }},
-		{"checkoutSession", func(ctx context.Context) error { _, err := r.checkoutSession(ctx, "ref1"); return err }},
-		{"node", func(ctx context.Context) error { _, err := r.node(ctx, "pay_1"); return err }},
+		{"payments", func(ctx context.Context) error { _, err := r.Query().Payments(ctx, &first, nil, nil); return err }},
+		{"payment", func(ctx context.Context) error { _, err := r.Query().Payment(ctx, "pay_1"); return err }},
+		{"paymentLink", func(ctx context.Context) error { _, err := r.Query().PaymentLink(ctx, "pl_1"); return err }},
+		{"checkoutSession", func(ctx context.Context) error { _, err := r.Query().CheckoutSession(ctx, "ref1"); return err }},
+		{"node", func(ctx context.Context) error { _, err := r.Query().Node(ctx, "pay_1"); return err }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// A caller with credentials: only the loaders are missing.

@@ -71,6 +71,19 @@ func maskedPathsFrom(ctx context.Context) *customerdata.Paths {
 	return customerdata.PathsIn(ctx)
 }
 
+func subscriber(ctx context.Context) live.Subscriber {
+	return live.Subscriber{Events: liveEventsFrom(ctx), Level: customerDataOf(ctx)}
+}
+
+// liveEventsFrom is the operation's live.Events, nil but in a
+// subscription.
+func liveEventsFrom(ctx context.Context) *live.Events {
+	if c := callerOf(ctx); c != nil {
+		return c.live
+	}
+	return live.EventsIn(ctx)
+}
+
 // noteCustomer is called by the generated _Customer (through the fast
 // path's hook) for every customer object an operation renders.
 func noteCustomer(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {

@@ -5,40 +5,18 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
-	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"paygraph/graph/admission"
 	"paygraph/graph/budget"
-	"paygraph/graph/customerdata"
 	"paygraph/graph/errcode"
 	"paygraph/graph/loaders"
 	"paygraph/graph/model"
-	"paygraph/graph/receipt"
 	"paygraph/graph/relay"
 	"paygraph/restclient"
 )
 
 // MaxNodes bounds the ids of nodes(ids:) (admission.MaxNodes).
 const MaxNodes = admission.MaxNodes
-
-func (r *Resolver) payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
-	fc := graphql.GetFieldContext(ctx)
-	var field graphql.CollectedField
-	if fc != nil {
-		field = fc.Field
-		// The root fast path ran this field already and left its result to
-		// gqlgen's executor to write: no second REST call or charge.
-		if st := rootStateFrom(ctx); st != nil && st.listRan && st.plan != nil && st.plan.list != nil && st.plan.list.field.Field == field.Field {
-			return st.listConn, st.listErr
-		}
-	}
-	conn, err := r.paymentsOf(ctx, field, first, after, status)
-	if conn != nil {
-		conn.SetCursors()
-	}
-	return conn, err
-}
 
 // paymentsOf is the payments resolver for field (its selection decides
 // the response budget's plan and the list join), without a field context
@@ -151,10 +129,6 @@ func describeFilter(s restclient.PaymentStatus) string {
 	return "status " + string(s)
 }
 
-func (r *Resolver) payment(ctx context.Context, id string) (*model.Payment, error) {
-	return fetchByID(ctx, r, "payment id", id, paymentIDPrefix, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
-}
-
 // fetchByID is a record's root field: the id's and the scope's checks,
 // the response budget's, then the load of the record and its charge.
 func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix string, allow func(*Resolver, context.Context, string) error,
@@ -185,21 +159,6 @@ func charged[T any](ctx context.Context, v T) (T, error) {
 		return zero, err
 	}
 	return v, nil
-}
-
-func (r *Resolver) paymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
-	return fetchByID(ctx, r, "payment link id", id, linkIDPrefix, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
-}
-
-func (r *Resolver) checkoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
-	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
-	}
-	m, err := r.checkoutSessionUncharged(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return charged(ctx, m)
 }
 
 // checkoutSessionUncharged is checkoutSession without the response
@@ -252,110 +211,6 @@ func startNode[V any](ctx context.Context, r *Resolver, id string, allow func(*R
 		}
 		return node(v), nil
 	}
-}
-
-func (r *Resolver) node(ctx context.Context, id string) (model.Node, error) {
-	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
-	}
-	n, err := r.nodeThunk(ctx, id)()
-	if err != nil {
-		return nil, err
-	}
-	return charged(ctx, n)
-}
-
-// nodes answers in the order of ids; a missing or invalid one is null with
-// its own error at its own index.
-func (r *Resolver) nodes(ctx context.Context, ids []string) ([]model.Node, error) {
-	if len(ids) > MaxNodes {
-		return nil, errcode.Inputf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
-	}
-	budget := budgetFrom(ctx)
-	if err := budget.Check(); err != nil {
-		return nil, err
-	}
-	thunks := make([]func() (model.Node, error), len(ids))
-	for i, id := range ids {
-		thunks[i] = r.nodeThunk(ctx, id)
-	}
-	out := make([]model.Node, len(ids))
-	path := graphql.GetPath(ctx)
-	// Each error points at the nodes field, as gqlgen's own field errors
-	// point at theirs: a client shows the line of the query that failed.
-	var locations []gqlerror.Location
-	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil && fc.Field.Position != nil {
-		locations = []gqlerror.Location{{Line: fc.Field.Position.Line, Column: fc.Field.Position.Column}}
-	}
-	for i, t := range thunks {
-		n, err := t()
-		if err != nil && restclient.Refused(ctx) {
-			// The REST API refused the operation's credentials: every other
-			// id fails alike, so the field fails with that one error rather
-			// than an error per id, as a repeat of the pair is refused whole.
-			return nil, err
-		}
-		if err != nil {
-			graphql.AddError(ctx, &gqlerror.Error{
-				Err:       err,
-				Message:   err.Error(),
-				Path:      append(path[:len(path):len(path)], ast.PathIndex(i)),
-				Locations: locations,
-			})
-			continue
-		}
-		out[i] = n
-	}
-	// The whole field fails: one error, not one per id.
-	if err := budget.ChargeNodes(ctx, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (r *Resolver) customerAddress(ctx context.Context, c *model.Customer) (*string, error) {
-	if customerdata.WithholdsAddress(customerDataOf(ctx)) {
-		// Withheld: not fetched (the records' own are masked already).
-		return nil, nil
-	}
-	addr := c.Address
-	if c.AddressOf != "" { // a list item's: its detail holds it
-		if err := r.allowPayment(ctx, c.AddressOf); err != nil {
-			return nil, err
-		}
-		if err := budgetFrom(ctx).Check(); err != nil {
-			return nil, err
-		}
-		p, err := r.loaders(ctx).PaymentThunkFor(ctx, c.AddressOf, receipt.Origin{Item: c.ListItem})()
-		if err != nil {
-			return nil, err
-		}
-		addr = p.Customer.Address
-	}
-	if err := budgetFrom(ctx).ChargeString(ctx, addr); err != nil {
-		return nil, err
-	}
-	return addr, nil
-}
-
-func (r *Resolver) sessionPayment(ctx context.Context, s *model.CheckoutSession) (*model.Payment, error) {
-	if s.PaymentID == "" {
-		return nil, nil
-	}
-	if err := r.allowPayment(ctx, s.PaymentID); err != nil {
-		return nil, err
-	}
-	if s.LivePayment != nil { // a subscription's event (package live)
-		return model.NewPayment(s.LivePayment), nil
-	}
-	if err := budgetFrom(ctx).Check(); err != nil {
-		return nil, err
-	}
-	p, err := r.loaders(ctx).PaymentThunkFor(ctx, s.PaymentID, receipt.Origin{Line: "session " + s.AskedAs})()
-	if err != nil {
-		return nil, err
-	}
-	return charged(ctx, model.NewPayment(p))
 }
 
 // allowPayment and allowLink are the scope checks of a payment or link id.

@@ -72,7 +72,7 @@ func TestPaymentsPaging(t *testing.T) {
 			for range 100 {
 				tc.rest.calls = 0
 				first := tc.first
-				c, err := r.payments(callerContext(tc.rest), &first, after, nil)
+				c, err := r.Query().Payments(callerContext(tc.rest), &first, after, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -108,7 +108,7 @@ func TestPaymentsBoundedOnEmptyPages(t *testing.T) {
 	rest := &pagedREST{empty: true}
 	r := &Resolver{}
 	first := 10
-	c, err := r.payments(callerContext(rest), &first, nil, nil)
+	c, err := r.Query().Payments(callerContext(rest), &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestEdgeCursorsPointPastTheirEdge(t *testing.T) {
 	r := &Resolver{}
 	first := 5
 	ctx := callerContext(rest)
-	c, err := r.payments(ctx, &first, nil, nil)
+	c, err := r.Query().Payments(ctx, &first, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,10 +68,10 @@ func TestResolverScopes(t *testing.T) {
 	onePayment := func(*testing.T) Scope { s, _ := sessiontoken.OnePayment("pay_prod_11bb"); return s }
 	type call func(r *Resolver, ctx context.Context) error
 	sessionBy := func(id string) call {
-		return func(r *Resolver, ctx context.Context) error { _, err := r.checkoutSession(ctx, id); return err }
+		return func(r *Resolver, ctx context.Context) error { _, err := r.Query().CheckoutSession(ctx, id); return err }
 	}
 	payment := func(id string) call {
-		return func(r *Resolver, ctx context.Context) error { _, err := r.payment(ctx, id); return err }
+		return func(r *Resolver, ctx context.Context) error { _, err := r.Query().Payment(ctx, id); return err }
 	}
 	// The subgraph mode's entities, one representation each: the error
 	// is the one at its index.
@@ -83,13 +83,13 @@ func TestResolverScopes(t *testing.T) {
 	}
 	paymentEntity := func(id string) call {
 		return func(r *Resolver, ctx context.Context) error {
-			_, err := r.paymentEntities(ctx, []*model.PaymentRepresentation{{IDRef: &id}})
+			_, err := r.Entity().FindPayment(ctx, []*model.PaymentRepresentation{{IDRef: &id}})
 			return atIndex(err)
 		}
 	}
 	sessionEntity := func(ref string) call {
 		return func(r *Resolver, ctx context.Context) error {
-			_, err := r.sessionEntities(ctx, []*model.CheckoutSessionRepresentation{{Reference: &ref, MatchedKey: model.CheckoutSessionMatchedKeyReference}})
+			_, err := r.Entity().FindCheckoutSession(ctx, []*model.CheckoutSessionRepresentation{{Reference: &ref, MatchedKey: model.CheckoutSessionMatchedKeyReference}})
 			return atIndex(err)
 		}
 	}
@@ -100,8 +100,14 @@ func TestResolverScopes(t *testing.T) {
 		forbidden bool
 		restCalls int64
 	}{
-		{"no scope lists", nil, func(r *Resolver, ctx context.Context) error { _, err := r.payments(ctx, nil, nil, nil); return err }, false, 1},
-		{"checkout scope lists", unpinned, func(r *Resolver, ctx context.Context) error { _, err := r.payments(ctx, nil, nil, nil); return err }, true, 0},
+		{"no scope lists", nil, func(r *Resolver, ctx context.Context) error {
+			_, err := r.Query().Payments(ctx, nil, nil, nil)
+			return err
+		}, false, 1},
+		{"checkout scope lists", unpinned, func(r *Resolver, ctx context.Context) error {
+			_, err := r.Query().Payments(ctx, nil, nil, nil)
+			return err
+		}, true, 0},
 		{"checkout scope, its session by reference", unpinned, sessionBy("REF9"), false, 1},
 		{"unpinned, its session by id: learns first", unpinned, sessionBy("pay_prod_00aa"), false, 1},
 		{"unpinned, its payment: learns first", unpinned, payment("pay_prod_11bb"), false, 2},
@@ -109,10 +115,13 @@ func TestResolverScopes(t *testing.T) {
 		{"pinned, its session by id", pinnedScope, sessionBy("pay_prod_00aa"), false, 1},
 		{"pinned, another payment", pinnedScope, payment("pay_prod_22cc"), true, 0},
 		{"pinned, another session", pinnedScope, sessionBy("OTHER"), true, 0},
-		{"pinned, a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.paymentLink(ctx, "pl_x1"); return err }, true, 0},
-		{"pinned, node of a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.node(ctx, "pl_x1"); return err }, true, 0},
+		{"pinned, a link", pinnedScope, func(r *Resolver, ctx context.Context) error {
+			_, err := r.Query().PaymentLink(ctx, "pl_x1")
+			return err
+		}, true, 0},
+		{"pinned, node of a link", pinnedScope, func(r *Resolver, ctx context.Context) error { _, err := r.Query().Node(ctx, "pl_x1"); return err }, true, 0},
 		{"pinned, the session's payment field", pinnedScope, func(r *Resolver, ctx context.Context) error {
-			_, err := r.sessionPayment(ctx, model.NewCheckoutSession(&restclient.CheckoutSession{PaymentID: "pay_prod_11bb"}))
+			_, err := r.CheckoutSession().Payment(ctx, model.NewCheckoutSession(&restclient.CheckoutSession{PaymentID: "pay_prod_11bb"}))
 			return err
 		}, false, 1},
 		{"payment scope, its payment", onePayment, payment("pay_prod_11bb"), false, 1},
