@@ -1,21 +1,17 @@
 package graph
 
-// This file is the executor's fast path for the objects a payments page
-// is made of (Payment, Money, Customer, PaymentEdge). gqlgen's generated
-// code resolves every field through graphql.ResolveField (a field
-// context, closures, a boxed value, a FieldSet and CollectFields per
-// object), which a field bound to the record does not need: it cannot
-// fail or block, and every field interceptor promises to pass it through
-// (PassesBoundFieldsThrough, server.go). So a selection of bound fields
-// only (no resolver, no @defer, only @skip/@include with literal
-// arguments, no introspection but __typename) is compiled once, with
-// gqlgen's own CollectFields, into a plan that writes gqlgen's bytes;
-// anything else returns nil and gqlgen's code runs. graph/gen adds the
-// hooks to the generated _Payment, _Money, _Customer and _PaymentEdge and
-// generates the per-type part (ops, tables, appenders) into fast_gen.go;
-// this file holds the plan compiler, the hooks and the string escapers.
-// TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen compare the
-// bytes with the fast path on and off.
+// The executor's fast path for the objects of a payments page (Payment,
+// Money, Customer, PaymentEdge). gqlgen resolves every field through
+// graphql.ResolveField (a field context, closures, a boxed value, a
+// FieldSet and CollectFields per object), which a field bound to the
+// record does not need: it cannot fail or block, and every field
+// interceptor passes it through (PassesBoundFieldsThrough). So a selection
+// of bound fields only (no resolver, no @defer, only literal @skip and
+// @include, no introspection but __typename) is compiled once, with
+// gqlgen's CollectFields, into a plan that writes gqlgen's bytes; anything
+// else returns nil and gqlgen's code runs. graph/gen adds the hooks to the
+// generated marshallers and writes the per-type part into fast_gen.go.
+// TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen compare the bytes.
 
 import (
 	"bytes"

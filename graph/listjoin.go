@@ -50,7 +50,7 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	if len(ids) == 0 {
 		return
 	}
-	for j, res := range r.loaders(ctx).JoinPayments(ctx, ids, items) {
+	for j, res := range loaders.For(ctx).JoinPayments(ctx, ids, items) {
 		if res.Err != nil || res.Value == nil {
 			continue // the resolver answers its error
 		}

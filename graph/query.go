@@ -65,7 +65,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	// at most n; more would start new arrays, the pointers staying valid).
 	edgeStore := make([]model.PaymentEdge, 0, n)
 	paymentStore := make([]model.Payment, 0, n)
-	loaders := r.loaders(ctx)
+	ld := loaders.For(ctx)
 	// The pages admission's estimate counted, and no more, so REST calls
 	// never exceed it: short pages claiming has_more give a shorter
 	// connection with hasNextPage, which its endCursor continues.
@@ -75,7 +75,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	walk := relay.NewWalk(pos, n, admission.RESTMaxLimit, pages)
 	var listID string // the list's line in the plan (admission.ListID)
-	if loaders.Cost().Recording() {
+	if ld.Cost().Recording() {
 		afterText := ""
 		if after != nil {
 			afterText = *after
@@ -84,7 +84,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
-		page, err := loaders.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
+		page, err := ld.ListPayments(ctx, restclient.ListParams{Limit: limit, Cursor: cursor, Status: filter}, listID)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +104,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	hasNext := walk.HasNext()
 	if listID != "" {
-		loaders.Cost().ShortList(listID, pages, read, len(edges))
+		ld.Cost().ShortList(listID, pages, read, len(edges))
 	}
 
 	if err := budget.ChargeConnection(&plan, &items, edges); err != nil {
@@ -144,7 +144,7 @@ func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix stri
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return zero, err
 	}
-	v, err := load(r.loaders(ctx), ctx, id)()
+	v, err := load(loaders.For(ctx), ctx, id)()
 	if err != nil {
 		return zero, err
 	}
@@ -170,7 +170,7 @@ func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*mo
 	if err := r.allow(ctx, true, func(s Scope) bool { return s.AllowsCheckoutSession(id) }, "checkout session ", id); err != nil {
 		return nil, err
 	}
-	s, err := r.loaders(ctx).CheckoutSession(ctx, id)
+	s, err := loaders.For(ctx).CheckoutSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +203,7 @@ func startNode[V any](ctx context.Context, r *Resolver, id string, allow func(*R
 	if err := allow(r, ctx, id); err != nil {
 		return failed[model.Node](err)
 	}
-	t := load(r.loaders(ctx), ctx, id)
+	t := load(loaders.For(ctx), ctx, id)
 	return func() (model.Node, error) {
 		v, err := t()
 		if err != nil {

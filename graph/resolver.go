@@ -53,9 +53,6 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	return keys.For(creds.APIKey, creds.APISecret), nil
 }
 
-// loaders returns the request's loaders (loaders.For).
-func (r *Resolver) loaders(ctx context.Context) *loaders.Loaders { return loaders.For(ctx) }
-
 // REST is the REST API the resolvers and subscriptions read.
 type REST = loaders.REST
 

@@ -1,30 +1,23 @@
 package graph
 
-// This file is the root fast path: a query made only of payment(id:) root
-// fields (aliases included), or of one payments(...) root field, compiled
-// once per document into a rootPlan and answered from gqlgen's operation
-// and response interceptors without its executor, which spends a
-// goroutine, a field context and a parsed argument map per root field and
-// per list item. The records are loaded as the resolvers load them (the
-// same id and scope checks, response budget, loaders and list join) and
-// written by the fast path's plans (fast.go, fast_gen.go) as gqlgen would.
+// The root fast path: a query of payment(id:) root fields only (aliases
+// included), or of one payments(...) root field, is compiled once per
+// document into a rootPlan and answered from gqlgen's operation and
+// response interceptors without its executor (a goroutine, a field context
+// and an argument map per root field and list item). Records are loaded as
+// the resolvers load them (same checks, budget, loaders and list join) and
+// written by the plans of fast.go and fast_gen.go as gqlgen would.
 //
-// payment(id:) fields take a literal or variable id, no directive, no
-// duplicate alias and a selection the plans cover wholly; every load
-// starts before the first is awaited, so they batch. A payments(...)
-// field's arguments are coerced by gqlgen's generated code and the
-// payments resolver runs as it is (paymentsOf); its result is kept in
-// rootState, so that when the plans cannot write it gqlgen's executor
-// reuses it (query.go) instead of calling REST again. Any failure on the
-// way (an invalid id, a refused scope, a missing payment, a REST error, a
-// spent budget) leaves the operation to gqlgen, whose loaders already
-// hold what was loaded.
-//
-// Either shape is gqlgen's when the caller's customer-data level hides
-// part of its selection, when any field or root-field interceptor is
-// configured (observe's tracing spans root fields), and with
-// ServerConfig.noFastPath. TestFastPathMatchesGqlgen and TestListFastPath
-// compare the bytes with gqlgen's.
+// payment(id:) takes a literal or variable id, no directive, no duplicate
+// alias and a selection the plans cover; all loads start before the first
+// is awaited, so they batch. payments(...) runs the resolver as it is
+// (paymentsOf) and keeps its result in rootState, which gqlgen's executor
+// reuses (query.go) when the plans cannot write it. Any failure (an invalid
+// id, a refused scope, a REST error, a spent budget) leaves the operation
+// to gqlgen, whose loaders already hold what was loaded. So do a
+// customer-data level hiding part of the selection, any field or root-field
+// interceptor, and ServerConfig.noFastPath. TestFastPathMatchesGqlgen and
+// TestListFastPath compare the bytes with gqlgen's.
 
 import (
 	"context"
@@ -178,13 +171,11 @@ func (e rootFast) InterceptResponse(ctx context.Context, next graphql.ResponseHa
 // compileRoot returns the plan of oc's operation, or nil for gqlgen.
 func compileRoot(oc *graphql.OperationContext) *rootPlan {
 	p := &rootPlan{}
-	var ok bool
-	if f, isField := oc.Operation.SelectionSet[0].(*ast.Field); isField && f.Name == "payments" {
-		ok = p.compileList(oc, f)
-	} else {
-		ok = p.compilePayments(oc)
-	}
-	if !ok {
+	if f, ok := oc.Operation.SelectionSet[0].(*ast.Field); ok && f.Name == "payments" {
+		if !p.compileList(oc, f) {
+			return nil
+		}
+	} else if !p.compilePayments(oc) {
 		return nil
 	}
 	return p
@@ -404,10 +395,10 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 	}
 	// Every load starts before the first is awaited, so they batch; each
 	// field asks, as its resolver would (the cost receipt counts asks).
-	loaders := r.loaders(ctx)
+	ld := loaders.For(ctx)
 	var thunks [maxRootFields]dataloader.Thunk[*restclient.Payment]
 	for i := range p.payments {
-		thunks[i] = loaders.PaymentThunk(ctx, ids[i])
+		thunks[i] = ld.PaymentThunk(ctx, ids[i])
 	}
 	var payments [maxRootFields]*model.Payment
 	for i := range p.payments {
@@ -434,7 +425,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 		b = f.plan.appendPayment(b, nil, payments[i], nil)
 	}
 	b = append(b, '}')
-	return p.answered(loaders, b, len(p.payments))
+	return p.answered(ld, b, len(p.payments))
 }
 
 // answerList runs the payments resolver and writes its page, or returns
@@ -484,7 +475,7 @@ func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.Oper
 		}
 	}
 	b := l.write(p.buffer(len(conn.Edges)), conn)
-	return p.answered(r.loaders(ctx), b, len(conn.Edges))
+	return p.answered(loaders.For(ctx), b, len(conn.Edges))
 }
 
 // resolve is the payments resolver; ok is false when it panicked.

@@ -34,7 +34,7 @@ func (r *checkoutSessionResolver) Payment(ctx context.Context, obj *model.Checko
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
 	}
-	p, err := r.loaders(ctx).PaymentThunkFor(ctx, obj.PaymentID, receipt.Origin{Line: "session " + obj.AskedAs})()
+	p, err := loaders.For(ctx).PaymentThunkFor(ctx, obj.PaymentID, receipt.Origin{Line: "session " + obj.AskedAs})()
 	if err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func (r *customerResolver) Address(ctx context.Context, obj *model.Customer) (*s
 		if err := budgetFrom(ctx).Check(); err != nil {
 			return nil, err
 		}
-		p, err := r.loaders(ctx).PaymentThunkFor(ctx, obj.AddressOf, receipt.Origin{Item: obj.ListItem})()
+		p, err := loaders.For(ctx).PaymentThunkFor(ctx, obj.AddressOf, receipt.Origin{Item: obj.ListItem})()
 		if err != nil {
 			return nil, err
 		}

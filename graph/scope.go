@@ -6,6 +6,7 @@ package graph
 import (
 	"context"
 	"paygraph/graph/errcode"
+	"paygraph/graph/loaders"
 
 	"paygraph/internal/opscope"
 	"paygraph/restclient"
@@ -72,7 +73,7 @@ func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope
 		return nil
 	}
 	if ref, ok := s.SessionToLearn(); ok && learnable {
-		if cs, err := r.loaders(ctx).CheckoutSession(ctx, ref); err == nil {
+		if cs, err := loaders.For(ctx).CheckoutSession(ctx, ref); err == nil {
 			learnSession(s, cs)
 			if allowed(s) {
 				return nil
