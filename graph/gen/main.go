@@ -78,30 +78,24 @@ const verifiedGqlgen = "v0.17.98"
 
 // reverify is what a gqlgen bump must check again, printed with gen's refusal.
 const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in graph/gen/main.go:
-  1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic
-     recovery, null per element (graph/lists.go marshalList mirrors it;
-     go test ./graph -run 'TestMarshalList' compares the two)
-  2. codegen/type.gotpl's list call and object.gotpl's marshaller head
-     (graph/gen rewriteLists refuses a changed shape)
-  3. the Exec's deferred-result wait (graph/gen ourDeferWait); the object
-     marshallers' ResolveConcurrently and end, and graphql/fieldset.go's
-     marshalFieldSet (graph/deferred.go mirrors it; go test ./gqlhttp
-     -run Defer)
-  4. graphql/string.go writeQuotedString, the enum MarshalGQL
-     (strconv.Quote), graphql/resolve_field.go's field middleware and
-     null handling (graph/fast.go; go test ./graph -run 'FastPath' and
-     go test ./graph -run 'x' -fuzz FuzzFastPathMatchesGqlgen -fuzztime 60s)
-  5. the generated methods fast.go calls (_Payment_customer,
-     fieldContext_Payment_customer, _Customer, _Customer_address), and
-     codegen.Field's binding (GoReceiverName, GoFieldName, IsMethod,
-     MethodHasContext, ImplDirectives), from which graph/gen/fast.go
-     writes fast_gen.go: go build ./graph; go test ./graph -run FastTables
-  6. graphql/executor DispatchOperation: the response its innermost
-     handler makes (errors, extensions) and the order of interceptors,
-     which graph/rootfast.go's answer mirrors (go test ./graph -run RootFastPath);
-     and that the generated Exec of a query runs nothing and adds no error
-     before its response handler is called (graph/opstate.go lazyQueries
-     makes it then; go test ./graph -run TestResponseTailMatchesChain)`
+  1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic recovery,
+     null per element (graph/lists.go marshalList; go test ./graph -run TestMarshalList)
+  2. codegen/type.gotpl's list call and object.gotpl's marshaller head (rewriteLists)
+  3. the Exec's deferred-result wait (ourDeferWait); the object marshallers'
+     ResolveConcurrently and end, and graphql/fieldset.go's marshalFieldSet
+     (graph/deferred.go; go test ./gqlhttp -run Defer)
+  4. graphql/string.go writeQuotedString, the enum MarshalGQL (strconv.Quote),
+     graphql/resolve_field.go's middleware and null handling (graph/fast.go;
+     go test ./graph -run FastPath, and -fuzz FuzzFastPathMatchesGqlgen)
+  5. the generated methods fast.go calls (_Payment_customer, _Customer,
+     fieldContext_Payment_customer, _Customer_address) and codegen.Field's
+     binding, from which graph/gen/fast.go writes fast_gen.go
+     (go build ./graph; go test ./graph -run FastTables)
+  6. graphql/executor DispatchOperation: its innermost response (errors,
+     extensions) and the interceptors' order (graph/rootfast.go; go test
+     ./graph -run RootFastPath); the generated Exec of a query runs nothing
+     before its response handler (graph/opstate.go lazyQueries; go test
+     ./graph -run TestResponseTailMatchesChain)`
 
 // checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
 func checkGqlgen(version string) error {
@@ -202,7 +196,7 @@ func rewriteLists(file string) error {
 	for _, typ := range slices.Sorted(maps.Keys(fastObjects)) {
 		// The hook goes before the CollectFields of gqlgen's marshaller.
 		head := fmt.Sprintf("func (ec *executionContext) _%s(ctx context.Context, sel ast.SelectionSet, obj *model.%s) graphql.Marshaler {\n", typ, typ)
-		first := fmt.Sprintf("\tfields := graphql.CollectFields(ec.OperationContext, sel, %sImplementors)\n", strings.ToLower(typ[:1])+typ[1:])
+		first := fmt.Sprintf("\tfields := graphql.CollectFields(ec.OperationContext, sel, %sImplementors)\n", lowerFirst(typ))
 		if bytes.Count(src, []byte(head+first)) != 1 {
 			return fmt.Errorf("%s: gqlgen's marshaller of %s does not start with %q: update graph/gen and graph/fast.go for this gqlgen", file, typ, head+first)
 		}
@@ -277,21 +271,23 @@ func concurrentField(object, field string) bool {
 		fmt.Fprintf(&b, "\tcase %q:\n\t\tswitch field {\n\t\tcase %s:\n\t\t\treturn true\n\t\t}\n", name, quoteAll(fs))
 	}
 	b.WriteString("\t}\n\treturn false\n}\n")
-	src, err := format.Source([]byte(b.String()))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(data.Config.Exec.Dir(), "concurrent_gen.go"), src, 0o644); err != nil {
+	if err := writeGo(filepath.Join(data.Config.Exec.Dir(), "concurrent_gen.go"), b.String()); err != nil {
 		return err
 	}
 	fast, err := fastCode(data, data.Config.Exec.Package)
 	if err != nil {
 		return err
 	}
-	if src, err = format.Source([]byte(fast)); err != nil {
-		return fmt.Errorf("fast_gen.go: %w\n%s", err, fast)
+	return writeGo(filepath.Join(data.Config.Exec.Dir(), "fast_gen.go"), fast)
+}
+
+// writeGo writes src, formatted, to file.
+func writeGo(file, src string) error {
+	out, err := format.Source([]byte(src))
+	if err != nil {
+		return fmt.Errorf("%s: %w\n%s", file, err, src)
 	}
-	return os.WriteFile(filepath.Join(data.Config.Exec.Dir(), "fast_gen.go"), src, 0o644)
+	return os.WriteFile(file, out, 0o644)
 }
 
 func quoteAll(ss []string) string {
