@@ -1,11 +1,8 @@
 package graph
 
-// Deferred fields left out of the initial payload, as the incremental
-// delivery format says, where gqlgen writes them as null (and a client
-// takes the object as complete, even a non-null field null). graph/gen
-// points the generated object marshallers here: resolveConcurrently marks
-// the fields gqlgen deferred, and withoutDeferred writes the object
-// without them.
+// Deferred fields left out of the initial payload, as incremental delivery
+// says, where gqlgen writes them as null (a client then takes the object as
+// complete). graph/gen points the generated object marshallers here.
 
 import (
 	"context"
@@ -15,15 +12,13 @@ import (
 )
 
 // deferredField is the value of a field gqlgen deferred, in its object's
-// field set. It is never written by withoutDeferred; written by anything
-// else (gqlgen's own marshalFieldSet) it is null, as gqlgen's was.
+// field set: skipped by withoutDeferred, null elsewhere, as gqlgen's was.
 type deferredField struct{}
 
 func (deferredField) MarshalGQL(w io.Writer) { io.WriteString(w, "null") }
 
 // resolveConcurrently is gqlgen's FieldSet.ResolveConcurrently, marking
-// field i when gqlgen deferred it (ResolveConcurrently then adds it to
-// the deferred group's field set and leaves it null in out).
+// field i when gqlgen deferred it (added it to the deferred group).
 func resolveConcurrently(out *graphql.FieldSet, oc *graphql.OperationContext, deferred *graphql.DeferredGroup, i int,
 	recoverFromPanic, nonNull bool, resolve func(context.Context) graphql.Marshaler) {
 	n := len(deferred.FieldSet.Values)
@@ -33,9 +28,8 @@ func resolveConcurrently(out *graphql.FieldSet, oc *graphql.OperationContext, de
 	}
 }
 
-// withoutDeferred writes out as gqlgen's FieldSet does (each response
-// name once, in the selection's order) without the fields it deferred.
-// fields are out's, as the generated marshaller collected them.
+// withoutDeferred writes out as gqlgen's FieldSet does (each response name
+// once, in order) without the fields it deferred; fields are out's.
 func withoutDeferred(out *graphql.FieldSet, fields []graphql.CollectedField) graphql.Marshaler {
 	return graphql.WriterFunc(func(w io.Writer) {
 		io.WriteString(w, "{")

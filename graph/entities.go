@@ -10,9 +10,8 @@ import (
 	"paygraph/restclient"
 )
 
-// The subgraph mode's entity resolvers: one call per _entities field and
-// entity type. Every reference is checked and its load started before any
-// is awaited, a fan-out as nodes(ids:) makes, with payment(id:)'s checks.
+// The subgraph mode's entity resolvers (entity.resolvers.go): one call per
+// _entities field and type, every load started before any is awaited.
 
 // nodeEntity is nodeThunk for an entity id of the kind prefix names, once
 // checkID accepted it.
@@ -32,9 +31,8 @@ func failed[T any](err error) func() (T, error) {
 	return func() (T, error) { var zero T; return zero, err }
 }
 
-// entities starts n loads, then waits for each: a reference that fails
-// is null with its error at its index (graphql.BatchErrorList); a caller
-// the REST API refused fails the whole group with that one error.
+// entities starts n loads, then waits for each: a reference that fails is
+// null with its error at its index; a refused caller fails the group.
 func entities[T any](ctx context.Context, n int, start func(i int) func() (T, error)) ([]T, error) {
 	if n > MaxNodes {
 		return nil, errcode.Inputf("_entities takes at most %d representations of a type, got %d", MaxNodes, n)
@@ -71,8 +69,7 @@ func entities[T any](ctx context.Context, n int, start func(i int) func() (T, er
 	return out, nil
 }
 
-// keyOf is a representation's key field ("" when absent: checkID
-// refuses it).
+// keyOf is a representation's key field ("" when absent: checkID refuses it).
 func keyOf(s *string) string {
 	if s == nil {
 		return ""

@@ -11,9 +11,8 @@ import (
 	"sync"
 )
 
-// FindCheckoutSession resolves checkout sessions by id or by reference (the
-// two keys): the session loader batches concurrent lookups, so each
-// starts on its own goroutine (at most MaxNodes).
+// FindCheckoutSession resolves sessions by id or reference, each on its
+// own goroutine (at most MaxNodes), as the session loader batches them.
 func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
 		key := keyOf(reps[i].SessionID)

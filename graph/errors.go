@@ -13,9 +13,8 @@ import (
 )
 
 // ErrorPresenter gives every error the contract's extensions.code. Errors
-// that are neither ours nor gqlgen's own (which already carry
-// GRAPHQL_PARSE_FAILED or GRAPHQL_VALIDATION_FAILED) are internal: their
-// text is replaced, since it could hold anything.
+// neither ours nor gqlgen's own (which carry a code) are internal: their
+// text, which could hold anything, is replaced.
 func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 	gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 	code := errcode.Of(err)
@@ -24,8 +23,7 @@ func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 			return gqlErr // gqlgen's own parse/validation/argument errors
 		}
 		if gqlErr.Err == nil {
-			// gqlgen's errors about what the caller sent (an unknown
-			// operation name) carry no code of their own.
+			// gqlgen's errors about the request (an unknown operation name).
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = make(map[string]any, 1)
 			}

@@ -35,9 +35,8 @@ import (
 // fastOp is what a plan writes for one field (one per field, fast_gen.go).
 type fastOp uint8
 
-// fastType is one object type the fast path knows: its name, its
-// implementors (for CollectFields), and the fields a plan may hold, with
-// the type of their object value.
+// fastType is an object type the fast path knows: its implementors (for
+// CollectFields), the fields a plan may hold and their object values' types.
 type fastType struct {
 	name       string
 	tag        string // the plans' key in fastPlans, when not name
@@ -54,8 +53,7 @@ type fastField struct {
 	lit string
 	sub *fastPlan
 	dix int // delegated: the field's index in paymentJSON.delegated
-	// nodes: a delegated field's nodes, as index paths from the object's
-	// selection set, so that collected rebuilds it without CollectFields.
+	// nodes: a delegated field's nodes, as index paths for collected.
 	nodes [][]int32
 }
 
@@ -64,16 +62,16 @@ type fastPlan struct {
 	fields    []fastField
 	delegated int // fields left to gqlgen (at most maxDelegated, top level only)
 	// customer: the plan (or a nested one) writes a customer, which gqlgen
-	// writes below full customer data (it notes the masked paths).
+	// writes below full customer data (noting the masked paths).
 	customer bool
 }
 
-// maxDelegated bounds the fields of a Payment plan that gqlgen marshals
-// (customers reaching the address).
+// maxDelegated bounds a Payment plan's fields gqlgen marshals (customers
+// reaching the address).
 const maxDelegated = 2
 
-// maxFastFields bounds the fields of one plan, nested ones included, as
-// plans are kept for the process; beyond it (aliases) gqlgen serves.
+// maxFastFields bounds a plan's fields, nested ones included, as plans are
+// kept for the process; beyond it gqlgen serves.
 const maxFastFields = 64
 
 // fastPlans keeps the plans (nil: for gqlgen) per document, type and selection set.
@@ -98,8 +96,8 @@ func planFor(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet) *f
 	return p
 }
 
-// compileFast compiles sel for an object of type t, or returns nil when
-// any of it needs gqlgen. budget counts the fields left.
+// compileFast compiles sel for an object of type t, or nil when any of it
+// needs gqlgen. budget counts the fields left.
 func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet, budget *int, top bool) *fastPlan {
 	if !plainDirectives(oc, sel, 0) {
 		return nil
@@ -119,8 +117,8 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 		} else {
 			op, ok := t.ops[f.Name]
 			if t == fastCustomer && f.Name == "address" && top && p.delegated == 0 && len(f.Selections) == 0 {
-				// One address per customer, as gqlgen's Dispatch runs a
-				// single concurrent field: on the caller's goroutine.
+				// One address, as gqlgen's Dispatch runs a single
+				// concurrent field: on the caller's goroutine.
 				if ff.nodes = fieldNodes(oc, sel, t.satisfies, f); ff.nodes == nil {
 					return nil
 				}
@@ -159,8 +157,7 @@ func compileFast(oc *graphql.OperationContext, t *fastType, sel ast.SelectionSet
 
 // plainDirectives reports whether every directive in sel (through its
 // fragments, not into sub-selections) is @skip or @include with a literal
-// argument, so that CollectFields decides the same for every request of
-// the document, as a cached plan must.
+// argument, so that CollectFields decides alike for every request.
 func plainDirectives(oc *graphql.OperationContext, sel ast.SelectionSet, depth int) bool {
 	if depth > 32 { // fragments nest no deeper in a valid document; be safe
 		return false
@@ -208,9 +205,8 @@ func (ec *executionContext) fastEnabled() bool {
 	return ok && !r.noFastPath
 }
 
-// fastPaymentObject, fastMoneyObject and fastCustomerObject are the
-// hooks graph/gen adds to the generated _Payment, _Money and _Customer:
-// a marshaler of obj for sel, or nil to let gqlgen's code run.
+// fastPaymentObject, fastMoneyObject and fastCustomerObject, graph/gen's
+// hooks in _Payment, _Money and _Customer: a marshaler, or nil for gqlgen.
 func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.SelectionSet, obj *model.Payment) graphql.Marshaler {
 	if obj == nil || obj.Payment == nil || !ec.fastEnabled() {
 		return nil
@@ -221,8 +217,8 @@ func (ec *executionContext) fastPaymentObject(ctx context.Context, sel ast.Selec
 	}
 	m := &paymentJSON{p: p, x: obj}
 	if p.delegated > 0 {
-		// As gqlgen's _Payment does for these fields, in order (the plan's
-		// others cannot fail): a null payment when one is null.
+		// As gqlgen's _Payment, in order (the others cannot fail): a null
+		// payment when one is null.
 		for i := range p.fields {
 			if f := &p.fields[i]; f.op == opPaymentCustomerGqlgen {
 				v := ec.fastPaymentCustomer(ctx, ec.collected(sel, f.nodes), obj)
@@ -259,8 +255,8 @@ func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.Sele
 	}
 	m := &customerJSON{p: p, x: obj}
 	if p.delegated > 0 {
-		// As gqlgen's _Customer runs its one concurrent field: on this
-		// goroutine, recovered to null (the address is nullable).
+		// As gqlgen's _Customer runs its one concurrent field: here,
+		// recovered to null (the address is nullable).
 		for i := range p.fields {
 			if f := &p.fields[i]; f.op == opCustomerAddressGqlgen {
 				m.delegated[f.dix] = ec.fastCustomerAddress(ctx, ec.collected(sel, f.nodes), obj)
@@ -270,8 +266,7 @@ func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.Sele
 	return m
 }
 
-// fastPaymentCustomer is gqlgen's _Payment_customer (the same field
-// context, result, marshalling and recovery) without the resolver
+// fastPaymentCustomer is gqlgen's _Payment_customer without the resolver
 // middleware, which has nothing to do for a field bound to the record.
 func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graphql.CollectedField, obj *model.Payment) (res graphql.Marshaler) {
 	c := obj.Customer()
@@ -317,9 +312,8 @@ func (ec *executionContext) nodeAt(sel ast.SelectionSet, path []int32) *ast.Fiel
 	return f
 }
 
-// fieldNodes returns the paths (for collected) of the field nodes of sel
-// that CollectFields merged into f, or nil when what collected rebuilds
-// from them differs from f (then gqlgen runs).
+// fieldNodes returns the paths of sel's field nodes CollectFields merged
+// into f, or nil when collected rebuilds from them something else.
 func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []string, f graphql.CollectedField) [][]int32 {
 	var paths [][]int32
 	visited := map[string]bool{}
@@ -373,8 +367,7 @@ func (ec *executionContext) fastCustomerAddress(ctx context.Context, field graph
 	return ec._Customer_address(ctx, field, obj)
 }
 
-// recoverNull is gqlgen's recovery of a field: the panic is its error and
-// *res null. It must be deferred directly.
+// recoverNull is gqlgen's recovery of a field (deferred directly).
 func (ec *executionContext) recoverNull(ctx context.Context, res *graphql.Marshaler) {
 	if r := recover(); r != nil {
 		ec.Error(ctx, ec.Recover(ctx, r))
@@ -382,8 +375,7 @@ func (ec *executionContext) recoverNull(ctx context.Context, res *graphql.Marsha
 	}
 }
 
-// fastPaymentEdgeObject is the hook of the generated _PaymentEdge (an
-// edge whose node selects its customer's address is gqlgen's).
+// fastPaymentEdgeObject is the hook of the generated _PaymentEdge.
 func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.SelectionSet, obj *model.PaymentEdge) graphql.Marshaler {
 	if obj == nil || obj.Node == nil || obj.Node.Payment == nil || obj.Cursors == nil || !ec.fastEnabled() {
 		return nil
@@ -395,7 +387,7 @@ func (ec *executionContext) fastPaymentEdgeObject(ctx context.Context, sel ast.S
 }
 
 // spare returns an empty slice of at least n bytes of w's spare capacity
-// when w is a bytes.Buffer (as gqlgen's is), else nil.
+// when w is a bytes.Buffer (gqlgen's is), else nil.
 func spare(w io.Writer, n int) []byte {
 	if bw, ok := w.(*bytes.Buffer); ok {
 		bw.Grow(n)
@@ -406,9 +398,8 @@ func spare(w io.Writer, n int) []byte {
 
 const hexDigits = "0123456789ABCDEF" // upper case, as gqlgen's encodeHex
 
-// appendQuoted appends s quoted and escaped exactly as gqlgen's
-// writeQuotedString writes it: \t \r \n \\ \" by name, other control
-// characters as \u00XX (upper-case hex), everything else as it is.
+// appendQuoted appends s as gqlgen's writeQuotedString writes it: \t \r \n
+// \\ \" by name, other control characters as \u00XX, the rest as it is.
 func appendQuoted(b []byte, s string) []byte {
 	b = append(b, '"')
 	if swar.PlainString(s) {

@@ -1,13 +1,13 @@
 package graph
 
 // The list join: when a payments page's items select customer.address,
-// which a list item lacks, the payments resolver loads their detail
-// records in one bounded fan-out (loaders.Loaders.JoinPayments) before the
-// page is marshalled, so the address resolver only returns what it was
-// given and the page is marshalled on one goroutine (marshalList). An item
-// whose detail fails, or that the caller may not read, is left to its
-// address resolver, which answers the error known to the loaders without
-// a second call. An address selected only inside @defer is not joined.
+// which a list item lacks, the payments resolver loads their details in
+// one bounded fan-out (Loaders.JoinPayments) before the page is
+// marshalled, so the address resolver does not wait and the page is
+// marshalled on one goroutine (marshalList). An item whose detail fails,
+// or that the caller may not read, is left to its address resolver, which
+// answers the loaders' error without a second call. An address selected
+// only inside @defer is not joined.
 
 import (
 	"context"
@@ -22,9 +22,8 @@ import (
 	"paygraph/restclient"
 )
 
-// joinAddresses fills the customer addresses of edges' payments (list
-// items) when the payments field's selection sel asks for them outside
-// any deferred fragment.
+// joinAddresses fills the customer addresses of edges' payments when the
+// payments field's selection sel asks for them outside @defer.
 func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edges []*model.PaymentEdge) {
 	if len(edges) == 0 || len(sel) == 0 || customerdata.WithholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
 		return
@@ -59,9 +58,9 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	}
 }
 
-// joinedList reports whether the list in ctx's field (edges or nodes of a
-// payments page) holds only payments whose address the join filled and
-// sel blocks on nothing else: marshalList then needs no goroutine per item.
+// joinedList reports whether the list in ctx's field (a page's edges or
+// nodes) holds only payments whose address the join filled and sel blocks
+// on nothing else.
 func joinedList(ctx context.Context, sel ast.SelectionSet) bool {
 	fc := graphql.GetFieldContext(ctx)
 	if fc == nil || mayBlockBut(sel, true) {

@@ -8,13 +8,11 @@ import (
 )
 
 // marshalList marshals a list as gqlgen's graphql.MarshalSliceConcurrently
-// does (same field contexts, same panic recovery), but on the calling
-// goroutine when no element can block. A goroutine per element pays only
+// does (same field contexts and panic recovery), but on the calling
+// goroutine when no element can block: a goroutine per element pays only
 // when elements wait on a loader behind a field gqlgen resolves
-// concurrently (customer.address of list items, unless the payments
-// resolver joined them: joinedList); otherwise the goroutines cost more
-// than copying the fields. graph/gen points gqlgen's generated list
-// marshallers here.
+// concurrently (customer.address of list items not joined: joinedList).
+// graph/gen points gqlgen's generated list marshallers here.
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
@@ -47,12 +45,11 @@ func marshalElement(ctx context.Context, i int, omitPanicHandler bool,
 }
 
 // mayBlock reports whether a selection reaches a field gqlgen resolves
-// concurrently (concurrent_gen.go), through sub-selections and
-// fragments, or defers a fragment. It errs towards true.
+// concurrently (concurrent_gen.go) or defers a fragment; it errs towards true.
 func mayBlock(sel ast.SelectionSet) bool { return mayBlockBut(sel, false) }
 
-// mayBlockBut is mayBlock, with Customer.address not counted when joined
-// (a joined list's addresses are known: their resolver does not wait).
+// mayBlockBut is mayBlock, not counting Customer.address when joined (a
+// joined list's addresses are known).
 func mayBlockBut(sel ast.SelectionSet, joined bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {

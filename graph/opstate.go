@@ -1,10 +1,9 @@
 package graph
 
-// graph's state of one operation, in one context value and one
-// allocation: the response budget, the root fast path's state and what
-// the context says of the caller. And lazyQueries, which puts off
-// preparing gqlgen's executor until it is needed: never when the root
-// fast path answers.
+// An operation's state in one context value and one allocation (its
+// response budget, root fast path state and caller), and lazyQueries, which
+// prepares gqlgen's executor only when needed: never when the root fast
+// path answers.
 
 import (
 	"context"
@@ -26,15 +25,14 @@ type opState struct {
 	root      *rootState
 	budgetVal budget.Budget
 	rootVal   rootState
-	// caller is what the operation's context says of its caller and its
-	// extensions, read once by graphTail (when known is set): a look-up of
-	// a key the context does not hold walks every context of the request.
+	// caller is read once by graphTail (then known is set): a look-up of a
+	// key the context does not hold walks every context of the request.
 	caller callerFacts
 }
 
-// callerFacts are an operation's caller's session-token scope (hasScope
-// false: none, all reads) and customer-data level, its masked paths and
-// its live events, as its context holds them.
+// callerFacts are what an operation's context holds of its caller: the
+// session-token scope (hasScope false: all reads), customer-data level,
+// masked paths and live events.
 type callerFacts struct {
 	known    bool
 	scope    Scope
@@ -44,9 +42,8 @@ type callerFacts struct {
 	live     *live.Events
 }
 
-// customerDataOf is the request's customer-data level: its session
-// token's, or full for the credential headers, lowered to the
-// deployment's maximum.
+// customerDataOf is the request's customer-data level: its session token's
+// (full for the credential headers), lowered to the deployment's maximum.
 func customerDataOf(ctx context.Context) sessiontoken.CustomerData {
 	if c := callerOf(ctx); c != nil {
 		return c.level
@@ -75,8 +72,7 @@ func subscriber(ctx context.Context) live.Subscriber {
 	return live.Subscriber{Events: liveEventsFrom(ctx), Level: customerDataOf(ctx)}
 }
 
-// liveEventsFrom is the operation's live.Events, nil but in a
-// subscription.
+// liveEventsFrom is the operation's live.Events, nil but in a subscription.
 func liveEventsFrom(ctx context.Context) *live.Events {
 	if c := callerOf(ctx); c != nil {
 		return c.live
@@ -102,8 +98,7 @@ func callerOf(ctx context.Context) *callerFacts {
 
 type opStateKey struct{}
 
-// budgetFrom returns the operation's response budget; nil (no limit)
-// outside an operation that has one.
+// budgetFrom returns the operation's response budget; nil: no limit.
 func budgetFrom(ctx context.Context) *budget.Budget {
 	if st := opStateFrom(ctx); st != nil {
 		return st.budget
@@ -126,8 +121,7 @@ func withOpState(ctx context.Context, oc *graphql.OperationContext) (context.Con
 	return context.WithValue(ctx, opStateKey{}, st), st
 }
 
-// rootStateFrom is the operation's root fast path state, nil when the
-// root fast path does not try it.
+// rootStateFrom is the operation's root fast path state, nil when not tried.
 func rootStateFrom(ctx context.Context) *rootState {
 	if st := opStateFrom(ctx); st != nil {
 		return st.root
@@ -135,11 +129,10 @@ func rootStateFrom(ctx context.Context) *rootState {
 	return nil
 }
 
-// lazyQueries is the executable schema whose Exec of a query the root
-// fast path tries runs only when gqlgen's executor is asked for a
-// response. gqlgen's generated Exec of a query (the version graph/gen
-// verifies) only prepares the executor, running no resolver and adding no
-// error, so putting it off changes nothing but when it is done.
+// lazyQueries runs the Exec of a query the root fast path tries only when
+// gqlgen's executor is asked for a response. That Exec (of the gqlgen
+// graph/gen verifies) only prepares the executor, running no resolver and
+// adding no error, so putting it off changes nothing but when.
 type lazyQueries struct{ graphql.ExecutableSchema }
 
 func (s lazyQueries) Exec(ctx context.Context) graphql.ResponseHandler {

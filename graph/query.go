@@ -18,10 +18,9 @@ import (
 // MaxNodes bounds the ids of nodes(ids:) (admission.MaxNodes).
 const MaxNodes = admission.MaxNodes
 
-// paymentsOf is the payments resolver for field (its selection decides
-// the response budget's plan and the list join), without a field context
-// for the root fast path. It leaves the page info's cursors (an HMAC
-// each) to SetCursors, so the root fast path makes only those it writes.
+// paymentsOf is the payments resolver for field, without a field context
+// (for the root fast path). It leaves the cursors (an HMAC each) to
+// SetCursors, so the root fast path makes only those it writes.
 func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list", ""); err != nil {
 		return nil, err
@@ -48,8 +47,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	}
 	pos := relay.Position{Status: filter}
 	if after != nil {
-		// A cursor the gateway did not make for this merchant never
-		// reaches the REST API.
+		// A cursor not made for this merchant never reaches the REST API.
 		p, err := cursors.Decode(*after)
 		if err != nil {
 			return nil, errcode.Inputf("after is not a cursor this API gave these credentials (pass an edge's cursor or pageInfo.endCursor unchanged, with the same credentials)")
@@ -62,13 +60,12 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 
 	edges := make([]*model.PaymentEdge, 0, n)
 	// The page's edges and payments in one allocation each (the walk makes
-	// at most n; more would start new arrays, the pointers staying valid).
+	// at most n; more would start new arrays, pointers staying valid).
 	edgeStore := make([]model.PaymentEdge, 0, n)
 	paymentStore := make([]model.Payment, 0, n)
 	ld := loaders.For(ctx)
-	// The pages admission's estimate counted, and no more, so REST calls
-	// never exceed it: short pages claiming has_more give a shorter
-	// connection with hasNextPage, which its endCursor continues.
+	// The pages admission's estimate counted, no more: short pages claiming
+	// has_more give a shorter connection, which its endCursor continues.
 	pages := 1
 	if after != nil && pos.Skip+max(n, 1) > admission.RESTMaxLimit {
 		pages = 2
@@ -129,8 +126,8 @@ func describeFilter(s restclient.PaymentStatus) string {
 	return "status " + string(s)
 }
 
-// fetchByID is a record's root field: the id's and the scope's checks,
-// the response budget's, then the load of the record and its charge.
+// fetchByID is a record's root field: the id, scope and budget checks,
+// then the load and its charge.
 func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix string, allow func(*Resolver, context.Context, string) error,
 	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], wrap func(V) M,
 ) (M, error) {
@@ -151,8 +148,7 @@ func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix stri
 	return charged(ctx, wrap(v))
 }
 
-// charged returns v once the response budget has room for what the
-// field renders of it.
+// charged returns v once the response budget has room for its rendering.
 func charged[T any](ctx context.Context, v T) (T, error) {
 	if err := budgetFrom(ctx).ChargeObject(ctx, v); err != nil {
 		var zero T
@@ -161,8 +157,7 @@ func charged[T any](ctx context.Context, v T) (T, error) {
 	return v, nil
 }
 
-// checkoutSessionUncharged is checkoutSession without the response
-// budget's charge (the caller's).
+// checkoutSessionUncharged is checkoutSession without the budget's charge.
 func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
@@ -181,7 +176,7 @@ func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*mo
 }
 
 // nodeThunk starts loading the object behind a Relay id and returns a
-// function that waits for it, so that nodes(ids:) fans out at once.
+// function that waits for it, so that nodes(ids:) fans out.
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
 	switch {
 	case validID(id, paymentIDPrefix):
@@ -195,8 +190,7 @@ func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node,
 	}
 }
 
-// startNode is nodeThunk once id's kind is known: the scope check, then
-// the load, whose record the thunk answers as a Node.
+// startNode is nodeThunk once id's kind is known.
 func startNode[V any](ctx context.Context, r *Resolver, id string, allow func(*Resolver, context.Context, string) error,
 	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], node func(V) model.Node,
 ) func() (model.Node, error) {

@@ -21,24 +21,19 @@ import (
 )
 
 // Resolver is the root of the resolvers. It holds nothing of a caller's:
-// what a request reads comes from its own loaders, in its context
-// (LoadersMiddleware), so nothing of one caller's can reach another's.
+// a request reads through its own loaders (LoadersMiddleware).
 type Resolver struct {
 	// Cursors signs and checks pagination cursors; nil: a random key made
 	// once per process (cursors then work on this process only).
-	Cursors *relay.Keys
-	// Live serves the Subscription fields (subscriptions.go); a zero
-	// value refuses them.
-	Live live.Config
-	// noFastPath turns the executor's fast path (fast.go) off: the
-	// differential tests compare its output with gqlgen's.
-	noFastPath bool
+	Cursors    *relay.Keys
+	Live       live.Config // serves the Subscription fields; zero: refused
+	noFastPath bool        // the executor's fast path (fast.go) off, for tests
 }
 
 var processCursorKeys = sync.OnceValue(relay.RandomKeys)
 
-// cursorSigner returns the signer of the caller's cursors, or an
-// UNAUTHENTICATED error without a credential pair (a cursor is valid for one).
+// cursorSigner returns the signer of the caller's cursors (valid for one
+// credential pair), or an UNAUTHENTICATED error without one.
 func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 	creds, ok := restclient.CredentialsFrom(ctx)
 	if !ok {
@@ -57,9 +52,8 @@ func (r *Resolver) cursorSigner(ctx context.Context) (*relay.Signer, error) {
 type REST = loaders.REST
 
 // LoadersMiddleware gives each HTTP request fresh loaders over rest, every
-// record masked to the caller's customer-data level: no cache outlives the
-// request. It must run in front of the server NewServer builds; limits
-// may be nil (no batch window, no batch metric).
+// record masked to the caller's customer-data level; limits may be nil (no
+// batch window, no batch metric). It runs in front of NewServer's server.
 func LoadersMiddleware(rest REST, limits *loaders.FetchLimits) func(http.Handler) http.Handler {
 	return loaders.Middleware(newMaskingREST(rest), limits)
 }

@@ -53,8 +53,7 @@ func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
 // rootAnswered counts the operations the root fast path answered, for tests.
 var rootAnswered atomic.Int64
 
-// rootPlan is a compiled query of the root fast path: payment(id:) root
-// fields (payments), or one payments(...) root field (list).
+// rootPlan is a compiled query: payment(id:) root fields, or one payments(...).
 type rootPlan struct {
 	payments []paymentRoot
 	list     *listRoot
@@ -114,7 +113,7 @@ type rootState struct {
 	answered bool
 	gqlgen   bool // left to gqlgen
 	// listRan: the payments resolver ran (answerList) with this result,
-	// which it gives gqlgen's executor when the fast path could not write it.
+	// which gqlgen's executor takes when the fast path could not write it.
 	listRan  bool
 	listConn *model.PaymentConnection
 	listErr  error
@@ -126,8 +125,7 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	return e.intercept(ctx, graphql.GetOperationContext(ctx), nil, next)
 }
 
-// intercept is InterceptOperation for oc, whose opState st is in ctx
-// already, or nil (then looked up or made).
+// intercept is InterceptOperation for oc, whose opState st is in ctx, or nil.
 func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, st *opState, next graphql.OperationHandler) graphql.ResponseHandler {
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
 		return next(ctx)
@@ -296,14 +294,13 @@ func holdsVariable(v *ast.Value) bool {
 		slices.ContainsFunc(v.Children, func(c *ast.ChildValue) bool { return holdsVariable(c.Value) }))
 }
 
-// argsContext is an executionContext for gqlgen's generated argument
-// coercion and for collected (fast.go), which read nothing else of it.
+// argsContext is an executionContext for gqlgen's argument coercion and
+// collected (fast.go), which read only oc.
 func argsContext(oc *graphql.OperationContext) *executionContext {
 	return &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
 }
 
-// addressAliases appends the alias length of each address an object of
-// plan p (an edge, a payment or a customer) writes.
+// addressAliases appends the alias length of each address plan p writes.
 func addressAliases(p *fastPlan, to []int) []int {
 	for i := range p.fields {
 		f := &p.fields[i]
@@ -321,7 +318,7 @@ func addressAliases(p *fastPlan, to []int) []int {
 const maxRootFields = 32
 
 // maxSizeHint bounds the bytes per unit a plan's last answer asks of the
-// next, so that one unusually long answer does not inflate every later one.
+// next, so that one long answer does not inflate every later one.
 const maxSizeHint = 16 << 10
 
 // answer writes the operation's data, or returns nil for gqlgen.
@@ -335,9 +332,8 @@ func (p *rootPlan) answer(ctx context.Context, r *Resolver, oc *graphql.Operatio
 	return p.answerPayments(ctx, r, oc)
 }
 
-// buffer is an empty buffer for an answer of units payment fields or
-// list edges, sized by the last answer (the same document answers about
-// as many bytes; growing copies), or 256 bytes a payment at first.
+// buffer is an empty buffer for an answer of units payment fields or list
+// edges, sized by the last answer (growing copies), at first 256 a payment.
 func (p *rootPlan) buffer(units int) []byte {
 	per := int(p.perUnit.Load())
 	if per == 0 {
@@ -349,8 +345,7 @@ func (p *rootPlan) buffer(units int) []byte {
 	return make([]byte, 0, 64+units*per)
 }
 
-// answered notes b, of units payment fields or list edges, as the
-// operation's answer (IsFastAnswer) and its size for the next buffer.
+// answered notes b as the operation's answer (IsFastAnswer) and its size.
 func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 	if units > 0 {
 		p.perUnit.Store(int32(min(len(b)/units+16, maxSizeHint)))
@@ -364,7 +359,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 	budget := budgetFrom(ctx)
 	var ids [maxRootFields]string
 	// first[i]: the first field of the same id, whose scope check, thunk
-	// result and model aliases of one payment share (each costs an allocation).
+	// and model the aliases of one payment share.
 	var first [maxRootFields]int8
 	var lastVar, lastVal string // aliases of one variable look it up once
 	for i := range p.payments {
@@ -429,7 +424,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 }
 
 // answerList runs the payments resolver and writes its page, or returns
-// nil for gqlgen (which finds the resolver's result in st).
+// nil for gqlgen (which finds the result in st).
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
 	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {
@@ -546,12 +541,10 @@ func appendPageInfo(b []byte, fields []listField, x *model.PageInfo, edges []*mo
 	return append(b, '}')
 }
 
-// IsFastAnswer reports whether data is the data the root fast path wrote
-// for the operation of ctx, unchanged since: compact JSON, strings escaped
-// as gqlgen escapes them, so the edge only has to make it HTML-safe
-// (gqlhttp/response.go). It goes by the buffer's identity, so data an
-// interceptor answered instead (the response budget's error) is never
-// vouched for.
+// IsFastAnswer reports whether data is what the root fast path wrote for
+// ctx's operation: compact JSON with gqlgen's escaping, which the edge only
+// makes HTML-safe (gqlhttp/response.go). It goes by the buffer's identity,
+// so data an interceptor answered instead is never vouched for.
 func IsFastAnswer(ctx context.Context, data []byte) bool {
 	if len(data) == 0 {
 		return false

@@ -136,8 +136,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	}
 	out := make([]model.Node, len(ids))
 	path := graphql.GetPath(ctx)
-	// Each error points at the nodes field, as gqlgen's own field errors
-	// point at theirs: a client shows the line of the query that failed.
+	// Each error points at the nodes field, as gqlgen's field errors do.
 	var locations []gqlerror.Location
 	if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Field != nil && fc.Field.Position != nil {
 		locations = []gqlerror.Location{{Line: fc.Field.Position.Line, Column: fc.Field.Position.Column}}
@@ -145,9 +144,8 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	for i, t := range thunks {
 		n, err := t()
 		if err != nil && restclient.Refused(ctx) {
-			// The REST API refused the operation's credentials: every other
-			// id fails alike, so the field fails with that one error rather
-			// than an error per id, as a repeat of the pair is refused whole.
+			// The REST API refused the operation's credentials: every id
+			// fails alike, so the field fails with that one error.
 			return nil, err
 		}
 		if err != nil {

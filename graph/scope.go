@@ -1,7 +1,7 @@
 package graph
 
-// What a session token lets the caller read, and the check every resolver
-// makes before any REST call: a field outside the scope answers FORBIDDEN.
+// What a session token lets the caller read, checked by every resolver
+// before any REST call: a field outside the scope answers FORBIDDEN.
 
 import (
 	"context"
@@ -13,16 +13,16 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// Scope is what the caller may read. sessiontoken.Scope implements it; a
-// request without one (the two credential headers) may read everything.
-// Methods must be safe for concurrent use: resolvers run in parallel.
+// Scope is what the caller may read (sessiontoken.Scope); a request without
+// one (the credential headers) reads everything. Its methods must be safe
+// for concurrent use.
 type Scope interface {
 	AllowsList() bool
 	AllowsPayment(id string) bool
 	AllowsPaymentLink(id string) bool
 	AllowsCheckoutSession(idOrRef string) bool
-	// SessionToLearn names the scope's own checkout session while its
-	// other names (id or reference, payment id) are not known.
+	// SessionToLearn names the scope's own checkout session while its other
+	// names (id or reference, payment id) are not known.
 	SessionToLearn() (idOrRef string, ok bool)
 	// LearnCheckoutSession is told the names of every session fetched.
 	LearnCheckoutSession(ids sessiontoken.CheckoutSessionIDs) bool
@@ -39,8 +39,8 @@ func WithScope(ctx context.Context, s Scope) context.Context {
 	return opscope.WithValue(ctx, scopeKey{}, s)
 }
 
-// scopeFrom returns the request's Scope; ok false: no token, all reads.
-// Inside an operation it is the one graphTail read (callerOf).
+// scopeFrom returns the request's Scope (graphTail's, in an operation);
+// ok false: no token, all reads.
 func scopeFrom(ctx context.Context) (Scope, bool) {
 	if c := callerOf(ctx); c != nil {
 		return c.scope, c.hasScope
@@ -63,10 +63,10 @@ func (e *ScopeError) Error() string {
 	return "this session token's scope does not include " + e.What
 }
 
-// allow answers nil when the request may read what allowed checks, or a
+// allow answers nil when the request may read what allowed checks, else a
 // ScopeError naming what+id. When learnable (a payment or a session) and
-// the token lacks its session's names (SessionToLearn), its own session
-// is read first to learn them; every other refusal costs no REST call.
+// the token lacks its session's names, its session is read first to learn
+// them; every other refusal costs no REST call.
 func (r *Resolver) allow(ctx context.Context, learnable bool, allowed func(Scope) bool, what, id string) error {
 	s, ok := scopeFrom(ctx)
 	if !ok || allowed(s) {

@@ -23,30 +23,26 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// The defaults of the server's limits, which a zero field of ServerConfig
-// takes (so a test's or a tool's server is bounded as a deployed one) and
-// the settings table (gateway/config.go) shows.
+// The defaults a zero field of ServerConfig takes (so a test's or a tool's
+// server is bounded as a deployed one), shown in gateway/config.go's table.
 const (
 	// DefaultMaxComplexity (MAX_COMPLEXITY): every documented use fits with
 	// headroom (a 100-item list with every join is 101 REST calls).
 	DefaultMaxComplexity = 500
-	// DefaultAPQCacheSize: persisted queries kept in memory.
-	DefaultAPQCacheSize = 1000
-	// DefaultAPQCacheBytes: their bytes (apqstore.DefaultLocalBytes says why).
-	DefaultAPQCacheBytes = apqstore.DefaultLocalBytes
+	DefaultAPQCacheSize  = 1000                       // persisted queries kept in memory
+	DefaultAPQCacheBytes = apqstore.DefaultLocalBytes // and their bytes
 	// DefaultQueryCacheBytes: parsed documents' estimated heap, a tenth of
 	// a pod's GOMEMLIMIT.
 	DefaultQueryCacheBytes = 16 << 20
-	// DefaultMaxDepth, DefaultMaxFields and DefaultMaxQueryLength:
-	// QueryLimits' (the gateway derives the last two from its settings).
+	// QueryLimits' defaults (the gateway derives the last two from its settings).
 	DefaultMaxDepth       = 15
 	DefaultMaxFields      = 1000
 	DefaultMaxQueryLength = 32 << 10
 )
 
 // ServerConfig configures the GraphQL server. A zero limit means its
-// default above, never "no limit" (only a negative MaxResponseBytes turns
-// its bound off). HTTP concerns are the gateway's (package gqlhttp).
+// default, never "no limit" (only a negative MaxResponseBytes turns its
+// bound off). HTTP concerns are the gateway's (package gqlhttp).
 type ServerConfig struct {
 	// TrustedDocuments, when set, is the trusted documents' manifest and
 	// mode (graph/trusted); OnTrustedDocument is told each decision.
@@ -55,14 +51,12 @@ type ServerConfig struct {
 	// CursorKeys sign pagination cursors (CURSOR_KEYS); nil: a random key
 	// for the life of the process.
 	CursorKeys *relay.Keys
-	// MaxResponseBytes bounds the bytes one response may build
-	// (package budget); 0: budget.DefaultMaxResponseBytes, negative: no bound.
+	// MaxResponseBytes bounds the bytes one response may build (package
+	// budget); 0: budget.DefaultMaxResponseBytes, negative: no bound.
 	MaxResponseBytes int64
-	// MaxComplexity refuses operations that may make more REST calls
-	// (admission); zero: DefaultMaxComplexity.
-	MaxComplexity int
+	MaxComplexity    int // refuses operations that may make more REST calls (admission)
 	// APQCacheSize and APQCacheBytes bound the persisted queries kept in
-	// memory when APQCache is nil; zero: their defaults.
+	// memory when APQCache is nil.
 	APQCacheSize  int
 	APQCacheBytes int64
 	// APQCache stores automatic persisted queries (a shared store lets one
@@ -70,23 +64,19 @@ type ServerConfig struct {
 	// A query is stored only once it passed every limit (graph/apq).
 	APQCache graphql.Cache[string]
 	// QueryCacheBytes bounds the parsed documents kept, by their estimated
-	// heap (admission.QueryCache); zero: DefaultQueryCacheBytes.
+	// heap (admission.QueryCache).
 	QueryCacheBytes int64
-	// Limits are checked before validation; zero fields: their defaults.
-	Limits admission.QueryLimits
-	Logger *slog.Logger // nil: discard
+	Limits          admission.QueryLimits // checked before validation
+	Logger          *slog.Logger          // nil: discard
 	// RequestID names the request in logs (the access log's id), if any.
-	RequestID func(context.Context) string
-	// Subscriptions serves the Subscription fields; zero: refused.
-	Subscriptions live.Config
+	RequestID     func(context.Context) string
+	Subscriptions live.Config // serves the Subscription fields; zero: refused
 	// Federation serves the subgraph mode (FEDERATION): Payment,
-	// PaymentLink and CheckoutSession as Federation 2 entities
-	// (entities.go); false: the contract's schema alone (subgraph.go).
+	// PaymentLink and CheckoutSession as Federation 2 entities; false: the
+	// contract's schema alone (subgraph.go).
 	Federation bool
-	// Extensions are added to the gqlgen server (metrics, tracing).
-	Extensions []graphql.HandlerExtension
-	// Cost configures the cost receipts (graph/receipt); zero: none.
-	Cost receipt.CostReceipts
+	Extensions []graphql.HandlerExtension // added to the gqlgen server (metrics, tracing)
+	Cost       receipt.CostReceipts       // the cost receipts (graph/receipt); zero: none
 	// For the differential tests: noFastPath runs gqlgen's executor for
 	// every object (fast.go), chainedTail registers graphTail's parts one
 	// by one (tail.go), eagerExec turns lazyQueries off (opstate.go).
@@ -119,10 +109,8 @@ func orDefault[T int | int64](v *T, def T) {
 	}
 }
 
-// NewServer returns the configured GraphQL server without transports
-// (gqlhttp.AddTransports adds the edge's). Its resolvers read the
-// request's loaders from the context: LoadersMiddleware must run in front
-// of it.
+// NewServer returns the GraphQL server without transports (gqlhttp adds
+// the edge's). LoadersMiddleware must run in front of it.
 func NewServer(cfg ServerConfig) *handler.Server {
 	srv, _ := newServer(cfg)
 	return srv
@@ -157,11 +145,11 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	for _, ext := range cfg.Extensions {
 		srv.Use(ext)
 	}
-	// One extension (graphTail) does the work of these, inside the others:
-	// the APQ registration, once every mutator accepted the operation; the
-	// cost receipt, the response budget and the error cap, whose results
-	// metrics and traces see; a subscription's error events; the
-	// customer-data note; innermost, the root fast path.
+	// graphTail does the work of these, inside the others: the APQ
+	// registration once every mutator accepted the operation; the cost
+	// receipt, response budget and error cap, whose results metrics and
+	// traces see; a subscription's error events; the customer-data note;
+	// innermost, the root fast path.
 	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
 	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
 	var root *rootFast
@@ -208,12 +196,11 @@ func admissionOperation(ctx context.Context) admission.Operation {
 	return nil
 }
 
-// PassesBoundFieldsThrough is a field interceptor's promise that for
-// every field that is neither a root field nor resolved by a resolver of
-// its own, its InterceptField only calls next with the context it got, so
-// the fast path (fast.go) may write such fields without it. The fast path
-// is on only when every graphql.FieldInterceptor in
-// ServerConfig.Extensions makes it (one added by hand is not seen).
+// PassesBoundFieldsThrough is a field interceptor's promise that for a
+// field neither a root field nor resolved by a resolver, InterceptField
+// only calls next with the context it got, so the fast path (fast.go) may
+// write it without the interceptor. The fast path is on only when every
+// graphql.FieldInterceptor in ServerConfig.Extensions makes it.
 type PassesBoundFieldsThrough interface {
 	graphql.FieldInterceptor
 	PassesBoundFieldsThrough()
@@ -235,8 +222,8 @@ func interceptors(exts []graphql.HandlerExtension) (passThrough, intercepts bool
 }
 
 // resolverRoot hands gqlgen the same resolver of each type on every call,
-// where the generated Query(), Customer() and the others
-// (schema.resolvers.go) allocate one per root field and per address.
+// where the generated Query(), Customer() and the others allocate one per
+// root field and per address.
 type resolverRoot struct {
 	*Resolver
 	checkoutSession CheckoutSessionResolver

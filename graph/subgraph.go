@@ -8,8 +8,7 @@ import (
 )
 
 // contractSchema is the schema served with the subgraph mode off:
-// schema.graphqls alone, without gqlgen's federation additions, so that
-// introspection and validation are exactly the public contract's.
+// schema.graphqls without gqlgen's federation additions.
 var contractSchema = sync.OnceValue(func() *ast.Schema {
 	for _, src := range sources {
 		if src.Name == "../schema.graphqls" { // as gqlgen names it
@@ -19,8 +18,7 @@ var contractSchema = sync.OnceValue(func() *ast.Schema {
 	panic("graph: the generated executor has no source ../schema.graphqls")
 })
 
-// executorConfig is the generated executor's configuration: with the
-// subgraph mode off, its schema is contractSchema.
+// executorConfig is the generated executor's configuration.
 func executorConfig(root ResolverRoot, federation bool) Config {
 	c := Config{Resolvers: root}
 	if !federation {

@@ -1,9 +1,8 @@
 package graph
 
 // The response tail: graph's own interceptors, which only prepare the
-// context and look at the response next returns, run as one gqlgen
-// extension (graphTail) in the same order with the same contexts, where
-// gqlgen would make a closure per interceptor per operation.
+// context and look at next's response, run as one extension (graphTail) in
+// the same order, where gqlgen would make a closure per interceptor.
 
 import (
 	"context"
@@ -18,17 +17,14 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// responseTail is receipt.Extension, the response budget,
-// admission.ErrorCap, the live events and the customer-data note, the
-// first outermost: finish does their response interceptors' work
-// (graphTail.InterceptOperation their operation interceptors').
+// responseTail is receipt.Extension, the response budget, admission.ErrorCap,
+// the live events and the customer-data note, the first outermost.
 type responseTail struct {
 	cost   receipt.Extension
 	budget budget.Limit
 }
 
-// finish finishes the response as those response interceptors would,
-// innermost first, each with the same ctx (each called next with its own).
+// finish does their response interceptors' work, innermost first.
 func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graphql.Response {
 	resp = maskedPathsFrom(ctx).Finish(resp)
 	resp = liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
@@ -58,16 +54,15 @@ func (graphTail) Validate(graphql.ExecutableSchema) error { return nil }
 func (t graphTail) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	t.commit.Commit(ctx)
 	oc := graphql.GetOperationContext(ctx)
-	// The operation's state, made without looking for one (a missing key
-	// walks the whole context), with its caller's facts read once.
+	// The operation's state, made without a look-up (a missing key walks
+	// the whole context), with its caller's facts read once.
 	st := &opState{oc: oc}
 	ctx = context.WithValue(ctx, opStateKey{}, st)
 	st.budget = t.tail.budget.Start(&st.budgetVal, oc)
 	c := callerFacts{known: true}
 	c.scope, c.hasScope = scopeIn(ctx)
 	c.level = customerDataIn(ctx, c.scope, c.hasScope)
-	// The operation interceptors' work, outermost first (the cost receipt
-	// and the error cap have none).
+	// The operation interceptors' work, outermost first.
 	ctx, c.live = live.WithEvents(ctx, oc)
 	ctx, c.masked = customerdata.WithPaths(ctx, c.level)
 	st.caller = c
@@ -87,8 +82,7 @@ func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	return t.tail.finish(ctx, resp)
 }
 
-// tailStep is one step of responseTail as an extension of its own
-// (ServerConfig.chainedTail).
+// tailStep is a step of responseTail as an extension (chainedTail).
 type tailStep struct {
 	name    string
 	prepare func(context.Context) context.Context
