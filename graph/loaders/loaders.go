@@ -8,7 +8,9 @@ package loaders
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,8 +88,7 @@ func (e eachREST) GetCheckoutSessions(ctx context.Context, keys []string) []rest
 	return restclient.Each(ctx, keys, e.GetCheckoutSession)
 }
 
-// Loaders are the loaders of one request (or operation), dropped with it,
-// so one caller's data can never answer another caller's query.
+// Loaders are the loaders of one request (or operation), dropped with it.
 type Loaders struct {
 	rest   REST
 	batch  customerdata.Batch // rest's batches
@@ -120,8 +121,8 @@ func (l *Loaders) FastAnswer() []byte { return l.fastAnswer }
 
 // thunks is the table of the fetches of one kind of record: whatever asks
 // for a key (a dataloader load, the alone load, the list join) looks in it
-// and enters its own fetch in the same step under mu, so a key is fetched
-// once. A load that panicked, which the dataloader forgets, goes too.
+// and enters its own fetch under mu, so a key is fetched once. A load that
+// panicked, which the dataloader forgets, goes too.
 type thunks[V any] struct {
 	mu sync.Mutex
 	// ready is told (its L is &mu) when a reserved entry gets its thunk or goes.
@@ -130,9 +131,8 @@ type thunks[V any] struct {
 	alone aloneSlot[V]
 }
 
-// thunkEntry is a key's entry: the dataloader's thunk of its load, or
-// where a list join's result for it will be; neither while its load is
-// inside the dataloader's Load (reserved).
+// thunkEntry is a key's entry: the dataloader's thunk, or where a list
+// join's result will be; neither while inside the dataloader's Load (reserved).
 type thunkEntry[V any] struct {
 	th   dataloader.Thunk[V]
 	join *joinResults[V]
@@ -186,9 +186,8 @@ func (e thunkEntry[V]) value() (V, error) {
 	return r.Value, r.Err
 }
 
-// load returns the thunk of key's fetch: the one started, or a new load
-// of ld, reserved first, as Load is not called under t.mu (it may wait
-// for room in its batch's input).
+// load returns the thunk of key's fetch: the one started, or a new load of
+// ld, reserved first, as Load (which may wait for room) runs without t.mu.
 func (t *thunks[V]) load(ctx context.Context, key string, ld *dataloader.Loader[string, V]) dataloader.Thunk[V] {
 	t.mu.Lock()
 	if e, ok := t.startedLocked(key); ok {
@@ -246,8 +245,7 @@ const (
 // Names are the loaders' names, as OnBatch reports them (metric labels).
 var Names = []string{loaderPayment, loaderPaymentLink, loaderCheckoutSession}
 
-// Middleware gives each HTTP request fresh loaders over rest (limits may
-// be nil): no cache outlives the request.
+// Middleware gives each HTTP request fresh loaders over rest (limits may be nil).
 func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -258,10 +256,9 @@ func Middleware(rest REST, limits *FetchLimits) func(http.Handler) http.Handler 
 
 type loadersKey struct{}
 
-// WithOperationLoaders returns ctx carrying fresh loaders over the same
-// REST and limits as the loaders in ctx (or ctx as it is without any), for
-// one operation of a connection that serves many (a WebSocket): no cache
-// outlives the operation.
+// WithOperationLoaders returns ctx carrying fresh loaders over the REST and
+// limits of ctx's (ctx as it is without any), for one operation of a
+// connection that serves many (a WebSocket).
 func WithOperationLoaders(ctx context.Context) context.Context {
 	conn, ok := ctx.Value(loadersKey{}).(*Loaders)
 	if !ok {
@@ -352,8 +349,7 @@ func recovered(ctx context.Context, p any) error {
 // batchCapacity is the most keys one batch takes: a whole nodes(ids:).
 const batchCapacity = admission.MaxNodes
 
-// inputCapacity is the room of a batch's input channel: a batch is
-// usually one key or a few (the dataloader's default is 1000).
+// inputCapacity is a batch's input room: usually one key or a few.
 const inputCapacity = 16
 
 // Alone tells the loaders that op makes at most one distinct REST call (its
@@ -377,11 +373,10 @@ type aloneCall[V any] struct {
 	thunk dataloader.Thunk[V] // every load of key answers by it
 }
 
-// loadAlone loads key by fetch on the calling goroutine, as a batch of
-// one, when ctx's operation is the one Alone named and nothing was loaded
-// alone yet, or shares the fetch of key already started; otherwise it
-// returns nil for the dataloader. fetch is a method expression, as a
-// method value of l.rest would allocate per load.
+// loadAlone loads key by fetch on the calling goroutine when ctx's
+// operation is the one Alone named and nothing was loaded alone yet, or
+// shares key's fetch already started; otherwise it returns nil for the
+// dataloader. fetch is a method expression (a method value would allocate).
 func loadAlone[V any](l *Loaders, ctx context.Context, t *thunks[V], name, key string, fetch func(REST, context.Context, string) (V, error)) dataloader.Thunk[V] {
 	slot := &t.alone
 	if c := slot.at.Load(); c != nil {
@@ -476,8 +471,7 @@ func (f *listFlights) do(ctx context.Context, p restclient.ListParams, list func
 	return c.page, c.err
 }
 
-// PaymentThunk starts loading a payment's detail and returns a function
-// that waits for it.
+// PaymentThunk starts loading a payment's detail; the thunk waits for it.
 func (l *Loaders) PaymentThunk(ctx context.Context, id string) dataloader.Thunk[*restclient.Payment] {
 	return l.PaymentThunkFor(ctx, id, receipt.Origin{})
 }
@@ -492,10 +486,9 @@ func (l *Loaders) PaymentThunkFor(ctx context.Context, id string, o receipt.Orig
 	return l.paymentThunks.load(ctx, id, l.payments)
 }
 
-// JoinPayments loads the details of list items (items[i] of ids[i]) for
-// the list join: the ids not asked for yet in one fan-out on the calling
-// goroutine, entered in paymentThunks first so later loads share it, the
-// others from the fetches already started.
+// JoinPayments loads the details of list items (items[i] of ids[i]) for the
+// list join: ids not asked for yet in one fan-out here, entered in
+// paymentThunks first so later loads share it, others from their fetches.
 func (l *Loaders) JoinPayments(ctx context.Context, ids []string, items []*restclient.Payment) []restclient.Result[*restclient.Payment] {
 	for i, id := range ids {
 		l.cost.Ask(admission.RoutePayment, id, receipt.Origin{Item: items[i]})
@@ -594,16 +587,11 @@ func sessionKeyKind(key string) int {
 
 func (f *sessionFlights) fetch(ctx context.Context, keys []string, get func(context.Context, []string) []restclient.Result[*restclient.CheckoutSession]) []restclient.Result[*restclient.CheckoutSession] {
 	kind := sessionKeyKind(keys[0])
-	for _, k := range keys[1:] {
-		if sessionKeyKind(k) != kind {
-			return f.fetchMixed(ctx, keys, get)
-		}
+	if slices.ContainsFunc(keys[1:], func(k string) bool { return sessionKeyKind(k) != kind }) {
+		return f.fetchMixed(ctx, keys, get)
 	}
 	f.mu.Lock()
-	earlier := make([]chan struct{}, 0, len(f.inFlight[1-kind]))
-	for ch := range f.inFlight[1-kind] {
-		earlier = append(earlier, ch)
-	}
+	earlier := slices.Collect(maps.Keys(f.inFlight[1-kind]))
 	done := make(chan struct{})
 	f.inFlight[kind][done] = struct{}{}
 	f.mu.Unlock()
@@ -620,32 +608,30 @@ func (f *sessionFlights) fetch(ctx context.Context, keys []string, get func(cont
 		case <-ctx.Done():
 		}
 	}
+	var out []restclient.Result[*restclient.CheckoutSession]
 	f.mu.Lock()
-	known := 0
-	for _, k := range keys {
-		if _, ok := f.known[k]; ok {
-			known++
+	for i, k := range keys {
+		if s, ok := f.known[k]; ok {
+			if out == nil {
+				out = make([]restclient.Result[*restclient.CheckoutSession], len(keys))
+			}
+			out[i].Value = s
 		}
 	}
 	f.mu.Unlock()
-	if known == 0 { // the usual case: all of keys fetched, nothing to merge
+	if out == nil { // the usual case: all of keys fetched, nothing to merge
 		got := get(ctx, keys)
 		f.learn(keys, got)
 		return got
 	}
-	out := make([]restclient.Result[*restclient.CheckoutSession], len(keys))
-	missing := make([]string, 0, len(keys)-known)
-	at := make([]int, 0, len(keys)-known)
-	f.mu.Lock()
+	var missing []string
+	var at []int
 	for i, k := range keys {
-		if s, ok := f.known[k]; ok {
-			out[i].Value = s
-		} else {
+		if out[i].Value == nil {
 			missing = append(missing, k)
 			at = append(at, i)
 		}
 	}
-	f.mu.Unlock()
 	if len(missing) == 0 {
 		return out
 	}
