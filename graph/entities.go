@@ -69,10 +69,10 @@ func entities[T any](ctx context.Context, n int, start func(i int) func() (T, er
 	return out, nil
 }
 
-// keyOf is a representation's key field ("" when absent: checkID refuses it).
-func keyOf(s *string) string {
-	if s == nil {
-		return ""
+// valueOr is *p, or def when p is nil.
+func valueOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
 	}
-	return *s
+	return *p
 }

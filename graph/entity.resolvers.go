@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/admission"
 	"paygraph/graph/model"
 	"sync"
 )
@@ -15,9 +16,9 @@ import (
 // own goroutine (at most MaxNodes), as the session loader batches them.
 func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
-		key := keyOf(reps[i].SessionID)
+		key := valueOr(reps[i].SessionID, "")
 		if reps[i].MatchedKey == model.CheckoutSessionMatchedKeyReference {
-			key = keyOf(reps[i].Reference)
+			key = valueOr(reps[i].Reference, "")
 		}
 		var (
 			s    *model.CheckoutSession
@@ -35,14 +36,14 @@ func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.
 // FindPayment is the resolver for the findPayment field.
 func (r *entityResolver) FindPayment(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
-		return nodeEntity[*model.Payment](ctx, r.Resolver, "payment id", keyOf(reps[i].IDRef), paymentIDPrefix)
+		return nodeEntity[*model.Payment](ctx, r.Resolver, "payment id", valueOr(reps[i].IDRef, ""), admission.PaymentIDPrefix)
 	})
 }
 
 // FindPaymentLink is the resolver for the findPaymentLink field.
 func (r *entityResolver) FindPaymentLink(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
-		return nodeEntity[*model.PaymentLink](ctx, r.Resolver, "payment link id", keyOf(reps[i].ID), linkIDPrefix)
+		return nodeEntity[*model.PaymentLink](ctx, r.Resolver, "payment link id", valueOr(reps[i].ID, ""), admission.LinkIDPrefix)
 	})
 }
 

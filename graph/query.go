@@ -25,17 +25,11 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	if err := r.allow(ctx, false, Scope.AllowsList, "the payments list", ""); err != nil {
 		return nil, err
 	}
-	n := admission.DefaultFirst
-	if first != nil {
-		n = *first
-	}
+	n := valueOr(first, admission.DefaultFirst)
 	if n < 0 || n > admission.MaxFirst {
 		return nil, errcode.Inputf("first must be between 0 and %d, got %d", admission.MaxFirst, n)
 	}
-	var filter restclient.PaymentStatus
-	if status != nil {
-		filter = restclient.PaymentStatus(*status)
-	}
+	filter := restclient.PaymentStatus(valueOr(status, ""))
 	var items budget.Plan
 	budget, plan := budgetFrom(ctx).FieldPlan(ctx, field, "PaymentConnection", &items)
 	if err := budget.Check(); err != nil {
@@ -73,11 +67,7 @@ func (r *Resolver) paymentsOf(ctx context.Context, field graphql.CollectedField,
 	walk := relay.NewWalk(pos, n, admission.RESTMaxLimit, pages)
 	var listID string // the list's line in the plan (admission.ListID)
 	if ld.Cost().Recording() {
-		afterText := ""
-		if after != nil {
-			afterText = *after
-		}
-		listID = admission.ListID(n, string(filter), afterText)
+		listID = admission.ListID(n, string(filter), valueOr(after, ""))
 	}
 	read := 0
 	for cursor, limit, ok := walk.Next(); ok; cursor, limit, ok = walk.Next() {
@@ -179,10 +169,10 @@ func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*mo
 // function that waits for it, so that nodes(ids:) fans out.
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
 	switch {
-	case validID(id, paymentIDPrefix):
+	case validID(id, admission.PaymentIDPrefix):
 		return startNode(ctx, r, id, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk,
 			func(p *restclient.Payment) model.Node { return model.NewPayment(p) })
-	case validID(id, linkIDPrefix):
+	case validID(id, admission.LinkIDPrefix):
 		return startNode(ctx, r, id, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk,
 			func(l *restclient.PaymentLink) model.Node { return model.NewPaymentLink(l) })
 	default:

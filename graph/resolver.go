@@ -64,11 +64,6 @@ func newMaskingREST(rest REST) *customerdata.Masking {
 	return &customerdata.Masking{REST: rest, Batch: loaders.Batches(rest), Level: customerDataOf}
 }
 
-const (
-	paymentIDPrefix = admission.PaymentIDPrefix
-	linkIDPrefix    = admission.LinkIDPrefix
-)
-
 // validID reports whether id is a valid id with prefix and more.
 func validID(id, prefix string) bool {
 	return admission.ValidID(id) && len(id) > len(prefix) && id[:len(prefix)] == prefix

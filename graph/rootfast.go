@@ -11,8 +11,8 @@ package graph
 // payment(id:) takes a literal or variable id, no directive, no duplicate
 // alias and a selection the plans cover; all loads start before the first
 // is awaited, so they batch. payments(...) runs the resolver as it is
-// (paymentsOf) and keeps its result in rootState, which gqlgen's executor
-// reuses (query.go) when the plans cannot write it. Any failure (an invalid
+// (paymentsOf) and keeps its result in rootState, which gqlgen's payments
+// resolver reuses when the plans cannot write it. Any failure (an invalid
 // id, a refused scope, a REST error, a spent budget) leaves the operation
 // to gqlgen, whose loaders already hold what was loaded. So do a
 // customer-data level hiding part of the selection, any field or root-field
@@ -30,6 +30,7 @@ import (
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/budget"
 	"paygraph/graph/customerdata"
 	"paygraph/graph/loaders"
@@ -382,7 +383,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 				break
 			}
 		}
-		if first[i] == int8(i) && (checkID("payment id", id, paymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil) ||
+		if first[i] == int8(i) && (checkID("payment id", id, admission.PaymentIDPrefix) != nil || r.allowPayment(ctx, id) != nil) ||
 			budget.Check() != nil {
 			return nil
 		}

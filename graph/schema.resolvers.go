@@ -7,6 +7,7 @@ package graph
 
 import (
 	"context"
+	"paygraph/graph/admission"
 	"paygraph/graph/customerdata"
 	"paygraph/graph/errcode"
 	"paygraph/graph/live"
@@ -88,12 +89,12 @@ func (r *queryResolver) Payments(ctx context.Context, first *int, after *string,
 
 // Payment is the resolver for the payment field.
 func (r *queryResolver) Payment(ctx context.Context, id string) (*model.Payment, error) {
-	return fetchByID(ctx, r.Resolver, "payment id", id, paymentIDPrefix, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
+	return fetchByID(ctx, r.Resolver, "payment id", id, admission.PaymentIDPrefix, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
 }
 
 // PaymentLink is the resolver for the paymentLink field.
 func (r *queryResolver) PaymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
-	return fetchByID(ctx, r.Resolver, "payment link id", id, linkIDPrefix, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
+	return fetchByID(ctx, r.Resolver, "payment link id", id, admission.LinkIDPrefix, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
 }
 
 // CheckoutSession is the resolver for the checkoutSession field.
@@ -168,7 +169,7 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 
 // PaymentUpdated is the resolver for the paymentUpdated field.
 func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.Payment, error) {
-	if err := checkID("payment id", id, paymentIDPrefix); err != nil {
+	if err := checkID("payment id", id, admission.PaymentIDPrefix); err != nil {
 		return nil, err
 	}
 	after, err := live.ResumeAfter(ctx, lastEventID)
