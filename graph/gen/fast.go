@@ -2,11 +2,10 @@ package main
 
 // The fast path's per-type part (graph/fast_gen.go): for each object of
 // fastObjects, an op per field a plan may hold, the type's table, its
-// marshaler and its appender, which writes each value as gqlgen's
-// marshaller does. A field is in a plan when it is bound to the record
-// without arguments or a context, is not a list, and its type is a scalar
-// of fastScalars, an enum or an object of fastObjects; any other field
-// leaves the selection to gqlgen.
+// marshaler and its appender, which writes values as gqlgen does. A field
+// is in a plan when it is bound to the record without arguments or a
+// context, is not a list, and is a scalar of fastScalars, an enum or an
+// object of fastObjects; any other leaves the selection to gqlgen.
 
 import (
 	"fmt"
@@ -19,8 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
-// fastScalars: how a plan appends a value v of a scalar to b, as the
-// scalar's marshaller (gqlgen's, or graph/scalar's) writes it.
+// fastScalars: how a plan appends a scalar's value to b, as its marshaller does.
 var fastScalars = map[string]string{
 	"String":   "b = appendQuoted(b, %s)",
 	"ID":       "b = appendQuoted(b, %s)",
@@ -34,13 +32,11 @@ var fastScalars = map[string]string{
 // read from the record instead.
 var fastAccessors = map[string]string{"Payment.customer": "x.Customer()"}
 
-// fastDelegated: fields a plan may leave to gqlgen's generated code (op
-// ...Gqlgen), written from the marshaler in delegated.
+// fastDelegated: fields a plan may leave to gqlgen's generated code (op ...Gqlgen).
 var fastDelegated = []string{"Payment.customer", "Customer.address"}
 
-// fastVariant is a second table of a type for the root fast path
-// (graph/rootfast.go), whose records hold their address: extra fields
-// bound there, and objects of a variant's type.
+// fastVariant is a second table of a type for the root fast path, whose
+// records hold their address: extra fields, and objects of a variant's type.
 type fastVariant struct {
 	name, typ, tag string
 	extra          map[string]string // field -> accessor
@@ -61,6 +57,7 @@ type fastGenField struct {
 	name, op, accessor string
 	write              string // the code that appends the value (v)
 	object             string // the object's type, when one
+	note               string // the op's comment
 	delegated          bool
 }
 
@@ -100,7 +97,7 @@ func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenF
 		if !ptr {
 			return g, false
 		}
-		g.object = named
+		g.object, g.note = named, " // sub: "+named
 		write, deref = "b = f.sub.append"+named+"(b, w, %s, nil)", ""
 	case def.Kind == ast.Enum:
 		write = "b = appendEnum(b, string(%s))"
@@ -142,7 +139,8 @@ func fastCode(data *codegen.Data, pkg string) (string, error) {
 				fields[name] = append(fields[name], g)
 			}
 			if slices.Contains(fastDelegated, name+"."+f.Name) {
-				fields[name] = append(fields[name], fastGenField{name: f.Name, op: opName(name, f.Name, "Gqlgen"), delegated: true})
+				fields[name] = append(fields[name], fastGenField{name: f.Name, op: opName(name, f.Name, "Gqlgen"), delegated: true,
+					note: " // gqlgen's generated code marshals it (delegated)"})
 			}
 		}
 	}
@@ -158,7 +156,7 @@ func fastCode(data *codegen.Data, pkg string) (string, error) {
 			if !ok {
 				return "", fmt.Errorf("fast path: %s.%s cannot be written from %s", v.typ, f.Name, acc)
 			}
-			g.op = opName(v.typ, f.Name, "Detail")
+			g.op, g.note = opName(v.typ, f.Name, "Detail"), " // "+v.name+" only"
 			variantFields[v.name] = append(variantFields[v.name], g)
 		}
 	}
@@ -187,18 +185,12 @@ const (
 `)
 	for _, name := range typeNames {
 		for _, f := range fields[name] {
-			note := ""
-			if f.delegated {
-				note = " // gqlgen's generated code marshals it (delegated)"
-			} else if f.object != "" {
-				note = " // sub: " + f.object
-			}
-			fmt.Fprintf(&b, "\t%s%s\n", f.op, note)
+			fmt.Fprintf(&b, "\t%s%s\n", f.op, f.note)
 		}
 	}
 	for _, v := range fastVariants {
 		for _, f := range variantFields[v.name] {
-			fmt.Fprintf(&b, "\t%s // %s only\n", f.op, v.name)
+			fmt.Fprintf(&b, "\t%s%s\n", f.op, f.note)
 		}
 	}
 	b.WriteString(")\n\n// The tables: each type's fields by name, and the tables of their object values.\nvar (\n")

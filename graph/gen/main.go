@@ -35,7 +35,7 @@ const (
 )
 
 // fastObjects are the object marshallers that first ask graph/fast.go's
-// fast path, running gqlgen's code when it answers nil: type -> the hook.
+// fast path (gqlgen's code runs when it answers nil): type -> the hook.
 var fastObjects = map[string]string{
 	"Payment":     "fastPaymentObject",
 	"Money":       "fastMoneyObject",
@@ -43,14 +43,13 @@ var fastObjects = map[string]string{
 	"PaymentEdge": "fastPaymentEdgeObject",
 }
 
-// notBlocking are concurrent fields that load nothing, so they make no
-// list concurrent: Payment.customer takes a context only so it can be
-// deferred (its sub-selection still counts).
+// notBlocking are concurrent fields that load nothing, so they make no list
+// concurrent: Payment.customer takes a context only so it can be deferred.
 var notBlocking = map[string]bool{"Payment.customer": true}
 
 const (
-	// gqlgen's wait for the next deferred result, which blocks for good
-	// once the context ended (the result is dropped), and ours, which ends.
+	// gqlgen's wait for the next deferred result, which blocks for good once
+	// the context ended, and ours, which ends.
 	gqlgenDeferWait = "\t\t\t\t\tresult := <-ec.DeferredResults\n"
 	ourDeferWait    = "\t\t\t\t\tvar result graphql.DeferredResult\n" +
 		"\t\t\t\t\tselect {\n" +
@@ -65,15 +64,13 @@ const (
 	// (graph/deferred.go), which marks the fields it deferred.
 	gqlgenResolveConc = "out.ResolveConcurrently(ec.OperationContext, &deferred, i,"
 	ourResolveConc    = "resolveConcurrently(out, ec.OperationContext, &deferred, i,"
-	// The end of every object marshaller that can defer, and ours, which
-	// writes the object without its deferred fields.
+	// The end of every object marshaller that can defer, and ours.
 	gqlgenDeferEnd = "\t\tec.ProcessDeferredGroup(deferred)\n\t}\n\n\treturn out\n}\n"
 	ourDeferEnd    = "\t\tec.ProcessDeferredGroup(deferred)\n\t\treturn withoutDeferred(out, fields) // graph/gen: deferred fields left out\n\t}\n\n\treturn out\n}\n"
 )
 
-// verifiedGqlgen is the gqlgen version the code mirroring its internals
-// was checked against; gen refuses any other, so a bump is never a silent
-// drift.
+// verifiedGqlgen is the gqlgen version the code mirroring its internals was
+// checked against; gen refuses any other, so a bump never drifts silently.
 const verifiedGqlgen = "v0.17.98"
 
 // reverify is what a gqlgen bump must check again, printed with gen's refusal.
@@ -144,7 +141,7 @@ func main() {
 }
 
 // federationIgnore silences staticcheck's SA4004 in gqlgen's federation
-// file, whose loops over each @key always end in their first pass.
+// file, whose loops over each @key end in their first pass.
 const federationIgnore = "//lint:file-ignore SA4004 gqlgen's federation template matches each @key in a loop it always leaves\n"
 
 // ignoreFederationLoops adds federationIgnore to the federation file, if any.
@@ -171,7 +168,7 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
-// rewriteLists makes gen's changes to the generated file, refusing one
+// rewriteLists makes gen's changes to the generated file, refusing any
 // where gqlgen's code has another shape.
 func rewriteLists(file string) error {
 	src, err := os.ReadFile(file)
@@ -210,8 +207,7 @@ func rewriteLists(file string) error {
 	return os.WriteFile(file, src, 0o644)
 }
 
-// omitDeferred points the object marshallers at graph/deferred.go, so a
-// deferred field is absent from the initial payload rather than null.
+// omitDeferred points the object marshallers at graph/deferred.go.
 func omitDeferred(file string, src []byte) ([]byte, error) {
 	calls := bytes.Count(src, []byte(gqlgenResolveConc))
 	if calls == 0 || calls != bytes.Count(src, []byte(".ResolveConcurrently(")) {
@@ -225,8 +221,7 @@ func omitDeferred(file string, src []byte) ([]byte, error) {
 	return bytes.ReplaceAll(src, []byte(gqlgenDeferEnd), []byte(ourDeferEnd)), nil
 }
 
-// concurrentFields is a gqlgen plugin writing concurrent_gen.go and
-// fast_gen.go before gqlgen writes the executor.
+// concurrentFields is a gqlgen plugin writing concurrent_gen.go and fast_gen.go.
 type concurrentFields struct{}
 
 func (*concurrentFields) Name() string { return "paygraph-concurrent-fields" }
