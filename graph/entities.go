@@ -5,6 +5,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"paygraph/graph/admission"
 	"paygraph/graph/errcode"
 	"paygraph/graph/model"
 	"paygraph/restclient"
@@ -34,8 +35,8 @@ func failed[T any](err error) func() (T, error) {
 // entities starts n loads, then waits for each: a reference that fails is
 // null with its error at its index; a refused caller fails the group.
 func entities[T any](ctx context.Context, n int, start func(i int) func() (T, error)) ([]T, error) {
-	if n > MaxNodes {
-		return nil, errcode.Inputf("_entities takes at most %d representations of a type, got %d", MaxNodes, n)
+	if n > admission.MaxNodes {
+		return nil, errcode.Inputf("_entities takes at most %d representations of a type, got %d", admission.MaxNodes, n)
 	}
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err

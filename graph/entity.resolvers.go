@@ -13,7 +13,7 @@ import (
 )
 
 // FindCheckoutSession resolves sessions by id or reference, each on its
-// own goroutine (at most MaxNodes), as the session loader batches them.
+// own goroutine (at most admission.MaxNodes), as the session loader batches them.
 func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.CheckoutSessionRepresentation) ([]*model.CheckoutSession, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.CheckoutSession, error) {
 		key := valueOr(reps[i].SessionID, "")

@@ -22,20 +22,15 @@ func ErrorPresenter(ctx context.Context, err error) *gqlerror.Error {
 		if _, ok := gqlErr.Extensions["code"]; ok {
 			return gqlErr // gqlgen's own parse/validation/argument errors
 		}
-		if gqlErr.Err == nil {
-			// gqlgen's errors about the request (an unknown operation name).
-			if gqlErr.Extensions == nil {
-				gqlErr.Extensions = make(map[string]any, 1)
-			}
-			gqlErr.Extensions["code"] = errcode.BadUserInput
-			return gqlErr
-		}
 		var nested *gqlerror.Error
-		if errors.As(gqlErr.Err, &nested) && nested != gqlErr {
+		switch {
+		case gqlErr.Err == nil: // gqlgen's errors about the request (an unknown operation name)
+			code = errcode.BadUserInput
+		case errors.As(gqlErr.Err, &nested) && nested != gqlErr:
 			return gqlErr
+		default:
+			code, gqlErr.Message = errcode.Internal, "internal error"
 		}
-		code = errcode.Internal
-		gqlErr.Message = "internal error"
 	}
 	if gqlErr.Extensions == nil {
 		gqlErr.Extensions = make(map[string]any, 2)

@@ -347,13 +347,8 @@ func fieldNodes(oc *graphql.OperationContext, sel ast.SelectionSet, satisfies []
 	}
 	// The check: the same first node and the same merged selections.
 	got := argsContext(oc).collected(sel, paths)
-	if got.Field != f.Field || len(got.Selections) != len(f.Selections) {
+	if got.Field != f.Field || !slices.Equal(got.Selections, f.Selections) {
 		return nil
-	}
-	for i := range got.Selections {
-		if got.Selections[i] != f.Selections[i] {
-			return nil
-		}
 	}
 	return paths
 }

@@ -15,9 +15,6 @@ import (
 	"paygraph/restclient"
 )
 
-// MaxNodes bounds the ids of nodes(ids:) (admission.MaxNodes).
-const MaxNodes = admission.MaxNodes
-
 // paymentsOf is the payments resolver for field, without a field context
 // (for the root fast path). It leaves the cursors (an HMAC each) to
 // SetCursors, so the root fast path makes only those it writes.

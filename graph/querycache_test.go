@@ -24,7 +24,7 @@ import (
 func TestQueryCacheAdmission(t *testing.T) {
 	t.Parallel()
 	r := NewRig(t, RigConfig{Server: ServerConfig{Limits: admission.QueryLimits{MaxDepth: 4, MaxFields: 40}}})
-	ids := make([]string, MaxNodes)
+	ids := make([]string, admission.MaxNodes)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("pay_%d", i)
 	}

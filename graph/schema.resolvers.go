@@ -124,8 +124,8 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 // Nodes answers in the order of ids; a missing or invalid one is null with
 // its own error at its own index.
 func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, error) {
-	if len(ids) > MaxNodes {
-		return nil, errcode.Inputf("nodes takes at most %d ids, got %d", MaxNodes, len(ids))
+	if len(ids) > admission.MaxNodes {
+		return nil, errcode.Inputf("nodes takes at most %d ids, got %d", admission.MaxNodes, len(ids))
 	}
 	budget := budgetFrom(ctx)
 	if err := budget.Check(); err != nil {

@@ -1,14 +1,18 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"paygraph/apqstore"
 	"paygraph/graph/admission"
@@ -73,7 +77,7 @@ type ServerConfig struct {
 	Subscriptions live.Config // serves the Subscription fields; zero: refused
 	// Federation serves the subgraph mode (FEDERATION): Payment,
 	// PaymentLink and CheckoutSession as Federation 2 entities; false: the
-	// contract's schema alone (subgraph.go).
+	// contract's schema alone (contractSchema).
 	Federation bool
 	Extensions []graphql.HandlerExtension // added to the gqlgen server (metrics, tracing)
 	Cost       receipt.CostReceipts       // the cost receipts (graph/receipt); zero: none
@@ -91,12 +95,8 @@ func (c *ServerConfig) defaults() {
 	orDefault(&c.Limits.MaxDepth, DefaultMaxDepth)
 	orDefault(&c.Limits.MaxFields, DefaultMaxFields)
 	orDefault(&c.Limits.MaxQueryLength, DefaultMaxQueryLength)
-	if c.MaxResponseBytes == 0 {
-		c.MaxResponseBytes = budget.DefaultMaxResponseBytes
-	}
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
+	c.MaxResponseBytes = cmp.Or(c.MaxResponseBytes, budget.DefaultMaxResponseBytes)
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.DiscardHandler))
 	if c.RequestID == nil {
 		c.RequestID = func(context.Context) string { return "" }
 	}
@@ -122,7 +122,11 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	passThrough, intercepted := interceptors(cfg.Extensions)
 	noFast := cfg.noFastPath || !passThrough
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
-	var es graphql.ExecutableSchema = NewExecutableSchema(executorConfig(newResolverRoot(resolver), cfg.Federation))
+	ec := Config{Resolvers: newResolverRoot(resolver)}
+	if !cfg.Federation {
+		ec.Schema = contractSchema() // without gqlgen's federation additions
+	}
+	var es graphql.ExecutableSchema = NewExecutableSchema(ec)
 	if !noFast && !cfg.eagerExec {
 		es = lazyQueries{es} // opstate.go
 	}
@@ -180,6 +184,17 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	})
 	return srv, cache
 }
+
+// contractSchema is the schema served with the subgraph mode off:
+// schema.graphqls without gqlgen's federation additions.
+var contractSchema = sync.OnceValue(func() *ast.Schema {
+	for _, src := range sources {
+		if src.Name == "../schema.graphqls" { // as gqlgen names it
+			return gqlparser.MustLoadSchema(src)
+		}
+	}
+	panic("graph: the generated executor has no source ../schema.graphqls")
+})
 
 // admissionCaller is what ctx says of its caller, for admission.
 func admissionCaller(ctx context.Context) admission.Caller {
