@@ -7,8 +7,8 @@ import (
 	"paygraph/graph/admission"
 )
 
-// JoinsAddress reports whether sel reaches Customer.address outside any
-// deferred fragment, with what @skip and @include leave.
+// JoinsAddress reports whether sel reaches Customer.address outside @defer,
+// with what @skip and @include leave.
 func JoinsAddress(oc *graphql.OperationContext, sel ast.SelectionSet) bool {
 	return joins(oc, sel, 0)
 }
@@ -20,13 +20,8 @@ func joins(oc *graphql.OperationContext, set ast.SelectionSet, depth int) bool {
 	for _, s := range set {
 		switch s := s.(type) {
 		case *ast.Field:
-			if !admission.Included(s.Directives, oc.Variables) {
-				continue
-			}
-			if s.Name == "address" && s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Customer" {
-				return true
-			}
-			if joins(oc, s.SelectionSet, depth+1) {
+			address := s.Name == "address" && s.ObjectDefinition != nil && s.ObjectDefinition.Name == "Customer"
+			if admission.Included(s.Directives, oc.Variables) && (address || joins(oc, s.SelectionSet, depth+1)) {
 				return true
 			}
 		case *ast.InlineFragment:
@@ -34,10 +29,8 @@ func joins(oc *graphql.OperationContext, set ast.SelectionSet, depth int) bool {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if s.Directives.ForName("defer") != nil || !admission.Included(s.Directives, oc.Variables) {
-				continue
-			}
-			if f := oc.Doc.Fragments.ForName(s.Name); f != nil && joins(oc, f.SelectionSet, depth+1) {
+			f := oc.Doc.Fragments.ForName(s.Name)
+			if f != nil && s.Directives.ForName("defer") == nil && admission.Included(s.Directives, oc.Variables) && joins(oc, f.SelectionSet, depth+1) {
 				return true
 			}
 		}

@@ -30,8 +30,7 @@ import (
 // REST is what the loaders need from the REST API (*restclient.Client).
 type REST = customerdata.REST
 
-// FetchLimits are the loaders' settings (the REST client's limiter bounds
-// concurrent calls).
+// FetchLimits are the loaders' settings (the REST client bounds concurrent calls).
 type FetchLimits struct {
 	Wait time.Duration // the batch window: it only groups keys (REST has no batch endpoint)
 	// OnBatch, when set, is told the size of every batch of a loader of Names.
@@ -65,8 +64,8 @@ func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	}
 }
 
-// Batches is what rest's loaders batch with: one call per key, fanned out
-// by the REST client, or by restclient.Each for a test's stub.
+// Batches is what rest's loaders batch with: the REST client's fan-out, or
+// restclient.Each for a test's stub.
 func Batches(rest REST) customerdata.Batch {
 	if b, ok := rest.(customerdata.Batch); ok {
 		return b
@@ -141,8 +140,7 @@ type thunkEntry[V any] struct {
 
 func (e thunkEntry[V]) reserved() bool { return e.th == nil && e.join == nil }
 
-// startedLocked returns the entry of the fetch of key already started,
-// waiting (t.mu released) while it is reserved. t.mu is held.
+// startedLocked returns key's started fetch, waiting while it is reserved (t.mu held).
 func (t *thunks[V]) startedLocked(key string) (thunkEntry[V], bool) {
 	for {
 		if c := t.alone.at.Load(); c != nil && c.key == key {
@@ -424,8 +422,7 @@ func (c *aloneCall[V]) fetch(l *Loaders, ctx context.Context, fetch func(REST, c
 	c.v, c.err = fetch(l.rest, ctx, c.key)
 }
 
-// ListPayments lists one page for the list planned as listID, once per
-// request for each distinct (limit, cursor, status).
+// ListPayments lists a page for the list planned as listID, once per request and ListParams.
 func (l *Loaders) ListPayments(ctx context.Context, p restclient.ListParams, listID string) (*restclient.PaymentPage, error) {
 	if l.cost.Recording() {
 		l.cost.Ask(admission.RouteList, strconv.Itoa(p.Limit)+"&"+string(p.Status)+"&"+p.Cursor, receipt.Origin{Line: listID})
