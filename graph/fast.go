@@ -1,17 +1,15 @@
 package graph
 
-// The executor's fast path for the objects of a payments page (Payment,
-// Money, Customer, PaymentEdge). gqlgen resolves every field through
-// graphql.ResolveField (a field context, closures, a boxed value, a
-// FieldSet and CollectFields per object), which a field bound to the
-// record does not need: it cannot fail or block, and every field
+// The executor's fast path for the objects of a payments page. gqlgen
+// resolves every field through graphql.ResolveField (a field context,
+// closures, a boxed value, a FieldSet per object), which a field bound to
+// the record does not need: it cannot fail or block, and every field
 // interceptor passes it through (PassesBoundFieldsThrough). So a selection
 // of bound fields only (no resolver, no @defer, only literal @skip and
-// @include, no introspection but __typename) is compiled once, with
-// gqlgen's CollectFields, into a plan that writes gqlgen's bytes; anything
-// else returns nil and gqlgen's code runs. graph/gen adds the hooks to the
-// generated marshallers and writes the per-type part into fast_gen.go.
-// TestFastPathMatchesGqlgen and FuzzFastPathMatchesGqlgen compare the bytes.
+// @include, no introspection but __typename) is compiled once into a plan
+// that writes gqlgen's bytes; anything else is gqlgen's. graph/gen adds the
+// hooks and writes the per-type part (fast_gen.go). TestFastPathMatchesGqlgen
+// and FuzzFastPathMatchesGqlgen compare the bytes.
 
 import (
 	"bytes"
@@ -66,8 +64,7 @@ type fastPlan struct {
 	customer bool
 }
 
-// maxDelegated bounds a Payment plan's fields gqlgen marshals (customers
-// reaching the address).
+// maxDelegated bounds the fields of a Payment plan gqlgen marshals.
 const maxDelegated = 2
 
 // maxFastFields bounds a plan's fields, nested ones included, as plans are
@@ -280,8 +277,7 @@ func (ec *executionContext) fastPaymentCustomer(ctx context.Context, field graph
 	return ec._Customer(ctx, field.Selections, c)
 }
 
-// collected rebuilds a delegated field from its nodes' paths in sel
-// (fieldNodes) as CollectFields would.
+// collected rebuilds a delegated field from its nodes' paths (fieldNodes).
 func (ec *executionContext) collected(sel ast.SelectionSet, paths [][]int32) graphql.CollectedField {
 	f := graphql.CollectedField{IsNonDeferrable: true}
 	for _, path := range paths {

@@ -1,12 +1,10 @@
 package graph
 
-// The root fast path: a query of payment(id:) root fields only (aliases
-// included), or of one payments(...) root field, is compiled once per
-// document into a rootPlan and answered from gqlgen's operation and
-// response interceptors without its executor (a goroutine, a field context
-// and an argument map per root field and list item). Records are loaded as
-// the resolvers load them (same checks, budget, loaders and list join) and
-// written by the plans of fast.go and fast_gen.go as gqlgen would.
+// The root fast path: a query of payment(id:) root fields only, or of one
+// payments(...) field, is compiled once per document into a rootPlan and
+// answered from gqlgen's interceptors without its executor (a goroutine, a
+// field context and an argument map per root field and list item). Records
+// are loaded as the resolvers load them and written by fast.go's plans.
 //
 // payment(id:) takes a literal or variable id, no directive, no duplicate
 // alias and a selection the plans cover; all loads start before the first
@@ -295,8 +293,7 @@ func holdsVariable(v *ast.Value) bool {
 		slices.ContainsFunc(v.Children, func(c *ast.ChildValue) bool { return holdsVariable(c.Value) }))
 }
 
-// argsContext is an executionContext for gqlgen's argument coercion and
-// collected (fast.go), which read only oc.
+// argsContext is an executionContext for argument coercion and collected.
 func argsContext(oc *graphql.OperationContext) *executionContext {
 	return &executionContext{ExecutionContextState: &graphql.ExecutionContextState[ResolverRoot, DirectiveRoot, ComplexityRoot]{OperationContext: oc}}
 }
@@ -424,8 +421,7 @@ func (p *rootPlan) answerPayments(ctx context.Context, r *Resolver, oc *graphql.
 	return p.answered(ld, b, len(p.payments))
 }
 
-// answerList runs the payments resolver and writes its page, or returns
-// nil for gqlgen (which finds the result in st).
+// answerList runs the payments resolver and writes its page, or nil for gqlgen.
 func (p *rootPlan) answerList(ctx context.Context, r *Resolver, oc *graphql.OperationContext, st *rootState) []byte {
 	l := p.list
 	if l.addresses && customerdata.WithholdsAddress(customerDataOf(ctx)) {

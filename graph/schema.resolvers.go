@@ -144,21 +144,21 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	}
 	for i, t := range thunks {
 		n, err := t()
-		if err != nil && restclient.Refused(ctx) {
+		switch {
+		case err == nil:
+			out[i] = n
+		case restclient.Refused(ctx):
 			// The REST API refused the operation's credentials: every id
 			// fails alike, so the field fails with that one error.
 			return nil, err
-		}
-		if err != nil {
+		default:
 			graphql.AddError(ctx, &gqlerror.Error{
 				Err:       err,
 				Message:   err.Error(),
 				Path:      append(path[:len(path):len(path)], ast.PathIndex(i)),
 				Locations: locations,
 			})
-			continue
 		}
-		out[i] = n
 	}
 	// The whole field fails: one error, not one per id.
 	if err := budget.ChargeNodes(ctx, out); err != nil {

@@ -73,13 +73,10 @@ func (t graphTail) InterceptOperation(ctx context.Context, next graphql.Operatio
 }
 
 func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	var resp *graphql.Response
 	if t.root != nil {
-		resp = t.root.InterceptResponse(ctx, next)
-	} else {
-		resp = next(ctx)
+		return t.tail.finish(ctx, t.root.InterceptResponse(ctx, next))
 	}
-	return t.tail.finish(ctx, resp)
+	return t.tail.finish(ctx, next(ctx))
 }
 
 // tailStep is a step of responseTail as an extension (chainedTail).
