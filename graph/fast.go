@@ -241,7 +241,9 @@ func (ec *executionContext) fastMoneyObject(_ context.Context, sel ast.Selection
 
 func (ec *executionContext) fastCustomerObject(ctx context.Context, sel ast.SelectionSet, obj *model.Customer) graphql.Marshaler {
 	if obj != nil {
-		noteCustomer(ctx, ec.OperationContext, sel) // what the customer-data level hid
+		if m := maskedPathsFrom(ctx); m != nil {
+			m.Note(ctx, ec.OperationContext, sel) // what the customer-data level hid
+		}
 	}
 	if obj == nil || !ec.fastEnabled() {
 		return nil

@@ -54,10 +54,8 @@ func mayBlockBut(sel ast.SelectionSet, joined bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.Field:
-			if s.ObjectDefinition == nil || mayBlockBut(s.SelectionSet, joined) {
-				return true
-			}
-			if concurrentField(s.ObjectDefinition.Name, s.Name) && !(joined && s.ObjectDefinition.Name == "Customer" && s.Name == "address") {
+			if s.ObjectDefinition == nil || mayBlockBut(s.SelectionSet, joined) ||
+				concurrentField(s.ObjectDefinition.Name, s.Name) && !(joined && s.ObjectDefinition.Name == "Customer" && s.Name == "address") {
 				return true
 			}
 		case *ast.InlineFragment:

@@ -80,14 +80,6 @@ func liveEventsFrom(ctx context.Context) *live.Events {
 	return live.EventsIn(ctx)
 }
 
-// noteCustomer is called by the generated _Customer (through the fast
-// path's hook) for every customer object an operation renders.
-func noteCustomer(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
-	if m := maskedPathsFrom(ctx); m != nil {
-		m.Note(ctx, oc, sel)
-	}
-}
-
 // callerOf is the facts of ctx's operation, when graphTail read them.
 func callerOf(ctx context.Context) *callerFacts {
 	if st := opStateFrom(ctx); st != nil && st.caller.known {
