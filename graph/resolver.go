@@ -70,11 +70,11 @@ func validID(id, prefix string) bool {
 }
 
 func checkID(what, id, prefix string) error {
-	if !validID(id, prefix) {
-		if prefix == "" {
-			return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
-		}
-		return errcode.Inputf("%s %q is not a valid id: expected %s followed by letters, digits, '_' or '-'", what, id, prefix)
+	switch {
+	case validID(id, prefix):
+		return nil
+	case prefix == "":
+		return errcode.Inputf("%s %q is not a valid id: expected letters, digits, '_' or '-'", what, id)
 	}
-	return nil
+	return errcode.Inputf("%s %q is not a valid id: expected %s followed by letters, digits, '_' or '-'", what, id, prefix)
 }
