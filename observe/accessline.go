@@ -1,8 +1,7 @@
 package observe
 
-// The access log's "request" line written by hand, byte for byte as
-// NewLogger's JSON logger would write it through slog (keys, order,
-// escapes, redaction) without slog's allocations (TestAccessLineDecodes).
+// The access log's "request" line written by hand, byte for byte as NewLogger's JSON logger would
+// write it through slog (keys, order, escapes, redaction) without slog's allocations.
 
 import (
 	"context"
@@ -17,8 +16,7 @@ import (
 	"unicode/utf8"
 )
 
-// lineWriter serialises the writes of a logger's JSON handler and of its
-// hand-written access lines: one whole line a Write.
+// lineWriter serialises the writes of a logger's JSON handler and of its access lines: one line a Write.
 type lineWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -69,8 +67,7 @@ func (l *accessLine) attrs() []slog.Attr {
 	return attrs
 }
 
-// tailAttrs appends the attributes a request's and an operation's line
-// end with, those known.
+// tailAttrs appends the attributes a request's and an operation's line end with, those known.
 func tailAttrs(attrs []slog.Attr, merchant string, client netip.Addr, refusedBy string) []slog.Attr {
 	if merchant != "" {
 		attrs = append(attrs, slog.String("merchant", merchant))
@@ -84,8 +81,7 @@ func tailAttrs(attrs []slog.Attr, merchant string, client netip.Addr, refusedBy 
 	return attrs
 }
 
-// log writes l through logger, enabled at l.level: by hand when it is
-// NewLogger's JSON logger, else through slog.
+// log writes l through logger, enabled at l.level: by hand when it is NewLogger's JSON logger, else through slog.
 func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	if rh, ok := logger.Handler().(*redactingHandler); ok && rh.lines != nil && l.plain() {
 		rh.writeAccessLine(ctx, l)
@@ -94,14 +90,14 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	logger.LogAttrs(ctx, l.level, accessMessage, l.attrs()...)
 }
 
-// plain reports whether l has nothing slog would write as an error (a
-// year outside [0, 9999], a NaN or infinite float); slog writes the others.
+// plain reports whether l has nothing slog would write as an error (a year outside [0, 9999], a
+// NaN or infinite float); slog writes the others.
 func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
 
-// lineSecond is one second of one location in RFC3339Nano (as slog writes
-// it): the text before the fraction and after it, formatted once a second.
+// lineSecond is one second of one location in RFC3339Nano (as slog writes it): the text before
+// the fraction and after it, formatted once a second.
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -126,8 +122,8 @@ func secondOf(t time.Time) *lineSecond {
 	return s
 }
 
-// appendLineTime is t.AppendFormat(b, time.RFC3339Nano) through its
-// lineSecond: the fraction without trailing zeros, none for a whole second.
+// appendLineTime is t.AppendFormat(b, time.RFC3339Nano) through its lineSecond: the fraction
+// without trailing zeros, none for a whole second.
 func appendLineTime(b []byte, t time.Time) []byte {
 	s := secondOf(t)
 	b = append(b, s.head...)
@@ -152,9 +148,8 @@ var linePool = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b 
 
 const maxPooledLine = 16 << 10
 
-// writeAccessLine writes l as the JSON handler beneath r would after r's
-// redaction: the message and every string through the request's redactor
-// (no key is a credential's name, TestAccessLineKeys; numbers pass as is).
+// writeAccessLine writes l as the JSON handler beneath r would after r's redaction: the message
+// and every string through the request's redactor (no key is a credential's name; numbers pass).
 func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	rd := redactor{o: r.o, known: r.o.secrets(ctx)}
 	bp := linePool.Get().(*[]byte)
@@ -208,9 +203,8 @@ func (r *redactingHandler) writeAccessLine(ctx context.Context, l *accessLine) {
 	}
 }
 
-// appendJSONString is slog's JSON string: s quoted, '"', '\\', \n, \r
-// and \t escaped, other control bytes as \u00XX, invalid UTF-8 bytes as
-// \ufffd, and U+2028 and U+2029 escaped.
+// appendJSONString is slog's JSON string: s quoted, '"', '\\', \n, \r and \t escaped, other
+// control bytes as \u00XX, invalid UTF-8 bytes as \ufffd, and U+2028 and U+2029 escaped.
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
@@ -262,9 +256,8 @@ func appendJSONString(b []byte, s string) []byte {
 
 const hexDigits = "0123456789abcdef"
 
-// appendMilli is appendJSONFloat of float64(k)/1000 for 0 <= k < 1e15:
-// k/1000 without trailing zeros is then the shortest decimal that reads
-// back as that float (TestAppendMilliAsEncodingJSON).
+// appendMilli is appendJSONFloat of float64(k)/1000 for 0 <= k < 1e15: k/1000 without trailing
+// zeros is then the shortest decimal that reads back as that float.
 func appendMilli(b []byte, k int64) []byte {
 	b = strconv.AppendInt(b, k/1000, 10)
 	if frac := k % 1000; frac != 0 {
@@ -278,8 +271,8 @@ func appendMilli(b []byte, k int64) []byte {
 	return b
 }
 
-// appendJSONFloat is encoding/json's float64, as slog writes it: 'f'
-// format, 'e' below 1e-6 or from 1e21, "e-09" written "e-9". f is finite.
+// appendJSONFloat is encoding/json's float64, as slog writes it: 'f' format, 'e' below 1e-6 or
+// from 1e21, "e-09" written "e-9". f is finite.
 func appendJSONFloat(b []byte, f float64) []byte {
 	if k := f * 1000; !math.Signbit(f) && k == math.Trunc(k) && k < 1e15 && float64(int64(k))/1000 == f {
 		return appendMilli(b, int64(k))

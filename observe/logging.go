@@ -20,9 +20,8 @@ import (
 	"paygraph/internal/unsafeconv"
 )
 
-// NewLogger returns a logger writing JSON lines (format "json" or "") or
-// text (format "text") of level and above to w, behind RedactingHandler
-// told o. A JSON logger writes one whole line a Write.
+// NewLogger returns a logger writing JSON lines (format "json" or "") or text ("text") of level
+// and above to w, behind RedactingHandler told o. A JSON logger writes one whole line a Write.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
@@ -35,8 +34,7 @@ func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Lo
 // Redacted stands for a value that was taken out.
 const Redacted = "[redacted]"
 
-// keyKind tells whether a key names a credential: 0 no, 1 an API key
-// (its prefix stays), 2 a secret.
+// keyKind tells whether a key names a credential: 0 no, 1 an API key (its prefix stays), 2 a secret.
 func keyKind(key string) int {
 	k := normKey(key)
 	switch {
@@ -53,8 +51,7 @@ func keyKind(key string) int {
 // keyNormalizer maps '-', '.' and ' ' onto '_'.
 var keyNormalizer = strings.NewReplacer("-", "_", ".", "_", " ", "_")
 
-// normKey is an attribute key lower-cased with '-', '.' and ' ' as '_'
-// (a key already in that form is returned without a copy).
+// normKey is an attribute key lower-cased with '-', '.' and ' ' as '_' (without a copy when it is already).
 func normKey(key string) string {
 	for i := 0; i < len(key); i++ {
 		if c := key[i]; 'A' <= c && c <= 'Z' || c == '-' || c == '.' || c == ' ' || c >= 0x80 {
@@ -64,13 +61,11 @@ func normKey(key string) string {
 	return key
 }
 
-// RedactingHandler wraps h so that no record it passes on holds a
-// credential: in the message and every attribute (strings, errors,
-// formatted values, groups) o.Redact rewrites credential-shaped runs,
-// attributes named like a credential (x-api-secret, authorization, …) are
-// replaced (an API key's by o.RedactKey), and o.Secrets' values for the
-// record's context are taken out wherever they appear. Attributes added
-// with With are redacted by shape and name only.
+// RedactingHandler wraps h so that no record it passes on holds a credential: in the message and
+// every attribute (strings, errors, formatted values, groups) o.Redact rewrites credential-shaped
+// runs, attributes named like a credential (x-api-secret, authorization, …) are replaced (an API
+// key's by o.RedactKey), and o.Secrets' values for the record's context are taken out wherever
+// they appear. Attributes added with With are redacted by shape and name only.
 func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 	return &redactingHandler{h: h, o: o}
 }
@@ -78,8 +73,7 @@ func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 type redactingHandler struct {
 	h slog.Handler
 	o Options
-	// lines is what h writes to when h is NewLogger's own JSON handler,
-	// for the hand-written access line (accessline.go); else nil.
+	// lines is what h writes to when it is NewLogger's JSON handler, for the hand-written access line; else nil.
 	lines *lineWriter
 }
 
@@ -158,9 +152,8 @@ func (rd redactor) attrs(as []slog.Attr) []slog.Attr {
 	return red
 }
 
-// anyValue checks every form a handler could print v in (error text,
-// %+v, JSON, text, bytes); when one holds a secret, it returns a redacted
-// text to log instead.
+// anyValue checks every form a handler could print v in (error text, %+v, JSON, text, bytes);
+// when one holds a secret, it returns a redacted text to log instead.
 func (rd redactor) anyValue(v any) (string, bool) {
 	var forms []string
 	switch x := v.(type) {
@@ -198,8 +191,8 @@ func safeCall(f func() ([]byte, error)) (b []byte, err error) {
 	return f()
 }
 
-// holdsSecret reports whether v contains one of secrets or is a piece of
-// one at least 4 bytes long: such a value names no request, label or span.
+// holdsSecret reports whether v contains one of secrets or is a piece of one at least 4 bytes
+// long: such a value names no request, label or span.
 func holdsSecret(v string, secrets []string) bool {
 	for _, s := range secrets {
 		if s != "" && (strings.Contains(v, s) || len(v) >= 4 && strings.Contains(s, v)) {
@@ -224,16 +217,15 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to
-// 64 of [A-Za-z0-9._-], which cannot corrupt a log line or a header.
+// SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to 64 of [A-Za-z0-9._-],
+// which cannot corrupt a log line or a header.
 func SaneRequestID(id string) bool {
 	return bytesOK(id, 64, func(_ int, c byte) bool {
 		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 	})
 }
 
-// putRequestID writes a random id of 16 hex characters into b (math/rand:
-// an id names a request in logs and guards nothing).
+// putRequestID writes a random id of 16 hex characters into b (math/rand: an id guards nothing).
 func putRequestID(b *[16]byte) {
 	v := mrand.Uint64()
 	for i := 15; i >= 0; i-- {
@@ -245,14 +237,12 @@ func putRequestID(b *[16]byte) {
 // maxLoggedPath bounds the path printed in an access line.
 const maxLoggedPath = 256
 
-// AccessLog is a middleware that gives every request an id (a sane
-// X-Request-Id holding no piece of o.Secrets, else a new one) in the
-// response's X-Request-Id and the context, with a RequestStats, and logs
-// one "request" line (request_id, method, path, status, duration_ms,
-// operation, outcome, rest_calls, bytes; merchant, client, refused_by and
-// trace_id when known) at info, debug for o.DebugPaths. It logs in the
-// request's context, so NewLogger's logger takes the caller's credentials
-// out; no line holds headers, bodies or the query string.
+// AccessLog is a middleware that gives every request an id (a sane X-Request-Id holding no piece
+// of o.Secrets, else a new one) in the response's X-Request-Id and the context, with a
+// RequestStats, and logs one "request" line (request_id, method, path, status, duration_ms,
+// operation, outcome, rest_calls, bytes; merchant, client, refused_by and trace_id when known) at
+// info, debug for o.DebugPaths. It logs in the request's context, so NewLogger's logger takes the
+// caller's credentials out; no line holds headers, bodies or the query string.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
@@ -371,12 +361,10 @@ func (s *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// OperationLog returns the access log of the operations that share one
-// HTTP request (a WebSocket's): begin gives an operation's context a
-// request id and RequestStats of its own, and the func it returns logs an
-// "operation" line (request_id, connection_id: the upgrade's id,
-// transport, duration_ms, operation, outcome, rest_calls) in that context
-// when the operation ends.
+// OperationLog returns the access log of the operations that share one HTTP request (a
+// WebSocket's): it gives an operation's context a request id and RequestStats of its own, and the
+// func it returns logs an "operation" line (request_id, connection_id: the upgrade's id,
+// transport, duration_ms, operation, outcome, rest_calls) in that context when it ends.
 func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, transport string) (context.Context, func()) {
 	return func(ctx context.Context, transport string) (context.Context, func()) {
 		start := time.Now()

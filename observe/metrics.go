@@ -16,10 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MaxOperationNames is how many distinct GraphQL operation names the
-// metrics record; later ones are "other". A name joins only from a request
-// with a REST call answered 2xx, so callers without valid credentials
-// cannot fill the set, and never when it holds or looks like a credential.
+// MaxOperationNames is how many distinct operation names the metrics record; later ones are "other".
+// A name joins only from a request with a REST call answered 2xx (so callers without valid
+// credentials cannot fill the set), never when it holds or looks like a credential.
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -47,12 +46,9 @@ type Metrics struct {
 	opEstimated, opMade, opUnmade prometheus.Histogram
 
 	opts Options
-	// The batch size series by loader name, taken when first used so that
-	// a series appears on /metrics only once used and WithLabelValues'
-	// hash and lock are paid once.
+	// The batch size series by loader, taken at first use: on /metrics only once used, hashed and locked once.
 	loaders map[string]func() prometheus.Observer
-	// Under namesMu: the names admitted as labels (MaxOperationNames) and
-	// the GraphQL series by label, and by label and outcome.
+	// Under namesMu: the names admitted as labels, and the GraphQL series by label (and outcome).
 	namesMu   sync.Mutex
 	names     map[string]struct{}
 	durations map[string]prometheus.Observer
@@ -70,8 +66,7 @@ type restSeries struct {
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// restCallBuckets span one record to a page with its joins (101) and
-// MAX_COMPLEXITY's default (500).
+// restCallBuckets span one record to a page with its joins (101) and MAX_COMPLEXITY's default (500).
 var restCallBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}
 
 // restCallsHistogram is a histogram of REST calls per query operation.
@@ -89,33 +84,21 @@ func NewMetrics(o Options) *Metrics {
 		requests:  make(map[[2]string]prometheus.Counter),
 		opts:      o,
 		loaders:   make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
-		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "paygraph_graphql_requests_total",
-			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code).",
-		}, []string{"operation", "outcome"}),
-		gqlDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "paygraph_graphql_request_duration_seconds",
+		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_graphql_requests_total",
+			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code)."},
+			[]string{"operation", "outcome"}),
+		gqlDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "paygraph_graphql_request_duration_seconds",
 			Help:    "Time from the start of a GraphQL request to its response, by operation name (bounded).",
-			Buckets: durationBuckets,
-		}, []string{"operation"}),
-		restCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "paygraph_rest_calls_total",
-			Help: "REST API calls (attempts) by route pattern and status class (2xx..5xx, error, timeout, canceled).",
-		}, []string{"endpoint", "status_class"}),
-		restDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "paygraph_rest_call_duration_seconds",
+			Buckets: durationBuckets}, []string{"operation"}),
+		restCalls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_rest_calls_total",
+			Help: "REST API calls (attempts) by route pattern and status class (2xx..5xx, error, timeout, canceled)."},
+			[]string{"endpoint", "status_class"}),
+		restDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "paygraph_rest_call_duration_seconds",
 			Help:    "Time from sending a REST API call to its response headers (or failure), by route pattern.",
-			Buckets: durationBuckets,
-		}, []string{"endpoint"}),
-		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "paygraph_loader_batch_size",
-			Help:    "Keys per loader batch, by loader.",
-			Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128},
-		}, []string{"loader"}),
-		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "paygraph_http_in_flight_requests",
-			Help: "HTTP requests being served.",
-		}),
+			Buckets: durationBuckets}, []string{"endpoint"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "paygraph_loader_batch_size",
+			Help: "Keys per loader batch, by loader.", Buckets: []float64{1, 2, 4, 8, 16, 32, 64, 128}}, []string{"loader"}),
+		inFlight:    prometheus.NewGauge(prometheus.GaugeOpts{Name: "paygraph_http_in_flight_requests", Help: "HTTP requests being served."}),
 		opEstimated: restCallsHistogram("paygraph_operation_rest_calls_estimated", "estimated before any was made (the cost receipt's estimated)."),
 		opMade:      restCallsHistogram("paygraph_operation_rest_calls_made", "made (the cost receipt's made; retries not counted)."),
 		opUnmade:    restCallsHistogram("paygraph_operation_rest_calls_unmade", "estimated and not made (estimated - made, never negative)."),
@@ -131,42 +114,33 @@ func NewMetrics(o Options) *Metrics {
 		m.opEstimated, m.opMade, m.opUnmade,
 	)
 	if o.BreakerState != nil {
-		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name:        "paygraph_circuit_breaker_state",
+		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paygraph_circuit_breaker_state",
 			Help:        "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",
-			ConstLabels: prometheus.Labels{"upstream": "rest"},
-		}, o.BreakerState))
+			ConstLabels: prometheus.Labels{"upstream": "rest"}}, o.BreakerState))
 	}
 	for kind, read := range o.Connections {
 		labels := prometheus.Labels{"kind": kind}
 		m.reg.MustRegister(
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name:        "paygraph_connections",
-				Help:        "Client connections the replica holds open, by kind (live: WebSocket and SSE; http: the listener's).",
-				ConstLabels: labels,
-			}, func() float64 { n, _ := read(); return float64(n) }),
-			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-				Name:        "paygraph_connections_limit",
-				Help:        "The replica's cap on client connections, by kind (live: half of HTTP_MAX_CONNECTIONS; http: HTTP_MAX_CONNECTIONS): past it they are refused or the idlest closed.",
-				ConstLabels: labels,
-			}, func() float64 { _, n := read(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paygraph_connections", ConstLabels: labels,
+				Help: "Client connections the replica holds open, by kind (live: WebSocket and SSE; http: the listener's)."},
+				func() float64 { n, _ := read(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paygraph_connections_limit", ConstLabels: labels,
+				Help: "The replica's cap on client connections, by kind (live: half of HTTP_MAX_CONNECTIONS; http: HTTP_MAX_CONNECTIONS): past it they are refused or the idlest closed."},
+				func() float64 { _, n := read(); return float64(n) }),
 		)
 	}
 	return m
 }
 
-// HeldRefusals registers the gauge of refused requests' answers held now
-// and the counter of those held so far, read when scraped.
+// HeldRefusals registers the gauge of refused requests' answers held now and the counter of those held so far.
 func (m *Metrics) HeldRefusals(held func() int, delayed func() uint64) {
 	m.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "paygraph_refusals_held",
-			Help: "Answers to refused callers the REST API has not accepted (anonymous, unaccepted credential pairs) held now before they are sent (an eighth of HTTP_MAX_CONNECTIONS caps it).",
-		}, func() float64 { return float64(held()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "paygraph_refusals_delayed_total",
-			Help: "Answers to refused callers the REST API has not accepted that were held before they were sent (REFUSAL_DELAY_MAX).",
-		}, func() float64 { return float64(delayed()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paygraph_refusals_held",
+			Help: "Answers to refused callers the REST API has not accepted (anonymous, unaccepted credential pairs) held now before they are sent (an eighth of HTTP_MAX_CONNECTIONS caps it)."},
+			func() float64 { return float64(held()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "paygraph_refusals_delayed_total",
+			Help: "Answers to refused callers the REST API has not accepted that were held before they were sent (REFUSAL_DELAY_MAX)."},
+			func() float64 { return float64(delayed()) }),
 	)
 }
 
@@ -184,8 +158,7 @@ func (m *Metrics) InFlight(next http.Handler) http.Handler {
 	})
 }
 
-// ObserveBatch records the size of one loader batch. loader is one of
-// Options.LoaderNames; any other name is "other".
+// ObserveBatch records the size of one batch of loader (a name not in Options.LoaderNames is "other").
 func (m *Metrics) ObserveBatch(loader string, size int) {
 	s, ok := m.loaders[loader]
 	if !ok {
@@ -194,8 +167,7 @@ func (m *Metrics) ObserveBatch(loader string, size int) {
 	s().Observe(float64(size))
 }
 
-// ObserveRESTCalls records one query operation's REST calls: estimated
-// before any was made, and made.
+// ObserveRESTCalls records one query operation's REST calls: estimated before any was made, and made.
 func (m *Metrics) ObserveRESTCalls(estimated, made int) {
 	m.opEstimated.Observe(float64(estimated))
 	m.opMade.Observe(float64(made))
@@ -204,9 +176,8 @@ func (m *Metrics) ObserveRESTCalls(estimated, made int) {
 
 // ---- REST calls ----
 
-// RESTTransport counts and times the REST calls made through next (nil:
-// http.DefaultTransport) by route pattern and status class, and counts
-// them and the 2xx ones in the request's RequestStats.
+// RESTTransport counts and times the REST calls through next (nil: http.DefaultTransport) by route
+// pattern and status class, and counts them and the 2xx ones in the request's RequestStats.
 func (m *Metrics) RESTTransport(next http.RoundTripper) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -234,8 +205,7 @@ func (t *restTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// restSeriesOf is the series of the (bounded) endpoint label ep, made
-// when first asked for.
+// restSeriesOf is the series of the (bounded) endpoint label ep, made when first asked for.
 func (m *Metrics) restSeriesOf(ep string) *restSeries {
 	if s := (*m.rest.Load())[ep]; s != nil {
 		return s
@@ -279,7 +249,7 @@ func statusClass(ctx context.Context, resp *http.Response, err error) int {
 		}
 		return classError
 	}
-	var ne net.Error
+	var ne net.Error // declared here: it escapes, so only a failed call pays for it
 	switch {
 	case errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled):
 		return classCanceled
@@ -291,9 +261,8 @@ func statusClass(ctx context.Context, resp *http.Response, err error) int {
 
 // ---- GraphQL ----
 
-// GraphQLExtension is the gqlgen extension that counts and times GraphQL
-// requests by operation name and outcome, parse and validation failures
-// included, and records both in the request's RequestStats.
+// GraphQLExtension is the gqlgen extension that counts and times GraphQL requests by operation name
+// and outcome (parse and validation failures included), recording both in the request's RequestStats.
 func (m *Metrics) GraphQLExtension() graphql.HandlerExtension { return gqlMetrics{m} }
 
 type gqlMetrics struct{ m *Metrics }
@@ -334,12 +303,11 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-// countedStat marks an operation counted already (its results come one
-// after another: no lock needed).
+// countedStat marks an operation counted already (its results come one after another: no lock needed).
 const countedStat = "PaygraphMetricsCounted"
 
-// CountRefused counts a request refused before the GraphQL server saw it:
-// operation "unparsed", outcome its code, recorded for the access log too.
+// CountRefused counts a request refused before the GraphQL server saw it: operation "unparsed",
+// outcome its code, recorded for the access log too.
 func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	outcome := code
 	if !plainCode(code) {
@@ -352,8 +320,7 @@ func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	StatsFrom(ctx).SetOperation(OperationUnparsed, outcome)
 }
 
-// operationOf is the parsed operation's name and type ("query"...), else
-// the name the client asked for.
+// operationOf is the parsed operation's name and type ("query"...), else the name the client asked for.
 func operationOf(ctx context.Context) (name, typ string) {
 	if !graphql.HasOperationContext(ctx) {
 		return "", ""
@@ -365,8 +332,8 @@ func operationOf(ctx context.Context) (name, typ string) {
 	return oc.OperationName, ""
 }
 
-// Outcome is "ok" for a response without errors, else the first error's
-// extensions.code when it is a plain code ([A-Z0-9_]{1,64}), else "error".
+// Outcome is "ok" for a response without errors, else the first error's extensions.code when it is
+// a plain code ([A-Z0-9_]{1,64}), else "error".
 func Outcome(resp *graphql.Response) string {
 	if resp == nil || len(resp.Errors) == 0 {
 		return OutcomeOK
@@ -404,8 +371,7 @@ func bytesOK(s string, n int, ok func(i int, c byte) bool) bool {
 	return true
 }
 
-// opSeriesOf is the requests counter and the duration histogram of an
-// operation whose LogName is name, under its operationLabel.
+// opSeriesOf is the requests counter and duration histogram of the operation whose LogName is name.
 func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometheus.Counter, prometheus.Observer) {
 	m.namesMu.Lock()
 	defer m.namesMu.Unlock()
@@ -418,8 +384,7 @@ func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometh
 	return m.requestsOf(label, outcome), d
 }
 
-// requestsOf is the requests counter of an operation label and an
-// outcome, under namesMu. Outcomes are plain codes or "error": bounded.
+// requestsOf is the requests counter of a label and an outcome (a plain code or "error": bounded), under namesMu.
 func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	k := [2]string{label, outcome}
 	c := m.requests[k]
@@ -430,9 +395,8 @@ func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	return c
 }
 
-// operationLabel is the label of a request whose LogName is name: "other"
-// unless the name is in the label set or may join it now
-// (MaxOperationNames); under namesMu.
+// operationLabel is the label of a request whose LogName is name: "other" unless the name is in
+// the label set or may join it now (MaxOperationNames); under namesMu.
 func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if name == OperationAnonymous || name == OperationOther {
 		return name

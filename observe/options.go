@@ -7,42 +7,34 @@ import (
 	"net/url"
 )
 
-// Options is what observe is told about the parts it observes by their
-// owner, the composition root (observe imports none of them). The zero
-// Options is usable; each field says what its zero means.
+// Options is what observe is told about the parts it observes by the composition root (observe
+// imports none of them). The zero Options is usable; each field says what its zero means.
 type Options struct {
-	// RouteOf names a REST call by its route pattern, never by an id,
-	// bounding labels and span names; "" for none of the routes. Nil:
-	// every call is "other".
+	// RouteOf names a REST call by its route pattern, never by an id, bounding labels and span
+	// names; "" for none of the routes. Nil: every call is "other".
 	RouteOf func(*url.URL) string
-	// LoaderNames are the loaders whose batch sizes have a label of their
-	// own; any other is "other".
+	// LoaderNames are the loaders whose batch sizes have a label of their own; any other is "other".
 	LoaderNames []string
-	// BreakerState reads the REST circuit breaker's state (0 closed, 1
-	// half-open, 2 open) for its gauge. Nil: no such gauge.
+	// BreakerState reads the REST circuit breaker's state (0 closed, 1 half-open, 2 open) for its
+	// gauge. Nil: no such gauge.
 	BreakerState func() float64
-	// Connections reads the client connections open and their cap by kind
-	// ("live", "http") for the paygraph_connections gauges. Nil: none.
+	// Connections reads the client connections open and their cap by kind ("live", "http") for the
+	// paygraph_connections gauges. Nil: none.
 	Connections map[string]func() (open, limit int)
-	// Redact rewrites every credential-shaped run of a text; logs, span
-	// errors and operation names go through it (a name it changes is
-	// "other"). Nil: only Secrets and credential-named attributes go.
+	// Redact rewrites every credential-shaped run of a text; logs, span errors and operation names
+	// go through it (a name it changes is "other"). Nil: only Secrets and credential-named attributes go.
 	Redact func(string) string
-	// RedactKey writes the value of an attribute named like an API key
-	// (its prefix, say). Nil: Redacted.
+	// RedactKey writes the value of an attribute named like an API key (its prefix, say). Nil: Redacted.
 	RedactKey func(string) string
-	// Secrets returns the request's own credentials, whatever their shape:
-	// no log line, request id, operation label or span name holds one or
-	// a piece of one. observe only reads the slice. Nil: none known.
+	// Secrets returns the request's own credentials, whatever their shape: no log line, request id,
+	// operation label or span name holds one or a piece of one. observe only reads the slice. Nil: none.
 	Secrets func(context.Context) []string
-	// MerchantTag is the access lines' opaque tag of a context's merchant,
-	// never any part of the pair; "" for none. Nil: none logged.
+	// MerchantTag is the access lines' opaque tag of a context's merchant, never any part of the
+	// pair; "" for none. Nil: none logged.
 	MerchantTag func(context.Context) string
-	// ClientAddr is the caller's address as the per-address budgets see
-	// it, for access lines. Nil: none logged.
+	// ClientAddr is the caller's address as the per-address budgets see it, for access lines. Nil: none logged.
 	ClientAddr func(*http.Request) netip.Addr
-	// DebugPaths are the paths (probes, scrapes) whose access lines are
-	// debug rather than info.
+	// DebugPaths are the paths (probes, scrapes) whose access lines are debug rather than info.
 	DebugPaths []string
 }
 
@@ -78,9 +70,8 @@ func (o Options) routeOf(u *url.URL) string {
 	return EndpointOther
 }
 
-// LogName is how logs, metrics and spans name an operation: "anonymous"
-// without a name, "other" when it is not a plain name of at most 64
-// characters or is shaped like a credential (o.Redact changes it).
+// LogName is how logs, metrics and spans name an operation: "anonymous" without a name, "other"
+// when it is not a plain name of at most 64 characters or is shaped like a credential.
 func (o Options) LogName(name string) string {
 	switch {
 	case name == "":

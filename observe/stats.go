@@ -9,15 +9,11 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// RequestStats is what the layers of one HTTP request learn about it, for
-// its access log line. All methods are safe for concurrent use and on a
-// nil *RequestStats (where they do nothing).
+// RequestStats is what the layers of one HTTP request learn about it, for its access log line. All
+// methods are safe for concurrent use and on a nil *RequestStats (where they do nothing).
 type RequestStats struct {
-	restCalls atomic.Int64
-	restOK    atomic.Int64
-
-	// client is the caller's address, set by AccessLog before the handler.
-	client netip.Addr
+	restCalls, restOK atomic.Int64
+	client            netip.Addr // the caller's address, set by AccessLog before the handler
 
 	mu        sync.Mutex
 	operation string
@@ -39,8 +35,7 @@ func StatsFrom(ctx context.Context) *RequestStats {
 	return s
 }
 
-// NoteRefusedBy records the budget that refused the request (refused_by);
-// the first noted stays.
+// NoteRefusedBy records the budget that refused the request (refused_by); the first noted stays.
 func (s *RequestStats) NoteRefusedBy(budget string) {
 	if s == nil {
 		return
@@ -92,8 +87,7 @@ func (s *RequestStats) RESTSuccesses() int64 {
 	return s.restOK.Load()
 }
 
-// SetOperation records the GraphQL operation's (sanitised) name and
-// outcome ("ok" or an error code).
+// SetOperation records the GraphQL operation's (sanitised) name and outcome ("ok" or an error code).
 func (s *RequestStats) SetOperation(name, outcome string) {
 	if s == nil {
 		return

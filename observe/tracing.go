@@ -24,8 +24,8 @@ import (
 // TracerName is the instrumentation scope of the spans this package makes.
 const TracerName = "paygraph/observe"
 
-// TracingEnabled reports whether the environment asks for traces: an OTLP
-// endpoint or an OTEL_TRACES_EXPORTER but "none", unless OTEL_SDK_DISABLED.
+// TracingEnabled reports whether the environment asks for traces: an OTLP endpoint or an
+// OTEL_TRACES_EXPORTER but "none", unless OTEL_SDK_DISABLED.
 func TracingEnabled(getenv func(string) string) bool {
 	if strings.EqualFold(getenv("OTEL_SDK_DISABLED"), "true") {
 		return false
@@ -40,11 +40,10 @@ func TracingEnabled(getenv func(string) string) bool {
 	}
 }
 
-// SetupTracing installs, when TracingEnabled, a global TracerProvider
-// exporting by OTLP over HTTP (configured by the standard OTEL_* variables;
-// service.name defaults to serviceName) and the W3C TraceContext and
-// Baggage propagators; otherwise it changes nothing. shutdown flushes and
-// stops the exporter; it is never nil.
+// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP
+// (configured by the standard OTEL_* variables; service.name defaults to serviceName) and the W3C
+// TraceContext and Baggage propagators; else it changes nothing. shutdown, never nil, flushes
+// and stops the exporter.
 func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
 	noop := func(context.Context) error { return nil }
 	if !TracingEnabled(os.Getenv) {
@@ -90,10 +89,9 @@ func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrie
 
 func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
 
-// TraceTransport makes a client span "REST GET /api/v1/payments/{id}"
-// (o.RouteOf's pattern, never the id) of every REST call through next
-// (nil: http.DefaultTransport) and injects the W3C traceparent. The span's
-// url.full carries no query string.
+// TraceTransport makes a client span "REST GET /api/v1/payments/{id}" (o.RouteOf's pattern, never
+// the id) of every REST call through next (nil: http.DefaultTransport) and injects the W3C
+// traceparent. The span's url.full carries no query string.
 func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -109,8 +107,7 @@ func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 
 type queryKey struct{}
 
-// stripQuery hides the query string from the span's attributes;
-// restoreQuery, under the span, puts it back on the request sent.
+// stripQuery hides the query string from the span's attributes; restoreQuery, under the span, puts it back.
 type stripQuery struct{ next http.RoundTripper }
 
 func (t stripQuery) RoundTrip(r *http.Request) (*http.Response, error) {
@@ -136,8 +133,8 @@ func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for
-// others) of every request but probes and scrapes, continuing its trace.
+// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for others) of every request
+// but probes and scrapes, continuing its trace.
 func TraceHandler(next http.Handler) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithPropagators(globalPropagator{}),
@@ -157,11 +154,10 @@ func TraceHandler(next http.Handler) http.Handler {
 	)
 }
 
-// TracingExtension is the gqlgen extension that makes a span per GraphQL
-// operation ("graphql.operation <name>", its name and type, never its text
-// or variables) and under it one per root field and resolver field
-// ("graphql.resolve Query.payments"). The name is o.LogName's, "other"
-// when it holds a piece of o.Secrets; error messages go through o.Redact.
+// TracingExtension is the gqlgen extension that makes a span per GraphQL operation ("graphql.operation
+// <name>", its name and type, never its text or variables) and under it one per root field and
+// resolver field ("graphql.resolve Query.payments"). The name is o.LogName's, "other" when it holds
+// a piece of o.Secrets; error messages go through o.Redact.
 func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
 type gqlTracing struct{ o Options }
@@ -195,8 +191,8 @@ func (e gqlTracing) InterceptResponse(ctx context.Context, next graphql.Response
 	return resp
 }
 
-// PassesBoundFieldsThrough: InterceptField only calls next for a plain
-// field, so the executor's fast path may skip it (graph's marker).
+// PassesBoundFieldsThrough: InterceptField only calls next for a plain field, so the executor's
+// fast path may skip it (graph's marker).
 func (gqlTracing) PassesBoundFieldsThrough() {}
 
 func (e gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
