@@ -71,8 +71,8 @@ func (e *LimitError) Error() string {
 // Is makes errors.Is(err, ErrTooManySubscriptions) true.
 func (e *LimitError) Is(target error) bool { return target == ErrTooManySubscriptions }
 
-// Key names one polled resource of one merchant (fields at most MaxKeyBytes);
-// credential pairs differ in Merchant, so they never share a poller.
+// Key names one polled resource of one merchant (fields at most MaxKeyBytes); credential pairs
+// differ in Merchant, so they never share a poller.
 type Key struct {
 	Merchant string // opaque, derived by the caller, never a secret
 	Kind     string // a small fixed set: "payment", "checkout_session"
@@ -101,25 +101,25 @@ type Snapshot struct {
 	Data        []byte // Value encoded for a Store, rebuilt by Config.Decode
 }
 
-// Event is what a subscriber receives: a state, or (Err not nil) a failed
-// fetch, after which the subscription goes on unless Err is Permanent.
+// Event is what a subscriber receives: a state, or (Err not nil) a failed fetch, after which the
+// subscription goes on unless Err is Permanent.
 type Event struct {
-	// ID numbers a resource's transitions on every replica (0 for an
-	// error); a subscriber resumes after the last it handled.
+	// ID numbers a resource's transitions on every replica (0 for an error); a subscriber resumes
+	// after the last it handled.
 	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
 
-// FetchFunc reads the resource once; it must bound its duration and return
-// when ctx ends (the last subscriber left, or Hub.Close).
+// FetchFunc reads the resource once; it must bound its duration and return when ctx ends (the last
+// subscriber left, or Hub.Close).
 type FetchFunc func(ctx context.Context) (Snapshot, error)
 
 // RetryAfterer is a fetch error asking the poller to wait (a REST 429).
 type RetryAfterer interface{ RetryAfter() time.Duration }
 
-// Permanent marks a fetch error after which polling is pointless (not
-// found, unauthenticated): every subscription of the key ends with err.
+// Permanent marks a fetch error after which polling is pointless (not found, unauthenticated):
+// every subscription of the key ends with err.
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -141,32 +141,21 @@ const (
 	OutcomeRateLimited Outcome = "rate_limited" // the fetch failed with a RetryAfter
 )
 
-// Config bounds and paces a Hub. Its zero value is the defaults; a negative
-// value is refused by New.
+// Config bounds and paces a Hub; each field's zero is the default named, a negative value is refused by New.
 type Config struct {
-	// Interval is the first wait between two fetches of one resource. If zero, 2 s.
-	Interval time.Duration
-	// MaxInterval is how far the wait grows while nothing changes (at least Interval). If zero, 4 × Interval.
-	MaxInterval time.Duration
-	// WatchAfterSettled is how long a PhaseSettled resource is still polled. If zero, 10 min.
-	WatchAfterSettled time.Duration
-	// MaxLifetime is the longest life of one subscription. If zero, 1 h.
-	MaxLifetime time.Duration
-	// IdleTimeout ends the subscriptions of a resource unchanged this long. If zero, 15 min.
-	IdleTimeout time.Duration
-	// MaxPerMerchant bounds the live subscriptions of one Key.Merchant. If zero, 100.
-	MaxPerMerchant int
-	// MaxSubscriptions bounds the live subscriptions of the process. If zero, 2000.
-	MaxSubscriptions int
-	// MaxPending bounds the provisional subscriptions of the process. If zero, 64.
-	MaxPending int
-	// ResumeWindow is how long transitions are kept after the last poll. If zero, 10 min.
-	ResumeWindow time.Duration
-	// MaxHistories bounds the unpolled resources kept (no Store). If zero, MaxSubscriptions.
-	MaxHistories int
-	// Store, when not nil, shares pollers between replicas.
-	Store Store
-	// Decode rebuilds a Value from Snapshot.Data; required with a Store.
+	Interval          time.Duration // the first wait between two fetches of one resource (2 s)
+	MaxInterval       time.Duration // how far the wait grows while nothing changes, at least Interval (4 × Interval)
+	WatchAfterSettled time.Duration // how long a PhaseSettled resource is still polled (10 min)
+	MaxLifetime       time.Duration // the longest life of one subscription (1 h)
+	IdleTimeout       time.Duration // ends the subscriptions of a resource unchanged this long (15 min)
+	MaxPerMerchant    int           // bounds the live subscriptions of one Key.Merchant (100)
+	MaxSubscriptions  int           // bounds the live subscriptions of the process (2000)
+	MaxPending        int           // bounds the provisional subscriptions of the process (64)
+	ResumeWindow      time.Duration // how long transitions are kept after the last poll (10 min)
+	MaxHistories      int           // bounds the unpolled resources kept without a Store (MaxSubscriptions)
+	// Store, when not nil, shares pollers between replicas; Decode, required with it, rebuilds a
+	// Value from Snapshot.Data.
+	Store  Store
 	Decode func(kind string, data []byte) (any, error)
 	// OnPoll, when not nil, is called after each fetch from the poller's goroutine; it must not block.
 	OnPoll func(kind string, outcome Outcome)
@@ -183,8 +172,8 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per running poller goroutine
 
-	// mu guards the fields below (the counts are written under it, read by
-	// Stats without it); lock order: mu, then a poller's mu.
+	// mu guards the fields below (the counts are written under it, read by Stats without it); lock
+	// order: mu, then a poller's mu.
 	mu          sync.Mutex
 	closed      bool
 	pollers     map[Key]*poller
@@ -282,34 +271,34 @@ type Subscription struct {
 	lifetimer *time.Timer
 }
 
-// Events is the stream: the current state (or, resuming, the transitions
-// after the given id), then each change or error; closed when it ends.
+// Events is the stream: the current state (or, resuming, the transitions after the given id),
+// then each change or error; closed when it ends.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
-// Err says why the subscription ended: nil while live or after a terminal
-// state; else an Err* above, the context's cause, or the permanent fetch error.
+// Err says why the subscription ended: nil while live or after a terminal state; else an Err*
+// above, the context's cause, or the permanent fetch error.
 func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { return s.err }) }
 
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// Subscribe starts a subscription to key, read by fetch unless key is already
-// polled, ending with ctx. It refuses before any work an invalid key, a
-// closed hub, a done ctx, or a bound reached (*LimitError).
+// Subscribe starts a subscription to key, read by fetch unless key is already polled, ending with
+// ctx. It refuses before any work an invalid key, a closed hub, a done ctx, or a bound reached
+// (*LimitError).
 func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
 	return h.SubscribeAfter(ctx, key, fetch, 0)
 }
 
-// SubscribeAfter is Subscribe resuming after the event id after (0: not
-// resuming): the kept transitions after it come first. An id the hub does
-// not keep ends it with ErrResumeExpired (returned at once without a Store).
+// SubscribeAfter is Subscribe resuming after the event id after (0: not resuming): the kept
+// transitions after it come first. An id the hub does not keep ends it with ErrResumeExpired
+// (returned at once without a Store).
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }
 
-// SubscribeProvisional is SubscribeAfter for a credential pair the REST API
-// has not accepted yet: it counts against MaxPending until its key has a
-// state, then against the caps (one reached ends it with a *LimitError).
+// SubscribeProvisional is SubscribeAfter for a credential pair the REST API has not accepted yet:
+// it counts against MaxPending until its key has a state, then against the caps (one reached ends
+// it with a *LimitError).
 func (h *Hub) SubscribeProvisional(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, false)
 }
@@ -384,8 +373,8 @@ func (h *Hub) countLocked(s *Subscription) {
 	h.perMerchant[s.p.key.Merchant]++
 }
 
-// promoteLocked counts a provisional s, or ends it with the *LimitError of
-// a cap reached; it reports whether s goes on. h.mu and s.p.mu are held.
+// promoteLocked counts a provisional s, or ends it with the *LimitError of a cap reached,
+// reporting whether s goes on; h.mu and s.p.mu are held.
 func (h *Hub) promoteLocked(s *Subscription) bool {
 	if s.counted {
 		return true
@@ -452,8 +441,7 @@ func (p *poller) endSub(s *Subscription, reason error) {
 	}
 }
 
-// stopLocked forgets p and cancels its goroutine's context (a fetch in
-// flight included); h.mu and p.mu are held.
+// stopLocked forgets p and cancels its goroutine's context (a fetch in flight included); h.mu and p.mu are held.
 func (h *Hub) stopLocked(p *poller) {
 	p.stopped = true
 	if h.pollers[p.key] == p {
@@ -479,8 +467,8 @@ func (h *Hub) keepLocked(key Key, recs []record) {
 	h.hist.Add(key, hs)
 }
 
-// Close ends every subscription with ErrClosed, stops every poller and
-// waits for their goroutines; Subscribe then fails with ErrClosed.
+// Close ends every subscription with ErrClosed, stops every poller and waits for their goroutines;
+// Subscribe then fails with ErrClosed.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true

@@ -219,15 +219,15 @@ func (p *poller) run() {
 	}
 }
 
-// tick is how often, with a Store, a poller reads it and renews the lease,
-// which lives three ticks: one lost with its replica is taken within one Interval.
+// tick is how often, with a Store, a poller reads it and renews the lease, which lives three ticks:
+// one lost with its replica is taken within one Interval.
 func (p *poller) tick() time.Duration { return max(p.hub.cfg.Interval/4, time.Millisecond) }
 
 // storeFailures Lease calls in a row must fail before a replica polls for itself.
 const storeFailures = 3
 
-// keepLease takes or renews the key's lease every tick until the poller
-// stops, then gives it up; while the Store fails it acts as the holder.
+// keepLease takes or renews the key's lease every tick until the poller stops, then gives it up;
+// while the Store fails it acts as the holder.
 func (p *poller) keepLease() {
 	h := p.hub
 	defer h.wg.Done()
@@ -257,14 +257,11 @@ func (p *poller) keepLease() {
 	}
 }
 
-// catchUp serves the Store's transitions after the last kept, returning
-// how many, the last one's phase, and whether the poller is done.
+// catchUp serves the Store's transitions after the last kept, returning how many, the last one's
+// phase, and whether the poller is done.
 func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
-	after := withMu(&p.mu, func() uint64 {
-		last, _ := p.lastLocked()
-		return last.id
-	})
-	got, err := st.Since(p.ctx, p.key, after)
+	last, _ := p.last()
+	got, err := st.Since(p.ctx, p.key, last.id)
 	recs := make([]record, 0, len(got))
 	if err == nil {
 		for _, r := range got {
@@ -300,8 +297,7 @@ func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	return n, ph, false
 }
 
-// append records rec in the Store unless another replica recorded one after
-// prev; a Store error counts as recorded.
+// append records rec in the Store unless another replica recorded one after prev (a Store error counts as recorded).
 func (p *poller) append(st Store, rec record, prev uint64) bool {
 	last, err := st.Append(p.ctx, p.key, Record{ID: rec.id, Fingerprint: rec.snap.Fingerprint, Phase: rec.snap.Phase, Data: rec.snap.Data},
 		prev, p.hub.cfg.ResumeWindow)
@@ -353,8 +349,8 @@ func (p *poller) locked(f func()) {
 	}
 }
 
-// keepLocked keeps rec and sends it to the subscribers already served; the
-// caller serves the others, so a resuming id is judged against all kept.
+// keepLocked keeps rec and sends it to the subscribers already served; the caller serves the
+// others, so a resuming id is judged against all kept.
 func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
@@ -368,8 +364,8 @@ func (p *poller) keepLocked(rec record) {
 	}
 }
 
-// publishErr sends a failed fetch to every subscriber with nothing unread,
-// keeping it for new ones while no state is current.
+// publishErr sends a failed fetch to every subscriber with nothing unread, keeping it for new ones
+// while no state is current.
 func (p *poller) publishErr(ev Event) {
 	p.locked(func() {
 		if !p.current {
@@ -393,8 +389,8 @@ func offerErr(s *Subscription, ev Event) {
 	}
 }
 
-// serve gives a new subscriber the current state, or the kept transitions
-// after its resume id, or ErrResumeExpired; h.mu and p.mu are held.
+// serve gives a new subscriber the current state, or the kept transitions after its resume id, or
+// ErrResumeExpired; h.mu and p.mu are held.
 func (p *poller) serve(s *Subscription) {
 	if s.ready || s.ended {
 		return
@@ -435,8 +431,7 @@ func (p *poller) serve(s *Subscription) {
 	}
 }
 
-// sendState queues r for s, ending s after a final state or with
-// ErrTooSlow when full; h.mu and p.mu are held.
+// sendState queues r for s, ending s after a final state or with ErrTooSlow when full; h.mu and p.mu are held.
 func (p *poller) sendState(s *Subscription, r record) {
 	s.cursor = r.id
 	select {

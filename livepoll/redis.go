@@ -44,16 +44,15 @@ type RedisStore struct {
 	skipped func(what string, n int)
 }
 
-// Sealed returns s sealing each state's JSON and fingerprint with aead (shared
-// by the replicas), bound to key, field, id and phase: a moved entry does not open.
+// Sealed returns s sealing each state's JSON and fingerprint with aead (shared by the replicas),
+// bound to key, field, id and phase: a moved entry does not open.
 func (s *RedisStore) Sealed(aead cipher.AEAD) *RedisStore {
 	c := *s
 	c.aead = aead
 	return &c
 }
 
-// CountingSkipped returns s calling count each time it skips n values
-// that do not parse (SkippedStream, SkippedLease).
+// CountingSkipped returns s calling count each time it skips n values that do not parse.
 func (s *RedisStore) CountingSkipped(count func(what string, n int)) *RedisStore {
 	c := *s
 	c.skipped = count
@@ -115,9 +114,9 @@ func redisKeys(k Key) (lease, events string) {
 	return base + "lease", base + "events"
 }
 
-// leaseScript takes the lease when free or renews this replica's, then keeps
-// the transitions for keep more. A lease no replica writes (not 24 lower-case
-// hex digits, no expiry, or past 4 ttl: a rollout may mix intervals) is taken over: 2.
+// leaseScript takes the lease when free or renews this replica's, then keeps the transitions for
+// keep more. A lease no replica writes (not 24 lower-case hex digits, no expiry, or past 4 ttl: a
+// rollout may mix intervals) is taken over: 2.
 var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 local took = 1
@@ -142,9 +141,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// appendScript adds a transition unless the stream holds an entry after
-// ARGV[1]; it returns "added" or the last entry id. ARGV[8] on are junk
-// entries to delete first, setting the last id back so XADD accepts ours.
+// appendScript adds a transition unless the stream holds an entry after ARGV[1], returning "added"
+// or the last entry id. ARGV[8] on are junk entries to delete first, setting the last id back so
+// XADD accepts ours.
 var appendScript = redis.NewScript(`
 if #ARGV > 7 then
   redis.call('XDEL', KEYS[1], unpack(ARGV, 8))
@@ -183,8 +182,8 @@ func (s *RedisStore) Release(ctx context.Context, key Key) {
 	_ = releaseScript.Run(ctx, s.rdb, []string{lease}, s.me).Err()
 }
 
-// Append records r after prev. Refused, it reads the entries after prev: if
-// none parses, they are deleted and r recorded, so junk never stops the stream.
+// Append records r after prev. Refused, it reads the entries after prev: if none parses, they are
+// deleted and r recorded, so junk never stops the stream.
 func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64, keep time.Duration) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()

@@ -13,9 +13,9 @@ type Record struct {
 	Data        []byte // Snapshot.Data
 }
 
-// Store shares pollers between replicas: the lease's holder polls a key and
-// appends its transitions, the others read them. Each method is called at
-// most once per tick and bounds its duration; what it returns is untrusted.
+// Store shares pollers between replicas: the lease's holder polls a key and appends its
+// transitions, the others read them. Each method is called at most once per tick and bounds its
+// duration; what it returns is untrusted.
 type Store interface {
 	// Lease takes key's lease for ttl when free, or renews this replica's,
 	// reporting whether it holds it; the transitions are kept for keep more.
