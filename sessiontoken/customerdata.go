@@ -1,7 +1,7 @@
 package sessiontoken
 
-// A token's customer-data level: how much of the customers' personal data
-// it may read (the GraphQL layer renders each).
+// A token's customer-data level: how much of the customers' personal data it may read (the
+// GraphQL layer renders each).
 
 import (
 	"cmp"
@@ -17,8 +17,8 @@ type CustomerData uint8
 const (
 	// CustomerDataNone: name, email, phone, address and city are null.
 	CustomerDataNone CustomerData = iota + 1
-	// CustomerDataMasked: name, email and phone in a partial form, the
-	// address withheld (no REST call for it), the city as it is.
+	// CustomerDataMasked: name, email and phone in a partial form, the address withheld (no REST
+	// call for it), the city as it is.
 	CustomerDataMasked
 	// CustomerDataFull: every field as the REST API answers it.
 	CustomerDataFull
@@ -65,9 +65,9 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultCustomerData is the level of a token minted without "customerData":
-// masked for every scope, since a page's script may read a token and a leaked
-// one should not give away contacts; a merchant's server asks for "full".
+// DefaultCustomerData is the level of a token minted without "customerData": masked for every
+// scope, since a page's script may read a token and a leaked one should not give away contacts; a
+// merchant's server asks for "full".
 func DefaultCustomerData(kind ScopeKind) CustomerData {
 	switch kind {
 	case ScopeAll, ScopeCheckoutSession, ScopePayment:
@@ -79,15 +79,14 @@ func DefaultCustomerData(kind ScopeKind) CustomerData {
 // CustomerData is the scope's customer-data level (CustomerDataNone for the zero Scope).
 func (s Scope) CustomerData() CustomerData { return cmp.Or(s.customer, CustomerDataNone) }
 
-// WithCustomerData returns s reading customer data at level c (a zero c
-// leaves s as it is).
+// WithCustomerData returns s reading customer data at level c (a zero c leaves s as it is).
 func (s Scope) WithCustomerData(c CustomerData) Scope {
 	s.customer = cmp.Or(c, s.customer)
 	return s
 }
 
-// AtMost returns s with its customer-data level lowered to max when above
-// it (CUSTOMER_DATA_MAX may be lowered after minting); zero: unchanged.
+// AtMost returns s with its customer-data level lowered to max when above it (CUSTOMER_DATA_MAX
+// may be lowered after minting); zero: unchanged.
 func (s Scope) AtMost(max CustomerData) Scope {
 	if max != 0 && s.CustomerData() > max {
 		s.customer = max

@@ -15,11 +15,11 @@ import (
 
 // Defaults of the token endpoint.
 const (
-	// DefaultTTL is a token's lifetime when the request names none: a
-	// checkout screen's visit, short enough that a leaked token soon dies.
+	// DefaultTTL is a token's lifetime when the request names none: a checkout screen's visit,
+	// short enough that a leaked token soon dies.
 	DefaultTTL = 15 * time.Minute
-	// DefaultMaxTTL is the longest lifetime a request may ask for, and so
-	// how long a key must stay in TOKEN_KEYS after it stops minting.
+	// DefaultMaxTTL is the longest lifetime a request may ask for, and so how long a key must stay
+	// in TOKEN_KEYS after it stops minting.
 	DefaultMaxTTL   = time.Hour
 	MaxRequestBytes = 4096 // bounds the request body
 )
@@ -40,31 +40,28 @@ type Options struct {
 	Keyring *Keyring
 	// DefaultTTL is the lifetime when the request names none (zero: the package's), at most MaxTTL.
 	DefaultTTL time.Duration
-	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL;
-	// zero: DefaultMaxTTL); a longer one is refused, not shortened.
+	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL; zero: DefaultMaxTTL); a
+	// longer one is refused, not shortened.
 	MaxTTL time.Duration
-	// Verify checks the pair against the REST API once per mint, returning
-	// nil or one of the errors above. Required when Keyring is set.
+	// Verify checks the pair against the REST API once per mint, returning nil or one of the errors
+	// above. Required when Keyring is set.
 	Verify func(ctx context.Context, c Credentials) error
-	// LookupCheckoutSession, when set, replaces Verify for a checkout-session
-	// scope: it reads the session with the pair, returning its names for the
-	// token to carry (nil: the resolvers learn them, Scope.SessionToLearn).
+	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the
+	// session with the pair, returning its names for the token to carry (nil: the resolvers learn
+	// them, Scope.SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
-	// MaxCustomerData is the most customer data a token may read
-	// (CUSTOMER_DATA_MAX; zero: CustomerDataFull): asking for more is refused;
-	// a request naming no level gets its scope's default, lowered to this.
+	// MaxCustomerData is the most customer data a token may read (CUSTOMER_DATA_MAX; zero:
+	// CustomerDataFull): more is refused; a request naming no level gets its scope's default, lowered to this.
 	MaxCustomerData CustomerData
-
-	// KeyHeader and SecretHeader name the credential headers, and
-	// WriteError writes an error in the contract's GraphQL shape; required.
+	// KeyHeader and SecretHeader name the credential headers, and WriteError writes an error in the
+	// contract's GraphQL shape; required.
 	KeyHeader, SecretHeader string
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }
 
-// request is the token endpoint's body; scope is required, so that the
-// broadest scope is always a choice.
+// request is the token endpoint's body; scope is required, so that the broadest scope is always a choice.
 type request struct {
 	TTLSeconds   *int64        `json:"ttlSeconds"`
 	Scope        *Scope        `json:"scope"`
@@ -79,9 +76,9 @@ type response struct {
 	CustomerData CustomerData `json:"customerData"`
 }
 
-// NewHandler returns the token endpoint: POST with the credential headers
-// (each once) and a JSON body; the pair is checked against the REST API,
-// then a token is minted. Every answer is no-store. It panics on wiring mistakes.
+// NewHandler returns the token endpoint: POST with the credential headers (each once) and a JSON
+// body; the pair is checked against the REST API, then a token is minted. Every answer is
+// no-store. It panics on wiring mistakes.
 func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")

@@ -21,9 +21,8 @@ import (
 // KeyBytes is the length of a v4.local key.
 const KeyBytes = 32
 
-// Keyring holds the keys of TOKEN_KEYS: the first mints, every one verifies
-// (rotate: new one first, wait TOKEN_MAX_TTL, remove the old). Safe for
-// concurrent use; its textual forms never show a key.
+// Keyring holds the keys of TOKEN_KEYS: the first mints, every one verifies (rotate: new one
+// first, wait TOKEN_MAX_TTL, remove the old). Safe for concurrent use; its forms never show a key.
 type Keyring struct {
 	keys []ringKey // keys[0] mints
 	now  func() time.Time

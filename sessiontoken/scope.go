@@ -24,10 +24,9 @@ const (
 // MaxIDBytes bounds a scope's id and the session ids a token carries, keeping tokens small.
 const MaxIDBytes = 128
 
-// Scope is what a token may read; the zero Scope allows nothing. A
-// checkout-session scope knows the session by the name it was minted with,
-// and its other names once pinned at minting or learned (LearnCheckoutSession)
-// by the Scope Verify returned and its copies. Safe for concurrent use.
+// Scope is what a token may read; the zero Scope allows nothing. A checkout-session scope knows the
+// session by the name it was minted with, and its other names once pinned at minting or learned
+// (LearnCheckoutSession) by the Scope Verify returned and its copies. Safe for concurrent use.
 type Scope struct {
 	kind     ScopeKind
 	id       string        // as minted: payment id, or checkout session id or reference
@@ -35,8 +34,8 @@ type Scope struct {
 	customer CustomerData  // customerdata.go
 }
 
-// CheckoutSessionIDs are the names of one checkout session: its id, its
-// reference (either retrieves it) and its payment's id.
+// CheckoutSessionIDs are the names of one checkout session: its id, its reference (either
+// retrieves it) and its payment's id.
 type CheckoutSessionIDs struct {
 	ID        string `json:"sessionId"`
 	Reference string `json:"reference"`
@@ -61,9 +60,8 @@ func OneCheckoutSession(idOrRef string) (Scope, error) {
 // OnePayment is the scope of the payment id.
 func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
 
-// NewScope returns the scope of kind over id, at the kind's default
-// customer-data level. "all" takes no id; the others need one of
-// 1..MaxIDBytes letters, digits, '_' or '-' (the REST API's id alphabet).
+// NewScope returns the scope of kind over id, at the kind's default customer-data level. "all"
+// takes no id; the others need 1..MaxIDBytes letters, digits, '_' or '-' (the REST id alphabet).
 func NewScope(kind ScopeKind, id string) (Scope, error) {
 	switch kind {
 	case ScopeAll:
@@ -122,8 +120,8 @@ func (s Scope) AllowsList() bool { return s.kind == ScopeAll }
 // AllowsPaymentLink tells whether the token may read the payment link id (only "all" may).
 func (s Scope) AllowsPaymentLink(id string) bool { return s.kind == ScopeAll && id != "" }
 
-// AllowsPayment tells whether the token may read the payment id: "all",
-// the payment scope's own, or a checkout scope's session's once known.
+// AllowsPayment tells whether the token may read the payment id: "all", the payment scope's own,
+// or a checkout scope's session's once known.
 func (s Scope) AllowsPayment(id string) bool {
 	switch {
 	case id == "":
@@ -139,8 +137,8 @@ func (s Scope) AllowsPayment(id string) bool {
 	return false
 }
 
-// AllowsCheckoutSession tells whether the token may read the checkout session
-// idOrRef: "all", or a checkout scope's session by either name once known.
+// AllowsCheckoutSession tells whether the token may read the checkout session idOrRef: "all", or a
+// checkout scope's session by either name once known.
 func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	switch {
 	case idOrRef == "":
@@ -157,8 +155,8 @@ func (s Scope) AllowsCheckoutSession(idOrRef string) bool {
 	return false
 }
 
-// SessionToLearn returns the name of the scope's checkout session while its
-// other names are unknown, for a refused resolver to learn them and ask again.
+// SessionToLearn returns the name of the scope's checkout session while its other names are
+// unknown, for a refused resolver to learn them and ask again.
 func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
 	if _, known := s.facts.get(); s.kind != ScopeCheckoutSession || known {
 		return "", false
@@ -166,8 +164,8 @@ func (s Scope) SessionToLearn() (idOrRef string, ok bool) {
 	return s.id, true
 }
 
-// LearnCheckoutSession records the names of the scope's checkout session as
-// the resolvers fetched it (true); any other is refused (false); "all": true.
+// LearnCheckoutSession records the names of the scope's checkout session as the resolvers fetched
+// it (true); any other is refused (false); "all": true.
 func (s Scope) LearnCheckoutSession(ids CheckoutSessionIDs) bool {
 	switch s.kind {
 	case ScopeAll:
@@ -233,8 +231,7 @@ type scopeJSON struct {
 // MarshalJSON writes {"kind": ..., "id": ...}.
 func (s Scope) MarshalJSON() ([]byte, error) { return json.Marshal(scopeJSON{Kind: s.kind, ID: s.id}) }
 
-// UnmarshalJSON reads {"kind": ..., "id": ...}, refusing other fields and
-// anything NewScope refuses.
+// UnmarshalJSON reads {"kind": ..., "id": ...}, refusing other fields and anything NewScope refuses.
 func (s *Scope) UnmarshalJSON(b []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()

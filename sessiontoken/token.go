@@ -24,10 +24,9 @@ const (
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion (authenticated, never written):
-// it binds a token to this use and versions the claims. v2 carries the
-// customer-data level, so an older replica refuses it (fails closed);
-// implicitV1 tokens are read at their scope's default.
+// implicit is PASETO v4's implicit assertion (authenticated, never written): it binds a token to
+// this use and versions the claims. v2 carries the customer-data level, so an older replica
+// refuses it (fails closed); implicitV1 tokens are read at their scope's default.
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
@@ -103,8 +102,8 @@ type payload struct {
 	Customer CustomerData        `json:"customerData,omitzero"` // required in v2 tokens
 }
 
-// Mint makes a token for creds and scope expiring ttl from now (in ms),
-// sealed with the first key; the token endpoint checks the pair, not Mint.
+// Mint makes a token for creds and scope expiring ttl from now (in ms), sealed with the first key
+// (the token endpoint checks the pair, not Mint).
 func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
 	if creds.APIKey == "" || creds.APISecret == "" {
 		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
@@ -141,9 +140,8 @@ func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token
 	return t.V4Encrypt(signer.key, implicit), expiresAt, nil
 }
 
-// Verify checks token (only byte for byte as Mint made it) and returns its
-// claims with a Scope of its own, refusing, in this order, ErrMalformed,
-// ErrForeign, ErrTampered and ErrExpired.
+// Verify checks token (only byte for byte as Mint made it) and returns its claims with a Scope of
+// its own, refusing, in this order, ErrMalformed, ErrForeign, ErrTampered and ErrExpired.
 func (k *Keyring) Verify(token string) (Claims, error) {
 	footer, err := splitToken(token)
 	if err != nil {
