@@ -118,8 +118,8 @@ func (rd redactor) attr(a slog.Attr) slog.Attr {
 	a.Value = a.Value.Resolve()
 	switch keyKind(a.Key) {
 	case 1:
-		if a.Value.Kind() == slog.KindString {
-			return slog.String(a.Key, rd.o.redactKey(a.Value.String()))
+		if a.Value.Kind() == slog.KindString && rd.o.RedactKey != nil {
+			return slog.String(a.Key, rd.o.RedactKey(a.Value.String()))
 		}
 		return slog.String(a.Key, Redacted)
 	case 2:

@@ -38,19 +38,12 @@ type Options struct {
 	DebugPaths []string
 }
 
-// redact, redactKey and secrets call the hooks, or do what a nil one means.
+// redact and secrets call the hooks, or do what a nil one means.
 func (o Options) redact(s string) string {
 	if o.Redact == nil {
 		return s
 	}
 	return o.Redact(s)
-}
-
-func (o Options) redactKey(v string) string {
-	if o.RedactKey == nil {
-		return Redacted
-	}
-	return o.RedactKey(v)
 }
 
 func (o Options) secrets(ctx context.Context) []string {
