@@ -136,16 +136,6 @@ func (k *Keyring) WithClock(now func() time.Time) *Keyring {
 	return &c
 }
 
-// lookup returns the key whose footer is exactly footer.
-func (k *Keyring) lookup(footer []byte) (*ringKey, bool) {
-	for i := range k.keys {
-		if string(k.keys[i].footer) == string(footer) {
-			return &k.keys[i], true
-		}
-	}
-	return nil, false
-}
-
 // localKeyID is the PASERK "lid" of a v4.local key: a one-way hash made to be published.
 func localKeyID(key []byte) string {
 	const h = "k4.lid."

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -147,8 +148,8 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 	if err != nil {
 		return Claims{}, err
 	}
-	rk, ok := k.lookup(footer)
-	if !ok {
+	i := slices.IndexFunc(k.keys, func(r ringKey) bool { return string(r.footer) == string(footer) })
+	if i < 0 {
 		var f footerJSON
 		if json.Unmarshal(footer, &f) == nil && strings.HasPrefix(f.KID, "k4.lid.") {
 			return Claims{}, fmt.Errorf("%w (its key id is not in TOKEN_KEYS)", ErrForeign)
@@ -158,9 +159,9 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 	// Expiry is checked below against k.now, so the parser has no rules.
 	parser := paseto.NewParserWithoutExpiryCheck()
 	v1 := false
-	t, err := parser.ParseV4Local(rk.key, token, implicit)
+	t, err := parser.ParseV4Local(k.keys[i].key, token, implicit)
 	if err != nil {
-		if t, err = parser.ParseV4Local(rk.key, token, implicitV1); err != nil {
+		if t, err = parser.ParseV4Local(k.keys[i].key, token, implicitV1); err != nil {
 			return Claims{}, ErrTampered
 		}
 		v1 = true
