@@ -60,7 +60,7 @@ var (
 
 // LimitError refuses a subscription over a bound, naming the bound, never the merchant.
 type LimitError struct {
-	Scope string // ScopeMerchant or ScopeProcess
+	Scope string // ScopeMerchant, ScopeProcess or ScopePending
 	Limit int
 }
 
@@ -282,23 +282,20 @@ func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { retur
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// Subscribe starts a subscription to key, read by fetch unless key is already polled, ending with
-// ctx. It refuses before any work an invalid key, a closed hub, a done ctx, or a bound reached
-// (*LimitError).
+// Subscribe starts a subscription to key, read by fetch unless key is already polled, ending with ctx;
+// it refuses before any work an invalid key, a closed hub, a done ctx or a bound reached (*LimitError).
 func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
 	return h.SubscribeAfter(ctx, key, fetch, 0)
 }
 
-// SubscribeAfter is Subscribe resuming after the event id after (0: not resuming): the kept
-// transitions after it come first. An id the hub does not keep ends it with ErrResumeExpired
-// (returned at once without a Store).
+// SubscribeAfter is Subscribe resuming after the event id after (0: not resuming), the kept transitions
+// after it first; an id not kept ends it with ErrResumeExpired (returned at once without a Store).
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }
 
-// SubscribeProvisional is SubscribeAfter for a credential pair the REST API has not accepted yet:
-// it counts against MaxPending until its key has a state, then against the caps (one reached ends
-// it with a *LimitError).
+// SubscribeProvisional is SubscribeAfter for a pair the REST API has not accepted yet: it counts against
+// MaxPending until its key has a state, then against the caps (one reached ends it: *LimitError).
 func (h *Hub) SubscribeProvisional(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, false)
 }
@@ -467,8 +464,7 @@ func (h *Hub) keepLocked(key Key, recs []record) {
 	h.hist.Add(key, hs)
 }
 
-// Close ends every subscription with ErrClosed, stops every poller and waits for their goroutines;
-// Subscribe then fails with ErrClosed.
+// Close ends every subscription with ErrClosed, stops every poller and waits for them; Subscribe then fails.
 func (h *Hub) Close() {
 	h.mu.Lock()
 	h.closed = true

@@ -114,9 +114,8 @@ func redisKeys(k Key) (lease, events string) {
 	return base + "lease", base + "events"
 }
 
-// leaseScript takes the lease when free or renews this replica's, then keeps the transitions for
-// keep more. A lease no replica writes (not 24 lower-case hex digits, no expiry, or past 4 ttl: a
-// rollout may mix intervals) is taken over: 2.
+// leaseScript takes the lease when free or renews this replica's, keeping the transitions for keep more;
+// one no replica writes (not 24 lower-case hex digits, no expiry, past 4 ttl) is taken over: 2.
 var leaseScript = redis.NewScript(`
 local v = redis.call('GET', KEYS[1])
 local took = 1
@@ -141,9 +140,8 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 `)
 
-// appendScript adds a transition unless the stream holds an entry after ARGV[1], returning "added"
-// or the last entry id. ARGV[8] on are junk entries to delete first, setting the last id back so
-// XADD accepts ours.
+// appendScript adds a transition unless the stream holds an entry after ARGV[1], returning "added" or
+// the last entry id; ARGV[8] on are junk to delete first, the last id set back for XADD to accept ours.
 var appendScript = redis.NewScript(`
 if #ARGV > 7 then
   redis.call('XDEL', KEYS[1], unpack(ARGV, 8))
