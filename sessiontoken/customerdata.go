@@ -65,9 +65,8 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultCustomerData is the level of a token minted without "customerData": masked for every
-// scope, since a page's script may read a token and a leaked one should not give away contacts; a
-// merchant's server asks for "full".
+// DefaultCustomerData is the level of a token minted without "customerData": masked for every scope
+// (a page's script may read a token; a leaked one must not give contacts away). Servers ask for "full".
 func DefaultCustomerData(kind ScopeKind) CustomerData {
 	switch kind {
 	case ScopeAll, ScopeCheckoutSession, ScopePayment:

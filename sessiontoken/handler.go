@@ -46,9 +46,8 @@ type Options struct {
 	// Verify checks the pair against the REST API once per mint, returning nil or one of the errors
 	// above. Required when Keyring is set.
 	Verify func(ctx context.Context, c Credentials) error
-	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the
-	// session with the pair, returning its names for the token to carry (nil: the resolvers learn
-	// them, Scope.SessionToLearn).
+	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the session
+	// with the pair, returning its names for the token to carry (nil: resolvers learn them, SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
 	// Clock is the time source of minting. Nil: time.Now.
 	Clock func() time.Time
@@ -76,9 +75,8 @@ type response struct {
 	CustomerData CustomerData `json:"customerData"`
 }
 
-// NewHandler returns the token endpoint: POST with the credential headers (each once) and a JSON
-// body; the pair is checked against the REST API, then a token is minted. Every answer is
-// no-store. It panics on wiring mistakes.
+// NewHandler returns the token endpoint: POST with the credential headers (each once) and a JSON body;
+// the pair is checked against the REST API, then a token minted. Answers are no-store; wiring mistakes panic.
 func NewHandler(opts Options) http.Handler {
 	if opts.DefaultTTL < 0 || opts.MaxTTL < 0 {
 		panic("sessiontoken: negative TTL option")

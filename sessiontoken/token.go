@@ -25,9 +25,9 @@ const (
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion (authenticated, never written): it binds a token to
-// this use and versions the claims. v2 carries the customer-data level, so an older replica
-// refuses it (fails closed); implicitV1 tokens are read at their scope's default.
+// implicit is PASETO v4's implicit assertion (authenticated, never written), binding a token to this use
+// and versioning the claims: v2 carries the customer-data level, so an older replica refuses it (fails
+// closed); implicitV1 tokens are read at their scope's default.
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
