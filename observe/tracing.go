@@ -40,10 +40,9 @@ func TracingEnabled(getenv func(string) string) bool {
 	}
 }
 
-// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP
-// (configured by the standard OTEL_* variables; service.name defaults to serviceName) and the W3C
-// TraceContext and Baggage propagators; else it changes nothing. shutdown, never nil, flushes
-// and stops the exporter.
+// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP (set by
+// the standard OTEL_* variables; service.name defaults to serviceName) and the W3C TraceContext and
+// Baggage propagators; else it changes nothing. shutdown, never nil, flushes and stops the exporter.
 func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
 	noop := func(context.Context) error { return nil }
 	if !TracingEnabled(os.Getenv) {
@@ -89,9 +88,9 @@ func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrie
 
 func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
 
-// TraceTransport makes a client span "REST GET /api/v1/payments/{id}" (o.RouteOf's pattern, never
-// the id) of every REST call through next (nil: http.DefaultTransport) and injects the W3C
-// traceparent. The span's url.full carries no query string.
+// TraceTransport makes a client span "REST GET /api/v1/payments/{id}" (o.RouteOf's pattern, never the
+// id; url.full without the query) of every REST call through next (nil: http.DefaultTransport),
+// injecting the W3C traceparent.
 func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -155,9 +154,9 @@ func TraceHandler(next http.Handler) http.Handler {
 }
 
 // TracingExtension is the gqlgen extension that makes a span per GraphQL operation ("graphql.operation
-// <name>", its name and type, never its text or variables) and under it one per root field and
-// resolver field ("graphql.resolve Query.payments"). The name is o.LogName's, "other" when it holds
-// a piece of o.Secrets; error messages go through o.Redact.
+// <name>": its name and type, never its text or variables) and under it one per root and resolver field
+// ("graphql.resolve Query.payments"). The name is o.LogName's ("other" when it holds a piece of
+// o.Secrets); error messages go through o.Redact.
 func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
 type gqlTracing struct{ o Options }
