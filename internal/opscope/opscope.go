@@ -78,21 +78,15 @@ func (s *scope) find(key any, b uint) *entry {
 
 // open is ctx's innermost scope when it is open, else nil.
 func open(ctx context.Context) *scope {
-	if s, ok := ctx.(*scope); ok { // the usual case in the walk: no lookup
-		if s.sealed {
-			return nil
-		}
-		return s
+	s, ok := ctx.(*scope) // the usual case in the walk: no lookup
+	if !ok {
+		s, _ = ctx.Value(scopeKey{}).(*scope)
 	}
-	s, _ := ctx.Value(scopeKey{}).(*scope)
 	if s == nil || s.sealed {
 		return nil
 	}
 	return s
 }
-
-// IsOpen reports whether ctx has an open scope (WithValue adds no layer).
-func IsOpen(ctx context.Context) bool { return open(ctx) != nil }
 
 // WithValue is context.WithValue(ctx, key, val), put in ctx's open scope
 // when it has one (ctx itself is returned then): a later value of the

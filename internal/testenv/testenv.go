@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -64,15 +65,7 @@ const freePortLow, freePortHigh = 20000, 32768
 // changes allocation counts (allocation budgets are checked without it).
 func RaceEnabled() bool {
 	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return false
-	}
-	for _, s := range bi.Settings {
-		if s.Key == "-race" && s.Value == "true" {
-			return true
-		}
-	}
-	return false
+	return ok && slices.Contains(bi.Settings, debug.BuildSetting{Key: "-race", Value: "true"})
 }
 
 // LockedBuffer is a bytes.Buffer safe for concurrent writers and readers:
