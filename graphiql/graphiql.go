@@ -69,10 +69,6 @@ type asset struct {
 	gzipped     func() []byte // body compressed, once
 }
 
-// url is the asset's versioned URL, relative to the page, so that the page
-// works behind a path prefix.
-func (a *asset) url() string { return strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash }
-
 var loadAssets = sync.OnceValue(func() map[string]*asset {
 	assetsByID := map[string]*asset{}
 	add := func(fsys embed.FS, file string) {
@@ -145,7 +141,8 @@ func Handler(opts Options) http.Handler {
 	prepare := func() {
 		assets = loadAssets()
 		for name, a := range assets {
-			d.Assets[name] = a.url()
+			// Relative to the page, so that it works behind a path prefix.
+			d.Assets[name] = strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash
 		}
 		// html/template escapes each value: none can close the JSON block.
 		var buf bytes.Buffer
@@ -159,18 +156,15 @@ func Handler(opts Options) http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		prepared.Do(prepare)
-		p := r.URL.Path
-		var a *asset
-		switch {
-		case p == "/" || p == "/index.html":
-		case strings.HasPrefix(p, AssetPrefix):
-			if a = assets[strings.TrimPrefix(p, AssetPrefix)]; a == nil {
+		var a *asset // nil: the page
+		if p := r.URL.Path; p != "/" && p != "/index.html" {
+			if name, ok := strings.CutPrefix(p, AssetPrefix); ok {
+				a = assets[name]
+			}
+			if a == nil {
 				http.NotFound(w, r)
 				return
 			}
-		default:
-			http.NotFound(w, r)
-			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
