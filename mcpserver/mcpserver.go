@@ -41,30 +41,23 @@ const (
 
 // Config is what the endpoint needs from its owners.
 type Config struct {
-	// GraphQL serves a POST to GraphQLPath: the gateway's router.
-	GraphQL     http.Handler
+	GraphQL     http.Handler // serves a POST to GraphQLPath: the gateway's router
 	GraphQLPath string
-	// Schema is the executable schema the tools' inputs are read against.
-	Schema *ast.Schema
+	Schema      *ast.Schema // what the tools' inputs are read against
 	// Documents is the trusted documents store (nil: none); under enforce
 	// the built-ins, whose text is not listed, are not offered.
 	Documents *trusteddocs.Store
-	// Arbitrary offers the graphql tool, any query text (never under
-	// enforce mode).
-	Arbitrary bool
+	Arbitrary bool // offer the graphql tool, any query text (never under enforce)
 	// Verify checks a session token (sessiontoken.Keyring.Verify); nil:
 	// tokens are off and only the pair is accepted.
-	Verify func(token string) (sessiontoken.Claims, error)
-	// KeyHeader and SecretHeader are the pair's headers.
-	KeyHeader, SecretHeader string
+	Verify                  func(token string) (sessiontoken.Claims, error)
+	KeyHeader, SecretHeader string // the pair's headers
 	// Admit charges every /mcp request but a tool call (whose operation is
 	// charged) to its caller's budgets (gqlhttp.Admission.Middleware).
-	Admit func(http.Handler) http.Handler
-	// MaxBodyBytes bounds the body read to tell a tool call.
-	MaxBodyBytes int64
-	// Version is the implementation version the server announces.
-	Version string
-	Logger  *slog.Logger
+	Admit        func(http.Handler) http.Handler
+	MaxBodyBytes int64  // bounds the body read to tell a tool call
+	Version      string // the implementation version the server announces
+	Logger       *slog.Logger
 }
 
 // New returns the /mcp handler and its protected resource metadata's.
@@ -73,7 +66,9 @@ func New(cfg Config) (endpoint, metadata http.Handler) {
 		panic("mcpserver: Config needs GraphQL, Schema, KeyHeader and SecretHeader")
 	}
 	s := &server{cfg: cfg}
-	var h http.Handler = mcp.NewStreamableHTTPHandler(s.serverFor, &mcp.StreamableHTTPOptions{
+	// The SDK serves each request on a session made with its context,
+	// where tools find callerKey.
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.toolSet().server }, &mcp.StreamableHTTPOptions{
 		Stateless: true, JSONResponse: true,
 	})
 	if cfg.Admit != nil {
@@ -96,10 +91,6 @@ type caller struct {
 	remoteAddr, host string
 	header           http.Header
 }
-
-// serverFor is the MCP server of the manifest in use; the SDK serves each
-// request on a session made with its context, where tools find callerKey.
-func (s *server) serverFor(*http.Request) *mcp.Server { return s.toolSet().server }
 
 // toolSet is the tools of the manifest in use, built again when it changes.
 func (s *server) toolSet() *toolSet {
@@ -212,13 +203,10 @@ func result(rec *httptest.ResponseRecorder) *mcp.CallToolResult {
 	}
 	if len(g.Errors) > 0 {
 		e := g.Errors[0]
-		retry := e.Extensions.RetryAfter
-		if retry == nil {
-			if n, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil {
-				retry = &n
-			}
+		if n, err := strconv.Atoi(rec.Header().Get("Retry-After")); err == nil && e.Extensions.RetryAfter == nil {
+			e.Extensions.RetryAfter = &n
 		}
-		res := failure(e.Extensions.Code, e.Message, retry)
+		res := failure(e.Extensions.Code, e.Message, e.Extensions.RetryAfter)
 		res.Meta = meta
 		return res
 	}
