@@ -1,21 +1,15 @@
-// Command bench is paygraph's load benchmark: the gateway beside the REST
-// API it fronts and a hand-written proxy (proxy.go), each a process of its
-// own on loopback TCP.
+// Command bench is paygraph's load benchmark: for every backend latency,
+// concurrency and scenario, workers load the sandbox REST API (this binary
+// with -serve-sandbox), the gateway (built with `go build`) and a
+// hand-written proxy (proxy.go, -serve-proxy), each a process of its own on
+// loopback TCP. One markdown table per latency gives throughput, latency
+// percentiles, REST calls per query, overhead over the REST floor, each
+// process's CPU and RSS (/proc) and the ratio to the proxy. -compare REF
+// also builds the gateway at REF and alternates the two cell by cell for
+// -rounds rounds. Each cell's stderr line says where the machine's CPU went.
 //
 //	go run ./bench                                   # defaults: ~3.5 minutes
-//	go run ./bench -duration 10s -concurrency 1,16,64 -latency 0,5ms -out /tmp/bench.md
 //	go run ./bench -compare HEAD~3 -scenarios single,list20 -concurrency 16 -latency 0 -rounds 5
-//
-// For every backend latency, concurrency and scenario, a pool of workers
-// loads the sandbox REST API (this binary with -serve-sandbox), the
-// gateway (built with `go build`) and the proxy (-serve-proxy), and one
-// markdown table per latency gives throughput, latency percentiles, REST
-// calls per query, overhead over the direct REST floor, each process's CPU
-// and RSS (from /proc), and the ratio to the proxy. -compare REF builds
-// the gateway at REF too (`git archive`) and alternates the two cell by
-// cell for -rounds rounds, so both figures come from the same minutes.
-// On 2 cores the figures are of the three processes together: each cell's
-// progress line on stderr says where the machine's CPU went.
 package main
 
 import (
@@ -196,7 +190,7 @@ func gql(query string, vars map[string]any) []byte {
 func buildScenarios() []scenario {
 	var aliases strings.Builder
 	aliases.WriteString("query A($id: ID!) {")
-	for i := 0; i < 20; i++ {
+	for i := range 20 {
 		fmt.Fprintf(&aliases, " p%d: payment(id: $id) { id status amount { amount currency } customer { name } }", i)
 	}
 	aliases.WriteString(" }")
@@ -490,26 +484,28 @@ func machineIdle() (idle, total float64) {
 	return idle, total
 }
 
-// procStatus reads a "Key: value" line of /proc/<pid>/status (first field).
-func procStatus(pid int, key string) int64 {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+// procLine is the rest of file's first line starting with prefix.
+func procLine(file, prefix string) (string, bool) {
+	b, _ := os.ReadFile(file)
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			if f := strings.Fields(v); len(f) > 0 {
-				n, _ := strconv.ParseInt(f[0], 10, 64)
-				return n
-			}
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			return v, true
 		}
 	}
-	return 0
+	return "", false
+}
+
+// procStatus reads a "Key: value" line of /proc/<pid>/status (first field).
+func procStatus(pid int, key string) int64 {
+	v, _ := procLine("/proc/"+strconv.Itoa(pid)+"/status", key+":")
+	first, _, _ := strings.Cut(strings.TrimSpace(v), " ") // "12345 kB"
+	n, _ := strconv.ParseInt(first, 10, 64)
+	return n
 }
 
 func cpuModel() string {
-	b, _ := os.ReadFile("/proc/cpuinfo")
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "model name"); ok {
-			return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
-		}
+	if v, ok := procLine("/proc/cpuinfo", "model name"); ok {
+		return strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
 	}
 	return "unknown CPU"
 }
@@ -581,22 +577,23 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 		return err
 	}
 	defer sb.stop()
-	pprofAddr := func() (string, error) {
+	// pprofAddr is, with -profile, a free loopback address and its pprof URL.
+	pprofAddr := func() (addr, url string, err error) {
 		if r.profileDir == "" {
-			return "", nil
+			return "", "", nil
 		}
 		port, err := freePort()
-		return "127.0.0.1:" + strconv.Itoa(port), err
+		addr = "127.0.0.1:" + strconv.Itoa(port)
+		return addr, "http://" + addr + "/debug/pprof/", err
 	}
 	var gws []*running
 	for _, g := range r.gateways {
 		env := r.gwEnv
-		addr, err := pprofAddr()
-		if err != nil {
+		var addr string
+		if addr, r.pprofURL, err = pprofAddr(); err != nil {
 			return err
 		}
 		if addr != "" {
-			r.pprofURL = "http://" + addr + "/debug/pprof/"
 			env = append(slices.Clone(env), "PPROF_ADDR="+addr)
 		}
 		p, url, err := startGateway(g.bin, restURL, env)
@@ -610,12 +607,9 @@ func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 	// then the proxy.
 	targets := slices.Clone(gws)
 	if r.proxy {
-		addr, err := pprofAddr()
-		if err != nil {
+		var addr string
+		if addr, r.proxyPprofURL, err = pprofAddr(); err != nil {
 			return err
-		}
-		if addr != "" {
-			r.proxyPprofURL = "http://" + addr + "/debug/pprof/"
 		}
 		p, url, err := startChild(r.self, "proxy", proxyArgs(restURL, addr)...)
 		if err != nil {
