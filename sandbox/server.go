@@ -174,35 +174,29 @@ func (s *Server) Businesses() []Business {
 	return out
 }
 
-// Payments returns a copy of the business's payments in REST list order
-// (nil for an unknown key).
+// Payments, PaymentLinks and CheckoutSessions return a copy of the
+// business's records, payments in REST list order (nil for an unknown key).
 func (s *Server) Payments(apiKey string) []Payment {
-	if b := s.byKey[apiKey]; b != nil {
-		s.data.RLock()
-		defer s.data.RUnlock()
-		return slices.Clone(b.payments)
-	}
-	return nil
+	return snapshot(s, apiKey, func(b *business) []Payment { return slices.Clone(b.payments) })
 }
 
-// PaymentLinks returns a copy of the business's payment links (nil for an
-// unknown key).
 func (s *Server) PaymentLinks(apiKey string) []PaymentLink {
-	if b := s.byKey[apiKey]; b != nil {
-		return cloneAll(b.links, PaymentLink.clone)
-	}
-	return nil
+	return snapshot(s, apiKey, func(b *business) []PaymentLink { return cloneAll(b.links, PaymentLink.clone) })
 }
 
-// CheckoutSessions returns a copy of the business's checkout sessions (nil
-// for an unknown key).
 func (s *Server) CheckoutSessions(apiKey string) []CheckoutSession {
-	if b := s.byKey[apiKey]; b != nil {
-		s.data.RLock()
-		defer s.data.RUnlock()
-		return cloneAll(b.sessions, CheckoutSession.clone)
+	return snapshot(s, apiKey, func(b *business) []CheckoutSession { return cloneAll(b.sessions, CheckoutSession.clone) })
+}
+
+// snapshot is get of the business of apiKey under s.data, or nil.
+func snapshot[T any](s *Server, apiKey string, get func(*business) []T) []T {
+	b := s.byKey[apiKey]
+	if b == nil {
+		return nil
 	}
-	return nil
+	s.data.RLock()
+	defer s.data.RUnlock()
+	return get(b)
 }
 
 // StatusParam returns the name of the list status filter query parameter.
@@ -228,12 +222,9 @@ func (s *Server) Calls() []Call {
 func (s *Server) CallCount(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if route == "" {
-		return len(s.calls)
-	}
 	n := 0
 	for _, c := range s.calls {
-		if c.Route == route {
+		if route == "" || c.Route == route {
 			n++
 		}
 	}
@@ -256,9 +247,9 @@ func (s *Server) SetLatency(d time.Duration) { s.latency.Store(int64(d)) }
 func (s *Server) SetFaults(f func(c Call) Fault) {
 	if f == nil {
 		s.faults.Store(nil)
-		return
+	} else {
+		s.faults.Store(&f)
 	}
-	s.faults.Store(&f)
 }
 
 // RandomFaults returns a concurrency-safe fault hook that injects a fault
@@ -345,12 +336,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-
 	if fault != FaultNone {
 		status = s.applyFault(w, r, fault)
-		return
+	} else {
+		status = s.handle(w, r, route, id, idOK)
 	}
-	status = s.handle(w, r, route, id, idOK)
 }
 
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int {
