@@ -423,32 +423,27 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 	if b == nil {
 		return status
 	}
-	switch route {
-	case RoutePayments:
+	if route == RoutePayments {
 		return s.list(w, r, b)
-	case RoutePayment:
-		if i, ok := b.paymentPos[id]; ok && idOK {
-			s.data.RLock()
-			body := b.detailJSON[i] // replaced, never changed in place
-			s.data.RUnlock()
-			return writeJSON(w, http.StatusOK, body)
-		}
-		return writeJSON(w, http.StatusNotFound, bodyPaymentNotFound)
-	case RoutePaymentLink:
-		if body, ok := b.linkJSON[id]; ok && idOK {
-			return writeJSON(w, http.StatusOK, body)
-		}
-		return writeJSON(w, http.StatusNotFound, bodyLinkNotFound)
-	case RouteCheckoutSession:
-		s.data.RLock()
-		body, ok := b.sessionJSON[id]
-		s.data.RUnlock()
-		if ok && idOK {
-			return writeJSON(w, http.StatusOK, body)
-		}
-		return writeJSON(w, http.StatusNotFound, bodySessionNotFound)
 	}
-	return writeJSON(w, http.StatusNotFound, bodyNotFound)
+	var body, notFound []byte // bodies are replaced, never changed in place
+	s.data.RLock()
+	switch route {
+	case RoutePayment:
+		if i, ok := b.paymentPos[id]; ok {
+			body = b.detailJSON[i]
+		}
+		notFound = bodyPaymentNotFound
+	case RoutePaymentLink:
+		body, notFound = b.linkJSON[id], bodyLinkNotFound
+	case RouteCheckoutSession:
+		body, notFound = b.sessionJSON[id], bodySessionNotFound
+	}
+	s.data.RUnlock()
+	if body == nil || !idOK {
+		return writeJSON(w, http.StatusNotFound, notFound)
+	}
+	return writeJSON(w, http.StatusOK, body)
 }
 
 // authenticate returns the business of r's credential pair, or writes
