@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -456,10 +457,7 @@ func (g *generator) payments(spec bizSpec) []Payment {
 // comparePayments orders payments as the list endpoint does: created_at
 // descending, then id descending. The timestamp format sorts lexically.
 func comparePayments(a, b Payment) int {
-	if c := strings.Compare(b.CreatedAt, a.CreatedAt); c != 0 {
-		return c
-	}
-	return strings.Compare(b.ID, a.ID)
+	return cmp.Or(strings.Compare(b.CreatedAt, a.CreatedAt), strings.Compare(b.ID, a.ID))
 }
 
 func slugify(title string) string {
@@ -518,9 +516,7 @@ func (g *generator) links(spec bizSpec, payURL string) []PaymentLink {
 			l.CurrentUses = g.rng.IntN(2)
 		}
 		expired := false
-		switch i % 3 {
-		case 0:
-			// no expiry
+		switch i % 3 { // 0: no expiry
 		case 1:
 			e := formatTime(ReferenceTime.UnixMilli() + int64(1+g.rng.IntN(60))*dayMillis)
 			l.ExpiresAt = &e
