@@ -130,8 +130,7 @@ type gqlRequest struct {
 }
 
 type gqlError struct {
-	Message    string          `json:"message"`
-	Path       json.RawMessage `json:"path,omitempty"`
+	Message    string `json:"message"`
 	Extensions struct {
 		Code       string `json:"code"`
 		RetryAfter *int   `json:"retryAfter,omitempty"`
