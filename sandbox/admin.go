@@ -148,7 +148,6 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	if b == nil {
 		return
 	}
-	key := b.info.APIKey
 	var in struct {
 		Status string `json:"status"`
 	}
@@ -162,7 +161,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 	if route == AdminRouteSessionStatus {
 		set, changed = s.SetCheckoutSessionStatus, func() []byte { return b.sessionJSON[id] }
 	}
-	if err := set(key, id, in.Status); err != nil {
+	if err := set(b.info.APIKey, id, in.Status); err != nil {
 		status, body := http.StatusInternalServerError, errorBody(ErrMsgInternal)
 		switch err {
 		case ErrInvalidStatus:
