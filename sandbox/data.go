@@ -150,12 +150,10 @@ func cloneAll[T any](in []T, clone func(T) T) []T {
 
 func (l PaymentLink) clone() PaymentLink {
 	if l.MaxUses != nil {
-		v := *l.MaxUses
-		l.MaxUses = &v
+		l.MaxUses = new(*l.MaxUses)
 	}
 	if l.ExpiresAt != nil {
-		v := *l.ExpiresAt
-		l.ExpiresAt = &v
+		l.ExpiresAt = new(*l.ExpiresAt)
 	}
 	return l
 }
@@ -502,24 +500,19 @@ func (g *generator) links(spec bizSpec, payURL string) []PaymentLink {
 		}
 		updated := created + g.rng.Int64N(dayMillis)
 		l.CreatedAt, l.UpdatedAt = formatTime(created), formatTime(updated)
-		if l.IsReusable {
-			if i%2 == 0 {
-				m := 10 + g.rng.IntN(490)
-				l.MaxUses = &m
-				l.CurrentUses = g.rng.IntN(m + 1)
-			} else {
-				l.CurrentUses = g.rng.IntN(800)
-			}
-		} else {
-			m := 1
-			l.MaxUses = &m
-			l.CurrentUses = g.rng.IntN(2)
+		switch {
+		case !l.IsReusable:
+			l.MaxUses, l.CurrentUses = new(1), g.rng.IntN(2)
+		case i%2 == 0:
+			m := 10 + g.rng.IntN(490)
+			l.MaxUses, l.CurrentUses = &m, g.rng.IntN(m+1)
+		default:
+			l.CurrentUses = g.rng.IntN(800)
 		}
 		expired := false
 		switch i % 3 { // 0: no expiry
 		case 1:
-			e := formatTime(ReferenceTime.UnixMilli() + int64(1+g.rng.IntN(60))*dayMillis)
-			l.ExpiresAt = &e
+			l.ExpiresAt = new(formatTime(ReferenceTime.UnixMilli() + int64(1+g.rng.IntN(60))*dayMillis))
 		case 2:
 			e := formatTime(created + int64(1+g.rng.IntN(30))*dayMillis)
 			l.ExpiresAt = &e
