@@ -948,9 +948,7 @@ func (r *runner) load(client *http.Client, sc scenario, target string, conc int,
 			var body bytes.Buffer
 			fail := func(msg string) {
 				w.errs++
-				if w.firstErr == "" {
-					w.firstErr = msg
-				}
+				w.firstErr = cmp.Or(w.firstErr, msg)
 			}
 			for ctx.Err() == nil {
 				req, _ := http.NewRequest(http.MethodGet, target, nil)
@@ -986,9 +984,7 @@ func (r *runner) load(client *http.Client, sc scenario, target string, conc int,
 	for _, w := range ws {
 		all = append(all, w.lat...)
 		res.errs += w.errs
-		if res.firstErr == "" {
-			res.firstErr = w.firstErr
-		}
+		res.firstErr = cmp.Or(res.firstErr, w.firstErr)
 	}
 	res.n = len(all) + res.errs
 	res.rps = float64(len(all)) / elapsed.Seconds()
