@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"runtime"
+	"slices"
 )
 
 // BubbleGoroutines counts the goroutines of the caller's synctest bubble
@@ -17,10 +18,9 @@ func BubbleGoroutines() int {
 	if i < 0 {
 		return 0
 	}
-	bubble := header[i:]
-	if j := bytes.IndexByte(bubble, ']'); j >= 0 {
-		bubble = bubble[:j]
-	}
+	bubble, _, _ := bytes.Cut(header[i:], []byte("]"))
+	// Match "bubble 1]" or "bubble 1,", so that bubble 1 is not 12.
+	closed, listed := append(slices.Clip(bubble), ']'), append(slices.Clip(bubble), ',')
 	all := make([]byte, 1<<20)
 	for {
 		n := runtime.Stack(all, true)
@@ -32,10 +32,7 @@ func BubbleGoroutines() int {
 	}
 	count := 0
 	for _, line := range bytes.Split(all, []byte("\n")) {
-		// Match "bubble 1]" or "bubble 1,", so that bubble 1 is not 12.
-		if bytes.HasPrefix(line, []byte("goroutine ")) &&
-			(bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ']')) ||
-				bytes.Contains(line, append(bubble[:len(bubble):len(bubble)], ','))) {
+		if bytes.HasPrefix(line, []byte("goroutine ")) && (bytes.Contains(line, closed) || bytes.Contains(line, listed)) {
 			count++
 		}
 	}
