@@ -230,8 +230,7 @@ func serveSandbox(addr string, latency time.Duration) {
 	serveChild("sandbox", addr, h)
 }
 
-// serveChild serves h on addr in a child process, prints its LISTEN line,
-// and exits when the parent closes its stdin.
+// serveChild serves h on addr, prints its LISTEN line and exits when stdin closes.
 func serveChild(what, addr string, h http.Handler) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -292,8 +291,7 @@ func (t *tailBuffer) String() string {
 	return string(t.buf)
 }
 
-// proxyArgs are the served proxy's arguments: a pprof listener only when
-// asked (with -profile).
+// proxyArgs are the served proxy's arguments: -proxy-pprof only with a pprofAddr.
 func proxyArgs(restURL, pprofAddr string) []string {
 	args := []string{"-serve-proxy", "127.0.0.1:0", "-proxy-rest", restURL}
 	if pprofAddr != "" {
@@ -410,8 +408,7 @@ func buildAtRef(root, ref, tmp string) (gateway, error) {
 	return g, goBuild(dir, g.bin)
 }
 
-// treeLabel names the working tree's gateway: its commit, and whether
-// it has uncommitted changes (which the build includes).
+// treeLabel names the working tree's gateway: its commit, and whether it has uncommitted changes.
 func treeLabel(root string, comparing bool) string {
 	if !comparing {
 		return "gateway"
@@ -569,8 +566,7 @@ type running struct {
 	before, after, afterIdle held
 }
 
-// runLatency measures every cell at one backend latency and writes its
-// tables to report.
+// runLatency measures every cell at one backend latency and writes its tables.
 func (r *runner) runLatency(lat time.Duration, report *bytes.Buffer) error {
 	sb, restURL, err := startChild(r.self, "sandbox", "-serve-sandbox", "127.0.0.1:0", "-sandbox-latency", lat.String())
 	if err != nil {
