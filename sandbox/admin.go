@@ -116,8 +116,7 @@ func (b *business) setPaymentStatus(i int, status string, now time.Time) {
 	}
 }
 
-// laterTimestamp renders now, or prev plus one millisecond when now is not
-// after prev: updated_at only ever moves forward.
+// laterTimestamp renders now, or prev + 1 ms when now is not after it: updated_at only moves forward.
 func laterTimestamp(prev string, now time.Time) string {
 	t := now.UTC().Truncate(time.Millisecond)
 	if p, err := time.Parse(TimeLayout, prev); err == nil && !t.After(p) {

@@ -14,8 +14,7 @@ import (
 // DefaultSeed is the seed used when Options.Seed is 0.
 const DefaultSeed int64 = 20261101
 
-// ReferenceTime is the fixed "now" of the generated data: every timestamp
-// lies before it.
+// ReferenceTime is the generated data's fixed "now": every timestamp lies before it.
 var ReferenceTime = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 
 // TimeLayout is the timestamp format used in every rendered timestamp.
@@ -74,8 +73,7 @@ type Payment struct {
 	UpdatedAt     string   `json:"updated_at"`
 }
 
-// PaymentLink is the sandbox's record of a payment link, tagged with its
-// wire shape.
+// PaymentLink is the sandbox's record of a payment link, tagged with its wire shape.
 type PaymentLink struct {
 	ID          string      `json:"id"`
 	URL         string      `json:"url"`
@@ -158,8 +156,7 @@ func (l PaymentLink) clone() PaymentLink {
 	return l
 }
 
-// setStatus sets the session's payment's status: a REFUNDED payment's
-// checkout itself SUCCEEDED.
+// setStatus sets the payment's status; a REFUNDED payment's checkout itself SUCCEEDED.
 func (c *CheckoutSession) setStatus(payment string) {
 	c.PaymentStatus, c.Status = payment, payment
 	if payment == StatusRefunded {

@@ -1,7 +1,6 @@
 package sandbox
 
-// Fixture is one business's example ids, for the README's queries and the
-// gateway's banner and -fixtures flag.
+// Fixture is one business's example ids (the README's queries, the gateway's banner and -fixtures).
 type Fixture struct {
 	Business Business
 	// PaymentID is the business's newest payment (the first of its list).

@@ -202,8 +202,7 @@ func snapshot[T any](s *Server, apiKey string, get func(*business) []T) []T {
 // StatusParam returns the name of the list status filter query parameter.
 func (s *Server) StatusParam() string { return s.statusParam }
 
-// EncodeCursor returns the cursor the list endpoint produces after the
-// payment with the given id.
+// EncodeCursor is the cursor the list endpoint gives after the payment paymentID.
 func EncodeCursor(paymentID string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(paymentID))
 }
@@ -217,8 +216,7 @@ func (s *Server) Calls() []Call {
 	return slices.Clone(s.calls)
 }
 
-// CallCount returns the number of recorded calls for a route pattern
-// (a Route* constant); "" counts all calls.
+// CallCount counts the recorded calls of a route (a Route* constant); "" counts all.
 func (s *Server) CallCount(route string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -380,8 +378,7 @@ func matchRoute(escaped string, routes ...string) (route, id string, idOK bool) 
 	return "", "", false
 }
 
-// matchPattern reports whether path has pattern's segments, and returns
-// the one in the place of {id}.
+// matchPattern reports whether path has pattern's segments, and returns the one at {id}.
 func matchPattern(path, pattern string) (raw string, ok bool) {
 	for {
 		p, prest, pmore := strings.Cut(pattern, "/")
@@ -446,8 +443,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string
 	return writeJSON(w, http.StatusOK, body)
 }
 
-// authenticate returns the business of r's credential pair, or writes
-// the 401 and returns nil and its status.
+// authenticate is the business of r's credentials, or nil and the status of the 401 it wrote.
 func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) (*business, int) {
 	key, secret := r.Header.Get("x-api-key"), r.Header.Get("x-api-secret")
 	if key == "" || secret == "" {
