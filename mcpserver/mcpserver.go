@@ -232,8 +232,7 @@ func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
 
-// admit charges every request but a tool call, whose charge is its
-// operation's, with Admit.
+// admit charges every request with Admit but a tool call, whose operation is charged.
 func (s *server) admit(next http.Handler) http.Handler {
 	charged := s.cfg.Admit(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -171,8 +171,7 @@ func selectionSchema(schema *ast.Schema, set ast.SelectionSet, typename string) 
 	return map[string]any{"type": "object", "properties": props, "required": required}
 }
 
-// outputSchema is the JSON schema of a field of type t answering set,
-// null allowed where GraphQL allows it.
+// outputSchema is the JSON schema of a field of type t answering set, null where GraphQL allows.
 func outputSchema(schema *ast.Schema, t *ast.Type, set ast.SelectionSet) map[string]any {
 	var s map[string]any
 	switch def := schema.Types[t.NamedType]; {
@@ -194,8 +193,7 @@ func outputSchema(schema *ast.Schema, t *ast.Type, set ast.SelectionSet) map[str
 	return s
 }
 
-// typeSchema is a GraphQL input type's JSON schema: exact scalars
-// (Decimal, ID, DateTime) are strings.
+// typeSchema is an input type's JSON schema; exact scalars (Decimal, ID, DateTime) are strings.
 func typeSchema(schema *ast.Schema, t *ast.Type, depth int) map[string]any {
 	if t.Elem != nil {
 		return map[string]any{"type": "array", "items": typeSchema(schema, t.Elem, depth)}
