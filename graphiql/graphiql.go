@@ -59,8 +59,7 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 	"img-src 'self' data:; font-src 'self' data:; connect-src 'self'; " +
 	"object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// asset is one embedded file, served with a strong ETag and, when the
-// client accepts it, gzip-compressed (once, on first use).
+// asset is one embedded file, served with a strong ETag and, if accepted, gzipped (once).
 type asset struct {
 	name        string
 	contentType string
@@ -115,8 +114,7 @@ type pageData struct {
 	Assets map[string]string // file name -> versioned URL
 }
 
-// Handler serves the GraphiQL page at "/" and "/index.html" and its assets
-// under "/graphiql/"; anything else is 404.
+// Handler serves the page at "/" and "/index.html" and its assets under AssetPrefix; else 404.
 func Handler(opts Options) http.Handler {
 	d := pageData{Title: cmp.Or(opts.Title, "GraphiQL"), Assets: map[string]string{}, Config: pageConfig{
 		Endpoint: cmp.Or(opts.Endpoint, "/graphql"), DefaultQuery: opts.DefaultQuery, TokenReplaces: opts.TokenReplaces, RESTCalls: opts.RESTCalls}}

@@ -79,8 +79,7 @@ func (c *Client) PostBody(t testing.TB, h http.Header, body any) *Response {
 	return c.Send(t, http.MethodPost, "/graphql", h, raw)
 }
 
-// Get sends query as GET /graphql?query=... with the given extra
-// parameters (variables, operationName, extensions as JSON text).
+// Get sends query as GET /graphql?query=... plus params (variables, operationName, extensions).
 func (c *Client) Get(t testing.TB, h http.Header, query string, params url.Values) *Response {
 	t.Helper()
 	q := url.Values{}
