@@ -60,17 +60,16 @@ type Customer struct {
 // Payment is the sandbox's record of a payment, tagged with its wire shape
 // (field order follows rest-api.md).
 type Payment struct {
-	ID          string      `json:"id"`
-	Status      string      `json:"status"`
-	AmountPaisa int64       `json:"-"`
-	AmountText  json.Number `json:"amount"` // the exact JSON number text
-	Currency    string      `json:"currency"`
-	// TransactionID is "" when the payment has none; the key is then omitted.
-	TransactionID string   `json:"transaction_id,omitempty"`
-	PaymentMethod string   `json:"payment_method"`
-	Customer      Customer `json:"customer"`
-	CreatedAt     string   `json:"created_at"` // TimeLayout
-	UpdatedAt     string   `json:"updated_at"`
+	ID            string      `json:"id"`
+	Status        string      `json:"status"`
+	AmountPaisa   int64       `json:"-"`
+	AmountText    json.Number `json:"amount"` // the exact JSON number text
+	Currency      string      `json:"currency"`
+	TransactionID string      `json:"transaction_id,omitempty"` // "" when the payment has none: the key is omitted
+	PaymentMethod string      `json:"payment_method"`
+	Customer      Customer    `json:"customer"`
+	CreatedAt     string      `json:"created_at"` // TimeLayout
+	UpdatedAt     string      `json:"updated_at"`
 }
 
 // PaymentLink is the sandbox's record of a payment link, tagged with its wire shape.
@@ -128,13 +127,11 @@ type CheckoutSession struct {
 	Customer      SessionCustomer `json:"customer"`
 	SuccessURL    string          `json:"success_url"`
 	CancelURL     string          `json:"cancel_url"`
-	// TransactionID is the payment's transaction id; "" (rendered as "")
-	// when the payment has none.
-	TransactionID string `json:"transaction_id"`
-	PaymentMethod string `json:"payment_method"`
-	MetaData      Meta   `json:"meta_data"`
-	CreatedAt     string `json:"created_at"`
-	UpdatedAt     string `json:"updated_at"`
+	TransactionID string          `json:"transaction_id"` // the payment's; "" (rendered as "") when it has none
+	PaymentMethod string          `json:"payment_method"`
+	MetaData      Meta            `json:"meta_data"`
+	CreatedAt     string          `json:"created_at"`
+	UpdatedAt     string          `json:"updated_at"`
 }
 
 // cloneAll copies records deeply, so callers cannot change the server's.

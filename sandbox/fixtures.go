@@ -2,14 +2,12 @@ package sandbox
 
 // Fixture is one business's example ids (the README's queries, the gateway's banner and -fixtures).
 type Fixture struct {
-	Business Business
-	// PaymentID is the business's newest payment (the first of its list).
-	PaymentID string
+	Business  Business
+	PaymentID string // the business's newest payment (the first of its list)
 	// PendingPaymentID is its newest payment generated PENDING: one to watch
 	// with paymentUpdated and change (a settled one would complete at once).
 	PendingPaymentID string
-	// PaymentLinkID is its first payment link.
-	PaymentLinkID string
+	PaymentLinkID    string // its first payment link
 	// CheckoutReference and CheckoutSessionID name its first checkout
 	// session (nothing lists sessions).
 	CheckoutReference string

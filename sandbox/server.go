@@ -68,8 +68,7 @@ type Call struct {
 	// Status is the HTTP status written; 0 while in flight and when nothing
 	// was written (hang, drop, cancelled latency).
 	Status int
-	// Fault is the fault injected (FaultNone in the Call a fault hook gets).
-	Fault Fault
+	Fault  Fault // the fault injected (FaultNone in the Call a fault hook gets)
 }
 
 // Fault is a failure injected into a request by the fault hook.
