@@ -24,18 +24,14 @@ import (
 type Options struct {
 	// Endpoint is the GraphQL endpoint, a path on the page's own origin
 	// (its connect-src is 'self'); "" means "/graphql".
-	Endpoint string
-	// Headers pre-fill GraphiQL's headers editor; empty: nothing.
-	Headers map[string]string
-	// DefaultQuery pre-fills the query editor; "": GraphiQL's own.
-	DefaultQuery string
-	// Title is the page's title; "" means "GraphiQL".
-	Title string
+	Endpoint     string
+	Headers      map[string]string // pre-fill GraphiQL's headers editor; empty: nothing
+	DefaultQuery string            // pre-fills the query editor; "": GraphiQL's own
+	Title        string            // the page's title; "" means "GraphiQL"
 	// TokenReplaces, when set, shows a "session token" box whose token is
 	// sent as "Authorization: Bearer <token>" instead of these headers.
 	TokenReplaces []string
-	// RESTCalls shows the "REST calls" panel: the last operation's cost receipt.
-	RESTCalls bool
+	RESTCalls     bool // show the "REST calls" panel: the last operation's cost receipt
 }
 
 // AssetPrefix is the path under which the page's assets are served.

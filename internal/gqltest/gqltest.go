@@ -19,13 +19,9 @@ import (
 
 // Client talks to one gateway.
 type Client struct {
-	// URL is the gateway's base URL, such as http://127.0.0.1:8080.
-	URL string
-	// HTTP sends the requests; nil: http.DefaultClient.
-	HTTP *http.Client
-	// Forbidden are strings no response body may contain (the merchants'
-	// secrets).
-	Forbidden []string
+	URL       string       // the gateway's base URL, such as http://127.0.0.1:8080
+	HTTP      *http.Client // sends the requests; nil: http.DefaultClient
+	Forbidden []string     // strings no response body may contain (the merchants' secrets)
 }
 
 // Error is one entry of a GraphQL response's errors.
@@ -52,8 +48,7 @@ func (e Error) Code() string {
 type Response struct {
 	Status int
 	Header http.Header
-	// Raw is the body as received.
-	Raw    []byte
+	Raw    []byte          // the body as received
 	Data   json.RawMessage `json:"data"`
 	Errors []Error         `json:"errors"`
 }
