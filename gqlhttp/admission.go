@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -30,11 +31,9 @@ const (
 
 // Refusal is what the admission step reports of each refusal.
 type Refusal struct {
-	Code   string // the error's code
-	Budget string // the budget that refused (Budget...)
-	// Answered: the step answered the request itself (HTTP 429), not an
-	// operation, which is counted with its operation.
-	Answered bool
+	Code     string // the error's code
+	Budget   string // the budget that refused (Budget...)
+	Answered bool   // the request was answered 429, not one operation refused
 }
 
 // anonymousKey is the one key of the anonymous budget in its own Limiter.
@@ -43,13 +42,10 @@ const anonymousKey = "anonymous"
 // AdmissionConfig is what the admission step is made of. Every limiter may
 // be nil: that budget charges nothing.
 type AdmissionConfig struct {
-	// Merchants holds each merchant's requests and REST calls.
-	Merchants *ratelimit.Limiter
-	// AnonymousAddress holds each client address's anonymous requests.
-	AnonymousAddress *ratelimit.Limiter
-	// Anonymous is the budget every anonymous request of the replica shares.
-	Anonymous      *ratelimit.Limiter
-	TrustedProxies []netip.Prefix
+	Merchants        *ratelimit.Limiter // each merchant's requests and REST calls
+	AnonymousAddress *ratelimit.Limiter // each client address's anonymous requests
+	Anonymous        *ratelimit.Limiter // shared by every anonymous request of the replica
+	TrustedProxies   []netip.Prefix
 	// Merchant is the one decision of who is a merchant (a pair the REST
 	// API accepted); any other request is anonymous.
 	Merchant func(context.Context) (string, bool)
@@ -58,9 +54,8 @@ type AdmissionConfig struct {
 	Admit func(context.Context) error
 	// Delay holds the refusals of callers that are not accepted merchants;
 	// nil answers them at once.
-	Delay *RefusalDelay
-	// OnRefused is told of each refusal, of a request or an operation.
-	OnRefused func(ctx context.Context, r Refusal)
+	Delay     *RefusalDelay
+	OnRefused func(ctx context.Context, r Refusal) // told of each refusal, of a request or an operation
 }
 
 // Admission is the admission step: one decision per request (who the
@@ -165,7 +160,11 @@ func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d r
 	if !c.merchant {
 		markRefused(ctx, time.Duration(d.RetryAfterSeconds())*time.Second)
 	}
-	drain(r)
+	// A body left unread when the connection closes makes the kernel reset
+	// it, losing the 429: drain as much as net/http would (maxPostHandlerReadBytes).
+	if r.Body != nil && r.Body != http.NoBody {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 256<<10))
+	}
 	if w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", fmt.Sprint(d.RetryAfterSeconds()))
 	}
@@ -175,7 +174,6 @@ func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d r
 	_, _ = w.Write(body)
 }
 
-// report tells OnRefused of r.
 func (a *Admission) report(ctx context.Context, r Refusal) {
 	if a != nil && a.c.OnRefused != nil {
 		a.c.OnRefused(ctx, r)
@@ -195,24 +193,21 @@ func (a *Admission) operationRefused(ctx context.Context, budget string, err *gq
 // refusalError is the error of a refusal by budget (d): the edge's answer
 // and a WebSocket operation's alike.
 func refusalError(ctx context.Context, budget string, d ratelimit.Decision) *gqlerror.Error {
-	var msg string
-	switch budget {
-	case BudgetAnonymousAddress:
-		msg = fmt.Sprintf("rate limit reached: requests %s from this address have spent its budget; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds())
-	case BudgetAnonymous:
-		msg = fmt.Sprintf("rate limit reached: requests %s share a budget and have spent it; retry after %d s", anonymousWho(ctx), d.RetryAfterSeconds())
-	default:
-		msg = limitedMessage(d)
-	}
-	return &gqlerror.Error{Message: msg, Extensions: map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}}
-}
-
-// anonymousWho names the anonymous requests in a refusal's message.
-func anonymousWho(ctx context.Context) string {
+	who := "without credentials" // the anonymous requests
 	if _, ok := restclient.CredentialsFrom(ctx); ok {
-		return "with credentials the REST API has not accepted yet"
+		who = "with credentials the REST API has not accepted yet"
 	}
-	return "without credentials"
+	spent := "this merchant has spent its requests budget"
+	switch {
+	case budget == BudgetAnonymousAddress:
+		spent = "requests " + who + " from this address have spent its budget"
+	case budget == BudgetAnonymous:
+		spent = "requests " + who + " share a budget and have spent it"
+	case d.Policy == ratelimit.PolicyRESTCalls:
+		spent = "this merchant has spent its REST calls budget"
+	}
+	return &gqlerror.Error{Message: fmt.Sprintf("rate limit reached: %s; retry after %d s", spent, d.RetryAfterSeconds()),
+		Extensions: map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}}
 }
 
 // OperationBudget is the budget of each operation of a WebSocket
@@ -256,18 +251,15 @@ func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	if !isTrusted(addr, trusted) {
 		return addr
 	}
-	hops := r.Header.Values("X-Forwarded-For")
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
 	for i := len(hops) - 1; i >= 0; i-- {
-		items := strings.Split(hops[i], ",")
-		for j := len(items) - 1; j >= 0; j-- {
-			a, err := netip.ParseAddr(strings.TrimSpace(items[j]))
-			if err != nil {
-				return addr // unreadable: the last address known good
-			}
-			addr = a.Unmap()
-			if !isTrusted(addr, trusted) {
-				return addr
-			}
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			return addr // unreadable: the last address known good
+		}
+		addr = a.Unmap()
+		if !isTrusted(addr, trusted) {
+			return addr
 		}
 	}
 	return addr

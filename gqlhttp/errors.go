@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"paygraph/graph/errcode"
 
+	"paygraph/graph/errcode"
 	"paygraph/internal/opscope"
 )
 
@@ -47,7 +47,6 @@ func refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 // msgNotObject refuses a body that is not one GraphQL request.
 const msgNotObject = `request body must be a JSON object {"query": string, "operationName": string, "variables": object, "extensions": object}`
 
-// reportRefused tells the OnRefused hook above, if any, of a refusal.
 func reportRefused(r *http.Request, code string) {
 	if report, _ := r.Context().Value(refusedKey{}).(func(context.Context, string)); report != nil {
 		report(r.Context(), code)
@@ -58,16 +57,13 @@ func reportRefused(r *http.Request, code string) {
 // operation.
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header()["Content-Type"] = contentTypeJSON
-	writeError(w, status, code, msg)
+	w.WriteHeader(status)
+	_, _ = w.Write(errorBody(code, msg))
 }
 
 // WriteErrorFor is WriteError in the media type r negotiated.
 func WriteErrorFor(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	setContentType(w, r)
-	writeError(w, status, code, msg)
-}
-
-func writeError(w http.ResponseWriter, status int, code, msg string) {
 	w.WriteHeader(status)
 	_, _ = w.Write(errorBody(code, msg))
 }

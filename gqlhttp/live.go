@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -28,7 +29,7 @@ import (
 // Live configures the streaming transports (AddTransports).
 type Live struct {
 	// Readers read a request's credentials into its context, and a
-	// WebSocket's connection_init fields as headers. Nil: those are not read.
+	// WebSocket's connection_init fields as headers. Nil: not read.
 	Readers func(http.Handler) http.Handler
 	// KeepAlive is the interval of SSE comments and WebSocket pings, which
 	// keep proxies from closing an idle stream and find dead clients.
@@ -36,43 +37,29 @@ type Live struct {
 	// OriginPatterns are the origins a WebSocket may come from besides the
 	// gateway's own: a WebSocket has no CORS preflight.
 	OriginPatterns []string
-	// MaxConnections bounds the WebSocket connections and SSE streams open
-	// at once; one more is refused, HTTP 503.
+	// MaxConnections bounds the open WebSockets and SSE streams; one more
+	// is refused, HTTP 503.
 	MaxConnections int
-	// MaxLifetime is the longest life of one connection or stream.
-	MaxLifetime time.Duration
-	// InitTimeout is the life of a WebSocket that has not sent its
-	// connection_init.
-	InitTimeout time.Duration
-	// MaxOperations bounds the operations in flight on one WebSocket.
-	MaxOperations int
-	// WriteTimeout is how long the client may take to take one message
-	// before the connection is closed.
-	WriteTimeout time.Duration
+	MaxLifetime    time.Duration // the longest life of one connection or stream
+	InitTimeout    time.Duration // the life of a WebSocket before its connection_init
+	MaxOperations  int           // bounds the operations in flight on one WebSocket
+	WriteTimeout   time.Duration // the longest a client may take to take one message
 	// MaxMessageBytes is the largest WebSocket message read; a larger one
 	// closes the connection (1009). Zero: 1 MiB.
 	MaxMessageBytes int64
-	// RequestTimeout is the deadline of each query and mutation of a
-	// WebSocket or SSE; zero: none.
-	RequestTimeout time.Duration
-	// RESTCalls bounds the REST calls one WebSocket operation has in flight.
-	RESTCalls int
-	// Budget is charged each WebSocket operation; nil: none.
-	Budget *ConnectionBudget
+	RequestTimeout  time.Duration     // each live query's and mutation's deadline; zero: none
+	RESTCalls       int               // bounds one WebSocket operation's REST calls in flight
+	Budget          *ConnectionBudget // charged each WebSocket operation; nil: none
 	// OperationLog logs one access line per WebSocket operation; nil: none.
 	OperationLog func(ctx context.Context, transport string) (context.Context, func())
-	// Now is the clock of session tokens' expiry; nil: time.Now.
-	Now func() time.Time
-	// Gauge, when set, is handed the open live connections' count and cap.
-	Gauge func(open func() int, limit int)
+	Now          func() time.Time                 // the clock of session tokens' expiry; nil: time.Now
+	Gauge        func(open func() int, limit int) // if set, handed the open connections' count and cap
 }
 
 // The defaults of Live's zero fields.
 const (
-	// DefaultKeepAlive is under the idle timeouts of common proxies.
-	DefaultKeepAlive = 15 * time.Second
-	// DefaultInitTimeout is the life of a connection holding no credentials.
-	DefaultInitTimeout    = 10 * time.Second
+	DefaultKeepAlive      = 15 * time.Second // under common proxies' idle timeouts
+	DefaultInitTimeout    = 10 * time.Second // the life of a connection holding no credentials
 	DefaultMaxConnections = 1000
 	DefaultMaxLifetime    = time.Hour
 	DefaultMaxOperations  = 32
@@ -117,7 +104,6 @@ func addLive(srv *handler.Server, l Live) {
 	srv.AddTransport(websocket{Websocket: ws, b: b})
 }
 
-// positiveOr is v, or def when v is not positive.
 func positiveOr[T int | int64 | time.Duration](v, def T) T {
 	if v <= 0 {
 		return def
@@ -250,14 +236,8 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 
 // offers reports whether the Sec-WebSocket-Protocol values name p.
 func offers(values []string, p string) bool {
-	for _, v := range values {
-		for _, item := range strings.Split(v, ",") {
-			if strings.TrimSpace(item) == p {
-				return true
-			}
-		}
-	}
-	return false
+	items := strings.Split(strings.Join(values, ","), ",")
+	return slices.ContainsFunc(items, func(item string) bool { return strings.TrimSpace(item) == p })
 }
 
 // websocketInit reads a connection_init payload's credentials through
@@ -278,7 +258,7 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 						if !ok {
 							return forbidden(ctx, name+" in connection_init must be a string")
 						}
-						h[http.CanonicalHeaderKey(name)] = append(h[http.CanonicalHeaderKey(name)], s)
+						h.Add(name, s)
 					}
 				}
 			}
@@ -438,10 +418,6 @@ func (w eventIDWriter) Write(b []byte) (int, error) {
 	return w.ResponseWriter.Write(b)
 }
 
-func (w eventIDWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
+func (w eventIDWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 func (w eventIDWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -3,11 +3,10 @@ package gqlhttp
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"math"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -26,9 +25,6 @@ import (
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
-	// left is what the charge left of the merchant's REST-call budget,
-	// for the cost receipt; ok false when there is none.
-	left() (receipt.BudgetLeft, bool)
 	// peek answers a dry run: what charge would, charging nothing.
 	peek(ctx context.Context, restCalls int) (left receipt.BudgetLeft, refusal *gqlerror.Error, ok bool)
 }
@@ -71,13 +67,11 @@ func (operationCharge) Validate(graphql.ExecutableSchema) error { return nil }
 // root fields are known to make REST calls, before validation and the
 // plan, so that a flood of invented pairs costs a parse-cache look-up each.
 func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
-	if !graphql.HasOperationContext(ctx) {
+	b, ok := budgetFrom(ctx).(*restCallBudget)
+	if !ok || !b.admit || !graphql.HasOperationContext(ctx) {
 		return nil
 	}
-	if n, ok := admission.RootRESTCalls(graphql.GetOperationContext(ctx)); !ok || n == 0 {
-		return nil
-	}
-	if b, ok := budgetFrom(ctx).(*restCallBudget); ok && b.admit {
+	if n, ok := admission.RootRESTCalls(graphql.GetOperationContext(ctx)); ok && n > 0 {
 		return b.admitNow(ctx)
 	}
 	return nil
@@ -85,11 +79,8 @@ func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql
 
 func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	est, ok := admission.OperationEstimate(op)
-	if !ok {
-		return nil
-	}
 	b := budgetFrom(ctx)
-	if b == nil {
+	if !ok || b == nil {
 		return nil
 	}
 	if est.DryRun {
@@ -100,8 +91,10 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	if err := b.charge(ctx, est.Calls); err != nil {
 		return err
 	}
-	if left, ok := b.left(); ok {
-		loaders.Tally(ctx).NoteLeft(op, left)
+	if rb, ok := b.(*restCallBudget); ok { // a WebSocket operation's receipt carries no budget
+		if left, ok := rb.left(); ok {
+			loaders.Tally(ctx).NoteLeft(op, left)
+		}
 	}
 	return nil
 }
@@ -166,10 +159,6 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 // connection (Live.Budget).
 type ConnectionBudget struct{ a *Admission }
 
-// left: a WebSocket operation's receipt carries no budget.
-func (*ConnectionBudget) left() (receipt.BudgetLeft, bool) { return receipt.BudgetLeft{}, false }
-
-// peek is a dry run's check, charging nothing.
 func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	return b.a.peekRESTCalls(ctx, b.a.callerOf(ctx).key, restCalls)
 }
@@ -208,7 +197,6 @@ func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
 	return budgetLeft(d), true
 }
 
-// peek is a dry run's check: what charge would answer, charging nothing.
 func (b *restCallBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
 	return b.a.peekRESTCalls(ctx, b.merchant, restCalls)
 }
@@ -235,16 +223,14 @@ func (b *restCallBudget) admitNow(ctx context.Context) *gqlerror.Error {
 // and is the operation's error for a refusal of Admit.
 func refusedError(ctx context.Context, err error) *gqlerror.Error {
 	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": errcode.Of(err)}}
-	re, ok := errors.AsType[*restclient.Error](err)
-	if !ok {
-		markRefused(ctx, 0)
-		return e
+	var retryAfter time.Duration
+	if re, ok := errors.AsType[*restclient.Error](err); ok {
+		e.Message, retryAfter = re.Message, re.RetryAfter
+		if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
+			e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
+		}
 	}
-	markRefused(ctx, re.RetryAfter)
-	e.Message = re.Message
-	if re.Kind == restclient.KindRateLimited && re.RetryAfter > 0 {
-		e.Extensions["retryAfter"] = int(math.Ceil(re.RetryAfter.Seconds()))
-	}
+	markRefused(ctx, retryAfter)
 	return e
 }
 
@@ -276,23 +262,4 @@ func restTighter(edge, rest ratelimit.Decision) bool {
 		return false
 	}
 	return int64(rest.Remaining)*int64(edge.Limit) < int64(edge.Remaining)*int64(rest.Limit)
-}
-
-func limitedMessage(d ratelimit.Decision) string {
-	what := "requests"
-	if d.Policy == ratelimit.PolicyRESTCalls {
-		what = "REST calls"
-	}
-	return fmt.Sprintf("rate limit reached: this merchant has spent its %s budget; retry after %d s", what, d.RetryAfterSeconds())
-}
-
-// maxDrain is how much of a refused request's body is thrown away before
-// the answer (net/http's maxPostHandlerReadBytes): a body left unread when
-// the connection closes makes the kernel reset it, losing the 429.
-const maxDrain = 256 << 10
-
-func drain(r *http.Request) {
-	if r.Body != nil && r.Body != http.NoBody {
-		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxDrain))
-	}
 }
