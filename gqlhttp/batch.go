@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"paygraph/graph/errcode"
 	"strconv"
 	"strings"
 	"sync"
+
+	"paygraph/graph/errcode"
 )
 
 // Batches serves POST path bodies that are JSON arrays of at most max
@@ -21,8 +22,9 @@ func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.H
 	if max <= 0 {
 		return next
 	}
-	b := &batches{max: max, maxBody: maxBody, next: next}
-	answer := http.Handler(http.HandlerFunc(b.answer))
+	answer := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		answerBatch(w, r, max, maxBody, next)
+	}))
 	if wrap != nil {
 		answer = wrap(answer)
 	}
@@ -41,12 +43,6 @@ func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.H
 		}
 		answer.ServeHTTP(w, r)
 	})
-}
-
-type batches struct {
-	max     int
-	maxBody int64
-	next    http.Handler
 }
 
 // prefixedBody is a request body whose first bytes Batches read, up to
@@ -86,9 +82,9 @@ func (p *prefixedBody) Read(b []byte) (int, error) {
 	return p.ReadCloser.Read(b)
 }
 
-// answer serves one batch.
-func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.maxBody))
+// answerBatch serves one batch.
+func answerBatch(w http.ResponseWriter, r *http.Request, max int, maxBody int64, next http.Handler) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		refuseBody(w, r, err)
 		return
@@ -99,14 +95,9 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 			`a batch must be a JSON array of request objects [{"query": string, "operationName": string, "variables": object, "extensions": object}, ...]`)
 		return
 	}
-	if len(entries) > b.max {
-		msg := "a batch holds at most " + strconv.Itoa(b.max) + " operations; this one has " + strconv.Itoa(len(entries)) +
-			": send the rest in another request"
-		if len(entries) > maxBatchAnswers {
-			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
-			return
-		}
-		refuseEntries(w, r, len(entries), msg)
+	if len(entries) > max {
+		refuseEntries(w, r, len(entries), "a batch holds at most "+strconv.Itoa(max)+" operations; this one has "+
+			strconv.Itoa(len(entries))+": send the rest in another request")
 		return
 	}
 	answers := make([]*entryAnswer, len(entries))
@@ -122,17 +113,17 @@ func (b *batches) answer(w http.ResponseWriter, r *http.Request) {
 		if accept := FirstHeader(sub.Header, "Accept"); strings.Contains(accept, "multipart") || wantsEventStream(accept) {
 			sub.Header.Set("Accept", "application/json")
 		}
-		wg.Go(func() { b.next.ServeHTTP(answers[i], sub) })
+		wg.Go(func() { next.ServeHTTP(answers[i], sub) })
 	}
 	wg.Wait()
-	b.write(w, r, answers)
+	writeBatch(w, r, answers)
 }
 
-// write answers the entries' answers as one JSON array: each entry's body
+// writeBatch answers the entries' answers as one JSON array: each entry's body
 // when it is a JSON object, else an error carrying its text. The headers
 // are the first entry's, the rate-limit ones the last one's, Retry-After
 // only when every entry was refused with one.
-func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
+func writeBatch(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
 	h := w.Header()
 	for k, v := range answers[0].header {
 		switch k {
@@ -147,14 +138,14 @@ func (b *batches) write(w http.ResponseWriter, r *http.Request, answers []*entry
 			h[k] = v
 		}
 	}
-	retry := ""
-	for i, a := range answers {
+	retry := "" // the longest
+	for _, a := range answers {
 		ra := a.header.Get("Retry-After")
 		if ra == "" {
 			retry = ""
 			break
 		}
-		if i == 0 || len(ra) > len(retry) || len(ra) == len(retry) && ra > retry {
+		if len(ra) > len(retry) || len(ra) == len(retry) && ra > retry {
 			retry = ra
 		}
 	}
@@ -210,21 +201,20 @@ func (a *entryAnswer) Write(p []byte) (int, error) {
 // Flush is a no-op: an entry's answer is sent with the batch's.
 func (a *entryAnswer) Flush() {}
 
+// maxBatchAnswers bounds the answer to a refused batch: past it, one error.
+const maxBatchAnswers = 100
+
 // refuseEntries answers a batch of n operations with 400 and n answers,
 // each msg, so that a batching client hands each operation its error.
 func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
+	if n <= 0 || n > maxBatchAnswers {
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)
+		return
+	}
 	reportRefused(r, errcode.BadUserInput)
 	one := errorBody(errcode.BadUserInput, msg)
-	out := make([]byte, 0, n*(len(one)+1)+1)
-	out = append(out, '[')
-	for i := range n {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, one...)
-	}
-	out = append(out, ']')
+	out := append(append([]byte{'['}, one...), bytes.Repeat(append([]byte{','}, one...), n-1)...)
 	setContentType(w, r)
 	w.WriteHeader(http.StatusBadRequest)
-	_, _ = w.Write(out)
+	_, _ = w.Write(append(out, ']'))
 }

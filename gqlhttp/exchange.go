@@ -31,20 +31,11 @@ const (
 // application/graphql-response+json to application/json (or application/*,
 // */*, or no acceptable type).
 func wantsGraphQLResponse(accept string) bool {
-	if accept == "" || !strings.Contains(accept, "graphql-response") {
+	if !strings.Contains(accept, "graphql-response") {
 		return false // the common cases, without parsing
 	}
-	var qGR, qJSON float64 = -1, -1
-	for _, part := range strings.Split(accept, ",") {
-		media, params, _ := strings.Cut(part, ";")
-		q := quality(params)
-		switch strings.ToLower(strings.TrimSpace(media)) {
-		case mediaGraphQLResponse:
-			qGR = max(qGR, q)
-		case mediaJSON, "application/*", "*/*":
-			qJSON = max(qJSON, q)
-		}
-	}
+	qGR, _ := acceptQ(accept, func(media, _ string) bool { return media == mediaGraphQLResponse })
+	qJSON, _ := acceptQ(accept, func(media, _ string) bool { return media == mediaJSON || media == "application/*" || media == "*/*" })
 	return qGR > 0 && qGR >= qJSON
 }
 
@@ -55,25 +46,29 @@ func wantsEventStream(accept string) bool {
 	if !strings.Contains(accept, "event-stream") {
 		return false // the common case, without parsing
 	}
-	stream, json := false, false
-	for _, part := range strings.Split(accept, ",") {
+	qStream, _ := acceptQ(accept, func(media, _ string) bool { return media == "text/event-stream" })
+	qJSON, _ := acceptQ(accept, func(media, _ string) bool {
+		return media == mediaJSON || media == mediaGraphQLResponse || media == "application/graphql+json"
+	})
+	return qStream > 0 && qJSON <= 0
+}
+
+// acceptQ is the highest q accept gives a media range match takes (its
+// lower-cased type, its parameters), -1 when none, and whether one does.
+func acceptQ(accept string, match func(media, params string) bool) (q float64, found bool) {
+	q = -1
+	for part := range strings.SplitSeq(accept, ",") {
 		media, params, _ := strings.Cut(part, ";")
-		if quality(params) <= 0 {
-			continue
-		}
-		switch strings.ToLower(strings.TrimSpace(media)) {
-		case "text/event-stream":
-			stream = true
-		case mediaJSON, mediaGraphQLResponse, "application/graphql+json":
-			json = true
+		if match(strings.ToLower(strings.TrimSpace(media)), params) {
+			q, found = max(q, quality(params)), true
 		}
 	}
-	return stream && !json
+	return q, found
 }
 
 // quality is the q parameter among params (1 when absent).
 func quality(params string) float64 {
-	for _, p := range strings.Split(params, ";") {
+	for p := range strings.SplitSeq(params, ";") {
 		k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
 		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
 			if f, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {

@@ -6,8 +6,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
-	respbudget "paygraph/graph/budget"
-	"paygraph/graph/errcode"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,8 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	respbudget "paygraph/graph/budget"
+	"paygraph/graph/errcode"
 	"paygraph/graph/receipt"
 )
 
@@ -24,16 +25,14 @@ import (
 // ours, not gqlgen's, so that a deferred request is checked as any other;
 // the request's deadline and MAX_RESPONSE_BYTES bound the whole stream.
 
-// contentTypeMultipart is the Content-Type of a stream of results.
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 
+// A part opens with its boundary and headers (partHead; a later one's
+// boundary ended the part before, partNext) and closes with the next
+// boundary (partEnd), which streamEnd makes the closing one.
 const (
-	// partHead opens the first part: the boundary, the part's headers.
-	partHead = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
-	// partNext opens a later part, whose boundary ended the one before.
-	partNext = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
-	// partEnd closes every part with the next boundary; streamEnd makes it
-	// the closing one.
+	partHead  = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
+	partNext  = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 	partEnd   = "\r\n---"
 	streamEnd = "--\r\n"
 )
@@ -44,27 +43,27 @@ func acceptsIncremental(accept string) bool {
 	if !containsFold(accept, "multipart/mixed") {
 		return false // the common case, without parsing
 	}
-	for _, part := range strings.Split(accept, ",") {
-		media, params, _ := strings.Cut(part, ";")
-		if !strings.EqualFold(strings.TrimSpace(media), "multipart/mixed") {
-			continue
+	_, ok := acceptQ(accept, func(media, params string) bool {
+		if media != "multipart/mixed" {
+			return false
 		}
-		ok := true
-		for _, p := range strings.Split(params, ";") {
+		for p := range strings.SplitSeq(params, ";") {
 			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
 			v = strings.Trim(strings.TrimSpace(v), `"`)
 			switch strings.ToLower(strings.TrimSpace(k)) {
 			case "deferspec":
-				ok = ok && v == "20220824"
+				if v != "20220824" {
+					return false
+				}
 			case "q":
-				ok = ok && strings.TrimLeft(v, "0.") != ""
+				if strings.TrimLeft(v, "0.") == "" {
+					return false
+				}
 			}
 		}
-		if ok {
-			return true
-		}
-	}
-	return false
+		return true
+	})
+	return ok
 }
 
 // containsFold reports whether s holds sub, in any case.
@@ -95,15 +94,13 @@ type laterPart struct {
 	Extensions  map[string]any     `json:"extensions,omitempty"` // the final part's cost receipt
 }
 
-// maxStrandedReaders bounds the goroutines timed-out streams may leave
-// behind (readResults); past it, @defer is served as one payload.
+// maxStrandedReaders bounds the result readers timed-out streams may leave
+// blocked for good (readResults, strandedReaders); past it, @defer is
+// served as one payload.
 const maxStrandedReaders = 1024
 
-// strandedReaders counts the result readers blocked for good.
 var strandedReaders atomic.Int64
 
-// deferAvailable reports whether a request may have its @defer fragments
-// streamed.
 func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders }
 
 // writeIncremental writes the results of responses: one JSON payload when
@@ -273,29 +270,23 @@ func withoutDefer(rc *graphql.OperationContext) {
 		return // the common case, without a walk
 	}
 	sel, changed := stripDefer(rc.Operation.SelectionSet)
-	var frags ast.FragmentDefinitionList // a copy, once one changes
+	frags, fragsChanged := rc.Doc.Fragments, false // copied once one changes
 	for i, f := range rc.Doc.Fragments {
-		fsel, ok := stripDefer(f.SelectionSet)
-		if !ok {
-			continue
+		if fsel, ok := stripDefer(f.SelectionSet); ok {
+			if !fragsChanged {
+				frags, fragsChanged = slices.Clone(frags), true
+			}
+			c := *f
+			c.SelectionSet = fsel
+			frags[i] = &c
 		}
-		if frags == nil {
-			frags = append(ast.FragmentDefinitionList(nil), rc.Doc.Fragments...)
-		}
-		c := *f
-		c.SelectionSet = fsel
-		frags[i] = &c
 	}
-	if !changed && frags == nil {
+	if !changed && !fragsChanged {
 		return
 	}
-	doc := *rc.Doc
-	if frags != nil {
-		doc.Fragments = frags
-	}
-	op := *rc.Operation
-	op.SelectionSet = sel
-	doc.Operations = append(ast.OperationList(nil), rc.Doc.Operations...)
+	doc, op := *rc.Doc, *rc.Operation
+	doc.Fragments, op.SelectionSet = frags, sel
+	doc.Operations = slices.Clone(rc.Doc.Operations)
 	for i, o := range doc.Operations {
 		if o == rc.Operation {
 			doc.Operations[i] = &op
@@ -307,6 +298,7 @@ func withoutDefer(rc *graphql.OperationContext) {
 // stripDefer returns set without @defer directives, copying only what
 // holds one; changed says whether it did.
 func stripDefer(set ast.SelectionSet) (out ast.SelectionSet, changed bool) {
+	out = set
 	for i, sel := range set {
 		next := sel
 		switch s := sel.(type) {
@@ -331,18 +323,14 @@ func stripDefer(set ast.SelectionSet) (out ast.SelectionSet, changed bool) {
 				next = &c
 			}
 		}
-		if next != sel && !changed {
-			out, changed = make(ast.SelectionSet, len(set)), true
-			copy(out, set[:i])
-		}
-		if changed {
+		if next != sel {
+			if !changed {
+				out, changed = slices.Clone(set), true
+			}
 			out[i] = next
 		}
 	}
-	if !changed {
-		return set, false
-	}
-	return out, true
+	return out, changed
 }
 
 // dropDefer returns dirs without @defer; ok says whether it had one.
@@ -350,11 +338,5 @@ func dropDefer(dirs ast.DirectiveList) (ast.DirectiveList, bool) {
 	if dirs.ForName("defer") == nil {
 		return dirs, false
 	}
-	out := make(ast.DirectiveList, 0, len(dirs)-1)
-	for _, d := range dirs {
-		if d.Name != "defer" {
-			out = append(out, d)
-		}
-	}
-	return out, true
+	return slices.DeleteFunc(slices.Clone(dirs), func(d *ast.Directive) bool { return d.Name == "defer" }), true
 }

@@ -125,9 +125,6 @@ func isBatch(body []byte) bool {
 	return len(body) > 0 && body[0] == '['
 }
 
-// maxBatchAnswers bounds the answer to a refused batch: past it, one error.
-const maxBatchAnswers = 100
-
 const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
@@ -135,9 +132,8 @@ const msgBatch = "batched requests (a JSON array of operations) are not served b
 // is 0) with one refusal per entry.
 func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
 	var entries []json.RawMessage
-	if json.Unmarshal(batch, &entries) != nil || len(entries) == 0 || len(entries) > maxBatchAnswers {
-		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgBatch)
-		return
+	if json.Unmarshal(batch, &entries) != nil {
+		entries = nil
 	}
 	refuseEntries(w, r, len(entries), msgBatch)
 }
