@@ -39,8 +39,7 @@ type Refusal struct {
 // anonymousKey is the one key of the anonymous budget in its own Limiter.
 const anonymousKey = "anonymous"
 
-// AdmissionConfig is what the admission step is made of. Every limiter may
-// be nil: that budget charges nothing.
+// AdmissionConfig is what the admission step is made of; a nil limiter charges nothing.
 type AdmissionConfig struct {
 	Merchants        *ratelimit.Limiter // each merchant's requests and REST calls
 	AnonymousAddress *ratelimit.Limiter // each client address's anonymous requests
@@ -180,8 +179,7 @@ func (a *Admission) report(ctx context.Context, r Refusal) {
 	}
 }
 
-// operationRefused reports err, if any, an operation's refusal by budget,
-// and returns it.
+// operationRefused reports err, if any, as an operation's refusal by budget.
 func (a *Admission) operationRefused(ctx context.Context, budget string, err *gqlerror.Error) *gqlerror.Error {
 	if err != nil {
 		code, _ := err.Extensions["code"].(string)
@@ -190,8 +188,7 @@ func (a *Admission) operationRefused(ctx context.Context, budget string, err *gq
 	return err
 }
 
-// refusalError is the error of a refusal by budget (d): the edge's answer
-// and a WebSocket operation's alike.
+// refusalError is the error of a refusal by budget (d), at the edge or of an operation.
 func refusalError(ctx context.Context, budget string, d ratelimit.Decision) *gqlerror.Error {
 	who := "without credentials" // the anonymous requests
 	if _, ok := restclient.CredentialsFrom(ctx); ok {

@@ -40,8 +40,7 @@ func gzhttpWrapper(minBytes int) (func(http.Handler) http.HandlerFunc, error) {
 		gzhttp.ExceptContentTypes([]string{"text/event-stream"}))
 }
 
-// mayCompress reports whether gzhttp could select an encoding for r: not
-// for HEAD, nor without Accept-Encoding.
+// mayCompress reports whether gzhttp could select an encoding for r.
 func mayCompress(r *http.Request) bool {
 	return r.Method != http.MethodHead && FirstHeader(r.Header, "Accept-Encoding") != ""
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,10 +29,9 @@ type callerHeaders struct {
 	values    []string // every value of every credential header
 }
 
-// Credentials is the middleware, at the top of the router, that reads the
-// caller's x-api-key and x-api-secret once into the request's context: the
-// pair when each was sent once and neither is empty, else what the headers
-// held, for CallerSecrets. It never answers.
+// Credentials is the middleware, at the top of the router, that reads
+// x-api-key and x-api-secret once into the context: the pair when each was
+// sent once and not empty, else what they held (CallerSecrets). It never answers.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ctx, changed := readCaller(r); changed {
@@ -64,8 +64,7 @@ func SingleCredentials(next http.Handler) http.Handler {
 }
 
 // CallerSecrets returns the values the request's credential headers held,
-// which the logger and the metrics must never print. Nil without any.
-// Read only.
+// which the logger and the metrics must never print (read only; nil: none).
 func CallerSecrets(ctx context.Context) []string {
 	if h, _ := ctx.Value(callerKey{}).(*callerHeaders); h != nil {
 		return h.values
@@ -73,8 +72,7 @@ func CallerSecrets(ctx context.Context) []string {
 	return restclient.SecretsOf(ctx) // the pair, or nil
 }
 
-// callerRead reports whether an outer Credentials already read the
-// headers into ctx.
+// callerRead reports whether an outer Credentials read the headers into ctx.
 func callerRead(ctx context.Context) bool {
 	if ctx.Value(callerKey{}) != nil {
 		return true
@@ -102,16 +100,14 @@ func readCaller(r *http.Request) (context.Context, bool) {
 	case len(secrets) > 1:
 		h.ambiguous = restclient.HeaderAPISecret
 	}
-	for _, vs := range [...][]string{keys, secrets} {
-		for _, v := range vs {
-			if v != "" {
-				h.values = append(h.values, v)
-			}
-			if strings.Contains(v, ",") { // and each item of a list
-				for _, item := range strings.Split(v, ",") {
-					if item = strings.TrimSpace(item); item != "" {
-						h.values = append(h.values, item)
-					}
+	for _, v := range slices.Concat(keys, secrets) {
+		if v != "" {
+			h.values = append(h.values, v)
+		}
+		if strings.Contains(v, ",") { // and each item of a list
+			for _, item := range strings.Split(v, ",") {
+				if item = strings.TrimSpace(item); item != "" {
+					h.values = append(h.values, item)
 				}
 			}
 		}
@@ -124,21 +120,18 @@ type BearerConfig struct {
 	// Verify checks a token (sessiontoken.Keyring.Verify). Nil: tokens
 	// are off, and a request with one is refused saying so.
 	Verify func(token string) (sessiontoken.Claims, error)
-	// WithScope puts the token's scope where the resolvers find it
-	// (graph.WithScope).
+	// WithScope puts the token's scope where the resolvers find it (graph.WithScope).
 	WithScope func(ctx context.Context, s sessiontoken.Scope) context.Context
 	// KeyHeader and SecretHeader are the credential headers a token
 	// replaces; a request with either and a token is refused.
 	KeyHeader, SecretHeader string
-	// Refuse answers a refused request in the contract's shape.
-	Refuse func(w http.ResponseWriter, r *http.Request, status int, code, msg string)
+	Refuse                  func(w http.ResponseWriter, r *http.Request, status int, code, msg string) // in the contract's shape
 }
 
 type bearerKey struct{}
 
 // bearerState is what Bearer found: every Authorization value (secrets,
-// verified or not: a tampered token is mostly a real one) and, when the
-// token cannot be used, why.
+// even unverified: a tampered token is mostly a real one) and, if unusable, why.
 type bearerState struct {
 	values    []string
 	refusal   string
@@ -147,10 +140,9 @@ type bearerState struct {
 
 // Bearer returns two middlewares for "Authorization: Bearer <session
 // token>". read, at the top of the router, verifies the token and puts its
-// pair in the context as the two headers do, its scope beside it; it never
-// answers, so that the access log still sees a refused request. refuse, on
-// the routes that take credentials (inside CORS), answers 401
-// UNAUTHENTICATED for a token that cannot be used, saying why.
+// pair and scope in the context; it never answers, so that the access log
+// sees a refused request. refuse, on the routes that take credentials
+// (inside CORS), answers 401 UNAUTHENTICATED for an unusable token, saying why.
 func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
 		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")
@@ -201,8 +193,8 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	return read, refuse
 }
 
-// BearerSecrets returns the request's Authorization values, valid or not,
-// which the logger and metrics must never print. Nil without one.
+// BearerSecrets returns the request's Authorization values, which the logger
+// and metrics must never print (nil: none).
 func BearerSecrets(ctx context.Context) []string {
 	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil {
 		return st.values
@@ -210,8 +202,7 @@ func BearerSecrets(ctx context.Context) []string {
 	return nil
 }
 
-// tokenExpiry is the expiry of the verified session token ctx's
-// credentials came from; ok false when they did not come from one.
+// tokenExpiry is the expiry of the verified session token ctx's pair came from.
 func tokenExpiry(ctx context.Context) (time.Time, bool) {
 	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil && !st.expiresAt.IsZero() {
 		return st.expiresAt, true
@@ -219,8 +210,7 @@ func tokenExpiry(ctx context.Context) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// bearerToken takes the token out of "Bearer <token>" (the scheme in any
-// case, RFC 9110 section 11.1).
+// bearerToken takes the token out of "Bearer <token>" (any case, RFC 9110 11.1).
 func bearerToken(v string) (string, bool) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
 	token = strings.TrimSpace(token)

@@ -13,10 +13,9 @@ import (
 	"paygraph/restclient"
 )
 
-// Deadline is the middleware that gives each request its deadline
-// (timeout; 0 or less: none) and its bound on REST calls in flight
-// (restCalls; 0 or less: restclient.DefaultRequestLimit). A stream's
-// queries get theirs in operation.go, and its server timeouts are lifted.
+// Deadline is the middleware that gives each request its deadline (timeout;
+// <= 0: none) and REST calls in flight (restCalls; <= 0: the default). A
+// stream's queries get theirs in operation.go; its server timeouts are lifted.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit
@@ -41,9 +40,8 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 }
 
 // RequestSize is the middleware that bounds the request body at maxBytes:
-// one announced larger is refused at once, 413 BAD_USER_INPUT; one of
-// unknown length is read here, so that an oversized one is a 413 too; any
-// other is read through http.MaxBytesReader.
+// one announced larger, or of unknown length (read here) and larger, is
+// refused 413 BAD_USER_INPUT; any other is read through http.MaxBytesReader.
 func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	maxBytes = max(maxBytes, 0)
 	return func(next http.Handler) http.Handler {

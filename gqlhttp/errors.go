@@ -13,9 +13,9 @@ import (
 // refusedKey is the context key of the hook OnRefused sets.
 type refusedKey struct{}
 
-// OnRefused is the middleware that tells report of every refusal of the
-// edge below it, with its code: those never reach the GraphQL server,
-// whose extensions would count them.
+// OnRefused is the middleware that tells report of each refusal below it,
+// with its code: those never reach the GraphQL server's extensions.
+
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {
@@ -34,8 +34,7 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string
 	WriteErrorFor(w, r, status, code, msg)
 }
 
-// refuseBody answers a request whose body could not be read (err): 413
-// past RequestSize's limit, else 400.
+// refuseBody answers a body that could not be read: 413 past the limit, else 400.
 func refuseBody(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := http.StatusBadRequest, "could not read the request body"
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
@@ -53,8 +52,7 @@ func reportRefused(r *http.Request, code string) {
 	}
 }
 
-// WriteError answers with a GraphQL-shaped error body, without running an
-// operation.
+// WriteError answers with a GraphQL-shaped error body, running no operation.
 func WriteError(w http.ResponseWriter, status int, code, msg string) {
 	w.Header()["Content-Type"] = contentTypeJSON
 	w.WriteHeader(status)

@@ -27,9 +27,8 @@ const (
 	mediaJSON            = "application/json"
 )
 
-// wantsGraphQLResponse reports whether accept prefers
-// application/graphql-response+json to application/json (or application/*,
-// */*, or no acceptable type).
+// wantsGraphQLResponse reports whether accept prefers graphql-response+json
+// to application/json (or application/*, */*, or no acceptable type).
 func wantsGraphQLResponse(accept string) bool {
 	if !strings.Contains(accept, "graphql-response") {
 		return false // the common cases, without parsing
@@ -79,8 +78,7 @@ func quality(params string) float64 {
 	return 1
 }
 
-// setContentType sets the negotiated response Content-Type and reports
-// whether it is application/graphql-response+json.
+// setContentType sets the negotiated Content-Type; true: graphql-response+json.
 func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	gr := wantsGraphQLResponse(FirstHeader(r.Header, "Accept"))
 	if gr {
@@ -91,9 +89,9 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	return gr
 }
 
-// exchange runs params and writes the answer as GraphQL over HTTP says,
-// streaming @defer results to a multipart/mixed caller; queriesOnly (GET)
-// answers any other operation type 405.
+// exchange runs params and writes the answer as GraphQL over HTTP says (a
+// multipart/mixed caller's @defer streamed); queriesOnly (GET) answers any
+// other operation type 405.
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
 	ctx := r.Context()
 	gr := setContentType(w, r)
@@ -135,8 +133,7 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	writeAnswer(w, resp, maxResponse, resp != nil && graph.IsFastAnswer(ctx, resp.Data))
 }
 
-// msgSubscriptionNeedsStream answers a subscription sent as a plain JSON
-// request.
+// msgSubscriptionNeedsStream answers a subscription sent as plain JSON.
 const msgSubscriptionNeedsStream = "a subscription is served as a stream only: POST it with Accept: text/event-stream (graphql-sse), " +
 	"or send it over a WebSocket (graphql-transport-ws); a plain JSON request would answer only its first event"
 

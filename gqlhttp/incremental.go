@@ -20,10 +20,10 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// Incremental delivery of @defer: later results go out as they complete,
-// as flushed multipart/mixed parts with the 2022-08-24 payloads. It is
-// ours, not gqlgen's, so that a deferred request is checked as any other;
-// the request's deadline and MAX_RESPONSE_BYTES bound the whole stream.
+// Incremental delivery of @defer, as multipart/mixed parts with the
+// 2022-08-24 payloads flushed as they complete. It is ours, not gqlgen's, so
+// that it is checked as any request, its deadline and MAX_RESPONSE_BYTES
+// bounding the whole stream.
 
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 
@@ -159,8 +159,7 @@ func writeIncremental(ctx context.Context, w http.ResponseWriter, responses grap
 	}
 }
 
-// collect makes the next part of the stream from resp (ok: the reader had
-// one) and the results already waiting behind it.
+// collect makes the next part from resp (ok: there was one) and those waiting.
 func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-chan *graphql.Response) laterPart {
 	var part laterPart
 	for {

@@ -69,8 +69,7 @@ const (
 // transportWS is the only WebSocket subprotocol served.
 const transportWS = "graphql-transport-ws"
 
-// addLive adds the SSE and WebSocket transports, before the JSON POST one
-// (an SSE request is a JSON POST too).
+// addLive adds the SSE and WebSocket transports, before POST's (an SSE is a POST too).
 func addLive(srv *handler.Server, l Live) {
 	l.KeepAlive = positiveOr(l.KeepAlive, DefaultKeepAlive)
 	l.MaxConnections = positiveOr(l.MaxConnections, DefaultMaxConnections)
@@ -197,8 +196,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	t.SSE.Do(eventIDWriter{w}, r, operationScope{GraphExecutor: exec, b: t.b, c: c})
 }
 
-// websocket is gqlgen's WebSocket transport (graphql-transport-ws) behind
-// the connection bounds.
+// websocket is gqlgen's graphql-transport-ws transport behind the connection bounds.
 type websocket struct {
 	transport.Websocket
 	b *liveBounds
@@ -210,8 +208,7 @@ func (t websocket) Supports(r *http.Request) bool {
 }
 
 // Do refuses the legacy graphql-ws subprotocol (and a client naming none):
-// its keep-alive has no answer, so a dead client is found only by a write
-// timing out.
+// its keep-alive has no answer, so only a write's timeout finds a dead client.
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	if !offers(r.Header.Values("Sec-WebSocket-Protocol"), transportWS) {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
@@ -298,8 +295,7 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 	}
 }
 
-// closeForbidden is graphql-transport-ws's close code for a connection
-// whose credentials are missing or refused.
+// closeForbidden is graphql-transport-ws's close code for missing or refused credentials.
 const closeForbidden = 4403
 
 // deadlineImplementation accepts WebSocket connections as gqlgen's does,
@@ -390,9 +386,8 @@ func (w *writeDeadline) Flush() {
 
 func (w *writeDeadline) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// eventIDWriter prefixes an SSE next event carrying extensions.eventId
-// with its id: line, which a client sends back as Last-Event-ID when it
-// reconnects. gqlgen writes one event per Write.
+// eventIDWriter gives an SSE next event carrying extensions.eventId its id:
+// line, sent back as Last-Event-ID on reconnection (one event per Write).
 type eventIDWriter struct{ http.ResponseWriter }
 
 var nextEvent = []byte("event: next\ndata: ")

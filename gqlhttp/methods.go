@@ -11,10 +11,9 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Methods is the middleware that refuses the requests no transport would
-// take: a POST that is not JSON (415), a GET that is not a GraphQL request
-// (400), any other method but OPTIONS (405, with Allow), and protocol
-// upgrades but a GET's to websocket (400).
+// Methods is the middleware that refuses what no transport takes: a POST
+// not JSON (415), a GET not a GraphQL request (400), any other method but
+// OPTIONS (405, with Allow), upgrades but a GET's to websocket (400).
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -49,8 +48,7 @@ func Methods(next http.Handler) http.Handler {
 	})
 }
 
-// isJSON reports whether contentType is application/json, with any
-// parameters.
+// isJSON reports whether contentType is application/json, with any parameters.
 func isJSON(contentType string) bool {
 	switch contentType { // the usual spellings, without parsing
 	case "application/json", "application/json; charset=utf-8", "application/json;charset=utf-8", "application/json; charset=UTF-8":
@@ -60,8 +58,7 @@ func isJSON(contentType string) bool {
 	return err == nil && mediaType == "application/json"
 }
 
-// checkGETParams returns why a GET's query string would not make a
-// GraphQL request, or "".
+// checkGETParams returns why a GET's query string is no GraphQL request, or "".
 func checkGETParams(rawQuery string) string {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {

@@ -8,9 +8,8 @@ import (
 )
 
 // NoStore is the middleware that keeps /graphql answers out of shared
-// caches, which could serve one merchant's payments to another asking for
-// the same GET URL: every answer gets "Cache-Control: no-store" and, for a
-// cache that ignores it, a Vary on Origin and the credential headers.
+// caches, which could serve one merchant's payments to another's same GET
+// URL: "Cache-Control: no-store", and a Vary on Origin and the credentials.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()

@@ -14,10 +14,10 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the executor of the live transports: it gives each
-// WebSocket operation what middlewares give a POST (its scope, loaders,
-// REST-call bound, access line), refuses it past its token's expiry or
-// MaxOperations in flight, and gives a query or mutation RequestTimeout.
+// operationScope is the live transports' executor: it gives each WebSocket
+// operation what middlewares give a POST (scope, loaders, REST-call bound,
+// access line), refuses it past its token's expiry or MaxOperations, and
+// gives a query or mutation RequestTimeout.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds
@@ -28,8 +28,7 @@ type operationScope struct {
 // CreateOperationContext made for it, until DispatchOperation takes it.
 const scopeStat = "PaygraphOperationScope"
 
-// CreateOperationContext is exec's, in a WebSocket operation's own scope,
-// then the checks above.
+// CreateOperationContext is exec's, in a WebSocket operation's own scope, then the checks.
 func (s operationScope) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	c := s.c
 	if !c.ws {

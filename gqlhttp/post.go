@@ -22,10 +22,9 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// AddTransports gives srv the transports the /graphql edge accepts:
-// OPTIONS (gqlgen's), GET and JSON POST (exchange.go) and, with live, the
-// streams (live.go). maxResponse bounds what they write, behind the
-// response budget: 0, respbudget.DefaultMaxResponseBytes; negative, none.
+// AddTransports gives srv the /graphql edge's transports: OPTIONS, GET and
+// JSON POST (exchange.go) and, with live, the streams (live.go). maxResponse
+// bounds what they write: 0, respbudget.DefaultMaxResponseBytes; < 0, none.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = respbudget.DefaultMaxResponseBytes
@@ -82,8 +81,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	exchange(w, opscope.Request(r, trusted.WithDocumentID(ctx, req.DocumentID)), exec, params, false, t.maxResponse)
 }
 
-// postBufs are the buffers POST bodies are read into; one larger than
-// maxPooledBody is not kept.
+// postBufs are the buffers POST bodies are read into, up to maxPooledBody.
 var postBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 const maxPooledBody = 64 << 10
@@ -128,8 +126,7 @@ func isBatch(body []byte) bool {
 const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
-// refuseBatch answers a batch that reached the POST transport (MAX_BATCH
-// is 0) with one refusal per entry.
+// refuseBatch answers a batch that reached POST (MAX_BATCH 0), one refusal an entry.
 func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
 	var entries []json.RawMessage
 	if json.Unmarshal(batch, &entries) != nil {

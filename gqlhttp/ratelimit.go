@@ -40,8 +40,7 @@ func budgetFrom(ctx context.Context) budget {
 	return b
 }
 
-// ChargeRESTCalls charges restCalls to the budget of ctx's request, if it
-// has one (POST /auth/token's mint).
+// ChargeRESTCalls charges restCalls to ctx's budget, if any (POST /auth/token's mint).
 func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	if b := budgetFrom(ctx); b != nil {
 		return b.charge(ctx, restCalls)
@@ -99,8 +98,7 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 	return nil
 }
 
-// setRateLimitHeaders sets the RateLimit headers of ctx's request from its
-// decisions, once the operation's charge is made.
+// setRateLimitHeaders sets ctx's RateLimit headers once the operation is charged.
 func setRateLimitHeaders(h http.Header, ctx context.Context) {
 	if b, ok := budgetFrom(ctx).(*restCallBudget); ok {
 		b.setHeaders(h)
@@ -155,8 +153,7 @@ func (b *restCallBudget) setHeaders(h http.Header) {
 	}
 }
 
-// ConnectionBudget is the budget of every operation of a WebSocket
-// connection (Live.Budget).
+// ConnectionBudget is the budget of a WebSocket's every operation (Live.Budget).
 type ConnectionBudget struct{ a *Admission }
 
 func (b *ConnectionBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {
@@ -185,8 +182,7 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 	}
 }
 
-// left is what the operation's charge left of the merchant's REST-call
-// budget; ok false when nothing was charged.
+// left is what the charge left of the merchant's REST-call budget, if any.
 func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
 	b.mu.Lock()
 	d := b.rest

@@ -32,17 +32,14 @@ type RefusalDelay struct {
 	close   sync.Once
 	onPast  func(peer netip.Addr) // OnPastShare's
 	mu      sync.Mutex
-	byAddr  map[string]int // held now per address key; at most maxHeld keys
-	// timer starts a timer of d (a fake clock in tests).
-	timer func(d time.Duration) (<-chan time.Time, func() bool)
+	byAddr  map[string]int                                        // held now per address key; at most maxHeld keys
+	timer   func(d time.Duration) (<-chan time.Time, func() bool) // a fake clock in tests
 }
 
-// refusalShare is one address's share of maxHeld held answers: a
-// sixteenth, at least one.
+// refusalShare is one address's share of maxHeld: a sixteenth, at least one.
 func refusalShare(maxHeld int) int { return max(1, maxHeld/16) }
 
-// NewRefusalDelay returns a RefusalDelay of at most max per answer and
-// maxHeld answers at once; max or maxHeld 0 holds nothing.
+// NewRefusalDelay holds each answer at most max, maxHeld at once (0: none).
 func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *RefusalDelay {
 	return &RefusalDelay{max: max, maxHeld: int64(maxHeld), share: refusalShare(maxHeld), trusted: trusted,
 		byAddr: make(map[string]int), done: make(chan struct{}),
@@ -53,9 +50,8 @@ func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *Re
 }
 
 // OnPastShare sets f to be told the peer (never a trusted proxy) of each
-// refusal held while its address holds half its share or more, and of
-// each answered at once past it: the listener then closes the address's
-// new connections for a while.
+// refusal held at half its address's share or more, or answered past it:
+// the listener then closes the address's new connections for a while.
 func (d *RefusalDelay) OnPastShare(f func(peer netip.Addr)) {
 	if d != nil {
 		d.onPast = f
@@ -75,9 +71,8 @@ func (d *RefusalDelay) Close() {
 	}
 }
 
-// wrap is w and r with the refusal mark below it: the answer of a request
-// marked refused is held when it is written. Streams, refused per
-// operation, are left as they are.
+// wrap is w and r with the refusal mark below it: a request marked refused
+// has its answer held when written. Streams, refused per operation, are not.
 func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.ResponseWriter, *http.Request) {
 	if d == nil || d.max <= 0 || d.maxHeld <= 0 ||
 		FirstHeader(r.Header, "Upgrade") != "" || wantsEventStream(FirstHeader(r.Header, "Accept")) {
@@ -130,9 +125,8 @@ func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key s
 	return true
 }
 
-// refusalMark is what the refusals below the middleware record: refused
-// with a Retry-After (nanoseconds, 0: none), and whether any operation of
-// the request was admitted (then it is not held).
+// refusalMark is what the refusals below record: refused, its Retry-After
+// (nanoseconds, 0: none), and whether an operation was admitted (not held).
 type refusalMark struct {
 	refused    atomic.Bool
 	retryAfter atomic.Int64
@@ -141,15 +135,10 @@ type refusalMark struct {
 
 type refusalKey struct{}
 
-func refusalMarkFrom(ctx context.Context) *refusalMark {
-	m, _ := ctx.Value(refusalKey{}).(*refusalMark)
-	return m
-}
+// markRefused records a refusal, retryAfter its Retry-After (0: none), if any RefusalDelay is above.
 
-// markRefused records that the request was refused, to be retried after
-// retryAfter (0: not said). No-op without a RefusalDelay above.
 func markRefused(ctx context.Context, retryAfter time.Duration) {
-	if m := refusalMarkFrom(ctx); m != nil {
+	if m, _ := ctx.Value(refusalKey{}).(*refusalMark); m != nil {
 		m.retryAfter.Store(int64(retryAfter))
 		m.refused.Store(true)
 	}
@@ -157,14 +146,13 @@ func markRefused(ctx context.Context, retryAfter time.Duration) {
 
 // markAdmitted records that an operation of the request was admitted.
 func markAdmitted(ctx context.Context) {
-	if m := refusalMarkFrom(ctx); m != nil {
+	if m, _ := ctx.Value(refusalKey{}).(*refusalMark); m != nil {
 		m.admitted.Store(true)
 	}
 }
 
-// refusalWriter holds the answer, at its first header, body or flush, of
-// a request marked refused and not admitted. Only the request's goroutine
-// writes, so checked needs no lock.
+// refusalWriter holds, at its first write or flush, the answer of a request
+// marked refused and not admitted. Only the request's goroutine writes it.
 type refusalWriter struct {
 	http.ResponseWriter
 	d       *RefusalDelay
