@@ -112,10 +112,8 @@ func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		return
 	}
 	if rc.Operation.Operation == ast.Subscription { // its first event would look like the whole answer
-		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), gqlerror.List{{
-			Message:    msgSubscriptionNeedsStream,
-			Extensions: map[string]any{"code": errcode.BadUserInput},
-		}}))
+		errs = gqlerror.List{{Message: msgSubscriptionNeedsStream, Extensions: map[string]any{"code": errcode.BadUserInput}}}
+		writeRequestError(w, gr, exec.DispatchError(graphql.WithOperationContext(ctx, rc), errs))
 		return
 	}
 	if queriesOnly && rc.Operation.Operation != ast.Query {
@@ -147,14 +145,14 @@ func refuseMethod(w http.ResponseWriter, r *http.Request) {
 // to be other than a query: a mutation over GET is a 405 even when invalid.
 func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	var doc *ast.QueryDocument
-	if rc != nil && rc.Doc != nil {
+	if rc != nil {
 		doc = rc.Doc
-	} else if params.Query != "" {
-		d, err := parser.ParseQuery(&ast.Source{Input: params.Query})
-		if err != nil {
+	}
+	if doc == nil && params.Query != "" {
+		var err error
+		if doc, err = parser.ParseQuery(&ast.Source{Input: params.Query}); err != nil {
 			return false
 		}
-		doc = d
 	}
 	if doc == nil {
 		return false
@@ -210,10 +208,8 @@ func writeRequestError(w http.ResponseWriter, gr bool, resp *graphql.Response) {
 	if err != nil {
 		b = []byte(`{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]}`)
 	}
-	status := http.StatusOK
 	if gr {
-		status = http.StatusBadRequest
+		w.WriteHeader(http.StatusBadRequest)
 	}
-	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -393,22 +393,16 @@ type eventIDWriter struct{ http.ResponseWriter }
 var nextEvent = []byte("event: next\ndata: ")
 
 func (w eventIDWriter) Write(b []byte) (int, error) {
-	data, ok := bytes.CutPrefix(b, nextEvent)
-	if !ok {
-		return w.ResponseWriter.Write(b)
-	}
 	var resp struct {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
 	var id string
-	if json.Unmarshal(bytes.TrimSpace(data), &resp) != nil || json.Unmarshal(resp.Extensions[live.EventIDExtension], &id) != nil {
-		return w.ResponseWriter.Write(b)
-	}
-	if _, err := strconv.ParseUint(id, 10, 64); err != nil {
-		return w.ResponseWriter.Write(b) // never a line break in a field
-	}
-	if _, err := w.ResponseWriter.Write([]byte("id: " + id + "\n")); err != nil {
-		return 0, err
+	data, ok := bytes.CutPrefix(b, nextEvent)
+	ok = ok && json.Unmarshal(bytes.TrimSpace(data), &resp) == nil && json.Unmarshal(resp.Extensions[live.EventIDExtension], &id) == nil
+	if _, err := strconv.ParseUint(id, 10, 64); ok && err == nil { // digits: never a line break in a field
+		if _, err := w.ResponseWriter.Write([]byte("id: " + id + "\n")); err != nil {
+			return 0, err
+		}
 	}
 	return w.ResponseWriter.Write(b)
 }

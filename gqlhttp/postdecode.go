@@ -23,16 +23,14 @@ type postBody struct {
 	DocumentID string `json:"documentId"` // persisted documents (graph/trusted)
 }
 
-// decodePOSTJSON is the reference decoder: encoding/json, the first
-// JSON value of body (what follows it is not read), numbers as json.Number.
+// decodePOSTJSON is the reference: encoding/json, body's first value, json.Number.
 func decodePOSTJSON(body []byte, req *postBody) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	return dec.Decode(req)
 }
 
-// decodePOST decodes the first JSON value of body into req, as
-// decodePOSTJSON would: by hand when it can, else by encoding/json.
+// decodePOST is decodePOSTJSON, by hand when it can.
 func decodePOST(body []byte, req *postBody) error {
 	if decodeFast(body, req) {
 		return nil
@@ -41,12 +39,10 @@ func decodePOST(body []byte, req *postBody) error {
 	return decodePOSTJSON(body, req)
 }
 
-// maxFastDepth: deeper variables go to encoding/json (whose own bound is
-// 10,000).
+// maxFastDepth: deeper variables go to encoding/json (bounded at 10,000).
 const maxFastDepth = 64
 
-// fastDecoder is the hand decoder; each of its methods reports false for
-// a body it leaves to encoding/json.
+// fastDecoder is the hand decoder; false from a method leaves body to encoding/json.
 type fastDecoder struct {
 	b     []byte
 	i     int
@@ -85,17 +81,19 @@ func decodeFast(b []byte, req *postBody) bool {
 		key := b[d.i+1 : j]
 		d.i = j + 1
 		var bit uint8
+		var str *string         // a string member's field
+		var obj *map[string]any // an object member's
 		switch string(key) {
 		case "query":
-			bit = 1
+			bit, str = 1, &req.Query
 		case "operationName":
-			bit = 2
+			bit, str = 2, &req.OperationName
 		case "documentId":
-			bit = 4
+			bit, str = 4, &req.DocumentID
 		case "variables":
-			bit = 8
+			bit, obj = 8, &req.Variables
 		case "extensions":
-			bit = 16
+			bit, obj = 16, &req.Extensions
 		default:
 			return false
 		}
@@ -114,25 +112,10 @@ func decodeFast(b []byte, req *postBody) bool {
 		switch c := b[d.i]; {
 		case c == 'n':
 			ok = d.literal("null") // a string keeps "", a map is nil
-		case bit <= 4 && c == '"':
-			var s string
-			s, ok = d.str()
-			switch bit {
-			case 1:
-				req.Query = s
-			case 2:
-				req.OperationName = s
-			case 4:
-				req.DocumentID = s
-			}
-		case bit > 4 && c == '{':
-			var m map[string]any
-			m, ok = d.object()
-			if bit == 8 {
-				req.Variables = m
-			} else {
-				req.Extensions = m
-			}
+		case str != nil && c == '"':
+			*str, ok = d.str()
+		case obj != nil && c == '{':
+			*obj, ok = d.object()
 		}
 		if !ok {
 			return false
@@ -184,8 +167,7 @@ func (d *fastDecoder) literal(lit string) bool {
 	return true
 }
 
-// strStop is true for the bytes str must look at: the closing quote, a
-// backslash and the control characters.
+// strStop marks the bytes str must look at: '"', '\\' and the control characters.
 var strStop = func() (t [256]bool) {
 	for c := 0; c < 0x20; c++ {
 		t[c] = true
@@ -194,8 +176,7 @@ var strStop = func() (t [256]bool) {
 	return t
 }()
 
-// str decodes the string at d.i (its opening quote): valid UTF-8, no
-// control character, and no escape but the two-character ones.
+// str decodes the string at d.i: valid UTF-8, no control character, no \u.
 func (d *fastDecoder) str() (string, bool) {
 	b := d.b
 	start := d.i + 1
@@ -247,8 +228,7 @@ func (d *fastDecoder) str() (string, bool) {
 	if plain {
 		return string(raw), true
 	}
-	// One allocation of the string's size at most, the plain runs between
-	// escapes copied whole.
+	// One allocation, the plain runs between escapes copied whole.
 	var out strings.Builder
 	out.Grow(len(raw))
 	for {
@@ -259,17 +239,8 @@ func (d *fastDecoder) str() (string, bool) {
 		}
 		out.Write(raw[:k])
 		c := raw[k+1]
-		switch c {
-		case 'b':
-			c = '\b'
-		case 'f':
-			c = '\f'
-		case 'n':
-			c = '\n'
-		case 'r':
-			c = '\r'
-		case 't':
-			c = '\t'
+		if e := strings.IndexByte("bfnrt", c); e >= 0 {
+			c = "\b\f\n\r\t"[e]
 		} // " \ /: itself
 		out.WriteByte(c)
 		raw = raw[k+2:]
@@ -277,8 +248,7 @@ func (d *fastDecoder) str() (string, bool) {
 	return out.String(), true
 }
 
-// value decodes any JSON value at d.i, as encoding/json decodes into an
-// interface{} with UseNumber.
+// value decodes any JSON value at d.i, as encoding/json into an any with UseNumber.
 func (d *fastDecoder) value() (any, bool) {
 	if d.i == len(d.b) {
 		return nil, false
@@ -387,8 +357,8 @@ func (d *fastDecoder) array() (any, bool) {
 	}
 }
 
-// number checks JSON's number grammar and keeps the text (UseNumber). A
-// number that ends the body is left to encoding/json.
+// number checks JSON's number grammar and keeps the text (UseNumber); one
+// that ends the body is left to encoding/json.
 func (d *fastDecoder) number() (any, bool) {
 	b, i := d.b, d.i
 	isDigit := func() bool { return i < len(b) && '0' <= b[i] && b[i] <= '9' }

@@ -74,8 +74,7 @@ func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bo
 	writeWhole(w, b)
 }
 
-// lengthValues caches Content-Length header values, one a slot (the
-// length mod 64); each has cap 1, so Header.Add copies it.
+// lengthValues caches Content-Length values, a slot per length mod 64 (cap 1: Add copies).
 var lengthValues [64]atomic.Pointer[lengthValue]
 
 type lengthValue struct {
@@ -95,12 +94,11 @@ func lengthHeader(n int) []string {
 	return lv.v[:]
 }
 
-// chunkingAfter is net/http's bufferBeforeChunkingSize: a handler that
-// has written no more when it returns has its length set by net/http.
+// chunkingAfter is net/http's bufferBeforeChunkingSize: up to it, net/http sets the length.
 const chunkingAfter = 2048
 
-// writeWhole writes b, the whole answer, with a Content-Length when it is
-// longer than chunkingAfter (net/http would chunk it; gzhttp drops it).
+// writeWhole writes the whole answer b, with a Content-Length past
+// chunkingAfter (net/http would chunk it; gzhttp drops it).
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
@@ -162,10 +160,10 @@ func writeTooLarge(w io.Writer, maxBytes int64) {
 	writeWhole(w, b)
 }
 
-// responseBuffers holds the buffers successful responses are assembled in.
+// responseBuffers holds the buffers successful responses are assembled
+// in, up to maxPooledResponse.
 var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledResponse is the largest response buffer kept for reuse.
 const maxPooledResponse = 1 << 20
 
 // appendMarshalled appends what json.Marshal writes for valid JSON data
@@ -213,9 +211,9 @@ var special = [256]bool{
 	' ': true, '\t': true, '\n': true, '\r': true,
 }
 
-// appendHTMLSafe appends compact JSON data as appendMarshalled would,
-// finding each HTML-unsafe byte by bytes.IndexByte (none can follow a
-// backslash). FuzzAppendHTMLSafe checks it against json.Marshal.
+// appendHTMLSafe is appendMarshalled for compact data, finding each
+// HTML-unsafe byte by bytes.IndexByte (none follows a backslash; FuzzAppendHTMLSafe).
+
 func appendHTMLSafe(dst, data []byte) []byte {
 	const stops = "<>&\xe2"
 	var next [len(stops)]int // each stop byte's next place; len(data): none
