@@ -57,9 +57,8 @@ type AdmissionConfig struct {
 	OnRefused func(ctx context.Context, r Refusal) // told of each refusal, of a request or an operation
 }
 
-// Admission is the admission step: one decision per request (who the
-// caller is, which budget refused), one refusal path, and the REST-call
-// budgets of its operations (ratelimit.go).
+// Admission is the admission step: one decision per request (who, which
+// budget refused), one refusal path, its operations' budgets (ratelimit.go).
 type Admission struct{ c AdmissionConfig }
 
 // NewAdmission returns the admission step of c.
@@ -82,12 +81,11 @@ func (a *Admission) callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// Middleware charges each /graphql request before its body is read, a
-// merchant's to its budget (with RateLimit headers), an anonymous one to
-// its address's then the replica's shared budget, and answers a refusal
-// 429 RATE_LIMITED; an allowed request carries its operation's REST-call
-// budget. Preflights pass, WebSocket upgrades skip the address budget. It
-// runs after the credential readers.
+// Middleware, after the credential readers, charges each /graphql request
+// before its body is read: a merchant's to its budget (RateLimit headers),
+// an anonymous one to its address's then the shared budget (not an
+// upgrade's to the address's), a refusal answered 429 RATE_LIMITED; an
+// allowed one carries its operation's REST-call budget. Preflights pass.
 func (a *Admission) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r = a.c.Delay.wrap(w, r)
@@ -136,9 +134,8 @@ func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, 
 	return ratelimit.Decision{}, ""
 }
 
-// budgetFor is the operation's REST-call budget of an allowed request of
-// c, whose own charge was edge: the merchant's; for a pair not yet
-// accepted, Admit's check before its pair's charge. Nil: none.
+// budgetFor is the REST-call budget (nil: none) of c's allowed request,
+// charged edge: the merchant's; an unaccepted pair's, Admit's check first.
 func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget {
 	merchant, admit := "", c.pair && a.c.Admit != nil
 	if a.c.Merchants != nil {
@@ -150,9 +147,8 @@ func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget
 	return &restCallBudget{a: a, merchant: merchant, admit: admit, edge: edge}
 }
 
-// refuse is the one refusal path of a request: reported, held by the
-// refusal delay unless the caller is an accepted merchant, its body
-// drained, answered 429 with Retry-After.
+// refuse is a request's one refusal path: reported, held unless an accepted
+// merchant's, its body drained, answered 429 with Retry-After.
 func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d ratelimit.Decision, budget string) {
 	ctx := r.Context()
 	a.report(ctx, Refusal{Code: errcode.RateLimited, Budget: budget, Answered: true})
@@ -207,11 +203,10 @@ func refusalError(ctx context.Context, budget string, d ratelimit.Decision) *gql
 		Extensions: map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}}
 }
 
-// OperationBudget is the budget of each operation of a WebSocket
-// connection, charged to the caller of its own context: a merchant's one
-// request and its REST-call estimate; a pair not yet accepted's one
-// request of the shared anonymous budget, then its estimate. A refusal is
-// the operation's error. Nil without Merchants.
+// OperationBudget is the budget of each WebSocket operation (nil without
+// Merchants), charged to its context's caller: a merchant's one request and
+// REST-call estimate; an unaccepted pair's one request of the shared
+// anonymous budget, then its estimate. A refusal is the operation's error.
 func (a *Admission) OperationBudget() *ConnectionBudget {
 	if a.c.Merchants == nil {
 		return nil
@@ -220,8 +215,7 @@ func (a *Admission) OperationBudget() *ConnectionBudget {
 }
 
 // ClientAddress is the middleware that puts the caller's address in the
-// request's context, where the REST client charges the calls of a pair
-// not yet accepted to that address's budget.
+// context, to whose budget the REST client charges an unaccepted pair's calls.
 func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -235,10 +229,9 @@ func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) 
 	}
 }
 
-// ClientAddr is the caller's address: the connection's peer, unless it is
-// a trusted proxy; then the rightmost address of X-Forwarded-For that is
-// not (the client writes the leftmost ones). The zero Addr when RemoteAddr
-// is not an address.
+// ClientAddr is the caller's address: the peer, unless a trusted proxy; then
+// X-Forwarded-For's rightmost that is not (the client writes the leftmost).
+// The zero Addr when RemoteAddr is not an address.
 func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

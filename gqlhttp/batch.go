@@ -13,11 +13,10 @@ import (
 )
 
 // Batches serves POST path bodies that are JSON arrays of at most max
-// operations (Apollo's batching links) by running each entry through next
-// as a request of its own, concurrently, so that a batch costs each bound
-// what its entries sent one by one would; the answers are an array, in
-// order. A larger batch is refused whole. Every other request goes to
-// next; max 0 serves no batch. wrap, if any, is put around the answer.
+// operations (Apollo's batching links), each entry through next as a request
+// of its own, concurrently, so that each bound costs what they would sent
+// one by one; the answers are an array, in order. A larger batch is refused
+// whole; max 0 serves none. wrap, if any, is put around the answer.
 func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.Handler, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -119,10 +118,9 @@ func answerBatch(w http.ResponseWriter, r *http.Request, max int, maxBody int64,
 	writeBatch(w, r, answers)
 }
 
-// writeBatch answers the entries' answers as one JSON array: each entry's body
-// when it is a JSON object, else an error carrying its text. The headers
-// are the first entry's, the rate-limit ones the last one's, Retry-After
-// only when every entry was refused with one.
+// writeBatch writes the answers as one JSON array: each a JSON object, else an
+// error of its text. The headers are the first's, the rate-limit ones the
+// last's, Retry-After only when every entry has one.
 func writeBatch(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
 	h := w.Header()
 	for k, v := range answers[0].header {

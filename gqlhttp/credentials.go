@@ -41,10 +41,10 @@ func Credentials(next http.Handler) http.Handler {
 	})
 }
 
-// SingleCredentials is the middleware that refuses, UNAUTHENTICATED (HTTP
-// 400), a request whose x-api-key or x-api-secret came in more than one
-// line: taking the first would let a proxy's added header choose the
-// merchant. It reads the headers itself when no outer Credentials did.
+// SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED)
+// x-api-key or x-api-secret in more than one line: taking the first would
+// let a proxy's added header choose the merchant. It reads them itself when
+// no outer Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)
@@ -217,8 +217,7 @@ func bearerToken(v string) (string, bool) {
 	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
-// refusalOf is the message of a token Verify refused: its own text for the
-// known errors (never holding the token), else malformed's.
+// refusalOf is a refused token's message: a known error's text (never the token), else malformed's.
 func refusalOf(err error) string {
 	for _, known := range []error{sessiontoken.ErrExpired, sessiontoken.ErrTampered, sessiontoken.ErrForeign, sessiontoken.ErrMalformed} {
 		if errors.Is(err, known) {

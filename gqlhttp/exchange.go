@@ -38,9 +38,8 @@ func wantsGraphQLResponse(accept string) bool {
 	return qGR > 0 && qGR >= qJSON
 }
 
-// wantsEventStream reports whether accept asks for graphql-sse's event
-// stream: text/event-stream and no JSON type (urql names both with every
-// query, which is no stream).
+// wantsEventStream reports whether accept asks for graphql-sse's stream:
+// text/event-stream and no JSON type (urql names both with every query).
 func wantsEventStream(accept string) bool {
 	if !strings.Contains(accept, "event-stream") {
 		return false // the common case, without parsing

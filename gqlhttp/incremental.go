@@ -94,9 +94,8 @@ type laterPart struct {
 	Extensions  map[string]any     `json:"extensions,omitempty"` // the final part's cost receipt
 }
 
-// maxStrandedReaders bounds the result readers timed-out streams may leave
-// blocked for good (readResults, strandedReaders); past it, @defer is
-// served as one payload.
+// maxStrandedReaders bounds the readers timed-out streams leave blocked for
+// good (readResults); past it, @defer is served as one payload.
 const maxStrandedReaders = 1024
 
 var strandedReaders atomic.Int64
@@ -198,9 +197,8 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 	}
 }
 
-// readResults calls responses on a goroutine of its own until it returns
-// nil, so that the stream can end at its deadline while a result is
-// awaited; a reader still waiting after stop is counted (deferAvailable).
+// readResults calls responses on its own goroutine until nil, so that the
+// stream can end at its deadline; one still waiting after stop is counted.
 func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
 	out := make(chan *graphql.Response)
 	done := make(chan struct{})
@@ -260,9 +258,8 @@ func writePart(w http.ResponseWriter, rc *http.ResponseController, b []byte) err
 	return rc.Flush()
 }
 
-// withoutDefer makes rc run its @defer fragments in line, for a client
-// that takes one JSON payload; rc's document is the parse cache's, so what
-// holds a @defer is copied without it.
+// withoutDefer makes rc run its @defer fragments in line (one JSON payload);
+// the document is the parse cache's, so what holds a @defer is copied.
 func withoutDefer(rc *graphql.OperationContext) {
 	if rc == nil || rc.Doc == nil || rc.Operation == nil ||
 		(rc.RawQuery != "" && (strings.IndexByte(rc.RawQuery, '@') < 0 || !strings.Contains(rc.RawQuery, "defer"))) {

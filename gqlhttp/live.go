@@ -237,9 +237,8 @@ func offers(values []string, p string) bool {
 	return slices.ContainsFunc(items, func(item string) bool { return strings.TrimSpace(item) == p })
 }
 
-// websocketInit reads a connection_init payload's credentials through
-// readers as headers (none: the upgrade's stay), closes a connection left
-// without a usable pair 4403, and ends a token's connection at its expiry.
+// websocketInit reads connection_init's credentials through readers as
+// headers, closes one without a usable pair 4403, ends a token's at its expiry.
 func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketInitFunc {
 	names := [...]string{"x-api-key", "x-api-secret", "Authorization"}
 	forbidden := func(ctx context.Context, msg string) (context.Context, *transport.InitPayload, error) {
@@ -298,9 +297,8 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 // closeForbidden is graphql-transport-ws's close code for missing or refused credentials.
 const closeForbidden = 4403
 
-// deadlineImplementation accepts WebSocket connections as gqlgen's does,
-// each message written under a deadline: gqlgen writes under the
-// connection's lock, so one blocked write would block every operation.
+// deadlineImplementation is gqlgen's with each message written under a
+// deadline: gqlgen writes under a lock, so one blocked write blocks them all.
 type deadlineImplementation struct {
 	transport.CoderWebsocketImplementation
 	timeout time.Duration

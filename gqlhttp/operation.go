@@ -16,8 +16,8 @@ import (
 
 // operationScope is the live transports' executor: it gives each WebSocket
 // operation what middlewares give a POST (scope, loaders, REST-call bound,
-// access line), refuses it past its token's expiry or MaxOperations, and
-// gives a query or mutation RequestTimeout.
+// access line) and refuses it past its token's expiry or MaxOperations; a
+// query or mutation gets RequestTimeout.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds

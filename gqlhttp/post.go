@@ -93,8 +93,8 @@ func putPostBuf(bp *[]byte, b []byte) {
 	}
 }
 
-// readBody appends all of body to b, made room for size bytes (the
-// Content-Length; negative: unknown) at once, and returns it.
+// readBody appends body to b, grown at once to size (Content-Length; < 0: unknown).
+
 func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
 	if body == nil {
 		return b, nil

@@ -49,8 +49,8 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 }
 
 // operationCharge is the extension that charges each operation's REST-call
-// estimate to the budget in its context, after graph's query limits and
-// before any field runs, on every transport; a dry run is only peeked at.
+// estimate to its context's budget, after graph's limits and before any
+// field runs, on every transport; a dry run only peeks.
 type operationCharge struct{}
 
 var (
@@ -106,9 +106,8 @@ func setRateLimitHeaders(h http.Header, ctx context.Context) {
 }
 
 // restCallBudget charges one request's operation to its merchant and, for
-// a pair not yet accepted (admit), first asks Admit whether the pair's
-// first REST call would be refused: a refused operation runs nothing, so
-// that a flood of invented pairs costs one error an operation.
+// an unaccepted pair (admit), first asks Admit whether its first REST call
+// would be refused: a flood of invented pairs costs one error an operation.
 type restCallBudget struct {
 	a        *Admission // its limiters charge, its OnRefused reports
 	merchant string     // "": no merchant's budget is charged
@@ -215,8 +214,7 @@ func (b *restCallBudget) admitNow(ctx context.Context) *gqlerror.Error {
 	return nil
 }
 
-// refusedError marks the request refused (RefusalDelay holds its answer)
-// and is the operation's error for a refusal of Admit.
+// refusedError is Admit's refusal as the operation's error, marked for RefusalDelay.
 func refusedError(ctx context.Context, err error) *gqlerror.Error {
 	e := &gqlerror.Error{Message: err.Error(), Extensions: map[string]any{"code": errcode.Of(err)}}
 	var retryAfter time.Duration
@@ -247,9 +245,8 @@ func restCallsRefusal(ctx context.Context, d ratelimit.Decision, restCalls int) 
 	return nil
 }
 
-// restTighter reports whether the headers describe rest rather than edge:
-// a refusal, else the budget with the smaller share left (a decision
-// without a policy charged nothing).
+// restTighter reports whether the headers describe rest, not edge: a refusal,
+// else the smaller share left (a decision without a policy charged nothing).
 func restTighter(edge, rest ratelimit.Decision) bool {
 	switch {
 	case !rest.Allowed || edge.Policy == "":
