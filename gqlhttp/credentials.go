@@ -22,8 +22,9 @@ var (
 
 type callerKey struct{}
 
-// callerHeaders is what credential headers held when they did not make one
-// usable pair: nothing to send, but values that must never be logged.
+// callerHeaders is what credential headers held that made no usable pair:
+// nothing to send, but values never to be logged.
+
 type callerHeaders struct {
 	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header
@@ -81,8 +82,7 @@ func callerRead(ctx context.Context) bool {
 	return ok
 }
 
-// readCaller returns r's context with what r's credential headers hold,
-// and whether it differs from r's (not when there are none).
+// readCaller returns r's context with what its credential headers hold, if any.
 func readCaller(r *http.Request) (context.Context, bool) {
 	ctx := r.Context()
 	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret] // every line
@@ -157,11 +157,12 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 			}
 			st := &bearerState{values: vals}
 			ctx := r.Context()
-			token, isBearer := bearerToken(vals[0])
+			scheme, token, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+			token = strings.TrimSpace(token)
 			switch {
 			case len(vals) > 1:
 				st.refusal = "Authorization was sent more than once: send one Authorization: Bearer <session token>"
-			case !isBearer:
+			case !strings.EqualFold(scheme, "Bearer") || token == "": // the scheme in any case (RFC 9110 11.1)
 				st.refusal = "Authorization must be Bearer <session token>"
 			case len(r.Header[keyH]) > 0 || len(r.Header[secretH]) > 0:
 				st.refusal = "send either Authorization: Bearer <session token> or " + cfg.KeyHeader + " and " + cfg.SecretHeader + ", not both"
@@ -208,13 +209,6 @@ func tokenExpiry(ctx context.Context) (time.Time, bool) {
 		return st.expiresAt, true
 	}
 	return time.Time{}, false
-}
-
-// bearerToken takes the token out of "Bearer <token>" (any case, RFC 9110 11.1).
-func bearerToken(v string) (string, bool) {
-	scheme, token, ok := strings.Cut(strings.TrimSpace(v), " ")
-	token = strings.TrimSpace(token)
-	return token, ok && strings.EqualFold(scheme, "Bearer") && token != ""
 }
 
 // refusalOf is a refused token's message: a known error's text (never the token), else malformed's.

@@ -85,8 +85,7 @@ type incrementalEntry struct {
 	Extensions map[string]any  `json:"extensions,omitempty"`
 }
 
-// laterPart is a part after the first: the fragments completed since the
-// last part, or the error of the whole response that ends the stream.
+// laterPart is a later part: the fragments completed since, or the whole response's error.
 type laterPart struct {
 	Incremental []incrementalEntry `json:"incremental,omitempty"`
 	Errors      gqlerror.List      `json:"errors,omitempty"`
@@ -102,8 +101,8 @@ var strandedReaders atomic.Int64
 
 func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders }
 
-// writeIncremental writes the results of responses: one JSON payload when
-// nothing was deferred (or the first is over maxBytes), else a stream.
+// writeIncremental writes responses' results: a stream, or one JSON payload
+// when nothing was deferred (or the first is over maxBytes).
 func writeIncremental(ctx context.Context, w http.ResponseWriter, responses graphql.ResponseHandler, maxBytes int64) {
 	first := responses(ctx)
 	if first == nil || first.HasNext == nil || !*first.HasNext {
@@ -291,8 +290,7 @@ func withoutDefer(rc *graphql.OperationContext) {
 	rc.Doc, rc.Operation = &doc, &op
 }
 
-// stripDefer returns set without @defer directives, copying only what
-// holds one; changed says whether it did.
+// stripDefer returns set without @defer, copying only what holds one (changed).
 func stripDefer(set ast.SelectionSet) (out ast.SelectionSet, changed bool) {
 	out = set
 	for i, sel := range set {

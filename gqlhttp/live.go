@@ -150,15 +150,14 @@ func isWebsocket(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(FirstHeader(r.Header, "Upgrade"), "websocket")
 }
 
-// sse is gqlgen's SSE transport (graphql-sse) behind a check of the body,
-// so that a body that is not a GraphQL request is refused, never echoed.
+// sse is gqlgen's graphql-sse transport behind a check that refuses, never
+// echoes, a body that is no GraphQL request.
 type sse struct {
 	transport.SSE
 	b *liveBounds
 }
 
-// Supports takes the POSTs that ask for the event stream alone: gqlgen's
-// would take urql's queries too, without their deadline.
+// Supports takes POSTs asking for the stream alone (gqlgen's takes urql's queries).
 func (t sse) Supports(r *http.Request) bool {
 	return wantsEventStream(FirstHeader(r.Header, "Accept")) && t.SSE.Supports(r)
 }
@@ -210,7 +209,8 @@ func (t websocket) Supports(r *http.Request) bool {
 // Do refuses the legacy graphql-ws subprotocol (and a client naming none):
 // its keep-alive has no answer, so only a write's timeout finds a dead client.
 func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if !offers(r.Header.Values("Sec-WebSocket-Protocol"), transportWS) {
+	offered := strings.Split(strings.Join(r.Header.Values("Sec-WebSocket-Protocol"), ","), ",")
+	if !slices.ContainsFunc(offered, func(p string) bool { return strings.TrimSpace(p) == transportWS }) {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput,
 			"a WebSocket must ask for the graphql-transport-ws subprotocol (Sec-WebSocket-Protocol); the legacy graphql-ws is not served")
 		return
@@ -229,12 +229,6 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 	if c.stop != nil {
 		c.stop()
 	}
-}
-
-// offers reports whether the Sec-WebSocket-Protocol values name p.
-func offers(values []string, p string) bool {
-	items := strings.Split(strings.Join(values, ","), ",")
-	return slices.ContainsFunc(items, func(item string) bool { return strings.TrimSpace(item) == p })
 }
 
 // websocketInit reads connection_init's credentials through readers as
@@ -314,7 +308,7 @@ func (i deadlineImplementation) Accept(w http.ResponseWriter, r *http.Request, o
 }
 
 // liveSendBuffer bounds a WebSocket's kernel send buffer, which Linux may
-// grow to megabytes of answers for a client that stopped reading.
+// grow to megabytes for a client that stopped reading.
 const liveSendBuffer = 256 << 10
 
 // sendBuffer sets liveSendBuffer on the connection it hijacks.

@@ -30,8 +30,7 @@ func varyThenCallers(v []string) []string {
 	return append(v[:len(v):len(v)], varyOnCallers[0])
 }
 
-// VaryWithoutOrigin is the Vary lines v without the name Origin, for a
-// middleware below NoStore that adds its own (rs/cors).
+// VaryWithoutOrigin is v without Origin, for rs/cors below NoStore, which adds its own.
 func VaryWithoutOrigin(v []string) []string {
 	switch {
 	case len(v) == 1 && v[0] == varyOnCallers[0]:
@@ -79,8 +78,7 @@ func VaryOneLine(v []string) []string {
 	return []string{strings.Join(v, ", ")}
 }
 
-// The header values NoStore and Compress set, shared: none has spare
-// capacity, so an append copies.
+// The header values NoStore and Compress set, shared (no spare capacity: an append copies).
 var (
 	cacheControlNoStore    = []string{"no-store"}
 	varyAcceptEncoding     = []string{"Accept-Encoding"}

@@ -54,8 +54,8 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 	return rc, nil
 }
 
-// newScope is a WebSocket operation's scope below ctx, open (the
-// mutators run on the read loop's goroutine, one operation at a time).
+// newScope is a WebSocket operation's open scope (the mutators run on the
+// read loop, one operation at a time).
 func (s operationScope) newScope(ctx context.Context) context.Context {
 	ctx = loaders.WithOperationLoaders(opscope.New(ctx))
 	return restclient.WithRequestLimit(ctx, s.b.RESTCalls)
@@ -76,9 +76,7 @@ func (s operationScope) DispatchOperation(ctx context.Context, op *graphql.Opera
 		}
 	}
 	if s.b.RequestTimeout > 0 && op.Operation != nil && op.Operation.Operation != ast.Subscription {
-		var cancel context.CancelFunc
-		ctx, cancel = opscope.WithTimeout(ctx, s.b.RequestTimeout)
-		end = cancel
+		ctx, end = opscope.WithTimeout(ctx, s.b.RequestTimeout)
 	}
 	if c.ws {
 		logged := func() {}

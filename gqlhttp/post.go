@@ -66,11 +66,7 @@ func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 	}
 	req := new(postBody)
 	if decodePOST(body, req) != nil {
-		if isBatch(body) {
-			refuseBatch(w, r, body)
-		} else {
-			refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)
-		}
+		refuseUndecodable(w, r, body)
 		putPostBuf(bp, body)
 		return
 	}
@@ -117,26 +113,24 @@ func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
 	}
 }
 
-// isBatch says whether body is a JSON array, as a batch is.
-func isBatch(body []byte) bool {
-	body = bytes.TrimLeft(body, " \t\r\n")
-	return len(body) > 0 && body[0] == '['
-}
-
 const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
-// refuseBatch answers a batch that reached POST (MAX_BATCH 0), one refusal an entry.
-func refuseBatch(w http.ResponseWriter, r *http.Request, batch []byte) {
+// refuseUndecodable answers a body that is not one request: a batch (a JSON
+// array, MAX_BATCH 0) with one refusal an entry.
+func refuseUndecodable(w http.ResponseWriter, r *http.Request, body []byte) {
+	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' {
+		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)
+		return
+	}
 	var entries []json.RawMessage
-	if json.Unmarshal(batch, &entries) != nil {
+	if json.Unmarshal(body, &entries) != nil {
 		entries = nil
 	}
 	refuseEntries(w, r, len(entries), msgBatch)
 }
 
-// queryGET is the GET transport. It is ours so that a request answers as
-// over POST, and a mutation is refused 405 with Allow: POST.
+// queryGET is the GET transport: ours, to answer as POST does and a mutation 405.
 type queryGET struct {
 	maxResponse int64 // negative: none (AddTransports)
 }

@@ -91,8 +91,11 @@ func (operationCharge) MutateOperationContext(ctx context.Context, op *graphql.O
 		return err
 	}
 	if rb, ok := b.(*restCallBudget); ok { // a WebSocket operation's receipt carries no budget
-		if left, ok := rb.left(); ok {
-			loaders.Tally(ctx).NoteLeft(op, left)
+		rb.mu.Lock()
+		d := rb.rest
+		rb.mu.Unlock()
+		if d.Policy == ratelimit.PolicyRESTCalls { // what the charge left of the merchant's budget
+			loaders.Tally(ctx).NoteLeft(op, budgetLeft(d))
 		}
 	}
 	return nil
@@ -179,17 +182,6 @@ func (b *ConnectionBudget) charge(ctx context.Context, restCalls int) *gqlerror.
 	default:
 		return a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(ctx, l.AllowRESTCalls(ctx, c.key, restCalls), restCalls))
 	}
-}
-
-// left is what the charge left of the merchant's REST-call budget, if any.
-func (b *restCallBudget) left() (receipt.BudgetLeft, bool) {
-	b.mu.Lock()
-	d := b.rest
-	b.mu.Unlock()
-	if d.Policy != ratelimit.PolicyRESTCalls {
-		return receipt.BudgetLeft{}, false
-	}
-	return budgetLeft(d), true
 }
 
 func (b *restCallBudget) peek(ctx context.Context, restCalls int) (receipt.BudgetLeft, *gqlerror.Error, bool) {

@@ -16,10 +16,9 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeAnswer writes resp as json.Marshal would, in one Write (writeWhole),
-// or RESPONSE_TOO_LARGE when that is over maxBytes (> 0). compact says
-// resp's data is compact JSON (graph.IsFastAnswer): only its HTML-unsafe
-// characters change.
+// writeAnswer writes resp as json.Marshal would, in one Write, or
+// RESPONSE_TOO_LARGE past maxBytes (> 0). compact: resp's data is compact
+// JSON (graph.IsFastAnswer), only its HTML-unsafe characters change.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
@@ -130,8 +129,8 @@ func marshalExtensions(ext map[string]any) []byte {
 	return b
 }
 
-// plainReceipt returns ext's one entry when it is a cost receipt that
-// AppendJSON writes as json.Marshal does, under a plainKey; nil otherwise.
+// plainReceipt returns ext's one entry, if a cost receipt AppendJSON writes
+// as json.Marshal does, under a plainKey.
 func plainReceipt(ext map[string]any) (string, *receipt.Receipt) {
 	if len(ext) != 1 {
 		return "", nil
