@@ -21,12 +21,11 @@ import (
 
 // The budgets a refusal names (the access line's refused_by).
 const (
-	BudgetMerchant         = "merchant"          // the merchant's requests
-	BudgetAnonymousAddress = "anonymous_address" // one client address's anonymous requests
-	BudgetAnonymous        = "anonymous"         // the replica's shared anonymous requests
-	// An operation's: its merchant's REST calls; pairs not yet accepted.
-	BudgetMerchantRESTCalls = "merchant_rest_calls"
-	BudgetUnaccepted        = "unaccepted"
+	BudgetMerchant          = "merchant"            // the merchant's requests
+	BudgetAnonymousAddress  = "anonymous_address"   // one client address's anonymous requests
+	BudgetAnonymous         = "anonymous"           // the replica's shared anonymous requests
+	BudgetMerchantRESTCalls = "merchant_rest_calls" // an operation's: its merchant's REST calls
+	BudgetUnaccepted        = "unaccepted"          // an operation's: pairs not yet accepted
 )
 
 // Refusal is what the admission step reports of each refusal.

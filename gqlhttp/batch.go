@@ -104,8 +104,7 @@ func answerBatch(w http.ResponseWriter, r *http.Request, max int, maxBody int64,
 	for i, e := range entries {
 		answers[i] = &entryAnswer{header: http.Header{}}
 		sub := r.Clone(r.Context())
-		sub.Body = io.NopCloser(bytes.NewReader(e))
-		sub.ContentLength = int64(len(e))
+		sub.Body, sub.ContentLength = io.NopCloser(bytes.NewReader(e)), int64(len(e))
 		sub.Header.Del("Content-Length")
 		// An entry's answer is one JSON object, never compressed or streamed.
 		sub.Header.Del("Accept-Encoding")

@@ -182,9 +182,7 @@ func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 				where.WriteString("[" + strconv.Itoa(int(el)) + "]")
 			}
 		}
-		e.Message = `Variable "` + where.String() + `" got an invalid value: ` + e.Message
-		e.Path = nil
-		e.Locations = nil
+		e.Message, e.Path, e.Locations = `Variable "`+where.String()+`" got an invalid value: `+e.Message, nil, nil
 		if rc != nil && rc.Operation != nil {
 			if def := rc.Operation.VariableDefinitions.ForName(string(name)); def != nil && def.Position != nil {
 				e.Locations = []gqlerror.Location{{Line: def.Position.Line, Column: def.Position.Column}}

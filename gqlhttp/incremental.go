@@ -201,10 +201,8 @@ func collect(ctx context.Context, resp *graphql.Response, ok bool, results <-cha
 func readResults(ctx context.Context, responses graphql.ResponseHandler) (results <-chan *graphql.Response, stop func()) {
 	out := make(chan *graphql.Response)
 	done := make(chan struct{})
-	var (
-		mu                sync.Mutex
-		waiting, stranded bool
-	)
+	var mu sync.Mutex
+	var waiting, stranded bool
 	go func() {
 		defer close(out)
 		for {

@@ -167,10 +167,8 @@ func (w *refusalWriter) hold() {
 		return
 	}
 	w.checked = true
-	if !(w.mark.refused.Load() && !w.mark.admitted.Load() || restclient.Refused(w.ctx)) {
-		return
-	}
-	if w.d.wait(w.ctx, time.Duration(w.mark.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
+	refused := w.mark.refused.Load() && !w.mark.admitted.Load() || restclient.Refused(w.ctx)
+	if !refused || w.d.wait(w.ctx, time.Duration(w.mark.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
 		return
 	}
 	// Past the share or the cap: the connection closed, unless a trusted
