@@ -175,8 +175,7 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 					break
 				}
 				st.expiresAt = claims.ExpiresAt
-				ctx = restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials))
-				ctx = cfg.WithScope(ctx, claims.Scope)
+				ctx = cfg.WithScope(restclient.WithCredentials(ctx, restclient.Credentials(claims.Credentials)), claims.Scope)
 			}
 			next.ServeHTTP(w, opscope.Request(r, opscope.WithValue(ctx, bearerKey{}, st)))
 		})
