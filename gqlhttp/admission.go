@@ -44,16 +44,10 @@ type AdmissionConfig struct {
 	AnonymousAddress *ratelimit.Limiter // each client address's anonymous requests
 	Anonymous        *ratelimit.Limiter // shared by every anonymous request of the replica
 	TrustedProxies   []netip.Prefix
-	// Merchant is the one decision of who is a merchant (a pair the REST
-	// API accepted); any other request is anonymous.
-	Merchant func(context.Context) (string, bool)
-	// Admit is asked whether the first REST call of a pair not yet
-	// accepted would be refused; nil asks nothing.
-	Admit func(context.Context) error
-	// Delay holds the refusals of callers that are not accepted merchants;
-	// nil answers them at once.
-	Delay     *RefusalDelay
-	OnRefused func(ctx context.Context, r Refusal) // told of each refusal, of a request or an operation
+	Merchant         func(context.Context) (string, bool) // the one decision of who is a merchant (a pair the REST API accepted)
+	Admit            func(context.Context) error          // would an unaccepted pair's first REST call be refused? nil: not asked
+	Delay            *RefusalDelay                        // holds the refusals of all but accepted merchants; nil: none
+	OnRefused        func(ctx context.Context, r Refusal) // told of each refusal, of a request or an operation
 }
 
 // Admission is the admission step: one decision per request (who, which

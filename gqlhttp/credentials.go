@@ -121,10 +121,8 @@ type BearerConfig struct {
 	// are off, and a request with one is refused saying so.
 	Verify func(token string) (sessiontoken.Claims, error)
 	// WithScope puts the token's scope where the resolvers find it (graph.WithScope).
-	WithScope func(ctx context.Context, s sessiontoken.Scope) context.Context
-	// KeyHeader and SecretHeader are the credential headers a token
-	// replaces; a request with either and a token is refused.
-	KeyHeader, SecretHeader string
+	WithScope               func(ctx context.Context, s sessiontoken.Scope) context.Context
+	KeyHeader, SecretHeader string                                                                     // the credential headers a token replaces: sent with one, refused
 	Refuse                  func(w http.ResponseWriter, r *http.Request, status int, code, msg string) // in the contract's shape
 }
 

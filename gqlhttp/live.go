@@ -33,20 +33,14 @@ type Live struct {
 	Readers func(http.Handler) http.Handler
 	// KeepAlive is the interval of SSE comments and WebSocket pings, which
 	// keep proxies from closing an idle stream and find dead clients.
-	KeepAlive time.Duration
-	// OriginPatterns are the origins a WebSocket may come from besides the
-	// gateway's own: a WebSocket has no CORS preflight.
-	OriginPatterns []string
-	// MaxConnections bounds the open WebSockets and SSE streams; one more
-	// is refused, HTTP 503.
-	MaxConnections int
-	MaxLifetime    time.Duration // the longest life of one connection or stream
-	InitTimeout    time.Duration // the life of a WebSocket before its connection_init
-	MaxOperations  int           // bounds the operations in flight on one WebSocket
-	WriteTimeout   time.Duration // the longest a client may take to take one message
-	// MaxMessageBytes is the largest WebSocket message read; a larger one
-	// closes the connection (1009). Zero: 1 MiB.
-	MaxMessageBytes int64
+	KeepAlive       time.Duration
+	OriginPatterns  []string          // where a WebSocket may come from besides ours (it has no CORS preflight)
+	MaxConnections  int               // bounds the open WebSockets and SSE streams; one more is refused 503
+	MaxLifetime     time.Duration     // the longest life of one connection or stream
+	InitTimeout     time.Duration     // the life of a WebSocket before its connection_init
+	MaxOperations   int               // bounds the operations in flight on one WebSocket
+	WriteTimeout    time.Duration     // the longest a client may take to take one message
+	MaxMessageBytes int64             // the largest WebSocket message read (zero: 1 MiB); larger closes it 1009
 	RequestTimeout  time.Duration     // each live query's and mutation's deadline; zero: none
 	RESTCalls       int               // bounds one WebSocket operation's REST calls in flight
 	Budget          *ConnectionBudget // charged each WebSocket operation; nil: none
