@@ -100,8 +100,7 @@ func (a *Admission) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// decide charges one request to c's budgets: the decision, and the budget
-// that refused it ("" allowed). A merchant's sets its RateLimit headers in h.
+// decide charges a request to c's budgets (a merchant's RateLimit headers in h): the refusing one, or "".
 func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, c caller) (ratelimit.Decision, string) {
 	if c.merchant {
 		if a.c.Merchants == nil {

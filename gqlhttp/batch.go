@@ -44,8 +44,7 @@ func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.H
 	})
 }
 
-// prefixedBody is a request body whose first bytes Batches read, up to
-// the first that is not JSON white space, given back before the rest.
+// prefixedBody gives back the bytes Batches read, up to the first non-blank, before the rest.
 type prefixedBody struct {
 	one    [1]byte
 	prefix []byte // what was read and not yet given back
@@ -201,8 +200,7 @@ func (a *entryAnswer) Flush() {}
 // maxBatchAnswers bounds the answer to a refused batch: past it, one error.
 const maxBatchAnswers = 100
 
-// refuseEntries answers a batch of n operations with 400 and n answers,
-// each msg, so that a batching client hands each operation its error.
+// refuseEntries answers 400 with n copies of msg, a batching client's error for each operation.
 func refuseEntries(w http.ResponseWriter, r *http.Request, n int, msg string) {
 	if n <= 0 || n > maxBatchAnswers {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msg)

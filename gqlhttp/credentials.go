@@ -191,8 +191,7 @@ func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	return read, refuse
 }
 
-// BearerSecrets returns the request's Authorization values, which the logger
-// and metrics must never print (nil: none).
+// BearerSecrets returns the Authorization values, never to be logged (nil: none).
 func BearerSecrets(ctx context.Context) []string {
 	if st, _ := ctx.Value(bearerKey{}).(*bearerState); st != nil {
 		return st.values

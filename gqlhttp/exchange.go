@@ -195,8 +195,7 @@ func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 	}
 }
 
-// writeRequestError writes resp as a request error: its errors and
-// extensions, no "data" entry, and 400 under graphql-response+json (gr).
+// writeRequestError writes resp's errors and extensions, no "data"; 400 under graphql-response+json (gr).
 func writeRequestError(w http.ResponseWriter, gr bool, resp *graphql.Response) {
 	b, err := json.Marshal(struct {
 		Errors     gqlerror.List  `json:"errors"`

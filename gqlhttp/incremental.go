@@ -101,8 +101,7 @@ var strandedReaders atomic.Int64
 
 func deferAvailable() bool { return strandedReaders.Load() < maxStrandedReaders }
 
-// writeIncremental writes responses' results: a stream, or one JSON payload
-// when nothing was deferred (or the first is over maxBytes).
+// writeIncremental streams responses, or writes one payload if nothing was deferred or the first is over maxBytes.
 func writeIncremental(ctx context.Context, w http.ResponseWriter, responses graphql.ResponseHandler, maxBytes int64) {
 	first := responses(ctx)
 	if first == nil || first.HasNext == nil || !*first.HasNext {

@@ -144,8 +144,7 @@ func isWebsocket(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.EqualFold(FirstHeader(r.Header, "Upgrade"), "websocket")
 }
 
-// sse is gqlgen's graphql-sse transport behind a check that refuses, never
-// echoes, a body that is no GraphQL request.
+// sse is gqlgen's graphql-sse transport, refusing, never echoing, a bad body.
 type sse struct {
 	transport.SSE
 	b *liveBounds
@@ -301,8 +300,8 @@ func (i deadlineImplementation) Accept(w http.ResponseWriter, r *http.Request, o
 	return &deadlineConn{WebsocketConn: c, timeout: i.timeout}, nil
 }
 
-// liveSendBuffer bounds a WebSocket's kernel send buffer, which Linux may
-// grow to megabytes for a client that stopped reading.
+// liveSendBuffer bounds a WebSocket's send buffer, which Linux may grow to megabytes for a client not reading.
+
 const liveSendBuffer = 256 << 10
 
 // sendBuffer sets liveSendBuffer on the connection it hijacks.

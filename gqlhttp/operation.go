@@ -54,8 +54,7 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 	return rc, nil
 }
 
-// newScope is a WebSocket operation's open scope (the mutators run on the
-// read loop, one operation at a time).
+// newScope is a WebSocket operation's open scope (mutators run one at a time).
 func (s operationScope) newScope(ctx context.Context) context.Context {
 	ctx = loaders.WithOperationLoaders(opscope.New(ctx))
 	return restclient.WithRequestLimit(ctx, s.b.RESTCalls)

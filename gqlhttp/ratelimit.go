@@ -20,8 +20,7 @@ import (
 	"paygraph/restclient"
 )
 
-// budget is an operation's REST-call budget, put in the request's scope by
-// the admission step, or in a WebSocket's (ConnectionBudget).
+// budget is an operation's REST-call budget, from Admission or a WebSocket's.
 type budget interface {
 	// charge charges restCalls; a refusal is the operation's error.
 	charge(ctx context.Context, restCalls int) *gqlerror.Error
@@ -138,8 +137,7 @@ func (b *restCallBudget) charge(ctx context.Context, restCalls int) *gqlerror.Er
 	return b.a.operationRefused(ctx, BudgetMerchantRESTCalls, restCallsRefusal(ctx, d, restCalls))
 }
 
-// setHeaders sets the headers of the tighter of the request's two
-// decisions once the operation is charged (the edge's are set already).
+// setHeaders sets the tighter decision's headers once charged (the edge's are set).
 func (b *restCallBudget) setHeaders(h http.Header) {
 	b.mu.Lock()
 	defer b.mu.Unlock()

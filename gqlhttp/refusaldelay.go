@@ -12,8 +12,8 @@ import (
 	"paygraph/restclient"
 )
 
-// DefaultRefusalDelayMax is the Retry-After every such refusal carries at
-// least, so a client that honours it loses nothing.
+// DefaultRefusalDelayMax is at most every held refusal's Retry-After: honouring it loses nothing.
+
 const DefaultRefusalDelayMax = time.Second
 
 // RefusalDelay holds the refusals of callers the REST API has not accepted
