@@ -43,9 +43,8 @@ func Credentials(next http.Handler) http.Handler {
 }
 
 // SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED)
-// x-api-key or x-api-secret in more than one line: taking the first would
-// let a proxy's added header choose the merchant. It reads them itself when
-// no outer Credentials did.
+// x-api-key or x-api-secret in more than one line, whose first a proxy could
+// choose; it reads them itself when no outer Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)

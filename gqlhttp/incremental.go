@@ -20,10 +20,9 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// Incremental delivery of @defer, as multipart/mixed parts with the
-// 2022-08-24 payloads flushed as they complete. It is ours, not gqlgen's, so
-// that it is checked as any request, its deadline and MAX_RESPONSE_BYTES
-// bounding the whole stream.
+// Incremental delivery of @defer: multipart/mixed parts (2022-08-24 payloads)
+// flushed as they complete. Ours, not gqlgen's, so that it is checked as any
+// request, its deadline and MAX_RESPONSE_BYTES bounding the whole stream.
 
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 

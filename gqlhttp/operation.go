@@ -14,10 +14,10 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the live transports' executor: it gives each WebSocket
-// operation what middlewares give a POST (scope, loaders, REST-call bound,
-// access line) and refuses it past its token's expiry or MaxOperations; a
-// query or mutation gets RequestTimeout.
+// operationScope is the live transports' executor: each WebSocket operation
+// gets what middlewares give a POST (scope, loaders, REST-call bound, access
+// line), is refused past its token's expiry or MaxOperations, and RequestTimeout.
+
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds
