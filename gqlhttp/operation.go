@@ -16,7 +16,9 @@ import (
 
 // operationScope is the live transports' executor: each WebSocket operation
 // gets what middlewares give a POST (scope, loaders, REST-call bound, access
-// line), is refused past its token's expiry or MaxOperations, and RequestTimeout.
+// line) and is refused past its token's expiry or MaxOperations; a query or
+// mutation gets RequestTimeout.
+
 
 type operationScope struct {
 	graphql.GraphExecutor
