@@ -24,7 +24,6 @@ type callerKey struct{}
 
 // callerHeaders is what credential headers held that made no usable pair:
 // nothing to send, but values never to be logged.
-
 type callerHeaders struct {
 	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header

@@ -15,7 +15,6 @@ type refusedKey struct{}
 
 // OnRefused is the middleware that tells report of each refusal below it,
 // with its code: those never reach the GraphQL server's extensions.
-
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {

@@ -301,7 +301,6 @@ func (i deadlineImplementation) Accept(w http.ResponseWriter, r *http.Request, o
 }
 
 // liveSendBuffer bounds a WebSocket's send buffer, which Linux may grow to megabytes for a client not reading.
-
 const liveSendBuffer = 256 << 10
 
 // sendBuffer sets liveSendBuffer on the connection it hijacks.

@@ -18,8 +18,6 @@ import (
 // gets what middlewares give a POST (scope, loaders, REST-call bound, access
 // line) and is refused past its token's expiry or MaxOperations; a query or
 // mutation gets RequestTimeout.
-
-
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds

@@ -90,7 +90,6 @@ func putPostBuf(bp *[]byte, b []byte) {
 }
 
 // readBody appends body to b, grown at once to size (Content-Length; < 0: unknown).
-
 func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
 	if body == nil {
 		return b, nil

@@ -13,7 +13,6 @@ import (
 )
 
 // DefaultRefusalDelayMax is at most every held refusal's Retry-After: honouring it loses nothing.
-
 const DefaultRefusalDelayMax = time.Second
 
 // RefusalDelay holds the refusals of callers the REST API has not accepted
@@ -136,7 +135,6 @@ type refusalMark struct {
 type refusalKey struct{}
 
 // markRefused records a refusal, retryAfter its Retry-After (0: none), if any RefusalDelay is above.
-
 func markRefused(ctx context.Context, retryAfter time.Duration) {
 	if m, _ := ctx.Value(refusalKey{}).(*refusalMark); m != nil {
 		m.retryAfter.Store(int64(retryAfter))

@@ -212,7 +212,6 @@ var special = [256]bool{
 
 // appendHTMLSafe is appendMarshalled for compact data, finding each
 // HTML-unsafe byte by bytes.IndexByte (none follows a backslash; FuzzAppendHTMLSafe).
-
 func appendHTMLSafe(dst, data []byte) []byte {
 	const stops = "<>&\xe2"
 	var next [len(stops)]int // each stop byte's next place; len(data): none
