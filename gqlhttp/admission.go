@@ -211,12 +211,10 @@ func (a *Admission) OperationBudget() *ConnectionBudget {
 func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if accepted(r.Context()) {
-				next.ServeHTTP(w, r)
-				return
+			if !accepted(r.Context()) {
+				r = opscope.Request(r, restclient.WithClientAddr(r.Context(), ClientAddr(r, trusted)))
 			}
-			addr := ClientAddr(r, trusted)
-			next.ServeHTTP(w, opscope.Request(r, restclient.WithClientAddr(r.Context(), addr)))
+			next.ServeHTTP(w, r)
 		})
 	}
 }

@@ -46,13 +46,12 @@ func Credentials(next http.Handler) http.Handler {
 // choose; it reads them itself when no outer Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)
 		if !callerRead(r.Context()) {
 			if ctx, changed := readCaller(r); changed {
 				r = opscope.Request(r, ctx)
-				h, _ = ctx.Value(callerKey{}).(*callerHeaders)
 			}
 		}
+		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)
 		if h != nil && h.ambiguous != "" {
 			refuse(w, r, http.StatusBadRequest, errcode.Unauthenticated,
 				h.ambiguous+" was sent more than once (in more than one header line): send each credential header exactly once")
