@@ -22,7 +22,7 @@ func (c *Client) merchantState(ctx context.Context) string {
 	if m == nil {
 		return "none"
 	}
-	return circuitState(m.cb.State()).String()
+	return CircuitState(m.cb.State()).String()
 }
 
 // merchantCtx is the context of merchant name's (made-up) credentials.

@@ -32,14 +32,7 @@ const (
 )
 
 // idRoutes are the routes that end in one id segment.
-var idRoutes = [...]struct {
-	prefix string // the pattern without "{id}"
-	ep     Endpoint
-}{
-	{"/api/v1/payments/", EndpointGetPayment},
-	{"/api/v1/payment-links/", EndpointGetPaymentLink},
-	{"/api/v1/checkout/sessions/", EndpointGetCheckoutSession},
-}
+var idRoutes = [...]Endpoint{EndpointGetPayment, EndpointGetPaymentLink, EndpointGetCheckoutSession}
 
 // EndpointOf names the REST call to u by its route pattern, ignoring any
 // base path, or "" when u is none of the four routes (metrics, traces).
@@ -60,9 +53,9 @@ func EndpointOf(u *url.URL) Endpoint {
 		return ""
 	}
 	route := p[:j+1] // the id, p[j+1:], is not empty and holds no '/'
-	for _, r := range idRoutes {
-		if strings.HasSuffix(route, r.prefix) {
-			return r.ep
+	for _, ep := range idRoutes {
+		if strings.HasSuffix(route, strings.TrimSuffix(string(ep), "{id}")) {
+			return ep
 		}
 	}
 	return ""

@@ -54,9 +54,9 @@ func endpointBySearch(u *url.URL) Endpoint {
 	if p == string(EndpointListPayments) {
 		return EndpointListPayments
 	}
-	for _, r := range idRoutes {
-		if id, ok := strings.CutPrefix(p, r.prefix); ok && id != "" && !strings.Contains(id, "/") {
-			return r.ep
+	for _, ep := range idRoutes {
+		if id, ok := strings.CutPrefix(p, strings.TrimSuffix(string(ep), "{id}")); ok && id != "" && !strings.Contains(id, "/") {
+			return ep
 		}
 	}
 	return ""

@@ -93,10 +93,7 @@ func badCertificate(err error) bool {
 // unhealthy: the REST API may be in trouble, not the caller or one odd answer.
 func unhealthy(err error) bool {
 	e, ok := errors.AsType[*Error](err)
-	if !ok {
-		return false
-	}
-	return e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil)
+	return ok && (e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil))
 }
 
 // systemic: err came before the request reached the REST API (dial, DNS,
@@ -108,21 +105,19 @@ func systemic(err error) bool {
 	return isA[*net.DNSError](err) || isA[tls.RecordHeaderError](err) || isA[tls.AlertError](err) || badCertificate(err)
 }
 
-// localExhaustion tells whether err is this process running out of file
-// descriptors, ports or socket buffers, which no circuit counts (a flood
-// of the gateway's connections would open every merchant's).
+// localExhaustion: this process ran out of file descriptors, ports or socket
+// buffers, which no circuit counts (a flood would open every merchant's).
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 const (
-	// breakerMerchants is how many accepted merchants must be among the
-	// non-systemic failures that open the process-wide circuit: two may be
-	// one business (or attacker) with two pairs.
+	// breakerMerchants accepted merchants must be among the non-systemic failures
+	// that open the process-wide circuit: two may be one business with two pairs.
 	breakerMerchants = 3
-	// maxMerchants bounds the merchant circuits; merchantIdle is how long
-	// an unused one is kept when the table needs room.
+	// maxMerchants bounds the merchant circuits; an unused one is kept
+	// merchantIdle when the table needs room.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
 )
@@ -134,8 +129,8 @@ type breaker struct {
 	merchants        merchantTable
 	merchantSettings gobreaker.Settings
 
-	// State changes, reported under gobreaker's lock, are queued and
-	// handed to the hooks outside it (flush): a slow log sink stalls no call.
+	// State changes, reported under gobreaker's lock, go to the hooks outside
+	// it (flush): a slow log sink stalls no call.
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
@@ -178,13 +173,13 @@ func (r Resilience) newBreaker(name string) *breaker {
 		b.gen.Add(1)
 		b.run.reset() // a new circuit generation starts a new run
 		if b.hook != nil {
-			b.queue(func() { b.hook(circuitState(from), circuitState(to)) })
+			b.queue(func() { b.hook(CircuitState(from), CircuitState(to)) })
 		}
 	}
 	b.cb = gobreaker.NewCircuitBreaker[struct{}](process)
 	if b.merchantHook != nil {
 		b.merchantSettings.OnStateChange = func(tag string, from, to gobreaker.State) {
-			b.queue(func() { b.merchantHook(tag, circuitState(from), circuitState(to)) })
+			b.queue(func() { b.merchantHook(tag, CircuitState(from), CircuitState(to)) })
 		}
 	}
 	return b
@@ -204,8 +199,8 @@ func (b *breaker) state() gobreaker.State {
 	return s
 }
 
-// flush hands the queued changes to the hooks, one goroutine at a time so
-// that they arrive in order; it looks again for any queued meanwhile.
+// flush hands the queued changes to the hooks, in order (one goroutine at a
+// time), and looks again for any queued meanwhile.
 func (b *breaker) flush() {
 	for b.queued.Load() && b.delivering.TryLock() {
 		b.deliver()
@@ -251,11 +246,8 @@ func (s CircuitState) String() string {
 	return "closed"
 }
 
-func circuitState(s gobreaker.State) CircuitState { return CircuitState(s) }
-
-// failureRun is the process-wide circuit's run of consecutive failures:
-// how many were systemic, and which accepted merchants the others came
-// from; any healthy answer ends it.
+// failureRun is the process-wide circuit's failure run (a healthy answer ends
+// it): how many were systemic, which accepted merchants the others came from.
 type failureRun struct {
 	active   atomic.Bool // the run is not empty
 	mu       sync.Mutex
@@ -326,8 +318,8 @@ func (t *merchantTable) get(key uint64, now int64) *merchant {
 	return m
 }
 
-// add returns key's entry, making it if needed in the room of an idle
-// accepted merchant, else of a never-accepted one, else of the oldest.
+// add returns key's entry, made if needed in the room of an idle accepted
+// merchant, else of a never-accepted one, else of the oldest.
 func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -379,7 +371,7 @@ func (c *Client) BreakerState() CircuitState {
 	if c.breaker == nil {
 		return CircuitClosed
 	}
-	return circuitState(c.breaker.state())
+	return CircuitState(c.breaker.state())
 }
 
 // Messages of calls a circuit refused.
@@ -426,8 +418,7 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 		return b.closedCall(ctx, m, key, now, func() error { return call(retries) })
 	}
 
-	// What each circuit is given to count, told to its quietness
-	// (closedfast.go) around its Execute, if that ran the call.
+	// What each circuit counts, told to its quietness (closedfast.go).
 	var err error
 	bCount := errSkip
 	merchantRefused := false
@@ -472,8 +463,8 @@ func circuitRefused(err error) bool {
 	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
-// account records a call's outcome for the merchant and the failure run,
-// and returns what the process-wide circuit counts: err, or errSkip.
+// account records a call's outcome for the merchant and the failure run;
+// the process-wide circuit counts what it returns: err, or errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
 	if err == nil {
 		b.run.reset()

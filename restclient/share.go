@@ -140,7 +140,7 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 
 // sharable reports whether cv's calls may share: the pair is accepted.
 func (c *Client) sharable(cv *credentialsValue) bool {
-	return c.flights != nil && c.accepted(cv)
+	return c.flights != nil && c.limiter.gate.acceptedHere(cv)
 }
 
 // shared is do's call of a sharable pair: it waits for the same call, or

@@ -1,13 +1,12 @@
 package restclient
 
-// Unaccepted credential pairs. A pair costs nothing to invent, so bounds
-// keyed by it hold only once the REST API has answered it 2xx. Until then
-// its calls are made one at a time (the others follow the probe's
-// outcome), each drawing on small budgets shared by every unaccepted pair,
-// per client address (so one flooding address leaves the rest to real
-// merchants) and in all, and a refused pair is answered from a short
-// negative cache. Only calls made spend the budgets (Admit only looks);
-// the accepted and refused pairs and the probes are bounded.
+// Unaccepted credential pairs. A pair costs nothing to invent, so bounds keyed
+// by it hold only once the REST API has answered it 2xx. Until then its calls
+// are made one at a time (the others follow the probe's outcome), each drawing
+// on small budgets shared by every unaccepted pair, per client address (so one
+// flooding address leaves the rest to real merchants) and in all; a refused
+// pair is answered from a short negative cache. Only calls made spend the
+// budgets (Admit only looks); accepted and refused pairs and probes are bounded.
 
 import (
 	"cmp"
@@ -32,10 +31,8 @@ const (
 	DefaultUnacceptedMaxInFlight         = 8       // how many calls of unaccepted pairs a replica makes at once
 	DefaultUnacceptedPerAddressPerSecond = 5       // one client address's part
 	DefaultMaxAccepted                   = 100_000 // the accepted pairs a replica remembers
-	// DefaultRefusedTTL is how long a refused pair is answered without a
-	// call: short, so that a new pair not yet active everywhere soon is.
-	DefaultRefusedTTL = 10 * time.Second
 
+	DefaultRefusedTTL = 10 * time.Second // a refusal answered without a call (short: new pairs soon work)
 	maxRefused        = 16_384
 	storeTimeout      = 50 * time.Millisecond
 	sharedBudgetKey   = "shared"
@@ -55,9 +52,7 @@ type AcceptedStore interface {
 // CallsPerSecond turns them off: every pair is then a merchant at once.
 type UnacceptedConfig struct {
 	CallsPerSecond int // the replica's shared budget (burst: twice)
-	// MaxInFlight is how many unaccepted pairs' calls run at once (0: the
-	// default); a call waits for one of these slots.
-	MaxInFlight int
+	MaxInFlight    int // how many unaccepted pairs' calls run at once (0: the default); a call waits for one
 	// PerAddressPerSecond is one client address's budget (burst: twice; a
 	// quarter of MaxInFlight in flight); 0: none (WithClientAddr).
 	PerAddressPerSecond int
@@ -83,8 +78,8 @@ type gate struct {
 	inFlight map[string]int // probes per client address
 }
 
-// refusal is the answer to a refused pair until a time (UnixNano): the
-// REST API's (gate.refused) or the gate's (credentialsValue.denied).
+// refusal is the answer to a refused pair until a UnixNano time: the REST
+// API's (gate.refused) or the gate's (credentialsValue.denied).
 type refusal struct {
 	err   *Error
 	until int64
@@ -120,15 +115,14 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	return g, nil
 }
 
-// perSecond is a budget of n calls a second (within what ratelimit.New
-// takes), with a burst of twice that.
+// perSecond is a budget of n calls a second (clamped for ratelimit.New), burst 2n.
 func perSecond(n int) (*ratelimit.Limiter, error) {
 	n = min(n, 1e8)
 	return ratelimit.New(ratelimit.Config{RESTCallsPerSecond: n, RESTBurst: 2 * n})
 }
 
-// ticket is a probe's turn of its pair, count of its address and (once
-// taken) slot; end, idempotent, gives them back and wakes the waiters.
+// ticket is a probe's turn of its pair, count of its address and (once taken)
+// slot; end, idempotent, gives them back and wakes the waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -222,16 +216,15 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err 
 	}
 }
 
-// remember keeps a refusal (an *Error in err, which may be nil) in cv for
-// its Retry-After, at least a second.
+// remember keeps a refusal (an *Error in err, maybe nil) in cv for its
+// Retry-After, at least a second.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	if e, ok := errors.AsType[*Error](err); ok {
 		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
 }
 
-// budgets asks addr's budget and the shared one for one call, with ask
-// (AllowRESTCalls or PeekRESTCalls).
+// budgets asks addr's budget and the shared one for a call (AllowRESTCalls or PeekRESTCalls).
 func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Limiter, context.Context, string, int) ratelimit.Decision) error {
 	if g.perAddress != nil {
 		if d := ask(g.perAddress, ctx, addressBudgetKey+addr, 1); !d.Allowed {
@@ -288,8 +281,8 @@ func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	return cv.merchantName, true
 }
 
-// Refused reports whether the REST API refused ctx's pair (401, 403) on a
-// call of this context, with the bounds on unaccepted pairs on.
+// Refused reports whether the REST API refused ctx's pair (401, 403) on a call
+// of this context, with the bounds on unaccepted pairs on.
 func Refused(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && cv.refused.Load()
@@ -299,11 +292,8 @@ func Refused(ctx context.Context) bool {
 // REST API answered it 2xx; or no bounds); false without credentials.
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
-	return ok && c.accepted(cv)
+	return ok && c.limiter.gate.acceptedHere(cv)
 }
-
-// accepted is Accepted of cv's pair.
-func (c *Client) accepted(cv *credentialsValue) bool { return c.limiter.gate.acceptedHere(cv) }
 
 // acceptedHere reports whether cv's pair is accepted in this replica's
 // memory (cv's, or the table, which notes the use); a nil g accepts all.
@@ -318,14 +308,12 @@ func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	return false
 }
 
-// known reports whether cv's pair is accepted here or, unless refused on
-// this context, in the store.
+// known: cv's pair is accepted here or, unless refused on this context, in the store.
 func (g *gate) known(ctx context.Context, cv *credentialsValue) bool {
 	return g.acceptedHere(cv) || (!cv.refused.Load() && g.askStore(ctx, cv))
 }
 
-// askStore asks the store about cv's pair, once per context, and accepts
-// the pair if the store knows it.
+// askStore asks the store about cv's pair, once per context, accepting it if known.
 func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	if g.store == nil || cv.storeAsked.Load() {
 		return false
@@ -342,17 +330,17 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	return false
 }
 
-// msgUnacceptedLimited is the refusal of a call over the budgets.
 const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
+// unacceptedLimited is the refusal of a call over the budgets.
 func unacceptedLimited(after time.Duration) *Error {
 	secs := int((max(after, time.Second) + time.Second - 1) / time.Second)
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
-// report records what the REST API answered a call of cv's pair: a
-// success accepts it; a 401 or 403 refuses it for RefusedTTL and forgets
-// it if accepted (a revoked key). A nil g records nothing.
+// report records what the REST API answered a call of cv's pair: a success
+// accepts it; a 401 or 403 refuses it for RefusedTTL and forgets it if
+// accepted (a revoked key). A nil g records nothing.
 func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	if g == nil {
 		return
@@ -400,8 +388,8 @@ func clientAddr(ctx context.Context) string {
 	return cmp.Or(a, unknownAddressKey)
 }
 
-// AddressKey is the budget key of addr: the IPv4 address, or the IPv6
-// /64 prefix (one host usually has a whole /64).
+// AddressKey is the budget key of addr: the IPv4 address, or the IPv6 /64
+// prefix (one host usually has a whole /64).
 func AddressKey(addr netip.Addr) string {
 	addr = addr.Unmap()
 	switch {
