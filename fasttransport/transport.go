@@ -37,11 +37,8 @@ const (
 	DefaultTLSHandshake     = 5 * time.Second
 	DefaultMaxConnsPerHost  = 512
 	DefaultMaxResponseBytes = 4 << 20
-	// DefaultReadBufferSize is the read buffer, which bounds a response's
-	// header block (a REST answer's is a few hundred bytes).
-	DefaultReadBufferSize = 16 << 10
-	// UserAgent is net/http's, sent when the request sets none.
-	UserAgent = "Go-http-client/1.1"
+	DefaultReadBufferSize   = 16 << 10             // the read buffer, which bounds a response's header block
+	UserAgent               = "Go-http-client/1.1" // net/http's, sent when the request sets none
 )
 
 // Config configures a Transport; every zero field takes its default.
@@ -89,20 +86,11 @@ type limited struct {
 
 // New returns a Transport for cfg.
 func New(cfg Config) *Transport {
-	t := &Transport{maxBody: cfg.MaxResponseBytes, limitFor: cfg.MaxResponseBytesFor,
-		dialer: dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}}
+	t := &Transport{maxBody: positiveOr(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
+		limitFor: cfg.MaxResponseBytesFor, dialer: dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}}
 	t.clients.Store(&[]limited{})
-	if t.maxBody <= 0 {
-		t.maxBody = DefaultMaxResponseBytes
-	}
-	maxConns := cfg.MaxConnsPerHost
-	if maxConns <= 0 {
-		maxConns = DefaultMaxConnsPerHost
-	}
-	wait := cfg.ResponseHeaderTimeout
-	if wait <= 0 {
-		wait = 30 * time.Second
-	}
+	maxConns := positiveOr(cfg.MaxConnsPerHost, DefaultMaxConnsPerHost)
+	wait := positiveOr(cfg.ResponseHeaderTimeout, 30*time.Second)
 	t.newHost = func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient {
 		return &fasthttp.HostClient{
 			Addr:                addr,
@@ -123,6 +111,14 @@ func New(cfg Config) *Transport {
 		}
 	}
 	return t
+}
+
+// positiveOr is v, or def when v is not positive.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
 }
 
 // clientFor is host's client that holds answers to maxBody bytes.

@@ -317,7 +317,7 @@ func (c *Client) do(ctx context.Context, ep Endpoint, id string, query url.Value
 		u.RawQuery = query.Encode()
 	}
 
-	if c.sharable(creds) {
+	if c.flights != nil && c.limiter.gate.acceptedHere(creds) { // only an accepted pair's calls share
 		k := flightKey{merchant: creds.merchant, ep: ep, id: id, query: u.RawQuery}
 		return c.shared(ctx, k, ep, u, creds, into, true)
 	}

@@ -17,18 +17,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release closedCall was verified
-// against, and reverifyGobreaker what to re-read before raising it.
+// verifiedGobreaker is the gobreaker release closedCall was verified against
+// (what to re-read before raising it: TestGobreakerFence).
 const verifiedGobreaker = "v2.4.0"
-
-const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
-  - afterRequest of a success or an exclusion in StateClosed changes only
-    Counts' Requests, TotalSuccesses, ConsecutiveSuccesses (and zeroes
-    ConsecutiveFailures) and TotalExclusions, and never the state;
-  - with Settings.Interval 0 and no BucketPeriod, a closed circuit's
-    generation changes only with its state (OnStateChange);
-  - Execute counts a failure in StateClosed as onFailure, then ReadyToTrip;
-then run TestClosedFastPathSameAsGobreaker and set verifiedGobreaker`
 
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
 var gobreakerVerified = gobreakerVersion() == verifiedGobreaker || gobreakerVersion() == ""

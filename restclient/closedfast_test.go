@@ -163,6 +163,16 @@ func TestClosedFastPathSameAsGobreaker(t *testing.T) {
 	}
 }
 
+// reverifyGobreaker is what to re-read in gobreaker before raising verifiedGobreaker.
+const reverifyGobreaker = `re-verify in gobreaker.go and counter.go:
+  - afterRequest of a success or an exclusion in StateClosed changes only
+    Counts' Requests, TotalSuccesses, ConsecutiveSuccesses (and zeroes
+    ConsecutiveFailures) and TotalExclusions, and never the state;
+  - with Settings.Interval 0 and no BucketPeriod, a closed circuit's
+    generation changes only with its state (OnStateChange);
+  - Execute counts a failure in StateClosed as onFailure, then ReadyToTrip;
+then run TestClosedFastPathSameAsGobreaker and set verifiedGobreaker`
+
 // TestGobreakerFence: the fast path was verified against one gobreaker
 // release; the module's go.mod names it. A bump fails here with what to
 // re-verify.

@@ -174,16 +174,12 @@ func (c Credentials) Format(f fmt.State, verb rune) {
 
 // LogValue implements slog.LogValuer.
 func (c Credentials) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.String("api_key", RedactKey(c.APIKey)),
-		slog.Bool("api_secret_set", c.APISecret != ""),
-	)
+	return slog.GroupValue(slog.String("api_key", RedactKey(c.APIKey)),
+		slog.Bool("api_secret_set", c.APISecret != ""))
 }
 
 // MarshalJSON keeps encoding/json from printing the secret.
-func (c Credentials) MarshalJSON() ([]byte, error) {
-	return []byte(strconv.Quote(c.String())), nil
-}
+func (c Credentials) MarshalJSON() ([]byte, error) { return []byte(strconv.Quote(c.String())), nil }
 
 // scrub replaces the credentials in msg (an upstream error) by "[redacted]".
 func (c Credentials) scrub(msg string) string {

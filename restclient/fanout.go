@@ -20,8 +20,7 @@ type Result[V any] struct {
 	Err   error
 }
 
-// PanicError is the error of a fan-out call that panicked, maybe where the
-// caller's recovery does not reach.
+// PanicError is the error of a fan-out call that panicked, maybe out of the caller's recovery's reach.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -40,8 +39,7 @@ func (c *Client) GetPaymentLinks(ctx context.Context, ids []string) []Result[*Pa
 	return fanOut(ctx, c.limiter, ids, method[*PaymentLink]{c, (*Client).GetPaymentLink})
 }
 
-// GetCheckoutSessions retrieves the checkout sessions of keys (ids or
-// references; see GetPayments).
+// GetCheckoutSessions retrieves the checkout sessions of keys, ids or references (see GetPayments).
 func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Result[*CheckoutSession] {
 	return fanOut(ctx, c.limiter, keys, method[*CheckoutSession]{c, (*Client).GetCheckoutSession})
 }
@@ -64,8 +62,7 @@ type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
 
-// Each is a Client's fan-out without slots (for stub REST
-// implementations); results[i] answers ids[i].
+// Each is a Client's fan-out without slots (stub REST APIs); results[i] answers ids[i].
 func Each[V any](ctx context.Context, ids []string, get func(context.Context, string) (V, error)) []Result[V] {
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
@@ -141,8 +138,7 @@ func (f *fan[V, G]) work(h *Held, i int) {
 	}
 }
 
-// call makes one call with h's slot (nil: none), releasing it after; a
-// panic becomes r's *PanicError.
+// call makes one call with h's slot (nil: none), releasing it after; a panic becomes r's *PanicError.
 func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result[V], g G) {
 	defer h.Release()
 	defer func() {

@@ -14,11 +14,9 @@ import (
 
 // Defaults of the limiter's bounds (and of REST_MAX_CONCURRENCY and REST_MAX_INFLIGHT).
 const (
-	DefaultRequestLimit = 16  // the usual per-request bound (WithRequestLimit)
-	DefaultMaxInFlight  = 256 // the process-wide bound
-	// DefaultMaxInFlightPerMerchant is a quarter of the process pool, so
-	// that one merchant's load leaves three quarters to the others.
-	DefaultMaxInFlightPerMerchant = 64
+	DefaultRequestLimit           = 16  // the usual per-request bound (WithRequestLimit)
+	DefaultMaxInFlight            = 256 // the process-wide bound
+	DefaultMaxInFlightPerMerchant = 64  // a quarter: one merchant's load leaves the rest to the others
 )
 
 // LimiterConfig configures a Limiter. Zero values take the defaults.

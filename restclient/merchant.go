@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
-	"io"
 	"sync"
 
 	"paygraph/internal/opscope"
@@ -24,8 +23,7 @@ const MinMerchantKeyBytes = 32
 // merchantIDLabel separates this use of the key from any other.
 const merchantIDLabel = "paygraph merchant id v1\x00"
 
-// MerchantKey is the merchant identity's key, the same on every replica
-// sharing a Redis; safe for concurrent use.
+// MerchantKey is the merchant identity's key, the same on every replica sharing a Redis; safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
@@ -37,8 +35,7 @@ type merchantMAC struct {
 	out [sha256.Size]byte
 }
 
-// NewMerchantKey returns the identity key of key (copied), at least
-// MinMerchantKeyBytes long.
+// NewMerchantKey returns the identity key of key (copied), at least MinMerchantKeyBytes long.
 func NewMerchantKey(key []byte) (*MerchantKey, error) {
 	if len(key) < MinMerchantKeyBytes {
 		return nil, fmt.Errorf("merchant identity key is %d bytes; want at least %d (such as `openssl rand -base64 32`)", len(key), MinMerchantKeyBytes)
@@ -58,9 +55,7 @@ func RandomMerchantKey() *MerchantKey {
 }
 
 // Format prints nothing of the key, whatever the verb.
-func (k *MerchantKey) Format(f fmt.State, _ rune) {
-	_, _ = io.WriteString(f, "restclient.MerchantKey(redacted)")
-}
+func (k *MerchantKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, "restclient.MerchantKey(redacted)") }
 
 // processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
@@ -94,8 +89,7 @@ func (k *MerchantKey) Derive(label string) []byte {
 
 type merchantKeyCtx struct{}
 
-// WithMerchantKey returns a context whose pairs (WithCredentials) are
-// named under k.
+// WithMerchantKey returns a context whose pairs (WithCredentials) are named under k.
 func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
 	if k == nil {
 		return ctx

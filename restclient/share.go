@@ -62,8 +62,7 @@ func newFlights(maxWaiters int) *flights {
 	return fs
 }
 
-// join makes the caller a waiter of k's call of the same pair, if any,
-// with room.
+// join makes the caller a waiter of k's call of the same pair, if any, with room.
 func (fs *flights) join(k flightKey, c Credentials) *flight {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -122,8 +121,7 @@ func (fs *flights) keep(f *flight, buf []byte) {
 	}
 }
 
-// finish ends f with err, waking its waiters; abandoned: the maker left
-// or panicked.
+// finish ends f with err, waking its waiters; abandoned: the maker left or panicked.
 func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -138,12 +136,7 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	close(done)
 }
 
-// sharable reports whether cv's calls may share: the pair is accepted.
-func (c *Client) sharable(cv *credentialsValue) bool {
-	return c.flights != nil && c.limiter.gate.acceptedHere(cv)
-}
-
-// shared is do's call of a sharable pair: it waits for the same call, or
+// shared is do's call of an accepted pair: it waits for the same call, or
 // makes it for others, or unshared; mayJoin false: never waits.
 func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
 	if mayJoin {
