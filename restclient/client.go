@@ -34,8 +34,7 @@ const (
 // idRoutes are the routes that end in one id segment.
 var idRoutes = [...]Endpoint{EndpointGetPayment, EndpointGetPaymentLink, EndpointGetCheckoutSession}
 
-// EndpointOf names the REST call to u by its route pattern, ignoring any
-// base path, or "" when u is none of the four routes (metrics, traces).
+// EndpointOf names u's REST call by its route pattern, any base path aside; "" for no route.
 func EndpointOf(u *url.URL) Endpoint {
 	if u == nil {
 		return ""
@@ -77,24 +76,21 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
-	// MaxBodyBytes and MaxPageBytes bound a 2xx body of a single record and
-	// of a list page (0: the defaults); a larger one is KindUpstream.
+	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0: the defaults); a
+	// larger one is KindUpstream.
 	MaxBodyBytes int64
 	MaxPageBytes int64
 	// Limiter bounds the calls in flight; nil: one with the default bounds.
 	Limiter *Limiter
-	// DropIdle closes the idle connections ctx's credentials may reuse, after
-	// an answer of another record than asked (an out-of-step connection) and
-	// before a retry after a connection error; nil: CloseIdleConnections.
+	// DropIdle closes the idle connections ctx's pair may reuse, after an answer of another
+	// record than asked (out of step) and before a retry; nil: CloseIdleConnections.
 	DropIdle func(ctx context.Context)
-	// ShareWaiters is how many callers may wait for one GET of a pair in
-	// flight (share.go); 0: DefaultShareWaiters, negative: none.
+	// ShareWaiters callers may wait for a pair's GET in flight (share.go); 0: the default, <0: none.
 	ShareWaiters int
 	Resilience
 }
 
-// Client is the typed client of the Payment Records Read API, safe for
-// concurrent use; credentials come from each call's context.
+// Client is the REST API's typed client, safe for concurrent use; credentials come from the context.
 type Client struct {
 	hc          *http.Client
 	scheme      string
@@ -116,8 +112,7 @@ type Client struct {
 	flights  *flights // nil: no sharing
 }
 
-// New returns a Client for cfg. BaseURL must be an absolute http or https
-// URL without query or fragment.
+// New returns a Client for cfg; BaseURL is an absolute http(s) URL without query or fragment.
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.BaseURL) == "" {
 		return nil, errors.New("restclient: BaseURL is empty; want an absolute http(s) URL such as http://127.0.0.1:9000")
@@ -258,8 +253,7 @@ func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, id 
 // errorCarrier reports a 2xx body's string "error" key when it has no id/data.
 type errorCarrier interface{ errorBody() (string, bool) }
 
-// checkID reports why id cannot be a path segment, or "", and whether it
-// is plain: only RFC 3986's unreserved characters (url.PathEscape keeps them).
+// checkID reports why id cannot be a path segment (or ""), and whether it is RFC 3986 unreserved.
 func checkID(id string) (why string, plain bool) {
 	switch {
 	case id == "":
@@ -349,8 +343,7 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 	return err
 }
 
-// attempt makes one request and decodes its answer into into; st, when
-// not nil, records it; f, when not nil, keeps a 2xx body for its waiters.
+// attempt makes one request into into; st (if set) records it, f (if set) keeps a 2xx body.
 func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat, f *flight) error {
 	// A dead parent must not count as our timeout.
 	if err := ctx.Err(); err != nil {
@@ -422,8 +415,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	return e
 }
 
-// roundTrip sends req as c.hc.Do would, by the transport itself when Do
-// would add nothing (c.rt), with Do's checks and its *url.Error.
+// roundTrip is c.hc.Do, by c.rt itself when Do would add nothing, with Do's checks and *url.Error.
 func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	if c.rt == nil {
 		return c.hc.Do(req)
@@ -507,8 +499,7 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 	return dec.Decode(into)
 }
 
-// readBody reads lr to its end into buf, never growing it past lr's limit;
-// spare is an outgrown buffer the pool may keep, if any.
+// readBody reads lr into buf, never past lr's limit; spare: an outgrown buffer the pool may keep.
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
 	switch {
 	case size >= int64(cap(buf)) && size < lr.n:
@@ -572,8 +563,8 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API unreachable: " + connFailure(err), Err: err}
 }
 
-// bodyError maps a failure to read a 2xx body of size bytes (-1: unknown):
-// upstream, not a timeout, unless the caller's own context ended.
+// bodyError maps a failed read of a 2xx body of size bytes (-1: unknown): KindUpstream, not a
+// timeout, unless the caller's context ended.
 func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)

@@ -17,8 +17,7 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release closedCall was verified against
-// (what to re-read before raising it: TestGobreakerFence).
+// verifiedGobreaker is the gobreaker release closedCall was verified against (TestGobreakerFence).
 const verifiedGobreaker = "v2.4.0"
 
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
@@ -92,8 +91,7 @@ func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) 
 	q.counted(count, seq)
 }
 
-// closedCall makes call on closed, quiet circuits, then settles each
-// circuit's count; a panic counts as a success, as in gobreaker.
+// closedCall makes call on closed, quiet circuits, then settles each's count (a panic: a success).
 func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
 	gen := b.gen.Load()
 	var mGen uint64

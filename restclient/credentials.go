@@ -23,9 +23,8 @@ const (
 	HeaderAPISecret = "x-api-secret"
 )
 
-// Credentials is the caller's credential pair, forwarded as the
-// credential headers of its REST calls. Its every textual form (fmt,
-// slog, encoding/json) shows at most the key's prefix, never the secret.
+// Credentials is the caller's pair, forwarded as its REST calls' credential headers. Every
+// textual form of it (fmt, slog, encoding/json) shows at most the key's prefix, never the secret.
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -33,8 +32,7 @@ type Credentials struct {
 
 type credentialsKey struct{}
 
-// credentialsValue is what WithCredentials puts in a context: the pair
-// and what its REST calls share.
+// credentialsValue is what WithCredentials puts in a context: the pair and what its calls share.
 type credentialsValue struct {
 	c            Credentials
 	header       http.Header // of every REST call of the context; read only
@@ -43,18 +41,14 @@ type credentialsValue struct {
 	secrets      [2]string   // the pair again for SecretsOf, apart from the header's
 	merchant     merchantKey // the Limiter's key of the pair
 	merchantName string      // MerchantOf's answer
-	// As far as this context knows (unaccepted.go): accepted, the REST API
-	// accepted the pair; denied, the gate's refusal of an earlier call;
-	// storeAsked, the store did not know the pair; refused, the REST API
-	// refused it (401, 403).
-	accepted   atomic.Bool
-	denied     atomic.Pointer[refusal]
-	storeAsked atomic.Bool
-	refused    atomic.Bool
+	// As far as this context knows (unaccepted.go):
+	accepted   atomic.Bool             // the REST API accepted the pair
+	denied     atomic.Pointer[refusal] // the gate's refusal of an earlier call
+	storeAsked atomic.Bool             // the store did not know the pair
+	refused    atomic.Bool             // the REST API refused it (401, 403)
 }
 
-// WithCredentials returns a context carrying c, and its merchant identity
-// under ctx's merchant key (WithMerchantKey; merchant.go).
+// WithCredentials returns a context carrying c, and its identity under ctx's WithMerchantKey.
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	k := cmp.Or(MerchantKeyFrom(ctx), processMerchantKey)
 	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, secrets: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
@@ -76,15 +70,13 @@ func (v *credentialsValue) requestHeader() http.Header {
 	return v.header
 }
 
-// CredentialsFrom returns the credentials carried by ctx; ok is false when
-// there are none or when either half is empty.
+// CredentialsFrom returns ctx's credentials; ok is false for none or when either half is empty.
 func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	v, ok := credentialsFrom(ctx)
 	return v.c, ok
 }
 
-// SecretsOf returns the two values of ctx's usable pair, which logs,
-// metrics and traces must never hold, or nil; read only.
+// SecretsOf returns ctx's usable pair's values, never to be logged, traced or measured (read only).
 func SecretsOf(ctx context.Context) []string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

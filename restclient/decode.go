@@ -333,8 +333,7 @@ func (w *wireSessionEnvelope) toSession() (*CheckoutSession, error) {
 	return s, nil
 }
 
-// sameID reports a record whose id is not the one asked for (it could be
-// another merchant's), quoting neither id.
+// sameID reports a record of another id than asked (maybe another merchant's), quoting neither.
 func sameID(obj, asked, got string) error {
 	if got != asked {
 		return errors.New(obj + " id is not the id asked for")
@@ -342,8 +341,7 @@ func sameID(obj, asked, got string) error {
 	return nil
 }
 
-// answers reports a checkout session with neither the id nor the payment
-// reference asked for.
+// answers reports a checkout session with neither the id nor the payment reference asked for.
 func (s *CheckoutSession) answers(idOrRef string) error {
 	if s.ID != idOrRef && s.Reference != idOrRef {
 		return errors.New("checkout session has neither the id nor the reference asked for")
@@ -360,8 +358,7 @@ func (pg *PaymentPage) answers(p ListParams) error {
 	return pg.advancesFrom(p.Cursor)
 }
 
-// advancesFrom reports a page whose next_cursor is the cursor that
-// fetched it, which a client would follow forever.
+// advancesFrom reports a page whose next_cursor is the cursor that fetched it (an endless list).
 func (p *PaymentPage) advancesFrom(cursor string) error {
 	if cursor != "" && p.HasMore && p.NextCursor != nil && *p.NextCursor == cursor {
 		return errors.New("list next_cursor is the cursor just sent; the list would never end")

@@ -13,8 +13,7 @@ import (
 	"paygraph/internal/growstack"
 )
 
-// Result is one id's answer in a fan-out: its record or its error (a
-// *Error, or a *PanicError when the call panicked).
+// Result is one id's answer in a fan-out: its record or its error (*Error, or *PanicError).
 type Result[V any] struct {
 	Value V
 	Err   error
@@ -28,8 +27,7 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic in a REST call: %v", e.Value) }
 
-// GetPayments retrieves the payments of ids, one GetPayment each (fanOut);
-// results[i] answers ids[i].
+// GetPayments retrieves the payments of ids, one GetPayment each; results[i] answers ids[i].
 func (c *Client) GetPayments(ctx context.Context, ids []string) []Result[*Payment] {
 	return fanOut(ctx, c.limiter, ids, method[*Payment]{c, (*Client).GetPayment})
 }

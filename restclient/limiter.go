@@ -23,8 +23,7 @@ const (
 type LimiterConfig struct {
 	MaxInFlight            int // bounds the REST calls in flight in the process
 	MaxInFlightPerMerchant int // bounds those of one pair (at most MaxInFlight)
-	// Unaccepted bounds the calls of pairs the REST API has not accepted
-	// yet (unaccepted.go); its zero value bounds nothing.
+	// Unaccepted bounds the calls of pairs not yet accepted (unaccepted.go); zero: no bounds.
 	Unaccepted UnacceptedConfig
 }
 
@@ -45,12 +44,10 @@ type Limiter struct {
 
 const minKeptMerchants = 1024 // the fewest merchant entries before idle ones go
 
-// merchantKey identifies a credential pair (merchant.go), collision
-// resistant: no caller can use up another's slots without its secret.
+// merchantKey identifies a credential pair (merchant.go): none takes another's slots without its secret.
 type merchantKey [sha256.Size]byte
 
-// merchantSlots is a merchant's semaphore; refs counts the calls holding
-// or waiting for it (under Limiter.mu).
+// merchantSlots is a merchant's semaphore; refs: calls holding or waiting for it (Limiter.mu).
 type merchantSlots struct {
 	sem  chan struct{}
 	refs int
@@ -95,8 +92,7 @@ func (r *requestSem) turnOf() chan struct{} {
 
 type requestSlotsKey struct{}
 
-// WithRequestLimit returns a context whose REST calls, and those of the
-// contexts derived from it, hold at most n slots at once (n < 1 is 1).
+// WithRequestLimit returns a context whose REST calls (and its children's) hold at most n slots (n < 1 is 1).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 }
@@ -114,8 +110,7 @@ type slot struct {
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
 }
 
-// acquire takes a request, a merchant and a process slot, in that order,
-// giving back what it took if ctx ends first.
+// acquire takes a request, merchant and process slot, in order, giving them back if ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l}
 	var err error
@@ -160,8 +155,7 @@ func take(ctx context.Context, sem chan struct{}) error {
 	}
 }
 
-// queue takes a slot of a semaphore the requests share, as take; the
-// calls of req (nil: none) wait there one at a time.
+// queue is take of a semaphore the requests share; req's calls (nil: none) wait one at a time.
 func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}: // free: nobody waits (a full channel's senders queue)
@@ -182,8 +176,7 @@ func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	return err
 }
 
-// width is how many calls of ctx may hold slots at once (its request's
-// bound, else its merchant's), at most n: fanOut's goroutines for n ids.
+// width is fanOut's goroutines for n ids: the slots ctx's request (or merchant) may hold, <= n.
 func (l *Limiter) width(ctx context.Context, n int) int {
 	w := l.perMerchant
 	if req := requestSlotsFrom(ctx); req != nil {
@@ -294,8 +287,7 @@ func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, erro
 	return l.acquire(ctx, cv)
 }
 
-// acquireError is what a call without a slot answers: the gate's refusal,
-// or the caller's context's error.
+// acquireError answers a call without a slot: the gate's refusal, or the context's error.
 func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		c := *e // the cached refusal is shared: a copy with the endpoint

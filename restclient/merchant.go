@@ -23,7 +23,7 @@ const MinMerchantKeyBytes = 32
 // merchantIDLabel separates this use of the key from any other.
 const merchantIDLabel = "paygraph merchant id v1\x00"
 
-// MerchantKey is the merchant identity's key, the same on every replica sharing a Redis; safe for concurrent use.
+// MerchantKey is the identity key, the same on every replica sharing a Redis; safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
@@ -60,8 +60,7 @@ func (k *MerchantKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, "restclient.Me
 // processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
 
-// sum is HMAC(label || uint64 len(apiKey) || apiKey || apiSecret): the
-// length keeps ("ab", "c") and ("a", "bc") apart.
+// sum is HMAC(label || uint64 len(apiKey) || apiKey || apiSecret): ("ab","c") is not ("a","bc").
 func (k *MerchantKey) sum(c Credentials) merchantKey {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -76,8 +75,7 @@ func (k *MerchantKey) sum(c Credentials) merchantKey {
 	return out
 }
 
-// Derive is a key for another use of k: HMAC-SHA256 under k of a label
-// that no identity input starts with.
+// Derive is a key for another use: HMAC-SHA256 under k of a label no identity input starts with.
 func (k *MerchantKey) Derive(label string) []byte {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -103,8 +101,7 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 	return k
 }
 
-// MerchantOf names the merchant of ctx's pair, its identity in hex; ok is
-// false when ctx carries no usable pair.
+// MerchantOf names the merchant of ctx's pair, its identity in hex; ok is false with no usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -113,8 +110,7 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	return v.merchantName, true
 }
 
-// MerchantTag names ctx's merchant in logs as its circuit is named: the
-// identity's first 8 bytes in hex; "" without a usable pair.
+// MerchantTag names ctx's merchant in logs as its circuit: 8 bytes of identity in hex, or "".
 func MerchantTag(ctx context.Context) string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

@@ -38,8 +38,7 @@ func ParseTaka(s string) (Paisa, error) {
 	return Paisa(v), nil
 }
 
-// parseExactInt parses a decimal number that must be an exact integer
-// within ±(2^53-1): "1999", "1999.0" and "1.999e3" are 1999.
+// parseExactInt parses an exact integer within ±(2^53-1): "1999", "1999.0" and "1.999e3" are 1999.
 func parseExactInt(s string) (int64, error) { return parseDecimal(s, 0) }
 
 // parseDecimal returns s times 10^shift, which must be an integer within

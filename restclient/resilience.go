@@ -31,22 +31,17 @@ import (
 // or a 5xx; a call whose caller went away counts as nothing. An open
 // circuit is half-open after the cooldown, with one probe.
 type Resilience struct {
-	// MaxRetries is how many times a call is retried after a connection
-	// error or a 502, 503 or 504; zero or negative: never.
+	// MaxRetries retries after a connection error or a 502, 503 or 504; zero or negative: none.
 	MaxRetries int
-	// RetryBaseDelay is the first backoff, doubling up to 1s with full
-	// jitter, never past the caller's deadline; zero: 50ms.
+	// RetryBaseDelay is the first backoff (zero: 50ms), doubling to 1s, full jitter, within the deadline.
 	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit (zero or
-	// negative: no circuits); an open circuit fails calls with KindUpstream.
+	// BreakerFailures consecutive failures open a circuit (<= 0: none), failing calls KindUpstream.
 	BreakerFailures int
 	// BreakerCooldown is how long an open circuit stays open; zero: 5s.
 	BreakerCooldown time.Duration
-	// OnBreakerChange is told of the process-wide circuit's changes, in
-	// order, outside the breaker's lock (it may call BreakerState).
+	// OnBreakerChange is told the process-wide circuit's changes, in order, outside its lock.
 	OnBreakerChange func(from, to CircuitState)
-	// OnMerchantBreakerChange is told likewise of a merchant's circuit;
-	// merchant is an opaque tag (MerchantTag's), never a credential.
+	// OnMerchantBreakerChange is told likewise of a merchant's, by an opaque tag (MerchantTag's).
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
@@ -96,8 +91,7 @@ func unhealthy(err error) bool {
 	return ok && (e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil))
 }
 
-// systemic: err came before the request reached the REST API (dial, DNS,
-// TLS), so no caller's input caused it.
+// systemic: err came before the request reached the REST API (dial, DNS, TLS): no caller's input.
 func systemic(err error) bool {
 	if op, ok := errors.AsType[*net.OpError](err); ok && (op.Op == "dial" || op.Op == "proxyconnect") {
 		return true
@@ -116,8 +110,7 @@ const (
 	// breakerMerchants accepted merchants must be among the non-systemic failures
 	// that open the process-wide circuit: two may be one business with two pairs.
 	breakerMerchants = 3
-	// maxMerchants bounds the merchant circuits; an unused one is kept
-	// merchantIdle when the table needs room.
+	// maxMerchants bounds the merchant circuits; past it an unused one goes after merchantIdle.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
 )
@@ -129,8 +122,7 @@ type breaker struct {
 	merchants        merchantTable
 	merchantSettings gobreaker.Settings
 
-	// State changes, reported under gobreaker's lock, go to the hooks outside
-	// it (flush): a slow log sink stalls no call.
+	// State changes, told under gobreaker's lock, reach the hooks outside it (flush).
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
@@ -199,8 +191,7 @@ func (b *breaker) state() gobreaker.State {
 	return s
 }
 
-// flush hands the queued changes to the hooks, in order (one goroutine at a
-// time), and looks again for any queued meanwhile.
+// flush hands the queued changes to the hooks, in order: one goroutine at a time.
 func (b *breaker) flush() {
 	for b.queued.Load() && b.delivering.TryLock() {
 		b.deliver()
@@ -318,8 +309,7 @@ func (t *merchantTable) get(key uint64, now int64) *merchant {
 	return m
 }
 
-// add returns key's entry, made if needed in the room of an idle accepted
-// merchant, else of a never-accepted one, else of the oldest.
+// add returns key's entry, made if needed in place of an idle accepted, a never-accepted or the oldest.
 func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -463,8 +453,7 @@ func circuitRefused(err error) bool {
 	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
-// account records a call's outcome for the merchant and the failure run;
-// the process-wide circuit counts what it returns: err, or errSkip.
+// account records a call's outcome for the merchant and the run: what the process counts, err or errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
 	if err == nil {
 		b.run.reset()

@@ -18,8 +18,7 @@ import (
 	"sync"
 )
 
-// DefaultShareWaiters is how many callers may wait for one call when
-// Config.ShareWaiters is 0; more make calls of their own.
+// DefaultShareWaiters callers at most wait for one call (Config.ShareWaiters 0); more call themselves.
 const DefaultShareWaiters = 64
 
 // flightKey names a GET of one pair.
@@ -109,8 +108,7 @@ func (fs *flights) closeLocked(f *flight) {
 	}
 }
 
-// keep is told each 2xx body read for f, before its bytes go back to the
-// pool: f leaves the table and the bytes are copied for any waiters.
+// keep is told each 2xx body of f before it goes back to the pool: f closes, waiters get a copy.
 func (fs *flights) keep(f *flight, buf []byte) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -164,8 +162,7 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	return err
 }
 
-// waitFor waits for f's answer, decoded into into, or the end of ctx;
-// when the maker left, the caller makes the call itself.
+// waitFor decodes f's answer into into, or makes the call itself if the maker left.
 func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
 	select {
 	case <-f.done:

@@ -24,8 +24,7 @@ type Customer struct {
 	City    *string
 }
 
-// Payment is one payment; Detailed: from the retrieve endpoint (with
-// customer.address), not a list.
+// Payment is one payment; Detailed: from the retrieve endpoint (with customer.address), not a list.
 type Payment struct {
 	ID            string
 	Status        PaymentStatus

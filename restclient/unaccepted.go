@@ -40,8 +40,7 @@ const (
 	unknownAddressKey = "unknown"
 )
 
-// AcceptedStore shares between replicas the merchants (MerchantOf names)
-// the REST API has accepted; an error is taken as "not known".
+// AcceptedStore shares the accepted merchants (MerchantOf names) between replicas; an error: not known.
 type AcceptedStore interface {
 	Accepted(ctx context.Context, merchant string) (bool, error)
 	Accept(ctx context.Context, merchant string) error
@@ -78,8 +77,7 @@ type gate struct {
 	inFlight map[string]int // probes per client address
 }
 
-// refusal is the answer to a refused pair until a UnixNano time: the REST
-// API's (gate.refused) or the gate's (credentialsValue.denied).
+// refusal answers a refused pair until a UnixNano time: the REST API's (gate.refused) or the gate's.
 type refusal struct {
 	err   *Error
 	until int64
@@ -155,8 +153,7 @@ func (t *ticket) end() {
 	}
 }
 
-// admit lets a call of cv's pair go ahead: at once when accepted (nil
-// ticket), as the pair's probe within the budgets, or not (an error).
+// admit lets a call of cv's pair go: at once if accepted (nil ticket), as its probe, or not (an error).
 func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err error) {
 	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
 		return nil, d.err // a call of this request was refused already
@@ -197,8 +194,7 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err 
 		}
 		g.probes[k] = t.done
 		g.mu.Unlock()
-		// The probe: unless the store knows the pair (then accepted), it
-		// is charged to the budgets and takes a slot.
+		// The probe: unless the store knows the pair, charged to the budgets, with a slot.
 		if g.askStore(ctx, cv) {
 			t.end()
 			return nil, nil
@@ -216,8 +212,7 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err 
 	}
 }
 
-// remember keeps a refusal (an *Error in err, maybe nil) in cv for its
-// Retry-After, at least a second.
+// remember keeps a refusal (an *Error in err, maybe nil) in cv for its Retry-After, at least 1s.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	if e, ok := errors.AsType[*Error](err); ok {
 		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
@@ -281,22 +276,19 @@ func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	return cv.merchantName, true
 }
 
-// Refused reports whether the REST API refused ctx's pair (401, 403) on a call
-// of this context, with the bounds on unaccepted pairs on.
+// Refused: the REST API refused ctx's pair (401, 403) on a call of ctx, with the bounds on.
 func Refused(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && cv.refused.Load()
 }
 
-// Accepted reports whether ctx's pair is known here to be a merchant (the
-// REST API answered it 2xx; or no bounds); false without credentials.
+// Accepted: ctx's pair is known here to be a merchant (answered 2xx, or no bounds).
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && c.limiter.gate.acceptedHere(cv)
 }
 
-// acceptedHere reports whether cv's pair is accepted in this replica's
-// memory (cv's, or the table, which notes the use); a nil g accepts all.
+// acceptedHere: cv's pair is accepted in this replica's memory (cv's or the table); nil g: all are.
 func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	if g == nil || cv.accepted.Load() {
 		return true
@@ -376,8 +368,7 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 
 type clientAddrKey struct{}
 
-// WithClientAddr returns a context whose REST calls of an unaccepted pair
-// are charged to addr's budget (AddressKey).
+// WithClientAddr returns a context whose unaccepted pair's calls are charged to addr (AddressKey).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }
@@ -388,8 +379,7 @@ func clientAddr(ctx context.Context) string {
 	return cmp.Or(a, unknownAddressKey)
 }
 
-// AddressKey is the budget key of addr: the IPv4 address, or the IPv6 /64
-// prefix (one host usually has a whole /64).
+// AddressKey is addr's budget key: the IPv4 address, or the IPv6 /64 (one host often has a /64).
 func AddressKey(addr netip.Addr) string {
 	addr = addr.Unmap()
 	switch {
