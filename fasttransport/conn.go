@@ -1,8 +1,7 @@
 package fasttransport
 
-// The connections: dialled here (so that the dial knows whether to speak
-// TLS) and watched to tell a reused keep-alive connection that failed
-// before any answer byte, the one failure net/http retried.
+// The connections: dialled here (so that the dial knows whether to speak TLS) and watched to
+// tell a reused keep-alive connection that failed before any answer byte (net/http retried it).
 
 import (
 	"crypto/tls"
@@ -17,9 +16,8 @@ type dialer struct {
 	wrap func(net.Conn) net.Conn
 }
 
-// dialFunc dials addr within the dial timeout (or the call's time left)
-// and with isTLS shakes TLS hands here, so that the watch below sees plain
-// bytes and fasthttp takes the connection (with Handshake) as TLS.
+// dialFunc dials addr within the dial timeout (or the call's time left) and with isTLS shakes
+// TLS hands, so the watch below sees plain bytes and fasthttp takes it (Handshake) as TLS.
 func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		limit := DefaultDialTimeout
@@ -69,8 +67,7 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	}
 }
 
-// conn knows how many requests were written on it and whether the
-// current one's answer has sent a byte; one goroutine uses it at a time.
+// conn counts the requests written on it and sees the current answer's first byte (one user at a time).
 type conn struct {
 	net.Conn
 	requests int  // requests begun: writes after a read, or the first
@@ -79,8 +76,7 @@ type conn struct {
 	local    connAddr
 }
 
-// connAddr is the local address, and the way back to the connection from
-// fasthttp's Response.LocalAddr after a failed call.
+// connAddr is the local address, and the way back to the conn from Response.LocalAddr after a failure.
 type connAddr struct {
 	net.Addr
 	c *conn
@@ -116,9 +112,8 @@ type tlsConn struct{ conn }
 // Handshake tells fasthttp that the connection is TLS already.
 func (c *tlsConn) Handshake() error { return nil }
 
-// failedOnIdle says whether resp's call failed before any answer byte on
-// a connection that had carried an earlier request (fasthttp closed it,
-// so nothing else uses it now).
+// failedOnIdle: resp's call failed before any answer byte on a connection that carried an earlier
+// request (fasthttp closed it: nothing else uses it now).
 func failedOnIdle(resp *fasthttp.Response) bool {
 	a, ok := resp.LocalAddr().(*connAddr)
 	return ok && a.c.requests > 1 && !a.c.answered

@@ -1,7 +1,6 @@
 package fasttransport
 
-// The caller's answer: an http.Response over fasthttp's, whose buffers go
-// back to the pool when the body is closed; with its body one allocation.
+// The caller's answer: an http.Response over fasthttp's, pooled again on Close; one allocation.
 
 import (
 	"bytes"
@@ -15,9 +14,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// response makes the caller's answer from c's; with gz a gzip-encoded body
-// is decompressed as read. readErr, if any, ends the body's bytes
-// (errTooLarge: none of them are handed over).
+// response makes the caller's answer from c's, with gz decompressing a gzip body as read;
+// readErr, if any, ends the body's bytes (errTooLarge: none of them are handed over).
 func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *http.Response {
 	h := &c.resp.Header
 	b := &body{c: c}
@@ -45,8 +43,7 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	raw := c.resp.Body()
 	b.rd.Reset(raw)
 	if gz && len(raw) > 0 && bytes.EqualFold(h.ContentEncoding(), []byte("gzip")) {
-		// As net/http: of unknown length; the caller's limit bounds what
-		// comes out, so a gzip bomb stays bounded.
+		// As net/http: of unknown length; the caller's limit bounds a gzip bomb.
 		b.gzip = true
 		res.Header.Del("Content-Encoding")
 		res.Header.Del("Content-Length")
@@ -56,9 +53,8 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	return res
 }
 
-// header copies h into an http.Header (canonical names, every name and
-// value in one string, the values in one slice) but Transfer-Encoding
-// and Connection: close, as net/http.
+// header copies h, but Transfer-Encoding and Connection: close as net/http, into an http.Header
+// (canonical names, every name and value in one string, the values in one slice).
 func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
 	for k, v := range h.All() {

@@ -1,15 +1,12 @@
-// Package fasttransport is an http.RoundTripper over valyala/fasthttp's
-// client for each credential pair's REST pool (gateway/transport.go): the
-// call runs on the caller's goroutine, not on two of its connection's as
-// in net/http (docs/performance.md, "REST transport"). It keeps what
-// net/http gave its callers, each tested against it (differential_test.go):
-// the context's deadline, the response-header timeout, transparent gzip,
-// no redirects, one retry on a reused keep-alive connection that failed
-// before any answer byte, errors that errors.Is/As classify alike,
-// canonical response headers. No HTTP/2, proxies, or cancelling a call
-// whose context has no deadline. It uses fasthttp's public API only
-// (verified against v1.78.0: on an upgrade, run this package's tests and
-// gateway's TestRESTFaultsNeverCrossPairs) and imports no paygraph package.
+// Package fasttransport is an http.RoundTripper over valyala/fasthttp's client for each
+// credential pair's REST pool (gateway/transport.go): the call runs on the caller's goroutine,
+// not on two of its connection's as in net/http (docs/performance.md, "REST transport"). It keeps
+// what net/http gave its callers, each tested against it (differential_test.go): the context's
+// deadline, the response-header timeout, transparent gzip, no redirects, one retry on a reused
+// keep-alive connection that failed before any answer byte, errors that errors.Is/As classify
+// alike, canonical response headers. No HTTP/2, proxies, or cancelling a call whose context has
+// no deadline. It uses fasthttp's public API only (verified against v1.78.0: on an upgrade run
+// its tests and gateway's TestRESTFaultsNeverCrossPairs) and imports no paygraph package.
 package fasttransport
 
 import (
@@ -43,31 +40,24 @@ const (
 
 // Config configures a Transport; every zero field takes its default.
 type Config struct {
-	// MaxConnsPerHost bounds the connections to one host; a call finding
-	// them all busy waits (up to its deadline, else ResponseHeaderTimeout
-	// or 30 s), never fails for want of one.
+	// MaxConnsPerHost bounds the connections to one host; a call finding them all busy waits
+	// (to its deadline, else ResponseHeaderTimeout or 30 s), never fails for want of one.
 	MaxConnsPerHost int
-	// ResponseHeaderTimeout bounds the wait for the answer, body included
-	// (fasthttp's ReadTimeout); 0: only the context's deadline.
+	// ResponseHeaderTimeout bounds the wait for the answer, body included; 0: the deadline only.
 	ResponseHeaderTimeout time.Duration
-	// TLSConfig is cloned for each TLS connection, ServerName defaulting
-	// to the host; nil: the system roots.
+	// TLSConfig is cloned for each TLS connection, ServerName defaulting to the host; nil: system roots.
 	TLSConfig *tls.Config
-	// MaxResponseBytes bounds an answer's body held in memory; 0:
-	// DefaultMaxResponseBytes. A larger answer comes with its status and
-	// headers, an empty body and a ContentLength above the limit, so that
-	// a caller with a limit no larger refuses it as too large.
+	// MaxResponseBytes bounds an answer's body held in memory (0: the default). A larger one
+	// comes with its status and headers, an empty body and a ContentLength above the limit,
+	// so that a caller with a limit no larger refuses it.
 	MaxResponseBytes int
-	// MaxResponseBytesFor, when set, is a call's own MaxResponseBytes (0:
-	// MaxResponseBytes); each value has its own client and pool.
+	// MaxResponseBytesFor, if set, is a call's MaxResponseBytes (0: the above), one pool a value.
 	MaxResponseBytesFor func(*http.Request) int
-	// WrapConn, when set, wraps each connection dialled (before TLS), for
-	// counting them; its Close is theirs.
+	// WrapConn, if set, wraps each connection dialled (before TLS), for counting; its Close is theirs.
 	WrapConn func(net.Conn) net.Conn
 }
 
-// Transport is an http.RoundTripper over fasthttp's HostClients, one
-// connection pool a host and body limit; it is safe for concurrent use.
+// Transport is a RoundTripper over fasthttp's HostClients, a pool a host and limit; safe for concurrent use.
 type Transport struct {
 	maxBody  int
 	limitFor func(*http.Request) int
@@ -202,8 +192,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
 	err = t.do(c, deadline, hasDeadline)
-	// Once, as net/http, when a reused connection failed before any answer
-	// byte (a streamed body is never sent twice).
+	// Again once, as net/http, when a reused connection failed before any answer byte (not a stream).
 	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {
 		err = t.do(c, deadline, hasDeadline)
 	}
@@ -271,11 +260,9 @@ func closeBody(r *http.Request) {
 	}
 }
 
-// failed answers a call fasthttp ended with err: an error or, when the
-// headers came, the response with a body whose read fails, as net/http.
+// failed answers a call fasthttp ended with err: an error, or with the headers come a body failing.
 func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err error, gz bool, deadline time.Time, hasDeadline bool) (*http.Response, error) {
-	// A failed header read clears the header, so a Content-Length other
-	// than 0 (-1 chunked, -2 to the close) means the headers came.
+	// A failed header read clears them: a Content-Length not 0 (-1 chunked, -2 to close) means they came.
 	headers := c.resp.Header.ContentLength() != 0
 	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
 		c.release()
@@ -320,8 +307,7 @@ func (e timeoutError) Temporary() bool { return true }
 // errTooLarge marks a body past MaxResponseBytes (response.go).
 var errTooLarge = errors.New("fasttransport: response body larger than MaxResponseBytes")
 
-// mapError makes a connection closed before any answer byte io.EOF to
-// errors.Is, as net/http's.
+// mapError makes a connection closed before any answer byte io.EOF to errors.Is, as net/http's.
 func mapError(err error) error {
 	if errors.Is(err, fasthttp.ErrConnectionClosed) {
 		return alsoIs{err, io.EOF}
@@ -335,8 +321,7 @@ type alsoIs struct{ err, is error }
 func (e alsoIs) Error() string   { return e.err.Error() }
 func (e alsoIs) Unwrap() []error { return []error{e.err, e.is} }
 
-// bodyError is what a body read ends with: a broken chunk is
-// io.ErrUnexpectedEOF, as net/http's.
+// bodyError ends a body read: a broken chunk is io.ErrUnexpectedEOF, as net/http's.
 func bodyError(err error) error {
 	var bc fasthttp.ErrBrokenChunk
 	if errors.As(err, &bc) {

@@ -92,7 +92,7 @@ func (r *requestSem) turnOf() chan struct{} {
 
 type requestSlotsKey struct{}
 
-// WithRequestLimit returns a context whose REST calls (and its children's) hold at most n slots (n < 1 is 1).
+// WithRequestLimit returns a context whose REST calls (its children's too) hold at most n slots (1 if n < 1).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 }

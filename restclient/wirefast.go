@@ -17,8 +17,7 @@ import (
 // decodeBody uses encoding/json on the same bytes
 // (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
 
-// fastDecoder is a wire struct with a fast path: decodeFast decodes body,
-// or reports false and leaves the receiver zero.
+// fastDecoder is a wire struct with a fast path: decodeFast decodes body, or leaves it zero (false).
 type fastDecoder interface {
 	decodeFast(body []byte) bool
 }
@@ -136,8 +135,7 @@ func (s *scanner) members(member func(key string) bool) bool {
 	}
 }
 
-// key reads an object key; one with escapes or non-ASCII bytes is left to
-// encoding/json, which unescapes it.
+// key reads an object key; one with escapes or non-ASCII bytes is left to encoding/json.
 func (s *scanner) key() (string, bool) {
 	src := s.src
 	start := s.i + 1
@@ -155,8 +153,7 @@ func (s *scanner) key() (string, bool) {
 	return "", false // '\\', a control or non-ASCII byte, or the end
 }
 
-// plainRun returns the index of the first byte from j not plainByte (or
-// len), eight bytes at a time.
+// plainRun returns the index of the first byte from j not plainByte (or len), 8 at a time.
 func (s *scanner) plainRun(j int) int {
 	b := s.b
 	for j+8 <= len(b) {
@@ -171,8 +168,7 @@ func (s *scanner) plainRun(j int) int {
 	return j
 }
 
-// plainByte: a string holds the byte as is and it ends nothing, printable
-// ASCII but '"' and '\\'.
+// plainByte: a string holds the byte as is and it ends nothing (printable ASCII but '"' and '\\').
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -190,8 +186,7 @@ func (s *scanner) unknown(key string, known []string) bool {
 	return s.skip()
 }
 
-// str reads a JSON string: a substring of the body when it has no escapes
-// and is valid UTF-8, else as encoding/json unquotes it.
+// str reads a JSON string: a substring of the body if unescaped valid UTF-8, else encoding/json's.
 func (s *scanner) str() (string, bool) {
 	src := s.src
 	start := s.i
@@ -438,8 +433,7 @@ func (s *scanner) errorField(dst *errField) bool {
 	return ok
 }
 
-// once records bit in seen, false if it was there (a repeated key is left
-// to encoding/json).
+// once records bit in seen, false if it was there (a repeated key is left to encoding/json).
 func once(seen *uint16, bit uint16) bool {
 	if *seen&bit != 0 {
 		return false
