@@ -611,7 +611,7 @@ func connFailure(err error) string {
 // statusError maps a non-2xx response.
 func statusError(ep Endpoint, resp *http.Response, creds Credentials) *Error {
 	code := resp.StatusCode
-	e := &Error{Endpoint: ep, Status: code}
+	e := &Error{Kind: KindUpstream, Endpoint: ep, Status: code} // 5xx, 1xx and 3xx
 	body, readErr := io.ReadAll(io.LimitReader(resp.Body, maxErrorBodyBytes))
 	var eb struct {
 		Error errField `json:"error"`
@@ -633,15 +633,10 @@ func statusError(ep Endpoint, resp *http.Response, creds Credentials) *Error {
 		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	case code == http.StatusRequestTimeout || code == http.StatusGatewayTimeout:
 		e.Kind = KindTimeout
-	case code >= 500:
-		e.Kind = KindUpstream
-	case code >= 400: // 400, 422 and the others
+	case code >= 400 && code < 500: // 400, 422 and the others
 		e.Kind = KindBadRequest
-	default: // 1xx/3xx: a redirect is not followed (it would carry the credentials)
-		e.Kind = KindUpstream
-		if code >= 300 {
-			e.Message = "REST API answered an unexpected redirect (" + strconv.Itoa(code) + ")"
-		}
+	case code >= 300 && code < 400: // a redirect is not followed (it would carry the credentials)
+		e.Message = "REST API answered an unexpected redirect (" + strconv.Itoa(code) + ")"
 	}
 	if code >= 400 && code < 500 {
 		e.Kind = notFoundOr(e.Message, e.Kind)

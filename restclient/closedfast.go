@@ -40,9 +40,8 @@ func gobreakerVersion() string {
 	return ""
 }
 
-// quietness tells whether a circuit's consecutive failures are known to
-// be zero: failing and failed count failures before and after gobreaker
-// does; clean is the highest failed read before a success's Execute.
+// quietness: a circuit's consecutive failures are known to be zero. failing and failed count failures
+// before and after gobreaker does; clean is the highest failed read before a success's Execute.
 type quietness struct {
 	failing atomic.Uint64
 	failed  atomic.Uint64
@@ -52,8 +51,7 @@ type quietness struct {
 func (q *quietness) is() bool    { return q.failing.Load() == q.clean.Load() }
 func (q *quietness) seq() uint64 { return q.failed.Load() }
 
-// counting is told what gobreaker is given to count (errSkip: nothing)
-// before it counts it; counted after, with seq read before Execute.
+// counting is told what gobreaker counts (errSkip: nothing) before; counted after, with seq.
 func (q *quietness) counting(count error) {
 	if unhealthy(count) {
 		q.failing.Add(1)
@@ -75,8 +73,7 @@ func (q *quietness) counted(count error, seq uint64) {
 	}
 }
 
-// settle replays a count (errSkip: none) to a circuit whose state has not
-// changed (same) where it matters: a failure, or a success after one.
+// settle replays a count (errSkip: none) to a circuit of the same state: a failure, or a success after one.
 func (q *quietness) settle(cb *gobreaker.CircuitBreaker[struct{}], same bool, count error) {
 	if count != errSkip && same && (unhealthy(count) || !q.is()) {
 		q.replay(cb, count)

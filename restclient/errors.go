@@ -24,15 +24,9 @@ const (
 )
 
 var kindNames = [...]string{
-	KindUpstream:     "upstream",
-	KindNotFound:     "not_found",
-	KindUnauthorized: "unauthorized",
-	KindForbidden:    "forbidden",
-	KindRateLimited:  "rate_limited",
-	KindBadRequest:   "bad_request",
-	KindTimeout:      "timeout",
-	KindCanceled:     "canceled",
-	KindInvalidID:    "invalid_id",
+	KindUpstream: "upstream", KindNotFound: "not_found", KindUnauthorized: "unauthorized",
+	KindForbidden: "forbidden", KindRateLimited: "rate_limited", KindBadRequest: "bad_request",
+	KindTimeout: "timeout", KindCanceled: "canceled", KindInvalidID: "invalid_id",
 }
 
 // String returns a short snake_case name ("not_found"), usable as a metric label.

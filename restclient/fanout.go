@@ -1,7 +1,6 @@
 package restclient
 
-// Bounded fan-out: a batch's calls (a dataloader's keys, a page's joins)
-// made at once within the limiter's bounds; callers never see a slot.
+// Bounded fan-out: a batch's calls (a dataloader's keys, a page's joins) within the limiter's bounds.
 
 import (
 	"context"
@@ -65,10 +64,9 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
 
-// fanOut calls g for every id, each call holding a slot of lim (nil:
-// none), on at most Limiter.width goroutines (the caller's one) taking the
-// next id left; one starts only once its first call's slot is held, so a
-// batch waiting for slots costs one goroutine.
+// fanOut calls g for every id, each with a slot of lim (nil: none), on at most Limiter.width
+// goroutines (the caller's one); one starts only once its first call's slot is held, so a batch
+// waiting for slots costs one goroutine.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))

@@ -226,8 +226,7 @@ func (s slot) release() {
 	s.probe.end()
 }
 
-// Held is a context carrying a REST call's slot taken ahead (Limiter.Hold):
-// the first call made with it uses the slot; later calls take their own.
+// Held is a context with a slot taken ahead (Limiter.Hold) for its first call; later ones take their own.
 type Held struct {
 	context.Context
 	s        slot
@@ -252,8 +251,8 @@ func (h *Held) Release() {
 	}
 }
 
-// Hold takes a slot for one REST call ahead and returns the context to
-// make it with; without credentials nothing is held. Its error is a call's.
+// Hold takes a slot for one REST call ahead, returning its context (no credentials: no slot); the
+// error is a call's.
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	h := new(Held)
 	if err := l.holdInto(ctx, h); err != nil {

@@ -99,16 +99,15 @@ func systemic(err error) bool {
 	return isA[*net.DNSError](err) || isA[tls.RecordHeaderError](err) || isA[tls.AlertError](err) || badCertificate(err)
 }
 
-// localExhaustion: this process ran out of file descriptors, ports or socket
-// buffers, which no circuit counts (a flood would open every merchant's).
+// localExhaustion: this process ran out of fds, ports or socket buffers (no circuit counts it).
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 const (
-	// breakerMerchants accepted merchants must be among the non-systemic failures
-	// that open the process-wide circuit: two may be one business with two pairs.
+	// breakerMerchants accepted merchants must be among the failures that open the process-wide
+	// circuit, unless systemic: two may be one business with two pairs.
 	breakerMerchants = 3
 	// maxMerchants bounds the merchant circuits; past it an unused one goes after merchantIdle.
 	maxMerchants = 4096

@@ -80,9 +80,8 @@ func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
 	return f
 }
 
-// start is join (if mayJoin) or, with no call of k in flight, enters the
-// caller's, its slot held (so that waiters wait for nothing else);
-// neither (nil, false): the caller's call is unshared.
+// start is join (if mayJoin) or, with no call of k in flight, enters the caller's, its slot held
+// (waiters wait for nothing else); neither (nil, false): the call is unshared.
 func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -134,8 +133,8 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	close(done)
 }
 
-// shared is do's call of an accepted pair: it waits for the same call, or
-// makes it for others, or unshared; mayJoin false: never waits.
+// shared is do's call of an accepted pair: it waits for the same call, makes it for others, or
+// unshared; mayJoin false: never waits.
 func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
 	if mayJoin {
 		if f := c.flights.join(k, cv.c); f != nil {

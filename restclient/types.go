@@ -14,8 +14,7 @@ const (
 	StatusRefunded  PaymentStatus = "REFUNDED"
 )
 
-// Customer is the customer block of a payment or checkout session;
-// Address is nil in list items, City set only on checkout sessions.
+// Customer is a payment's or session's customer; Address is nil in list items, City only on sessions.
 type Customer struct {
 	Name    *string
 	Email   *string

@@ -47,13 +47,11 @@ type AcceptedStore interface {
 	Forget(ctx context.Context, merchant string) error
 }
 
-// UnacceptedConfig configures the bounds on unaccepted pairs. A zero
-// CallsPerSecond turns them off: every pair is then a merchant at once.
+// UnacceptedConfig bounds unaccepted pairs; CallsPerSecond 0 turns it off (every pair a merchant).
 type UnacceptedConfig struct {
 	CallsPerSecond int // the replica's shared budget (burst: twice)
 	MaxInFlight    int // how many unaccepted pairs' calls run at once (0: the default); a call waits for one
-	// PerAddressPerSecond is one client address's budget (burst: twice; a
-	// quarter of MaxInFlight in flight); 0: none (WithClientAddr).
+	// PerAddressPerSecond is a client address's budget (burst: twice; MaxInFlight/4 at once); 0: none.
 	PerAddressPerSecond int
 	RefusedTTL          time.Duration // how long the negative cache answers a refused pair; 0: DefaultRefusedTTL
 	MaxAccepted         int           // bounds the accepted pairs kept in memory; 0: the default
@@ -119,8 +117,7 @@ func perSecond(n int) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{RESTCallsPerSecond: n, RESTBurst: 2 * n})
 }
 
-// ticket is a probe's turn of its pair, count of its address and (once taken)
-// slot; end, idempotent, gives them back and wakes the waiters.
+// ticket is a probe's turn, address count and slot; end, idempotent, frees them and wakes the waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -232,9 +229,8 @@ func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Lim
 	return nil
 }
 
-// Admit tells, charging nothing, the error the pair's first call would get
-// now, so that an operation is refused before any field runs; nil for an
-// accepted pair, one with a call under way, or without bounds or credentials.
+// Admit tells, charging nothing, the error the pair's first call would get now (an operation
+// refused before any field runs); nil if accepted, a call is under way, or no bounds or pair.
 func (c *Client) Admit(ctx context.Context) (err error) {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
@@ -265,9 +261,8 @@ func (c *Client) Admit(ctx context.Context) (err error) {
 	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
-// Merchant is who ctx's request is for the edge's budgets: the pair's
-// merchant (MerchantOf) once the REST API has accepted it on any replica
-// (or without bounds on unaccepted pairs); ok false (anonymous) otherwise.
+// Merchant is who ctx's request is for the edge's budgets: the pair's merchant (MerchantOf) once
+// the REST API has accepted it on any replica (or without bounds); ok false (anonymous) otherwise.
 func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	cv, ok := credentialsFrom(ctx)
 	if !ok || (c.limiter.gate != nil && !c.limiter.gate.known(ctx, cv)) {
@@ -330,9 +325,8 @@ func unacceptedLimited(after time.Duration) *Error {
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
-// report records what the REST API answered a call of cv's pair: a success
-// accepts it; a 401 or 403 refuses it for RefusedTTL and forgets it if
-// accepted (a revoked key). A nil g records nothing.
+// report records a call's answer (nil g: not): a success accepts cv's pair; a 401 or 403 refuses
+// it for RefusedTTL, forgetting it if accepted (a revoked key).
 func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	if g == nil {
 		return

@@ -43,8 +43,7 @@ func (w *wirePage) decodeFast(body []byte) bool {
 	return false
 }
 
-// maxFastDepth bounds the nesting followed in unknown values; nullable
-// strings share blocks, the first one payment's 8, later ones a page's.
+// maxFastDepth bounds the nesting in unknown values; nullable strings share blocks (a payment's 8).
 const (
 	maxFastDepth     = 64
 	firstStringBlock = 8
@@ -95,8 +94,7 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// members calls member with each key of the object at '{', the scanner
-// at its value; member reports whether it decoded (or skipped) it.
+// members calls member at each key's value of the object at '{', which says if it decoded or skipped it.
 func (s *scanner) members(member func(key string) bool) bool {
 	if s.peek() != '{' {
 		return false
