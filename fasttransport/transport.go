@@ -103,7 +103,6 @@ func New(cfg Config) *Transport {
 	return t
 }
 
-// positiveOr is v, or def when v is not positive.
 func positiveOr[T int | time.Duration](v, def T) T {
 	if v > 0 {
 		return v

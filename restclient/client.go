@@ -535,7 +535,6 @@ func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ err
 	}
 }
 
-// errReader fails every read with err.
 type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }

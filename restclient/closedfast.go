@@ -1,12 +1,10 @@
 package restclient
 
-// Calls on closed, quiet circuits (no failure counted since a success)
-// without gobreaker, so that calls do not all take the process-wide
-// circuit's mutex: there a success changes nothing gobreaker reads again,
-// so only a failure is handed to it afterwards, to the circuits whose
-// state has not changed (TestClosedFastPathSameAsGobreaker). It mirrors
-// gobreaker's counting, so it is on only with the version verified
-// (TestGobreakerFence).
+// Calls on closed, quiet circuits (no failure counted since a success) without gobreaker, so
+// that calls do not all take the process-wide circuit's mutex: there a success changes nothing
+// gobreaker reads again, so only a failure is handed to it afterwards, to the circuits whose
+// state has not changed (TestClosedFastPathSameAsGobreaker). It mirrors gobreaker's counting,
+// so it is on only with the version verified (TestGobreakerFence).
 
 import (
 	"context"
@@ -23,7 +21,6 @@ const verifiedGobreaker = "v2.4.0"
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
 var gobreakerVerified = gobreakerVersion() == verifiedGobreaker || gobreakerVersion() == ""
 
-// gobreakerVersion is the binary's gobreaker version, or "" when unknown.
 func gobreakerVersion() string {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {

@@ -58,7 +58,6 @@ func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	return opscope.WithValue(ctx, credentialsKey{}, v)
 }
 
-// requestHeader is v's header, made once.
 func (v *credentialsValue) requestHeader() http.Header {
 	v.headerOnce.Do(func() {
 		v.header = http.Header{

@@ -9,9 +9,8 @@ import (
 	"time"
 )
 
-// The wire structs mirror the REST JSON: amounts are json.Number (never a
-// float), nullable fields pointers; conversion errors never quote body
-// values. wirefast.go knows wirePayment's and wirePage's names.
+// The wire structs mirror the REST JSON: amounts are json.Number (never a float), nullable fields
+// pointers; conversion errors never quote body values. wirefast.go knows wirePayment's and wirePage's.
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {

@@ -63,7 +63,6 @@ func (e *Error) Error() string {
 // Unwrap returns the underlying cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-// isA reports whether err's chain holds an E.
 func isA[E error](err error) bool {
 	_, ok := errors.AsType[E](err)
 	return ok

@@ -49,7 +49,6 @@ type method[V any] struct {
 
 func (m method[V]) get(ctx context.Context, id string) (V, error) { return m.fn(m.c, ctx, id) }
 
-// getter is what a fan-out calls for each id.
 type getter[V any] interface {
 	get(ctx context.Context, id string) (V, error)
 }
@@ -106,7 +105,6 @@ func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string,
 	return out
 }
 
-// fan is one fan-out's state.
 type fan[V any, G getter[V]] struct {
 	ctx  context.Context
 	ids  []string
@@ -116,7 +114,6 @@ type fan[V any, G getter[V]] struct {
 	wg   sync.WaitGroup
 }
 
-// claim takes the next id left, or -1.
 func (f *fan[V, G]) claim() int {
 	if i := int(f.next.Add(1)) - 1; i < len(f.ids) {
 		return i

@@ -27,11 +27,10 @@ type LimiterConfig struct {
 	Unaccepted UnacceptedConfig
 }
 
-// Limiter is the one place REST calls wait for a slot: one of their request
-// (WithRequestLimit), of their merchant (credential pair, by its HMAC) and
-// of the process, narrowest first, so a busy merchant queues on its own.
-// A request's calls queue one at a time, so freed slots go to the waiting
-// requests in turn; idle merchants are dropped as the map grows.
+// Limiter is the one place REST calls wait for a slot: one of their request (WithRequestLimit),
+// of their merchant (credential pair, by its HMAC) and of the process, narrowest first, so a busy
+// merchant queues on its own. A request's calls queue one at a time, so freed slots go to the
+// waiting requests in turn; idle merchants are dropped as the map grows.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int
@@ -69,7 +68,6 @@ func NewLimiter(cfg LimiterConfig) *Limiter {
 	return l
 }
 
-// positiveOr is v, or def when v is not positive.
 func positiveOr[T int | time.Duration](v, def T) T {
 	if v > 0 {
 		return v
@@ -84,7 +82,6 @@ type requestSem struct {
 	turn chan struct{} // the request's place in queue, made at its first wait
 }
 
-// turnOf returns r's turn, making it at the first call.
 func (r *requestSem) turnOf() chan struct{} {
 	r.once.Do(func() { r.turn = make(chan struct{}, 1) })
 	return r.turn

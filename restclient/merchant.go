@@ -1,6 +1,5 @@
-// The merchant identity: an HMAC-SHA256 of the credential pair under a
-// per-deployment key (MERCHANT_ID_KEY), keyed so that a Redis dump or a log
-// line is no offline verifier of guessed or leaked pairs.
+// The merchant identity: an HMAC-SHA256 of the credential pair under a per-deployment key
+// (MERCHANT_ID_KEY), so that a Redis dump or a log line verifies no guessed or leaked pair offline.
 
 package restclient
 
@@ -28,7 +27,6 @@ type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
 
-// merchantMAC is a keyed HMAC state with its buffers.
 type merchantMAC struct {
 	h   hash.Hash
 	buf [256]byte

@@ -114,7 +114,6 @@ func parseDecimal(s string, shift int) (int64, error) {
 	return v, nil
 }
 
-// allDigits reports whether s is a non-empty run of decimal digits.
 func allDigits(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {

@@ -19,17 +19,14 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and circuit breaking; its zero value
-// neither retries nor breaks circuits.
+// Resilience configures retries and circuit breaking; its zero value does neither.
 //
-// One caller's input never opens a circuit for the others: each merchant
-// (credential pair) has its own circuit, in a bounded table, and the
-// process-wide circuit opens only on BreakerFailures consecutive failures
-// that happened before a request reached the REST API (dial, DNS, TLS) or
-// came from at least three merchants it has accepted. A failure is a call
-// (retries included) that ended in a connection error, a per-call timeout
-// or a 5xx; a call whose caller went away counts as nothing. An open
-// circuit is half-open after the cooldown, with one probe.
+// One caller's input never opens a circuit for the others: each merchant (credential pair) has
+// its own circuit, in a bounded table, and the process-wide circuit opens only on BreakerFailures
+// consecutive failures that happened before a request reached the REST API (dial, DNS, TLS) or
+// came from at least three merchants it has accepted. A failure is a call (retries included) that
+// ended in a connection error, a per-call timeout or a 5xx; a call whose caller went away counts
+// as nothing. An open circuit is half-open after the cooldown, with one probe.
 type Resilience struct {
 	// MaxRetries retries after a connection error or a 502, 503 or 504; zero or negative: none.
 	MaxRetries int
@@ -447,7 +444,6 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 	return err
 }
 
-// circuitRefused tells whether an Execute's error says it refused the call.
 func circuitRefused(err error) bool {
 	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }

@@ -1,16 +1,14 @@
 package restclient
 
-// In-flight REST calls shared within a credential pair: a GET asked for
-// while the same GET (route, id, query) of the same accepted pair is in
-// flight waits, up to a bound on waiters, for its answer. Never across
-// pairs (the pair itself is compared), for an unaccepted pair, or after
-// the answer's body is read. Each caller decodes the shared bytes into
-// its own value and gets its own copy of an error.
+// In-flight REST calls shared within a credential pair: a GET asked for while the same GET
+// (route, id, query) of the same accepted pair is in flight waits, up to a bound on waiters,
+// for its answer. Never across pairs (the pair itself is compared), for an unaccepted pair, or
+// after the answer's body is read. Each caller decodes the shared bytes into its own value and
+// gets its own copy of an error.
 //
-// The maker makes the call as any call, on its own goroutine, slot and
-// deadline. A waiter whose context ends leaves; when the maker's ends
-// first (or it panics), each waiter left makes the call itself, once: the
-// maker's deadline or cancellation is never a waiter's error.
+// The maker makes the call as any call, on its own goroutine, slot and deadline. A waiter whose
+// context ends leaves; when the maker's ends first (or it panics), each waiter left makes the
+// call itself, once: the maker's deadline or cancellation is never a waiter's error.
 
 import (
 	"context"

@@ -1,12 +1,11 @@
 package restclient
 
-// Unaccepted credential pairs. A pair costs nothing to invent, so bounds keyed
-// by it hold only once the REST API has answered it 2xx. Until then its calls
-// are made one at a time (the others follow the probe's outcome), each drawing
-// on small budgets shared by every unaccepted pair, per client address (so one
-// flooding address leaves the rest to real merchants) and in all; a refused
-// pair is answered from a short negative cache. Only calls made spend the
-// budgets (Admit only looks); accepted and refused pairs and probes are bounded.
+// Unaccepted credential pairs. A pair costs nothing to invent, so bounds keyed by it hold only
+// once the REST API has answered it 2xx. Until then its calls are made one at a time (the others
+// follow the probe's outcome), each drawing on small budgets shared by every unaccepted pair, per
+// client address (so one flooding address leaves the rest to real merchants) and in all; a refused
+// pair is answered from a short negative cache. Only calls made spend the budgets (Admit only
+// looks); accepted and refused pairs and probes are bounded.
 
 import (
 	"cmp"
@@ -27,10 +26,9 @@ import (
 
 // Defaults of UnacceptedConfig.
 const (
-	DefaultUnacceptedCallsPerSecond      = 20      // a replica's unaccepted pairs' REST calls a second, together
-	DefaultUnacceptedMaxInFlight         = 8       // how many calls of unaccepted pairs a replica makes at once
-	DefaultUnacceptedPerAddressPerSecond = 5       // one client address's part
-	DefaultMaxAccepted                   = 100_000 // the accepted pairs a replica remembers
+	DefaultUnacceptedCallsPerSecond = 20      // a replica's unaccepted pairs' REST calls a second, together
+	DefaultUnacceptedMaxInFlight    = 8       // how many calls of unaccepted pairs a replica makes at once
+	DefaultMaxAccepted              = 100_000 // the accepted pairs a replica remembers
 
 	DefaultRefusedTTL = 10 * time.Second // a refusal answered without a call (short: new pairs soon work)
 	maxRefused        = 16_384

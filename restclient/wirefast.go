@@ -10,12 +10,10 @@ import (
 	"paygraph/internal/swar"
 )
 
-// A fast path for the two hot REST bodies, a payment and a page: one
-// pass, every string a substring of one copy of the body, the nullable
-// ones in shared blocks. On anything it is not certain to decode exactly
-// as encoding/json would it gives up, leaves the struct zero, and
-// decodeBody uses encoding/json on the same bytes
-// (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
+// A fast path for the two hot REST bodies, a payment and a page: one pass, every string a
+// substring of one copy of the body, the nullable ones in shared blocks. On anything it is not
+// certain to decode exactly as encoding/json would it gives up, leaves the struct zero, and
+// decodeBody uses encoding/json (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
 
 // fastDecoder is a wire struct with a fast path: decodeFast decodes body, or leaves it zero (false).
 type fastDecoder interface {
@@ -233,7 +231,6 @@ func (s *scanner) escape(j int) bool {
 	return false
 }
 
-// number reads a JSON number and returns its text.
 func (s *scanner) number() (string, bool) {
 	start, j := s.i, s.i
 	n := len(s.src)
@@ -274,7 +271,6 @@ func (s *scanner) number() (string, bool) {
 	return s.src[start:j], true
 }
 
-// literal consumes word (true, false or null) if it is next.
 func (s *scanner) literal(word string) bool {
 	if strings.HasPrefix(s.src[s.i:], word) {
 		s.i += len(word)
