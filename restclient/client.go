@@ -76,8 +76,7 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
-	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0: the defaults); a
-	// larger one is KindUpstream.
+	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0: default; over: KindUpstream).
 	MaxBodyBytes int64
 	MaxPageBytes int64
 	// Limiter bounds the calls in flight; nil: one with the default bounds.
@@ -454,9 +453,8 @@ var (
 
 const maxPooledBuffer = 256 << 10 // the largest buffer kept for reuse
 
-// decodeBody decodes lr's first JSON value into into as a json.Decoder
-// would, from a pooled buffer (wirefast.go when it can); size is the
-// Content-Length, or -1; f, when not nil, is told the bytes decoded.
+// decodeBody decodes lr's first JSON value into into as a json.Decoder would, from a pooled buffer
+// (wirefast.go if it can); size is the Content-Length or -1; f, if set, is told the bytes decoded.
 func decodeBody(lr *limitedReader, into any, size int64, f *flight) error {
 	pooled := bodyBuffers.Get().(*[]byte)
 	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
@@ -562,8 +560,7 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API unreachable: " + connFailure(err), Err: err}
 }
 
-// bodyError maps a failed read of a 2xx body of size bytes (-1: unknown): KindUpstream, not a
-// timeout, unless the caller's context ended.
+// bodyError maps a failed read of a 2xx body of size bytes (-1: unknown): upstream unless ctx ended.
 func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)
@@ -694,9 +691,8 @@ var jsonKinds = map[string]string{
 	"bool": "JSON boolean", "string": "JSON string", "int": "JSON number", "int64": "JSON number", "float64": "JSON number",
 }
 
-// limitedReader reads at most n bytes, then fails with errBodyTooLarge if
-// one more comes (io.LimitReader's EOF would look like truncated JSON); err
-// records a read error other than io.EOF (a failed connection).
+// limitedReader reads at most n bytes, then fails with errBodyTooLarge if one more comes (io.LimitReader's
+// EOF would look like truncated JSON); err records a read error other than io.EOF (a failed connection).
 type limitedReader struct {
 	r        io.Reader
 	n        int64

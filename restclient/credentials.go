@@ -99,8 +99,7 @@ var (
 	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
 )
 
-// RedactCredentials rewrites every credential-shaped run of s, anyone's:
-// a secret becomes "sk_…[redacted]", a key its prefix ("ak_test_…").
+// RedactCredentials rewrites anyone's credentials in s: a secret as "sk_…[redacted]", a key by RedactKey.
 func RedactCredentials(s string) string {
 	if strings.Contains(s, "sk_") {
 		s = reSecret.ReplaceAllLiteralString(s, "sk_…[redacted]")
@@ -111,8 +110,7 @@ func RedactCredentials(s string) string {
 	return s
 }
 
-// RedactKey is an API key as it may be seen: its prefix ("ak_test_…"),
-// "[none]" when empty, or "[redacted]" unless like "<word>_<word>_<rest>".
+// RedactKey shows a key's prefix ("ak_test_…"), "[none]" if empty, "[redacted]" unless like "a_b_c".
 func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"

@@ -123,8 +123,7 @@ func currency(p *string) string {
 
 var errBadTime = errors.New("is not an ISO 8601 timestamp with a time zone")
 
-// parseTime accepts RFC 3339 (with or without fractional seconds, Z or an
-// offset) and, as a fallback, an offset without a colon ("+0600").
+// parseTime accepts RFC 3339 (Z or an offset, any fraction) and an offset without a colon ("+0600").
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -264,8 +263,7 @@ func (w *wireLink) toLink() (*PaymentLink, error) {
 	return l, nil
 }
 
-// sessionMoney takes the amount from <field>_paisa, falling back to the
-// taka string <field>; when both are present they must agree.
+// sessionMoney is <field>_paisa or else the taka string <field>; when both are there, they agree.
 func sessionMoney(field string, taka, paisa json.Number) (Paisa, error) {
 	var t Paisa
 	if taka != "" {
@@ -348,8 +346,7 @@ func (s *CheckoutSession) answers(idOrRef string) error {
 	return nil
 }
 
-// answers reports a page that is not the answer to a call with p: more
-// payments than the limit, or one that does not advance from its cursor.
+// answers reports a page that cannot answer p: over the limit, or not advancing from its cursor.
 func (pg *PaymentPage) answers(p ListParams) error {
 	if p.Limit > 0 && len(pg.Data) > p.Limit {
 		return errors.New("list has more payments than the limit asked for")

@@ -248,8 +248,7 @@ func (h *Held) Release() {
 	}
 }
 
-// Hold takes a slot for one REST call ahead, returning its context (no credentials: no slot); the
-// error is a call's.
+// Hold takes a slot for a REST call ahead, in the context returned (none without credentials).
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	h := new(Held)
 	if err := l.holdInto(ctx, h); err != nil {

@@ -362,8 +362,7 @@ func (s *scanner) elements(element func() bool) bool {
 	}
 }
 
-// The wire structs' value kinds, as encoding/json decodes them: null
-// leaves a non-pointer as is and a pointer nil; another JSON type gives up.
+// The value kinds as encoding/json decodes them: null leaves a value as is, a pointer nil; else give up.
 
 func (s *scanner) plainString(dst *string) bool {
 	if s.literal("null") {
