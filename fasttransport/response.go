@@ -127,10 +127,7 @@ func (b *body) Read(p []byte) (int, error) {
 		return b.readRaw(p)
 	}
 	if b.gz == nil {
-		zr, _ := gzipReaders.Get().(*gzip.Reader)
-		if zr == nil {
-			zr = new(gzip.Reader)
-		}
+		zr := gzipReaders.Get().(*gzip.Reader)
 		if err := zr.Reset(rawReader{b}); err != nil {
 			gzipReaders.Put(zr)
 			return 0, err
@@ -152,7 +149,7 @@ type rawReader struct{ b *body }
 
 func (r rawReader) Read(p []byte) (int, error) { return r.b.readRaw(p) }
 
-var gzipReaders sync.Pool
+var gzipReaders = sync.Pool{New: func() any { return new(gzip.Reader) }}
 
 // Close gives fasthttp's response back; the body reads no more after it.
 func (b *body) Close() error {

@@ -83,19 +83,17 @@ func New(cfg Config) *Transport {
 	wait := positiveOr(cfg.ResponseHeaderTimeout, 30*time.Second)
 	t.newHost = func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient {
 		return &fasthttp.HostClient{
-			Addr:                addr,
-			IsTLS:               isTLS,
-			Name:                UserAgent,
-			MaxConns:            maxConns,
-			MaxConnWaitTimeout:  wait,
-			MaxIdleConnDuration: DefaultIdleConnTimeout,
-			ReadTimeout:         cfg.ResponseHeaderTimeout,
-			ReadBufferSize:      DefaultReadBufferSize,
-			MaxResponseBodySize: maxBody,
-			// Sent as the caller escaped it (an id's %2F stays one segment).
-			DisablePathNormalizing: true,
-			// RoundTrip retries; fasthttp would, on any error, up to five times.
-			MaxIdemponentCallAttempts: 1,
+			Addr:                      addr,
+			IsTLS:                     isTLS,
+			Name:                      UserAgent,
+			MaxConns:                  maxConns,
+			MaxConnWaitTimeout:        wait,
+			MaxIdleConnDuration:       DefaultIdleConnTimeout,
+			ReadTimeout:               cfg.ResponseHeaderTimeout,
+			ReadBufferSize:            DefaultReadBufferSize,
+			MaxResponseBodySize:       maxBody,
+			DisablePathNormalizing:    true, // sent as the caller escaped it (an id's %2F stays one segment)
+			MaxIdemponentCallAttempts: 1,    // RoundTrip retries; fasthttp would, on any error, up to five times
 			RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
 			DialTimeout:               t.dialer.dialFunc(isTLS), // TLS is shaken hands there
 		}
@@ -183,9 +181,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	c := calls.Get().(*call)
 	c.maxBody = t.maxBody
 	if t.limitFor != nil {
-		if n := t.limitFor(r); n > 0 {
-			c.maxBody = n
-		}
+		c.maxBody = positiveOr(t.limitFor(r), t.maxBody)
 	}
 	c.fc = t.clientFor(r.URL.Host, r.URL.Scheme == "https", c.maxBody)
 	gz := c.build(r)

@@ -79,13 +79,11 @@ type Config struct {
 	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0: default; over: KindUpstream).
 	MaxBodyBytes int64
 	MaxPageBytes int64
-	// Limiter bounds the calls in flight; nil: one with the default bounds.
-	Limiter *Limiter
+	Limiter      *Limiter // bounds the calls in flight; nil: one with the default bounds
 	// DropIdle closes the idle connections ctx's pair may reuse, after an answer of another
 	// record than asked (out of step) and before a retry; nil: CloseIdleConnections.
-	DropIdle func(ctx context.Context)
-	// ShareWaiters callers may wait for a pair's GET in flight (share.go); 0: the default, <0: none.
-	ShareWaiters int
+	DropIdle     func(ctx context.Context)
+	ShareWaiters int // callers that may wait for a pair's GET in flight (share.go); 0: the default, <0: none
 	Resilience
 }
 
@@ -100,15 +98,14 @@ type Client struct {
 	statusParam string
 	timeout     time.Duration
 	timeoutMsg  string
-	// rt, when set, is hc's transport, called directly: Do would add nothing.
-	rt       http.RoundTripper
-	maxBody  int64 // of a single record
-	maxPage  int64 // of a list page
-	dropIdle func(ctx context.Context)
-	retry    retryPolicy
-	breaker  *breaker
-	limiter  *Limiter
-	flights  *flights // nil: no sharing
+	rt          http.RoundTripper // when set, hc's transport, called directly: Do would add nothing
+	maxBody     int64             // of a single record
+	maxPage     int64             // of a list page
+	dropIdle    func(ctx context.Context)
+	retry       retryPolicy
+	breaker     *breaker
+	limiter     *Limiter
+	flights     *flights // nil: no sharing
 }
 
 // New returns a Client for cfg; BaseURL is an absolute http(s) URL without query or fragment.
@@ -442,13 +439,11 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 
 var (
 	// getTemplate is what every REST request is copied from (read only).
-	getTemplate = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
-	acceptJSON  = []string{"application/json"} // the Accept header value of every REST call
-	// The credential headers' canonical keys.
-	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey)
+	getTemplate        = &http.Request{Method: http.MethodGet, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1}
+	acceptJSON         = []string{"application/json"}          // the Accept header value of every REST call
+	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey) // the credential headers' canonical keys
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
-	// bodyBuffers holds the buffers REST bodies are read into (decoded values copy).
-	bodyBuffers = sync.Pool{New: func() any { return new([]byte) }}
+	bodyBuffers        = sync.Pool{New: func() any { return new([]byte) }} // of REST bodies (values copy)
 )
 
 const maxPooledBuffer = 256 << 10 // the largest buffer kept for reuse
@@ -501,8 +496,7 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
 	switch {
 	case size >= int64(cap(buf)) && size < lr.n:
-		// One byte more than the body: its end reads as io.EOF.
-		buf = make([]byte, 0, size+1)
+		buf = make([]byte, 0, size+1) // one byte more than the body: its end reads as io.EOF
 	case size > int64(cap(buf)) && size == lr.n:
 		buf = make([]byte, 0, size) // never past the limit
 	}
@@ -512,8 +506,7 @@ func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ err
 		if len(buf) < cap(buf) {
 			k, err = lr.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+k]
-		} else {
-			// Full: one byte tells whether more is coming.
+		} else { // full: one byte tells whether more is coming
 			probe := make([]byte, 1) // not in lr: see limitedReader
 			if k, err = lr.Read(probe); k == 1 {
 				grown := make([]byte, len(buf), min(max(4*cap(buf), 4<<10), len(buf)+1+int(lr.n)))

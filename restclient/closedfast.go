@@ -103,8 +103,7 @@ func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start
 	}()
 	err = call()
 	panicked = false
-	// What the merchant's circuit counts (withResilience's inner closure).
-	count := err
+	count := err // what the merchant's circuit counts (withResilience's inner closure)
 	if err != nil && (ctx.Err() != nil || localExhaustion(err)) {
 		count = errSkip
 	}

@@ -118,14 +118,10 @@ func RedactKey(key string) string {
 	// Up to the second '_' within the first 16 bytes, letters and digits.
 	underscores := 0
 	for i := 0; i < len(key) && i < 16; i++ {
-		c := key[i]
-		switch {
+		switch c := key[i]; {
 		case c == '_':
 			underscores++
-			if underscores == 2 {
-				if i+1 == len(key) {
-					return "[redacted]" // nothing after the prefix: it would be the whole key
-				}
+			if underscores == 2 && i+1 < len(key) { // with nothing after it, the prefix is the whole key
 				return key[:i+1] + "…"
 			}
 		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':

@@ -28,14 +28,10 @@ import (
 // ended in a connection error, a per-call timeout or a 5xx; a call whose caller went away counts
 // as nothing. An open circuit is half-open after the cooldown, with one probe.
 type Resilience struct {
-	// MaxRetries retries after a connection error or a 502, 503 or 504; zero or negative: none.
-	MaxRetries int
-	// RetryBaseDelay is the first backoff (zero: 50ms), doubling to 1s, full jitter, within the deadline.
-	RetryBaseDelay time.Duration
-	// BreakerFailures consecutive failures open a circuit (<= 0: none), failing calls KindUpstream.
-	BreakerFailures int
-	// BreakerCooldown is how long an open circuit stays open; zero: 5s.
-	BreakerCooldown time.Duration
+	MaxRetries      int           // retries after a connection error or a 502, 503 or 504; <= 0: none
+	RetryBaseDelay  time.Duration // the first backoff (0: 50ms), doubling to 1s, full jitter, in the deadline
+	BreakerFailures int           // consecutive failures open a circuit (<= 0: none), failing calls KindUpstream
+	BreakerCooldown time.Duration // how long an open circuit stays open; zero: 5s
 	// OnBreakerChange is told the process-wide circuit's changes, in order, outside its lock.
 	OnBreakerChange func(from, to CircuitState)
 	// OnMerchantBreakerChange is told likewise of a merchant's, by an opaque tag (MerchantTag's).

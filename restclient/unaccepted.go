@@ -47,10 +47,9 @@ type AcceptedStore interface {
 
 // UnacceptedConfig bounds unaccepted pairs; CallsPerSecond 0 turns it off (every pair a merchant).
 type UnacceptedConfig struct {
-	CallsPerSecond int // the replica's shared budget (burst: twice)
-	MaxInFlight    int // how many unaccepted pairs' calls run at once (0: the default); a call waits for one
-	// PerAddressPerSecond is a client address's budget (burst: twice; MaxInFlight/4 at once); 0: none.
-	PerAddressPerSecond int
+	CallsPerSecond      int           // the replica's shared budget (burst: twice)
+	MaxInFlight         int           // unaccepted pairs' calls at once (0: the default); a call waits for one
+	PerAddressPerSecond int           // a client address's budget (burst: twice; MaxInFlight/4 at once); 0: none
 	RefusedTTL          time.Duration // how long the negative cache answers a refused pair; 0: DefaultRefusedTTL
 	MaxAccepted         int           // bounds the accepted pairs kept in memory; 0: the default
 	Store               AcceptedStore // when set, shares the accepted pairs with the other replicas
