@@ -14,8 +14,8 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// response makes the caller's answer from c's, with gz decompressing a gzip body as read;
-// readErr, if any, ends the body's bytes (errTooLarge: none of them are handed over).
+// response makes the caller's answer from c's (gz: a gzip body decompressed as read); readErr
+// ends the body's bytes (errTooLarge: none of them are handed over).
 func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *http.Response {
 	h := &c.resp.Header
 	b := &body{c: c}

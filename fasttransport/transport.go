@@ -47,9 +47,8 @@ type Config struct {
 	ResponseHeaderTimeout time.Duration
 	// TLSConfig is cloned for each TLS connection, ServerName defaulting to the host; nil: system roots.
 	TLSConfig *tls.Config
-	// MaxResponseBytes bounds an answer's body held in memory (0: the default). A larger one
-	// comes with its status and headers, an empty body and a ContentLength above the limit,
-	// so that a caller with a limit no larger refuses it.
+	// MaxResponseBytes bounds an answer's body held in memory (0: the default). A larger one comes with
+	// its status and headers, no body and a ContentLength past the limit: a caller's limit refuses it.
 	MaxResponseBytes int
 	// MaxResponseBytesFor, if set, is a call's MaxResponseBytes (0: the above), one pool a value.
 	MaxResponseBytesFor func(*http.Request) int
@@ -287,10 +286,12 @@ func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err er
 	return nil, mapError(err)
 }
 
-// Timeouts awaiting the headers or the body, net.Errors as net/http's.
+// Timeouts awaiting the headers or the body, net.Errors as net/http's, and a body past
+// MaxResponseBytes (response.go).
 var (
 	errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
 	errBodyTimeout   error = timeoutError{"fasttransport: timeout reading the response body"}
+	errTooLarge            = errors.New("fasttransport: response body larger than MaxResponseBytes")
 )
 
 type timeoutError struct{ msg string }
@@ -298,9 +299,6 @@ type timeoutError struct{ msg string }
 func (e timeoutError) Error() string   { return e.msg }
 func (e timeoutError) Timeout() bool   { return true }
 func (e timeoutError) Temporary() bool { return true }
-
-// errTooLarge marks a body past MaxResponseBytes (response.go).
-var errTooLarge = errors.New("fasttransport: response body larger than MaxResponseBytes")
 
 // mapError makes a connection closed before any answer byte io.EOF to errors.Is, as net/http's.
 func mapError(err error) error {

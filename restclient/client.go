@@ -68,6 +68,7 @@ const (
 	DefaultTimeout      = 10 * time.Second // the per-call timeout when Config.Timeout is 0
 	maxErrorBodyBytes   = 64 << 10         // how much of an error response body is read
 	maxDrainBytes       = 256 << 10        // how much unread body is drained to reuse the connection
+	maxPooledBuffer     = 256 << 10        // the largest body buffer kept for reuse
 )
 
 // Config configures a Client.
@@ -445,8 +446,6 @@ var (
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
 	bodyBuffers        = sync.Pool{New: func() any { return new([]byte) }} // of REST bodies (values copy)
 )
-
-const maxPooledBuffer = 256 << 10 // the largest buffer kept for reuse
 
 // decodeBody decodes lr's first JSON value into into as a json.Decoder would, from a pooled buffer
 // (wirefast.go if it can); size is the Content-Length or -1; f, if set, is told the bytes decoded.

@@ -63,9 +63,8 @@ func Each[V any](ctx context.Context, ids []string, get func(context.Context, st
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
 
-// fanOut calls g for every id, each with a slot of lim (nil: none), on at most Limiter.width
-// goroutines (the caller's one); one starts only once its first call's slot is held, so a batch
-// waiting for slots costs one goroutine.
+// fanOut calls g for every id, each with a slot of lim (nil: none), on at most Limiter.width goroutines
+// (the caller's one); one starts once its first slot is held: a batch waiting costs one goroutine.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))

@@ -27,10 +27,10 @@ type LimiterConfig struct {
 	Unaccepted UnacceptedConfig
 }
 
-// Limiter is the one place REST calls wait for a slot: one of their request (WithRequestLimit),
-// of their merchant (credential pair, by its HMAC) and of the process, narrowest first, so a busy
-// merchant queues on its own. A request's calls queue one at a time, so freed slots go to the
-// waiting requests in turn; idle merchants are dropped as the map grows.
+// Limiter is the one place REST calls wait for slots: their request's (WithRequestLimit), their
+// merchant's (credential pair, by its HMAC) and the process's, narrowest first, so a busy merchant
+// queues on its own; a request's calls queue one at a time, so freed slots go to the waiting
+// requests in turn. Idle merchants go as the map grows.
 type Limiter struct {
 	process     chan struct{}
 	perMerchant int

@@ -16,11 +16,10 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// MinMerchantKeyBytes is the shortest key accepted: HMAC-SHA256's size.
-const MinMerchantKeyBytes = 32
-
-// merchantIDLabel separates this use of the key from any other.
-const merchantIDLabel = "paygraph merchant id v1\x00"
+const (
+	MinMerchantKeyBytes = 32                            // the shortest key accepted: HMAC-SHA256's size
+	merchantIDLabel     = "paygraph merchant id v1\x00" // separates this use of the key from any other
+)
 
 // MerchantKey is the identity key, the same on every replica sharing a Redis; safe for concurrent use.
 type MerchantKey struct {

@@ -105,6 +105,10 @@ const (
 	// maxMerchants bounds the merchant circuits; past it an unused one goes after merchantIdle.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
+
+	// Messages of calls a circuit refused.
+	msgCircuitOpen         = "REST API unavailable (circuit open); retry shortly"
+	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"
 )
 
 // breaker is a Client's process-wide circuit (cb) and merchant circuits.
@@ -355,12 +359,6 @@ func (c *Client) BreakerState() CircuitState {
 	}
 	return CircuitState(c.breaker.state())
 }
-
-// Messages of calls a circuit refused.
-const (
-	msgCircuitOpen         = "REST API unavailable (circuit open); retry shortly"
-	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"
-)
 
 // withResilience runs attempt, retried, in cv's and the process's circuits.
 func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep Endpoint, now time.Time, attempt func() error) error {
