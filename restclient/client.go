@@ -445,6 +445,7 @@ var (
 	canonicalAPIKey    = http.CanonicalHeaderKey(HeaderAPIKey) // the credential headers' canonical keys
 	canonicalAPISecret = http.CanonicalHeaderKey(HeaderAPISecret)
 	bodyBuffers        = sync.Pool{New: func() any { return new([]byte) }} // of REST bodies (values copy)
+	errBodyTooLarge    = errors.New("restclient: response body too large") // limitedReader's
 )
 
 // decodeBody decodes lr's first JSON value into into as a json.Decoder would, from a pooled buffer
@@ -692,8 +693,6 @@ type limitedReader struct {
 	eof      bool // r said io.EOF
 	err      error
 }
-
-var errBodyTooLarge = errors.New("restclient: response body too large")
 
 func (l *limitedReader) Read(p []byte) (int, error) {
 	if l.n <= 0 {

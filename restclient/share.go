@@ -85,11 +85,9 @@ func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, j
 	defer fs.mu.Unlock()
 	if fs.m[k] != nil {
 		if mayJoin {
-			if f := fs.joinLocked(k, c); f != nil {
-				return f, true
-			}
+			f = fs.joinLocked(k, c)
 		}
-		return nil, false
+		return f, f != nil
 	}
 	f = fs.pool.Get().(*flight)
 	f.key, f.creds, f.open = k, c, true
