@@ -34,9 +34,7 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 			raw = d.wrap(raw)
 		}
 		if !isTLS {
-			w := new(conn)
-			w.init(raw)
-			return w, nil
+			return new(conn).init(raw), nil
 		}
 		host, _, err := net.SplitHostPort(addr)
 		if err != nil {
@@ -82,9 +80,10 @@ type connAddr struct {
 	c *conn
 }
 
-func (w *conn) init(c net.Conn) {
+func (w *conn) init(c net.Conn) *conn {
 	w.Conn = c
 	w.local = connAddr{Addr: c.LocalAddr(), c: w}
+	return w
 }
 
 func (c *conn) LocalAddr() net.Addr { return &c.local }

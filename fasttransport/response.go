@@ -43,8 +43,7 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	raw := c.resp.Body()
 	b.rd.Reset(raw)
 	if gz && len(raw) > 0 && bytes.EqualFold(h.ContentEncoding(), []byte("gzip")) {
-		// As net/http: of unknown length; the caller's limit bounds a gzip bomb.
-		b.gzip = true
+		b.gzip = true // as net/http: of unknown length; the caller's limit bounds a gzip bomb
 		res.Header.Del("Content-Encoding")
 		res.Header.Del("Content-Length")
 		res.ContentLength = -1

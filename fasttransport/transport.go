@@ -186,8 +186,7 @@ func (t *Transport) RoundTrip(r *http.Request) (*http.Response, error) {
 	gz := c.build(r)
 	deadline, hasDeadline := ctx.Deadline()
 	err = t.do(c, deadline, hasDeadline)
-	// Again once, as net/http, when a reused connection failed before any answer byte (not a stream).
-	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) {
+	if err != nil && !c.req.IsBodyStream() && failedOnIdle(&c.resp) { // once more, as net/http
 		err = t.do(c, deadline, hasDeadline)
 	}
 	closeBody(r)
@@ -261,8 +260,7 @@ func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err er
 	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
 		c.release()
 		if hasDeadline && !time.Now().Before(deadline) {
-			// The context's deadline: its error, once ctx says it.
-			timer := time.NewTimer(100 * time.Millisecond)
+			timer := time.NewTimer(100 * time.Millisecond) // the context's deadline: its error, once ctx says it
 			defer timer.Stop()
 			select {
 			case <-ctx.Done():

@@ -342,8 +342,7 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 
 // attempt makes one request into into; st (if set) records it, f (if set) keeps a 2xx body.
 func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat, f *flight) error {
-	// A dead parent must not count as our timeout.
-	if err := ctx.Err(); err != nil {
+	if err := ctx.Err(); err != nil { // a dead parent must not count as our timeout
 		return ctxError(ctx, ep, err)
 	}
 	callCtx := ctx // the caller's deadline, or the per-call timeout if sooner
@@ -379,8 +378,7 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 		defer func() { st.bytes = limit - lr.n }()
 	}
 	defer func() {
-		// Drained (bounded) for the connection's reuse; not past the limit.
-		if !lr.eof && !lr.exceeded {
+		if !lr.eof && !lr.exceeded { // drained (bounded) for the connection's reuse; not past the limit
 			_, _ = io.CopyN(io.Discard, resp.Body, maxDrainBytes)
 		}
 		_ = resp.Body.Close()

@@ -398,9 +398,8 @@ func (c *Client) withResilience(ctx context.Context, cv *credentialsValue, ep En
 		return b.closedCall(ctx, m, key, now, func() error { return call(retries) })
 	}
 
-	// What each circuit counts, told to its quietness (closedfast.go).
 	var err error
-	bCount := errSkip
+	bCount := errSkip // what each circuit counts, told to its quietness (closedfast.go)
 	merchantRefused := false
 	bSeq := b.quiet.seq()
 	_, cbErr := b.cb.Execute(func() (struct{}, error) {

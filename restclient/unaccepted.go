@@ -36,6 +36,8 @@ const (
 	sharedBudgetKey   = "shared"
 	addressBudgetKey  = "addr:"
 	unknownAddressKey = "unknown"
+
+	msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 )
 
 // AcceptedStore shares the accepted merchants (MerchantOf names) between replicas; an error: not known.
@@ -313,8 +315,6 @@ func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	cv.storeAsked.Store(true)
 	return false
 }
-
-const msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 
 // unacceptedLimited is the refusal of a call over the budgets.
 func unacceptedLimited(after time.Duration) *Error {
