@@ -78,15 +78,13 @@ func New(cfg Config) *Transport {
 	t := &Transport{maxBody: positiveOr(cfg.MaxResponseBytes, DefaultMaxResponseBytes),
 		limitFor: cfg.MaxResponseBytesFor, dialer: dialer{tls: cfg.TLSConfig, wrap: cfg.WrapConn}}
 	t.clients.Store(&[]limited{})
-	maxConns := positiveOr(cfg.MaxConnsPerHost, DefaultMaxConnsPerHost)
-	wait := positiveOr(cfg.ResponseHeaderTimeout, 30*time.Second)
 	t.newHost = func(addr string, isTLS bool, maxBody int) *fasthttp.HostClient {
 		return &fasthttp.HostClient{
 			Addr:                      addr,
 			IsTLS:                     isTLS,
 			Name:                      UserAgent,
-			MaxConns:                  maxConns,
-			MaxConnWaitTimeout:        wait,
+			MaxConns:                  positiveOr(cfg.MaxConnsPerHost, DefaultMaxConnsPerHost),
+			MaxConnWaitTimeout:        positiveOr(cfg.ResponseHeaderTimeout, 30*time.Second),
 			MaxIdleConnDuration:       DefaultIdleConnTimeout,
 			ReadTimeout:               cfg.ResponseHeaderTimeout,
 			ReadBufferSize:            DefaultReadBufferSize,

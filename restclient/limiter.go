@@ -267,8 +267,7 @@ func (l *Limiter) holdInto(ctx context.Context, h *Held) error {
 // slotFor returns the slot held for a call with ctx (its holder releases it), or a new one.
 func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, error) {
 	if h, ok := ctx.Value(heldKey{}).(*Held); ok && h.s.l == l && h.used.CompareAndSwap(false, true) {
-		// The probe ends with the call: a later one must not wait for itself.
-		return slot{probe: h.s.probe}, nil
+		return slot{probe: h.s.probe}, nil // the probe ends with this call: no later one waits for itself
 	}
 	return l.acquire(ctx, cv)
 }
