@@ -82,7 +82,7 @@ type Config struct {
 	MaxPageBytes int64
 	Limiter      *Limiter // bounds the calls in flight; nil: one with the default bounds
 	// DropIdle closes the idle connections ctx's pair may reuse, after an answer of another
-	// record than asked (out of step) and before a retry; nil: CloseIdleConnections.
+	// record than asked (out of step) and before a retry after a connection error; nil: CloseIdleConnections.
 	DropIdle     func(ctx context.Context)
 	ShareWaiters int // callers that may wait for a pair's GET in flight (share.go); 0: the default, <0: none
 	Resilience

@@ -55,7 +55,8 @@ func endpointBySearch(u *url.URL) Endpoint {
 		return EndpointListPayments
 	}
 	for _, ep := range idRoutes {
-		if id, ok := strings.CutPrefix(p, strings.TrimSuffix(string(ep), "{id}")); ok && id != "" && !strings.Contains(id, "/") {
+		prefix := strings.TrimSuffix(string(ep), "{id}")
+		if id, ok := strings.CutPrefix(p, prefix); ok && id != "" && !strings.Contains(id, "/") {
 			return ep
 		}
 	}

@@ -112,11 +112,9 @@ func (w *wireSessionEnvelope) errorBody() (string, bool) {
 	return w.Error.msg, w.Error.set && w.Data == nil
 }
 
-const defaultCurrency = "BDT"
-
 func currency(p *string) string {
 	if p == nil || *p == "" {
-		return defaultCurrency
+		return "BDT"
 	}
 	return *p
 }

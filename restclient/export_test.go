@@ -1,17 +1,6 @@
 package restclient
 
-import "context"
-
 // Helpers of the tests that read unexported state.
-
-// Hold is Client.Hold of l (tests).
-func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
-	h := new(Held)
-	if err := l.holdInto(ctx, h); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
 
 // merchantKeyOf is the identity of a pair under the process's key (tests).
 func merchantKeyOf(c Credentials) merchantKey { return processMerchantKey.sum(c) }

@@ -223,7 +223,7 @@ func (s slot) release() {
 	s.probe.end()
 }
 
-// Held is a context with a slot taken ahead (Client.Hold) for its first call; later ones take their own.
+// Held is a context with a slot taken ahead (Limiter.Hold) for its first call; later ones take their own.
 type Held struct {
 	context.Context
 	s        slot
@@ -246,6 +246,15 @@ func (h *Held) Release() {
 	if h != nil && h.released.CompareAndSwap(false, true) {
 		h.s.release()
 	}
+}
+
+// Hold takes a slot for a REST call ahead, in the context returned (none without credentials).
+func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
+	h := new(Held)
+	if err := l.holdInto(ctx, h); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // holdInto is Hold into h, a zero Held; on an error h is left as it was.
@@ -285,11 +294,5 @@ func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 // short is the key's first 64 bits: the circuit breakers' table key.
 func (k merchantKey) short() uint64 { return binary.LittleEndian.Uint64(k[:8]) }
 
-// Hold takes a slot for a REST call ahead, in the context returned (none without credentials).
-func (c *Client) Hold(ctx context.Context) (*Held, error) {
-	h := new(Held)
-	if err := c.limiter.holdInto(ctx, h); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
+// Hold is c's limiter's Hold.
+func (c *Client) Hold(ctx context.Context) (*Held, error) { return c.limiter.Hold(ctx) }

@@ -32,9 +32,9 @@ type Resilience struct {
 	RetryBaseDelay  time.Duration // the first backoff (0: 50ms), doubling to 1s, full jitter, in the deadline
 	BreakerFailures int           // consecutive failures open a circuit (<= 0: none), failing calls KindUpstream
 	BreakerCooldown time.Duration // how long an open circuit stays open; zero: 5s
-	// OnBreakerChange is told the process-wide circuit's changes, in order, outside its lock.
+	// OnBreakerChange is told the process circuit's changes in order, unlocked (it may call BreakerState).
 	OnBreakerChange func(from, to CircuitState)
-	// OnMerchantBreakerChange is told likewise of a merchant's, by an opaque tag (MerchantTag's).
+	// OnMerchantBreakerChange is told likewise of a merchant's, by its tag (MerchantTag's), never a credential.
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
@@ -81,7 +81,8 @@ func badCertificate(err error) bool {
 // unhealthy: the REST API may be in trouble, not the caller or one odd answer.
 func unhealthy(err error) bool {
 	e, ok := errors.AsType[*Error](err)
-	return ok && (e.Kind == KindTimeout || e.Status >= 500 || (e.Status == 0 && e.Kind == KindUpstream && e.Err != nil))
+	return ok && (e.Kind == KindTimeout || e.Status >= 500 ||
+		(e.Status == 0 && e.Kind == KindUpstream && e.Err != nil))
 }
 
 // systemic: err came before the request reached the REST API (dial, DNS, TLS): no caller's input.
@@ -92,7 +93,7 @@ func systemic(err error) bool {
 	return isA[*net.DNSError](err) || isA[tls.RecordHeaderError](err) || isA[tls.AlertError](err) || badCertificate(err)
 }
 
-// localExhaustion: this process ran out of fds, ports or socket buffers (no circuit counts it).
+// localExhaustion: out of fds, ports or socket buffers here; no circuit counts it (a flood would trip all).
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
@@ -105,7 +106,6 @@ const (
 	// maxMerchants bounds the merchant circuits; past it an unused one goes after merchantIdle.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
-
 	// Messages of calls a circuit refused.
 	msgCircuitOpen         = "REST API unavailable (circuit open); retry shortly"
 	msgMerchantCircuitOpen = "REST API calls for these credentials keep failing (circuit open); retry shortly"

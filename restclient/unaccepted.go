@@ -30,13 +30,12 @@ const (
 	DefaultUnacceptedMaxInFlight    = 8       // how many calls of unaccepted pairs a replica makes at once
 	DefaultMaxAccepted              = 100_000 // the accepted pairs a replica remembers
 
-	DefaultRefusedTTL = 10 * time.Second // a refusal answered without a call (short: new pairs soon work)
-	maxRefused        = 16_384
-	storeTimeout      = 50 * time.Millisecond
-	sharedBudgetKey   = "shared"
-	addressBudgetKey  = "addr:"
-	unknownAddressKey = "unknown"
-
+	DefaultRefusedTTL    = 10 * time.Second // a refusal answered without a call (short: new pairs soon work)
+	maxRefused           = 16_384
+	storeTimeout         = 50 * time.Millisecond
+	sharedBudgetKey      = "shared"
+	addressBudgetKey     = "addr:"
+	unknownAddressKey    = "unknown"
 	msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 )
 
@@ -270,13 +269,13 @@ func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	return cv.merchantName, true
 }
 
-// Refused: the REST API refused ctx's pair (401, 403) on a call of ctx, with the bounds on.
+// Refused reports whether the REST API refused ctx's pair (401, 403) on a call of ctx, with bounds on.
 func Refused(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && cv.refused.Load()
 }
 
-// Accepted: ctx's pair is known here to be a merchant (answered 2xx, or no bounds).
+// Accepted reports whether ctx's pair is known here to be a merchant (answered 2xx, or no bounds).
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && c.limiter.gate.acceptedHere(cv)
