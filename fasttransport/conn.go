@@ -111,7 +111,7 @@ type tlsConn struct{ conn }
 // Handshake tells fasthttp that the connection is TLS already.
 func (c *tlsConn) Handshake() error { return nil }
 
-// failedOnIdle: resp's call failed before any answer byte on a reused connection (closed: unshared).
+// failedOnIdle: resp's call failed before any answer byte on a reused connection (fasthttp closed it).
 func failedOnIdle(resp *fasthttp.Response) bool {
 	a, ok := resp.LocalAddr().(*connAddr)
 	return ok && a.c.requests > 1 && !a.c.answered

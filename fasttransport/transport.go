@@ -48,7 +48,7 @@ type Config struct {
 	// TLSConfig is cloned for each TLS connection, ServerName defaulting to the host; nil: system roots.
 	TLSConfig *tls.Config
 	// MaxResponseBytes bounds an answer's body held in memory (0: the default). A larger one comes with
-	// its status and headers, no body and a ContentLength past the limit: a caller's limit refuses it.
+	// its status and headers, no body and a ContentLength past it: a caller with no larger limit refuses it.
 	MaxResponseBytes int
 	// MaxResponseBytesFor, if set, is a call's MaxResponseBytes (0: the above), one pool a value.
 	MaxResponseBytesFor func(*http.Request) int

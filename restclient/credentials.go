@@ -23,7 +23,8 @@ const (
 	HeaderAPISecret = "x-api-secret"
 )
 
-// Credentials is the caller's pair for its REST calls; fmt, slog and json show at most the key's prefix.
+// Credentials is the caller's pair, forwarded as its REST calls' credential headers; every textual
+// form of it (fmt, slog, encoding/json) shows at most the key's prefix, never the secret.
 type Credentials struct {
 	APIKey    string
 	APISecret string

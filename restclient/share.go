@@ -157,7 +157,7 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	return err
 }
 
-// waitFor decodes f's answer into into, or makes the call itself if the maker left.
+// waitFor decodes f's answer into into (or ends with ctx), making the call itself if the maker left.
 func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
 	select {
 	case <-f.done:
