@@ -33,12 +33,7 @@ type callerHeaders struct {
 // x-api-key and x-api-secret once into the context: the pair when each was
 // sent once and not empty, else what they held (CallerSecrets). It never answers.
 func Credentials(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ctx, changed := readCaller(r); changed {
-			r = opscope.Request(r, ctx)
-		}
-		next.ServeHTTP(w, r)
-	})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, readCaller(r)) })
 }
 
 // SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED)
@@ -47,9 +42,7 @@ func Credentials(next http.Handler) http.Handler {
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !callerRead(r.Context()) {
-			if ctx, changed := readCaller(r); changed {
-				r = opscope.Request(r, ctx)
-			}
+			r = readCaller(r)
 		}
 		h, _ := r.Context().Value(callerKey{}).(*callerHeaders)
 		if h != nil && h.ambiguous != "" {
@@ -79,16 +72,17 @@ func callerRead(ctx context.Context) bool {
 	return ok
 }
 
-// readCaller returns r's context with what its credential headers hold, if any.
-func readCaller(r *http.Request) (context.Context, bool) {
+// readCaller returns r with what its credential headers hold, if any, in its context.
+func readCaller(r *http.Request) *http.Request {
 	ctx := r.Context()
 	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret] // every line
 	if len(keys) == 0 && len(secrets) == 0 {
-		return ctx, false
+		return r
 	}
 	// One line is one value, commas included: a secret may hold any.
 	if len(keys) == 1 && len(secrets) == 1 && keys[0] != "" && secrets[0] != "" {
-		return restclient.WithCredentials(ctx, restclient.Credentials{APIKey: keys[0], APISecret: secrets[0]}), true
+		pair := restclient.Credentials{APIKey: keys[0], APISecret: secrets[0]}
+		return opscope.Request(r, restclient.WithCredentials(ctx, pair))
 	}
 	h := &callerHeaders{}
 	switch {
@@ -109,7 +103,7 @@ func readCaller(r *http.Request) (context.Context, bool) {
 			}
 		}
 	}
-	return opscope.WithValue(ctx, callerKey{}, h), true
+	return opscope.Request(r, opscope.WithValue(ctx, callerKey{}, h))
 }
 
 // BearerConfig configures Bearer with the facts it needs from their owners.

@@ -147,14 +147,11 @@ func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	if rc != nil {
 		doc = rc.Doc
 	}
-	if doc == nil && params.Query != "" {
+	if doc == nil {
 		var err error
 		if doc, err = parser.ParseQuery(&ast.Source{Input: params.Query}); err != nil {
 			return false
 		}
-	}
-	if doc == nil {
-		return false
 	}
 	op := doc.Operations.ForName(params.OperationName)
 	return op != nil && op.Operation != ast.Query

@@ -110,20 +110,23 @@ type liveBounds struct {
 	slots chan struct{} // one per open connection, MaxConnections
 }
 
-// open takes a connection's slot, or answers 503 (false).
-func (b *liveBounds) open(w http.ResponseWriter, r *http.Request) bool {
+// open takes a slot for c, or answers 503 (nil): its context, c's until
+// MaxLifetime, and end, which ends it and frees the slot.
+func (b *liveBounds) open(w http.ResponseWriter, r *http.Request, c *liveConn) (ctx context.Context, end func()) {
 	select {
 	case b.slots <- struct{}{}:
-		return true
 	default:
 		w.Header().Set("Retry-After", "5")
 		refuse(w, r, http.StatusServiceUnavailable, errcode.RateLimited,
 			"this gateway replica holds as many live connections (WebSocket, SSE) as it may: retry later, or to another replica")
-		return false
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), liveConnKey{}, c), b.MaxLifetime)
+	return ctx, func() {
+		cancel()
+		<-b.slots
 	}
 }
-
-func (b *liveBounds) close() { <-b.slots }
 
 // liveConn is one live connection (a WebSocket, or an SSE stream).
 type liveConn struct {
@@ -156,13 +159,12 @@ func (t sse) Supports(r *http.Request) bool {
 }
 
 func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	if !t.b.open(w, r) {
+	c := &liveConn{} // it ends at MaxLifetime, and at its token's expiry
+	ctx, end := t.b.open(w, r, c)
+	if end == nil {
 		return
 	}
-	defer t.b.close()
-	c := &liveConn{} // it ends at MaxLifetime, and at its token's expiry
-	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), liveConnKey{}, c), t.b.MaxLifetime)
-	defer cancel()
+	defer end()
 	if exp, ok := tokenExpiry(ctx); ok {
 		c.expiresAt = exp
 		var cancelExp context.CancelFunc
@@ -208,13 +210,12 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 			"a WebSocket must ask for the graphql-transport-ws subprotocol (Sec-WebSocket-Protocol); the legacy graphql-ws is not served")
 		return
 	}
-	if !t.b.open(w, r) {
+	c := &liveConn{ws: true}
+	ctx, end := t.b.open(w, r, c)
+	if end == nil {
 		return
 	}
-	defer t.b.close()
-	c := &liveConn{ws: true}
-	ctx, cancel := context.WithTimeout(context.WithValue(r.Context(), liveConnKey{}, c), t.b.MaxLifetime)
-	defer cancel()
+	defer end()
 	if t.b.Budget != nil { // each operation is charged
 		ctx = withBudget(ctx, t.b.Budget)
 	}
@@ -229,7 +230,7 @@ func (t websocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.Graph
 func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketInitFunc {
 	names := [...]string{"x-api-key", "x-api-secret", "Authorization"}
 	forbidden := func(ctx context.Context, msg string) (context.Context, *transport.InitPayload, error) {
-		return transport.WithWebsocketCloseCode(ctx, closeForbidden), nil, errors.New(msg)
+		return transport.WithWebsocketCloseCode(ctx, 4403), nil, errors.New(msg) // graphql-transport-ws's Forbidden
 	}
 	return func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 		h := http.Header{}
@@ -281,9 +282,6 @@ func websocketInit(readers func(http.Handler) http.Handler) transport.WebsocketI
 	}
 }
 
-// closeForbidden is graphql-transport-ws's close code for missing or refused credentials.
-const closeForbidden = 4403
-
 // deadlineImplementation is gqlgen's with each message written under a
 // deadline: gqlgen writes under a lock, so one blocked write blocks them all.
 type deadlineImplementation struct {
@@ -326,14 +324,11 @@ var (
 	_ transport.WebsocketReadDeadliner = (*deadlineConn)(nil)
 )
 
-// errWriteTimeout is a write the client did not take in time.
-var errWriteTimeout = errors.New("websocket write: the client did not read within the write timeout")
-
 func (c *deadlineConn) WriteJSON(v any) error {
 	t := time.AfterFunc(c.timeout, func() { _ = c.WebsocketConn.Close() })
 	err := c.WebsocketConn.WriteJSON(v)
 	if !t.Stop() && err == nil {
-		err = errWriteTimeout
+		err = errors.New("websocket write: the client did not read within the write timeout")
 	}
 	return err
 }
