@@ -22,23 +22,21 @@ var (
 
 type callerKey struct{}
 
-// callerHeaders is what credential headers held that made no usable pair:
-// nothing to send, but values never to be logged.
+// callerHeaders is what credential headers held that made no usable pair: values never to be logged.
 type callerHeaders struct {
 	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header
 }
 
-// Credentials is the middleware, at the top of the router, that reads
-// x-api-key and x-api-secret once into the context: the pair when each was
-// sent once and not empty, else what they held (CallerSecrets). It never answers.
+// Credentials is the middleware, at the top of the router, that reads x-api-key and x-api-secret
+// once into the context: the pair when each was sent once and not empty, else what they held
+// (CallerSecrets). It never answers.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, readCaller(r)) })
 }
 
-// SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED)
-// x-api-key or x-api-secret in more than one line, whose first a proxy could
-// choose; it reads them itself when no outer Credentials did.
+// SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED) x-api-key or x-api-secret
+// in more than one line, whose first a proxy could choose; it reads them if no Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !callerRead(r.Context()) {
@@ -127,11 +125,10 @@ type bearerState struct {
 	expiresAt time.Time // a verified token's expiry; zero otherwise
 }
 
-// Bearer returns two middlewares for "Authorization: Bearer <session
-// token>". read, at the top of the router, verifies the token and puts its
-// pair and scope in the context; it never answers, so that the access log
-// sees a refused request. refuse, on the routes that take credentials
-// (inside CORS), answers 401 UNAUTHENTICATED for an unusable token, saying why.
+// Bearer returns two middlewares for "Authorization: Bearer <session token>". read, at the top of
+// the router, verifies the token and puts its pair and scope in the context; it never answers, so
+// that the access log sees a refused request. refuse, on the routes that take credentials (inside
+// CORS), answers 401 UNAUTHENTICATED for an unusable token, saying why.
 func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
 		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")

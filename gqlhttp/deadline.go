@@ -39,9 +39,8 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 	}
 }
 
-// RequestSize is the middleware that bounds the request body at maxBytes:
-// one announced larger, or of unknown length (read here) and larger, is
-// refused 413 BAD_USER_INPUT; any other is read through http.MaxBytesReader.
+// RequestSize is the middleware that bounds the request body at maxBytes: one announced larger, or
+// of unknown length (read here) and larger, is refused 413; any other is read through MaxBytesReader.
 func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	maxBytes = max(maxBytes, 0)
 	return func(next http.Handler) http.Handler {

@@ -20,15 +20,13 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// Incremental delivery of @defer: multipart/mixed parts (2022-08-24 payloads)
-// flushed as they complete. Ours, not gqlgen's, so that it is checked as any
-// request, its deadline and MAX_RESPONSE_BYTES bounding the whole stream.
+// Incremental delivery of @defer: multipart/mixed parts (2022-08-24 payloads) flushed as they
+// complete. Ours, not gqlgen's, so that its deadline and MAX_RESPONSE_BYTES bound the whole stream.
 
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 
-// A part opens with its boundary and headers (partHead; a later one's
-// boundary ended the part before, partNext) and closes with the next
-// boundary (partEnd), which streamEnd makes the closing one.
+// A part opens with its boundary and headers (partHead; a later one's boundary ended the part
+// before, partNext) and closes with the next boundary (partEnd), streamEnd the closing one.
 const (
 	partHead  = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 	partNext  = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
@@ -36,8 +34,7 @@ const (
 	streamEnd = "--\r\n"
 )
 
-// acceptsIncremental reports whether accept takes multipart/mixed with the
-// 2022-08-24 @defer payloads (no deferSpec, or that one; not q=0).
+// acceptsIncremental reports whether accept takes multipart/mixed with 2022-08-24 @defer payloads.
 func acceptsIncremental(accept string) bool {
 	if !containsFold(accept, "multipart/mixed") {
 		return false // the common case, without parsing

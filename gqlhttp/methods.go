@@ -11,9 +11,8 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Methods is the middleware that refuses what no transport takes: a POST
-// not JSON (415), a GET not a GraphQL request (400), any other method but
-// OPTIONS (405, with Allow), upgrades but a GET's to websocket (400).
+// Methods is the middleware that refuses what no transport takes: a POST not JSON (415), a GET not
+// a GraphQL request (400), another method but OPTIONS (405, Allow), upgrades but to websocket (400).
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {

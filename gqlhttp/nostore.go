@@ -7,9 +7,8 @@ import (
 	"paygraph/restclient"
 )
 
-// NoStore is the middleware that keeps /graphql answers out of shared
-// caches, which could serve one merchant's payments to another's same GET
-// URL: "Cache-Control: no-store", and a Vary on Origin and the credentials.
+// NoStore is the middleware that keeps /graphql answers out of shared caches, which could serve one
+// merchant's payments to another's same GET URL: no-store, and a Vary on Origin and the credentials.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
