@@ -125,8 +125,7 @@ func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, 
 	return ratelimit.Decision{}, ""
 }
 
-// budgetFor is the REST-call budget (nil: none) of c's request, charged edge: the merchant's; an
-// unaccepted pair's, Admit's check first.
+// budgetFor is c's REST-call budget (nil: none), charged edge: the merchant's; a pair's, Admit first.
 func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget {
 	merchant, admit := "", c.pair && a.c.Admit != nil
 	if a.c.Merchants != nil {

@@ -13,8 +13,7 @@ import (
 // refusedKey is the context key of the hook OnRefused sets.
 type refusedKey struct{}
 
-// OnRefused is the middleware that tells report of each refusal below it,
-// with its code: those never reach the GraphQL server's extensions.
+// OnRefused is the middleware that tells report of each refusal below it (the server never sees them).
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {
@@ -26,8 +25,7 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 	}
 }
 
-// refuse answers r with a GraphQL-shaped error and reports it to the
-// OnRefused hook above, if any. msg never echoes what the caller sent.
+// refuse answers r with a GraphQL-shaped error, reported to OnRefused; msg never echoes the caller.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	reportRefused(r, code)
 	WriteErrorFor(w, r, status, code, msg)

@@ -89,8 +89,7 @@ type laterPart struct {
 	Extensions  map[string]any     `json:"extensions,omitempty"` // the final part's cost receipt
 }
 
-// maxStrandedReaders bounds the readers timed-out streams leave blocked for
-// good (readResults); past it, @defer is served as one payload.
+// maxStrandedReaders bounds the readers stranded by timed-out streams; past it, @defer is one payload.
 const maxStrandedReaders = 1024
 
 var strandedReaders atomic.Int64

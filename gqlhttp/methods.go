@@ -77,8 +77,7 @@ func checkGETParams(rawQuery string) string {
 	return ""
 }
 
-// FirstHeader is h.Get(key) for a key already in canonical form: the first
-// value, or "", without canonicalising key again (TestHeaderSameAsGet).
+// FirstHeader is h.Get(key) for a key already canonical, without canonicalising it (TestHeaderSameAsGet).
 func FirstHeader(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]

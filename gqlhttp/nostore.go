@@ -3,8 +3,6 @@ package gqlhttp
 import (
 	"net/http"
 	"strings"
-
-	"paygraph/restclient"
 )
 
 // NoStore is the middleware that keeps /graphql answers out of shared caches, which could serve one
@@ -52,8 +50,7 @@ func VaryWithoutOrigin(v []string) []string {
 	return out
 }
 
-// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line
-// (the same to a cache as a line per name, RFC 9110 section 5.3).
+// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line (the same to a cache, RFC 9110 5.3).
 func VaryOriginLast(v []string) []string {
 	switch {
 	case len(v) == 1 && v[0] == varyOnCallers[0]:
@@ -79,11 +76,10 @@ func VaryOneLine(v []string) []string {
 
 // The header values NoStore and Compress set, shared (no spare capacity: an append copies).
 var (
-	cacheControlNoStore    = []string{"no-store"}
-	varyAcceptEncoding     = []string{"Accept-Encoding"}
-	varyOnCallers          = []string{"Origin, " + varyOnCallersButOrigin[0]}
-	varyOnCallersButOrigin = []string{http.CanonicalHeaderKey(restclient.HeaderAPIKey) + ", " +
-		http.CanonicalHeaderKey(restclient.HeaderAPISecret) + ", Authorization"}
+	cacheControlNoStore             = []string{"no-store"}
+	varyAcceptEncoding              = []string{"Accept-Encoding"}
+	varyOnCallers                   = []string{"Origin, " + varyOnCallersButOrigin[0]}
+	varyOnCallersButOrigin          = []string{canonicalAPIKey + ", " + canonicalAPISecret + ", Authorization"}
 	varyEncodingOnCallers           = []string{varyAcceptEncoding[0], varyOnCallers[0]}
 	varyEncodingOnCallersButOrigin  = []string{varyAcceptEncoding[0], varyOnCallersButOrigin[0]}
 	varyOnCallersOriginLast         = []string{varyOnCallersButOrigin[0] + ", Origin"}

@@ -357,8 +357,7 @@ func (d *fastDecoder) array() (any, bool) {
 	}
 }
 
-// number checks JSON's number grammar and keeps the text (UseNumber); one
-// that ends the body is left to encoding/json.
+// number checks JSON's number grammar, keeping the text (UseNumber); one ending the body fails.
 func (d *fastDecoder) number() (any, bool) {
 	b, i := d.b, d.i
 	isDigit := func() bool { return i < len(b) && '0' <= b[i] && b[i] <= '9' }

@@ -96,8 +96,7 @@ func lengthHeader(n int) []string {
 // chunkingAfter is net/http's bufferBeforeChunkingSize: up to it, net/http sets the length.
 const chunkingAfter = 2048
 
-// writeWhole writes the whole answer b, with a Content-Length past
-// chunkingAfter (net/http would chunk it; gzhttp drops it).
+// writeWhole writes b, with a Content-Length past chunkingAfter (net/http would chunk it; gzhttp drops it).
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
@@ -129,8 +128,7 @@ func marshalExtensions(ext map[string]any) []byte {
 	return b
 }
 
-// plainReceipt returns ext's one entry, if a cost receipt AppendJSON writes
-// as json.Marshal does, under a plainKey.
+// plainReceipt returns ext's one entry if a cost receipt AppendJSON writes as json.Marshal does.
 func plainReceipt(ext map[string]any) (string, *receipt.Receipt) {
 	if len(ext) != 1 {
 		return "", nil
@@ -159,8 +157,7 @@ func writeTooLarge(w io.Writer, maxBytes int64) {
 	writeWhole(w, b)
 }
 
-// responseBuffers holds the buffers successful responses are assembled
-// in, up to maxPooledResponse.
+// responseBuffers holds the buffers successful responses are assembled in, up to maxPooledResponse.
 var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledResponse = 1 << 20
