@@ -143,11 +143,7 @@ func (t queryGET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphE
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, "the URL query string is not valid")
 		return
 	}
-	params := &graphql.RawParams{
-		Query:         q.Get("query"),
-		OperationName: q.Get("operationName"),
-		Headers:       r.Header,
-	}
+	params := &graphql.RawParams{Query: q.Get("query"), OperationName: q.Get("operationName"), Headers: r.Header}
 	for name, into := range map[string]*map[string]any{"variables": &params.Variables, "extensions": &params.Extensions} {
 		if v := q.Get(name); v != "" {
 			dec := json.NewDecoder(strings.NewReader(v))

@@ -1,7 +1,6 @@
-// The POST body's decoder: the common body (the five members, each once,
-// plain keys) is decoded by hand, any body in doubt by encoding/json, which
-// it mirrors (TestDecodePOSTDifferential, FuzzDecodePOST). Every string it
-// returns is a copy: nothing points into the body's pooled buffer.
+// The POST body's decoder: the common body (the five members, each once, plain keys) is decoded
+// by hand, any body in doubt by encoding/json, which it mirrors (TestDecodePOSTDifferential,
+// FuzzDecodePOST). Every string it returns is a copy: nothing points into the pooled buffer.
 
 package gqlhttp
 

@@ -16,9 +16,8 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeAnswer writes resp as json.Marshal would, in one Write, or
-// RESPONSE_TOO_LARGE past maxBytes (> 0). compact: resp's data is compact
-// JSON (graph.IsFastAnswer), only its HTML-unsafe characters change.
+// writeAnswer writes resp as json.Marshal would, in one Write, or RESPONSE_TOO_LARGE past maxBytes
+// (> 0). compact: resp's data is compact JSON (graph.IsFastAnswer): only HTML-unsafe bytes change.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
