@@ -28,9 +28,8 @@ type callerHeaders struct {
 	values    []string // every value of every credential header
 }
 
-// Credentials is the middleware, at the top of the router, that reads x-api-key and x-api-secret
-// once into the context: the pair when each was sent once and not empty, else what they held
-// (CallerSecrets). It never answers.
+// Credentials is the middleware, at the top of the router and never answering, that reads x-api-key
+// and x-api-secret once into the context: the pair if each came once, not empty, else what they held.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, readCaller(r)) })
 }

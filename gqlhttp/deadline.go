@@ -13,9 +13,8 @@ import (
 	"paygraph/restclient"
 )
 
-// Deadline is the middleware that gives each request its deadline (timeout;
-// <= 0: none) and REST calls in flight (restCalls; <= 0: the default). A
-// stream's queries get theirs in operation.go; its server timeouts are lifted.
+// Deadline is the middleware that gives each request its deadline (timeout; <= 0: none) and REST
+// calls in flight (restCalls; <= 0: the default); a stream's are operation.go's, its server timeouts lifted.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit

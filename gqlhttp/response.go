@@ -161,9 +161,8 @@ var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledResponse = 1 << 20
 
-// appendMarshalled appends what json.Marshal writes for valid JSON data
-// as a json.RawMessage: compacted, '<', '>', '&', U+2028, U+2029 escaped.
-// It does not validate (FuzzAppendMarshalled checks it against json.Marshal).
+// appendMarshalled appends what json.Marshal writes for valid JSON data as a json.RawMessage:
+// compacted, '<', '>', '&', U+2028, U+2029 escaped; unvalidated (FuzzAppendMarshalled checks it).
 func appendMarshalled(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	inString := false
