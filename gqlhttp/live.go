@@ -196,9 +196,7 @@ type websocket struct {
 }
 
 // Supports is gqlgen's (TestWebsocketSupportsAsGqlgen).
-func (t websocket) Supports(r *http.Request) bool {
-	return FirstHeader(r.Header, "Upgrade") != ""
-}
+func (t websocket) Supports(r *http.Request) bool { return FirstHeader(r.Header, "Upgrade") != "" }
 
 // Do refuses the legacy graphql-ws subprotocol (and a client naming none):
 // its keep-alive has no answer, so only a write's timeout finds a dead client.
