@@ -26,10 +26,9 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Config is everything the gateway reads at start: each setting from an
-// environment variable, overridden by its flag (PORT -> -port). Start from
-// LoadConfig, whose settings table documents each field and its default.
-// A zero count means none, never a sentinel such as -1.
+// Config is what the gateway reads at start, each setting from an environment
+// variable overridden by its flag (PORT -> -port); LoadConfig's settings table
+// documents each field and default. A zero count means none, never -1.
 type Config struct {
 	Host       string // "": every interface
 	Port       int
@@ -40,8 +39,7 @@ type Config struct {
 	RESTTimeout                                 time.Duration
 	RESTMaxConc                                 int
 	RESTMaxInFlight, RESTMaxInFlightPerMerchant int
-	// RESTShareCalls: an operation's GET waits for the same GET of its
-	// pair in flight (restclient's share.go).
+	// RESTShareCalls: a GET waits for its pair's same GET in flight (restclient).
 	RESTShareCalls           bool
 	RESTMaxBody, RESTMaxPage int64
 	// Dropped are the warnings of the dropped settings given, logged at start.
@@ -82,12 +80,10 @@ type Config struct {
 	// pair) in Redis keys, circuits and log tags; nil: derived (gateway.go).
 	MerchantKey *restclient.MerchantKey
 
-	// TokenKeys mints and verifies session tokens; nil: tokens are off,
-	// except in sandbox mode, where New makes a random key.
+	// TokenKeys mints and verifies session tokens; nil: off (sandbox mode: random).
 	TokenKeys                    *sessiontoken.Keyring
 	TokenMaxTTL, TokenDefaultTTL time.Duration // the default at most the max
-	// CustomerDataMax is the most customer data any caller reads (a session
-	// token the lower of its own and this). Zero: full.
+	// CustomerDataMax is the most customer data any caller reads; zero: full.
 	CustomerDataMax sessiontoken.CustomerData
 	// MCP is /mcp's mode: "on", "graphql" (any query too) or "off".
 	MCP string
@@ -194,10 +190,7 @@ var settings = []setting{
 		intSetting(0, 1e9, func(c *Config) *int { return &c.RateLimitAnonymousPerAddressPerSecond })},
 	{"REFUSAL_DELAY_MAX", gqlhttp.DefaultRefusalDelayMax.String(), "longest a refusal of a caller the REST API has not accepted (the anonymous budget, the bounds on unaccepted credential pairs, a pair the REST API answered 401 or 403) is held before it is answered, up to its Retry-After; a closed-loop flood of such callers then sends a few requests a second instead of thousands, each costing the replica CPU. Never a merchant's own 429, nor a WebSocket or SSE operation (0: answer at once)",
 		durationSetting(func(c *Config) *time.Duration { return &c.RefusalDelayMax })},
-	{"TRUSTED_DOCUMENTS", "", "path of the trusted documents manifest (Apollo persisted query manifest or Relay persisted_queries.json), reloaded on SIGHUP", func(c *Config, v string) error {
-		c.TrustedDocuments = v
-		return nil
-	}},
+	{"TRUSTED_DOCUMENTS", "", "path of the trusted documents manifest (Apollo persisted query manifest or Relay persisted_queries.json), reloaded on SIGHUP", parsed(false, func(v string) (string, error) { return v, nil }, func(c *Config) *string { return &c.TrustedDocuments })},
 	{"TRUSTED_DOCUMENTS_MODE", string(trusteddocs.Off), "off, allow (serve listed documents by id or hash, count and log the others) or enforce (refuse what is not listed)", parsed(false, trusteddocs.ParseMode, func(c *Config) *trusteddocs.Mode { return &c.TrustedDocumentsMode })},
 	{"FEDERATION", "false", "serve the schema as a Federation 2 subgraph: Payment, PaymentLink and CheckoutSession as entities, with _service and _entities (false: the contract's schema alone)", boolSetting(func(c *Config) *bool { return &c.Federation })},
 	{"TRUSTED_DOCUMENTS_INTROSPECTION", "false", "enforce mode also serves introspection queries (GraphiQL, codegen)", boolSetting(func(c *Config) *bool { return &c.TrustedDocumentsIntrospection })},
@@ -292,8 +285,8 @@ func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) 
 	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
-// tokenTTLSetting reads a token lifetime in whole seconds (as ttlSeconds)
-// up to a day, past which a leaked token lives too long.
+// tokenTTLSetting reads a token lifetime in whole seconds up to a day, past
+// which a leaked token lives too long.
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
 	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
 		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
@@ -311,12 +304,10 @@ func durationWhere(ok func(time.Duration) bool, msg string, field func(*Config) 
 	}
 }
 
-// hidden settings may hold a password or a key: -help and errors never
-// echo their value.
+// hidden settings may hold a password or a key: -help and errors never echo it.
 var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true, "MERCHANT_ID_KEY": true}
 
-// decodeSecret reads a key given as hex (an even number of hex digits) or
-// base64 (standard or URL alphabet, padded or not).
+// decodeSecret reads a key in hex or base64 (standard or URL, padded or not).
 func decodeSecret(s string) ([]byte, error) {
 	if s != "" && len(s)%2 == 0 {
 		if b, err := hex.DecodeString(s); err == nil {
@@ -333,10 +324,9 @@ func decodeSecret(s string) ([]byte, error) {
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
-// LoadConfig reads the settings from getenv, then from args as flags
-// registered on fs (which may hold the caller's own; nil: a new one).
-// -help lists every setting with its default and answers flag.ErrHelp,
-// not an error to report.
+// LoadConfig reads the settings from getenv, then args as flags registered on
+// fs (which may hold the caller's own; nil: a new one). -help lists every
+// setting with its default and answers flag.ErrHelp, not an error to report.
 func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Config, error) {
 	var c Config
 	if fs == nil {
@@ -381,9 +371,8 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	return c, errors.Join(errs...)
 }
 
-// dropped are settings without an effect, still accepted for one release
-// so that a deployment setting one starts and is told (at start) what
-// replaces it.
+// dropped are settings without an effect, accepted for one release so that a
+// deployment setting one starts and is told what replaces it.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through one transport, a connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
@@ -452,18 +441,6 @@ func withoutDropped(args []string) ([]string, map[string]bool) {
 	return kept, given
 }
 
-// Values of former settings that no operator decides, with why.
-const (
-	// An open circuit probes after this: it spares a REST API that is
-	// down, and uses a recovered one again within seconds.
-	breakerCooldown = 5 * time.Second
-	// Answers smaller than this gain less from compression than it costs.
-	compressMinBytes = 1024
-	// A persisted query is registered again by its client's next miss:
-	// one day keeps a deployment's queries without keeping old ones.
-	apqTTL = 24 * time.Hour
-)
-
 // derive sets the dropped settings' fields from the others and memLimit.
 func (c *Config) derive(memLimit int64) {
 	// One merchant takes at most a quarter of the REST calls, so that
@@ -476,7 +453,9 @@ func (c *Config) derive(memLimit int64) {
 	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
 	// 16 records' worth of bytes holds a page of 100 with room.
 	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
-	c.BreakerCooldown = breakerCooldown
+	// An open circuit probes after 5s: it spares a REST API that is down,
+	// and uses a recovered one again within seconds.
+	c.BreakerCooldown = 5 * time.Second
 	// The caches are bounded from the memory the operator gives the
 	// process: a tenth for parsed queries, a fortieth for persisted ones.
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)

@@ -89,14 +89,10 @@ type options struct {
 	clock         func() time.Time
 }
 
-// WithLogger sets the gateway's logger (default: discard), WithRESTTransport
-// the transport to the REST API (stubs), WithClock the session tokens'
-// clock (default time.Now); WithTracing turns on the OpenTelemetry spans
-// (observe.SetupTracing).
-func WithLogger(l *slog.Logger) Option              { return func(o *options) { o.logger = l } }
-func WithRESTTransport(rt http.RoundTripper) Option { return func(o *options) { o.restTransport = rt } }
-func WithClock(now func() time.Time) Option         { return func(o *options) { o.clock = now } }
-func WithTracing(on bool) Option                    { return func(o *options) { o.tracing = on } }
+// WithLogger sets the gateway's logger (default: discard); WithTracing turns
+// on the OpenTelemetry spans (observe.SetupTracing).
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+func WithTracing(on bool) Option       { return func(o *options) { o.tracing = on } }
 
 // New builds the gateway for cfg. With no REST_BASE_URL it starts the
 // embedded sandbox on a loopback port; Close stops it.
@@ -148,7 +144,9 @@ func (g *Gateway) wire(o options) error {
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
 	redisSkipped, redisErrors := metrics.RedisSkipped(), metrics.RedisErrors()
 	if cfg.RedisURL != "" {
-		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, apqTTL,
+		// A persisted query is registered again by its client's next miss:
+		// a day keeps a deployment's queries without keeping old ones.
+		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, 24*time.Hour,
 			apqstore.WithLocalSize(graph.DefaultAPQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
 			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }),
 			apqstore.WithErrorCounter(func() { redisErrors("apq") }))
@@ -162,6 +160,12 @@ func (g *Gateway) wire(o options) error {
 	if rdb != nil {
 		unaccepted.Store = redisAccepted{rdb: rdb, onErr: func() { redisErrors("accepted") }}
 	}
+	// With REST_SHARE_CALLS as many operations as the pair's calls in flight
+	// may wait for one call in flight; without, none.
+	shareWaiters := -1
+	if cfg.RESTShareCalls {
+		shareWaiters = cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
+	}
 	rc, err := restclient.New(restclient.Config{
 		BaseURL:      g.baseURL,
 		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
@@ -170,15 +174,14 @@ func (g *Gateway) wire(o options) error {
 		MaxBodyBytes: cfg.RESTMaxBody,
 		MaxPageBytes: cfg.RESTMaxPage,
 		DropIdle:     dropIdle,
-		ShareWaiters: shareWaiters(cfg),
+		ShareWaiters: shareWaiters,
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
 			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{
-			MaxRetries:      cfg.RESTMaxRetries,
-			BreakerFailures: cfg.BreakerFailures,
+			MaxRetries: cfg.RESTMaxRetries, BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
 			OnBreakerChange: func(from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "process", "from", from.String(), "to", to.String())
@@ -238,19 +241,11 @@ func (g *Gateway) wire(o options) error {
 	gql := graph.NewServer(graph.ServerConfig{
 		Subscriptions: live.Config{Hub: hub, REST: rc, Charge: chargePolls(limiter),
 			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
-		MaxComplexity:     cfg.MaxComplexity,
-		Federation:        cfg.Federation,
-		CursorKeys:        cfg.CursorKeys,
-		MaxResponseBytes:  cfg.MaxResponse,
-		APQCacheBytes:     cfg.APQCacheBytes,
-		APQCache:          apq,
-		QueryCacheBytes:   cfg.QueryCacheBytes,
-		Limits:            admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		Logger:            logger,
-		RequestID:         observe.RequestID,
-		Extensions:        extensions,
-		TrustedDocuments:  docs,
-		OnTrustedDocument: onDocument,
+		Limits:        admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxComplexity: cfg.MaxComplexity, MaxResponseBytes: cfg.MaxResponse, Federation: cfg.Federation,
+		CursorKeys: cfg.CursorKeys, APQCache: apq, APQCacheBytes: cfg.APQCacheBytes,
+		QueryCacheBytes: cfg.QueryCacheBytes, Logger: logger, RequestID: observe.RequestID, Extensions: extensions,
+		TrustedDocuments: docs, OnTrustedDocument: onDocument,
 		Cost: receipt.CostReceipts{
 			Enabled: cfg.CostReceipts,
 			// On in sandbox mode only: demo data, no merchant's calls to hide.
@@ -260,14 +255,13 @@ func (g *Gateway) wire(o options) error {
 	})
 	keys := g.tokenKeys(o)
 	tokenEndpoint := sessiontoken.NewHandler(tokenOptions(cfg, keys, rc))
-	refuse := func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
-		metrics.CountRefused(r.Context(), code)
-		gqlhttp.WriteErrorFor(w, r, status, code, msg)
-	}
 	bearer := gqlhttp.BearerConfig{
 		WithScope: func(ctx context.Context, s sessiontoken.Scope) context.Context { return graph.WithScope(ctx, s) },
 		KeyHeader: restclient.HeaderAPIKey, SecretHeader: restclient.HeaderAPISecret,
-		Refuse: refuse,
+		Refuse: func(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+			metrics.CountRefused(r.Context(), code)
+			gqlhttp.WriteErrorFor(w, r, status, code, msg)
+		},
 	}
 	if keys != nil {
 		bearer.Verify = keys.Verify
@@ -301,18 +295,11 @@ func (g *Gateway) wire(o options) error {
 		Readers: func(h http.Handler) http.Handler {
 			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
 		},
-		OriginPatterns:  originPatterns(cfg.CORSOrigins),
-		MaxConnections:  cfg.LiveMaxConnections,
-		MaxLifetime:     cfg.LiveMaxLifetime,
-		MaxOperations:   cfg.LiveMaxOperations,
-		InitTimeout:     cfg.LiveInitTimeout,
-		WriteTimeout:    cfg.LiveWriteTimeout,
-		MaxMessageBytes: cfg.MaxBodyBytes,
-		RequestTimeout:  cfg.RequestTimeout,
-		RESTCalls:       cfg.RESTMaxConc,
-		Budget:          admission.OperationBudget(),
-		OperationLog:    observe.OperationLog(logger, obs),
-		Now:             o.clock,
+		OriginPatterns: originPatterns(cfg.CORSOrigins), Budget: admission.OperationBudget(), Now: o.clock,
+		MaxConnections: cfg.LiveMaxConnections, MaxLifetime: cfg.LiveMaxLifetime,
+		MaxOperations: cfg.LiveMaxOperations, InitTimeout: cfg.LiveInitTimeout, WriteTimeout: cfg.LiveWriteTimeout,
+		MaxMessageBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout, RESTCalls: cfg.RESTMaxConc,
+		OperationLog: observe.OperationLog(logger, obs),
 		Gauge: func(open func() int, limit int) {
 			read := func() (int, int) { return open(), limit }
 			g.live.Store(&read)
@@ -329,7 +316,7 @@ func (g *Gateway) wire(o options) error {
 	top = append(top, observe.AccessLog(logger, obs), metrics.InFlight)
 	r.Use(top...)
 	r.Handle("/metrics", metrics.Handler())
-	compress, err := gqlhttp.Compress(compressMinBytes)
+	compress, err := gqlhttp.Compress(1024) // smaller answers gain less than compressing costs
 	if err != nil {
 		return err
 	}
@@ -404,13 +391,9 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// Serve serves on ln until ctx is done, then answers readiness 503 and
-// lets in-flight requests finish within SHUTDOWN_GRACE. ServeProbes also
-// answers /healthz and /readyz on probes (HEALTH_PORT; nil: none).
-func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
-	return g.ServeProbes(ctx, ln, nil)
-}
-
+// ServeProbes serves on ln until ctx is done, then answers readiness 503 and
+// lets in-flight requests finish within SHUTDOWN_GRACE; it also answers
+// /healthz and /readyz on probes (HEALTH_PORT; nil: none).
 func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) error {
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
@@ -474,13 +457,4 @@ func (c Config) HealthAddr() string {
 		return ""
 	}
 	return net.JoinHostPort(c.Host, strconv.Itoa(c.HealthPort))
-}
-
-// shareWaiters is how many operations may wait for one REST call in
-// flight: as many as the pair's calls in flight, none when off.
-func shareWaiters(cfg Config) int {
-	if !cfg.RESTShareCalls {
-		return -1
-	}
-	return cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
 }

@@ -25,16 +25,13 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ready\n")
 }
 
-// probeConns caps the probes' listener.
-const probeConns = 64
-
 // serveProbes serves /healthz and /readyz on ln (HEALTH_PORT) with a cap
 // of its own, so that no public client can fail the probes.
 func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
-	conns := newConnCap(ln, probeConns, nil)
+	conns := newConnCap(ln, 64, nil)
 	srv := &http.Server{
 		Handler:           conns.serve(mux),
 		ConnState:         conns.track,

@@ -19,15 +19,12 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	return observe.NewLogger(w, cfg.LogFormat, cfg.LogLevel, observeOptions())
 }
 
-// quietPaths are polled by machines (probes, scrapes): their access lines
-// are debug, so that LOG_LEVEL=info logs callers' requests only.
-var quietPaths = []string{"/healthz", "/readyz", "/metrics"}
-
 // observeOptions is what observe is told of the parts it observes, from
 // their owners; wire adds the rest.
 func observeOptions() observe.Options {
 	return observe.Options{
-		DebugPaths:  quietPaths,
+		// Polled by machines: debug, so that LOG_LEVEL=info logs callers only.
+		DebugPaths:  []string{"/healthz", "/readyz", "/metrics"},
 		RouteOf:     func(u *url.URL) string { return string(restclient.EndpointOf(u)) },
 		LoaderNames: loaders.Names,
 		Redact:      redactCredentials,

@@ -73,11 +73,8 @@ func tokenCheckError(err error, lookup bool) error {
 	case restclient.KindTimeout:
 		return context.DeadlineExceeded
 	}
-	return errUpstream
+	return errors.New("the REST API failed the credential check") // 502 UPSTREAM_ERROR
 }
-
-// errUpstream: the REST API failed the check (502 UPSTREAM_ERROR).
-var errUpstream = errors.New("the REST API failed the credential check")
 
 // chargeMint charges each mint (one REST call) to the pair's REST-calls
 // budget, shared with /graphql; a refusal is HTTP 429 RATE_LIMITED.

@@ -64,8 +64,9 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	count := metrics.TrustedDocumentsCounter()
 	var mu sync.Mutex
 	seen := make(map[string]struct{})
-	// first reports a hash's first sighting; past maxUnlistedLogged
-	// hashes, unlisted documents are only counted.
+	// first reports a hash's first sighting; past maxUnlistedLogged hashes
+	// (64 bytes each) remembered, unlisted documents are only counted.
+	const maxUnlistedLogged = 4096
 	first := func(hash string) bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -87,10 +88,6 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	}
 	return store, report, nil
 }
-
-// maxUnlistedLogged bounds the hashes (64 bytes each) remembered for the
-// first-sighting log.
-const maxUnlistedLogged = 4096
 
 // Reload reads the trusted documents manifest again and swaps it in whole;
 // on an error the current set stays. Serve calls it on SIGHUP.

@@ -23,10 +23,10 @@ import (
 	"paygraph/restclient"
 )
 
-// restPools is the REST API's http.RoundTripper: a pool per credential
-// pair (restclient.MerchantOf), made at its first call. max
-// (REST_MAX_INFLIGHT) bounds the pools kept and the connections open
-// across them: past it, the least recently used lose their idle ones.
+// restPools is the REST API's http.RoundTripper: a pool per credential pair
+// (restclient.MerchantOf), made at its first call. max (REST_MAX_INFLIGHT)
+// bounds the pools kept and the connections open across them: past it, the
+// least recently used lose their idle ones.
 type restPools struct {
 	// newPool makes a pool whose connections are counted by counted.
 	newPool func(counted func(net.Conn) net.Conn) pool
@@ -149,15 +149,6 @@ func (p *restPools) trim(keep pool) {
 		if t != keep {
 			t.CloseIdleConnections()
 		}
-	}
-}
-
-// CloseIdleConnections closes every pool's idle connections.
-func (p *restPools) CloseIdleConnections() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, t := range p.pools.Values() {
-		t.CloseIdleConnections()
 	}
 }
 
