@@ -28,7 +28,7 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// accessLine is one "request" line's fields (AccessLog says what each is).
+// accessLine is one "request" line's fields, in the line's order (the last four when known).
 type accessLine struct {
 	level              slog.Level
 	time               time.Time

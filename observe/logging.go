@@ -61,10 +61,10 @@ func normKey(key string) string {
 	return key
 }
 
-// RedactingHandler wraps h so that no record it passes on holds a credential: in the message and every
-// attribute (strings, errors, formatted values, groups) o.Redact rewrites credential-shaped runs,
-// attributes named like a credential (x-api-secret, authorization, …) are replaced (an API key's by
-// o.RedactKey), and o.Secrets' values for the record's context are taken out wherever they appear.
+// RedactingHandler wraps h so that no record it passes on holds a credential: o.Redact rewrites
+// credential-shaped runs of the message and every attribute (strings, errors, formatted values,
+// groups), attributes named like a credential (x-api-secret, authorization, …) are replaced (an API
+// key's by o.RedactKey), and o.Secrets' values for the record's context are taken out anywhere.
 // Attributes added with With are redacted by shape and name only.
 func RedactingHandler(h slog.Handler, o Options) slog.Handler {
 	return &redactingHandler{h: h, o: o}
@@ -202,8 +202,6 @@ func holdsSecret(v string, secrets []string) bool {
 	return false
 }
 
-// ---- access log ----
-
 type requestIDKey struct{}
 
 // RequestID is the request's id, as AccessLog set it; "" outside a request.
@@ -225,7 +223,7 @@ func SaneRequestID(id string) bool {
 	})
 }
 
-// putRequestID writes a random id of 16 hex characters into b (math/rand: an id guards nothing).
+// putRequestID writes a random id of 16 hex digits into b (math/rand: an id guards nothing).
 func putRequestID(b *[16]byte) {
 	v := mrand.Uint64()
 	for i := 15; i >= 0; i-- {
@@ -237,12 +235,10 @@ func putRequestID(b *[16]byte) {
 // maxLoggedPath bounds the path printed in an access line.
 const maxLoggedPath = 256
 
-// AccessLog is a middleware that gives every request an id (a sane X-Request-Id holding no piece of
-// o.Secrets, else a new one) in the response's X-Request-Id and the context, with a RequestStats, and
-// logs one "request" line (request_id, method, path, status, duration_ms, operation, outcome,
-// rest_calls, bytes; merchant, client, refused_by and trace_id when known) at info, debug for
-// o.DebugPaths, in the request's context (so NewLogger's logger takes the caller's credentials out).
-// No line holds headers, bodies or the query string.
+// AccessLog gives every request an id (a sane X-Request-Id holding no piece of o.Secrets, else a new
+// one) in the response's X-Request-Id and the context, with a RequestStats, and logs one "request"
+// line (accessLine's fields) at info, debug for o.DebugPaths, in the request's context (so
+// NewLogger's logger takes the caller's credentials out), never headers, bodies or the query string.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
@@ -361,10 +357,9 @@ func (s *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// OperationLog returns the access log of the operations sharing one HTTP request (a WebSocket's): it
-// gives an operation's context a request id and RequestStats of its own, and the func it returns logs an
-// "operation" line (request_id, connection_id: the upgrade's id, transport, duration_ms, operation,
-// outcome, rest_calls) in that context when it ends.
+// OperationLog is the access log of the operations sharing one HTTP request (a WebSocket's): it gives
+// an operation's context a request id and RequestStats of its own, and the func it returns logs its
+// "operation" line (connection_id is the upgrade's request_id) in that context when it ends.
 func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, transport string) (context.Context, func()) {
 	return func(ctx context.Context, transport string) (context.Context, func()) {
 		start := time.Now()

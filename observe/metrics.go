@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MaxOperationNames is how many distinct operation names the metrics record; later ones are "other".
-// A name joins only from a request with a REST call answered 2xx (so callers without valid
-// credentials cannot fill the set), never when it holds or looks like a credential.
+// MaxOperationNames is how many operation names the metrics record; later ones are "other". A name
+// joins only from a request with a REST call answered 2xx (so callers without valid credentials
+// cannot fill the set), never when it holds or looks like a credential.
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -66,13 +66,11 @@ type restSeries struct {
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// restCallBuckets span one record to a page with its joins (101) and MAX_COMPLEXITY's default (500).
-var restCallBuckets = []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}
-
-// restCallsHistogram is a histogram of REST calls per query operation.
+// restCallsHistogram's buckets span one record to a page with its joins (101) and MAX_COMPLEXITY's
+// default (500).
 func restCallsHistogram(name, help string) prometheus.Histogram {
-	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name,
-		Help: "REST calls per query operation, " + help, Buckets: restCallBuckets})
+	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: "REST calls per query operation, " + help,
+		Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}})
 }
 
 // NewMetrics returns the gateway's metrics on a fresh registry, told o.
@@ -174,8 +172,6 @@ func (m *Metrics) ObserveRESTCalls(estimated, made int) {
 	m.opUnmade.Observe(float64(max(0, estimated-made)))
 }
 
-// ---- REST calls ----
-
 // RESTTransport counts and times the REST calls through next (nil: http.DefaultTransport) by route
 // pattern and status class, and counts them and the 2xx ones in the request's RequestStats.
 func (m *Metrics) RESTTransport(next http.RoundTripper) http.RoundTripper {
@@ -222,7 +218,7 @@ func (m *Metrics) restSeriesOf(ep string) *restSeries {
 	return s
 }
 
-// restCallsOf is the calls counter of ep (its series s) and a class.
+// restCallsOf is the calls counter of ep (its series s) and class.
 func (m *Metrics) restCallsOf(ep string, s *restSeries, class int) prometheus.Counter {
 	if c := s.calls[class].Load(); c != nil {
 		return *c
@@ -258,8 +254,6 @@ func statusClass(ctx context.Context, resp *http.Response, err error) int {
 	}
 	return classError
 }
-
-// ---- GraphQL ----
 
 // GraphQLExtension is the gqlgen extension that counts and times GraphQL requests by operation name
 // and outcome (parse and validation failures included), recording both in the request's RequestStats.
@@ -384,7 +378,7 @@ func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometh
 	return m.requestsOf(label, outcome), d
 }
 
-// requestsOf is the requests counter of a label and an outcome (a plain code or "error": bounded), under namesMu.
+// requestsOf is the requests counter of label and outcome (a plain code or "error"), under namesMu.
 func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	k := [2]string{label, outcome}
 	c := m.requests[k]
@@ -395,8 +389,7 @@ func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	return c
 }
 
-// operationLabel is the label of a request whose LogName is name: "other" unless the name is in
-// the label set or may join it now (MaxOperationNames); under namesMu.
+// operationLabel is the label of LogName name: "other" unless in the set or may join it now; under namesMu.
 func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if name == OperationAnonymous || name == OperationOther {
 		return name

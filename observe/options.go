@@ -15,11 +15,9 @@ type Options struct {
 	RouteOf func(*url.URL) string
 	// LoaderNames are the loaders whose batch sizes have a label of their own; any other is "other".
 	LoaderNames []string
-	// BreakerState reads the REST circuit breaker's state (0 closed, 1 half-open, 2 open) for its
-	// gauge. Nil: no such gauge.
+	// BreakerState reads the REST circuit breaker's state (0 closed, 1 half-open, 2 open). Nil: no gauge.
 	BreakerState func() float64
-	// Connections reads the client connections open and their cap by kind ("live", "http") for the
-	// paygraph_connections gauges. Nil: none.
+	// Connections reads the client connections open and their cap by kind ("live", "http"). Nil: none.
 	Connections map[string]func() (open, limit int)
 	// Redact rewrites every credential-shaped run of a text; logs, span errors and operation names
 	// go through it (a name it changes is "other"). Nil: only Secrets and credential-named attributes go.
@@ -29,8 +27,7 @@ type Options struct {
 	// Secrets returns the request's own credentials, whatever their shape: no log line, request id,
 	// operation label or span name holds one or a piece of one. observe only reads the slice. Nil: none.
 	Secrets func(context.Context) []string
-	// MerchantTag is the access lines' opaque tag of a context's merchant, never any part of the
-	// pair; "" for none. Nil: none logged.
+	// MerchantTag is the access lines' opaque tag of ctx's merchant, no part of the pair. Nil: none.
 	MerchantTag func(context.Context) string
 	// ClientAddr is the caller's address as the per-address budgets see it, for access lines. Nil: none logged.
 	ClientAddr func(*http.Request) netip.Addr
@@ -38,7 +35,6 @@ type Options struct {
 	DebugPaths []string
 }
 
-// redact and secrets call the hooks, or do what a nil one means.
 func (o Options) redact(s string) string {
 	if o.Redact == nil {
 		return s

@@ -40,9 +40,9 @@ func TracingEnabled(getenv func(string) string) bool {
 	}
 }
 
-// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP (set by
-// the standard OTEL_* variables; service.name defaults to serviceName) and the W3C TraceContext and
-// Baggage propagators; else it changes nothing. shutdown, never nil, flushes and stops the exporter.
+// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP (set
+// by the OTEL_* variables; service.name defaults to serviceName) and the W3C TraceContext and Baggage
+// propagators; else it changes nothing. shutdown, never nil, flushes and stops the exporter.
 func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
 	noop := func(context.Context) error { return nil }
 	if !TracingEnabled(os.Getenv) {
@@ -58,11 +58,9 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 	if err != nil {
 		return noop, false, fmt.Errorf("OTLP trace exporter: %w", err)
 	}
-	res, err := resource.New(ctx,
-		resource.WithTelemetrySDK(),
+	res, err := resource.New(ctx, resource.WithTelemetrySDK(),
 		resource.WithAttributes(attribute.String("service.name", serviceName)),
-		resource.WithFromEnv(), // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES win
-	)
+		resource.WithFromEnv()) // OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES win
 	if err != nil && res == nil {
 		_ = exporter.Shutdown(ctx)
 		return noop, false, fmt.Errorf("trace resource: %w", err)
@@ -199,12 +197,9 @@ func (e gqlTracing) InterceptField(ctx context.Context, next graphql.Resolver) (
 	if fc == nil || !(fc.IsResolver || fc.Parent == nil) || strings.HasPrefix(fc.Field.Name, "__") {
 		return next(ctx)
 	}
-	ctx, span := tracer().Start(ctx, "graphql.resolve "+fc.Object+"."+fc.Field.Name,
-		trace.WithAttributes(
-			attribute.String("graphql.field.type", fc.Object),
-			attribute.String("graphql.field.name", fc.Field.Name),
-			attribute.String("graphql.field.path", fc.Path().String()),
-		))
+	ctx, span := tracer().Start(ctx, "graphql.resolve "+fc.Object+"."+fc.Field.Name, trace.WithAttributes(
+		attribute.String("graphql.field.type", fc.Object), attribute.String("graphql.field.name", fc.Field.Name),
+		attribute.String("graphql.field.path", fc.Path().String())))
 	defer span.End()
 	res, err := next(ctx)
 	if err != nil {
