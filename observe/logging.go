@@ -21,11 +21,11 @@ import (
 )
 
 // NewLogger returns a logger writing JSON lines (format "json" or "") or text ("text") of level
-// and above to w, behind RedactingHandler told o. A JSON logger writes one whole line a Write.
+// and above to w, behind a redactingHandler told o. A JSON logger writes one whole line a Write.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
-		return slog.New(RedactingHandler(slog.NewTextHandler(w, opts), o))
+		return slog.New(&redactingHandler{h: slog.NewTextHandler(w, opts), o: o})
 	}
 	lw := &lineWriter{w: w}
 	return slog.New(&redactingHandler{h: slog.NewJSONHandler(lw, opts), o: o, lines: lw})
@@ -61,15 +61,11 @@ func normKey(key string) string {
 	return key
 }
 
-// RedactingHandler wraps h so that no record it passes on holds a credential: o.Redact rewrites
+// redactingHandler wraps h so that no record it passes on holds a credential: o.Redact rewrites
 // credential-shaped runs of the message and every attribute (strings, errors, formatted values,
 // groups), attributes named like a credential (x-api-secret, authorization, …) are replaced (an API
 // key's by o.RedactKey), and o.Secrets' values for the record's context are taken out anywhere.
 // Attributes added with With are redacted by shape and name only.
-func RedactingHandler(h slog.Handler, o Options) slog.Handler {
-	return &redactingHandler{h: h, o: o}
-}
-
 type redactingHandler struct {
 	h slog.Handler
 	o Options
