@@ -16,8 +16,7 @@ const (
 	acceptedKeyPrefix = "paygraph:merchant:accepted:"
 )
 
-// redisAccepted is restclient.AcceptedStore in REDIS_URL, shared by the
-// replicas; onErr counts each failed operation.
+// redisAccepted is restclient.AcceptedStore in REDIS_URL, shared by the replicas; onErr counts failures.
 type redisAccepted struct {
 	rdb   *redis.Client
 	onErr func()
@@ -36,8 +35,7 @@ func (s redisAccepted) Forget(ctx context.Context, merchant string) error {
 	return redisFailed(ctx, s.rdb.Del(ctx, acceptedKeyPrefix+merchant).Err(), s.onErr)
 }
 
-// redisFailed returns err, calling onErr (if any) for it unless the
-// caller canceled the operation, which says nothing of Redis.
+// redisFailed returns err, calling onErr (if any) unless the caller canceled, which says nothing of Redis.
 func redisFailed(ctx context.Context, err error, onErr func()) error {
 	if err != nil && onErr != nil && !errors.Is(ctx.Err(), context.Canceled) {
 		onErr()

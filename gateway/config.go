@@ -98,8 +98,7 @@ type Config struct {
 	CostReceipts bool
 }
 
-// setting is one configuration variable; docs/operations.md's table lists
-// the same names and defaults (config_docs_test.go).
+// setting is one configuration variable; docs/operations.md lists the same (config_docs_test.go).
 type setting struct {
 	env, def, help string
 	apply          func(c *Config, v string) error
@@ -253,8 +252,7 @@ func oneOf[T any](values map[string]T, msg string, field func(*Config) *T) func(
 	}
 }
 
-// parsed sets a field to what parse makes of the value; optional: ""
-// leaves it unset.
+// parsed sets a field to what parse makes of the value; optional: "" leaves it unset.
 func parsed[T any](optional bool, parse func(string) (T, error), field func(*Config) *T) func(*Config, string) error {
 	return func(c *Config, v string) (err error) {
 		if optional && v == "" {
@@ -265,8 +263,7 @@ func parsed[T any](optional bool, parse func(string) (T, error), field func(*Con
 	}
 }
 
-// checked sets a string field to the value when ok accepts it, else
-// answers msg; optional: "" leaves it unset.
+// checked sets a string field to the value ok accepts, else answers msg; optional: "" leaves it unset.
 func checked(optional bool, ok func(string) bool, msg string, field func(*Config) *string) func(*Config, string) error {
 	return parsed(optional, func(v string) (string, error) {
 		if !ok(v) {
@@ -285,8 +282,7 @@ func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) 
 	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
-// tokenTTLSetting reads a token lifetime in whole seconds up to a day, past
-// which a leaked token lives too long.
+// tokenTTLSetting reads a token lifetime in whole seconds up to a day (a leaked token lives no longer).
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
 	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
 		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
@@ -413,8 +409,7 @@ var dropped = []struct{ env, warning string }{
 	{"REST_INSPECTOR", "REST_INSPECTOR no longer has an effect: the REST inspector is on in sandbox mode only"},
 }
 
-// withoutDropped is args without the dropped settings' flags (left
-// unregistered, out of -help), and the names given.
+// withoutDropped is args without the dropped settings' (unregistered) flags, and the names given.
 func withoutDropped(args []string) ([]string, map[string]bool) {
 	names := make(map[string]bool, len(dropped))
 	for _, d := range dropped {

@@ -1,9 +1,8 @@
-// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so
-// that no client takes it whole: one TCP peer address (IPv6 by its /64)
-// holds at most connShare of it, WebSockets included; TRUSTED_PROXIES have
-// no share. At the cap a silent connection goes first, then a trickling
-// one, then the idlest; one being served never. An address penalized for
-// its held refusals has its new connections closed for a while (ban).
+// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so that no client takes it
+// whole: one TCP peer address (IPv6 by its /64) holds at most connShare of it, WebSockets included;
+// TRUSTED_PROXIES have no share. At the cap a silent connection goes first, then a trickling one,
+// then the idlest; one being served never. An address penalized for its held refusals has its new
+// connections closed for a while (ban).
 
 package gateway
 
@@ -37,8 +36,7 @@ const (
 // connShare is one address's share of a cap: an eighth, at least 16.
 func connShare(cap int) int { return max(min(cap, 16), cap/8) }
 
-// connCap is a listener that keeps at most max connections open (share
-// per address), told what each does by track (ConnState) and serve.
+// connCap is a listener keeping at most max connections open (share per address), told by track and serve.
 type connCap struct {
 	net.Listener
 	max, share int
@@ -210,8 +208,7 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// serve wraps the server's handler to tell the cap when a request waits
-// on its client and when on the replica.
+// serve wraps the server's handler to tell the cap when a request waits on its client, when on the replica.
 func (l *connCap) serve(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(trackedConnKey{}).(*trackedConn)
@@ -296,8 +293,7 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	return c
 }
 
-// victim is the connection of conns to close first, nil when all are
-// served or WebSockets; under l.mu.
+// victim is the connection of conns to close first, nil when all are served or WebSockets; under l.mu.
 func (l *connCap) victim(conns map[*trackedConn]struct{}, now time.Time) *trackedConn {
 	var silent, slow, idle *trackedConn
 	var slowest float64
@@ -353,8 +349,7 @@ func (l *connCap) keyOf(a net.Addr) string {
 	return restclient.AddressKey(addr)
 }
 
-// penalize bans addr (never a trusted proxy) for d. At most max
-// addresses are held, the lapsed ones dropped first.
+// penalize bans addr (never a trusted proxy) for d; at most max are held, the lapsed dropped first.
 func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	if d <= 0 {
 		return

@@ -29,8 +29,7 @@ func (g *Gateway) startDemo() error {
 	return nil
 }
 
-// graphiqlOptions pre-fills GraphiQL with the demo credentials and an
-// example query in sandbox mode only.
+// graphiqlOptions pre-fills GraphiQL with the demo credentials and an example query in sandbox mode.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
 	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph", RESTCalls: g.cfg.CostReceipts}
 	if g.tokens {

@@ -1,7 +1,6 @@
-// Package gateway is paygraph's composition root: it turns a Config into
-// the running gateway, building every part below it (the REST client, the
-// GraphQL server, observability, the APQ store, GraphiQL, the embedded
-// sandbox when no REST API is configured) and wiring them onto one router.
+// Package gateway is paygraph's composition root: it turns a Config into the running gateway,
+// building every part below it (the REST client, the GraphQL server, observability, the APQ store,
+// GraphiQL, the embedded sandbox when no REST API is configured) and wiring them onto one router.
 // Nothing below it imports it.
 package gateway
 
@@ -42,8 +41,7 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Gateway is the gateway's HTTP handler and what it holds (the embedded
-// sandbox, the APQ store's Redis).
+// Gateway is the gateway's HTTP handler and what it holds (the embedded sandbox, the APQ store's Redis).
 type Gateway struct {
 	http.Handler
 	cfg      Config
@@ -89,13 +87,11 @@ type options struct {
 	clock         func() time.Time
 }
 
-// WithLogger sets the gateway's logger (default: discard); WithTracing turns
-// on the OpenTelemetry spans (observe.SetupTracing).
+// WithLogger sets the logger (default: discard); WithTracing turns on the spans (observe.SetupTracing).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 func WithTracing(on bool) Option       { return func(o *options) { o.tracing = on } }
 
-// New builds the gateway for cfg. With no REST_BASE_URL it starts the
-// embedded sandbox on a loopback port; Close stops it.
+// New builds the gateway for cfg; with no REST_BASE_URL it starts the embedded sandbox (Close stops it).
 func New(cfg Config, opts ...Option) (*Gateway, error) {
 	o := options{logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {

@@ -12,8 +12,7 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// mountMCP serves the MCP endpoint, whose tool calls go through the whole
-// router (g.router, set once wire returns) as POSTs to /graphql.
+// mountMCP serves /mcp; its tool calls go through g.router (set once wire returns) as POSTs to /graphql.
 func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring, admit func(http.Handler) http.Handler) {
 	if g.cfg.MCP == "off" {
 		return

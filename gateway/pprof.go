@@ -9,8 +9,7 @@ import (
 	"time"
 )
 
-// servePprof serves net/http/pprof on addr (PPROF_ADDR), never on the
-// public port, where any caller could read memory or burn CPU with it.
+// servePprof serves net/http/pprof on addr (PPROF_ADDR), off the public port: it reads memory, burns CPU.
 func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -54,8 +54,7 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 	return hub, nil
 }
 
-// chargePolls charges a poll to its merchant's REST-call budget; nil
-// without a limiter.
+// chargePolls charges a poll to its merchant's REST-call budget; nil without a limiter.
 func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant string, restCalls int) error {
 	if limiter == nil {
 		return nil

@@ -17,8 +17,7 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// newRateLimiter builds the per-merchant limits, shared through rdb if
-// set; nil when every limit is 0.
+// newRateLimiter builds the per-merchant limits, shared through rdb if set; nil when every limit is 0.
 func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger, skipped func(read string, n int)) (*ratelimit.Limiter, error) {
 	rc := ratelimit.Config{
 		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
@@ -36,8 +35,7 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is an in-memory budget of anonymous requests (it
-// keeps addresses out of Redis); nil when off.
+// newAnonymousLimiter is an in-memory budget of anonymous requests (no address in Redis); nil when off.
 func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	if perSecond == 0 || burst == 0 {
 		return nil, nil
@@ -104,8 +102,7 @@ func (g *Gateway) Reload() error {
 	return nil
 }
 
-// reloadOnSIGHUP calls Reload on every SIGHUP until stop; without a
-// manifest SIGHUP keeps its default meaning.
+// reloadOnSIGHUP calls Reload on every SIGHUP until stop; without a manifest SIGHUP keeps its meaning.
 func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	if g.docs == nil {
 		return func() {}
@@ -123,8 +120,7 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	return func() { signal.Stop(hup); close(hup); <-done }
 }
 
-// PrintManifest writes the Apollo persisted query manifest of the .graphql
-// files to w (paygraph -manifest) and returns the exit code.
+// PrintManifest writes the .graphql files' persisted query manifest to w (-manifest): the exit code.
 func PrintManifest(w, errw io.Writer, files []string) int {
 	if len(files) == 0 {
 		fmt.Fprintln(errw, "paygraph -manifest: name the .graphql files holding the client's operations")

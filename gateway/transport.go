@@ -1,10 +1,9 @@
 package gateway
 
-// The REST API's transport: one connection pool per credential pair
-// (docs/design.md), so that a connection put out of step by a faulty
-// answer can at worst answer a pair's call with that pair's own earlier
-// answer, never another's. Each pool is fasttransport's, or net/http's
-// when the environment names an HTTP proxy (fasthttp speaks to none).
+// The REST API's transport: one connection pool per credential pair (docs/design.md), so that a
+// connection put out of step by a faulty answer can at worst answer a pair's call with that pair's
+// own earlier answer, never another's. Each pool is fasttransport's, or net/http's when the
+// environment names an HTTP proxy (fasthttp speaks to none).
 
 import (
 	"cmp"
@@ -23,10 +22,9 @@ import (
 	"paygraph/restclient"
 )
 
-// restPools is the REST API's http.RoundTripper: a pool per credential pair
-// (restclient.MerchantOf), made at its first call. max (REST_MAX_INFLIGHT)
-// bounds the pools kept and the connections open across them: past it, the
-// least recently used lose their idle ones.
+// restPools is the REST API's http.RoundTripper: a pool per credential pair (restclient.MerchantOf),
+// made at its first call. max (REST_MAX_INFLIGHT) bounds the pools kept and the connections open
+// across them: past it, the least recently used lose their idle ones.
 type restPools struct {
 	// newPool makes a pool whose connections are counted by counted.
 	newPool func(counted func(net.Conn) net.Conn) pool
@@ -102,8 +100,7 @@ func httpPools(cfg Config, perPair int, proxy func(*http.Request) (*url.URL, err
 	}
 }
 
-// behindProxy says whether HTTP_PROXY, HTTPS_PROXY and NO_PROXY send
-// calls to baseURL through a proxy.
+// behindProxy says whether HTTP_PROXY, HTTPS_PROXY and NO_PROXY send calls to baseURL through a proxy.
 func behindProxy(baseURL string) bool {
 	r, err := http.NewRequest(http.MethodGet, baseURL, nil)
 	if err != nil {
@@ -178,9 +175,8 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// unsolicited begins the line net/http's transport logs when an idle
-// pooled connection receives bytes: it quotes them, and they are a REST
-// answer, customer data.
+// unsolicited begins the line net/http's transport logs when an idle pooled connection receives
+// bytes: it quotes them, and they are a REST answer, customer data.
 const unsolicited = "Unsolicited response received on idle HTTP channel"
 
 // cutUnsolicited is s, or the unsolicited line without the bytes (the
