@@ -26,9 +26,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Config is what the gateway reads at start, each setting from an environment
-// variable overridden by its flag (PORT -> -port); LoadConfig's settings table
-// documents each field and default. A zero count means none, never -1.
+// Config is what the gateway reads at start, each setting from an environment variable overridden by
+// its flag (PORT -> -port); the settings table documents each. A zero count means none, never -1.
 type Config struct {
 	Host       string // "": every interface
 	Port       int
@@ -320,9 +319,8 @@ func decodeSecret(s string) ([]byte, error) {
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
-// LoadConfig reads the settings from getenv, then args as flags registered on
-// fs (which may hold the caller's own; nil: a new one). -help lists every
-// setting with its default and answers flag.ErrHelp, not an error to report.
+// LoadConfig reads the settings from getenv, then args as flags registered on fs (which may hold the
+// caller's own; nil: a new one). -help lists them with their defaults and answers flag.ErrHelp.
 func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Config, error) {
 	var c Config
 	if fs == nil {
@@ -367,8 +365,7 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	return c, errors.Join(errs...)
 }
 
-// dropped are settings without an effect, accepted for one release so that a
-// deployment setting one starts and is told what replaces it.
+// dropped are settings without an effect, accepted for a release: a deployment is told what replaces it.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through one transport, a connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
@@ -438,8 +435,7 @@ func withoutDropped(args []string) ([]string, map[string]bool) {
 
 // derive sets the dropped settings' fields from the others and memLimit.
 func (c *Config) derive(memLimit int64) {
-	// One merchant takes at most a quarter of the REST calls, so that
-	// three others busy at once still find slots.
+	// One merchant takes at most a quarter of the REST calls: three others busy still find slots.
 	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
 	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
 	if c.RESTUnaccepted.CallsPerSecond > 0 {
@@ -448,20 +444,16 @@ func (c *Config) derive(memLimit int64) {
 	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
 	// 16 records' worth of bytes holds a page of 100 with room.
 	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
-	// An open circuit probes after 5s: it spares a REST API that is down,
-	// and uses a recovered one again within seconds.
+	// An open circuit probes after 5s: it spares a REST API that is down, finds a recovered one soon.
 	c.BreakerCooldown = 5 * time.Second
-	// The caches are bounded from the memory the operator gives the
-	// process: a tenth for parsed queries, a fortieth for persisted ones.
+	// The caches take of GOMEMLIMIT a tenth for parsed queries, a fortieth for persisted ones.
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
 	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
-	// The shape limits follow the cost and size limits: a field costs
-	// at most one REST call, most of a body is its query.
+	// The shape limits follow cost and size: a field costs at most one REST call, a body is mostly query.
 	c.MaxDepth = graph.DefaultMaxDepth
 	c.MaxFields = min(2*c.MaxComplexity, 1<<20)
 	c.MaxQueryLength = int(c.MaxBodyBytes / 2)
-	// A merchant's bursts are seconds of its rates; an operation the
-	// complexity limit admits always fits in the REST-call burst.
+	// Bursts are seconds of the rates; an operation MAX_COMPLEXITY admits fits in the REST-call burst.
 	c.RateLimitRESTBurst = max(5*c.RateLimitRESTPerSecond, c.MaxComplexity)
 	c.RateLimitRequestsBurst = 2 * c.RateLimitRequestsPerSecond
 	c.RateLimitAnonymousBurst = 2 * c.RateLimitAnonymousPerSecond

@@ -1,8 +1,7 @@
 // The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so that no client takes it
 // whole: one TCP peer address (IPv6 by its /64) holds at most connShare of it, WebSockets included;
 // TRUSTED_PROXIES have no share. At the cap a silent connection goes first, then a trickling one,
-// then the idlest; one being served never. An address penalized for its held refusals has its new
-// connections closed for a while (ban).
+// then the idlest, never one being served. An address penalized for its held refusals is banned.
 
 package gateway
 
@@ -67,9 +66,8 @@ const (
 	phaseFinishing = 3 // the handler returned: the answer is sent, the rest of the body read
 )
 
-// ban is an address's penalty: its new connections are closed for d,
-// then let through twice as many each d until banLift a d (lifted), so a
-// flood never gets in at once and a client after it waits seconds at most.
+// ban is an address's penalty: its new connections are closed for d, then twice as many let through
+// each d until banLift a d (lifted): a flood never gets in at once, a client after it waits seconds.
 type ban struct {
 	next  time.Time // the current window's end
 	d     time.Duration
@@ -129,8 +127,7 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SetWriteBuffer (gqlhttp/live.go) and CloseWrite (net/http's graceful
-// close, a FIN before the close) pass on to the TCP connection.
+// SetWriteBuffer (gqlhttp/live.go) and CloseWrite (net/http's graceful close) pass on to the TCP conn.
 func (c *trackedConn) SetWriteBuffer(n int) error {
 	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
 		return sb.SetWriteBuffer(n)

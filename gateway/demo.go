@@ -14,8 +14,7 @@ import (
 	"paygraph/sandbox"
 )
 
-// startDemo starts the embedded sandbox REST API that `go run .` serves
-// when no REST_BASE_URL is set, so that a newcomer can explore at once.
+// startDemo starts the embedded sandbox REST API that `go run .` serves without REST_BASE_URL.
 func (g *Gateway) startDemo() error {
 	sb := sandbox.New(sandbox.Options{StatusParam: g.cfg.RESTStatusParam})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -65,8 +64,7 @@ const GraphiQLExample = `# Demo data from the embedded sandbox: press Run.
 // ExampleQuery is the query of the banner's curl line.
 const ExampleQuery = `{ payments(first: 3) { edges { cursor node { id amount { amount paisa } customer { name address } } } pageInfo { hasNextPage endCursor } } }`
 
-// PrintBanner tells a person at the terminal where the gateway listens
-// and, in sandbox mode, the demo credentials and a curl line to paste.
+// PrintBanner tells the terminal where the gateway listens, in sandbox mode with demo credentials to try.
 func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 	port := "8080"
 	if ta, ok := addr.(*net.TCPAddr); ok {

@@ -140,8 +140,7 @@ func (g *Gateway) wire(o options) error {
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
 	redisSkipped, redisErrors := metrics.RedisSkipped(), metrics.RedisErrors()
 	if cfg.RedisURL != "" {
-		// A persisted query is registered again by its client's next miss:
-		// a day keeps a deployment's queries without keeping old ones.
+		// A day: a client registers a query again at its next miss, and old deployments' queries go.
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, 24*time.Hour,
 			apqstore.WithLocalSize(graph.DefaultAPQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
 			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }),
@@ -156,8 +155,7 @@ func (g *Gateway) wire(o options) error {
 	if rdb != nil {
 		unaccepted.Store = redisAccepted{rdb: rdb, onErr: func() { redisErrors("accepted") }}
 	}
-	// With REST_SHARE_CALLS as many operations as the pair's calls in flight
-	// may wait for one call in flight; without, none.
+	// REST_SHARE_CALLS: as many operations as the pair's calls in flight may wait for one; else none.
 	shareWaiters := -1
 	if cfg.RESTShareCalls {
 		shareWaiters = cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
@@ -263,8 +261,7 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
-	// Refusals of callers not yet accepted are held (bounded) for their
-	// Retry-After, so that a flood of them costs little CPU.
+	// Refusals of callers not yet accepted are held (bounded) for their Retry-After: floods cost little.
 	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
 	// An address past its share of the held refusals is banned a while.
 	g.refusals.OnPastShare(func(peer netip.Addr) {
@@ -303,8 +300,7 @@ func (g *Gateway) wire(o options) error {
 	})
 
 	r := chi.NewRouter()
-	// The credentials are read first, so that the layers below know the
-	// caller's pair and the access log redacts it.
+	// The credentials are read first: the layers below know the caller's pair, the access log redacts it.
 	top := []func(http.Handler) http.Handler{gqlhttp.Credentials, readBearer, gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted)}
 	if o.tracing {
 		top = append(top, observe.TraceHandler)
@@ -316,9 +312,8 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
-	// The /graphql edge, outermost first: compression and cache headers on
-	// every answer (refusals included), CORS, then the refusals, cheapest
-	// first, before the request's budgets and loaders are made.
+	// The /graphql edge, outermost first: compression and cache headers on every answer (refusals
+	// included), CORS, then the refusals, cheapest first, before the budgets and loaders are made.
 	edge := []func(http.Handler) http.Handler{
 		compress,
 		gqlhttp.NoStore,
@@ -353,9 +348,8 @@ func (g *Gateway) wire(o options) error {
 
 const graphqlPath = "/graphql"
 
-// scopedRouter serves each request in its one scope (internal/opscope),
-// its pairs named under the merchant key, with chi's routing context from
-// a pool in it, so that chi does not copy the request again.
+// scopedRouter serves each request in its one scope (internal/opscope), its pairs named under the
+// merchant key, with chi's routing context from a pool in it: chi does not copy the request again.
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
@@ -387,9 +381,8 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// ServeProbes serves on ln until ctx is done, then answers readiness 503 and
-// lets in-flight requests finish within SHUTDOWN_GRACE; it also answers
-// /healthz and /readyz on probes (HEALTH_PORT; nil: none).
+// ServeProbes serves on ln until ctx is done, then answers readiness 503 and lets in-flight requests
+// finish within SHUTDOWN_GRACE; it also answers /healthz and /readyz on probes (HEALTH_PORT; nil: none).
 func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) error {
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
@@ -424,8 +417,7 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	}
 
 	served := make(chan error, 1)
-	// At shutdown subscriptions complete (clients subscribe again
-	// elsewhere) and held refusals are answered, at once.
+	// At shutdown subscriptions complete (clients subscribe elsewhere), held refusals are answered at once.
 	srv.RegisterOnShutdown(g.hub.Close)
 	srv.RegisterOnShutdown(g.refusals.Close)
 	go func() { served <- srv.Serve(conns) }()

@@ -16,9 +16,8 @@ import (
 	"paygraph/restclient"
 )
 
-// subscriptionHub makes the livepoll hub, closed with the gateway. With
-// REDIS_URL the replicas share pollers there, what they keep sealed with
-// AES-256-GCM (customer data); what does not decode is skipped and counted.
+// subscriptionHub makes the livepoll hub, closed with the gateway. With REDIS_URL replicas share pollers
+// there, sealed with AES-256-GCM (customer data); what does not decode is skipped and counted.
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {

@@ -43,9 +43,8 @@ func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{RequestsPerSecond: perSecond, RequestsBurst: burst})
 }
 
-// newTrustedDocuments loads the manifest (in mode off too, to stage it);
-// nil without one. The report counts each decision and logs an unlisted
-// document's first sighting by hash, never its text.
+// newTrustedDocuments loads the manifest (in mode off too, to stage it); nil without one. The report
+// counts each decision and logs an unlisted document's first sighting by hash, never its text.
 func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logger) (*trusteddocs.Store, func(context.Context, trusteddocs.Decision), error) {
 	if cfg.TrustedDocuments == "" {
 		return nil, nil, nil
@@ -88,7 +87,7 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 }
 
 // Reload reads the trusted documents manifest again and swaps it in whole;
-// on an error the current set stays. Serve calls it on SIGHUP.
+// on an error the current set stays. ServeProbes calls it on SIGHUP.
 func (g *Gateway) Reload() error {
 	if g.docs == nil {
 		return nil

@@ -134,8 +134,7 @@ func (p *restPools) pool(key string) pool {
 	return t
 }
 
-// trim closes the idle connections of the least recently used pools but
-// keep, until at most max connections are open or no other pool is left.
+// trim closes the idle connections of the least recently used pools but keep until at most max are open.
 func (p *restPools) trim(keep pool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -149,8 +148,7 @@ func (p *restPools) trim(keep pool) {
 	}
 }
 
-// DropIdle closes the idle connections of the pool of ctx's credential
-// pair (restclient.Config.DropIdle): its next call dials.
+// DropIdle closes the idle connections of ctx's pair's pool (restclient.Config.DropIdle), so it dials.
 func (p *restPools) DropIdle(ctx context.Context) {
 	key, _ := restclient.MerchantOf(ctx)
 	p.mu.Lock()
@@ -179,8 +177,7 @@ func (c *countedConn) Close() error {
 // bytes: it quotes them, and they are a REST answer, customer data.
 const unsolicited = "Unsolicited response received on idle HTTP channel"
 
-// cutUnsolicited is s, or the unsolicited line without the bytes (the
-// logger's redaction calls it on every string).
+// cutUnsolicited is s, or the unsolicited line without the bytes (redaction calls it on every string).
 func cutUnsolicited(s string) string {
 	if strings.HasPrefix(s, unsolicited) {
 		return unsolicited + " (its bytes not logged): the REST API answered more than was asked; the connection is closed"

@@ -90,8 +90,7 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	logger.LogAttrs(ctx, l.level, accessMessage, l.attrs()...)
 }
 
-// plain reports whether l has nothing slog would write as an error (a year outside [0, 9999], a
-// NaN or infinite float); slog writes the others.
+// plain reports whether l has nothing slog writes as an error (a year outside [0, 9999], NaN, ±Inf).
 func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
@@ -271,8 +270,7 @@ func appendMilli(b []byte, k int64) []byte {
 	return b
 }
 
-// appendJSONFloat is encoding/json's float64, as slog writes it: 'f' format, 'e' below 1e-6 or
-// from 1e21, "e-09" written "e-9". f is finite.
+// appendJSONFloat is encoding/json's finite float64: 'f', 'e' below 1e-6 or from 1e21, "e-09" as "e-9".
 func appendJSONFloat(b []byte, f float64) []byte {
 	if k := f * 1000; !math.Signbit(f) && k == math.Trunc(k) && k < 1e15 && float64(int64(k))/1000 == f {
 		return appendMilli(b, int64(k))

@@ -187,8 +187,7 @@ func safeCall(f func() ([]byte, error)) (b []byte, err error) {
 	return f()
 }
 
-// holdsSecret reports whether v contains one of secrets or is a piece of one at least 4 bytes
-// long: such a value names no request, label or span.
+// holdsSecret: v contains one of secrets or is a piece of one of 4 bytes or more (it names nothing).
 func holdsSecret(v string, secrets []string) bool {
 	for _, s := range secrets {
 		if s != "" && (strings.Contains(v, s) || len(v) >= 4 && strings.Contains(s, v)) {
@@ -211,8 +210,7 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// SaneRequestID reports whether a caller's X-Request-Id can be kept: 1 to 64 of [A-Za-z0-9._-],
-// which cannot corrupt a log line or a header.
+// SaneRequestID: a caller's X-Request-Id of 1 to 64 [A-Za-z0-9._-], which corrupts no log line or header.
 func SaneRequestID(id string) bool {
 	return bytesOK(id, 64, func(_ int, c byte) bool {
 		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'

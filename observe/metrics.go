@@ -31,8 +31,7 @@ const (
 	EndpointOther      = "other" // a REST path that is none of the known routes
 )
 
-// Metrics holds the gateway's Prometheus series, on a registry of its own
-// (with the Go runtime and process collectors).
+// Metrics holds the gateway's Prometheus series, on a registry of its own (with Go and process collectors).
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -66,8 +65,7 @@ type restSeries struct {
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// restCallsHistogram's buckets span one record to a page with its joins (101) and MAX_COMPLEXITY's
-// default (500).
+// restCallsHistogram's buckets span a record to a page with its joins (101) and MAX_COMPLEXITY (500).
 func restCallsHistogram(name, help string) prometheus.Histogram {
 	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: "REST calls per query operation, " + help,
 		Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}})
@@ -300,8 +298,7 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 // countedStat marks an operation counted already (its results come one after another: no lock needed).
 const countedStat = "PaygraphMetricsCounted"
 
-// CountRefused counts a request refused before the GraphQL server saw it: operation "unparsed",
-// outcome its code, recorded for the access log too.
+// CountRefused counts, also for the access log, a request refused before GraphQL: "unparsed", its code.
 func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	outcome := code
 	if !plainCode(code) {
@@ -326,8 +323,7 @@ func operationOf(ctx context.Context) (name, typ string) {
 	return oc.OperationName, ""
 }
 
-// Outcome is "ok" for a response without errors, else the first error's extensions.code when it is
-// a plain code ([A-Z0-9_]{1,64}), else "error".
+// Outcome is "ok" without errors, else the first error's extensions.code if [A-Z0-9_]{1,64}, else "error".
 func Outcome(resp *graphql.Response) string {
 	if resp == nil || len(resp.Errors) == 0 {
 		return OutcomeOK

@@ -7,8 +7,8 @@ import (
 	"net/url"
 )
 
-// Options is what observe is told about the parts it observes by the composition root (observe
-// imports none of them). The zero Options is usable; each field says what its zero means.
+// Options is what the composition root tells observe of the parts it observes (and does not import).
+// The zero Options is usable; each field says what its zero means.
 type Options struct {
 	// RouteOf names a REST call by its route pattern, never by an id, bounding labels and span
 	// names; "" for none of the routes. Nil: every call is "other".

@@ -87,8 +87,7 @@ func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrie
 func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
 
 // TraceTransport makes a client span "REST GET /api/v1/payments/{id}" (o.RouteOf's pattern, never the
-// id; url.full without the query) of every REST call through next (nil: http.DefaultTransport),
-// injecting the W3C traceparent.
+// id; url.full without the query) of every call through next (nil: DefaultTransport), with traceparent.
 func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -130,8 +129,7 @@ func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for others) of every request
-// but probes and scrapes, continuing its trace.
+// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for others) of each request but probes.
 func TraceHandler(next http.Handler) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithPropagators(globalPropagator{}),
@@ -151,10 +149,9 @@ func TraceHandler(next http.Handler) http.Handler {
 	)
 }
 
-// TracingExtension is the gqlgen extension that makes a span per GraphQL operation ("graphql.operation
-// <name>": its name and type, never its text or variables) and under it one per root and resolver field
-// ("graphql.resolve Query.payments"). The name is o.LogName's ("other" when it holds a piece of
-// o.Secrets); error messages go through o.Redact.
+// TracingExtension makes a span per GraphQL operation ("graphql.operation <name>": o.LogName's,
+// "other" when it holds a piece of o.Secrets; its type, never its text or variables) and under it one
+// per root and resolver field ("graphql.resolve Query.payments"); errors go through o.Redact.
 func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
 type gqlTracing struct{ o Options }
