@@ -9,8 +9,7 @@ import (
 )
 
 const (
-	// How long Redis remembers an accepted merchant, whose next call
-	// after it costs the shared budget again.
+	// How long Redis remembers an accepted merchant (its next call after it costs the shared budget).
 	acceptedTTL = 7 * 24 * time.Hour
 	// acceptedKeyPrefix + merchant (an HMAC of the pair, no credential) is a key.
 	acceptedKeyPrefix = "paygraph:merchant:accepted:"

@@ -75,8 +75,7 @@ type Config struct {
 	PprofAddr, RedisURL                 string
 	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
-	// MerchantKey keys the merchant identity (an HMAC of the credential
-	// pair) in Redis keys, circuits and log tags; nil: derived (gateway.go).
+	// MerchantKey keys the merchant identity (a pair's HMAC) in Redis, circuits and log tags; nil: derived.
 	MerchantKey *restclient.MerchantKey
 
 	// TokenKeys mints and verifies session tokens; nil: off (sandbox mode: random).

@@ -26,8 +26,7 @@ const DefaultMaxConnections = 2048
 
 const (
 	silentAfter = time.Second // a connection still without a request header after it is silent
-	// A request whose client moves fewer than minRate bytes a second,
-	// over trickleAfter at least, is trickling (mod_reqtimeout's MinRate).
+	// A client moving under minRate bytes a second over trickleAfter trickles (mod_reqtimeout's MinRate).
 	minRate      = 500
 	trickleAfter = time.Second
 )

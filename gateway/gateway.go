@@ -161,14 +161,9 @@ func (g *Gateway) wire(o options) error {
 		shareWaiters = cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
 	}
 	rc, err := restclient.New(restclient.Config{
-		BaseURL:      g.baseURL,
-		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
-		StatusParam:  cfg.RESTStatusParam,
-		Timeout:      cfg.RESTTimeout,
-		MaxBodyBytes: cfg.RESTMaxBody,
-		MaxPageBytes: cfg.RESTMaxPage,
-		DropIdle:     dropIdle,
-		ShareWaiters: shareWaiters,
+		BaseURL: g.baseURL, HTTPClient: &http.Client{Transport: metrics.RESTTransport(rest)},
+		StatusParam: cfg.RESTStatusParam, Timeout: cfg.RESTTimeout, DropIdle: dropIdle, ShareWaiters: shareWaiters,
+		MaxBodyBytes: cfg.RESTMaxBody, MaxPageBytes: cfg.RESTMaxPage,
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
@@ -387,17 +382,10 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
 	g.conns.Store(conns)
-	srv := &http.Server{
-		Handler:           conns.serve(g),
-		ConnState:         conns.track,
-		ConnContext:       connContext,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      cfg.RESTTimeout*3 + 30*time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
-	}
+	srv := &http.Server{Handler: conns.serve(g), ConnState: conns.track, ConnContext: connContext,
+		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
+		WriteTimeout: cfg.RESTTimeout*3 + 30*time.Second, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn)}
 	apqStore := "memory"
 	if cfg.RedisURL != "" {
 		apqStore = "redis"

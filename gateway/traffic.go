@@ -49,9 +49,8 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	if cfg.TrustedDocuments == "" {
 		return nil, nil, nil
 	}
-	store, err := trusteddocs.New(trusteddocs.Config{
-		Mode: cfg.TrustedDocumentsMode, Path: cfg.TrustedDocuments, Introspection: cfg.TrustedDocumentsIntrospection,
-	})
+	store, err := trusteddocs.New(trusteddocs.Config{Mode: cfg.TrustedDocumentsMode, Path: cfg.TrustedDocuments,
+		Introspection: cfg.TrustedDocumentsIntrospection})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,8 +60,7 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	count := metrics.TrustedDocumentsCounter()
 	var mu sync.Mutex
 	seen := make(map[string]struct{})
-	// first reports a hash's first sighting; past maxUnlistedLogged hashes
-	// (64 bytes each) remembered, unlisted documents are only counted.
+	// first reports a hash's first sighting; past maxUnlistedLogged hashes (64 bytes each), it is false.
 	const maxUnlistedLogged = 4096
 	first := func(hash string) bool {
 		mu.Lock()
