@@ -279,18 +279,8 @@ func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 				if len(path) > maxLoggedPath {
 					path = path[:maxLoggedPath] + "…"
 				}
-				l := accessLine{
-					level:     level,
-					time:      time.Now(),
-					requestID: id,
-					method:    r.Method,
-					path:      path,
-					status:    status,
-					restCalls: stats.RESTCalls(),
-					bytes:     rec.bytes,
-					client:    stats.client,
-					refusedBy: stats.RefusedBy(),
-				}
+				l := accessLine{level: level, time: time.Now(), requestID: id, method: r.Method, path: path, status: status,
+					restCalls: stats.RESTCalls(), bytes: rec.bytes, client: stats.client, refusedBy: stats.RefusedBy()}
 				if o.MerchantTag != nil {
 					l.merchant = o.MerchantTag(ctx)
 				}
@@ -369,15 +359,10 @@ func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, tran
 		stats.client = client
 		return ctx, func() {
 			op, outcome := stats.Operation()
-			attrs := []slog.Attr{
-				slog.String("request_id", id),
-				slog.String("connection_id", conn),
+			attrs := []slog.Attr{slog.String("request_id", id), slog.String("connection_id", conn),
 				slog.String("transport", transport),
 				slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
-				slog.String("operation", op),
-				slog.String("outcome", outcome),
-				slog.Int64("rest_calls", stats.RESTCalls()),
-			}
+				slog.String("operation", op), slog.String("outcome", outcome), slog.Int64("rest_calls", stats.RESTCalls())}
 			var merchant string
 			if o.MerchantTag != nil {
 				merchant = o.MerchantTag(ctx)

@@ -73,13 +73,9 @@ func restCallsHistogram(name, help string) prometheus.Histogram {
 
 // NewMetrics returns the gateway's metrics on a fresh registry, told o.
 func NewMetrics(o Options) *Metrics {
-	m := &Metrics{
-		reg:       prometheus.NewRegistry(),
-		names:     make(map[string]struct{}),
-		durations: make(map[string]prometheus.Observer),
-		requests:  make(map[[2]string]prometheus.Counter),
-		opts:      o,
-		loaders:   make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
+	m := &Metrics{reg: prometheus.NewRegistry(), opts: o, names: make(map[string]struct{}),
+		durations: make(map[string]prometheus.Observer), requests: make(map[[2]string]prometheus.Counter),
+		loaders: make(map[string]func() prometheus.Observer, len(o.LoaderNames)+1),
 		gqlRequests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "paygraph_graphql_requests_total",
 			Help: "GraphQL requests by operation name (bounded) and outcome (ok, or the first error's extensions.code)."},
 			[]string{"operation", "outcome"}),
@@ -103,12 +99,9 @@ func NewMetrics(o Options) *Metrics {
 		m.loaders[n] = sync.OnceValue(func() prometheus.Observer { return m.batchSize.WithLabelValues(n) })
 	}
 	m.rest.Store(&map[string]*restSeries{})
-	m.reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.gqlRequests, m.gqlDuration, m.restCalls, m.restDuration, m.batchSize, m.inFlight,
-		m.opEstimated, m.opMade, m.opUnmade,
-	)
+		m.opEstimated, m.opMade, m.opUnmade)
 	if o.BreakerState != nil {
 		m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "paygraph_circuit_breaker_state",
 			Help:        "Circuit breaker state by upstream: 0 closed, 1 half-open, 2 open.",

@@ -10,8 +10,7 @@ import (
 // Options is what the composition root tells observe of the parts it observes (and does not import).
 // The zero Options is usable; each field says what its zero means.
 type Options struct {
-	// RouteOf names a REST call by its route pattern, never by an id, bounding labels and span
-	// names; "" for none of the routes. Nil: every call is "other".
+	// RouteOf names a REST call by its route pattern, never an id; "" for none. Nil: every call is "other".
 	RouteOf func(*url.URL) string
 	// LoaderNames are the loaders whose batch sizes have a label of their own; any other is "other".
 	LoaderNames []string

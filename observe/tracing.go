@@ -134,11 +134,7 @@ func TraceHandler(next http.Handler) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithPropagators(globalPropagator{}),
 		otelhttp.WithFilter(func(r *http.Request) bool {
-			switch r.URL.Path {
-			case "/healthz", "/readyz", "/metrics":
-				return false
-			}
-			return true
+			return r.URL.Path != "/healthz" && r.URL.Path != "/readyz" && r.URL.Path != "/metrics"
 		}),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string {
 			if r.URL.Path == "/graphql" {
