@@ -92,9 +92,10 @@ func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 			keyNote = "a random key: its tokens die with the process"
 		}
 		fmt.Fprintf(out, "\nA session token for a browser or an app, as the merchant's server gets one (%s):\n"+
-			"  curl -s %s/auth/token -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n    -d '%s'\n"+
+			"  curl -s %s/auth/token -H 'content-type: application/json' \\\n    -H 'x-api-key: %s' -H 'x-api-secret: %s' \\\n"+
+			"    -d '{\"ttlSeconds\":900,\"scope\":{\"kind\":\"all\"}}'\n"+
 			"then send 'Authorization: Bearer <token>' instead of the two headers (GraphiQL has a box for it).\n",
-			keyNote, url, b.APIKey, b.APISecret, ExampleTokenRequest)
+			keyNote, url, b.APIKey, b.APISecret)
 	}
 	// A PENDING payment, settled through the sandbox's own admin route.
 	pay := sb.Fixtures()[0].PendingPaymentID
@@ -121,9 +122,6 @@ func writeFixtures(out io.Writer, title string, fx []sandbox.Fixture) {
 			f.Business.Name, f.PaymentID, f.PaymentLinkID, f.CheckoutReference, f.PendingPaymentID)
 	}
 }
-
-// ExampleTokenRequest is the body of the banner's token curl line.
-const ExampleTokenRequest = `{"ttlSeconds":900,"scope":{"kind":"all"}}`
 
 // redactedURL hides a URL's password before it is printed.
 func redactedURL(raw string) string {

@@ -1,9 +1,8 @@
 package gateway
 
-// The REST API's transport: one connection pool per credential pair (docs/design.md), so that a
-// connection put out of step by a faulty answer can at worst answer a pair's call with that pair's
-// own earlier answer, never another's. Each pool is fasttransport's, or net/http's when the
-// environment names an HTTP proxy (fasthttp speaks to none).
+// The REST API's transport: a connection pool per credential pair, so that a connection put out of
+// step by a faulty answer can at worst answer a pair's call with its own earlier answer, never
+// another's. A pool is fasttransport's, or net/http's behind an HTTP proxy (fasthttp speaks to none).
 
 import (
 	"cmp"
