@@ -95,8 +95,7 @@ func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
 
-// lineSecond is one second of one location in RFC3339Nano (as slog writes it): the text before
-// the fraction and after it, formatted once a second.
+// lineSecond is one second of one location in RFC3339Nano, formatted once: the text around the fraction.
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -121,8 +120,7 @@ func secondOf(t time.Time) *lineSecond {
 	return s
 }
 
-// appendLineTime is t.AppendFormat(b, time.RFC3339Nano) through its lineSecond: the fraction
-// without trailing zeros, none for a whole second.
+// appendLineTime is t.AppendFormat(b, time.RFC3339Nano), as slog writes it, through its lineSecond.
 func appendLineTime(b []byte, t time.Time) []byte {
 	s := secondOf(t)
 	b = append(b, s.head...)

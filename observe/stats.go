@@ -15,10 +15,9 @@ type RequestStats struct {
 	restCalls, restOK atomic.Int64
 	client            netip.Addr // the caller's address, set by AccessLog before the handler
 
-	mu        sync.Mutex
-	operation string
-	outcome   string
-	refusedBy string // the budget that refused the request, if one did
+	mu                 sync.Mutex
+	operation, outcome string
+	refusedBy          string // the budget that refused the request, if one did
 }
 
 type statsKey struct{}
