@@ -133,8 +133,10 @@ func (g *Gateway) wire(o options) error {
 	for _, w := range cfg.Dropped {
 		logger.Warn(w)
 	}
+	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
 	if o.tracing {
 		rest = observe.TraceTransport(rest, obs)
+		extensions = append(extensions, observe.TracingExtension(obs))
 	}
 	var apq graphql.Cache[string] // never a typed nil: the handler tests it for nil
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
@@ -219,10 +221,6 @@ func (g *Gateway) wire(o options) error {
 		return err
 	}
 	g.docs = docs
-	extensions := []graphql.HandlerExtension{metrics.GraphQLExtension()}
-	if o.tracing {
-		extensions = append(extensions, observe.TracingExtension(obs))
-	}
 	hub, err := g.subscriptionHub(metrics, rdb, merchantKey, redisSkipped, redisErrors)
 	if err != nil {
 		return err
