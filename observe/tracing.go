@@ -21,9 +21,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// TracerName is the instrumentation scope of the spans this package makes.
-const TracerName = "paygraph/observe"
-
 // TracingEnabled reports whether the environment asks for traces: an OTLP endpoint or an
 // OTEL_TRACES_EXPORTER but "none", unless OTEL_SDK_DISABLED.
 func TracingEnabled(getenv func(string) string) bool {
@@ -71,7 +68,8 @@ func SetupTracing(ctx context.Context, serviceName string) (shutdown func(contex
 	return tp.Shutdown, true, nil
 }
 
-func tracer() trace.Tracer { return otel.GetTracerProvider().Tracer(TracerName) }
+// tracer is the instrumentation scope of the spans this package makes.
+func tracer() trace.Tracer { return otel.GetTracerProvider().Tracer("paygraph/observe") }
 
 // globalPropagator defers to the global propagator at every call.
 type globalPropagator struct{}
