@@ -69,9 +69,6 @@ type settings struct {
 	mismatch, errCount              func() // count a query read back whose text is not its key's, a failed operation
 }
 
-// WithPrefix namespaces the keys (default DefaultPrefix).
-func WithPrefix(p string) Option { return func(s *settings) { s.prefix = p } }
-
 // WithLocalSize and WithLocalBytes bound the in-process LRU's queries and
 // their bytes (default DefaultLocalSize, DefaultLocalBytes).
 func WithLocalSize(n int) Option    { return func(s *settings) { s.localSize = n } }
@@ -81,19 +78,8 @@ func WithLocalBytes(n int64) Option { return func(s *settings) { s.localBytes = 
 // longer ones are kept only in the local LRU.
 func WithMaxValueBytes(n int) Option { return func(s *settings) { s.maxValue = n } }
 
-// WithTimeouts sets the dial timeout and the read and write timeout of
-// Redis operations (default DefaultDialTimeout, DefaultOpTimeout).
-func WithTimeouts(dial, op time.Duration) Option {
-	return func(s *settings) { s.dialTimeout, s.ioTimeout = dial, op }
-}
-
-// WithBackoff sets how long Redis is skipped after a failure (default 1s;
-// negative: never skipped).
-func WithBackoff(d time.Duration) Option { return func(s *settings) { s.backoff = d } }
-
-// WithErrorCounter and WithMismatchCounter call count for each Redis
-// operation that failed or timed out (Stats.Errors), and for each query
-// read back whose text is not its key's (a miss; Stats.Mismatched).
+// WithErrorCounter and WithMismatchCounter call count for each failed or timed-out Redis
+// operation, and for each query read back whose text is not its key's (a miss).
 func WithErrorCounter(count func()) Option    { return func(s *settings) { s.errCount = count } }
 func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mismatch = count } }
 
@@ -130,14 +116,8 @@ func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option
 	ro.ContextTimeoutEnabled = true
 	ro.DisableIdentity = true // no CLIENT SETINFO round trip on each new connection
 	s.logger = cmp.Or(s.logger, slog.New(slog.DiscardHandler))
-	r := &Redis{
-		settings: s,
-		client:   redis.NewClient(ro),
-		local:    NewLocal(s.localSize, s.localBytes),
-		ttl:      cmp.Or(ttl, DefaultTTL),
-		deadline: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout),
-		addr:     ro.Addr,
-	}
+	r := &Redis{settings: s, client: redis.NewClient(ro), local: NewLocal(s.localSize, s.localBytes), addr: ro.Addr,
+		ttl: cmp.Or(ttl, DefaultTTL), deadline: ro.DialTimeout + max(ro.ReadTimeout, ro.WriteTimeout)}
 	_ = r.Ping(ctx) // a failure is logged and starts the backoff
 	return r, nil
 }
@@ -208,24 +188,6 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 // Close closes it.
 func (r *Redis) Client() *redis.Client { return r.client }
 func (r *Redis) Close() error          { return r.client.Close() }
-
-// Stats counts what the store did since it was created.
-type Stats struct {
-	LocalHits, RedisHits, Misses uint64
-	Stores                       uint64 // queries written to Redis
-	Errors                       uint64 // Redis operations that failed or timed out
-	Skipped                      uint64 // operations not sent to Redis during a backoff
-	Mismatched                   uint64 // queries read from Redis whose text is not their key's: misses
-}
-
-// Stats returns the counters.
-func (r *Redis) Stats() Stats {
-	return Stats{
-		LocalHits: r.stats.localHits.Load(), RedisHits: r.stats.redisHits.Load(), Misses: r.stats.misses.Load(),
-		Stores: r.stats.stores.Load(), Errors: r.stats.errors.Load(), Skipped: r.stats.skipped.Load(),
-		Mismatched: r.stats.mismatched.Load(),
-	}
-}
 
 // sendable reports whether an operation on key with a value of n bytes
 // goes to Redis (not during a backoff, which counts it as skipped).
