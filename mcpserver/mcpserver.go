@@ -68,9 +68,8 @@ func New(cfg Config) (endpoint, metadata http.Handler) {
 	s := &server{cfg: cfg}
 	// The SDK serves each request on a session made with its context,
 	// where tools find callerKey.
-	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.toolSet().server }, &mcp.StreamableHTTPOptions{
-		Stateless: true, JSONResponse: true,
-	})
+	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.toolSet().server },
+		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	if cfg.Admit != nil {
 		h = s.admit(h)
 	}
@@ -209,11 +208,7 @@ func result(rec *httptest.ResponseRecorder) *mcp.CallToolResult {
 		res.Meta = meta
 		return res
 	}
-	return &mcp.CallToolResult{
-		Meta:              meta,
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(g.Data)}},
-		StructuredContent: g.Data,
-	}
+	return &mcp.CallToolResult{Meta: meta, Content: []mcp.Content{&mcp.TextContent{Text: string(g.Data)}}, StructuredContent: g.Data}
 }
 
 // toolError is the body of a refused tool call: the contract's code.
@@ -224,10 +219,7 @@ type toolError struct {
 }
 
 func failure(code, msg string, retryAfter *int) *mcp.CallToolResult {
-	if code == "" {
-		code = errcode.Internal
-	}
-	b, _ := json.Marshal(toolError{Code: code, Message: msg, RetryAfter: retryAfter})
+	b, _ := json.Marshal(toolError{Code: cmp.Or(code, errcode.Internal), Message: msg, RetryAfter: retryAfter})
 	// Text only: structured content must match the tool's output schema.
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 }
@@ -289,12 +281,8 @@ func (s *server) verify(_ context.Context, token string, _ *http.Request) (*auth
 // (POST /auth/token, with the pair), so it names no authorization server.
 func (s *server) metadata(w http.ResponseWriter, r *http.Request) {
 	o := origin(r)
-	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               o + Path,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "paygraph",
-		ResourceDocumentation:  o + "/auth/token",
-	}).ServeHTTP(w, r)
+	auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{Resource: o + Path, ResourceName: "paygraph",
+		BearerMethodsSupported: []string{"header"}, ResourceDocumentation: o + "/auth/token"}).ServeHTTP(w, r)
 }
 
 // origin is the scheme and host the client used.

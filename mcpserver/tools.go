@@ -92,17 +92,11 @@ func buildTools(schema *ast.Schema, digest string, docs []trusteddocs.Document, 
 				continue
 			}
 			seen[op.Name] = true
-			set.tools = append(set.tools, tool{
-				tool: &mcp.Tool{
-					Name:        op.Name,
-					Description: describe(op, d.ID),
-					InputSchema: inputSchema(schema, op.VariableDefinitions),
-					// The answer is the operation's data.
-					OutputSchema: selectionSchema(schema, op.SelectionSet, ""),
-					Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, Title: op.Name},
-				},
-				query: d.Body, operation: op.Name, documentID: d.ID,
-			})
+			// OutputSchema: the answer is the operation's data.
+			t := &mcp.Tool{Name: op.Name, Description: describe(op, d.ID), InputSchema: inputSchema(schema, op.VariableDefinitions),
+				OutputSchema: selectionSchema(schema, op.SelectionSet, ""),
+				Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, Title: op.Name}}
+			set.tools = append(set.tools, tool{tool: t, query: d.Body, operation: op.Name, documentID: d.ID})
 		}
 	}
 	return set
