@@ -77,8 +77,7 @@ func (p *Plan) add(level int, k planKey, c PlanCall) {
 			p.keys[k] = struct{}{}
 		}
 	}
-	c.Route = k.route
-	c.k = k.id
+	c.Route, c.k = k.route, k.id
 	if level == 1 && p.levels[0] == nil {
 		p.levels[0] = p.first[:0]
 	}

@@ -42,10 +42,8 @@ func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 // the first left out.
 func capErrors(errs gqlerror.List) gqlerror.List {
 	code, _ := errs[MaxErrors].Extensions["code"].(string) // (the error presenter gives every error one)
-	note := &gqlerror.Error{
-		Message:    fmt.Sprintf("too many errors: only the first %d are shown", MaxErrors),
-		Extensions: map[string]any{"code": cmp.Or(code, errcode.Internal)},
-	}
+	note := &gqlerror.Error{Message: fmt.Sprintf("too many errors: only the first %d are shown", MaxErrors),
+		Extensions: map[string]any{"code": cmp.Or(code, errcode.Internal)}}
 	return append(errs[:MaxErrors:MaxErrors], note)
 }
 

@@ -193,14 +193,8 @@ func (l Limits) check(doc *ast.QueryDocument) *gqlerror.Error {
 	if len(doc.Fragments) > MaxFragments {
 		return LimitError(errcode.QueryLengthLimit, "the document defines %d fragments, more than the limit of %d", len(doc.Fragments), MaxFragments)
 	}
-	w := docWalker{
-		fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)),
-		onPath:    make(map[string]bool),
-		paths:     make(map[pathKey]int32),
-		maxDepth:  l.MaxDepth,
-		maxFields: l.MaxFields,
-		maxWork:   docWorkPerField * l.MaxFields,
-	}
+	w := docWalker{fragments: make(map[string]*ast.FragmentDefinition, len(doc.Fragments)), onPath: make(map[string]bool),
+		paths: make(map[pathKey]int32), maxDepth: l.MaxDepth, maxFields: l.MaxFields, maxWork: docWorkPerField * l.MaxFields}
 	for _, f := range doc.Fragments {
 		if _, ok := w.fragments[f.Name]; !ok { // the first of a name, as the validator takes
 			w.fragments[f.Name] = f
@@ -248,8 +242,7 @@ type pathKey struct {
 }
 
 func (w *docWalker) root(set ast.SelectionSet) *gqlerror.Error {
-	w.fields = 0
-	w.schemas = 0
+	w.fields, w.schemas = 0, 0
 	clear(w.paths)
 	w.counts = w.counts[:0]
 	w.walk(set, 1, 0)
