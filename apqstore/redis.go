@@ -91,10 +91,8 @@ func WithLogger(l *slog.Logger) Option { return func(s *settings) { s.logger = l
 // override the short defaults. It fails only on a bad URL or option: an
 // unreachable Redis gives a store that misses until it is back.
 func NewRedis(ctx context.Context, url string, ttl time.Duration, opts ...Option) (*Redis, error) {
-	s := settings{
-		prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes, maxValue: DefaultMaxValueBytes,
-		dialTimeout: DefaultDialTimeout, ioTimeout: DefaultOpTimeout, backoff: DefaultBackoff,
-	}
+	s := settings{prefix: DefaultPrefix, localSize: DefaultLocalSize, localBytes: DefaultLocalBytes,
+		maxValue: DefaultMaxValueBytes, dialTimeout: DefaultDialTimeout, ioTimeout: DefaultOpTimeout, backoff: DefaultBackoff}
 	for _, o := range opts {
 		o(&s)
 	}

@@ -64,12 +64,8 @@ func maskCustomer(c restclient.Customer, level sessiontoken.CustomerData) restcl
 	case sessiontoken.CustomerDataFull:
 		return c
 	case sessiontoken.CustomerDataMasked:
-		return restclient.Customer{
-			Name:  maskWith(c.Name, maskName),
-			Email: maskWith(c.Email, maskEmail),
-			Phone: maskWith(c.Phone, maskPhone),
-			City:  c.City,
-		}
+		return restclient.Customer{Name: maskWith(c.Name, maskName), Email: maskWith(c.Email, maskEmail),
+			Phone: maskWith(c.Phone, maskPhone), City: c.City}
 	}
 	return restclient.Customer{}
 }

@@ -276,10 +276,8 @@ func (t *Tally) receipt(a account) *Receipt {
 	}
 	if a.inspector {
 		for _, c := range t.calls.Records() {
-			ic := InspectCall{
-				Route: "GET " + string(c.Endpoint), ID: c.ID, Status: c.Status,
-				DurationMs: float64(c.Duration.Microseconds()) / 1000, Bytes: c.Bytes, Retries: c.Retries,
-			}
+			ic := InspectCall{Route: "GET " + string(c.Endpoint), ID: c.ID, Status: c.Status, Bytes: c.Bytes, Retries: c.Retries,
+				DurationMs: float64(c.Duration.Microseconds()) / 1000}
 			if c.ID != "" { // perRecord is not written once made
 				ic.Deduplicated = max(0, perRecord[identKey{ic.Route, c.ID}]-1)
 			}
