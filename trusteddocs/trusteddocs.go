@@ -189,13 +189,12 @@ func (s *Store) Decide(r Request) Decision {
 	enforce := s.mode == Enforce
 	switch {
 	case r.DocumentID != "":
-		if body, ok := m.lookupID(r.DocumentID); ok {
+		switch body, ok := m.lookupID(r.DocumentID); {
+		case ok:
 			return listed(body, "")
-		}
-		if enforce {
+		case enforce:
 			return unlisted(true, msgNotListed, OutcomeNotListed, "")
-		}
-		if r.Query == "" {
+		case r.Query == "":
 			return Decision{Action: Refuse, Code: CodeNotFound, Message: msgUnknownDocument, Outcome: OutcomeUnknownID}
 		}
 		return unlisted(false, "", "", hashOf(r.Query))
