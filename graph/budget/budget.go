@@ -42,10 +42,7 @@ func (l Limit) Applies(oc *graphql.OperationContext) bool {
 
 // Finish replaces the response by one error once b is spent or its data is over the limit.
 func (l Limit) Finish(b *Budget, resp *graphql.Response) *graphql.Response {
-	if resp == nil || l.MaxBytes <= 0 {
-		return resp
-	}
-	if b.Spent() || int64(len(resp.Data)) > l.MaxBytes {
+	if resp != nil && l.MaxBytes > 0 && (b.Spent() || int64(len(resp.Data)) > l.MaxBytes) {
 		return &graphql.Response{Errors: gqlerror.List{TooLarge(l.MaxBytes)}}
 	}
 	return resp
