@@ -154,20 +154,15 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 	l.Cache.commit(opCtx)
 	estimate := calls
 	if rec != nil {
-		plan := l.plan(rec, opCtx, calls, dry, c)
-		if dry {
-			// A dry run selects nothing; the receipt answers its plan.
-			op := opCtx.Operation
-			opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
-			setEstimate(opCtx, RESTCallEstimate{Calls: plan.total, DryRun: true})
-			return nil
-		}
-		estimate = plan.total
+		estimate = l.plan(rec, opCtx, calls, dry, c).total
 	}
-	setEstimate(opCtx, RESTCallEstimate{Calls: estimate})
-	// One distinct REST call has nothing to batch with.
-	if estimate <= 1 && opCtx.Operation.Operation == ast.Query && rec != nil {
-		rec.Alone(opCtx)
+	setEstimate(opCtx, RESTCallEstimate{Calls: estimate, DryRun: dry})
+	if dry {
+		// A dry run selects nothing; the receipt answers its plan.
+		op := opCtx.Operation
+		opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
+	} else if estimate <= 1 && opCtx.Operation.Operation == ast.Query && rec != nil {
+		rec.Alone(opCtx) // one distinct REST call has nothing to batch with
 	}
 	return nil
 }
