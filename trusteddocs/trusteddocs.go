@@ -56,8 +56,7 @@ const (
 	OutcomeIntrospection          = "introspection"            // enforce with introspection allowed: served as sent
 )
 
-// Config is the manifest and how to apply it. The zero value is mode off
-// with no manifest.
+// Config is the manifest and how to apply it. The zero value is mode off with no manifest.
 type Config struct {
 	Mode Mode // "": Off
 	// Path is the manifest file (TRUSTED_DOCUMENTS), required by Allow and
@@ -88,10 +87,8 @@ func New(cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("trusteddocs: TRUSTED_DOCUMENTS_MODE=%s needs TRUSTED_DOCUMENTS (the manifest's path)", mode)
 	}
 	s := &Store{mode: mode, path: cfg.Path, introspection: cfg.Introspection}
-	if cfg.Path != "" {
-		if err := s.Reload(); err != nil {
-			return nil, err
-		}
+	if err := s.Reload(); err != nil { // with no path, nothing to load
+		return nil, err
 	}
 	return s, nil
 }
@@ -142,9 +139,8 @@ type Action int
 
 const (
 	ServeSent Action = iota // handle the request as sent, as if there were no manifest
-	// ServeListed: run Decision.Query, the manifest's text, dropping the
-	// request's persistedQuery extension and documentId (not for the APQ
-	// cache to register).
+	// ServeListed: run Decision.Query, the manifest's text, dropping the request's persistedQuery
+	// extension and documentId (not for the APQ cache to register).
 	ServeListed
 	Refuse // answer Decision.Code with Decision.Message, without parsing
 )
@@ -167,8 +163,7 @@ const (
 	msgUnknownDocument = "unknown documentId: send the query text"
 )
 
-// unlisted answers an unlisted document: refused with msg and outcome
-// under enforce, else served as sent.
+// unlisted answers an unlisted document: refused with msg and outcome under enforce, else served as sent.
 func unlisted(enforce bool, msg, outcome, hash string) Decision {
 	if enforce {
 		return Decision{Action: Refuse, Code: CodeNotListed, Message: msg, Outcome: outcome, Hash: hash}
