@@ -182,8 +182,7 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 	}
 }
 
-// Client is the store's Redis client, for other users of the same Redis;
-// Close closes it.
+// Client is the store's Redis client, for other users of the same Redis; Close closes it.
 func (r *Redis) Client() *redis.Client { return r.client }
 func (r *Redis) Close() error          { return r.client.Close() }
 

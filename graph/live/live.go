@@ -298,9 +298,8 @@ func subscribeError(err error) error {
 	return err
 }
 
-// Events carries, in order, each channel value's event id or error:
-// gqlgen's channel carries values only, so an error event is a nil value
-// whose response Finish rewrites.
+// Events carries, in order, each channel value's event id or error: gqlgen's channel carries values only,
+// so an error event is a nil value whose response Finish rewrites.
 type Events struct {
 	mu sync.Mutex
 	q  []event
