@@ -156,9 +156,10 @@ func (l Limits) MutateOperationContext(ctx context.Context, opCtx *graphql.Opera
 	if rec != nil {
 		estimate = l.plan(rec, opCtx, calls, dry, c).total
 	}
-	setEstimate(opCtx, RESTCallEstimate{Calls: estimate, DryRun: dry})
+	opCtx.Stats.SetExtension(estimateExt, estimate) // read by OperationEstimate
 	if dry {
 		// A dry run selects nothing; the receipt answers its plan.
+		opCtx.Stats.SetExtension(dryRunExt, true)
 		op := opCtx.Operation
 		opCtx.Operation = &ast.OperationDefinition{Operation: ast.Query, Name: op.Name, Position: op.Position}
 	} else if estimate <= 1 && opCtx.Operation.Operation == ast.Query && rec != nil {

@@ -15,13 +15,6 @@ const (
 	dryRunExt   = "paygraph.dryRun"
 )
 
-func setEstimate(op *graphql.OperationContext, e RESTCallEstimate) {
-	op.Stats.SetExtension(estimateExt, e.Calls)
-	if e.DryRun {
-		op.Stats.SetExtension(dryRunExt, true)
-	}
-}
-
 // OperationEstimate is op's REST-call estimate; ok false: none (refused by a limit, or not planned).
 func OperationEstimate(op *graphql.OperationContext) (RESTCallEstimate, bool) {
 	if op == nil {
