@@ -260,24 +260,6 @@ func paymentSizes(p *model.Payment, x *sizes) {
 	customerSizes(&p.Payment.Customer, x)
 }
 
-func linkSizes(l *model.PaymentLink, x *sizes) {
-	x[slotID], x[slotCurrency], x[slotURL], x[slotSlug], x[slotTitle] = len(l.ID), len(l.Currency), len(l.URL), len(l.Slug), len(l.Title)
-	x[slotDescription], x[slotSuccessURL] = strLen(l.Description), strLen(l.SuccessURL)
-}
-
-func sessionSizes(s *model.CheckoutSession, x *sizes) {
-	x[slotID], x[slotReference], x[slotPaymentID], x[slotCurrency] = len(s.ID), len(s.Reference), len(s.PaymentID), len(s.Currency)
-	x[slotStatus], x[slotPaymentStatus] = len(s.Status), len(s.PaymentStatus)
-	x[slotSuccessURL], x[slotCancelURL] = strLen(s.SuccessURL), strLen(s.CancelURL)
-	x[slotTransactionID], x[slotPaymentMethod] = strLen(s.TransactionID), strLen(s.PaymentMethod)
-	customerSizes(&s.CheckoutSession.Customer, x)
-	x[slotMetaEntries] = len(s.Metadata)
-	for _, e := range s.Metadata {
-		x[slotMetaKeys] += len(e.Key)
-		x[slotMetaValues] += len(e.Value)
-	}
-}
-
 // cursorLen is the most length relay's cursor of pos takes (a 2-byte skip).
 func cursorLen(pos relay.Position) int {
 	return ((2+2+len(pos.RestCursor)+relay.TagLen)*4 + 2) / 3
@@ -290,10 +272,20 @@ func sizesOf(v any, x *sizes) string {
 		paymentSizes(v, x)
 		return "Payment"
 	case *model.PaymentLink:
-		linkSizes(v, x)
+		x[slotID], x[slotCurrency], x[slotURL], x[slotSlug], x[slotTitle] = len(v.ID), len(v.Currency), len(v.URL), len(v.Slug), len(v.Title)
+		x[slotDescription], x[slotSuccessURL] = strLen(v.Description), strLen(v.SuccessURL)
 		return "PaymentLink"
 	case *model.CheckoutSession:
-		sessionSizes(v, x)
+		x[slotID], x[slotReference], x[slotPaymentID], x[slotCurrency] = len(v.ID), len(v.Reference), len(v.PaymentID), len(v.Currency)
+		x[slotStatus], x[slotPaymentStatus] = len(v.Status), len(v.PaymentStatus)
+		x[slotSuccessURL], x[slotCancelURL] = strLen(v.SuccessURL), strLen(v.CancelURL)
+		x[slotTransactionID], x[slotPaymentMethod] = strLen(v.TransactionID), strLen(v.PaymentMethod)
+		customerSizes(&v.CheckoutSession.Customer, x)
+		x[slotMetaEntries] = len(v.Metadata)
+		for _, e := range v.Metadata {
+			x[slotMetaKeys] += len(e.Key)
+			x[slotMetaValues] += len(e.Value)
+		}
 		return "CheckoutSession"
 	}
 	return ""
