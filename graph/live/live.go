@@ -210,8 +210,13 @@ func subscribe[T any](ctx context.Context, c Config, s Subscriber, kind, id stri
 			snap, err := fetch(restclient.WithCredentials(restclient.WithMerchantKey(pctx, mkey), creds), c.REST)
 			return snap, pollError(err)
 		}, after)
-	if err != nil {
-		return nil, subscribeError(err)
+	switch le, ok := errors.AsType[*livepoll.LimitError](err); {
+	case ok:
+		return nil, &LimitError{le}
+	case errors.Is(err, livepoll.ErrResumeExpired):
+		return nil, &ResumeExpiredError{}
+	case err != nil:
+		return nil, err
 	}
 	out := make(chan T)
 	go func() {
@@ -286,16 +291,6 @@ func (e *LimitError) Error() string {
 		return "too many live subscriptions wait for their first poll; retry in a few seconds"
 	}
 	return "too many live subscriptions for this " + e.err.Scope + "; end one before starting another"
-}
-
-func subscribeError(err error) error {
-	if le, ok := errors.AsType[*livepoll.LimitError](err); ok {
-		return &LimitError{le}
-	}
-	if errors.Is(err, livepoll.ErrResumeExpired) {
-		return &ResumeExpiredError{}
-	}
-	return err
 }
 
 // Events carries, in order, each channel value's event id or error: gqlgen's channel carries values only,
