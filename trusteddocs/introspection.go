@@ -32,9 +32,7 @@ func onlyMeta(set ast.SelectionSet, doc *ast.QueryDocument, seen map[string]bool
 	for _, sel := range set {
 		switch s := sel.(type) {
 		case *ast.Field:
-			switch s.Name {
-			case "__schema", "__type", "__typename":
-			default:
+			if s.Name != "__schema" && s.Name != "__type" && s.Name != "__typename" {
 				return false
 			}
 		case *ast.InlineFragment:

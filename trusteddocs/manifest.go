@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/vektah/gqlparser/v2/ast"
@@ -101,9 +102,7 @@ func parseManifest(data []byte) (*manifest, error) {
 			return nil, fmt.Errorf("format %q version %d: want %q version 1", am.Format, am.Version, FormatApollo)
 		}
 		for i, op := range am.Operations {
-			switch op.Type {
-			case "", "query", "mutation", "subscription":
-			default:
+			if !slices.Contains([]string{"", "query", "mutation", "subscription"}, op.Type) {
 				return nil, fmt.Errorf("operation %d (%q): type %q", i, op.ID, op.Type)
 			}
 			if err := m.add(op.ID, op.Body); err != nil {
