@@ -95,12 +95,11 @@ func overEntities(doc *ast.QueryDocument, opName string, vars map[string]any) in
 }
 
 type estimate struct {
-	doc       *ast.QueryDocument
-	vars      map[string]any
-	onPath    map[string]bool // fragments being expanded (a guard: validation refuses cycles)
-	noAddress bool            // the caller's level withholds customer.address
-	// directives: leave out what @skip and @include do (the plan's walk).
-	directives bool
+	doc        *ast.QueryDocument
+	vars       map[string]any
+	onPath     map[string]bool // fragments being expanded (a guard: validation refuses cycles)
+	noAddress  bool            // the caller's level withholds customer.address
+	directives bool            // leave out what @skip and @include do (the plan's walk)
 }
 
 func (e *estimate) rootField(f *ast.Field) int {

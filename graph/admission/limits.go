@@ -50,12 +50,10 @@ const (
 // and the estimate for the edge to charge (ratelimit.go).
 type Limits struct {
 	QueryLimits
-	MaxComplexity int
-	Cache         *QueryCache
-	// Receipts and Inspector: COST_RECEIPTS and REST_INSPECTOR.
-	Receipts, Inspector bool
-	// Caller is what ctx says of its caller.
-	Caller func(ctx context.Context) Caller
+	MaxComplexity       int
+	Cache               *QueryCache
+	Receipts, Inspector bool                             // COST_RECEIPTS and REST_INSPECTOR
+	Caller              func(ctx context.Context) Caller // what ctx says of its caller
 	// Operation keeps what admission decided; nil: no plan and no dry run.
 	Operation func(ctx context.Context) Operation
 }

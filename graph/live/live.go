@@ -39,9 +39,8 @@ type Config struct {
 	Charge func(ctx context.Context, merchant string, restCalls int) error
 	// Accepted, when not nil, reports whether the REST API knows the
 	// caller's credential pair; if not, it subscribes provisionally.
-	Accepted func(ctx context.Context) bool
-	// PollTimeout, when positive, bounds one poll (REST_TIMEOUT).
-	PollTimeout time.Duration
+	Accepted    func(ctx context.Context) bool
+	PollTimeout time.Duration // when positive, bounds one poll (REST_TIMEOUT)
 }
 
 // REST is what a poll calls.
