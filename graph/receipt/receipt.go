@@ -71,13 +71,12 @@ type InspectCall struct {
 
 // Plan is a dry run's extensions.plan.
 type Plan struct {
-	Estimated int                   `json:"estimated"`
-	Levels    []admission.PlanLevel `json:"levels"`
-	// Complexity is the MAX_COMPLEXITY figure, MaxComplexity its limit.
-	Complexity    int         `json:"complexity"`
-	MaxComplexity int         `json:"maxComplexity"`
-	Admitted      bool        `json:"admitted"`
-	Budget        *BudgetLeft `json:"budget,omitempty"`
+	Estimated     int                   `json:"estimated"`
+	Levels        []admission.PlanLevel `json:"levels"`
+	Complexity    int                   `json:"complexity"`    // the MAX_COMPLEXITY figure
+	MaxComplexity int                   `json:"maxComplexity"` // its limit
+	Admitted      bool                  `json:"admitted"`
+	Budget        *BudgetLeft           `json:"budget,omitempty"`
 }
 
 // NoteDryRunBudget records on a dry run's plan the budget left (when ok)
