@@ -1,12 +1,9 @@
-// Package ratelimit decides, before any REST call, whether a merchant may
-// run one more GraphQL request, so that none can spend the REST capacity
-// the others need. Each merchant has two GCRA budgets, requests and REST
-// calls (a request's complexity), charged in that order. With Redis every
-// replica charges the same budgets (go-redis/redis_rate); without it, or
-// while it fails, they are kept in bounded memory with the same
-// arithmetic. Decision.SetHeaders writes the RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers. The merchant key is an opaque
-// value the caller derives, never a secret.
+// Package ratelimit decides, before any REST call, whether a merchant may run one more GraphQL request,
+// so that none can spend the REST capacity the others need. Each merchant has two GCRA budgets, requests
+// and REST calls (a request's complexity), charged in that order. With Redis every replica charges the
+// same budgets (go-redis/redis_rate); without it, or while it fails, they are kept in bounded memory with
+// the same arithmetic. Decision.SetHeaders writes the RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers. The merchant key is an opaque value the caller derives, never a secret.
 package ratelimit
 
 import (
@@ -28,20 +25,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of the settings. The REST burst is twice MAX_COMPLEXITY's 500,
-// so that any operation the complexity limit admits fits in a full bucket;
-// the requests rate equals the REST-calls rate, so it binds only requests
-// that make no REST call.
+// Defaults of the settings. The REST burst is twice MAX_COMPLEXITY's 500, so that any operation the
+// complexity limit admits fits in a full bucket; the requests rate equals the REST-calls rate, so it binds
+// only requests that make no REST call.
 const (
 	DefaultRESTCallsPerSecond = 200
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
-	// The anonymous requests' budget, one a replica: enough for GraphiQL
-	// or codegen introspection, too small to take a merchant's CPU.
+	// The anonymous requests' budget, one a replica: enough for GraphiQL or codegen introspection, too
+	// small to take a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
-	// One client address's part of it (IPv6 by /64), charged first, so
-	// that one address flooding leaves the shared budget to the others.
+	// One client address's part of it (IPv6 by /64), charged first: one address flooding leaves the
+	// shared budget to the others.
 	DefaultAnonymousPerAddressPerSecond = 2
 	DefaultAnonymousPerAddressBurst     = 10
 
@@ -49,13 +45,12 @@ const (
 	DefaultRedisBackoff      = time.Second
 	DefaultLocalMaxMerchants = 10000
 
-	// MaxMerchantBytes is the longest merchant key kept as given; longer
-	// ones are replaced by their SHA-256 (bounded entries and Redis keys).
+	// MaxMerchantBytes is the longest merchant key kept as given; longer ones are replaced by their
+	// SHA-256 (bounded entries and Redis keys).
 	MaxMerchantBytes = 128
 )
 
-// The policies (Decision.Policy and the headers) and the backends
-// (Decision.Backend).
+// The policies (Decision.Policy and the headers) and the backends (Decision.Backend).
 const (
 	PolicyRequests  = "requests"
 	PolicyRESTCalls = "rest-calls"
@@ -72,25 +67,24 @@ const (
 	OutcomeTooCostly       = "too_costly"       // costs more REST calls than the burst: never allowed
 )
 
-// Config holds the limits and the Redis behaviour. Its zero value disables
-// both limits; DefaultConfig returns the defaults.
+// Config holds the limits and the Redis behaviour. Its zero value disables both limits; DefaultConfig
+// returns the defaults.
 type Config struct {
-	// A merchant's sustained REST calls per second and how many a full
-	// budget spends at once; either zero disables the REST-calls limit.
+	// A merchant's sustained REST calls per second and how many a full budget spends at once; either
+	// zero disables the REST-calls limit.
 	RESTCallsPerSecond, RESTBurst    int
 	RequestsPerSecond, RequestsBurst int // the same for requests
 
-	// Redis, when not nil, holds the budgets shared by all replicas; a
-	// *redis.Client must have ContextTimeoutEnabled. Not closed here.
+	// Redis, when not nil, holds the budgets shared by all replicas; a *redis.Client must have
+	// ContextTimeoutEnabled. Not closed here.
 	Redis redis.UniversalClient
-	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff is how long
-	// Redis is left alone after a failure (zero: the defaults).
+	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff is how long Redis is left alone after a
+	// failure (zero: the defaults).
 	RedisTimeout, RedisBackoff time.Duration
 	LocalMaxMerchants          int // the merchants the local budgets hold
 
-	// Optional hooks: each Allow's Outcome (metrics); each budget read
-	// back from Redis that redis_rate could not have written (it is then
-	// reset); Redis going and coming back.
+	// Optional hooks: each Allow's Outcome (metrics); each budget read back from Redis that redis_rate
+	// could not have written (it is then reset); Redis going and coming back.
 	OnDecision func(outcome string)
 	OnJunk     func()
 	Logger     *slog.Logger
@@ -132,18 +126,17 @@ func (l limit) policyItem() string {
 
 // Limiter decides per merchant. It is safe for concurrent use.
 type Limiter struct {
-	req, rest   limit
-	policies    string // the RateLimit-Policy field value, the same on every response
-	local       *localStore
-	rdb         *redis_rate.Limiter
-	timeout     time.Duration
-	backoff     time.Duration
-	onDecision  func(string)
-	onJunk      func()
-	logger      *slog.Logger
-	downUntil   atomic.Int64 // unix nanoseconds: Redis is left alone until then; 0: healthy
-	down        atomic.Bool  // for logging the transitions only
-	redisErrors atomic.Uint64
+	req, rest        limit
+	policies         string // the RateLimit-Policy field value, the same on every response
+	local            *localStore
+	rdb              *redis_rate.Limiter
+	timeout, backoff time.Duration
+	onDecision       func(string)
+	onJunk           func()
+	logger           *slog.Logger
+	downUntil        atomic.Int64 // unix nanoseconds: Redis is left alone until then; 0: healthy
+	down             atomic.Bool  // for logging the transitions only
+	redisErrors      atomic.Uint64
 }
 
 // New returns a Limiter for cfg.
@@ -189,26 +182,21 @@ func New(cfg Config) (*Limiter, error) {
 
 // Decision is the answer for one request.
 type Decision struct {
-	// Allowed: the request may run; when false, answer RATE_LIMITED
-	// before any REST call.
-	Allowed bool
-	// TooCostly: it costs more REST calls than the burst: no wait admits it.
-	TooCostly  bool
+	Allowed    bool          // the request may run; when false, answer RATE_LIMITED before any REST call
+	TooCostly  bool          // it costs more REST calls than the burst: no wait admits it
 	RetryAfter time.Duration // until this request would be allowed (refused only)
-	// Limit, Remaining and Reset describe Policy's budget after this
-	// request; Policy is the budget that refused it or, when allowed, the
-	// one closest to running out ("" when no limit is set).
+	// Limit, Remaining and Reset describe Policy's budget after this request; Policy is the budget that
+	// refused it or, when allowed, the one closest to running out ("" when no limit is set).
 	Limit, Remaining int
 	Reset            time.Duration
 	Policy           string
-	// Backend is BackendRedis or BackendLocal; "" when no limit is set.
-	Backend string
+	Backend          string // BackendRedis or BackendLocal; "" when no limit is set
 
 	policies string
 }
 
-// RetryAfterSeconds is RetryAfter in whole seconds, rounded up and at
-// least 1 when refused; 0 when allowed or TooCostly.
+// RetryAfterSeconds is RetryAfter in whole seconds, rounded up and at least 1 when refused; 0 when
+// allowed or TooCostly.
 func (d Decision) RetryAfterSeconds() int {
 	if d.Allowed || d.TooCostly {
 		return 0
@@ -218,9 +206,8 @@ func (d Decision) RetryAfterSeconds() int {
 
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
-// SetHeaders writes RateLimit-Policy and RateLimit and, when refused,
-// Retry-After; nothing when no limit is set. A GCRA of rate R and burst B
-// is advertised as q=B per w=ceil(B/R) seconds.
+// SetHeaders writes RateLimit-Policy and RateLimit and, when refused, Retry-After; nothing when no limit
+// is set. A GCRA of rate R and burst B is advertised as q=B per w=ceil(B/R) seconds.
 func (d Decision) SetHeaders(h http.Header) {
 	if d.Policy == "" {
 		return
@@ -247,8 +234,8 @@ type result struct {
 	reset      time.Duration
 }
 
-// Allow charges merchant one request and restCalls REST calls and says
-// whether the request may run; a Redis failure is answered locally.
+// Allow charges merchant one request and restCalls REST calls and says whether the request may run; a
+// Redis failure is answered locally.
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
 	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
 }
@@ -260,9 +247,8 @@ func (l *Limiter) record(d Decision) Decision {
 	return d
 }
 
-// AllowRESTCalls charges merchant restCalls REST calls and no request:
-// the second half of a request charged earlier by Allow(ctx, merchant, 0).
-// With nothing to charge it allows without a decision (no headers).
+// AllowRESTCalls charges merchant restCalls REST calls and no request: the second half of a request
+// charged earlier by Allow(ctx, merchant, 0). With nothing to charge it allows without a decision (no headers).
 func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if restCalls <= 0 || !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -270,8 +256,8 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	return l.record(l.allow(ctx, merchant, restCalls, false))
 }
 
-// PeekRESTCalls says, charging nothing, whether merchant's REST-call
-// budget would admit restCalls now, and what is left of it.
+// PeekRESTCalls says, charging nothing, whether merchant's REST-call budget would admit restCalls now,
+// and what is left of it.
 func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -280,22 +266,15 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
 	}
 	merchant = boundedKey(merchant)
-	r, backend := result{}, BackendLocal
+	r, backend := l.local.peek(merchant, l.rest), BackendLocal
 	if l.rdb != nil && l.redisUsable() {
-		// A charge of 0 changes nothing.
-		if _, res, err := l.allowRedis(ctx, merchant, 0, false, true); err == nil {
+		if _, res, err := l.allowRedis(ctx, merchant, 0, false, true); err == nil { // a charge of 0 changes nothing
 			r, backend = res, BackendRedis
 		}
 	}
-	if backend == BackendLocal {
-		r = l.local.peek(merchant, l.rest)
-	}
-	d := Decision{Allowed: r.remaining >= restCalls, Policy: l.rest.policy, Limit: l.rest.burst,
-		Remaining: r.remaining, Reset: r.reset, Backend: backend, policies: l.policies}
-	if !d.Allowed {
-		d.RetryAfter = time.Duration(restCalls-r.remaining) * time.Duration(l.rest.t)
-	}
-	return d
+	r.allowed = r.remaining >= restCalls
+	r.retryAfter = time.Duration(restCalls-r.remaining) * time.Duration(l.rest.t) // read when refused only
+	return l.decide(result{}, r, false, true, backend)
 }
 
 // boundedKey is merchant, or its SHA-256 when longer than MaxMerchantBytes.
@@ -307,8 +286,7 @@ func boundedKey(merchant string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// outcome names d for metrics: a local decision is a fallback only when
-// Redis is configured.
+// outcome names d for metrics: a local decision is a fallback only when Redis is configured.
 func (l *Limiter) outcome(d Decision) string {
 	fallback := l.rdb != nil && d.Backend == BackendLocal
 	switch {
@@ -343,8 +321,8 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 	return l.decide(req, rest, useReq, useRest, BackendLocal)
 }
 
-// decide turns the budgets' answers into a Decision, named by a budget that
-// refused or, when both allowed, the one with the smaller share left.
+// decide turns the budgets' answers into a Decision, named by a budget that refused or, when both
+// allowed, the one with the smaller share left.
 func (l *Limiter) decide(req, rest result, useReq, useRest bool, backend string) Decision {
 	lim, r := l.req, req
 	switch {
