@@ -65,15 +65,9 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// DefaultCustomerData is the level of a token minted without "customerData": masked for every scope
-// (a page's script may read a token; a leaked one must not give contacts away). Servers ask for "full".
-func DefaultCustomerData(kind ScopeKind) CustomerData {
-	switch kind {
-	case ScopeAll, ScopeCheckoutSession, ScopePayment:
-		return CustomerDataMasked
-	}
-	return CustomerDataNone
-}
+// defaultCustomerData is the level of a token minted without "customerData", for every scope (a page's
+// script may read a token; a leaked one must not give contacts away). Servers ask for "full".
+const defaultCustomerData = CustomerDataMasked
 
 // CustomerData is the scope's customer-data level (CustomerDataNone for the zero Scope).
 func (s Scope) CustomerData() CustomerData { return cmp.Or(s.customer, CustomerDataNone) }

@@ -26,20 +26,16 @@ const (
 
 // Errors the Options hooks return to choose the answer; anything else is an upstream failure.
 var (
-	// ErrBadCredentials: the REST API refused the pair (401 UNAUTHENTICATED).
-	ErrBadCredentials = errors.New("the REST API refused the credential pair")
-	// ErrRateLimited: the REST API answered 429 (429 RATE_LIMITED).
-	ErrRateLimited = errors.New("the REST API is rate limiting these credentials")
+	ErrBadCredentials = errors.New("the REST API refused the credential pair")        // 401 UNAUTHENTICATED
+	ErrRateLimited    = errors.New("the REST API is rate limiting these credentials") // 429 RATE_LIMITED
 	// ErrNoSuchSession: LookupCheckoutSession found no such session (400 BAD_USER_INPUT).
 	ErrNoSuchSession = errors.New("no checkout session with this id or reference")
 )
 
 // Options configure NewHandler.
 type Options struct {
-	// Keyring mints the tokens. Nil: tokens are off (404).
-	Keyring *Keyring
-	// DefaultTTL is the lifetime when the request names none (zero: the package's), at most MaxTTL.
-	DefaultTTL time.Duration
+	Keyring    *Keyring      // mints the tokens (its clock the time of minting); nil: tokens are off (404)
+	DefaultTTL time.Duration // the lifetime when the request names none (zero: the package's), at most MaxTTL
 	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL; zero: DefaultMaxTTL); a
 	// longer one is refused, not shortened.
 	MaxTTL time.Duration
@@ -49,8 +45,6 @@ type Options struct {
 	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the session
 	// with the pair, returning its names for the token to carry (nil: resolvers learn them, SessionToLearn).
 	LookupCheckoutSession func(ctx context.Context, c Credentials, idOrRef string) (CheckoutSessionIDs, error)
-	// Clock is the time source of minting. Nil: time.Now.
-	Clock func() time.Time
 	// MaxCustomerData is the most customer data a token may read (CUSTOMER_DATA_MAX; zero:
 	// CustomerDataFull): more is refused; a request naming no level gets its scope's default, lowered to this.
 	MaxCustomerData CustomerData
@@ -90,9 +84,6 @@ func NewHandler(opts Options) http.Handler {
 	opts.MaxTTL = cmp.Or(opts.MaxTTL, DefaultMaxTTL)
 	opts.DefaultTTL = min(cmp.Or(opts.DefaultTTL, DefaultTTL), opts.MaxTTL)
 	opts.MaxCustomerData = cmp.Or(opts.MaxCustomerData, CustomerDataFull)
-	if opts.Keyring != nil && opts.Clock != nil {
-		opts.Keyring = opts.Keyring.WithClock(opts.Clock)
-	}
 	return &handler{opts}
 }
 
@@ -153,9 +144,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if scope.Kind() == ScopeCheckoutSession && h.opts.LookupCheckoutSession != nil {
 		var ids CheckoutSessionIDs
 		if ids, err = h.opts.LookupCheckoutSession(r.Context(), creds, scope.ID()); err == nil {
-			if scope, err = scope.withSession(ids); err != nil {
-				err = fmt.Errorf("%w: %w", errUpstreamAnswer, err)
-			}
+			scope, err = scope.withSession(ids) // names not the session's: an upstream failure
 		}
 	} else {
 		err = h.opts.Verify(r.Context(), creds)
@@ -172,12 +161,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := json.Marshal(response{Token: token, ExpiresAt: expiresAt.UTC().Format(DateTimeLayout), Scope: scope, CustomerData: scope.CustomerData()})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(body)
 }
-
-// errUpstreamAnswer: the lookup answered names that are not the session's.
-var errUpstreamAnswer = errors.New("the REST API's checkout session does not match the scope")
 
 // credentialsOf reads the pair (each header exactly once), or says what answer to give (status 0: none).
 func (h *handler) credentialsOf(r *http.Request) (c Credentials, status int, code, msg string) {

@@ -35,7 +35,6 @@ func newTokenServer(t *testing.T, configure func(*Options)) *tokenServer {
 	opts := Options{
 		Keyring: ts.kr,
 		MaxTTL:  time.Hour,
-		Clock:   ts.clock.Now,
 		Verify: func(ctx context.Context, c Credentials) error {
 			ts.checks.Add(1)
 			if c != testCreds {

@@ -110,9 +110,7 @@ func NewKeyring(keys ...[]byte) (*Keyring, error) {
 
 // NewRandomKeyring returns a keyring of one fresh random key (sandbox mode).
 func NewRandomKeyring() *Keyring {
-	k := make([]byte, KeyBytes)
-	_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
-	kr, err := NewKeyring(k)
+	kr, err := ParseKeyring(GenerateKey())
 	if err != nil {
 		panic("sessiontoken: random key refused: " + err.Error()) // 2^-256: all zero
 	}
@@ -122,7 +120,7 @@ func NewRandomKeyring() *Keyring {
 // GenerateKey returns a new random key as 64 hex digits.
 func GenerateKey() string {
 	k := make([]byte, KeyBytes)
-	_, _ = rand.Read(k)
+	_, _ = rand.Read(k) // never fails (crypto/rand, Go 1.24+)
 	return hex.EncodeToString(k)
 }
 
@@ -139,13 +137,11 @@ func (k *Keyring) WithClock(now func() time.Time) *Keyring {
 // localKeyID is the PASERK "lid" of a v4.local key: a one-way hash made to be published.
 func localKeyID(key []byte) string {
 	const h = "k4.lid."
-	paserk := "k4.local." + base64.RawURLEncoding.EncodeToString(key)
 	d, err := blake2b.New(33, nil)
 	if err != nil {
 		panic(err) // 33 is a valid size
 	}
-	_, _ = io.WriteString(d, h)
-	_, _ = io.WriteString(d, paserk)
+	_, _ = io.WriteString(d, h+"k4.local."+base64.RawURLEncoding.EncodeToString(key)) // the key's PASERK
 	return h + base64.RawURLEncoding.EncodeToString(d.Sum(nil))
 }
 

@@ -50,7 +50,7 @@ type sessionFacts struct {
 }
 
 // AllReads is the scope of every read of the merchant.
-func AllReads() Scope { return Scope{kind: ScopeAll, customer: DefaultCustomerData(ScopeAll)} }
+func AllReads() Scope { return Scope{kind: ScopeAll, customer: defaultCustomerData} }
 
 // OneCheckoutSession is the scope of the checkout session idOrRef (id or reference) and its payment.
 func OneCheckoutSession(idOrRef string) (Scope, error) {
@@ -60,7 +60,7 @@ func OneCheckoutSession(idOrRef string) (Scope, error) {
 // OnePayment is the scope of the payment id.
 func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
 
-// NewScope returns the scope of kind over id, at the kind's default customer-data level. "all"
+// NewScope returns the scope of kind over id, at the default customer-data level. "all"
 // takes no id; the others need 1..MaxIDBytes letters, digits, '_' or '-' (the REST id alphabet).
 func NewScope(kind ScopeKind, id string) (Scope, error) {
 	switch kind {
@@ -73,7 +73,7 @@ func NewScope(kind ScopeKind, id string) (Scope, error) {
 		if err := checkID(id); err != nil {
 			return Scope{}, fmt.Errorf("scope %q: id %w", kind, err)
 		}
-		s := Scope{kind: kind, id: id, customer: DefaultCustomerData(kind)}
+		s := Scope{kind: kind, id: id, customer: defaultCustomerData}
 		if kind == ScopeCheckoutSession {
 			s.facts = &sessionFacts{}
 		}
@@ -85,13 +85,12 @@ func NewScope(kind ScopeKind, id string) (Scope, error) {
 
 // checkID tells why id could not be a REST id or reference, or nil.
 func checkID(id string) error {
-	if id == "" {
+	switch {
+	case id == "":
 		return errors.New("is missing")
-	}
-	if len(id) > MaxIDBytes {
+	case len(id) > MaxIDBytes:
 		return fmt.Errorf("is longer than %d bytes", MaxIDBytes)
-	}
-	if !isBase64URL(id) {
+	case !isBase64URL(id):
 		return errors.New("may hold only letters, digits, '_' and '-'")
 	}
 	return nil
@@ -240,9 +239,8 @@ func (s *Scope) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf(`scope is not {"kind": ..., "id": ...}: %w`, err)
 	}
 	v, err := NewScope(j.Kind, j.ID)
-	if err != nil {
-		return err
+	if err == nil {
+		*s = v
 	}
-	*s = v
-	return nil
+	return err
 }

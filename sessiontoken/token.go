@@ -35,14 +35,10 @@ var (
 
 // The errors of Verify (test with errors.Is), never showing any part of the token.
 var (
-	// ErrMalformed: not a v4.local token of the expected shape.
-	ErrMalformed = errors.New("session token is malformed")
-	// ErrForeign: a well-formed token made with a key not in TOKEN_KEYS.
-	ErrForeign = errors.New("session token was not made with a key of this gateway")
-	// ErrTampered: made for a key we hold, but its authentication fails.
-	ErrTampered = errors.New("session token was modified: its authentication failed")
-	// ErrExpired: genuine, but past its expiry.
-	ErrExpired = errors.New("session token has expired")
+	ErrMalformed = errors.New("session token is malformed")                            // not a v4.local token
+	ErrForeign   = errors.New("session token was not made with a key of this gateway") // well-formed
+	ErrTampered  = errors.New("session token was modified: its authentication failed") // made with a key we hold
+	ErrExpired   = errors.New("session token has expired")                             // genuine, but expired
 )
 
 // Credentials is the merchant's credential pair a token carries, convertible
@@ -120,12 +116,8 @@ func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token
 	}
 	now := k.now().UTC()
 	expiresAt = now.Add(ttl).Truncate(time.Millisecond)
-	p := payload{
-		Exp: expiresAt, Iat: now.Truncate(time.Millisecond),
-		Key: creds.APIKey, Secret: creds.APISecret,
-		Scope:    scopeJSON{Kind: scope.kind, ID: scope.id},
-		Customer: scope.CustomerData(),
-	}
+	p := payload{Exp: expiresAt, Iat: now.Truncate(time.Millisecond), Key: creds.APIKey, Secret: creds.APISecret,
+		Scope: scopeJSON{Kind: scope.kind, ID: scope.id}, Customer: scope.CustomerData()}
 	if ids, ok := scope.facts.get(); ok {
 		p.IDs = &ids
 	}
@@ -183,12 +175,8 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 	if now := k.now(); !now.Before(p.Exp) {
 		return Claims{}, fmt.Errorf("%w at %s", ErrExpired, p.Exp.UTC().Format(DateTimeLayout))
 	}
-	return Claims{
-		Credentials: Credentials{APIKey: p.Key, APISecret: p.Secret},
-		Scope:       scope,
-		ExpiresAt:   p.Exp,
-		Merchant:    MerchantOf(p.Key),
-	}, nil
+	creds := Credentials{APIKey: p.Key, APISecret: p.Secret}
+	return Claims{Credentials: creds, Scope: scope, ExpiresAt: p.Exp, Merchant: MerchantOf(p.Key)}, nil
 }
 
 // DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".

@@ -501,7 +501,7 @@ func TestTokenV1ReadsTheDefaultLevel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a v1 token: %v", err)
 	}
-	if got := c.Scope.CustomerData(); got != DefaultCustomerData(ScopeAll) {
+	if got := c.Scope.CustomerData(); got != defaultCustomerData {
 		t.Errorf("a v1 token reads %v, want its scope's default", got)
 	}
 	if _, err := kr.Verify(seal(implicit, claims)); !errors.Is(err, ErrMalformed) {
