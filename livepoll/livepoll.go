@@ -49,10 +49,8 @@ var (
 	// ErrTooManySubscriptions is what a *LimitError is (errors.Is).
 	ErrTooManySubscriptions = errors.New("livepoll: too many subscriptions")
 	// ErrInvalidKey refuses a key with an empty or over-long field, or a nil fetch.
-	ErrInvalidKey = errors.New("livepoll: invalid subscription key")
-	// ErrFetchPanicked ends the subscriptions of a key whose fetch panicked.
+	ErrInvalidKey    = errors.New("livepoll: invalid subscription key")
 	ErrFetchPanicked = errors.New("livepoll: fetch panicked")
-	// ErrResumeExpired ends a subscription resuming after an id not kept.
 	ErrResumeExpired = errors.New("livepoll: the last event id is outside the resume window")
 	// ErrTooSlow ends a subscription that left more than MaxKept events unread.
 	ErrTooSlow = errors.New("livepoll: the subscriber fell too far behind")
@@ -83,20 +81,15 @@ type Key struct {
 type Phase uint8
 
 const (
-	// PhaseOpen: the resource may change; it is polled.
-	PhaseOpen Phase = iota
-	// PhaseSettled: may change once more (SUCCEEDED to REFUNDED); polled for WatchAfterSettled.
-	PhaseSettled
-	// PhaseFinal: it will not change; its subscriptions complete after it.
-	PhaseFinal
+	PhaseOpen    Phase = iota // the resource may change; it is polled
+	PhaseSettled              // it may change once more (SUCCEEDED to REFUNDED); polled for WatchAfterSettled
+	PhaseFinal                // it will not change; its subscriptions complete after it
 )
 
 // Snapshot is one state of a resource.
 type Snapshot struct {
-	// Value is handed to subscribers as is; the hub never reads it.
-	Value any
-	// Fingerprint identifies the state: an event is sent only when it changes.
-	Fingerprint string
+	Value       any    // handed to subscribers as is; the hub never reads it
+	Fingerprint string // identifies the state: an event is sent only when it changes
 	Phase       Phase  // whether to keep polling
 	Data        []byte // Value encoded for a Store, rebuilt by Config.Decode
 }
@@ -282,14 +275,10 @@ func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { retur
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// Subscribe starts a subscription to key, read by fetch unless key is already polled, ending with ctx;
-// it refuses before any work an invalid key, a closed hub, a done ctx or a bound reached (*LimitError).
-func (h *Hub) Subscribe(ctx context.Context, key Key, fetch FetchFunc) (*Subscription, error) {
-	return h.SubscribeAfter(ctx, key, fetch, 0)
-}
-
-// SubscribeAfter is Subscribe resuming after the event id after (0: not resuming), the kept transitions
-// after it first; an id not kept ends it with ErrResumeExpired (returned at once without a Store).
+// SubscribeAfter starts a subscription to key, read by fetch unless key is already polled, ending with ctx,
+// resuming after the event id after (0: not resuming), the kept transitions after it first; an id not kept
+// ends it with ErrResumeExpired (returned at once without a Store). It refuses before any work an invalid
+// key, a closed hub, a done ctx or a bound reached (*LimitError).
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }

@@ -287,14 +287,10 @@ func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 		p.serveAllLocked()
 		ph = p.lastPhase()
 	})
-	switch {
-	case p.ctx.Err() != nil: // stopped
-		return n, ph, true
-	case ph == PhaseFinal:
-		p.finish(nil, nil)
-		return n, ph, true
+	if ph == PhaseFinal {
+		p.finish(nil, nil) // nothing when stopped already
 	}
-	return n, ph, false
+	return n, ph, p.ctx.Err() != nil // stopping cancels ctx
 }
 
 // append records rec in the Store unless another replica recorded one after prev (a Store error counts as recorded).

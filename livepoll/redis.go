@@ -9,6 +9,7 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -67,14 +68,7 @@ func (s *RedisStore) skip(what string, n int) {
 
 // aad binds a sealed field to its stream, field, event id and phase.
 func aad(stream, field string, id uint64, ph Phase) []byte {
-	b := make([]byte, 0, len(stream)+len(field)+24)
-	b = append(b, stream...)
-	b = append(b, 0)
-	b = append(b, field...)
-	b = append(b, 0)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, 0, byte('0'+ph))
-	return b
+	return append(fmt.Appendf(nil, "%s\x00%s\x00%d\x00", stream, field, id), byte('0'+ph))
 }
 
 // seal is nonce || AEAD(v), bound by aad; v as it is without a key.
@@ -186,12 +180,8 @@ func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64,
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
 	_, events := redisKeys(key)
-	top, err := s.append(ctx, events, r, prev, keep, nil)
-	if err != nil {
-		return 0, err
-	}
-	if top == added {
-		return r.ID, nil
+	if id, added, err := s.append(ctx, events, r, prev, keep, nil); err != nil || added {
+		return id, err
 	}
 	recs, junk, err := s.read(ctx, events, prev)
 	if err != nil {
@@ -204,26 +194,26 @@ func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64,
 		return prev, nil // nothing after prev any more (trimmed or expired): the caller tries again
 	}
 	s.skip(SkippedStream, len(junk))
-	top, err = s.append(ctx, events, r, prev, keep, junk)
-	if err != nil {
-		return 0, err
-	}
-	if top == added {
-		return r.ID, nil
-	}
-	if id, ok := entryID(top); ok {
-		return id, nil
-	}
-	return prev, nil
+	id, _, err := s.append(ctx, events, r, prev, keep, junk)
+	return id, err
 }
 
-// added is appendScript's answer when it recorded the transition.
-const added = "added"
-
-func (s *RedisStore) append(ctx context.Context, events string, r Record, prev uint64, keep time.Duration, drop []any) (string, error) {
+// append runs appendScript, reporting whether it added r; else the id is the last entry's (prev when
+// unreadable), 0 on an error.
+func (s *RedisStore) append(ctx context.Context, events string, r Record, prev uint64, keep time.Duration, drop []any) (uint64, bool, error) {
 	args := append([]any{strconv.FormatUint(prev, 10), strconv.FormatUint(r.ID, 10), MaxKept, keep.Milliseconds(),
 		s.seal(events, "f", r.ID, r.Phase, []byte(r.Fingerprint)), int(r.Phase), s.seal(events, "d", r.ID, r.Phase, r.Data)}, drop...)
-	return appendScript.Run(ctx, s.rdb, []string{events}, args...).Text()
+	top, err := appendScript.Run(ctx, s.rdb, []string{events}, args...).Text()
+	if err != nil {
+		return 0, false, err
+	}
+	if top == "added" {
+		return r.ID, true, nil
+	}
+	if id, ok := entryID(top); ok {
+		return id, false, nil
+	}
+	return prev, false, nil
 }
 
 // entryID reads a stream entry id 0-<event id>, not zero nor past the clock (idSlack).
