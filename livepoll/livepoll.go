@@ -24,8 +24,8 @@ const (
 	DefaultResumeWindow      = 10 * time.Minute
 	DefaultMaxPending        = 64 // each provisional subscription costs a poller until its first poll answers
 
-	// MaxKept is the most transitions kept per resource for resuming, and a
-	// subscription's buffer: a subscriber further behind ends with ErrTooSlow.
+	// MaxKept is the most transitions kept per resource for resuming, and a subscription's buffer: a
+	// subscriber further behind ends with ErrTooSlow.
 	MaxKept = 16
 
 	maxBackoffFactor = 4   // MaxInterval's default, in Intervals

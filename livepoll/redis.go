@@ -1,6 +1,5 @@
-// RedisStore: the Store of a fleet. What Redis holds is untrusted: a value
-// that does not parse is skipped and counted, junk blocking the stream is
-// deleted, a lease no replica could have taken is taken over.
+// RedisStore: the Store of a fleet. What Redis holds is untrusted: a value that does not parse is skipped
+// and counted, junk blocking the stream is deleted, a lease no replica could have taken is taken over.
 
 package livepoll
 

@@ -9,8 +9,7 @@ import (
 	"fmt"
 )
 
-// CustomerData is a customer-data level, ordered: a higher one reads more.
-// The zero value is no level (read as CustomerDataNone).
+// CustomerData is a customer-data level, ordered: a higher one reads more; zero is none (CustomerDataNone).
 type CustomerData uint8
 
 // The levels, as spelled in the token endpoint's JSON ("customerData").

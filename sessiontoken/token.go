@@ -41,8 +41,8 @@ var (
 	ErrExpired   = errors.New("session token has expired")                             // genuine, but expired
 )
 
-// Credentials is the merchant's credential pair a token carries, convertible
-// to restclient.Credentials. Every textual form is "[redacted]".
+// Credentials is the merchant's pair a token carries, convertible to restclient.Credentials; every
+// textual form is "[redacted]".
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -81,8 +81,7 @@ type Claims struct {
 	Merchant    string // MerchantOf the API key, for rate limits and metrics
 }
 
-// MerchantOf is a stable, one-way name of the merchant that owns apiKey
-// ("m_" and 16 hex digits of a SHA-256 of it), revealing neither credential.
+// MerchantOf is a stable, one-way name of apiKey's merchant ("m_" and 16 hex digits of a SHA-256 of it).
 func MerchantOf(apiKey string) string {
 	h := sha256.Sum256([]byte("paygraph merchant\x00" + apiKey))
 	return "m_" + hex.EncodeToString(h[:8])
@@ -182,8 +181,8 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 // DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".
 const DateTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// splitToken checks the token's shape ("v4.local.<payload>.<footer>", strict
-// unpadded base64url: one spelling per token) and returns its decoded footer.
+// splitToken checks the token's shape ("v4.local.<payload>.<footer>", strict unpadded base64url: one
+// spelling per token) and returns its decoded footer.
 func splitToken(token string) ([]byte, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, MaxTokenBytes)
