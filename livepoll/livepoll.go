@@ -24,8 +24,7 @@ const (
 	DefaultResumeWindow      = 10 * time.Minute
 	DefaultMaxPending        = 64 // each provisional subscription costs a poller until its first poll answers
 
-	// MaxKept is the most transitions kept per resource for resuming, and a subscription's buffer: a
-	// subscriber further behind ends with ErrTooSlow.
+	// MaxKept is the transitions kept per resource to resume, and a subscription's buffer (then ErrTooSlow).
 	MaxKept = 16
 
 	maxBackoffFactor = 4   // MaxInterval's default, in Intervals
@@ -94,25 +93,21 @@ type Snapshot struct {
 	Data        []byte // Value encoded for a Store, rebuilt by Config.Decode
 }
 
-// Event is what a subscriber receives: a state, or (Err not nil) a failed fetch, after which the
-// subscription goes on unless Err is Permanent.
+// Event is what a subscriber receives: a state, or a failed fetch (Err), which ends it only when Permanent.
 type Event struct {
-	// ID numbers a resource's transitions on every replica (0 for an error); a subscriber resumes
-	// after the last it handled.
+	// ID numbers a resource's transitions on every replica (0: an error), for a subscriber to resume after.
 	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
 
-// FetchFunc reads the resource once; it must bound its duration and return when ctx ends (the last
-// subscriber left, or Hub.Close).
+// FetchFunc reads the resource once, bounded, returning when ctx ends (its last subscriber left, or Hub.Close).
 type FetchFunc func(ctx context.Context) (Snapshot, error)
 
 // RetryAfterer is a fetch error asking the poller to wait (a REST 429).
 type RetryAfterer interface{ RetryAfter() time.Duration }
 
-// Permanent marks a fetch error after which polling is pointless (not found, unauthenticated):
-// every subscription of the key ends with err.
+// Permanent marks a fetch error that ends every subscription of the key with err (not found, unauthenticated).
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -146,8 +141,7 @@ type Config struct {
 	MaxPending        int           // bounds the provisional subscriptions of the process (64)
 	ResumeWindow      time.Duration // how long transitions are kept after the last poll (10 min)
 	MaxHistories      int           // bounds the unpolled resources kept without a Store (MaxSubscriptions)
-	// Store, when not nil, shares pollers between replicas; Decode, required with it, rebuilds a
-	// Value from Snapshot.Data.
+	// Store, when not nil, shares pollers between replicas; Decode (required with it) rebuilds Values from Data.
 	Store  Store
 	Decode func(kind string, data []byte) (any, error)
 	// OnPoll, when not nil, is called after each fetch from the poller's goroutine; it must not block.
@@ -165,8 +159,7 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per running poller goroutine
 
-	// mu guards the fields below (the counts are written under it, read by Stats without it); lock
-	// order: mu, then a poller's mu.
+	// mu guards what follows (Stats reads the counts without it); lock order: mu, then a poller's mu.
 	mu          sync.Mutex
 	closed      bool
 	pollers     map[Key]*poller

@@ -257,8 +257,7 @@ func (p *poller) keepLease() {
 	}
 }
 
-// catchUp serves the Store's transitions after the last kept, returning how many, the last one's
-// phase, and whether the poller is done.
+// catchUp serves the Store's transitions after the last kept: how many, the last one's phase, whether p is done.
 func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	last, _ := p.last()
 	got, err := st.Since(p.ctx, p.key, last.id)

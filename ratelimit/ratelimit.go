@@ -36,8 +36,7 @@ const (
 	// The anonymous requests' budget, one a replica: enough for GraphiQL or codegen introspection, too
 	// small to take a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
-	// One client address's part of it (IPv6 by /64), charged first: one address flooding leaves the
-	// shared budget to the others.
+	// One client address's part of it (IPv6 by /64), charged first: a flooding address leaves others the rest.
 	DefaultAnonymousPerAddressPerSecond = 2
 	DefaultAnonymousPerAddressBurst     = 10
 
@@ -45,8 +44,7 @@ const (
 	DefaultRedisBackoff      = time.Second
 	DefaultLocalMaxMerchants = 10000
 
-	// MaxMerchantBytes is the longest merchant key kept as given; longer ones are replaced by their
-	// SHA-256 (bounded entries and Redis keys).
+	// MaxMerchantBytes is the longest merchant key kept as given; a longer one becomes its SHA-256.
 	MaxMerchantBytes = 128
 )
 
@@ -67,8 +65,7 @@ const (
 	OutcomeTooCostly       = "too_costly"       // costs more REST calls than the burst: never allowed
 )
 
-// Config holds the limits and the Redis behaviour. Its zero value disables both limits; DefaultConfig
-// returns the defaults.
+// Config is the limits and the Redis behaviour; zero disables both limits, DefaultConfig returns the defaults.
 type Config struct {
 	// A merchant's sustained REST calls per second and how many a full budget spends at once; either
 	// zero disables the REST-calls limit.
@@ -195,8 +192,7 @@ type Decision struct {
 	policies string
 }
 
-// RetryAfterSeconds is RetryAfter in whole seconds, rounded up and at least 1 when refused; 0 when
-// allowed or TooCostly.
+// RetryAfterSeconds is RetryAfter in seconds, rounded up, at least 1 when refused; 0 when allowed or TooCostly.
 func (d Decision) RetryAfterSeconds() int {
 	if d.Allowed || d.TooCostly {
 		return 0
@@ -234,8 +230,7 @@ type result struct {
 	reset      time.Duration
 }
 
-// Allow charges merchant one request and restCalls REST calls and says whether the request may run; a
-// Redis failure is answered locally.
+// Allow charges merchant one request and restCalls REST calls, saying whether it may run (Redis down: locally).
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
 	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
 }
@@ -256,8 +251,7 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	return l.record(l.allow(ctx, merchant, restCalls, false))
 }
 
-// PeekRESTCalls says, charging nothing, whether merchant's REST-call budget would admit restCalls now,
-// and what is left of it.
+// PeekRESTCalls says, charging nothing, whether merchant's REST-call budget admits restCalls now, and its rest.
 func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if !l.rest.enabled() {
 		return Decision{Allowed: true}

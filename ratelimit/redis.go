@@ -27,8 +27,7 @@ func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 // keyPrefix namespaces the budgets (redis_rate puts "rate:" before it): rate:paygraph:rl:<policy>:<merchant>.
 const keyPrefix = "paygraph:rl:"
 
-// allowRedis charges one request, then, if allowed, cost REST calls in Redis within l.timeout; on an
-// error the caller decides locally.
+// allowRedis charges one request, then if allowed cost REST calls, in Redis within l.timeout (on error: local).
 func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, useReq, useRest bool) (req, rest result, err error) {
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()

@@ -1,7 +1,6 @@
 package sessiontoken
 
-// A token's customer-data level: how much of the customers' personal data it may read (the
-// GraphQL layer renders each).
+// A token's customer-data level: how much of the customers' personal data it may read (graph renders each).
 
 import (
 	"cmp"
@@ -16,8 +15,7 @@ type CustomerData uint8
 const (
 	// CustomerDataNone: name, email, phone, address and city are null.
 	CustomerDataNone CustomerData = iota + 1
-	// CustomerDataMasked: name, email and phone in a partial form, the address withheld (no REST
-	// call for it), the city as it is.
+	// CustomerDataMasked: name, email and phone partial, the address withheld (no REST call), the city as is.
 	CustomerDataMasked
 	// CustomerDataFull: every field as the REST API answers it.
 	CustomerDataFull

@@ -15,11 +15,9 @@ import (
 
 // Defaults of the token endpoint.
 const (
-	// DefaultTTL is a token's lifetime when the request names none: a checkout screen's visit,
-	// short enough that a leaked token soon dies.
+	// DefaultTTL is the lifetime a request naming none gets: a checkout visit; a leaked token soon dies.
 	DefaultTTL = 15 * time.Minute
-	// DefaultMaxTTL is the longest lifetime a request may ask for, and so how long a key must stay
-	// in TOKEN_KEYS after it stops minting.
+	// DefaultMaxTTL is the longest lifetime a request may ask for: a retired key stays in TOKEN_KEYS this long.
 	DefaultMaxTTL   = time.Hour
 	MaxRequestBytes = 4096 // bounds the request body
 )
@@ -36,11 +34,9 @@ var (
 type Options struct {
 	Keyring    *Keyring      // mints the tokens (its clock the time of minting); nil: tokens are off (404)
 	DefaultTTL time.Duration // the lifetime when the request names none (zero: the package's), at most MaxTTL
-	// MaxTTL is the longest lifetime a request may ask for (TOKEN_MAX_TTL; zero: DefaultMaxTTL); a
-	// longer one is refused, not shortened.
+	// MaxTTL is the longest lifetime, refused (not shortened) above (TOKEN_MAX_TTL; zero: DefaultMaxTTL).
 	MaxTTL time.Duration
-	// Verify checks the pair against the REST API once per mint, returning nil or one of the errors
-	// above. Required when Keyring is set.
+	// Verify, required with a Keyring, checks the pair with the REST API once per mint: nil or an error above.
 	Verify func(ctx context.Context, c Credentials) error
 	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the session
 	// with the pair, returning its names for the token to carry (nil: resolvers learn them, SessionToLearn).

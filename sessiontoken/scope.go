@@ -34,8 +34,7 @@ type Scope struct {
 	customer CustomerData  // customerdata.go
 }
 
-// CheckoutSessionIDs are the names of one checkout session: its id, its reference (either
-// retrieves it) and its payment's id.
+// CheckoutSessionIDs name one checkout session: its id, its reference (either retrieves it), its payment's id.
 type CheckoutSessionIDs struct {
 	ID        string `json:"sessionId"`
 	Reference string `json:"reference"`

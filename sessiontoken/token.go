@@ -41,8 +41,7 @@ var (
 	ErrExpired   = errors.New("session token has expired")                             // genuine, but expired
 )
 
-// Credentials is the merchant's pair a token carries, convertible to restclient.Credentials; every
-// textual form is "[redacted]".
+// Credentials is the pair a token carries (convertible to restclient.Credentials), printed "[redacted]".
 type Credentials struct {
 	APIKey    string
 	APISecret string
