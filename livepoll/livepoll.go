@@ -202,10 +202,8 @@ func New(cfg Config) (*Hub, error) {
 
 	// Never fails: MaxHistories is positive. Evicting a history stops its timer.
 	hist, _ := simplelru.NewLRU(cfg.MaxHistories, func(_ Key, hs *history) { hs.timer.Stop() })
-	h := &Hub{
-		cfg: cfg, now: time.Now, sleep: sleep,
-		pollers: map[Key]*poller{}, perMerchant: map[string]int{}, hist: hist,
-	}
+	h := &Hub{cfg: cfg, now: time.Now, sleep: sleep, pollers: map[Key]*poller{}, perMerchant: map[string]int{},
+		hist: hist}
 	h.base, h.cancel = context.WithCancel(context.Background())
 	return h, nil
 }

@@ -89,10 +89,8 @@ type Config struct {
 
 // DefaultConfig returns the default limits, without Redis.
 func DefaultConfig() Config {
-	return Config{
-		RESTCallsPerSecond: DefaultRESTCallsPerSecond, RESTBurst: DefaultRESTBurst,
-		RequestsPerSecond: DefaultRequestsPerSecond, RequestsBurst: DefaultRequestsBurst,
-	}
+	return Config{RESTCallsPerSecond: DefaultRESTCallsPerSecond, RESTBurst: DefaultRESTBurst,
+		RequestsPerSecond: DefaultRequestsPerSecond, RequestsBurst: DefaultRequestsBurst}
 }
 
 // limit is one budget: a GCRA of rate per second and burst.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,10 +98,8 @@ func NewKeyring(keys ...[]byte) (*Keyring, error) {
 			return nil, fmt.Errorf("TOKEN_KEYS: key %d: not a v4.local key", i+1)
 		}
 		id := localKeyID(k)
-		for j, prev := range kr.keys {
-			if prev.id == id {
-				return nil, fmt.Errorf("TOKEN_KEYS: key %d repeats key %d", i+1, j+1)
-			}
+		if j := slices.IndexFunc(kr.keys, func(r ringKey) bool { return r.id == id }); j >= 0 {
+			return nil, fmt.Errorf("TOKEN_KEYS: key %d repeats key %d", i+1, j+1)
 		}
 		footer, _ := json.Marshal(footerJSON{KID: id})
 		kr.keys = append(kr.keys, ringKey{id: id, footer: footer, key: pk})

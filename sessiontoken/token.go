@@ -43,8 +43,7 @@ var (
 
 // Credentials is the pair a token carries (convertible to restclient.Credentials), printed "[redacted]".
 type Credentials struct {
-	APIKey    string
-	APISecret string
+	APIKey, APISecret string
 }
 
 const redacted = "[redacted]"
