@@ -255,8 +255,7 @@ type Subscription struct {
 	lifetimer *time.Timer
 }
 
-// Events is the stream: the current state (or, resuming, the transitions after the given id),
-// then each change or error; closed when it ends.
+// Events streams the state (resuming: the transitions after the id), each change and error; closed at the end.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
 // Err says why the subscription ended: nil while live or after a terminal state; else an Err*
@@ -266,10 +265,9 @@ func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { retur
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// SubscribeAfter starts a subscription to key, read by fetch unless key is already polled, ending with ctx,
-// resuming after the event id after (0: not resuming), the kept transitions after it first; an id not kept
-// ends it with ErrResumeExpired (returned at once without a Store). It refuses before any work an invalid
-// key, a closed hub, a done ctx or a bound reached (*LimitError).
+// SubscribeAfter subscribes to key, read by fetch unless already polled, until ctx ends, resuming after the
+// event id after (0: none) with the kept transitions after it; an id not kept ends it with ErrResumeExpired
+// (at once without a Store). Before any work it refuses a bad key, a closed hub, a done ctx, a *LimitError.
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }

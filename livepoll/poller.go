@@ -359,8 +359,7 @@ func (p *poller) keepLocked(rec record) {
 	}
 }
 
-// publishErr sends a failed fetch to every subscriber with nothing unread, keeping it for new ones
-// while no state is current.
+// publishErr offers a failed fetch to the subscribers with nothing unread, and (no state current) to new ones.
 func (p *poller) publishErr(ev Event) {
 	p.locked(func() {
 		if !p.current {

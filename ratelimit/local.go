@@ -21,8 +21,7 @@ func gcra(tat *int64, now int64, lim limit, n int) result {
 	return result{allowed: true, remaining: int((now - allowAt) / lim.t), reset: time.Duration(newTAT - now)}
 }
 
-// entry is one merchant's two budgets. An entry whose both times are not after now is a full budget,
-// the same as no entry: it can be dropped.
+// entry is one merchant's two budgets; with neither time after now it is full, as no entry: it can be dropped.
 type entry struct{ req, rest int64 }
 
 func (e entry) fullAt() int64 { return max(e.req, e.rest) }

@@ -25,16 +25,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of the settings. The REST burst is twice MAX_COMPLEXITY's 500, so that any operation the
-// complexity limit admits fits in a full bucket; the requests rate equals the REST-calls rate, so it binds
-// only requests that make no REST call.
+// Defaults of the settings. The REST burst, twice MAX_COMPLEXITY's 500, fits any operation the complexity
+// limit admits; the requests rate equals the REST-calls rate, binding only requests that make no REST call.
 const (
 	DefaultRESTCallsPerSecond = 200
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
-	// The anonymous requests' budget, one a replica: enough for GraphiQL or codegen introspection, too
-	// small to take a merchant's CPU.
+	// The anonymous budget, one a replica: enough for GraphiQL or codegen introspection, not a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
 	// One client address's part of it (IPv6 by /64), charged first: a flooding address leaves others the rest.
 	DefaultAnonymousPerAddressPerSecond = 2
@@ -67,16 +65,13 @@ const (
 
 // Config is the limits and the Redis behaviour; zero disables both limits, DefaultConfig returns the defaults.
 type Config struct {
-	// A merchant's sustained REST calls per second and how many a full budget spends at once; either
-	// zero disables the REST-calls limit.
+	// A merchant's REST calls per second and a full budget's burst; either zero disables the REST-calls limit.
 	RESTCallsPerSecond, RESTBurst    int
 	RequestsPerSecond, RequestsBurst int // the same for requests
 
-	// Redis, when not nil, holds the budgets shared by all replicas; a *redis.Client must have
-	// ContextTimeoutEnabled. Not closed here.
+	// Redis (not closed here) holds the budgets all replicas share; a *redis.Client needs ContextTimeoutEnabled.
 	Redis redis.UniversalClient
-	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff is how long Redis is left alone after a
-	// failure (zero: the defaults).
+	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff, how long a failed Redis is skipped (0: default).
 	RedisTimeout, RedisBackoff time.Duration
 	LocalMaxMerchants          int // the merchants the local budgets hold
 
@@ -313,8 +308,7 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 	return l.decide(req, rest, useReq, useRest, BackendLocal)
 }
 
-// decide turns the budgets' answers into a Decision, named by a budget that refused or, when both
-// allowed, the one with the smaller share left.
+// decide turns the answers into a Decision named by a budget that refused, or else the one with less share left.
 func (l *Limiter) decide(req, rest result, useReq, useRest bool, backend string) Decision {
 	lim, r := l.req, req
 	switch {

@@ -79,8 +79,7 @@ func (l *Limiter) redisUsable() bool {
 	return l.downUntil.CompareAndSwap(until, now+int64(l.backoff))
 }
 
-// observe records the outcome of one Allow's Redis calls and returns err; a failure starts a backoff,
-// unless the caller's own context ended.
+// observe records one Allow's Redis outcome and returns err; a failure backs off, unless ctx itself ended.
 func (l *Limiter) observe(ctx context.Context, err error) error {
 	if err == nil {
 		if l.downUntil.Load() != 0 { // no store (cache line) while healthy

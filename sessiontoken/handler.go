@@ -44,8 +44,7 @@ type Options struct {
 	// MaxCustomerData is the most customer data a token may read (CUSTOMER_DATA_MAX; zero:
 	// CustomerDataFull): more is refused; a request naming no level gets its scope's default, lowered to this.
 	MaxCustomerData CustomerData
-	// KeyHeader and SecretHeader name the credential headers, and WriteError writes an error in the
-	// contract's GraphQL shape; required.
+	// KeyHeader and SecretHeader name the credential headers; WriteError writes the contract's errors. Required.
 	KeyHeader, SecretHeader string
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }

@@ -41,8 +41,7 @@ type footerJSON struct {
 	KID string `json:"kid"`
 }
 
-// ParseKeyring reads TOKEN_KEYS, comma-separated 64 hex digits or base64 of 32 bytes; errors name a bad
-// key's position, never its text.
+// ParseKeyring reads TOKEN_KEYS, comma-separated hex or base64 keys; errors name a key's place, never its text.
 func ParseKeyring(value string) (*Keyring, error) {
 	parts := strings.Split(value, ",")
 	keys := make([][]byte, 0, len(parts))

@@ -25,9 +25,8 @@ const (
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion (authenticated, never written), binding a token to this use
-// and versioning the claims: v2 carries the customer-data level, so an older replica refuses it (fails
-// closed); implicitV1 tokens are read at their scope's default.
+// implicit is PASETO v4's implicit assertion (authenticated, never written): it binds a token to this use and
+// versions the claims (v2 has the customer-data level: older replicas refuse it; v1 reads at the default).
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
@@ -96,8 +95,7 @@ type payload struct {
 	Customer CustomerData        `json:"customerData,omitzero"` // required in v2 tokens
 }
 
-// Mint makes a token for creds and scope expiring ttl from now (in ms), sealed with the first key
-// (the token endpoint checks the pair, not Mint).
+// Mint seals a token for creds and scope with the first key, expiring ttl (in ms) from now; it checks no pair.
 func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
 	if creds.APIKey == "" || creds.APISecret == "" {
 		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
