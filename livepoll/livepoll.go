@@ -258,8 +258,7 @@ type Subscription struct {
 // Events streams the state (resuming: the transitions after the id), each change and error; closed at the end.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
-// Err says why the subscription ended: nil while live or after a terminal state; else an Err*
-// above, the context's cause, or the permanent fetch error.
+// Err says why it ended: nil while live or after a final state; an Err* above, ctx's cause or a Permanent error.
 func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { return s.err }) }
 
 // Close ends the subscription (once); the last one of its key stops the poller.

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // CustomerData is a customer-data level, ordered: a higher one reads more; zero is none (CustomerDataNone).
@@ -25,10 +26,8 @@ var customerDataNames = [...]string{CustomerDataNone: "none", CustomerDataMasked
 
 // ParseCustomerData reads "full", "masked" or "none".
 func ParseCustomerData(s string) (CustomerData, error) {
-	for c, name := range customerDataNames {
-		if c > 0 && name == s {
-			return CustomerData(c), nil
-		}
+	if c := slices.Index(customerDataNames[:], s); c > 0 {
+		return CustomerData(c), nil
 	}
 	return 0, fmt.Errorf(`customerData %q is not "full", "masked" or "none"`, s)
 }
@@ -75,8 +74,7 @@ func (s Scope) WithCustomerData(c CustomerData) Scope {
 	return s
 }
 
-// AtMost returns s with its customer-data level lowered to max when above it (CUSTOMER_DATA_MAX
-// may be lowered after minting); zero: unchanged.
+// AtMost lowers s's customer-data level to max if above (CUSTOMER_DATA_MAX may drop after minting); 0: no-op.
 func (s Scope) AtMost(max CustomerData) Scope {
 	if max != 0 && s.CustomerData() > max {
 		s.customer = max
