@@ -347,8 +347,7 @@ func (h *Hub) countLocked(s *Subscription) {
 	h.perMerchant[s.p.key.Merchant]++
 }
 
-// promoteLocked counts a provisional s, or ends it with the *LimitError of a cap reached,
-// reporting whether s goes on; h.mu and s.p.mu are held.
+// promoteLocked counts a provisional s, or ends it with a cap's *LimitError (false); h.mu and s.p.mu are held.
 func (h *Hub) promoteLocked(s *Subscription) bool {
 	if s.counted {
 		return true

@@ -344,8 +344,7 @@ func (p *poller) locked(f func()) {
 	}
 }
 
-// keepLocked keeps rec and sends it to the subscribers already served; the caller serves the
-// others, so a resuming id is judged against all kept.
+// keepLocked keeps rec, sent to the subscribers already served; the caller serves the rest against all kept.
 func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
