@@ -19,10 +19,6 @@ const (
 	AdminRouteSessionStatus = "/sandbox/checkout/sessions/{id}/status"
 )
 
-// ErrMsgInvalidBody answers an admin request whose body is not one JSON
-// object (of at most maxAdminBodyBytes).
-const ErrMsgInvalidBody = "Invalid body"
-
 const maxAdminBodyBytes = 1 << 10
 
 // Errors of SetPaymentStatus and SetCheckoutSessionStatus.
@@ -125,7 +121,9 @@ func laterTimestamp(prev string, now time.Time) string {
 	return t.Format(TimeLayout)
 }
 
-var bodyInvalidBody = errorBody(ErrMsgInvalidBody)
+// bodyInvalidBody answers an admin request whose body is not one JSON
+// object (of at most maxAdminBodyBytes).
+var bodyInvalidBody = errorBody("Invalid body")
 
 // serveAdmin answers under AdminPrefix in the REST API's order (route ->
 // method -> credentials -> body -> lookup) with the changed resource's retrieve form.
@@ -161,7 +159,7 @@ func (s *Server) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		set, changed = s.SetCheckoutSessionStatus, func() []byte { return b.sessionJSON[id] }
 	}
 	if err := set(b.info.APIKey, id, in.Status); err != nil {
-		status, body := http.StatusInternalServerError, errorBody(ErrMsgInternal)
+		status, body := http.StatusInternalServerError, bodyInternal
 		switch err {
 		case ErrInvalidStatus:
 			status, body = http.StatusBadRequest, bodyInvalidStatus

@@ -169,15 +169,9 @@ func (c CheckoutSession) clone() CheckoutSession {
 // ---- generation ----
 
 type bizSpec struct {
-	name     string
-	domain   string
-	payments int
-	links    int
-	sessions int
-	minTaka  int
-	maxTaka  int
-	titles   []string
-	metaKeys []string
+	name, domain                                string
+	payments, links, sessions, minTaka, maxTaka int
+	titles, metaKeys                            []string
 }
 
 var bizSpecs = []bizSpec{
@@ -289,16 +283,12 @@ func formatTime(ms int64) string {
 // paisaFixed renders paisa as a decimal with exactly two fractional digits.
 func paisaFixed(p int64) string { return fmt.Sprintf("%d.%02d", p/100, p%100) }
 
-// paisaMinimal renders paisa as a decimal without trailing fractional zeros.
-func paisaMinimal(p int64) string {
-	return strings.TrimSuffix(strings.TrimRight(paisaFixed(p), "0"), ".")
-}
-
+// renderAmount renders paisa with two fractional digits or, at random, without trailing zeros.
 func (g *generator) renderAmount(p int64) string {
 	if g.rng.IntN(2) == 0 {
 		return paisaFixed(p)
 	}
-	return paisaMinimal(p)
+	return strings.TrimSuffix(strings.TrimRight(paisaFixed(p), "0"), ".")
 }
 
 // amount draws a random amount in paisa for a business.

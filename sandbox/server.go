@@ -37,24 +37,6 @@ const (
 	MaxLimit     = 100
 )
 
-// Error messages rendered as {"error": "..."}.
-const (
-	ErrMsgNotFound         = "Not found"
-	ErrMsgMethodNotAllowed = "Method not allowed"
-	ErrMsgMissingCreds     = "Missing API credentials"
-	ErrMsgInvalidCreds     = "Invalid API credentials"
-	ErrMsgInvalidLimit     = "Invalid limit"
-	ErrMsgInvalidCursor    = "Invalid cursor"
-	ErrMsgInvalidStatus    = "Invalid status"
-	ErrMsgPaymentNotFound  = "Payment not found"
-	ErrMsgLinkNotFound     = "Payment link not found"
-	ErrMsgSessionNotFound  = "Checkout session not found"
-	ErrMsgInternal         = "Internal server error"
-	ErrMsgBadGateway       = "Bad gateway"
-	ErrMsgUnavailable      = "Service unavailable"
-	ErrMsgTooManyRequests  = "Too many requests"
-)
-
 const badJSONBody = "<html><body><h1>Service temporarily unavailable</h1></body></html>\n"
 
 // Call is one recorded request.
@@ -343,12 +325,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int {
 	switch f {
 	case Fault502:
-		return writeJSON(w, http.StatusBadGateway, errorBody(ErrMsgBadGateway))
+		return writeJSON(w, http.StatusBadGateway, errorBody("Bad gateway"))
 	case Fault503:
-		return writeJSON(w, http.StatusServiceUnavailable, errorBody(ErrMsgUnavailable))
+		return writeJSON(w, http.StatusServiceUnavailable, errorBody("Service unavailable"))
 	case Fault429:
 		w.Header().Set("Retry-After", "7")
-		return writeJSON(w, http.StatusTooManyRequests, errorBody(ErrMsgTooManyRequests))
+		return writeJSON(w, http.StatusTooManyRequests, errorBody("Too many requests"))
 	case FaultHang:
 		<-r.Context().Done()
 		return 0
@@ -362,7 +344,7 @@ func (s *Server) applyFault(w http.ResponseWriter, r *http.Request, f Fault) int
 	case FaultBadJSON:
 		return writeJSON(w, http.StatusOK, []byte(badJSONBody))
 	}
-	return writeJSON(w, http.StatusInternalServerError, errorBody(ErrMsgInternal)) // Fault500 and unknown faults
+	return writeJSON(w, http.StatusInternalServerError, bodyInternal) // Fault500 and unknown faults
 }
 
 // matchRoute returns the first of routes the escaped path matches ({id}:
@@ -394,17 +376,19 @@ func matchPattern(path, pattern string) (raw string, ok bool) {
 	}
 }
 
+// The error bodies, {"error": "..."}.
 var (
-	bodyNotFound         = errorBody(ErrMsgNotFound)
-	bodyMethodNotAllowed = errorBody(ErrMsgMethodNotAllowed)
-	bodyMissingCreds     = errorBody(ErrMsgMissingCreds)
-	bodyInvalidCreds     = errorBody(ErrMsgInvalidCreds)
-	bodyInvalidLimit     = errorBody(ErrMsgInvalidLimit)
-	bodyInvalidCursor    = errorBody(ErrMsgInvalidCursor)
-	bodyInvalidStatus    = errorBody(ErrMsgInvalidStatus)
-	bodyPaymentNotFound  = errorBody(ErrMsgPaymentNotFound)
-	bodyLinkNotFound     = errorBody(ErrMsgLinkNotFound)
-	bodySessionNotFound  = errorBody(ErrMsgSessionNotFound)
+	bodyNotFound         = errorBody("Not found")
+	bodyMethodNotAllowed = errorBody("Method not allowed")
+	bodyMissingCreds     = errorBody("Missing API credentials")
+	bodyInvalidCreds     = errorBody("Invalid API credentials")
+	bodyInvalidLimit     = errorBody("Invalid limit")
+	bodyInvalidCursor    = errorBody("Invalid cursor")
+	bodyInvalidStatus    = errorBody("Invalid status")
+	bodyPaymentNotFound  = errorBody("Payment not found")
+	bodyLinkNotFound     = errorBody("Payment link not found")
+	bodySessionNotFound  = errorBody("Checkout session not found")
+	bodyInternal         = errorBody("Internal server error")
 )
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string, idOK bool) int {
