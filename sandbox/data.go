@@ -179,10 +179,9 @@ var bizSpecs = []bizSpec{
 		name: "Padma Tea House", domain: "padmateahouse.example.com",
 		payments: 240, links: 10, sessions: 15, minTaka: 20, maxTaka: 6000,
 		titles: []string{
-			"Masala Chai Box", "Darjeeling Gift Pack", "Afternoon Tea for Two",
-			"Monthly Tea Subscription", "Sylhet Green Tea 250g", "Catering Deposit",
-			"Tea Tasting Workshop", "Gift Card ৳500", "Bulk Order Advance",
-			"Rooftop \"Adda\" Booking", "Seven-Layer Tea Special", "Corporate Hamper",
+			"Masala Chai Box", "Darjeeling Gift Pack", "Afternoon Tea for Two", "Monthly Tea Subscription",
+			"Sylhet Green Tea 250g", "Catering Deposit", "Tea Tasting Workshop", "Gift Card ৳500",
+			"Bulk Order Advance", "Rooftop \"Adda\" Booking", "Seven-Layer Tea Special", "Corporate Hamper",
 		},
 		metaKeys: []string{"order_id", "table", "cashier", "branch", "note", "channel", "invoice_no"},
 	},
@@ -226,11 +225,8 @@ var (
 	emailHosts  = []string{"example.com", "mail.example.net", "example.org"}
 	metaValues  = []string{"A-12", "walk-in", "online", "Gulshan branch", "ফেরত নয়", "2 pcs", "gift wrap, please", "\"urgent\"", "x&y", "0"}
 	linkDescrip = []string{
-		"Pay securely with bKash, Nagad, Rocket or card.",
-		"Advance payment; balance due on delivery.",
-		"Includes VAT. Non-refundable.",
-		"মূল্য পরিশোধের লিংক",
-		"Line one\nLine two",
+		"Pay securely with bKash, Nagad, Rocket or card.", "Advance payment; balance due on delivery.",
+		"Includes VAT. Non-refundable.", "মূল্য পরিশোধের লিংক", "Line one\nLine two",
 	}
 )
 
