@@ -84,10 +84,6 @@ func main() {
 	if err != nil || slices.ContainsFunc(lats, func(d time.Duration) bool { return d < 0 }) {
 		fatal("-latency %q: not durations (%v)", *latList, err)
 	}
-	var env []string
-	if *gwEnv != "" {
-		env = strings.Split(*gwEnv, ",")
-	}
 	if *rounds == 0 {
 		*rounds = 1
 		if *compare != "" {
@@ -101,14 +97,14 @@ func main() {
 		fatal("-profile profiles one gateway: run it without -compare")
 	case *profile != "" && *duration < 2*time.Second:
 		fatal("-profile needs -duration of at least 2s")
-	}
-	if *profile != "" {
+	case *profile != "":
 		if err := os.MkdirAll(*profile, 0o755); err != nil {
 			fatal("-profile: %v", err)
 		}
 	}
-	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile, rounds: *rounds, proxy: *withProxy}
-	r.scenarios = buildScenarios()
+	env := strings.FieldsFunc(*gwEnv, func(c rune) bool { return c == ',' })
+	r := &runner{duration: *duration, warmup: *warmup, concs: concs, gwEnv: env, idleCheck: *idle, profileDir: *profile,
+		rounds: *rounds, proxy: *withProxy, scenarios: buildScenarios()}
 	if *only != "" {
 		keep := map[string]bool{"rest": true}
 		for _, n := range strings.Split(*only, ",") {
@@ -541,20 +537,19 @@ const (
 )
 
 type result struct {
-	sc          scenario
-	conc        int
-	gw          int // index in runner.gateways, floorGW or proxyGW
-	n, errs     int
-	firstErr    string
-	rps         float64
-	p50, p90    time.Duration
-	p99         time.Duration
-	callsPerQ   float64
-	cpuPer1k    float64 // target CPU seconds per 1,000 queries
-	rss         float64 // target RSS after the run, MB
-	sandboxCPU1 float64 // sandbox CPU seconds per 1,000 queries
-	clientCPU1  float64 // the load generator's (this process's) CPU seconds per 1,000 queries
-	idle        float64 // the machine's idle share of its CPU time during the cell (/proc/stat)
+	sc            scenario
+	conc          int
+	gw            int // index in runner.gateways, floorGW or proxyGW
+	n, errs       int
+	firstErr      string
+	rps           float64
+	p50, p90, p99 time.Duration
+	callsPerQ     float64
+	cpuPer1k      float64 // target CPU seconds per 1,000 queries
+	rss           float64 // target RSS after the run, MB
+	sandboxCPU1   float64 // sandbox CPU seconds per 1,000 queries
+	clientCPU1    float64 // the load generator's (this process's) CPU seconds per 1,000 queries
+	idle          float64 // the machine's idle share of its CPU time during the cell (/proc/stat)
 }
 
 // running is a gateway or proxy process, and what a gateway held before
