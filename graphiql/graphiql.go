@@ -57,7 +57,6 @@ const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 
 // asset is one embedded file, served with a strong ETag and, if accepted, gzipped (once).
 type asset struct {
-	name        string
 	contentType string
 	body        []byte
 	hash        string        // hex SHA-256 prefix: the ETag and the ?v= version
@@ -77,7 +76,7 @@ var loadAssets = sync.OnceValue(func() map[string]*asset {
 		if path.Ext(name) == ".js" {
 			ct = "text/javascript; charset=utf-8"
 		}
-		assetsByID[name] = &asset{name: name, contentType: ct, body: body, hash: hex.EncodeToString(sum[:8]),
+		assetsByID[name] = &asset{contentType: ct, body: body, hash: hex.EncodeToString(sum[:8]),
 			gzipped: sync.OnceValue(func() []byte {
 				var buf bytes.Buffer
 				zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
@@ -136,7 +135,7 @@ func Handler(opts Options) http.Handler {
 		assets = loadAssets()
 		for name, a := range assets {
 			// Relative to the page, so that it works behind a path prefix.
-			d.Assets[name] = strings.TrimPrefix(AssetPrefix, "/") + a.name + "?v=" + a.hash
+			d.Assets[name] = strings.TrimPrefix(AssetPrefix, "/") + name + "?v=" + a.hash
 		}
 		// html/template escapes each value: none can close the JSON block.
 		var buf bytes.Buffer
