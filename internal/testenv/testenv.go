@@ -39,10 +39,10 @@ func Tool(t testing.TB, name string) string {
 // ago (for a process the test starts, which must be told its port).
 func FreeLoopbackPort(t testing.TB) int {
 	t.Helper()
-	// Below Linux's ephemeral range, so that a test dialling thousands of
-	// connections cannot take the port between the pick and the bind.
+	// From 20000 up to Linux's ephemeral range (32768), so that a test dialling
+	// thousands of connections cannot take the port between the pick and the bind.
 	for range 200 {
-		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		port := 20000 + rand.IntN(32768-20000)
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 		if err != nil {
 			continue
@@ -57,9 +57,6 @@ func FreeLoopbackPort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
-
-// The ports FreeLoopbackPort picks from, below the ephemeral range.
-const freePortLow, freePortHigh = 20000, 32768
 
 // RaceEnabled reports whether the test binary was built with -race, which
 // changes allocation counts (allocation budgets are checked without it).
