@@ -140,22 +140,9 @@ func (p *proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	key, secret := r.Header.Get("X-Api-Key"), r.Header.Get("X-Api-Secret")
 	get := func(path string, into any) error { return p.get(r, key, secret, path, into) }
 	var data any
-	var err error
-	switch strings.TrimPrefix(r.URL.Path, "/proxy/") {
-	case "single":
-		data, err = p.single(get, req.Variables["id"])
-	case "list20":
-		data, err = p.list20(get)
-	case "aliases20":
-		data, err = p.aliases20(get, req.Variables["id"])
-	case "list50addr":
-		data, err = p.list50addr(get)
-	case "checkout":
-		data, err = p.checkout(get, req.Variables["id"])
-	case "dashboard":
-		data, err = p.dashboard(get, req.Variables["id"], req.Variables["ref"])
-	default:
-		err = errors.New("no such scenario")
+	err := errNoScenario
+	if answer := pxScenarios[strings.TrimPrefix(r.URL.Path, "/proxy/")]; answer != nil {
+		data, err = answer(get, req.Variables)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if err != nil {
@@ -189,9 +176,17 @@ func (p *proxy) get(r *http.Request, key, secret, path string, into any) error {
 
 type getter func(path string, into any) error
 
-func (p *proxy) single(get getter, id string) (any, error) {
+var errNoScenario = errors.New("no such scenario")
+
+// pxScenarios answer each scenario from its variables.
+var pxScenarios = map[string]func(get getter, vars map[string]string) (any, error){
+	"single": single, "list20": list20, "aliases20": aliases20,
+	"list50addr": list50addr, "checkout": checkout, "dashboard": dashboard,
+}
+
+func single(get getter, vars map[string]string) (any, error) {
 	var x pxPayment
-	if err := get("/api/v1/payments/"+url.PathEscape(id), &x); err != nil {
+	if err := get("/api/v1/payments/"+url.PathEscape(vars["id"]), &x); err != nil {
 		return nil, err
 	}
 	m, err := money(x.Amount, x.Currency, true)
@@ -203,7 +198,7 @@ func (p *proxy) single(get getter, id string) (any, error) {
 		CreatedAt: dateTime(x.CreatedAt)}}, nil
 }
 
-func (p *proxy) list20(get getter) (any, error) {
+func list20(get getter, _ map[string]string) (any, error) {
 	var page pxPage
 	if err := get("/api/v1/payments?limit=20", &page); err != nil {
 		return nil, err
@@ -223,9 +218,9 @@ func (p *proxy) list20(get getter) (any, error) {
 
 // aliases20: one REST call (the gateway's loader makes one for the 20
 // aliases of one id), 20 answers.
-func (p *proxy) aliases20(get getter, id string) (any, error) {
+func aliases20(get getter, vars map[string]string) (any, error) {
 	var x pxPayment
-	if err := get("/api/v1/payments/"+url.PathEscape(id), &x); err != nil {
+	if err := get("/api/v1/payments/"+url.PathEscape(vars["id"]), &x); err != nil {
 		return nil, err
 	}
 	out := make(map[string]outPayment, 20)
@@ -241,7 +236,7 @@ func (p *proxy) aliases20(get getter, id string) (any, error) {
 
 // list50addr: the list, then every payment's detail at once (the proxy
 // has no concurrency bound).
-func (p *proxy) list50addr(get getter) (any, error) {
+func list50addr(get getter, _ map[string]string) (any, error) {
 	var page pxPage
 	if err := get("/api/v1/payments?limit=50", &page); err != nil {
 		return nil, err
@@ -265,15 +260,15 @@ func (p *proxy) list50addr(get getter) (any, error) {
 }
 
 // dashboard: a payment, the list and a session, the three calls at once.
-func (p *proxy) dashboard(get getter, id, ref string) (any, error) {
+func dashboard(get getter, vars map[string]string) (any, error) {
 	var x pxPayment
 	var page pxPage
 	var s pxSession
 	var errs [3]error
 	var wg sync.WaitGroup
-	wg.Go(func() { errs[0] = get("/api/v1/payments/"+url.PathEscape(id), &x) })
+	wg.Go(func() { errs[0] = get("/api/v1/payments/"+url.PathEscape(vars["id"]), &x) })
 	wg.Go(func() { errs[1] = get("/api/v1/payments?limit=20", &page) })
-	wg.Go(func() { errs[2] = get("/api/v1/checkout/sessions/"+url.PathEscape(ref), &s) })
+	wg.Go(func() { errs[2] = get("/api/v1/checkout/sessions/"+url.PathEscape(vars["ref"]), &s) })
 	wg.Wait()
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, err
@@ -289,9 +284,9 @@ func (p *proxy) dashboard(get getter, id, ref string) (any, error) {
 	}, nil
 }
 
-func (p *proxy) checkout(get getter, ref string) (any, error) {
+func checkout(get getter, vars map[string]string) (any, error) {
 	var s pxSession
-	if err := get("/api/v1/checkout/sessions/"+url.PathEscape(ref), &s); err != nil {
+	if err := get("/api/v1/checkout/sessions/"+url.PathEscape(vars["id"]), &s); err != nil {
 		return nil, err
 	}
 	var x pxPayment
