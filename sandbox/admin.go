@@ -121,10 +121,6 @@ func laterTimestamp(prev string, now time.Time) string {
 	return t.Format(TimeLayout)
 }
 
-// bodyInvalidBody answers an admin request whose body is not one JSON
-// object (of at most maxAdminBodyBytes).
-var bodyInvalidBody = errorBody("Invalid body")
-
 // serveAdmin answers under AdminPrefix in the REST API's order (route ->
 // method -> credentials -> body -> lookup) with the changed resource's retrieve form.
 //

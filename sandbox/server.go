@@ -389,6 +389,7 @@ var (
 	bodyLinkNotFound     = errorBody("Payment link not found")
 	bodySessionNotFound  = errorBody("Checkout session not found")
 	bodyInternal         = errorBody("Internal server error")
+	bodyInvalidBody      = errorBody("Invalid body") // admin: not one JSON object of maxAdminBodyBytes at most
 )
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request, route, id string, idOK bool) int {
