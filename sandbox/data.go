@@ -494,9 +494,8 @@ func (g *generator) links(spec bizSpec, payURL string) []PaymentLink {
 		case 1:
 			l.ExpiresAt = new(formatTime(ReferenceTime.UnixMilli() + int64(1+g.rng.IntN(60))*dayMillis))
 		case 2:
-			e := formatTime(created + int64(1+g.rng.IntN(30))*dayMillis)
-			l.ExpiresAt = &e
-			expired = e < formatTime(ReferenceTime.UnixMilli())
+			l.ExpiresAt = new(formatTime(created + int64(1+g.rng.IntN(30))*dayMillis))
+			expired = *l.ExpiresAt < formatTime(ReferenceTime.UnixMilli())
 		}
 		l.IsActive = !expired && i%7 != 6 && (l.MaxUses == nil || l.CurrentUses < *l.MaxUses)
 		l.SuccessURL = "https://" + spec.domain + "/thank-you?link=" + l.Slug
@@ -514,8 +513,7 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		s.PaymentID = p.ID
 		s.Reference = g.unique("", upperAlnum, 10)
 		s.setStatus(p.Status)
-		s.AmountPaisa = p.AmountPaisa
-		s.SubtotalPaisa = p.AmountPaisa
+		s.AmountPaisa, s.SubtotalPaisa = p.AmountPaisa, p.AmountPaisa
 		if i%3 == 1 && p.AmountPaisa > 10000 {
 			// amount includes a delivery/service charge on top of the subtotal
 			s.SubtotalPaisa = p.AmountPaisa - int64(50+g.rng.IntN(100))*100
@@ -527,8 +525,7 @@ func (g *generator) sessions(spec bizSpec, pays []Payment) []CheckoutSession {
 		s.Customer = SessionCustomer{Name: c.Name, Email: c.Email, Phone: c.Phone, Address: c.Address[:at], City: c.Address[at+2:]}
 		s.SuccessURL = "https://" + spec.domain + "/checkout/success?ref=" + s.Reference + "&src=sandbox"
 		s.CancelURL = "https://" + spec.domain + "/checkout/cancel?ref=" + s.Reference
-		s.TransactionID = p.TransactionID
-		s.PaymentMethod = p.PaymentMethod
+		s.TransactionID, s.PaymentMethod = p.TransactionID, p.PaymentMethod
 		s.MetaData = Meta{}
 		if i%4 != 2 {
 			keys := slices.Clone(spec.metaKeys)
