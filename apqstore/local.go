@@ -25,7 +25,8 @@ type Local struct {
 
 var _ graphql.Cache[string] = (*Local)(nil)
 
-// NewLocal returns an empty LRU; a bound <= 0 takes its default (DefaultLocalSize, DefaultLocalBytes).
+// NewLocal returns an empty LRU; a bound <= 0 takes its default
+// (DefaultLocalSize, DefaultLocalBytes).
 func NewLocal(maxEntries int, maxBytes int64) *Local {
 	if maxEntries <= 0 {
 		maxEntries = DefaultLocalSize
@@ -47,7 +48,8 @@ func (l *Local) Get(_ context.Context, key string) (string, bool) {
 	return l.lru.Get(key)
 }
 
-// Add keeps query under key, evicting the least recently used queries until both bounds hold.
+// Add keeps query under key, evicting the least recently used queries until
+// both bounds hold.
 func (l *Local) Add(_ context.Context, key, query string) {
 	n := entryBytes(key, query)
 	l.mu.Lock()
@@ -63,7 +65,8 @@ func (l *Local) Add(_ context.Context, key, query string) {
 	}
 }
 
-// Len is the number of kept queries; Bytes the sum of their keys' and texts' lengths.
+// Len is the number of kept queries; Bytes the sum of their keys' and texts'
+// lengths.
 func (l *Local) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()

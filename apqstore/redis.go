@@ -78,8 +78,9 @@ func WithLocalBytes(n int64) Option { return func(s *settings) { s.localBytes = 
 // longer ones are kept only in the local LRU.
 func WithMaxValueBytes(n int) Option { return func(s *settings) { s.maxValue = n } }
 
-// WithErrorCounter and WithMismatchCounter call count for each failed or timed-out Redis
-// operation, and for each query read back whose text is not its key's (a miss).
+// WithErrorCounter and WithMismatchCounter call count for each failed or
+// timed-out Redis operation, and for each query read back whose text is not
+// its key's (a miss).
 func WithErrorCounter(count func()) Option    { return func(s *settings) { s.errCount = count } }
 func WithMismatchCounter(count func()) Option { return func(s *settings) { s.mismatch = count } }
 
@@ -182,7 +183,8 @@ func (r *Redis) Add(ctx context.Context, key, query string) {
 	}
 }
 
-// Client is the store's Redis client, for other users of the same Redis; Close closes it.
+// Client is the store's Redis client, for other users of the same Redis; Close
+// closes it.
 func (r *Redis) Client() *redis.Client { return r.client }
 func (r *Redis) Close() error          { return r.client.Close() }
 

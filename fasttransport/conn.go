@@ -1,7 +1,8 @@
 package fasttransport
 
-// The connections: dialled here (so that the dial knows whether to speak TLS) and watched to
-// tell a reused keep-alive connection that failed before any answer byte (net/http retried it).
+// The connections: dialled here (so that the dial knows whether to speak TLS)
+// and watched to tell a reused keep-alive connection that failed before any
+// answer byte (net/http retried it).
 
 import (
 	"crypto/tls"
@@ -16,8 +17,9 @@ type dialer struct {
 	wrap func(net.Conn) net.Conn
 }
 
-// dialFunc dials addr within the dial timeout (or the call's time left) and with isTLS shakes
-// TLS hands, so the watch below sees plain bytes and fasthttp takes it (Handshake) as TLS.
+// dialFunc dials addr within the dial timeout (or the call's time left) and
+// with isTLS shakes TLS hands, so the watch below sees plain bytes and
+// fasthttp takes it (Handshake) as TLS.
 func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	return func(addr string, timeout time.Duration) (net.Conn, error) {
 		limit := DefaultDialTimeout
@@ -65,7 +67,8 @@ func (d dialer) dialFunc(isTLS bool) fasthttp.DialFuncWithTimeout {
 	}
 }
 
-// conn counts the requests written on it and sees the current answer's first byte (one user at a time).
+// conn counts the requests written on it and sees the current answer's first
+// byte (one user at a time).
 type conn struct {
 	net.Conn
 	requests int  // requests begun: writes after a read, or the first
@@ -74,7 +77,8 @@ type conn struct {
 	local    connAddr
 }
 
-// connAddr is the local address, and the way back to the conn from Response.LocalAddr after a failure.
+// connAddr is the local address, and the way back to the conn from
+// Response.LocalAddr after a failure.
 type connAddr struct {
 	net.Addr
 	c *conn
@@ -111,7 +115,8 @@ type tlsConn struct{ conn }
 // Handshake tells fasthttp that the connection is TLS already.
 func (c *tlsConn) Handshake() error { return nil }
 
-// failedOnIdle: resp's call failed before any answer byte on a reused connection (fasthttp closed it).
+// failedOnIdle: resp's call failed before any answer byte on a reused
+// connection (fasthttp closed it).
 func failedOnIdle(resp *fasthttp.Response) bool {
 	a, ok := resp.LocalAddr().(*connAddr)
 	return ok && a.c.requests > 1 && !a.c.answered

@@ -1,6 +1,7 @@
 package fasttransport
 
-// The caller's answer: an http.Response over fasthttp's, pooled again on Close; one allocation.
+// The caller's answer: an http.Response over fasthttp's, pooled again on
+// Close; one allocation.
 
 import (
 	"bytes"
@@ -14,8 +15,9 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// response makes the caller's answer from c's (gz: a gzip body decompressed as read); readErr
-// ends the body's bytes (errTooLarge: none of them are handed over).
+// response makes the caller's answer from c's (gz: a gzip body decompressed as
+// read); readErr ends the body's bytes (errTooLarge: none of them are handed
+// over).
 func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *http.Response {
 	h := &c.resp.Header
 	b := &body{c: c}
@@ -52,8 +54,9 @@ func (t *Transport) response(r *http.Request, c *call, gz bool, readErr error) *
 	return res
 }
 
-// header copies h, but Transfer-Encoding and Connection: close as net/http, into an http.Header
-// (canonical names, every name and value in one string, the values in one slice).
+// header copies h, but Transfer-Encoding and Connection: close as net/http,
+// into an http.Header (canonical names, every name and value in one string,
+// the values in one slice).
 func (c *call) header(h *fasthttp.ResponseHeader) http.Header {
 	c.hdr, c.ends = c.hdr[:0], c.ends[:0]
 	for k, v := range h.All() {

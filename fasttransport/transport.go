@@ -1,12 +1,15 @@
-// Package fasttransport is an http.RoundTripper over valyala/fasthttp's client for each
-// credential pair's REST pool (gateway/transport.go): the call runs on the caller's goroutine,
-// not on two of its connection's as in net/http (docs/performance.md, "REST transport"). It keeps
-// what net/http gave its callers, each tested against it (differential_test.go): the context's
-// deadline, the response-header timeout, transparent gzip, no redirects, one retry on a reused
-// keep-alive connection that failed before any answer byte, errors that errors.Is/As classify
-// alike, canonical response headers. No HTTP/2, proxies, or cancelling a call whose context has
-// no deadline. It uses fasthttp's public API only (verified against v1.78.0: on an upgrade run
-// its tests and gateway's TestRESTFaultsNeverCrossPairs) and imports no paygraph package.
+// Package fasttransport is an http.RoundTripper over valyala/fasthttp's client
+// for each credential pair's REST pool (gateway/transport.go): the call runs
+// on the caller's goroutine, not on two of its connection's as in net/http
+// (docs/performance.md, "REST transport"). It keeps what net/http gave its
+// callers, each tested against it (differential_test.go): the context's
+// deadline, the response-header timeout, transparent gzip, no redirects, one
+// retry on a reused keep-alive connection that failed before any answer byte,
+// errors that errors.Is/As classify alike, canonical response headers. No
+// HTTP/2, proxies, or cancelling a call whose context has no deadline. It uses
+// fasthttp's public API only (verified against v1.78.0: on an upgrade run its
+// tests and gateway's TestRESTFaultsNeverCrossPairs) and imports no paygraph
+// package.
 package fasttransport
 
 import (
@@ -40,23 +43,30 @@ const (
 
 // Config configures a Transport; every zero field takes its default.
 type Config struct {
-	// MaxConnsPerHost bounds the connections to one host; a call finding them all busy waits
-	// (to its deadline, else ResponseHeaderTimeout or 30 s), never fails for want of one.
+	// MaxConnsPerHost bounds the connections to one host; a call finding them
+	// all busy waits (to its deadline, else ResponseHeaderTimeout or 30 s),
+	// never fails for want of one.
 	MaxConnsPerHost int
-	// ResponseHeaderTimeout bounds the wait for the answer, body included; 0: the deadline only.
+	// ResponseHeaderTimeout bounds the wait for the answer, body included; 0:
+	// the deadline only.
 	ResponseHeaderTimeout time.Duration
-	// TLSConfig is cloned for each TLS connection, ServerName defaulting to the host; nil: system roots.
+	// TLSConfig is cloned for each TLS connection, ServerName defaulting to
+	// the host; nil: system roots.
 	TLSConfig *tls.Config
-	// MaxResponseBytes bounds an answer's body held in memory (0: the default). A larger one comes with
-	// its status and headers, no body and a ContentLength past it: a caller with no larger limit refuses it.
+	// MaxResponseBytes bounds an answer's body held in memory (0: the
+	// default). A larger one comes with its status and headers, no body and a
+	// ContentLength past it: a caller with no larger limit refuses it.
 	MaxResponseBytes int
-	// MaxResponseBytesFor, if set, is a call's MaxResponseBytes (0: the above), one pool a value.
+	// MaxResponseBytesFor, if set, is a call's MaxResponseBytes (0: the
+	// above), one pool a value.
 	MaxResponseBytesFor func(*http.Request) int
-	// WrapConn, if set, wraps each connection dialled (before TLS), for counting; its Close is theirs.
+	// WrapConn, if set, wraps each connection dialled (before TLS), for
+	// counting; its Close is theirs.
 	WrapConn func(net.Conn) net.Conn
 }
 
-// Transport is a RoundTripper over fasthttp's HostClients, a pool a host and limit; safe for concurrent use.
+// Transport is a RoundTripper over fasthttp's HostClients, a pool a host and
+// limit; safe for concurrent use.
 type Transport struct {
 	maxBody  int
 	limitFor func(*http.Request) int
@@ -251,9 +261,11 @@ func closeBody(r *http.Request) {
 	}
 }
 
-// failed answers a call fasthttp ended with err: an error, or with the headers come a body failing.
+// failed answers a call fasthttp ended with err: an error, or with the headers
+// come a body failing.
 func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err error, gz bool, deadline time.Time, hasDeadline bool) (*http.Response, error) {
-	// A failed header read clears them: a Content-Length not 0 (-1 chunked, -2 to close) means they came.
+	// A failed header read clears them: a Content-Length not 0 (-1 chunked, -2
+	// to close) means they came.
 	headers := c.resp.Header.ContentLength() != 0
 	if errors.Is(err, fasthttp.ErrTimeout) && !headers {
 		c.release()
@@ -282,8 +294,8 @@ func (t *Transport) failed(ctx context.Context, r *http.Request, c *call, err er
 	return nil, mapError(err)
 }
 
-// Timeouts awaiting the headers or the body, net.Errors as net/http's, and a body past
-// MaxResponseBytes (response.go).
+// Timeouts awaiting the headers or the body, net.Errors as net/http's, and a
+// body past MaxResponseBytes (response.go).
 var (
 	errHeaderTimeout error = timeoutError{"fasttransport: timeout awaiting response headers"}
 	errBodyTimeout   error = timeoutError{"fasttransport: timeout reading the response body"}
@@ -296,7 +308,8 @@ func (e timeoutError) Error() string   { return e.msg }
 func (e timeoutError) Timeout() bool   { return true }
 func (e timeoutError) Temporary() bool { return true }
 
-// mapError makes a connection closed before any answer byte io.EOF to errors.Is, as net/http's.
+// mapError makes a connection closed before any answer byte io.EOF to
+// errors.Is, as net/http's.
 func mapError(err error) error {
 	if errors.Is(err, fasthttp.ErrConnectionClosed) {
 		return alsoIs{err, io.EOF}
@@ -310,7 +323,8 @@ type alsoIs struct{ err, is error }
 func (e alsoIs) Error() string   { return e.err.Error() }
 func (e alsoIs) Unwrap() []error { return []error{e.err, e.is} }
 
-// bodyError ends a body read: a broken chunk is io.ErrUnexpectedEOF, as net/http's.
+// bodyError ends a body read: a broken chunk is io.ErrUnexpectedEOF, as
+// net/http's.
 func bodyError(err error) error {
 	var bc fasthttp.ErrBrokenChunk
 	if errors.As(err, &bc) {

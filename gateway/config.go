@@ -26,8 +26,9 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Config is what the gateway reads at start, each setting from an environment variable overridden by
-// its flag (PORT -> -port); the settings table documents each. A zero count means none, never -1.
+// Config is what the gateway reads at start, each setting from an environment
+// variable overridden by its flag (PORT -> -port); the settings table
+// documents each. A zero count means none, never -1.
 type Config struct {
 	Host       string // "": every interface
 	Port       int
@@ -38,7 +39,8 @@ type Config struct {
 	RESTTimeout                                 time.Duration
 	RESTMaxConc                                 int
 	RESTMaxInFlight, RESTMaxInFlightPerMerchant int
-	// RESTShareCalls: a GET waits for its pair's same GET in flight (restclient).
+	// RESTShareCalls: a GET waits for its pair's same GET in flight
+	// (restclient).
 	RESTShareCalls           bool
 	RESTMaxBody, RESTMaxPage int64
 	// Dropped are the warnings of the dropped settings given, logged at start.
@@ -75,10 +77,12 @@ type Config struct {
 	PprofAddr, RedisURL                 string
 	// CursorKeys sign pagination cursors; nil: a random key per process.
 	CursorKeys *relay.Keys
-	// MerchantKey keys the merchant identity (a pair's HMAC) in Redis, circuits and log tags; nil: derived.
+	// MerchantKey keys the merchant identity (a pair's HMAC) in Redis,
+	// circuits and log tags; nil: derived.
 	MerchantKey *restclient.MerchantKey
 
-	// TokenKeys mints and verifies session tokens; nil: off (sandbox mode: random).
+	// TokenKeys mints and verifies session tokens; nil: off (sandbox mode:
+	// random).
 	TokenKeys                    *sessiontoken.Keyring
 	TokenMaxTTL, TokenDefaultTTL time.Duration // the default at most the max
 	// CustomerDataMax is the most customer data any caller reads; zero: full.
@@ -96,7 +100,8 @@ type Config struct {
 	CostReceipts bool
 }
 
-// setting is one configuration variable; docs/operations.md lists the same (config_docs_test.go).
+// setting is one configuration variable; docs/operations.md lists the same
+// (config_docs_test.go).
 type setting struct {
 	env, def, help string
 	apply          func(c *Config, v string) error
@@ -250,7 +255,8 @@ func oneOf[T any](values map[string]T, msg string, field func(*Config) *T) func(
 	}
 }
 
-// parsed sets a field to what parse makes of the value; optional: "" leaves it unset.
+// parsed sets a field to what parse makes of the value; optional: "" leaves it
+// unset.
 func parsed[T any](optional bool, parse func(string) (T, error), field func(*Config) *T) func(*Config, string) error {
 	return func(c *Config, v string) (err error) {
 		if optional && v == "" {
@@ -261,7 +267,8 @@ func parsed[T any](optional bool, parse func(string) (T, error), field func(*Con
 	}
 }
 
-// checked sets a string field to the value ok accepts, else answers msg; optional: "" leaves it unset.
+// checked sets a string field to the value ok accepts, else answers msg;
+// optional: "" leaves it unset.
 func checked(optional bool, ok func(string) bool, msg string, field func(*Config) *string) func(*Config, string) error {
 	return parsed(optional, func(v string) (string, error) {
 		if !ok(v) {
@@ -280,7 +287,8 @@ func positiveDuration(field func(*Config) *time.Duration) func(*Config, string) 
 	return durationWhere(func(d time.Duration) bool { return d > 0 }, "must be a positive duration such as 2s or 10m", field)
 }
 
-// tokenTTLSetting reads a token lifetime in whole seconds up to a day (a leaked token lives no longer).
+// tokenTTLSetting reads a token lifetime in whole seconds up to a day (a
+// leaked token lives no longer).
 func tokenTTLSetting(field func(*Config) *time.Duration) func(*Config, string) error {
 	return durationWhere(func(d time.Duration) bool { return d >= time.Second && d <= 24*time.Hour && d%time.Second == 0 },
 		"must be whole seconds from 1s to 24h, such as 15m or 1h", field)
@@ -298,7 +306,8 @@ func durationWhere(ok func(time.Duration) bool, msg string, field func(*Config) 
 	}
 }
 
-// hidden settings may hold a password or a key: -help and errors never echo it.
+// hidden settings may hold a password or a key: -help and errors never echo
+// it.
 var hidden = map[string]bool{"REDIS_URL": true, "CURSOR_KEYS": true, "TOKEN_KEYS": true, "MERCHANT_ID_KEY": true}
 
 // decodeSecret reads a key in hex or base64 (standard or URL, padded or not).
@@ -318,8 +327,9 @@ func decodeSecret(s string) ([]byte, error) {
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
-// LoadConfig reads the settings from getenv, then args as flags registered on fs (which may hold the
-// caller's own; nil: a new one). -help lists them with their defaults and answers flag.ErrHelp.
+// LoadConfig reads the settings from getenv, then args as flags registered on
+// fs (which may hold the caller's own; nil: a new one). -help lists them with
+// their defaults and answers flag.ErrHelp.
 func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Config, error) {
 	var c Config
 	if fs == nil {
@@ -364,7 +374,8 @@ func LoadConfig(fs *flag.FlagSet, getenv func(string) string, args []string) (Co
 	return c, errors.Join(errs...)
 }
 
-// dropped are settings without an effect, accepted for a release: a deployment is told what replaces it.
+// dropped are settings without an effect, accepted for a release: a deployment
+// is told what replaces it.
 var dropped = []struct{ env, warning string }{
 	{"REST_TRANSPORT", "REST_TRANSPORT no longer has an effect: the REST API is called through one transport, a connection pool per credential pair (docs/design.md)"},
 	{"REST_MAX_CONCURRENCY_BURST", "REST_MAX_CONCURRENCY_BURST no longer has an effect: a GraphQL request makes at most REST_MAX_CONCURRENCY REST calls at once"},
@@ -405,7 +416,8 @@ var dropped = []struct{ env, warning string }{
 	{"REST_INSPECTOR", "REST_INSPECTOR no longer has an effect: the REST inspector is on in sandbox mode only"},
 }
 
-// withoutDropped is args without the dropped settings' (unregistered) flags, and the names given.
+// withoutDropped is args without the dropped settings' (unregistered) flags,
+// and the names given.
 func withoutDropped(args []string) ([]string, map[string]bool) {
 	names := make(map[string]bool, len(dropped))
 	for _, d := range dropped {
@@ -434,7 +446,8 @@ func withoutDropped(args []string) ([]string, map[string]bool) {
 
 // derive sets the dropped settings' fields from the others and memLimit.
 func (c *Config) derive(memLimit int64) {
-	// One merchant takes at most a quarter of the REST calls: three others busy still find slots.
+	// One merchant takes at most a quarter of the REST calls: three others
+	// busy still find slots.
 	c.RESTMaxInFlightPerMerchant = max(1, c.RESTMaxInFlight/4)
 	c.RESTUnaccepted.MaxInFlight = max(1, c.RESTMaxInFlight/32)
 	if c.RESTUnaccepted.CallsPerSecond > 0 {
@@ -443,16 +456,20 @@ func (c *Config) derive(memLimit int64) {
 	c.RESTUnaccepted.RefusedTTL = restclient.DefaultRefusedTTL
 	// 16 records' worth of bytes holds a page of 100 with room.
 	c.RESTMaxPage = min(16*c.RESTMaxBody, 1<<28)
-	// An open circuit probes after 5s: it spares a REST API that is down, finds a recovered one soon.
+	// An open circuit probes after 5s: it spares a REST API that is down,
+	// finds a recovered one soon.
 	c.BreakerCooldown = 5 * time.Second
-	// The caches take of GOMEMLIMIT a tenth for parsed queries, a fortieth for persisted ones.
+	// The caches take of GOMEMLIMIT a tenth for parsed queries, a fortieth for
+	// persisted ones.
 	c.APQCacheBytes = min(max(memLimit/40, 1<<20), graph.DefaultAPQCacheBytes)
 	c.QueryCacheBytes = min(max(memLimit/10, 1<<20), graph.DefaultQueryCacheBytes)
-	// The shape limits follow cost and size: a field costs at most one REST call, a body is mostly query.
+	// The shape limits follow cost and size: a field costs at most one REST
+	// call, a body is mostly query.
 	c.MaxDepth = graph.DefaultMaxDepth
 	c.MaxFields = min(2*c.MaxComplexity, 1<<20)
 	c.MaxQueryLength = int(c.MaxBodyBytes / 2)
-	// Bursts are seconds of the rates; an operation MAX_COMPLEXITY admits fits in the REST-call burst.
+	// Bursts are seconds of the rates; an operation MAX_COMPLEXITY admits fits
+	// in the REST-call burst.
 	c.RateLimitRESTBurst = max(5*c.RateLimitRESTPerSecond, c.MaxComplexity)
 	c.RateLimitRequestsBurst = 2 * c.RateLimitRequestsPerSecond
 	c.RateLimitAnonymousBurst = 2 * c.RateLimitAnonymousPerSecond

@@ -1,7 +1,9 @@
-// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so that no client takes it
-// whole: one TCP peer address (IPv6 by its /64) holds at most connShare of it, WebSockets included;
-// TRUSTED_PROXIES have no share. At the cap a silent connection goes first, then a trickling one,
-// then the idlest, never one being served. An address penalized for its held refusals is banned.
+// The replica's cap on HTTP connections (HTTP_MAX_CONNECTIONS), shared so that
+// no client takes it whole: one TCP peer address (IPv6 by its /64) holds at
+// most connShare of it, WebSockets included; TRUSTED_PROXIES have no share. At
+// the cap a silent connection goes first, then a trickling one, then the
+// idlest, never one being served. An address penalized for its held refusals
+// is banned.
 
 package gateway
 
@@ -26,7 +28,8 @@ const DefaultMaxConnections = 2048
 
 const (
 	silentAfter = time.Second // a connection still without a request header after it is silent
-	// A client moving under minRate bytes a second over trickleAfter trickles (mod_reqtimeout's MinRate).
+	// A client moving under minRate bytes a second over trickleAfter trickles
+	// (mod_reqtimeout's MinRate).
 	minRate      = 500
 	trickleAfter = time.Second
 )
@@ -34,7 +37,8 @@ const (
 // connShare is one address's share of a cap: an eighth, at least 16.
 func connShare(cap int) int { return max(min(cap, 16), cap/8) }
 
-// connCap is a listener keeping at most max connections open (share per address), told by track and serve.
+// connCap is a listener keeping at most max connections open (share per
+// address), told by track and serve.
 type connCap struct {
 	net.Listener
 	max, share int
@@ -65,8 +69,9 @@ const (
 	phaseFinishing = 3 // the handler returned: the answer is sent, the rest of the body read
 )
 
-// ban is an address's penalty: its new connections are closed for d, then twice as many let through
-// each d until banLift a d (lifted): a flood never gets in at once, a client after it waits seconds.
+// ban is an address's penalty: its new connections are closed for d, then
+// twice as many let through each d until banLift a d (lifted): a flood never
+// gets in at once, a client after it waits seconds.
 type ban struct {
 	next  time.Time // the current window's end
 	d     time.Duration
@@ -126,7 +131,8 @@ func (c *trackedConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SetWriteBuffer (gqlhttp/live.go) and CloseWrite (net/http's graceful close) pass on to the TCP conn.
+// SetWriteBuffer (gqlhttp/live.go) and CloseWrite (net/http's graceful close)
+// pass on to the TCP conn.
 func (c *trackedConn) SetWriteBuffer(n int) error {
 	if sb, ok := c.Conn.(interface{ SetWriteBuffer(int) error }); ok {
 		return sb.SetWriteBuffer(n)
@@ -204,7 +210,8 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
-// serve wraps the server's handler to tell the cap when a request waits on its client, when on the replica.
+// serve wraps the server's handler to tell the cap when a request waits on its
+// client, when on the replica.
 func (l *connCap) serve(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, _ := r.Context().Value(trackedConnKey{}).(*trackedConn)
@@ -289,7 +296,8 @@ func (l *connCap) admit(nc net.Conn) *trackedConn {
 	return c
 }
 
-// victim is the connection of conns to close first, nil when all are served or WebSockets; under l.mu.
+// victim is the connection of conns to close first, nil when all are served or
+// WebSockets; under l.mu.
 func (l *connCap) victim(conns map[*trackedConn]struct{}, now time.Time) *trackedConn {
 	var silent, slow, idle *trackedConn
 	var slowest float64
@@ -345,7 +353,8 @@ func (l *connCap) keyOf(a net.Addr) string {
 	return restclient.AddressKey(addr)
 }
 
-// penalize bans addr (never a trusted proxy) for d; at most max are held, the lapsed dropped first.
+// penalize bans addr (never a trusted proxy) for d; at most max are held, the
+// lapsed dropped first.
 func (l *connCap) penalize(addr netip.Addr, d time.Duration) {
 	if d <= 0 {
 		return

@@ -58,7 +58,8 @@ func isPreflight(r *http.Request) bool {
 	return r.Method == http.MethodOptions && gqlhttp.FirstHeader(r.Header, "Access-Control-Request-Method") != ""
 }
 
-// normalizeRequestHeaders makes Access-Control-Request-Headers as rs/cors expects: one sorted lower-case line.
+// normalizeRequestHeaders makes Access-Control-Request-Headers as rs/cors
+// expects: one sorted lower-case line.
 func normalizeRequestHeaders(h http.Header) {
 	lines := h.Values("Access-Control-Request-Headers")
 	if len(lines) == 0 {

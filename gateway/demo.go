@@ -14,7 +14,8 @@ import (
 	"paygraph/sandbox"
 )
 
-// startDemo starts the embedded sandbox REST API that `go run .` serves without REST_BASE_URL.
+// startDemo starts the embedded sandbox REST API that `go run .` serves
+// without REST_BASE_URL.
 func (g *Gateway) startDemo() error {
 	sb := sandbox.New(sandbox.Options{StatusParam: g.cfg.RESTStatusParam})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -28,7 +29,8 @@ func (g *Gateway) startDemo() error {
 	return nil
 }
 
-// graphiqlOptions pre-fills GraphiQL with the demo credentials and an example query in sandbox mode.
+// graphiqlOptions pre-fills GraphiQL with the demo credentials and an example
+// query in sandbox mode.
 func (g *Gateway) graphiqlOptions() graphiql.Options {
 	opts := graphiql.Options{Endpoint: "/graphql", Title: "paygraph", RESTCalls: g.cfg.CostReceipts}
 	if g.tokens {
@@ -64,7 +66,8 @@ const GraphiQLExample = `# Demo data from the embedded sandbox: press Run.
 // ExampleQuery is the query of the banner's curl line.
 const ExampleQuery = `{ payments(first: 3) { edges { cursor node { id amount { amount paisa } customer { name address } } } pageInfo { hasNextPage endCursor } } }`
 
-// PrintBanner tells the terminal where the gateway listens, in sandbox mode with demo credentials to try.
+// PrintBanner tells the terminal where the gateway listens, in sandbox mode
+// with demo credentials to try.
 func (g *Gateway) PrintBanner(out io.Writer, addr net.Addr) {
 	port := "8080"
 	if ta, ok := addr.(*net.TCPAddr); ok {

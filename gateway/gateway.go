@@ -1,7 +1,8 @@
-// Package gateway is paygraph's composition root: it turns a Config into the running gateway,
-// building every part below it (the REST client, the GraphQL server, observability, the APQ store,
-// GraphiQL, the embedded sandbox when no REST API is configured) and wiring them onto one router.
-// Nothing below it imports it.
+// Package gateway is paygraph's composition root: it turns a Config into the
+// running gateway, building every part below it (the REST client, the GraphQL
+// server, observability, the APQ store, GraphiQL, the embedded sandbox when no
+// REST API is configured) and wiring them onto one router. Nothing below it
+// imports it.
 package gateway
 
 import (
@@ -41,7 +42,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// Gateway is the gateway's HTTP handler and what it holds (the embedded sandbox, the APQ store's Redis).
+// Gateway is the gateway's HTTP handler and what it holds (the embedded
+// sandbox, the APQ store's Redis).
 type Gateway struct {
 	http.Handler
 	cfg      Config
@@ -87,11 +89,13 @@ type options struct {
 	clock         func() time.Time
 }
 
-// WithLogger sets the logger (default: discard); WithTracing turns on the spans (observe.SetupTracing).
+// WithLogger sets the logger (default: discard); WithTracing turns on the
+// spans (observe.SetupTracing).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
 func WithTracing(on bool) Option       { return func(o *options) { o.tracing = on } }
 
-// New builds the gateway for cfg; with no REST_BASE_URL it starts the embedded sandbox (Close stops it).
+// New builds the gateway for cfg; with no REST_BASE_URL it starts the embedded
+// sandbox (Close stops it).
 func New(cfg Config, opts ...Option) (*Gateway, error) {
 	o := options{logger: slog.New(slog.DiscardHandler)}
 	for _, opt := range opts {
@@ -142,7 +146,8 @@ func (g *Gateway) wire(o options) error {
 	var rdb *redis.Client         // the APQ store's, shared with the rate limits and the accepted merchants
 	redisSkipped, redisErrors := metrics.RedisSkipped(), metrics.RedisErrors()
 	if cfg.RedisURL != "" {
-		// A day: a client registers a query again at its next miss, and old deployments' queries go.
+		// A day: a client registers a query again at its next miss, and old
+		// deployments' queries go.
 		store, err := apqstore.NewRedis(context.Background(), cfg.RedisURL, 24*time.Hour,
 			apqstore.WithLocalSize(graph.DefaultAPQCacheSize), apqstore.WithLocalBytes(cfg.APQCacheBytes), apqstore.WithMaxValueBytes(cfg.MaxQueryLength),
 			apqstore.WithLogger(logger), apqstore.WithMismatchCounter(func() { redisSkipped("apq", 1) }),
@@ -157,7 +162,8 @@ func (g *Gateway) wire(o options) error {
 	if rdb != nil {
 		unaccepted.Store = redisAccepted{rdb: rdb, onErr: func() { redisErrors("accepted") }}
 	}
-	// REST_SHARE_CALLS: as many operations as the pair's calls in flight may wait for one; else none.
+	// REST_SHARE_CALLS: as many operations as the pair's calls in flight may
+	// wait for one; else none.
 	shareWaiters := -1
 	if cfg.RESTShareCalls {
 		shareWaiters = cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
@@ -254,7 +260,8 @@ func (g *Gateway) wire(o options) error {
 		bearer.Verify = keys.Verify
 	}
 	readBearer, refuseBearer := gqlhttp.Bearer(bearer)
-	// Refusals of callers not yet accepted are held (bounded) for their Retry-After: floods cost little.
+	// Refusals of callers not yet accepted are held (bounded) for their
+	// Retry-After: floods cost little.
 	g.refusals = gqlhttp.NewRefusalDelay(cfg.RefusalDelayMax, cfg.RefusalDelayMaxHeld, cfg.TrustedProxies)
 	// An address past its share of the held refusals is banned a while.
 	g.refusals.OnPastShare(func(peer netip.Addr) {
@@ -293,7 +300,8 @@ func (g *Gateway) wire(o options) error {
 	})
 
 	r := chi.NewRouter()
-	// The credentials are read first: the layers below know the caller's pair, the access log redacts it.
+	// The credentials are read first: the layers below know the caller's pair,
+	// the access log redacts it.
 	top := []func(http.Handler) http.Handler{gqlhttp.Credentials, readBearer, gqlhttp.ClientAddress(cfg.TrustedProxies, rc.Accepted)}
 	if o.tracing {
 		top = append(top, observe.TraceHandler)
@@ -305,8 +313,9 @@ func (g *Gateway) wire(o options) error {
 	if err != nil {
 		return err
 	}
-	// The /graphql edge, outermost first: compression and cache headers on every answer (refusals
-	// included), CORS, then the refusals, cheapest first, before the budgets and loaders are made.
+	// The /graphql edge, outermost first: compression and cache headers on
+	// every answer (refusals included), CORS, then the refusals, cheapest
+	// first, before the budgets and loaders are made.
 	edge := []func(http.Handler) http.Handler{
 		compress,
 		gqlhttp.NoStore,
@@ -341,8 +350,9 @@ func (g *Gateway) wire(o options) error {
 
 const graphqlPath = "/graphql"
 
-// scopedRouter serves each request in its one scope (internal/opscope), its pairs named under the
-// merchant key, with chi's routing context from a pool in it: chi does not copy the request again.
+// scopedRouter serves each request in its one scope (internal/opscope), its
+// pairs named under the merchant key, with chi's routing context from a pool
+// in it: chi does not copy the request again.
 type scopedRouter struct {
 	*chi.Mux // the routes (chi.Walk reads them)
 	key      *restclient.MerchantKey
@@ -374,8 +384,9 @@ func (g *Gateway) Close() error {
 	return errors.Join(errs...)
 }
 
-// ServeProbes serves on ln until ctx is done, then answers readiness 503 and lets in-flight requests
-// finish within SHUTDOWN_GRACE; it also answers /healthz and /readyz on probes (HEALTH_PORT; nil: none).
+// ServeProbes serves on ln until ctx is done, then answers readiness 503 and
+// lets in-flight requests finish within SHUTDOWN_GRACE; it also answers
+// /healthz and /readyz on probes (HEALTH_PORT; nil: none).
 func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) error {
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
@@ -403,7 +414,8 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	}
 
 	served := make(chan error, 1)
-	// At shutdown subscriptions complete (clients subscribe elsewhere), held refusals are answered at once.
+	// At shutdown subscriptions complete (clients subscribe elsewhere), held
+	// refusals are answered at once.
 	srv.RegisterOnShutdown(g.hub.Close)
 	srv.RegisterOnShutdown(g.refusals.Close)
 	go func() { served <- srv.Serve(conns) }()

@@ -14,8 +14,9 @@ import (
 // healthz says the process is alive.
 func healthz(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") }
 
-// readyz says the gateway takes requests: 503 once shutdown began. It ignores the circuit breaker:
-// a REST outage must not take every replica out of the Service at once.
+// readyz says the gateway takes requests: 503 once shutdown began. It ignores
+// the circuit breaker: a REST outage must not take every replica out of the
+// Service at once.
 func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	if !g.ready.Load() {
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
@@ -24,7 +25,8 @@ func (g *Gateway) readyz(w http.ResponseWriter, _ *http.Request) {
 	_, _ = io.WriteString(w, "ready\n")
 }
 
-// serveProbes serves /healthz and /readyz on ln (HEALTH_PORT) with its own cap: no client can fail them.
+// serveProbes serves /healthz and /readyz on ln (HEALTH_PORT) with its own
+// cap: no client can fail them.
 func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", healthz)
@@ -39,7 +41,8 @@ func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	return func() { _ = srv.Close() }
 }
 
-// HealthCheck probes /healthz at host (unset: loopback) and port and returns the exit code (no curl).
+// HealthCheck probes /healthz at host (unset: loopback) and port and returns
+// the exit code (no curl).
 func HealthCheck(host string, port int) int {
 	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"

@@ -19,7 +19,8 @@ func NewLogger(w io.Writer, cfg Config) *slog.Logger {
 	return observe.NewLogger(w, cfg.LogFormat, cfg.LogLevel, observeOptions())
 }
 
-// observeOptions is what observe is told of the parts it observes, by their owners; wire adds the rest.
+// observeOptions is what observe is told of the parts it observes, by their
+// owners; wire adds the rest.
 func observeOptions() observe.Options {
 	return observe.Options{
 		// Polled by machines: debug, so that LOG_LEVEL=info logs callers only.
@@ -32,12 +33,14 @@ func observeOptions() observe.Options {
 	}
 }
 
-// redactCredentials rewrites every credential-shaped run of s (API keys, secrets, session tokens).
+// redactCredentials rewrites every credential-shaped run of s (API keys,
+// secrets, session tokens).
 func redactCredentials(s string) string {
 	return sessiontoken.RedactTokens(restclient.RedactCredentials(cutUnsolicited(s)))
 }
 
-// callerSecrets are the request's own credentials (headers', token's), which nothing observed may hold.
+// callerSecrets are the request's own credentials (headers', token's), which
+// nothing observed may hold.
 func callerSecrets(ctx context.Context) []string {
 	caller, bearer := gqlhttp.CallerSecrets(ctx), gqlhttp.BearerSecrets(ctx)
 	switch {

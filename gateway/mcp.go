@@ -12,7 +12,8 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// mountMCP serves /mcp; its tool calls go through g.router (set once wire returns) as POSTs to /graphql.
+// mountMCP serves /mcp; its tool calls go through g.router (set once wire
+// returns) as POSTs to /graphql.
 func (g *Gateway) mountMCP(r chi.Router, keys *sessiontoken.Keyring, admit func(http.Handler) http.Handler) {
 	if g.cfg.MCP == "off" {
 		return

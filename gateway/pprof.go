@@ -9,7 +9,8 @@ import (
 	"time"
 )
 
-// servePprof serves net/http/pprof on addr (PPROF_ADDR), off the public port: it reads memory, burns CPU.
+// servePprof serves net/http/pprof on addr (PPROF_ADDR), off the public port:
+// it reads memory, burns CPU.
 func servePprof(addr string, logger *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

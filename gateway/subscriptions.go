@@ -16,8 +16,9 @@ import (
 	"paygraph/restclient"
 )
 
-// subscriptionHub makes the livepoll hub, closed with the gateway. With REDIS_URL replicas share pollers
-// there, sealed with AES-256-GCM (customer data); what does not decode is skipped and counted.
+// subscriptionHub makes the livepoll hub, closed with the gateway. With
+// REDIS_URL replicas share pollers there, sealed with AES-256-GCM (customer
+// data); what does not decode is skipped and counted.
 func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, merchantKey *restclient.MerchantKey, skipped func(read string, n int), failed func(store string)) (*livepoll.Hub, error) {
 	cfg := g.cfg.Subscriptions
 	cfg.Decode = func(kind string, data []byte) (any, error) {
@@ -53,7 +54,8 @@ func (g *Gateway) subscriptionHub(metrics *observe.Metrics, rdb *redis.Client, m
 	return hub, nil
 }
 
-// chargePolls charges a poll to its merchant's REST-call budget; nil without a limiter.
+// chargePolls charges a poll to its merchant's REST-call budget; nil without a
+// limiter.
 func chargePolls(limiter *ratelimit.Limiter) func(ctx context.Context, merchant string, restCalls int) error {
 	if limiter == nil {
 		return nil

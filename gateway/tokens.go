@@ -10,7 +10,8 @@ import (
 	"paygraph/sessiontoken"
 )
 
-// tokenKeys is TOKEN_KEYS' keyring, in sandbox mode else a random one; nil: tokens are off.
+// tokenKeys is TOKEN_KEYS' keyring, in sandbox mode else a random one; nil:
+// tokens are off.
 func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
 	keys := g.cfg.TokenKeys
 	if keys == nil && g.demo != nil {
@@ -26,7 +27,8 @@ func (g *Gateway) tokenKeys(o options) *sessiontoken.Keyring {
 	return keys
 }
 
-// tokenOptions configure POST /auth/token, checking the pair with one REST call (a list, or the session).
+// tokenOptions configure POST /auth/token, checking the pair with one REST
+// call (a list, or the session).
 func tokenOptions(cfg Config, keys *sessiontoken.Keyring, rc *restclient.Client) sessiontoken.Options {
 	withPair := func(ctx context.Context, c sessiontoken.Credentials) context.Context {
 		return restclient.WithRequestLimit(restclient.WithCredentials(ctx, restclient.Credentials(c)), 1)
@@ -74,7 +76,8 @@ func tokenCheckError(err error, lookup bool) error {
 	return errors.New("the REST API failed the credential check") // 502 UPSTREAM_ERROR
 }
 
-// chargeMint charges each mint (one REST call) to the pair's REST-call budget: refused, 429 RATE_LIMITED.
+// chargeMint charges each mint (one REST call) to the pair's REST-call budget:
+// refused, 429 RATE_LIMITED.
 func chargeMint(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {

@@ -17,7 +17,8 @@ import (
 	"paygraph/trusteddocs"
 )
 
-// newRateLimiter builds the per-merchant limits, shared through rdb if set; nil when every limit is 0.
+// newRateLimiter builds the per-merchant limits, shared through rdb if set;
+// nil when every limit is 0.
 func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, logger *slog.Logger, skipped func(read string, n int)) (*ratelimit.Limiter, error) {
 	rc := ratelimit.Config{
 		RESTCallsPerSecond: cfg.RateLimitRESTPerSecond, RESTBurst: cfg.RateLimitRESTBurst,
@@ -35,7 +36,8 @@ func newRateLimiter(cfg Config, rdb *redis.Client, metrics *observe.Metrics, log
 	return ratelimit.New(rc)
 }
 
-// newAnonymousLimiter is an in-memory budget of anonymous requests (no address in Redis); nil when off.
+// newAnonymousLimiter is an in-memory budget of anonymous requests (no address
+// in Redis); nil when off.
 func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	if perSecond == 0 || burst == 0 {
 		return nil, nil
@@ -43,8 +45,9 @@ func newAnonymousLimiter(perSecond, burst int) (*ratelimit.Limiter, error) {
 	return ratelimit.New(ratelimit.Config{RequestsPerSecond: perSecond, RequestsBurst: burst})
 }
 
-// newTrustedDocuments loads the manifest (in mode off too, to stage it); nil without one. The report
-// counts each decision and logs an unlisted document's first sighting by hash, never its text.
+// newTrustedDocuments loads the manifest (in mode off too, to stage it); nil
+// without one. The report counts each decision and logs an unlisted document's
+// first sighting by hash, never its text.
 func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logger) (*trusteddocs.Store, func(context.Context, trusteddocs.Decision), error) {
 	if cfg.TrustedDocuments == "" {
 		return nil, nil, nil
@@ -60,7 +63,8 @@ func newTrustedDocuments(cfg Config, metrics *observe.Metrics, logger *slog.Logg
 	count := metrics.TrustedDocumentsCounter()
 	var mu sync.Mutex
 	seen := make(map[string]struct{})
-	// first reports a hash's first sighting; past maxUnlistedLogged hashes (64 bytes each), it is false.
+	// first reports a hash's first sighting; past maxUnlistedLogged hashes (64
+	// bytes each), it is false.
 	const maxUnlistedLogged = 4096
 	first := func(hash string) bool {
 		mu.Lock()
@@ -99,7 +103,8 @@ func (g *Gateway) Reload() error {
 	return nil
 }
 
-// reloadOnSIGHUP calls Reload on every SIGHUP until stop; without a manifest SIGHUP keeps its meaning.
+// reloadOnSIGHUP calls Reload on every SIGHUP until stop; without a manifest
+// SIGHUP keeps its meaning.
 func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	if g.docs == nil {
 		return func() {}
@@ -117,7 +122,8 @@ func (g *Gateway) reloadOnSIGHUP() (stop func()) {
 	return func() { signal.Stop(hup); close(hup); <-done }
 }
 
-// PrintManifest writes the .graphql files' persisted query manifest to w (-manifest): the exit code.
+// PrintManifest writes the .graphql files' persisted query manifest to w
+// (-manifest): the exit code.
 func PrintManifest(w, errw io.Writer, files []string) int {
 	if len(files) == 0 {
 		fmt.Fprintln(errw, "paygraph -manifest: name the .graphql files holding the client's operations")

@@ -1,8 +1,10 @@
 package gateway
 
-// The REST API's transport: a connection pool per credential pair, so that a connection put out of
-// step by a faulty answer can at worst answer a pair's call with its own earlier answer, never
-// another's. A pool is fasttransport's, or net/http's behind an HTTP proxy (fasthttp speaks to none).
+// The REST API's transport: a connection pool per credential pair, so that a
+// connection put out of step by a faulty answer can at worst answer a pair's
+// call with its own earlier answer, never another's. A pool is
+// fasttransport's, or net/http's behind an HTTP proxy (fasthttp speaks to
+// none).
 
 import (
 	"cmp"
@@ -21,9 +23,10 @@ import (
 	"paygraph/restclient"
 )
 
-// restPools is the REST API's http.RoundTripper: a pool per credential pair (restclient.MerchantOf),
-// made at its first call. max (REST_MAX_INFLIGHT) bounds the pools kept and the connections open
-// across them: past it, the least recently used lose their idle ones.
+// restPools is the REST API's http.RoundTripper: a pool per credential pair
+// (restclient.MerchantOf), made at its first call. max (REST_MAX_INFLIGHT)
+// bounds the pools kept and the connections open across them: past it, the
+// least recently used lose their idle ones.
 type restPools struct {
 	// newPool makes a pool whose connections are counted by counted.
 	newPool func(counted func(net.Conn) net.Conn) pool
@@ -92,7 +95,8 @@ func httpPools(cfg Config, perPair int, proxy func(*http.Request) (*url.URL, err
 	}
 }
 
-// behindProxy says whether HTTP_PROXY, HTTPS_PROXY and NO_PROXY send calls to baseURL through a proxy.
+// behindProxy says whether HTTP_PROXY, HTTPS_PROXY and NO_PROXY send calls to
+// baseURL through a proxy.
 func behindProxy(baseURL string) bool {
 	r, err := http.NewRequest(http.MethodGet, baseURL, nil)
 	if err != nil {
@@ -126,7 +130,8 @@ func (p *restPools) pool(key string) pool {
 	return t
 }
 
-// trim closes the idle connections of the least recently used pools but keep until at most max are open.
+// trim closes the idle connections of the least recently used pools but keep
+// until at most max are open.
 func (p *restPools) trim(keep pool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -140,7 +145,8 @@ func (p *restPools) trim(keep pool) {
 	}
 }
 
-// DropIdle closes the idle connections of ctx's pair's pool (restclient.Config.DropIdle), so it dials.
+// DropIdle closes the idle connections of ctx's pair's pool
+// (restclient.Config.DropIdle), so it dials.
 func (p *restPools) DropIdle(ctx context.Context) {
 	key, _ := restclient.MerchantOf(ctx)
 	p.mu.Lock()
@@ -165,11 +171,13 @@ func (c *countedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// unsolicited begins the line net/http's transport logs when an idle pooled connection receives
-// bytes: it quotes them, and they are a REST answer, customer data.
+// unsolicited begins the line net/http's transport logs when an idle pooled
+// connection receives bytes: it quotes them, and they are a REST answer,
+// customer data.
 const unsolicited = "Unsolicited response received on idle HTTP channel"
 
-// cutUnsolicited is s, or the unsolicited line without the bytes (redaction calls it on every string).
+// cutUnsolicited is s, or the unsolicited line without the bytes (redaction
+// calls it on every string).
 func cutUnsolicited(s string) string {
 	if strings.HasPrefix(s, unsolicited) {
 		return unsolicited + " (its bytes not logged): the REST API answered more than was asked; the connection is closed"

@@ -50,8 +50,8 @@ type AdmissionConfig struct {
 	OnRefused        func(ctx context.Context, r Refusal) // told of each refusal, of a request or an operation
 }
 
-// Admission is the admission step: one decision per request (who, which budget refused), one
-// refusal path, its operations' budgets (ratelimit.go).
+// Admission is the admission step: one decision per request (who, which budget
+// refused), one refusal path, its operations' budgets (ratelimit.go).
 type Admission struct{ c AdmissionConfig }
 
 // NewAdmission returns the admission step of c.
@@ -74,10 +74,11 @@ func (a *Admission) callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// Middleware, after the credential readers, charges each /graphql request before its body is
-// read: a merchant's to its budget (RateLimit headers), an anonymous one to its address's (not an
-// upgrade's) then the shared budget; a refusal is answered 429 RATE_LIMITED, an allowed request
-// carries its operation's REST-call budget. Preflights pass.
+// Middleware, after the credential readers, charges each /graphql request
+// before its body is read: a merchant's to its budget (RateLimit headers), an
+// anonymous one to its address's (not an upgrade's) then the shared budget; a
+// refusal is answered 429 RATE_LIMITED, an allowed request carries its
+// operation's REST-call budget. Preflights pass.
 func (a *Admission) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w, r = a.c.Delay.wrap(w, r)
@@ -125,7 +126,8 @@ func (a *Admission) decide(ctx context.Context, r *http.Request, h http.Header, 
 	return ratelimit.Decision{}, ""
 }
 
-// budgetFor is c's REST-call budget (nil: none), charged edge: the merchant's; a pair's, Admit first.
+// budgetFor is c's REST-call budget (nil: none), charged edge: the merchant's;
+// a pair's, Admit first.
 func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget {
 	merchant, admit := "", c.pair && a.c.Admit != nil
 	if a.c.Merchants != nil {
@@ -137,7 +139,8 @@ func (a *Admission) budgetFor(c caller, edge ratelimit.Decision) *restCallBudget
 	return &restCallBudget{a: a, merchant: merchant, admit: admit, edge: edge}
 }
 
-// refuse is a request's one refusal path: reported, held unless a merchant's, body drained, 429 with Retry-After.
+// refuse is a request's one refusal path: reported, held unless a merchant's,
+// body drained, 429 with Retry-After.
 func (a *Admission) refuse(w http.ResponseWriter, r *http.Request, c caller, d ratelimit.Decision, budget string) {
 	ctx := r.Context()
 	a.report(ctx, Refusal{Code: errcode.RateLimited, Budget: budget, Answered: true})
@@ -192,9 +195,10 @@ func refusalError(ctx context.Context, budget string, d ratelimit.Decision) *gql
 		Extensions: map[string]any{"code": errcode.RateLimited, "retryAfter": d.RetryAfterSeconds()}}
 }
 
-// OperationBudget is the budget of each WebSocket operation (nil without Merchants), charged to
-// its caller: a merchant's one request and REST-call estimate; an unaccepted pair's one request
-// of the shared anonymous budget, then its estimate. A refusal is the operation's error.
+// OperationBudget is the budget of each WebSocket operation (nil without
+// Merchants), charged to its caller: a merchant's one request and REST-call
+// estimate; an unaccepted pair's one request of the shared anonymous budget,
+// then its estimate. A refusal is the operation's error.
 func (a *Admission) OperationBudget() *ConnectionBudget {
 	if a.c.Merchants == nil {
 		return nil
@@ -202,8 +206,8 @@ func (a *Admission) OperationBudget() *ConnectionBudget {
 	return &ConnectionBudget{a: a}
 }
 
-// ClientAddress is the middleware that puts the caller's address, to whose budget the REST
-// client charges an unaccepted pair's calls, in the context.
+// ClientAddress is the middleware that puts the caller's address, to whose
+// budget the REST client charges an unaccepted pair's calls, in the context.
 func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -215,8 +219,9 @@ func ClientAddress(trusted []netip.Prefix, accepted func(context.Context) bool) 
 	}
 }
 
-// ClientAddr is the caller's address (zero if RemoteAddr is none): the peer, unless a trusted
-// proxy; then X-Forwarded-For's rightmost that is not (the client writes the leftmost).
+// ClientAddr is the caller's address (zero if RemoteAddr is none): the peer,
+// unless a trusted proxy; then X-Forwarded-For's rightmost that is not (the
+// client writes the leftmost).
 func ClientAddr(r *http.Request, trusted []netip.Prefix) netip.Addr {
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {

@@ -12,10 +12,11 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// Batches serves POST path bodies that are JSON arrays of at most max operations (Apollo's
-// batching links), each entry through next as a request of its own, concurrently, so that each
-// bound costs what they would sent one by one; the answers are an array, in order. A larger batch
-// is refused whole; max 0 serves none. wrap, if any, is put around the answer.
+// Batches serves POST path bodies that are JSON arrays of at most max
+// operations (Apollo's batching links), each entry through next as a request
+// of its own, concurrently, so that each bound costs what they would sent one
+// by one; the answers are an array, in order. A larger batch is refused whole;
+// max 0 serves none. wrap, if any, is put around the answer.
 func Batches(path string, max int, maxBody int64, wrap func(http.Handler) http.Handler, next http.Handler) http.Handler {
 	if max <= 0 {
 		return next
@@ -115,8 +116,9 @@ func answerBatch(w http.ResponseWriter, r *http.Request, max int, maxBody int64,
 	writeBatch(w, r, answers)
 }
 
-// writeBatch writes the answers as one JSON array: each a JSON object, else an error of its text.
-// The headers are the first's, the rate-limit ones the last's, Retry-After only if all have one.
+// writeBatch writes the answers as one JSON array: each a JSON object, else an
+// error of its text. The headers are the first's, the rate-limit ones the
+// last's, Retry-After only if all have one.
 func writeBatch(w http.ResponseWriter, r *http.Request, answers []*entryAnswer) {
 	h := w.Header()
 	for k, v := range answers[0].header {

@@ -6,8 +6,9 @@ import (
 	"github.com/klauspost/compress/gzhttp"
 )
 
-// Compress is gzhttp's middleware compressing answers of at least minBytes (0: none) with gzip, or
-// zstd only when the caller prefers it by q-value (some that offer it cannot decode it); streams pass.
+// Compress is gzhttp's middleware compressing answers of at least minBytes (0:
+// none) with gzip, or zstd only when the caller prefers it by q-value (some
+// that offer it cannot decode it); streams pass.
 func Compress(minBytes int) (func(http.Handler) http.Handler, error) {
 	if minBytes <= 0 {
 		return func(next http.Handler) http.Handler { return next }, nil

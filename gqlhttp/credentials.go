@@ -22,20 +22,23 @@ var (
 
 type callerKey struct{}
 
-// callerHeaders is what credential headers held that made no usable pair: values never to be logged.
+// callerHeaders is what credential headers held that made no usable pair:
+// values never to be logged.
 type callerHeaders struct {
 	ambiguous string   // the first credential header sent in more than one line, "" none
 	values    []string // every value of every credential header
 }
 
-// Credentials is the middleware, at the top of the router and never answering, that reads x-api-key
-// and x-api-secret once into the context: the pair if each came once, not empty, else what they held.
+// Credentials is the middleware, at the top of the router and never answering,
+// that reads x-api-key and x-api-secret once into the context: the pair if
+// each came once, not empty, else what they held.
 func Credentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { next.ServeHTTP(w, readCaller(r)) })
 }
 
-// SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED) x-api-key or x-api-secret
-// in more than one line, whose first a proxy could choose; it reads them if no Credentials did.
+// SingleCredentials is the middleware that refuses (400 UNAUTHENTICATED)
+// x-api-key or x-api-secret in more than one line, whose first a proxy could
+// choose; it reads them if no Credentials did.
 func SingleCredentials(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !callerRead(r.Context()) {
@@ -69,7 +72,8 @@ func callerRead(ctx context.Context) bool {
 	return ok
 }
 
-// readCaller returns r with what its credential headers hold, if any, in its context.
+// readCaller returns r with what its credential headers hold, if any, in its
+// context.
 func readCaller(r *http.Request) *http.Request {
 	ctx := r.Context()
 	keys, secrets := r.Header[canonicalAPIKey], r.Header[canonicalAPISecret] // every line
@@ -124,10 +128,11 @@ type bearerState struct {
 	expiresAt time.Time // a verified token's expiry; zero otherwise
 }
 
-// Bearer returns two middlewares for "Authorization: Bearer <session token>". read, at the top of
-// the router, verifies the token and puts its pair and scope in the context; it never answers, so
-// that the access log sees a refused request. refuse, on the routes that take credentials (inside
-// CORS), answers 401 UNAUTHENTICATED for an unusable token, saying why.
+// Bearer returns two middlewares for "Authorization: Bearer <session token>".
+// read, at the top of the router, verifies the token and puts its pair and
+// scope in the context; it never answers, so that the access log sees a
+// refused request. refuse, on the routes that take credentials (inside CORS),
+// answers 401 UNAUTHENTICATED for an unusable token, saying why.
 func Bearer(cfg BearerConfig) (read, refuse func(http.Handler) http.Handler) {
 	if cfg.WithScope == nil || cfg.Refuse == nil || cfg.KeyHeader == "" || cfg.SecretHeader == "" {
 		panic("gqlhttp: BearerConfig needs WithScope, Refuse, KeyHeader and SecretHeader")

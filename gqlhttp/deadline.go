@@ -13,8 +13,9 @@ import (
 	"paygraph/restclient"
 )
 
-// Deadline is the middleware that gives each request its deadline (timeout; <= 0: none) and REST
-// calls in flight (restCalls; <= 0: the default); a stream's are operation.go's, its server timeouts lifted.
+// Deadline is the middleware that gives each request its deadline (timeout; <=
+// 0: none) and REST calls in flight (restCalls; <= 0: the default); a stream's
+// are operation.go's, its server timeouts lifted.
 func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Handler {
 	if restCalls <= 0 {
 		restCalls = restclient.DefaultRequestLimit
@@ -38,8 +39,9 @@ func Deadline(timeout time.Duration, restCalls int) func(http.Handler) http.Hand
 	}
 }
 
-// RequestSize is the middleware that bounds the request body at maxBytes: one announced larger, or
-// of unknown length (read here) and larger, is refused 413; any other is read through MaxBytesReader.
+// RequestSize is the middleware that bounds the request body at maxBytes: one
+// announced larger, or of unknown length (read here) and larger, is refused
+// 413; any other is read through MaxBytesReader.
 func RequestSize(maxBytes int64) func(http.Handler) http.Handler {
 	maxBytes = max(maxBytes, 0)
 	return func(next http.Handler) http.Handler {

@@ -13,7 +13,8 @@ import (
 // refusedKey is the context key of the hook OnRefused sets.
 type refusedKey struct{}
 
-// OnRefused is the middleware that tells report of each refusal below it (the server never sees them).
+// OnRefused is the middleware that tells report of each refusal below it (the
+// server never sees them).
 func OnRefused(report func(ctx context.Context, code string)) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		if report == nil {
@@ -25,7 +26,8 @@ func OnRefused(report func(ctx context.Context, code string)) func(http.Handler)
 	}
 }
 
-// refuse answers r with a GraphQL-shaped error, reported to OnRefused; msg never echoes the caller.
+// refuse answers r with a GraphQL-shaped error, reported to OnRefused; msg
+// never echoes the caller.
 func refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
 	reportRefused(r, code)
 	WriteErrorFor(w, r, status, code, msg)

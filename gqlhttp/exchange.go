@@ -88,8 +88,9 @@ func setContentType(w http.ResponseWriter, r *http.Request) bool {
 	return gr
 }
 
-// exchange runs params and writes the answer as GraphQL over HTTP says (a multipart/mixed caller's
-// @defer streamed); queriesOnly (GET) answers any other operation type 405.
+// exchange runs params and writes the answer as GraphQL over HTTP says (a
+// multipart/mixed caller's @defer streamed); queriesOnly (GET) answers any
+// other operation type 405.
 func exchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, params *graphql.RawParams, queriesOnly bool, maxResponse int64) {
 	ctx := r.Context()
 	gr := setContentType(w, r)
@@ -156,8 +157,9 @@ func notQuery(rc *graphql.OperationContext, params *graphql.RawParams) bool {
 	return op != nil && op.Operation != ast.Query
 }
 
-// standardVariableErrors rewrites gqlparser's variable coercion errors (a path starting with
-// "variable") as graphql-js's: BAD_USER_INPUT, the variable named, its definition's location, no path.
+// standardVariableErrors rewrites gqlparser's variable coercion errors (a path
+// starting with "variable") as graphql-js's: BAD_USER_INPUT, the variable
+// named, its definition's location, no path.
 func standardVariableErrors(rc *graphql.OperationContext, errs gqlerror.List) {
 	for _, e := range errs {
 		if len(e.Path) < 2 || e.Path[0] != ast.PathName("variable") {

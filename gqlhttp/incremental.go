@@ -20,13 +20,15 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// Incremental delivery of @defer: multipart/mixed parts (2022-08-24 payloads) flushed as they
-// complete. Ours, not gqlgen's, so that its deadline and MAX_RESPONSE_BYTES bound the whole stream.
+// Incremental delivery of @defer: multipart/mixed parts (2022-08-24 payloads)
+// flushed as they complete. Ours, not gqlgen's, so that its deadline and
+// MAX_RESPONSE_BYTES bound the whole stream.
 
 var contentTypeMultipart = []string{`multipart/mixed; boundary="-"; deferSpec=20220824`}
 
-// A part opens with its boundary and headers (partHead; a later one's boundary ended the part
-// before, partNext) and closes with the next boundary (partEnd), streamEnd the closing one.
+// A part opens with its boundary and headers (partHead; a later one's boundary
+// ended the part before, partNext) and closes with the next boundary
+// (partEnd), streamEnd the closing one.
 const (
 	partHead  = "\r\n---\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
 	partNext  = "\r\nContent-Type: application/json; charset=utf-8\r\n\r\n"
@@ -34,7 +36,8 @@ const (
 	streamEnd = "--\r\n"
 )
 
-// acceptsIncremental reports whether accept takes multipart/mixed with 2022-08-24 @defer payloads.
+// acceptsIncremental reports whether accept takes multipart/mixed with
+// 2022-08-24 @defer payloads.
 func acceptsIncremental(accept string) bool {
 	if !containsFold(accept, "multipart/mixed") {
 		return false // the common case, without parsing
@@ -89,7 +92,8 @@ type laterPart struct {
 	Extensions  map[string]any     `json:"extensions,omitempty"` // the final part's cost receipt
 }
 
-// maxStrandedReaders bounds the readers stranded by timed-out streams; past it, @defer is one payload.
+// maxStrandedReaders bounds the readers stranded by timed-out streams; past
+// it, @defer is one payload.
 const maxStrandedReaders = 1024
 
 var strandedReaders atomic.Int64

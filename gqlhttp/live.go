@@ -110,7 +110,8 @@ type liveBounds struct {
 	slots chan struct{} // one per open connection, MaxConnections
 }
 
-// open takes a slot for c, or answers 503 (nil): c's context until MaxLifetime, and end, freeing both.
+// open takes a slot for c, or answers 503 (nil): c's context until
+// MaxLifetime, and end, freeing both.
 func (b *liveBounds) open(w http.ResponseWriter, r *http.Request, c *liveConn) (ctx context.Context, end func()) {
 	select {
 	case b.slots <- struct{}{}:

@@ -11,8 +11,9 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// Methods is the middleware that refuses what no transport takes: a POST not JSON (415), a GET not
-// a GraphQL request (400), another method but OPTIONS (405, Allow), upgrades but to websocket (400).
+// Methods is the middleware that refuses what no transport takes: a POST not
+// JSON (415), a GET not a GraphQL request (400), another method but OPTIONS
+// (405, Allow), upgrades but to websocket (400).
 func Methods(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -77,7 +78,8 @@ func checkGETParams(rawQuery string) string {
 	return ""
 }
 
-// FirstHeader is h.Get(key) for a key already canonical, without canonicalising it (TestHeaderSameAsGet).
+// FirstHeader is h.Get(key) for a key already canonical, without
+// canonicalising it (TestHeaderSameAsGet).
 func FirstHeader(h http.Header, key string) string {
 	if v := h[key]; len(v) > 0 {
 		return v[0]

@@ -5,8 +5,9 @@ import (
 	"strings"
 )
 
-// NoStore is the middleware that keeps /graphql answers out of shared caches, which could serve one
-// merchant's payments to another's same GET URL: no-store, and a Vary on Origin and the credentials.
+// NoStore is the middleware that keeps /graphql answers out of shared caches,
+// which could serve one merchant's payments to another's same GET URL:
+// no-store, and a Vary on Origin and the credentials.
 func NoStore(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -50,7 +51,8 @@ func VaryWithoutOrigin(v []string) []string {
 	return out
 }
 
-// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line (the same to a cache, RFC 9110 5.3).
+// VaryOriginLast is VaryWithoutOrigin(v) with Origin last, in one line (the
+// same to a cache, RFC 9110 5.3).
 func VaryOriginLast(v []string) []string {
 	switch {
 	case len(v) == 1 && v[0] == varyOnCallers[0]:

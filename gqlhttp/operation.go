@@ -14,16 +14,18 @@ import (
 	"paygraph/restclient"
 )
 
-// operationScope is the live transports' executor: each WebSocket operation gets what middlewares
-// give a POST (scope, loaders, REST-call bound, access line) and is refused past its token's
-// expiry or MaxOperations; a query or mutation gets RequestTimeout.
+// operationScope is the live transports' executor: each WebSocket operation
+// gets what middlewares give a POST (scope, loaders, REST-call bound, access
+// line) and is refused past its token's expiry or MaxOperations; a query or
+// mutation gets RequestTimeout.
 type operationScope struct {
 	graphql.GraphExecutor
 	b *liveBounds
 	c *liveConn
 }
 
-// scopeStat keys, in a WebSocket operation's stats, the scope made for it until dispatched.
+// scopeStat keys, in a WebSocket operation's stats, the scope made for it
+// until dispatched.
 const scopeStat = "PaygraphOperationScope"
 
 // CreateOperationContext is exec's, in a WebSocket operation's own scope, then the checks.
@@ -40,7 +42,8 @@ func (s operationScope) CreateOperationContext(ctx context.Context, params *grap
 	if !c.expiresAt.IsZero() && !s.b.Now().Before(c.expiresAt) {
 		return rc, gqlerror.List{{Message: "session token has expired", Extensions: map[string]any{"code": errcode.Unauthenticated}}}
 	}
-	// Taken last, so that an operation that gets its slot is dispatched, which gives it back.
+	// Taken last, so that an operation that gets its slot is dispatched, which
+	// gives it back.
 	if c.inFlight.Add(1) > int32(s.b.MaxOperations) {
 		c.inFlight.Add(-1)
 		err := gqlerror.Errorf("%d operations are in flight on this connection, the most it may have: wait for one to complete", s.b.MaxOperations)

@@ -22,8 +22,9 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// AddTransports gives srv the /graphql edge's transports: OPTIONS, GET and JSON POST (exchange.go)
-// and, with live, the streams (live.go). maxResponse bounds what they write: 0, the default; < 0, none.
+// AddTransports gives srv the /graphql edge's transports: OPTIONS, GET and
+// JSON POST (exchange.go) and, with live, the streams (live.go). maxResponse
+// bounds what they write: 0, the default; < 0, none.
 func AddTransports(srv *handler.Server, maxResponse int64, live ...Live) {
 	if maxResponse == 0 {
 		maxResponse = respbudget.DefaultMaxResponseBytes
@@ -50,7 +51,8 @@ func (jsonPOST) Supports(r *http.Request) bool {
 func (t jsonPOST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	ctx := r.Context()
 	start := graphql.Now()
-	// The body is read into a pooled buffer, given back before the operation runs (the values copy).
+	// The body is read into a pooled buffer, given back before the operation
+	// runs (the values copy).
 	bp := postBufs.Get().(*[]byte)
 	body, err := readBody(r.Body, r.ContentLength, (*bp)[:0])
 	if err != nil {
@@ -113,7 +115,8 @@ func readBody(body io.Reader, size int64, b []byte) ([]byte, error) {
 const msgBatch = "batched requests (a JSON array of operations) are not served by this gateway (MAX_BATCH is 0): send each operation in a request of its own " +
 	"(Apollo Client: HttpLink, not BatchHttpLink); the gateway already batches the REST calls of each operation"
 
-// refuseUndecodable answers a body that is not one request; a batch (MAX_BATCH 0), one refusal an entry.
+// refuseUndecodable answers a body that is not one request; a batch (MAX_BATCH
+// 0), one refusal an entry.
 func refuseUndecodable(w http.ResponseWriter, r *http.Request, body []byte) {
 	if b := bytes.TrimLeft(body, " \t\r\n"); len(b) == 0 || b[0] != '[' {
 		refuse(w, r, http.StatusBadRequest, errcode.BadUserInput, msgNotObject)

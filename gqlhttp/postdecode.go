@@ -1,6 +1,7 @@
-// The POST body's decoder: the common body (the five members, each once, plain keys) is decoded
-// by hand, any body in doubt by encoding/json, which it mirrors (TestDecodePOSTDifferential,
-// FuzzDecodePOST). Every string it returns is a copy: nothing points into the pooled buffer.
+// The POST body's decoder: the common body (the five members, each once, plain
+// keys) is decoded by hand, any body in doubt by encoding/json, which it
+// mirrors (TestDecodePOSTDifferential, FuzzDecodePOST). Every string it
+// returns is a copy: nothing points into the pooled buffer.
 
 package gqlhttp
 
@@ -356,7 +357,8 @@ func (d *fastDecoder) array() (any, bool) {
 	}
 }
 
-// number checks JSON's number grammar, keeping the text (UseNumber); one ending the body fails.
+// number checks JSON's number grammar, keeping the text (UseNumber); one
+// ending the body fails.
 func (d *fastDecoder) number() (any, bool) {
 	b, i := d.b, d.i
 	isDigit := func() bool { return i < len(b) && '0' <= b[i] && b[i] <= '9' }

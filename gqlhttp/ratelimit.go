@@ -47,8 +47,9 @@ func ChargeRESTCalls(ctx context.Context, restCalls int) *gqlerror.Error {
 	return nil
 }
 
-// operationCharge is the extension that charges each operation's REST-call estimate to its
-// context's budget, after graph's limits and before any field runs; a dry run only peeks.
+// operationCharge is the extension that charges each operation's REST-call
+// estimate to its context's budget, after graph's limits and before any field
+// runs; a dry run only peeks.
 type operationCharge struct{}
 
 var (
@@ -60,8 +61,9 @@ var (
 func (operationCharge) ExtensionName() string                   { return "RESTCallCharge" }
 func (operationCharge) Validate(graphql.ExecutableSchema) error { return nil }
 
-// MutateOperationParameters refuses a pair Admit refuses once the root fields are known to make
-// REST calls, before validation and the plan: a flood of invented pairs costs a cache look-up each.
+// MutateOperationParameters refuses a pair Admit refuses once the root fields
+// are known to make REST calls, before validation and the plan: a flood of
+// invented pairs costs a cache look-up each.
 func (operationCharge) MutateOperationParameters(ctx context.Context, _ *graphql.RawParams) *gqlerror.Error {
 	b, ok := budgetFrom(ctx).(*restCallBudget)
 	if !ok || !b.admit || !graphql.HasOperationContext(ctx) {
@@ -105,8 +107,9 @@ func setRateLimitHeaders(h http.Header, ctx context.Context) {
 	}
 }
 
-// restCallBudget charges one request's operation to its merchant and, for an unaccepted pair
-// (admit), first asks Admit whether its first REST call would be refused.
+// restCallBudget charges one request's operation to its merchant and, for an
+// unaccepted pair (admit), first asks Admit whether its first REST call would
+// be refused.
 type restCallBudget struct {
 	a        *Admission // its limiters charge, its OnRefused reports
 	merchant string     // "": no merchant's budget is charged

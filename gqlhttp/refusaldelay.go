@@ -15,10 +15,11 @@ import (
 // DefaultRefusalDelayMax is at most every held refusal's Retry-After: honouring it loses nothing.
 const DefaultRefusalDelayMax = time.Second
 
-// RefusalDelay holds the refusals of callers the REST API has not accepted for their Retry-After
-// (at most max), as nginx's limit_req does, so that a closed-loop flood sends a few requests a
-// second. At most maxHeld are held, and per client address its share: past it a refusal is
-// answered at once, its connection closed and its peer reported (OnPastShare).
+// RefusalDelay holds the refusals of callers the REST API has not accepted for
+// their Retry-After (at most max), as nginx's limit_req does, so that a
+// closed-loop flood sends a few requests a second. At most maxHeld are held,
+// and per client address its share: past it a refusal is answered at once, its
+// connection closed and its peer reported (OnPastShare).
 type RefusalDelay struct {
 	max     time.Duration
 	maxHeld int64
@@ -47,8 +48,9 @@ func NewRefusalDelay(max time.Duration, maxHeld int, trusted []netip.Prefix) *Re
 		}}
 }
 
-// OnPastShare sets f to be told the peer (never a trusted proxy) of each refusal held at half its
-// address's share or more, or answered past it: the listener then closes its new connections for a while.
+// OnPastShare sets f to be told the peer (never a trusted proxy) of each
+// refusal held at half its address's share or more, or answered past it: the
+// listener then closes its new connections for a while.
 func (d *RefusalDelay) OnPastShare(f func(peer netip.Addr)) {
 	if d != nil {
 		d.onPast = f
@@ -81,8 +83,9 @@ func (d *RefusalDelay) wrap(w http.ResponseWriter, r *http.Request) (http.Respon
 	return rw, opscope.Request(r, rw.ctx)
 }
 
-// wait holds the caller for retryAfter (0: max), at most max, or until ctx ends or Close; false,
-// at once, when maxHeld or key's share are held. full: this answer takes key to half its share.
+// wait holds the caller for retryAfter (0: max), at most max, or until ctx
+// ends or Close; false, at once, when maxHeld or key's share are held. full:
+// this answer takes key to half its share.
 func (d *RefusalDelay) wait(ctx context.Context, retryAfter time.Duration, key string, full func()) bool {
 	if retryAfter <= 0 || retryAfter > d.max {
 		retryAfter = d.max
@@ -166,7 +169,8 @@ func (w *refusalWriter) hold() {
 	if !refused || w.d.wait(w.ctx, time.Duration(w.mark.retryAfter.Load()), restclient.AddressKey(ClientAddr(w.r, w.d.trusted)), w.full) {
 		return
 	}
-	// Past the share or the cap: the connection closed, unless a trusted proxy's (it carries others').
+	// Past the share or the cap: the connection closed, unless a trusted
+	// proxy's (it carries others').
 	if _, ok := w.peer(); ok {
 		w.ResponseWriter.Header().Set("Connection", "close")
 		w.full()

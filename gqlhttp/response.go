@@ -16,8 +16,9 @@ import (
 	"paygraph/graph/receipt"
 )
 
-// writeAnswer writes resp as json.Marshal would, in one Write, or RESPONSE_TOO_LARGE past maxBytes
-// (> 0). compact: resp's data is compact JSON (graph.IsFastAnswer): only HTML-unsafe bytes change.
+// writeAnswer writes resp as json.Marshal would, in one Write, or
+// RESPONSE_TOO_LARGE past maxBytes (> 0). compact: resp's data is compact JSON
+// (graph.IsFastAnswer): only HTML-unsafe bytes change.
 func writeAnswer(w io.Writer, resp *graphql.Response, maxBytes int64, compact bool) {
 	if maxBytes > 0 && resp != nil && int64(len(resp.Data)) > maxBytes {
 		writeTooLarge(w, maxBytes) // without copying the data first
@@ -95,7 +96,8 @@ func lengthHeader(n int) []string {
 // chunkingAfter is net/http's bufferBeforeChunkingSize: up to it, net/http sets the length.
 const chunkingAfter = 2048
 
-// writeWhole writes b, with a Content-Length past chunkingAfter (net/http would chunk it; gzhttp drops it).
+// writeWhole writes b, with a Content-Length past chunkingAfter (net/http
+// would chunk it; gzhttp drops it).
 func writeWhole(w io.Writer, b []byte) {
 	if len(b) > chunkingAfter {
 		if rw, ok := w.(http.ResponseWriter); ok {
@@ -127,7 +129,8 @@ func marshalExtensions(ext map[string]any) []byte {
 	return b
 }
 
-// plainReceipt returns ext's one entry if a cost receipt AppendJSON writes as json.Marshal does.
+// plainReceipt returns ext's one entry if a cost receipt AppendJSON writes as
+// json.Marshal does.
 func plainReceipt(ext map[string]any) (string, *receipt.Receipt) {
 	if len(ext) != 1 {
 		return "", nil
@@ -156,13 +159,15 @@ func writeTooLarge(w io.Writer, maxBytes int64) {
 	writeWhole(w, b)
 }
 
-// responseBuffers holds the buffers successful responses are assembled in, up to maxPooledResponse.
+// responseBuffers holds the buffers successful responses are assembled in, up
+// to maxPooledResponse.
 var responseBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 const maxPooledResponse = 1 << 20
 
-// appendMarshalled appends what json.Marshal writes for valid JSON data as a json.RawMessage:
-// compacted, '<', '>', '&', U+2028, U+2029 escaped; unvalidated (FuzzAppendMarshalled checks it).
+// appendMarshalled appends what json.Marshal writes for valid JSON data as a
+// json.RawMessage: compacted, '<', '>', '&', U+2028, U+2029 escaped;
+// unvalidated (FuzzAppendMarshalled checks it).
 func appendMarshalled(dst, data []byte) []byte {
 	start := 0 // data[start:i] is still to be copied
 	inString := false

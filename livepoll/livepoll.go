@@ -24,7 +24,8 @@ const (
 	DefaultResumeWindow      = 10 * time.Minute
 	DefaultMaxPending        = 64 // each provisional subscription costs a poller until its first poll answers
 
-	// MaxKept is the transitions kept per resource to resume, and a subscription's buffer (then ErrTooSlow).
+	// MaxKept is the transitions kept per resource to resume, and a
+	// subscription's buffer (then ErrTooSlow).
 	MaxKept = 16
 
 	maxBackoffFactor = 4   // MaxInterval's default, in Intervals
@@ -93,21 +94,25 @@ type Snapshot struct {
 	Data        []byte // Value encoded for a Store, rebuilt by Config.Decode
 }
 
-// Event is what a subscriber receives: a state, or a failed fetch (Err), which ends it only when Permanent.
+// Event is what a subscriber receives: a state, or a failed fetch (Err), which
+// ends it only when Permanent.
 type Event struct {
-	// ID numbers a resource's transitions on every replica (0: an error), for a subscriber to resume after.
+	// ID numbers a resource's transitions on every replica (0: an error), for
+	// a subscriber to resume after.
 	ID       uint64
 	Snapshot Snapshot
 	Err      error
 }
 
-// FetchFunc reads the resource once, bounded, returning when ctx ends (its last subscriber left, or Hub.Close).
+// FetchFunc reads the resource once, bounded, returning when ctx ends (its
+// last subscriber left, or Hub.Close).
 type FetchFunc func(ctx context.Context) (Snapshot, error)
 
 // RetryAfterer is a fetch error asking the poller to wait (a REST 429).
 type RetryAfterer interface{ RetryAfter() time.Duration }
 
-// Permanent marks a fetch error that ends every subscription of the key with err (not found, unauthenticated).
+// Permanent marks a fetch error that ends every subscription of the key with
+// err (not found, unauthenticated).
 func Permanent(err error) error {
 	if err == nil {
 		return nil
@@ -141,7 +146,8 @@ type Config struct {
 	MaxPending        int           // bounds the provisional subscriptions of the process (64)
 	ResumeWindow      time.Duration // how long transitions are kept after the last poll (10 min)
 	MaxHistories      int           // bounds the unpolled resources kept without a Store (MaxSubscriptions)
-	// Store, when not nil, shares pollers between replicas; Decode (required with it) rebuilds Values from Data.
+	// Store, when not nil, shares pollers between replicas; Decode (required
+	// with it) rebuilds Values from Data.
 	Store  Store
 	Decode func(kind string, data []byte) (any, error)
 	// OnPoll, when not nil, is called after each fetch from the poller's goroutine; it must not block.
@@ -159,7 +165,8 @@ type Hub struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // one per running poller goroutine
 
-	// mu guards what follows (Stats reads the counts without it); lock order: mu, then a poller's mu.
+	// mu guards what follows (Stats reads the counts without it); lock order:
+	// mu, then a poller's mu.
 	mu          sync.Mutex
 	closed      bool
 	pollers     map[Key]*poller
@@ -255,18 +262,22 @@ type Subscription struct {
 	lifetimer *time.Timer
 }
 
-// Events streams the state (resuming: the transitions after the id), each change and error; closed at the end.
+// Events streams the state (resuming: the transitions after the id), each
+// change and error; closed at the end.
 func (s *Subscription) Events() <-chan Event { return s.c }
 
-// Err says why it ended: nil while live or after a final state; an Err* above, ctx's cause or a Permanent error.
+// Err says why it ended: nil while live or after a final state; an Err* above,
+// ctx's cause or a Permanent error.
 func (s *Subscription) Err() error { return withMu(&s.p.mu, func() error { return s.err }) }
 
 // Close ends the subscription (once); the last one of its key stops the poller.
 func (s *Subscription) Close() { s.hub.leave(s, context.Canceled) }
 
-// SubscribeAfter subscribes to key, read by fetch unless already polled, until ctx ends, resuming after the
-// event id after (0: none) with the kept transitions after it; an id not kept ends it with ErrResumeExpired
-// (at once without a Store). Before any work it refuses a bad key, a closed hub, a done ctx, a *LimitError.
+// SubscribeAfter subscribes to key, read by fetch unless already polled, until
+// ctx ends, resuming after the event id after (0: none) with the kept
+// transitions after it; an id not kept ends it with ErrResumeExpired (at once
+// without a Store). Before any work it refuses a bad key, a closed hub, a done
+// ctx, a *LimitError.
 func (h *Hub) SubscribeAfter(ctx context.Context, key Key, fetch FetchFunc, after uint64) (*Subscription, error) {
 	return h.subscribe(ctx, key, fetch, after, true)
 }
@@ -347,7 +358,8 @@ func (h *Hub) countLocked(s *Subscription) {
 	h.perMerchant[s.p.key.Merchant]++
 }
 
-// promoteLocked counts a provisional s, or ends it with a cap's *LimitError (false); h.mu and s.p.mu are held.
+// promoteLocked counts a provisional s, or ends it with a cap's *LimitError
+// (false); h.mu and s.p.mu are held.
 func (h *Hub) promoteLocked(s *Subscription) bool {
 	if s.counted {
 		return true

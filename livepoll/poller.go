@@ -257,7 +257,8 @@ func (p *poller) keepLease() {
 	}
 }
 
-// catchUp serves the Store's transitions after the last kept: how many, the last one's phase, whether p is done.
+// catchUp serves the Store's transitions after the last kept: how many, the
+// last one's phase, whether p is done.
 func (p *poller) catchUp(st Store) (n int, ph Phase, done bool) {
 	last, _ := p.last()
 	got, err := st.Since(p.ctx, p.key, last.id)
@@ -344,7 +345,8 @@ func (p *poller) locked(f func()) {
 	}
 }
 
-// keepLocked keeps rec, sent to the subscribers already served; the caller serves the rest against all kept.
+// keepLocked keeps rec, sent to the subscribers already served; the caller
+// serves the rest against all kept.
 func (p *poller) keepLocked(rec record) {
 	p.recs = append(p.recs, rec)
 	if n := len(p.recs); n > MaxKept {
@@ -358,7 +360,8 @@ func (p *poller) keepLocked(rec record) {
 	}
 }
 
-// publishErr offers a failed fetch to the subscribers with nothing unread, and (no state current) to new ones.
+// publishErr offers a failed fetch to the subscribers with nothing unread, and
+// (no state current) to new ones.
 func (p *poller) publishErr(ev Event) {
 	p.locked(func() {
 		if !p.current {

@@ -1,5 +1,6 @@
-// RedisStore: the Store of a fleet. What Redis holds is untrusted: a value that does not parse is skipped
-// and counted, junk blocking the stream is deleted, a lease no replica could have taken is taken over.
+// RedisStore: the Store of a fleet. What Redis holds is untrusted: a value
+// that does not parse is skipped and counted, junk blocking the stream is
+// deleted, a lease no replica could have taken is taken over.
 
 package livepoll
 
@@ -197,7 +198,8 @@ func (s *RedisStore) Append(ctx context.Context, key Key, r Record, prev uint64,
 	return id, err
 }
 
-// append runs appendScript: r.ID and true when it added r, else the last entry's id (prev when unreadable).
+// append runs appendScript: r.ID and true when it added r, else the last
+// entry's id (prev when unreadable).
 func (s *RedisStore) append(ctx context.Context, events string, r Record, prev uint64, keep time.Duration, drop []any) (uint64, bool, error) {
 	args := append([]any{strconv.FormatUint(prev, 10), strconv.FormatUint(r.ID, 10), MaxKept, keep.Milliseconds(),
 		s.seal(events, "f", r.ID, r.Phase, []byte(r.Fingerprint)), int(r.Phase), s.seal(events, "d", r.ID, r.Phase, r.Data)}, drop...)

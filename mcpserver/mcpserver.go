@@ -66,7 +66,8 @@ func New(cfg Config) (endpoint, metadata http.Handler) {
 		panic("mcpserver: Config needs GraphQL, Schema, KeyHeader and SecretHeader")
 	}
 	s := &server{cfg: cfg}
-	// The SDK serves each request on a session made with its context, where tools find callerKey.
+	// The SDK serves each request on a session made with its context, where
+	// tools find callerKey.
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.toolSet().server },
 		&mcp.StreamableHTTPOptions{Stateless: true, JSONResponse: true})
 	if cfg.Admit != nil {

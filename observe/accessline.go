@@ -28,7 +28,8 @@ func (l *lineWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// accessLine is one "request" line's fields, in the line's order (the last four when known).
+// accessLine is one "request" line's fields, in the line's order (the last
+// four when known).
 type accessLine struct {
 	level              slog.Level
 	time               time.Time
@@ -90,12 +91,14 @@ func (l *accessLine) log(ctx context.Context, logger *slog.Logger) {
 	logger.LogAttrs(ctx, l.level, accessMessage, l.attrs()...)
 }
 
-// plain reports whether l has nothing slog writes as an error (a year outside [0, 9999], NaN, ±Inf).
+// plain reports whether l has nothing slog writes as an error (a year outside
+// [0, 9999], NaN, ±Inf).
 func (l *accessLine) plain() bool {
 	return secondOf(l.time).plain && !math.IsNaN(l.durationMS) && !math.IsInf(l.durationMS, 0)
 }
 
-// lineSecond is one second of one location in RFC3339Nano, formatted once: the text around the fraction.
+// lineSecond is one second of one location in RFC3339Nano, formatted once: the
+// text around the fraction.
 type lineSecond struct {
 	sec   int64          // t.Unix()
 	loc   *time.Location // t.Location()
@@ -120,7 +123,8 @@ func secondOf(t time.Time) *lineSecond {
 	return s
 }
 
-// appendLineTime is t.AppendFormat(b, time.RFC3339Nano), as slog writes it, through its lineSecond.
+// appendLineTime is t.AppendFormat(b, time.RFC3339Nano), as slog writes it,
+// through its lineSecond.
 func appendLineTime(b []byte, t time.Time) []byte {
 	s := secondOf(t)
 	b = append(b, s.head...)
@@ -268,7 +272,8 @@ func appendMilli(b []byte, k int64) []byte {
 	return b
 }
 
-// appendJSONFloat is encoding/json's finite float64: 'f', 'e' below 1e-6 or from 1e21, "e-09" as "e-9".
+// appendJSONFloat is encoding/json's finite float64: 'f', 'e' below 1e-6 or
+// from 1e21, "e-09" as "e-9".
 func appendJSONFloat(b []byte, f float64) []byte {
 	if k := f * 1000; !math.Signbit(f) && k == math.Trunc(k) && k < 1e15 && float64(int64(k))/1000 == f {
 		return appendMilli(b, int64(k))

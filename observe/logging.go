@@ -20,8 +20,9 @@ import (
 	"paygraph/internal/unsafeconv"
 )
 
-// NewLogger returns a logger writing JSON lines (format "json" or "") or text ("text") of level
-// and above to w, behind a redactingHandler told o. A JSON logger writes one whole line a Write.
+// NewLogger returns a logger writing JSON lines (format "json" or "") or text
+// ("text") of level and above to w, behind a redactingHandler told o. A JSON
+// logger writes one whole line a Write.
 func NewLogger(w io.Writer, format string, level slog.Level, o Options) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
 	if strings.EqualFold(format, "text") {
@@ -61,11 +62,12 @@ func normKey(key string) string {
 	return key
 }
 
-// redactingHandler wraps h so that no record it passes on holds a credential: o.Redact rewrites
-// credential-shaped runs of the message and every attribute (strings, errors, formatted values,
-// groups), attributes named like a credential (x-api-secret, authorization, …) are replaced (an API
-// key's by o.RedactKey), and o.Secrets' values for the record's context are taken out anywhere.
-// Attributes added with With are redacted by shape and name only.
+// redactingHandler wraps h so that no record it passes on holds a credential:
+// o.Redact rewrites credential-shaped runs of the message and every attribute
+// (strings, errors, formatted values, groups), attributes named like a
+// credential (x-api-secret, authorization, …) are replaced (an API key's by
+// o.RedactKey), and o.Secrets' values for the record's context are taken out
+// anywhere. Attributes added with With are redacted by shape and name only.
 type redactingHandler struct {
 	h slog.Handler
 	o Options
@@ -187,7 +189,8 @@ func safeCall(f func() ([]byte, error)) (b []byte, err error) {
 	return f()
 }
 
-// holdsSecret: v contains one of secrets or is a piece of one of 4 bytes or more (it names nothing).
+// holdsSecret: v contains one of secrets or is a piece of one of 4 bytes or
+// more (it names nothing).
 func holdsSecret(v string, secrets []string) bool {
 	for _, s := range secrets {
 		if s != "" && (strings.Contains(v, s) || len(v) >= 4 && strings.Contains(s, v)) {
@@ -210,14 +213,16 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
-// SaneRequestID: a caller's X-Request-Id of 1 to 64 [A-Za-z0-9._-], which corrupts no log line or header.
+// SaneRequestID: a caller's X-Request-Id of 1 to 64 [A-Za-z0-9._-], which
+// corrupts no log line or header.
 func SaneRequestID(id string) bool {
 	return bytesOK(id, 64, func(_ int, c byte) bool {
 		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-'
 	})
 }
 
-// putRequestID writes a random id of 16 hex digits into b (math/rand: an id guards nothing).
+// putRequestID writes a random id of 16 hex digits into b (math/rand: an id
+// guards nothing).
 func putRequestID(b *[16]byte) {
 	v := mrand.Uint64()
 	for i := 15; i >= 0; i-- {
@@ -229,10 +234,12 @@ func putRequestID(b *[16]byte) {
 // maxLoggedPath bounds the path printed in an access line.
 const maxLoggedPath = 256
 
-// AccessLog gives every request an id (a sane X-Request-Id holding no piece of o.Secrets, else a new
-// one) in the response's X-Request-Id and the context, with a RequestStats, and logs one "request"
-// line (accessLine's fields) at info, debug for o.DebugPaths, in the request's context (so
-// NewLogger's logger takes the caller's credentials out), never headers, bodies or the query string.
+// AccessLog gives every request an id (a sane X-Request-Id holding no piece of
+// o.Secrets, else a new one) in the response's X-Request-Id and the context,
+// with a RequestStats, and logs one "request" line (accessLine's fields) at
+// info, debug for o.DebugPaths, in the request's context (so NewLogger's
+// logger takes the caller's credentials out), never headers, bodies or the
+// query string.
 func AccessLog(logger *slog.Logger, o Options) func(http.Handler) http.Handler {
 	debugPaths := slices.Clone(o.DebugPaths)
 	return func(next http.Handler) http.Handler {
@@ -341,9 +348,10 @@ func (s *statusRecorder) Flush() {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// OperationLog is the access log of the operations sharing one HTTP request (a WebSocket's): it gives
-// an operation's context a request id and RequestStats of its own, and the func it returns logs its
-// "operation" line (connection_id is the upgrade's request_id) in that context when it ends.
+// OperationLog is the access log of the operations sharing one HTTP request (a
+// WebSocket's): it gives an operation's context a request id and RequestStats
+// of its own, and the func it returns logs its "operation" line (connection_id
+// is the upgrade's request_id) in that context when it ends.
 func OperationLog(logger *slog.Logger, o Options) func(ctx context.Context, transport string) (context.Context, func()) {
 	return func(ctx context.Context, transport string) (context.Context, func()) {
 		start := time.Now()

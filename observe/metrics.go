@@ -16,9 +16,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// MaxOperationNames is how many operation names the metrics record; later ones are "other". A name
-// joins only from a request with a REST call answered 2xx (so callers without valid credentials
-// cannot fill the set), never when it holds or looks like a credential.
+// MaxOperationNames is how many operation names the metrics record; later ones
+// are "other". A name joins only from a request with a REST call answered 2xx
+// (so callers without valid credentials cannot fill the set), never when it
+// holds or looks like a credential.
 const MaxOperationNames = 100
 
 // The fixed label values.
@@ -31,7 +32,8 @@ const (
 	EndpointOther      = "other" // a REST path that is none of the known routes
 )
 
-// Metrics holds the gateway's Prometheus series, on a registry of its own (with Go and process collectors).
+// Metrics holds the gateway's Prometheus series, on a registry of its own
+// (with Go and process collectors).
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -65,7 +67,8 @@ type restSeries struct {
 
 var durationBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
 
-// restCallsHistogram's buckets span a record to a page with its joins (101) and MAX_COMPLEXITY (500).
+// restCallsHistogram's buckets span a record to a page with its joins (101)
+// and MAX_COMPLEXITY (500).
 func restCallsHistogram(name, help string) prometheus.Histogram {
 	return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: "REST calls per query operation, " + help,
 		Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 101, 200, 500}})
@@ -291,7 +294,8 @@ func (e gqlMetrics) InterceptResponse(ctx context.Context, next graphql.Response
 // countedStat marks an operation counted already (its results come one after another: no lock needed).
 const countedStat = "PaygraphMetricsCounted"
 
-// CountRefused counts, also for the access log, a request refused before GraphQL: "unparsed", its code.
+// CountRefused counts, also for the access log, a request refused before
+// GraphQL: "unparsed", its code.
 func (m *Metrics) CountRefused(ctx context.Context, code string) {
 	outcome := code
 	if !plainCode(code) {
@@ -316,7 +320,8 @@ func operationOf(ctx context.Context) (name, typ string) {
 	return oc.OperationName, ""
 }
 
-// Outcome is "ok" without errors, else the first error's extensions.code if [A-Z0-9_]{1,64}, else "error".
+// Outcome is "ok" without errors, else the first error's extensions.code if
+// [A-Z0-9_]{1,64}, else "error".
 func Outcome(resp *graphql.Response) string {
 	if resp == nil || len(resp.Errors) == 0 {
 		return OutcomeOK
@@ -367,7 +372,8 @@ func (m *Metrics) opSeriesOf(ctx context.Context, name, outcome string) (prometh
 	return m.requestsOf(label, outcome), d
 }
 
-// requestsOf is the requests counter of label and outcome (a plain code or "error"), under namesMu.
+// requestsOf is the requests counter of label and outcome (a plain code or
+// "error"), under namesMu.
 func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	k := [2]string{label, outcome}
 	c := m.requests[k]
@@ -378,7 +384,8 @@ func (m *Metrics) requestsOf(label, outcome string) prometheus.Counter {
 	return c
 }
 
-// operationLabel is the label of LogName name: "other" unless in the set or may join it now; under namesMu.
+// operationLabel is the label of LogName name: "other" unless in the set or
+// may join it now; under namesMu.
 func (m *Metrics) operationLabel(ctx context.Context, name string) string {
 	if name == OperationAnonymous || name == OperationOther {
 		return name

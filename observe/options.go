@@ -7,16 +7,20 @@ import (
 	"net/url"
 )
 
-// Options is what the composition root tells observe of the parts it observes (and does not import).
-// The zero Options is usable; each field says what its zero means.
+// Options is what the composition root tells observe of the parts it observes
+// (and does not import). The zero Options is usable; each field says what its
+// zero means.
 type Options struct {
-	// RouteOf names a REST call by its route pattern, never an id; "" for none. Nil: every call is "other".
+	// RouteOf names a REST call by its route pattern, never an id; "" for
+	// none. Nil: every call is "other".
 	RouteOf func(*url.URL) string
 	// LoaderNames are the loaders whose batch sizes have a label of their own; any other is "other".
 	LoaderNames []string
-	// BreakerState reads the REST circuit breaker's state (0 closed, 1 half-open, 2 open). Nil: no gauge.
+	// BreakerState reads the REST circuit breaker's state (0 closed, 1
+	// half-open, 2 open). Nil: no gauge.
 	BreakerState func() float64
-	// Connections reads the client connections open and their cap by kind ("live", "http"). Nil: none.
+	// Connections reads the client connections open and their cap by kind
+	// ("live", "http"). Nil: none.
 	Connections map[string]func() (open, limit int)
 	// Redact rewrites every credential-shaped run of a text; logs, span errors and operation names
 	// go through it (a name it changes is "other"). Nil: only Secrets and credential-named attributes go.
@@ -26,7 +30,8 @@ type Options struct {
 	// Secrets returns the request's own credentials, whatever their shape: no log line, request id,
 	// operation label or span name holds one or a piece of one. observe only reads the slice. Nil: none.
 	Secrets func(context.Context) []string
-	// MerchantTag is the access lines' opaque tag of ctx's merchant, no part of the pair. Nil: none.
+	// MerchantTag is the access lines' opaque tag of ctx's merchant, no part
+	// of the pair. Nil: none.
 	MerchantTag func(context.Context) string
 	// ClientAddr is the caller's address as the per-address budgets see it, for access lines. Nil: none logged.
 	ClientAddr func(*http.Request) netip.Addr

@@ -37,9 +37,11 @@ func TracingEnabled(getenv func(string) string) bool {
 	}
 }
 
-// SetupTracing installs, when TracingEnabled, a global TracerProvider exporting by OTLP over HTTP (set
-// by the OTEL_* variables; service.name defaults to serviceName) and the W3C TraceContext and Baggage
-// propagators; else it changes nothing. shutdown, never nil, flushes and stops the exporter.
+// SetupTracing installs, when TracingEnabled, a global TracerProvider
+// exporting by OTLP over HTTP (set by the OTEL_* variables; service.name
+// defaults to serviceName) and the W3C TraceContext and Baggage propagators;
+// else it changes nothing. shutdown, never nil, flushes and stops the
+// exporter.
 func SetupTracing(ctx context.Context, serviceName string) (shutdown func(context.Context) error, enabled bool, err error) {
 	noop := func(context.Context) error { return nil }
 	if !TracingEnabled(os.Getenv) {
@@ -84,8 +86,9 @@ func (globalPropagator) Extract(ctx context.Context, c propagation.TextMapCarrie
 
 func (globalPropagator) Fields() []string { return otel.GetTextMapPropagator().Fields() }
 
-// TraceTransport makes a client span "REST GET /api/v1/payments/{id}" (o.RouteOf's pattern, never the
-// id; url.full without the query) of every call through next (nil: DefaultTransport), with traceparent.
+// TraceTransport makes a client span "REST GET /api/v1/payments/{id}"
+// (o.RouteOf's pattern, never the id; url.full without the query) of every
+// call through next (nil: DefaultTransport), with traceparent.
 func TraceTransport(next http.RoundTripper, o Options) http.RoundTripper {
 	if next == nil {
 		next = http.DefaultTransport
@@ -127,7 +130,8 @@ func (t restoreQuery) RoundTrip(r *http.Request) (*http.Response, error) {
 	return t.next.RoundTrip(r)
 }
 
-// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for others) of each request but probes.
+// TraceHandler makes a server span "HTTP POST /graphql" ("HTTP GET" for
+// others) of each request but probes.
 func TraceHandler(next http.Handler) http.Handler {
 	return otelhttp.NewHandler(next, "http",
 		otelhttp.WithPropagators(globalPropagator{}),
@@ -143,9 +147,10 @@ func TraceHandler(next http.Handler) http.Handler {
 	)
 }
 
-// TracingExtension makes a span per GraphQL operation ("graphql.operation <name>": o.LogName's,
-// "other" when it holds a piece of o.Secrets; its type, never its text or variables) and under it one
-// per root and resolver field ("graphql.resolve Query.payments"); errors go through o.Redact.
+// TracingExtension makes a span per GraphQL operation ("graphql.operation
+// <name>": o.LogName's, "other" when it holds a piece of o.Secrets; its type,
+// never its text or variables) and under it one per root and resolver field
+// ("graphql.resolve Query.payments"); errors go through o.Redact.
 func TracingExtension(o Options) graphql.HandlerExtension { return gqlTracing{o} }
 
 type gqlTracing struct{ o Options }

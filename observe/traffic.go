@@ -1,4 +1,5 @@
-// The counters of the traffic controls and of Redis, each labelled by one of a few values (no merchant).
+// The counters of the traffic controls and of Redis, each labelled by one of a
+// few values (no merchant).
 
 package observe
 
@@ -14,7 +15,8 @@ func (m *Metrics) RateLimitCounter() func(outcome string) {
 		"Per-merchant rate limit decisions by outcome: one when a request is charged at the edge, one when its operation's REST calls are (none for an operation without any).")
 }
 
-// TrustedDocumentsCounter registers paygraph_trusted_documents_total: what counts an outcome. Call it once.
+// TrustedDocumentsCounter registers paygraph_trusted_documents_total: what
+// counts an outcome. Call it once.
 func (m *Metrics) TrustedDocumentsCounter() func(outcome string) {
 	return m.outcomeCounter("paygraph_trusted_documents_total",
 		"GraphQL requests by trusted-documents outcome (allow and enforce modes only).")

@@ -1,4 +1,5 @@
-// The in-memory budgets: used when no Redis is configured, and as the fallback while Redis fails.
+// The in-memory budgets: used when no Redis is configured, and as the fallback
+// while Redis fails.
 
 package ratelimit
 
@@ -8,8 +9,9 @@ import (
 	"time"
 )
 
-// gcra charges n units to the budget whose theoretical arrival time is *tat, at now (nanoseconds on the
-// store's clock): redis_rate's script in integer nanoseconds. A refused charge changes nothing.
+// gcra charges n units to the budget whose theoretical arrival time is *tat,
+// at now (nanoseconds on the store's clock): redis_rate's script in integer
+// nanoseconds. A refused charge changes nothing.
 func gcra(tat *int64, now int64, lim limit, n int) result {
 	t := max(*tat, now)
 	newTAT := t + int64(n)*lim.t
@@ -21,7 +23,8 @@ func gcra(tat *int64, now int64, lim limit, n int) result {
 	return result{allowed: true, remaining: int((now - allowAt) / lim.t), reset: time.Duration(newTAT - now)}
 }
 
-// entry is one merchant's two budgets; with neither time after now it is full, as no entry: it can be dropped.
+// entry is one merchant's two budgets; with neither time after now it is full,
+// as no entry: it can be dropped.
 type entry struct{ req, rest int64 }
 
 func (e entry) fullAt() int64 { return max(e.req, e.rest) }
@@ -39,7 +42,8 @@ func newLocalStore(maxMerchants int, now func() time.Time) *localStore {
 	return &localStore{m: make(map[string]entry), max: maxMerchants, now: now, base: now()}
 }
 
-// allow charges one request, then (if the request was allowed) cost REST calls, atomically for this process.
+// allow charges one request, then (if the request was allowed) cost REST
+// calls, atomically for this process.
 func (s *localStore) allow(merchant string, reqLim limit, useReq bool, restLim limit, cost int, useRest bool) (req, rest result) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -70,8 +74,9 @@ func (s *localStore) peek(merchant string, lim limit) result {
 	return gcra(&tat, now, lim, 0) // on a copy: nothing is stored
 }
 
-// evict makes room: every entry that is full again (no state lost), then, if more than three quarters of
-// the cap are live, the entries closest to full down to three quarters (spreading the sweep over n/4 inserts).
+// evict makes room: every entry that is full again (no state lost), then, if
+// more than three quarters of the cap are live, the entries closest to full
+// down to three quarters (spreading the sweep over n/4 inserts).
 func (s *localStore) evict(now int64) {
 	for k, e := range s.m {
 		if e.fullAt() <= now {

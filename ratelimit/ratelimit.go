@@ -1,9 +1,12 @@
-// Package ratelimit decides, before any REST call, whether a merchant may run one more GraphQL request,
-// so that none can spend the REST capacity the others need. Each merchant has two GCRA budgets, requests
-// and REST calls (a request's complexity), charged in that order. With Redis every replica charges the
-// same budgets (go-redis/redis_rate); without it, or while it fails, they are kept in bounded memory with
-// the same arithmetic. Decision.SetHeaders writes the RateLimit fields of
-// draft-ietf-httpapi-ratelimit-headers. The merchant key is an opaque value the caller derives, never a secret.
+// Package ratelimit decides, before any REST call, whether a merchant may run
+// one more GraphQL request, so that none can spend the REST capacity the
+// others need. Each merchant has two GCRA budgets, requests and REST calls (a
+// request's complexity), charged in that order. With Redis every replica
+// charges the same budgets (go-redis/redis_rate); without it, or while it
+// fails, they are kept in bounded memory with the same arithmetic.
+// Decision.SetHeaders writes the RateLimit fields of
+// draft-ietf-httpapi-ratelimit-headers. The merchant key is an opaque value
+// the caller derives, never a secret.
 package ratelimit
 
 import (
@@ -25,16 +28,19 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// Defaults of the settings. The REST burst, twice MAX_COMPLEXITY's 500, fits any operation the complexity
-// limit admits; the requests rate equals the REST-calls rate, binding only requests that make no REST call.
+// Defaults of the settings. The REST burst, twice MAX_COMPLEXITY's 500, fits
+// any operation the complexity limit admits; the requests rate equals the
+// REST-calls rate, binding only requests that make no REST call.
 const (
 	DefaultRESTCallsPerSecond = 200
 	DefaultRESTBurst          = 1000
 	DefaultRequestsPerSecond  = 200
 	DefaultRequestsBurst      = 400
-	// The anonymous budget, one a replica: enough for GraphiQL or codegen introspection, not a merchant's CPU.
+	// The anonymous budget, one a replica: enough for GraphiQL or codegen
+	// introspection, not a merchant's CPU.
 	DefaultAnonymousPerSecond = 20
-	// One client address's part of it (IPv6 by /64), charged first: a flooding address leaves others the rest.
+	// One client address's part of it (IPv6 by /64), charged first: a flooding
+	// address leaves others the rest.
 	DefaultAnonymousPerAddressPerSecond = 2
 	DefaultAnonymousPerAddressBurst     = 10
 
@@ -42,11 +48,13 @@ const (
 	DefaultRedisBackoff      = time.Second
 	DefaultLocalMaxMerchants = 10000
 
-	// MaxMerchantBytes is the longest merchant key kept as given; a longer one becomes its SHA-256.
+	// MaxMerchantBytes is the longest merchant key kept as given; a longer one
+	// becomes its SHA-256.
 	MaxMerchantBytes = 128
 )
 
-// The policies (Decision.Policy and the headers) and the backends (Decision.Backend).
+// The policies (Decision.Policy and the headers) and the backends
+// (Decision.Backend).
 const (
 	PolicyRequests  = "requests"
 	PolicyRESTCalls = "rest-calls"
@@ -63,20 +71,25 @@ const (
 	OutcomeTooCostly       = "too_costly"       // costs more REST calls than the burst: never allowed
 )
 
-// Config is the limits and the Redis behaviour; zero disables both limits, DefaultConfig returns the defaults.
+// Config is the limits and the Redis behaviour; zero disables both limits,
+// DefaultConfig returns the defaults.
 type Config struct {
-	// A merchant's REST calls per second and a full budget's burst; either zero disables the REST-calls limit.
+	// A merchant's REST calls per second and a full budget's burst; either
+	// zero disables the REST-calls limit.
 	RESTCallsPerSecond, RESTBurst    int
 	RequestsPerSecond, RequestsBurst int // the same for requests
 
-	// Redis (not closed here) holds the budgets all replicas share; a *redis.Client needs ContextTimeoutEnabled.
+	// Redis (not closed here) holds the budgets all replicas share; a
+	// *redis.Client needs ContextTimeoutEnabled.
 	Redis redis.UniversalClient
-	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff, how long a failed Redis is skipped (0: default).
+	// RedisTimeout bounds one Allow's Redis calls; RedisBackoff, how long a
+	// failed Redis is skipped (0: default).
 	RedisTimeout, RedisBackoff time.Duration
 	LocalMaxMerchants          int // the merchants the local budgets hold
 
-	// Optional hooks: each Allow's Outcome (metrics); each budget read back from Redis that redis_rate
-	// could not have written (it is then reset); Redis going and coming back.
+	// Optional hooks: each Allow's Outcome (metrics); each budget read back
+	// from Redis that redis_rate could not have written (it is then reset);
+	// Redis going and coming back.
 	OnDecision func(outcome string)
 	OnJunk     func()
 	Logger     *slog.Logger
@@ -175,8 +188,9 @@ type Decision struct {
 	Allowed    bool          // the request may run; when false, answer RATE_LIMITED before any REST call
 	TooCostly  bool          // it costs more REST calls than the burst: no wait admits it
 	RetryAfter time.Duration // until this request would be allowed (refused only)
-	// Limit, Remaining and Reset describe Policy's budget after this request; Policy is the budget that
-	// refused it or, when allowed, the one closest to running out ("" when no limit is set).
+	// Limit, Remaining and Reset describe Policy's budget after this request;
+	// Policy is the budget that refused it or, when allowed, the one closest
+	// to running out ("" when no limit is set).
 	Limit, Remaining int
 	Reset            time.Duration
 	Policy           string
@@ -185,7 +199,8 @@ type Decision struct {
 	policies string
 }
 
-// RetryAfterSeconds is RetryAfter in seconds, rounded up, at least 1 when refused; 0 when allowed or TooCostly.
+// RetryAfterSeconds is RetryAfter in seconds, rounded up, at least 1 when
+// refused; 0 when allowed or TooCostly.
 func (d Decision) RetryAfterSeconds() int {
 	if d.Allowed || d.TooCostly {
 		return 0
@@ -195,8 +210,9 @@ func (d Decision) RetryAfterSeconds() int {
 
 func ceilSeconds(d time.Duration) int { return int(math.Ceil(d.Seconds())) }
 
-// SetHeaders writes RateLimit-Policy and RateLimit and, when refused, Retry-After; nothing when no limit
-// is set. A GCRA of rate R and burst B is advertised as q=B per w=ceil(B/R) seconds.
+// SetHeaders writes RateLimit-Policy and RateLimit and, when refused,
+// Retry-After; nothing when no limit is set. A GCRA of rate R and burst B is
+// advertised as q=B per w=ceil(B/R) seconds.
 func (d Decision) SetHeaders(h http.Header) {
 	if d.Policy == "" {
 		return
@@ -223,7 +239,8 @@ type result struct {
 	reset      time.Duration
 }
 
-// Allow charges merchant one request and restCalls REST calls, saying whether it may run (Redis down: locally).
+// Allow charges merchant one request and restCalls REST calls, saying whether
+// it may run (Redis down: locally).
 func (l *Limiter) Allow(ctx context.Context, merchant string, restCalls int) Decision {
 	return l.record(l.allow(ctx, merchant, max(0, restCalls), true))
 }
@@ -235,8 +252,9 @@ func (l *Limiter) record(d Decision) Decision {
 	return d
 }
 
-// AllowRESTCalls charges merchant restCalls REST calls and no request: the second half of a request
-// charged earlier by Allow(ctx, merchant, 0). With nothing to charge it allows without a decision (no headers).
+// AllowRESTCalls charges merchant restCalls REST calls and no request: the
+// second half of a request charged earlier by Allow(ctx, merchant, 0). With
+// nothing to charge it allows without a decision (no headers).
 func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if restCalls <= 0 || !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -244,7 +262,8 @@ func (l *Limiter) AllowRESTCalls(ctx context.Context, merchant string, restCalls
 	return l.record(l.allow(ctx, merchant, restCalls, false))
 }
 
-// PeekRESTCalls says, charging nothing, whether merchant's REST-call budget admits restCalls now, and its rest.
+// PeekRESTCalls says, charging nothing, whether merchant's REST-call budget
+// admits restCalls now, and its rest.
 func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls int) Decision {
 	if !l.rest.enabled() {
 		return Decision{Allowed: true}
@@ -273,7 +292,8 @@ func boundedKey(merchant string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// outcome names d for metrics: a local decision is a fallback only when Redis is configured.
+// outcome names d for metrics: a local decision is a fallback only when Redis
+// is configured.
 func (l *Limiter) outcome(d Decision) string {
 	fallback := l.rdb != nil && d.Backend == BackendLocal
 	switch {
@@ -308,7 +328,8 @@ func (l *Limiter) allow(ctx context.Context, merchant string, cost int, chargeRe
 	return l.decide(req, rest, useReq, useRest, BackendLocal)
 }
 
-// decide turns the answers into a Decision named by a budget that refused, or else the one with less share left.
+// decide turns the answers into a Decision named by a budget that refused, or
+// else the one with less share left.
 func (l *Limiter) decide(req, rest result, useReq, useRest bool, backend string) Decision {
 	lim, r := l.req, req
 	switch {

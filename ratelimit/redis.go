@@ -12,8 +12,9 @@ import (
 
 var errJunkBudget = errors.New("ratelimit: a budget in Redis that redis_rate did not write")
 
-// junkBudget reports whether a charge of n to lim read a value redis_rate never writes: its script failed
-// on it, or it answered a wait or reset no GCRA of lim gives (a second of slack for its floating point).
+// junkBudget reports whether a charge of n to lim read a value redis_rate
+// never writes: its script failed on it, or it answered a wait or reset no
+// GCRA of lim gives (a second of slack for its floating point).
 func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 	if err != nil {
 		var re redis.Error
@@ -24,10 +25,12 @@ func junkBudget(res *redis_rate.Result, err error, lim limit, n int) bool {
 		res.ResetAfter > time.Duration(lim.tau)+time.Second
 }
 
-// keyPrefix namespaces the budgets (redis_rate puts "rate:" before it): rate:paygraph:rl:<policy>:<merchant>.
+// keyPrefix namespaces the budgets (redis_rate puts "rate:" before it):
+// rate:paygraph:rl:<policy>:<merchant>.
 const keyPrefix = "paygraph:rl:"
 
-// allowRedis charges one request, then if allowed cost REST calls, in Redis within l.timeout (on error: local).
+// allowRedis charges one request, then if allowed cost REST calls, in Redis
+// within l.timeout (on error: local).
 func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, useReq, useRest bool) (req, rest result, err error) {
 	rctx, cancel := context.WithTimeout(ctx, l.timeout)
 	defer cancel()
@@ -42,8 +45,9 @@ func (l *Limiter) allowRedis(ctx context.Context, merchant string, cost int, use
 	return req, rest, l.observe(ctx, err)
 }
 
-// redisCharge charges n to merchant's budget lim in Redis. A budget redis_rate could not have written
-// (which could refuse the merchant for good) is counted, deleted and charged again, fresh.
+// redisCharge charges n to merchant's budget lim in Redis. A budget redis_rate
+// could not have written (which could refuse the merchant for good) is
+// counted, deleted and charged again, fresh.
 func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n int) (result, error) {
 	key, rl := keyPrefix+lim.policy+":"+merchant, redis_rate.Limit{Rate: lim.rate, Burst: lim.burst, Period: time.Second}
 	res, err := l.rdb.AllowN(ctx, key, rl, n)
@@ -65,8 +69,9 @@ func (l *Limiter) redisCharge(ctx context.Context, lim limit, merchant string, n
 		retryAfter: max(0, res.RetryAfter)}, nil
 }
 
-// redisUsable reports whether this Allow may use Redis: while healthy, or as the one probe after a
-// backoff, so that a dead Redis costs one request's timeout per backoff.
+// redisUsable reports whether this Allow may use Redis: while healthy, or as
+// the one probe after a backoff, so that a dead Redis costs one request's
+// timeout per backoff.
 func (l *Limiter) redisUsable() bool {
 	until := l.downUntil.Load()
 	if until == 0 {
@@ -79,7 +84,8 @@ func (l *Limiter) redisUsable() bool {
 	return l.downUntil.CompareAndSwap(until, now+int64(l.backoff))
 }
 
-// observe records one Allow's Redis outcome and returns err; a failure backs off, unless ctx itself ended.
+// observe records one Allow's Redis outcome and returns err; a failure backs
+// off, unless ctx itself ended.
 func (l *Limiter) observe(ctx context.Context, err error) error {
 	if err == nil {
 		if l.downUntil.Load() != 0 { // no store (cache line) while healthy

@@ -1,6 +1,7 @@
 package restclient
 
-// The per-operation log of REST calls: the cost receipt and, when kept, the REST inspector.
+// The per-operation log of REST calls: the cost receipt and, when kept, the
+// REST inspector.
 
 import (
 	"context"
@@ -10,7 +11,8 @@ import (
 	"paygraph/internal/opscope"
 )
 
-// CallRecord is one REST call as the REST inspector shows it: no base URL, query or credential.
+// CallRecord is one REST call as the REST inspector shows it: no base URL,
+// query or credential.
 type CallRecord struct {
 	Endpoint Endpoint      // the route template, e.g. /api/v1/payments/{id}
 	ID       string        // the id of the path ("" for the list)
@@ -22,7 +24,8 @@ type CallRecord struct {
 
 const maxKeptCalls = 1000 // records one log keeps
 
-// CallLog counts one operation's REST calls, safe for concurrent use; records are kept after Keep.
+// CallLog counts one operation's REST calls, safe for concurrent use; records
+// are kept after Keep.
 type CallLog struct {
 	mu      sync.Mutex
 	made    int // calls that sent at least one request

@@ -34,7 +34,8 @@ const (
 // idRoutes are the routes that end in one id segment.
 var idRoutes = [...]Endpoint{EndpointGetPayment, EndpointGetPaymentLink, EndpointGetCheckoutSession}
 
-// EndpointOf names u's REST call by its route pattern, any base path aside; "" for no route.
+// EndpointOf names u's REST call by its route pattern, any base path aside; ""
+// for no route.
 func EndpointOf(u *url.URL) Endpoint {
 	if u == nil {
 		return ""
@@ -77,18 +78,21 @@ type Config struct {
 	HTTPClient  *http.Client  // nil -> a default client (pooled keep-alive connections, no redirects)
 	StatusParam string        // name of the list status-filter query parameter; "" -> "status"
 	Timeout     time.Duration // per-call timeout; 0 -> 10s
-	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0: default; over: KindUpstream).
+	// MaxBodyBytes and MaxPageBytes bound a record's and a page's 2xx body (0:
+	// default; over: KindUpstream).
 	MaxBodyBytes int64
 	MaxPageBytes int64
 	Limiter      *Limiter // bounds the calls in flight; nil: one with the default bounds
-	// DropIdle closes the idle connections ctx's pair may reuse, after an answer of another
-	// record than asked (out of step) and before a retry after a connection error; nil: CloseIdleConnections.
+	// DropIdle closes the idle connections ctx's pair may reuse, after an
+	// answer of another record than asked (out of step) and before a retry
+	// after a connection error; nil: CloseIdleConnections.
 	DropIdle     func(ctx context.Context)
 	ShareWaiters int // callers that may wait for a pair's GET in flight (share.go); 0: the default, <0: none
 	Resilience
 }
 
-// Client is the REST API's typed client, safe for concurrent use; credentials come from the context.
+// Client is the REST API's typed client, safe for concurrent use; credentials
+// come from the context.
 type Client struct {
 	hc          *http.Client
 	scheme      string
@@ -109,7 +113,8 @@ type Client struct {
 	flights     *flights // nil: no sharing
 }
 
-// New returns a Client for cfg; BaseURL is an absolute http(s) URL without query or fragment.
+// New returns a Client for cfg; BaseURL is an absolute http(s) URL without
+// query or fragment.
 func New(cfg Config) (*Client, error) {
 	if strings.TrimSpace(cfg.BaseURL) == "" {
 		return nil, errors.New("restclient: BaseURL is empty; want an absolute http(s) URL such as http://127.0.0.1:9000")
@@ -250,7 +255,8 @@ func get[W errorCarrier, V any](ctx context.Context, c *Client, ep Endpoint, id 
 // errorCarrier reports a 2xx body's string "error" key when it has no id/data.
 type errorCarrier interface{ errorBody() (string, bool) }
 
-// checkID reports why id cannot be a path segment (or ""), and whether it is RFC 3986 unreserved.
+// checkID reports why id cannot be a path segment (or ""), and whether it is
+// RFC 3986 unreserved.
 func checkID(id string) (why string, plain bool) {
 	switch {
 	case id == "":
@@ -340,7 +346,8 @@ func (c *Client) call(ctx context.Context, ep Endpoint, id string, u *url.URL, c
 	return err
 }
 
-// attempt makes one request into into; st (if set) records it, f (if set) keeps a 2xx body.
+// attempt makes one request into into; st (if set) records it, f (if set)
+// keeps a 2xx body.
 func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, st *callStat, f *flight) error {
 	if err := ctx.Err(); err != nil { // a dead parent must not count as our timeout
 		return ctxError(ctx, ep, err)
@@ -410,7 +417,8 @@ func (c *Client) attempt(ctx context.Context, ep Endpoint, u *url.URL, cv *crede
 	return e
 }
 
-// roundTrip is c.hc.Do, by c.rt itself when Do would add nothing, with Do's checks and *url.Error.
+// roundTrip is c.hc.Do, by c.rt itself when Do would add nothing, with Do's
+// checks and *url.Error.
 func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 	if c.rt == nil {
 		return c.hc.Do(req)
@@ -446,8 +454,9 @@ var (
 	errBodyTooLarge    = errors.New("restclient: response body too large") // limitedReader's
 )
 
-// decodeBody decodes lr's first JSON value into into as a json.Decoder would, from a pooled buffer
-// (wirefast.go if it can); size is the Content-Length or -1; f, if set, is told the bytes decoded.
+// decodeBody decodes lr's first JSON value into into as a json.Decoder would,
+// from a pooled buffer (wirefast.go if it can); size is the Content-Length or
+// -1; f, if set, is told the bytes decoded.
 func decodeBody(lr *limitedReader, into any, size int64, f *flight) error {
 	pooled := bodyBuffers.Get().(*[]byte)
 	buf, spare, readErr := readBody(lr, (*pooled)[:0], size)
@@ -490,7 +499,8 @@ func decodeBuf(buf []byte, into any, readErr error) error {
 	return dec.Decode(into)
 }
 
-// readBody reads lr into buf, never past lr's limit; spare: an outgrown buffer the pool may keep.
+// readBody reads lr into buf, never past lr's limit; spare: an outgrown buffer
+// the pool may keep.
 func readBody(lr *limitedReader, buf []byte, size int64) (_, spare []byte, _ error) {
 	switch {
 	case size >= int64(cap(buf)) && size < lr.n:
@@ -551,7 +561,8 @@ func (c *Client) transportError(parent, callCtx context.Context, ep Endpoint, er
 	return &Error{Kind: KindUpstream, Endpoint: ep, Message: "REST API unreachable: " + connFailure(err), Err: err}
 }
 
-// bodyError maps a failed read of a 2xx body of size bytes (-1: unknown): upstream unless ctx ended.
+// bodyError maps a failed read of a 2xx body of size bytes (-1: unknown):
+// upstream unless ctx ended.
 func (c *Client) bodyError(parent, callCtx context.Context, ep Endpoint, size, read int64, err error) *Error {
 	if parent.Err() != nil {
 		return ctxError(parent, ep, err)
@@ -682,8 +693,9 @@ var jsonKinds = map[string]string{
 	"bool": "JSON boolean", "string": "JSON string", "int": "JSON number", "int64": "JSON number", "float64": "JSON number",
 }
 
-// limitedReader reads at most n bytes, then fails with errBodyTooLarge if one more comes (io.LimitReader's
-// EOF would look like truncated JSON); err records a read error other than io.EOF (a failed connection).
+// limitedReader reads at most n bytes, then fails with errBodyTooLarge if one
+// more comes (io.LimitReader's EOF would look like truncated JSON); err
+// records a read error other than io.EOF (a failed connection).
 type limitedReader struct {
 	r        io.Reader
 	n        int64

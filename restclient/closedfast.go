@@ -1,10 +1,11 @@
 package restclient
 
-// Calls on closed, quiet circuits (no failure counted since a success) without gobreaker, so
-// that calls do not all take the process-wide circuit's mutex: there a success changes nothing
-// gobreaker reads again, so only a failure is handed to it afterwards, to the circuits whose
-// state has not changed (TestClosedFastPathSameAsGobreaker). It mirrors gobreaker's counting,
-// so it is on only with the version verified (TestGobreakerFence).
+// Calls on closed, quiet circuits (no failure counted since a success) without
+// gobreaker, so that calls do not all take the process-wide circuit's mutex:
+// there a success changes nothing gobreaker reads again, so only a failure is
+// handed to it afterwards, to the circuits whose state has not changed
+// (TestClosedFastPathSameAsGobreaker). It mirrors gobreaker's counting, so it
+// is on only with the version verified (TestGobreakerFence).
 
 import (
 	"context"
@@ -15,7 +16,8 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release closedCall was verified against (TestGobreakerFence).
+// verifiedGobreaker is the gobreaker release closedCall was verified against
+// (TestGobreakerFence).
 const verifiedGobreaker = "v2.4.0"
 
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
@@ -37,8 +39,9 @@ func gobreakerVersion() string {
 	return ""
 }
 
-// quietness: a circuit's consecutive failures are known to be zero. failing and failed count failures
-// before and after gobreaker does; clean is the highest failed read before a success's Execute.
+// quietness: a circuit's consecutive failures are known to be zero. failing
+// and failed count failures before and after gobreaker does; clean is the
+// highest failed read before a success's Execute.
 type quietness struct {
 	failing atomic.Uint64
 	failed  atomic.Uint64
@@ -48,7 +51,8 @@ type quietness struct {
 func (q *quietness) is() bool    { return q.failing.Load() == q.clean.Load() }
 func (q *quietness) seq() uint64 { return q.failed.Load() }
 
-// counting is told what gobreaker counts (errSkip: nothing) before; counted after, with seq.
+// counting is told what gobreaker counts (errSkip: nothing) before; counted
+// after, with seq.
 func (q *quietness) counting(count error) {
 	if unhealthy(count) {
 		q.failing.Add(1)
@@ -70,7 +74,8 @@ func (q *quietness) counted(count error, seq uint64) {
 	}
 }
 
-// settle replays a count (errSkip: none) to a circuit of the same state: a failure, or a success after one.
+// settle replays a count (errSkip: none) to a circuit of the same state: a
+// failure, or a success after one.
 func (q *quietness) settle(cb *gobreaker.CircuitBreaker[struct{}], same bool, count error) {
 	if count != errSkip && same && (unhealthy(count) || !q.is()) {
 		q.replay(cb, count)
@@ -85,7 +90,8 @@ func (q *quietness) replay(cb *gobreaker.CircuitBreaker[struct{}], count error) 
 	q.counted(count, seq)
 }
 
-// closedCall makes call on closed, quiet circuits, then settles each's count (a panic: a success).
+// closedCall makes call on closed, quiet circuits, then settles each's count
+// (a panic: a success).
 func (b *breaker) closedCall(ctx context.Context, m *merchant, key uint64, start time.Time, call func() error) (err error) {
 	gen := b.gen.Load()
 	var mGen uint64

@@ -23,8 +23,9 @@ const (
 	HeaderAPISecret = "x-api-secret"
 )
 
-// Credentials is the caller's pair, forwarded as its REST calls' credential headers; every textual
-// form of it (fmt, slog, encoding/json) shows at most the key's prefix, never the secret.
+// Credentials is the caller's pair, forwarded as its REST calls' credential
+// headers; every textual form of it (fmt, slog, encoding/json) shows at most
+// the key's prefix, never the secret.
 type Credentials struct {
 	APIKey    string
 	APISecret string
@@ -32,7 +33,8 @@ type Credentials struct {
 
 type credentialsKey struct{}
 
-// credentialsValue is what WithCredentials puts in a context: the pair and what its calls share.
+// credentialsValue is what WithCredentials puts in a context: the pair and
+// what its calls share.
 type credentialsValue struct {
 	c            Credentials
 	header       http.Header // of every REST call of the context; read only
@@ -48,7 +50,8 @@ type credentialsValue struct {
 	refused    atomic.Bool             // the REST API refused it (401, 403)
 }
 
-// WithCredentials returns a context carrying c, and its identity under ctx's WithMerchantKey.
+// WithCredentials returns a context carrying c, and its identity under ctx's
+// WithMerchantKey.
 func WithCredentials(ctx context.Context, c Credentials) context.Context {
 	k := cmp.Or(MerchantKeyFrom(ctx), processMerchantKey)
 	v := &credentialsValue{c: c, headers: [2]string{c.APIKey, c.APISecret}, secrets: [2]string{c.APIKey, c.APISecret}, merchant: k.sum(c)}
@@ -69,13 +72,15 @@ func (v *credentialsValue) requestHeader() http.Header {
 	return v.header
 }
 
-// CredentialsFrom returns ctx's credentials; ok is false for none or when either half is empty.
+// CredentialsFrom returns ctx's credentials; ok is false for none or when
+// either half is empty.
 func CredentialsFrom(ctx context.Context) (Credentials, bool) {
 	v, ok := credentialsFrom(ctx)
 	return v.c, ok
 }
 
-// SecretsOf returns ctx's usable pair's values, never to be logged, traced or measured (read only).
+// SecretsOf returns ctx's usable pair's values, never to be logged, traced or
+// measured (read only).
 func SecretsOf(ctx context.Context) []string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -99,7 +104,8 @@ var (
 	reAPIKey = regexp.MustCompile(`ak_(?:test|prod|live)_[A-Za-z0-9]+`)
 )
 
-// RedactCredentials rewrites anyone's credentials in s: a secret as "sk_…[redacted]", a key by RedactKey.
+// RedactCredentials rewrites anyone's credentials in s: a secret as
+// "sk_…[redacted]", a key by RedactKey.
 func RedactCredentials(s string) string {
 	if strings.Contains(s, "sk_") {
 		s = reSecret.ReplaceAllLiteralString(s, "sk_…[redacted]")
@@ -110,7 +116,8 @@ func RedactCredentials(s string) string {
 	return s
 }
 
-// RedactKey shows a key's prefix ("ak_test_…"), "[none]" if empty, "[redacted]" unless like "a_b_c".
+// RedactKey shows a key's prefix ("ak_test_…"), "[none]" if empty,
+// "[redacted]" unless like "a_b_c".
 func RedactKey(key string) string {
 	if key == "" {
 		return "[none]"

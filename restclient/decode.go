@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// The wire structs mirror the REST JSON: amounts are json.Number (never a float), nullable fields
-// pointers; conversion errors never quote body values. wirefast.go knows wirePayment's and wirePage's.
+// The wire structs mirror the REST JSON: amounts are json.Number (never a
+// float), nullable fields pointers; conversion errors never quote body values.
+// wirefast.go knows wirePayment's and wirePage's.
 
 // errField captures a string "error" key; any other JSON type is ignored.
 type errField struct {
@@ -121,7 +122,8 @@ func currency(p *string) string {
 
 var errBadTime = errors.New("is not an ISO 8601 timestamp with a time zone")
 
-// parseTime accepts RFC 3339 (Z or an offset, any fraction) and an offset without a colon ("+0600").
+// parseTime accepts RFC 3339 (Z or an offset, any fraction) and an offset
+// without a colon ("+0600").
 func parseTime(s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, s)
 	if err != nil {
@@ -261,7 +263,8 @@ func (w *wireLink) toLink() (*PaymentLink, error) {
 	return l, nil
 }
 
-// sessionMoney is <field>_paisa or else the taka string <field>; when both are there, they agree.
+// sessionMoney is <field>_paisa or else the taka string <field>; when both are
+// there, they agree.
 func sessionMoney(field string, taka, paisa json.Number) (Paisa, error) {
 	var t Paisa
 	if taka != "" {
@@ -328,7 +331,8 @@ func (w *wireSessionEnvelope) toSession() (*CheckoutSession, error) {
 	return s, nil
 }
 
-// sameID reports a record of another id than asked (maybe another merchant's), quoting neither.
+// sameID reports a record of another id than asked (maybe another merchant's),
+// quoting neither.
 func sameID(obj, asked, got string) error {
 	if got != asked {
 		return errors.New(obj + " id is not the id asked for")
@@ -336,7 +340,8 @@ func sameID(obj, asked, got string) error {
 	return nil
 }
 
-// answers reports a checkout session with neither the id nor the payment reference asked for.
+// answers reports a checkout session with neither the id nor the payment
+// reference asked for.
 func (s *CheckoutSession) answers(idOrRef string) error {
 	if s.ID != idOrRef && s.Reference != idOrRef {
 		return errors.New("checkout session has neither the id nor the reference asked for")
@@ -344,7 +349,8 @@ func (s *CheckoutSession) answers(idOrRef string) error {
 	return nil
 }
 
-// answers reports a page that cannot answer p: over the limit, or not advancing from its cursor.
+// answers reports a page that cannot answer p: over the limit, or not
+// advancing from its cursor.
 func (pg *PaymentPage) answers(p ListParams) error {
 	if p.Limit > 0 && len(pg.Data) > p.Limit {
 		return errors.New("list has more payments than the limit asked for")
@@ -352,7 +358,8 @@ func (pg *PaymentPage) answers(p ListParams) error {
 	return pg.advancesFrom(p.Cursor)
 }
 
-// advancesFrom reports a page whose next_cursor is the cursor that fetched it (an endless list).
+// advancesFrom reports a page whose next_cursor is the cursor that fetched it
+// (an endless list).
 func (p *PaymentPage) advancesFrom(cursor string) error {
 	if cursor != "" && p.HasMore && p.NextCursor != nil && *p.NextCursor == cursor {
 		return errors.New("list next_cursor is the cursor just sent; the list would never end")

@@ -47,7 +47,8 @@ type Error struct {
 	Err        error         // underlying cause, may be nil
 }
 
-// Error returns "restclient: GET <endpoint>: <message> (HTTP <status>)", without Err's text.
+// Error returns "restclient: GET <endpoint>: <message> (HTTP <status>)",
+// without Err's text.
 func (e *Error) Error() string {
 	s := "restclient: "
 	if e.Endpoint != "" {
@@ -68,7 +69,8 @@ func isA[E error](err error) bool {
 	return ok
 }
 
-// KindOf returns the kind of the first *Error in err's chain, else KindUpstream (also for nil).
+// KindOf returns the kind of the first *Error in err's chain, else
+// KindUpstream (also for nil).
 func KindOf(err error) ErrorKind {
 	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Kind

@@ -1,6 +1,7 @@
 package restclient
 
-// Bounded fan-out: a batch's calls (a dataloader's keys, a page's joins) within the limiter's bounds.
+// Bounded fan-out: a batch's calls (a dataloader's keys, a page's joins)
+// within the limiter's bounds.
 
 import (
 	"context"
@@ -12,13 +13,15 @@ import (
 	"paygraph/internal/growstack"
 )
 
-// Result is one id's answer in a fan-out: its record or its error (*Error, or *PanicError).
+// Result is one id's answer in a fan-out: its record or its error (*Error, or
+// *PanicError).
 type Result[V any] struct {
 	Value V
 	Err   error
 }
 
-// PanicError is the error of a fan-out call that panicked, maybe out of the caller's recovery's reach.
+// PanicError is the error of a fan-out call that panicked, maybe out of the
+// caller's recovery's reach.
 type PanicError struct {
 	Value any
 	Stack []byte
@@ -26,7 +29,8 @@ type PanicError struct {
 
 func (e *PanicError) Error() string { return fmt.Sprintf("panic in a REST call: %v", e.Value) }
 
-// GetPayments retrieves the payments of ids, one GetPayment each; results[i] answers ids[i].
+// GetPayments retrieves the payments of ids, one GetPayment each; results[i]
+// answers ids[i].
 func (c *Client) GetPayments(ctx context.Context, ids []string) []Result[*Payment] {
 	return fanOut(ctx, c.limiter, ids, method[*Payment]{c, (*Client).GetPayment})
 }
@@ -36,7 +40,8 @@ func (c *Client) GetPaymentLinks(ctx context.Context, ids []string) []Result[*Pa
 	return fanOut(ctx, c.limiter, ids, method[*PaymentLink]{c, (*Client).GetPaymentLink})
 }
 
-// GetCheckoutSessions retrieves the checkout sessions of keys, ids or references (see GetPayments).
+// GetCheckoutSessions retrieves the checkout sessions of keys, ids or
+// references (see GetPayments).
 func (c *Client) GetCheckoutSessions(ctx context.Context, keys []string) []Result[*CheckoutSession] {
 	return fanOut(ctx, c.limiter, keys, method[*CheckoutSession]{c, (*Client).GetCheckoutSession})
 }
@@ -58,13 +63,15 @@ type getFunc[V any] func(context.Context, string) (V, error)
 
 func (f getFunc[V]) get(ctx context.Context, id string) (V, error) { return f(ctx, id) }
 
-// Each is a Client's fan-out without slots (stub REST APIs); results[i] answers ids[i].
+// Each is a Client's fan-out without slots (stub REST APIs); results[i]
+// answers ids[i].
 func Each[V any](ctx context.Context, ids []string, get func(context.Context, string) (V, error)) []Result[V] {
 	return fanOut(ctx, nil, ids, getFunc[V](get))
 }
 
-// fanOut calls g for every id, each with a slot of lim (nil: none), on at most Limiter.width goroutines
-// (the caller's one); one starts once its first slot is held: a batch waiting costs one goroutine.
+// fanOut calls g for every id, each with a slot of lim (nil: none), on at most
+// Limiter.width goroutines (the caller's one); one starts once its first slot
+// is held: a batch waiting costs one goroutine.
 func fanOut[V any, G getter[V]](ctx context.Context, lim *Limiter, ids []string, g G) []Result[V] {
 	growstack.Call()
 	out := make([]Result[V], len(ids))
@@ -130,7 +137,8 @@ func (f *fan[V, G]) work(h *Held, i int) {
 	}
 }
 
-// call makes one call with h's slot (nil: none), releasing it after; a panic becomes r's *PanicError.
+// call makes one call with h's slot (nil: none), releasing it after; a panic
+// becomes r's *PanicError.
 func call[V any, G getter[V]](ctx context.Context, h *Held, id string, r *Result[V], g G) {
 	defer h.Release()
 	defer func() {

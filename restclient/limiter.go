@@ -23,13 +23,15 @@ const (
 type LimiterConfig struct {
 	MaxInFlight            int // bounds the REST calls in flight in the process
 	MaxInFlightPerMerchant int // bounds those of one pair (at most MaxInFlight)
-	// Unaccepted bounds the calls of pairs not yet accepted (unaccepted.go); zero: no bounds.
+	// Unaccepted bounds the calls of pairs not yet accepted (unaccepted.go);
+	// zero: no bounds.
 	Unaccepted UnacceptedConfig
 }
 
-// Limiter is the one place REST calls wait for slots: their request's (WithRequestLimit), their
-// merchant's (credential pair, by its HMAC) and the process's, narrowest first, so a busy merchant
-// queues on its own; a request's calls queue one at a time, so freed slots go to the waiting
+// Limiter is the one place REST calls wait for slots: their request's
+// (WithRequestLimit), their merchant's (credential pair, by its HMAC) and the
+// process's, narrowest first, so a busy merchant queues on its own; a
+// request's calls queue one at a time, so freed slots go to the waiting
 // requests in turn. Idle merchants go as the map grows.
 type Limiter struct {
 	process     chan struct{}
@@ -43,10 +45,12 @@ type Limiter struct {
 
 const minKeptMerchants = 1024 // the fewest merchant entries before idle ones go
 
-// merchantKey identifies a credential pair (merchant.go): none takes another's slots without its secret.
+// merchantKey identifies a credential pair (merchant.go): none takes another's
+// slots without its secret.
 type merchantKey [sha256.Size]byte
 
-// merchantSlots is a merchant's semaphore; refs: calls holding or waiting for it (Limiter.mu).
+// merchantSlots is a merchant's semaphore; refs: calls holding or waiting for
+// it (Limiter.mu).
 type merchantSlots struct {
 	sem  chan struct{}
 	refs int
@@ -89,7 +93,8 @@ func (r *requestSem) turnOf() chan struct{} {
 
 type requestSlotsKey struct{}
 
-// WithRequestLimit returns a context whose REST calls (its children's too) hold at most n slots (1 if n < 1).
+// WithRequestLimit returns a context whose REST calls (its children's too)
+// hold at most n slots (1 if n < 1).
 func WithRequestLimit(ctx context.Context, n int) context.Context {
 	return opscope.WithValue(ctx, requestSlotsKey{}, &requestSem{sem: make(chan struct{}, max(n, 1))})
 }
@@ -107,7 +112,8 @@ type slot struct {
 	probe    *ticket // an unaccepted pair's turn (gate), ended on release
 }
 
-// acquire takes a request, merchant and process slot, in order, giving them back if ctx ends first.
+// acquire takes a request, merchant and process slot, in order, giving them
+// back if ctx ends first.
 func (l *Limiter) acquire(ctx context.Context, cv *credentialsValue) (slot, error) {
 	s := slot{l: l}
 	var err error
@@ -152,7 +158,8 @@ func take(ctx context.Context, sem chan struct{}) error {
 	}
 }
 
-// queue is take of a semaphore the requests share; req's calls (nil: none) wait one at a time.
+// queue is take of a semaphore the requests share; req's calls (nil: none)
+// wait one at a time.
 func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	select {
 	case sem <- struct{}{}: // free: nobody waits (a full channel's senders queue)
@@ -173,7 +180,8 @@ func queue(ctx context.Context, req *requestSem, sem chan struct{}) error {
 	return err
 }
 
-// width is fanOut's goroutines for n ids: the slots ctx's request (or merchant) may hold, <= n.
+// width is fanOut's goroutines for n ids: the slots ctx's request (or
+// merchant) may hold, <= n.
 func (l *Limiter) width(ctx context.Context, n int) int {
 	w := l.perMerchant
 	if req := requestSlotsFrom(ctx); req != nil {
@@ -223,7 +231,8 @@ func (s slot) release() {
 	s.probe.end()
 }
 
-// Held is a context with a slot taken ahead (Limiter.Hold) for its first call; later ones take their own.
+// Held is a context with a slot taken ahead (Limiter.Hold) for its first call;
+// later ones take their own.
 type Held struct {
 	context.Context
 	s        slot
@@ -248,7 +257,8 @@ func (h *Held) Release() {
 	}
 }
 
-// Hold takes a slot for a REST call ahead, in the context returned (none without credentials).
+// Hold takes a slot for a REST call ahead, in the context returned (none
+// without credentials).
 func (l *Limiter) Hold(ctx context.Context) (*Held, error) {
 	h := new(Held)
 	if err := l.holdInto(ctx, h); err != nil {
@@ -281,7 +291,8 @@ func (l *Limiter) slotFor(ctx context.Context, cv *credentialsValue) (slot, erro
 	return l.acquire(ctx, cv)
 }
 
-// acquireError answers a call without a slot: the gate's refusal, or the context's error.
+// acquireError answers a call without a slot: the gate's refusal, or the
+// context's error.
 func acquireError(ctx context.Context, ep Endpoint, err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
 		c := *e // the cached refusal is shared: a copy with the endpoint

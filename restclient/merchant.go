@@ -1,5 +1,6 @@
-// The merchant identity: an HMAC-SHA256 of the credential pair under a per-deployment key
-// (MERCHANT_ID_KEY), so that a Redis dump or a log line verifies no guessed or leaked pair offline.
+// The merchant identity: an HMAC-SHA256 of the credential pair under a
+// per-deployment key (MERCHANT_ID_KEY), so that a Redis dump or a log line
+// verifies no guessed or leaked pair offline.
 
 package restclient
 
@@ -21,7 +22,8 @@ const (
 	merchantIDLabel     = "paygraph merchant id v1\x00" // separates this use of the key from any other
 )
 
-// MerchantKey is the identity key, the same on every replica sharing a Redis; safe for concurrent use.
+// MerchantKey is the identity key, the same on every replica sharing a Redis;
+// safe for concurrent use.
 type MerchantKey struct {
 	pool sync.Pool // of *merchantMAC
 }
@@ -32,7 +34,8 @@ type merchantMAC struct {
 	out [sha256.Size]byte
 }
 
-// NewMerchantKey returns the identity key of key (copied), at least MinMerchantKeyBytes long.
+// NewMerchantKey returns the identity key of key (copied), at least
+// MinMerchantKeyBytes long.
 func NewMerchantKey(key []byte) (*MerchantKey, error) {
 	if len(key) < MinMerchantKeyBytes {
 		return nil, fmt.Errorf("merchant identity key is %d bytes; want at least %d (such as `openssl rand -base64 32`)", len(key), MinMerchantKeyBytes)
@@ -57,7 +60,8 @@ func (k *MerchantKey) Format(f fmt.State, _ rune) { fmt.Fprint(f, "restclient.Me
 // processMerchantKey names merchants in a context that carries no key.
 var processMerchantKey = RandomMerchantKey()
 
-// sum is HMAC(label || uint64 len(apiKey) || apiKey || apiSecret): ("ab","c") is not ("a","bc").
+// sum is HMAC(label || uint64 len(apiKey) || apiKey || apiSecret): ("ab","c")
+// is not ("a","bc").
 func (k *MerchantKey) sum(c Credentials) merchantKey {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -72,7 +76,8 @@ func (k *MerchantKey) sum(c Credentials) merchantKey {
 	return out
 }
 
-// Derive is a key for another use: HMAC-SHA256 under k of a label no identity input starts with.
+// Derive is a key for another use: HMAC-SHA256 under k of a label no identity
+// input starts with.
 func (k *MerchantKey) Derive(label string) []byte {
 	m := k.pool.Get().(*merchantMAC)
 	m.h.Reset()
@@ -84,7 +89,8 @@ func (k *MerchantKey) Derive(label string) []byte {
 
 type merchantKeyCtx struct{}
 
-// WithMerchantKey returns a context whose pairs (WithCredentials) are named under k.
+// WithMerchantKey returns a context whose pairs (WithCredentials) are named
+// under k.
 func WithMerchantKey(ctx context.Context, k *MerchantKey) context.Context {
 	if k == nil {
 		return ctx
@@ -98,7 +104,8 @@ func MerchantKeyFrom(ctx context.Context) *MerchantKey {
 	return k
 }
 
-// MerchantOf names the merchant of ctx's pair, its identity in hex; ok is false with no usable pair.
+// MerchantOf names the merchant of ctx's pair, its identity in hex; ok is
+// false with no usable pair.
 func MerchantOf(ctx context.Context) (string, bool) {
 	v, ok := credentialsFrom(ctx)
 	if !ok {
@@ -107,7 +114,8 @@ func MerchantOf(ctx context.Context) (string, bool) {
 	return v.merchantName, true
 }
 
-// MerchantTag names ctx's merchant in logs as its circuit: 8 bytes of identity in hex, or "".
+// MerchantTag names ctx's merchant in logs as its circuit: 8 bytes of identity
+// in hex, or "".
 func MerchantTag(ctx context.Context) string {
 	v, ok := credentialsFrom(ctx)
 	if !ok {

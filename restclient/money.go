@@ -7,7 +7,8 @@ import (
 	"strings"
 )
 
-// Paisa is an exact amount in paisa (1 taka = 100 paisa), within ±(2^53-1): a JSON number keeps it.
+// Paisa is an exact amount in paisa (1 taka = 100 paisa), within ±(2^53-1): a
+// JSON number keeps it.
 type Paisa int64
 
 // MaxSafePaisa is the largest magnitude ParseTaka accepts: 2^53-1.
@@ -22,8 +23,9 @@ var (
 	ErrAmountRange     = errors.New("out of range (beyond 2^53-1 paisa)")
 )
 
-// ParseTaka parses a decimal number of taka (JSON's grammar, leading zeros tolerated) into exact
-// paisa, never through a float; digits below one paisa must be zero ("19.990", not "1.999").
+// ParseTaka parses a decimal number of taka (JSON's grammar, leading zeros
+// tolerated) into exact paisa, never through a float; digits below one paisa
+// must be zero ("19.990", not "1.999").
 func ParseTaka(s string) (Paisa, error) {
 	v, err := parseDecimal(s, 2)
 	if err != nil {
@@ -36,11 +38,13 @@ func ParseTaka(s string) (Paisa, error) {
 	return Paisa(v), nil
 }
 
-// parseExactInt parses an exact integer within ±(2^53-1): "1999", "1999.0" and "1.999e3" are 1999.
+// parseExactInt parses an exact integer within ±(2^53-1): "1999", "1999.0" and
+// "1.999e3" are 1999.
 func parseExactInt(s string) (int64, error) { return parseDecimal(s, 0) }
 
-// parseDecimal returns s times 10^shift, an integer within ±maxSafe, or an ErrAmount error; the
-// integer and fraction digits are read as one run, whose trailing zeros only scale it.
+// parseDecimal returns s times 10^shift, an integer within ±maxSafe, or an
+// ErrAmount error; the integer and fraction digits are read as one run, whose
+// trailing zeros only scale it.
 func parseDecimal(s string, shift int) (int64, error) {
 	neg := strings.HasPrefix(s, "-")
 	if neg {

@@ -19,22 +19,27 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// Resilience configures retries and circuit breaking; its zero value does neither.
+// Resilience configures retries and circuit breaking; its zero value does
+// neither.
 //
-// One caller's input never opens a circuit for the others: each merchant (credential pair) has
-// its own circuit, in a bounded table, and the process-wide circuit opens only on BreakerFailures
-// consecutive failures that happened before a request reached the REST API (dial, DNS, TLS) or
-// came from at least three merchants it has accepted. A failure is a call (retries included) that
-// ended in a connection error, a per-call timeout or a 5xx; a call whose caller went away counts
-// as nothing. An open circuit is half-open after the cooldown, with one probe.
+// One caller's input never opens a circuit for the others: each merchant
+// (credential pair) has its own circuit, in a bounded table, and the
+// process-wide circuit opens only on BreakerFailures consecutive failures that
+// happened before a request reached the REST API (dial, DNS, TLS) or came from
+// at least three merchants it has accepted. A failure is a call (retries
+// included) that ended in a connection error, a per-call timeout or a 5xx; a
+// call whose caller went away counts as nothing. An open circuit is half-open
+// after the cooldown, with one probe.
 type Resilience struct {
 	MaxRetries      int           // retries after a connection error or a 502, 503 or 504; <= 0: none
 	RetryBaseDelay  time.Duration // the first backoff (0: 50ms), doubling to 1s, full jitter, in the deadline
 	BreakerFailures int           // consecutive failures open a circuit (<= 0: none), failing calls KindUpstream
 	BreakerCooldown time.Duration // how long an open circuit stays open; zero: 5s
-	// OnBreakerChange is told the process circuit's changes in order, unlocked (it may call BreakerState).
+	// OnBreakerChange is told the process circuit's changes in order, unlocked
+	// (it may call BreakerState).
 	OnBreakerChange func(from, to CircuitState)
-	// OnMerchantBreakerChange is told likewise of a merchant's, by its tag (MerchantTag's), never a credential.
+	// OnMerchantBreakerChange is told likewise of a merchant's, by its tag
+	// (MerchantTag's), never a credential.
 	OnMerchantBreakerChange func(merchant string, from, to CircuitState)
 }
 
@@ -85,7 +90,8 @@ func unhealthy(err error) bool {
 		(e.Status == 0 && e.Kind == KindUpstream && e.Err != nil))
 }
 
-// systemic: err came before the request reached the REST API (dial, DNS, TLS): no caller's input.
+// systemic: err came before the request reached the REST API (dial, DNS, TLS):
+// no caller's input.
 func systemic(err error) bool {
 	if op, ok := errors.AsType[*net.OpError](err); ok && (op.Op == "dial" || op.Op == "proxyconnect") {
 		return true
@@ -93,17 +99,20 @@ func systemic(err error) bool {
 	return isA[*net.DNSError](err) || isA[tls.RecordHeaderError](err) || isA[tls.AlertError](err) || badCertificate(err)
 }
 
-// localExhaustion: out of fds, ports or socket buffers here; no circuit counts it (a flood would trip all).
+// localExhaustion: out of fds, ports or socket buffers here; no circuit counts
+// it (a flood would trip all).
 func localExhaustion(err error) bool {
 	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) ||
 		errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.ENOBUFS)
 }
 
 const (
-	// breakerMerchants accepted merchants must be among the failures that open the process-wide
-	// circuit, unless systemic: two may be one business with two pairs.
+	// breakerMerchants accepted merchants must be among the failures that open
+	// the process-wide circuit, unless systemic: two may be one business with
+	// two pairs.
 	breakerMerchants = 3
-	// maxMerchants bounds the merchant circuits; past it an unused one goes after merchantIdle.
+	// maxMerchants bounds the merchant circuits; past it an unused one goes
+	// after merchantIdle.
 	maxMerchants = 4096
 	merchantIdle = 10 * time.Minute
 	// Messages of calls a circuit refused.
@@ -118,7 +127,8 @@ type breaker struct {
 	merchants        merchantTable
 	merchantSettings gobreaker.Settings
 
-	// State changes, told under gobreaker's lock, reach the hooks outside it (flush).
+	// State changes, told under gobreaker's lock, reach the hooks outside it
+	// (flush).
 	hook         func(from, to CircuitState)
 	merchantHook func(merchant string, from, to CircuitState)
 	mu           sync.Mutex
@@ -187,7 +197,8 @@ func (b *breaker) state() gobreaker.State {
 	return s
 }
 
-// flush hands the queued changes to the hooks, in order: one goroutine at a time.
+// flush hands the queued changes to the hooks, in order: one goroutine at a
+// time.
 func (b *breaker) flush() {
 	for b.queued.Load() && b.delivering.TryLock() {
 		b.deliver()
@@ -305,7 +316,8 @@ func (t *merchantTable) get(key uint64, now int64) *merchant {
 	return m
 }
 
-// add returns key's entry, made if needed in place of an idle accepted, a never-accepted or the oldest.
+// add returns key's entry, made if needed in place of an idle accepted, a
+// never-accepted or the oldest.
 func (t *merchantTable) add(key uint64, now int64, settings gobreaker.Settings) *merchant {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -441,7 +453,8 @@ func circuitRefused(err error) bool {
 	return errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests)
 }
 
-// account records a call's outcome for the merchant and the run: what the process counts, err or errSkip.
+// account records a call's outcome for the merchant and the run: what the
+// process counts, err or errSkip.
 func (b *breaker) account(ctx context.Context, err error, m *merchant, key uint64, now int64) error {
 	if err == nil {
 		b.run.reset()

@@ -1,14 +1,16 @@
 package restclient
 
-// In-flight REST calls shared within a credential pair: a GET asked for while the same GET
-// (route, id, query) of the same accepted pair is in flight waits, up to a bound on waiters,
-// for its answer. Never across pairs (the pair itself is compared), for an unaccepted pair, or
-// after the answer's body is read. Each caller decodes the shared bytes into its own value and
-// gets its own copy of an error.
+// In-flight REST calls shared within a credential pair: a GET asked for while
+// the same GET (route, id, query) of the same accepted pair is in flight
+// waits, up to a bound on waiters, for its answer. Never across pairs (the
+// pair itself is compared), for an unaccepted pair, or after the answer's body
+// is read. Each caller decodes the shared bytes into its own value and gets
+// its own copy of an error.
 //
-// The maker makes the call as any call, on its own goroutine, slot and deadline. A waiter whose
-// context ends leaves; when the maker's ends first (or it panics), each waiter left makes the
-// call itself, once: the maker's deadline or cancellation is never a waiter's error.
+// The maker makes the call as any call, on its own goroutine, slot and
+// deadline. A waiter whose context ends leaves; when the maker's ends first
+// (or it panics), each waiter left makes the call itself, once: the maker's
+// deadline or cancellation is never a waiter's error.
 
 import (
 	"context"
@@ -16,7 +18,8 @@ import (
 	"sync"
 )
 
-// DefaultShareWaiters callers at most wait for one call (Config.ShareWaiters 0); more call themselves.
+// DefaultShareWaiters callers at most wait for one call (Config.ShareWaiters
+// 0); more call themselves.
 const DefaultShareWaiters = 64
 
 // flightKey names a GET of one pair.
@@ -59,7 +62,8 @@ func newFlights(maxWaiters int) *flights {
 	return fs
 }
 
-// join makes the caller a waiter of k's call of the same pair, if any, with room.
+// join makes the caller a waiter of k's call of the same pair, if any, with
+// room.
 func (fs *flights) join(k flightKey, c Credentials) *flight {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -78,8 +82,9 @@ func (fs *flights) joinLocked(k flightKey, c Credentials) *flight {
 	return f
 }
 
-// start is join (if mayJoin) or, with no call of k in flight, enters the caller's, its slot held
-// (waiters wait for nothing else); neither (nil, false): the call is unshared.
+// start is join (if mayJoin) or, with no call of k in flight, enters the
+// caller's, its slot held (waiters wait for nothing else); neither (nil,
+// false): the call is unshared.
 func (fs *flights) start(k flightKey, c Credentials, mayJoin bool) (f *flight, joined bool) {
 	fs.mu.Lock()
 	defer fs.mu.Unlock()
@@ -103,7 +108,8 @@ func (fs *flights) closeLocked(f *flight) {
 	}
 }
 
-// keep is told each 2xx body of f before it goes back to the pool: f closes, waiters get a copy.
+// keep is told each 2xx body of f before it goes back to the pool: f closes,
+// waiters get a copy.
 func (fs *flights) keep(f *flight, buf []byte) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -114,7 +120,8 @@ func (fs *flights) keep(f *flight, buf []byte) {
 	}
 }
 
-// finish ends f with err, waking its waiters; abandoned: the maker left or panicked.
+// finish ends f with err, waking its waiters; abandoned: the maker left or
+// panicked.
 func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	fs.mu.Lock()
 	fs.closeLocked(f)
@@ -129,8 +136,8 @@ func (fs *flights) finish(f *flight, err error, abandoned bool) {
 	close(done)
 }
 
-// shared is do's call of an accepted pair: it waits for the same call, makes it for others, or
-// unshared; mayJoin false: never waits.
+// shared is do's call of an accepted pair: it waits for the same call, makes
+// it for others, or unshared; mayJoin false: never waits.
 func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier, mayJoin bool) error {
 	if mayJoin {
 		if f := c.flights.join(k, cv.c); f != nil {
@@ -157,7 +164,8 @@ func (c *Client) shared(ctx context.Context, k flightKey, ep Endpoint, u *url.UR
 	return err
 }
 
-// waitFor decodes f's answer into into (or ends with ctx), making the call itself if the maker left.
+// waitFor decodes f's answer into into (or ends with ctx), making the call
+// itself if the maker left.
 func (c *Client) waitFor(ctx context.Context, f *flight, k flightKey, ep Endpoint, u *url.URL, cv *credentialsValue, into errorCarrier) error {
 	select {
 	case <-f.done:

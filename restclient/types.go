@@ -14,7 +14,8 @@ const (
 	StatusRefunded  PaymentStatus = "REFUNDED"
 )
 
-// Customer is a payment's or session's customer; Address is nil in list items, City only on sessions.
+// Customer is a payment's or session's customer; Address is nil in list items,
+// City only on sessions.
 type Customer struct {
 	Name    *string
 	Email   *string
@@ -23,7 +24,8 @@ type Customer struct {
 	City    *string
 }
 
-// Payment is one payment; Detailed: from the retrieve endpoint (with customer.address), not a list.
+// Payment is one payment; Detailed: from the retrieve endpoint (with
+// customer.address), not a list.
 type Payment struct {
 	ID            string
 	Status        PaymentStatus

@@ -1,11 +1,13 @@
 package restclient
 
-// Unaccepted credential pairs. A pair costs nothing to invent, so bounds keyed by it hold only
-// once the REST API has answered it 2xx. Until then its calls are made one at a time (the others
-// follow the probe's outcome), each drawing on small budgets shared by every unaccepted pair, per
-// client address (so one flooding address leaves the rest to real merchants) and in all; a refused
-// pair is answered from a short negative cache. Only calls made spend the budgets (Admit only
-// looks); accepted and refused pairs and probes are bounded.
+// Unaccepted credential pairs. A pair costs nothing to invent, so bounds keyed
+// by it hold only once the REST API has answered it 2xx. Until then its calls
+// are made one at a time (the others follow the probe's outcome), each drawing
+// on small budgets shared by every unaccepted pair, per client address (so one
+// flooding address leaves the rest to real merchants) and in all; a refused
+// pair is answered from a short negative cache. Only calls made spend the
+// budgets (Admit only looks); accepted and refused pairs and probes are
+// bounded.
 
 import (
 	"cmp"
@@ -39,14 +41,16 @@ const (
 	msgUnacceptedLimited = "too many REST calls for credentials the REST API has not accepted yet; retry after "
 )
 
-// AcceptedStore shares the accepted merchants (MerchantOf names) between replicas; an error: not known.
+// AcceptedStore shares the accepted merchants (MerchantOf names) between
+// replicas; an error: not known.
 type AcceptedStore interface {
 	Accepted(ctx context.Context, merchant string) (bool, error)
 	Accept(ctx context.Context, merchant string) error
 	Forget(ctx context.Context, merchant string) error
 }
 
-// UnacceptedConfig bounds unaccepted pairs; CallsPerSecond 0 turns it off (every pair a merchant).
+// UnacceptedConfig bounds unaccepted pairs; CallsPerSecond 0 turns it off
+// (every pair a merchant).
 type UnacceptedConfig struct {
 	CallsPerSecond      int           // the replica's shared budget (burst: twice)
 	MaxInFlight         int           // unaccepted pairs' calls at once (0: the default); a call waits for one
@@ -73,7 +77,8 @@ type gate struct {
 	inFlight map[string]int // probes per client address
 }
 
-// refusal answers a refused pair until a UnixNano time: the REST API's (gate.refused) or the gate's.
+// refusal answers a refused pair until a UnixNano time: the REST API's
+// (gate.refused) or the gate's.
 type refusal struct {
 	err   *Error
 	until int64
@@ -109,13 +114,15 @@ func newGate(cfg UnacceptedConfig) (*gate, error) {
 	return g, nil
 }
 
-// perSecond is a budget of n calls a second (clamped for ratelimit.New), burst 2n.
+// perSecond is a budget of n calls a second (clamped for ratelimit.New), burst
+// 2n.
 func perSecond(n int) (*ratelimit.Limiter, error) {
 	n = min(n, 1e8)
 	return ratelimit.New(ratelimit.Config{RESTCallsPerSecond: n, RESTBurst: 2 * n})
 }
 
-// ticket is a probe's turn, address count and slot; end, idempotent, frees them and wakes the waiters.
+// ticket is a probe's turn, address count and slot; end, idempotent, frees
+// them and wakes the waiters.
 type ticket struct {
 	g    *gate
 	key  merchantKey
@@ -148,7 +155,8 @@ func (t *ticket) end() {
 	}
 }
 
-// admit lets a call of cv's pair go: at once if accepted (nil ticket), as its probe, or not (an error).
+// admit lets a call of cv's pair go: at once if accepted (nil ticket), as its
+// probe, or not (an error).
 func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err error) {
 	if d := cv.denied.Load(); d != nil && g.now().UnixNano() < d.until {
 		return nil, d.err // a call of this request was refused already
@@ -189,7 +197,8 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err 
 		}
 		g.probes[k] = t.done
 		g.mu.Unlock()
-		// The probe: unless the store knows the pair, charged to the budgets, with a slot.
+		// The probe: unless the store knows the pair, charged to the budgets,
+		// with a slot.
 		if g.askStore(ctx, cv) {
 			t.end()
 			return nil, nil
@@ -207,14 +216,16 @@ func (g *gate) admit(ctx context.Context, cv *credentialsValue) (_ *ticket, err 
 	}
 }
 
-// remember keeps a refusal (an *Error in err, maybe nil) in cv for its Retry-After, at least 1s.
+// remember keeps a refusal (an *Error in err, maybe nil) in cv for its
+// Retry-After, at least 1s.
 func (g *gate) remember(cv *credentialsValue, err error) {
 	if e, ok := errors.AsType[*Error](err); ok {
 		cv.denied.Store(&refusal{err: e, until: g.now().UnixNano() + int64(max(e.RetryAfter, time.Second))})
 	}
 }
 
-// budgets asks addr's budget and the shared one for a call (AllowRESTCalls or PeekRESTCalls).
+// budgets asks addr's budget and the shared one for a call (AllowRESTCalls or
+// PeekRESTCalls).
 func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Limiter, context.Context, string, int) ratelimit.Decision) error {
 	if g.perAddress != nil {
 		if d := ask(g.perAddress, ctx, addressBudgetKey+addr, 1); !d.Allowed {
@@ -227,8 +238,9 @@ func (g *gate) budgets(ctx context.Context, addr string, ask func(*ratelimit.Lim
 	return nil
 }
 
-// Admit tells, charging nothing, the error the pair's first call would get now (an operation
-// refused before any field runs); nil if accepted, a call is under way, or no bounds or pair.
+// Admit tells, charging nothing, the error the pair's first call would get now
+// (an operation refused before any field runs); nil if accepted, a call is
+// under way, or no bounds or pair.
 func (c *Client) Admit(ctx context.Context) (err error) {
 	g := c.limiter.gate
 	cv, ok := credentialsFrom(ctx)
@@ -259,8 +271,9 @@ func (c *Client) Admit(ctx context.Context) (err error) {
 	return g.budgets(ctx, addr, (*ratelimit.Limiter).PeekRESTCalls)
 }
 
-// Merchant is who ctx's request is for the edge's budgets: the pair's merchant (MerchantOf) once
-// the REST API has accepted it on any replica (or without bounds); ok false (anonymous) otherwise.
+// Merchant is who ctx's request is for the edge's budgets: the pair's merchant
+// (MerchantOf) once the REST API has accepted it on any replica (or without
+// bounds); ok false (anonymous) otherwise.
 func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	cv, ok := credentialsFrom(ctx)
 	if !ok || (c.limiter.gate != nil && !c.limiter.gate.known(ctx, cv)) {
@@ -269,19 +282,22 @@ func (c *Client) Merchant(ctx context.Context) (string, bool) {
 	return cv.merchantName, true
 }
 
-// Refused reports whether the REST API refused ctx's pair (401, 403) on a call of ctx, with bounds on.
+// Refused reports whether the REST API refused ctx's pair (401, 403) on a call
+// of ctx, with bounds on.
 func Refused(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && cv.refused.Load()
 }
 
-// Accepted reports whether ctx's pair is known here to be a merchant (answered 2xx, or no bounds).
+// Accepted reports whether ctx's pair is known here to be a merchant (answered
+// 2xx, or no bounds).
 func (c *Client) Accepted(ctx context.Context) bool {
 	cv, ok := credentialsFrom(ctx)
 	return ok && c.limiter.gate.acceptedHere(cv)
 }
 
-// acceptedHere: cv's pair is accepted in this replica's memory (cv's or the table); nil g: all are.
+// acceptedHere: cv's pair is accepted in this replica's memory (cv's or the
+// table); nil g: all are.
 func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	if g == nil || cv.accepted.Load() {
 		return true
@@ -293,12 +309,14 @@ func (g *gate) acceptedHere(cv *credentialsValue) bool {
 	return false
 }
 
-// known: cv's pair is accepted here or, unless refused on this context, in the store.
+// known: cv's pair is accepted here or, unless refused on this context, in the
+// store.
 func (g *gate) known(ctx context.Context, cv *credentialsValue) bool {
 	return g.acceptedHere(cv) || (!cv.refused.Load() && g.askStore(ctx, cv))
 }
 
-// askStore asks the store about cv's pair, once per context, accepting it if known.
+// askStore asks the store about cv's pair, once per context, accepting it if
+// known.
 func (g *gate) askStore(ctx context.Context, cv *credentialsValue) bool {
 	if g.store == nil || cv.storeAsked.Load() {
 		return false
@@ -321,8 +339,9 @@ func unacceptedLimited(after time.Duration) *Error {
 	return &Error{Kind: KindRateLimited, Message: msgUnacceptedLimited + strconv.Itoa(secs) + " s", RetryAfter: time.Duration(secs) * time.Second}
 }
 
-// report records a call's answer (nil g: not): a success accepts cv's pair; a 401 or 403 refuses
-// it for RefusedTTL, forgetting it if accepted (a revoked key).
+// report records a call's answer (nil g: not): a success accepts cv's pair; a
+// 401 or 403 refuses it for RefusedTTL, forgetting it if accepted (a revoked
+// key).
 func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 	if g == nil {
 		return
@@ -358,7 +377,8 @@ func (g *gate) report(ctx context.Context, cv *credentialsValue, err error) {
 
 type clientAddrKey struct{}
 
-// WithClientAddr returns a context whose unaccepted pair's calls are charged to addr (AddressKey).
+// WithClientAddr returns a context whose unaccepted pair's calls are charged
+// to addr (AddressKey).
 func WithClientAddr(ctx context.Context, addr netip.Addr) context.Context {
 	return opscope.WithValue(ctx, clientAddrKey{}, AddressKey(addr))
 }
@@ -369,7 +389,8 @@ func clientAddr(ctx context.Context) string {
 	return cmp.Or(a, unknownAddressKey)
 }
 
-// AddressKey is addr's budget key: the IPv4 address, or the IPv6 /64 (one host often has a /64).
+// AddressKey is addr's budget key: the IPv4 address, or the IPv6 /64 (one host
+// often has a /64).
 func AddressKey(addr netip.Addr) string {
 	addr = addr.Unmap()
 	switch {

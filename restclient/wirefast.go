@@ -10,12 +10,15 @@ import (
 	"paygraph/internal/swar"
 )
 
-// A fast path for the two hot REST bodies, a payment and a page: one pass, every string a
-// substring of one copy of the body, the nullable ones in shared blocks. On anything it is not
-// certain to decode exactly as encoding/json would it gives up, leaves the struct zero, and
-// decodeBody uses encoding/json (FuzzFastDecodeMatchesJSON). When to delete it: docs/performance.md.
+// A fast path for the two hot REST bodies, a payment and a page: one pass,
+// every string a substring of one copy of the body, the nullable ones in
+// shared blocks. On anything it is not certain to decode exactly as
+// encoding/json would it gives up, leaves the struct zero, and decodeBody uses
+// encoding/json (FuzzFastDecodeMatchesJSON). When to delete it:
+// docs/performance.md.
 
-// fastDecoder is a wire struct with a fast path: decodeFast decodes body, or leaves it zero (false).
+// fastDecoder is a wire struct with a fast path: decodeFast decodes body, or
+// leaves it zero (false).
 type fastDecoder interface {
 	decodeFast(body []byte) bool
 }
@@ -41,7 +44,8 @@ func (w *wirePage) decodeFast(body []byte) bool {
 	return false
 }
 
-// maxFastDepth bounds the nesting in unknown values; nullable strings share blocks (a payment's 8).
+// maxFastDepth bounds the nesting in unknown values; nullable strings share
+// blocks (a payment's 8).
 const (
 	maxFastDepth     = 64
 	firstStringBlock = 8
@@ -92,7 +96,8 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// members calls member at each key's value of the object at '{', which says if it decoded or skipped it.
+// members calls member at each key's value of the object at '{', which says if
+// it decoded or skipped it.
 func (s *scanner) members(member func(key string) bool) bool {
 	if s.peek() != '{' {
 		return false
@@ -131,7 +136,8 @@ func (s *scanner) members(member func(key string) bool) bool {
 	}
 }
 
-// key reads an object key; one with escapes or non-ASCII bytes is left to encoding/json.
+// key reads an object key; one with escapes or non-ASCII bytes is left to
+// encoding/json.
 func (s *scanner) key() (string, bool) {
 	src := s.src
 	start := s.i + 1
@@ -149,7 +155,8 @@ func (s *scanner) key() (string, bool) {
 	return "", false // '\\', a control or non-ASCII byte, or the end
 }
 
-// plainRun returns the index of the first byte from j not plainByte (or len), 8 at a time.
+// plainRun returns the index of the first byte from j not plainByte (or len),
+// 8 at a time.
 func (s *scanner) plainRun(j int) int {
 	b := s.b
 	for j+8 <= len(b) {
@@ -164,7 +171,8 @@ func (s *scanner) plainRun(j int) int {
 	return j
 }
 
-// plainByte: a string holds the byte as is and it ends nothing (printable ASCII but '"' and '\\').
+// plainByte: a string holds the byte as is and it ends nothing (printable
+// ASCII but '"' and '\\').
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
 		t[c] = c != '"' && c != '\\'
@@ -182,7 +190,8 @@ func (s *scanner) unknown(key string, known []string) bool {
 	return s.skip()
 }
 
-// str reads a JSON string: a substring of the body if unescaped valid UTF-8, else encoding/json's.
+// str reads a JSON string: a substring of the body if unescaped valid UTF-8,
+// else encoding/json's.
 func (s *scanner) str() (string, bool) {
 	src := s.src
 	start := s.i
@@ -362,7 +371,8 @@ func (s *scanner) elements(element func() bool) bool {
 	}
 }
 
-// The value kinds as encoding/json decodes them: null leaves a value as is, a pointer nil; else give up.
+// The value kinds as encoding/json decodes them: null leaves a value as is, a
+// pointer nil; else give up.
 
 func (s *scanner) plainString(dst *string) bool {
 	if s.literal("null") {
@@ -426,7 +436,8 @@ func (s *scanner) errorField(dst *errField) bool {
 	return ok
 }
 
-// once records bit in seen, false if it was there (a repeated key is left to encoding/json).
+// once records bit in seen, false if it was there (a repeated key is left to
+// encoding/json).
 func once(seen *uint16, bit uint16) bool {
 	if *seen&bit != 0 {
 		return false

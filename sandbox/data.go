@@ -279,7 +279,8 @@ func formatTime(ms int64) string {
 // paisaFixed renders paisa as a decimal with exactly two fractional digits.
 func paisaFixed(p int64) string { return fmt.Sprintf("%d.%02d", p/100, p%100) }
 
-// renderAmount renders paisa with two fractional digits or, at random, without trailing zeros.
+// renderAmount renders paisa with two fractional digits or, at random, without
+// trailing zeros.
 func (g *generator) renderAmount(p int64) string {
 	if g.rng.IntN(2) == 0 {
 		return paisaFixed(p)

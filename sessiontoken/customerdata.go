@@ -1,6 +1,7 @@
 package sessiontoken
 
-// A token's customer-data level: how much of the customers' personal data it may read (graph renders each).
+// A token's customer-data level: how much of the customers' personal data it
+// may read (graph renders each).
 
 import (
 	"cmp"
@@ -9,14 +10,16 @@ import (
 	"slices"
 )
 
-// CustomerData is a customer-data level, ordered: a higher one reads more; zero is none (CustomerDataNone).
+// CustomerData is a customer-data level, ordered: a higher one reads more;
+// zero is none (CustomerDataNone).
 type CustomerData uint8
 
 // The levels, as spelled in the token endpoint's JSON ("customerData").
 const (
 	// CustomerDataNone: name, email, phone, address and city are null.
 	CustomerDataNone CustomerData = iota + 1
-	// CustomerDataMasked: name, email and phone partial, the address withheld (no REST call), the city as is.
+	// CustomerDataMasked: name, email and phone partial, the address withheld
+	// (no REST call), the city as is.
 	CustomerDataMasked
 	// CustomerDataFull: every field as the REST API answers it.
 	CustomerDataFull
@@ -61,8 +64,9 @@ func (c *CustomerData) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// defaultCustomerData is the level of a token minted without "customerData", for every scope (a page's
-// script may read a token; a leaked one must not give contacts away). Servers ask for "full".
+// defaultCustomerData is the level of a token minted without "customerData",
+// for every scope (a page's script may read a token; a leaked one must not
+// give contacts away). Servers ask for "full".
 const defaultCustomerData = CustomerDataMasked
 
 // CustomerData is the scope's customer-data level (CustomerDataNone for the zero Scope).
@@ -74,7 +78,8 @@ func (s Scope) WithCustomerData(c CustomerData) Scope {
 	return s
 }
 
-// AtMost lowers s's customer-data level to max if above (CUSTOMER_DATA_MAX may drop after minting); 0: no-op.
+// AtMost lowers s's customer-data level to max if above (CUSTOMER_DATA_MAX may
+// drop after minting); 0: no-op.
 func (s Scope) AtMost(max CustomerData) Scope {
 	if max != 0 && s.CustomerData() > max {
 		s.customer = max

@@ -15,9 +15,11 @@ import (
 
 // Defaults of the token endpoint.
 const (
-	// DefaultTTL is the lifetime a request naming none gets: a checkout visit; a leaked token soon dies.
+	// DefaultTTL is the lifetime a request naming none gets: a checkout visit;
+	// a leaked token soon dies.
 	DefaultTTL = 15 * time.Minute
-	// DefaultMaxTTL is the longest lifetime a request may ask for: a retired key stays in TOKEN_KEYS this long.
+	// DefaultMaxTTL is the longest lifetime a request may ask for: a retired
+	// key stays in TOKEN_KEYS this long.
 	DefaultMaxTTL   = time.Hour
 	MaxRequestBytes = 4096 // bounds the request body
 )
@@ -34,9 +36,11 @@ var (
 type Options struct {
 	Keyring    *Keyring      // mints the tokens (its clock the time of minting); nil: tokens are off (404)
 	DefaultTTL time.Duration // the lifetime when the request names none (zero: the package's), at most MaxTTL
-	// MaxTTL is the longest lifetime, refused (not shortened) above (TOKEN_MAX_TTL; zero: DefaultMaxTTL).
+	// MaxTTL is the longest lifetime, refused (not shortened) above
+	// (TOKEN_MAX_TTL; zero: DefaultMaxTTL).
 	MaxTTL time.Duration
-	// Verify, required with a Keyring, checks the pair with the REST API once per mint: nil or an error above.
+	// Verify, required with a Keyring, checks the pair with the REST API once
+	// per mint: nil or an error above.
 	Verify func(ctx context.Context, c Credentials) error
 	// LookupCheckoutSession, when set, replaces Verify for a checkout-session scope: it reads the session
 	// with the pair, returning its names for the token to carry (nil: resolvers learn them, SessionToLearn).
@@ -44,7 +48,8 @@ type Options struct {
 	// MaxCustomerData is the most customer data a token may read (CUSTOMER_DATA_MAX; zero:
 	// CustomerDataFull): more is refused; a request naming no level gets its scope's default, lowered to this.
 	MaxCustomerData CustomerData
-	// KeyHeader and SecretHeader name the credential headers; WriteError writes the contract's errors. Required.
+	// KeyHeader and SecretHeader name the credential headers; WriteError
+	// writes the contract's errors. Required.
 	KeyHeader, SecretHeader string
 	WriteError              func(w http.ResponseWriter, status int, code, msg string)
 }

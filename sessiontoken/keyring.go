@@ -41,7 +41,8 @@ type footerJSON struct {
 	KID string `json:"kid"`
 }
 
-// ParseKeyring reads TOKEN_KEYS, comma-separated hex or base64 keys; errors name a key's place, never its text.
+// ParseKeyring reads TOKEN_KEYS, comma-separated hex or base64 keys; errors
+// name a key's place, never its text.
 func ParseKeyring(value string) (*Keyring, error) {
 	parts := strings.Split(value, ",")
 	keys := make([][]byte, 0, len(parts))

@@ -34,7 +34,8 @@ type Scope struct {
 	customer CustomerData  // customerdata.go
 }
 
-// CheckoutSessionIDs name one checkout session: its id, its reference (either retrieves it), its payment's id.
+// CheckoutSessionIDs name one checkout session: its id, its reference (either
+// retrieves it), its payment's id.
 type CheckoutSessionIDs struct {
 	ID        string `json:"sessionId"`
 	Reference string `json:"reference"`
@@ -59,8 +60,9 @@ func OneCheckoutSession(idOrRef string) (Scope, error) {
 // OnePayment is the scope of the payment id.
 func OnePayment(id string) (Scope, error) { return NewScope(ScopePayment, id) }
 
-// NewScope returns the scope of kind over id, at the default customer-data level. "all"
-// takes no id; the others need 1..MaxIDBytes letters, digits, '_' or '-' (the REST id alphabet).
+// NewScope returns the scope of kind over id, at the default customer-data
+// level. "all" takes no id; the others need 1..MaxIDBytes letters, digits, '_'
+// or '-' (the REST id alphabet).
 func NewScope(kind ScopeKind, id string) (Scope, error) {
 	switch kind {
 	case ScopeAll:

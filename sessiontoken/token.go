@@ -25,8 +25,9 @@ const (
 	MaxCredentialBytes = 256
 )
 
-// implicit is PASETO v4's implicit assertion (authenticated, never written): it binds a token to this use and
-// versions the claims (v2 has the customer-data level: older replicas refuse it; v1 reads at the default).
+// implicit is PASETO v4's implicit assertion (authenticated, never written):
+// it binds a token to this use and versions the claims (v2 has the
+// customer-data level: older replicas refuse it; v1 reads at the default).
 var (
 	implicit   = []byte("paygraph session token v2")
 	implicitV1 = []byte("paygraph session token v1")
@@ -40,7 +41,8 @@ var (
 	ErrExpired   = errors.New("session token has expired")                             // genuine, but expired
 )
 
-// Credentials is the pair a token carries (convertible to restclient.Credentials), printed "[redacted]".
+// Credentials is the pair a token carries (convertible to
+// restclient.Credentials), printed "[redacted]".
 type Credentials struct {
 	APIKey, APISecret string
 }
@@ -78,7 +80,8 @@ type Claims struct {
 	Merchant    string // MerchantOf the API key, for rate limits and metrics
 }
 
-// MerchantOf is a stable, one-way name of apiKey's merchant ("m_" and 16 hex digits of a SHA-256 of it).
+// MerchantOf is a stable, one-way name of apiKey's merchant ("m_" and 16 hex
+// digits of a SHA-256 of it).
 func MerchantOf(apiKey string) string {
 	h := sha256.Sum256([]byte("paygraph merchant\x00" + apiKey))
 	return "m_" + hex.EncodeToString(h[:8])
@@ -95,7 +98,8 @@ type payload struct {
 	Customer CustomerData        `json:"customerData,omitzero"` // required in v2 tokens
 }
 
-// Mint seals a token for creds and scope with the first key, expiring ttl (in ms) from now; it checks no pair.
+// Mint seals a token for creds and scope with the first key, expiring ttl (in
+// ms) from now; it checks no pair.
 func (k *Keyring) Mint(creds Credentials, scope Scope, ttl time.Duration) (token string, expiresAt time.Time, err error) {
 	if creds.APIKey == "" || creds.APISecret == "" {
 		return "", time.Time{}, errors.New("sessiontoken: both credentials are needed")
@@ -177,8 +181,8 @@ func (k *Keyring) Verify(token string) (Claims, error) {
 // DateTimeLayout is the contract's DateTime: UTC, milliseconds, "Z".
 const DateTimeLayout = "2006-01-02T15:04:05.000Z"
 
-// splitToken checks the token's shape ("v4.local.<payload>.<footer>", strict unpadded base64url: one
-// spelling per token) and returns its decoded footer.
+// splitToken checks the token's shape ("v4.local.<payload>.<footer>", strict
+// unpadded base64url: one spelling per token) and returns its decoded footer.
 func splitToken(token string) ([]byte, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("%w: longer than %d bytes", ErrMalformed, MaxTokenBytes)

@@ -56,7 +56,8 @@ const (
 	OutcomeIntrospection          = "introspection"            // enforce with introspection allowed: served as sent
 )
 
-// Config is the manifest and how to apply it. The zero value is mode off with no manifest.
+// Config is the manifest and how to apply it. The zero value is mode off with
+// no manifest.
 type Config struct {
 	Mode Mode // "": Off
 	// Path is the manifest file (TRUSTED_DOCUMENTS), required by Allow and
@@ -139,8 +140,9 @@ type Action int
 
 const (
 	ServeSent Action = iota // handle the request as sent, as if there were no manifest
-	// ServeListed: run Decision.Query, the manifest's text, dropping the request's persistedQuery
-	// extension and documentId (not for the APQ cache to register).
+	// ServeListed: run Decision.Query, the manifest's text, dropping the
+	// request's persistedQuery extension and documentId (not for the APQ cache
+	// to register).
 	ServeListed
 	Refuse // answer Decision.Code with Decision.Message, without parsing
 )
@@ -163,7 +165,8 @@ const (
 	msgUnknownDocument = "unknown documentId: send the query text"
 )
 
-// unlisted answers an unlisted document: refused with msg and outcome under enforce, else served as sent.
+// unlisted answers an unlisted document: refused with msg and outcome under
+// enforce, else served as sent.
 func unlisted(enforce bool, msg, outcome, hash string) Decision {
 	if enforce {
 		return Decision{Action: Refuse, Code: CodeNotListed, Message: msg, Outcome: outcome, Hash: hash}

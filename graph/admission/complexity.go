@@ -176,8 +176,9 @@ func (e *estimate) eachField(set ast.SelectionSet, fn func(*ast.Field)) {
 	}
 }
 
-// firstOf is payments' first, clamped (the resolver refuses it out of range), read as gqlparser gives it:
-// int64 from a literal, json.Number or another number type from a variable.
+// firstOf is payments' first, clamped (the resolver refuses it out of range),
+// read as gqlparser gives it: int64 from a literal, json.Number or another
+// number type from a variable.
 func firstOf(args map[string]any) int {
 	var v int64
 	switch n := args["first"].(type) {

@@ -13,7 +13,8 @@ import (
 	"paygraph/graph/errcode"
 )
 
-// MaxErrors is the most errors one response lists; one more says there were more.
+// MaxErrors is the most errors one response lists; one more says there were
+// more.
 const MaxErrors = 50
 
 // ErrorCap is the gqlgen extension that caps every response's error list
@@ -37,7 +38,8 @@ func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 	return resp
 }
 
-// capErrors keeps the first MaxErrors of errs and a note with the code of the first left out.
+// capErrors keeps the first MaxErrors of errs and a note with the code of the
+// first left out.
 func capErrors(errs gqlerror.List) gqlerror.List {
 	code, _ := errs[MaxErrors].Extensions["code"].(string) // (the error presenter gives every error one)
 	note := &gqlerror.Error{Message: fmt.Sprintf("too many errors: only the first %d are shown", MaxErrors),
@@ -45,7 +47,8 @@ func capErrors(errs gqlerror.List) gqlerror.List {
 	return append(errs[:MaxErrors:MaxErrors], note)
 }
 
-// CappedRules returns gqlparser's default validation rules, reporting at most MaxErrors+1 errors in all.
+// CappedRules returns gqlparser's default validation rules, reporting at most
+// MaxErrors+1 errors in all.
 func CappedRules() *rules.Rules {
 	n := 0
 	r := rules.NewDefaultRules()

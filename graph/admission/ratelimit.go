@@ -2,8 +2,9 @@ package admission
 
 import "github.com/99designs/gqlgen/graphql"
 
-// RESTCallEstimate is an operation's REST-call estimate, which the edge (gqlhttp/ratelimit.go)
-// charges before any field runs, and whether it is a dry run (charged nothing).
+// RESTCallEstimate is an operation's REST-call estimate, which the edge
+// (gqlhttp/ratelimit.go) charges before any field runs, and whether it is a
+// dry run (charged nothing).
 type RESTCallEstimate struct {
 	Calls  int
 	DryRun bool

@@ -108,8 +108,9 @@ func maskEmail(s string) string {
 	return s[:size] + "***" + s[at:]
 }
 
-// maskPhone stars the middle of a phone number, keeping its last 4 (under 8: 2, under 4: none) and up to
-// its first 5 so that at least 5 are hidden ("01712340001" is "01*****0001").
+// maskPhone stars the middle of a phone number, keeping its last 4 (under 8:
+// 2, under 4: none) and up to its first 5 so that at least 5 are hidden
+// ("01712340001" is "01*****0001").
 func maskPhone(s string) string {
 	r := []rune(s)
 	n := len(r)
@@ -248,7 +249,8 @@ type Paths struct {
 
 type pathsKey struct{}
 
-// WithPaths returns ctx with new Paths of an operation at level, and them; at full, ctx and nil.
+// WithPaths returns ctx with new Paths of an operation at level, and them; at
+// full, ctx and nil.
 func WithPaths(ctx context.Context, level sessiontoken.CustomerData) (context.Context, *Paths) {
 	if level == sessiontoken.CustomerDataFull {
 		return ctx, nil
@@ -265,8 +267,9 @@ func PathsIn(ctx context.Context) *Paths {
 
 var customerType = []string{"Customer"}
 
-// Note records the restricted fields of a customer rendered at ctx's path with selection sel, each by its
-// alias, with a value or not (else a null would tell).
+// Note records the restricted fields of a customer rendered at ctx's path with
+// selection sel, each by its alias, with a value or not (else a null would
+// tell).
 func (m *Paths) Note(ctx context.Context, oc *graphql.OperationContext, sel ast.SelectionSet) {
 	var path ast.Path
 	for _, f := range graphql.CollectFields(oc, sel, customerType) {

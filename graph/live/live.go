@@ -292,8 +292,9 @@ func (e *LimitError) Error() string {
 	return "too many live subscriptions for this " + e.err.Scope + "; end one before starting another"
 }
 
-// Events carries, in order, each channel value's event id or error: gqlgen's channel carries values only,
-// so an error event is a nil value whose response Finish rewrites.
+// Events carries, in order, each channel value's event id or error: gqlgen's
+// channel carries values only, so an error event is a nil value whose response
+// Finish rewrites.
 type Events struct {
 	mu sync.Mutex
 	q  []event

@@ -126,7 +126,8 @@ type Tally struct {
 	mu     sync.Mutex
 	acct   account
 	acctOp *graphql.OperationContext // acct's operation
-	// asks counts the distinct (record, Origin) pairs: a scan while few, a map past smallAsks.
+	// asks counts the distinct (record, Origin) pairs: a scan while few, a map
+	// past smallAsks.
 	asks      []askCount
 	asksBuf   [2]askCount // asks' first: an operation usually asks for one or two
 	askMap    map[askKey]int

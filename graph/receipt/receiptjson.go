@@ -4,8 +4,9 @@ package receipt
 
 import "strconv"
 
-// AppendJSON appends r as json.Marshal writes it and reports true, or reports false for a receipt with
-// the inspector's calls (strings to escape). FuzzReceiptAppendJSON compares it with json.Marshal.
+// AppendJSON appends r as json.Marshal writes it and reports true, or reports
+// false for a receipt with the inspector's calls (strings to escape).
+// FuzzReceiptAppendJSON compares it with json.Marshal.
 func (r *Receipt) AppendJSON(b []byte) ([]byte, bool) {
 	if r == nil || len(r.Calls) != 0 {
 		return b, false

@@ -39,8 +39,9 @@ func Tool(t testing.TB, name string) string {
 // ago (for a process the test starts, which must be told its port).
 func FreeLoopbackPort(t testing.TB) int {
 	t.Helper()
-	// From 20000 up to Linux's ephemeral range (32768), so that a test dialling
-	// thousands of connections cannot take the port between the pick and the bind.
+	// From 20000 up to Linux's ephemeral range (32768), so that a test
+	// dialling thousands of connections cannot take the port between the pick
+	// and the bind.
 	for range 200 {
 		port := 20000 + rand.IntN(32768-20000)
 		ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
