@@ -24,7 +24,7 @@ import (
 )
 
 // hostileClients runs the gateway binary, whose server reads headers
-// within 5 s and the whole request within 30 s (gateway.Serve): the
+// within 5 s and the whole request within 30 s (gateway.ServeProbes): the
 // slow-client cases wait for those production timeouts.
 const (
 	hostileReadHeaderTimeout = 5 * time.Second
