@@ -33,21 +33,18 @@ func (r *entityResolver) FindCheckoutSession(ctx context.Context, reps []*model.
 	})
 }
 
-// FindPayment is the resolver for the findPayment field.
 func (r *entityResolver) FindPayment(ctx context.Context, reps []*model.PaymentRepresentation) ([]*model.Payment, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.Payment, error) {
 		return nodeEntity[*model.Payment](ctx, r.Resolver, "payment id", valueOr(reps[i].IDRef, ""), admission.PaymentIDPrefix)
 	})
 }
 
-// FindPaymentLink is the resolver for the findPaymentLink field.
 func (r *entityResolver) FindPaymentLink(ctx context.Context, reps []*model.PaymentLinkRepresentation) ([]*model.PaymentLink, error) {
 	return entities(ctx, len(reps), func(i int) func() (*model.PaymentLink, error) {
 		return nodeEntity[*model.PaymentLink](ctx, r.Resolver, "payment link id", valueOr(reps[i].ID, ""), admission.LinkIDPrefix)
 	})
 }
 
-// Entity returns EntityResolver implementation.
 func (r *Resolver) Entity() EntityResolver { return &entityResolver{r} }
 
 type entityResolver struct{ *Resolver }

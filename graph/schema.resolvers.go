@@ -21,7 +21,6 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
-// Payment is the resolver for the payment field.
 func (r *checkoutSessionResolver) Payment(ctx context.Context, obj *model.CheckoutSession) (*model.Payment, error) {
 	if obj.PaymentID == "" {
 		return nil, nil
@@ -42,7 +41,6 @@ func (r *checkoutSessionResolver) Payment(ctx context.Context, obj *model.Checko
 	return charged(ctx, model.NewPayment(p))
 }
 
-// Address is the resolver for the address field.
 func (r *customerResolver) Address(ctx context.Context, obj *model.Customer) (*string, error) {
 	if customerdata.WithholdsAddress(customerDataOf(ctx)) {
 		// Withheld: not fetched (the records' own are masked already).
@@ -68,7 +66,6 @@ func (r *customerResolver) Address(ctx context.Context, obj *model.Customer) (*s
 	return addr, nil
 }
 
-// Payments is the resolver for the payments field.
 func (r *queryResolver) Payments(ctx context.Context, first *int, after *string, status *model.PaymentStatus) (*model.PaymentConnection, error) {
 	fc := graphql.GetFieldContext(ctx)
 	var field graphql.CollectedField
@@ -87,17 +84,14 @@ func (r *queryResolver) Payments(ctx context.Context, first *int, after *string,
 	return conn, err
 }
 
-// Payment is the resolver for the payment field.
 func (r *queryResolver) Payment(ctx context.Context, id string) (*model.Payment, error) {
 	return fetchByID(ctx, r.Resolver, "payment id", id, admission.PaymentIDPrefix, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
 }
 
-// PaymentLink is the resolver for the paymentLink field.
 func (r *queryResolver) PaymentLink(ctx context.Context, id string) (*model.PaymentLink, error) {
 	return fetchByID(ctx, r.Resolver, "payment link id", id, admission.LinkIDPrefix, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
 }
 
-// CheckoutSession is the resolver for the checkoutSession field.
 func (r *queryResolver) CheckoutSession(ctx context.Context, id string) (*model.CheckoutSession, error) {
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
@@ -109,7 +103,6 @@ func (r *queryResolver) CheckoutSession(ctx context.Context, id string) (*model.
 	return charged(ctx, m)
 }
 
-// Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	if err := budgetFrom(ctx).Check(); err != nil {
 		return nil, err
@@ -167,7 +160,6 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 	return out, nil
 }
 
-// PaymentUpdated is the resolver for the paymentUpdated field.
 func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.Payment, error) {
 	if err := checkID("payment id", id, admission.PaymentIDPrefix); err != nil {
 		return nil, err
@@ -182,7 +174,6 @@ func (r *subscriptionResolver) PaymentUpdated(ctx context.Context, id string, la
 	return r.Live.Payment(ctx, subscriber(ctx), id, after)
 }
 
-// CheckoutSessionUpdated is the resolver for the checkoutSessionUpdated field.
 func (r *subscriptionResolver) CheckoutSessionUpdated(ctx context.Context, id string, lastEventID *string) (<-chan *model.CheckoutSession, error) {
 	if err := checkID("checkout session id or reference", id, ""); err != nil {
 		return nil, err
@@ -197,16 +188,12 @@ func (r *subscriptionResolver) CheckoutSessionUpdated(ctx context.Context, id st
 	return r.Live.CheckoutSession(ctx, subscriber(ctx), id, after)
 }
 
-// CheckoutSession returns CheckoutSessionResolver implementation.
 func (r *Resolver) CheckoutSession() CheckoutSessionResolver { return &checkoutSessionResolver{r} }
 
-// Customer returns CustomerResolver implementation.
 func (r *Resolver) Customer() CustomerResolver { return &customerResolver{r} }
 
-// Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
-// Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
 type (
