@@ -103,16 +103,6 @@ func opStateFrom(ctx context.Context) *opState {
 	return st
 }
 
-// withOpState returns ctx with the state of operation oc: the one it
-// holds already (an interceptor further out made it), or a new one.
-func withOpState(ctx context.Context, oc *graphql.OperationContext) (context.Context, *opState) {
-	if st := opStateFrom(ctx); st != nil && st.oc == oc {
-		return ctx, st
-	}
-	st := &opState{oc: oc}
-	return context.WithValue(ctx, opStateKey{}, st), st
-}
-
 // rootStateFrom is the operation's root fast path state, nil when not tried.
 func rootStateFrom(ctx context.Context) *rootState {
 	if st := opStateFrom(ctx); st != nil {

@@ -37,17 +37,8 @@ import (
 	"paygraph/restclient"
 )
 
-// rootFast is the extension; r is the server's resolvers.
+// rootFast is graphTail's innermost part; r is the server's resolvers.
 type rootFast struct{ r *Resolver }
-
-var (
-	_ graphql.HandlerExtension     = rootFast{}
-	_ graphql.OperationInterceptor = rootFast{}
-	_ graphql.ResponseInterceptor  = rootFast{}
-)
-
-func (rootFast) ExtensionName() string                   { return "PaygraphRootFastPath" }
-func (rootFast) Validate(graphql.ExecutableSchema) error { return nil }
 
 // rootAnswered counts the operations the root fast path answered, for tests.
 var rootAnswered atomic.Int64
@@ -120,11 +111,7 @@ type rootState struct {
 	exec     graphql.ResponseHandler // gqlgen's executor, made when first needed (lazyQueries)
 }
 
-func (e rootFast) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	return e.intercept(ctx, graphql.GetOperationContext(ctx), nil, next)
-}
-
-// intercept is InterceptOperation for oc, whose opState st is in ctx, or nil.
+// intercept is the operation interceptor for oc, whose opState st is in ctx.
 func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, st *opState, next graphql.OperationHandler) graphql.ResponseHandler {
 	if oc == nil || oc.Operation == nil || oc.Operation.Operation != ast.Query || oc.Doc == nil || len(oc.Operation.SelectionSet) == 0 {
 		return next(ctx)
@@ -136,9 +123,6 @@ func (e rootFast) intercept(ctx context.Context, oc *graphql.OperationContext, s
 	p, _ := rootPlans.Get(oc.Doc, "Query", nil, oc.Operation.SelectionSet, func() *rootPlan { return compileRoot(oc) })
 	if p == nil {
 		return next(ctx)
-	}
-	if st == nil {
-		ctx, st = withOpState(ctx, oc)
 	}
 	st.rootVal = rootState{plan: p}
 	st.root = &st.rootVal

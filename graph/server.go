@@ -82,9 +82,10 @@ type ServerConfig struct {
 	Extensions []graphql.HandlerExtension // added to the gqlgen server (metrics, tracing)
 	Cost       receipt.CostReceipts       // the cost receipts (graph/receipt); zero: none
 	// For the differential tests: noFastPath runs gqlgen's executor for
-	// every object (fast.go), chainedTail registers graphTail's parts one
-	// by one (tail.go), eagerExec turns lazyQueries off (opstate.go).
-	noFastPath, chainedTail, eagerExec bool
+	// every object (fast.go), eagerExec turns lazyQueries off (opstate.go),
+	// chainedTail registers graphTail in its place (chainTail, export_test.go).
+	noFastPath, eagerExec bool
+	chainedTail           func(*handler.Server, graphTail)
 }
 
 func (c *ServerConfig) defaults() {
@@ -154,24 +155,15 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	// receipt, response budget and error cap, whose results metrics and
 	// traces see; a subscription's error events; the customer-data note;
 	// innermost, the root fast path.
-	costExt := receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}
-	tail := responseTail{cost: costExt, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}
-	var root *rootFast
+	g := graphTail{commit: apq.Commit{Store: apqs}, tail: responseTail{
+		cost: receipt.Extension{Config: cfg.Cost, Tally: loaders.Tally}, budget: budget.Limit{MaxBytes: cfg.MaxResponseBytes}}}
 	if !noFast && !intercepted {
-		root = &rootFast{r: resolver}
+		g.root = &rootFast{r: resolver}
 	}
-	if cfg.chainedTail {
-		srv.Use(apq.Commit{Store: apqs})
-		srv.Use(costExt)
-		srv.Use(budgetStep(tail.budget))
-		srv.Use(admission.ErrorCap{})
-		srv.Use(liveStep)
-		srv.Use(customerDataStep)
-		if root != nil {
-			srv.Use(*root)
-		}
+	if cfg.chainedTail != nil {
+		cfg.chainedTail(srv, g)
 	} else {
-		srv.Use(graphTail{commit: apq.Commit{Store: apqs}, tail: tail, root: root})
+		srv.Use(g)
 	}
 	srv.SetValidationRulesFn(admission.CappedRules)
 	srv.SetParserTokenLimit(admission.ParserTokenLimit)

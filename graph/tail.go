@@ -6,14 +6,14 @@ package graph
 
 import (
 	"context"
-	"paygraph/graph/apq"
-	"paygraph/graph/budget"
-	"paygraph/graph/customerdata"
-	"paygraph/graph/live"
 
 	"github.com/99designs/gqlgen/graphql"
 
 	"paygraph/graph/admission"
+	"paygraph/graph/apq"
+	"paygraph/graph/budget"
+	"paygraph/graph/customerdata"
+	"paygraph/graph/live"
 	"paygraph/graph/receipt"
 )
 
@@ -35,7 +35,7 @@ func (t responseTail) finish(ctx context.Context, resp *graphql.Response) *graph
 
 // graphTail is apq.Commit, responseTail and rootFast (when root is set)
 // in one extension, the first outermost. TestResponseTailMatchesChain
-// compares it with them registered one by one (ServerConfig.chainedTail).
+// compares it with them registered one by one (chainTail, export_test.go).
 type graphTail struct {
 	commit apq.Commit
 	tail   responseTail
@@ -78,52 +78,3 @@ func (t graphTail) InterceptResponse(ctx context.Context, next graphql.ResponseH
 	}
 	return t.tail.finish(ctx, next(ctx))
 }
-
-// tailStep is a step of responseTail as an extension (chainedTail).
-type tailStep struct {
-	name    string
-	prepare func(context.Context) context.Context
-	finish  func(context.Context, *graphql.Response) *graphql.Response
-}
-
-func (s tailStep) ExtensionName() string                 { return s.name }
-func (tailStep) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (s tailStep) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	return next(s.prepare(ctx))
-}
-
-func (s tailStep) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	return s.finish(ctx, next(ctx))
-}
-
-// budgetStep is the response budget's tailStep.
-func budgetStep(l budget.Limit) tailStep {
-	return tailStep{"ResponseBudget", func(ctx context.Context) context.Context {
-		oc := graphql.GetOperationContext(ctx)
-		if !l.Applies(oc) {
-			return ctx
-		}
-		ctx, st := withOpState(ctx, oc)
-		st.budget = l.Start(&st.budgetVal, oc)
-		return ctx
-	}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
-		return l.Finish(budgetFrom(ctx), resp)
-	}}
-}
-
-// customerDataStep is the customer-data note's tailStep.
-var customerDataStep = tailStep{"CustomerData", func(ctx context.Context) context.Context {
-	ctx, _ = customerdata.WithPaths(ctx, customerDataOf(ctx))
-	return ctx
-}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
-	return maskedPathsFrom(ctx).Finish(resp)
-}}
-
-// liveStep is the live events' tailStep.
-var liveStep = tailStep{"LiveEvents", func(ctx context.Context) context.Context {
-	ctx, _ = live.WithEvents(ctx, graphql.GetOperationContext(ctx))
-	return ctx
-}, func(ctx context.Context, resp *graphql.Response) *graphql.Response {
-	return liveEventsFrom(ctx).Finish(ctx, resp, ErrorPresenter)
-}}

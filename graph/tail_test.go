@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
 
 	"paygraph/graph/customerdata"
 	"paygraph/restclient"
@@ -94,7 +95,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 				h    http.Handler
 				seen []string
 			}
-			mk := func(chained, eager bool) *side {
+			mk := func(chained func(*handler.Server, graphTail), eager bool) *side {
 				s := &side{}
 				cost := receipt.CostReceipts{Enabled: true, Inspector: true, OnReceipt: func(_ context.Context, r *receipt.Receipt) {
 					b, _ := json.Marshal(r)
@@ -107,7 +108,7 @@ func TestResponseTailMatchesChain(t *testing.T) {
 				})
 				return s
 			}
-			tail, eager, chain := mk(false, false), mk(false, true), mk(true, false)
+			tail, eager, chain := mk(nil, false), mk(nil, true), mk(chainTail, false)
 			for _, q := range queries {
 				t.Run(q.name, func(t *testing.T) {
 					body, _ := json.Marshal(map[string]any{"query": q.query, "extensions": q.ext})
