@@ -18,7 +18,10 @@ import (
 
 // chainTail registers g's parts in its order, the first outermost.
 func chainTail(srv *handler.Server, g graphTail) {
-	srv.Use(g.commit)
+	srv.Use(tailStep{"APQCommit", func(ctx context.Context) context.Context {
+		g.commit.Commit(ctx)
+		return ctx
+	}, func(_ context.Context, resp *graphql.Response) *graphql.Response { return resp }})
 	srv.Use(g.tail.cost)
 	srv.Use(budgetStep(g.tail.budget))
 	srv.Use(admission.ErrorCap{})

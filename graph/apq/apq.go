@@ -113,20 +113,10 @@ func params(raw any) (hash string, version int64, ok bool) {
 	return hash, version, true
 }
 
-// Commit, an operation interceptor, stores the pending registration of an
-// operation every mutator accepted; a request without credentials, charged
+// Commit stores the pending registration of an operation every mutator
+// accepted (graph's tail calls it); a request without credentials, charged
 // to no merchant, registers nothing.
 type Commit struct{ Store graphql.Cache[string] }
-
-var _ graphql.OperationInterceptor = Commit{}
-
-func (Commit) ExtensionName() string                   { return "APQCommit" }
-func (Commit) Validate(graphql.ExecutableSchema) error { return nil }
-
-func (a Commit) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	a.Commit(ctx)
-	return next(ctx)
-}
 
 // Commit stores ctx's operation's pending registration, if any.
 func (a Commit) Commit(ctx context.Context) {
