@@ -168,6 +168,14 @@ func fail(format string, args ...any) {
 	os.Exit(1)
 }
 
+// change is one of gen's changes: gqlgen's code, ours, how often gqlgen's
+// must occur, and what to update when it does not.
+type change struct {
+	gqlgen, ours string
+	want         int
+	update       string
+}
+
 // rewriteLists makes gen's changes to the generated file, refusing any
 // where gqlgen's code has another shape.
 func rewriteLists(file string) error {
@@ -175,50 +183,34 @@ func rewriteLists(file string) error {
 	if err != nil {
 		return err
 	}
-	n := bytes.Count(src, []byte(gqlgenCall))
-	if n == 0 || n != bytes.Count(src, []byte("MarshalSliceConcurrently")) {
-		return fmt.Errorf("%s: gqlgen's list marshalling is not %q in every list: update graph/gen and graph/lists.go for this gqlgen", file, gqlgenCall)
-	}
 	if !bytes.HasPrefix(src, []byte(gqlgenHeader)) {
 		return fmt.Errorf("%s does not start with gqlgen's header %q", file, gqlgenHeader)
 	}
-	src = bytes.ReplaceAll(src, []byte(gqlgenCall), []byte(ourCall))
-	if bytes.Count(src, []byte(gqlgenDeferWait)) != 1 {
-		return fmt.Errorf("%s: gqlgen's wait for a deferred result is not %q once: update graph/gen's deferWait for this gqlgen", file, gqlgenDeferWait)
-	}
-	src = bytes.Replace(src, []byte(gqlgenDeferWait), []byte(ourDeferWait), 1)
-	if src, err = omitDeferred(file, src); err != nil {
-		return err
+	count := func(s string) int { return bytes.Count(src, []byte(s)) }
+	changes := []change{
+		{gqlgenCall, ourCall, count("MarshalSliceConcurrently"), "graph/gen and graph/lists.go"},
+		{gqlgenDeferWait, ourDeferWait, 1, "graph/gen's deferWait"},
+		{gqlgenResolveConc, ourResolveConc, count(".ResolveConcurrently("), "graph/gen and graph/deferred.go"},
+		{gqlgenDeferEnd, ourDeferEnd, count("deferred := graphql.NewDeferredGroup(ctx)"), "graph/gen"},
 	}
 	for _, typ := range slices.Sorted(maps.Keys(fastObjects)) {
 		// The hook goes before the CollectFields of gqlgen's marshaller.
 		head := fmt.Sprintf("func (ec *executionContext) _%s(ctx context.Context, sel ast.SelectionSet, obj *model.%s) graphql.Marshaler {\n", typ, typ)
 		first := fmt.Sprintf("\tfields := graphql.CollectFields(ec.OperationContext, sel, %sImplementors)\n", lowerFirst(typ))
-		if bytes.Count(src, []byte(head+first)) != 1 {
-			return fmt.Errorf("%s: gqlgen's marshaller of %s does not start with %q: update graph/gen and graph/fast.go for this gqlgen", file, typ, head+first)
-		}
 		hook := fmt.Sprintf("\tif m := ec.%s(ctx, sel, obj); m != nil {\n\t\treturn m\n\t}\n", fastObjects[typ])
-		src = bytes.Replace(src, []byte(head+first), []byte(head+hook+first), 1)
+		changes = append(changes, change{head + first, head + hook + first, 1, "graph/gen and graph/fast.go"})
+	}
+	for _, c := range changes {
+		if c.want == 0 || count(c.gqlgen) != c.want {
+			return fmt.Errorf("%s: gqlgen's code is not %q in %d places: update %s for this gqlgen", file, c.gqlgen, c.want, c.update)
+		}
+		src = bytes.ReplaceAll(src, []byte(c.gqlgen), []byte(c.ours))
 	}
 	src = bytes.Replace(src, []byte(gqlgenHeader), []byte(ourHeader), 1)
 	if src, err = format.Source(src); err != nil {
 		return fmt.Errorf("%s after the rewrite: %w", file, err)
 	}
 	return os.WriteFile(file, src, 0o644)
-}
-
-// omitDeferred points the object marshallers at graph/deferred.go.
-func omitDeferred(file string, src []byte) ([]byte, error) {
-	calls := bytes.Count(src, []byte(gqlgenResolveConc))
-	if calls == 0 || calls != bytes.Count(src, []byte(".ResolveConcurrently(")) {
-		return nil, fmt.Errorf("%s: gqlgen does not defer fields with %q: update graph/gen and graph/deferred.go for this gqlgen", file, gqlgenResolveConc)
-	}
-	groups := bytes.Count(src, []byte("deferred := graphql.NewDeferredGroup(ctx)"))
-	if groups == 0 || bytes.Count(src, []byte(gqlgenDeferEnd)) != groups {
-		return nil, fmt.Errorf("%s: not every object marshaller that can defer ends with %q: update graph/gen for this gqlgen", file, gqlgenDeferEnd)
-	}
-	src = bytes.ReplaceAll(src, []byte(gqlgenResolveConc), []byte(ourResolveConc))
-	return bytes.ReplaceAll(src, []byte(gqlgenDeferEnd), []byte(ourDeferEnd)), nil
 }
 
 // concurrentFields is a gqlgen plugin writing concurrent_gen.go and fast_gen.go.
