@@ -44,7 +44,7 @@ func TestFastAnswerIsCompactData(t *testing.T) {
 			ctx := restclient.WithCredentials(loaders.With(req.Context(), l), restclient.Credentials{APIKey: "ak_test_x", APISecret: "sk_test_y"})
 			rec := httptest.NewRecorder()
 			srv.ServeHTTP(rec, req.WithContext(ctx))
-			data := l.FastAnswer()
+			data := l.FastAnswer
 			if got := IsFastAnswer(ctx, data); got != tc.wantFast {
 				t.Fatalf("IsFastAnswer: %v, want %v (answer %s)", got, tc.wantFast, rec.Body)
 			}

@@ -63,7 +63,7 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 // on nothing else.
 func joinedList(ctx context.Context, sel ast.SelectionSet) bool {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || mayBlockBut(sel, true) {
+	if fc == nil || mayBlock(sel, true) {
 		return false
 	}
 	switch v := fc.Result.(type) {

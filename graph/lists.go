@@ -16,7 +16,7 @@ import (
 func marshalList(ctx context.Context, sel ast.SelectionSet, n int, workerLimit int64, omitPanicHandler bool,
 	marshal func(ctx context.Context, i int) graphql.Marshaler,
 ) graphql.Array {
-	if n < 2 || mayBlock(sel) && !joinedList(ctx, sel) {
+	if n < 2 || mayBlock(sel, false) && !joinedList(ctx, sel) {
 		return graphql.MarshalSliceConcurrently(ctx, n, workerLimit, omitPanicHandler, marshal)
 	}
 	ret := make(graphql.Array, n)
@@ -45,25 +45,23 @@ func marshalElement(ctx context.Context, i int, omitPanicHandler bool,
 }
 
 // mayBlock reports whether a selection reaches a field gqlgen resolves
-// concurrently (concurrent_gen.go) or defers a fragment; it errs towards true.
-func mayBlock(sel ast.SelectionSet) bool { return mayBlockBut(sel, false) }
-
-// mayBlockBut is mayBlock, not counting Customer.address when joined (a
-// joined list's addresses are known).
-func mayBlockBut(sel ast.SelectionSet, joined bool) bool {
+// concurrently (concurrent_gen.go) or defers a fragment; it errs towards
+// true. When joined, Customer.address does not count (a joined list's
+// addresses are known).
+func mayBlock(sel ast.SelectionSet, joined bool) bool {
 	for _, s := range sel {
 		switch s := s.(type) {
 		case *ast.Field:
-			if s.ObjectDefinition == nil || mayBlockBut(s.SelectionSet, joined) ||
+			if s.ObjectDefinition == nil || mayBlock(s.SelectionSet, joined) ||
 				concurrentField(s.ObjectDefinition.Name, s.Name) && !(joined && s.ObjectDefinition.Name == "Customer" && s.Name == "address") {
 				return true
 			}
 		case *ast.InlineFragment:
-			if deferred(s.Directives) || mayBlockBut(s.SelectionSet, joined) {
+			if deferred(s.Directives) || mayBlock(s.SelectionSet, joined) {
 				return true
 			}
 		case *ast.FragmentSpread:
-			if s.Definition == nil || deferred(s.Directives) || mayBlockBut(s.Definition.SelectionSet, joined) {
+			if s.Definition == nil || deferred(s.Directives) || mayBlock(s.Definition.SelectionSet, joined) {
 				return true
 			}
 		default:

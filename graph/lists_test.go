@@ -59,7 +59,7 @@ func TestMayBlock(t *testing.T) {
 		{"a deferred fragment", `{ payments { nodes { ... @defer { id } } } }`, "payments.nodes", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := mayBlock(selectionAt(t, tc.query, tc.path)); got != tc.want {
+			if got := mayBlock(selectionAt(t, tc.query, tc.path), false); got != tc.want {
 				t.Errorf("mayBlock = %v, want %v", got, tc.want)
 			}
 		})

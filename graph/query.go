@@ -116,8 +116,7 @@ func describeFilter(s restclient.PaymentStatus) string {
 // fetchByID is a record's root field: the id, scope and budget checks,
 // then the load and its charge.
 func fetchByID[V, M any](ctx context.Context, r *Resolver, what, id, prefix string, allow func(*Resolver, context.Context, string) error,
-	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], wrap func(V) M,
-) (M, error) {
+	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], wrap func(V) M) (M, error) {
 	var zero M
 	if err := checkID(what, id, prefix); err != nil {
 		return zero, err

@@ -332,7 +332,7 @@ func (p *rootPlan) answered(l *loaders.Loaders, b []byte, units int) []byte {
 	if units > 0 {
 		p.perUnit.Store(int32(min(len(b)/units+16, maxSizeHint)))
 	}
-	l.SetFastAnswer(b)
+	l.FastAnswer = b
 	return b
 }
 
@@ -534,6 +534,6 @@ func IsFastAnswer(ctx context.Context, data []byte) bool {
 	if l == nil {
 		return false
 	}
-	a := l.FastAnswer()
+	a := l.FastAnswer
 	return len(a) == len(data) && &a[0] == &data[0]
 }

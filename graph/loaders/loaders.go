@@ -56,6 +56,11 @@ func (f *FetchLimits) options() *loaderOptions {
 	return &f.opts
 }
 
+const (
+	batchCapacity = admission.MaxNodes // the most keys one batch takes: a whole nodes(ids:)
+	inputCapacity = 16                 // a batch's input room: usually one key or a few
+)
+
 func optionsFor[V any](wait time.Duration) []dataloader.Option[string, V] {
 	return []dataloader.Option[string, V]{
 		dataloader.WithWait[string, V](wait),
@@ -108,15 +113,10 @@ type Loaders struct {
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	cost       receipt.Tally // the operation's REST-call account
-	fastAnswer []byte        // the data the root fast path answered with
+	cost receipt.Tally // the operation's REST-call account
+	// FastAnswer is the data the root fast path answered with (graph.IsFastAnswer).
+	FastAnswer []byte
 }
-
-// SetFastAnswer records b as the data the root fast path answered with.
-func (l *Loaders) SetFastAnswer(b []byte) { l.fastAnswer = b }
-
-// FastAnswer is the data SetFastAnswer recorded.
-func (l *Loaders) FastAnswer() []byte { return l.fastAnswer }
 
 // thunks is the table of the fetches of one kind of record: whatever asks
 // for a key (a dataloader load, the alone load, the list join) looks in it
@@ -343,12 +343,6 @@ func recovered(ctx context.Context, p any) error {
 	}
 	return ErrPanic
 }
-
-// batchCapacity is the most keys one batch takes: a whole nodes(ids:).
-const batchCapacity = admission.MaxNodes
-
-// inputCapacity is a batch's input room: usually one key or a few.
-const inputCapacity = 16
 
 // Alone tells the loaders that op makes at most one distinct REST call (its
 // estimate): its load then runs on the resolver's goroutine, without the
