@@ -82,10 +82,8 @@ func decodeKey(s string) ([]byte, error) {
 	if s == "" {
 		return nil, errors.New("empty")
 	}
-	if len(s)%2 == 0 {
-		if b, err := hex.DecodeString(s); err == nil {
-			return b, nil
-		}
+	if b, err := hex.DecodeString(s); err == nil { // an odd length is not hex
+		return b, nil
 	}
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(s); err == nil {
