@@ -8,6 +8,7 @@ package main
 // object of fastObjects; any other leaves the selection to gqlgen.
 
 import (
+	"cmp"
 	"fmt"
 	"go/types"
 	"maps"
@@ -69,12 +70,8 @@ func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
 
 // fastFieldOf returns how a plan writes f of o, or ok false.
 func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenField, bool) {
-	key := o.Name + "." + f.Name
 	g := fastGenField{name: f.Name, op: opName(o.Name, f.Name, "")}
-	if accessor == "" {
-		accessor = fastAccessors[key]
-	}
-	if accessor == "" {
+	if accessor = cmp.Or(accessor, fastAccessors[o.Name+"."+f.Name]); accessor == "" {
 		if f.IsResolver || f.MethodHasContext || len(f.Args) > 0 || f.VOkFunc || !f.NoErr && f.IsMethod() || f.IsMap() ||
 			f.GoFieldName == "" || f.Stream {
 			return g, false
@@ -207,11 +204,7 @@ const (
 			}
 			fmt.Fprintf(&b, "%q: %s, ", f.name, f.op)
 			if f.object != "" {
-				sub := "fast" + f.object
-				if objects[f.name] != "" {
-					sub = objects[f.name]
-				}
-				subs = append(subs, f.op+": "+sub)
+				subs = append(subs, f.op+": "+cmp.Or(objects[f.name], "fast"+f.object))
 			}
 		}
 		b.WriteString("}")
@@ -232,14 +225,12 @@ const (
 		delegates := slices.ContainsFunc(fields[name], func(f fastGenField) bool { return f.delegated })
 		j := lowerFirst(name) + "JSON"
 		fmt.Fprintf(&b, "\n// %s marshals a %s with a plan.\ntype %s struct {\n\tp *fastPlan\n\tx *model.%s\n", j, name, j, name)
-		if delegates {
-			b.WriteString("\tdelegated [maxDelegated]graphql.Marshaler\n")
-		}
-		b.WriteString("}\n\n")
 		arg := "nil"
 		if delegates {
+			b.WriteString("\tdelegated [maxDelegated]graphql.Marshaler\n")
 			arg = "&m.delegated"
 		}
+		b.WriteString("}\n\n")
 		fmt.Fprintf(&b, "func (m *%s) MarshalGQL(w io.Writer) { w.Write(m.p.append%s(spare(w, %d), w, m.x, %s)) }\n", j, name, fastSpare[name], arg)
 
 		fmt.Fprintf(&b, "\n// append%s appends x as gqlgen writes it for the plan's selection.\n", name)
