@@ -46,13 +46,12 @@ type fastType struct {
 // fastField is one field of a plan: key is `"alias":` (after a comma but
 // for the first), lit the type name of __typename, sub an object's plan.
 type fastField struct {
-	key string
-	op  fastOp
-	lit string
-	sub *fastPlan
-	dix int // delegated: the field's index in paymentJSON.delegated
-	// nodes: a delegated field's nodes, as index paths for collected.
-	nodes [][]int32
+	key   string
+	op    fastOp
+	lit   string
+	sub   *fastPlan
+	dix   int       // delegated: the field's index in paymentJSON.delegated
+	nodes [][]int32 // a delegated field's nodes, as index paths for collected
 }
 
 // fastPlan is a compiled selection of one object type.

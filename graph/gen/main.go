@@ -71,24 +71,21 @@ const verifiedGqlgen = "v0.17.98"
 
 // reverify is what a gqlgen bump must check again, printed with gen's refusal.
 const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in graph/gen/main.go:
-  1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic recovery,
-     null per element (graph/lists.go marshalList; go test ./graph -run TestMarshalList)
+  1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic recovery, null per element
+     (graph/lists.go marshalList; go test ./graph -run TestMarshalList)
   2. codegen/type.gotpl's list call and object.gotpl's marshaller head (rewriteLists)
-  3. the Exec's deferred-result wait (ourDeferWait); the object marshallers'
-     ResolveConcurrently and end, and graphql/fieldset.go's marshalFieldSet
-     (graph/deferred.go; go test ./gqlhttp -run Defer)
-  4. graphql/string.go writeQuotedString, the enum MarshalGQL (strconv.Quote),
-     graphql/resolve_field.go's middleware and null handling (graph/fast.go;
-     go test ./graph -run FastPath, and -fuzz FuzzFastPathMatchesGqlgen)
-  5. the generated methods fast.go calls (_Payment_customer, _Customer,
-     fieldContext_Payment_customer, _Customer_address) and codegen.Field's
-     binding, from which graph/gen/fast.go writes fast_gen.go
+  3. the Exec's deferred-result wait (ourDeferWait); the object marshallers' ResolveConcurrently
+     and end, and graphql/fieldset.go's marshalFieldSet (graph/deferred.go; go test ./gqlhttp -run Defer)
+  4. graphql/string.go writeQuotedString, the enum MarshalGQL (strconv.Quote), graphql/resolve_field.go's
+     middleware and null handling (graph/fast.go; go test ./graph -run FastPath, and -fuzz
+     FuzzFastPathMatchesGqlgen)
+  5. the generated methods fast.go calls (_Payment_customer, _Customer, fieldContext_Payment_customer,
+     _Customer_address) and codegen.Field's binding, from which graph/gen/fast.go writes fast_gen.go
      (go build ./graph; go test ./graph -run FastTables)
-  6. graphql/executor DispatchOperation: its innermost response (errors,
-     extensions) and the interceptors' order (graph/rootfast.go; go test
-     ./graph -run RootFastPath); the generated Exec of a query runs nothing
-     before its response handler (graph/opstate.go lazyQueries; go test
-     ./graph -run TestResponseTailMatchesChain)`
+  6. graphql/executor DispatchOperation: its innermost response (errors, extensions) and the
+     interceptors' order (graph/rootfast.go; go test ./graph -run RootFastPath); the generated Exec
+     of a query runs nothing before its response handler (graph/opstate.go lazyQueries;
+     go test ./graph -run TestResponseTailMatchesChain)`
 
 // checkGqlgen refuses a gqlgen version other than verifiedGqlgen.
 func checkGqlgen(version string) error {

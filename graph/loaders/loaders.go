@@ -113,9 +113,8 @@ type Loaders struct {
 	paymentThunks thunks[*restclient.Payment]
 	linkThunks    thunks[*restclient.PaymentLink]
 
-	cost receipt.Tally // the operation's REST-call account
-	// FastAnswer is the data the root fast path answered with (graph.IsFastAnswer).
-	FastAnswer []byte
+	cost       receipt.Tally // the operation's REST-call account
+	FastAnswer []byte        // the data the root fast path answered with (graph.IsFastAnswer)
 }
 
 // thunks is the table of the fetches of one kind of record: whatever asks
@@ -123,9 +122,8 @@ type Loaders struct {
 // and enters its own fetch under mu, so a key is fetched once. A load that
 // panicked, which the dataloader forgets, goes too.
 type thunks[V any] struct {
-	mu sync.Mutex
-	// ready is told (its L is &mu) when a reserved entry gets its thunk or goes.
-	ready sync.Cond
+	mu    sync.Mutex
+	ready sync.Cond // told (its L is &mu) when a reserved entry gets its thunk or goes
 	m     map[string]thunkEntry[V]
 	alone aloneSlot[V]
 }

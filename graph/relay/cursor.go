@@ -29,12 +29,9 @@ type Position struct {
 }
 
 const (
-	// cursorVersion 2: an HMAC-SHA256 tag keyed per merchant.
-	cursorVersion = 2
-	// TagLen is the length of the truncated HMAC-SHA256 tag: 128 bits.
-	TagLen = 16
-	// MaxSkip bounds Skip: positions never skip more than one REST page.
-	MaxSkip        = 100
+	cursorVersion  = 2   // 2: an HMAC-SHA256 tag keyed per merchant
+	TagLen         = 16  // the length of the truncated HMAC-SHA256 tag: 128 bits
+	MaxSkip        = 100 // bounds Skip: positions never skip more than one REST page
 	maxRestCursor  = 2048
 	statusesCount  = 5
 	cursorMaxBytes = 1 + 1 + binary.MaxVarintLen64 + maxRestCursor + TagLen
