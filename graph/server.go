@@ -123,7 +123,8 @@ func newServer(cfg ServerConfig) (*handler.Server, *admission.QueryCache) {
 	passThrough, intercepted := interceptors(cfg.Extensions)
 	noFast := cfg.noFastPath || !passThrough
 	resolver := &Resolver{Cursors: cfg.CursorKeys, Live: cfg.Subscriptions, noFastPath: noFast}
-	ec := Config{Resolvers: newResolverRoot(resolver)}
+	ec := Config{Resolvers: &resolverRoot{Resolver: resolver, checkoutSession: resolver.CheckoutSession(),
+		customer: resolver.Customer(), query: resolver.Query(), subscription: resolver.Subscription()}}
 	if !cfg.Federation {
 		ec.Schema = contractSchema() // without gqlgen's federation additions
 	}
@@ -237,11 +238,6 @@ type resolverRoot struct {
 	customer        CustomerResolver
 	query           QueryResolver
 	subscription    SubscriptionResolver
-}
-
-func newResolverRoot(r *Resolver) *resolverRoot {
-	return &resolverRoot{Resolver: r, checkoutSession: r.CheckoutSession(), customer: r.Customer(),
-		query: r.Query(), subscription: r.Subscription()}
 }
 
 func (r *resolverRoot) CheckoutSession() CheckoutSessionResolver { return r.checkoutSession }
