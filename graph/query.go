@@ -166,19 +166,17 @@ func (r *Resolver) checkoutSessionUncharged(ctx context.Context, id string) (*mo
 func (r *Resolver) nodeThunk(ctx context.Context, id string) func() (model.Node, error) {
 	switch {
 	case validID(id, admission.PaymentIDPrefix):
-		return startNode(ctx, r, id, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk,
-			func(p *restclient.Payment) model.Node { return model.NewPayment(p) })
+		return startNode(ctx, r, id, (*Resolver).allowPayment, (*loaders.Loaders).PaymentThunk, model.NewPayment)
 	case validID(id, admission.LinkIDPrefix):
-		return startNode(ctx, r, id, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk,
-			func(l *restclient.PaymentLink) model.Node { return model.NewPaymentLink(l) })
+		return startNode(ctx, r, id, (*Resolver).allowLink, (*loaders.Loaders).PaymentLinkThunk, model.NewPaymentLink)
 	default:
 		return failed[model.Node](errcode.Inputf("id %q is not a Node id: expected a payment id (pay_...) or a payment link id (pl_...)", id))
 	}
 }
 
 // startNode is nodeThunk once id's kind is known.
-func startNode[V any](ctx context.Context, r *Resolver, id string, allow func(*Resolver, context.Context, string) error,
-	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], node func(V) model.Node,
+func startNode[V any, M model.Node](ctx context.Context, r *Resolver, id string, allow func(*Resolver, context.Context, string) error,
+	load func(*loaders.Loaders, context.Context, string) dataloader.Thunk[V], node func(V) M,
 ) func() (model.Node, error) {
 	if err := allow(r, ctx, id); err != nil {
 		return failed[model.Node](err)
