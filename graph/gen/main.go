@@ -125,11 +125,13 @@ func main() {
 	if err := api.Generate(cfg, api.AddPlugin(conc)); err != nil {
 		fail("gqlgen: %v", err)
 	}
-	if err := rewriteLists(cfg.Exec.Filename); err != nil {
+	if err := rewrite(cfg.Exec.Filename, execChanges); err != nil {
 		fail("%v", err)
 	}
-	if err := ignoreFederationLoops(cfg.Federation.Filename); err != nil {
-		fail("%v", err)
+	if f := cfg.Federation.Filename; f != "" {
+		if err := rewrite(f, federationChanges); err != nil {
+			fail("%v", err)
+		}
 	}
 }
 
@@ -137,23 +139,9 @@ func main() {
 // file, whose loops over each @key end in their first pass.
 const federationIgnore = "//lint:file-ignore SA4004 gqlgen's federation template matches each @key in a loop it always leaves\n"
 
-// ignoreFederationLoops adds federationIgnore to the federation file, if any.
-func ignoreFederationLoops(file string) error {
-	if file == "" {
-		return nil
-	}
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	if !bytes.HasPrefix(src, []byte(gqlgenHeader+"\n")) {
-		return fmt.Errorf("%s does not start with gqlgen's header %q", file, gqlgenHeader)
-	}
-	if bytes.Contains(src, []byte(federationIgnore)) {
-		return nil
-	}
-	src = bytes.Replace(src, []byte(gqlgenHeader+"\n"), []byte(gqlgenHeader+"\n"+federationIgnore), 1)
-	return os.WriteFile(file, src, 0o644)
+// federationChanges put federationIgnore after gqlgen's header.
+func federationChanges(func(string) int) []change {
+	return []change{{gqlgenHeader + "\n", gqlgenHeader + "\n" + federationIgnore, 1, "graph/gen"}}
 }
 
 func fail(format string, args ...any) {
@@ -169,17 +157,30 @@ type change struct {
 	update       string
 }
 
-// rewriteLists makes gen's changes to the generated file, refusing any
-// where gqlgen's code has another shape.
-func rewriteLists(file string) error {
+// rewrite makes the changes to a file gqlgen generated, refusing any where
+// gqlgen's code has another shape.
+func rewrite(file string, changes func(count func(string) int) []change) error {
 	src, err := os.ReadFile(file)
 	if err != nil {
 		return err
 	}
-	if !bytes.HasPrefix(src, []byte(gqlgenHeader)) {
+	if !bytes.HasPrefix(src, []byte(gqlgenHeader+"\n")) {
 		return fmt.Errorf("%s does not start with gqlgen's header %q", file, gqlgenHeader)
 	}
-	count := func(s string) int { return bytes.Count(src, []byte(s)) }
+	for _, c := range changes(func(s string) int { return bytes.Count(src, []byte(s)) }) {
+		if c.want == 0 || bytes.Count(src, []byte(c.gqlgen)) != c.want {
+			return fmt.Errorf("%s: gqlgen's code is not %q in %d places: update %s for this gqlgen", file, c.gqlgen, c.want, c.update)
+		}
+		src = bytes.ReplaceAll(src, []byte(c.gqlgen), []byte(c.ours))
+	}
+	if src, err = format.Source(src); err != nil {
+		return fmt.Errorf("%s after the rewrite: %w", file, err)
+	}
+	return os.WriteFile(file, src, 0o644)
+}
+
+// execChanges are gen's changes to the executor, counted in gqlgen's.
+func execChanges(count func(string) int) []change {
 	changes := []change{
 		{gqlgenCall, ourCall, count("MarshalSliceConcurrently"), "graph/gen and graph/lists.go"},
 		{gqlgenDeferWait, ourDeferWait, 1, "graph/gen's deferWait"},
@@ -193,17 +194,7 @@ func rewriteLists(file string) error {
 		hook := fmt.Sprintf("\tif m := ec.%s(ctx, sel, obj); m != nil {\n\t\treturn m\n\t}\n", fastObjects[typ])
 		changes = append(changes, change{head + first, head + hook + first, 1, "graph/gen and graph/fast.go"})
 	}
-	for _, c := range changes {
-		if c.want == 0 || count(c.gqlgen) != c.want {
-			return fmt.Errorf("%s: gqlgen's code is not %q in %d places: update %s for this gqlgen", file, c.gqlgen, c.want, c.update)
-		}
-		src = bytes.ReplaceAll(src, []byte(c.gqlgen), []byte(c.ours))
-	}
-	src = bytes.Replace(src, []byte(gqlgenHeader), []byte(ourHeader), 1)
-	if src, err = format.Source(src); err != nil {
-		return fmt.Errorf("%s after the rewrite: %w", file, err)
-	}
-	return os.WriteFile(file, src, 0o644)
+	return append(changes, change{gqlgenHeader, ourHeader, 1, "graph/gen"})
 }
 
 // concurrentFields is a gqlgen plugin writing concurrent_gen.go and fast_gen.go.
