@@ -28,11 +28,8 @@ func (r *Resolver) joinAddresses(ctx context.Context, sel ast.SelectionSet, edge
 	if len(edges) == 0 || len(sel) == 0 || customerdata.WithholdsAddress(customerDataOf(ctx)) || !graphql.HasOperationContext(ctx) {
 		return
 	}
-	if !loaders.JoinsAddress(graphql.GetOperationContext(ctx), sel) {
-		return
-	}
-	if budgetFrom(ctx).Check() != nil {
-		return // the address resolvers answer it
+	if !loaders.JoinsAddress(graphql.GetOperationContext(ctx), sel) || budgetFrom(ctx).Check() != nil {
+		return // a spent budget: the address resolvers answer it
 	}
 	ids := make([]string, 0, len(edges))
 	items := make([]*restclient.Payment, 0, len(edges))

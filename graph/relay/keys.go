@@ -68,8 +68,7 @@ func RandomKeys() *Keys {
 func ParseKeys(s string) (*Keys, error) {
 	var keys [][]byte
 	for i, part := range strings.Split(s, ",") {
-		part = strings.TrimSpace(part)
-		key, err := decodeKey(part)
+		key, err := decodeKey(strings.TrimSpace(part))
 		if err != nil {
 			return nil, fmt.Errorf("cursor key %d is %w", i+1, err)
 		}
