@@ -73,7 +73,7 @@ const verifiedGqlgen = "v0.17.98"
 const reverify = `re-verify against the new gqlgen, then set verifiedGqlgen in graph/gen/main.go:
   1. graphql/slice.go MarshalSliceConcurrently: field contexts, panic recovery, null per element
      (graph/lists.go marshalList; go test ./graph -run TestMarshalList)
-  2. codegen/type.gotpl's list call and object.gotpl's marshaller head (rewriteLists)
+  2. codegen/type.gotpl's list call and object.gotpl's marshaller head (execChanges)
   3. the Exec's deferred-result wait (ourDeferWait); the object marshallers' ResolveConcurrently
      and end, and graphql/fieldset.go's marshalFieldSet (graph/deferred.go; go test ./gqlhttp -run Defer)
   4. graphql/string.go writeQuotedString, the enum MarshalGQL (strconv.Quote), graphql/resolve_field.go's
