@@ -239,7 +239,8 @@ func concurrentField(object, field string) bool {
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		fs := fields[name]
 		slices.Sort(fs)
-		fmt.Fprintf(&b, "\tcase %q:\n\t\tswitch field {\n\t\tcase %s:\n\t\t\treturn true\n\t\t}\n", name, quoteAll(fs))
+		// GraphQL names need no escaping: each quoted is "name".
+		fmt.Fprintf(&b, "\tcase %q:\n\t\tswitch field {\n\t\tcase \"%s\":\n\t\t\treturn true\n\t\t}\n", name, strings.Join(fs, `", "`))
 	}
 	b.WriteString("\t}\n\treturn false\n}\n")
 	if err := writeGo(filepath.Join(data.Config.Exec.Dir(), "concurrent_gen.go"), b.String()); err != nil {
@@ -259,12 +260,4 @@ func writeGo(file, src string) error {
 		return fmt.Errorf("%s: %w\n%s", file, err, src)
 	}
 	return os.WriteFile(file, out, 0o644)
-}
-
-func quoteAll(ss []string) string {
-	q := make([]string, len(ss))
-	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
 }
