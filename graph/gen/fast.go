@@ -117,14 +117,10 @@ func fastFieldOf(o *codegen.Object, f *codegen.Field, accessor string) (fastGenF
 
 // fastCode returns graph/fast_gen.go.
 func fastCode(data *codegen.Data, pkg string) (string, error) {
-	objects := map[string]*codegen.Object{}
-	for _, o := range data.Objects {
-		objects[o.Name] = o
-	}
 	typeNames := slices.Sorted(maps.Keys(fastObjects))
 	fields := map[string][]fastGenField{} // type -> the fields of its base table and its appender
 	for _, name := range typeNames {
-		o := objects[name]
+		o := data.Objects.ByName(name)
 		if o == nil {
 			return "", fmt.Errorf("fast path: no object %s in the schema", name)
 		}
@@ -143,7 +139,7 @@ func fastCode(data *codegen.Data, pkg string) (string, error) {
 	}
 	variantFields := map[string][]fastGenField{} // variant name -> its extra fields
 	for _, v := range fastVariants {
-		o := objects[v.typ]
+		o := data.Objects.ByName(v.typ)
 		for _, f := range o.Fields {
 			acc, ok := v.extra[f.Name]
 			if !ok {
