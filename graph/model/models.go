@@ -18,9 +18,6 @@ type Money struct {
 	Currency string
 }
 
-// Paisa is Money.paisa: the same exact number as the amount, in paisa.
-func (m Money) Paisa() int64 { return int64(m.Amount) }
-
 // gqlgen.yml binds the hot fields of Payment and Money to the Ref methods:
 // gqlgen boxes every value in `any` twice, which allocates for a string,
 // time, int64 or struct but not for a pointer into the record.
@@ -73,10 +70,8 @@ func (*PaymentLink) IsNode()       {}
 func (*PaymentLink) IsEntity()     {}
 func (*CheckoutSession) IsEntity() {}
 
-// Status is the record's status as the schema's enum (the same names).
-func (p *Payment) Status() PaymentStatus { return PaymentStatus(p.Payment.Status) }
-func (p *Payment) Amount() Money         { return p.amount }
-func (p *Payment) Customer() *Customer   { return &p.customer }
+// Customer is the payment's customer, built with it.
+func (p *Payment) Customer() *Customer { return &p.customer }
 
 // DeferrableCustomer is Payment.customer for gqlgen: it takes a context
 // only because gqlgen defers just the fields it resolves concurrently, and
