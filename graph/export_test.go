@@ -18,13 +18,15 @@ import (
 
 // chainTail registers g's parts in its order, the first outermost.
 func chainTail(srv *handler.Server, g graphTail) {
-	srv.Use(tailStep{"APQCommit", func(ctx context.Context) context.Context {
+	srv.Use(tailStep{name: "APQCommit", prepare: func(ctx context.Context) context.Context {
 		g.commit.Commit(ctx)
 		return ctx
-	}, func(_ context.Context, resp *graphql.Response) *graphql.Response { return resp }})
+	}})
 	srv.Use(g.tail.cost)
 	srv.Use(budgetStep(g.tail.budget))
-	srv.Use(admission.ErrorCap{})
+	srv.Use(tailStep{name: "ErrorCap", finish: func(_ context.Context, resp *graphql.Response) *graphql.Response {
+		return admission.ErrorCap{}.Finish(resp)
+	}})
 	srv.Use(liveStep)
 	srv.Use(customerDataStep)
 	if g.root != nil {
@@ -57,7 +59,8 @@ func (e rootFast) InterceptOperation(ctx context.Context, next graphql.Operation
 	return e.intercept(ctx, oc, st, next)
 }
 
-// tailStep is a step of responseTail as an extension (chainTail).
+// tailStep is a step of responseTail as an extension (chainTail); a nil
+// prepare or finish passes the context or response through.
 type tailStep struct {
 	name    string
 	prepare func(context.Context) context.Context
@@ -68,10 +71,16 @@ func (s tailStep) ExtensionName() string                 { return s.name }
 func (tailStep) Validate(graphql.ExecutableSchema) error { return nil }
 
 func (s tailStep) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
-	return next(s.prepare(ctx))
+	if s.prepare != nil {
+		ctx = s.prepare(ctx)
+	}
+	return next(ctx)
 }
 
 func (s tailStep) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	if s.finish == nil {
+		return next(ctx)
+	}
 	return s.finish(ctx, next(ctx))
 }
 
