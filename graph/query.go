@@ -242,16 +242,14 @@ func entities[T any](ctx context.Context, n int, start func(i int) func() (T, er
 			return nil, err
 		}
 		if err == nil {
-			v, err = charged(ctx, v)
-		}
-		if err != nil {
-			if errs == nil {
-				errs = make(graphql.BatchErrorList, n)
+			if out[i], err = charged(ctx, v); err == nil {
+				continue
 			}
-			errs[i] = err
-			continue
 		}
-		out[i] = v
+		if errs == nil {
+			errs = make(graphql.BatchErrorList, n)
+		}
+		errs[i] = err
 	}
 	if errs != nil {
 		return out, errs
