@@ -81,9 +81,10 @@ type ServerConfig struct {
 	Federation bool
 	Extensions []graphql.HandlerExtension // added to the gqlgen server (metrics, tracing)
 	Cost       receipt.CostReceipts       // the cost receipts (graph/receipt); zero: none
-	// For the differential tests: noFastPath runs gqlgen's executor for
-	// every object (fast.go), eagerExec turns lazyQueries off (opstate.go),
-	// chainedTail registers graphTail in its place (chainTail, export_test.go).
+	// For the differential tests: noFastPath runs gqlgen's executor for every
+	// object (fast.go), eagerExec turns lazyQueries off (opstate.go),
+	// chainedTail registers graphTail in its place (chainTail,
+	// export_test.go).
 	noFastPath, eagerExec bool
 	chainedTail           func(*handler.Server, graphTail)
 }
