@@ -2,7 +2,6 @@ package admission
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -17,20 +16,11 @@ import (
 // more.
 const MaxErrors = 50
 
-// ErrorCap is the gqlgen extension that caps every response's error list
-// at MaxErrors, validation failures and execution errors alike.
+// ErrorCap caps every response's error list at MaxErrors, validation
+// failures and execution errors alike (graph's response tail calls Finish).
 type ErrorCap struct{}
 
-var _ graphql.ResponseInterceptor = ErrorCap{}
-
-func (ErrorCap) ExtensionName() string                          { return "ErrorCap" }
-func (ErrorCap) Validate(schema graphql.ExecutableSchema) error { return nil }
-
-func (e ErrorCap) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	return e.Finish(next(ctx))
-}
-
-// Finish is InterceptResponse's work on the response next returned.
+// Finish caps resp's errors.
 func (ErrorCap) Finish(resp *graphql.Response) *graphql.Response {
 	if resp != nil && len(resp.Errors) > MaxErrors {
 		resp.Errors = capErrors(resp.Errors)
