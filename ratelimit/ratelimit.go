@@ -272,11 +272,15 @@ func (l *Limiter) PeekRESTCalls(ctx context.Context, merchant string, restCalls 
 		return Decision{TooCostly: true, Policy: l.rest.policy, Limit: l.rest.burst, policies: l.policies}
 	}
 	merchant = boundedKey(merchant)
-	r, backend := l.local.peek(merchant, l.rest), BackendLocal
+	var r result
+	backend := BackendLocal
 	if l.rdb != nil && l.redisUsable() {
 		if _, res, err := l.allowRedis(ctx, merchant, 0, false, true); err == nil { // a charge of 0 changes nothing
 			r, backend = res, BackendRedis
 		}
+	}
+	if backend == BackendLocal {
+		r = l.local.peek(merchant, l.rest) // Redis is off or failed
 	}
 	r.allowed = r.remaining >= restCalls
 	r.retryAfter = time.Duration(restCalls-r.remaining) * time.Duration(l.rest.t) // read when refused only
