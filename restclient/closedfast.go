@@ -16,8 +16,9 @@ import (
 	"github.com/sony/gobreaker/v2"
 )
 
-// verifiedGobreaker is the gobreaker release closedCall was verified against
-// (TestGobreakerFence).
+// verifiedGobreaker is the gobreaker release closedCall was verified against;
+// before raising it, re-read what reverifyGobreaker (closedfast_test.go)
+// lists (TestGobreakerFence).
 const verifiedGobreaker = "v2.4.0"
 
 // gobreakerVerified: the binary holds verifiedGobreaker, or does not say.
