@@ -169,16 +169,22 @@ func (g *Gateway) wire(o options) error {
 		shareWaiters = cmp.Or(cfg.RESTMaxInFlightPerMerchant, restclient.DefaultShareWaiters)
 	}
 	rc, err := restclient.New(restclient.Config{
-		BaseURL: g.baseURL, HTTPClient: &http.Client{Transport: metrics.RESTTransport(rest)},
-		StatusParam: cfg.RESTStatusParam, Timeout: cfg.RESTTimeout, DropIdle: dropIdle, ShareWaiters: shareWaiters,
-		MaxBodyBytes: cfg.RESTMaxBody, MaxPageBytes: cfg.RESTMaxPage,
+		BaseURL:      g.baseURL,
+		HTTPClient:   &http.Client{Transport: metrics.RESTTransport(rest)},
+		StatusParam:  cfg.RESTStatusParam,
+		Timeout:      cfg.RESTTimeout,
+		MaxBodyBytes: cfg.RESTMaxBody,
+		MaxPageBytes: cfg.RESTMaxPage,
+		DropIdle:     dropIdle,
+		ShareWaiters: shareWaiters,
 		Limiter: restclient.NewLimiter(restclient.LimiterConfig{
 			MaxInFlight:            cfg.RESTMaxInFlight,
 			MaxInFlightPerMerchant: cfg.RESTMaxInFlightPerMerchant,
 			Unaccepted:             unaccepted,
 		}),
 		Resilience: restclient.Resilience{
-			MaxRetries: cfg.RESTMaxRetries, BreakerFailures: cfg.BreakerFailures,
+			MaxRetries:      cfg.RESTMaxRetries,
+			BreakerFailures: cfg.BreakerFailures,
 			BreakerCooldown: cfg.BreakerCooldown,
 			OnBreakerChange: func(from, to restclient.CircuitState) {
 				logger.Warn("REST API circuit breaker", "scope", "process", "from", from.String(), "to", to.String())
@@ -234,11 +240,19 @@ func (g *Gateway) wire(o options) error {
 	gql := graph.NewServer(graph.ServerConfig{
 		Subscriptions: live.Config{Hub: hub, REST: rc, Charge: chargePolls(limiter),
 			Accepted: rc.Accepted, PollTimeout: cmp.Or(cfg.RESTTimeout, restclient.DefaultTimeout)},
-		Limits:        admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
-		MaxComplexity: cfg.MaxComplexity, MaxResponseBytes: cfg.MaxResponse, Federation: cfg.Federation,
-		CursorKeys: cfg.CursorKeys, APQCache: apq, APQCacheBytes: cfg.APQCacheBytes,
-		QueryCacheBytes: cfg.QueryCacheBytes, Logger: logger, RequestID: observe.RequestID, Extensions: extensions,
-		TrustedDocuments: docs, OnTrustedDocument: onDocument,
+		Limits:            admission.QueryLimits{MaxDepth: cfg.MaxDepth, MaxFields: cfg.MaxFields, MaxQueryLength: cfg.MaxQueryLength},
+		MaxComplexity:     cfg.MaxComplexity,
+		Federation:        cfg.Federation,
+		CursorKeys:        cfg.CursorKeys,
+		MaxResponseBytes:  cfg.MaxResponse,
+		APQCacheBytes:     cfg.APQCacheBytes,
+		APQCache:          apq,
+		QueryCacheBytes:   cfg.QueryCacheBytes,
+		Logger:            logger,
+		RequestID:         observe.RequestID,
+		Extensions:        extensions,
+		TrustedDocuments:  docs,
+		OnTrustedDocument: onDocument,
 		Cost: receipt.CostReceipts{
 			Enabled: cfg.CostReceipts,
 			// On in sandbox mode only: demo data, no merchant's calls to hide.
@@ -288,11 +302,18 @@ func (g *Gateway) wire(o options) error {
 		Readers: func(h http.Handler) http.Handler {
 			return gqlhttp.Credentials(readBearer(gqlhttp.SingleCredentials(refuseBearer(h))))
 		},
-		OriginPatterns: originPatterns(cfg.CORSOrigins), Budget: admission.OperationBudget(), Now: o.clock,
-		MaxConnections: cfg.LiveMaxConnections, MaxLifetime: cfg.LiveMaxLifetime,
-		MaxOperations: cfg.LiveMaxOperations, InitTimeout: cfg.LiveInitTimeout, WriteTimeout: cfg.LiveWriteTimeout,
-		MaxMessageBytes: cfg.MaxBodyBytes, RequestTimeout: cfg.RequestTimeout, RESTCalls: cfg.RESTMaxConc,
-		OperationLog: observe.OperationLog(logger, obs),
+		OriginPatterns:  originPatterns(cfg.CORSOrigins),
+		MaxConnections:  cfg.LiveMaxConnections,
+		MaxLifetime:     cfg.LiveMaxLifetime,
+		MaxOperations:   cfg.LiveMaxOperations,
+		InitTimeout:     cfg.LiveInitTimeout,
+		WriteTimeout:    cfg.LiveWriteTimeout,
+		MaxMessageBytes: cfg.MaxBodyBytes,
+		RequestTimeout:  cfg.RequestTimeout,
+		RESTCalls:       cfg.RESTMaxConc,
+		Budget:          admission.OperationBudget(),
+		OperationLog:    observe.OperationLog(logger, obs),
+		Now:             o.clock,
 		Gauge: func(open func() int, limit int) {
 			read := func() (int, int) { return open(), limit }
 			g.live.Store(&read)
@@ -391,10 +412,17 @@ func (g *Gateway) ServeProbes(ctx context.Context, ln, probes net.Listener) erro
 	cfg := g.cfg
 	conns := newConnCap(ln, cfg.HTTPMaxConnections, cfg.TrustedProxies)
 	g.conns.Store(conns)
-	srv := &http.Server{Handler: conns.serve(g), ConnState: conns.track, ConnContext: connContext,
-		ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second,
-		WriteTimeout: cfg.RESTTimeout*3 + 30*time.Second, MaxHeaderBytes: 64 << 10,
-		ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn)}
+	srv := &http.Server{
+		Handler:           conns.serve(g),
+		ConnState:         conns.track,
+		ConnContext:       connContext,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		WriteTimeout:      cfg.RESTTimeout*3 + 30*time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+	}
 	apqStore := "memory"
 	if cfg.RedisURL != "" {
 		apqStore = "redis"

@@ -32,10 +32,17 @@ func (g *Gateway) serveProbes(ln net.Listener) (stop func()) {
 	mux.HandleFunc("GET /healthz", healthz)
 	mux.HandleFunc("GET /readyz", g.readyz)
 	conns := newConnCap(ln, 64, nil)
-	srv := &http.Server{Handler: conns.serve(mux), ConnState: conns.track, ConnContext: connContext,
-		ReadHeaderTimeout: 2 * time.Second, ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second,
-		IdleTimeout: 30 * time.Second, MaxHeaderBytes: 8 << 10,
-		ErrorLog: slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn)}
+	srv := &http.Server{
+		Handler:           conns.serve(mux),
+		ConnState:         conns.track,
+		ConnContext:       connContext,
+		ReadHeaderTimeout: 2 * time.Second,
+		ReadTimeout:       5 * time.Second,
+		WriteTimeout:      5 * time.Second,
+		IdleTimeout:       30 * time.Second,
+		MaxHeaderBytes:    8 << 10,
+		ErrorLog:          slog.NewLogLogger(g.logger.Handler(), slog.LevelWarn),
+	}
 	g.logger.Info("probes listening", "addr", ln.Addr().String())
 	go func() { _ = srv.Serve(conns) }()
 	return func() { _ = srv.Close() }

@@ -78,9 +78,16 @@ func newTransport(cfg Config) *restPools {
 
 // httpPools makes the net/http pools of newTransport, through proxy.
 func httpPools(cfg Config, perPair int, proxy func(*http.Request) (*url.URL, error)) func(counted func(net.Conn) net.Conn) pool {
-	template := &http.Transport{Proxy: proxy, ForceAttemptHTTP2: true, MaxIdleConns: perPair,
-		MaxIdleConnsPerHost: perPair, IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 5 * time.Second,
-		ResponseHeaderTimeout: cfg.RESTTimeout, ExpectContinueTimeout: time.Second}
+	template := &http.Transport{
+		Proxy:                 proxy,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          perPair,
+		MaxIdleConnsPerHost:   perPair,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: cfg.RESTTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
 	return func(counted func(net.Conn) net.Conn) pool {
 		t := template.Clone()
 		dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
